@@ -1,0 +1,1 @@
+"""Tables, figures and the reproduction report, computed from stored results."""

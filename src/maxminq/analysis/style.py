@@ -1,0 +1,59 @@
+"""One colour and label per algorithm family, shared by every figure in maxminq."""
+
+from __future__ import annotations
+
+# Tabular names are the operator names; deep agents map onto the same family so that,
+# e.g., Q-learning and DQN share a colour across all figures.
+FAMILY: dict[str, str] = {
+    "q_learning": "q_learning",
+    "dqn": "q_learning",
+    "double_q": "double_q",
+    "ddqn": "double_q",
+    "maxmin": "maxmin",
+    "maxmin-dqn": "maxmin",
+    "averaged": "averaged",
+    "averaged-dqn": "averaged",
+    "ensemble": "ensemble",
+    "ensemble-dqn": "ensemble",
+    "historical_best": "historical_best",
+    "weighted_double_q": "weighted_double_q",
+    "bias_corrected": "bias_corrected",
+}
+
+COLORS: dict[str, str] = {
+    "q_learning": "#1f77b4",
+    "double_q": "#d62728",
+    "maxmin": "#2ca02c",
+    "averaged": "#ff7f0e",
+    "ensemble": "#9467bd",
+    "historical_best": "#8c564b",
+    "weighted_double_q": "#e377c2",
+    "bias_corrected": "#7f7f7f",
+}
+
+LABELS: dict[str, str] = {
+    "q_learning": "Q-learning",
+    "dqn": "DQN",
+    "double_q": "Double Q",
+    "ddqn": "Double DQN",
+    "maxmin": "Maxmin Q",
+    "maxmin-dqn": "Maxmin DQN",
+    "averaged": "Averaged Q",
+    "averaged-dqn": "Averaged DQN",
+    "ensemble": "Ensemble Q",
+    "ensemble-dqn": "Ensemble DQN",
+    "historical_best": "Historical Best Q",
+    "weighted_double_q": "Weighted Double Q",
+    "bias_corrected": "Bias-corrected Q",
+}
+
+
+def color(algorithm: str) -> str:
+    """The colour of an algorithm's family (grey for unknown names)."""
+    return COLORS.get(FAMILY.get(algorithm, algorithm), "#333333")
+
+
+def label(algorithm: str, n: int | None = None) -> str:
+    """A legend label, e.g. ``label("maxmin", 4) == "Maxmin Q (N=4)"``."""
+    text = LABELS.get(algorithm, algorithm)
+    return f"{text} (N={n})" if n is not None and FAMILY.get(algorithm) == "maxmin" else text
