@@ -1,0 +1,285 @@
+"""Theorem 1 and Corollary 1 of Lan et al. (2020), in closed form and by Monte Carlo.
+
+Setting (paper section 4): every estimate ``Q^i(s', a)`` equals the true value plus an
+independent error ``e^i_{s'a} ~ U(-tau, tau)``, all M actions share the same true value,
+and Maxmin Q-learning bootstraps with ``max_a min_i Q^i(s', a)``. Then
+
+* Theorem 1 (i):  ``E[Z_MN] = gamma * tau * (1 - 2 t_MN)`` with
+  ``t_MN = int_0^1 (1 - y^N)^M dy = Gamma(M+1) Gamma(1+1/N) / Gamma(M+1+1/N)``;
+* Theorem 1 (ii): ``Var[Q^min] = 4 N tau^2 / ((N+1)^2 (N+2))``;
+* Corollary 1:    ``Var[Q^min] / Var[Q] = 12 N^2 / ((N+1)^2 (N+2))`` when the samples are
+  split evenly among the N estimators (so ``tau`` grows like ``sqrt(N)``).
+
+Every function broadcasts over array arguments (NumPy rules) and returns a Python ``float``
+(or ``int``) when all arguments are scalars, an ``np.ndarray`` otherwise. Invalid arguments
+raise ``ValueError`` naming the argument.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln
+
+from maxminq.operators import maxmin
+
+__all__ = [
+    "MonteCarloEstimate",
+    "choose_n",
+    "expected_bias",
+    "min_variance",
+    "monte_carlo_bias",
+    "t_mn",
+    "variance_ratio",
+]
+
+# Elements per Monte-Carlo chunk: bounds memory at ~8 MB of float64 per array.
+_CHUNK_ELEMENTS = 1 << 20
+
+
+# --- argument checks --------------------------------------------------------------------------
+
+
+def _integers(value: Any, name: str, minimum: int = 1) -> np.ndarray:
+    """``value`` as an int64 array; integral values >= ``minimum`` only."""
+    arr = np.asarray(value)
+    if arr.dtype == bool or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise ValueError(f"{name} must be an integer (or array of integers), got {value!r}")
+    if np.issubdtype(arr.dtype, np.floating) and (
+        not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr))
+    ):
+        raise ValueError(f"{name} must be an integer (or array of integers), got {value!r}")
+    if np.any(arr < minimum):
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return arr.astype(np.int64)
+
+
+def _reals(value: Any, name: str, low: float, high: float, low_open: bool = False) -> np.ndarray:
+    """``value`` as a float64 array within ``[low, high]`` (``(low, high]`` if ``low_open``)."""
+    arr = np.asarray(value)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{name} must be a real number (or array), got {value!r}")
+    arr = arr.astype(np.float64)
+    below = arr <= low if low_open else arr < low
+    if not np.all(np.isfinite(arr)) or np.any(below) or np.any(arr > high):
+        interval = f"{'(' if low_open else '['}{low}, {high}{']' if np.isfinite(high) else ')'}"
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
+    return arr
+
+
+def _out(result: np.ndarray, *args: Any) -> Any:
+    """A Python scalar when every argument was a scalar, else the array."""
+    if all(np.ndim(a) == 0 for a in args):
+        return result.item()
+    return result
+
+
+def _tau(tau: Any) -> np.ndarray:
+    return _reals(tau, "tau", 0.0, np.inf, low_open=True)
+
+
+def _gamma(gamma: Any) -> np.ndarray:
+    return _reals(gamma, "gamma", 0.0, 1.0)
+
+
+# --- closed forms -----------------------------------------------------------------------------
+
+
+def _t_mn(m: np.ndarray, n: np.ndarray) -> np.ndarray:
+    inv_n = 1.0 / n
+    return np.exp(gammaln(m + 1.0) + gammaln(1.0 + inv_n) - gammaln(m + 1.0 + inv_n))
+
+
+def t_mn(M: Any, N: Any) -> Any:
+    """The integral ``t_MN = int_0^1 (1 - y^N)^M dy`` of Theorem 1 (Lan et al. 2020, App. A).
+
+    Closed form ``t_MN = Gamma(M+1) Gamma(1+1/N) / Gamma(M+1+1/N)``, evaluated with
+    log-gamma so that it stays accurate for M up to 10^4 and N up to 10^3. Special values:
+    ``t_{M,1} = 1/(M+1)``; ``t_MN -> 1`` as ``N -> infinity``; increasing in N.
+
+    Args:
+        M: number of actions at the next state (integer >= 1, or array).
+        N: number of action-value estimators (integer >= 1, or array).
+    """
+    m = _integers(M, "M")
+    n = _integers(N, "N")
+    return _out(_t_mn(m, n), M, N)
+
+
+def expected_bias(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
+    """Expected estimation bias of Maxmin Q-learning, Theorem 1 (i) of Lan et al. (2020).
+
+    ``E[Z_MN] = gamma * tau * (1 - 2 t_MN)``, where ``Z_MN`` is the error of the bootstrap
+    ``gamma * max_a min_i Q^i(s', a)`` when each of the N estimates of the M actions carries
+    independent ``U(-tau, tau)`` noise. ``E[Z_{M,1}] = gamma tau (M-1)/(M+1)`` (Q-learning's
+    overestimation); ``E[Z_MN] -> -gamma tau`` as ``N -> infinity``.
+
+    Args:
+        M: number of actions (integer >= 1). N: number of estimators (integer >= 1).
+        tau: half-width of the uniform error (> 0). gamma: discount factor in [0, 1].
+    """
+    m = _integers(M, "M")
+    n = _integers(N, "N")
+    g = _gamma(gamma)
+    s = _tau(tau)
+    return _out(g * s * (1.0 - 2.0 * _t_mn(m, n)), M, N, tau, gamma)
+
+
+def min_variance(N: Any, tau: Any = 1.0) -> Any:
+    """Variance of ``Q^min = min_i Q^i(s, a)``, Theorem 1 (ii) of Lan et al. (2020).
+
+    ``Var[Q^min] = 4 N tau^2 / ((N+1)^2 (N+2))``, the variance of the minimum of N i.i.d.
+    ``U(-tau, tau)`` errors (Lemma 1 (iv)); ``tau^2 / 3`` for N = 1.
+    """
+    n = _integers(N, "N").astype(np.float64)
+    s = _tau(tau)
+    return _out(4.0 * n * s**2 / ((n + 1.0) ** 2 * (n + 2.0)), N, tau)
+
+
+def variance_ratio(N: Any) -> Any:
+    """Corollary 1 of Lan et al. (2020): ``Var[Q^min] / Var[Q] = 12 N^2 / ((N+1)^2 (N+2))``.
+
+    Compares Maxmin's ``Q^min`` (N estimators, each fitted on ``n_sa / N`` samples, so
+    ``tau = sqrt(3 sigma^2 N / n_sa)``) with a single estimator using all ``n_sa`` samples.
+    The ratio is 1 at N = 1, above 1 for N = 2..7 and below 1 for every N >= 8.
+    """
+    n = _integers(N, "N").astype(np.float64)
+    return _out(12.0 * n**2 / ((n + 1.0) ** 2 * (n + 2.0)), N)
+
+
+def choose_n(M: Any, tau: Any = 1.0, gamma: Any = 1.0, n_max: int = 1000) -> Any:
+    """The N in ``1..n_max`` minimising ``|E[Z_MN]|`` for M actions (Theorem 1 (i)).
+
+    Ties go to the smallest N (so ``gamma = 0``, where every N is unbiased, gives N = 1).
+    Because ``E[Z_MN]`` is proportional to ``gamma * tau``, the choice depends on ``tau`` and
+    ``gamma`` only through that tie rule. Broadcasts over ``M``, ``tau`` and ``gamma``.
+    """
+    m = _integers(M, "M")
+    s = _tau(tau)
+    g = _gamma(gamma)
+    n_cap = int(_integers(n_max, "n_max"))
+    if np.ndim(n_max) != 0:
+        raise ValueError(f"n_max must be a scalar integer, got {n_max!r}")
+    m_b, s_b, g_b = np.broadcast_arrays(m, s, g)
+    flat_m, flat_scale = m_b.ravel(), (s_b * g_b).ravel()
+    ns = np.arange(1, n_cap + 1, dtype=np.int64)
+    best = np.empty(flat_m.shape, dtype=np.int64)
+    rows = max(1, _CHUNK_ELEMENTS // n_cap)
+    for lo in range(0, flat_m.size, rows):
+        mm = flat_m[lo : lo + rows, None]
+        bias = np.abs(flat_scale[lo : lo + rows, None] * (1.0 - 2.0 * _t_mn(mm, ns[None, :])))
+        best[lo : lo + rows] = ns[np.argmin(bias, axis=1)]  # argmin: first minimum = smallest N
+    return _out(best.reshape(m_b.shape), M, tau, gamma)
+
+
+# --- Monte Carlo ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MonteCarloEstimate:
+    """Sampled counterparts of Theorem 1 and Corollary 1 (arrays, or floats for scalars).
+
+    Attributes:
+        bias: mean of ``Z_MN = gamma * max_a min_i e^i_a`` (estimates ``expected_bias``).
+        bias_se: its standard error.
+        min_variance: sample variance of ``min_i e^i`` for one action (``min_variance``).
+        min_variance_se: its standard error (from the fourth central moment).
+        variance_ratio: Corollary 1's ratio, sampled: the variance of the minimum of N errors
+            with half-width ``sqrt(N) * tau`` over that of an independent single error with
+            half-width ``tau`` (the even split of the samples among N estimators).
+        variance_ratio_se: its standard error (delta method, independent numerator and
+            denominator).
+        samples: number of samples per element.
+    """
+
+    bias: Any
+    bias_se: Any
+    min_variance: Any
+    min_variance_se: Any
+    variance_ratio: Any
+    variance_ratio_se: Any
+    samples: int
+
+
+class _Moments:
+    """Running raw moments 1..4 of a bounded stream (float64 sums are exact enough here)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.sums = np.zeros(4)
+
+    def add(self, x: np.ndarray) -> None:
+        self.n += x.size
+        self.sums += [x.sum(), (x**2).sum(), (x**3).sum(), (x**4).sum()]
+
+    def mean_se(self) -> tuple[float, float]:
+        mean = self.sums[0] / self.n
+        var = max(self.sums[1] / self.n - mean**2, 0.0) * self.n / (self.n - 1)
+        return mean, float(np.sqrt(var / self.n))
+
+    def var_se(self) -> tuple[float, float]:
+        m1, m2, m3, m4 = self.sums / self.n
+        c2 = max(m2 - m1**2, 0.0)
+        c4 = m4 - 4 * m3 * m1 + 6 * m2 * m1**2 - 3 * m1**4
+        var = c2 * self.n / (self.n - 1)
+        return var, float(np.sqrt(max(c4 - c2**2, 0.0) / self.n))
+
+
+def _simulate(
+    m: int, n: int, tau: float, gamma: float, samples: int, rng: np.random.Generator
+) -> tuple[float, ...]:
+    bias, qmin, single = _Moments(), _Moments(), _Moments()
+    rows = max(1, _CHUNK_ELEMENTS // (n * m))
+    for lo in range(0, samples, rows):
+        size = min(rows, samples - lo)
+        errors = rng.uniform(-tau, tau, size=(size, n, m))
+        # Z_MN = gamma (max_a min_i Q^i - max_a Q*) = gamma * maxmin(errors) (equal true values).
+        bias.add(gamma * maxmin(errors))
+        # Q^min of one action: maxmin over a single action is the min over the N estimators.
+        qmin.add(maxmin(errors[:, :, :1]))
+        single.add(rng.uniform(-tau, tau, size=size))
+    b, b_se = bias.mean_se()
+    v, v_se = qmin.var_se()
+    v1, v1_se = single.var_se()
+    # Corollary 1: N estimators each see n_sa/N samples, so their half-width is sqrt(N) tau.
+    ratio = n * v / v1
+    ratio_se = ratio * np.sqrt((v_se / v) ** 2 + (v1_se / v1) ** 2)
+    return b, b_se, v, v_se, ratio, float(ratio_se)
+
+
+def monte_carlo_bias(
+    M: Any, N: Any, tau: Any, gamma: Any, samples: int, rng: np.random.Generator
+) -> MonteCarloEstimate:
+    """Estimate Theorem 1 and Corollary 1 by sampling uniform errors.
+
+    For each broadcast element, draws ``samples`` tensors of errors ``e ~ U(-tau, tau)`` of
+    shape (N, M) and applies ``maxminq.operators.maxmin`` (chunked to bound memory), giving
+    the mean bias ``E[Z_MN]``, ``Var[Q^min]`` and Corollary 1's variance ratio, each with a
+    standard error.
+
+    Args:
+        M, N: integers >= 1 (or arrays). tau: > 0. gamma: in [0, 1].
+        samples: samples per element (integer >= 2).
+        rng: the only source of randomness.
+    """
+    m = _integers(M, "M")
+    n = _integers(N, "N")
+    s = _tau(tau)
+    g = _gamma(gamma)
+    if np.ndim(samples) != 0:
+        raise ValueError(f"samples must be a scalar integer, got {samples!r}")
+    count = int(_integers(samples, "samples", minimum=2))
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
+    fields = np.empty((6, *m_b.shape))
+    for idx in np.ndindex(m_b.shape):
+        fields[(slice(None), *idx)] = _simulate(
+            int(m_b[idx]), int(n_b[idx]), float(s_b[idx]), float(g_b[idx]), count, rng
+        )
+    values = [_out(f, M, N, tau, gamma) for f in fields]
+    return MonteCarloEstimate(*values, samples=count)

@@ -1,0 +1,184 @@
+"""Theorem 1 and Corollary 1 (maxminq.theory) against hand-derived values and simulation."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+from maxminq.theory import (
+    MonteCarloEstimate,
+    choose_n,
+    expected_bias,
+    min_variance,
+    monte_carlo_bias,
+    t_mn,
+    variance_ratio,
+)
+
+
+def product_t_mn(m: int, n: int) -> float:
+    """t_MN = M! / prod_{k=1..M} (k + 1/N), in exact rational arithmetic (Theorem 1)."""
+    value = Fraction(1)
+    for k in range(1, m + 1):
+        value *= Fraction(k) / (Fraction(k) + Fraction(1, n))
+    return float(value)
+
+
+def test_t_mn_matches_product_formula_for_small_m() -> None:
+    for m in range(1, 31):
+        for n in range(1, 21):
+            assert t_mn(m, n) == pytest.approx(product_t_mn(m, n), abs=1e-12, rel=1e-12)
+
+
+def test_t_mn_matches_the_integral_definition() -> None:
+    # t_MN = int_0^1 (1 - y^N)^M dy, by high-precision quadrature.
+    for m, n in [(1, 1), (3, 2), (7, 5), (20, 3)]:
+        integral = mpmath.quad(lambda y, m=m, n=n: (1 - y**n) ** m, [0, 1])
+        assert t_mn(m, n) == pytest.approx(float(integral), abs=1e-12)
+
+
+def test_t_mn_n_equal_one_and_bias_closed_forms() -> None:
+    m = np.arange(1, 200)
+    np.testing.assert_allclose(t_mn(m, 1), 1.0 / (m + 1), rtol=0, atol=1e-12)
+    for tau, gamma in [(1.0, 1.0), (0.3, 0.9), (2.5, 0.5)]:
+        np.testing.assert_allclose(
+            expected_bias(m, 1, tau, gamma), gamma * tau * (m - 1) / (m + 1), rtol=0, atol=1e-12
+        )
+    # Hand-derived: t_{1,2} = 1/(1 + 1/2) = 2/3, t_{2,2} = 2 / (5/2 * 3/2) = 8/15.
+    assert t_mn(1, 2) == pytest.approx(2 / 3, abs=1e-12)
+    assert t_mn(2, 2) == pytest.approx(8 / 15, abs=1e-12)
+    assert expected_bias(2, 2, tau=1.0, gamma=1.0) == pytest.approx(1 - 16 / 15, abs=1e-12)
+    assert expected_bias(1, 7) == pytest.approx(1 - 2 / (1 + 1 / 7), abs=1e-12)
+
+
+def test_t_mn_large_arguments_are_accurate_and_monotone() -> None:
+    m, n = 10_000, 1_000
+    exact = mpmath.gamma(m + 1) * mpmath.gamma(1 + mpmath.mpf(1) / n)
+    exact /= mpmath.gamma(m + 1 + mpmath.mpf(1) / n)
+    assert t_mn(m, n) == pytest.approx(float(exact), rel=1e-10)
+    ns = np.arange(1, 1001)
+    grid = t_mn(m, ns)
+    assert np.all(np.isfinite(grid)) and np.all((grid > 0) & (grid < 1))
+    assert np.all(np.diff(grid) > 0)  # increasing in N
+    ms = np.arange(1, 10_001)
+    column = t_mn(ms, n)
+    assert np.all(np.isfinite(column)) and np.all(np.diff(column) < 0)  # decreasing in M
+    bias = expected_bias(m, ns)
+    assert np.all(np.diff(bias) < 0)  # E[Z_MN] decreases as N increases (Theorem 1)
+    assert expected_bias(5, 10**6) == pytest.approx(-1.0, abs=1e-4)  # N -> inf limit
+
+
+def test_variance_closed_forms() -> None:
+    assert min_variance(1) == pytest.approx(1 / 3, abs=1e-12)
+    assert min_variance(1, tau=2.0) == pytest.approx(4 / 3, abs=1e-12)
+    # Var of min of 2 U(-1, 1): min = -1 + 2 * Beta(1, 2), Var = 4 * 2/(9*4) = 2/9.
+    assert min_variance(2) == pytest.approx(2 / 9, abs=1e-12)
+    ns = np.arange(1, 50)
+    tau = 0.7
+    np.testing.assert_allclose(
+        min_variance(ns, tau), 4 * ns * tau**2 / ((ns + 1) ** 2 * (ns + 2)), atol=1e-12
+    )
+    # Corollary 1: Var[Q^min](tau = sqrt(N) tau_1) / Var[Q](tau_1) with Var[Q] = tau_1^2 / 3.
+    np.testing.assert_allclose(
+        variance_ratio(ns), min_variance(ns, np.sqrt(ns) * tau) / (tau**2 / 3), atol=1e-12
+    )
+    assert variance_ratio(1) == pytest.approx(1.0, abs=1e-12)
+    assert variance_ratio(2) == pytest.approx(48 / 36, abs=1e-12)
+    assert variance_ratio(8) == pytest.approx(768 / 810, abs=1e-12)
+
+
+def test_corollary_1_threshold_is_eight() -> None:
+    small = variance_ratio(np.arange(2, 8))
+    large = variance_ratio(np.arange(8, 2000))
+    assert np.all(small > 1.0)
+    assert np.all(large < 1.0)
+    assert variance_ratio(1) == pytest.approx(1.0)
+
+
+def test_choose_n_minimises_absolute_bias_by_brute_force() -> None:
+    ms = np.arange(1, 121)
+    chosen = choose_n(ms, n_max=60)
+    for m, n in zip(ms.tolist(), chosen, strict=True):
+        biases = [
+            abs(1 - 2 * math.prod(j / (j + 1 / k) for j in range(1, m + 1))) for k in range(1, 61)
+        ]
+        assert n == 1 + int(np.argmin(biases)), m
+    assert choose_n(1) == 1 and choose_n(2) == 2  # M = 1 is unbiased at N = 1
+    assert choose_n(100, tau=3.0, gamma=0.5) == choose_n(100)
+    assert choose_n(7, gamma=0.0) == 1  # all N tie at zero bias: smallest N
+    assert choose_n(10**4, n_max=5) == 5  # capped
+    assert np.shape(choose_n([[1, 2], [3, 4]])) == (2, 2)
+
+
+def test_broadcasting_and_scalar_types() -> None:
+    grid = expected_bias(np.arange(1, 6)[None, :], np.arange(1, 4)[:, None], tau=2.0)
+    assert grid.shape == (3, 5)
+    assert grid[1, 2] == pytest.approx(2.0 * (1 - 2 * product_t_mn(3, 2)), abs=1e-12)
+    assert isinstance(t_mn(3, 2), float)
+    assert isinstance(choose_n(3), int)
+    assert expected_bias(3.0, 2.0) == pytest.approx(expected_bias(3, 2))  # integral floats ok
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: t_mn(0, 1), "M"),
+        (lambda: t_mn(2, 0), "N"),
+        (lambda: t_mn(2.5, 1), "M"),
+        (lambda: t_mn(2, [1, 1.5]), "N"),
+        (lambda: t_mn(True, 1), "M"),
+        (lambda: t_mn("3", 1), "M"),
+        (lambda: expected_bias(3, 2, tau=0.0), "tau"),
+        (lambda: expected_bias(3, 2, tau=-1.0), "tau"),
+        (lambda: expected_bias(3, 2, gamma=1.1), "gamma"),
+        (lambda: expected_bias(3, 2, gamma=-0.1), "gamma"),
+        (lambda: min_variance(0), "N"),
+        (lambda: min_variance(2, tau=np.nan), "tau"),
+        (lambda: variance_ratio(-3), "N"),
+        (lambda: choose_n(0), "M"),
+        (lambda: choose_n(3, n_max=0), "n_max"),
+        (lambda: monte_carlo_bias(3, 2, 1.0, 1.0, 1, np.random.default_rng(0)), "samples"),
+        (lambda: monte_carlo_bias(3, 2, 1.0, 1.0, 100, 0), "rng"),
+        (lambda: monte_carlo_bias(3, 0, 1.0, 1.0, 100, np.random.default_rng(0)), "N"),
+    ],
+)
+def test_invalid_arguments_raise_value_error_naming_them(call, name) -> None:
+    with pytest.raises(ValueError, match=rf"^{name}\b"):
+        call()
+
+
+def test_monte_carlo_agrees_with_closed_forms() -> None:
+    rng = np.random.default_rng(12345)
+    ms = np.array([1, 2, 5, 16, 40])[:, None]
+    ns = np.array([1, 2, 3, 8])[None, :]
+    tau, gamma = 0.8, 0.9
+    est = monte_carlo_bias(ms, ns, tau, gamma, 20_000, rng)
+    assert isinstance(est, MonteCarloEstimate) and est.samples == 20_000
+    assert est.bias.shape == (5, 4)
+    z_bias = (est.bias - expected_bias(ms, ns, tau, gamma)) / est.bias_se
+    z_var = (est.min_variance - min_variance(ns, tau)) / est.min_variance_se
+    z_ratio = (est.variance_ratio - variance_ratio(ns)) / est.variance_ratio_se
+    for z in (z_bias, z_var, z_ratio):
+        assert np.all(np.abs(z) < 4.5), z
+    # Standard errors shrink like 1/sqrt(samples) and are of the right size (bias of N=1,
+    # M=1: Z = gamma * U(-tau, tau), sd = gamma tau / sqrt(3)).
+    assert est.bias_se[0, 0] == pytest.approx(gamma * tau / math.sqrt(3 * 20_000), rel=0.05)
+
+
+def test_monte_carlo_is_reproducible_and_seed_dependent() -> None:
+    a = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(7))
+    b = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(7))
+    c = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(8))
+    assert a == b
+    assert a.bias != c.bias
+    assert isinstance(a.bias, float)
+
+
+def test_monte_carlo_chunking_handles_large_tensors() -> None:
+    # 300 samples x 60 x 100 > one chunk: several chunks must combine into the right mean.
+    est = monte_carlo_bias(100, 60, 1.0, 1.0, 300, np.random.default_rng(3))
+    assert abs(est.bias - expected_bias(100, 60)) < 4.5 * est.bias_se
