@@ -1,0 +1,257 @@
+"""The DQN family as one batched learner over S seeds x N members.
+
+Agents and the Generalized Q-learning operator each bootstraps with (Lan et al. 2020,
+section 6; every target goes through ``maxminq.operators``):
+
+=============== ============ ============ =========================================
+agent           online nets  target nets  bootstrap G (operator)
+=============== ============ ============ =========================================
+dqn             1            1            ``q_learning`` on the target net
+ddqn            1            1            ``double_q`` on (online, target)
+maxmin-dqn      N            N            ``maxmin`` over the N target nets (Alg. 1)
+ensemble-dqn    N            N            ``ensemble`` over the N target nets
+averaged-dqn    1            K (= n)      ``averaged`` over K snapshots, round-robin
+=============== ============ ============ =========================================
+
+Maxmin and Ensemble DQN act eps-greedily on the min (mean) over their N online nets and
+update a uniformly chosen subset (default one member) per step with one mini-batch,
+as in Algorithm 1. Member ``s * N + i`` of a stack is member i of seed s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from maxminq import operators
+from maxminq.deep.nets import StackedNet, build_net
+from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
+
+__all__ = ["AGENTS", "AgentSpec", "Learner"]
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """How an agent maps to online/target stacks and an operator."""
+
+    operator: str
+    ensemble: bool  # N online nets, N target nets, subset updated per step
+    snapshots: bool  # one online net, n target snapshots refreshed round-robin
+
+
+AGENTS: dict[str, AgentSpec] = {
+    "dqn": AgentSpec("q_learning", False, False),
+    "ddqn": AgentSpec("double_q", False, False),
+    "maxmin-dqn": AgentSpec("maxmin", True, False),
+    "ensemble-dqn": AgentSpec("ensemble", True, False),
+    "averaged-dqn": AgentSpec("averaged", False, True),
+}
+
+
+class Learner:
+    """Online and target stacks, optimiser, targets and updates for S seeds.
+
+    Args:
+        agent: a key of ``AGENTS``.
+        n: N (Maxmin / Ensemble members) or K (Averaged snapshots); 1 for DQN / DDQN.
+        gens: one ``torch.Generator`` per seed; seed s's networks are drawn from
+            ``gens[s]`` only, so they do not depend on the other seeds.
+        network, obs_shape, n_actions: see ``maxminq.deep.nets.build_net``.
+        optimizer, lr, optimizer_kwargs: see ``MemberOptimizer``.
+        loss: 'mse' or 'huber'. grad_clip: per-network gradient-norm bound or None.
+        gamma: discount. update_members: members updated per step (Maxmin / Ensemble).
+    """
+
+    def __init__(
+        self,
+        agent: str,
+        n: int,
+        gens: list[torch.Generator],
+        network: str,
+        obs_shape: tuple[int, ...],
+        n_actions: int,
+        optimizer: str,
+        lr: float,
+        optimizer_kwargs: dict[str, Any] | None = None,
+        loss: str = "mse",
+        grad_clip: float | None = None,
+        gamma: float = 0.99,
+        update_members: int = 1,
+    ) -> None:
+        self.agent, self.spec = agent, AGENTS[agent]
+        self.S, self.n_actions, self.gamma = len(gens), n_actions, gamma
+        self.n_online = n if self.spec.ensemble else 1
+        self.n_target = n if (self.spec.ensemble or self.spec.snapshots) else 1
+        self.update_members = min(update_members, self.n_online)
+        self.loss_kind, self.grad_clip = loss, grad_clip
+        self.online: StackedNet = build_net(network, self.S * self.n_online, obs_shape, n_actions)
+        self.target: StackedNet = build_net(network, self.S * self.n_target, obs_shape, n_actions)
+        self.online.init_members(gens, self.n_online)
+        # Targets start as copies of the online nets (every snapshot, for Averaged).
+        for p_t, p_o in zip(self.target.params, self.online.params, strict=True):
+            p_t.copy_(self._expand_online(p_o))
+        self.opt = MemberOptimizer(self.online.params, optimizer, lr, **(optimizer_kwargs or {}))
+        self.snapshot_slot = 0  # next Averaged-DQN snapshot to refresh
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _expand_online(self, p: torch.Tensor) -> torch.Tensor:
+        """Online stack -> target stack layout (repeat each seed's net K times if needed)."""
+        if self.n_target == self.n_online:
+            return p
+        return p.repeat_interleave(self.n_target, dim=0)
+
+    @staticmethod
+    def _tile(x: torch.Tensor, k: int) -> torch.Tensor:
+        """(S, B, ...) -> (S * k, B, ...): each seed's batch seen by its k members."""
+        if k == 1:
+            return x
+        return x.unsqueeze(1).expand(x.shape[0], k, *x.shape[1:]).reshape(-1, *x.shape[1:])
+
+    def _combine(self, q: torch.Tensor) -> torch.Tensor:
+        """Members -> one value per action (..., N, A) -> (..., A): min for Maxmin, mean
+        for Ensemble / Averaged snapshots, the single net otherwise."""
+        if self.agent == "maxmin-dqn":
+            return q.amin(dim=-2)
+        return q.mean(dim=-2)
+
+    # --- values -------------------------------------------------------------------------
+
+    @torch.no_grad()
+    def greedy_values(self, obs: torch.Tensor) -> torch.Tensor:
+        """Action values the behaviour policy is greedy on: obs (S, ...) -> (S, A).
+
+        Maxmin: min over the N online nets (Algorithm 1); Ensemble: their mean.
+        """
+        x = self._tile(obs.unsqueeze(1), self.n_online)
+        q = self.online.forward(x).reshape(self.S, self.n_online, self.n_actions)
+        return self._combine(q)
+
+    @torch.no_grad()
+    def target_q(self, next_obs: torch.Tensor) -> torch.Tensor:
+        """Stacked next-state values the operator reduces: (S, B, ...) -> (S, B, members, A)."""
+        s, b = next_obs.shape[:2]
+        qt = self.target.forward(self._tile(next_obs, self.n_target))
+        qt = qt.reshape(s, self.n_target, b, self.n_actions).transpose(1, 2)
+        if self.spec.operator == "double_q":
+            qo = self.online.forward(next_obs).reshape(s, 1, b, self.n_actions).transpose(1, 2)
+            qt = torch.cat([qo, qt], dim=2)  # member 0 selects (online), 1 evaluates (target)
+        return qt
+
+    @torch.no_grad()
+    def bootstrap(self, next_obs: torch.Tensor) -> torch.Tensor:
+        """G(Q_{s'}) per sample, (S, B), through ``maxminq.operators``."""
+        return operators.bootstrap(self.spec.operator, self.target_q(next_obs))
+
+    @torch.no_grad()
+    def estimate(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """The estimate of Q(s, a) that the target side uses, for bias measurement: (S,).
+
+        Maxmin: min over the N target nets; Ensemble / Averaged: their mean; DQN and
+        Double DQN: the target net (Double DQN's evaluating net).
+        """
+        qt = self.target_q(obs.unsqueeze(1))[:, 0]  # (S, members, A)
+        if self.spec.operator == "double_q":
+            qt = qt[:, 1:]
+        q = self._combine(qt)
+        return q.gather(-1, action.reshape(-1, 1)).squeeze(-1)
+
+    # --- learning -----------------------------------------------------------------------
+
+    def choose_members(self, rng: np.random.Generator) -> np.ndarray:
+        """The members of one seed to update this step (uniform subset, Algorithm 1)."""
+        if self.n_online == 1:
+            return np.zeros(1, dtype=np.int64)
+        if self.update_members == 1:
+            return np.array([rng.integers(self.n_online)], dtype=np.int64)
+        return np.sort(rng.choice(self.n_online, size=self.update_members, replace=False))
+
+    def update(
+        self, seeds: np.ndarray, members: np.ndarray, batch: dict[str, torch.Tensor]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One gradient step for the given seeds.
+
+        Args:
+            seeds: (k,) seed positions to update (distinct).
+            members: (k, u) online member of each seed to update (u = update_members).
+            batch: tensors (k, B, ...) from ``ReplayBuffers.gather`` for those seeds;
+                ``terminated`` must already be the bootstrapping mask.
+
+        Returns per seed: loss (mean over updated members), mean Q(s, a) predicted, and
+        whether the update stayed finite.
+        """
+        k, u = members.shape
+        b = batch["reward"].shape[1]
+        # Targets: the operator on this seed's target stack (all S computed, k used).
+        next_obs = batch["next_obs"]
+        if k == self.S and np.array_equal(seeds, np.arange(self.S)):
+            g = self.bootstrap(next_obs)
+        else:
+            full = torch.zeros((self.S, *next_obs.shape[1:]), dtype=next_obs.dtype)
+            full[torch.as_tensor(seeds)] = next_obs
+            g = self.bootstrap(full)[torch.as_tensor(seeds)]
+        y = operators.td_target(batch["reward"], self.gamma, batch["terminated"], g)
+        # Parameters of the updated members only, as fresh leaves.
+        flat = torch.as_tensor(seeds[:, None] * self.n_online + members).reshape(-1)
+        all_members = flat.numel() == self.online.members and bool(
+            (flat == torch.arange(flat.numel())).all()
+        )
+        idx = None if all_members else flat
+        sub = [
+            (p if idx is None else p.index_select(0, idx)).detach().requires_grad_()
+            for p in self.online.params
+        ]
+        obs = self._tile(batch["obs"], u) if u > 1 else batch["obs"]
+        q = self.online.forward(obs, sub)  # (k * u, B, A)
+        act = (self._tile(batch["action"], u) if u > 1 else batch["action"]).unsqueeze(-1)
+        q_sa = q.gather(-1, act).squeeze(-1)
+        y_rep = self._tile(y, u) if u > 1 else y
+        if self.loss_kind == "huber":
+            per = F.smooth_l1_loss(q_sa, y_rep, reduction="none").mean(dim=1)
+        else:
+            per = F.mse_loss(q_sa, y_rep, reduction="none").mean(dim=1)
+        grads = torch.autograd.grad(per.sum(), sub)
+        grads = [gr.contiguous() for gr in grads]
+        norms = member_grad_norm_clip(grads, self.grad_clip)
+        finite = torch.isfinite(per) & torch.isfinite(norms)
+        self.opt.step(idx, grads)
+        loss = per.detach().reshape(k, u).mean(1).numpy()
+        qm = q_sa.detach().reshape(k, u, b).mean((1, 2)).numpy()
+        ok = finite.reshape(k, u).all(1).numpy()
+        return loss, qm, ok
+
+    def sync_targets(self) -> None:
+        """Copy online -> target (all N nets at once), or, for Averaged DQN, refresh the
+        oldest of the K snapshots (round-robin)."""
+        if self.spec.snapshots:
+            k, j = self.n_target, self.snapshot_slot
+            for p_t, p_o in zip(self.target.params, self.online.params, strict=True):
+                p_t[j::k].copy_(p_o)
+            self.snapshot_slot = (j + 1) % k
+        else:
+            for p_t, p_o in zip(self.target.params, self.online.params, strict=True):
+                p_t.copy_(p_o)
+
+    # --- persistence --------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Networks, optimiser state and the snapshot pointer (tensors and ints only)."""
+        return {
+            "online": self.online.clone_params(),
+            "target": self.target.clone_params(),
+            "opt": self.opt.state_dict(),
+            "snapshot_slot": self.snapshot_slot,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` wrote."""
+        for dst, src in zip(self.online.params, state["online"], strict=True):
+            dst.copy_(src)
+        for dst, src in zip(self.target.params, state["target"], strict=True):
+            dst.copy_(src)
+        self.opt.load_state_dict(state["opt"])
+        self.snapshot_slot = int(state["snapshot_slot"])

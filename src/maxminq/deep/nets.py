@@ -1,0 +1,190 @@
+"""Stacked Q-networks: M independent networks evaluated in one batched call.
+
+Every parameter carries a leading member axis of size M. A linear layer is one
+``torch.baddbmm`` over the members; the MinAtar convolution is one grouped convolution
+with M groups. Initialisation reproduces ``torch.nn.Linear`` / ``torch.nn.Conv2d``
+defaults (uniform in +-1/sqrt(fan_in) for weights and biases) member by member, drawn
+from a caller-supplied ``torch.Generator`` so that a seed's networks do not depend on
+how many other seeds share the stack.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+__all__ = ["StackedNet", "StackedMLP", "StackedMinAtarCNN", "build_net"]
+
+
+def _uniform(shape: tuple[int, ...], bound: float, gen: torch.Generator) -> torch.Tensor:
+    return (torch.rand(shape, generator=gen) * 2.0 - 1.0) * bound
+
+
+class StackedNet:
+    """Base class: a list of stacked parameter tensors ``params`` (each ``(M, ...)``)."""
+
+    params: list[torch.Tensor]
+    members: int
+    n_actions: int
+
+    def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
+        """Q-values ``(M, B, A)`` for observations ``x`` of shape ``(M, B, *obs_shape)``."""
+        raise NotImplementedError
+
+    def init_member_params(self, gen: torch.Generator) -> list[torch.Tensor]:
+        """Fresh parameters for ONE member (no member axis), drawn from ``gen``."""
+        raise NotImplementedError
+
+    def init_members(self, gens: list[torch.Generator], per_gen: int) -> None:
+        """Initialise members ``k * per_gen ... (k + 1) * per_gen - 1`` from ``gens[k]``."""
+        if len(gens) * per_gen != self.members:
+            raise ValueError("init_members: len(gens) * per_gen must equal the member count")
+        m = 0
+        for gen in gens:
+            for _ in range(per_gen):
+                for p, v in zip(self.params, self.init_member_params(gen), strict=True):
+                    p[m].copy_(v)
+                m += 1
+
+    def to_modules(self) -> list[nn.Module]:
+        """One ordinary ``nn.Module`` per member, with copies of its parameters."""
+        raise NotImplementedError
+
+    def clone_params(self) -> list[torch.Tensor]:
+        """Detached copies of the stacked parameters."""
+        return [p.detach().clone() for p in self.params]
+
+
+class StackedMLP(StackedNet):
+    """M copies of ``Linear(in, h1) -> ReLU -> ... -> Linear(h_last, A)`` (paper: [64, 64])."""
+
+    def __init__(
+        self, members: int, obs_dim: int, n_actions: int, hidden: tuple[int, ...] = (64, 64)
+    ) -> None:
+        self.members, self.obs_dim, self.n_actions = members, obs_dim, n_actions
+        self.sizes = [obs_dim, *hidden, n_actions]
+        self.params = []
+        for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:], strict=True):
+            self.params.append(torch.zeros(members, fan_in, fan_out))  # weight, (in, out)
+            self.params.append(torch.zeros(members, 1, fan_out))  # bias
+
+    def init_member_params(self, gen: torch.Generator) -> list[torch.Tensor]:
+        out = []
+        for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:], strict=True):
+            bound = 1.0 / math.sqrt(fan_in)
+            # nn.Linear draws weight (out, in) first, then bias: keep that order.
+            out.append(_uniform((fan_out, fan_in), bound, gen).t().contiguous())
+            out.append(_uniform((1, fan_out), bound, gen))
+        return out
+
+    def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
+        ps = self.params if params is None else params
+        h = x.reshape(x.shape[0], x.shape[1], -1)
+        n_layers = len(ps) // 2
+        for i in range(n_layers):
+            h = torch.baddbmm(ps[2 * i + 1], h, ps[2 * i])
+            if i < n_layers - 1:
+                h = F.relu(h)
+        return h
+
+    def to_modules(self) -> list[nn.Module]:
+        mods = []
+        for m in range(self.members):
+            layers: list[nn.Module] = []
+            for i, (fan_in, fan_out) in enumerate(
+                zip(self.sizes[:-1], self.sizes[1:], strict=True)
+            ):
+                lin = nn.Linear(fan_in, fan_out)
+                with torch.no_grad():
+                    lin.weight.copy_(self.params[2 * i][m].t())
+                    lin.bias.copy_(self.params[2 * i + 1][m, 0])
+                layers += [lin, nn.ReLU()]
+            mods.append(nn.Sequential(nn.Flatten(), *layers[:-1]))
+        return mods
+
+
+class StackedMinAtarCNN(StackedNet):
+    """M copies of the MinAtar DQN network (Young and Tian 2019), as used by Lan et al.
+
+    ``Conv2d(C, 16, 3, stride 1) -> ReLU -> Linear(16 * 8 * 8, 128) -> ReLU -> Linear(128, A)``
+    on 10 x 10 x C observations (channels last, as MinAtar returns them). The M
+    convolutions run as one convolution with ``groups = M``.
+    """
+
+    def __init__(self, members: int, in_channels: int, n_actions: int, size: int = 10) -> None:
+        self.members, self.in_channels, self.n_actions, self.size = (
+            members,
+            in_channels,
+            n_actions,
+            size,
+        )
+        self.flat = 16 * (size - 2) * (size - 2)
+        self.params = [
+            torch.zeros(members, 16, in_channels, 3, 3),
+            torch.zeros(members, 16),
+            torch.zeros(members, self.flat, 128),
+            torch.zeros(members, 1, 128),
+            torch.zeros(members, 128, n_actions),
+            torch.zeros(members, 1, n_actions),
+        ]
+
+    def init_member_params(self, gen: torch.Generator) -> list[torch.Tensor]:
+        cb = 1.0 / math.sqrt(self.in_channels * 9)
+        fb = 1.0 / math.sqrt(self.flat)
+        ob = 1.0 / math.sqrt(128)
+        return [
+            _uniform((16, self.in_channels, 3, 3), cb, gen),
+            _uniform((16,), cb, gen),
+            _uniform((128, self.flat), fb, gen).t().contiguous(),
+            _uniform((1, 128), fb, gen),
+            _uniform((self.n_actions, 128), ob, gen).t().contiguous(),
+            _uniform((1, self.n_actions), ob, gen),
+        ]
+
+    def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
+        cw, cb, w1, b1, w2, b2 = self.params if params is None else params
+        m, b = x.shape[0], x.shape[1]
+        # (M, B, H, W, C) -> (B, M * C, H, W): member m's channels form group m.
+        h = x.permute(1, 0, 4, 2, 3).reshape(b, m * self.in_channels, self.size, self.size)
+        h = F.conv2d(h, cw.reshape(m * 16, self.in_channels, 3, 3), cb.reshape(-1), groups=m)
+        h = F.relu(h).reshape(b, m, self.flat).transpose(0, 1)  # (M, B, 16 * 8 * 8)
+        h = F.relu(torch.baddbmm(b1, h, w1))
+        return torch.baddbmm(b2, h, w2)
+
+    def to_modules(self) -> list[nn.Module]:
+        mods = []
+        for m in range(self.members):
+            conv = nn.Conv2d(self.in_channels, 16, 3, 1)
+            l1, l2 = nn.Linear(self.flat, 128), nn.Linear(128, self.n_actions)
+            with torch.no_grad():
+                conv.weight.copy_(self.params[0][m])
+                conv.bias.copy_(self.params[1][m])
+                l1.weight.copy_(self.params[2][m].t())
+                l1.bias.copy_(self.params[3][m, 0])
+                l2.weight.copy_(self.params[4][m].t())
+                l2.bias.copy_(self.params[5][m, 0])
+            mods.append(
+                nn.Sequential(_ChannelsFirst(), conv, nn.ReLU(), nn.Flatten(), l1, nn.ReLU(), l2)
+            )
+        return mods
+
+
+class _ChannelsFirst(nn.Module):
+    """(B, H, W, C) -> (B, C, H, W), for the per-member reference modules."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.permute(0, 3, 1, 2)
+
+
+def build_net(network: str, members: int, obs_shape: tuple[int, ...], n_actions: int) -> StackedNet:
+    """The stacked network named ``network`` ('mlp' or 'minatar_cnn') for ``obs_shape``."""
+    if network == "mlp":
+        return StackedMLP(members, int(math.prod(obs_shape)), n_actions)
+    if network == "minatar_cnn":
+        if len(obs_shape) != 3:
+            raise ValueError(f"minatar_cnn needs (H, W, C) observations, got {obs_shape}")
+        return StackedMinAtarCNN(members, obs_shape[2], n_actions, size=obs_shape[0])
+    raise ValueError(f"unknown network {network!r}")

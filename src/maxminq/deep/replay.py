@@ -1,0 +1,90 @@
+"""S uniform replay buffers in preallocated tensors (one per seed, filled in lock-step).
+
+All seeds of a batched run take one environment step per training step, so every
+buffer has the same write position and size: one shared ring pointer, and one
+advanced-indexing write per step for all S seeds. Sampling is uniform with replacement
+(as in the authors' code) from each seed's own ``np.random.Generator``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["ReplayBuffers"]
+
+
+class ReplayBuffers:
+    """Transitions ``(obs, action, reward, next_obs, terminated)`` for S seeds.
+
+    ``terminated`` is the flag that stops bootstrapping: true terminal states only
+    (time-limit truncation still bootstraps), unless the caller chooses otherwise.
+    Observations are stored as uint8 when the environment's are boolean/uint8 images
+    (MinAtar), float32 otherwise.
+    """
+
+    def __init__(
+        self, seeds: int, capacity: int, obs_shape: tuple[int, ...], obs_dtype: torch.dtype
+    ) -> None:
+        self.seeds, self.capacity = seeds, capacity
+        self.obs = torch.zeros((seeds, capacity, *obs_shape), dtype=obs_dtype)
+        self.next_obs = torch.zeros((seeds, capacity, *obs_shape), dtype=obs_dtype)
+        self.action = torch.zeros((seeds, capacity), dtype=torch.int64)
+        self.reward = torch.zeros((seeds, capacity), dtype=torch.float32)
+        self.terminated = torch.zeros((seeds, capacity), dtype=torch.float32)
+        self.pos = 0
+        self.size = 0
+
+    def add(
+        self,
+        obs: np.ndarray,
+        action: np.ndarray,
+        reward: np.ndarray,
+        next_obs: np.ndarray,
+        terminated: np.ndarray,
+    ) -> None:
+        """Store one transition per seed (arrays with leading dimension S)."""
+        p = self.pos
+        self.obs[:, p] = torch.as_tensor(obs, dtype=self.obs.dtype)
+        self.next_obs[:, p] = torch.as_tensor(next_obs, dtype=self.obs.dtype)
+        self.action[:, p] = torch.as_tensor(action)
+        self.reward[:, p] = torch.as_tensor(reward, dtype=torch.float32)
+        self.terminated[:, p] = torch.as_tensor(terminated, dtype=torch.float32)
+        self.pos = (p + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+
+    def sample_indices(self, rngs: list[np.random.Generator], batch: int) -> np.ndarray:
+        """Uniform indices with replacement, ``(S, batch)``, row s drawn from ``rngs[s]``."""
+        return np.stack([rng.integers(0, self.size, batch) for rng in rngs])
+
+    def gather(self, seeds: np.ndarray, idx: np.ndarray) -> dict[str, torch.Tensor]:
+        """The transitions ``idx[k]`` of seed ``seeds[k]``: tensors ``(k, batch, ...)``."""
+        s = torch.as_tensor(seeds)[:, None]
+        i = torch.as_tensor(idx)
+        return {
+            "obs": self.obs[s, i].float(),
+            "action": self.action[s, i],
+            "reward": self.reward[s, i],
+            "next_obs": self.next_obs[s, i].float(),
+            "terminated": self.terminated[s, i],
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        """The filled part of the buffers plus the ring pointer."""
+        n = self.size
+        return {
+            "pos": self.pos,
+            "size": n,
+            **{k: getattr(self, k)[:, :n].clone() for k in self._fields},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` wrote."""
+        n = int(state["size"])
+        for k in self._fields:
+            getattr(self, k)[:, :n].copy_(state[k])
+        self.pos, self.size = int(state["pos"]), n
+
+    _fields = ("obs", "next_obs", "action", "reward", "terminated")

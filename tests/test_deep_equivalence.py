@@ -1,0 +1,145 @@
+"""The batched learner equals N separate nn.Modules with N separate torch.optim optimisers."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from maxminq.deep.agents import Learner
+
+OBS, A, B, GAMMA, CLIP = 6, 3, 16, 0.9, 5.0
+
+
+def _torch_opt(kind: str, params, lr: float) -> torch.optim.Optimizer:
+    if kind == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    return torch.optim.RMSprop(params, lr=lr, alpha=0.95, eps=0.01, centered=kind != "rmsprop")
+
+
+def _opt_kwargs(kind: str) -> dict:
+    return {} if kind == "adam" else {"alpha": 0.95, "eps": 0.01}
+
+
+def _batch(rng: torch.Generator, s: int, obs_shape=(OBS,)) -> dict[str, torch.Tensor]:
+    return {
+        "obs": torch.randn((s, B, *obs_shape), generator=rng),
+        "next_obs": torch.randn((s, B, *obs_shape), generator=rng),
+        "action": torch.randint(0, A, (s, B), generator=rng),
+        "reward": torch.randn((s, B), generator=rng),
+        "terminated": (torch.rand((s, B), generator=rng) < 0.2).float(),
+    }
+
+
+def _reference_target(agent: str, online, targets, next_obs) -> torch.Tensor:
+    """Hand-written targets, independent of maxminq.operators (naive per-net loops)."""
+    with torch.no_grad():
+        qs = [t(next_obs) for t in targets]  # each (B, A)
+        if agent == "maxmin-dqn":
+            m = qs[0]
+            for q in qs[1:]:
+                m = torch.minimum(m, q)
+            return m.max(dim=1).values
+        if agent == "averaged-dqn":
+            return (sum(qs) / len(qs)).max(dim=1).values
+        if agent == "ddqn":
+            a_star = online[0](next_obs).argmax(dim=1)
+            return qs[0][torch.arange(len(a_star)), a_star]
+        return qs[0].max(dim=1).values
+
+
+@pytest.mark.parametrize(
+    "agent,n,kind",
+    [
+        ("maxmin-dqn", 3, "rmsprop"),
+        ("maxmin-dqn", 3, "adam"),
+        ("averaged-dqn", 3, "centered_rmsprop"),
+        ("ddqn", 1, "rmsprop"),
+    ],
+)
+def test_batched_learner_matches_separate_modules(agent: str, n: int, kind: str) -> None:
+    seeds, lr, c = 2, 1e-3, 7
+    gens = [torch.Generator().manual_seed(100 + s) for s in range(seeds)]
+    learner = Learner(
+        agent, n, gens, "mlp", (OBS,), A, kind, lr, _opt_kwargs(kind), "mse", CLIP, GAMMA
+    )
+    n_on = learner.n_online
+    # Reference: per seed, separate online modules + optimisers and target modules.
+    mods = learner.online.to_modules()
+    ref_online = [mods[s * n_on : (s + 1) * n_on] for s in range(seeds)]
+    ref_opts = [[_torch_opt(kind, m.parameters(), lr) for m in ons] for ons in ref_online]
+    k = learner.n_target
+    ref_targets = [
+        [copy.deepcopy(ref_online[s][0 if n_on == 1 else j]) for j in range(k)]
+        for s in range(seeds)
+    ]
+    slot = 0
+    rng = np.random.default_rng(5)
+    data = torch.Generator().manual_seed(9)
+    for step in range(120):
+        batch = _batch(data, seeds)
+        members = np.array([[rng.integers(n_on)] for _ in range(seeds)])
+        learner.update(np.arange(seeds), members, batch)
+        for s in range(seeds):
+            i = int(members[s, 0])
+            y_next = _reference_target(agent, ref_online[s], ref_targets[s], batch["next_obs"][s])
+            y = batch["reward"][s] + GAMMA * (1 - batch["terminated"][s]) * y_next
+            net, opt = ref_online[s][i], ref_opts[s][i]
+            q = net(batch["obs"][s]).gather(1, batch["action"][s][:, None]).squeeze(1)
+            loss = ((q - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), CLIP)
+            opt.step()
+        if (step + 1) % c == 0:
+            learner.sync_targets()
+            for s in range(seeds):
+                if agent == "averaged-dqn":
+                    ref_targets[s][slot].load_state_dict(ref_online[s][0].state_dict())
+                else:
+                    for j in range(k):
+                        ref_targets[s][j].load_state_dict(ref_online[s][j].state_dict())
+            slot = (slot + 1) % k
+    got = learner.online.to_modules()
+    got_t = learner.target.to_modules()
+    for s in range(seeds):
+        for i in range(n_on):
+            for p, q in zip(
+                got[s * n_on + i].parameters(), ref_online[s][i].parameters(), strict=True
+            ):
+                torch.testing.assert_close(p, q, atol=1e-5, rtol=0)
+        for j in range(k):
+            for p, q in zip(
+                got_t[s * k + j].parameters(), ref_targets[s][j].parameters(), strict=True
+            ):
+                torch.testing.assert_close(p, q, atol=1e-5, rtol=0)
+    # Optimiser state of each member equals its own torch optimiser's state (the members
+    # not chosen at a step kept theirs untouched, or these would differ).
+    key = "exp_avg_sq" if kind == "adam" else "square_avg"
+    mine = learner.opt.v if kind == "adam" else learner.opt.square_avg
+    for s in range(seeds):
+        for i in range(n_on):
+            ref_params = list(ref_online[s][i].parameters())
+            state = ref_opts[s][i].state
+            steps = float(state[ref_params[0]]["step"]) if ref_params[0] in state else 0.0
+            assert learner.opt.step_count[s * n_on + i].item() == steps
+            w = state[ref_params[0]][key]  # first Linear weight, (out, in)
+            torch.testing.assert_close(mine[0][s * n_on + i].t(), w, atol=1e-6, rtol=1e-4)
+    if n_on > 1:  # the test only means something if members were updated unequally
+        assert len(set(learner.opt.step_count.tolist())) > 1
+
+
+def test_cnn_stack_matches_modules() -> None:
+    """The grouped-convolution stack computes what N nn.Conv2d networks compute."""
+    from maxminq.deep.nets import StackedMinAtarCNN
+
+    net = StackedMinAtarCNN(3, 4, 5)
+    net.init_members([torch.Generator().manual_seed(1)], 3)
+    x = torch.rand((3, 7, 10, 10, 4))
+    out = net.forward(x)
+    for m, mod in enumerate(net.to_modules()):
+        torch.testing.assert_close(out[m], mod(x[m]), atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(out[0], out[1])
