@@ -1,0 +1,349 @@
+"""Sweep configs: a YAML file per paper figure, validated, expanded into runs with stable ids.
+
+Format (see the README section "Sweeps and results store" for a complete example)::
+
+    name: toy_mdp                 # letters, digits, ``_ . -``; stored with every run
+    kind: toy_mdp                 # a run kind of maxminq.experiments.registry
+    figure: "Fig. 2"              # free text (optional)
+    description: "..."            # free text (optional)
+    fixed:    {gamma: 1.0}        # settings shared by every run
+    grid:     {mu: [0.1, -0.1]}   # axes: the cartesian product of the value lists
+    variants:                     # optional union: each variant is crossed with ``grid``;
+      - {algorithm: q_learning, n: 1}           # a list value is one more axis inside the
+      - {algorithm: maxmin, n: [2, 4, 6, 8]}    # variant; variant keys override grid/fixed
+    scales:                       # required: quick and paper (others allowed)
+      quick: {fixed: {runs: 200, episodes: 300}}
+      paper: {fixed: {runs: 5000, episodes: 1000}, grid: {...}, variants: [...]}
+
+A scale overlays the top level: its ``fixed`` and ``grid`` entries replace the same keys
+(a key moves between ``fixed`` and ``grid`` if the scale says so) and its ``variants``, when
+given, replace the list. Each expanded run is then validated by its kind, and gets the id
+``<kind>-<first 12 hex of sha256(kind, settings)>``: it depends on what the run does, not
+on where it sits in a list, so reordering or extending a grid keeps finished runs.
+
+Every problem is a :class:`ConfigError` whose message is one line:
+``FILE: KEY.PATH: what was expected, got VALUE``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from maxminq.errors import MaxminqError
+from maxminq.experiments.registry import KINDS, SettingsError
+from maxminq.experiments.store import canonical_json
+
+MAX_RUNS = 100_000
+MAX_BYTES = 1_000_000
+SCALES = ("quick", "paper")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+_TOP_KEYS = ("name", "kind", "figure", "description", "fixed", "grid", "variants", "scales")
+_SCALE_KEYS = ("fixed", "grid", "variants", "description")
+
+
+class ConfigError(MaxminqError, ValueError):
+    """A sweep config cannot be used; the message is ``FILE: KEY.PATH: expectation``."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: a kind and its complete, validated settings."""
+
+    run_id: str
+    kind: str
+    settings: dict[str, Any]
+    config: str
+
+
+@dataclass
+class SweepConfig:
+    """A loaded config at one scale (already validated: :func:`expand` cannot fail)."""
+
+    name: str
+    kind: str
+    scale: str
+    path: Path
+    figure: str = ""
+    description: str = ""
+    fixed: dict[str, Any] = field(default_factory=dict)
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    variants: list[dict[str, Any]] = field(default_factory=list)
+    origins: dict[str, str] = field(default_factory=dict)
+    runs: list[RunSpec] = field(default_factory=list)
+
+
+def run_id_for(kind: str, settings: Mapping[str, Any]) -> str:
+    """Stable run id: ``<kind>-`` + 12 hex digits of SHA-256 over kind and settings."""
+    text = canonical_json({"kind": kind, "settings": dict(settings)})
+    return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+# --------------------------------------------------------------------------- YAML
+class _Loader(yaml.SafeLoader):
+    """Safe YAML with YAML 1.2 floats (``3e-4`` is a number) and no duplicate keys."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "mapping keys must be plain values", key_node.start_mark
+            ) from None
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Check:
+    """Builds one-line errors ``FILE: PATH: message`` for one config file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, where: str, message: str) -> ConfigError:
+        return ConfigError(
+            f"{self.path}: {where}: {message}" if where else f"{self.path}: {message}"
+        )
+
+    def mapping(self, value: Any, where: str, allowed: tuple[str, ...] | None = None) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected a mapping, got {_short(value)}")
+        for key in value:
+            if not isinstance(key, str) or not _KEY.match(key):
+                raise self.fail(where, f"expected identifier keys, got {_short(key)}")
+            if allowed is not None and key not in allowed:
+                raise self.fail(
+                    f"{where}.{key}".lstrip("."),
+                    f"unknown key; expected one of {', '.join(allowed)}",
+                )
+        return value
+
+    def value(self, value: Any, where: str, depth: int = 0) -> Any:
+        """A setting value: number, string, boolean, null, or a (nested) list of those."""
+        if value is None or isinstance(value, (bool, int, str)):
+            return value
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise self.fail(where, f"expected a finite number, got {_short(value)}")
+            return value
+        if isinstance(value, list) and depth < 3:
+            return [self.value(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+        raise self.fail(where, f"expected a number, string, boolean or list, got {_short(value)}")
+
+    def text(self, value: Any, where: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(where, f"expected a string, got {_short(value)}")
+        return value
+
+    def axis(self, value: Any, where: str) -> list[Any]:
+        if not isinstance(value, list) or not value:
+            raise self.fail(where, f"expected a non-empty list of values, got {_short(value)}")
+        return [self.value(v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
+def _read_document(path: Path) -> Any:
+    check = _Check(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise check.fail("", f"expected a config of at most {MAX_BYTES} bytes, got {size}")
+        text = path.read_text(encoding="utf-8")
+    except ConfigError:
+        raise
+    except FileNotFoundError:
+        raise check.fail("", "no such file") from None
+    except UnicodeDecodeError:
+        raise check.fail("", "expected UTF-8 text") from None
+    except OSError as err:
+        raise check.fail("", f"cannot read ({err.strerror or err})") from None
+    return parse_document(text, path)
+
+
+def parse_document(text: str, path: Path | str = "<config>") -> Any:
+    """Parse YAML text (safe loader, YAML 1.2 floats, duplicate keys rejected)."""
+    check = _Check(Path(path))
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader derives from SafeLoader
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = " ".join(str(err.problem or err.context or "invalid YAML").split())
+        raise check.fail(where, f"invalid YAML: {problem}") from None
+    except (yaml.YAMLError, RecursionError, ValueError, OverflowError) as err:
+        raise check.fail(
+            "", f"invalid YAML: {' '.join(str(err).split()) or type(err).__name__}"
+        ) from None
+
+
+def load_config(path: str | os.PathLike[str], scale: str = "quick") -> SweepConfig:
+    """Read, validate and expand a sweep config at ``scale``; raises :class:`ConfigError`."""
+    path = Path(path)
+    return config_from_document(_read_document(path), path, scale)
+
+
+def config_from_document(doc: Any, path: Path | str, scale: str = "quick") -> SweepConfig:
+    """Validate an already-parsed document (see :func:`load_config`)."""
+    path = Path(path)
+    check = _Check(path)
+    if doc is None:
+        raise check.fail("", "empty config; expected a mapping with name, kind, scales")
+    top = check.mapping(doc, "", _TOP_KEYS)
+    for key in ("name", "kind", "scales"):
+        if key not in top:
+            raise check.fail(key, "missing required key")
+    name = check.text(top["name"], "name")
+    if not _NAME.match(name):
+        raise check.fail("name", f"expected letters, digits, '_', '.', '-', got {_short(name)}")
+    kind = check.text(top["kind"], "kind")
+    if kind not in KINDS:
+        raise check.fail("kind", f"expected one of {', '.join(sorted(KINDS))}, got {_short(kind)}")
+    figure = check.text(top.get("figure", ""), "figure")
+    description = check.text(top.get("description", ""), "description")
+
+    scales = check.mapping(top["scales"], "scales")
+    for required in SCALES:
+        if required not in scales:
+            raise check.fail(f"scales.{required}", "missing required scale")
+    if scale not in scales:
+        raise check.fail("scales", f"no scale {scale!r}; expected one of {', '.join(scales)}")
+    for other, body in scales.items():
+        if body is not None:
+            check.mapping(body, f"scales.{other}", _SCALE_KEYS)
+    overlay = scales[scale] or {}
+
+    fixed: dict[str, Any] = {}
+    grid: dict[str, list[Any]] = {}
+    origins: dict[str, str] = {}
+    for prefix, body in (("", top), (f"scales.{scale}.", overlay)):
+        if "fixed" in body:
+            for key, value in check.mapping(body["fixed"] or {}, f"{prefix}fixed").items():
+                fixed[key] = check.value(value, f"{prefix}fixed.{key}")
+                grid.pop(key, None)
+                origins[key] = f"{prefix}fixed.{key}"
+        if "grid" in body:
+            for key, value in check.mapping(body["grid"] or {}, f"{prefix}grid").items():
+                grid[key] = check.axis(value, f"{prefix}grid.{key}")
+                fixed.pop(key, None)
+                origins[key] = f"{prefix}grid.{key}"
+    variants_where = f"scales.{scale}.variants" if "variants" in overlay else "variants"
+    raw_variants = overlay["variants"] if "variants" in overlay else top.get("variants")
+    variants: list[dict[str, Any]] = []
+    if raw_variants is not None:
+        if not isinstance(raw_variants, list) or not raw_variants:
+            raise check.fail(
+                variants_where, f"expected a non-empty list of mappings, got {_short(raw_variants)}"
+            )
+        for i, variant in enumerate(raw_variants):
+            where = f"{variants_where}[{i}]"
+            body = check.mapping(variant, where)
+            if not body:
+                raise check.fail(where, "expected a non-empty mapping")
+            variants.append({k: check.value(v, f"{where}.{k}") for k, v in body.items()})
+
+    config = SweepConfig(
+        name=name,
+        kind=kind,
+        scale=scale,
+        path=path,
+        figure=figure,
+        description=description,
+        fixed=fixed,
+        grid=grid,
+        variants=variants,
+        origins=origins,
+    )
+    config.runs = _expand(config, check, variants_where)
+    return config
+
+
+def _combos(axes: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+    keys = list(axes)
+    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*axes.values())]
+
+
+def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[RunSpec]:
+    count = math.prod(len(v) for v in config.grid.values())
+    blocks: list[tuple[int, dict[str, list[Any]]]] = []
+    for i, variant in enumerate(config.variants or [{}]):
+        axes = {k: (v if isinstance(v, list) else [v]) for k, v in variant.items()}
+        if any(not v for v in axes.values()):
+            raise check.fail(f"{variants_where}[{i}]", "expected non-empty lists of values")
+        blocks.append((i, axes))
+    total = count * sum(math.prod(len(v) for v in axes.values()) for _, axes in blocks)
+    if total > MAX_RUNS:
+        raise check.fail("grid", f"expected at most {MAX_RUNS} runs, the grid gives {total}")
+    kind = KINDS[config.kind]
+    runs: dict[str, RunSpec] = {}
+    for grid_combo in _combos(config.grid):
+        for i, axes in blocks:
+            for variant_combo in _combos(axes):
+                settings = {**config.fixed, **grid_combo, **variant_combo}
+                origins = dict(config.origins)
+                origins.update({k: f"{variants_where}[{i}].{k}" for k in variant_combo})
+                try:
+                    clean = kind.validate(dict(settings))
+                except SettingsError as err:
+                    raise _settings_failure(check, err, settings, origins) from None
+                run_id = run_id_for(config.kind, clean)
+                runs.setdefault(run_id, RunSpec(run_id, config.kind, clean, config.name))
+    if not runs:
+        raise check.fail("grid", "expected at least one run")
+    return list(runs.values())
+
+
+def _settings_failure(
+    check: _Check, err: SettingsError, settings: Mapping[str, Any], origins: Mapping[str, str]
+) -> ConfigError:
+    message = " ".join(err.message.split())
+    if err.key is None:
+        return check.fail("settings", message)
+    if err.key in settings:
+        got = f", got {_short(settings[err.key])}"
+        return check.fail(origins.get(err.key, err.key), f"{message}{got}")
+    return check.fail(f"fixed.{err.key}", f"{message} (required setting missing)")
+
+
+def expand(config: SweepConfig) -> list[RunSpec]:
+    """The runs of a loaded config, in grid order, duplicates removed."""
+    return list(config.runs)

@@ -1,0 +1,245 @@
+"""Run kinds: how one expanded run's settings are validated and executed.
+
+A *run kind* connects a sweep config (``kind: toy_mdp``) to the function of another module
+that does the actual experiment. The runner knows nothing about experiments: it validates
+settings with :attr:`RunKind.validate` before anything starts, and a worker calls
+:attr:`RunKind.execute` (a module-level function, so it pickles by reference for process
+pools and Ray) which returns a :class:`RunOutput`.
+
+Shipped kinds:
+
+``toy_mdp``       :func:`maxminq.tabular.toy_mdp.run_toy_mdp` (Fig. 2 and appendix), table
+                  ``toy_mdp``; all runs of a setting are vectorised in one call.
+``mountain_car``  :func:`maxminq.linear.mountain_car.run_mountain_car` (Fig. 3), table
+                  ``mountain_car``.
+``deep``          :func:`maxminq.deep.train.run_training` with a
+                  :class:`maxminq.deep.config.TrainConfig` (Fig. 4 and appendix); the seeds of
+                  one setting are one vectorised call; tables ``episodes``, ``tests``,
+                  ``metrics``, ``runs``; checkpoints in the run's work folder so a killed run
+                  resumes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from maxminq.errors import MaxminqError
+
+
+class SettingsError(MaxminqError):
+    """A run's settings are invalid; ``key`` names the offending setting when known."""
+
+    def __init__(self, key: str | None, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.message = message
+
+
+@dataclass
+class RunOutput:
+    """What a run returns: its tables, and ``diverged`` when the run stopped on NaN/inf."""
+
+    tables: dict[str, pd.DataFrame]
+    status: Literal["done", "diverged"] = "done"
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class RunKind:
+    """A named run kind: settings validator and executor (both importable functions)."""
+
+    name: str
+    validate: Callable[[dict[str, Any]], dict[str, Any]]
+    execute: Callable[[dict[str, Any], Path, bool], RunOutput]
+    description: str = ""
+    keys: tuple[str, ...] = field(default=())
+
+
+KINDS: dict[str, RunKind] = {}
+
+
+def register_kind(kind: RunKind) -> RunKind:
+    """Add (or replace) a run kind; returns it."""
+    KINDS[kind.name] = kind
+    return kind
+
+
+def get_kind(name: str) -> RunKind:
+    """The registered kind called ``name`` (``KeyError`` when unknown)."""
+    return KINDS[name]
+
+
+def _import(path: str) -> Any:
+    """``"pkg.module:attr"`` -> the attribute (ImportError/AttributeError pass through)."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _pydantic_error(err: ValidationError) -> SettingsError:
+    """First error of a pydantic ValidationError as a :class:`SettingsError`."""
+    first = err.errors()[0]
+    loc = [str(p) for p in first.get("loc", ())]
+    key = loc[0] if loc else None
+    where = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:])
+    message = first.get("msg", "invalid value")
+    return SettingsError(key, f"{message}{' at ' + where.lstrip('.') if where else ''}")
+
+
+def _check_extras(settings: Mapping[str, Any], known: set[str], func_path: str) -> None:
+    """Settings beyond the model's must be keyword parameters of the run function.
+
+    When the run function is not importable yet, or takes ``**params``, extra settings are
+    passed through and the run function itself rejects what it does not know.
+    """
+    extras = [k for k in settings if k not in known]
+    if not extras:
+        return
+    try:
+        params = inspect.signature(_import(func_path)).parameters
+    except (ImportError, AttributeError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    for key in extras:
+        if key not in params or key == "progress":
+            allowed = sorted(set(params) - {"progress"})
+            raise SettingsError(key, f"unknown setting; expected one of {', '.join(allowed)}")
+
+
+class _Tabular(BaseModel):
+    """Settings shared by the tabular and tile-coding run kinds."""
+
+    model_config = ConfigDict(extra="allow", strict=False)
+
+    algorithm: Literal["q_learning", "double_q", "maxmin", "averaged"]
+    n: int = Field(ge=1)
+    runs: int = Field(ge=1)
+    episodes: int = Field(ge=1)
+    seed: int = Field(ge=0)
+
+
+class ToyMDPSettings(_Tabular):
+    """One toy-MDP setting (paper Fig. 1-2): reward mean ``mu`` at state B."""
+
+    mu: float = Field(allow_inf_nan=False)
+
+
+class MountainCarSettings(_Tabular):
+    """One noisy Mountain Car setting (paper Fig. 3): reward ~ N(-1, sigma2)."""
+
+    sigma2: float = Field(ge=0, allow_inf_nan=False)
+    step_size: float = Field(gt=0, allow_inf_nan=False)
+
+
+TOY_MDP_FUNC = "maxminq.tabular.toy_mdp:run_toy_mdp"
+MOUNTAIN_CAR_FUNC = "maxminq.linear.mountain_car:run_mountain_car"
+TRAIN_CONFIG = "maxminq.deep.config:TrainConfig"
+TRAIN_FUNC = "maxminq.deep.train:run_training"
+
+
+def _validate_model(model: type[BaseModel], func: str, settings: dict[str, Any]) -> dict:
+    try:
+        parsed = model.model_validate(settings)
+    except ValidationError as err:
+        raise _pydantic_error(err) from None
+    _check_extras(settings, set(model.model_fields), func)
+    return parsed.model_dump()
+
+
+def validate_toy_mdp(settings: dict[str, Any]) -> dict[str, Any]:
+    """Validate and normalise toy-MDP settings (types coerced, extras checked)."""
+    return _validate_model(ToyMDPSettings, TOY_MDP_FUNC, settings)
+
+
+def validate_mountain_car(settings: dict[str, Any]) -> dict[str, Any]:
+    """Validate and normalise Mountain Car settings (types coerced, extras checked)."""
+    return _validate_model(MountainCarSettings, MOUNTAIN_CAR_FUNC, settings)
+
+
+def _nonfinite(frame: pd.DataFrame) -> bool:
+    numeric = frame.select_dtypes("number")
+    return bool(numeric.size) and not bool(numeric.map(math.isfinite).all().all())
+
+
+def execute_toy_mdp(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
+    """Run one toy-MDP setting (all its runs in one vectorised call)."""
+    frame = _import(TOY_MDP_FUNC)(**settings, progress=progress)
+    return RunOutput({"toy_mdp": frame})
+
+
+def execute_mountain_car(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
+    """Run one Mountain Car setting (all its runs in one vectorised call)."""
+    frame = _import(MOUNTAIN_CAR_FUNC)(**settings, progress=progress)
+    return RunOutput({"mountain_car": frame})
+
+
+def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
+    """Validate deep settings by building the deep module's own ``TrainConfig``."""
+    try:
+        train_config = _import(TRAIN_CONFIG)
+    except (ImportError, AttributeError) as err:
+        raise SettingsError(None, f"deep agents unavailable ({err})") from None
+    try:
+        config = train_config(**settings)
+    except ValidationError as err:
+        raise _pydantic_error(err) from None
+    except (TypeError, ValueError, MaxminqError) as err:
+        raise SettingsError(None, str(err).splitlines()[0] if str(err) else repr(err)) from None
+    if isinstance(config, BaseModel):
+        return config.model_dump(mode="json")
+    return dict(settings)
+
+
+def _diverged(tables: Mapping[str, pd.DataFrame]) -> str | None:
+    """A note when the deep ``runs`` table reports diverged seeds, else ``None``."""
+    runs = tables.get("runs")
+    if runs is None or runs.empty:
+        return None
+    if "status" in runs.columns:
+        bad = runs[runs["status"].astype(str) == "diverged"]
+    elif "diverged" in runs.columns:
+        bad = runs[runs["diverged"].astype(bool)]
+    else:
+        return None
+    if bad.empty:
+        return None
+    who = bad["seed"].tolist() if "seed" in bad.columns else len(bad)
+    return f"diverged seeds: {who}"
+
+
+def execute_deep(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
+    """Train one deep setting (all its seeds in one call), resuming from ``work_dir``."""
+    config = _import(TRAIN_CONFIG)(**settings)
+    tables = _import(TRAIN_FUNC)(config, Path(work_dir), resume=True, progress=progress)
+    note = _diverged(tables)
+    return RunOutput(dict(tables), "diverged" if note else "done", note)
+
+
+register_kind(
+    RunKind(
+        "toy_mdp",
+        validate_toy_mdp,
+        execute_toy_mdp,
+        "tabular toy MDP (Fig. 1-2)",
+        tuple(ToyMDPSettings.model_fields),
+    )
+)
+register_kind(
+    RunKind(
+        "mountain_car",
+        validate_mountain_car,
+        execute_mountain_car,
+        "tile-coded noisy Mountain Car (Fig. 3)",
+        tuple(MountainCarSettings.model_fields),
+    )
+)
+register_kind(RunKind("deep", validate_deep, execute_deep, "DQN family (Fig. 4)"))

@@ -1,0 +1,373 @@
+"""Execute a sweep: resumable, on a local process pool (default) or as Ray tasks.
+
+The runner is experiment-agnostic. It loads and validates a config (every error surfaces
+before any run starts), registers the runs in the folder's :class:`ResultsStore`, works out
+what is left (pending, failed, interrupted, or finished with files that no longer verify),
+and hands each remaining run to a worker, which calls the run kind's ``execute`` function
+and returns the tables. Only this driver process writes to the output folder: tables
+first (atomically, manifest last), then the run's status, then the run's scratch folder is
+removed. A kill at any moment therefore loses at most the runs in flight, which the next
+``run_sweep`` on the same folder runs again (deep runs continue from their checkpoints in
+``OUT/work/<run_id>``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import signal
+import socket
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from maxminq.errors import UsageError
+from maxminq.experiments.config import RunSpec, SweepConfig, load_config
+from maxminq.experiments.registry import KINDS, RunOutput
+from maxminq.experiments.store import ResultsStore
+
+BACKENDS = ("local", "ray")
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+@dataclass
+class SweepSummary:
+    """What a :func:`run_sweep` call did."""
+
+    config: str
+    scale: str
+    out_dir: Path
+    total: int
+    skipped: int = 0
+    done: int = 0
+    diverged: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    failures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """``True`` when every run of the config finished (done or diverged)."""
+        return self.failed == 0 and self.skipped + self.done + self.diverged == self.total
+
+    def line(self) -> str:
+        """A one-line human summary."""
+        return (
+            f"{self.config} [{self.scale}]: {self.total} runs, {self.skipped} already done, "
+            f"{self.done} done, {self.diverged} diverged, {self.failed} failed "
+            f"in {self.seconds:.1f} s -> {self.out_dir}"
+        )
+
+
+@dataclass
+class _Result:
+    """A worker's answer: the run's output, or the error text, plus where it ran."""
+
+    output: RunOutput | None
+    error: str | None
+    host: str
+    pid: int
+    seconds: float
+
+
+def execute_run(
+    execute: Callable[[dict[str, Any], Path, bool], RunOutput],
+    settings: dict[str, Any],
+    work_dir: str,
+) -> _Result:
+    """Run one run in a worker; never raises (errors come back as text)."""
+    start = time.perf_counter()
+    host, pid = socket.gethostname(), os.getpid()
+    try:
+        output = execute(dict(settings), Path(work_dir), False)
+        if not isinstance(output, RunOutput):
+            raise TypeError(f"run kind returned {type(output).__name__}, expected RunOutput")
+        return _Result(output, None, host, pid, time.perf_counter() - start)
+    except BaseException as err:  # noqa: BLE001 - reported as the run's error text
+        text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+        return _Result(None, text.strip(), host, pid, time.perf_counter() - start)
+
+
+def _worker_init() -> None:
+    """Pool worker setup: one thread per worker, and die with the driver (Linux)."""
+    for var in _THREAD_VARS:
+        os.environ.setdefault(var, "1")
+    try:  # PR_SET_PDEATHSIG: a SIGKILLed driver must not leave workers computing
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the driver died before prctl took effect
+        os._exit(1)
+
+
+def _error_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "unknown error"
+
+
+# --------------------------------------------------------------------------- backends
+class _LocalBackend:
+    """A pool of worker processes (spawned, so no state leaks in from the driver)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_init,
+        )
+
+    def submit(self, run: RunSpec, work_dir: Path) -> cf.Future:
+        execute = KINDS[run.kind].execute
+        return self._pool.submit(execute_run, execute, run.settings, str(work_dir))
+
+    def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, _Result]]:
+        done, _ = cf.wait(handles, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        out = []
+        broken = False
+        for fut in done:
+            try:
+                out.append((fut, fut.result()))
+            except Exception as err:  # BrokenProcessPool: a worker died (OOM, segfault)
+                broken = True
+                msg = f"worker process died: {type(err).__name__}: {err}"
+                out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0)))
+        if broken:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._new_pool()
+        return out
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def abort(self) -> None:
+        for proc in list(getattr(self._pool, "_processes", {}).values()):
+            proc.kill()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _RayBackend:
+    """Ray tasks (one CPU each); starts a local Ray unless ``address`` names a cluster."""
+
+    def __init__(self, workers: int | None, address: str | None) -> None:
+        import ray
+
+        self.ray = ray
+        self.started = False
+        if not ray.is_initialized():
+            os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:
+                ray.init(
+                    num_cpus=workers or os.cpu_count() or 1,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                )
+            self.started = True
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.workers = max(1, min(workers or cpus, cpus))
+        self._task = ray.remote(num_cpus=1, max_retries=0)(execute_run)
+
+    def submit(self, run: RunSpec, work_dir: Path) -> Any:
+        return self._task.remote(KINDS[run.kind].execute, run.settings, str(work_dir))
+
+    def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, _Result]]:
+        ready, _ = self.ray.wait(handles, num_returns=1, timeout=timeout)
+        out = []
+        for ref in ready:
+            try:
+                out.append((ref, self.ray.get(ref)))
+            except Exception as err:  # the task's worker died (node lost, OOM kill)
+                msg = f"ray task failed: {type(err).__name__}: {_error_line(str(err))}"
+                out.append((ref, _Result(None, msg, "?", 0, 0.0)))
+        return out
+
+    def close(self) -> None:
+        if self.started:
+            self.ray.shutdown()
+
+    def abort(self) -> None:
+        self.close()
+
+
+def _make_backend(backend: str, workers: int | None, address: str | None):
+    if backend == "local":
+        return _LocalBackend(workers or os.cpu_count() or 1)
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "--backend: ray is not installed; pip install 'maxminq[ray]' or use --backend local"
+        ) from None
+    return _RayBackend(workers, address)
+
+
+# --------------------------------------------------------------------------- the sweep
+def _todo(store: ResultsStore, runs: list[RunSpec]) -> tuple[list[RunSpec], int]:
+    """Runs still to execute (and how many are finished and verified)."""
+    finished = 0
+    todo = []
+    for run in runs:
+        rec = store.get(run.run_id)
+        status = rec.status if rec else "pending"
+        if status in ("done", "diverged"):
+            problem = store.verify_tables(run.run_id)
+            if problem is None:
+                finished += 1
+                continue
+            store.discard_tables(run.run_id)
+            store.mark_pending(run.run_id, f"results failed verification: {problem}")
+        todo.append(run)
+    return todo, finished
+
+
+def _recover_interrupted(store: ResultsStore) -> None:
+    """With the lock held, ``running`` rows are left over from a killed sweep.
+
+    A run whose tables were completely written before the kill (manifest verifies) is
+    marked done; any other is put back in the queue.
+    """
+    for rec in store.records():
+        if rec.status != "running":
+            continue
+        if store.verify_tables(rec.run_id) is None:
+            store.mark_finished(rec.run_id, "done", None)
+        else:
+            store.discard_tables(rec.run_id)
+            store.mark_pending(rec.run_id, "interrupted (the sweep stopped during this run)")
+
+
+def check_options(backend: str, workers: int | None, address: str | None) -> None:
+    """Raise :class:`UsageError` for a bad backend, worker count or address."""
+    if backend not in BACKENDS:
+        raise UsageError(f"--backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
+        raise UsageError(f"--workers: expected an integer >= 1, got {workers!r}")
+    if address and backend != "ray":
+        raise UsageError("--address: only used with --backend ray")
+
+
+def run_sweep(
+    config_or_path: SweepConfig | str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    scale: str = "quick",
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool = True,
+    keep_work: bool = False,
+) -> SweepSummary:
+    """Run (or resume) every run of a config into ``out_dir``; returns a summary.
+
+    Finished runs whose files verify are skipped; failed, interrupted and corrupt ones are
+    run again. ``workers`` defaults to the number of cores (local) or the Ray cluster's
+    CPUs. ``keep_work`` keeps each finished run's scratch/checkpoint folder.
+    """
+    check_options(backend, workers, address)
+    if isinstance(config_or_path, SweepConfig):
+        config = config_or_path
+    else:
+        config = load_config(config_or_path, scale)
+    runs = list(config.runs)
+    start = time.perf_counter()
+    summary = SweepSummary(config.name, config.scale, Path(out_dir), len(runs))
+
+    store = ResultsStore(out_dir)
+    try:
+        store.lock()
+        store.register(runs)
+        _recover_interrupted(store)
+        todo, summary.skipped = _todo(store, runs)
+        if todo:
+            backend_obj = _make_backend(backend, workers, address)
+            try:
+                _drive(store, backend_obj, todo, summary, progress, keep_work)
+            except BaseException:
+                backend_obj.abort()
+                raise
+            backend_obj.close()
+    finally:
+        store.close()
+    summary.seconds = time.perf_counter() - start
+    return summary
+
+
+def _drive(store, backend, todo: list[RunSpec], summary: SweepSummary, progress, keep_work):
+    """Keep ``backend.workers`` runs in flight; store each result as it arrives."""
+    queue = list(reversed(todo))
+    inflight: dict[Any, RunSpec] = {}
+    bar = tqdm(
+        total=summary.total,
+        initial=summary.skipped,
+        desc=f"{summary.config} [{summary.scale}]",
+        unit="run",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
+
+    def postfix() -> None:
+        bar.set_postfix_str(
+            f"done {summary.skipped + summary.done + summary.diverged}, "
+            f"running {len(inflight)}, failed {summary.failed}",
+            refresh=True,
+        )
+
+    try:
+        while queue or inflight:
+            while queue and len(inflight) < backend.workers:
+                run = queue.pop()
+                store.mark_running(run.run_id)
+                inflight[backend.submit(run, store.work_dir(run.run_id))] = run
+            postfix()
+            for handle, result in backend.wait(list(inflight), timeout=0.5):
+                run = inflight.pop(handle)
+                _store_result(store, run, result, summary, keep_work)
+                bar.update(1)
+                postfix()
+    except BaseException:
+        for run in inflight.values():
+            store.mark_pending(run.run_id, "interrupted (the sweep stopped during this run)")
+        raise
+    finally:
+        bar.close()
+
+
+def _store_result(store, run: RunSpec, result: _Result, summary: SweepSummary, keep_work):
+    if result.output is None:
+        summary.failed += 1
+        summary.failures[run.run_id] = _error_line(result.error or "")
+        store.mark_finished(run.run_id, "failed", result.error, host=result.host, pid=result.pid)
+        return
+    try:
+        store.save_tables(run, result.output.tables)
+    except Exception as err:  # e.g. a table that cannot be written as CSV
+        text = f"could not store the tables: {type(err).__name__}: {err}"
+        summary.failed += 1
+        summary.failures[run.run_id] = text
+        store.discard_tables(run.run_id)
+        store.mark_finished(run.run_id, "failed", text, host=result.host, pid=result.pid)
+        return
+    status = result.output.status
+    store.mark_finished(run.run_id, status, result.output.note, host=result.host, pid=result.pid)
+    if status == "diverged":
+        summary.diverged += 1
+    else:
+        summary.done += 1
+    if not keep_work:
+        store.discard_work(run.run_id)

@@ -1,0 +1,575 @@
+"""The results store of a sweep folder: a SQLite run registry plus verified CSV tables.
+
+Layout of an output folder ``OUT``::
+
+    OUT/results.sqlite                 run registry (tables ``runs``, ``events``, ``members``)
+    OUT/tables/<run_id>/<table>.csv    one file per result table of a finished run
+    OUT/tables/<run_id>/manifest.json  row counts, columns and SHA-256 of every table file
+    OUT/work/<run_id>/                 scratch space and checkpoints of a run in progress
+    OUT/.sweep.lock                    held (``flock``) by the sweep currently writing here
+
+A run counts as finished only when its registry row says ``done`` (or ``diverged``) *and* its
+manifest verifies: every table file exists with the recorded size and checksum. Table files
+and the manifest are written to a temporary name in the same folder and renamed
+(``os.replace``) when complete, manifest last, so a crash at any moment leaves either a
+verifiable run or one that is detected as incomplete and re-run; never a half-written file
+that is read as a result.
+
+Only the sweep driver writes here (workers return their tables to it), so one writer holds
+the folder lock; readers (``maxminq status``, :func:`load_results`) may run at any time
+because the database is in WAL mode and every write is a short transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+
+from maxminq.errors import MaxminqError
+
+STATUSES = ("pending", "running", "done", "failed", "diverged")
+FINISHED = ("done", "diverged")
+DB_NAME = "results.sqlite"
+TABLES_DIR = "tables"
+WORK_DIR = "work"
+LOCK_NAME = ".sweep.lock"
+MANIFEST = "manifest.json"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id   TEXT PRIMARY KEY,
+    config   TEXT NOT NULL,
+    kind     TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    status   TEXT NOT NULL DEFAULT 'pending'
+             CHECK (status IN ('pending', 'running', 'done', 'failed', 'diverged')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created  TEXT NOT NULL,
+    started  TEXT,
+    finished TEXT,
+    host     TEXT,
+    pid      INTEGER,
+    error    TEXT
+);
+CREATE TABLE IF NOT EXISTS members (
+    config TEXT NOT NULL,
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    PRIMARY KEY (config, run_id)
+);
+CREATE TABLE IF NOT EXISTS events (
+    id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    event  TEXT NOT NULL,
+    time   TEXT NOT NULL,
+    host   TEXT,
+    pid    INTEGER,
+    detail TEXT
+);
+CREATE INDEX IF NOT EXISTS events_run ON events(run_id);
+"""
+
+
+class StoreError(MaxminqError):
+    """The output folder cannot be used (locked by another sweep, unreadable database)."""
+
+
+class RunLike(Protocol):
+    """Anything with the fields of :class:`maxminq.experiments.config.RunSpec`."""
+
+    run_id: str
+    kind: str
+    settings: Mapping[str, Any]
+    config: str
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One row of the ``runs`` table."""
+
+    run_id: str
+    config: str
+    kind: str
+    settings: dict[str, Any]
+    status: str
+    attempts: int
+    created: str
+    started: str | None
+    finished: str | None
+    host: str | None
+    pid: int | None
+    error: str | None
+
+
+def now() -> str:
+    """The current UTC time as an ISO 8601 string (microseconds, ``+00:00``)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: equal settings give equal text (and run ids)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def _fsync_dir(path: Path) -> None:
+    """Persist a rename in ``path`` (best effort; not every filesystem supports it)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _table_bytes(frame: pd.DataFrame) -> bytes:
+    """CSV encoding of a table (floats as shortest round-trip repr, no index)."""
+    if frame.shape[1] == 0:
+        return b""
+    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+def _parse_table(data: bytes) -> pd.DataFrame:
+    """Inverse of :func:`_table_bytes` (floats parsed exactly)."""
+    if not data.strip():
+        return pd.DataFrame()
+    return pd.read_csv(io.BytesIO(data), float_precision="round_trip")
+
+
+class ResultsStore:
+    """The run registry and table files of one output folder (see the module docstring).
+
+    Use one instance per process; only the sweep driver should call the writing methods,
+    inside :meth:`lock`. Every write is one SQLite transaction.
+    """
+
+    def __init__(self, out_dir: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.out_dir = Path(out_dir)
+        self.db_path = self.out_dir / DB_NAME
+        self.tables_dir = self.out_dir / TABLES_DIR
+        self.work_root = self.out_dir / WORK_DIR
+        if not create and not self.db_path.is_file():
+            raise StoreError(f"{self.out_dir}: no {DB_NAME} here; is this a sweep output folder?")
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.db_path, timeout=60.0, isolation_level=None)
+            self._conn.row_factory = sqlite3.Row
+            if create:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=FULL")
+                with self._transaction() as cur:
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            cur.execute(statement)
+                    cur.execute(
+                        "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                        (str(SCHEMA_VERSION),),
+                    )
+        except (sqlite3.DatabaseError, OSError) as err:
+            raise StoreError(f"{self.db_path}: cannot open the results database: {err}") from err
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self._lock_fh: Any = None
+
+    # ------------------------------------------------------------------ plumbing
+    def close(self) -> None:
+        """Close the database connection and release the folder lock if held."""
+        self.unlock()
+        with contextlib.suppress(Exception):
+            self._conn.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Cursor]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception)."""
+        cur = self._conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        else:
+            cur.execute("COMMIT")
+
+    def _event(self, cur: sqlite3.Cursor, run_id: str, event: str, detail: str | None = None):
+        cur.execute(
+            "INSERT INTO events (run_id, event, time, host, pid, detail) VALUES (?,?,?,?,?,?)",
+            (run_id, event, now(), self.host, self.pid, detail),
+        )
+
+    # ------------------------------------------------------------------ locking
+    def lock(self) -> None:
+        """Take the folder's exclusive writer lock or raise :class:`StoreError` at once.
+
+        The lock is an ``flock`` on ``OUT/.sweep.lock``: the kernel releases it when the
+        holder dies (even by SIGKILL), so a stale lock cannot block a resumed sweep.
+        """
+        import fcntl
+
+        if self._lock_fh is not None:
+            return
+        path = self.out_dir / LOCK_NAME
+        fh = open(path, "a+")  # noqa: SIM115 - kept open while the lock is held
+        # Retry briefly: `maxminq status` may hold a shared lock for a few microseconds.
+        for attempt in range(20):
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if attempt < 19:
+                    time.sleep(0.05)
+        else:
+            fh.seek(0)
+            owner = fh.read().strip() or "another process"
+            fh.close()
+            raise StoreError(
+                f"{self.out_dir} is in use by another sweep ({owner}); "
+                "wait for it to finish or choose another --out"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {self.pid} on {self.host} since {now()}")
+        fh.flush()
+        self._lock_fh = fh
+
+    def unlock(self) -> None:
+        """Release the folder lock (no-op when not held)."""
+        if self._lock_fh is not None:
+            with contextlib.suppress(Exception):
+                self._lock_fh.close()
+            self._lock_fh = None
+
+    # ------------------------------------------------------------------ registry
+    def register(self, runs: Iterable[RunLike]) -> int:
+        """Add runs as ``pending`` (runs already known keep their status); returns #new."""
+        added = 0
+        stamp = now()
+        with self._transaction() as cur:
+            for run in runs:
+                cur.execute(
+                    "INSERT OR IGNORE INTO runs (run_id, config, kind, settings, status, "
+                    "attempts, created) VALUES (?,?,?,?, 'pending', 0, ?)",
+                    (run.run_id, run.config, run.kind, canonical_json(dict(run.settings)), stamp),
+                )
+                if cur.rowcount:
+                    added += 1
+                    self._event(cur, run.run_id, "registered", run.config)
+                cur.execute(
+                    "INSERT OR IGNORE INTO members (config, run_id) VALUES (?, ?)",
+                    (run.config, run.run_id),
+                )
+        return added
+
+    def mark_running(self, run_id: str, *, host: str | None = None, pid: int | None = None):
+        """Record that an attempt of ``run_id`` starts now (``attempts`` += 1)."""
+        with self._transaction() as cur:
+            cur.execute(
+                "UPDATE runs SET status='running', attempts=attempts+1, started=?, finished=NULL,"
+                " host=?, pid=?, error=NULL WHERE run_id=?",
+                (now(), host or self.host, pid or self.pid, run_id),
+            )
+            self._event(cur, run_id, "started")
+
+    def mark_finished(
+        self,
+        run_id: str,
+        status: str = "done",
+        error: str | None = None,
+        *,
+        host: str | None = None,
+        pid: int | None = None,
+    ) -> None:
+        """Record the end of an attempt: ``done``, ``diverged`` or ``failed`` (with error).
+
+        ``host``/``pid`` name the worker that executed the attempt, when known.
+        """
+        if status not in ("done", "diverged", "failed"):
+            raise ValueError(f"not a final status: {status!r}")
+        with self._transaction() as cur:
+            cur.execute(
+                "UPDATE runs SET status=?, finished=?, error=?, host=COALESCE(?, host),"
+                " pid=COALESCE(?, pid) WHERE run_id=?",
+                (status, now(), error, host, pid, run_id),
+            )
+            self._event(cur, run_id, status, error)
+
+    def mark_pending(self, run_id: str, reason: str) -> None:
+        """Put a run back in the queue (interrupted attempt, corrupt tables, ...)."""
+        with self._transaction() as cur:
+            cur.execute(
+                "UPDATE runs SET status='pending', finished=NULL, error=? WHERE run_id=?",
+                (reason, run_id),
+            )
+            self._event(cur, run_id, "requeued", reason)
+
+    def get(self, run_id: str) -> RunRecord | None:
+        """The registry row of ``run_id``, or ``None``."""
+        row = self._conn.execute("SELECT * FROM runs WHERE run_id=?", (run_id,)).fetchone()
+        return None if row is None else _record(row)
+
+    def records(self, config: str | None = None) -> list[RunRecord]:
+        """All registry rows (of one config's members when ``config`` is given)."""
+        if config is None:
+            rows = self._conn.execute("SELECT * FROM runs ORDER BY created, run_id").fetchall()
+        else:
+            rows = self._conn.execute(
+                "SELECT runs.* FROM runs JOIN members USING (run_id) WHERE members.config=? "
+                "ORDER BY created, run_id",
+                (config,),
+            ).fetchall()
+        return [_record(r) for r in rows]
+
+    def counts(self, config: str | None = None) -> dict[str, int]:
+        """Number of runs per status (every status present, zeros included)."""
+        out = dict.fromkeys(STATUSES, 0)
+        for rec in self.records(config):
+            out[rec.status] += 1
+        return out
+
+    def configs(self) -> list[str]:
+        """Names of the configs that registered runs here."""
+        rows = self._conn.execute("SELECT DISTINCT config FROM members ORDER BY config")
+        return [r[0] for r in rows]
+
+    def events(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """The append-only event log (registered, started, done, failed, requeued, ...)."""
+        if run_id is None:
+            rows = self._conn.execute("SELECT * FROM events ORDER BY id").fetchall()
+        else:
+            rows = self._conn.execute(
+                "SELECT * FROM events WHERE run_id=? ORDER BY id", (run_id,)
+            ).fetchall()
+        return [dict(r) for r in rows]
+
+    # ------------------------------------------------------------------ tables
+    def run_tables_dir(self, run_id: str) -> Path:
+        """``OUT/tables/<run_id>``."""
+        return self.tables_dir / run_id
+
+    def work_dir(self, run_id: str) -> Path:
+        """``OUT/work/<run_id>``: scratch space and checkpoints of a run (created lazily)."""
+        return self.work_root / run_id
+
+    def save_tables(self, run: RunLike, tables: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
+        """Write a finished run's tables atomically, then its manifest; returns the manifest.
+
+        Each ``<table>.csv`` is written to a temporary name and renamed; the manifest
+        (row counts, columns, sizes, SHA-256) is renamed into place last, so it exists only
+        when every file it lists is complete.
+        """
+        folder = self.run_tables_dir(run.run_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        # An older manifest must not vouch for the files being replaced.
+        with contextlib.suppress(FileNotFoundError):
+            (folder / MANIFEST).unlink()
+        entries: dict[str, Any] = {}
+        for name, frame in tables.items():
+            if not name.isidentifier():
+                raise ValueError(f"table name must be an identifier, got {name!r}")
+            data = _table_bytes(frame)
+            atomic_write_bytes(folder / f"{name}.csv", data)
+            entries[name] = {
+                "file": f"{name}.csv",
+                "rows": int(len(frame)),
+                "columns": [str(c) for c in frame.columns],
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+        manifest = {
+            "run_id": run.run_id,
+            "kind": run.kind,
+            "settings": dict(run.settings),
+            "written": now(),
+            "tables": entries,
+        }
+        atomic_write_bytes(folder / MANIFEST, json.dumps(manifest, indent=1).encode())
+        _fsync_dir(folder)
+        return manifest
+
+    def verify_tables(self, run_id: str) -> str | None:
+        """``None`` when the run's manifest and every table file check out, else the problem."""
+        return verify_run_tables(self.run_tables_dir(run_id), run_id)
+
+    def read_tables(self, run_id: str) -> dict[str, pd.DataFrame]:
+        """The verified tables of a run; raises :class:`StoreError` if anything is off."""
+        return read_run_tables(self.run_tables_dir(run_id), run_id)
+
+    def discard_tables(self, run_id: str) -> None:
+        """Delete a run's table folder (before a re-run of corrupt or partial results)."""
+        shutil.rmtree(self.run_tables_dir(run_id), ignore_errors=True)
+
+    def discard_work(self, run_id: str) -> None:
+        """Delete a run's scratch/checkpoint folder (after its tables are safely stored)."""
+        shutil.rmtree(self.work_dir(run_id), ignore_errors=True)
+
+
+def _record(row: sqlite3.Row) -> RunRecord:
+    data = dict(row)
+    data["settings"] = json.loads(data["settings"])
+    return RunRecord(**data)
+
+
+def _read_manifest(folder: Path, run_id: str) -> dict[str, Any]:
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise StoreError(f"{path}: missing (tables incomplete)") from None
+    except (OSError, ValueError) as err:
+        raise StoreError(f"{path}: unreadable manifest ({err})") from None
+    if not isinstance(manifest, dict) or manifest.get("run_id") != run_id:
+        raise StoreError(f"{path}: manifest is not for run {run_id}")
+    if not isinstance(manifest.get("tables"), dict):
+        raise StoreError(f"{path}: manifest lists no tables")
+    return manifest
+
+
+def _checked_bytes(folder: Path, name: str, entry: Mapping[str, Any]) -> bytes:
+    path = folder / str(entry.get("file", f"{name}.csv"))
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise StoreError(f"{path}: unreadable ({err.strerror or err})") from None
+    if len(data) != entry.get("bytes") or hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        raise StoreError(f"{path}: size or checksum differs from the manifest (corrupt)")
+    return data
+
+
+def verify_run_tables(folder: Path, run_id: str) -> str | None:
+    """Check a run's table folder against its manifest; ``None`` if sound, else the problem."""
+    try:
+        manifest = _read_manifest(folder, run_id)
+        for name, entry in manifest["tables"].items():
+            _checked_bytes(folder, name, entry)
+    except StoreError as err:
+        return str(err)
+    return None
+
+
+def read_run_tables(folder: Path, run_id: str) -> dict[str, pd.DataFrame]:
+    """Read and verify every table of a run (checksums checked on the bytes parsed)."""
+    manifest = _read_manifest(folder, run_id)
+    out: dict[str, pd.DataFrame] = {}
+    for name, entry in manifest["tables"].items():
+        frame = _parse_table(_checked_bytes(folder, name, entry))
+        if len(frame) != entry.get("rows"):
+            raise StoreError(f"{folder / entry['file']}: row count differs from the manifest")
+        out[name] = frame
+    return out
+
+
+def _setting_value(value: Any) -> Any:
+    """Settings as table cells: scalars as they are, lists/dicts as canonical JSON text."""
+    if isinstance(value, (list, tuple, dict)):
+        return canonical_json(value)
+    return value
+
+
+def load_results(
+    out_dir: str | os.PathLike[str],
+    *,
+    config: str | None = None,
+    kind: str | None = None,
+    include_diverged: bool = True,
+) -> dict[str, pd.DataFrame]:
+    """All finished runs' tables of a sweep folder, one DataFrame per table name.
+
+    Each row carries ``run_id``, ``config``, ``kind`` and ``status``, then the run's settings
+    as columns (list-valued settings such as ``seeds`` as JSON text; a setting whose name is
+    already a column of the table keeps the table's value), then the table's own columns.
+    Runs are included when their status is ``done`` (and ``diverged``, which also finished
+    with complete tables, unless ``include_diverged=False``) and their files verify against
+    the manifest; a run whose files do not verify is left out with a warning, never read.
+    ``config`` selects the runs belonging to that config (a run shared by two configs is
+    stored once; its ``config`` column then shows the requested config, and otherwise the
+    first config that registered it); ``kind`` filters by run kind.
+    """
+    import warnings
+
+    store = ResultsStore(out_dir, create=False)
+    try:
+        statuses = FINISHED if include_diverged else ("done",)
+        records = [
+            r
+            for r in store.records(config)
+            if r.status in statuses and (kind is None or r.kind == kind)
+        ]
+        pieces: dict[str, list[pd.DataFrame]] = {}
+        for rec in sorted(records, key=lambda r: r.run_id):
+            try:
+                tables = store.read_tables(rec.run_id)
+            except StoreError as err:
+                warnings.warn(f"skipping run {rec.run_id}: {err}", stacklevel=2)
+                continue
+            for name, frame in tables.items():
+                front = {
+                    "run_id": rec.run_id,
+                    "config": config or rec.config,
+                    "kind": rec.kind,
+                    "status": rec.status,
+                }
+                for key, value in rec.settings.items():
+                    if key not in frame.columns and key not in front:
+                        front[key] = _setting_value(value)
+                frame = frame.copy()
+                for i, (key, value) in enumerate(front.items()):
+                    frame.insert(i, key, [value] * len(frame))
+                pieces.setdefault(name, []).append(frame)
+        return {
+            name: pd.concat(frames, ignore_index=True, sort=False)
+            for name, frames in sorted(pieces.items())
+        }
+    finally:
+        store.close()
+
+
+def sweep_owner(out_dir: str | os.PathLike[str]) -> str | None:
+    """Who holds ``out_dir``'s sweep lock (``"pid N on HOST since T"``), or ``None``.
+
+    Read-only: tests the lock with a shared, non-blocking ``flock`` that is released at once.
+    """
+    import fcntl
+
+    path = Path(out_dir) / LOCK_NAME
+    try:
+        fh = open(path)  # noqa: SIM115
+    except OSError:
+        return None
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return fh.read().strip() or "another process"
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return None
