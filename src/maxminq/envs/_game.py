@@ -1,0 +1,241 @@
+"""Shared machinery for the NumPy/numba PLE games: single env and batched VectorEnv.
+
+A game is a :class:`GameCore`: the state of B independent games in flat arrays, plus
+numba kernels that reset some slots and step all of them. :class:`GameEnv` is the
+single-game Gymnasium env (a core with B = 1) and :class:`GameVectorEnv` steps B games at
+once with same-step autoreset and a per-slot time limit. Both call the same kernels and
+draw from per-slot random streams, so slot i of a batch replays exactly the game a single
+env with the same seed plays.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from maxminq.envs._rng import state_from_generator
+
+
+class GameCore(ABC):
+    """State and dynamics of ``num_games`` copies of one game.
+
+    Subclasses define the arrays, :meth:`reset_slots`, :meth:`step`, :meth:`observe`
+    and :meth:`render_slot`. ``rng`` holds one SplitMix64 state per slot.
+    """
+
+    n_actions: ClassVar[int]
+    obs_dim: ClassVar[int]
+    obs_low: ClassVar[np.ndarray]
+    obs_high: ClassVar[np.ndarray]
+    norm_shift: ClassVar[np.ndarray]
+    norm_scale: ClassVar[np.ndarray]
+    screen: ClassVar[tuple[int, int]]  # (width, height)
+
+    def __init__(self, num_games: int) -> None:
+        self.num_games = num_games
+        self.rng = np.zeros(num_games, dtype=np.uint64)
+
+    @abstractmethod
+    def reset_slots(self, mask: np.ndarray) -> None:
+        """Start a new game in every slot where ``mask`` is True (using that slot's stream)."""
+
+    @abstractmethod
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Advance every slot by one frame; return (reward float64[B], terminated bool[B])."""
+
+    @abstractmethod
+    def state(self) -> np.ndarray:
+        """Raw PLE ``getGameState()`` values, shape (B, obs_dim), float64."""
+
+    @abstractmethod
+    def render_slot(self, i: int) -> np.ndarray:
+        """RGB frame (height, width, 3) uint8 of slot ``i``."""
+
+    def observe(self, normalize: bool) -> np.ndarray:
+        """Observations (B, obs_dim) float32, optionally normalised."""
+        s = self.state()
+        if normalize:
+            s = (s - self.norm_shift) / self.norm_scale
+        return s.astype(np.float32)
+
+    @classmethod
+    def observation_space(cls, normalize: bool) -> spaces.Box:
+        """Box of one observation (bounds transformed like the observation)."""
+        low, high = cls.obs_low, cls.obs_high
+        if normalize:
+            low, high = (
+                (low - cls.norm_shift) / cls.norm_scale,
+                (high - cls.norm_shift) / (cls.norm_scale),
+            )
+        return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+
+
+def fill_rect(img: np.ndarray, x: float, y: float, w: float, h: float, color: tuple) -> None:
+    """Draw an axis-aligned filled rectangle (top-left x, y) clipped to the image."""
+    height, width = img.shape[:2]
+    x0, y0 = max(int(x), 0), max(int(y), 0)
+    x1, y1 = min(int(x + w), width), min(int(y + h), height)
+    if x1 > x0 and y1 > y0:
+        img[y0:y1, x0:x1] = color
+
+
+class GameEnv(gym.Env):
+    """Single-game Gymnasium env over a :class:`GameCore` with one slot.
+
+    Args:
+        normalize: return normalised features instead of the raw PLE state.
+        render_mode: None or ``"rgb_array"``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    core_cls: ClassVar[type[GameCore]]
+
+    def __init__(self, normalize: bool = False, render_mode: str | None = None) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.normalize = bool(normalize)
+        self.core = self.core_cls(1)
+        self.observation_space = self.core_cls.observation_space(self.normalize)
+        self.action_space = spaces.Discrete(self.core_cls.n_actions)
+        self._seeded = False
+        self._action = np.zeros(1, dtype=np.int64)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start a new game; a seed re-seeds the game's own stream, else it continues."""
+        super().reset(seed=seed)
+        if seed is not None or not self._seeded:
+            self.core.rng[0] = state_from_generator(self.np_random)
+            self._seeded = True
+        self.core.reset_slots(np.ones(1, dtype=np.bool_))
+        return self.core.observe(self.normalize)[0], {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """One frame (dt = 1000/30 ms); reward = change of the PLE score."""
+        self._action[0] = int(action)
+        reward, terminated = self.core.step(self._action)
+        obs = self.core.observe(self.normalize)[0]
+        return obs, float(reward[0]), bool(terminated[0]), False, {}
+
+    def render(self) -> np.ndarray | None:
+        """RGB frame of the current state (``render_mode="rgb_array"``)."""
+        if self.render_mode == "rgb_array":
+            return self.core.render_slot(0)
+        return None
+
+
+class GameVectorEnv(VectorEnv):
+    """B games stepped together by one kernel call, same-step autoreset, per-slot time limit.
+
+    When slot i terminates or reaches ``max_episode_steps`` the returned ``obs[i]`` is already
+    the first observation of its next game; the last observation is in
+    ``info["final_obs"][i]`` (mask ``info["_final_obs"]``), as Gymnasium's
+    ``SyncVectorEnv(autoreset_mode=SAME_STEP)`` does.
+
+    Args:
+        seeds: one seed per slot, used at the first reset without an explicit seed.
+        max_episode_steps: time limit per game (truncation), None for none.
+        normalize: normalised features instead of the raw PLE state.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["rgb_array"],
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+    }
+    core_cls: ClassVar[type[GameCore]]
+
+    def __init__(
+        self,
+        seeds: list[int] | None = None,
+        num_envs: int | None = None,
+        max_episode_steps: int | None = None,
+        normalize: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        if seeds is None and num_envs is None:
+            raise ValueError("give seeds or num_envs")
+        self.num_envs = len(seeds) if seeds is not None else int(num_envs)  # type: ignore[arg-type]
+        self._init_seeds = list(seeds) if seeds is not None else None
+        self.max_episode_steps = max_episode_steps
+        self.normalize = bool(normalize)
+        self.render_mode = render_mode
+        self.core = self.core_cls(self.num_envs)
+        self.single_observation_space = self.core_cls.observation_space(self.normalize)
+        self.single_action_space = spaces.Discrete(self.core_cls.n_actions)
+        self.observation_space = gym.vector.utils.batch_space(
+            self.single_observation_space, self.num_envs
+        )
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
+        self._all = np.ones(self.num_envs, dtype=np.bool_)
+        self._seeded = False
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every slot. ``seed``: int (slot i gets seed + i), list, or None.
+
+        With None, the first reset uses the seeds given at construction; later ones continue
+        each slot's own stream.
+        """
+        if seed is None and not self._seeded and self._init_seeds is not None:
+            seed = self._init_seeds
+        if isinstance(seed, (int, np.integer)):
+            seed = [int(seed) + i for i in range(self.num_envs)]
+        if seed is not None:
+            if len(seed) != self.num_envs:
+                raise ValueError(f"expected {self.num_envs} seeds, got {len(seed)}")
+            for i, s in enumerate(seed):
+                if s is not None or not self._seeded:
+                    self.core.rng[i] = state_from_generator(seeding.np_random(s)[0])
+            self._np_random, _ = seeding.np_random(seed[0])
+        elif not self._seeded:
+            for i in range(self.num_envs):
+                self.core.rng[i] = state_from_generator(seeding.np_random(None)[0])
+        self._seeded = True
+        self._elapsed[:] = 0
+        self.core.reset_slots(self._all)
+        return self.core.observe(self.normalize), {}
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step all slots; finished slots are reset in the same call."""
+        actions = np.asarray(actions, dtype=np.int64)
+        reward, terminated = self.core.step(actions)
+        self._elapsed += 1
+        if self.max_episode_steps is not None:
+            truncated = (self._elapsed >= self.max_episode_steps) & ~terminated
+        else:
+            truncated = np.zeros(self.num_envs, dtype=np.bool_)
+        done = terminated | truncated
+        obs = self.core.observe(self.normalize)
+        info: dict[str, Any] = {}
+        if done.any():
+            final = np.full(self.num_envs, None, dtype=object)
+            for i in np.flatnonzero(done):
+                final[i] = obs[i].copy()
+            info = {
+                "final_obs": final,
+                "_final_obs": done.copy(),
+                "final_info": {},
+                "_final_info": done.copy(),
+            }
+            self.core.reset_slots(done)
+            self._elapsed[done] = 0
+            obs = self.core.observe(self.normalize)
+        return obs, reward.copy(), terminated.copy(), truncated, info
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """One RGB frame per slot (``render_mode="rgb_array"``)."""
+        if self.render_mode == "rgb_array":
+            return tuple(self.core.render_slot(i) for i in range(self.num_envs))
+        return None

@@ -1,0 +1,147 @@
+"""``make`` / ``make_vector``: one entry point for our games, MinAtar and any Gymnasium id."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
+
+from maxminq.errors import UsageError
+
+CATCHER_ID = "maxminq/Catcher-v0"
+PIXELCOPTER_ID = "maxminq/Pixelcopter-v0"
+MINATAR_IDS: dict[str, str] = {
+    f"maxminq/MinAtar-{name}-v0": module
+    for name, module in {
+        "Asterix": "asterix",
+        "Breakout": "breakout",
+        "Freeway": "freeway",
+        "Seaquest": "seaquest",
+        "SpaceInvaders": "space_invaders",
+    }.items()
+}
+#: Episode caps of the paper's code (truncation, not termination).
+CAPS: dict[str, int | None] = {
+    CATCHER_ID: 2_000,
+    PIXELCOPTER_ID: 500,
+    "maxminq/MinAtar-Seaquest-v0": 10_000,
+}
+
+
+def register_envs() -> None:
+    """Register our ids with Gymnasium (idempotent; runs on ``import maxminq.envs``)."""
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    entries: dict[str, tuple[str, dict[str, Any]]] = {
+        CATCHER_ID: ("maxminq.envs.catcher:CatcherEnv", {}),
+        PIXELCOPTER_ID: ("maxminq.envs.pixelcopter:PixelcopterEnv", {}),
+    }
+    for env_id, module in MINATAR_IDS.items():
+        entries[env_id] = ("maxminq.envs.minatar:MinAtarEnv", {"game": module})
+    for env_id, (entry_point, kwargs) in entries.items():
+        if env_id in gym.registry:
+            continue
+        gym.register(
+            id=env_id,
+            entry_point=entry_point,
+            kwargs=kwargs,
+            max_episode_steps=CAPS.get(env_id),
+        )
+
+
+def known_ids() -> list[str]:
+    """Our ids, then LunarLander-v3, then the other Gymnasium ids."""
+    register_envs()
+    ours = [CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS]
+    rest = sorted(k for k in gym.registry if k not in ours and k != "LunarLander-v3")
+    return [*ours, "LunarLander-v3", *rest]
+
+
+def _check_id(env_id: str) -> None:
+    register_envs()
+    if env_id not in gym.registry:
+        ours = ", ".join([CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS, "LunarLander-v3"])
+        raise UsageError(
+            f"--env: unknown environment {env_id!r}; expected one of {ours}, "
+            "or any registered Gymnasium id (e.g. CartPole-v1); 'maxminq envs' lists them"
+        )
+
+
+class _SeedFirstReset(gym.Wrapper):
+    """Uses ``seed`` at the first ``reset()`` that gives none; later resets continue the stream."""
+
+    def __init__(self, env: gym.Env, seed: int) -> None:
+        super().__init__(env)
+        self._first_seed: int | None = int(seed)
+        env.action_space.seed(int(seed))
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        """Reset, injecting the construction seed the first time if none is given."""
+        if seed is None:
+            seed = self._first_seed
+        self._first_seed = None
+        return self.env.reset(seed=seed, options=options)
+
+
+def make(
+    env_id: str,
+    *,
+    seed: int | None = None,
+    max_episode_steps: int | None = None,
+    **kwargs: Any,
+) -> gym.Env:
+    """Build one environment.
+
+    Args:
+        env_id: ``maxminq/Catcher-v0``, ``maxminq/Pixelcopter-v0``,
+            ``maxminq/MinAtar-<Game>-v0`` or any Gymnasium id (``LunarLander-v3``, ...).
+        seed: used by the first ``reset()`` that passes no seed (and seeds the action space).
+        max_episode_steps: override the registered episode cap.
+        **kwargs: passed to the environment (e.g. ``normalize=True``, ``render_mode``,
+            ``sticky_action_prob``, ``minimal_action_set``).
+
+    Raises:
+        UsageError: unknown ``env_id``.
+    """
+    _check_id(env_id)
+    env = gym.make(env_id, max_episode_steps=max_episode_steps, **kwargs)
+    if seed is not None:
+        env = _SeedFirstReset(env, seed)
+    return env
+
+
+def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
+    """Build ``len(seeds)`` copies of ``env_id`` as one VectorEnv with same-step autoreset.
+
+    Sub-env i uses ``seeds[i]`` at the first ``reset()`` and continues its own stream after,
+    so its trajectory under a fixed action sequence does not depend on the other sub-envs.
+    Catcher and Pixelcopter use their native batched kernels (with the per-slot episode
+    cap); every other id uses ``SyncVectorEnv``.
+
+    Args:
+        env_id: as for :func:`make`.
+        seeds: one seed per sub-env.
+        **kwargs: ``max_episode_steps`` and env keyword arguments, as for :func:`make`.
+    """
+    _check_id(env_id)
+    if not seeds:
+        raise UsageError("--seeds: need at least one seed")
+    seeds = [int(s) for s in seeds]
+    if env_id in (CATCHER_ID, PIXELCOPTER_ID):
+        cap = kwargs.pop("max_episode_steps", None)
+        cap = CAPS[env_id] if cap is None else int(cap)
+        if env_id == CATCHER_ID:
+            from maxminq.envs.catcher import CatcherVectorEnv as cls
+        else:
+            from maxminq.envs.pixelcopter import PixelcopterVectorEnv as cls
+        return cls(seeds=seeds, max_episode_steps=cap, **kwargs)
+
+    def thunk(s: int) -> Callable[[], gym.Env]:
+        return lambda: make(env_id, seed=s, **kwargs)
+
+    return SyncVectorEnv(
+        [thunk(s) for s in seeds], autoreset_mode=AutoresetMode.SAME_STEP, copy=True
+    )

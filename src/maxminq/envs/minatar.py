@@ -1,0 +1,128 @@
+"""MinAtar games (Young and Tian 2019, package ``minatar``) as Gymnasium envs.
+
+Our own wrapper around ``minatar.Environment`` fixing the defects of ``minatar.gym``:
+observations are channels-first (C, 10, 10) with a space whose dtype matches them;
+``reset(seed=...)`` re-seeds the game's own ``RandomState`` (shared by the sticky-action
+draw and the game), derived from Gymnasium's ``np_random``; later resets continue that stream.
+
+Options: ``sticky_action_prob`` (MinAtar default 0.1), ``difficulty_ramping`` (default
+True), ``minimal_action_set`` (default False: all 6 actions, as MinAtar's DQN and the paper's
+code use), ``obs_dtype`` ("uint8" default, or "float32"). Seaquest is registered with the
+10,000-step cap of the paper's code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+GAMES: dict[str, str] = {
+    "Asterix": "asterix",
+    "Breakout": "breakout",
+    "Freeway": "freeway",
+    "Seaquest": "seaquest",
+    "SpaceInvaders": "space_invaders",
+}
+
+
+def _palette(n_channels: int) -> np.ndarray:
+    """Background black, then one colour per channel (cubehelix, as MinAtar's display)."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["cubehelix"]
+    cols = [cmap(0.15 + 0.7 * k / max(n_channels - 1, 1))[:3] for k in range(n_channels)]
+    return (np.array([(0.0, 0.0, 0.0), *cols]) * 255).astype(np.uint8)
+
+
+class MinAtarEnv(gym.Env):
+    """One MinAtar game.
+
+    Args:
+        game: MinAtar module name (``"asterix"``, ``"breakout"``, ``"freeway"``,
+            ``"seaquest"``, ``"space_invaders"``).
+        sticky_action_prob: probability of repeating the previous action.
+        difficulty_ramping: whether the game speeds up over time.
+        minimal_action_set: use the game's minimal action set instead of all 6 actions.
+        obs_dtype: ``"uint8"`` or ``"float32"`` observation dtype.
+        render_mode: None or ``"rgb_array"`` (10x10 upscaled by ``render_scale``).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+
+    def __init__(
+        self,
+        game: str,
+        sticky_action_prob: float = 0.1,
+        difficulty_ramping: bool = True,
+        minimal_action_set: bool = False,
+        obs_dtype: str = "uint8",
+        render_mode: str | None = None,
+        render_scale: int = 8,
+    ) -> None:
+        from minatar import Environment
+
+        if obs_dtype not in ("uint8", "float32"):
+            raise ValueError(f"obs_dtype must be 'uint8' or 'float32', got {obs_dtype!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if not 0.0 <= sticky_action_prob <= 1.0:
+            raise ValueError(f"sticky_action_prob must be in [0, 1], got {sticky_action_prob}")
+        self.game_name = game
+        self.game = Environment(
+            game, sticky_action_prob=sticky_action_prob, difficulty_ramping=difficulty_ramping
+        )
+        self.action_set = (
+            list(self.game.minimal_action_set())
+            if minimal_action_set
+            else list(range(self.game.num_actions()))
+        )
+        h, w, c = self.game.state_shape()
+        self._dtype = np.dtype(obs_dtype)
+        self.observation_space = spaces.Box(0, 1, shape=(c, h, w), dtype=self._dtype)
+        self.action_space = spaces.Discrete(len(self.action_set))
+        self.render_mode = render_mode
+        self.render_scale = int(render_scale)
+        self._palette = None
+        self._seeded = False
+
+    def _obs(self) -> np.ndarray:
+        return np.ascontiguousarray(self.game.state().transpose(2, 0, 1), dtype=self._dtype)
+
+    def _set_stream(self) -> None:
+        # One RandomState, shared by the sticky-action draw and the game (as minatar's seed()).
+        bits = np.random.MT19937(int(self.np_random.integers(0, 2**63)))
+        rs = np.random.RandomState(bits)
+        self.game.random = rs
+        self.game.env.random = rs
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start a new game; a seed re-seeds the game's RandomState, else it continues."""
+        super().reset(seed=seed)
+        if seed is not None or not self._seeded:
+            self._set_stream()
+            self._seeded = True
+        self.game.last_action = 0  # no sticky carry-over across episodes
+        self.game.reset()
+        return self._obs(), {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Apply ``action_set[action]`` (sticky with the configured probability)."""
+        reward, done = self.game.act(self.action_set[int(action)])
+        return self._obs(), float(reward), bool(done), False, {}
+
+    def render(self) -> np.ndarray | None:
+        """RGB image: each cell coloured by its highest active channel."""
+        if self.render_mode != "rgb_array":
+            return None
+        state = self.game.state()
+        c = state.shape[-1]
+        if self._palette is None:
+            self._palette = _palette(c)
+        idx = np.max(state * np.arange(1, c + 1), axis=2).astype(np.int64)
+        img = self._palette[idx]
+        return np.repeat(np.repeat(img, self.render_scale, 0), self.render_scale, 1)
