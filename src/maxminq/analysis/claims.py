@@ -1,0 +1,487 @@
+"""The paper's qualitative claims as data-driven checks.
+
+Every check reads the results and returns a :class:`Claim` whose status is ``supported``,
+``not supported`` or ``insufficient data``, with the numbers it was decided on. Nothing here
+is hard-coded to an outcome: change the data and the verdict changes.
+
+Decision rules (stated in each claim's ``rule``):
+
+* "A is below B" for means over independent runs: supported when the normal-approximation 95%
+  interval of the difference of means lies entirely on the claimed side
+  (``|mean_A - mean_B| > 1.96 * sqrt(SE_A^2 + SE_B^2)``), not supported otherwise.
+* "A overestimates the true value v": supported when ``mean - 1.96 SE > v`` (and mirrored).
+* Deep "A performs as well as or better than B" (paper Sec. 6) by IQM with stratified
+  bootstrap 95% CIs: supported when IQM_A >= IQM_B or the two CIs overlap (A is not
+  distinguishably worse); not supported when A's CI lies entirely below B's.
+* Fewer than ``MIN_RUNS`` runs on either side (or missing data): insufficient data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from maxminq.analysis import style
+from maxminq.analysis import tables as T
+
+SUPPORTED = "supported"
+NOT_SUPPORTED = "not supported"
+INSUFFICIENT = "insufficient data"
+MIN_RUNS = 3
+Z95 = 1.959963984540054
+
+
+@dataclass
+class Claim:
+    """One checked claim: what the paper says, the verdict and the numbers behind it."""
+
+    section: str
+    text: str
+    status: str
+    evidence: str
+    rule: str = ""
+    numbers: dict[str, float] = field(default_factory=dict)
+
+    def line(self) -> str:
+        """A one-line summary, e.g. 'Maxmin DQN >= DQN on Catcher: supported, IQM ...'."""
+        return f"{self.text}: {self.status}" + (f", {self.evidence}" if self.evidence else "")
+
+
+def _fmt(x: float) -> str:
+    """Numbers for humans: 3 significant digits, no exponent for everyday magnitudes."""
+    if x is None or not np.isfinite(x):
+        return "n/a"
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _ms(x: np.ndarray) -> tuple[float, float, int]:
+    mean, se = T.mean_se(x)
+    return mean, se, int(np.isfinite(np.asarray(x, dtype=float)).sum())
+
+
+def compare_means(
+    a: np.ndarray, b: np.ndarray, *, lower_is_claimed: bool, name_a: str, name_b: str
+) -> tuple[str, str, dict[str, float]]:
+    """Decide "mean of a < mean of b" (or ">" if not ``lower_is_claimed``) over runs."""
+    ma, sa, na = _ms(a)
+    mb, sb, nb = _ms(b)
+    nums = {f"{name_a}_mean": ma, f"{name_a}_se": sa, f"{name_b}_mean": mb, f"{name_b}_se": sb}
+    if na < MIN_RUNS or nb < MIN_RUNS:
+        return INSUFFICIENT, f"{na} and {nb} runs (need {MIN_RUNS})", nums
+    diff = ma - mb
+    half = Z95 * float(np.hypot(np.nan_to_num(sa), np.nan_to_num(sb)))
+    ok = diff < -half if lower_is_claimed else diff > half
+    evidence = (
+        f"{name_a} {_fmt(ma)} ± {_fmt(sa)} vs {name_b} {_fmt(mb)} ± {_fmt(sb)} "
+        f"(mean ± SE; {na} vs {nb} runs; difference {_fmt(diff)} ± {_fmt(half)} at 95%)"
+    )
+    return (SUPPORTED if ok else NOT_SUPPORTED), evidence, nums
+
+
+def compare_to_value(
+    x: np.ndarray, value: float, *, above: bool, name: str
+) -> tuple[str, str, dict[str, float]]:
+    """Decide "the mean of x is above (below) ``value``" at 95% (normal approximation)."""
+    m, s, n = _ms(x)
+    nums = {f"{name}_mean": m, f"{name}_se": s, "true_value": value}
+    if n < MIN_RUNS:
+        return INSUFFICIENT, f"{n} runs (need {MIN_RUNS})", nums
+    s0 = np.nan_to_num(s)
+    ok = (m - Z95 * s0 > value) if above else (m + Z95 * s0 < value)
+    evidence = f"{name} {_fmt(m)} ± {_fmt(s)} (mean ± SE over {n} runs) vs true {_fmt(value)}"
+    return (SUPPORTED if ok else NOT_SUPPORTED), evidence, nums
+
+
+def compare_iqm(
+    a: np.ndarray, b: np.ndarray, *, name_a: str, name_b: str, seed: int = 0
+) -> tuple[str, str, dict[str, float]]:
+    """Decide "a performs as well as or better than b" by IQM with bootstrap 95% CIs."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    if a.size < MIN_RUNS or b.size < MIN_RUNS:
+        return INSUFFICIENT, f"{a.size} and {b.size} runs (need {MIN_RUNS})", {}
+    ia, ib = float(T.iqm(a)), float(T.iqm(b))
+    la, ha = T.stratified_bootstrap_ci(a, rng=np.random.default_rng([seed, 1]))
+    lb, hb = T.stratified_bootstrap_ci(b, rng=np.random.default_rng([seed, 2]))
+    nums = {
+        f"{name_a}_iqm": ia,
+        f"{name_a}_low": la,
+        f"{name_a}_high": ha,
+        f"{name_b}_iqm": ib,
+        f"{name_b}_low": lb,
+        f"{name_b}_high": hb,
+    }
+    ok = ia >= ib or ha >= lb
+    evidence = (
+        f"IQM {_fmt(ia)} [{_fmt(la)}, {_fmt(ha)}] vs {_fmt(ib)} [{_fmt(lb)}, {_fmt(hb)}] "
+        f"({a.size} vs {b.size} runs)"
+    )
+    return (SUPPORTED if ok else NOT_SUPPORTED), evidence, nums
+
+
+RULE_MEANS = "95% normal interval of the difference of means on the claimed side"
+RULE_VALUE = "mean ∓ 1.96 SE beyond the true value"
+RULE_IQM = "IQM_A >= IQM_B or the 95% bootstrap CIs overlap; else not supported"
+
+
+# ----------------------------------------------------------------------------- toy MDP
+def _toy_select(df: pd.DataFrame, mu: float, algorithm: str, n: int | None = None):
+    m = np.isclose(df["mu"].to_numpy(dtype=float), mu) & (df["algorithm"] == algorithm).to_numpy()
+    if n is not None and "n" in df.columns:
+        m &= df["n"].to_numpy() == n
+    return df[m]
+
+
+def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
+    """Fig. 2 and the appendix Q(A, Left) figure (Sec. 4 and App. C.1)."""
+    sec = "Toy MDP"
+    texts = {
+        "qover": "Q-learning overestimates Q(A, Left) = μ (μ = {mu:+g})",
+        "dunder": "Double Q underestimates Q(A, Left) = μ (μ = {mu:+g})",
+        "pos": "μ = +0.1: Q-learning ends closer to the optimal ε-greedy policy than Double Q",
+        "neg": "μ = −0.1: Double Q approaches the optimal policy faster than Q-learning",
+        "negN": "μ = −0.1: Maxmin with the largest N approaches the optimal policy faster than "
+        "with the smallest N",
+    }
+    if toy is None or toy.empty:
+        return [
+            Claim(sec, texts[k].format(mu=0.1), INSUFFICIENT, "no toy MDP results")
+            for k in ("qover", "dunder", "pos", "neg", "negN")
+        ]
+    claims = []
+    final_q = T.toy_final(toy, "q_a_left")
+    for mu in sorted(toy["mu"].unique(), reverse=True):
+        for key, alg, above in (("qover", "q_learning", True), ("dunder", "double_q", False)):
+            x = _toy_select(final_q, mu, alg)["q_a_left"].to_numpy()
+            status, ev, nums = compare_to_value(
+                x, float(mu), above=above, name=f"final Q(A,Left) of {style.label(alg)}"
+            )
+            claims.append(
+                Claim(
+                    sec,
+                    texts[key].format(mu=mu),
+                    status,
+                    ev,
+                    RULE_VALUE + " (average over the last 10% of episodes)",
+                    nums,
+                )
+            )
+    final_d = T.toy_final(toy, "distance")
+    auc = T.toy_auc(toy, "distance")
+    pos = [m for m in toy["mu"].unique() if m > 0]
+    neg = [m for m in toy["mu"].unique() if m < 0]
+    if pos:
+        mu = max(pos)
+        a = _toy_select(final_d, mu, "q_learning")["distance"].to_numpy()
+        b = _toy_select(final_d, mu, "double_q")["distance"].to_numpy()
+        s, ev, nums = compare_means(
+            a, b, lower_is_claimed=True, name_a="Q-learning", name_b="Double Q"
+        )
+        claims.append(
+            Claim(
+                sec,
+                texts["pos"],
+                s,
+                "final distance " + ev,
+                RULE_MEANS + " (distance averaged over the last 10% of episodes)",
+                nums,
+            )
+        )
+    else:
+        claims.append(Claim(sec, texts["pos"], INSUFFICIENT, "no μ > 0 results"))
+    if neg:
+        mu = min(neg)
+        a = _toy_select(auc, mu, "double_q")["distance"].to_numpy()
+        b = _toy_select(auc, mu, "q_learning")["distance"].to_numpy()
+        s, ev, nums = compare_means(
+            a, b, lower_is_claimed=True, name_a="Double Q", name_b="Q-learning"
+        )
+        claims.append(
+            Claim(
+                sec,
+                texts["neg"],
+                s,
+                "mean distance over all episodes " + ev,
+                RULE_MEANS + " (area under the distance curve)",
+                nums,
+            )
+        )
+        mm = auc[np.isclose(auc["mu"].to_numpy(dtype=float), mu) & (auc["algorithm"] == "maxmin")]
+        ns = sorted(mm["n"].unique()) if "n" in mm.columns else []
+        if len(ns) >= 2:
+            a = mm[mm["n"] == ns[-1]]["distance"].to_numpy()
+            b = mm[mm["n"] == ns[0]]["distance"].to_numpy()
+            s, ev, nums = compare_means(
+                a, b, lower_is_claimed=True, name_a=f"N={ns[-1]}", name_b=f"N={ns[0]}"
+            )
+            claims.append(
+                Claim(
+                    sec,
+                    texts["negN"],
+                    s,
+                    "mean distance over all episodes " + ev,
+                    RULE_MEANS + " (area under the distance curve)",
+                    nums,
+                )
+            )
+        else:
+            claims.append(Claim(sec, texts["negN"], INSUFFICIENT, "fewer than two Maxmin N"))
+    else:
+        for k in ("neg", "negN"):
+            claims.append(Claim(sec, texts[k], INSUFFICIENT, "no μ < 0 results"))
+    return claims
+
+
+# ----------------------------------------------------------------------------- Mountain Car
+def mountain_car_claims(mc: pd.DataFrame | None) -> list[Claim]:
+    """Fig. 3(a): at the highest reward variance, Maxmin needs fewer steps than the others."""
+    sec = "Mountain Car"
+    baselines = ["q_learning", "double_q", "averaged"]
+    if mc is None or mc.empty:
+        return [
+            Claim(
+                sec,
+                f"Highest σ²: Maxmin Q's last-episode steps below {style.label(b)}'s",
+                INSUFFICIENT,
+                "no Mountain Car results",
+            )
+            for b in baselines
+        ]
+    final = T.mountain_car_final(mc)
+    summary = T.summarize(final, T.present_keys(final, T.MOUNTAIN_CAR_KEYS), "steps", reps=200)
+    sig = float(final["sigma2"].max())
+    at = summary[np.isclose(summary["sigma2"].to_numpy(dtype=float), sig)]
+    # The paper picks the best step size per algorithm and sigma^2 (and here also the best N).
+    best = T.best_settings(at, ["algorithm"], score="mean", higher_is_better=False)
+    keys = T.present_keys(final, T.MOUNTAIN_CAR_KEYS)
+
+    def runs_of(alg: str) -> tuple[np.ndarray, str]:
+        row = best[best["algorithm"] == alg]
+        if row.empty:
+            return np.array([]), ""
+        r = row.iloc[0]
+        desc = f"step size {r['step_size']:g}" if "step_size" in r else ""
+        if alg == "maxmin" and "n" in r:
+            desc += f", N={int(r['n'])}"
+        return T.select_setting(final, r, keys)["steps"].to_numpy(dtype=float), desc
+
+    claims = []
+    a, desc_a = runs_of("maxmin")
+    for base in baselines:
+        text = f"σ² = {sig:g}: Maxmin Q's last-episode steps below {style.label(base)}'s"
+        b, desc_b = runs_of(base)
+        s, ev, nums = compare_means(
+            a, b, lower_is_claimed=True, name_a="Maxmin Q", name_b=style.label(base)
+        )
+        if s != INSUFFICIENT:
+            ev += f"; best settings: Maxmin {desc_a}; {style.label(base)} {desc_b}"
+        claims.append(
+            Claim(
+                sec,
+                text,
+                s,
+                "last-episode steps " + ev,
+                RULE_MEANS + " (best step size per algorithm at this σ²)",
+                nums,
+            )
+        )
+    return claims
+
+
+# ----------------------------------------------------------------------------- theory
+def _read_theory(theory_dir: Path | None, name: str) -> pd.DataFrame | None:
+    if theory_dir is None:
+        return None
+    path = Path(theory_dir) / name
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.ParserError):
+        return None
+
+
+def _col(df: pd.DataFrame, *names: str) -> str | None:
+    low = {c.lower(): c for c in df.columns}
+    for n in names:
+        if n.lower() in low:
+            return low[n.lower()]
+    return None
+
+
+def theory_claims(theory_dir: Path | None) -> list[Claim]:
+    """Theorem 1 / Corollary 1 (Fig. 5): bias decreases with N; variance ratio below 1."""
+    sec = "Theory"
+    t_bias = "Theorem 1: the expected bias of Maxmin's estimate decreases as N grows (every M)"
+    t_var = "Corollary 1: Var[Q^min] / Var[Q] < 1 for N ≥ 8"
+    claims = []
+    bias = _read_theory(theory_dir, "bias.csv")
+    ncol = _col(bias, "N", "n") if bias is not None else None
+    mcol = _col(bias, "M", "m", "actions") if bias is not None else None
+    bcol = _col(bias, "bias", "expected_bias", "bias_closed_form") if bias is not None else None
+    if bias is None or not (ncol and mcol and bcol):
+        claims.append(Claim(sec, t_bias, INSUFFICIENT, "no readable bias.csv (M, N, bias)"))
+    else:
+        worst = -np.inf
+        for _, g in bias.groupby(mcol):
+            v = g.sort_values(ncol)[bcol].to_numpy(dtype=float)
+            if v.size > 1:
+                worst = max(worst, float(np.max(np.diff(v))))
+        m_vals = sorted(bias[mcol].unique())
+        n_vals = sorted(bias[ncol].unique())
+        status = SUPPORTED if worst < 0 else NOT_SUPPORTED
+        ev = (
+            f"largest change in bias from N to N+1 over M in {m_vals[0]}..{m_vals[-1]}, "
+            f"N in {n_vals[0]}..{n_vals[-1]}: {worst:+.4g}"
+        )
+        claims.append(
+            Claim(
+                sec,
+                t_bias,
+                status,
+                ev,
+                "every consecutive difference < 0",
+                {"max_step_change": worst},
+            )
+        )
+    var = _read_theory(theory_dir, "variance.csv")
+    ncol = _col(var, "N", "n") if var is not None else None
+    rcol = _col(var, "ratio", "variance_ratio", "var_ratio") if var is not None else None
+    if var is None or not (ncol and rcol):
+        claims.append(Claim(sec, t_var, INSUFFICIENT, "no readable variance.csv (N, ratio)"))
+    else:
+        big = var[var[ncol] >= 8]
+        if big.empty:
+            claims.append(Claim(sec, t_var, INSUFFICIENT, "no N ≥ 8 in variance.csv"))
+        else:
+            worst = float(big[rcol].max())
+            ev = f"largest ratio for N ≥ 8: {worst:.4g}"
+            claims.append(
+                Claim(
+                    sec,
+                    t_var,
+                    SUPPORTED if worst < 1 else NOT_SUPPORTED,
+                    ev,
+                    "max ratio over N ≥ 8 below 1",
+                    {"max_ratio": worst},
+                )
+            )
+    return claims
+
+
+# ----------------------------------------------------------------------------- deep
+def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
+    """Sec. 6: Maxmin DQN as well as or better than the baselines, per environment; varying N;
+    and (beyond the paper) lower measured estimation bias than DQN."""
+    sec = "Deep RL"
+    if not tables.has_deep:
+        return [
+            Claim(
+                sec,
+                "Maxmin DQN ≥ DQN, Double DQN and Averaged DQN per environment",
+                INSUFFICIENT,
+                "no deep results",
+            )
+        ]
+    scores = T.deep_final_scores(tables)
+    summary = T.summarize(scores, T.present_keys(scores, T.DEEP_KEYS), "score", reps=200)
+    best = T.deep_best(summary)
+    keys = T.present_keys(scores, T.DEEP_KEYS)
+    claims: list[Claim] = []
+
+    def runs_of(row: pd.Series) -> np.ndarray:
+        return T.select_setting(scores, row, keys)["score"].to_numpy(dtype=float)
+
+    for env in sorted(best["env_id"].unique(), key=T.env_rank):
+        b_env = best[best["env_id"] == env]
+        mm = b_env[b_env["agent"] == "maxmin-dqn"]
+        title = T.env_title(env)
+        for base in ("dqn", "ddqn", "averaged-dqn"):
+            bb = b_env[b_env["agent"] == base]
+            if bb.empty:
+                continue
+            text = f"Maxmin DQN ≥ {style.LABELS[base]} on {title}"
+            if mm.empty:
+                claims.append(Claim(sec, text, INSUFFICIENT, "no Maxmin DQN runs"))
+                continue
+            s, ev, nums = compare_iqm(
+                runs_of(mm.iloc[0]), runs_of(bb.iloc[0]), name_a="maxmin", name_b=base, seed=seed
+            )
+            claims.append(Claim(sec, text, s, ev, RULE_IQM + " (best setting of each)", nums))
+    # Varying N (Fig. 4(h)/(i)): larger N reaches better final performance.
+    mm_all = summary[summary["agent"] == "maxmin-dqn"]
+    for env in sorted(mm_all["env_id"].unique(), key=T.env_rank):
+        sub = mm_all[mm_all["env_id"] == env]
+        if sub["n"].nunique() < 2 or not any(
+            t in str(env).lower() for t in ("pixelcopter", "asterix")
+        ):
+            continue
+        per_n = T.best_settings(sub, ["n"])
+        lo, hi = per_n.sort_values("n").iloc[0], per_n.sort_values("n").iloc[-1]
+        text = (
+            f"{T.env_title(env)}: Maxmin DQN with larger N (N={int(hi['n'])}) reaches "
+            f"final performance ≥ smaller N (N={int(lo['n'])})"
+        )
+        s, ev, nums = compare_iqm(
+            runs_of(hi),
+            runs_of(lo),
+            name_a=f"N{int(hi['n'])}",
+            name_b=f"N{int(lo['n'])}",
+            seed=seed,
+        )
+        claims.append(Claim(sec, text, s, ev, RULE_IQM + " (best step size per N)", nums))
+    claims += _bias_claims(tables, best)
+    return claims
+
+
+def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
+    """Beyond the paper: Maxmin DQN's measured bias (second half of training) below DQN's."""
+    m = tables.metrics
+    if m is None or m.empty or "bias_mean" not in m.columns:
+        return []
+    keys = T.present_keys(m, T.DEEP_KEYS)
+    runs = T.present_keys(m, ["run_id", "seed"])
+    out = []
+    for env in sorted(best["env_id"].unique(), key=T.env_rank):
+        vals = {}
+        for agent in ("maxmin-dqn", "dqn"):
+            row = best[(best["env_id"] == env) & (best["agent"] == agent)]
+            if row.empty:
+                continue
+            sub = T.select_setting(m, row.iloc[0], keys)
+            sub = sub[np.isfinite(sub["bias_mean"].to_numpy(dtype=float))]
+            if sub.empty:
+                continue
+            half = sub[sub["step"] >= sub["step"].max() / 2]
+            vals[agent] = half.groupby(runs)["bias_mean"].mean().to_numpy(dtype=float)
+        if len(vals) < 2:
+            continue
+        text = (
+            f"{T.env_title(env)} (beyond the paper): Maxmin DQN's measured estimation bias "
+            "is below DQN's"
+        )
+        s, ev, nums = compare_means(
+            vals["maxmin-dqn"],
+            vals["dqn"],
+            lower_is_claimed=True,
+            name_a="Maxmin DQN",
+            name_b="DQN",
+        )
+        out.append(
+            Claim("Deep RL", text, s, "bias (second half of training) " + ev, RULE_MEANS, nums)
+        )
+    return out
+
+
+def all_claims(tables: T.Tables, theory_dir: Path | None = None) -> list[Claim]:
+    """Every claim in report order: toy MDP, Mountain Car, theory, deep."""
+    return [
+        *toy_claims(tables.toy),
+        *mountain_car_claims(tables.mountain_car),
+        *theory_claims(theory_dir),
+        *deep_claims(tables),
+    ]

@@ -1,0 +1,391 @@
+"""The paper's figures for the deep experiments, and the driver that writes every figure.
+
+Deep figures (this module): Fig. 4 learning curves per environment (best hyper-parameters per
+agent, one-standard-error shading), Fig. 4(h)/(i) Maxmin DQN with varying N, the appendix's
+step-size sensitivity curves, and, beyond the paper, the estimation bias measured during
+training for each deep agent. Tabular and Mountain Car figures come from
+:mod:`maxminq.analysis.classic_plots` and the Theorem 1 figures from
+:mod:`maxminq.analysis.theory_plots`; :func:`make_figures` calls whichever apply.
+
+Every figure is written as PNG and SVG, atomically, with colours and labels from
+:mod:`maxminq.analysis.style`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from maxminq.analysis import style  # noqa: E402
+from maxminq.analysis import tables as T  # noqa: E402
+
+FORMATS = ("png", "svg")
+EMA_WEIGHT = 0.6  # display smoothing of the grid curves (100 points per run)
+
+
+@dataclass
+class FigureFile:
+    """One written figure: its stem name, title, caption and the files written."""
+
+    name: str
+    title: str
+    caption: str
+    paths: list[Path] = field(default_factory=list)
+    section: str = "deep"
+
+    @property
+    def png(self) -> Path | None:
+        """The PNG file, if one was written."""
+        return next((p for p in self.paths if p.suffix == ".png"), None)
+
+
+def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
+    """Write ``fig`` as ``name.png`` and ``name.svg`` in ``out_dir`` atomically, then close it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in FORMATS:
+        final = out_dir / f"{name}.{fmt}"
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=f".{fmt}.tmp", dir=out_dir)
+        os.close(fd)
+        try:
+            fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight")
+            os.replace(tmp, final)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        paths.append(final)
+    plt.close(fig)
+    return paths
+
+
+def _grid(n_panels: int, ncols: int = 3, size: tuple[float, float] = (4.2, 3.2)):
+    """A figure with ``n_panels`` axes in rows of ``ncols`` (extra axes hidden)."""
+    ncols = max(1, min(ncols, n_panels))
+    nrows = math.ceil(n_panels / ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False
+    )
+    flat = list(axes.ravel())
+    for ax in flat[n_panels:]:
+        ax.set_visible(False)
+    return fig, flat[:n_panels]
+
+
+def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
+    """One legend for the whole figure, from the union of the panels' labelled lines."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(lab, h)
+    if handles:
+        fig.legend(
+            list(handles.values()),
+            list(handles.keys()),
+            loc="lower center",
+            ncol=min(len(handles), 5),
+            frameon=False,
+            bbox_to_anchor=(0.5, -0.02),
+        )
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+    else:
+        fig.tight_layout()
+
+
+def _band(ax: plt.Axes, x, mean, se, *, color: str, label: str, smooth: bool = True, **kw):
+    """A mean line with a one-standard-error band, EMA-smoothed for display when asked."""
+    x = np.asarray(x, dtype=float)
+    m = np.asarray(mean, dtype=float)
+    s = np.nan_to_num(np.asarray(se, dtype=float), nan=0.0)
+    if smooth:
+        m, s = T.ema(m, EMA_WEIGHT), T.ema(s, EMA_WEIGHT)
+    ax.plot(x, m, color=color, label=label, lw=1.6, **kw)
+    ax.fill_between(x, m - s, m + s, color=color, alpha=0.2, lw=0)
+
+
+def _envs(df: pd.DataFrame) -> list[str]:
+    return sorted(df["env_id"].dropna().unique(), key=T.env_rank)
+
+
+def _agents(df: pd.DataFrame) -> list[str]:
+    return sorted(df["agent"].dropna().unique(), key=T.agent_rank)
+
+
+def _setting_label(row: pd.Series) -> str:
+    n = row.get("n")
+    n = int(n) if n is not None and not pd.isna(n) else None
+    text = style.label(row["agent"], n if n and n > 1 else None)
+    lr = row.get("lr")
+    return f"{text}, lr={lr:g}" if lr is not None and not pd.isna(lr) else text
+
+
+# ----------------------------------------------------------------------------- deep figures
+def fig_learning_curves(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile | None:
+    """Fig. 4(a)-(g): per environment, each agent's best setting, mean +- 1 SE over seeds."""
+    if not tables.has_deep or best.empty:
+        return None
+    curves = T.deep_curves(tables.episodes)
+    envs = [e for e in _envs(best) if e in set(curves["env_id"])]
+    if not envs:
+        return None
+    fig, axes = _grid(len(envs))
+    keys = T.present_keys(curves, T.DEEP_KEYS)
+    for ax, env in zip(axes, envs, strict=True):
+        for _, row in (
+            best[best["env_id"] == env]
+            .sort_values("agent", key=lambda s: s.map(T.agent_rank))
+            .iterrows()
+        ):
+            c = T.select_setting(curves, row, keys).sort_values("step")
+            if c.empty:
+                continue
+            _band(
+                ax,
+                c["step"],
+                c["mean"],
+                c["se"],
+                color=style.color(row["agent"]),
+                label=style.LABELS.get(row["agent"], row["agent"]),
+            )
+        ax.set_title(T.env_title(env))
+        ax.set_xlabel("steps")
+        ax.set_ylabel("return (avg. last 100 ep.)")
+        ax.grid(alpha=0.3)
+    _shared_legend(fig, axes)
+    name = "deep_learning_curves"
+    caption = (
+        "Learning curves (Fig. 4): training return averaged over the last 100 episodes, "
+        "exponentially smoothed for display, mean over seeds with one standard error shaded; "
+        "each agent at its best step size (and N) by final performance."
+    )
+    return FigureFile(
+        name, "Learning curves per environment (Fig. 4)", caption, save_figure(fig, out_dir, name)
+    )
+
+
+def fig_varying_n(
+    tables: T.Tables,
+    summary: pd.DataFrame,
+    out_dir: Path,
+    envs: Sequence[str] = ("pixelcopter", "asterix"),
+) -> list[FigureFile]:
+    """Fig. 4(h)/(i): Maxmin DQN with each N (its best step size per N) on the given envs."""
+    if not tables.has_deep or summary.empty:
+        return []
+    mm = summary[summary["agent"] == "maxmin-dqn"]
+    out = []
+    for token in envs:
+        env_ids = [e for e in _envs(mm) if token in str(e).lower()]
+        for env in env_ids:
+            sub = mm[mm["env_id"] == env]
+            if sub["n"].nunique() < 2:
+                continue
+            best_n = T.best_settings(sub, ["n"])
+            curves = T.deep_curves(
+                tables.episodes[
+                    (tables.episodes["env_id"] == env) & (tables.episodes["agent"] == "maxmin-dqn")
+                ]
+            )
+            keys = T.present_keys(curves, T.DEEP_KEYS)
+            ns = sorted(best_n["n"].astype(int))
+            cmap = plt.get_cmap("Greens")
+            fig, ax = plt.subplots(figsize=(5.2, 3.6))
+            for i, (_, row) in enumerate(best_n.sort_values("n").iterrows()):
+                c = T.select_setting(curves, row, keys).sort_values("step")
+                shade = cmap(0.35 + 0.6 * i / max(1, len(ns) - 1))
+                _band(
+                    ax,
+                    c["step"],
+                    c["mean"],
+                    c["se"],
+                    color=shade,
+                    label=f"N={int(row['n'])} (lr={row['lr']:g})",
+                )
+            ax.set_title(f"{T.env_title(env)}: Maxmin DQN with varying N")
+            ax.set_xlabel("steps")
+            ax.set_ylabel("return (avg. last 100 ep.)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8, frameon=False)
+            fig.tight_layout()
+            name = f"deep_varying_n_{T.env_title(env).lower()}"
+            caption = (
+                f"Maxmin DQN on {T.env_title(env)} with N in {ns} (Fig. 4(h)/(i)); each N at its "
+                "best step size; mean over seeds, one standard error shaded."
+            )
+            out.append(
+                FigureFile(
+                    name,
+                    f"Varying N on {T.env_title(env)} (Fig. 4)",
+                    caption,
+                    save_figure(fig, out_dir, name),
+                )
+            )
+    return out
+
+
+def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
+    """Appendix sensitivity: final performance vs step size per env (best N at each step size)."""
+    if summary.empty or "lr" not in summary.columns:
+        return None
+    envs = _envs(summary)
+    fig, axes = _grid(len(envs))
+    for ax, env in zip(axes, envs, strict=True):
+        sub = summary[summary["env_id"] == env]
+        for agent in _agents(sub):
+            per_lr = T.best_settings(sub[sub["agent"] == agent], ["lr"]).sort_values("lr")
+            se = per_lr["se"].fillna(0.0).to_numpy()
+            ax.errorbar(
+                per_lr["lr"],
+                per_lr["mean"],
+                yerr=se,
+                marker="o",
+                ms=4,
+                capsize=2,
+                color=style.color(agent),
+                label=style.LABELS.get(agent, agent),
+            )
+        ax.set_xscale("log")
+        ax.set_title(T.env_title(env))
+        ax.set_xlabel("step size")
+        ax.set_ylabel("final return")
+        ax.grid(alpha=0.3)
+    _shared_legend(fig, axes)
+    name = "deep_sensitivity"
+    caption = (
+        "Sensitivity to the step size (appendix): final performance (mean of the test "
+        "episodes, or the last-100-episode training average where no test was run), mean +- "
+        "one standard error over seeds; for Maxmin and Averaged DQN the best N at each step size."
+    )
+    return FigureFile(
+        name, "Step-size sensitivity (appendix)", caption, save_figure(fig, out_dir, name)
+    )
+
+
+def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile | None:
+    """Beyond the paper: measured estimation bias during training, per env and deep agent."""
+    m = tables.metrics
+    if m is None or m.empty or "bias_mean" not in m.columns or best.empty:
+        return None
+    if not np.isfinite(m["bias_mean"].to_numpy(dtype=float)).any():
+        return None
+    curves = T.metric_curves(m, "bias_mean")
+    envs = [e for e in _envs(best) if e in set(curves["env_id"])]
+    if not envs:
+        return None
+    keys = T.present_keys(curves, T.DEEP_KEYS)
+    fig, axes = _grid(len(envs))
+    for ax, env in zip(axes, envs, strict=True):
+        for _, row in best[best["env_id"] == env].iterrows():
+            c = T.select_setting(curves, row, keys).sort_values("step")
+            if c.empty:
+                continue
+            _band(
+                ax,
+                c["step"],
+                c["mean"],
+                c["se"],
+                color=style.color(row["agent"]),
+                label=style.LABELS.get(row["agent"], row["agent"]),
+                smooth=False,
+            )
+        ax.axhline(0.0, color="black", lw=0.8, ls="--")
+        ax.set_title(T.env_title(env))
+        ax.set_xlabel("steps")
+        ax.set_ylabel("estimate - MC return")
+        ax.grid(alpha=0.3)
+    _shared_legend(fig, axes)
+    name = "deep_estimation_bias"
+    caption = (
+        "Estimation bias measured during training (not in the paper): the agent's value "
+        "estimate for visited state-action pairs (the quantity its target uses, e.g. the min "
+        "over members for Maxmin) minus the discounted Monte Carlo return obtained from there; "
+        "mean over seeds +- one standard error; each agent at its best setting. Above zero = "
+        "overestimation."
+    )
+    return FigureFile(
+        name, "Measured estimation bias during training", caption, save_figure(fig, out_dir, name)
+    )
+
+
+# ----------------------------------------------------------------------------- driver
+def _call_plot(func: Callable, available: dict[str, object]):
+    """Call ``func`` with the arguments it names from ``available`` (keyword-matched)."""
+    params = inspect.signature(func).parameters
+    kwargs = {k: v for k, v in available.items() if k in params}
+    return func(**kwargs)
+
+
+def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
+    """Fig. 2, appendix Q(A, Left), Fig. 3(a)/(b) and appendix Mountain Car panels.
+
+    The plotting functions live in :mod:`maxminq.analysis.classic_plots` (owned by the tabular
+    experiments); they are imported lazily so that the deep figures work without them.
+    """
+    try:
+        cp = importlib.import_module("maxminq.analysis.classic_plots")
+    except ImportError:
+        return []
+    return _classic_from_module(cp, tables, out_dir)
+
+
+def _classic_from_module(cp, tables: T.Tables, out_dir: Path) -> list[FigureFile]:
+    """Adapter to the classic plotting module (kept separate so its API can be matched)."""
+    specs = getattr(cp, "FIGURES", None)
+    out: list[FigureFile] = []
+    if specs is None:
+        return out
+    for spec in specs:
+        df = tables.toy if spec.get("data") == "toy" else tables.mountain_car
+        if df is None or df.empty:
+            continue
+        fig = _call_plot(spec["plot"], {"df": df, "data": df})
+        if fig is None:
+            continue
+        figs = fig if isinstance(fig, list) else [fig]
+        for i, f in enumerate(figs):
+            name = spec["name"] if len(figs) == 1 else f"{spec['name']}_{i}"
+            out.append(
+                FigureFile(
+                    name,
+                    spec.get("title", name),
+                    spec.get("caption", ""),
+                    save_figure(f, out_dir, name),
+                    section=spec["data"],
+                )
+            )
+    return out
+
+
+def make_figures(
+    tables: T.Tables,
+    out_dir: str | Path,
+    *,
+    deep_summary: pd.DataFrame | None = None,
+) -> list[FigureFile]:
+    """Write every figure the data allow into ``out_dir``; return what was written."""
+    out_dir = Path(out_dir)
+    figures: list[FigureFile] = []
+    figures += classic_figures(tables, out_dir)
+    if tables.has_deep:
+        summary = deep_summary if deep_summary is not None else T.deep_summary(tables, reps=500)
+        best = T.deep_best(summary)
+        for f in (fig_learning_curves(tables, best, out_dir),):
+            if f is not None:
+                figures.append(f)
+        figures += fig_varying_n(tables, summary, out_dir)
+        for f in (fig_sensitivity(summary, out_dir), fig_bias(tables, best, out_dir)):
+            if f is not None:
+                figures.append(f)
+    return figures

@@ -1,0 +1,467 @@
+"""The reproduction report: one self-contained HTML file and the same as Markdown.
+
+``build_report(DIR)`` reads the results store in ``DIR``, writes every figure the data allow
+to ``DIR/figures`` (PNG and SVG), summary CSVs to ``DIR/summary``, checks the paper's claims
+and writes ``DIR/report.html`` (figures embedded as base64, opens anywhere) and
+``DIR/report.md`` (relative image links). Theorem 1 figures are taken from ``DIR/theory``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from maxminq.analysis import claims as C
+from maxminq.analysis import figures as F
+from maxminq.analysis import style
+from maxminq.analysis import tables as T
+
+META_FILE = "reproduce.json"  # written by `maxminq reproduce`: scale, command, timings
+THEORY_FIGURES = {
+    "bias_heatmap": (
+        "Theorem 1: bias control (Fig. 5a)",
+        "Expected estimation bias of Maxmin's estimate for M actions and N "
+        "estimators (closed form, γ·τ = 1).",
+    ),
+    "variance_ratio": (
+        "Corollary 1: variance reduction (Fig. 5b)",
+        "Var[Q^min] / Var[Q] as N grows.",
+    ),
+}
+QUICK_NOTE = (
+    "This report was produced at **quick scale**: the tabular, Mountain Car and theory results "
+    "use reduced run counts, and the deep-RL panels are reduced-scale runs (far fewer steps, "
+    "seeds and settings than the paper). Deep learning curves show that the agents learn; "
+    "their final-performance numbers and deep claims are not a reproduction of Fig. 4. "
+    "Run `maxminq reproduce --scale paper` for the full reproduction."
+)
+
+
+@dataclass
+class Report:
+    """What :func:`build_report` wrote."""
+
+    html: Path
+    markdown: Path
+    figures: list[F.FigureFile] = field(default_factory=list)
+    claims: list[C.Claim] = field(default_factory=list)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _write_csv(df: pd.DataFrame, path: Path) -> None:
+    _atomic_write(path, df.to_csv(index=False))
+
+
+def load_store(out_dir: Path) -> dict[str, pd.DataFrame]:
+    """All done runs' tables from the results store in ``out_dir`` (empty if none)."""
+    if not (out_dir / "results.sqlite").exists():
+        return {}
+    from maxminq.experiments.store import load_results
+
+    return load_results(out_dir)
+
+
+def read_meta(out_dir: Path) -> dict:
+    """The reproduce metadata (scale, command, timings), or ``{}`` when absent/unreadable."""
+    try:
+        return json.loads((out_dir / META_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def infer_scale(results: dict[str, pd.DataFrame], meta: dict) -> str:
+    """The sweep scale: from reproduce metadata, else a ``scale`` column, else 'unknown'."""
+    if meta.get("scale"):
+        return str(meta["scale"])
+    scales = set()
+    for df in results.values():
+        if df is not None and "scale" in df.columns:
+            scales.update(map(str, df["scale"].dropna().unique()))
+    return ", ".join(sorted(scales)) if scales else "unknown"
+
+
+# ----------------------------------------------------------------------------- formatting
+def _f(x: float, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and not np.isfinite(x)):
+        return "n/a"
+    return f"{x:.0f}" if abs(x) >= 10**digits else f"{x:.{digits}g}"
+
+
+def _mean_se(r: pd.Series) -> str:
+    return f"{_f(r['mean'])} ± {_f(r['se'])}"
+
+
+def _iqm_ci(r: pd.Series) -> str:
+    return f"{_f(r['iqm'])} [{_f(r['iqm_low'])}, {_f(r['iqm_high'])}]"
+
+
+def _settings_rows(results: dict[str, pd.DataFrame]) -> list[list[str]]:
+    """One row per (config, table): runs and the distinct values of each setting column."""
+    skip = {
+        "run_id",
+        "config",
+        "kind",
+        "seed",
+        "run",
+        "episode",
+        "step",
+        "return",
+        "length",
+        "return_avg100",
+        "terminated",
+        "truncated",
+        "loss",
+        "q_mean",
+        "bias_mean",
+        "bias_std",
+        "bias_abs",
+        "epsilon",
+        "steps_per_s",
+        "status",
+        "diverged_step",
+        "p_left",
+        "distance",
+        "q_a_left",
+        "host",
+        "error",
+    }
+    rows = []
+    seen = set()
+    for df in results.values():
+        if df is None or df.empty or "config" not in df.columns:
+            continue
+        for cfg, sub in df.groupby("config", sort=True):
+            if cfg in seen:
+                continue
+            seen.add(cfg)
+            parts = []
+            for col in sub.columns:
+                if col in skip or col.startswith("_"):
+                    continue
+                vals = sub[col].dropna().unique()
+                if 0 < len(vals) <= 12:
+                    shown = ", ".join(
+                        _f(v) if isinstance(v, float) else str(v) for v in sorted(vals, key=str)
+                    )
+                    parts.append(f"{col}: {shown}")
+            seeds = (
+                sub["seed"].nunique()
+                if "seed" in sub.columns
+                else (sub["run"].nunique() if "run" in sub.columns else 0)
+            )
+            runs = sub["run_id"].nunique() if "run_id" in sub.columns else 0
+            rows.append([str(cfg), str(runs), str(seeds), "; ".join(parts)])
+    return rows
+
+
+def _deep_table(best: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    head = ["environment", "algorithm", "N", "step size", "runs", "mean ± SE", "IQM [95% CI]"]
+    rows = []
+    for _, r in best.sort_values(
+        ["env_id", "agent"],
+        key=lambda s: s.map(T.env_rank) if s.name == "env_id" else s.map(T.agent_rank),
+    ).iterrows():
+        rows.append(
+            [
+                T.env_title(r["env_id"]),
+                style.LABELS.get(r["agent"], r["agent"]),
+                str(int(r["n"])) if "n" in r and pd.notna(r["n"]) else "",
+                f"{r['lr']:g}" if "lr" in r else "",
+                str(int(r["runs"])),
+                _mean_se(r),
+                _iqm_ci(r),
+            ]
+        )
+    return head, rows
+
+
+def _mc_table(best: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    head = [
+        "σ²",
+        "algorithm",
+        "N",
+        "best step size",
+        "runs",
+        "last-episode steps mean ± SE",
+        "IQM [95% CI]",
+    ]
+    rows = []
+    for _, r in best.sort_values(["sigma2", "algorithm"]).iterrows():
+        rows.append(
+            [
+                f"{r['sigma2']:g}",
+                style.label(r["algorithm"]),
+                str(int(r["n"])) if "n" in r and pd.notna(r["n"]) else "",
+                f"{r['step_size']:g}",
+                str(int(r["runs"])),
+                _mean_se(r),
+                _iqm_ci(r),
+            ]
+        )
+    return head, rows
+
+
+def _toy_table(toy: pd.DataFrame) -> tuple[list[str], list[list[str]], pd.DataFrame]:
+    dist = T.toy_final(toy, "distance")
+    qv = T.toy_final(toy, "q_a_left")
+    keys = T.present_keys(dist, T.TOY_KEYS)
+    sd = T.summarize(dist, keys, "distance", reps=200)
+    sq = T.summarize(qv, keys, "q_a_left", reps=200)
+    merged = sd.merge(sq, on=[*keys], suffixes=("_distance", "_q"))
+    head = [
+        "μ",
+        "algorithm",
+        "N",
+        "runs",
+        "final distance mean ± SE",
+        "final Q(A,Left) mean ± SE (true = μ)",
+    ]
+    rows = []
+    for _, r in merged.sort_values(
+        ["mu", "algorithm", "n"], ascending=[False, True, True]
+    ).iterrows():
+        rows.append(
+            [
+                f"{r['mu']:+g}",
+                style.label(r["algorithm"]),
+                str(int(r["n"])) if "n" in r else "",
+                str(int(r["runs_distance"])),
+                f"{_f(r['mean_distance'])} ± {_f(r['se_distance'])}",
+                f"{_f(r['mean_q'])} ± {_f(r['se_q'])}",
+            ]
+        )
+    return head, rows, merged
+
+
+# ----------------------------------------------------------------------------- rendering
+def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _html_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows
+    )
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _md_inline(text: str) -> str:
+    """Escape text for HTML, turning `code` and **bold** markers into tags."""
+    import re
+
+    t = html.escape(text)
+    t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
+
+
+STATUS_CLASS = {C.SUPPORTED: "ok", C.NOT_SUPPORTED: "no", C.INSUFFICIENT: "na"}
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;
+padding:0 1em;color:#222;line-height:1.45}
+table{border-collapse:collapse;margin:1em 0;font-size:0.92em}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f3f3f3}
+.note{background:#fff6d6;border-left:4px solid #e0a800;padding:0.6em 1em}
+.ok{color:#1b7f1b;font-weight:600}.no{color:#b00020;font-weight:600}.na{color:#777;font-weight:600}
+figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:0.9em;color:#444}code{background:#f4f4f4;padding:0 3px}
+li{margin:0.3em 0}.rule{color:#777;font-size:0.85em}
+"""
+
+
+class _Doc:
+    """Builds the HTML and Markdown documents side by side from the same calls."""
+
+    def __init__(self, out_dir: Path):
+        self.out_dir = out_dir
+        self.md: list[str] = []
+        self.html: list[str] = []
+
+    def heading(self, text: str, level: int = 2) -> None:
+        self.md.append(f"{'#' * level} {text}\n")
+        self.html.append(f"<h{level}>{html.escape(text)}</h{level}>")
+
+    def para(self, text: str, cls: str | None = None) -> None:
+        self.md.append(f"{'> ' if cls == 'note' else ''}{text}\n")
+        c = f' class="{cls}"' if cls else ""
+        self.html.append(f"<p{c}>{_md_inline(text)}</p>")
+
+    def table(self, head: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        self.md.append(_md_table(head, rows) + "\n")
+        self.html.append(_html_table(head, rows))
+
+    def claims(self, claims: Sequence[C.Claim]) -> None:
+        md, items = [], []
+        for c in claims:
+            md.append(
+                f"- **{c.status}** — {c.text}"
+                + (f": {c.evidence}" if c.evidence else "")
+                + (f" *(rule: {c.rule})*" if c.rule else "")
+            )
+            items.append(
+                f"<li><span class='{STATUS_CLASS.get(c.status, 'na')}'>"
+                f"{html.escape(c.status)}</span> — {html.escape(c.text)}"
+                + (f": {html.escape(c.evidence)}" if c.evidence else "")
+                + (f" <span class='rule'>(rule: {html.escape(c.rule)})</span>" if c.rule else "")
+                + "</li>"
+            )
+        self.md.append("\n".join(md) + "\n")
+        self.html.append("<ul>" + "".join(items) + "</ul>")
+
+    def figure(self, png: Path, title: str, caption: str) -> None:
+        rel = os.path.relpath(png, self.out_dir).replace(os.sep, "/")
+        self.md.append(f"**{title}**\n\n![{title}]({rel})\n\n{caption}\n")
+        data = base64.b64encode(png.read_bytes()).decode("ascii")
+        self.html.append(
+            f"<figure><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption><strong>{html.escape(title)}.</strong> {html.escape(caption)}"
+            "</figcaption></figure>"
+        )
+
+    def render_html(self, title: str) -> str:
+        return (
+            f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
+            + "\n".join(self.html)
+            + "</body></html>\n"
+        )
+
+
+# ----------------------------------------------------------------------------- main entry
+def build_report(
+    out_dir: str | Path,
+    *,
+    results: dict[str, pd.DataFrame] | None = None,
+    theory_dir: str | Path | None = None,
+    reps: int = 2000,
+) -> Report:
+    """Write figures, summary CSVs, ``report.html`` and ``report.md`` for ``out_dir``.
+
+    Args:
+        out_dir: the results folder (holds ``results.sqlite``); outputs go here too.
+        results: the store's tables (default: read with ``load_results(out_dir)``).
+        theory_dir: where the theory command wrote its files (default ``out_dir/theory``).
+        reps: bootstrap replicates for the IQM confidence intervals.
+    """
+    out_dir = Path(out_dir)
+    results = load_store(out_dir) if results is None else results
+    theory_dir = Path(theory_dir) if theory_dir is not None else out_dir / "theory"
+    meta = read_meta(out_dir)
+    tables = T.classify(results)
+    fig_dir = out_dir / "figures"
+    summary_dir = out_dir / "summary"
+
+    deep_summary = T.deep_summary(tables, reps=reps) if tables.has_deep else pd.DataFrame()
+    figures = F.make_figures(tables, fig_dir, deep_summary=deep_summary)
+    claims = C.all_claims(tables, theory_dir)
+    scale = infer_scale(results, meta)
+
+    doc = _Doc(out_dir)
+    title = "maxminq reproduction report"
+    doc.heading(title, 1)
+    stamp = meta.get("finished") or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    doc.para(
+        f"Maxmin Q-learning (Lan, Pan, Fyshe and White, ICLR 2020), reproduced with "
+        f"`maxminq`. Results folder: `{out_dir}`. Scale: **{scale}**. Written {stamp}."
+    )
+    if meta.get("command"):
+        doc.para(f"Command: `{meta['command']}`")
+    if scale == "quick":
+        doc.para(QUICK_NOTE, cls="note")
+
+    doc.heading("Claims checked against these results")
+    doc.para(
+        "Each verdict is computed from the data below by the stated rule; "
+        "'insufficient data' means the results needed for the check are missing or have "
+        f"fewer than {C.MIN_RUNS} runs."
+    )
+    doc.claims(claims)
+    counts = {s: sum(c.status == s for c in claims) for s in STATUS_CLASS}
+    doc.para(", ".join(f"{v} {k}" for k, v in counts.items()) + ".")
+
+    doc.heading("Settings and scale")
+    rows = _settings_rows(results)
+    if meta.get("configs"):
+        timing = {c["name"]: c for c in meta["configs"] if isinstance(c, dict) and "name" in c}
+        for r in rows:
+            t = timing.get(r[0])
+            r.append(f"{t['seconds']:.0f} s" if t and "seconds" in t else "")
+        doc.table(["config", "run ids", "seeds/runs", "settings", "wall time"], rows)
+    elif rows:
+        doc.table(["config", "run ids", "seeds/runs", "settings"], rows)
+    else:
+        doc.para("No results found in the store.")
+    if meta.get("seconds") is not None:
+        doc.para(
+            f"Total wall time: {meta['seconds'] / 60:.1f} min"
+            + (f" on {meta['machine']}" if meta.get("machine") else "")
+            + "."
+        )
+
+    doc.heading("Final performance")
+    if tables.toy is not None and not tables.toy.empty:
+        head, rows, merged = _toy_table(tables.toy)
+        _write_csv(merged, summary_dir / "toy_mdp_final.csv")
+        doc.heading("Toy MDP (average over the last 10% of episodes)", 3)
+        doc.table(head, rows)
+    if tables.mountain_car is not None and not tables.mountain_car.empty:
+        mcs = T.mountain_car_summary(tables.mountain_car, reps=reps)
+        _write_csv(mcs, summary_dir / "mountain_car_final.csv")
+        doc.heading("Mountain Car (steps in the last training episode; fewer is better)", 3)
+        doc.table(*_mc_table(T.mountain_car_best(mcs)))
+    if not deep_summary.empty:
+        _write_csv(deep_summary, summary_dir / "deep_final.csv")
+        doc.heading("Deep RL (best setting per agent; test return, higher is better)", 3)
+        doc.table(*_deep_table(T.deep_best(deep_summary)))
+        doc.para(
+            "Final performance = mean return of the 100 test episodes (ε = 0.01) after "
+            "training, or the last-100-episode training average where no test was run. "
+            "IQM = interquartile mean over runs with a stratified percentile bootstrap "
+            "95% CI. All settings: `summary/deep_final.csv`."
+        )
+
+    doc.heading("Figures")
+    shown = {f.png for f in figures if f.png is not None}
+    for name, (ftitle, caption) in THEORY_FIGURES.items():
+        p = theory_dir / f"{name}.png"
+        if p.is_file():
+            doc.figure(p, ftitle, caption)
+            shown.add(p)
+    for f in figures:
+        if f.png is not None:
+            doc.figure(f.png, f.title, f.caption)
+    extra = sorted(
+        p for d in (fig_dir, theory_dir) if d.is_dir() for p in d.glob("*.png") if p not in shown
+    )
+    for p in extra:
+        doc.figure(p, p.stem.replace("_", " "), "Additional figure found in the results folder.")
+    if not shown and not extra:
+        doc.para("No figures: the results folder holds no data to plot.")
+
+    html_path, md_path = out_dir / "report.html", out_dir / "report.md"
+    _atomic_write(md_path, "\n".join(doc.md))
+    _atomic_write(html_path, doc.render_html(title))
+    return Report(html_path, md_path, figures, claims)

@@ -1,0 +1,446 @@
+"""Tidy summary tables computed from a results folder.
+
+Statistics follow the paper and rliable (Agarwal et al., 2021):
+
+* mean and standard error over independent runs (the paper's shaded "one standard error");
+* interquartile mean (IQM, the mean of the middle 50% of runs, ``scipy.stats.trim_mean`` with
+  0.25 cut from each end, as rliable computes it) with a percentile bootstrap 95% confidence
+  interval whose resampling is *stratified*: runs are resampled with replacement within each
+  stratum (e.g. each environment), never across strata;
+* best hyper-parameters per algorithm chosen by final performance, as in the paper (Sec. 5:
+  "the best step-size was chosen ... separately for each reward setting"; Sec. 6: "learning
+  curves shown for the best hyper-parameter setting");
+* the paper's smoothing: training return averaged over the last 100 episodes, then an
+  exponential moving average for display (Fig. 4 caption).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+# Columns that describe a run's settings (not its measurements), per kind of experiment.
+DEEP_KEYS = ["env_id", "agent", "n", "lr"]
+TOY_KEYS = ["mu", "algorithm", "n"]
+MOUNTAIN_CAR_KEYS = ["algorithm", "n", "sigma2", "step_size"]
+
+# The paper's panel order for the deep environments (Fig. 4), matched by substring.
+ENV_ORDER = ["catcher", "lunar", "space", "breakout", "pixelcopter", "asterix", "seaquest"]
+DEEP_AGENT_ORDER = ["dqn", "ddqn", "averaged-dqn", "ensemble-dqn", "maxmin-dqn"]
+TABULAR_ORDER = ["q_learning", "double_q", "averaged", "ensemble", "maxmin"]
+
+
+# ----------------------------------------------------------------------------- statistics
+def iqm(values: np.ndarray, axis: int | None = -1) -> np.ndarray | float:
+    """Interquartile mean: the mean after cutting 25% of the values from each end.
+
+    Same definition as rliable's ``aggregate_iqm`` (``scipy.stats.trim_mean(x, 0.25)``), which
+    cuts ``floor(0.25 * n)`` values from each end.
+    """
+    return stats.trim_mean(np.asarray(values, dtype=float), 0.25, axis=axis)
+
+
+def mean_se(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """Sample mean and its standard error ``std(ddof=1) / sqrt(n)`` (SE is NaN for n < 2)."""
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return float("nan"), float("nan")
+    se = float(np.std(x, ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+    return float(np.mean(x)), se
+
+
+def stratified_bootstrap_ci(
+    strata: Sequence[np.ndarray] | np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray] = iqm,
+    *,
+    reps: int = 2000,
+    level: float = 0.95,
+    rng: np.random.Generator | int | None = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval with resampling stratified by group.
+
+    Each bootstrap replicate draws, *within every stratum separately*, as many runs as the
+    stratum holds (with replacement), concatenates the strata and evaluates ``statistic``
+    along the last axis. This is rliable's stratified bootstrap (strata = tasks); with a single
+    stratum it is the ordinary percentile bootstrap.
+
+    Args:
+        strata: one 1-D array of per-run scores per stratum (or a single 1-D array).
+        statistic: maps an array of shape ``(reps, n_total)`` to ``(reps,)``; defaults to IQM.
+        reps: number of bootstrap replicates.
+        level: confidence level, e.g. 0.95.
+        rng: a ``np.random.Generator`` or a seed; the interval is reproducible for a fixed seed.
+
+    Returns:
+        ``(low, high)``; NaNs if there is no data, the point value twice for a single run.
+    """
+    if isinstance(strata, np.ndarray) and strata.ndim == 1:
+        strata = [strata]
+    groups = [np.asarray(s, dtype=float) for s in strata]
+    groups = [g[np.isfinite(g)] for g in groups]
+    groups = [g for g in groups if g.size > 0]
+    if not groups:
+        return float("nan"), float("nan")
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    pieces = []
+    for g in groups:
+        idx = gen.integers(0, g.size, size=(reps, g.size))
+        pieces.append(g[idx])
+    sample = np.concatenate(pieces, axis=1)
+    replicates = np.asarray(statistic(sample), dtype=float)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(replicates, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def ema(values: Sequence[float] | np.ndarray, weight: float = 0.9) -> np.ndarray:
+    """Debiased exponential moving average for display (leading/inner NaNs are skipped).
+
+    ``s_t = weight * s_{t-1} + (1 - weight) * x_t``, divided by ``1 - weight^k`` after ``k``
+    finite values so that the curve starts at the first value instead of at zero.
+    """
+    if not 0.0 <= weight < 1.0:
+        raise ValueError(f"weight must be in [0, 1), got {weight}")
+    x = np.asarray(values, dtype=float)
+    out = np.full_like(x, np.nan)
+    acc, norm = 0.0, 0.0
+    for i, v in enumerate(x):
+        if np.isfinite(v):
+            acc = weight * acc + (1.0 - weight) * v
+            norm = weight * norm + (1.0 - weight)
+        if norm > 0:
+            out[i] = acc / norm
+    return out
+
+
+def last_k_average(values: Sequence[float] | np.ndarray, k: int = 100) -> np.ndarray:
+    """Average of the last ``k`` values at each position (fewer at the start), as in Fig. 4."""
+    x = pd.Series(np.asarray(values, dtype=float))
+    return x.rolling(k, min_periods=1).mean().to_numpy()
+
+
+# ----------------------------------------------------------------------------- table lookup
+@dataclass
+class Tables:
+    """The results tables sorted by kind; any of them may be ``None`` when absent."""
+
+    toy: pd.DataFrame | None = None
+    mountain_car: pd.DataFrame | None = None
+    episodes: pd.DataFrame | None = None
+    tests: pd.DataFrame | None = None
+    metrics: pd.DataFrame | None = None
+    runs: pd.DataFrame | None = None
+
+    @property
+    def has_deep(self) -> bool:
+        """Whether any deep training episodes are present."""
+        return self.episodes is not None and not self.episodes.empty
+
+
+def classify(results: dict[str, pd.DataFrame]) -> Tables:
+    """Sort the store's tables by their columns (robust to how the sweep names them).
+
+    A table with ``q_a_left`` is the toy MDP; one with ``sigma2`` and ``steps`` is Mountain
+    Car; the deep tables are recognised by name (``episodes``, ``tests``, ``metrics``,
+    ``runs``) and must carry an ``agent`` column. Tables of the same kind are concatenated.
+    """
+    found: dict[str, list[pd.DataFrame]] = {}
+    for name, df in results.items():
+        if df is None or df.empty:
+            continue
+        cols = set(df.columns)
+        if "q_a_left" in cols:
+            kind = "toy"
+        elif {"sigma2", "steps", "episode"} <= cols:
+            kind = "mountain_car"
+        elif name in ("episodes", "tests", "metrics", "runs") and "agent" in cols:
+            kind = name
+        else:
+            continue
+        found.setdefault(kind, []).append(df)
+    merged = {k: pd.concat(v, ignore_index=True) for k, v in found.items()}
+    return Tables(**merged)
+
+
+def present_keys(df: pd.DataFrame, keys: Sequence[str]) -> list[str]:
+    """The subset of ``keys`` that ``df`` has as columns, in order."""
+    return [k for k in keys if k in df.columns]
+
+
+def env_rank(env_id: str) -> tuple[int, str]:
+    """Sort key placing environments in the paper's panel order."""
+    low = str(env_id).lower()
+    for i, token in enumerate(ENV_ORDER):
+        if token in low:
+            return i, low
+    return len(ENV_ORDER), low
+
+
+def agent_rank(agent: str) -> int:
+    """Sort key placing algorithms in a fixed legend order (Maxmin last, drawn on top)."""
+    order = DEEP_AGENT_ORDER + TABULAR_ORDER
+    return order.index(agent) if agent in order else len(order)
+
+
+def env_title(env_id: str) -> str:
+    """A short panel title: 'MinAtar/Asterix-v1' -> 'Asterix', 'LunarLander-v3' -> 'LunarLander'."""
+    name = str(env_id).split("/")[-1]
+    return name.split("-v")[0] if "-v" in name else name
+
+
+def select_setting(df: pd.DataFrame, row: pd.Series | dict, keys: Sequence[str]) -> pd.DataFrame:
+    """Rows of ``df`` whose ``keys`` equal those of ``row`` (floats compared with a relative
+    tolerance, NaN equal to NaN, e.g. an unset N of DQN)."""
+    mask = np.ones(len(df), dtype=bool)
+    for k in keys:
+        if k not in df.columns or k not in row:
+            continue
+        col, val = df[k], row[k]
+        if pd.api.types.is_numeric_dtype(col) and (
+            val is None or isinstance(val, (int, float, np.number))
+        ):
+            v = np.nan if val is None else float(val)
+            mask &= np.isclose(col.to_numpy(dtype=float), v, rtol=1e-9, atol=0.0, equal_nan=True)
+        elif val is None or (isinstance(val, float) and np.isnan(val)):
+            mask &= col.isna().to_numpy()
+        else:
+            mask &= (col == val).to_numpy()
+    return df[mask]
+
+
+# ----------------------------------------------------------------------------- summaries
+def summarize(
+    df: pd.DataFrame,
+    keys: Sequence[str],
+    value: str = "score",
+    *,
+    reps: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Per-setting ``runs, mean, se, iqm, iqm_low, iqm_high`` of per-run ``value``.
+
+    ``df`` holds one row per run (e.g. from :func:`deep_final_scores`). The bootstrap for each
+    setting uses its own generator derived from ``seed`` and the setting's position, so the
+    table is reproducible.
+    """
+    keys = list(keys)
+    rows = []
+    groups = df.groupby(keys, sort=True, dropna=False) if keys else [((), df)]
+    for i, (key, sub) in enumerate(groups):
+        key = key if isinstance(key, tuple) else (key,)
+        x = sub[value].to_numpy(dtype=float)
+        x = x[np.isfinite(x)]
+        mean, se = mean_se(x)
+        point = float(iqm(x)) if x.size else float("nan")
+        low, high = stratified_bootstrap_ci(
+            x, reps=reps, level=level, rng=np.random.default_rng([seed, i])
+        )
+        rows.append(
+            dict(zip(keys, key, strict=True), runs=int(x.size), mean=mean, se=se, iqm=point)
+            | {"iqm_low": low, "iqm_high": high}
+        )
+    return pd.DataFrame(rows, columns=[*keys, "runs", "mean", "se", "iqm", "iqm_low", "iqm_high"])
+
+
+def best_settings(
+    summary: pd.DataFrame,
+    group: Sequence[str],
+    *,
+    score: str = "mean",
+    higher_is_better: bool = True,
+) -> pd.DataFrame:
+    """One row per ``group`` (e.g. env and algorithm): the setting with the best ``score``.
+
+    Ties are broken by the first row in the summary's order (sorted keys), so the choice is
+    deterministic. Rows whose score is NaN are never chosen.
+    """
+    valid = summary[np.isfinite(summary[score].to_numpy(dtype=float))]
+    if valid.empty:
+        return valid.copy()
+    pick = valid.groupby(list(group), sort=True, dropna=False)[score]
+    idx = pick.idxmax() if higher_is_better else pick.idxmin()
+    return valid.loc[idx.to_numpy()].reset_index(drop=True)
+
+
+# ----------------------------------------------------------------------------- deep RL
+def _run_cols(df: pd.DataFrame) -> list[str]:
+    """Columns identifying one independent run of a deep setting (a seed within a run id)."""
+    return present_keys(df, ["run_id", "seed"])
+
+
+def deep_final_scores(tables: Tables, keys: Sequence[str] = DEEP_KEYS) -> pd.DataFrame:
+    """One row per (setting, seed) with its final performance ``score``.
+
+    Final performance as in the paper's evaluation protocol: the mean return of the test
+    episodes run after training (100 episodes with eps = 0.01). Runs without test episodes
+    (e.g. reduced-scale runs that skipped testing) fall back to the training return averaged
+    over the last 100 episodes at the end of training; column ``source`` says which was used.
+    Diverged seeds (``runs`` table) are kept with the score they reached, marked ``diverged``.
+    """
+    scores: list[pd.DataFrame] = []
+    seen: set[tuple] = set()
+    if tables.tests is not None and not tables.tests.empty:
+        t = tables.tests
+        k = present_keys(t, keys)
+        by = [*k, *_run_cols(t)]
+        s = t.groupby(by, sort=True, dropna=False)["return"].mean().rename("score").reset_index()
+        s["source"] = "test"
+        scores.append(s)
+        seen = set(map(tuple, s[by].itertuples(index=False, name=None)))
+    if tables.episodes is not None and not tables.episodes.empty:
+        e = tables.episodes
+        k = present_keys(e, keys)
+        by = [*k, *_run_cols(e)]
+        e = _with_avg100(e, by)
+        last = e.sort_values("step").groupby(by, sort=True, dropna=False).tail(1)
+        s = last[[*by, "return_avg100"]].rename(columns={"return_avg100": "score"})
+        mask = [tuple(r) not in seen for r in s[by].itertuples(index=False, name=None)]
+        s = s[mask].copy()
+        s["source"] = "train_last100"
+        scores.append(s)
+    if not scores:
+        return pd.DataFrame(columns=[*keys, "seed", "score", "source"])
+    out = pd.concat(scores, ignore_index=True)
+    if tables.runs is not None and "status" in tables.runs.columns:
+        r = tables.runs
+        on = [c for c in ["run_id", "seed"] if c in r.columns and c in out.columns]
+        if on:
+            status = r[[*on, "status"]].drop_duplicates(on)
+            out = out.merge(status, on=on, how="left")
+            out["diverged"] = out["status"].eq("diverged")
+            out = out.drop(columns="status")
+    if "diverged" not in out.columns:
+        out["diverged"] = False
+    return out
+
+
+def _with_avg100(episodes: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Ensure a ``return_avg100`` column (last-100-episode average within each run)."""
+    if "return_avg100" in episodes.columns and episodes["return_avg100"].notna().all():
+        return episodes
+    e = episodes.sort_values([*by, "step"]).copy()
+    e["return_avg100"] = e.groupby(list(by), sort=False, dropna=False)["return"].transform(
+        lambda s: s.rolling(100, min_periods=1).mean()
+    )
+    return e
+
+
+def deep_summary(tables: Tables, *, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Final performance per deep setting: runs, mean, SE, IQM and its bootstrap 95% CI."""
+    scores = deep_final_scores(tables)
+    if scores.empty:
+        return pd.DataFrame()
+    return summarize(scores, present_keys(scores, DEEP_KEYS), "score", reps=reps, seed=seed)
+
+
+def deep_best(summary: pd.DataFrame, *, score: str = "mean") -> pd.DataFrame:
+    """Best (lr, N) per environment and agent, by mean final performance (the paper's rule)."""
+    if summary.empty:
+        return summary
+    return best_settings(summary, present_keys(summary, ["env_id", "agent"]), score=score)
+
+
+def deep_curves(
+    episodes: pd.DataFrame,
+    keys: Sequence[str] = DEEP_KEYS,
+    *,
+    points: int = 100,
+) -> pd.DataFrame:
+    """Learning curves on a common step grid: per setting, mean and SE over seeds.
+
+    Each seed's curve is its last-100-episode average return, read at each grid step as the
+    value after the last episode that ended at or before that step (a step function, so no
+    value is invented between episodes). The grid spans 0 .. the largest step of the setting.
+    Returns columns ``*keys, step, mean, se, runs``.
+    """
+    k = present_keys(episodes, keys)
+    by_run = [*k, *_run_cols(episodes)]
+    e = _with_avg100(episodes, by_run)
+    rows = []
+    for key, sub in e.groupby(k, sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        grid = np.linspace(0, float(sub["step"].max()), points + 1)[1:]
+        curves = []
+        for _, run in sub.groupby(_run_cols(sub) or k, sort=True, dropna=False):
+            run = run.sort_values("step")
+            steps = run["step"].to_numpy(dtype=float)
+            vals = run["return_avg100"].to_numpy(dtype=float)
+            pos = np.searchsorted(steps, grid, side="right") - 1
+            curve = np.where(pos >= 0, vals[np.clip(pos, 0, None)], np.nan)
+            curves.append(curve)
+        mat = np.vstack(curves)
+        count = np.isfinite(mat).sum(axis=0)
+        mean = np.full(points, np.nan)
+        se = np.full(points, np.nan)
+        for j in np.flatnonzero(count > 0):
+            mean[j], se[j] = mean_se(mat[:, j])
+        for s, m, d, c in zip(grid, mean, se, count, strict=True):
+            rows.append(
+                dict(zip(k, key, strict=True)) | {"step": s, "mean": m, "se": d, "runs": int(c)}
+            )
+    return pd.DataFrame(rows, columns=[*k, "step", "mean", "se", "runs"])
+
+
+def metric_curves(
+    metrics: pd.DataFrame, value: str, keys: Sequence[str] = DEEP_KEYS
+) -> pd.DataFrame:
+    """Mean and SE over seeds of a logged metric (e.g. ``bias_mean``) at each logged step."""
+    k = present_keys(metrics, keys)
+    m = metrics[np.isfinite(metrics[value].to_numpy(dtype=float))]
+    g = m.groupby([*k, "step"], sort=True, dropna=False)[value]
+    out = g.agg(mean="mean", sd="std", runs="count").reset_index()
+    out["se"] = out["sd"] / np.sqrt(out["runs"].clip(lower=1))
+    return out.drop(columns="sd")
+
+
+# ----------------------------------------------------------------------------- tabular
+def toy_curves(toy: pd.DataFrame, value: str = "distance") -> pd.DataFrame:
+    """Toy MDP: mean and SE over runs of ``value`` per (mu, algorithm, N, episode)."""
+    k = present_keys(toy, TOY_KEYS)
+    g = toy.groupby([*k, "episode"], sort=True, dropna=False)[value]
+    out = g.agg(mean="mean", sd="std", runs="count").reset_index()
+    out["se"] = out["sd"] / np.sqrt(out["runs"].clip(lower=1))
+    return out.drop(columns="sd")
+
+
+def toy_final(toy: pd.DataFrame, value: str, *, last_fraction: float = 0.1) -> pd.DataFrame:
+    """Per run, the average of ``value`` over the last ``last_fraction`` of episodes."""
+    k = present_keys(toy, TOY_KEYS)
+    last_ep = toy.groupby(k, dropna=False)["episode"].transform("max")
+    first_ep = toy.groupby(k, dropna=False)["episode"].transform("min")
+    cut = last_ep - (last_ep - first_ep) * last_fraction
+    tail = toy[toy["episode"] >= cut]
+    return tail.groupby([*k, "run"], sort=True, dropna=False)[value].mean().reset_index()
+
+
+def toy_auc(toy: pd.DataFrame, value: str = "distance") -> pd.DataFrame:
+    """Per run, the average of ``value`` over all episodes (area under the learning curve)."""
+    k = present_keys(toy, TOY_KEYS)
+    return toy.groupby([*k, "run"], sort=True, dropna=False)[value].mean().reset_index()
+
+
+def mountain_car_final(mc: pd.DataFrame) -> pd.DataFrame:
+    """Per run, the steps of the last training episode (the paper's Fig. 3(a) measure)."""
+    k = present_keys(mc, MOUNTAIN_CAR_KEYS)
+    last = mc.sort_values("episode").groupby([*k, "run"], sort=True, dropna=False).tail(1)
+    return last[[*k, "run", "steps"]].reset_index(drop=True)
+
+
+def mountain_car_summary(mc: pd.DataFrame, *, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Last-episode steps per (algorithm, N, sigma^2, step size): mean, SE, IQM [CI]."""
+    final = mountain_car_final(mc)
+    return summarize(final, present_keys(final, MOUNTAIN_CAR_KEYS), "steps", reps=reps, seed=seed)
+
+
+def mountain_car_best(summary: pd.DataFrame) -> pd.DataFrame:
+    """Best step size per algorithm and sigma^2 (fewest last-episode steps), as in Sec. 5."""
+    if summary.empty:
+        return summary
+    group = present_keys(summary, ["algorithm", "n", "sigma2"])
+    return best_settings(summary, group, score="mean", higher_is_better=False)

@@ -1,0 +1,213 @@
+"""``maxminq reproduce``: every shipped sweep config, the theory figures, then the report.
+
+The main job of the project: ``maxminq reproduce --scale quick`` runs a reduced version of
+every paper experiment on this machine (about 15 minutes on 2 cores) and writes
+``OUT/report.html``; ``--scale paper`` is the full reproduction (see the README for its cost
+and for running it on a Ray cluster with ``--backend ray --address auto``).
+
+Everything is validated before the first run starts: the options, and every config at the
+chosen scale. Sweeps are resumable: rerunning the same command skips finished runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from maxminq.errors import UsageError
+
+SCALES = ("quick", "paper")
+THEORY = "theory"
+# Cheap, claim-bearing experiments first so a cut-short run still reports them.
+KIND_ORDER = {"toy_mdp": 0, "mountain_car": 1}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``maxminq reproduce``."""
+    parser.add_argument("--scale", default="quick", help="quick (default, ~15 min) or paper")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="results folder (default: results/<scale>)"
+    )
+    parser.add_argument("--backend", default="local", help="local (default) or ray")
+    parser.add_argument(
+        "--workers", default=None, help="parallel runs (default: cores, or the Ray cluster's)"
+    )
+    parser.add_argument(
+        "--address", default=None, help="Ray cluster address with --backend ray, e.g. auto"
+    )
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="comma-separated config names to run (and/or 'theory'); default: all",
+    )
+    parser.add_argument(
+        "--configs",
+        type=Path,
+        default=None,
+        help="folder of sweep configs (default: ./configs, else the installed ones)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def find_configs_dir(explicit: Path | None) -> Path:
+    """The folder of shipped configs: ``--configs``, ``./configs``, the source tree's, or the
+    package data's, whichever exists first."""
+    if explicit is not None:
+        if not explicit.is_dir():
+            raise UsageError(f"--configs: {explicit} is not a folder")
+        return explicit
+    import maxminq
+
+    package = Path(maxminq.__file__).resolve().parent
+    for cand in (Path("configs"), package.parents[1] / "configs", package / "configs"):
+        if cand.is_dir() and any(cand.glob("*.yaml")):
+            return cand
+    raise UsageError("--configs: no configs/*.yaml found; pass the folder with --configs")
+
+
+def _workers(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"--workers: expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise UsageError(f"--workers: expected an integer >= 1, got {value}")
+    return value
+
+
+def plan(args: argparse.Namespace):
+    """Validate every option and load every selected config; nothing runs here.
+
+    Returns ``(out_dir, workers, configs, with_theory)`` with configs in run order.
+    """
+    from maxminq.experiments.config import load_config
+    from maxminq.experiments.runner import check_options
+
+    if args.scale not in SCALES:
+        raise UsageError(f"--scale: expected one of {', '.join(SCALES)}, got {args.scale!r}")
+    workers = _workers(args.workers)
+    check_options(args.backend, workers, args.address)
+    out = args.out if args.out is not None else Path("results") / args.scale
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out: {out} exists and is not a folder")
+    folder = find_configs_dir(args.configs)
+    paths = sorted(folder.glob("*.yaml"))
+    if not paths:
+        raise UsageError(f"--configs: {folder} holds no *.yaml configs")
+    configs = [load_config(p, args.scale) for p in paths]  # ConfigError: one line, exit 2
+    names = {c.name for c in configs} | {p.stem for p in paths}
+    with_theory = True
+    if args.only is not None:
+        wanted = [w.strip() for w in str(args.only).split(",") if w.strip()]
+        unknown = [w for w in wanted if w not in names and w != THEORY]
+        if not wanted or unknown:
+            raise UsageError(
+                f"--only: unknown name(s) {', '.join(unknown) or '(empty)'}; expected "
+                f"comma-separated names from: {', '.join(sorted(names | {THEORY}))}"
+            )
+        configs = [c for c in configs if c.name in wanted or c.path.stem in wanted]
+        with_theory = THEORY in wanted
+    configs.sort(key=lambda c: (KIND_ORDER.get(c.kind, 2), c.name))
+    return out, workers, configs, with_theory
+
+
+def _theory_args(out: Path, no_progress: bool) -> argparse.Namespace:
+    """Default options of ``maxminq theory`` (parsed, so its defaults live in one place)."""
+    from maxminq.commands import theory
+
+    parser = argparse.ArgumentParser()
+    theory.add_arguments(parser)
+    argv = ["--out", str(out)] + (["--no-progress"] if no_progress else [])
+    return parser.parse_args(argv)
+
+
+def _write_meta(path: Path, meta: dict) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(meta, indent=2, default=str))
+    os.replace(tmp, path)
+
+
+def _machine() -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"{os.cpu_count()} cores, load average {load} (1/5/15 min) at the end"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the selected configs, the theory command and the report; exit 1 if runs failed."""
+    out, workers, configs, with_theory = plan(args)
+    from maxminq.experiments.runner import run_sweep
+
+    out.mkdir(parents=True, exist_ok=True)
+    meta_path = out / "reproduce.json"
+    command = "maxminq reproduce " + shlex.join(sys.argv[2:] if len(sys.argv) > 2 else [])
+    if len(sys.argv) < 2 or sys.argv[1:2] != ["reproduce"]:
+        command = f"maxminq reproduce --scale {args.scale} --out {out}"
+    start = time.perf_counter()
+    meta = {
+        "scale": args.scale,
+        "command": command.strip(),
+        "backend": args.backend,
+        "started": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "configs": [],
+    }
+    _write_meta(meta_path, meta)
+    failed = 0
+    for config in configs:
+        summary = run_sweep(
+            config,
+            out,
+            backend=args.backend,
+            workers=workers,
+            address=args.address,
+            progress=not args.no_progress,
+        )
+        print(summary.line(), flush=True)
+        for run_id, error in summary.failures.items():
+            print(f"  failed {run_id}: {error}", flush=True)
+        failed += summary.failed
+        meta["configs"].append(
+            {
+                "name": config.name,
+                "kind": config.kind,
+                "figure": config.figure,
+                "runs": summary.total,
+                "done": summary.done + summary.skipped,
+                "diverged": summary.diverged,
+                "failed": summary.failed,
+                "seconds": round(summary.seconds, 1),
+            }
+        )
+        _write_meta(meta_path, meta)
+    if with_theory:
+        from maxminq.commands import theory
+
+        t0 = time.perf_counter()
+        theory.run(_theory_args(out / "theory", args.no_progress))
+        meta["configs"].append(
+            {"name": THEORY, "kind": THEORY, "seconds": round(time.perf_counter() - t0, 1)}
+        )
+    meta["seconds"] = round(time.perf_counter() - start, 1)
+    meta["finished"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    meta["machine"] = _machine()
+    _write_meta(meta_path, meta)
+
+    from maxminq.analysis.report import build_report
+
+    report = build_report(out)
+    meta["seconds_with_report"] = round(time.perf_counter() - start, 1)
+    _write_meta(meta_path, meta)
+    counts: dict[str, int] = {}
+    for claim in report.claims:
+        counts[claim.status] = counts.get(claim.status, 0) + 1
+    print(f"report: {report.html}  ({', '.join(f'{v} {k}' for k, v in counts.items())})")
+    print(f"        {report.markdown}")
+    print(f"total {meta['seconds_with_report'] / 60:.1f} min")
+    return 1 if failed else 0

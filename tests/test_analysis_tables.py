@@ -1,0 +1,312 @@
+"""Analysis tables: mean, SE, IQM and bootstrap CIs against hand-computed values, on
+synthetic results with known values (also used by the report tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from maxminq.analysis import tables as T
+
+ENVS = ("Catcher-v0", "Pixelcopter-v0")
+AGENTS = {"dqn": [1], "ddqn": [1], "maxmin-dqn": [2, 4], "averaged-dqn": [2]}
+
+
+# ----------------------------------------------------------------------------- builders
+def deep_results(
+    *,
+    seeds: int = 4,
+    lrs: tuple[float, ...] = (1e-3, 1e-4),
+    maxmin_shift: float = 10.0,
+    rng_seed: int = 0,
+    with_tests: bool = True,
+) -> dict[str, pd.DataFrame]:
+    """Deep tables shaped like the store's: returns grow linearly towards a known level.
+
+    Known test level per setting: ``base(env) + 5 * [lr == 1e-3] + shift(agent) + seed``,
+    with ``shift = maxmin_shift`` for Maxmin DQN (plus N) and 0 otherwise.
+    """
+    rng = np.random.default_rng(rng_seed)
+    episodes, tests, metrics, runs = [], [], [], []
+    for e_i, env in enumerate(ENVS):
+        for agent, ns in AGENTS.items():
+            for n in ns:
+                for lr in lrs:
+                    run_id = f"{env}-{agent}-{n}-{lr:g}"
+                    level = 20.0 * e_i + 5.0 * (lr == 1e-3)
+                    level += (maxmin_shift + n) if agent == "maxmin-dqn" else 0.0
+                    bias = 1.0 if agent == "dqn" else (-0.2 if agent == "maxmin-dqn" else 0.4)
+                    common = dict(
+                        run_id=run_id,
+                        config=f"deep_{env}",
+                        kind="deep",
+                        env_id=env,
+                        agent=agent,
+                        n=n,
+                        lr=lr,
+                        steps=1000,
+                    )
+                    for s in range(seeds):
+                        final = level + s
+                        steps = np.arange(1, 41) * 25
+                        ret = final * steps / steps[-1] + rng.normal(0, 0.1, steps.size)
+                        avg = pd.Series(ret).rolling(100, min_periods=1).mean().to_numpy()
+                        for i in range(steps.size):
+                            episodes.append(
+                                common
+                                | dict(
+                                    seed=s,
+                                    episode=i,
+                                    step=int(steps[i]),
+                                    **{"return": ret[i]},
+                                    length=25,
+                                    return_avg100=avg[i],
+                                    terminated=True,
+                                    truncated=False,
+                                )
+                            )
+                        if with_tests:
+                            for j in range(5):
+                                tests.append(
+                                    common
+                                    | dict(
+                                        seed=s, episode=j, length=10, **{"return": final + (j - 2)}
+                                    )
+                                )
+                        for st in (250, 500, 750, 1000):
+                            metrics.append(
+                                common
+                                | dict(
+                                    seed=s,
+                                    step=st,
+                                    loss=0.1,
+                                    q_mean=1.0,
+                                    bias_mean=bias + rng.normal(0, 0.05),
+                                    bias_std=0.1,
+                                    bias_abs=abs(bias),
+                                    epsilon=0.01,
+                                    steps_per_s=1000.0,
+                                )
+                            )
+                        runs.append(common | dict(seed=s, status="done", diverged_step=-1))
+    out = {
+        "episodes": pd.DataFrame(episodes),
+        "metrics": pd.DataFrame(metrics),
+        "runs": pd.DataFrame(runs),
+    }
+    if with_tests:
+        out["tests"] = pd.DataFrame(tests)
+    return out
+
+
+def toy_results(
+    *, runs: int = 30, episodes: int = 40, q_over: float = 0.3, seed: int = 0
+) -> pd.DataFrame:
+    """Toy MDP rows: Q-learning's Q(A,Left) ends at mu + q_over, Double Q's at mu - 0.2."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    settings = [("q_learning", 1), ("double_q", 2), ("maxmin", 2), ("maxmin", 8)]
+    for mu in (0.1, -0.1):
+        opt = 0.95 if mu > 0 else 0.05
+        for alg, n in settings:
+            # final distance: Q-learning best at mu>0; Double Q fastest at mu<0; larger N faster.
+            if mu > 0:
+                d_end = {"q_learning": 0.0, "double_q": 0.3}.get(alg, 0.1)
+                rate = 0.2
+            else:
+                d_end = 0.0
+                rate = {"double_q": 0.5, "q_learning": 0.05}.get(alg, 0.3 if n == 8 else 0.1)
+            q_end = mu + (q_over if alg == "q_learning" else -0.2 if alg == "double_q" else 0.0)
+            for r in range(runs):
+                for ep in range(episodes):
+                    decay = np.exp(-rate * ep)
+                    dist = d_end + (0.9 - d_end) * decay + abs(rng.normal(0, 0.01))
+                    q = q_end * (1 - decay) + rng.normal(0, 0.05)
+                    rows.append(
+                        dict(
+                            run_id=f"toy-{mu}-{alg}-{n}",
+                            config="toy_mdp",
+                            kind="toy_mdp",
+                            mu=mu,
+                            algorithm=alg,
+                            n=n,
+                            run=r,
+                            episode=ep,
+                            p_left=opt - dist,
+                            distance=dist,
+                            q_a_left=q,
+                        )
+                    )
+    return pd.DataFrame(rows)
+
+
+def mc_results(*, runs: int = 10, maxmin_steps: float = 200.0, seed: int = 0) -> pd.DataFrame:
+    """Mountain Car rows: last-episode steps per algorithm at the highest sigma^2 are known."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for sigma2 in (0.0, 50.0):
+        for alg, n in (("q_learning", 1), ("double_q", 2), ("averaged", 2), ("maxmin", 4)):
+            for step_size in (0.01, 0.04):
+                base = 150.0 if sigma2 == 0 else {"maxmin": maxmin_steps}.get(alg, 1000.0)
+                base += 30.0 * (step_size == 0.04)  # the smaller step size is best
+                for r in range(runs):
+                    for ep in range(5):
+                        steps = base * (1 + (4 - ep) * 0.5) + rng.normal(0, 5)
+                        rows.append(
+                            dict(
+                                run_id=f"mc-{sigma2}-{alg}-{step_size}",
+                                config="mountain_car",
+                                kind="mountain_car",
+                                algorithm=alg,
+                                n=n,
+                                sigma2=sigma2,
+                                step_size=step_size,
+                                run=r,
+                                episode=ep,
+                                steps=steps,
+                            )
+                        )
+    return pd.DataFrame(rows)
+
+
+def theory_files(path, *, monotone: bool = True, ratio8: float = 0.4) -> None:
+    """bias.csv (M, N, bias) and variance.csv (N, ratio) with known shapes."""
+    path.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for m in (2, 4, 8):
+        for n in range(1, 7):
+            b = 1.0 / n - 0.3 + 0.01 * m
+            if not monotone and m == 4 and n == 5:
+                b += 1.0
+            rows.append(dict(M=m, N=n, bias=b))
+    pd.DataFrame(rows).to_csv(path / "bias.csv", index=False)
+    pd.DataFrame(
+        dict(N=list(range(1, 11)), ratio=[1.0, 0.7, 0.6, 0.55, 0.5, 0.47, 0.45, ratio8, 0.4, 0.39])
+    ).to_csv(path / "variance.csv", index=False)
+
+
+# ----------------------------------------------------------------------------- statistics
+def test_iqm_mean_se_hand_computed():
+    # 1..8: cut floor(0.25*8) = 2 from each end -> mean(3,4,5,6) = 4.5.
+    assert T.iqm(np.arange(1, 9)) == pytest.approx(4.5)
+    # 10 values: cut 2 each end -> mean of 3..8 sorted values, outlier removed.
+    x = np.array([100.0, 1, 2, 3, 4, 5, 6, 7, 8, -50])
+    assert T.iqm(x) == pytest.approx(np.mean([2, 3, 4, 5, 6, 7]))
+    mean, se = T.mean_se([2.0, 4.0, 6.0, 8.0])
+    assert mean == 5.0
+    # sample sd = sqrt(20/3); SE = sd / 2
+    assert se == pytest.approx(np.sqrt(20.0 / 3.0) / 2.0)
+    assert np.isnan(T.mean_se([3.0])[1])
+
+
+def test_bootstrap_ci_is_stratified():
+    # Two strata with very different levels; a stratified resample keeps 5 runs of each,
+    # so the mean's bootstrap distribution stays centred at 50 with no mixing variance.
+    a, b = np.zeros(5), np.full(5, 100.0)
+    lo, hi = T.stratified_bootstrap_ci([a, b], statistic=lambda s: s.mean(axis=-1), reps=500)
+    assert lo == pytest.approx(50.0) and hi == pytest.approx(50.0)
+    lo, hi = T.stratified_bootstrap_ci(
+        np.concatenate([a, b]), statistic=lambda s: s.mean(axis=-1), reps=500
+    )
+    assert lo < 35 and hi > 65  # unstratified mixing does vary
+
+
+def test_iqm_ci_coverage_near_nominal():
+    """Over repeated synthetic draws the 95% CI contains the true IQM about 95% of the time."""
+    rng = np.random.default_rng(123)
+    true_iqm = 3.0  # symmetric distribution: the population IQM equals the centre
+    hits, draws = 0, 300
+    for i in range(draws):
+        x = true_iqm + rng.standard_t(df=5, size=20)
+        lo, hi = T.stratified_bootstrap_ci(x, reps=600, rng=np.random.default_rng([7, i]))
+        hits += lo <= true_iqm <= hi
+    coverage = hits / draws
+    # Percentile bootstrap with 20 runs is slightly liberal; binomial sd at 300 draws ~ 1.3%.
+    assert 0.87 <= coverage <= 0.99, coverage
+
+
+def test_ema_and_last_k_average():
+    x = np.array([1.0, 1.0, 1.0])
+    assert np.allclose(T.ema(x, 0.9), 1.0)  # debiased: a constant stays constant
+    y = T.ema([0.0, 10.0], 0.5)
+    # s1 = 0, s2 = 0.5*0 + 0.5*10 = 5; norm = 0.5*0.5 + 0.5 = 0.75 -> 6.667
+    assert y[1] == pytest.approx(5.0 / 0.75)
+    assert np.allclose(T.last_k_average([1, 2, 3, 4], k=2), [1, 1.5, 2.5, 3.5])
+
+
+# ----------------------------------------------------------------------------- tables
+def test_deep_summary_and_best_settings():
+    tables = T.classify(deep_results(seeds=4))
+    summary = T.deep_summary(tables, reps=300)
+    # one row per (env, agent, n, lr): 2 envs * 5 (agent, n) * 2 lrs
+    assert len(summary) == 2 * 5 * 2
+    row = summary[
+        (summary.env_id == "Pixelcopter-v0")
+        & (summary.agent == "maxmin-dqn")
+        & (summary.n == 4)
+        & np.isclose(summary.lr, 1e-3)
+    ].iloc[0]
+    # test returns per seed: 20 + 5 + 10 + 4 + s for s = 0..3 (tests are symmetric around it)
+    per_seed = np.array([39.0, 40.0, 41.0, 42.0])
+    assert row["runs"] == 4
+    assert row["mean"] == pytest.approx(per_seed.mean())
+    assert row["se"] == pytest.approx(per_seed.std(ddof=1) / 2)
+    assert row["iqm"] == pytest.approx(40.5)  # cut one from each end
+    assert row["iqm_low"] <= row["iqm"] <= row["iqm_high"]
+    best = T.deep_best(summary)
+    assert len(best) == 2 * 4
+    mm = best[(best.env_id == "Catcher-v0") & (best.agent == "maxmin-dqn")].iloc[0]
+    assert (mm["n"], mm["lr"]) == (4, 1e-3)
+
+
+def test_deep_final_falls_back_to_last100_training_average():
+    tables = T.classify(deep_results(seeds=2, with_tests=False))
+    scores = T.deep_final_scores(tables)
+    assert set(scores["source"]) == {"train_last100"}
+    ep = tables.episodes
+    one = ep[(ep.run_id == "Catcher-v0-dqn-1-0.001") & (ep.seed == 1)]
+    expected = one["return"].mean()  # 40 episodes < 100: the average of all of them
+    got = scores[
+        (scores.env_id == "Catcher-v0")
+        & (scores.agent == "dqn")
+        & np.isclose(scores.lr, 1e-3)
+        & (scores.seed == 1)
+    ]["score"].iloc[0]
+    assert got == pytest.approx(expected)
+
+
+def test_deep_curves_step_function_mean():
+    tables = T.classify(deep_results(seeds=3))
+    curves = T.deep_curves(tables.episodes, points=10)
+    c = curves[
+        (curves.env_id == "Catcher-v0") & (curves.agent == "dqn") & np.isclose(curves.lr, 1e-4)
+    ].sort_values("step")
+    assert len(c) == 10 and c["runs"].min() == 3
+    ep = tables.episodes
+    sub = ep[(ep.run_id == "Catcher-v0-dqn-1-0.0001")]
+    # at the last grid step (1000) every seed's value is its last return_avg100
+    last = sub[sub.step == 1000]["return_avg100"].to_numpy()
+    assert c["mean"].iloc[-1] == pytest.approx(last.mean())
+    assert c["se"].iloc[-1] == pytest.approx(last.std(ddof=1) / np.sqrt(3))
+
+
+def test_mountain_car_best_step_size_and_final_steps():
+    mc = mc_results(runs=6)
+    summary = T.mountain_car_summary(mc, reps=200)
+    best = T.mountain_car_best(summary)
+    assert set(best["step_size"]) == {0.01}
+    row = best[(best.algorithm == "maxmin") & (best.sigma2 == 50.0)].iloc[0]
+    # last episode (ep = 4): base * 1 + noise(sd 5) -> about 200
+    assert row["mean"] == pytest.approx(200.0, abs=6)
+    final = T.mountain_car_final(mc)
+    assert len(final) == 2 * 4 * 2 * 6
+
+
+def test_toy_final_averages_last_tenth():
+    toy = toy_results(runs=5, episodes=40)
+    fin = T.toy_final(toy, "q_a_left")
+    one = toy[(toy.mu == 0.1) & (toy.algorithm == "q_learning") & (toy.run == 2)]
+    expected = one[one.episode >= 39 - 3.9]["q_a_left"].mean()
+    got = fin[(fin.mu == 0.1) & (fin.algorithm == "q_learning") & (fin.run == 2)]["q_a_left"]
+    assert got.iloc[0] == pytest.approx(expected)
