@@ -60,6 +60,7 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
         final = out_dir / f"{name}.{fmt}"
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=f".{fmt}.tmp", dir=out_dir)
         os.close(fd)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; figures are meant to be shared
         try:
             fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight")
             os.replace(tmp, final)

@@ -60,6 +60,7 @@ class Report:
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.chmod(tmp, 0o644)  # mkstemp makes 0600; a report is meant to be shared
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -79,7 +80,46 @@ def load_store(out_dir: Path) -> dict[str, pd.DataFrame]:
         return {}
     from maxminq.experiments.store import load_results
 
-    return load_results(out_dir)
+    try:
+        return load_results(out_dir)
+    except ValueError:
+        # A table column that clashes with a run-level column (e.g. the deep ``runs`` table's
+        # per-seed ``status``) makes load_results fail; read the same verified tables here,
+        # keeping the table's own value for a clashing column.
+        return _load_verified(out_dir)
+
+
+def _load_verified(out_dir: Path) -> dict[str, pd.DataFrame]:
+    """Every finished run's verified tables with run id, config, kind and settings columns."""
+    import warnings
+
+    from maxminq.experiments.store import FINISHED, ResultsStore, StoreError
+
+    store = ResultsStore(out_dir, create=False)
+    pieces: dict[str, list[pd.DataFrame]] = {}
+    try:
+        for rec in sorted(store.records(), key=lambda r: r.run_id):
+            if rec.status not in FINISHED:
+                continue
+            try:
+                tables = store.read_tables(rec.run_id)
+            except StoreError as err:
+                warnings.warn(f"skipping run {rec.run_id}: {err}", stacklevel=2)
+                continue
+            front = {"run_id": rec.run_id, "config": rec.config, "kind": rec.kind}
+            front |= {"status": rec.status} | {
+                k: (json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v)
+                for k, v in rec.settings.items()
+            }
+            for name, frame in tables.items():
+                frame = frame.copy()
+                cols = [k for k in front if k not in frame.columns]
+                for i, key in enumerate(cols):
+                    frame.insert(i, key, [front[key]] * len(frame))
+                pieces.setdefault(name, []).append(frame)
+    finally:
+        store.close()
+    return {n: pd.concat(f, ignore_index=True, sort=False) for n, f in sorted(pieces.items())}
 
 
 def read_meta(out_dir: Path) -> dict:

@@ -1,0 +1,176 @@
+"""The report from a real results store holding synthetic runs with known values; claims
+that flip with the data; the report and reproduce commands' option checks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_analysis_tables import deep_results, mc_results, theory_files, toy_results
+
+from maxminq.analysis import claims as C
+from maxminq.analysis import tables as T
+from maxminq.analysis.report import build_report
+from maxminq.cli import main
+from maxminq.experiments.config import RunSpec
+from maxminq.experiments.store import ResultsStore
+
+FRONT = ["run_id", "config", "kind"]
+SETTINGS = {
+    "deep": ["env_id", "agent", "n", "lr", "steps"],
+    "toy_mdp": ["mu", "algorithm", "n"],
+    "mountain_car": ["algorithm", "n", "sigma2", "step_size"],
+}
+
+
+def write_store(out: Path, results: dict[str, pd.DataFrame]) -> None:
+    """Store every run of ``results`` through the real results store, as a sweep would."""
+    runs: dict[str, tuple[RunSpec, dict[str, pd.DataFrame]]] = {}
+    for table, df in results.items():
+        for run_id, sub in df.groupby("run_id", sort=True):
+            kind = sub["kind"].iloc[0]
+            keys = SETTINGS[kind]
+            settings = {
+                k: getattr(v, "item", lambda v=v: v)() for k in keys for v in [sub[k].iloc[0]]
+            }
+            if kind == "deep":
+                settings["seeds"] = sorted(int(s) for s in sub["seed"].unique())
+            spec = RunSpec(run_id, kind, settings, sub["config"].iloc[0])
+            own = sub.drop(columns=[*FRONT, *keys]).reset_index(drop=True)
+            runs.setdefault(run_id, (spec, {}))[1][table] = own
+    with ResultsStore(out) as store:
+        store.register([spec for spec, _ in runs.values()])
+        for spec, tables in runs.values():
+            store.mark_running(spec.run_id)
+            store.save_tables(spec, tables)
+            store.mark_finished(spec.run_id, "done")
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("results")
+    results = deep_results(seeds=4)
+    results["toy_mdp"] = toy_results(runs=20, episodes=30)
+    results["mountain_car"] = mc_results(runs=8)
+    write_store(out, results)
+    # Real theory outputs at a small size.
+    assert (
+        main(
+            [
+                "theory",
+                "--out",
+                str(out / "theory"),
+                "--m-max",
+                "8",
+                "--n-max",
+                "10",
+                "--samples",
+                "200",
+                "--variance-samples",
+                "2000",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    return out
+
+
+def test_report_from_store(report_dir: Path):
+    rep = build_report(report_dir, reps=300)
+    # every figure produced, both formats, non-empty
+    names = {f.name for f in rep.figures}
+    assert {
+        "deep_learning_curves",
+        "deep_varying_n_pixelcopter",
+        "deep_sensitivity",
+        "deep_estimation_bias",
+    } <= names
+    for f in rep.figures:
+        assert {p.suffix for p in f.paths} == {".png", ".svg"}
+        for p in f.paths:
+            assert p.is_file() and p.stat().st_size > 1000, p
+    # the HTML embeds every PNG that the Markdown links, and the links resolve
+    md = rep.markdown.read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", md)
+    assert "theory/bias_heatmap.png" in links and "theory/variance_ratio.png" in links
+    for link in links:
+        assert (report_dir / link).is_file()
+    html = rep.html.read_text()
+    assert html.count("data:image/png;base64,") == len(links)
+    assert "Claims checked" in html and "Final performance" in html
+    # the final-performance table holds hand-computed values: Pixelcopter Maxmin DQN
+    # (best: N=4, lr=1e-3) test returns 39..42 -> mean 40.5, SE sd/2, IQM 40.5
+    se = np.std([39.0, 40, 41, 42], ddof=1) / 2
+    assert f"40.5 ± {se:.3g}" in md
+    deep = pd.read_csv(report_dir / "summary" / "deep_final.csv")
+    assert len(deep) == 20
+    # theory claims computed from the real theory command's CSVs
+    theory = [c for c in rep.claims if c.section == "Theory"]
+    assert [c.status for c in theory] == [C.SUPPORTED, C.SUPPORTED]
+    assert not any(c.status == C.INSUFFICIENT for c in rep.claims)
+
+
+def test_cli_report(report_dir: Path, capsys):
+    assert main(["report", str(report_dir), "--reps", "200"]) == 0
+    assert (report_dir / "report.html").stat().st_size > 10_000
+    assert main(["report", str(report_dir / "missing")]) == 2
+    assert "DIR:" in capsys.readouterr().err
+    assert main(["report", str(report_dir), "--reps", "5"]) == 2
+
+
+def _status(claims: list[C.Claim], needle: str) -> str:
+    (match,) = [c for c in claims if needle in c.text]
+    return match.status
+
+
+def test_claims_flip_with_the_data(tmp_path: Path):
+    toy_ok, toy_bad = toy_results(runs=10, q_over=0.3), toy_results(runs=10, q_over=-0.2)
+    needle = "Q-learning overestimates Q(A, Left) = μ (μ = +0.1)"
+    assert _status(C.toy_claims(toy_ok), needle) == C.SUPPORTED
+    assert _status(C.toy_claims(toy_bad), needle) == C.NOT_SUPPORTED
+
+    needle = "below Q-learning's"
+    assert _status(C.mountain_car_claims(mc_results(runs=5)), needle) == C.SUPPORTED
+    worse = mc_results(runs=5, maxmin_steps=3000.0)
+    assert _status(C.mountain_car_claims(worse), needle) == C.NOT_SUPPORTED
+
+    theory_files(tmp_path / "a")
+    theory_files(tmp_path / "b", monotone=False, ratio8=1.2)
+    good, bad = C.theory_claims(tmp_path / "a"), C.theory_claims(tmp_path / "b")
+    assert [c.status for c in good] == [C.SUPPORTED, C.SUPPORTED]
+    assert [c.status for c in bad] == [C.NOT_SUPPORTED, C.NOT_SUPPORTED]
+    assert [c.status for c in C.theory_claims(tmp_path / "none")] == [C.INSUFFICIENT] * 2
+
+    needle = "Maxmin DQN ≥ DQN on Catcher"
+    better = C.deep_claims(T.classify(deep_results(seeds=4, maxmin_shift=10.0)))
+    worse = C.deep_claims(T.classify(deep_results(seeds=4, maxmin_shift=-30.0)))
+    few = C.deep_claims(T.classify(deep_results(seeds=2)))
+    assert _status(better, needle) == C.SUPPORTED
+    assert _status(worse, needle) == C.NOT_SUPPORTED
+    assert _status(few, needle) == C.INSUFFICIENT
+    # the evidence carries the numbers: Maxmin IQM on Catcher is 5 + 10 + 4 + 1.5 = 20.5
+    (c,) = [c for c in better if needle in c.text]
+    assert c.numbers["maxmin_iqm"] == pytest.approx(20.5)
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--scale", "huge"], "--scale"),
+        (["--workers", "0"], "--workers"),
+        (["--backend", "slurm"], "--backend"),
+        (["--address", "auto"], "--address"),
+        (["--only", "no_such_config"], "--only"),
+        (["--configs", "/no/such/folder"], "--configs"),
+    ],
+)
+def test_reproduce_rejects_bad_options_before_running(tmp_path, capsys, argv, needle):
+    out = tmp_path / "out"
+    assert main(["reproduce", "--out", str(out), *argv]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
