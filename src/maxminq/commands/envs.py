@@ -64,7 +64,7 @@ def table() -> str:
             )
         )
     widths = [max(len(r[k]) for r in rows) for k in range(len(head))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.append("")
     lines.append("* not in the paper;  ? assumed (not posted by the authors).")

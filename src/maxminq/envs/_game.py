@@ -213,7 +213,8 @@ class GameVectorEnv(VectorEnv):
         reward, terminated = self.core.step(actions)
         self._elapsed += 1
         if self.max_episode_steps is not None:
-            truncated = (self._elapsed >= self.max_episode_steps) & ~terminated
+            # As gymnasium's TimeLimit: truncated at the cap even if also terminated.
+            truncated = self._elapsed >= self.max_episode_steps
         else:
             truncated = np.zeros(self.num_envs, dtype=np.bool_)
         done = terminated | truncated

@@ -1,0 +1,277 @@
+"""make / make_vector / registry / MinAtar wrapper / `maxminq envs`."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import maxminq.envs as envs
+from maxminq.cli import main
+from maxminq.envs import PAPER_ENVS, get_env_defaults, make, make_vector
+from maxminq.errors import UsageError
+
+OUR_IDS = ["maxminq/Catcher-v0", "maxminq/Pixelcopter-v0", *envs.MINATAR_IDS]
+
+
+@pytest.mark.parametrize("env_id", [*OUR_IDS, "LunarLander-v3"])
+def test_check_env(env_id: str) -> None:
+    env = gym.make(env_id).unwrapped
+    check_env(env, skip_render_check=True)
+    env.close()
+
+
+def test_registration_is_idempotent_and_caps() -> None:
+    envs.register_envs()
+    envs.register_envs()
+    assert gym.spec("maxminq/Catcher-v0").max_episode_steps == 2000
+    assert gym.spec("maxminq/Pixelcopter-v0").max_episode_steps == 500
+    assert gym.spec("maxminq/MinAtar-Seaquest-v0").max_episode_steps == 10_000
+    assert gym.spec("maxminq/MinAtar-Asterix-v0").max_episode_steps is None
+    assert make("LunarLander-v3").spec.max_episode_steps == 1000
+
+
+def _rollout(env: gym.Env, actions: np.ndarray) -> list[tuple]:
+    """Run the actions, resetting (without seed) after each episode; record everything."""
+    obs, _ = env.reset()
+    out = [(obs.copy(),)]
+    for a in actions:
+        obs, r, term, trunc, _ = env.step(int(a))
+        out.append((obs.copy(), r, term, trunc))
+        if term or trunc:
+            obs, _ = env.reset()
+            out.append((obs.copy(),))
+    return out
+
+
+def _same(a: list[tuple], b: list[tuple]) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if len(x) != len(y) or not np.array_equal(x[0], y[0]) or x[1:] != y[1:]:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("env_id", OUR_IDS)
+def test_seeding_reproduces_episodes(env_id: str) -> None:
+    n = 1500 if "MinAtar" in env_id else 600
+    actions = np.random.default_rng(0).integers(0, 2, size=n)
+    a = _rollout(make(env_id, seed=11, max_episode_steps=60), actions)
+    b = _rollout(make(env_id, seed=11, max_episode_steps=60), actions)
+    c = _rollout(make(env_id, seed=12, max_episode_steps=60), actions)
+    assert sum(len(x) == 1 for x in a) >= 3  # several episodes, reset without seed in between
+    assert _same(a, b)
+    assert not _same(a, c)
+    # reset(seed=s) restarts the same stream
+    env = make(env_id)
+    o1, _ = env.reset(seed=5)
+    o2, _ = env.reset(seed=5)
+    np.testing.assert_array_equal(o1, o2)
+
+
+def test_unknown_id_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="--env.*maxminq/Catcher-v0"):
+        make("NoSuchEnv-v9")
+    with pytest.raises(UsageError, match="--env"):
+        make_vector("NoSuchEnv-v9", [0, 1])
+
+
+def _vector_rollout(venv, actions: np.ndarray, slot: int) -> list[tuple]:  # noqa: ANN001
+    """Slot ``slot`` of a same-step-autoreset VectorEnv, in ``_rollout``'s format."""
+    obs, _ = venv.reset()
+    out = [(obs[slot].copy(),)]
+    for a in actions:
+        full = np.zeros(venv.num_envs, dtype=np.int64)
+        full[:] = a[1]  # the other slots
+        full[slot] = a[0]
+        obs, r, term, trunc, info = venv.step(full)
+        if term[slot] or trunc[slot]:
+            assert info["_final_obs"][slot]
+            out.append(
+                (
+                    info["final_obs"][slot].copy(),
+                    float(r[slot]),
+                    bool(term[slot]),
+                    bool(trunc[slot]),
+                )
+            )
+            out.append((obs[slot].copy(),))
+        else:
+            out.append((obs[slot].copy(), float(r[slot]), False, False))
+    return out
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    ["maxminq/Catcher-v0", "maxminq/Pixelcopter-v0", "maxminq/MinAtar-Breakout-v0", "CartPole-v1"],
+)
+def test_make_vector_slot_equals_single_run(env_id: str) -> None:
+    """A seed's trajectory is the same alone (make) or among others (make_vector)."""
+    seeds = [3, 7, 8]
+    cap = {"maxminq/Pixelcopter-v0": 6, "maxminq/MinAtar-Breakout-v0": 12}.get(env_id, 40)
+    n_actions = 2
+    rng = np.random.default_rng(1)
+    actions = rng.integers(0, n_actions, size=(400, 2))  # column 0 drives the slot under test
+    venv = make_vector(env_id, seeds, max_episode_steps=cap)
+    assert venv.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+    slot = 1
+    got = _vector_rollout(venv, actions, slot)
+    single = _rollout(make(env_id, seed=seeds[slot], max_episode_steps=cap), actions[:, 0])
+    assert _same(got, single)
+    assert any(len(x) == 4 and x[3] for x in got)  # the cap truncated at least one episode
+
+
+@pytest.mark.parametrize(
+    ("env_id", "cls"),
+    [
+        ("maxminq/Catcher-v0", "CatcherVectorEnv"),
+        ("maxminq/Pixelcopter-v0", "PixelcopterVectorEnv"),
+    ],
+)
+def test_batched_equals_single_for_every_slot(env_id: str, cls: str) -> None:
+    seeds = [0, 1, 2, 3, 4, 5, 6, 7]
+    cap = 150 if "Catcher" in env_id else 9
+    venv = make_vector(env_id, seeds, max_episode_steps=cap)
+    assert type(venv).__name__ == cls
+    n = venv.single_action_space.n
+    actions = np.random.default_rng(2).integers(0, n, size=(700, len(seeds)))
+    obs, _ = venv.reset()
+    singles = [make(env_id, seed=s, max_episode_steps=cap) for s in seeds]
+    single_obs = [e.reset()[0] for e in singles]
+    np.testing.assert_array_equal(obs, np.stack(single_obs))
+    n_term = n_trunc = 0
+    for t in range(len(actions)):
+        obs, r, term, trunc, info = venv.step(actions[t])
+        for i, env in enumerate(singles):
+            o, ri, te, tr, _ = env.step(int(actions[t, i]))
+            assert (r[i], term[i], trunc[i]) == (ri, te, tr)
+            if te or tr:
+                np.testing.assert_array_equal(info["final_obs"][i], o)
+                o, _ = env.reset()
+            np.testing.assert_array_equal(obs[i], o)
+        n_term += int(term.sum())
+        n_trunc += int(trunc.sum())
+    assert n_term > 0 and n_trunc > 0
+
+
+def test_registry_values() -> None:
+    cat = PAPER_ENVS["maxminq/Catcher-v0"]
+    assert (cat.train_steps, cat.max_episode_steps, cat.network) == (3_500_000, 2000, "mlp")
+    assert cat.lr_sweep == (1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
+    assert (cat.buffer_size, cat.batch_size, cat.target_update, cat.gamma) == (
+        10_000,
+        32,
+        200,
+        0.99,
+    )
+    assert (cat.eps_start, cat.eps_end, cat.eps_decay_steps, cat.learning_starts) == (
+        1.0,
+        0.01,
+        1000,
+        1000,
+    )
+    assert (cat.loss, cat.grad_clip, cat.optimizer, cat.hidden) == ("mse", 5.0, "rmsprop", (64, 64))
+    assert cat.best["maxmin-dqn"] == {"lr": 3e-4, "n": 6}
+    assert PAPER_ENVS["maxminq/Pixelcopter-v0"].train_steps == 2_000_000
+    assert PAPER_ENVS["maxminq/Pixelcopter-v0"].best["averaged-dqn"] == {"lr": 3e-5, "n": 7}
+    lunar = PAPER_ENVS["LunarLander-v3"]
+    assert (lunar.train_steps, lunar.max_episode_steps) == (1_500_000, 1000)
+    assert lunar.lr_sweep == (3e-3, 1e-3, 3e-4, 1e-4, 3e-5)
+    assert lunar.best["maxmin-dqn"] == {"lr": 1e-3, "n": 3}
+    sea = PAPER_ENVS["maxminq/MinAtar-Seaquest-v0"]
+    assert (sea.network, sea.train_steps, sea.max_episode_steps) == (
+        "minatar_cnn",
+        5_000_000,
+        10_000,
+    )
+    assert (sea.buffer_size, sea.target_update, sea.loss, sea.grad_clip) == (
+        100_000,
+        1000,
+        "huber",
+        None,
+    )
+    assert (sea.eps_end, sea.eps_decay_steps, sea.learning_starts) == (0.1, 100_000, 5000)
+    assert sea.optimizer == "centered_rmsprop" and sea.optimizer_kwargs == {
+        "alpha": 0.95,
+        "eps": 0.01,
+    }
+    assert PAPER_ENVS["maxminq/MinAtar-SpaceInvaders-v0"].best["dqn"]["lr"] == 3e-4
+    assert PAPER_ENVS["maxminq/MinAtar-Asterix-v0"].best["maxmin-dqn"]["n"] == 4
+    for d in PAPER_ENVS.values():
+        assert set(d.best) == {"dqn", "ddqn", "averaged-dqn", "maxmin-dqn"}
+        assert all(d.best[a]["lr"] in d.lr_sweep for a in d.best)
+
+
+def test_fallback_defaults_for_other_gymnasium_ids() -> None:
+    cp = get_env_defaults("CartPole-v1")
+    assert cp.network == "mlp" and cp.max_episode_steps == 500 and not cp.paper
+    with pytest.raises(UsageError, match="--env"):
+        get_env_defaults("NoSuchEnv-v9")
+
+
+@pytest.mark.parametrize(
+    ("game", "channels", "minimal"),
+    [
+        ("Asterix", 4, 5),
+        ("Breakout", 4, 3),
+        ("Freeway", 7, 3),
+        ("Seaquest", 10, 6),
+        ("SpaceInvaders", 6, 4),
+    ],
+)
+def test_minatar_spaces_and_action_sets(game: str, channels: int, minimal: int) -> None:
+    env = make(f"maxminq/MinAtar-{game}-v0", seed=0)
+    obs, _ = env.reset()
+    assert obs.shape == (channels, 10, 10) and obs.dtype == np.uint8
+    assert env.observation_space.shape == obs.shape and env.observation_space.dtype == np.uint8
+    assert env.action_space.n == 6
+    assert make(f"maxminq/MinAtar-{game}-v0", minimal_action_set=True).action_space.n == minimal
+    f32 = make(f"maxminq/MinAtar-{game}-v0", obs_dtype="float32", seed=0)
+    o32, _ = f32.reset()
+    assert o32.dtype == np.float32 and f32.observation_space.contains(o32)
+    np.testing.assert_array_equal(o32, obs)
+
+
+def test_minatar_sticky_actions_option() -> None:
+    """With sticky probability 1 every action repeats the reset action 0 (and the RNG use
+    is the same), so random actions give exactly the all-noop trajectory."""
+    rng = np.random.default_rng(3)
+    acts = rng.integers(1, 6, size=300)
+    a = _rollout(make("maxminq/MinAtar-Breakout-v0", seed=4, sticky_action_prob=1.0), acts)
+    b = _rollout(make("maxminq/MinAtar-Breakout-v0", seed=4, sticky_action_prob=1.0), 0 * acts)
+    c = _rollout(make("maxminq/MinAtar-Breakout-v0", seed=4, sticky_action_prob=0.0), acts)
+    assert _same(a, b) and not _same(a, c)
+
+
+def test_render_rgb_arrays() -> None:
+    for env_id, shape in [
+        ("maxminq/Catcher-v0", (64, 64, 3)),
+        ("maxminq/Pixelcopter-v0", (48, 48, 3)),
+        ("maxminq/MinAtar-Asterix-v0", (80, 80, 3)),
+    ]:
+        env = make(env_id, render_mode="rgb_array", seed=0)
+        env.reset()
+        img = env.render()
+        assert img.shape == shape and img.dtype == np.uint8 and img.max() > 0
+
+
+def test_normalize_option() -> None:
+    raw = make("maxminq/Catcher-v0", seed=1)
+    norm = make("maxminq/Catcher-v0", seed=1, normalize=True)
+    o_raw, _ = raw.reset()
+    o_norm, _ = norm.reset()
+    expected = (o_raw - np.array([26, 0, 26, 20])) / np.array([26, 8, 26, 45])
+    np.testing.assert_allclose(o_norm, expected, rtol=1e-6)
+    assert norm.observation_space.contains(o_norm)
+
+
+def test_envs_command_lists_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["envs"]) == 0
+    out = capsys.readouterr().out
+    for env_id in PAPER_ENVS:
+        assert env_id in out
+    assert "3,500,000" in out and "centered_rmsprop" in out
+    assert main(["envs", "--env", "NoSuchEnv-v9"]) == 2
+    assert "--env" in capsys.readouterr().err
