@@ -182,3 +182,53 @@ def test_monte_carlo_chunking_handles_large_tensors() -> None:
     # 300 samples x 60 x 100 > one chunk: several chunks must combine into the right mean.
     est = monte_carlo_bias(100, 60, 1.0, 1.0, 300, np.random.default_rng(3))
     assert abs(est.bias - expected_bias(100, 60)) < 4.5 * est.bias_se
+
+
+def test_theory_command_writes_figures_and_tables(tmp_path) -> None:
+    import pandas as pd
+
+    from maxminq.cli import main
+
+    out = tmp_path / "theory"
+    argv = ["theory", "--out", str(out), "--m-max", "12", "--n-max", "6", "--samples", "400"]
+    argv += ["--variance-samples", "4000", "--seed", "3", "--no-progress"]
+    assert main(argv) == 0
+    for name in ("bias_heatmap.png", "variance_ratio.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list(out.glob(".*.tmp"))  # atomic writes leave no temporary files
+    bias = pd.read_csv(out / "bias.csv")
+    assert len(bias) == 12 * 6 and set(bias["M"]) == set(range(1, 13))
+    for row in bias.itertuples():
+        assert row.expected_bias == pytest.approx(1 - 2 * product_t_mn(row.M, row.N), abs=1e-9)
+    chosen = bias[bias["chosen_n"]].set_index("M")["N"]
+    assert chosen.to_dict() == {m: choose_n(m, n_max=6) for m in range(1, 13)}
+    simulated = bias.dropna(subset=["mc_bias"])
+    assert set(simulated["M"]) == {1, 2, 4, 8, 12}
+    z = (simulated["mc_bias"] - simulated["expected_bias"]) / simulated["mc_bias_se"]
+    assert np.all(np.abs(z) < 4.5)
+    variance = pd.read_csv(out / "variance.csv")
+    ns = variance["N"].to_numpy()
+    np.testing.assert_allclose(variance["variance_ratio"], 12 * ns**2 / ((ns + 1) ** 2 * (ns + 2)))
+    z = (variance["mc_variance_ratio"] - variance["variance_ratio"]) / variance[
+        "mc_variance_ratio_se"
+    ]
+    assert np.all(np.abs(z) < 4.5)
+
+
+@pytest.mark.parametrize(
+    ("extra", "option"),
+    [
+        (["--m-max", "0"], "--m-max"),
+        (["--n-max", "-2"], "--n-max"),
+        (["--samples", "1"], "--samples"),
+        (["--mc-m", "1,x"], "--mc-m"),
+        (["--mc-m", "500"], "--mc-m"),
+    ],
+)
+def test_theory_command_rejects_bad_options(tmp_path, capsys, extra, option) -> None:
+    from maxminq.cli import main
+
+    assert main(["theory", "--out", str(tmp_path / "o"), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert option in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "o").exists()  # validated before any work

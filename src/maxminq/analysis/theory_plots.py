@@ -1,0 +1,170 @@
+"""Figures for Theorem 1 and Corollary 1 (the appendix figure pair of Lan et al. 2020).
+
+Both functions take the tidy tables written by ``maxminq theory`` (``bias.csv`` and
+``variance.csv``; see :func:`bias_table` and :func:`variance_table`) so the report can
+redraw them from files, and both return a matplotlib ``Figure`` built without pyplot (no
+global figure state; save it with ``fig.savefig``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.colors import TwoSlopeNorm
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from maxminq.analysis import style
+from maxminq.theory import (
+    choose_n,
+    expected_bias,
+    min_variance,
+    monte_carlo_bias,
+    t_mn,
+    variance_ratio,
+)
+
+BIAS_COLUMNS = [
+    "M",
+    "N",
+    "t_mn",
+    "expected_bias",
+    "chosen_n",
+    "mc_bias",
+    "mc_bias_se",
+    "mc_samples",
+]
+VARIANCE_COLUMNS = [
+    "N",
+    "min_variance",
+    "variance_ratio",
+    "mc_min_variance",
+    "mc_min_variance_se",
+    "mc_variance_ratio",
+    "mc_variance_ratio_se",
+    "mc_samples",
+]
+
+
+def bias_table(
+    m_max: int,
+    n_max: int,
+    mc_m: Sequence[int],
+    samples: int,
+    rng: np.random.Generator,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Tidy table of Theorem 1 (i) over M = 1..m_max, N = 1..n_max with gamma * tau = 1.
+
+    One row per (M, N). ``chosen_n`` is True on ``choose_n(M, n_max=n_max)``. The Monte-Carlo
+    columns (``mc_bias``, ``mc_bias_se``) are filled for the rows whose M is in ``mc_m``
+    (simulating all 2,000 cells would cost far more than it shows) and NaN elsewhere.
+    """
+    from tqdm import tqdm
+
+    ms, ns = np.meshgrid(np.arange(1, m_max + 1), np.arange(1, n_max + 1), indexing="ij")
+    frame = pd.DataFrame({"M": ms.ravel(), "N": ns.ravel()})
+    frame["t_mn"] = t_mn(frame["M"].to_numpy(), frame["N"].to_numpy())
+    frame["expected_bias"] = expected_bias(frame["M"].to_numpy(), frame["N"].to_numpy())
+    best = choose_n(np.arange(1, m_max + 1), n_max=n_max)
+    frame["chosen_n"] = frame["N"].to_numpy() == best[frame["M"].to_numpy() - 1]
+    frame["mc_bias"] = np.nan
+    frame["mc_bias_se"] = np.nan
+    frame["mc_samples"] = 0
+    for m in tqdm(sorted(set(mc_m)), desc="Monte Carlo bias", disable=not progress):
+        rows = frame["M"] == m
+        est = monte_carlo_bias(m, frame.loc[rows, "N"].to_numpy(), 1.0, 1.0, samples, rng)
+        frame.loc[rows, "mc_bias"] = est.bias
+        frame.loc[rows, "mc_bias_se"] = est.bias_se
+        frame.loc[rows, "mc_samples"] = samples
+    return frame[BIAS_COLUMNS]
+
+
+def variance_table(n_max: int, samples: int, rng: np.random.Generator) -> pd.DataFrame:
+    """Tidy table of Theorem 1 (ii) (tau = 1) and Corollary 1 for N = 1..n_max, with
+    Monte-Carlo estimates (``monte_carlo_bias`` with M = 1) and their standard errors."""
+    ns = np.arange(1, n_max + 1)
+    est = monte_carlo_bias(1, ns, 1.0, 1.0, samples, rng)
+    return pd.DataFrame(
+        {
+            "N": ns,
+            "min_variance": min_variance(ns),
+            "variance_ratio": variance_ratio(ns),
+            "mc_min_variance": est.min_variance,
+            "mc_min_variance_se": est.min_variance_se,
+            "mc_variance_ratio": est.variance_ratio,
+            "mc_variance_ratio_se": est.variance_ratio_se,
+            "mc_samples": samples,
+        }
+    )[VARIANCE_COLUMNS]
+
+
+def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
+    """Heat map of E[Z_MN] (gamma * tau = 1) over M (x) and N (y), Theorem 1 (i).
+
+    Diverging colours centred at zero bias (red: over-, blue: underestimation), the zero-bias
+    contour, and the N chosen by ``choose_n`` for every M.
+    """
+    grid = bias.pivot(index="N", columns="M", values="expected_bias").sort_index()
+    ms, ns = grid.columns.to_numpy(), grid.index.to_numpy()
+    fig = Figure(figsize=(7.0, 4.2), layout="constrained")  # no pyplot: no global state
+    ax = fig.subplots()
+    mesh = ax.pcolormesh(
+        ms,
+        ns,
+        grid.to_numpy(),
+        shading="nearest",
+        cmap="RdBu_r",
+        norm=TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=1.0),
+    )
+    fig.colorbar(mesh, ax=ax, label=r"$E[Z_{MN}]$ ($\gamma\tau = 1$)")
+    if len(ms) > 1 and len(ns) > 1:
+        ax.contour(ms, ns, grid.to_numpy(), levels=[0.0], colors="black", linewidths=1.2)
+    chosen = bias.loc[bias["chosen_n"]].sort_values("M")
+    ax.step(
+        chosen["M"],
+        chosen["N"],
+        where="mid",
+        color=style.color("maxmin"),
+        linewidth=2.0,
+        label=r"choose_n: $\arg\min_N |E[Z_{MN}]|$",
+    )
+    ax.plot([], [], color="black", linewidth=1.2, label="zero bias")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("M (number of actions)")
+    ax.set_ylabel(f"N ({style.label('maxmin')} estimators)")
+    ax.set_title("Theorem 1: expected estimation bias of Maxmin Q-learning")
+    ax.legend(loc="upper right", fontsize="small", framealpha=0.9)
+    return fig
+
+
+def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
+    """Corollary 1: Var[Q^min] / Var[Q] = 12 N^2 / ((N+1)^2 (N+2)) against N, with the
+    Monte-Carlo estimates (error bars: 2 standard errors) and the line ratio = 1."""
+    colour = style.color("maxmin")
+    n_max = int(variance["N"].max())
+    fine = np.linspace(1.0, n_max, 400)
+    curve = 12 * fine**2 / ((fine + 1) ** 2 * (fine + 2))
+    fig = Figure(figsize=(6.0, 4.0), layout="constrained")
+    ax = fig.subplots()
+    ax.plot(fine, curve, color=colour, label=r"$12N^2 / ((N+1)^2 (N+2))$")
+    ax.errorbar(
+        variance["N"],
+        variance["mc_variance_ratio"],
+        yerr=2 * variance["mc_variance_ratio_se"],
+        fmt="o",
+        color="black",
+        markersize=4,
+        capsize=2,
+        label="Monte Carlo (±2 s.e.)",
+    )
+    ax.axhline(1.0, color="grey", linestyle="--", linewidth=1, label="Var[Q] (single estimator)")
+    ax.set_xlabel("N (number of estimators)")
+    ax.set_ylabel(r"$Var[Q^{min}_{sa}] / Var[Q_{sa}]$")
+    ax.set_title("Corollary 1: variance ratio")
+    ax.set_xticks(range(1, n_max + 1, max(1, n_max // 10)))
+    ax.legend(fontsize="small")
+    return fig

@@ -1,0 +1,128 @@
+"""``maxminq theory``: the Theorem 1 / Corollary 1 figure pair and the numbers behind it.
+
+Writes to ``--out``:
+
+* ``bias_heatmap.png``   E[Z_MN] over M = 1..m_max, N = 1..n_max (gamma * tau = 1);
+* ``variance_ratio.png`` Corollary 1's Var[Q^min] / Var[Q] against N, with Monte Carlo;
+* ``bias.csv``, ``variance.csv`` the tidy tables both figures are drawn from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from maxminq.errors import UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``maxminq theory``."""
+    parser.add_argument("--out", required=True, type=Path, help="output folder (created)")
+    parser.add_argument("--m-max", type=int, default=100, help="largest M (actions); default 100")
+    parser.add_argument("--n-max", type=int, default=20, help="largest N (estimators); default 20")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=2000,
+        help="Monte-Carlo samples per (M, N) cell of the bias table; default 2000",
+    )
+    parser.add_argument(
+        "--variance-samples",
+        type=int,
+        default=200_000,
+        help="Monte-Carlo samples per N for the variance ratio; default 200000",
+    )
+    parser.add_argument(
+        "--mc-m",
+        type=str,
+        default=None,
+        help="comma-separated M values to simulate for the bias table "
+        "(default: 1, 2, 4, ..., up to --m-max, and --m-max)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed; default 0")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def _mc_m(text: str | None, m_max: int) -> list[int]:
+    if text is None:
+        powers = [2**k for k in range(m_max.bit_length()) if 2**k <= m_max]
+        return sorted({*powers, m_max})
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UsageError(f"--mc-m: expected comma-separated integers, got {text!r}") from None
+    if not values or any(not 1 <= v <= m_max for v in values):
+        raise UsageError(f"--mc-m: expected integers in 1..--m-max ({m_max}), got {text!r}")
+    return sorted(set(values))
+
+
+def _validate(args: argparse.Namespace) -> list[int]:
+    if not 1 <= args.m_max <= 10_000:
+        raise UsageError(f"--m-max: expected an integer in 1..10000, got {args.m_max}")
+    if not 1 <= args.n_max <= 1_000:
+        raise UsageError(f"--n-max: expected an integer in 1..1000, got {args.n_max}")
+    if args.samples < 2:
+        raise UsageError(f"--samples: expected an integer >= 2, got {args.samples}")
+    if args.variance_samples < 2:
+        raise UsageError(
+            f"--variance-samples: expected an integer >= 2, got {args.variance_samples}"
+        )
+    if args.seed < 0:
+        raise UsageError(f"--seed: expected a non-negative integer, got {args.seed}")
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out: {args.out} exists and is not a folder")
+    return _mc_m(args.mc_m, args.m_max)
+
+
+def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp)`` on a temporary name next to ``path``, then rename it into place."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compute the tables, draw the figures, write all four files atomically."""
+    mc_m = _validate(args)
+    # Imported here so that option errors are reported before the heavier imports.
+    from maxminq.analysis.theory_plots import (
+        bias_table,
+        plot_bias_heatmap,
+        plot_variance_ratio,
+        variance_table,
+    )
+
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"--out: cannot create {args.out}: {err.strerror}") from None
+    bias_rng, variance_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(args.seed).spawn(2)
+    )
+    progress = not args.no_progress and sys.stderr.isatty()
+    bias = bias_table(args.m_max, args.n_max, mc_m, args.samples, bias_rng, progress=progress)
+    variance = variance_table(args.n_max, args.variance_samples, variance_rng)
+
+    outputs = {
+        "bias.csv": lambda p: bias.to_csv(p, index=False, float_format="%.10g"),
+        "variance.csv": lambda p: variance.to_csv(p, index=False, float_format="%.10g"),
+        "bias_heatmap.png": lambda p: plot_bias_heatmap(bias).savefig(p, format="png", dpi=150),
+        "variance_ratio.png": lambda p: plot_variance_ratio(variance).savefig(
+            p, format="png", dpi=150
+        ),
+    }
+    for name, write in outputs.items():
+        atomic_write(args.out / name, write)
+        print(args.out / name)
+    chosen = bias.loc[bias["chosen_n"], ["M", "N"]]
+    sample = chosen[chosen["M"].isin([1, 2, 4, 8, 16, 32, 64, 100, args.m_max])]
+    print("choose_n: " + ", ".join(f"M={m}: N={n}" for m, n in sample.itertuples(index=False)))
+    return 0
