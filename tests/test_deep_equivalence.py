@@ -14,6 +14,15 @@ from maxminq.deep.agents import Learner
 OBS, A, B, GAMMA, CLIP = 6, 3, 16, 0.9, 5.0
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny nets: one thread is as fast, and avoids OpenMP spinning on a shared machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def _torch_opt(kind: str, params, lr: float) -> torch.optim.Optimizer:
     if kind == "adam":
         return torch.optim.Adam(params, lr=lr)
@@ -138,7 +147,7 @@ def test_cnn_stack_matches_modules() -> None:
 
     net = StackedMinAtarCNN(3, 4, 5)
     net.init_members([torch.Generator().manual_seed(1)], 3)
-    x = torch.rand((3, 7, 10, 10, 4))
+    x = torch.rand((3, 7, 4, 10, 10))
     out = net.forward(x)
     for m, mod in enumerate(net.to_modules()):
         torch.testing.assert_close(out[m], mod(x[m]), atol=1e-5, rtol=1e-5)

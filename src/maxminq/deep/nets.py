@@ -110,8 +110,8 @@ class StackedMinAtarCNN(StackedNet):
     """M copies of the MinAtar DQN network (Young and Tian 2019), as used by Lan et al.
 
     ``Conv2d(C, 16, 3, stride 1) -> ReLU -> Linear(16 * 8 * 8, 128) -> ReLU -> Linear(128, A)``
-    on 10 x 10 x C observations (channels last, as MinAtar returns them). The M
-    convolutions run as one convolution with ``groups = M``.
+    on C x 10 x 10 observations (channels first, as ``maxminq.envs`` returns MinAtar
+    states). The M convolutions run as one convolution with ``groups = M``.
     """
 
     def __init__(self, members: int, in_channels: int, n_actions: int, size: int = 10) -> None:
@@ -147,8 +147,8 @@ class StackedMinAtarCNN(StackedNet):
     def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
         cw, cb, w1, b1, w2, b2 = self.params if params is None else params
         m, b = x.shape[0], x.shape[1]
-        # (M, B, H, W, C) -> (B, M * C, H, W): member m's channels form group m.
-        h = x.permute(1, 0, 4, 2, 3).reshape(b, m * self.in_channels, self.size, self.size)
+        # (M, B, C, H, W) -> (B, M * C, H, W): member m's channels form group m.
+        h = x.transpose(0, 1).reshape(b, m * self.in_channels, self.size, self.size)
         h = F.conv2d(h, cw.reshape(m * 16, self.in_channels, 3, 3), cb.reshape(-1), groups=m)
         h = F.relu(h).reshape(b, m, self.flat).transpose(0, 1)  # (M, B, 16 * 8 * 8)
         h = F.relu(torch.baddbmm(b1, h, w1))
@@ -166,17 +166,8 @@ class StackedMinAtarCNN(StackedNet):
                 l1.bias.copy_(self.params[3][m, 0])
                 l2.weight.copy_(self.params[4][m].t())
                 l2.bias.copy_(self.params[5][m, 0])
-            mods.append(
-                nn.Sequential(_ChannelsFirst(), conv, nn.ReLU(), nn.Flatten(), l1, nn.ReLU(), l2)
-            )
+            mods.append(nn.Sequential(conv, nn.ReLU(), nn.Flatten(), l1, nn.ReLU(), l2))
         return mods
-
-
-class _ChannelsFirst(nn.Module):
-    """(B, H, W, C) -> (B, C, H, W), for the per-member reference modules."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x.permute(0, 3, 1, 2)
 
 
 def build_net(network: str, members: int, obs_shape: tuple[int, ...], n_actions: int) -> StackedNet:
@@ -185,6 +176,6 @@ def build_net(network: str, members: int, obs_shape: tuple[int, ...], n_actions:
         return StackedMLP(members, int(math.prod(obs_shape)), n_actions)
     if network == "minatar_cnn":
         if len(obs_shape) != 3:
-            raise ValueError(f"minatar_cnn needs (H, W, C) observations, got {obs_shape}")
-        return StackedMinAtarCNN(members, obs_shape[2], n_actions, size=obs_shape[0])
+            raise ValueError(f"minatar_cnn needs (C, H, W) observations, got {obs_shape}")
+        return StackedMinAtarCNN(members, obs_shape[0], n_actions, size=obs_shape[1])
     raise ValueError(f"unknown network {network!r}")

@@ -1,0 +1,140 @@
+"""``maxminq train``: train a DQN-family agent on a Gymnasium environment.
+
+Example::
+
+    maxminq train --env LunarLander-v3 --agent maxmin-dqn --n 4 --lr 3e-4 \\
+        --steps 200000 --seeds 0-4 --out runs/lunar-maxmin
+
+Every hyper-parameter not given takes the paper's default for that environment
+(``maxminq envs`` lists them). All seeds run in one process as one batched model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+from typing import TYPE_CHECKING
+
+from maxminq.errors import UsageError
+
+if TYPE_CHECKING:
+    from maxminq.deep.config import TrainConfig
+
+_HYPER: list[tuple[str, type, str]] = [
+    ("network", str, "mlp or minatar_cnn"),
+    ("max-episode-steps", int, "episode cap (truncation, bootstrapped)"),
+    ("buffer-size", int, "replay capacity per seed"),
+    ("batch-size", int, "mini-batch size"),
+    ("gamma", float, "discount"),
+    ("target-update", int, "steps between target-network copies (C)"),
+    ("eps-start", float, "initial epsilon"),
+    ("eps-end", float, "final epsilon"),
+    ("eps-decay-steps", int, "steps of linear epsilon decay after learning starts"),
+    ("learning-starts", int, "purely random steps before learning"),
+    ("loss", str, "mse or huber"),
+    ("grad-clip", float, "max gradient norm per network (<= 0: none)"),
+    ("optimizer", str, "rmsprop, centered_rmsprop or adam"),
+]
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'0-4' -> [0..4]; '0,3,7' -> [0, 3, 7]; '5' -> [5]; combinations like '0-2,9'."""
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                seeds.extend(range(lo, hi + 1))
+            else:
+                seeds.append(int(part))
+    except ValueError:
+        raise UsageError(f"--seeds: expected e.g. 0-4 or 0,3,7, got {text!r}") from None
+    return seeds
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``maxminq train`` (hyper-parameters default to the registry's)."""
+    parser.add_argument("--env", required=True, help="Gymnasium id, e.g. LunarLander-v3")
+    parser.add_argument(
+        "--agent",
+        default="maxmin-dqn",
+        help="dqn, ddqn, maxmin-dqn, averaged-dqn or ensemble-dqn (default maxmin-dqn)",
+    )
+    parser.add_argument("--n", type=int, default=None, help="N (Maxmin/Ensemble) or K (Averaged)")
+    parser.add_argument("--lr", type=float, default=None, help="step size")
+    parser.add_argument("--steps", type=int, default=None, help="environment steps per seed")
+    parser.add_argument("--seeds", default="0", help="e.g. 0-4 (default 0)")
+    parser.add_argument("--out", required=True, type=pathlib.Path, help="output folder")
+    parser.add_argument("--resume", action="store_true", help="continue a checkpointed run")
+    parser.add_argument(
+        "--timeout-as-terminal",
+        action="store_true",
+        help="treat time-limit truncation as terminal (the original code's behaviour)",
+    )
+    parser.add_argument("--eval-episodes", type=int, default=100, help="test episodes")
+    parser.add_argument("--eval-eps", type=float, default=0.01, help="test epsilon")
+    parser.add_argument("--bias-every", type=int, default=None, help="metrics interval M")
+    parser.add_argument("--bias-probe-every", type=int, default=10, help="probe interval")
+    parser.add_argument("--checkpoint-every", type=int, default=None, help="0 disables")
+    parser.add_argument("--update-members", type=int, default=1, help="members updated/step")
+    parser.add_argument(
+        "--optimizer-kwargs", default=None, help='JSON, e.g. \'{"alpha": 0.95, "eps": 0.01}\''
+    )
+    parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    for name, typ, help_text in _HYPER:
+        parser.add_argument(f"--{name}", type=typ, default=None, help=help_text + " (registry)")
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    """Build and validate the ``TrainConfig`` (UsageError on bad input)."""
+    from maxminq.deep.config import TrainConfig
+
+    kwargs = None
+    if args.optimizer_kwargs is not None:
+        try:
+            kwargs = json.loads(args.optimizer_kwargs)
+        except json.JSONDecodeError:
+            raise UsageError("--optimizer-kwargs: expected a JSON object") from None
+        if not isinstance(kwargs, dict):
+            raise UsageError("--optimizer-kwargs: expected a JSON object")
+    return TrainConfig(
+        env_id=args.env,
+        agent=args.agent,
+        n=args.n,
+        lr=args.lr,
+        steps=args.steps,
+        seeds=parse_seeds(args.seeds),
+        timeout_as_terminal=args.timeout_as_terminal,
+        eval_episodes=args.eval_episodes,
+        eval_eps=args.eval_eps,
+        bias_every=args.bias_every,
+        bias_probe_every=args.bias_probe_every,
+        checkpoint_every=args.checkpoint_every,
+        update_members=args.update_members,
+        optimizer_kwargs=kwargs,
+        tensorboard=args.tensorboard,
+        **{name.replace("-", "_"): getattr(args, name.replace("-", "_")) for name, _, _ in _HYPER},
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate everything (including the environment's observations), then train."""
+    from maxminq.deep.train import Trainer, run_training
+
+    config = config_from_args(args)
+    resolved = config.resolve()
+    Trainer.check_env(resolved)
+    tables = run_training(config, args.out, resume=args.resume, progress=not args.no_progress)
+    runs, tests = tables["runs"], tables["tests"]
+    for _, row in runs.iterrows():
+        t = tests[tests["seed"] == row["seed"]]["return"]
+        score = f"test return {t.mean():.2f} over {len(t)} episodes" if len(t) else "no test"
+        extra = f" at step {row['diverged_step']}" if row["status"] == "diverged" else ""
+        print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
+    print(f"tables written to {args.out}")
+    return 0

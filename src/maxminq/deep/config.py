@@ -1,0 +1,203 @@
+"""``TrainConfig``: every option of a deep training run, with registry defaults.
+
+A field left as ``None`` means "the paper's default for this environment", taken from
+``maxminq.envs.registry.get_env_defaults`` by ``TrainConfig.resolve()``. Validation
+errors are ``maxminq.errors.UsageError`` naming the command-line option.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from maxminq.errors import UsageError
+
+__all__ = ["AGENT_NAMES", "TrainConfig"]
+
+AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
+_REGISTRY_AGENT = {  # names the registry's ``best`` table may use for each agent
+    "dqn": ("dqn", "DQN"),
+    "ddqn": ("ddqn", "double-dqn", "DDQN"),
+    "maxmin-dqn": ("maxmin-dqn", "maxmin", "Maxmin DQN"),
+    "averaged-dqn": ("averaged-dqn", "averaged", "Averaged DQN"),
+    # Ensemble DQN has no posted setting: it falls back to Maxmin's (same N-net layout).
+    "ensemble-dqn": ("ensemble-dqn", "ensemble", "Ensemble DQN", "maxmin-dqn"),
+}
+
+
+def _opt(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+@dataclass
+class TrainConfig:
+    """Options of ``maxminq train`` / ``run_training`` (None = registry default).
+
+    ``n`` is N for Maxmin / Ensemble DQN and K (target snapshots) for Averaged DQN;
+    DQN and Double DQN need n = 1. ``steps`` counts environment steps per seed.
+    ``bias_every`` is the metrics interval M (steps); ``bias_probe_every`` how often a
+    visited (s, a) is probed for the bias measurement. ``checkpoint_every`` = 0 disables
+    checkpoints. ``grad_clip`` <= 0 disables clipping.
+    """
+
+    env_id: str
+    agent: str = "dqn"
+    n: int | None = None
+    lr: float | None = None
+    steps: int | None = None
+    seeds: list[int] = field(default_factory=lambda: [0])
+    timeout_as_terminal: bool = False
+    eval_episodes: int = 100
+    eval_eps: float = 0.01
+    bias_every: int | None = None
+    bias_probe_every: int = 10
+    checkpoint_every: int | None = None
+    network: str | None = None
+    max_episode_steps: int | None = None
+    buffer_size: int | None = None
+    batch_size: int | None = None
+    gamma: float | None = None
+    target_update: int | None = None
+    eps_start: float | None = None
+    eps_end: float | None = None
+    eps_decay_steps: int | None = None
+    learning_starts: int | None = None
+    loss: str | None = None
+    grad_clip: float | None = None
+    optimizer: str | None = None
+    optimizer_kwargs: dict[str, Any] | None = None
+    update_members: int = 1
+    tensorboard: bool = False
+
+    # --- defaults and validation ----------------------------------------------------------
+
+    def resolve(self) -> TrainConfig:
+        """A copy with every ``None`` replaced by the registry default, validated."""
+        self._check_basic()
+        from maxminq.envs.registry import get_env_defaults
+
+        d = get_env_defaults(self.env_id)  # raises UsageError for unknown ids
+        best = _best(d, self.agent)
+        c = dataclasses.replace(self, seeds=list(self.seeds))
+        if c.n is None:
+            c.n = 1 if self.agent in ("dqn", "ddqn") else int(best.get("n") or 2)
+        if c.lr is None:
+            c.lr = float(best.get("lr") or d.lr_sweep[len(d.lr_sweep) // 2])
+        for name in (
+            "network",
+            "max_episode_steps",
+            "buffer_size",
+            "batch_size",
+            "gamma",
+            "target_update",
+            "eps_start",
+            "eps_end",
+            "eps_decay_steps",
+            "learning_starts",
+            "loss",
+            "grad_clip",
+            "optimizer",
+        ):
+            if getattr(c, name) is None:
+                setattr(c, name, getattr(d, name))
+        if c.steps is None:
+            c.steps = int(d.train_steps)
+        if c.optimizer_kwargs is None:
+            c.optimizer_kwargs = dict(d.optimizer_kwargs or {})
+        if c.bias_every is None:
+            c.bias_every = max(1000, c.steps // 200)
+        if c.checkpoint_every is None:
+            c.checkpoint_every = max(10_000, c.steps // 20)
+        if c.grad_clip is not None and c.grad_clip <= 0:
+            c.grad_clip = None
+        c._check_resolved()
+        return c
+
+    def _check_basic(self) -> None:
+        if self.agent not in AGENT_NAMES:
+            raise UsageError(f"--agent: unknown agent {self.agent!r}; choose one of {AGENT_NAMES}")
+        if self.n is not None:
+            if self.n < 1:
+                raise UsageError(f"--n must be >= 1, got {self.n}")
+            if self.agent in ("dqn", "ddqn") and self.n != 1:
+                raise UsageError(f"--n must be 1 for {self.agent} (got {self.n})")
+        if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
+            raise UsageError(f"--lr must be a finite number > 0, got {self.lr}")
+        if not self.seeds:
+            raise UsageError("--seeds: give at least one seed, e.g. 0-4")
+        if len(set(self.seeds)) != len(self.seeds) or min(self.seeds) < 0:
+            raise UsageError(f"--seeds must be distinct non-negative integers, got {self.seeds}")
+
+    def _check_resolved(self) -> None:
+        positive = ("n", "steps", "buffer_size", "batch_size", "target_update", "bias_every")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise UsageError(f"{_opt(name)} must be >= 1, got {getattr(self, name)}")
+        for name in ("eps_decay_steps", "learning_starts", "eval_episodes", "checkpoint_every"):
+            if getattr(self, name) < 0:
+                raise UsageError(f"{_opt(name)} must be >= 0, got {getattr(self, name)}")
+        if self.bias_probe_every < 1:
+            raise UsageError(f"--bias-probe-every must be >= 1, got {self.bias_probe_every}")
+        if self.update_members < 1:
+            raise UsageError(f"--update-members must be >= 1, got {self.update_members}")
+        if self.max_episode_steps is not None and self.max_episode_steps < 1:
+            raise UsageError(f"--max-episode-steps must be >= 1, got {self.max_episode_steps}")
+        if not 0 <= self.gamma <= 1:
+            raise UsageError(f"--gamma must be in [0, 1], got {self.gamma}")
+        for name in ("eps_start", "eps_end", "eval_eps"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise UsageError(f"{_opt(name)} must be in [0, 1], got {getattr(self, name)}")
+        if self.loss not in ("mse", "huber"):
+            raise UsageError(f"--loss must be mse or huber, got {self.loss!r}")
+        if self.optimizer not in ("rmsprop", "centered_rmsprop", "adam"):
+            raise UsageError(
+                f"--optimizer must be rmsprop, centered_rmsprop or adam, got {self.optimizer!r}"
+            )
+        if self.network not in ("mlp", "minatar_cnn"):
+            raise UsageError(f"--network must be mlp or minatar_cnn, got {self.network!r}")
+
+    def check_observation_shape(self, obs_shape: tuple[int, ...]) -> None:
+        """Reject a network that cannot read the environment's observations."""
+        if self.network == "mlp" and len(obs_shape) > 1:
+            raise UsageError(
+                f"--network: mlp cannot take {self.env_id}'s image observations {obs_shape};"
+                " use minatar_cnn"
+            )
+        if self.network == "minatar_cnn" and len(obs_shape) != 3:
+            raise UsageError(
+                f"--network: minatar_cnn needs (C, H, W) image observations, {self.env_id}"
+                f" gives {obs_shape}; use mlp"
+            )
+
+    # --- serialisation --------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-compatible dict of all fields."""
+        return dataclasses.asdict(self)
+
+    def result_key(self) -> str:
+        """JSON of the fields that affect results (for checking a checkpoint matches)."""
+        d = self.to_dict()
+        for name in ("checkpoint_every", "tensorboard"):
+            d.pop(name)
+        return json.dumps(d, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
+        """Inverse of ``to_dict`` (unknown keys are a UsageError)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise UsageError(f"unknown train option(s): {', '.join(unknown)}")
+        return cls(**d)
+
+
+def _best(defaults: Any, agent: str) -> dict[str, Any]:
+    best = getattr(defaults, "best", None) or {}
+    for key in _REGISTRY_AGENT[agent]:
+        if key in best:
+            return dict(best[key])
+    return {}

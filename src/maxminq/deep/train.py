@@ -1,0 +1,539 @@
+"""Training loop for the DQN family: S seeds x N members in one process, resumable.
+
+``run_training(config, out_dir)`` trains every seed of ``config.seeds`` side by side
+(one environment, one replay buffer and one random stream per seed; one stacked model
+for all networks), then runs the paper's test protocol (``eval_episodes`` episodes with
+eps = ``eval_eps``, Lan et al. 2020, section 5.2) and writes four tidy tables as CSV:
+
+* ``episodes``: seed, episode, step, return, length, return_avg100, terminated, truncated
+* ``tests``: seed, episode, return, length
+* ``metrics``: seed, step, loss, q_mean, bias_mean, bias_std, bias_abs, bias_n, epsilon,
+  steps_per_s (one row per seed every ``bias_every`` steps)
+* ``runs``: seed, status ('done' or 'diverged'), diverged_step
+
+Estimation bias (the paper's subject): every ``bias_probe_every`` steps the visited
+(s, a) of each seed is probed with the estimate its target side uses (min over the N
+target nets for Maxmin, see ``Learner.estimate``); when that episode ends, the
+discounted return actually obtained from the probe onwards is computed, and
+``bias = estimate - return`` is summarised per metrics interval. Probes in an episode
+cut by the time limit are kept only if the missing tail weighs at most
+``gamma^k <= BIAS_TAIL`` (k = steps from the probe to the cut).
+
+Checkpoints (``out_dir/checkpoint/state.pt``, written atomically every
+``checkpoint_every`` steps, loaded with ``torch.load(weights_only=True)``) hold the
+networks, optimiser states, replay buffers, counters, RNG states and, per seed, the
+current episode's reset seed and actions: on resume each environment is reset with that
+seed and the actions are replayed, which restores its exact state, so a killed run
+resumes to the same result as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pathlib
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from maxminq.deep.agents import Learner
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.replay import ReplayBuffers
+from maxminq.envs import make
+from maxminq.errors import UsageError
+
+__all__ = ["BIAS_TAIL", "TABLE_COLUMNS", "Trainer", "run_training"]
+
+BIAS_TAIL = 0.05
+TABLE_COLUMNS: dict[str, list[str]] = {
+    "episodes": [
+        "seed",
+        "episode",
+        "step",
+        "return",
+        "length",
+        "return_avg100",
+        "terminated",
+        "truncated",
+    ],
+    "tests": ["seed", "episode", "return", "length"],
+    "metrics": [
+        "seed",
+        "step",
+        "loss",
+        "q_mean",
+        "bias_mean",
+        "bias_std",
+        "bias_abs",
+        "bias_n",
+        "epsilon",
+        "steps_per_s",
+    ],
+    "runs": ["seed", "status", "diverged_step"],
+}
+_CKPT = "state.pt"
+
+
+def _seed_streams(seed: int) -> tuple[np.random.Generator, torch.Generator, np.random.Generator]:
+    """Independent streams of one seed: training (actions, resets, replay, members),
+    network initialisation, and test episodes."""
+    ss = np.random.SeedSequence(seed)
+    train_ss, init_ss, test_ss = ss.spawn(3)
+    gen = torch.Generator().manual_seed(int(init_ss.generate_state(1, np.uint64)[0] >> 1))
+    return np.random.default_rng(train_ss), gen, np.random.default_rng(test_ss)
+
+
+def _discounted_returns(rewards: list[float], gamma: float) -> np.ndarray:
+    out = np.empty(len(rewards))
+    g = 0.0
+    for t in range(len(rewards) - 1, -1, -1):
+        g = rewards[t] + gamma * g
+        out[t] = g
+    return out
+
+
+class Trainer:
+    """State of one batched training run (all seeds); see the module docstring."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.cfg = cfg = config
+        self.S = len(cfg.seeds)
+        self.envs = [
+            make(cfg.env_id, max_episode_steps=cfg.max_episode_steps) for _ in range(self.S)
+        ]
+        self.n_actions, self.obs_shape = self._spaces(self.envs[0], cfg)
+        obs_space = self.envs[0].observation_space
+        image = obs_space.dtype in (np.bool_, np.uint8) and len(self.obs_shape) == 3
+        streams = [_seed_streams(s) for s in cfg.seeds]
+        self.rngs = [r for r, _, _ in streams]
+        self.test_rngs = [t for _, _, t in streams]
+        self.learner = Learner(
+            cfg.agent,
+            cfg.n,
+            [g for _, g, _ in streams],
+            cfg.network,
+            self.obs_shape,
+            self.n_actions,
+            cfg.optimizer,
+            cfg.lr,
+            cfg.optimizer_kwargs,
+            cfg.loss,
+            cfg.grad_clip,
+            cfg.gamma,
+            cfg.update_members,
+        )
+        self.replay = ReplayBuffers(
+            self.S, cfg.buffer_size, self.obs_shape, torch.uint8 if image else torch.float32
+        )
+        # Counters and per-seed episode state.
+        self.step = 0
+        self.active = np.ones(self.S, dtype=bool)
+        self.diverged_step = [-1] * self.S
+        self.obs = np.zeros((self.S, *self.obs_shape), dtype=np.float32)
+        self.ep_seed = [0] * self.S
+        self.ep_actions: list[list[int]] = [[] for _ in range(self.S)]
+        self.ep_rewards: list[list[float]] = [[] for _ in range(self.S)]
+        self.ep_count = [0] * self.S
+        self.probes: list[list[tuple[int, float]]] = [[] for _ in range(self.S)]
+        self._reset_acc()
+        self.rows: dict[str, list[list[Any]]] = {"episodes": [], "metrics": [], "tests": []}
+        self._interval_start = (0, time.perf_counter())
+        self.writer: Any = None
+        for s in range(self.S):
+            self._new_episode(s)
+
+    @staticmethod
+    def _spaces(env: Any, cfg: TrainConfig) -> tuple[int, tuple[int, ...]]:
+        space = env.action_space
+        if not hasattr(space, "n"):
+            raise UsageError(f"--env: {cfg.env_id} needs a discrete action space, has {space}")
+        obs_shape = tuple(int(d) for d in env.observation_space.shape)
+        cfg.check_observation_shape(obs_shape)
+        return int(space.n), obs_shape
+
+    @staticmethod
+    def check_env(cfg: TrainConfig) -> None:
+        """Build one environment and check it suits the (resolved) config."""
+        env = make(cfg.env_id, max_episode_steps=cfg.max_episode_steps)
+        try:
+            Trainer._spaces(env, cfg)
+        finally:
+            env.close()
+
+    # --- episodes ---------------------------------------------------------------------------
+
+    def _new_episode(self, s: int) -> None:
+        self.ep_seed[s] = int(self.rngs[s].integers(2**31 - 1))
+        obs, _ = self.envs[s].reset(seed=self.ep_seed[s])
+        self.obs[s] = obs
+        self.ep_actions[s], self.ep_rewards[s], self.probes[s] = [], [], []
+
+    def _end_episode(self, s: int, terminated: bool, truncated: bool) -> None:
+        rewards = self.ep_rewards[s]
+        self.ep_count[s] += 1
+        self.rows["episodes"].append(
+            [
+                self.cfg.seeds[s],
+                self.ep_count[s],
+                self.step + 1,
+                float(sum(rewards)),
+                len(rewards),
+                terminated,
+                truncated,
+            ]
+        )
+        if self.probes[s]:
+            g = _discounted_returns(rewards, self.cfg.gamma)
+            n = len(rewards)
+            for t, est in self.probes[s]:
+                if terminated or self.cfg.gamma ** (n - t) <= BIAS_TAIL:
+                    self.acc_bias[s].append(est - float(g[t]))
+        self._new_episode(s)
+
+    # --- one training step ------------------------------------------------------------------
+
+    def epsilon(self, t: int) -> float:
+        """Purely random for ``learning_starts`` steps, then linear decay (authors' code)."""
+        c = self.cfg
+        if t < c.learning_starts:
+            return 1.0
+        frac = 1.0 if c.eps_decay_steps == 0 else (t - c.learning_starts) / c.eps_decay_steps
+        return max(c.eps_end, c.eps_start + (c.eps_end - c.eps_start) * min(frac, 1.0))
+
+    def _diverge(self, s: int) -> None:
+        if self.active[s]:
+            self.active[s] = False
+            self.diverged_step[s] = self.step + 1
+
+    def train_step(self) -> None:
+        """Act in every live seed's environment, store, learn, sync targets, log."""
+        c, t = self.cfg, self.step
+        eps = self.epsilon(t)
+        learning = t >= c.learning_starts
+        live = np.flatnonzero(self.active)
+        obs_t = torch.from_numpy(self.obs)
+        q = None
+        if learning:
+            q = self.learner.greedy_values(obs_t).numpy()
+            for s in live[~np.isfinite(q[live]).all(axis=1)]:
+                self._diverge(int(s))
+            live = np.flatnonzero(self.active)
+        actions = np.zeros(self.S, dtype=np.int64)
+        for s in live:
+            rng = self.rngs[s]
+            if q is None or rng.random() < eps:
+                actions[s] = rng.integers(self.n_actions)
+            else:
+                actions[s] = int(np.argmax(q[s]))
+        if learning and t % c.bias_probe_every == 0 and len(live):
+            est = self.learner.estimate(obs_t, torch.from_numpy(actions)).numpy()
+            for s in live:
+                self.probes[s].append((len(self.ep_rewards[s]), float(est[s])))
+        prev = self.obs.copy()
+        next_obs = prev.copy()
+        rewards = np.zeros(self.S, dtype=np.float32)
+        done = np.zeros(self.S, dtype=np.float32)
+        for s in live:
+            a = int(actions[s])
+            o, r, term, trunc, _ = self.envs[s].step(a)
+            next_obs[s] = o
+            rewards[s] = r
+            self.ep_actions[s].append(a)
+            self.ep_rewards[s].append(float(r))
+            self.obs[s] = o
+            # Truncation bootstraps unless the original code's behaviour is asked for.
+            done[s] = float(term or (trunc and c.timeout_as_terminal))
+            if term or trunc:
+                self._end_episode(int(s), bool(term), bool(trunc))
+        self.replay.add(prev, actions, rewards, next_obs, done)
+        if learning and len(live):
+            idx = np.stack([self.rngs[s].integers(0, self.replay.size, c.batch_size) for s in live])
+            members = np.stack([self.learner.choose_members(self.rngs[s]) for s in live])
+            batch = self.replay.gather(live, idx)
+            loss, qm, ok = self.learner.update(live, members, batch)
+            for k, s in enumerate(live):
+                if not ok[k]:
+                    self._diverge(int(s))
+                    continue
+                self.acc_loss[s] += float(loss[k])
+                self.acc_q[s] += float(qm[k])
+                self.acc_n[s] += 1
+        if (t + 1) % c.target_update == 0:
+            self.learner.sync_targets()
+        self.step = t + 1
+        if self.step % c.bias_every == 0:
+            self._log_metrics(eps)
+
+    def _reset_acc(self) -> None:
+        self.acc_loss = [0.0] * self.S
+        self.acc_q = [0.0] * self.S
+        self.acc_n = [0] * self.S
+        self.acc_bias: list[list[float]] = [[] for _ in range(self.S)]
+
+    def _log_metrics(self, eps: float) -> None:
+        t0_step, t0 = self._interval_start
+        now = time.perf_counter()
+        live = int(self.active.sum())
+        sps = (self.step - t0_step) * max(live, 1) / max(now - t0, 1e-9)
+        for s in range(self.S):
+            if not self.active[s]:
+                continue
+            n = self.acc_n[s]
+            b = np.asarray(self.acc_bias[s])
+            row = [
+                self.cfg.seeds[s],
+                self.step,
+                self.acc_loss[s] / n if n else math.nan,
+                self.acc_q[s] / n if n else math.nan,
+                float(b.mean()) if b.size else math.nan,
+                float(b.std()) if b.size else math.nan,
+                float(np.abs(b).mean()) if b.size else math.nan,
+                int(b.size),
+                eps,
+                sps,
+            ]
+            self.rows["metrics"].append(row)
+            if self.writer is not None:
+                tag = f"seed{self.cfg.seeds[s]}"
+                for name, v in zip(TABLE_COLUMNS["metrics"][2:], row[2:], strict=True):
+                    if isinstance(v, float) and math.isfinite(v):
+                        self.writer.add_scalar(f"{tag}/{name}", v, self.step)
+        self._reset_acc()
+        self._interval_start = (self.step, now)
+
+    # --- evaluation -------------------------------------------------------------------------
+
+    def evaluate(self) -> None:
+        """``eval_episodes`` test episodes per live seed with eps = ``eval_eps`` (greedy on
+        the same combined values as the behaviour policy), all seeds in lock-step."""
+        c = self.cfg
+        if c.eval_episodes == 0:
+            return
+        envs = [
+            make(c.env_id, max_episode_steps=c.max_episode_steps) if a else None
+            for a in self.active
+        ]
+        obs = np.zeros((self.S, *self.obs_shape), dtype=np.float32)
+        remaining = [c.eval_episodes if a else 0 for a in self.active]
+        ret, length = [0.0] * self.S, [0] * self.S
+
+        def reset(s: int) -> None:
+            obs[s] = envs[s].reset(seed=int(self.test_rngs[s].integers(2**31 - 1)))[0]
+            ret[s], length[s] = 0.0, 0
+
+        for s in range(self.S):
+            if remaining[s]:
+                reset(s)
+        while any(remaining):
+            q = self.learner.greedy_values(torch.from_numpy(obs)).numpy()
+            for s in range(self.S):
+                if not remaining[s]:
+                    continue
+                rng = self.test_rngs[s]
+                a = rng.integers(self.n_actions) if rng.random() < c.eval_eps else np.argmax(q[s])
+                o, r, term, trunc, _ = envs[s].step(int(a))
+                obs[s] = o
+                ret[s] += float(r)
+                length[s] += 1
+                if term or trunc:
+                    ep = c.eval_episodes - remaining[s] + 1
+                    self.rows["tests"].append([c.seeds[s], ep, ret[s], length[s]])
+                    remaining[s] -= 1
+                    if remaining[s]:
+                        reset(s)
+        for env in envs:
+            if env is not None:
+                env.close()
+
+    # --- tables and checkpoints -------------------------------------------------------------
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The four result tables (see the module docstring)."""
+        ep = pd.DataFrame(
+            self.rows["episodes"],
+            columns=[c for c in TABLE_COLUMNS["episodes"] if c != "return_avg100"],
+        )
+        ep = ep.sort_values(["seed", "episode"], kind="stable").reset_index(drop=True)
+        ep.insert(
+            5,
+            "return_avg100",
+            ep.groupby("seed")["return"].transform(lambda x: x.rolling(100, min_periods=1).mean()),
+        )
+        tests = pd.DataFrame(self.rows["tests"], columns=TABLE_COLUMNS["tests"])
+        tests = tests.sort_values(["seed", "episode"], kind="stable").reset_index(drop=True)
+        metrics = pd.DataFrame(self.rows["metrics"], columns=TABLE_COLUMNS["metrics"])
+        metrics = metrics.sort_values(["seed", "step"], kind="stable").reset_index(drop=True)
+        runs = pd.DataFrame(
+            [
+                [seed, "done" if self.active[s] else "diverged", self.diverged_step[s]]
+                for s, seed in enumerate(self.cfg.seeds)
+            ],
+            columns=TABLE_COLUMNS["runs"],
+        )
+        return {"episodes": ep, "tests": tests, "metrics": metrics, "runs": runs}
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue exactly (tensors and plain Python values only)."""
+        return {
+            "config": self.cfg.result_key(),
+            "step": self.step,
+            "learner": self.learner.state_dict(),
+            "replay": self.replay.state_dict(),
+            "rngs": [r.bit_generator.state for r in self.rngs],
+            "test_rngs": [r.bit_generator.state for r in self.test_rngs],
+            "active": self.active.tolist(),
+            "diverged_step": list(self.diverged_step),
+            "obs": torch.from_numpy(self.obs.copy()),
+            "ep_seed": list(self.ep_seed),
+            "ep_actions": [list(a) for a in self.ep_actions],
+            "ep_rewards": [list(r) for r in self.ep_rewards],
+            "ep_count": list(self.ep_count),
+            "probes": [[list(p) for p in ps] for ps in self.probes],
+            "acc": [self.acc_loss, self.acc_q, self.acc_n, self.acc_bias],
+            "rows": self.rows,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore ``state_dict()`` output and rebuild each environment's exact state by
+        resetting it with the episode's seed and replaying the episode's actions."""
+        if state["config"] != self.cfg.result_key():
+            raise UsageError(
+                "--resume: the checkpoint was written with different options; "
+                "use the same options or a new --out"
+            )
+        self.step = int(state["step"])
+        self.learner.load_state_dict(state["learner"])
+        self.replay.load_state_dict(state["replay"])
+        for r, st in zip(self.rngs, state["rngs"], strict=True):
+            r.bit_generator.state = st
+        for r, st in zip(self.test_rngs, state["test_rngs"], strict=True):
+            r.bit_generator.state = st
+        self.active = np.array(state["active"], dtype=bool)
+        self.diverged_step = list(state["diverged_step"])
+        self.ep_seed = list(state["ep_seed"])
+        self.ep_actions = [list(a) for a in state["ep_actions"]]
+        self.ep_rewards = [list(r) for r in state["ep_rewards"]]
+        self.ep_count = list(state["ep_count"])
+        self.probes = [[(int(t), float(e)) for t, e in ps] for ps in state["probes"]]
+        self.acc_loss, self.acc_q, self.acc_n, self.acc_bias = (list(x) for x in state["acc"])
+        self.rows = {k: [list(r) for r in v] for k, v in state["rows"].items()}
+        self.obs = state["obs"].numpy().copy()
+        for s in range(self.S):
+            if not self.active[s]:
+                continue
+            o, _ = self.envs[s].reset(seed=self.ep_seed[s])
+            for a in self.ep_actions[s]:
+                o = self.envs[s].step(a)[0]
+            if not np.array_equal(np.asarray(o, dtype=np.float32), self.obs[s]):
+                raise RuntimeError(
+                    f"{self.cfg.env_id} did not replay to its checkpointed state (seed "
+                    f"{self.cfg.seeds[s]}): the environment is not deterministic given its "
+                    "reset seed and actions, so it cannot be resumed exactly"
+                )
+        self._interval_start = (self.step, time.perf_counter())
+
+    def save_checkpoint(self, folder: pathlib.Path) -> None:
+        """Write ``folder/state.pt`` atomically (temp file + ``os.replace``)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{_CKPT}.tmp{os.getpid()}"
+        torch.save(self.state_dict(), tmp)
+        os.replace(tmp, folder / _CKPT)
+
+    def close(self) -> None:
+        """Close environments and the TensorBoard writer."""
+        for env in self.envs:
+            env.close()
+        if self.writer is not None:
+            self.writer.close()
+
+
+def _write_csv(df: pd.DataFrame, path: pathlib.Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def _tensorboard_writer(folder: pathlib.Path) -> Any:
+    """A SummaryWriter if TensorBoard (or tensorboardX) is installed, else None."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        try:
+            from tensorboardX import SummaryWriter
+        except ImportError:
+            return None
+    return SummaryWriter(str(folder))
+
+
+def read_tables(out_dir: pathlib.Path) -> dict[str, pd.DataFrame]:
+    """The tables a finished ``run_training`` wrote to ``out_dir``."""
+    return {name: pd.read_csv(out_dir / f"{name}.csv") for name in TABLE_COLUMNS}
+
+
+def run_training(
+    config: TrainConfig,
+    out_dir: pathlib.Path,
+    *,
+    resume: bool = True,
+    progress: bool = False,
+    stop_after: int | None = None,
+) -> dict[str, pd.DataFrame]:
+    """Train ``config`` (all seeds batched), test, and write the tables to ``out_dir``.
+
+    With ``resume`` a finished run in ``out_dir`` is read back instead of re-run, and a
+    checkpoint there is continued. ``stop_after`` (steps) stops early after writing a
+    checkpoint, as a kill would (used by tests); it then returns an empty dict.
+    """
+    cfg = config.resolve()
+    out_dir = pathlib.Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ckpt_dir = out_dir / "checkpoint"
+    config_path = out_dir / "config.json"
+    finished = resume and (out_dir / "runs.csv").exists() and config_path.exists()
+    if finished and json.loads(config_path.read_text()) == json.loads(cfg.result_key()):
+        return read_tables(out_dir)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny networks: one thread is as fast, and cores are shared
+    trainer = Trainer(cfg)
+    try:
+        if resume and (ckpt_dir / _CKPT).exists():
+            trainer.load_state_dict(torch.load(ckpt_dir / _CKPT, weights_only=True))
+        elif (out_dir / "runs.csv").exists():
+            (out_dir / "runs.csv").unlink()  # an old finished run is being replaced
+        if cfg.tensorboard:
+            trainer.writer = _tensorboard_writer(out_dir / "tensorboard")
+        bar = tqdm(
+            total=cfg.steps,
+            initial=trainer.step,
+            disable=not progress,
+            desc=f"{cfg.agent} {cfg.env_id}",
+            unit="step",
+        )
+        while trainer.step < cfg.steps and trainer.active.any():
+            trainer.train_step()
+            bar.update(1)
+            k = cfg.checkpoint_every
+            if (k and trainer.step % k == 0) or trainer.step == stop_after:
+                trainer.save_checkpoint(ckpt_dir)
+            if trainer.step == stop_after:
+                bar.close()
+                return {}
+        bar.close()
+        if cfg.checkpoint_every and trainer.step % cfg.checkpoint_every:
+            trainer.save_checkpoint(ckpt_dir)
+        trainer.evaluate()
+        tables = trainer.tables()
+    finally:
+        trainer.close()
+        torch.set_num_threads(threads)
+    tmp = config_path.with_name(f".config.json.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(json.loads(cfg.result_key()), indent=2))
+    os.replace(tmp, config_path)
+    for name in ("episodes", "tests", "metrics", "runs"):  # runs.csv last: marks completion
+        _write_csv(tables[name], out_dir / f"{name}.csv")
+    return tables
