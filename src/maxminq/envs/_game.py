@@ -18,8 +18,20 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
+from numba import njit
 
 from maxminq.envs._rng import state_from_generator
+
+
+@njit(cache=True)
+def _to_obs(raw: np.ndarray, shift: np.ndarray, scale: np.ndarray, normalize: bool) -> np.ndarray:
+    """float32 copy of ``raw``, optionally (raw - shift) / scale per feature."""
+    out = np.empty(raw.shape, dtype=np.float32)
+    for i in range(raw.shape[0]):
+        for k in range(raw.shape[1]):
+            v = raw[i, k]
+            out[i, k] = (v - shift[k]) / scale[k] if normalize else v
+    return out
 
 
 class GameCore(ABC):
@@ -40,6 +52,7 @@ class GameCore(ABC):
     def __init__(self, num_games: int) -> None:
         self.num_games = num_games
         self.rng = np.zeros(num_games, dtype=np.uint64)
+        self._raw = np.zeros((num_games, self.obs_dim))
 
     @abstractmethod
     def reset_slots(self, mask: np.ndarray) -> None:
@@ -50,8 +63,14 @@ class GameCore(ABC):
         """Advance every slot by one frame; return (reward float64[B], terminated bool[B])."""
 
     @abstractmethod
+    def fill_state(self, out: np.ndarray) -> None:
+        """Write the raw PLE ``getGameState()`` values into ``out`` (B, obs_dim) float64."""
+
     def state(self) -> np.ndarray:
-        """Raw PLE ``getGameState()`` values, shape (B, obs_dim), float64."""
+        """Raw PLE ``getGameState()`` values, shape (B, obs_dim), float64 (a new array)."""
+        out = np.empty((self.num_games, self.obs_dim))
+        self.fill_state(out)
+        return out
 
     @abstractmethod
     def render_slot(self, i: int) -> np.ndarray:
@@ -59,10 +78,8 @@ class GameCore(ABC):
 
     def observe(self, normalize: bool) -> np.ndarray:
         """Observations (B, obs_dim) float32, optionally normalised."""
-        s = self.state()
-        if normalize:
-            s = (s - self.norm_shift) / self.norm_scale
-        return s.astype(np.float32)
+        self.fill_state(self._raw)
+        return _to_obs(self._raw, self.norm_shift, self.norm_scale, normalize)
 
     @classmethod
     def observation_space(cls, normalize: bool) -> spaces.Box:

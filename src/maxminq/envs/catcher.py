@@ -102,6 +102,15 @@ def _step(actions, px, vel, fx, fy, lives, rng, reward, term) -> None:  # noqa: 
         term[i] = over
 
 
+@njit(cache=True)
+def _state(px, vel, fx, fy, out) -> None:  # noqa: ANN001
+    for i in range(px.shape[0]):
+        out[i, 0] = px[i]
+        out[i, 1] = vel[i]
+        out[i, 2] = fx[i]
+        out[i, 3] = fy[i]
+
+
 class CatcherCore(GameCore):
     """State of B Catcher games: paddle x / velocity, fruit centre, lives."""
 
@@ -144,9 +153,9 @@ class CatcherCore(GameCore):
         )
         return self._reward, self._term
 
-    def state(self) -> np.ndarray:
+    def fill_state(self, out: np.ndarray) -> None:
         """PLE getGameState: player_x, player_vel, fruit_x, fruit_y."""
-        return np.stack([self.px, self.vel, self.fx, self.fy], axis=1).astype(np.float64)
+        _state(self.px, self.vel, self.fx, self.fy, out)
 
     def render_slot(self, i: int) -> np.ndarray:
         """Paddle (white) and fruit (pink) drawn at their collision rectangles."""

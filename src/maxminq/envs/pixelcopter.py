@@ -252,7 +252,6 @@ class PixelcopterCore(GameCore):
         self.nt = np.zeros(b, dtype=np.int64)
         self._reward = np.zeros(b)
         self._term = np.zeros(b, dtype=np.bool_)
-        self._state = np.zeros((b, 7))
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         return (self.py, self.mom, self.bx, self.by, self.nb, self.tx, self.ty, self.nt)
@@ -266,10 +265,9 @@ class PixelcopterCore(GameCore):
         _step(actions, *self._arrays(), self.rng, self._reward, self._term)
         return self._reward, self._term
 
-    def state(self) -> np.ndarray:
+    def fill_state(self, out: np.ndarray) -> None:
         """PLE getGameState values, shape (B, 7)."""
-        _state(*self._arrays(), self._state)
-        return self._state.copy()
+        _state(*self._arrays(), out)
 
     def render_slot(self, i: int) -> np.ndarray:
         """Player (white), blocks and terrain walls (green) at their PLE drawing rectangles."""

@@ -1,0 +1,165 @@
+"""Random-policy throughput and episode statistics of every maxminq environment.
+
+Measures, within one run (so ratios are comparable even on a loaded machine):
+
+* single-env steps/s through ``maxminq.envs.make`` (Gymnasium wrappers included);
+* batched env-steps/s through ``maxminq.envs.make_vector`` with B = 64 (native numba
+  kernels for Catcher / Pixelcopter, ``SyncVectorEnv`` otherwise);
+* the random policy's mean episode length and return (with standard errors) under the
+  registered episode caps.
+
+Usage: ``python benchmarks/bench_envs.py [--seconds 2] [--episodes 2000] [--out FILE.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from maxminq.envs import make, make_vector
+
+ENV_IDS = [
+    "maxminq/Catcher-v0",
+    "maxminq/Pixelcopter-v0",
+    "LunarLander-v3",
+    "maxminq/MinAtar-Asterix-v0",
+    "maxminq/MinAtar-Breakout-v0",
+    "maxminq/MinAtar-Seaquest-v0",
+    "maxminq/MinAtar-SpaceInvaders-v0",
+    "maxminq/MinAtar-Freeway-v0",
+]
+
+
+def single_speed(env_id: str, seconds: float, rng: np.random.Generator) -> tuple[float, float]:
+    """Random-policy steps per second of one env (resetting at episode ends): (wall, CPU)."""
+    env = make(env_id, seed=0)
+    env.reset()
+    n = env.action_space.n
+    actions = rng.integers(0, n, size=1 << 16)
+    steps, start, cpu = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - start < seconds:
+        for _ in range(256):
+            _, _, term, trunc, _ = env.step(int(actions[steps & 0xFFFF]))
+            steps += 1
+            if term or trunc:
+                env.reset()
+    return steps / (time.perf_counter() - start), steps / (time.process_time() - cpu)
+
+
+def batched_speed(
+    env_id: str, seconds: float, rng: np.random.Generator, b: int = 64
+) -> tuple[float, float]:
+    """Random-policy env-steps per second of ``make_vector`` with ``b`` sub-envs: (wall, CPU)."""
+    venv = make_vector(env_id, list(range(b)))
+    venv.reset()
+    n = venv.single_action_space.n
+    actions = rng.integers(0, n, size=(1024, b))
+    calls, start, cpu = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - start < seconds:
+        for _ in range(16):
+            venv.step(actions[calls & 1023])
+            calls += 1
+    rates = calls * b / (time.perf_counter() - start), calls * b / (time.process_time() - cpu)
+    venv.close()
+    return rates
+
+
+def episode_stats(env_id: str, episodes: int, rng: np.random.Generator) -> dict[str, float]:
+    """Mean (and standard error of) episode length and return of the uniform random policy."""
+    b = 64
+    venv = make_vector(env_id, list(range(1000, 1000 + b)))
+    venv.reset()
+    n = venv.single_action_space.n
+    ret = np.zeros(b)
+    length = np.zeros(b, dtype=np.int64)
+    lengths: list[int] = []
+    returns: list[float] = []
+    with tqdm(total=episodes, desc=f"episodes {env_id}", leave=False) as bar:
+        while len(lengths) < episodes:
+            _, r, term, trunc, _ = venv.step(rng.integers(0, n, size=b))
+            ret += r
+            length += 1
+            for i in np.flatnonzero(term | trunc):
+                lengths.append(int(length[i]))
+                returns.append(float(ret[i]))
+                ret[i], length[i] = 0.0, 0
+                bar.update(1)
+    venv.close()
+    ln, rt = np.array(lengths[:episodes]), np.array(returns[:episodes])
+    return {
+        "episodes": episodes,
+        "mean_length": float(ln.mean()),
+        "se_length": float(ln.std(ddof=1) / np.sqrt(episodes)),
+        "mean_return": float(rt.mean()),
+        "se_return": float(rt.std(ddof=1) / np.sqrt(episodes)),
+    }
+
+
+def write_json_atomic(path: str, data: object) -> None:
+    """Write JSON to a temp file in the same folder, then rename it over ``path``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=2)
+    os.replace(tmp, path)
+
+
+def main() -> None:
+    """Measure every env and print a Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per speed measurement")
+    parser.add_argument("--episodes", type=int, default=2000, help="episodes for PLE games")
+    parser.add_argument(
+        "--other-episodes", type=int, default=300, help="episodes for MinAtar / LunarLander"
+    )
+    parser.add_argument("--envs", nargs="*", default=ENV_IDS, help="env ids to measure")
+    parser.add_argument("--out", default=None, help="also write the results as JSON here")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    rows = []
+    for env_id in tqdm(args.envs, desc="envs"):
+        # Warm up (numba compilation, imports) outside the timed region.
+        single_speed(env_id, 0.2, rng)
+        batched_speed(env_id, 0.2, rng)
+        row = {
+            "env_id": env_id,
+        }
+        row["single_wall"], row["single_cpu"] = single_speed(env_id, args.seconds, rng)
+        row["batched64_wall"], row["batched64_cpu"] = batched_speed(env_id, args.seconds, rng)
+        n_ep = (
+            args.episodes
+            if env_id.startswith("maxminq/") and "MinAtar" not in env_id
+            else (args.other_episodes)
+        )
+        row.update(episode_stats(env_id, n_ep, rng))
+        rows.append(row)
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        "| env | single steps/s | batched B=64 env-steps/s | random: episodes | "
+        "mean length | mean return |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")  # steps/s: wall-clock / per CPU-second
+    for r in rows:
+        print(
+            f"| {r['env_id']} | {r['single_wall']:,.0f} / {r['single_cpu']:,.0f} "
+            f"| {r['batched64_wall']:,.0f} / {r['batched64_cpu']:,.0f} "
+            f"| {r['episodes']} | {r['mean_length']:.1f} ± {r['se_length']:.1f} "
+            f"| {r['mean_return']:.2f} ± {r['se_return']:.2f} |"
+        )
+    if args.out:
+        write_json_atomic(args.out, {"load": os.getloadavg()[0], "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
