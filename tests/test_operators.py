@@ -1,0 +1,275 @@
+"""The Generalized Q-learning G functions against naive per-sample Python loops."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from functools import cache
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.special import erf
+
+from maxminq import operators as ops
+
+# --- naive references: one sample at a time, plain Python lists -----------------------------
+
+
+def naive_q_learning(rows: list[list[float]]) -> float:
+    return max(rows[0])
+
+
+def naive_maxmin(rows: list[list[float]]) -> float:
+    actions = range(len(rows[0]))
+    return max(min(row[a] for row in rows) for a in actions)
+
+
+def naive_mean_max(rows: list[list[float]]) -> float:
+    actions = range(len(rows[0]))
+    return max(sum(row[a] for row in rows) / len(rows) for a in actions)
+
+
+def naive_historical_best(rows: list[list[float]]) -> float:
+    return max(max(row) for row in rows)
+
+
+def _first_argmax(values: list[float]) -> int:
+    best = 0
+    for i, v in enumerate(values):
+        if v > values[best]:
+            best = i
+    return best
+
+
+def _first_argmin(values: list[float]) -> int:
+    return _first_argmax([-v for v in values])
+
+
+def naive_double_q(rows: list[list[float]]) -> float:
+    return rows[1][_first_argmax(rows[0])]
+
+
+def naive_weighted_double_q(rows: list[list[float]], c: float = 1.0) -> float:
+    u, v = rows
+    best, worst = _first_argmax(u), _first_argmin(u)
+    gap = abs(v[best] - v[worst])
+    beta = gap / (c + gap)
+    return beta * u[best] + (1 - beta) * v[best]
+
+
+# E[max of M i.i.d. N(0, 1)]: M = 2, 3 in closed form (1/sqrt(pi), 3/(2 sqrt(pi))); larger M
+# by a trapezoid rule on a fine grid (independent of the quadrature in operators.py); checked
+# against Harter's (1961) table in test_expected_max_normal_table.
+@cache
+def naive_expected_max_normal(m: int) -> float:
+    if m == 2:
+        return 1 / math.sqrt(math.pi)
+    if m == 3:
+        return 1.5 / math.sqrt(math.pi)
+    x = np.linspace(-12, 12, 200_001)
+    pdf = np.exp(-(x**2) / 2) / math.sqrt(2 * math.pi)
+    cdf = 0.5 * (1 + erf(x / math.sqrt(2)))
+    y = x * m * pdf * cdf ** (m - 1)
+    return float(np.sum((y[1:] + y[:-1]) / 2) * (x[1] - x[0]))
+
+
+def naive_bias_corrected(rows: list[list[float]], sigma: float) -> float:
+    return max(rows[0]) - sigma * naive_expected_max_normal(len(rows[0]))
+
+
+CASES = [
+    # name, naive reference, member counts to try
+    ("q_learning", naive_q_learning, [1]),
+    ("maxmin", naive_maxmin, [1, 2, 3, 5]),
+    ("ensemble", naive_mean_max, [1, 2, 4]),
+    ("averaged", naive_mean_max, [1, 3, 5]),
+    ("historical_best", naive_historical_best, [1, 2, 6]),
+    ("double_q", naive_double_q, [2]),
+    ("weighted_double_q", naive_weighted_double_q, [2]),
+]
+LEADING = [(), (7,), (3, 4), (2, 3, 2)]
+
+
+def _loop(reference, q: np.ndarray) -> np.ndarray:
+    lead = q.shape[:-2]
+    out = np.empty(lead)
+    for idx in np.ndindex(lead):
+        out[idx] = reference(q[idx].tolist())
+    return out
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize(("name", "reference", "members"), CASES)
+def test_operator_matches_naive_loop(backend, name, reference, members) -> None:
+    rng = np.random.default_rng(zlib.crc32(f"{name}/{backend}".encode()))
+    for lead in LEADING:
+        for n in members:
+            for a in (1, 2, 5):
+                q = rng.normal(size=(*lead, n, a))
+                # Integer-valued copies create exact ties, which the argmax rules must break
+                # like the naive loops (first maximal action).
+                for values in (q, np.round(q)):
+                    expected = _loop(reference, values)
+                    x = values if backend == "numpy" else torch.from_numpy(values.copy())
+                    before = x.copy() if backend == "numpy" else x.clone()
+                    got = ops.OPERATORS[name](x)
+                    if backend == "torch":
+                        assert isinstance(got, torch.Tensor)
+                    else:  # NumPy reductions return a NumPy scalar for 0-d results
+                        assert isinstance(got, np.ndarray | np.generic)
+                    assert tuple(got.shape) == lead
+                    got = got if backend == "numpy" else got.numpy()
+                    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+                    # Pure: the input is left untouched.
+                    assert bool((before == x).all())
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_bias_corrected_matches_naive(backend) -> None:
+    rng = np.random.default_rng(5)
+    for a in (1, 2, 3, 6):
+        q = rng.normal(size=(4, 3, 1, a))
+        sigma = np.abs(rng.normal(size=(4, 3)))
+        expected = np.array(
+            [
+                [naive_bias_corrected(q[i, j].tolist(), sigma[i, j]) for j in range(3)]
+                for i in range(4)
+            ]
+        )
+        if backend == "torch":
+            got = ops.bias_corrected(torch.from_numpy(q), torch.from_numpy(sigma)).numpy()
+        else:
+            got = ops.bias_corrected(q, sigma)
+        np.testing.assert_allclose(got, expected, atol=1e-6)
+    # sigma = 0 is Q-learning; a scalar sigma broadcasts.
+    q = rng.normal(size=(5, 1, 4))
+    np.testing.assert_allclose(ops.bias_corrected(q), ops.q_learning(q))
+    np.testing.assert_allclose(
+        ops.bias_corrected(q, 0.5), ops.q_learning(q) - 0.5 * naive_expected_max_normal(4), 1e-6
+    )
+
+
+def test_expected_max_normal_table() -> None:
+    # Harter (1961), expected values of normal order statistics, largest of n = 4, 5, 6, 10.
+    table = {4: 1.02938, 5: 1.16296, 6: 1.26721, 10: 1.53875}
+    for m, value in table.items():
+        assert naive_expected_max_normal(m) == pytest.approx(value, abs=1e-5)
+        assert ops.expected_max_standard_normal(m) == pytest.approx(value, abs=1e-5)
+    assert ops.expected_max_standard_normal(1) == 0.0
+
+
+def test_weighted_double_q_limits_and_c() -> None:
+    rng = np.random.default_rng(2)
+    q = rng.normal(size=(50, 2, 4))
+    # Huge c: beta -> 0, Double Q. Tiny c: beta -> 1, Q-learning on member 0.
+    np.testing.assert_allclose(ops.weighted_double_q(q, c=1e12), ops.double_q(q), atol=1e-9)
+    np.testing.assert_allclose(
+        ops.weighted_double_q(q, c=1e-12), ops.q_learning(q[:, :1]), atol=1e-9
+    )
+    for c in (0.1, 3.0):
+        expected = [naive_weighted_double_q(s.tolist(), c) for s in q]
+        np.testing.assert_allclose(ops.weighted_double_q(q, c=c), expected, atol=1e-12)
+
+
+def test_torch_gradients_flow_and_dtype_is_kept() -> None:
+    q = torch.randn(6, 3, 4, dtype=torch.float32, requires_grad=True)
+    out = ops.maxmin(q)
+    assert out.dtype == torch.float32
+    out.sum().backward()
+    # Each sample's gradient reaches exactly one entry (the max over actions of the mins).
+    assert torch.equal(q.grad.reshape(6, -1).sum(dim=1), torch.ones(6))
+
+
+def test_bootstrap_dispatch_and_td_target() -> None:
+    q = np.array([[[1.0, 5.0], [3.0, 2.0]]])
+    assert ops.bootstrap("maxmin", q)[0] == 2.0
+    assert ops.bootstrap("ensemble", q)[0] == 3.5
+    assert ops.bootstrap("weighted_double_q", q, c=1.0)[0] == pytest.approx(
+        naive_weighted_double_q(q[0].tolist(), 1.0)
+    )
+    with pytest.raises(ValueError, match="unknown operator"):
+        ops.bootstrap("nope", q)
+    r = np.array([1.0, 1.0, 1.0])
+    done = np.array([0.0, 1.0, 0.0])
+    g = np.array([2.0, 2.0, -4.0])
+    np.testing.assert_allclose(ops.td_target(r, 0.5, done, g), [2.0, 1.0, -1.0])
+    t = ops.td_target(torch.tensor(r), 0.5, torch.tensor(done), torch.tensor(g))
+    np.testing.assert_allclose(t.numpy(), [2.0, 1.0, -1.0])
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "match"),
+    [
+        ("maxmin", (4,), r"\(\.\.\., N, A\)"),
+        ("q_learning", (3, 2, 4), "exactly 1"),
+        ("double_q", (3, 3, 4), "exactly 2"),
+        ("weighted_double_q", (1, 4), "exactly 2"),
+        ("bias_corrected", (2, 2, 3), "exactly 1"),
+    ],
+)
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_operator_shape_errors(name, shape, match, backend) -> None:
+    q = np.zeros(shape) if backend == "numpy" else torch.zeros(shape)
+    with pytest.raises(ValueError, match=match):
+        ops.OPERATORS[name](q)
+
+
+def test_parameter_errors() -> None:
+    q = np.zeros((2, 2, 3))
+    with pytest.raises(ValueError, match="c must be > 0"):
+        ops.weighted_double_q(q, c=0.0)
+    with pytest.raises(ValueError, match="sigma must be >= 0"):
+        ops.bias_corrected(np.zeros((2, 1, 3)), np.array([0.1, -0.1]))
+    with pytest.raises(ValueError, match="m must be >= 1"):
+        ops.expected_max_standard_normal(0)
+
+
+# --- Assumption 1 of Lan et al. (2020) (conditions on G for Theorem 2) ----------------------
+
+ASSUMPTION_1 = ["q_learning", "maxmin", "ensemble", "averaged", "historical_best"]
+finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def stacked(draw, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Two stacks Q, Q' of the same shape (N, A); N = 1 for Q-learning."""
+    n = 1 if name == "q_learning" else draw(st.integers(1, 5))
+    a = draw(st.integers(1, 6))
+    q = draw(arrays(np.float64, (n, a), elements=finite))
+    # Q' is either independent or a small perturbation of Q (where violations would hide).
+    if draw(st.booleans()):
+        q2 = draw(arrays(np.float64, (n, a), elements=finite))
+    else:
+        q2 = q + draw(arrays(np.float64, (n, a), elements=st.floats(-1e-3, 1e-3)))
+    return q, q2
+
+
+@pytest.mark.parametrize("name", ASSUMPTION_1)
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_assumption_1_holds(name, data) -> None:
+    op = ops.OPERATORS[name]
+    q, q2 = data.draw(stacked(name))
+    # (i) identical members: G is the max over actions.
+    n = q.shape[0]
+    same = np.repeat(q[:1], n, axis=0)
+    assert op(same) == pytest.approx(np.max(q[0]), rel=1e-12, abs=1e-12)  # mean rounding
+    # (ii) G is 1-Lipschitz in the max norm.
+    assert abs(op(q) - op(q2)) <= np.max(np.abs(q - q2)) + 1e-9
+
+
+def test_double_q_violates_assumption_1_ii_but_satisfies_i() -> None:
+    # Swapping a tiny gap in the selector flips the selected action: G jumps by 10.
+    eps = 1e-6
+    q = np.array([[0.0, eps], [0.0, 10.0]])
+    q2 = np.array([[eps, 0.0], [0.0, 10.0]])
+    gap = abs(ops.double_q(q) - ops.double_q(q2))
+    assert gap == pytest.approx(10.0) and gap > np.max(np.abs(q - q2))
+    wgap = abs(ops.weighted_double_q(q) - ops.weighted_double_q(q2))
+    assert wgap > 0.5 > np.max(np.abs(q - q2))
+    same = np.array([[1.0, 3.0, 2.0], [1.0, 3.0, 2.0]])
+    assert ops.double_q(same) == 3.0 and ops.weighted_double_q(same) == 3.0
