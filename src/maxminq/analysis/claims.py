@@ -144,7 +144,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
         "dunder": "Double Q underestimates Q(A, Left) = μ (μ = {mu:+g})",
         "pos": "μ = +0.1: Q-learning ends closer to the optimal ε-greedy policy than Double Q",
         "neg": "μ = −0.1: Double Q approaches the optimal policy faster than Q-learning",
-        "negN": "μ = −0.1: Maxmin with the largest N approaches the optimal policy faster than "
+        "negN": "μ = −0.1: Maxmin with the largest N ends closer to the optimal policy than "
         "with the smallest N",
     }
     if toy is None or toy.empty:
@@ -153,7 +153,9 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
             for k in ("qover", "dunder", "pos", "neg", "negN")
         ]
     claims = []
-    final_q = T.toy_final(toy, "q_a_left")
+    # Second half of training: past the initial transient from Q ~ N(0, 0.01), which on its
+    # own looks like over- (mu < 0) or underestimation (mu > 0).
+    final_q = T.toy_final(toy, "q_a_left", last_fraction=0.5)
     for mu in sorted(toy["mu"].unique(), reverse=True):
         for key, alg, above in (("qover", "q_learning", True), ("dunder", "double_q", False)):
             x = _toy_select(final_q, mu, alg)["q_a_left"].to_numpy()
@@ -166,7 +168,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
                     texts[key].format(mu=mu),
                     status,
                     ev,
-                    RULE_VALUE + " (average over the last 10% of episodes)",
+                    RULE_VALUE + " (average over the second half of training)",
                     nums,
                 )
             )
@@ -210,7 +212,8 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
                 nums,
             )
         )
-        mm = auc[np.isclose(auc["mu"].to_numpy(dtype=float), mu) & (auc["algorithm"] == "maxmin")]
+        fd = final_d
+        mm = fd[np.isclose(fd["mu"].to_numpy(dtype=float), mu) & (fd["algorithm"] == "maxmin")]
         ns = sorted(mm["n"].unique()) if "n" in mm.columns else []
         if len(ns) >= 2:
             a = mm[mm["n"] == ns[-1]]["distance"].to_numpy()
@@ -223,8 +226,8 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
                     sec,
                     texts["negN"],
                     s,
-                    "mean distance over all episodes " + ev,
-                    RULE_MEANS + " (area under the distance curve)",
+                    "final distance " + ev,
+                    RULE_MEANS + " (distance averaged over the last 10% of episodes)",
                     nums,
                 )
             )
