@@ -1,0 +1,228 @@
+"""Training loop: seed independence, resume, time limits, divergence, learning, CLI errors."""
+
+from __future__ import annotations
+
+import pathlib
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from maxminq.cli import main
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.train import Trainer, _discounted_returns, run_training
+from maxminq.errors import UsageError
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny nets: one thread is as fast, and avoids OpenMP spinning on a shared machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _small(**kw) -> TrainConfig:
+    base = dict(
+        env_id="CartPole-v1",
+        agent="maxmin-dqn",
+        n=2,
+        lr=1e-3,
+        steps=400,
+        seeds=[0],
+        eval_episodes=2,
+        bias_every=100,
+        bias_probe_every=5,
+        learning_starts=100,
+        checkpoint_every=0,
+        target_update=50,
+        buffer_size=300,
+    )
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def _deterministic(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    out = dict(tables)
+    out["metrics"] = tables["metrics"].drop(columns=["steps_per_s"])  # wall-clock
+    return out
+
+
+def _seed_rows(tables: dict[str, pd.DataFrame], seed: int) -> dict[str, pd.DataFrame]:
+    return {
+        k: v[v["seed"] == seed].reset_index(drop=True) for k, v in _deterministic(tables).items()
+    }
+
+
+def test_seed_results_do_not_depend_on_other_seeds(tmp_path: pathlib.Path) -> None:
+    """Seed 0 alone and seed 0 among two others give bitwise identical tables (CPU)."""
+    alone = run_training(_small(seeds=[0]), tmp_path / "alone")
+    among = run_training(_small(seeds=[7, 0, 3]), tmp_path / "among")
+    a, b = _seed_rows(alone, 0), _seed_rows(among, 0)
+    assert len(a["episodes"]) > 5 and len(a["tests"]) == 2
+    for name in ("episodes", "tests", "metrics", "runs"):
+        pd.testing.assert_frame_equal(a[name], b[name], check_exact=True)
+    # ... while different seeds really differ.
+    assert not a["episodes"]["return"].equals(_seed_rows(among, 7)["episodes"]["return"])
+
+
+def test_resume_after_kill_equals_uninterrupted(tmp_path: pathlib.Path) -> None:
+    """A run stopped at step 230 (mid-episode, checkpoint written) and resumed gives the
+    same tables as one run straight through."""
+    cfg = _small(seeds=[1, 2], agent="averaged-dqn", checkpoint_every=100)
+    full = run_training(cfg, tmp_path / "full", resume=False)
+    out = tmp_path / "killed"
+    assert run_training(cfg, out, stop_after=230) == {}
+    assert (out / "checkpoint" / "state.pt").exists() and not (out / "runs.csv").exists()
+    resumed = run_training(cfg, out, resume=True)
+    for name in ("episodes", "tests", "metrics", "runs"):
+        pd.testing.assert_frame_equal(
+            _deterministic(full)[name], _deterministic(resumed)[name], check_exact=True
+        )
+    # A different config cannot silently continue that checkpoint.
+    (out / "runs.csv").unlink()
+    with pytest.raises(UsageError, match="--resume"):
+        run_training(_small(seeds=[1, 2], agent="averaged-dqn", lr=3e-4), out, resume=True)
+
+
+@pytest.mark.parametrize("timeout_as_terminal", [False, True])
+def test_truncation_bootstraps_and_termination_does_not(timeout_as_terminal: bool) -> None:
+    """Time-limit cuts are stored as non-terminal (unless --timeout-as-terminal), with the
+    true final observation, and their target is r + gamma * max_a Q_target(s', a)."""
+    cfg = _small(
+        agent="dqn", n=1, max_episode_steps=15, timeout_as_terminal=timeout_as_terminal
+    ).resolve()
+    tr = Trainer(cfg)
+    env = gym.make("CartPole-v1")  # independent replay of seed 0's episodes
+    for _ in range(150):
+        obs0 = tr.obs[0].copy()
+        seed_before = tr.ep_seed[0]
+        actions_before = list(tr.ep_actions[0])
+        tr.train_step()
+        pos = (tr.replay.pos - 1) % tr.replay.capacity
+        if not actions_before:  # first step of an episode: check the stored obs
+            ref, _ = env.reset(seed=seed_before)
+            np.testing.assert_array_equal(tr.replay.obs[0, pos].numpy(), ref.astype(np.float32))
+        np.testing.assert_array_equal(tr.replay.obs[0, pos].numpy(), obs0)
+    episodes = pd.DataFrame(tr.rows["episodes"])
+    term, trunc = episodes[5].astype(bool), episodes[6].astype(bool)
+    assert trunc.any() and term.any()  # both kinds of episode end occurred
+    ends = tr.replay.terminated[0, : tr.replay.size].numpy()
+    lengths = episodes[4].to_numpy()
+    end_pos = np.cumsum(lengths) - 1
+    expected = np.where(term, 1.0, 1.0 if timeout_as_terminal else 0.0)
+    np.testing.assert_array_equal(ends[end_pos], expected)
+    assert ends.sum() == expected.sum()  # no other step is marked terminal
+    # The stored next_obs of a truncated step is the final observation, not the reset one.
+    p = int(end_pos[np.flatnonzero(trunc.to_numpy())[0]])
+    assert not torch.equal(tr.replay.next_obs[0, p], tr.replay.obs[0, p + 1])
+    # Target for that transition, against an independent module evaluation.
+    with torch.no_grad():
+        target_net = tr.learner.target.to_modules()[0]
+        nxt = tr.replay.next_obs[0, p : p + 1]
+        g = tr.learner.bootstrap(nxt[None])[0, 0]
+        assert torch.isclose(g, target_net(nxt).max(), atol=1e-6)
+    tr.close()
+
+
+def test_discounted_returns_closed_form() -> None:
+    np.testing.assert_allclose(_discounted_returns([1.0, 1.0, 1.0], 0.5), [1.75, 1.5, 1.0])
+    np.testing.assert_allclose(_discounted_returns([0.0, 0.0, 4.0], 0.5), [1.0, 2.0, 4.0])
+
+
+def test_divergence_stops_only_that_seed(tmp_path: pathlib.Path) -> None:
+    """Seed 1's weights blow up at step 150: it is recorded as diverged; seed 0 goes on
+    exactly as it would alone."""
+    cfg = _small(seeds=[0, 1], agent="ddqn", n=1, eval_episodes=1).resolve()
+    tr = Trainer(cfg)
+    while tr.step < 150:
+        tr.train_step()
+    for p in tr.learner.online.params:
+        p[1].fill_(float("inf"))
+    while tr.step < cfg.steps:
+        tr.train_step()
+    tr.evaluate()
+    tables = tr.tables()
+    tr.close()
+    runs = tables["runs"].set_index("seed")
+    assert runs.loc[1, "status"] == "diverged" and runs.loc[1, "diverged_step"] == 151
+    assert runs.loc[0, "status"] == "done" and runs.loc[0, "diverged_step"] == -1
+    assert (tables["tests"]["seed"] == 1).sum() == 0
+    alone = run_training(_small(seeds=[0], agent="ddqn", n=1, eval_episodes=1), tmp_path)
+    pd.testing.assert_frame_equal(
+        _seed_rows(tables, 0)["episodes"], _seed_rows(alone, 0)["episodes"]
+    )
+
+
+def _random_return(episodes: int = 30) -> float:
+    env = gym.make("CartPole-v1")
+    rng = np.random.default_rng(0)
+    total = 0.0
+    for e in range(episodes):
+        env.reset(seed=e)
+        done = False
+        while not done:
+            _, r, term, trunc, _ = env.step(int(rng.integers(2)))
+            total += r
+            done = term or trunc
+    return total / episodes
+
+
+@pytest.mark.parametrize("agent,n", [("dqn", 1), ("maxmin-dqn", 2)])
+def test_learning_beats_random_policy_on_cartpole(tmp_path: pathlib.Path, agent: str, n: int):
+    cfg = _small(
+        agent=agent,
+        n=n,
+        steps=2500,
+        seeds=[0, 1],
+        eval_episodes=10,
+        learning_starts=500,
+        target_update=100,
+        buffer_size=10_000,
+        bias_every=500,
+    )
+    tables = run_training(cfg, tmp_path)
+    random_return = _random_return()
+    assert 15 < random_return < 30  # a random policy balances about 22 steps
+    per_seed = tables["tests"].groupby("seed")["return"].mean()
+    assert len(per_seed) == 2 and (per_seed > 3 * random_return).all(), per_seed
+    # Bias metrics were measured (probes of terminated episodes).
+    assert tables["metrics"]["bias_n"].sum() > 0
+    assert np.isfinite(tables["metrics"]["bias_mean"]).any()
+
+
+@pytest.mark.parametrize(
+    "argv,option",
+    [
+        (["--n", "0"], "--n"),
+        (["--agent", "sarsa"], "--agent"),
+        (["--env", "NoSuchEnv-v9"], "--env"),
+        (["--lr", "0"], "--lr"),
+        (["--lr=-3e-4"], "--lr"),
+        (["--env", "maxminq/MinAtar-Breakout-v0", "--network", "mlp"], "--network"),
+        (["--seeds", "4-1"], "--seeds"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv: list[str], option: str) -> None:
+    base = ["train", "--env", "CartPole-v1", "--out", str(tmp_path / "x"), "--no-progress"]
+    assert main(base + argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and option in err
+    assert not (tmp_path / "x" / "runs.csv").exists()
+
+
+def test_cli_trains_and_writes_tables(tmp_path: pathlib.Path, capsys) -> None:
+    out = tmp_path / "run"
+    argv = ["train", "--env", "CartPole-v1", "--agent", "ensemble-dqn", "--n", "3"]
+    argv += ["--steps", "300", "--learning-starts", "100", "--seeds", "0-1", "--out", str(out)]
+    argv += ["--eval-episodes", "2", "--bias-every", "100", "--no-progress"]
+    assert main(argv) == 0
+    for name in ("episodes", "tests", "metrics", "runs"):
+        df = pd.read_csv(out / f"{name}.csv")
+        assert sorted(df["seed"].unique()) == [0, 1]
+    metrics = pd.read_csv(out / "metrics.csv")
+    assert list(metrics["step"].unique()) == [100, 200, 300]
+    assert "seed 0: done" in capsys.readouterr().out
