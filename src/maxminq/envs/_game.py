@@ -24,14 +24,19 @@ from maxminq.envs._rng import state_from_generator
 
 
 @njit(cache=True)
-def _to_obs(raw: np.ndarray, shift: np.ndarray, scale: np.ndarray, normalize: bool) -> np.ndarray:
-    """float32 copy of ``raw``, optionally (raw - shift) / scale per feature."""
-    out = np.empty(raw.shape, dtype=np.float32)
-    for i in range(raw.shape[0]):
+def _to_obs(
+    raw: np.ndarray,
+    shift: np.ndarray,
+    scale: np.ndarray,
+    normalize: bool,
+    out: np.ndarray,
+    rows: np.ndarray,
+) -> None:
+    """Write float32 ``raw`` rows into ``out``, optionally (raw - shift) / scale per feature."""
+    for i in rows:
         for k in range(raw.shape[1]):
             v = raw[i, k]
             out[i, k] = (v - shift[k]) / scale[k] if normalize else v
-    return out
 
 
 class GameCore(ABC):
@@ -53,6 +58,7 @@ class GameCore(ABC):
         self.num_games = num_games
         self.rng = np.zeros(num_games, dtype=np.uint64)
         self._raw = np.zeros((num_games, self.obs_dim))
+        self.all_rows = np.arange(num_games)
 
     @abstractmethod
     def reset_slots(self, mask: np.ndarray) -> None:
@@ -63,23 +69,32 @@ class GameCore(ABC):
         """Advance every slot by one frame; return (reward float64[B], terminated bool[B])."""
 
     @abstractmethod
-    def fill_state(self, out: np.ndarray) -> None:
-        """Write the raw PLE ``getGameState()`` values into ``out`` (B, obs_dim) float64."""
+    def fill_state(self, out: np.ndarray, rows: np.ndarray) -> None:
+        """Write the raw PLE ``getGameState()`` values of slots ``rows`` into ``out`` rows."""
 
     def state(self) -> np.ndarray:
         """Raw PLE ``getGameState()`` values, shape (B, obs_dim), float64 (a new array)."""
         out = np.empty((self.num_games, self.obs_dim))
-        self.fill_state(out)
+        self.fill_state(out, self.all_rows)
         return out
 
     @abstractmethod
     def render_slot(self, i: int) -> np.ndarray:
         """RGB frame (height, width, 3) uint8 of slot ``i``."""
 
-    def observe(self, normalize: bool) -> np.ndarray:
-        """Observations (B, obs_dim) float32, optionally normalised."""
-        self.fill_state(self._raw)
-        return _to_obs(self._raw, self.norm_shift, self.norm_scale, normalize)
+    def observe(
+        self, normalize: bool, out: np.ndarray | None = None, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Observations (B, obs_dim) float32, optionally normalised.
+
+        With ``out`` and ``rows`` only those rows of ``out`` are rewritten (after a reset).
+        """
+        if out is None:
+            out = np.empty((self.num_games, self.obs_dim), dtype=np.float32)
+        rows = self.all_rows if rows is None else rows
+        self.fill_state(self._raw, rows)
+        _to_obs(self._raw, self.norm_shift, self.norm_scale, normalize, out, rows)
+        return out
 
     @classmethod
     def observation_space(cls, normalize: bool) -> spaces.Box:
@@ -238,9 +253,11 @@ class GameVectorEnv(VectorEnv):
         obs = self.core.observe(self.normalize)
         info: dict[str, Any] = {}
         if done.any():
-            final = np.full(self.num_envs, None, dtype=object)
-            for i in np.flatnonzero(done):
-                final[i] = obs[i].copy()
+            idx = np.flatnonzero(done)
+            final = np.empty(self.num_envs, dtype=object)
+            snapshot = obs[idx]  # one copy; rows handed out as views
+            for k, i in enumerate(idx):
+                final[i] = snapshot[k]
             info = {
                 "final_obs": final,
                 "_final_obs": done.copy(),
@@ -248,8 +265,8 @@ class GameVectorEnv(VectorEnv):
                 "_final_info": done.copy(),
             }
             self.core.reset_slots(done)
-            self._elapsed[done] = 0
-            obs = self.core.observe(self.normalize)
+            self._elapsed[idx] = 0
+            self.core.observe(self.normalize, out=obs, rows=idx)
         return obs, reward.copy(), terminated.copy(), truncated, info
 
     def render(self) -> tuple[np.ndarray, ...] | None:

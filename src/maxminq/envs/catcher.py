@@ -103,8 +103,8 @@ def _step(actions, px, vel, fx, fy, lives, rng, reward, term) -> None:  # noqa: 
 
 
 @njit(cache=True)
-def _state(px, vel, fx, fy, out) -> None:  # noqa: ANN001
-    for i in range(px.shape[0]):
+def _state(px, vel, fx, fy, out, rows) -> None:  # noqa: ANN001
+    for i in rows:
         out[i, 0] = px[i]
         out[i, 1] = vel[i]
         out[i, 2] = fx[i]
@@ -153,9 +153,9 @@ class CatcherCore(GameCore):
         )
         return self._reward, self._term
 
-    def fill_state(self, out: np.ndarray) -> None:
+    def fill_state(self, out: np.ndarray, rows: np.ndarray) -> None:
         """PLE getGameState: player_x, player_vel, fruit_x, fruit_y."""
-        _state(self.px, self.vel, self.fx, self.fy, out)
+        _state(self.px, self.vel, self.fx, self.fy, out, rows)
 
     def render_slot(self, i: int) -> np.ndarray:
         """Paddle (white) and fruit (pink) drawn at their collision rectangles."""

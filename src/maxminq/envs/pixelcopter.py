@@ -184,8 +184,8 @@ def _step(actions, py, mom, bx, by, nb, tx, ty, nt, rng, reward, term) -> None: 
 
 
 @njit(cache=True)
-def _state(py, mom, bx, by, nb, tx, ty, nt, out) -> None:  # noqa: ANN001
-    for i in range(py.shape[0]):
+def _state(py, mom, bx, by, nb, tx, ty, nt, out, rows) -> None:  # noqa: ANN001
+    for i in rows:
         y = py[i]
         prx = PLAYER_X - PLAYER_RECT // 2
         pry = int(y) - PLAYER_RECT // 2
@@ -265,9 +265,9 @@ class PixelcopterCore(GameCore):
         _step(actions, *self._arrays(), self.rng, self._reward, self._term)
         return self._reward, self._term
 
-    def fill_state(self, out: np.ndarray) -> None:
+    def fill_state(self, out: np.ndarray, rows: np.ndarray) -> None:
         """PLE getGameState values, shape (B, 7)."""
-        _state(*self._arrays(), out)
+        _state(*self._arrays(), out, rows)
 
     def render_slot(self, i: int) -> np.ndarray:
         """Player (white), blocks and terrain walls (green) at their PLE drawing rectangles."""
