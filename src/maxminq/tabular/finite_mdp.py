@@ -1,0 +1,387 @@
+"""Tabular Generalized Q-learning on finite MDPs given as arrays (Lan et al. 2020, section 6).
+
+An MDP is ``P[s, a, s']`` (transition probabilities), ``R[s, a]`` (expected rewards, observed
+with optional Gaussian noise), a discount ``gamma`` and an optional mask of absorbing terminal
+states whose action values are fixed at zero (Theorem 2 (ii)).
+
+:func:`generalized_q_learning` keeps N estimators and the K most recent snapshots of them and
+updates with ``Y^GQ = r + gamma * G(Q_{s'}(t-1), ..., Q_{s'}(t-K))``, where G is one of the
+functions in :mod:`maxminq.operators` (the only place bootstrap values are computed). Under
+Assumption 1 (conditions on G) and Robbins-Monro step sizes (Assumption 2), Theorem 2 says
+every estimator converges to Q* with probability one; :func:`value_iteration` gives Q*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from maxminq.operators import OPERATORS, td_target
+
+__all__ = [
+    "ASYMMETRIC_OPERATORS",
+    "FiniteMDP",
+    "GQResult",
+    "episodic_mdp",
+    "generalized_q_learning",
+    "random_mdp",
+    "value_iteration",
+]
+
+# Operators whose member 0 plays a special role (it selects the action): when estimator i is
+# updated, the member stack is rotated so that i comes first (van Hasselt 2010's swap).
+ASYMMETRIC_OPERATORS = frozenset({"double_q", "weighted_double_q"})
+
+
+@dataclass(frozen=True)
+class FiniteMDP:
+    """A finite MDP as arrays.
+
+    Attributes:
+        P: transition probabilities, shape (S, A, S); ``P[s, a]`` sums to one.
+        R: expected rewards, shape (S, A).
+        gamma: discount factor in [0, 1].
+        reward_noise: standard deviation of the Gaussian noise on observed rewards.
+        terminal: shape (S,) bool; absorbing states whose action values are fixed at zero.
+    """
+
+    P: np.ndarray
+    R: np.ndarray
+    gamma: float
+    reward_noise: float = 0.0
+    terminal: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def __post_init__(self) -> None:
+        terminal = self.terminal
+        if terminal.size == 0:
+            terminal = np.zeros(self.P.shape[0], dtype=bool)
+        object.__setattr__(self, "terminal", np.asarray(terminal, dtype=bool))
+        _check_mdp(self.P, self.R, self.gamma, self.terminal)
+        if not self.reward_noise >= 0:
+            raise ValueError(f"reward_noise must be >= 0, got {self.reward_noise}")
+
+    @property
+    def n_states(self) -> int:
+        return int(self.P.shape[0])
+
+    @property
+    def n_actions(self) -> int:
+        return int(self.P.shape[1])
+
+
+def _check_mdp(P: np.ndarray, R: np.ndarray, gamma: float, terminal: np.ndarray) -> None:
+    if P.ndim != 3 or P.shape[0] != P.shape[2] or P.shape[0] < 1 or P.shape[1] < 1:
+        raise ValueError(f"P must have shape (S, A, S), got {P.shape}")
+    if R.shape != P.shape[:2]:
+        raise ValueError(f"R must have shape (S, A) = {P.shape[:2]}, got {R.shape}")
+    if np.any(P < 0) or not np.allclose(P.sum(axis=-1), 1.0, atol=1e-9):
+        raise ValueError("P must be non-negative and each P[s, a] must sum to 1")
+    if not np.all(np.isfinite(R)):
+        raise ValueError("R must be finite")
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
+    if terminal.shape != (P.shape[0],):
+        raise ValueError(f"terminal must have shape (S,) = ({P.shape[0]},), got {terminal.shape}")
+    for s in np.flatnonzero(terminal):
+        if not (np.allclose(P[s, :, s], 1.0) and np.allclose(R[s], 0.0)):
+            raise ValueError(f"terminal state {s} must be absorbing with zero reward")
+    if gamma == 1.0 and not terminal.any():
+        raise ValueError("gamma = 1 needs an absorbing terminal state (Theorem 2 (ii))")
+
+
+def random_mdp(
+    n_states: int,
+    n_actions: int,
+    rng: np.random.Generator,
+    gamma: float = 0.9,
+    branching: int | None = None,
+    reward_noise: float = 0.0,
+) -> FiniteMDP:
+    """A random discounted MDP: each (s, a) leads to ``branching`` random successor states
+    (all S by default) with Dirichlet(1) probabilities; expected rewards ``R ~ U(-1, 1)``."""
+    if n_states < 1 or n_actions < 1:
+        raise ValueError("n_states and n_actions must be >= 1")
+    branching = n_states if branching is None else branching
+    if not 1 <= branching <= n_states:
+        raise ValueError(f"branching must lie in 1..n_states, got {branching}")
+    P = np.zeros((n_states, n_actions, n_states))
+    for s in range(n_states):
+        for a in range(n_actions):
+            successors = rng.choice(n_states, size=branching, replace=False)
+            P[s, a, successors] = rng.dirichlet(np.ones(branching))
+    R = rng.uniform(-1.0, 1.0, size=(n_states, n_actions))
+    return FiniteMDP(P, R, gamma, reward_noise)
+
+
+def episodic_mdp(
+    n_states: int,
+    n_actions: int,
+    rng: np.random.Generator,
+    termination: float = 0.2,
+    reward_noise: float = 0.0,
+    branching: int | None = None,
+) -> FiniteMDP:
+    """A random undiscounted (gamma = 1) episodic MDP whose last state is absorbing.
+
+    Every non-terminal (s, a) moves to the absorbing state with probability at least
+    ``termination`` > 0, so every policy reaches it with probability one: all policies are
+    proper, the setting of Theorem 2 (ii). The remaining probability goes to ``branching``
+    random non-terminal states (all by default) with Dirichlet(1) weights. Expected rewards
+    ``R ~ U(-1, 1)`` off the terminal state, 0 on it.
+    """
+    if n_states < 2 or n_actions < 1:
+        raise ValueError("an episodic MDP needs n_states >= 2 and n_actions >= 1")
+    if not 0.0 < termination <= 1.0:
+        raise ValueError(f"termination must lie in (0, 1], got {termination}")
+    end = n_states - 1
+    branching = end if branching is None else branching
+    if not 1 <= branching <= end:
+        raise ValueError(f"branching must lie in 1..n_states - 1, got {branching}")
+    P = np.zeros((n_states, n_actions, n_states))
+    for s in range(end):
+        for a in range(n_actions):
+            p_end = termination + (1 - termination) * rng.uniform(0.0, 0.5)
+            successors = rng.choice(end, size=branching, replace=False)
+            P[s, a, successors] = (1 - p_end) * rng.dirichlet(np.ones(branching))
+            P[s, a, end] = p_end
+    P[end, :, end] = 1.0
+    R = rng.uniform(-1.0, 1.0, size=(n_states, n_actions))
+    R[end] = 0.0
+    terminal = np.zeros(n_states, dtype=bool)
+    terminal[end] = True
+    return FiniteMDP(P, R, 1.0, reward_noise, terminal)
+
+
+def value_iteration(
+    P: np.ndarray,
+    R: np.ndarray,
+    gamma: float,
+    terminal: np.ndarray | None = None,
+    tol: float = 1e-12,
+    max_iter: int = 1_000_000,
+) -> np.ndarray:
+    """Q* by value iteration: ``Q <- R + gamma * P max_a' Q(s', a')`` until the sup-norm
+    change is below ``tol``. Terminal (absorbing) states keep value 0. Returns shape (S, A)."""
+    P, R = np.asarray(P, dtype=np.float64), np.asarray(R, dtype=np.float64)
+    terminal = np.zeros(P.shape[0], dtype=bool) if terminal is None else np.asarray(terminal)
+    _check_mdp(P, R, gamma, terminal)
+    q = np.zeros_like(R)
+    for _ in range(max_iter):
+        v = np.where(terminal, 0.0, q.max(axis=1))
+        new = np.where(terminal[:, None], 0.0, R + gamma * P @ v)
+        if np.max(np.abs(new - q)) < tol:
+            return new
+        q = new
+    raise ValueError(f"value_iteration did not converge in {max_iter} iterations (improper?)")
+
+
+@dataclass(frozen=True)
+class GQResult:
+    """Output of :func:`generalized_q_learning`.
+
+    Attributes:
+        q: the N estimators after the last update, shape (N, S, A).
+        history: the K most recent snapshots, newest first, shape (K, N, S, A).
+        counts: number of updates of each estimator entry, shape (N, S, A).
+        error_updates: update indices at which ``errors`` was recorded.
+        errors: ``max_i max_{s,a} |Q^i(s, a) - Q*(s, a)|`` at those updates (if ``q_star``).
+    """
+
+    q: np.ndarray
+    history: np.ndarray
+    counts: np.ndarray
+    error_updates: np.ndarray
+    errors: np.ndarray
+
+    def max_error(self, q_star: np.ndarray) -> float:
+        """Largest absolute deviation of any estimator from ``q_star``."""
+        return float(np.max(np.abs(self.q - q_star[None])))
+
+
+def generalized_q_learning(
+    P: np.ndarray,
+    R: np.ndarray,
+    gamma: float,
+    operator: str | Callable[..., Any],
+    n: int,
+    k: int,
+    steps: int,
+    rng: np.random.Generator,
+    mode: str = "sync",
+    *,
+    update: str = "one",
+    reward_noise: float = 0.0,
+    terminal: np.ndarray | None = None,
+    step_power: float = 0.6,
+    init_scale: float = 0.0,
+    snapshot_every: int = 1,
+    operator_kwargs: dict[str, Any] | None = None,
+    q_star: np.ndarray | None = None,
+    record_every: int = 0,
+    progress: bool = False,
+) -> GQResult:
+    """Tabular Generalized Q-learning (Lan et al. 2020, section 6, Theorem 2).
+
+    Every update picks one estimator ``i`` uniformly at random (Algorithm 1) and moves
+    ``Q^i(s, a)`` towards ``Y^GQ = r + gamma * G(Q_{s'})`` with step size
+    ``alpha = visits^-step_power`` (visits of that entry), a Robbins-Monro schedule for
+    ``0.5 < step_power <= 1`` (Assumption 2). ``G`` is applied to the stack of the N estimators
+    times the K most recent snapshots at ``s'`` (members ordered estimator-major, newest
+    snapshot first), computed by ``operator`` from :mod:`maxminq.operators`.
+
+    Modes:
+        ``"sync"``: one update is a sweep: for every non-terminal (s, a) a next state and a
+        reward are sampled and one random estimator is updated (``update="one"``, as in
+        Algorithm 1), vectorised over states.
+        With ``update="all"`` (sync only), every estimator is updated in every sweep, each
+        from its own independently sampled transition (N times the samples per sweep).
+        ``"async"``: one update is one transition of a trajectory under the uniformly random
+        behaviour policy; reaching a terminal state restarts at a random non-terminal state.
+
+    Args:
+        P, R, gamma: the MDP (shapes (S, A, S) and (S, A)); see :class:`FiniteMDP`.
+        operator: a key of ``maxminq.operators.OPERATORS`` or a G function.
+        n: number of estimators N. k: number of snapshots K (1 = the current tables only).
+        steps: number of updates (sweeps in sync mode, transitions in async mode).
+        rng: the only source of randomness.
+        reward_noise: standard deviation of Gaussian noise added to the sampled rewards.
+        terminal: absorbing states (values fixed at zero), required when ``gamma = 1``.
+        step_power: exponent of the step-size schedule, in (0.5, 1].
+        init_scale: initial values are ``init_scale * N(0, 1)`` (terminal rows are zero).
+        snapshot_every: a snapshot is pushed every this many updates (1: snapshot j is
+            ``Q(t - j)``, as in the paper).
+        operator_kwargs: extra keyword arguments for the G function (e.g. ``c``, ``sigma``).
+        q_star: if given, the error against it is recorded every ``record_every`` updates.
+        progress: show a progress bar.
+    """
+    P, R = np.asarray(P, dtype=np.float64), np.asarray(R, dtype=np.float64)
+    terminal = np.zeros(P.shape[0], dtype=bool) if terminal is None else np.asarray(terminal)
+    _check_mdp(P, R, gamma, terminal)
+    if isinstance(operator, str):
+        if operator not in OPERATORS:
+            raise ValueError(f"operator must be one of {sorted(OPERATORS)}, got {operator!r}")
+        op, rotate = OPERATORS[operator], operator in ASYMMETRIC_OPERATORS
+    elif callable(operator):
+        op, rotate = operator, False
+    else:
+        raise ValueError(f"operator must be a name or a callable, got {operator!r}")
+    for name, value in (("n", n), ("k", k), ("snapshot_every", snapshot_every)):
+        if not (isinstance(value, int | np.integer) and value >= 1):
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if not (isinstance(steps, int | np.integer) and steps >= 0):
+        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    if mode not in ("sync", "async"):
+        raise ValueError(f"mode must be 'sync' or 'async', got {mode!r}")
+    if update not in ("one", "all"):
+        raise ValueError(f"update must be 'one' or 'all', got {update!r}")
+    if update == "all" and mode != "sync":
+        raise ValueError("update='all' is only available in sync mode")
+    if not 0.5 < step_power <= 1.0:
+        raise ValueError(f"step_power must lie in (0.5, 1] (Robbins-Monro), got {step_power}")
+    if not reward_noise >= 0:
+        raise ValueError(f"reward_noise must be >= 0, got {reward_noise}")
+    if terminal.all():
+        raise ValueError("terminal: at least one state must be non-terminal")
+    kwargs = dict(operator_kwargs or {})
+    S, A = R.shape
+    if q_star is not None and np.shape(q_star) != (S, A):
+        raise ValueError(f"q_star must have shape (S, A) = {(S, A)}, got {np.shape(q_star)}")
+    op(np.zeros((1, n * k, A)), **kwargs)  # fail now if G rejects N * K members
+
+    q0 = init_scale * rng.standard_normal((n, S, A))
+    q0[:, terminal] = 0.0
+    history = np.repeat(q0[None], k, axis=0)  # (K, N, S, A), history[j] = Q(t - 1 - j)
+    counts = np.zeros((n, S, A), dtype=np.int64)
+    record = q_star is not None and record_every > 0
+    err_at: list[int] = []
+    errs: list[float] = []
+
+    def g_values(members: np.ndarray) -> np.ndarray:
+        """G at each state of ``members`` (..., N, K, A); with rotation, one row per i."""
+        lead = members.shape[:-3]
+        if not rotate:
+            return op(members.reshape(*lead, n * k, A), **kwargs)
+        rolled = [np.roll(members, -i, axis=-3).reshape(*lead, n * k, A) for i in range(n)]
+        return np.stack([op(x, **kwargs) for x in rolled])  # (N, ...)
+
+    def push_snapshot(t: int) -> None:
+        if k > 1 and t % snapshot_every == 0:
+            history[1:] = history[:-1].copy()
+
+    cdf = np.cumsum(P, axis=-1)
+    if mode == "sync":
+        s_idx, a_idx = np.nonzero(np.broadcast_to(~terminal[:, None], (S, A)))
+        if update == "all":  # every estimator, each from its own sampled transition
+            est = np.repeat(np.arange(n), s_idx.size)
+            s_idx, a_idx = np.tile(s_idx, n), np.tile(a_idx, n)
+        cdf_sa = cdf[s_idx, a_idx]  # (U, S) for the U updates of a sweep
+        r_sa = R[s_idx, a_idx]
+        terminal_f = terminal.astype(np.float64)
+        block = max(1, (1 << 16) // s_idx.size)  # sweeps per block of random numbers
+        bar = tqdm(total=steps, desc=f"GQ sync {operator}", disable=not progress)
+        for lo in range(0, steps, block):
+            size = min(block, steps - lo)
+            us = rng.random((size, s_idx.size, 1))
+            noises = reward_noise * rng.standard_normal((size, s_idx.size))
+            if update == "one":  # Algorithm 1: one random estimator per sampled transition
+                ests = rng.integers(n, size=(size, s_idx.size))
+            for j in range(size):
+                t = lo + j
+                nxt = (cdf_sa < us[j]).sum(axis=1)
+                np.minimum(nxt, S - 1, out=nxt)  # guards against cdf rounding below 1
+                if update == "one":
+                    est = ests[j]
+                # (S, N, K, A) stack of next-state values; G once per sweep for every state.
+                g = g_values(history.transpose(2, 1, 0, 3))
+                g_next = g[est, nxt] if rotate else g[nxt]
+                target = td_target(r_sa + noises[j], gamma, terminal_f[nxt], g_next)
+                push_snapshot(t)
+                current = history[0]
+                counts[est, s_idx, a_idx] += 1
+                alpha = counts[est, s_idx, a_idx] ** -step_power
+                current[est, s_idx, a_idx] += alpha * (target - current[est, s_idx, a_idx])
+                if record and (t + 1) % record_every == 0:
+                    err_at.append(t + 1)
+                    errs.append(float(np.max(np.abs(current - q_star[None]))))
+            bar.update(size)
+        bar.close()
+    else:
+        starts = np.flatnonzero(~terminal)
+        state = int(rng.choice(starts))
+        block = 1 << 14
+        for lo in tqdm(range(0, steps, block), desc=f"GQ async {operator}", disable=not progress):
+            size = min(block, steps - lo)
+            actions = rng.integers(A, size=size)
+            us = rng.random(size)
+            noise = reward_noise * rng.standard_normal(size)
+            ests = rng.integers(n, size=size)
+            restarts = rng.choice(starts, size=size)
+            for j in range(size):
+                a, i = int(actions[j]), int(ests[j])
+                nxt = min(int(np.searchsorted(cdf[state, a], us[j], side="right")), S - 1)
+                members = history[:, :, nxt, :].transpose(1, 0, 2)  # (N, K, A)
+                if rotate:  # only the rotation that puts the updated estimator first
+                    members = members[(np.arange(n) + i) % n]
+                g_next = op(members.reshape(n * k, A), **kwargs)
+                done = float(terminal[nxt])
+                target = td_target(R[state, a] + noise[j], gamma, done, g_next)
+                push_snapshot(lo + j)
+                current = history[0]
+                counts[i, state, a] += 1
+                alpha = counts[i, state, a] ** -step_power
+                current[i, state, a] += alpha * (target - current[i, state, a])
+                state = int(restarts[j]) if terminal[nxt] else nxt
+                if record and (lo + j + 1) % record_every == 0:
+                    err_at.append(lo + j + 1)
+                    errs.append(float(np.max(np.abs(current - q_star[None]))))
+    return GQResult(
+        q=history[0].copy(),
+        history=history,
+        counts=counts,
+        error_updates=np.asarray(err_at, dtype=np.int64),
+        errors=np.asarray(errs),
+    )
