@@ -1,0 +1,400 @@
+"""Noisy Mountain Car with tile-coded Generalized Q-learning, vectorised over runs.
+
+Lan et al. (2020), section 5 and appendix C.2: classic Mountain Car (Sutton & Barto 2018,
+example 10.1) with reward ~ N(-1, sigma^2) per step, gamma = 1, eps-greedy (eps = 0.1),
+replay buffer 100, 8 tilings of 8 x 8 tiles, step size from {0.005, 0.01, 0.02, 0.04, 0.08},
+1,000 episodes, 100 runs, metric: steps in the last episode.
+
+Dynamics (S&B): ``v <- clip(v + 0.001 (a - 1) - 0.0025 cos(3 x), -0.07, 0.07)``,
+``x <- x + v``; at the left wall ``x = -1.2`` the velocity is set to 0; the episode
+terminates when ``x >= 0.5``. Start: ``x ~ U(-0.6, -0.4)``, ``v = 0``. Actions 0, 1, 2 =
+full throttle reverse, zero, forward. Episodes are truncated after ``max_steps`` (default
+5,000); a truncated transition is stored as non-terminal and still bootstraps.
+
+Step size convention: ``step_size`` is the total step size; each of the 8 active weights
+moves by ``step_size / 8`` times the TD error (the usual tile-coding convention, S&B 9.5.4).
+
+All lanes (runs x settings) step in lockstep. Per agent step: kernel 1 acts, steps every
+lane's environment, stores the transition, samples the mini-batch and gathers the
+next-state action values of every sample, shape (lanes, B, M, 3), in the operator's member
+order; the operator from ``maxminq.operators`` turns them into bootstrap values (lanes, B);
+kernel 2 applies the sequential TD updates. Lanes that have finished their episodes are
+dropped from the active set, so long-running settings do not pay for finished ones.
+
+Random draws per lane and step, in order: exploration uniform, action uniform (exploring) or
+tie-break uniform (greedy, on exact ties only), two uniforms for the reward's normal
+(Box-Muller), on update steps the chosen table (estimator and double kinds with M > 1) and
+``batch_size`` buffer indices, and on an episode end one uniform for the next start.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import product
+from typing import Any
+
+import numba
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from maxminq.errors import UsageError
+from maxminq.linear.tiles import tile_indices
+from maxminq.tabular.agent import (
+    BEHAVE_CURRENT,
+    BEHAVE_MIN,
+    KIND_DOUBLE,
+    KIND_ESTIMATORS,
+    KIND_SNAPSHOTS,
+    bootstrap_values,
+    check_positive_int,
+    check_probability,
+    epsilon_greedy,
+    lane_seeds,
+    member_order,
+    resolve_algorithm,
+    rng_int,
+    rng_normal,
+    rng_uniform,
+)
+
+__all__ = [
+    "MC_DEFAULTS",
+    "PAPER_STEP_SIZES",
+    "PAPER_SIGMA2",
+    "mountain_car_step",
+    "run_mountain_car",
+    "run_mountain_car_grid",
+]
+
+X_MIN, X_MAX, V_MIN, V_MAX, X_GOAL = -1.2, 0.5, -0.07, 0.07, 0.5
+N_ACTIONS = 3
+N_TILINGS, TILES_PER_DIM = 8, 8
+N_FEATURES = N_TILINGS * (TILES_PER_DIM + 3) ** 2
+PAPER_STEP_SIZES = (0.005, 0.01, 0.02, 0.04, 0.08)
+PAPER_SIGMA2 = (0.0, 1.0, 10.0, 50.0)
+
+#: Defaults. The paper states gamma, eps, buffer size, tilings and the step-size sweep; the
+#: mini-batch size, replay ratio and initial weights are ours (README explains the choice).
+MC_DEFAULTS: dict[str, Any] = {
+    "gamma": 1.0,
+    "epsilon": 0.1,
+    "buffer_size": 100,
+    "batch_size": 4,
+    "update_every": 1,
+    "max_steps": 5000,
+    "init_weight": 0.0,
+}
+
+
+@numba.njit(inline="always", cache=True)
+def mountain_car_step(x: float, v: float, action: int) -> tuple[float, float, bool]:
+    """One step of the classic dynamics; returns (x', v', terminated)."""
+    v = v + 0.001 * (action - 1) - 0.0025 * math.cos(3.0 * x)
+    v = min(max(v, V_MIN), V_MAX)
+    x = x + v
+    if x <= X_MIN:  # inelastic left wall
+        x = X_MIN
+        v = 0.0
+    if x >= X_GOAL:
+        return X_GOAL, v, True
+    return x, v, False
+
+
+@numba.njit(inline="always", cache=True)
+def _tiles(x, v, out):  # pragma: no cover - numba
+    tile_indices(x, v, X_MIN, X_MAX, V_MIN, V_MAX, N_TILINGS, TILES_PER_DIM, out)
+
+
+@numba.njit(cache=True)
+def _init_lanes(rng, pos, vel, tiles_cur):  # pragma: no cover - numba
+    for lane in range(rng.shape[0]):
+        pos[lane] = -0.6 + 0.2 * rng_uniform(rng, lane)
+        vel[lane] = 0.0
+        _tiles(pos[lane], vel[lane], tiles_cur[lane])
+
+
+@numba.njit(cache=True)
+def _act_and_gather(
+    active, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r, buf_size,
+    buf_pos, chosen, idx, gathered, scratch, kind, mode, epsilon, update_now, max_steps,
+    steps_out,
+):  # pragma: no cover - numba  # fmt: skip
+    """Kernel 1: act, step, store, sample the mini-batch, gather next-state values."""
+    n_members = w.shape[1]
+    capacity, batch, n_episodes = buf_i.shape[1], idx.shape[1], steps_out.shape[1]
+    finished = 0
+    for k in range(active.shape[0]):
+        lane = active[k]
+        values = scratch[lane, :N_ACTIONS]
+        c = cur[lane]
+        for a in range(N_ACTIONS):
+            acc = 0.0
+            for m in range(n_members):
+                if mode == BEHAVE_CURRENT and m != c:
+                    continue
+                qm = 0.0
+                for t in range(N_TILINGS):
+                    qm += w[lane, m, tiles_cur[lane, t] * N_ACTIONS + a]
+                if mode == BEHAVE_MIN:
+                    acc = qm if m == 0 else min(acc, qm)
+                else:
+                    acc += qm
+            if mode == BEHAVE_CURRENT or mode == BEHAVE_MIN:
+                values[a] = acc
+            else:
+                values[a] = acc / n_members
+        a = epsilon_greedy(values, N_ACTIONS, epsilon, rng, lane)
+        r = -1.0 + sd[lane] * rng_normal(rng, lane)
+        x2, v2, term = mountain_car_step(pos[lane], vel[lane], a)
+        steps_ep[lane] += 1
+        p = buf_pos[lane]
+        for t in range(N_TILINGS):
+            buf_i[lane, p, t] = tiles_cur[lane, t]
+        _tiles(x2, v2, buf_i[lane, p, N_TILINGS : 2 * N_TILINGS])
+        buf_i[lane, p, 2 * N_TILINGS] = a + 4 * term
+        buf_r[lane, p] = r
+        buf_pos[lane] = (p + 1) % capacity
+        buf_size[lane] = min(buf_size[lane] + 1, capacity)
+        if update_now:
+            i = 0
+            if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:
+                i = rng_int(rng, lane, n_members)
+            chosen[lane] = i
+            for b in range(batch):
+                j = rng_int(rng, lane, buf_size[lane])
+                idx[lane, b] = j
+                for m in range(n_members):
+                    src = member_order(kind, m, n_members, i, c)
+                    for a2 in range(N_ACTIONS):
+                        qv = 0.0
+                        for t in range(N_TILINGS):
+                            qv += w[lane, src, buf_i[lane, j, N_TILINGS + t] * N_ACTIONS + a2]
+                        gathered[k, b, m, a2] = qv
+        if term or steps_ep[lane] >= max_steps:  # goal reached, or truncated (still bootstraps)
+            e = ep[lane]
+            steps_out[lane, e] = steps_ep[lane]
+            ep[lane] = e + 1
+            if e + 1 == n_episodes:
+                done[lane] = True
+                finished += 1
+            steps_ep[lane] = 0
+            x2, v2 = -0.6 + 0.2 * rng_uniform(rng, lane), 0.0
+            _tiles(x2, v2, tiles_cur[lane])
+        else:
+            for t in range(N_TILINGS):
+                tiles_cur[lane, t] = buf_i[lane, p, N_TILINGS + t]
+        pos[lane], vel[lane] = x2, v2
+    return finished
+
+
+@numba.njit(cache=True)
+def _update(
+    active, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, kind, gamma,
+):  # pragma: no cover - numba  # fmt: skip
+    """Kernel 2: sequential semi-gradient TD updates of the chosen table over the batch.
+
+    Target ``r + gamma * (1 - terminal) * G`` with G from the operator (frozen for the batch);
+    each of the 8 active weights of (s, a) moves by ``alpha / 8 * (target - q(s, a))``.
+    Snapshot kinds first bring the oldest table up to date (copying the weights written by the
+    last K - 1 updates, recorded in ``log``) and then update it, so the ring again holds the
+    newest K versions without copying whole tables.
+    """
+    n_members = w.shape[1]
+    batch = idx.shape[1]
+    n_log = log.shape[1]
+    for k in range(active.shape[0]):
+        lane = active[k]
+        slot = chosen[lane]
+        if kind == KIND_SNAPSHOTS:
+            c = cur[lane]
+            slot = (c + 1) % n_members
+            if slot != c:
+                for h in range(n_log):
+                    for q in range(log.shape[2]):
+                        pos = log[lane, h, q]
+                        if pos >= 0:
+                            w[lane, slot, pos] = w[lane, c, pos]
+            cur[lane] = slot
+        step = alpha[lane] / N_TILINGS
+        lp = log_ptr[lane]
+        for b in range(batch):
+            j = idx[lane, b]
+            code = buf_i[lane, j, 2 * N_TILINGS]
+            a, term = code & 3, code >> 2
+            target = buf_r[lane, j] + (0.0 if term else gamma * g[k, b])
+            qsa = 0.0
+            for t in range(N_TILINGS):
+                qsa += w[lane, slot, buf_i[lane, j, t] * N_ACTIONS + a]
+            delta = step * (target - qsa)
+            for t in range(N_TILINGS):
+                pos = buf_i[lane, j, t] * N_ACTIONS + a
+                w[lane, slot, pos] += delta
+                if kind == KIND_SNAPSHOTS and n_members > 1:
+                    log[lane, lp, b * N_TILINGS + t] = pos
+        if kind == KIND_SNAPSHOTS and n_members > 1:
+            log_ptr[lane] = (lp + 1) % n_log
+
+
+def _as_float_list(values: Any, option: str, *, positive: bool) -> list[float]:
+    vals = [values] if np.ndim(values) == 0 else list(values)
+    if not vals:
+        raise UsageError(f"{option}: expected at least one value, got an empty list")
+    out = []
+    for v in vals:
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise UsageError(f"{option}: expected numbers, got {v!r}") from None
+        if not math.isfinite(x) or (x <= 0 if positive else x < 0):
+            what = "> 0" if positive else ">= 0"
+            raise UsageError(f"{option}: every value must be finite and {what}, got {v!r}")
+        out.append(x)
+    return out
+
+
+def _validate(params: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(params) - set(MC_DEFAULTS) - {"op_kwargs"}
+    if unknown:
+        raise UsageError(f"mountain car: unknown parameter(s) {sorted(unknown)}")
+    p = {**MC_DEFAULTS, **params}
+    p["epsilon"] = check_probability(p["epsilon"], "--epsilon")
+    p["gamma"] = check_probability(p["gamma"], "--gamma")
+    for key in ("buffer_size", "batch_size", "update_every", "max_steps"):
+        p[key] = check_positive_int(p[key], f"--{key.replace('_', '-')}")
+    p["init_weight"] = float(p["init_weight"])
+    return p
+
+
+def run_mountain_car_grid(
+    *,
+    algorithm: str,
+    n: int,
+    sigma2: Sequence[float] | float,
+    step_sizes: Sequence[float] | float,
+    runs: int,
+    episodes: int,
+    seed: int,
+    progress: bool = False,
+    run_offset: int = 0,
+    return_weights: bool = False,
+    **params: Any,
+) -> pd.DataFrame | tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Run every (sigma2, step size) pair x ``runs`` runs of one algorithm as one lockstep batch.
+
+    Run r of every setting uses the random stream of ``(seed, run_offset + r)`` (common random
+    numbers across settings); a setting's result equals ``run_mountain_car`` on that setting.
+    Returns columns ``algorithm, n, sigma2, step_size, run, episode, steps``; with
+    ``return_weights`` also the final weights, shape (lanes, M, features x 3) with lane =
+    setting x runs + run, and each lane's newest-table index (snapshot kinds).
+    """
+    spec = resolve_algorithm(algorithm, n)
+    sig = _as_float_list(sigma2, "--sigma2", positive=False)
+    alphas = _as_float_list(step_sizes, "--step-sizes", positive=True)
+    runs = check_positive_int(runs, "--runs")
+    episodes = check_positive_int(episodes, "--episodes")
+    p = _validate(params)
+    op_kwargs = dict(p.pop("op_kwargs", None) or {})
+    settings = list(product(sig, alphas))
+    n_lanes, n_members, batch = len(settings) * runs, int(n), p["batch_size"]
+    capacity = p["buffer_size"]
+
+    rng = np.tile(lane_seeds(seed, np.arange(run_offset, run_offset + runs)), len(settings))
+    sd = np.repeat([math.sqrt(s) for s, _ in settings], runs)
+    alpha = np.repeat([a for _, a in settings], runs)
+    w = np.full((n_lanes, n_members, N_FEATURES * N_ACTIONS), p["init_weight"])
+    cur = np.zeros(n_lanes, dtype=np.int64)
+    pos, vel = np.zeros(n_lanes), np.zeros(n_lanes)
+    tiles_cur = np.zeros((n_lanes, N_TILINGS), dtype=np.int64)
+    _init_lanes(rng, pos, vel, tiles_cur)
+    steps_ep = np.zeros(n_lanes, dtype=np.int64)
+    ep = np.zeros(n_lanes, dtype=np.int64)
+    done = np.zeros(n_lanes, dtype=np.bool_)
+    buf_i = np.zeros((n_lanes, capacity, 2 * N_TILINGS + 1), dtype=np.int64)
+    buf_r = np.zeros((n_lanes, capacity))
+    buf_size = np.zeros(n_lanes, dtype=np.int64)
+    buf_pos = np.zeros(n_lanes, dtype=np.int64)
+    chosen = np.zeros(n_lanes, dtype=np.int64)
+    idx = np.zeros((n_lanes, batch), dtype=np.int64)
+    scratch = np.zeros((n_lanes, N_ACTIONS))
+    n_log = max(n_members - 1, 1)
+    log = np.full((n_lanes, n_log, batch * N_TILINGS), -1, dtype=np.int64)
+    log_ptr = np.zeros(n_lanes, dtype=np.int64)
+    steps_out = np.zeros((n_lanes, episodes), dtype=np.int64)
+    eps, gamma = float(p["epsilon"]), float(p["gamma"])
+
+    active = np.arange(n_lanes, dtype=np.int64)
+    gathered = np.zeros((n_lanes, batch, n_members, N_ACTIONS))
+    desc = f"mountain car {algorithm} n={n}"
+    bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
+    step = 0
+    while active.size:
+        update_now = step % p["update_every"] == 0
+        view = gathered[: active.size]
+        finished = _act_and_gather(
+            active, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
+            buf_size, buf_pos, chosen, idx, view, scratch, spec.kind, spec.behaviour, eps,
+            update_now, p["max_steps"], steps_out,
+        )  # fmt: skip
+        if update_now:
+            g = bootstrap_values(algorithm, view, op_kwargs)
+            _update(
+                active, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, spec.kind,
+                gamma,
+            )  # fmt: skip
+        if finished:
+            active = np.flatnonzero(~done).astype(np.int64)
+        step += 1
+        if progress and step % 256 == 0:
+            bar.update(int(ep.sum()) - bar.n)
+    bar.update(n_lanes * episodes - bar.n)
+    bar.close()
+
+    run_ids = np.arange(run_offset, run_offset + runs)
+    df = pd.DataFrame(
+        {
+            "algorithm": algorithm,
+            "n": n_members,
+            "sigma2": np.repeat(np.repeat([s for s, _ in settings], runs), episodes),
+            "step_size": np.repeat(alpha, episodes),
+            "run": np.tile(np.repeat(run_ids, episodes), len(settings)),
+            "episode": np.tile(np.arange(1, episodes + 1), n_lanes),
+            "steps": steps_out.ravel(),
+        }
+    )
+    return (df, w, cur) if return_weights else df
+
+
+def run_mountain_car(
+    *,
+    algorithm: str,
+    n: int,
+    sigma2: float,
+    step_size: float,
+    runs: int,
+    episodes: int,
+    seed: int,
+    progress: bool = False,
+    **params: Any,
+) -> pd.DataFrame:
+    """One setting of noisy Mountain Car: ``runs`` runs x ``episodes`` episodes.
+
+    Returns one row per run x episode, columns ``algorithm, n, sigma2, step_size, run,
+    episode, steps`` (steps of that episode; ``max_steps`` if truncated). ``params``
+    override ``MC_DEFAULTS``.
+    """
+    for value, option in ((sigma2, "--sigma2"), (step_size, "--step-sizes")):
+        if np.ndim(value) != 0:
+            raise UsageError(f"{option}: run_mountain_car takes one value; use the grid runner")
+    return run_mountain_car_grid(
+        algorithm=algorithm,
+        n=n,
+        sigma2=[sigma2],
+        step_sizes=[step_size],
+        runs=runs,
+        episodes=episodes,
+        seed=seed,
+        progress=progress,
+        **params,
+    )

@@ -1,0 +1,202 @@
+"""Shared machinery of the vectorised tabular and tile-coded Generalized Q-learning agents.
+
+The toy MDP (``maxminq.tabular.toy_mdp``) and noisy Mountain Car (``maxminq.linear``) run
+R independent runs ("lanes") in lockstep. Every lane carries its own random stream, a
+SplitMix64 counter seeded from ``np.random.SeedSequence(seed, spawn_key=(run,))``, so a
+run's trajectory does not depend on which other runs share the batch, and a plain
+single-run loop that draws the same numbers in the same order reproduces it exactly
+(``tests/reference_loops.py``).
+
+An algorithm is an operator of ``maxminq.operators`` plus a way of keeping its M value
+tables (Lan et al. 2020, section 6, Generalized Q-learning with N estimators and K
+snapshots):
+
+* ``estimators`` (Maxmin, Ensemble): N tables; each update trains one uniformly chosen
+  table (Algorithm 1, "randomly select one i to update"); behaviour is eps-greedy on
+  ``min_i Q^i`` (Maxmin, Algorithm 1) or on ``mean_i Q^i`` (Ensemble).
+* ``double`` (Double Q, Weighted Double Q): two tables; the chosen table i is stacked first
+  so that the operator's member 0 (selector) is Q^i and member 1 (evaluator) is Q^{1-i}
+  (van Hasselt 2010). Behaviour is eps-greedy on the mean of the two.
+* ``snapshots`` (Averaged, Historical Best): one learning table plus its K-1 previous
+  versions, kept as a ring of K tables, stacked newest first for the operator
+  (``Q(s', a; t - j)``, j = 1..K). Behaviour uses the newest table.
+* ``single`` (Q-learning, Bias-corrected Q): one table.
+
+Bootstrap values are never computed here: the kernels gather next-state action values into
+an array of shape (..., M, A) in the operator's member order, the Python loop applies the
+operator from ``maxminq.operators``, and the next kernel scatters the TD update.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+
+from maxminq import operators
+from maxminq.errors import UsageError
+
+# Table kinds (see module docstring) and behaviour modes, as small ints for the kernels.
+KIND_ESTIMATORS, KIND_DOUBLE, KIND_SNAPSHOTS, KIND_SINGLE = 0, 1, 2, 3
+BEHAVE_MIN, BEHAVE_MEAN, BEHAVE_CURRENT = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """How one operator keeps and uses its value tables."""
+
+    name: str
+    kind: int
+    behaviour: int
+    fixed_n: int | None  # None: n is free (>= 1)
+
+
+ALGORITHMS: dict[str, AlgorithmSpec] = {
+    "q_learning": AlgorithmSpec("q_learning", KIND_SINGLE, BEHAVE_CURRENT, 1),
+    "bias_corrected": AlgorithmSpec("bias_corrected", KIND_SINGLE, BEHAVE_CURRENT, 1),
+    "maxmin": AlgorithmSpec("maxmin", KIND_ESTIMATORS, BEHAVE_MIN, None),
+    "ensemble": AlgorithmSpec("ensemble", KIND_ESTIMATORS, BEHAVE_MEAN, None),
+    "double_q": AlgorithmSpec("double_q", KIND_DOUBLE, BEHAVE_MEAN, 2),
+    "weighted_double_q": AlgorithmSpec("weighted_double_q", KIND_DOUBLE, BEHAVE_MEAN, 2),
+    "averaged": AlgorithmSpec("averaged", KIND_SNAPSHOTS, BEHAVE_CURRENT, None),
+    "historical_best": AlgorithmSpec("historical_best", KIND_SNAPSHOTS, BEHAVE_CURRENT, None),
+}
+assert set(ALGORITHMS) == set(operators.OPERATORS), "every operator needs an AlgorithmSpec"
+
+
+def resolve_algorithm(algorithm: str, n: int, option: str = "--algorithms") -> AlgorithmSpec:
+    """Validate ``algorithm`` and its member count ``n``; raise UsageError naming ``option``."""
+    spec = ALGORITHMS.get(algorithm)
+    if spec is None:
+        known = ", ".join(sorted(ALGORITHMS))
+        raise UsageError(f"{option}: unknown algorithm {algorithm!r}; choose from {known}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise UsageError(f"{option}: {algorithm} needs a whole number of estimators n >= 1")
+    if spec.fixed_n is not None and n != spec.fixed_n:
+        raise UsageError(f"{option}: {algorithm} uses exactly n = {spec.fixed_n}, got {n}")
+    return spec
+
+
+def bootstrap_values(algorithm: str, gathered: np.ndarray, op_kwargs: dict[str, Any]) -> np.ndarray:
+    """Apply the shared operator to gathered next-state values of shape (..., M, A)."""
+    return np.ascontiguousarray(operators.bootstrap(algorithm, gathered, **op_kwargs))
+
+
+def check_positive_int(value: Any, option: str) -> int:
+    """Return ``value`` as int if it is a whole number >= 1, else raise UsageError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise UsageError(f"{option}: expected a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def check_probability(value: Any, option: str) -> float:
+    """Return ``value`` as float if it lies in [0, 1], else raise UsageError."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{option}: expected a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= x <= 1.0:
+        raise UsageError(f"{option}: expected a number in [0, 1], got {value!r}")
+    return x
+
+
+# --- per-lane random streams -----------------------------------------------------------------
+
+
+def lane_seeds(seed: int, runs: int | np.ndarray) -> np.ndarray:
+    """One 64-bit SplitMix64 state per run: run r gets ``SeedSequence(seed, spawn_key=(r,))``.
+
+    This equals ``SeedSequence(seed).spawn(runs)[r]``, so run r's stream is the same however
+    many runs are simulated together. ``runs`` may be a count or an array of run indices.
+    """
+    ids = np.arange(runs) if np.ndim(runs) == 0 else np.asarray(runs)
+    out = np.empty(len(ids), dtype=np.uint64)
+    for k, r in enumerate(ids):
+        ss = np.random.SeedSequence(seed, spawn_key=(int(r),))
+        out[k] = ss.generate_state(1, dtype=np.uint64)[0]
+    return out
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_TWO_M53 = 2.0**-53
+
+
+@numba.njit(inline="always", cache=True)
+def rng_next(state: np.ndarray, lane: int) -> np.uint64:
+    """Advance lane ``lane`` of the SplitMix64 states and return its next 64-bit output."""
+    z = state[lane] + _GOLDEN
+    state[lane] = z
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+@numba.njit(inline="always", cache=True)
+def rng_uniform(state: np.ndarray, lane: int) -> float:
+    """A uniform float in [0, 1) with 53 random bits."""
+    return float(rng_next(state, lane) >> _S11) * _TWO_M53
+
+
+@numba.njit(inline="always", cache=True)
+def rng_int(state: np.ndarray, lane: int, n: int) -> int:
+    """A uniform integer in [0, n) (floor of uniform * n; bias below 2**-40 for small n)."""
+    return int(rng_uniform(state, lane) * n)
+
+
+@numba.njit(inline="always", cache=True)
+def rng_normal(state: np.ndarray, lane: int) -> float:
+    """A standard normal by Box-Muller (two uniforms, the cosine branch)."""
+    u1 = rng_uniform(state, lane)
+    u2 = rng_uniform(state, lane)
+    return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
+
+
+@numba.njit(inline="always", cache=True)
+def greedy_random_ties(values: np.ndarray, n_actions: int, state: np.ndarray, lane: int) -> int:
+    """argmax of ``values[:n_actions]`` with ties broken uniformly (one draw, only on a tie)."""
+    best = values[0]
+    count = 1
+    for a in range(1, n_actions):
+        v = values[a]
+        if v > best:
+            best = v
+            count = 1
+        elif v == best:
+            count += 1
+    if count == 1:
+        for a in range(n_actions):
+            if values[a] == best:
+                return a
+    k = rng_int(state, lane, count)
+    for a in range(n_actions):
+        if values[a] == best:
+            if k == 0:
+                return a
+            k -= 1
+    return n_actions - 1  # unreachable
+
+
+@numba.njit(inline="always", cache=True)
+def epsilon_greedy(
+    values: np.ndarray, n_actions: int, epsilon: float, state: np.ndarray, lane: int
+) -> int:
+    """One uniform decides exploration; exploring draws a uniform action, else greedy."""
+    if rng_uniform(state, lane) < epsilon:
+        return rng_int(state, lane, n_actions)
+    return greedy_random_ties(values, n_actions, state, lane)
+
+
+@numba.njit(inline="always", cache=True)
+def member_order(kind: int, m: int, n_members: int, chosen: int, current: int) -> int:
+    """Table index stacked at position ``m`` of the operator input (see module docstring)."""
+    if kind == KIND_DOUBLE:
+        return chosen if m == 0 else 1 - chosen
+    if kind == KIND_SNAPSHOTS:
+        return (current - m) % n_members
+    return m

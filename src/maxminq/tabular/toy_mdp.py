@@ -1,0 +1,309 @@
+"""The toy MDP of Lan et al. (2020), Fig. 1-2 and appendix C.1, vectorised over runs.
+
+States A and B. A has two actions: Left -> B (reward 0), Right -> terminal (reward 0). B has
+eight actions, each -> terminal with reward ``mu + U(-1, 1)``. With eps-greedy behaviour
+(eps = 0.1) the optimal policy takes Left with probability 0.95 if mu > 0 and 0.05 if
+mu < 0. Paper settings: gamma = 1, replay buffer 100, Q initialised from N(0, 0.01)
+(variance 0.01, i.e. standard deviation 0.1, the paper's N(mean, variance) notation),
+step size 0.01, 5,000 runs.
+
+Every run is a lane of arrays; two numba kernels per agent step do the behaviour, the
+environment, the replay buffer and the scatter update for all lanes in parallel; in between,
+the bootstrap value of state B (the only non-terminal next state) is computed once per lane
+with ``maxminq.operators`` on the gathered values of shape (R, M, 8).
+
+Per step, each lane draws its random numbers in this order (the single-run reference loop in
+``tests/reference_loops.py`` draws the same): exploration uniform, then an action uniform
+(exploring) or a tie-break uniform (greedy, only on an exact tie); in B a reward uniform; on
+update steps the chosen table (estimator and double kinds with M > 1), then ``batch_size``
+buffer indices.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from maxminq.errors import UsageError
+from maxminq.tabular.agent import (
+    BEHAVE_CURRENT,
+    BEHAVE_MEAN,
+    BEHAVE_MIN,
+    KIND_DOUBLE,
+    KIND_ESTIMATORS,
+    KIND_SNAPSHOTS,
+    bootstrap_values,
+    check_positive_int,
+    check_probability,
+    epsilon_greedy,
+    lane_seeds,
+    member_order,
+    resolve_algorithm,
+    rng_int,
+    rng_normal,
+    rng_uniform,
+)
+
+__all__ = ["TOY_DEFAULTS", "optimal_p_left", "run_toy_mdp"]
+
+STATE_A, STATE_B = 0, 1
+LEFT, RIGHT = 0, 1
+N_ACTIONS_A, N_ACTIONS_B = 2, 8
+
+#: Defaults: the paper's settings plus the mini-batch size and episode count we chose.
+#: batch_size 32 with one update per step (replay ratio 32) lets step size 0.01 learn within a
+#: few hundred episodes; 1,000 episodes let every curve flatten (README, section "Tabular and
+#: tile-coding experiments").
+TOY_DEFAULTS: dict[str, Any] = {
+    "gamma": 1.0,
+    "epsilon": 0.1,
+    "step_size": 0.01,
+    "buffer_size": 100,
+    "batch_size": 32,
+    "update_every": 1,
+    "init_std": 0.1,
+}
+
+
+def optimal_p_left(mu: float, epsilon: float = 0.1) -> float:
+    """P(Left | A) under the optimal eps-greedy policy: 1 - eps/2 if mu > 0, else eps/2."""
+    return 1.0 - epsilon / 2 if mu > 0 else epsilon / 2
+
+
+@numba.njit(inline="always", cache=True)
+def _behaviour_values(q, lane, s, n_actions, mode, cur, out):  # pragma: no cover - numba
+    """Values eps-greedy acts on in state s: min / mean over tables, or the newest table."""
+    n_members = q.shape[1]
+    for a in range(n_actions):
+        if mode == BEHAVE_CURRENT:
+            out[a] = q[lane, cur, s, a]
+        elif mode == BEHAVE_MIN:
+            v = q[lane, 0, s, a]
+            for m in range(1, n_members):
+                v = min(v, q[lane, m, s, a])
+            out[a] = v
+        else:
+            v = 0.0
+            for m in range(n_members):
+                v += q[lane, m, s, a]
+            out[a] = v / n_members
+
+
+@numba.njit(cache=True)
+def _init_lanes(q, rng, kind, init_std):  # pragma: no cover - numba
+    """Draw every lane's tables from N(0, init_std^2); snapshot kinds start all equal."""
+    n_lanes, n_members = q.shape[0], q.shape[1]
+    for lane in range(n_lanes):
+        drawn = 1 if kind == KIND_SNAPSHOTS else n_members
+        for m in range(drawn):
+            for s in range(2):
+                n_actions = N_ACTIONS_A if s == STATE_A else N_ACTIONS_B
+                for a in range(n_actions):
+                    q[lane, m, s, a] = init_std * rng_normal(rng, lane)
+        for m in range(drawn, n_members):
+            q[lane, m] = q[lane, 0]
+
+
+@numba.njit(cache=True)
+def _act_and_gather(
+    q, cur, rng, state, mu, done, ended, buf, buf_size, buf_pos, chosen, idx, gathered, scratch,
+    kind, mode, epsilon, update_now,
+):  # pragma: no cover - numba  # fmt: skip
+    """Kernel 1: act eps-greedily, step the MDP, store, and prepare the update's inputs."""
+    n_lanes, n_members = q.shape[0], q.shape[1]
+    capacity, batch = buf.shape[1], idx.shape[1]
+    for lane in range(n_lanes):
+        ended[lane] = False
+        if done[lane]:
+            continue
+        values = scratch[lane]
+        s = state[lane]
+        n_actions = N_ACTIONS_A if s == STATE_A else N_ACTIONS_B
+        _behaviour_values(q, lane, s, n_actions, mode, cur[lane], values)
+        a = epsilon_greedy(values, n_actions, epsilon, rng, lane)
+        if s == STATE_A:
+            r = 0.0
+            term = a == RIGHT  # Left leads to B, Right ends the episode
+        else:
+            r = mu[lane] + 2.0 * rng_uniform(rng, lane) - 1.0
+            term = True
+        p = buf_pos[lane]
+        # One record per transition, (code, reward), so a replayed sample is one cache line.
+        buf[lane, p, 0] = s + 2 * a + 16 * term
+        buf[lane, p, 1] = r
+        buf_pos[lane] = (p + 1) % capacity
+        buf_size[lane] = min(buf_size[lane] + 1, capacity)
+        if update_now:
+            i = 0
+            if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:
+                i = rng_int(rng, lane, n_members)
+            chosen[lane] = i
+            for b in range(batch):
+                idx[lane, b] = rng_int(rng, lane, buf_size[lane])
+            # The only non-terminal next state is B: one gather per lane serves the batch.
+            for m in range(n_members):
+                src = member_order(kind, m, n_members, i, cur[lane])
+                for a2 in range(N_ACTIONS_B):
+                    gathered[lane, m, a2] = q[lane, src, STATE_B, a2]
+        ended[lane] = term
+        state[lane] = STATE_A if term else STATE_B
+
+
+@numba.njit(cache=True)
+def _update_and_record(
+    q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, epsilon, gamma, alpha,
+    update_now, p_left, q_left,
+):  # pragma: no cover - numba  # fmt: skip
+    """Kernel 2: sequential TD updates of the chosen table over the mini-batch; log episodes.
+
+    Targets ``r + gamma * (1 - terminal) * G`` use the bootstrap values ``g`` computed before
+    the update (one frozen G per lane, as in a batched update); each replayed transition then
+    moves ``Q^i(s, a)`` by ``alpha * (target - Q^i(s, a))`` (Algorithm 1, last line).
+    """
+    n_lanes, n_members = q.shape[0], q.shape[1]
+    batch, n_episodes = idx.shape[1], p_left.shape[1]
+    for lane in range(n_lanes):
+        if done[lane]:
+            continue
+        if update_now:
+            slot = chosen[lane]
+            if kind == KIND_SNAPSHOTS:  # the oldest snapshot becomes the new version
+                slot = (cur[lane] + 1) % n_members
+                if slot != cur[lane]:
+                    q[lane, slot] = q[lane, cur[lane]]
+                cur[lane] = slot
+            for b in range(batch):
+                j = idx[lane, b]
+                code = int(buf[lane, j, 0])
+                s, a, term = code & 1, (code >> 1) & 7, code >> 4
+                target = buf[lane, j, 1] + (0.0 if term else gamma * g[lane])
+                q[lane, slot, s, a] += alpha * (target - q[lane, slot, s, a])
+        if ended[lane]:
+            values = scratch[lane]
+            _behaviour_values(q, lane, STATE_A, N_ACTIONS_A, mode, cur[lane], values)
+            if values[LEFT] > values[RIGHT]:
+                pl = 1.0 - epsilon / 2
+            elif values[LEFT] < values[RIGHT]:
+                pl = epsilon / 2
+            else:
+                pl = 0.5
+            e = ep[lane]
+            p_left[lane, e] = pl
+            q_left[lane, e] = values[LEFT]
+            ep[lane] = e + 1
+            if e + 1 == n_episodes:
+                done[lane] = True
+
+
+def _validate(mu: Any, runs: Any, episodes: Any, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        mu = float(mu)
+    except (TypeError, ValueError):
+        raise UsageError(f"--mu: expected a number, got {mu!r}") from None
+    if not math.isfinite(mu) or mu == 0:
+        raise UsageError(f"--mu: expected a finite non-zero number, got {mu!r}")
+    check_positive_int(runs, "--runs")
+    check_positive_int(episodes, "--episodes")
+    unknown = set(params) - set(TOY_DEFAULTS) - {"op_kwargs"}
+    if unknown:
+        raise UsageError(f"toy MDP: unknown parameter(s) {sorted(unknown)}")
+    p = {**TOY_DEFAULTS, **params}
+    p["epsilon"] = check_probability(p["epsilon"], "--epsilon")
+    p["gamma"] = check_probability(p["gamma"], "--gamma")
+    for key in ("buffer_size", "batch_size", "update_every"):
+        p[key] = check_positive_int(p[key], f"--{key.replace('_', '-')}")
+    if not (float(p["step_size"]) > 0 and float(p["init_std"]) >= 0):
+        raise UsageError("--step-size: expected step size > 0 (and init_std >= 0)")
+    return p
+
+
+def run_toy_mdp(
+    *,
+    mu: float,
+    algorithm: str,
+    n: int,
+    runs: int,
+    episodes: int,
+    seed: int,
+    progress: bool = False,
+    run_offset: int = 0,
+    **params: Any,
+) -> pd.DataFrame:
+    """Run ``runs`` independent runs of ``algorithm`` on the toy MDP, all in lockstep.
+
+    Returns one row per run x episode with columns ``mu, algorithm, n, run, episode,
+    p_left, distance, q_a_left``: P(Left | A) of the eps-greedy policy on the behaviour
+    values after the episode, its distance to the optimal eps-greedy policy (Fig. 2), and the
+    behaviour value of (A, Left) (appendix figure; true value mu). ``params`` override
+    ``TOY_DEFAULTS``; ``op_kwargs`` are passed to the operator. Run r uses the stream of
+    ``(seed, run_offset + r)``.
+    """
+    spec = resolve_algorithm(algorithm, n)
+    p = _validate(mu, runs, episodes, params)
+    op_kwargs = dict(p.pop("op_kwargs", None) or {})
+    n_lanes, n_members, batch = int(runs), int(n), p["batch_size"]
+    capacity = p["buffer_size"]
+    rng = lane_seeds(seed, np.arange(run_offset, run_offset + n_lanes))
+    q = np.zeros((n_lanes, n_members, 2, N_ACTIONS_B))
+    _init_lanes(q, rng, spec.kind, float(p["init_std"]))
+    cur = np.zeros(n_lanes, dtype=np.int64)
+    state = np.zeros(n_lanes, dtype=np.int64)
+    mus = np.full(n_lanes, float(mu))
+    done = np.zeros(n_lanes, dtype=np.bool_)
+    ended = np.zeros(n_lanes, dtype=np.bool_)
+    ep = np.zeros(n_lanes, dtype=np.int64)
+    buf = np.zeros((n_lanes, capacity, 2))  # (code = s + 2a + 16 terminal, reward)
+    scratch = np.zeros((n_lanes, N_ACTIONS_B))
+    buf_size = np.zeros(n_lanes, dtype=np.int64)
+    buf_pos = np.zeros(n_lanes, dtype=np.int64)
+    chosen = np.zeros(n_lanes, dtype=np.int64)
+    idx = np.zeros((n_lanes, batch), dtype=np.int64)
+    gathered = np.zeros((n_lanes, n_members, N_ACTIONS_B))
+    g = np.zeros(n_lanes)
+    p_left = np.zeros((n_lanes, episodes))
+    q_left = np.zeros((n_lanes, episodes))
+    eps, gamma, alpha = float(p["epsilon"]), float(p["gamma"]), float(p["step_size"])
+
+    bar = tqdm(total=episodes, disable=not progress, desc=f"toy {algorithm} n={n} mu={mu:+g}")
+    step = 0
+    while not done.all():
+        update_now = step % p["update_every"] == 0
+        _act_and_gather(
+            q, cur, rng, state, mus, done, ended, buf, buf_size, buf_pos, chosen, idx, gathered,
+            scratch, spec.kind, spec.behaviour, eps, update_now,
+        )  # fmt: skip
+        if update_now:
+            g[:] = bootstrap_values(algorithm, gathered, op_kwargs)
+        _update_and_record(
+            q, cur, done, ended, ep, buf, chosen, idx, g, scratch, spec.kind, spec.behaviour,
+            eps, gamma, alpha, update_now, p_left, q_left,
+        )  # fmt: skip
+        step += 1
+        if progress and step % 64 == 0:
+            bar.update(int(ep.min()) - bar.n)
+    bar.update(episodes - bar.n)
+    bar.close()
+
+    run_ids = np.arange(run_offset, run_offset + n_lanes)
+    distance = np.abs(p_left - optimal_p_left(float(mu), eps))
+    return pd.DataFrame(
+        {
+            "mu": float(mu),
+            "algorithm": algorithm,
+            "n": n_members,
+            "run": np.repeat(run_ids, episodes),
+            "episode": np.tile(np.arange(1, episodes + 1), n_lanes),
+            "p_left": p_left.ravel(),
+            "distance": distance.ravel(),
+            "q_a_left": q_left.ravel(),
+        }
+    )
+
+
+# Re-exported for the benchmark and tests (the behaviour modes used by the kernels).
+BEHAVIOUR_MODES = {"min": BEHAVE_MIN, "mean": BEHAVE_MEAN, "current": BEHAVE_CURRENT}
