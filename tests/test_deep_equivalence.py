@@ -128,7 +128,7 @@ def test_batched_learner_matches_separate_modules(agent: str, n: int, kind: str)
     # Optimiser state of each member equals its own torch optimiser's state (the members
     # not chosen at a step kept theirs untouched, or these would differ).
     key = "exp_avg_sq" if kind == "adam" else "square_avg"
-    mine = learner.opt.v if kind == "adam" else learner.opt.square_avg
+    mine = learner.online.views(learner.opt.state[1 if kind == "adam" else 0])
     for s in range(seeds):
         for i in range(n_on):
             ref_params = list(ref_online[s][i].parameters())

@@ -92,9 +92,8 @@ class Learner:
         self.target: StackedNet = build_net(network, self.S * self.n_target, obs_shape, n_actions)
         self.online.init_members(gens, self.n_online)
         # Targets start as copies of the online nets (every snapshot, for Averaged).
-        for p_t, p_o in zip(self.target.params, self.online.params, strict=True):
-            p_t.copy_(self._expand_online(p_o))
-        self.opt = MemberOptimizer(self.online.params, optimizer, lr, **(optimizer_kwargs or {}))
+        self.target.flat.copy_(self._expand_online(self.online.flat))
+        self.opt = MemberOptimizer(self.online.flat, optimizer, lr, **(optimizer_kwargs or {}))
         self.snapshot_slot = 0  # next Averaged-DQN snapshot to refresh
 
     # --- helpers ------------------------------------------------------------------------
@@ -201,12 +200,10 @@ class Learner:
             (flat == torch.arange(flat.numel())).all()
         )
         idx = None if all_members else flat
-        sub = [
-            (p if idx is None else p.index_select(0, idx)).detach().requires_grad_()
-            for p in self.online.params
-        ]
+        rows = self.online.flat if idx is None else self.online.flat.index_select(0, idx)
+        rows = rows.detach().requires_grad_()  # leaf: its .grad is (k * u, P), one row/member
         obs = self._tile(batch["obs"], u) if u > 1 else batch["obs"]
-        q = self.online.forward(obs, sub)  # (k * u, B, A)
+        q = self.online.forward(obs, self.online.views(rows))  # (k * u, B, A)
         act = (self._tile(batch["action"], u) if u > 1 else batch["action"]).unsqueeze(-1)
         q_sa = q.gather(-1, act).squeeze(-1)
         y_rep = self._tile(y, u) if u > 1 else y
@@ -214,11 +211,10 @@ class Learner:
             per = F.smooth_l1_loss(q_sa, y_rep, reduction="none").mean(dim=1)
         else:
             per = F.mse_loss(q_sa, y_rep, reduction="none").mean(dim=1)
-        grads = torch.autograd.grad(per.sum(), sub)
-        grads = [gr.contiguous() for gr in grads]
-        norms = member_grad_norm_clip(grads, self.grad_clip)
+        (grad,) = torch.autograd.grad(per.sum(), rows)
+        norms = member_grad_norm_clip(grad, self.grad_clip)
         finite = torch.isfinite(per) & torch.isfinite(norms)
-        self.opt.step(idx, grads)
+        self.opt.step(idx, grad)
         loss = per.detach().reshape(k, u).mean(1).numpy()
         qm = q_sa.detach().reshape(k, u, b).mean((1, 2)).numpy()
         ok = finite.reshape(k, u).all(1).numpy()
@@ -229,29 +225,25 @@ class Learner:
         oldest of the K snapshots (round-robin)."""
         if self.spec.snapshots:
             k, j = self.n_target, self.snapshot_slot
-            for p_t, p_o in zip(self.target.params, self.online.params, strict=True):
-                p_t[j::k].copy_(p_o)
+            self.target.flat[j::k].copy_(self.online.flat)
             self.snapshot_slot = (j + 1) % k
         else:
-            for p_t, p_o in zip(self.target.params, self.online.params, strict=True):
-                p_t.copy_(p_o)
+            self.target.flat.copy_(self.online.flat)
 
     # --- persistence --------------------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
         """Networks, optimiser state and the snapshot pointer (tensors and ints only)."""
         return {
-            "online": self.online.clone_params(),
-            "target": self.target.clone_params(),
+            "online": self.online.flat.clone(),
+            "target": self.target.flat.clone(),
             "opt": self.opt.state_dict(),
             "snapshot_slot": self.snapshot_slot,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what ``state_dict`` wrote."""
-        for dst, src in zip(self.online.params, state["online"], strict=True):
-            dst.copy_(src)
-        for dst, src in zip(self.target.params, state["target"], strict=True):
-            dst.copy_(src)
+        self.online.flat.copy_(state["online"])
+        self.target.flat.copy_(state["target"])
         self.opt.load_state_dict(state["opt"])
         self.snapshot_slot = int(state["snapshot_slot"])

@@ -24,11 +24,34 @@ def _uniform(shape: tuple[int, ...], bound: float, gen: torch.Generator) -> torc
 
 
 class StackedNet:
-    """Base class: a list of stacked parameter tensors ``params`` (each ``(M, ...)``)."""
+    """Base class: all parameters of member m live in row m of one flat tensor.
 
+    ``flat`` has shape ``(M, P)``; ``params`` are views of it with a leading member axis
+    (``views`` builds the same views over any ``(k, P)`` tensor, e.g. a gathered subset).
+    One flat row per member lets the optimiser, the gradient clip and the target copy
+    touch every parameter of a member with one tensor operation.
+    """
+
+    flat: torch.Tensor
     params: list[torch.Tensor]
+    shapes: list[tuple[int, ...]]
     members: int
     n_actions: int
+
+    def _allocate(self, shapes: list[tuple[int, ...]]) -> None:
+        self.shapes = shapes
+        self.sizes_flat = [math.prod(sh) for sh in shapes]
+        self.n_params = sum(self.sizes_flat)
+        self.flat = torch.zeros(self.members, self.n_params)
+        self.params = self.views(self.flat)
+
+    def views(self, flat: torch.Tensor) -> list[torch.Tensor]:
+        """Per-layer views ``(k, *shape)`` of a ``(k, P)`` tensor."""
+        out, off = [], 0
+        for shape, size in zip(self.shapes, self.sizes_flat, strict=True):
+            out.append(flat[:, off : off + size].view(flat.shape[0], *shape))
+            off += size
+        return out
 
     def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
         """Q-values ``(M, B, A)`` for observations ``x`` of shape ``(M, B, *obs_shape)``."""
@@ -53,10 +76,6 @@ class StackedNet:
         """One ordinary ``nn.Module`` per member, with copies of its parameters."""
         raise NotImplementedError
 
-    def clone_params(self) -> list[torch.Tensor]:
-        """Detached copies of the stacked parameters."""
-        return [p.detach().clone() for p in self.params]
-
 
 class StackedMLP(StackedNet):
     """M copies of ``Linear(in, h1) -> ReLU -> ... -> Linear(h_last, A)`` (paper: [64, 64])."""
@@ -66,10 +85,10 @@ class StackedMLP(StackedNet):
     ) -> None:
         self.members, self.obs_dim, self.n_actions = members, obs_dim, n_actions
         self.sizes = [obs_dim, *hidden, n_actions]
-        self.params = []
+        shapes: list[tuple[int, ...]] = []
         for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:], strict=True):
-            self.params.append(torch.zeros(members, fan_in, fan_out))  # weight, (in, out)
-            self.params.append(torch.zeros(members, 1, fan_out))  # bias
+            shapes += [(fan_in, fan_out), (1, fan_out)]  # weight (in, out), bias
+        self._allocate(shapes)
 
     def init_member_params(self, gen: torch.Generator) -> list[torch.Tensor]:
         out = []
@@ -121,24 +140,26 @@ class StackedMinAtarCNN(StackedNet):
             n_actions,
             size,
         )
-        self.flat = 16 * (size - 2) * (size - 2)
-        self.params = [
-            torch.zeros(members, 16, in_channels, 3, 3),
-            torch.zeros(members, 16),
-            torch.zeros(members, self.flat, 128),
-            torch.zeros(members, 1, 128),
-            torch.zeros(members, 128, n_actions),
-            torch.zeros(members, 1, n_actions),
-        ]
+        self.conv_out = 16 * (size - 2) * (size - 2)
+        self._allocate(
+            [
+                (16, in_channels, 3, 3),
+                (16,),
+                (self.conv_out, 128),
+                (1, 128),
+                (128, n_actions),
+                (1, n_actions),
+            ]
+        )
 
     def init_member_params(self, gen: torch.Generator) -> list[torch.Tensor]:
         cb = 1.0 / math.sqrt(self.in_channels * 9)
-        fb = 1.0 / math.sqrt(self.flat)
+        fb = 1.0 / math.sqrt(self.conv_out)
         ob = 1.0 / math.sqrt(128)
         return [
             _uniform((16, self.in_channels, 3, 3), cb, gen),
             _uniform((16,), cb, gen),
-            _uniform((128, self.flat), fb, gen).t().contiguous(),
+            _uniform((128, self.conv_out), fb, gen).t().contiguous(),
             _uniform((1, 128), fb, gen),
             _uniform((self.n_actions, 128), ob, gen).t().contiguous(),
             _uniform((1, self.n_actions), ob, gen),
@@ -150,7 +171,7 @@ class StackedMinAtarCNN(StackedNet):
         # (M, B, C, H, W) -> (B, M * C, H, W): member m's channels form group m.
         h = x.transpose(0, 1).reshape(b, m * self.in_channels, self.size, self.size)
         h = F.conv2d(h, cw.reshape(m * 16, self.in_channels, 3, 3), cb.reshape(-1), groups=m)
-        h = F.relu(h).reshape(b, m, self.flat).transpose(0, 1)  # (M, B, 16 * 8 * 8)
+        h = F.relu(h).reshape(b, m, self.conv_out).transpose(0, 1)  # (M, B, 16 * 8 * 8)
         h = F.relu(torch.baddbmm(b1, h, w1))
         return torch.baddbmm(b2, h, w2)
 
@@ -158,7 +179,7 @@ class StackedMinAtarCNN(StackedNet):
         mods = []
         for m in range(self.members):
             conv = nn.Conv2d(self.in_channels, 16, 3, 1)
-            l1, l2 = nn.Linear(self.flat, 128), nn.Linear(128, self.n_actions)
+            l1, l2 = nn.Linear(self.conv_out, 128), nn.Linear(128, self.n_actions)
             with torch.no_grad():
                 conv.weight.copy_(self.params[0][m])
                 conv.bias.copy_(self.params[1][m])

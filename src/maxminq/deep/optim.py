@@ -1,11 +1,13 @@
-"""Per-member optimisers on stacked parameters.
+"""Per-member optimisers on a stack of flat parameter rows.
 
-Each stacked tensor ``p`` of shape ``(M, ...)`` holds M independent networks. ``step(idx,
-grads)`` updates only the members listed in ``idx`` and only their optimiser state
-(square averages, moments, step counts); every other member is left bit-for-bit as it
-was, so the stack behaves like M separate networks with M separate ``torch.optim``
-optimisers. The arithmetic follows ``torch.optim.RMSprop`` (plain and centered, no
-momentum, no weight decay) and ``torch.optim.Adam`` (no amsgrad) operation by operation.
+The parameters of M independent networks are one tensor ``flat`` of shape ``(M, P)``
+(row m = every parameter of member m). ``step(idx, grad)`` updates only the members in
+``idx`` and only their optimiser state (square averages, moments, step counts); every
+other member's row is left bit-for-bit as it was, so the stack behaves like M separate
+networks with M separate ``torch.optim`` optimisers. The arithmetic follows
+``torch.optim.RMSprop`` (plain and centered; no momentum, no weight decay) and
+``torch.optim.Adam`` (no amsgrad) operation by operation, elementwise, so the result is
+the same as the per-tensor originals up to float rounding.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["MemberOptimizer", "OPTIMIZERS"]
+__all__ = ["OPTIMIZERS", "MemberOptimizer", "member_grad_norm_clip"]
 
 OPTIMIZERS = ("rmsprop", "centered_rmsprop", "adam")
 
@@ -28,137 +30,107 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 class MemberOptimizer:
-    """RMSprop / centered RMSprop / Adam with one independent state per member.
+    """RMSprop / centered RMSprop / Adam with one independent state per member row.
 
     Args:
-        params: stacked parameter tensors, each ``(M, ...)`` (updated in place).
+        flat: stacked parameters ``(M, P)`` (updated in place).
         kind: one of ``OPTIMIZERS``.
         lr: step size.
         **kwargs: ``alpha``, ``eps`` (RMSprop) or ``betas``, ``eps`` (Adam); ``centered``
             is implied by ``kind``.
     """
 
-    def __init__(self, params: list[torch.Tensor], kind: str, lr: float, **kwargs: Any) -> None:
+    def __init__(self, flat: torch.Tensor, kind: str, lr: float, **kwargs: Any) -> None:
         if kind not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer {kind!r}; choose one of {OPTIMIZERS}")
-        self.params, self.kind, self.lr = params, kind, float(lr)
+        self.flat, self.kind, self.lr = flat, kind, float(lr)
         opts = dict(_DEFAULTS[kind])
         opts.update({k: v for k, v in kwargs.items() if k != "centered"})
         self.eps = float(opts["eps"])
-        members = params[0].shape[0]
-        self.step_count = torch.zeros(members, dtype=torch.float64)
+        self.step_count = torch.zeros(flat.shape[0], dtype=torch.float64)
+        # state[0], state[1]: (square_avg, grad_avg) for RMSprop, (exp_avg, exp_avg_sq) for Adam
         if kind == "adam":
             b1, b2 = opts["betas"]
             self.beta1, self.beta2 = float(b1), float(b2)
-            self.m = [torch.zeros_like(p) for p in params]
-            self.v = [torch.zeros_like(p) for p in params]
+            self.state = [torch.zeros_like(flat), torch.zeros_like(flat)]
         else:
             self.alpha = float(opts["alpha"])
-            self.square_avg = [torch.zeros_like(p) for p in params]
-            self.grad_avg = (
-                [torch.zeros_like(p) for p in params] if kind == "centered_rmsprop" else None
-            )
+            self.state = [torch.zeros_like(flat)]
+            if kind == "centered_rmsprop":
+                self.state.append(torch.zeros_like(flat))
 
-    def step(self, idx: torch.Tensor | None, grads: list[torch.Tensor]) -> None:
-        """Apply one update to members ``idx`` (all members if None).
+    def step(self, idx: torch.Tensor | None, grad: torch.Tensor) -> None:
+        """Apply one update to the member rows ``idx`` (all rows if None).
 
-        ``grads[j]`` has shape ``(len(idx), ...)`` (or ``(M, ...)`` for ``idx=None``):
-        the gradient of parameter tensor j for each updated member, in ``idx`` order.
-        ``idx`` must not contain duplicates.
+        ``grad`` has shape ``(len(idx), P)`` (``(M, P)`` for ``idx=None``), rows in
+        ``idx`` order. ``idx`` must not contain duplicates.
         """
-        full = idx is None
-        if full:
+        if idx is None:
             self.step_count += 1
+            state = self.state
+            p = self.flat
         else:
             self.step_count[idx] += 1
+            state = [s.index_select(0, idx) for s in self.state]
+            p = self.flat.index_select(0, idx)
         if self.kind == "adam":
-            self._adam(idx, grads)
+            self._adam(idx, p, state, grad)
         else:
-            self._rmsprop(idx, grads)
-
-    @staticmethod
-    def _get(t: torch.Tensor, idx: torch.Tensor | None) -> torch.Tensor:
-        return t if idx is None else t.index_select(0, idx)
-
-    @staticmethod
-    def _put(t: torch.Tensor, idx: torch.Tensor | None, value: torch.Tensor) -> None:
+            self._rmsprop(p, state, grad)
         if idx is not None:
-            t.index_copy_(0, idx, value)
+            self.flat.index_copy_(0, idx, p)
+            for dst, src in zip(self.state, state, strict=True):
+                dst.index_copy_(0, idx, src)
 
-    def _rmsprop(self, idx: torch.Tensor | None, grads: list[torch.Tensor]) -> None:
+    def _rmsprop(self, p: torch.Tensor, state: list[torch.Tensor], g: torch.Tensor) -> None:
         a = self.alpha
-        for j, (p, g) in enumerate(zip(self.params, grads, strict=True)):
-            sq = self._get(self.square_avg[j], idx)
-            sq.mul_(a).addcmul_(g, g, value=1 - a)
-            self._put(self.square_avg[j], idx, sq)
-            if self.grad_avg is not None:
-                ga = self._get(self.grad_avg[j], idx)
-                ga.lerp_(g, 1 - a)
-                self._put(self.grad_avg[j], idx, ga)
-                avg = sq.addcmul(ga, ga, value=-1).sqrt_()
-            else:
-                avg = sq.sqrt()
-            avg.add_(self.eps)
-            pv = self._get(p, idx)
-            pv.addcdiv_(g, avg, value=-self.lr)
-            self._put(p, idx, pv)
+        sq = state[0]
+        sq.mul_(a).addcmul_(g, g, value=1 - a)
+        if self.kind == "centered_rmsprop":
+            ga = state[1]
+            ga.lerp_(g, 1 - a)
+            avg = sq.addcmul(ga, ga, value=-1).sqrt_()
+        else:
+            avg = sq.sqrt()
+        avg.add_(self.eps)
+        p.addcdiv_(g, avg, value=-self.lr)
 
-    def _adam(self, idx: torch.Tensor | None, grads: list[torch.Tensor]) -> None:
-        steps = self._get(self.step_count, idx)
-        bc1 = 1 - self.beta1**steps  # per member, float64 like torch's python-float math
+    def _adam(
+        self, idx: torch.Tensor | None, p: torch.Tensor, state: list[torch.Tensor], g: torch.Tensor
+    ) -> None:
+        steps = self.step_count if idx is None else self.step_count[idx]
+        bc1 = 1 - self.beta1**steps  # per member, in float64 like torch's python floats
         bc2_sqrt = (1 - self.beta2**steps).sqrt()
-        step_size = self.lr / bc1
-        for j, (p, g) in enumerate(zip(self.params, grads, strict=True)):
-            shape = (-1,) + (1,) * (p.dim() - 1)
-            m = self._get(self.m[j], idx)
-            v = self._get(self.v[j], idx)
-            m.lerp_(g, 1 - self.beta1)
-            v.mul_(self.beta2).addcmul_(g, g, value=1 - self.beta2)
-            self._put(self.m[j], idx, m)
-            self._put(self.v[j], idx, v)
-            denom = (v.sqrt() / bc2_sqrt.to(p.dtype).reshape(shape)).add_(self.eps)
-            pv = self._get(p, idx)
-            pv.addcdiv_(m * (-step_size).to(p.dtype).reshape(shape), denom)
-            self._put(p, idx, pv)
+        m, v = state
+        m.lerp_(g, 1 - self.beta1)
+        v.mul_(self.beta2).addcmul_(g, g, value=1 - self.beta2)
+        denom = (v.sqrt() / bc2_sqrt.to(p.dtype)[:, None]).add_(self.eps)
+        p.addcdiv_(m * (-self.lr / bc1).to(p.dtype)[:, None], denom)
 
     def state_dict(self) -> dict[str, Any]:
-        """Tensors and numbers only (safe for ``torch.load(weights_only=True)``)."""
-        state: dict[str, Any] = {"kind": self.kind, "step_count": self.step_count.clone()}
-        if self.kind == "adam":
-            state["m"] = [t.clone() for t in self.m]
-            state["v"] = [t.clone() for t in self.v]
-        else:
-            state["square_avg"] = [t.clone() for t in self.square_avg]
-            if self.grad_avg is not None:
-                state["grad_avg"] = [t.clone() for t in self.grad_avg]
-        return state
+        """Tensors and names only (safe for ``torch.load(weights_only=True)``)."""
+        return {
+            "kind": self.kind,
+            "step_count": self.step_count.clone(),
+            "state": [s.clone() for s in self.state],
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore a state written by ``state_dict`` (same kind and shapes)."""
         if state["kind"] != self.kind:
             raise ValueError(f"optimizer state is {state['kind']!r}, expected {self.kind!r}")
         self.step_count.copy_(state["step_count"])
-        names = ["m", "v"] if self.kind == "adam" else ["square_avg"]
-        if self.kind == "centered_rmsprop":
-            names.append("grad_avg")
-        for name in names:
-            for dst, src in zip(getattr(self, name), state[name], strict=True):
-                dst.copy_(src)
+        for dst, src in zip(self.state, state["state"], strict=True):
+            dst.copy_(src)
 
 
-def member_grad_norm_clip(grads: list[torch.Tensor], max_norm: float | None) -> torch.Tensor:
-    """Clip each member's gradient (over all its tensors) to ``max_norm``, in place.
+def member_grad_norm_clip(grad: torch.Tensor, max_norm: float | None) -> torch.Tensor:
+    """Clip each member's gradient row ``(k, P)`` to L2 norm ``max_norm``, in place.
 
     Same rule as ``torch.nn.utils.clip_grad_norm_`` applied to each network separately:
     scale by ``min(1, max_norm / (norm + 1e-6))``. Returns the per-member norms (k,).
     """
-    k = grads[0].shape[0]
-    sq = torch.zeros(k, dtype=grads[0].dtype)
-    for g in grads:
-        sq += g.reshape(k, -1).pow(2).sum(1)
-    norms = sq.sqrt()
+    norms = torch.linalg.vector_norm(grad, dim=1)
     if max_norm is not None and math.isfinite(max_norm):
-        coef = (max_norm / (norms + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(coef.reshape((-1,) + (1,) * (g.dim() - 1)))
+        grad.mul_((max_norm / (norms + 1e-6)).clamp_(max=1.0)[:, None])
     return norms
