@@ -218,6 +218,7 @@ def generalized_q_learning(
     terminal: np.ndarray | None = None,
     step_power: float = 0.6,
     init_scale: float = 0.0,
+    q0: np.ndarray | None = None,
     snapshot_every: int = 1,
     operator_kwargs: dict[str, Any] | None = None,
     q_star: np.ndarray | None = None,
@@ -252,6 +253,7 @@ def generalized_q_learning(
         terminal: absorbing states (values fixed at zero), required when ``gamma = 1``.
         step_power: exponent of the step-size schedule, in (0.5, 1].
         init_scale: initial values are ``init_scale * N(0, 1)`` (terminal rows are zero).
+        q0: explicit initial values, shape (N, S, A); overrides ``init_scale``.
         snapshot_every: a snapshot is pushed every this many updates (1: snapshot j is
             ``Q(t - j)``, as in the paper).
         operator_kwargs: extra keyword arguments for the G function (e.g. ``c``, ``sigma``).
@@ -292,9 +294,14 @@ def generalized_q_learning(
         raise ValueError(f"q_star must have shape (S, A) = {(S, A)}, got {np.shape(q_star)}")
     op(np.zeros((1, n * k, A)), **kwargs)  # fail now if G rejects N * K members
 
-    q0 = init_scale * rng.standard_normal((n, S, A))
-    q0[:, terminal] = 0.0
-    history = np.repeat(q0[None], k, axis=0)  # (K, N, S, A), history[j] = Q(t - 1 - j)
+    if q0 is None:
+        start = init_scale * rng.standard_normal((n, S, A))
+    elif np.shape(q0) == (n, S, A):
+        start = np.array(q0, dtype=np.float64)
+    else:
+        raise ValueError(f"q0 must have shape (N, S, A) = {(n, S, A)}, got {np.shape(q0)}")
+    start[:, terminal] = 0.0
+    history = np.repeat(start[None], k, axis=0)  # (K, N, S, A), history[j] = Q(t - 1 - j)
     counts = np.zeros((n, S, A), dtype=np.int64)
     record = q_star is not None and record_every > 0
     err_at: list[int] = []
