@@ -112,6 +112,9 @@ def _band(ax: plt.Axes, x, mean, se, *, color: str, label: str, smooth: bool = T
     s = np.nan_to_num(np.asarray(se, dtype=float), nan=0.0)
     if smooth:
         m, s = T.ema(m, EMA_WEIGHT), T.ema(s, EMA_WEIGHT)
+    if x.size < 20:  # few points (e.g. sparse bias probes): show where they are
+        kw.setdefault("marker", "o")
+        kw.setdefault("ms", 3)
     ax.plot(x, m, color=color, label=label, lw=1.6, **kw)
     ax.fill_between(x, m - s, m + s, color=color, alpha=0.2, lw=0)
 
@@ -205,7 +208,7 @@ def fig_varying_n(
             fig, ax = plt.subplots(figsize=(5.2, 3.6))
             for i, (_, row) in enumerate(best_n.sort_values("n").iterrows()):
                 c = T.select_setting(curves, row, keys).sort_values("step")
-                shade = cmap(0.35 + 0.6 * i / max(1, len(ns) - 1))
+                shade = cmap(0.45 + 0.55 * i / max(1, len(ns) - 1))
                 _band(
                     ax,
                     c["step"],
@@ -288,7 +291,8 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     keys = T.present_keys(curves, T.DEEP_KEYS)
     fig, axes = _grid(len(envs))
     for ax, env in zip(axes, envs, strict=True):
-        for _, row in best[best["env_id"] == env].iterrows():
+        rows = best[best["env_id"] == env].sort_values("agent", key=lambda s: s.map(T.agent_rank))
+        for _, row in rows.iterrows():
             c = T.select_setting(curves, row, keys).sort_values("step")
             if c.empty:
                 continue

@@ -477,7 +477,8 @@ def build_report(
         doc.heading("Deep RL (best setting per agent; test return, higher is better)", 3)
         doc.table(*_deep_table(T.deep_best(deep_summary)))
         doc.para(
-            "Final performance = mean return of the 100 test episodes (ε = 0.01) after "
+            "Final performance = mean return of the test episodes (ε = 0.01; 100 in the paper, "
+            "fewer at quick scale) after "
             "training, or the last-100-episode training average where no test was run. "
             "IQM = interquartile mean over runs with a stratified percentile bootstrap "
             "95% CI. All settings: `summary/deep_final.csv`."
