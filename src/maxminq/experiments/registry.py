@@ -21,9 +21,11 @@ Shipped kinds:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
-import math
+import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,7 +122,7 @@ class _Tabular(BaseModel):
 
     model_config = ConfigDict(extra="allow", strict=False)
 
-    algorithm: Literal["q_learning", "double_q", "maxmin", "averaged"]
+    algorithm: str = Field(min_length=1)
     n: int = Field(ge=1)
     runs: int = Field(ge=1)
     episodes: int = Field(ge=1)
@@ -141,33 +143,63 @@ class MountainCarSettings(_Tabular):
 
 
 TOY_MDP_FUNC = "maxminq.tabular.toy_mdp:run_toy_mdp"
+TOY_MDP_DEFAULTS = "maxminq.tabular.toy_mdp:TOY_DEFAULTS"
 MOUNTAIN_CAR_FUNC = "maxminq.linear.mountain_car:run_mountain_car"
+MOUNTAIN_CAR_DEFAULTS = "maxminq.linear.mountain_car:MOUNTAIN_CAR_DEFAULTS"
+RESOLVE_ALGORITHM = "maxminq.tabular.agent:resolve_algorithm"
 TRAIN_CONFIG = "maxminq.deep.config:TrainConfig"
 TRAIN_FUNC = "maxminq.deep.train:run_training"
 
 
-def _validate_model(model: type[BaseModel], func: str, settings: dict[str, Any]) -> dict:
+def _optional(path: str) -> Any:
+    """The attribute at ``path``, or ``None`` while that module does not exist yet."""
+    try:
+        return _import(path)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _validate_tabular(
+    model: type[BaseModel], func: str, defaults_path: str, settings: dict[str, Any]
+) -> dict[str, Any]:
+    """Types and ranges by ``model``; algorithm/N by the tabular package's own check;
+    other keys must be parameters the run function knows. The returned settings are
+    complete: the run function's defaults are filled in, so a run's id and its stored
+    settings say exactly what ran."""
     try:
         parsed = model.model_validate(settings)
     except ValidationError as err:
         raise _pydantic_error(err) from None
-    _check_extras(settings, set(model.model_fields), func)
+    resolve = _optional(RESOLVE_ALGORITHM)
+    if resolve is not None:
+        try:
+            resolve(parsed.algorithm, parsed.n)
+        except MaxminqError as err:
+            key = "n" if "estimators" in str(err) or " n = " in str(err) else "algorithm"
+            raise SettingsError(key, str(err).split(": ", 1)[-1]) from None
+    known = set(model.model_fields)
+    defaults = _optional(defaults_path)
+    if isinstance(defaults, Mapping):
+        extras = [k for k in settings if k not in known]
+        for key in extras:
+            if key not in defaults and key != "op_kwargs":
+                allowed = ", ".join(sorted(known | set(defaults)))
+                raise SettingsError(key, f"unknown setting; expected one of {allowed}")
+        return {**defaults, **parsed.model_dump()}
+    _check_extras(settings, known, func)
     return parsed.model_dump()
 
 
 def validate_toy_mdp(settings: dict[str, Any]) -> dict[str, Any]:
-    """Validate and normalise toy-MDP settings (types coerced, extras checked)."""
-    return _validate_model(ToyMDPSettings, TOY_MDP_FUNC, settings)
+    """Validate and complete toy-MDP settings (types coerced, defaults filled in)."""
+    return _validate_tabular(ToyMDPSettings, TOY_MDP_FUNC, TOY_MDP_DEFAULTS, settings)
 
 
 def validate_mountain_car(settings: dict[str, Any]) -> dict[str, Any]:
-    """Validate and normalise Mountain Car settings (types coerced, extras checked)."""
-    return _validate_model(MountainCarSettings, MOUNTAIN_CAR_FUNC, settings)
-
-
-def _nonfinite(frame: pd.DataFrame) -> bool:
-    numeric = frame.select_dtypes("number")
-    return bool(numeric.size) and not bool(numeric.map(math.isfinite).all().all())
+    """Validate and complete Mountain Car settings (types coerced, defaults filled in)."""
+    return _validate_tabular(
+        MountainCarSettings, MOUNTAIN_CAR_FUNC, MOUNTAIN_CAR_DEFAULTS, settings
+    )
 
 
 def execute_toy_mdp(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
@@ -182,21 +214,54 @@ def execute_mountain_car(settings: dict[str, Any], work_dir: Path, progress: boo
     return RunOutput({"mountain_car": frame})
 
 
+def _coerce(value: Any, annotation: str) -> Any:
+    """YAML numbers to the dataclass field's type (``1.5e6`` -> int for an int field)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if annotation.startswith("int") and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if annotation.startswith("float") and isinstance(value, int):
+        return float(value)
+    return value
+
+
+_OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
+
+
 def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
-    """Validate deep settings by building the deep module's own ``TrainConfig``."""
+    """Validate deep settings with the deep module's own ``TrainConfig.resolve()``.
+
+    Returns the *resolved* configuration (every default filled in from the environment
+    registry), so the run id and the stored settings name exactly what is trained.
+    """
+    train_config = _optional(TRAIN_CONFIG)
+    if train_config is None:
+        raise SettingsError(None, "deep agents unavailable (maxminq.deep.config not importable)")
+    fields = {f.name: str(f.type) for f in dataclasses.fields(train_config)}
+    for key in settings:
+        if key not in fields:
+            raise SettingsError(key, f"unknown setting; expected one of {', '.join(fields)}")
+    kwargs = {k: _coerce(v, fields[k]) for k, v in settings.items()}
+    for key, kind in (("env_id", str), ("agent", str)):
+        if key in kwargs and not isinstance(kwargs[key], kind):
+            raise SettingsError(key, f"expected a {kind.__name__}")
+    if not isinstance(kwargs.get("seeds", [0]), list) or not all(
+        isinstance(s, int) and not isinstance(s, bool) for s in kwargs.get("seeds", [0])
+    ):
+        raise SettingsError("seeds", "expected a list of integers")
     try:
-        train_config = _import(TRAIN_CONFIG)
-    except (ImportError, AttributeError) as err:
-        raise SettingsError(None, f"deep agents unavailable ({err})") from None
-    try:
-        config = train_config(**settings)
-    except ValidationError as err:
-        raise _pydantic_error(err) from None
-    except (TypeError, ValueError, MaxminqError) as err:
-        raise SettingsError(None, str(err).splitlines()[0] if str(err) else repr(err)) from None
-    if isinstance(config, BaseModel):
-        return config.model_dump(mode="json")
-    return dict(settings)
+        resolved = train_config(**kwargs).resolve()
+    except TypeError as err:
+        raise SettingsError(None, str(err)) from None
+    except (ValueError, MaxminqError) as err:
+        message = " ".join(str(err).split())
+        match = _OPTION.search(message)
+        key = match.group(1).replace("-", "_") if match else None
+        if key == "env":
+            key = "env_id"
+        message = message.split(": ", 1)[-1] if message.startswith("--") else message
+        raise SettingsError(key if key in fields else None, message) from None
+    return json.loads(json.dumps(dataclasses.asdict(resolved)))
 
 
 def _diverged(tables: Mapping[str, pd.DataFrame]) -> str | None:

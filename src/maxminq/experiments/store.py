@@ -158,7 +158,7 @@ def _parse_table(data: bytes) -> pd.DataFrame:
     """Inverse of :func:`_table_bytes` (floats parsed exactly)."""
     if not data.strip():
         return pd.DataFrame()
-    return pd.read_csv(io.BytesIO(data), float_precision="round_trip")
+    return pd.read_csv(io.BytesIO(data))
 
 
 class ResultsStore:

@@ -1,0 +1,286 @@
+"""Sweep config loading: shipped configs, expansion, stable run ids, one-line errors, fuzz."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from maxminq.experiments.config import (
+    ConfigError,
+    config_from_document,
+    expand,
+    load_config,
+    parse_document,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs"
+PAPER_FIGURES = {
+    "toy_mdp",
+    "mountain_car",
+    "lunarlander",
+    "catcher",
+    "pixelcopter",
+    "minatar_asterix",
+    "minatar_seaquest",
+    "minatar_breakout",
+    "minatar_space_invaders",
+    "pixelcopter_varying_n",
+    "asterix_varying_n",
+}
+
+TOY = """
+name: tiny
+kind: toy_mdp
+fixed: {seed: 3, episodes: 5}
+grid: {mu: [0.1, -0.1]}
+variants:
+  - {algorithm: q_learning, n: 1}
+  - {algorithm: maxmin, n: [2, 4]}
+scales:
+  quick: {fixed: {runs: 4}}
+  paper: {fixed: {runs: 40}}
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "c.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_every_paper_figure_has_a_config_that_loads_at_both_scales():
+    names = {p.stem for p in CONFIGS.glob("*.yaml")}
+    assert names >= PAPER_FIGURES
+    for path in sorted(CONFIGS.glob("*.yaml")):
+        for scale in ("quick", "paper"):
+            config = load_config(path, scale)
+            assert config.name == path.stem
+            runs = expand(config)
+            assert runs and len({r.run_id for r in runs}) == len(runs)
+
+
+def test_shipped_grid_sizes_match_the_paper():
+    # toy MDP: 2 mu x (Q, Double Q, Maxmin N = 2, 4, 6, 8) = 12 settings, 5,000 runs each.
+    toy = load_config(CONFIGS / "toy_mdp.yaml", "paper")
+    assert len(toy.runs) == 12
+    assert {r.settings["runs"] for r in toy.runs} == {5000}
+    assert sorted({r.settings["n"] for r in toy.runs if r.settings["algorithm"] == "maxmin"}) == [
+        2,
+        4,
+        6,
+        8,
+    ]
+    # deep: 5 step sizes x (DQN + DDQN + 8 N for Averaged + 8 N for Maxmin) = 90, 20 seeds.
+    catcher = load_config(CONFIGS / "catcher.yaml", "paper")
+    assert len(catcher.runs) == 5 * (1 + 1 + 8 + 8)
+    assert all(r.settings["seeds"] == list(range(20)) for r in catcher.runs)
+    assert {r.settings["lr"] for r in catcher.runs} == {1e-3, 3e-4, 1e-4, 3e-5, 1e-5}
+    assert {r.settings["steps"] for r in catcher.runs} == {3_500_000}
+
+
+def test_varying_n_paper_runs_are_shared_with_the_full_sweep():
+    full = {r.run_id for r in load_config(CONFIGS / "pixelcopter.yaml", "paper").runs}
+    varying = {r.run_id for r in load_config(CONFIGS / "pixelcopter_varying_n.yaml", "paper").runs}
+    assert varying and varying <= full
+
+
+def test_expansion_union_of_products_and_scale_overlay(tmp_path):
+    config = load_config(_write(tmp_path, TOY), "quick")
+    combos = sorted(
+        (r.settings["mu"], r.settings["algorithm"], r.settings["n"]) for r in config.runs
+    )
+    expected = sorted(
+        (mu, alg, n)
+        for mu in (0.1, -0.1)
+        for alg, n in (("q_learning", 1), ("maxmin", 2), ("maxmin", 4))
+    )
+    assert combos == expected
+    assert {r.settings["runs"] for r in config.runs} == {4}
+    assert {r.settings["runs"] for r in load_config(tmp_path / "c.yaml", "paper").runs} == {40}
+    # A scale may turn a fixed setting into an axis.
+    text = TOY.replace(
+        "quick: {fixed: {runs: 4}}", "quick: {fixed: {runs: 4}, grid: {seed: [1, 2]}}"
+    )
+    assert len(load_config(_write(tmp_path, text, "d.yaml"), "quick").runs) == 12
+
+
+def test_run_ids_depend_on_settings_not_on_order_or_spelling(tmp_path):
+    base = {r.run_id: r.settings for r in load_config(_write(tmp_path, TOY), "quick").runs}
+    reordered = (
+        TOY.replace("[0.1, -0.1]", "[-0.1, 1.0e-1]")
+        .replace("  - {algorithm: q_learning, n: 1}\n", "")
+        .replace("n: [2, 4]}", "n: [4, 2]}\n  - {n: 1, algorithm: q_learning}")
+    )
+    again = {r.run_id: r.settings for r in load_config(_write(tmp_path, reordered, "r.yaml")).runs}
+    assert again == base
+    # The id is sha256 over the canonical JSON of kind and settings (independent recomputation).
+    for run_id, run_settings in base.items():
+        text = json.dumps(
+            {"kind": "toy_mdp", "settings": run_settings}, sort_keys=True, separators=(",", ":")
+        )
+        assert run_id == "toy_mdp-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    changed = {
+        r.run_id
+        for r in load_config(_write(tmp_path, TOY.replace("seed: 3", "seed: 4"), "s.yaml")).runs
+    }
+    assert not changed & set(base)
+
+
+def test_yaml_12_floats_and_duplicate_keys():
+    assert parse_document("lr: 3e-4")["lr"] == pytest.approx(3e-4)
+    assert isinstance(parse_document("x: 1e6")["x"], float)
+    with pytest.raises(ConfigError, match="duplicate key 'a'"):
+        parse_document("a: 1\na: 2\n")
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "expect"),
+    [
+        (("runs: 4", "runs: -4"), "scales.quick.fixed.runs", "greater than or equal to 1"),
+        (("n: [2, 4]", "n: [2, 0]"), "variants[1].n", "greater than or equal to 1"),
+        (("algorithm: maxmin", "algorithm: maxi"), "variants[1].algorithm", "unknown algorithm"),
+        (("kind: toy_mdp", "kind: toys"), "kind", "expected one of"),
+        (("mu: [0.1, -0.1]", "mu: []"), "grid.mu", "non-empty list"),
+        (("mu: [0.1, -0.1]", "mu: [0.1, x]"), "grid.mu", "valid number"),
+        (("seed: 3,", "sed: 3,"), "fixed.seed", "required"),
+        (("episodes: 5}", "episodes: 5, stepsize: 1}"), "fixed.stepsize", "unknown setting"),
+        (("paper: {fixed: {runs: 40}}", ""), "scales.paper", "missing required scale"),
+        (("name: tiny", "name: 'a b'"), "name", "expected letters"),
+        (("fixed: {", "fixd: {"), "fixd", "unknown key"),
+        (("grid: {mu: [0.1, -0.1]}", "grid: {mu: [0.1, -0.1]"), "line", "invalid YAML"),
+    ],
+)
+def test_config_errors_name_file_key_and_expectation(tmp_path, edit, where, expect):
+    path = _write(tmp_path, TOY.replace(*edit))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: {where}")
+    assert expect in message
+
+
+def test_deep_settings_are_validated_by_the_training_config(tmp_path):
+    text = """
+name: d
+kind: deep
+fixed: {env_id: maxminq/Catcher-v0, steps: 100, seeds: [0, 1]}
+variants: [{agent: dqn, n: 1, lr: 1.0e-4}, {agent: maxmin-dqn, n: 3, lr: -1}]
+scales: {quick: {}, paper: {}}
+"""
+    with pytest.raises(ConfigError, match=r"variants\[1\]\.lr: .*lr must be .*> 0, got -1"):
+        load_config(_write(tmp_path, text), "quick")
+    with pytest.raises(ConfigError, match=r"fixed\.env_id: unknown environment"):
+        load_config(_write(tmp_path, text.replace("Catcher", "Catch"), "e.yaml"), "quick")
+    ok = load_config(_write(tmp_path, text.replace("lr: -1", "lr: 3e-4"), "o.yaml"), "quick")
+    # Stored settings are the resolved training config: defaults filled in from the registry.
+    assert all(r.settings["batch_size"] == 32 and r.settings["steps"] == 100 for r in ok.runs)
+
+
+def test_cli_reports_config_errors_in_one_line_before_any_run(tmp_path):
+    path = _write(tmp_path, TOY.replace("runs: 4", "runs: 0"))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "maxminq.cli", "sweep", str(path), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "scales.quick.fixed.runs" in lines[0] and str(path) in lines[0]
+    assert not out.exists()
+
+
+# --------------------------------------------------------------------------- fuzzing
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_keys = st.sampled_from(
+    ["name", "kind", "fixed", "grid", "variants", "scales", "figure", "quick", "paper", "mu",
+     "runs", "n", "algorithm", "episodes", "seed", "env_id", "agent", "lr", "seeds", "x"]
+)  # fmt: skip
+_docs = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(_keys | st.text(max_size=4), inner, max_size=5)
+    ),
+    max_leaves=25,
+)
+
+
+def _skeleton(draw_kind: str, fixed, grid, variants, quick):
+    return {
+        "name": "fuzz",
+        "kind": draw_kind,
+        "fixed": fixed,
+        "grid": grid,
+        "variants": variants,
+        "scales": {"quick": quick, "paper": {}},
+    }
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(max_size=200))
+def test_fuzz_random_text_raises_only_config_error(text):
+    try:
+        doc = parse_document(text, "fuzz.yaml")
+        config_from_document(doc, "fuzz.yaml", "quick")
+    except ConfigError as err:
+        assert "\n" not in str(err) and str(err).startswith("fuzz.yaml")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=_docs)
+def test_fuzz_random_documents_raise_only_config_error(doc):
+    try:
+        config_from_document(doc, "fuzz.yaml", "quick")
+    except ConfigError as err:
+        assert "\n" not in str(err)
+    # The same document through YAML text (anything yaml can dump).
+    try:
+        text = yaml.safe_dump(doc)
+    except yaml.YAMLError:
+        return
+    with contextlib.suppress(ConfigError):
+        config_from_document(parse_document(text, "fuzz.yaml"), "fuzz.yaml", "quick")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(["toy_mdp", "mountain_car", "deep"]),
+    fixed=st.dictionaries(_keys, _values, max_size=6),
+    grid=st.dictionaries(_keys, st.lists(_values, max_size=3) | _values, max_size=3),
+    variants=st.lists(st.dictionaries(_keys, _values, max_size=3), max_size=3) | _values,
+    quick=st.dictionaries(st.sampled_from(["fixed", "grid", "variants", "x"]), _values, max_size=2),
+)
+def test_fuzz_near_valid_configs_raise_only_config_error(kind, fixed, grid, variants, quick):
+    doc = _skeleton(kind, fixed, grid, variants, quick)
+    try:
+        config = config_from_document(doc, "fuzz.yaml", "quick")
+    except ConfigError as err:
+        assert "\n" not in str(err) and str(err).startswith("fuzz.yaml: ")
+    else:
+        assert all(r.run_id.startswith(kind + "-") for r in config.runs)

@@ -1,0 +1,229 @@
+"""Results store: atomic verified tables, corruption detection, load_results, folder lock."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from maxminq.experiments.store import ResultsStore, StoreError, load_results, sweep_owner
+
+
+@dataclass
+class Run:
+    run_id: str
+    kind: str
+    config: str
+    settings: dict = field(default_factory=dict)
+
+
+def _frame(seed: int, rows: int = 7) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "episode": np.arange(rows),
+            "value": rng.normal(size=rows) * 10.0 ** rng.integers(-12, 12, size=rows),
+            "flag": rng.random(rows) < 0.5,
+            "name": [f'a,b "{i}"' for i in range(rows)],
+        }
+    )
+
+
+def _finish(store: ResultsStore, run: Run, tables: dict, status: str = "done") -> None:
+    store.register([run])
+    store.mark_running(run.run_id)
+    store.save_tables(run, tables)
+    store.mark_finished(run.run_id, status)
+
+
+def test_tables_round_trip_exactly_and_load_results_adds_run_columns(tmp_path):
+    runs = [
+        Run("k-1", "k", "cfg_a", {"alpha": 0.1, "seeds": [0, 1], "episode": 99}),
+        Run("k-2", "k", "cfg_a", {"alpha": 0.2, "seeds": [2], "episode": 99}),
+        Run("k-3", "k", "cfg_b", {"alpha": 0.3, "seeds": [3], "episode": 99}),
+        Run("k-4", "k", "cfg_b", {"alpha": 0.4, "seeds": [4], "episode": 99}),
+    ]
+    frames = {r.run_id: _frame(i) for i, r in enumerate(runs)}
+    with ResultsStore(tmp_path) as store:
+        for run in runs[:3]:
+            _finish(store, run, {"curve": frames[run.run_id], "other": frames[run.run_id].head(2)})
+        store.register([runs[3]])  # pending: must not appear
+        store.mark_running(runs[3].run_id)
+        store.save_tables(runs[3], {"curve": frames[runs[3].run_id]})
+        assert store.counts() == {"pending": 0, "running": 1, "done": 3, "failed": 0, "diverged": 0}
+        for run in runs[:3]:
+            got = store.read_tables(run.run_id)["curve"]
+            pd.testing.assert_frame_equal(got, frames[run.run_id], check_exact=True)
+    results = load_results(tmp_path)
+    assert set(results) == {"curve", "other"}
+    curve = results["curve"]
+    assert sorted(curve["run_id"].unique()) == ["k-1", "k-2", "k-3"]
+    assert list(curve.columns[:6]) == ["run_id", "config", "kind", "status", "alpha", "seeds"]
+    one = curve[curve["run_id"] == "k-1"]
+    assert (one["alpha"] == 0.1).all() and (one["seeds"] == "[0,1]").all()
+    assert (one["config"] == "cfg_a").all() and (one["kind"] == "k").all()
+    # A setting named like a table column keeps the table's values.
+    assert list(one["episode"]) == list(range(7))
+    pd.testing.assert_frame_equal(
+        one[list(frames["k-1"].columns)].reset_index(drop=True), frames["k-1"], check_exact=True
+    )
+    only_b = load_results(tmp_path, config="cfg_b")
+    assert set(only_b["curve"]["run_id"]) == {"k-3"}
+
+
+def test_run_shared_by_two_configs_is_stored_once_and_listed_under_both(tmp_path):
+    with ResultsStore(tmp_path) as store:
+        _finish(store, Run("k-1", "k", "first", {"a": 1}), {"t": _frame(0)})
+        store.register([Run("k-1", "k", "second", {"a": 1})])
+        assert store.configs() == ["first", "second"]
+        assert [r.run_id for r in store.records("second")] == ["k-1"]
+        assert store.get("k-1").status == "done"
+    second = load_results(tmp_path, config="second")["t"]
+    assert set(second["config"]) == {"second"} and len(second) == 7
+    assert set(load_results(tmp_path)["t"]["config"]) == {"first"}
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "delete", "manifest", "tmp_only"])
+def test_corrupt_or_half_written_tables_are_detected_and_never_read(tmp_path, damage):
+    run = Run("k-1", "k", "c", {})
+    with ResultsStore(tmp_path) as store:
+        _finish(store, run, {"t": _frame(1, rows=50)})
+        _finish(store, Run("k-2", "k", "c", {}), {"t": _frame(2)})
+        assert store.verify_tables("k-1") is None
+        folder = store.run_tables_dir("k-1")
+        csv = folder / "t.csv"
+        data = csv.read_bytes()
+        if damage == "flip":
+            i = len(data) // 2
+            csv.write_bytes(data[:i] + bytes([data[i] ^ 1]) + data[i + 1 :])
+        elif damage == "truncate":
+            csv.write_bytes(data[: len(data) // 2])
+        elif damage == "delete":
+            csv.unlink()
+        elif damage == "manifest":
+            (folder / "manifest.json").write_text('{"run_id": "k-1", "tab')
+        else:  # a crash after writing the temp file, before the manifest was renamed in
+            (folder / "manifest.json").unlink()
+            csv.rename(folder / ".t.csv.tmp-1")
+        problem = store.verify_tables("k-1")
+        assert problem is not None
+        with pytest.raises(StoreError):
+            store.read_tables("k-1")
+    with pytest.warns(UserWarning, match="skipping run k-1"):
+        results = load_results(tmp_path)
+    assert set(results["t"]["run_id"]) == {"k-2"}
+
+
+def test_manifest_records_rows_and_checksums(tmp_path):
+    import hashlib
+
+    with ResultsStore(tmp_path) as store:
+        _finish(store, Run("k-1", "k", "c", {"x": 1}), {"t": _frame(3, rows=11)})
+        folder = store.run_tables_dir("k-1")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    entry = manifest["tables"]["t"]
+    data = (folder / "t.csv").read_bytes()
+    assert entry["rows"] == 11 == data.count(b"\n") - 1
+    assert entry["sha256"] == hashlib.sha256(data).hexdigest() and entry["bytes"] == len(data)
+    assert manifest["settings"] == {"x": 1}
+    assert not [p for p in folder.iterdir() if "tmp" in p.name]
+
+
+def test_registry_schema_statuses_and_event_log(tmp_path):
+    with ResultsStore(tmp_path) as store:
+        run = Run("k-1", "k", "c", {"b": [1, 2], "a": "x"})
+        assert store.register([run]) == 1
+        assert store.register([run]) == 0
+        store.mark_running("k-1")
+        store.mark_finished("k-1", "failed", "Traceback ...\nValueError: boom")
+        store.mark_pending("k-1", "retry")
+        store.mark_running("k-1")
+        store.mark_finished("k-1", "diverged", "seed 3 diverged at step 10")
+        rec = store.get("k-1")
+        assert rec.attempts == 2 and rec.status == "diverged" and rec.settings == run.settings
+        assert [e["event"] for e in store.events("k-1")] == [
+            "registered", "started", "failed", "requeued", "started", "diverged",
+        ]  # fmt: skip
+        with pytest.raises(ValueError):
+            store.mark_finished("k-1", "running")
+    con = sqlite3.connect(tmp_path / "results.sqlite")
+    cols = [r[1] for r in con.execute("PRAGMA table_info(runs)")]
+    assert cols == [
+        "run_id", "config", "kind", "settings", "status", "attempts", "created", "started",
+        "finished", "host", "pid", "error",
+    ]  # fmt: skip
+    with pytest.raises(sqlite3.IntegrityError):
+        con.execute("UPDATE runs SET status='weird'")
+    con.close()
+
+
+def test_folder_lock_is_exclusive_across_processes_and_released_on_kill(tmp_path):
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sys, time
+                from maxminq.experiments.store import ResultsStore
+                s = ResultsStore({str(tmp_path)!r}); s.lock(); print("locked", flush=True)
+                time.sleep(60)
+                """
+            ),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        assert f"pid {holder.pid}" in (sweep_owner(tmp_path) or "")
+        with ResultsStore(tmp_path) as store, pytest.raises(StoreError) as info:
+            store.lock()
+        assert "in use by another sweep" in str(info.value) and f"pid {holder.pid}" in str(
+            info.value
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.05)
+    assert sweep_owner(tmp_path) is None
+    with ResultsStore(tmp_path) as store:
+        store.lock()  # the kernel released the dead holder's lock
+        assert sweep_owner(tmp_path) is not None
+
+
+def test_status_command_prints_counts_and_failures(tmp_path):
+    from maxminq.cli import main
+
+    with ResultsStore(tmp_path) as store:
+        _finish(store, Run("k-1", "k", "cfg", {}), {"t": _frame(0)})
+        store.register([Run("k-2", "k", "cfg", {}), Run("k-3", "k", "cfg", {})])
+        store.mark_running("k-2")
+        store.mark_finished("k-2", "failed", "Traceback (most recent call last):\nValueError: boom")
+    proc = subprocess.run(
+        [sys.executable, "-m", "maxminq.cli", "status", str(tmp_path), "--verify"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    row = next(line for line in lines if line.startswith("cfg "))
+    assert row.split()[1:] == [
+        "1",
+        "0",
+        "1",
+        "1",
+        "0",
+        "3",
+    ]  # pending running done failed div total
+    assert any("failed   k-2" in line and "ValueError: boom" in line for line in lines)
+    assert main(["status", str(tmp_path / "nope")]) == 2

@@ -1,0 +1,232 @@
+"""The sweep runner: results equal direct calls, resume, failures, corruption, SIGKILL,
+concurrent sweeps on one folder, and Ray vs local.
+
+The toy MDP (a shipped run kind) is used where the run function itself matters; the
+process-level tests use the test-only ``theory_mc`` kind of ``test_sweep_helpers`` (a real
+Monte-Carlo estimate of Theorem 1, pure NumPy) so that worker start-up stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import test_sweep_helpers as helpers
+
+from maxminq.experiments.config import load_config
+from maxminq.experiments.runner import run_sweep
+from maxminq.experiments.store import ResultsStore, load_results
+
+HERE = Path(__file__).resolve().parent
+
+TOY = """
+name: tiny_toy
+kind: toy_mdp
+fixed: {{seed: 7, episodes: {episodes}, runs: {runs}}}
+grid: {{mu: [0.1, -0.1]}}
+variants:
+  - {{algorithm: q_learning, n: 1}}
+  - {{algorithm: maxmin, n: 2}}
+scales: {{quick: {{}}, paper: {{}}}}
+"""
+
+THEORY = """
+name: tiny_theory
+kind: {kind}
+fixed: {{seed: 11, samples: {samples}, chunks: 3}}
+grid: {{M: [2, 8], N: [1, 2, 3, 4]}}
+scales: {{quick: {{}}, paper: {{}}}}
+"""
+
+
+@pytest.fixture
+def theory_kinds():
+    helpers.register()
+    yield
+    helpers.unregister()
+
+
+def _toy(tmp_path: Path, runs: int = 5, episodes: int = 20) -> Path:
+    path = tmp_path / "toy.yaml"
+    path.write_text(TOY.format(runs=runs, episodes=episodes))
+    return path
+
+
+def _theory(tmp_path: Path, kind: str = "theory_mc", samples: int = 20_000) -> Path:
+    path = tmp_path / f"{kind}.yaml"
+    path.write_text(THEORY.format(kind=kind, samples=samples))
+    return path
+
+
+def _direct(config_path: Path, kind: str) -> pd.DataFrame:
+    """Expected results: the run function called directly on each expanded setting."""
+    frames = []
+    for run in load_config(config_path, "quick").runs:
+        if kind == "toy_mdp":
+            from maxminq.tabular.toy_mdp import run_toy_mdp
+
+            frame = run_toy_mdp(**run.settings)
+        else:
+            frame = helpers.execute_theory_mc(run.settings, Path("."), False).tables["bias"]
+        frame.insert(0, "run_id", run.run_id)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _same(got: pd.DataFrame, expected: pd.DataFrame, key: list[str]) -> None:
+    got = got[list(expected.columns)].sort_values(key).reset_index(drop=True)
+    expected = expected.sort_values(key).reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+
+
+def _done_events(out: Path) -> Counter:
+    with ResultsStore(out) as store:
+        return Counter(e["run_id"] for e in store.events() if e["event"] == "done")
+
+
+def _integrity_ok(out: Path) -> bool:
+    con = sqlite3.connect(out / "results.sqlite")
+    try:
+        return con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        con.close()
+
+
+def test_toy_mdp_sweep_equals_direct_calls_and_resume_skips_done_runs(tmp_path):
+    path = _toy(tmp_path)
+    out = tmp_path / "out"
+    summary = run_sweep(path, out, workers=2, progress=False)
+    assert summary.ok and summary.done == summary.total == 4
+    table = load_results(out)["toy_mdp"]
+    assert set(table["config"]) == {"tiny_toy"} and set(table["kind"]) == {"toy_mdp"}
+    assert set(table["batch_size"]) == {32}  # completed settings are carried as columns
+    _same(table, _direct(path, "toy_mdp"), ["run_id", "run", "episode"])
+    again = run_sweep(path, out, workers=2, progress=False)
+    assert (again.skipped, again.done) == (4, 0)
+    assert sorted(_done_events(out).values()) == [1, 1, 1, 1]
+
+
+def test_failed_runs_are_recorded_then_rerun(tmp_path, theory_kinds):
+    path = _theory(tmp_path, "theory_mc_flaky")
+    out = tmp_path / "out"
+    first = run_sweep(path, out, workers=2, progress=False)
+    assert (first.done, first.failed) == (4, 4) and not first.ok
+    with ResultsStore(out) as store:
+        failed = [r for r in store.records() if r.status == "failed"]
+        assert sorted(r.settings["N"] for r in failed) == [3, 3, 4, 4]
+        assert all(f"ValueError: boom for N={r.settings['N']}" in r.error for r in failed)
+    status = subprocess.run(
+        [sys.executable, "-m", "maxminq.cli", "status", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert status.returncode == 1 and status.stdout.count("ValueError: boom") == 4
+    (out / "work").mkdir(exist_ok=True)
+    (out / "work" / "fixed").touch()
+    second = run_sweep(path, out, workers=2, progress=False)
+    assert (second.skipped, second.done, second.failed) == (4, 4, 0) and second.ok
+    with ResultsStore(out) as store:
+        attempts = {r.settings["N"]: r.attempts for r in store.records()}
+    assert attempts == {1: 1, 2: 1, 3: 2, 4: 2}
+
+
+def test_corrupted_results_are_detected_and_rerun(tmp_path, theory_kinds):
+    path = _theory(tmp_path)
+    out = tmp_path / "out"
+    run_sweep(path, out, workers=2, progress=False)
+    victims = sorted((out / "tables").iterdir())[:2]
+    data = (victims[0] / "bias.csv").read_bytes()
+    (victims[0] / "bias.csv").write_bytes(data[: len(data) // 2])  # half-written
+    (victims[1] / "manifest.json").unlink()  # manifest never renamed in
+    summary = run_sweep(path, out, workers=2, progress=False)
+    assert (summary.skipped, summary.done) == (6, 2)
+    assert _done_events(out)[victims[0].name] == 2
+    _same(load_results(out)["bias"], _direct(path, "theory_mc"), ["run_id", "chunk"])
+
+
+def _sweep_cmd(path: Path, out: Path) -> list[str]:
+    """The CLI, in a process that registers the test kinds first."""
+    return [sys.executable, str(HERE / "test_sweep_helpers.py"), "sweep", str(path),
+            "--out", str(out), "--workers", "2", "--no-progress"]  # fmt: skip
+
+
+def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_results(
+    tmp_path, theory_kinds
+):
+    path = _theory(tmp_path, samples=150_000)
+    out = tmp_path / "out"
+    rng = np.random.default_rng(2020)
+    kills = 0
+    for _ in range(4):
+        proc = subprocess.Popen(_sweep_cmd(path, out), stdout=subprocess.DEVNULL)
+        time.sleep(float(rng.uniform(1.0, 3.0)))
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)  # the driver only; its workers die with it
+            kills += 1
+        proc.wait()
+    assert kills >= 2
+    final = subprocess.run(_sweep_cmd(path, out), capture_output=True, text=True, timeout=300)
+    assert final.returncode == 0, final.stderr
+    with ResultsStore(out) as store:
+        assert store.counts() == {"pending": 0, "running": 0, "done": 8, "failed": 0, "diverged": 0}
+        events = store.events()
+    done = Counter(e["run_id"] for e in events if e["event"] == "done")
+    assert len(done) == 8 and set(done.values()) == {1}  # none ran to completion twice
+    assert any(e["event"] == "requeued" for e in events)  # a kill did interrupt runs
+    assert _integrity_ok(out)
+    assert not list((out / "work").glob("*")) if (out / "work").exists() else True
+    _same(load_results(out)["bias"], _direct(path, "theory_mc"), ["run_id", "chunk"])
+
+
+def test_a_second_sweep_on_a_busy_folder_stops_with_a_clear_message(tmp_path, theory_kinds):
+    path = _theory(tmp_path, samples=150_000)
+    out = tmp_path / "out"
+    first = subprocess.Popen(
+        _sweep_cmd(path, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    lock = out / ".sweep.lock"
+    deadline = time.monotonic() + 60
+    while not (lock.exists() and f"pid {first.pid}" in lock.read_text()):
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.02)
+    second = subprocess.run(_sweep_cmd(path, out), capture_output=True, text=True, timeout=120)
+    assert second.returncode == 2
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "in use by another sweep" in lines[0] and f"pid {first.pid}" in lines[0]
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    done = _done_events(out)
+    assert len(done) == 8 and set(done.values()) == {1}
+    assert _integrity_ok(out)
+    _same(load_results(out)["bias"], _direct(path, "theory_mc"), ["run_id", "chunk"])
+
+
+@pytest.mark.slow
+def test_ray_backend_gives_the_same_tables_as_local(tmp_path, theory_kinds):
+    import ray.cloudpickle
+
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    # Ray workers do not see the tests folder: ship the test kind's functions by value.
+    ray.cloudpickle.register_pickle_by_value(helpers)
+    path = _theory(tmp_path)
+    local = run_sweep(path, tmp_path / "local", workers=2, progress=False)
+    remote = run_sweep(path, tmp_path / "ray", backend="ray", workers=2, progress=False)
+    assert local.ok and remote.ok and remote.done == 8
+    a, b = load_results(tmp_path / "local"), load_results(tmp_path / "ray")
+    assert set(a) == set(b) == {"bias"}
+    pd.testing.assert_frame_equal(a["bias"], b["bias"], check_exact=True)
+    _same(b["bias"], _direct(path, "theory_mc"), ["run_id", "chunk"])
+    with ResultsStore(tmp_path / "ray") as store:
+        assert {r.status for r in store.records()} == {"done"}
+        assert {r.host for r in store.records()} == {os.uname().nodename}

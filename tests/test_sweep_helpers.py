@@ -1,0 +1,84 @@
+"""A test-only run kind for the runner tests (registered by the tests themselves).
+
+``theory_mc`` is a real, small experiment: the Monte-Carlo estimate of Theorem 1's bias
+and Corollary 1's variance ratio (:func:`maxminq.theory.monte_carlo_bias`) for one (M, N).
+It is pure NumPy, so worker processes start in a fraction of a second (the toy MDP's numba
+kernels take several seconds to load per process on a busy machine), and its run time is
+set by ``samples``. Running this file as a script registers the kind and runs the CLI.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from maxminq.experiments.registry import KINDS, RunKind, RunOutput, SettingsError
+
+
+class TheoryMCSettings(BaseModel):
+    """Settings of one Monte-Carlo estimate."""
+
+    model_config = ConfigDict(extra="forbid")
+    M: int = Field(ge=1)
+    N: int = Field(ge=1)
+    samples: int = Field(ge=2)
+    seed: int = Field(ge=0)
+    chunks: int = Field(default=4, ge=1)
+
+
+def validate_theory_mc(settings: dict) -> dict:
+    """Validate the settings (pydantic) for the registry."""
+    try:
+        return TheoryMCSettings.model_validate(settings).model_dump()
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise SettingsError(str(first["loc"][0]) if first["loc"] else None, first["msg"]) from None
+
+
+def execute_theory_mc(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
+    """``chunks`` independent estimates, one row each (a table with several rows)."""
+    from maxminq.theory import monte_carlo_bias
+
+    rng = np.random.default_rng(settings["seed"])
+    rows = []
+    for chunk in range(settings["chunks"]):
+        est = monte_carlo_bias(settings["M"], settings["N"], 1.0, 1.0, settings["samples"], rng)
+        rows.append(
+            {
+                "chunk": chunk,
+                "bias": float(est.bias),
+                "bias_se": float(est.bias_se),
+                "variance_ratio": float(est.variance_ratio),
+            }
+        )
+    return RunOutput({"bias": pd.DataFrame(rows)})
+
+
+def fail_unless_fixed(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
+    """Like ``theory_mc`` but fails for N > 2 until ``OUT/work/fixed`` exists."""
+    if settings["N"] > 2 and not (work_dir.parent / "fixed").exists():
+        raise ValueError(f"boom for N={settings['N']}")
+    return execute_theory_mc(settings, work_dir, progress)
+
+
+def register() -> None:
+    """Register the test kinds in this process."""
+    KINDS["theory_mc"] = RunKind("theory_mc", validate_theory_mc, execute_theory_mc)
+    KINDS["theory_mc_flaky"] = RunKind("theory_mc_flaky", validate_theory_mc, fail_unless_fixed)
+
+
+def unregister() -> None:
+    """Remove the test kinds again."""
+    KINDS.pop("theory_mc", None)
+    KINDS.pop("theory_mc_flaky", None)
+
+
+if __name__ == "__main__":
+    register()
+    from maxminq.cli import main
+
+    raise SystemExit(main(sys.argv[1:]))
