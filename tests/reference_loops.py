@@ -80,9 +80,9 @@ class Tables:
             return value_of(self.history[0])
         per = [value_of(t) for t in self.tables]
         if alg == "maxmin":
-            return [min(col) for col in zip(*per)]
+            return [min(col) for col in zip(*per, strict=True)]
         if alg in ("double_q", "ensemble"):
-            return [sum(col) / len(col) for col in zip(*per)]
+            return [sum(col) / len(col) for col in zip(*per, strict=True)]
         return per[0]
 
     def choose(self, rng: SplitMix64) -> int:
@@ -95,14 +95,14 @@ class Tables:
         alg = self.algorithm
         if alg == "averaged":
             per = [value_of(t) for t in self.history]
-            return max(sum(col) / len(col) for col in zip(*per))
+            return max(sum(col) / len(col) for col in zip(*per, strict=True))
         if alg == "historical_best":
             return max(max(value_of(t)) for t in self.history)
         per = [value_of(t) for t in self.tables]
         if alg == "maxmin":
-            return max(min(col) for col in zip(*per))
+            return max(min(col) for col in zip(*per, strict=True))
         if alg == "ensemble":
-            return max(sum(col) / len(col) for col in zip(*per))
+            return max(sum(col) / len(col) for col in zip(*per, strict=True))
         if alg == "double_q":
             select, evaluate = per[chosen], per[1 - chosen]
             return evaluate[first_argmax(select)]
@@ -247,7 +247,7 @@ def mountain_car_reference(
             batch = [buffer[rng.integer(len(buffer))] for _ in range(batch_size)]
             gs = [tables.bootstrap(lambda w, f=b[3]: values(w, f), chosen) for b in batch]
             w = tables.table_to_update(chosen)
-            for (bt, ba, br, _, bterm), g in zip(batch, gs):
+            for (bt, ba, br, _, bterm), g in zip(batch, gs, strict=True):
                 target = br + (0.0 if bterm else gamma * g)
                 delta = step_size / 8 * (target - sum(w[f][ba] for f in bt))
                 for f in bt:

@@ -141,7 +141,7 @@ def _act_and_gather(
                     acc = qm if m == 0 else min(acc, qm)
                 else:
                     acc += qm
-            if mode == BEHAVE_CURRENT or mode == BEHAVE_MIN:
+            if mode == BEHAVE_CURRENT or mode == BEHAVE_MIN:  # noqa: SIM109
                 values[a] = acc
             else:
                 values[a] = acc / n_members
@@ -159,7 +159,7 @@ def _act_and_gather(
         buf_size[lane] = min(buf_size[lane] + 1, capacity)
         if update_now:
             i = 0
-            if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:
+            if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:  # noqa: SIM109
                 i = rng_int(rng, lane, n_members)
             chosen[lane] = i
             for b in range(batch):

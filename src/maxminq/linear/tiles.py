@@ -6,7 +6,8 @@ tile coder (Sutton's ``tiles3``): with inputs scaled so a tile is one unit wide,
 displaced by ``t * (2 i + 1) / n_tilings`` tile widths in dimension i (the asymmetric
 1, 3 displacement vector). Instead of hashing, each tiling is a dense grid of
 ``(tiles_per_dim + 3) ** 2`` cells (the displacement of up to 3 (n_tilings - 1) / n_tilings
-tile widths plus the upper bound itself reach at most two cells past the last tile), so the feature index of tiling t is ``t * cells + ix * side + iy``.
+tile widths plus the upper bound itself reach at most two cells past the last tile), so the
+feature index of tiling t is ``t * cells + ix * side + iy``.
 """
 
 from __future__ import annotations

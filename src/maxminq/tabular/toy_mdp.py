@@ -140,7 +140,7 @@ def _act_and_gather(
         buf_size[lane] = min(buf_size[lane] + 1, capacity)
         if update_now:
             i = 0
-            if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:
+            if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:  # noqa: SIM109
                 i = rng_int(rng, lane, n_members)
             chosen[lane] = i
             for b in range(batch):

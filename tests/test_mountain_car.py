@@ -1,0 +1,142 @@
+"""Noisy Mountain Car: dynamics and tile coder against hand-derived values, the vectorised
+agent against the plain single-run loop, run independence and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from reference_loops import mountain_car_reference
+
+from maxminq.errors import UsageError
+from maxminq.linear.mountain_car import (
+    N_FEATURES,
+    mountain_car_step,
+    run_mountain_car,
+    run_mountain_car_grid,
+)
+from maxminq.linear.tiles import TileCoder
+
+# --- dynamics (Sutton & Barto 2018, example 10.1), numbers worked out by hand ----------------
+
+
+def test_step_from_rest_with_forward_throttle() -> None:
+    # v' = 0.001 - 0.0025 cos(-1.5) = 0.001 - 0.0025 * 0.0707372016677029
+    x, v, term = mountain_car_step(-0.5, 0.0, 2)
+    assert v == pytest.approx(0.000823156995830743, abs=1e-15)
+    assert x == pytest.approx(-0.499176843004169257, abs=1e-15)
+    assert not term
+
+
+def test_left_wall_stops_the_car() -> None:
+    # v' = -0.02 - 0.001 - 0.0025 cos(-3.57) = -0.018726, x' = -1.208726 < -1.2
+    assert mountain_car_step(-1.19, -0.02, 0) == (-1.2, 0.0, False)
+
+
+def test_velocity_is_clipped() -> None:
+    # cos(3 * (-pi/3)) = -1: v' = 0.0695 + 0.001 + 0.0025 = 0.073 -> 0.07
+    x, v, term = mountain_car_step(-math.pi / 3, 0.0695, 2)
+    assert v == 0.07 and x == pytest.approx(-0.9771975511965976, abs=1e-15) and not term
+
+
+def test_goal_terminates() -> None:
+    # cos(1.47) = sin(pi/2 - 1.47) = sin(0.1007963) ~ 0.1007963 - 0.1007963^3 / 6 = 0.1006256
+    # v' = 0.02 - 0.0025 * 0.1006256 = 0.0197484, x' = 0.5097 >= 0.5: terminal at x = 0.5
+    x, v, term = mountain_car_step(0.49, 0.02, 1)
+    assert term and x == 0.5 and v == pytest.approx(0.0197484, abs=2e-7)
+
+
+# --- tile coder --------------------------------------------------------------------------------
+
+CODER = TileCoder((-1.2, -0.07), (0.5, 0.07))
+
+
+def test_tile_indices_hand_derived() -> None:
+    # 8 tilings of 11 x 11 cells; tiling t shifted by t/8 (x) and 3t/8 (v) tile widths.
+    assert CODER.n_features == N_FEATURES == 968
+    assert CODER(-1.2, -0.07).tolist() == [0, 121, 242, 364, 485, 606, 728, 849]
+    assert CODER(0.5, 0.07).tolist() == [96, 217, 338, 460, 581, 702, 824, 945]
+    # scaled point (0.3, 0.3) tiles: ix = floor(0.3 + t/8), iy = floor(0.3 + 3t/8)
+    x, v = -1.2 + 0.3 * 1.7 / 8, -0.07 + 0.3 * 0.14 / 8
+    assert CODER(x, v).tolist() == [0, 121, 243, 364, 485, 607, 739, 860]
+
+
+def test_tile_coder_properties() -> None:
+    rng = np.random.default_rng(0)
+    for x, v in zip(rng.uniform(-1.2, 0.5, 200), rng.uniform(-0.07, 0.07, 200), strict=True):
+        idx = CODER(x, v)
+        # one active tile per tiling, inside that tiling's block of 121 features
+        assert np.array_equal(idx // 121, np.arange(8))
+        # states one tile width apart in position share no tile; a 1/64 nudge shares most
+        far = CODER(min(x + 1.7 / 8 + 1e-9, 0.5), v) if x + 1.7 / 8 < 0.5 else None
+        if far is not None:
+            assert not set(idx) & set(far)
+        near = CODER(x + 1.7 / 64 * 0.999, v)
+        assert len(set(idx) & set(near)) >= 7
+
+
+# --- vectorised agent vs the plain loop ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "n", "episodes", "max_steps", "runs"),
+    [
+        ("q_learning", 1, 3, 400, 2),
+        ("double_q", 2, 3, 400, 2),
+        ("maxmin", 3, 3, 400, 2),
+        ("averaged", 3, 2, 150, 1),
+        ("q_learning", 1, 1, 5000, 1),  # long enough to reach the goal (terminal transitions)
+    ],
+)
+def test_same_weights_as_single_run_reference_loop(
+    algorithm: str, n: int, episodes: int, max_steps: int, runs: int
+) -> None:
+    kw = {"algorithm": algorithm, "n": n, "episodes": episodes, "seed": 3, "max_steps": max_steps}
+    df, w, cur = run_mountain_car_grid(
+        sigma2=[10.0], step_sizes=[0.08], runs=runs, return_weights=True, **kw
+    )
+    for run in range(runs):
+        steps, tables = mountain_car_reference(sigma2=10.0, step_size=0.08, run=run, **kw)
+        assert df[df.run == run].steps.tolist() == steps
+        for m, table in enumerate(tables):
+            slot = (cur[run] - m) % n if algorithm == "averaged" else m
+            np.testing.assert_allclose(w[run, slot], np.ravel(table), rtol=0, atol=1e-10)
+    if max_steps == 5000:
+        assert steps[0] < 5000  # the goal was reached, so a terminal transition was replayed
+
+
+def test_setting_results_do_not_depend_on_batch() -> None:
+    kw = {"algorithm": "maxmin", "n": 2, "episodes": 3, "seed": 9, "max_steps": 300}
+    grid = run_mountain_car_grid(sigma2=[0.0, 10.0], step_sizes=[0.02, 0.08], runs=3, **kw)
+    one = run_mountain_car(sigma2=10.0, step_size=0.02, runs=2, **kw)
+    sel = grid[(grid.sigma2 == 10.0) & (grid.step_size == 0.02) & (grid.run < 2)]
+    cols = ["algorithm", "n", "sigma2", "step_size", "run", "episode", "steps"]
+    assert list(one.columns) == cols
+    np.testing.assert_array_equal(sel[cols].to_numpy(), one[cols].to_numpy())
+
+
+def test_q_learning_learns_noise_free_mountain_car() -> None:
+    df = run_mountain_car(
+        algorithm="q_learning", n=1, sigma2=0.0, step_size=0.08, runs=8, episodes=60, seed=0
+    )
+    curve = df.groupby("episode").steps.mean()
+    assert curve.iloc[:3].mean() > 600  # the first episodes wander
+    assert curve.iloc[-10:].mean() < 300  # S&B's tile-coded agents reach ~150-250 steps
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "option"),
+    [
+        ({"runs": -3}, "--runs"),
+        ({"algorithm": "dqn"}, "--algorithms"),
+        ({"sigma2": -1.0}, "--sigma2"),
+        ({"step_sizes": []}, "--step-sizes"),
+        ({"step_sizes": [0.0]}, "--step-sizes"),
+    ],
+)
+def test_bad_input_raises_usage_error(kwargs: dict, option: str) -> None:
+    args = {"algorithm": "maxmin", "n": 2, "sigma2": [1.0], "step_sizes": [0.01]}
+    with pytest.raises(UsageError, match=option):
+        run_mountain_car_grid(**{**args, **kwargs, "runs": kwargs.get("runs", 2)},
+                              episodes=2, seed=0)  # fmt: skip

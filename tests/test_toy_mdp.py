@@ -1,0 +1,132 @@
+"""Toy MDP (Lan et al. 2020, Fig. 1-2): vectorised agent vs the plain loop, run independence,
+and the paper's qualitative claims at reduced scale with fixed seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from reference_loops import SplitMix64, run_seed, toy_reference
+
+from maxminq.errors import UsageError
+from maxminq.tabular.agent import lane_seeds
+from maxminq.tabular.toy_mdp import optimal_p_left, run_toy_mdp
+
+
+def test_lane_seeds_match_spawned_children_and_splitmix_reference() -> None:
+    seeds = lane_seeds(5, 4)
+    assert [int(s) for s in seeds] == [run_seed(5, r) for r in range(4)]
+    # SplitMix64's published first output for state 0 (Vigna's splitmix64.c).
+    assert SplitMix64(0).next() == 0xE220A8397B1DCDAF
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "n"),
+    [("q_learning", 1), ("double_q", 2), ("maxmin", 3), ("averaged", 3), ("ensemble", 2)],
+)
+def test_same_trajectory_as_single_run_reference_loop(algorithm: str, n: int) -> None:
+    df = run_toy_mdp(mu=-0.1, algorithm=algorithm, n=n, runs=3, episodes=40, seed=7)
+    for run in range(3):
+        p_left, q_left = toy_reference(
+            mu=-0.1, algorithm=algorithm, n=n, episodes=40, seed=7, run=run
+        )
+        rows = df[df.run == run].sort_values("episode")
+        np.testing.assert_array_equal(rows.p_left.to_numpy(), p_left)
+        np.testing.assert_allclose(rows.q_a_left.to_numpy(), q_left, rtol=0, atol=1e-12)
+
+
+def test_reference_with_sparse_updates_and_small_batch() -> None:
+    df = run_toy_mdp(
+        mu=0.1, algorithm="maxmin", n=2, runs=1, episodes=30, seed=3, batch_size=3, update_every=3
+    )
+    p_left, q_left = toy_reference(
+        mu=0.1, algorithm="maxmin", n=2, episodes=30, seed=3, run=0, batch_size=3, update_every=3
+    )
+    np.testing.assert_array_equal(df.p_left.to_numpy(), p_left)
+    np.testing.assert_allclose(df.q_a_left.to_numpy(), q_left, rtol=0, atol=1e-12)
+
+
+def test_run_does_not_depend_on_batch() -> None:
+    big = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=6, episodes=25, seed=11)
+    small = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=2, episodes=25, seed=11)
+    tail = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=2, episodes=25, seed=11, run_offset=4)
+    cols = ["run", "episode", "p_left", "q_a_left"]
+    np.testing.assert_array_equal(big[big.run < 2][cols].to_numpy(), small[cols].to_numpy())
+    np.testing.assert_array_equal(big[big.run >= 4][cols].to_numpy(), tail[cols].to_numpy())
+    # different runs do differ (the streams are not shared)
+    assert not np.array_equal(small[small.run == 0].q_a_left, small[small.run == 1].q_a_left)
+
+
+def test_maxmin_with_one_estimator_is_q_learning() -> None:
+    a = run_toy_mdp(mu=0.1, algorithm="maxmin", n=1, runs=3, episodes=30, seed=2)
+    b = run_toy_mdp(mu=0.1, algorithm="q_learning", n=1, runs=3, episodes=30, seed=2)
+    np.testing.assert_array_equal(a.q_a_left.to_numpy(), b.q_a_left.to_numpy())
+
+
+def test_output_columns_and_distance() -> None:
+    df = run_toy_mdp(mu=-0.1, algorithm="double_q", n=2, runs=2, episodes=5, seed=0)
+    assert list(df.columns) == [
+        "mu", "algorithm", "n", "run", "episode", "p_left", "distance", "q_a_left",
+    ]  # fmt: skip
+    assert len(df) == 10 and set(df.episode) == set(range(1, 6))
+    assert optimal_p_left(-0.1) == pytest.approx(0.05) and optimal_p_left(0.1) == 0.95
+    np.testing.assert_allclose(df.distance, np.abs(df.p_left - 0.05))
+    assert set(np.round(df.p_left, 6)) <= {0.05, 0.95, 0.5}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "option"),
+    [
+        ({"runs": -1}, "--runs"),
+        ({"algorithm": "sarsa"}, "--algorithms"),
+        ({"algorithm": "double_q", "n": 3}, "--algorithms"),
+        ({"episodes": 0}, "--episodes"),
+        ({"mu": float("nan")}, "--mu"),
+    ],
+)
+def test_bad_input_raises_usage_error(kwargs: dict, option: str) -> None:
+    args = {"mu": 0.1, "algorithm": "maxmin", "n": 2, "runs": 2, "episodes": 2, "seed": 0}
+    with pytest.raises(UsageError, match=option):
+        run_toy_mdp(**{**args, **kwargs})
+
+
+# --- the paper's qualitative claims (Fig. 2 and appendix), 300 runs x 600 episodes ---------
+
+RUNS, EPISODES = 300, 600
+SETTINGS = [("q_learning", 1), ("double_q", 2), ("maxmin", 2), ("maxmin", 4), ("maxmin", 8)]
+
+
+def _summaries(mu: float) -> dict[tuple[str, int], dict[str, float]]:
+    out = {}
+    for algorithm, n in SETTINGS:
+        df = run_toy_mdp(mu=mu, algorithm=algorithm, n=n, runs=RUNS, episodes=EPISODES, seed=1)
+        curve = df.groupby("episode").distance.mean()
+        last = df[df.episode > EPISODES - 100]
+        out[(algorithm, n)] = {
+            "early": float(curve.iloc[:200].mean()),  # area under the first 200 episodes
+            "final": float(curve.iloc[-100:].mean()),
+            "q_left": float(last.q_a_left.mean()),
+        }
+    return out
+
+
+def test_positive_mu_overestimation_helps() -> None:
+    s = _summaries(0.1)
+    q, dq = s[("q_learning", 1)], s[("double_q", 2)]
+    # Q-learning approaches the optimal policy fastest ...
+    assert all(q["early"] < v["early"] - 0.05 for k, v in s.items() if k[0] != "q_learning")
+    # ... and Double Q ends further from it than Q-learning.
+    assert dq["final"] > q["final"] + 0.1
+    # Appendix C.1: Q(A, Left) of Q-learning overestimates mu, Double Q underestimates it.
+    assert q["q_left"] > 0.1 + 0.02
+    assert dq["q_left"] < 0.1 - 0.01
+
+
+def test_negative_mu_underestimation_helps() -> None:
+    s = _summaries(-0.1)
+    # Double Q approaches the optimal policy faster than Q-learning ...
+    assert s[("double_q", 2)]["early"] < s[("q_learning", 1)]["early"] - 0.1
+    # ... and Maxmin with larger N ends closer to it than with smaller N.
+    assert s[("maxmin", 8)]["final"] < s[("maxmin", 2)]["final"] - 0.01
+    assert s[("maxmin", 4)]["final"] < s[("maxmin", 2)]["final"] - 0.01
+    # Q-learning's Q(A, Left) still overestimates mu = -0.1.
+    assert s[("q_learning", 1)]["q_left"] > -0.1
