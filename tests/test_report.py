@@ -114,12 +114,17 @@ def test_report_from_store(report_dir: Path):
     assert not any(c.status == C.INSUFFICIENT for c in rep.claims)
 
 
-def test_cli_report(report_dir: Path, capsys):
-    assert main(["report", str(report_dir), "--reps", "200"]) == 0
-    assert (report_dir / "report.html").stat().st_size > 10_000
-    assert main(["report", str(report_dir / "missing")]) == 2
+def test_cli_report(tmp_path: Path, capsys):
+    write_store(tmp_path, {"mountain_car": mc_results(runs=4)})
+    theory_files(tmp_path / "theory")
+    assert main(["report", str(tmp_path), "--reps", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "supported         σ² = 50: Maxmin Q's last-episode steps below Q-learning's" in out
+    md = (tmp_path / "report.md").read_text()
+    assert "| 50 | Maxmin Q | 4 | 0.01 | 4 |" in md  # best step size, 4 runs
+    assert main(["report", str(tmp_path / "missing")]) == 2
     assert "DIR:" in capsys.readouterr().err
-    assert main(["report", str(report_dir), "--reps", "5"]) == 2
+    assert main(["report", str(tmp_path), "--reps", "5"]) == 2
 
 
 def _status(claims: list[C.Claim], needle: str) -> str:
@@ -174,3 +179,51 @@ def test_reproduce_rejects_bad_options_before_running(tmp_path, capsys, argv, ne
     err = capsys.readouterr().err
     assert needle in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+TINY_TOY = """
+name: tiny_toy
+kind: toy_mdp
+fixed: {seed: 0, step_size: 0.01, epsilon: 0.1, buffer_size: 100}
+grid: {mu: [0.1]}
+variants:
+  - {algorithm: q_learning, n: 1}
+  - {algorithm: double_q, n: 2}
+scales:
+  quick: {fixed: {runs: 8, episodes: 20}}
+  paper: {fixed: {runs: 5000, episodes: 1000}}
+"""
+
+
+def test_reproduce_runs_configs_then_writes_the_report(tmp_path: Path, capsys):
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "tiny_toy.yaml").write_text(TINY_TOY)
+    out = tmp_path / "out"
+    argv = [
+        "reproduce",
+        "--out",
+        str(out),
+        "--configs",
+        str(configs),
+        "--only",
+        "tiny_toy",
+        "--workers",
+        "1",
+        "--no-progress",
+    ]
+    assert main(argv) == 0
+    assert "tiny_toy [quick]: 2 runs" in capsys.readouterr().out
+    meta = (out / "reproduce.json").read_text()
+    assert '"scale": "quick"' in meta and '"name": "tiny_toy"' in meta
+    md = (out / "report.md").read_text()
+    assert "Scale: **quick**" in md and "reduced-scale" in md
+    # the toy table reports both algorithms with their 8 runs
+    assert re.search(r"\| \+0\.1 \| Q-learning \| 1 \| 8 \|", md)
+    assert re.search(r"\| \+0\.1 \| Double Q \| 2 \| 8 \|", md)
+    assert not (out / "theory").exists()  # theory not selected by --only
+    # a config error is reported in one line before anything runs
+    (configs / "broken.yaml").write_text("name: broken\nkind: toy_mdp\nscales: {quick: {}}\n")
+    assert main(["reproduce", "--out", str(tmp_path / "o2"), "--configs", str(configs)]) == 2
+    assert "broken.yaml" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists()
