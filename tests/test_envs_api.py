@@ -275,3 +275,28 @@ def test_envs_command_lists_ids(capsys: pytest.CaptureFixture[str]) -> None:
     assert "3,500,000" in out and "centered_rmsprop" in out
     assert main(["envs", "--env", "NoSuchEnv-v9"]) == 2
     assert "--env" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("game", ["catcher", "pixelcopter"])
+def test_fused_vector_step_matches_reference(game: str) -> None:
+    """The fused numba vector step equals the plain step / time limit / reset sequence."""
+    from maxminq.envs._game import GameCore
+    from maxminq.envs.catcher import CatcherCore
+    from maxminq.envs.pixelcopter import PixelcopterCore
+
+    cls = CatcherCore if game == "catcher" else PixelcopterCore
+    fused, ref = cls(16), cls(16)
+    for core in (fused, ref):
+        core.rng[:] = np.arange(16, dtype=np.uint64) * np.uint64(1_000_003)
+        core.reset_slots(np.ones(16, dtype=bool))
+    el_f, el_r = np.zeros(16, dtype=np.int64), np.zeros(16, dtype=np.int64)
+    actions = np.random.default_rng(5).integers(0, cls.n_actions, size=(400, 16))
+    n_done = 0
+    for t in range(400):
+        got = fused.vector_step(actions[t], el_f, 25, True)
+        want = GameCore.vector_step(ref, actions[t], el_r, 25, True)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
+        n_done += got[4].size
+    np.testing.assert_array_equal(el_f, el_r)
+    assert n_done > 0

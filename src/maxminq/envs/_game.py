@@ -24,7 +24,7 @@ from maxminq.envs._rng import state_from_generator
 
 
 @njit(cache=True)
-def _to_obs(
+def to_obs(
     raw: np.ndarray,
     shift: np.ndarray,
     scale: np.ndarray,
@@ -37,6 +37,24 @@ def _to_obs(
         for k in range(raw.shape[1]):
             v = raw[i, k]
             out[i, k] = (v - shift[k]) / scale[k] if normalize else v
+
+
+@njit(cache=True)
+def apply_time_limit(
+    term: np.ndarray, elapsed: np.ndarray, cap: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Advance ``elapsed``; return (truncated, done mask, indices of done slots)."""
+    b = term.shape[0]
+    trunc = np.zeros(b, dtype=np.bool_)
+    done = np.zeros(b, dtype=np.bool_)
+    for i in range(b):
+        elapsed[i] += 1
+        trunc[i] = cap > 0 and elapsed[i] >= cap
+        done[i] = term[i] or trunc[i]
+    idx = np.flatnonzero(done)
+    for i in idx:
+        elapsed[i] = 0
+    return trunc, done, idx
 
 
 class GameCore(ABC):
@@ -93,8 +111,31 @@ class GameCore(ABC):
             out = np.empty((self.num_games, self.obs_dim), dtype=np.float32)
         rows = self.all_rows if rows is None else rows
         self.fill_state(self._raw, rows)
-        _to_obs(self._raw, self.norm_shift, self.norm_scale, normalize, out, rows)
+        to_obs(self._raw, self.norm_shift, self.norm_scale, normalize, out, rows)
         return out
+
+    def vector_step(
+        self, actions: np.ndarray, elapsed: np.ndarray, cap: int, normalize: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Step, apply the time limit ``cap`` (0 = none) to ``elapsed``, reset finished slots.
+
+        Returns (obs, reward, terminated, truncated, finished slot indices, their last
+        observations). Truncation is flagged at the cap even if the game also ended then, as
+        Gymnasium's TimeLimit does. Games override this with one fused numba kernel; this is
+        the reference version.
+        """
+        reward, terminated = self.step(actions)
+        reward, terminated = reward.copy(), terminated.copy()
+        elapsed += 1
+        truncated = elapsed >= cap if cap > 0 else np.zeros(self.num_games, dtype=np.bool_)
+        obs = self.observe(normalize)
+        idx = np.flatnonzero(terminated | truncated)
+        final = obs[idx]
+        if idx.size:
+            self.reset_slots(terminated | truncated)
+            elapsed[idx] = 0
+            self.observe(normalize, out=obs, rows=idx)
+        return obs, reward, terminated, truncated, idx, final
 
     @classmethod
     def observation_space(cls, normalize: bool) -> spaces.Box:
@@ -242,32 +283,23 @@ class GameVectorEnv(VectorEnv):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step all slots; finished slots are reset in the same call."""
         actions = np.asarray(actions, dtype=np.int64)
-        reward, terminated = self.core.step(actions)
-        self._elapsed += 1
-        if self.max_episode_steps is not None:
-            # As gymnasium's TimeLimit: truncated at the cap even if also terminated.
-            truncated = self._elapsed >= self.max_episode_steps
-        else:
-            truncated = np.zeros(self.num_envs, dtype=np.bool_)
-        done = terminated | truncated
-        obs = self.core.observe(self.normalize)
+        cap = 0 if self.max_episode_steps is None else int(self.max_episode_steps)
+        obs, reward, terminated, truncated, idx, final_rows = self.core.vector_step(
+            actions, self._elapsed, cap, self.normalize
+        )
         info: dict[str, Any] = {}
-        if done.any():
-            idx = np.flatnonzero(done)
+        if idx.size:
+            done = terminated | truncated
             final = np.empty(self.num_envs, dtype=object)
-            snapshot = obs[idx]  # one copy; rows handed out as views
             for k, i in enumerate(idx):
-                final[i] = snapshot[k]
+                final[i] = final_rows[k]
             info = {
                 "final_obs": final,
-                "_final_obs": done.copy(),
+                "_final_obs": done,
                 "final_info": {},
                 "_final_info": done.copy(),
             }
-            self.core.reset_slots(done)
-            self._elapsed[idx] = 0
-            self.core.observe(self.normalize, out=obs, rows=idx)
-        return obs, reward.copy(), terminated.copy(), truncated, info
+        return obs, reward, terminated, truncated, info
 
     def render(self) -> tuple[np.ndarray, ...] | None:
         """One RGB frame per slot (``render_mode="rgb_array"``)."""

@@ -20,7 +20,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from maxminq.envs._game import GameCore, GameEnv, GameVectorEnv, fill_rect
+from maxminq.envs._game import (
+    GameCore,
+    GameEnv,
+    GameVectorEnv,
+    apply_time_limit,
+    fill_rect,
+    to_obs,
+)
 from maxminq.envs._rng import randint
 
 WIDTH = 64
@@ -111,6 +118,27 @@ def _state(px, vel, fx, fy, out, rows) -> None:  # noqa: ANN001
         out[i, 3] = fy[i]
 
 
+@njit(cache=True)
+def _vector_step(actions, px, vel, fx, fy, lives, rng, elapsed, cap, shift, scale, normalize):  # noqa: ANN001
+    """Fused step + time limit + same-step reset + observation for all slots."""
+    b = actions.shape[0]
+    reward = np.empty(b)
+    term = np.empty(b, dtype=np.bool_)
+    _step(actions, px, vel, fx, fy, lives, rng, reward, term)
+    trunc, done, idx = apply_time_limit(term, elapsed, cap)
+    raw = np.empty((b, 4))
+    obs = np.empty((b, 4), dtype=np.float32)
+    rows = np.arange(b)
+    _state(px, vel, fx, fy, raw, rows)
+    to_obs(raw, shift, scale, normalize, obs, rows)
+    final = obs[idx]
+    if idx.size > 0:
+        _reset(done, px, vel, fx, fy, lives, rng)
+        _state(px, vel, fx, fy, raw, idx)
+        to_obs(raw, shift, scale, normalize, obs, idx)
+    return obs, reward, term, trunc, idx, final
+
+
 class CatcherCore(GameCore):
     """State of B Catcher games: paddle x / velocity, fruit centre, lives."""
 
@@ -156,6 +184,25 @@ class CatcherCore(GameCore):
     def fill_state(self, out: np.ndarray, rows: np.ndarray) -> None:
         """PLE getGameState: player_x, player_vel, fruit_x, fruit_y."""
         _state(self.px, self.vel, self.fx, self.fy, out, rows)
+
+    def vector_step(
+        self, actions: np.ndarray, elapsed: np.ndarray, cap: int, normalize: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One fused numba call (see :meth:`GameCore.vector_step`)."""
+        return _vector_step(
+            actions,
+            self.px,
+            self.vel,
+            self.fx,
+            self.fy,
+            self.lives,
+            self.rng,
+            elapsed,
+            cap,
+            self.norm_shift,
+            self.norm_scale,
+            normalize,
+        )
 
     def render_slot(self, i: int) -> np.ndarray:
         """Paddle (white) and fruit (pink) drawn at their collision rectangles."""

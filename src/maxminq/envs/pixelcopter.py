@@ -17,6 +17,9 @@ Rules (PLE ``pixelcopter.py``, 48x48 screen, dt = 1000/30 ms, s = 0.0004 W):
   life; a block at or left of the player scores +1 and spawns the next one (only while it is
   the only block); blocks and segments at x <= -4 are removed, +1 per segment; y < 0.125 H
   or y > 0.875 H costs a life. With no life left the frame also scores -5 (one life).
+* Segments stay sorted by x in insertion order (a batch is spaced 4 px; a new batch starts
+  at x = 50 when the 13 survivors of the previous one lie below x = 48; everything scrolls
+  alike), so collision scans stop at the first segment right of the player.
 * Observation (PLE ``getGameState`` order): player_y, player_vel, player_dist_to_ceil,
   player_dist_to_floor, next_gate_dist_to_player (999 if no block ahead),
   next_gate_block_top (the block's centre y, as in PLE), next_gate_block_bottom (top + 9).
@@ -29,7 +32,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from maxminq.envs._game import GameCore, GameEnv, GameVectorEnv, fill_rect
+from maxminq.envs._game import (
+    GameCore,
+    GameEnv,
+    GameVectorEnv,
+    apply_time_limit,
+    fill_rect,
+    to_obs,
+)
 from maxminq.envs._rng import randint, uniform
 
 WIDTH = 48
@@ -125,12 +135,15 @@ def _step(actions, py, mom, bx, by, nb, tx, ty, nt, rng, reward, term) -> None: 
             ):
                 lives -= 1
         for j in range(nt[i]):
+            left = int(tx[i, j]) - TERRAIN_W // 2
+            if left >= prx + PLAYER_RECT:
+                break  # segments are sorted by x (see module docstring): none further overlap
             if _rects_overlap(
                 prx,
                 pry,
                 PLAYER_RECT,
                 PLAYER_RECT,
-                int(tx[i, j]) - TERRAIN_W // 2,
+                left,
                 ty[i, j] - TERRAIN_RECT_H // 2,
                 TERRAIN_W,
                 TERRAIN_RECT_H,
@@ -192,12 +205,15 @@ def _state(py, mom, bx, by, nb, tx, ty, nt, out, rows) -> None:  # noqa: ANN001
         # PLE takes the first terrain segment (in insertion order) touching the player.
         cur = -1
         for j in range(nt[i]):
+            left = int(tx[i, j]) - TERRAIN_W // 2
+            if left >= prx + PLAYER_RECT:
+                break  # sorted by x: none further overlap
             if _rects_overlap(
                 prx,
                 pry,
                 PLAYER_RECT,
                 PLAYER_RECT,
-                int(tx[i, j]) - TERRAIN_W // 2,
+                left,
                 ty[i, j] - TERRAIN_RECT_H // 2,
                 TERRAIN_W,
                 TERRAIN_RECT_H,
@@ -226,6 +242,29 @@ def _state(py, mom, bx, by, nb, tx, ty, nt, out, rows) -> None:  # noqa: ANN001
         out[i, 4] = min_dist
         out[i, 5] = top
         out[i, 6] = top + BLOCK_H
+
+
+@njit(cache=True)
+def _vector_step(
+    actions, py, mom, bx, by, nb, tx, ty, nt, rng, elapsed, cap, shift, scale, normalize
+):  # noqa: ANN001
+    """Fused step + time limit + same-step reset + observation for all slots."""
+    b = actions.shape[0]
+    reward = np.empty(b)
+    term = np.empty(b, dtype=np.bool_)
+    _step(actions, py, mom, bx, by, nb, tx, ty, nt, rng, reward, term)
+    trunc, done, idx = apply_time_limit(term, elapsed, cap)
+    raw = np.empty((b, 7))
+    obs = np.empty((b, 7), dtype=np.float32)
+    rows = np.arange(b)
+    _state(py, mom, bx, by, nb, tx, ty, nt, raw, rows)
+    to_obs(raw, shift, scale, normalize, obs, rows)
+    final = obs[idx]
+    if idx.size > 0:
+        _reset(done, py, mom, bx, by, nb, tx, ty, nt, rng)
+        _state(py, mom, bx, by, nb, tx, ty, nt, raw, idx)
+        to_obs(raw, shift, scale, normalize, obs, idx)
+    return obs, reward, term, trunc, idx, final
 
 
 class PixelcopterCore(GameCore):
@@ -268,6 +307,21 @@ class PixelcopterCore(GameCore):
     def fill_state(self, out: np.ndarray, rows: np.ndarray) -> None:
         """PLE getGameState values, shape (B, 7)."""
         _state(*self._arrays(), out, rows)
+
+    def vector_step(
+        self, actions: np.ndarray, elapsed: np.ndarray, cap: int, normalize: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One fused numba call (see :meth:`GameCore.vector_step`)."""
+        return _vector_step(
+            actions,
+            *self._arrays(),
+            self.rng,
+            elapsed,
+            cap,
+            self.norm_shift,
+            self.norm_scale,
+            normalize,
+        )
 
     def render_slot(self, i: int) -> np.ndarray:
         """Player (white), blocks and terrain walls (green) at their PLE drawing rectangles."""
