@@ -140,3 +140,46 @@ def test_bad_input_raises_usage_error(kwargs: dict, option: str) -> None:
     with pytest.raises(UsageError, match=option):
         run_mountain_car_grid(**{**args, **kwargs, "runs": kwargs.get("runs", 2)},
                               episodes=2, seed=0)  # fmt: skip
+
+
+# --- the command line --------------------------------------------------------------------------
+
+
+def test_cli_writes_csv_and_figures(tmp_path) -> None:
+    from maxminq.cli import main
+
+    out = tmp_path / "mc"
+    status = main(
+        ["experiment", "mountain-car", "--runs", "2", "--episodes", "3", "--max-steps", "200",
+         "--sigma2", "0", "10", "--step-sizes", "0.08", "--algorithms", "q_learning", "maxmin:2",
+         "--workers", "1", "--no-progress", "--out", str(out)]
+    )  # fmt: skip
+    assert status == 0
+    import pandas as pd
+
+    df = pd.read_csv(out / "mountain_car.csv")
+    assert list(df.columns) == ["algorithm", "n", "sigma2", "step_size", "run", "episode", "steps"]
+    assert len(df) == 2 * 2 * 2 * 3 and df.steps.between(1, 200).all()
+    for name in ("fig3a_mountain_car_sensitivity", "fig3b_mountain_car_curve",
+                 "figC2_mountain_car_curves"):  # fmt: skip
+        assert (out / f"{name}.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["--runs", "-5"], "--runs"),
+        (["--algorithms", "maxmin", "sarsa"], "--algorithms"),
+        (["--sigma2", "1", "-2"], "--sigma2"),
+        (["--step-sizes"], "--step-sizes"),
+        (["--algorithms", "double_q:3"], "--algorithms"),
+    ],
+)
+def test_cli_bad_input_one_line_exit_2_no_csv(tmp_path, capsys, argv, option) -> None:
+    from maxminq.cli import main
+
+    out = tmp_path / "bad"
+    status = main(["experiment", "mountain-car", "--out", str(out), "--no-progress", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and option in err[0]
+    assert not out.exists()

@@ -130,3 +130,45 @@ def test_negative_mu_underestimation_helps() -> None:
     assert s[("maxmin", 4)]["final"] < s[("maxmin", 2)]["final"] - 0.01
     # Q-learning's Q(A, Left) still overestimates mu = -0.1.
     assert s[("q_learning", 1)]["q_left"] > -0.1
+
+
+# --- the command line --------------------------------------------------------------------------
+
+
+def test_cli_writes_csv_and_figures(tmp_path) -> None:
+    import pandas as pd
+
+    from maxminq.cli import main
+
+    out = tmp_path / "toy"
+    status = main(
+        ["experiment", "toy-mdp", "--runs", "5", "--episodes", "4", "--mu", "0.1", "-0.1",
+         "--algorithms", "q_learning", "maxmin:2", "--workers", "1", "--no-progress",
+         "--out", str(out)]
+    )  # fmt: skip
+    assert status == 0
+    df = pd.read_csv(out / "toy_mdp.csv")
+    assert len(df) == 2 * 2 * 5 * 4
+    assert set(zip(df.algorithm, df.n, strict=True)) == {("q_learning", 1), ("maxmin", 2)}
+    assert (out / "fig2_toy_mdp_distance.png").stat().st_size > 1000
+    assert (out / "figC1_toy_mdp_q_a_left.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["--runs", "-1"], "--runs"),
+        (["--runs", "ten"], "--runs"),
+        (["--algorithms", "sarsa"], "--algorithms"),
+        (["--mu", "0"], "--mu"),
+        (["--episodes", "0"], "--episodes"),
+    ],
+)
+def test_cli_bad_input_one_line_exit_2_no_csv(tmp_path, capsys, argv, option) -> None:
+    from maxminq.cli import main
+
+    out = tmp_path / "bad"
+    status = main(["experiment", "toy-mdp", "--out", str(out), "--no-progress", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and option in err[0]
+    assert not out.exists()

@@ -1,0 +1,215 @@
+"""Figures of the paper's tabular and tile-coding experiments, from the tidy DataFrames.
+
+* ``toy_distance_figure``: Fig. 2, distance of the learned eps-greedy policy to the optimal one
+  over episodes, one panel per mu (input: ``run_toy_mdp`` rows).
+* ``toy_q_left_figure``: appendix C.1, Q(A, Left) over episodes with the true value mu.
+* ``mc_best_step_sizes``: the step size each (algorithm, n, sigma^2) is shown with (the one with
+  the fewest mean steps in the last episode, the paper's metric).
+* ``mc_sensitivity_figure``: Fig. 3(a), last-episode steps vs sigma^2 at the best step size,
+  one standard error.
+* ``mc_learning_curve_figure``: Fig. 3(b) (sigma^2 = 10) and, with several sigma^2, the
+  appendix C.2 panels: steps per episode at the best step size, one standard error.
+
+All functions take the DataFrames exactly as the experiment runners return them (or as read
+back from their CSV) and return a ``matplotlib.figure.Figure``; ``save_figure`` writes one
+atomically. Colours and labels come from ``maxminq.analysis.style``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from maxminq.analysis import style  # noqa: E402
+
+__all__ = [
+    "mc_best_step_sizes",
+    "mc_learning_curve_figure",
+    "mc_sensitivity_figure",
+    "save_figure",
+    "toy_distance_figure",
+    "toy_q_left_figure",
+]
+
+_LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1))]
+
+
+def _series_style(algorithm: str, n: int, rank: int) -> dict:
+    """Family colour; Maxmin with different N shares the colour and varies the line style."""
+    return {
+        "color": style.color(algorithm),
+        "label": style.label(algorithm, int(n)),
+        "linestyle": _LINESTYLES[rank % len(_LINESTYLES)],
+    }
+
+
+def _groups(df: pd.DataFrame) -> list[tuple[str, int, int]]:
+    """(algorithm, n, rank among that algorithm's n values), in a stable legend order."""
+    order = {"q_learning": 0, "double_q": 1, "averaged": 2, "maxmin": 3}
+    pairs = sorted(
+        {(a, int(n)) for a, n in zip(df.algorithm, df.n, strict=True)},
+        key=lambda p: (order.get(p[0], 9), p[0], p[1]),
+    )
+    out, seen = [], {}
+    for a, n in pairs:
+        out.append((a, n, seen.get(a, 0)))
+        seen[a] = seen.get(a, 0) + 1
+    return out
+
+
+def _mean_se(df: pd.DataFrame, value: str, by: str = "episode") -> pd.DataFrame:
+    g = df.groupby(by)[value]
+    out = pd.DataFrame({"mean": g.mean(), "count": g.count(), "std": g.std(ddof=1)})
+    out["se"] = (out["std"] / np.sqrt(out["count"])).fillna(0.0)
+    return out
+
+
+def _smooth(y: np.ndarray, window: int) -> np.ndarray:
+    """Trailing moving average (shorter at the start), for readable learning curves."""
+    if window <= 1:
+        return y
+    c = np.cumsum(np.insert(y, 0, 0.0))
+    idx = np.arange(1, len(y) + 1)
+    lo = np.maximum(idx - window, 0)
+    return (c[idx] - c[lo]) / (idx - lo)
+
+
+def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, truth: bool) -> Figure:
+    mus = sorted(df["mu"].unique(), reverse=True)
+    fig, axes = plt.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
+    for ax, mu in zip(axes[0], mus, strict=True):
+        sub = df[df["mu"] == mu]
+        for algorithm, n, rank in _groups(sub):
+            stats = _mean_se(sub[(sub.algorithm == algorithm) & (sub.n == n)], value)
+            kw = _series_style(algorithm, n, rank)
+            ax.plot(stats.index, stats["mean"], lw=1.4, **kw)
+            ax.fill_between(
+                stats.index,
+                stats["mean"] - stats["se"],
+                stats["mean"] + stats["se"],
+                color=kw["color"],
+                alpha=0.15,
+                lw=0,
+            )
+        if truth:
+            ax.axhline(mu, color="black", lw=1, ls=":", label=f"true value {mu:+g}")
+        runs = sub.run.nunique()
+        ax.set_title(f"mu = {mu:+g}  ({runs} runs)")
+        ax.set_xlabel("episode")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def toy_distance_figure(df: pd.DataFrame) -> Figure:
+    """Fig. 2: |P(Left | A) - P*(Left | A)| over episodes, mean and one standard error."""
+    return _toy_panels(df, "distance", "distance to optimal eps-greedy policy", truth=False)
+
+
+def toy_q_left_figure(df: pd.DataFrame) -> Figure:
+    """Appendix C.1: the learned Q(A, Left) over episodes; the dotted line is its true value."""
+    return _toy_panels(df, "q_a_left", "Q(A, Left)", truth=True)
+
+
+def mc_best_step_sizes(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (algorithm, n, sigma2): mean/SE of last-episode steps for every step size, and the
+    best one (fewest mean steps; the paper picks the step size per algorithm and sigma^2)."""
+    last = df[df.episode == df.episode.max()]
+    g = last.groupby(["algorithm", "n", "sigma2", "step_size"]).steps
+    table = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count())})
+    table = table.reset_index()
+    best = table.loc[table.groupby(["algorithm", "n", "sigma2"])["mean"].idxmin()]
+    table["best"] = table.index.isin(best.index)
+    return table
+
+
+def mc_sensitivity_figure(df: pd.DataFrame) -> Figure:
+    """Fig. 3(a): steps in the last episode vs sigma^2, best step size per algorithm and
+    sigma^2, one standard error."""
+    table = mc_best_step_sizes(df)
+    best = table[table.best]
+    fig, ax = plt.subplots(figsize=(5.4, 3.9))
+    for algorithm, n, rank in _groups(best):
+        sub = best[(best.algorithm == algorithm) & (best.n == n)].sort_values("sigma2")
+        kw = _series_style(algorithm, n, rank)
+        ax.errorbar(sub.sigma2, sub["mean"], yerr=sub["se"].fillna(0), marker="o", capsize=3,
+                    lw=1.4, **kw)  # fmt: skip
+    ax.set_xlabel("reward variance sigma^2")
+    ax.set_ylabel("steps in the last episode")
+    ax.set_title(f"Mountain Car, {df.run.nunique()} runs, {df.episode.max()} episodes")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def mc_learning_curve_figure(
+    df: pd.DataFrame, sigma2: Sequence[float] | None = None, smooth: int = 10
+) -> Figure:
+    """Fig. 3(b) for ``sigma2=[10]``; appendix C.2 for all four: steps per episode at the best
+    step size, mean over runs with one standard error (trailing ``smooth``-episode average)."""
+    levels = sorted(df.sigma2.unique()) if sigma2 is None else list(sigma2)
+    best = mc_best_step_sizes(df)
+    best = best[best.best]
+    cols = min(len(levels), 2)
+    rows = int(np.ceil(len(levels) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(5.4 * cols, 3.8 * rows), squeeze=False)
+    for ax, s2 in zip(axes.ravel(), levels, strict=False):
+        for algorithm, n, rank in _groups(df):
+            pick = best[(best.algorithm == algorithm) & (best.n == n) & (best.sigma2 == s2)]
+            if pick.empty:
+                continue
+            alpha = float(pick.step_size.iloc[0])
+            sub = df[
+                (df.algorithm == algorithm) & (df.n == n) & (df.sigma2 == s2)
+                & (df.step_size == alpha)
+            ]  # fmt: skip
+            stats = _mean_se(sub, "steps")
+            kw = _series_style(algorithm, n, rank)
+            kw["label"] = f"{kw['label']}, step {alpha:g}"
+            mean, se = (
+                _smooth(stats["mean"].to_numpy(), smooth),
+                _smooth(stats["se"].to_numpy(), smooth),
+            )
+            ax.plot(stats.index, mean, lw=1.3, **kw)
+            ax.fill_between(stats.index, mean - se, mean + se, color=kw["color"], alpha=0.15,
+                            lw=0)  # fmt: skip
+        ax.set_yscale("log")
+        ax.set_title(f"reward ~ N(-1, {s2:g})")
+        ax.set_xlabel("episode")
+        ax.set_ylabel("steps per episode")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    for ax in axes.ravel()[len(levels) :]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig: Figure, path: str | os.PathLike[str], dpi: int = 130) -> Path:
+    """Write ``fig`` to ``path`` atomically (temporary file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
