@@ -61,19 +61,23 @@ def _reference_target(agent: str, online, targets, next_obs) -> torch.Tensor:
 
 
 @pytest.mark.parametrize(
-    "agent,n,kind",
+    "agent,n,kind,loss,network",
     [
-        ("maxmin-dqn", 3, "rmsprop"),
-        ("maxmin-dqn", 3, "adam"),
-        ("averaged-dqn", 3, "centered_rmsprop"),
-        ("ddqn", 1, "rmsprop"),
+        ("maxmin-dqn", 3, "rmsprop", "mse", "mlp"),
+        ("maxmin-dqn", 3, "adam", "huber", "mlp"),
+        ("averaged-dqn", 3, "centered_rmsprop", "mse", "mlp"),
+        ("ddqn", 1, "rmsprop", "huber", "mlp"),
+        ("maxmin-dqn", 2, "centered_rmsprop", "huber", "minatar_cnn"),
     ],
 )
-def test_batched_learner_matches_separate_modules(agent: str, n: int, kind: str) -> None:
+def test_batched_learner_matches_separate_modules(
+    agent: str, n: int, kind: str, loss: str, network: str
+) -> None:
     seeds, lr, c = 2, 1e-3, 7
+    obs_shape = (OBS,) if network == "mlp" else (2, 5, 5)
     gens = [torch.Generator().manual_seed(100 + s) for s in range(seeds)]
     learner = Learner(
-        agent, n, gens, "mlp", (OBS,), A, kind, lr, _opt_kwargs(kind), "mse", CLIP, GAMMA
+        agent, n, gens, network, obs_shape, A, kind, lr, _opt_kwargs(kind), loss, CLIP, GAMMA
     )
     n_on = learner.n_online
     # Reference: per seed, separate online modules + optimisers and target modules.
@@ -89,7 +93,7 @@ def test_batched_learner_matches_separate_modules(agent: str, n: int, kind: str)
     rng = np.random.default_rng(5)
     data = torch.Generator().manual_seed(9)
     for step in range(120):
-        batch = _batch(data, seeds)
+        batch = _batch(data, seeds, obs_shape)
         members = np.array([[rng.integers(n_on)] for _ in range(seeds)])
         learner.update(np.arange(seeds), members, batch)
         for s in range(seeds):
@@ -98,9 +102,13 @@ def test_batched_learner_matches_separate_modules(agent: str, n: int, kind: str)
             y = batch["reward"][s] + GAMMA * (1 - batch["terminated"][s]) * y_next
             net, opt = ref_online[s][i], ref_opts[s][i]
             q = net(batch["obs"][s]).gather(1, batch["action"][s][:, None]).squeeze(1)
-            loss = ((q - y) ** 2).mean()
+            d = q - y
+            if loss == "huber":  # Huber / SmoothL1 with beta 1, written out
+                err = torch.where(d.abs() < 1, 0.5 * d**2, d.abs() - 0.5).mean()
+            else:
+                err = (d**2).mean()
             opt.zero_grad()
-            loss.backward()
+            err.backward()
             nn.utils.clip_grad_norm_(net.parameters(), CLIP)
             opt.step()
         if (step + 1) % c == 0:
@@ -135,8 +143,10 @@ def test_batched_learner_matches_separate_modules(agent: str, n: int, kind: str)
             state = ref_opts[s][i].state
             steps = float(state[ref_params[0]]["step"]) if ref_params[0] in state else 0.0
             assert learner.opt.step_count[s * n_on + i].item() == steps
-            w = state[ref_params[0]][key]  # first Linear weight, (out, in)
-            torch.testing.assert_close(mine[0][s * n_on + i].t(), w, atol=1e-6, rtol=1e-4)
+            w = state[ref_params[0]][key]  # first layer's weight
+            got_w = mine[0][s * n_on + i]
+            got_w = got_w.t() if network == "mlp" else got_w  # Linear weights are (out, in)
+            torch.testing.assert_close(got_w, w, atol=1e-6, rtol=1e-4)
     if n_on > 1:  # the test only means something if members were updated unequally
         assert len(set(learner.opt.step_count.tolist())) > 1
 

@@ -105,12 +105,12 @@ def test_truncation_bootstraps_and_termination_does_not(timeout_as_terminal: boo
         pos = (tr.replay.pos - 1) % tr.replay.capacity
         if not actions_before:  # first step of an episode: check the stored obs
             ref, _ = env.reset(seed=seed_before)
-            np.testing.assert_array_equal(tr.replay.obs[0, pos].numpy(), ref.astype(np.float32))
-        np.testing.assert_array_equal(tr.replay.obs[0, pos].numpy(), obs0)
+            np.testing.assert_array_equal(tr.replay.obs[0, pos], ref.astype(np.float32))
+        np.testing.assert_array_equal(tr.replay.obs[0, pos], obs0)
     episodes = pd.DataFrame(tr.rows["episodes"])
     term, trunc = episodes[5].astype(bool), episodes[6].astype(bool)
     assert trunc.any() and term.any()  # both kinds of episode end occurred
-    ends = tr.replay.terminated[0, : tr.replay.size].numpy()
+    ends = tr.replay.terminated[0, : tr.replay.size]
     lengths = episodes[4].to_numpy()
     end_pos = np.cumsum(lengths) - 1
     expected = np.where(term, 1.0, 1.0 if timeout_as_terminal else 0.0)
@@ -118,11 +118,11 @@ def test_truncation_bootstraps_and_termination_does_not(timeout_as_terminal: boo
     assert ends.sum() == expected.sum()  # no other step is marked terminal
     # The stored next_obs of a truncated step is the final observation, not the reset one.
     p = int(end_pos[np.flatnonzero(trunc.to_numpy())[0]])
-    assert not torch.equal(tr.replay.next_obs[0, p], tr.replay.obs[0, p + 1])
+    assert not np.array_equal(tr.replay.next_obs[0, p], tr.replay.obs[0, p + 1])
     # Target for that transition, against an independent module evaluation.
     with torch.no_grad():
         target_net = tr.learner.target.to_modules()[0]
-        nxt = tr.replay.next_obs[0, p : p + 1]
+        nxt = torch.from_numpy(tr.replay.next_obs[0, p : p + 1])
         g = tr.learner.bootstrap(nxt[None])[0, 0]
         assert torch.isclose(g, target_net(nxt).max(), atol=1e-6)
     tr.close()

@@ -28,7 +28,7 @@ import torch
 from torch.nn import functional as F
 
 from maxminq import operators
-from maxminq.deep.nets import StackedNet, build_net
+from maxminq.deep.nets import StackedMLP, StackedNet, build_net
 from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
 
 __all__ = ["AGENTS", "AgentSpec", "Learner"]
@@ -195,29 +195,33 @@ class Learner:
             g = self.bootstrap(full)[torch.as_tensor(seeds)]
         y = operators.td_target(batch["reward"], self.gamma, batch["terminated"], g)
         # Parameters of the updated members only, as fresh leaves.
-        flat = torch.as_tensor(seeds[:, None] * self.n_online + members).reshape(-1)
-        all_members = flat.numel() == self.online.members and bool(
-            (flat == torch.arange(flat.numel())).all()
+        flat = (seeds[:, None] * self.n_online + members).reshape(-1)
+        all_members = flat.size == self.online.members and bool(
+            (flat == np.arange(flat.size)).all()
         )
-        idx = None if all_members else flat
+        idx = None if all_members else torch.from_numpy(flat)
         rows = self.online.flat if idx is None else self.online.flat.index_select(0, idx)
-        rows = rows.detach().requires_grad_()  # leaf: its .grad is (k * u, P), one row/member
         obs = self._tile(batch["obs"], u) if u > 1 else batch["obs"]
-        q = self.online.forward(obs, self.online.views(rows))  # (k * u, B, A)
-        act = (self._tile(batch["action"], u) if u > 1 else batch["action"]).unsqueeze(-1)
-        q_sa = q.gather(-1, act).squeeze(-1)
+        act = self._tile(batch["action"], u) if u > 1 else batch["action"]
         y_rep = self._tile(y, u) if u > 1 else y
-        if self.loss_kind == "huber":
-            per = F.smooth_l1_loss(q_sa, y_rep, reduction="none").mean(dim=1)
+        if isinstance(self.online, StackedMLP):  # hand-written backward: no autograd overhead
+            per, q_sa, grad = self.online.loss_and_grad(rows, obs, act, y_rep, self.loss_kind)
         else:
-            per = F.mse_loss(q_sa, y_rep, reduction="none").mean(dim=1)
-        (grad,) = torch.autograd.grad(per.sum(), rows)
-        norms = member_grad_norm_clip(grad, self.grad_clip)
-        finite = torch.isfinite(per) & torch.isfinite(norms)
+            rows = rows.detach().requires_grad_()  # leaf: .grad is (k * u, P), a row/member
+            q = self.online.forward(obs, self.online.views(rows))  # (k * u, B, A)
+            q_sa = q.gather(-1, act.unsqueeze(-1)).squeeze(-1)
+            if self.loss_kind == "huber":
+                per = F.smooth_l1_loss(q_sa, y_rep, reduction="none").mean(dim=1)
+            else:
+                per = F.mse_loss(q_sa, y_rep, reduction="none").mean(dim=1)
+            (grad,) = torch.autograd.grad(per.sum(), rows)
+            per, q_sa = per.detach(), q_sa.detach()
+        norms = member_grad_norm_clip(grad, self.grad_clip).numpy()
         self.opt.step(idx, grad)
-        loss = per.detach().reshape(k, u).mean(1).numpy()
-        qm = q_sa.detach().reshape(k, u, b).mean((1, 2)).numpy()
-        ok = finite.reshape(k, u).all(1).numpy()
+        per_np = per.numpy()
+        ok = (np.isfinite(per_np) & np.isfinite(norms)).reshape(k, u).all(1)
+        loss = per_np.reshape(k, u).mean(1)
+        qm = q_sa.reshape(k, u, b).mean((1, 2)).numpy()
         return loss, qm, ok
 
     def sync_targets(self) -> None:

@@ -26,14 +26,16 @@ class ReplayBuffers:
     """
 
     def __init__(
-        self, seeds: int, capacity: int, obs_shape: tuple[int, ...], obs_dtype: torch.dtype
+        self, seeds: int, capacity: int, obs_shape: tuple[int, ...], obs_dtype: np.dtype
     ) -> None:
         self.seeds, self.capacity = seeds, capacity
-        self.obs = torch.zeros((seeds, capacity, *obs_shape), dtype=obs_dtype)
-        self.next_obs = torch.zeros((seeds, capacity, *obs_shape), dtype=obs_dtype)
-        self.action = torch.zeros((seeds, capacity), dtype=torch.int64)
-        self.reward = torch.zeros((seeds, capacity), dtype=torch.float32)
-        self.terminated = torch.zeros((seeds, capacity), dtype=torch.float32)
+        # NumPy storage: per-step writes and small fancy-index gathers cost far less
+        # there than as torch ops; batches are handed to torch without copying.
+        self.obs = np.zeros((seeds, capacity, *obs_shape), dtype=obs_dtype)
+        self.next_obs = np.zeros((seeds, capacity, *obs_shape), dtype=obs_dtype)
+        self.action = np.zeros((seeds, capacity), dtype=np.int64)
+        self.reward = np.zeros((seeds, capacity), dtype=np.float32)
+        self.terminated = np.zeros((seeds, capacity), dtype=np.float32)
         self.pos = 0
         self.size = 0
 
@@ -47,11 +49,11 @@ class ReplayBuffers:
     ) -> None:
         """Store one transition per seed (arrays with leading dimension S)."""
         p = self.pos
-        self.obs[:, p] = torch.as_tensor(obs, dtype=self.obs.dtype)
-        self.next_obs[:, p] = torch.as_tensor(next_obs, dtype=self.obs.dtype)
-        self.action[:, p] = torch.as_tensor(action)
-        self.reward[:, p] = torch.as_tensor(reward, dtype=torch.float32)
-        self.terminated[:, p] = torch.as_tensor(terminated, dtype=torch.float32)
+        self.obs[:, p] = obs
+        self.next_obs[:, p] = next_obs
+        self.action[:, p] = action
+        self.reward[:, p] = reward
+        self.terminated[:, p] = terminated
         self.pos = (p + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
 
@@ -61,14 +63,13 @@ class ReplayBuffers:
 
     def gather(self, seeds: np.ndarray, idx: np.ndarray) -> dict[str, torch.Tensor]:
         """The transitions ``idx[k]`` of seed ``seeds[k]``: tensors ``(k, batch, ...)``."""
-        s = torch.as_tensor(seeds)[:, None]
-        i = torch.as_tensor(idx)
+        s = np.asarray(seeds)[:, None]
         return {
-            "obs": self.obs[s, i].float(),
-            "action": self.action[s, i],
-            "reward": self.reward[s, i],
-            "next_obs": self.next_obs[s, i].float(),
-            "terminated": self.terminated[s, i],
+            "obs": torch.from_numpy(self.obs[s, idx].astype(np.float32, copy=False)),
+            "action": torch.from_numpy(self.action[s, idx]),
+            "reward": torch.from_numpy(self.reward[s, idx]),
+            "next_obs": torch.from_numpy(self.next_obs[s, idx].astype(np.float32, copy=False)),
+            "terminated": torch.from_numpy(self.terminated[s, idx]),
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -77,14 +78,14 @@ class ReplayBuffers:
         return {
             "pos": self.pos,
             "size": n,
-            **{k: getattr(self, k)[:, :n].clone() for k in self._fields},
+            **{k: torch.from_numpy(getattr(self, k)[:, :n].copy()) for k in self._fields},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what ``state_dict`` wrote."""
         n = int(state["size"])
         for k in self._fields:
-            getattr(self, k)[:, :n].copy_(state[k])
+            getattr(self, k)[:, :n] = state[k].numpy()
         self.pos, self.size = int(state["pos"]), n
 
     _fields = ("obs", "next_obs", "action", "reward", "terminated")

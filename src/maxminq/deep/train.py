@@ -128,7 +128,7 @@ class Trainer:
             cfg.update_members,
         )
         self.replay = ReplayBuffers(
-            self.S, cfg.buffer_size, self.obs_shape, torch.uint8 if image else torch.float32
+            self.S, cfg.buffer_size, self.obs_shape, np.dtype(np.uint8 if image else np.float32)
         )
         # Counters and per-seed episode state.
         self.step = 0

@@ -1,0 +1,204 @@
+"""Env-steps/s of the batched deep agents vs a per-network Python loop (authors' style).
+
+Measures, in ONE process and interleaved over several rounds (medians reported, so
+machine-load drift hits every variant alike):
+
+* DQN and Maxmin DQN with N = 2, 4, 8, one seed, (a) the batched ensemble of
+  ``maxminq.deep`` and (b) a straightforward loop over N ``nn.Module`` networks with N
+  ``torch.optim`` optimisers, written like the authors' code (acting: min over a Python
+  loop of N forward passes; target: a loop over the N target nets; one net updated).
+  The loop baseline gets a preallocated NumPy replay, so only the network loop differs.
+* S = 1 vs S = 20 seeds in one process (batched), aggregate env-steps/s.
+
+Every step after ``learning_starts`` is a full training step (act, env step, store,
+sample, update). Speeds are env-steps per CPU-second of this process
+(``time.process_time``; torch uses one thread), which on a shared machine is far less
+noisy than wall-clock time; on an idle machine the two agree.
+
+Run: ``.venv/bin/python benchmarks/bench_deep.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+
+from maxminq.deep.config import TrainConfig  # noqa: E402
+from maxminq.deep.nets import build_net  # noqa: E402
+from maxminq.deep.train import Trainer  # noqa: E402
+from maxminq.envs import make  # noqa: E402
+
+WARM = 250  # learning starts at 200
+
+
+def _config(env_id: str, agent: str, n: int, seeds: int) -> TrainConfig:
+    return TrainConfig(
+        env_id=env_id,
+        agent=agent,
+        n=n,
+        lr=1e-4,
+        steps=10**9,
+        seeds=list(range(seeds)),
+        learning_starts=200,
+        eval_episodes=0,
+        checkpoint_every=0,
+    ).resolve()
+
+
+def batched_sps(env_id: str, agent: str, n: int, seeds: int, steps: int) -> float:
+    """Aggregate env-steps/s of ``maxminq.deep`` (all seeds of one process)."""
+    tr = Trainer(_config(env_id, agent, n, seeds))
+    while tr.step < WARM:
+        tr.train_step()
+    t0 = time.process_time()
+    for _ in range(steps):
+        tr.train_step()
+    dt = time.process_time() - t0
+    tr.close()
+    return steps * seeds / dt
+
+
+class LoopAgent:
+    """Maxmin DQN (N = 1: DQN) as N separate modules in Python loops, authors' style."""
+
+    def __init__(self, cfg: TrainConfig, obs_shape: tuple[int, ...], n_actions: int) -> None:
+        proto = build_net(cfg.network, cfg.n, obs_shape, n_actions)
+        proto.init_members([torch.Generator().manual_seed(0)], cfg.n)
+        self.nets = proto.to_modules()
+        self.targets = proto.to_modules()
+        kw = dict(cfg.optimizer_kwargs or {})
+        if cfg.optimizer == "adam":
+            self.opts = [torch.optim.Adam(m.parameters(), lr=cfg.lr, **kw) for m in self.nets]
+        else:
+            kw["centered"] = cfg.optimizer == "centered_rmsprop"
+            self.opts = [torch.optim.RMSprop(m.parameters(), lr=cfg.lr, **kw) for m in self.nets]
+        self.cfg, self.n_actions = cfg, n_actions
+
+    def act(self, obs: np.ndarray, eps: float, rng: np.random.Generator) -> int:
+        if rng.random() < eps:
+            return int(rng.integers(self.n_actions))
+        with torch.no_grad():
+            x = torch.as_tensor(obs, dtype=torch.float32)[None]
+            q = torch.stack([net(x) for net in self.nets]).min(0).values
+        return int(q.argmax())
+
+    def update(self, batch: tuple[torch.Tensor, ...], rng: np.random.Generator) -> None:
+        obs, act, rew, nxt, done = batch
+        with torch.no_grad():
+            q_next = torch.stack([t(nxt) for t in self.targets]).min(0).values.max(1).values
+            y = rew + self.cfg.gamma * (1 - done) * q_next
+        i = int(rng.integers(len(self.nets)))
+        q = self.nets[i](obs).gather(1, act[:, None]).squeeze(1)
+        loss = F.smooth_l1_loss(q, y) if self.cfg.loss == "huber" else F.mse_loss(q, y)
+        self.opts[i].zero_grad()
+        loss.backward()
+        if self.cfg.grad_clip:
+            nn.utils.clip_grad_norm_(self.nets[i].parameters(), self.cfg.grad_clip)
+        self.opts[i].step()
+
+    def sync(self) -> None:
+        for t, m in zip(self.targets, self.nets, strict=True):
+            t.load_state_dict(m.state_dict())
+
+
+def loop_sps(env_id: str, n: int, steps: int) -> float:
+    """Env-steps/s of the per-network loop baseline, one seed."""
+    cfg = _config(env_id, "maxmin-dqn" if n > 1 else "dqn", n, 1)
+    env = make(env_id, max_episode_steps=cfg.max_episode_steps)
+    obs_shape, n_actions = env.observation_space.shape, int(env.action_space.n)
+    agent = LoopAgent(cfg, obs_shape, n_actions)
+    rng = np.random.default_rng(0)
+    cap = cfg.buffer_size
+    buf_o = np.zeros((cap, *obs_shape), np.float32)
+    buf_n = np.zeros((cap, *obs_shape), np.float32)
+    buf_a, buf_r, buf_d = np.zeros(cap, np.int64), np.zeros(cap, np.float32), np.zeros(cap)
+    obs, _ = env.reset(seed=0)
+    t0 = 0.0
+    for t in range(WARM + steps):
+        if t == WARM:
+            t0 = time.process_time()
+        eps = 1.0 if t < cfg.learning_starts else cfg.eps_end
+        a = agent.act(obs, eps, rng)
+        nxt, r, term, trunc, _ = env.step(a)
+        p = t % cap
+        buf_o[p], buf_n[p], buf_a[p], buf_r[p], buf_d[p] = obs, nxt, a, r, float(term)
+        obs = env.reset()[0] if (term or trunc) else nxt
+        if t >= cfg.learning_starts:
+            idx = rng.integers(0, min(t + 1, cap), cfg.batch_size)
+            batch = tuple(
+                torch.as_tensor(x[idx], dtype=dt)
+                for x, dt in (
+                    (buf_o, torch.float32),
+                    (buf_a, torch.int64),
+                    (buf_r, torch.float32),
+                    (buf_n, torch.float32),
+                    (buf_d, torch.float32),
+                )
+            )
+            agent.update(batch, rng)
+        if (t + 1) % cfg.target_update == 0:
+            agent.sync()
+    dt = time.process_time() - t0
+    env.close()
+    return steps / dt
+
+
+def main() -> None:
+    """Run every measurement (interleaved rounds) and print tables with ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps and rounds")
+    parser.add_argument("--rounds", type=int, default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    rounds = args.rounds or (1 if args.quick else 3)
+    plans = {
+        "LunarLander-v3": 200 if args.quick else 500,
+        "maxminq/MinAtar-Breakout-v0": 60 if args.quick else 150,
+    }
+    print(f"bench_deep: {rounds} round(s), torch threads 1, load {os.getloadavg()[0]:.1f}")
+    for env_id, steps in plans.items():
+        res: dict[str, list[float]] = {}
+
+        def rec(key: str, value: float, res: dict[str, list[float]] = res) -> None:
+            res.setdefault(key, []).append(value)
+
+        for _ in range(rounds):
+            rec("batched dqn", batched_sps(env_id, "dqn", 1, 1, steps))
+            rec("loop dqn", loop_sps(env_id, 1, steps))
+            for n in (2, 4, 8):
+                rec(f"batched maxmin N={n}", batched_sps(env_id, "maxmin-dqn", n, 1, steps))
+                rec(f"loop maxmin N={n}", loop_sps(env_id, n, steps))
+            rec("batched dqn S=20", batched_sps(env_id, "dqn", 1, 20, max(steps // 5, 30)))
+            rec("batched maxmin N=4 S=20", batched_sps(env_id, "maxmin-dqn", 4, 20, steps // 5))
+            rec("batched maxmin N=4", batched_sps(env_id, "maxmin-dqn", 4, 1, steps))
+        med = {k: statistics.median(v) for k, v in res.items()}
+        print(f"\n{env_id} (median env-steps/s over {rounds} round(s), {steps} steps each)")
+        print("| agent | batched | per-net loop | batched / loop | batched / batched DQN |")
+        print("|---|---|---|---|---|")
+        for name in ("dqn", "maxmin N=2", "maxmin N=4", "maxmin N=8"):
+            b, lp = med[f"batched {name}"], med[f"loop {name}"]
+            print(f"| {name} | {b:.0f} | {lp:.0f} | {b / lp:.2f} | {b / med['batched dqn']:.2f} |")
+        print(
+            f"| loop maxmin N=8 / loop dqn | | | | {med['loop maxmin N=8'] / med['loop dqn']:.2f} |"
+        )
+        print("\n| seeds in one process | aggregate env-steps/s | vs S=1 |")
+        print("|---|---|---|")
+        for name, one in (("dqn", "batched dqn"), ("maxmin N=4", "batched maxmin N=4")):
+            s20 = med[f"batched {name} S=20"]
+            print(f"| {name}, S=1 | {med[one]:.0f} | 1.00 |")
+            print(f"| {name}, S=20 | {s20:.0f} | {s20 / med[one]:.2f} |")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f} (2 cores, shared)")
+
+
+if __name__ == "__main__":
+    main()
