@@ -149,7 +149,7 @@ def _minatar(game: str, dqn_lr: float, cap: int | None, maxmin_n: int, paper: bo
     mm_lr = LR_SWEEP_MINATAR[max(i - 1, 0)]
     best = _best(dqn_lr, dqn_lr, (dqn_lr, 2), (mm_lr, maxmin_n))
     source = {"dqn": "authors", "ddqn": "assumed", "averaged-dqn": "assumed"}
-    source["maxmin-dqn"] = "authors" if game == "Asterix" else "assumed"
+    source["maxmin-dqn"] = "assumed"  # Asterix: N = 4 was suggested, the step size was not
     return EnvDefaults(
         env_id=f"maxminq/MinAtar-{game}-v0",
         network="minatar_cnn",
