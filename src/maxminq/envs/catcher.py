@@ -56,12 +56,22 @@ _N_SPAWN_Y = len(SPAWN_Y)
 
 @njit(cache=True)
 def _spawn(i: int, fx: np.ndarray, fy: np.ndarray, rng: np.ndarray) -> None:
+    """New fruit for slot i: centre x from SPAWN_X, centre y = -(one of SPAWN_Y)."""
     fx[i] = FRUIT * 2 + FRUIT * randint(rng, i, 0, _N_SPAWN_X)
     fy[i] = -(FRUIT + FRUIT * randint(rng, i, 0, _N_SPAWN_Y))
 
 
 @njit(cache=True)
-def _reset(mask, px, vel, fx, fy, lives, rng) -> None:  # noqa: ANN001
+def _reset(
+    mask: np.ndarray,
+    px: np.ndarray,
+    vel: np.ndarray,
+    fx: np.ndarray,
+    fy: np.ndarray,
+    lives: np.ndarray,
+    rng: np.ndarray,
+) -> None:
+    """Start a new game in every masked slot."""
     for i in range(mask.shape[0]):
         if mask[i]:
             px[i] = PADDLE_X0
@@ -72,6 +82,7 @@ def _reset(mask, px, vel, fx, fy, lives, rng) -> None:  # noqa: ANN001
 
 @njit(cache=True)
 def collides(px: int, fx: int, fy: int) -> bool:
+    """Start a new game in every masked slot."""
     """pygame ``colliderect`` of the paddle (centre px, 58) and the fruit (centre fx, fy)."""
     pl, pt = px - PADDLE_HALF, PADDLE_TOP
     fl, ft = fx - FRUIT_HALF, fy - FRUIT_HALF
@@ -79,7 +90,18 @@ def collides(px: int, fx: int, fy: int) -> bool:
 
 
 @njit(cache=True)
-def _step(actions, px, vel, fx, fy, lives, rng, reward, term) -> None:  # noqa: ANN001
+def _step(
+    actions: np.ndarray,
+    px: np.ndarray,
+    vel: np.ndarray,
+    fx: np.ndarray,
+    fy: np.ndarray,
+    lives: np.ndarray,
+    rng: np.ndarray,
+    reward: np.ndarray,
+    term: np.ndarray,
+) -> None:
+    """One frame for every slot; writes reward and terminated (see module docstring)."""
     for i in range(actions.shape[0]):
         a = actions[i]
         dx = -PLAYER_SPEED if a == LEFT else (PLAYER_SPEED if a == RIGHT else 0.0)
@@ -110,7 +132,15 @@ def _step(actions, px, vel, fx, fy, lives, rng, reward, term) -> None:  # noqa: 
 
 
 @njit(cache=True)
-def _state(px, vel, fx, fy, out, rows) -> None:  # noqa: ANN001
+def _state(
+    px: np.ndarray,
+    vel: np.ndarray,
+    fx: np.ndarray,
+    fy: np.ndarray,
+    out: np.ndarray,
+    rows: np.ndarray,
+) -> None:
+    """getGameState rows (player_x, player_vel, fruit_x, fruit_y) into ``out``."""
     for i in rows:
         out[i, 0] = px[i]
         out[i, 1] = vel[i]
@@ -119,7 +149,20 @@ def _state(px, vel, fx, fy, out, rows) -> None:  # noqa: ANN001
 
 
 @njit(cache=True)
-def _vector_step(actions, px, vel, fx, fy, lives, rng, elapsed, cap, shift, scale, normalize):  # noqa: ANN001
+def _vector_step(
+    actions: np.ndarray,
+    px: np.ndarray,
+    vel: np.ndarray,
+    fx: np.ndarray,
+    fy: np.ndarray,
+    lives: np.ndarray,
+    rng: np.ndarray,
+    elapsed: np.ndarray,
+    cap: int,
+    shift: np.ndarray,
+    scale: np.ndarray,
+    normalize: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Fused step + time limit + same-step reset + observation for all slots."""
     b = actions.shape[0]
     reward = np.empty(b)

@@ -68,13 +68,16 @@ TERRAIN_CAP = 64  # at most 13 + 48 segments exist at once
 
 
 @njit(cache=True)
-def _rects_overlap(ax, ay, aw, ah, bx, by, bw, bh) -> bool:  # noqa: ANN001
+def _rects_overlap(ax: int, ay: int, aw: int, ah: int, bx: int, by: int, bw: int, bh: int) -> bool:
     """pygame ``colliderect``: strict overlap of two integer rectangles."""
     return ax < bx + bw and bx < ax + aw and ay < by + bh and by < ay + ah
 
 
 @njit(cache=True)
-def _add_terrain(i, start, end, tx, ty, nt, rng) -> None:  # noqa: ANN001
+def _add_terrain(
+    i: int, start: int, end: int, tx: np.ndarray, ty: np.ndarray, nt: np.ndarray, rng: np.ndarray
+) -> None:
+    """Append a batch of terrain segments for x in [start, end) to slot i."""
     freq = 4.5 / WIDTH + uniform(rng, i, -0.01, 0.01)
     for x in range(start + TERRAIN_W // 2, end + TERRAIN_W // 2, TERRAIN_W):
         jitter = (HEIGHT * 0.125) * np.sin(freq * x + uniform(rng, i, 0.0, 0.5))
@@ -85,7 +88,8 @@ def _add_terrain(i, start, end, tx, ty, nt, rng) -> None:  # noqa: ANN001
 
 
 @njit(cache=True)
-def _add_block(i, bx, by, nb, rng) -> None:  # noqa: ANN001
+def _add_block(i: int, bx: np.ndarray, by: np.ndarray, nb: np.ndarray, rng: np.ndarray) -> None:
+    """Append one block to slot i (centre x in [W, 1.5 W), y in [0.25 H, 0.75 H))."""
     k = nb[i]
     bx[i, k] = randint(rng, i, WIDTH, int(WIDTH * 1.5))
     by[i, k] = randint(rng, i, int(HEIGHT * 0.25), int(HEIGHT * 0.75))
@@ -93,7 +97,19 @@ def _add_block(i, bx, by, nb, rng) -> None:  # noqa: ANN001
 
 
 @njit(cache=True)
-def _reset(mask, py, mom, bx, by, nb, tx, ty, nt, rng) -> None:  # noqa: ANN001
+def _reset(
+    mask: np.ndarray,
+    py: np.ndarray,
+    mom: np.ndarray,
+    bx: np.ndarray,
+    by: np.ndarray,
+    nb: np.ndarray,
+    tx: np.ndarray,
+    ty: np.ndarray,
+    nt: np.ndarray,
+    rng: np.ndarray,
+) -> None:
+    """Start a new game in every masked slot (block first, then terrain, as PLE)."""
     for i in range(mask.shape[0]):
         if mask[i]:
             py[i] = PLAYER_Y0
@@ -105,7 +121,21 @@ def _reset(mask, py, mom, bx, by, nb, tx, ty, nt, rng) -> None:  # noqa: ANN001
 
 
 @njit(cache=True)
-def _step(actions, py, mom, bx, by, nb, tx, ty, nt, rng, reward, term) -> None:  # noqa: ANN001
+def _step(
+    actions: np.ndarray,
+    py: np.ndarray,
+    mom: np.ndarray,
+    bx: np.ndarray,
+    by: np.ndarray,
+    nb: np.ndarray,
+    tx: np.ndarray,
+    ty: np.ndarray,
+    nt: np.ndarray,
+    rng: np.ndarray,
+    reward: np.ndarray,
+    term: np.ndarray,
+) -> None:
+    """One frame for every slot; writes reward and terminated (see module docstring)."""
     alive = np.empty(max(BLOCK_CAP, TERRAIN_CAP), dtype=np.bool_)
     for i in range(actions.shape[0]):
         m = mom[i] + (CLIMB if actions[i] == UP else FALL) * DT
@@ -197,7 +227,19 @@ def _step(actions, py, mom, bx, by, nb, tx, ty, nt, rng, reward, term) -> None: 
 
 
 @njit(cache=True)
-def _state(py, mom, bx, by, nb, tx, ty, nt, out, rows) -> None:  # noqa: ANN001
+def _state(
+    py: np.ndarray,
+    mom: np.ndarray,
+    bx: np.ndarray,
+    by: np.ndarray,
+    nb: np.ndarray,
+    tx: np.ndarray,
+    ty: np.ndarray,
+    nt: np.ndarray,
+    out: np.ndarray,
+    rows: np.ndarray,
+) -> None:
+    """getGameState rows (PLE order) of slots ``rows`` into ``out``."""
     for i in rows:
         y = py[i]
         prx = PLAYER_X - PLAYER_RECT // 2
@@ -246,8 +288,22 @@ def _state(py, mom, bx, by, nb, tx, ty, nt, out, rows) -> None:  # noqa: ANN001
 
 @njit(cache=True)
 def _vector_step(
-    actions, py, mom, bx, by, nb, tx, ty, nt, rng, elapsed, cap, shift, scale, normalize
-):  # noqa: ANN001
+    actions: np.ndarray,
+    py: np.ndarray,
+    mom: np.ndarray,
+    bx: np.ndarray,
+    by: np.ndarray,
+    nb: np.ndarray,
+    tx: np.ndarray,
+    ty: np.ndarray,
+    nt: np.ndarray,
+    rng: np.ndarray,
+    elapsed: np.ndarray,
+    cap: int,
+    shift: np.ndarray,
+    scale: np.ndarray,
+    normalize: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Fused step + time limit + same-step reset + observation for all slots."""
     b = actions.shape[0]
     reward = np.empty(b)
@@ -292,7 +348,7 @@ class PixelcopterCore(GameCore):
         self._reward = np.zeros(b)
         self._term = np.zeros(b, dtype=np.bool_)
 
-    def _arrays(self) -> tuple[np.ndarray, ...]:
+    def _arrays(self: np.ndarray) -> tuple[np.ndarray, ...]:
         return (self.py, self.mom, self.bx, self.by, self.nb, self.tx, self.ty, self.nt)
 
     def reset_slots(self, mask: np.ndarray) -> None:
