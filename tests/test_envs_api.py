@@ -300,3 +300,42 @@ def test_fused_vector_step_matches_reference(game: str) -> None:
         n_done += got[4].size
     np.testing.assert_array_equal(el_f, el_r)
     assert n_done > 0
+
+
+def test_minatar_options_reach_the_game() -> None:
+    env = make("maxminq/MinAtar-Seaquest-v0", difficulty_ramping=False, sticky_action_prob=0.25)
+    game = env.unwrapped.game
+    assert game.env.ramping is False and game.sticky_action_prob == 0.25
+    assert make("maxminq/MinAtar-Seaquest-v0").unwrapped.game.env.ramping is True
+    with pytest.raises(ValueError, match="obs_dtype"):
+        make("maxminq/MinAtar-Seaquest-v0", obs_dtype="int64")
+
+
+def test_fallback_network_for_image_observations() -> None:
+    env_id = "maxminq-test/BreakoutAlias-v0"
+    if env_id not in gym.registry:
+        gym.register(
+            id=env_id, entry_point="maxminq.envs.minatar:MinAtarEnv", kwargs={"game": "breakout"}
+        )
+    d = get_env_defaults(env_id)
+    assert d.network == "minatar_cnn" and not d.paper
+
+
+def test_random_pixelcopter_survives_about_seven_frames() -> None:
+    """REFERENCE.md (from PLE): a random policy survives about 7 steps and scores -5 plus the
+    terrain segments passed (none in 7 frames: the first leaves after 10 frames)."""
+    venv = make_vector("maxminq/Pixelcopter-v0", list(range(64)))
+    venv.reset()
+    rng = np.random.default_rng(0)
+    lengths, returns = [], []
+    length, ret = np.zeros(64), np.zeros(64)
+    while len(lengths) < 2000:
+        _, r, term, trunc, _ = venv.step(rng.integers(0, 2, size=64))
+        length += 1
+        ret += r
+        for i in np.flatnonzero(term | trunc):
+            lengths.append(length[i])
+            returns.append(ret[i])
+            length[i] = ret[i] = 0
+    assert 6.0 < np.mean(lengths) < 8.5
+    assert -5.0 <= np.mean(returns) < -4.5
