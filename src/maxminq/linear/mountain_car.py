@@ -121,29 +121,37 @@ def _act_and_gather(
     buf_pos, chosen, idx, gathered, scratch, kind, mode, epsilon, update_now, max_steps,
     steps_out,
 ):  # pragma: no cover - numba  # fmt: skip
-    """Kernel 1: act, step, store, sample the mini-batch, gather next-state values."""
-    n_members = w.shape[1]
+    """Kernel 1: act, step, store, sample the mini-batch, gather next-state values.
+
+    Weights are laid out (lane, feature, member, action) so that one active tile's values for
+    every member and action share one or two cache lines.
+    """
+    n_members = w.shape[2]
     capacity, batch, n_episodes = buf_i.shape[1], idx.shape[1], steps_out.shape[1]
     finished = 0
     for k in range(active.shape[0]):
         lane = active[k]
-        values = scratch[lane, :N_ACTIONS]
+        per_member = scratch[lane, :n_members]  # (M, A) action values of the current state
+        values = scratch[lane, n_members]
         c = cur[lane]
-        for a in range(N_ACTIONS):
-            acc = 0.0
+        per_member[:] = 0.0
+        for t in range(N_TILINGS):
+            f = tiles_cur[lane, t]
             for m in range(n_members):
-                if mode == BEHAVE_CURRENT and m != c:
-                    continue
-                qm = 0.0
-                for t in range(N_TILINGS):
-                    qm += w[lane, m, tiles_cur[lane, t] * N_ACTIONS + a]
-                if mode == BEHAVE_MIN:
-                    acc = qm if m == 0 else min(acc, qm)
-                else:
-                    acc += qm
-            if mode == BEHAVE_CURRENT or mode == BEHAVE_MIN:  # noqa: SIM109
+                for a in range(N_ACTIONS):
+                    per_member[m, a] += w[lane, f, m, a]
+        for a in range(N_ACTIONS):
+            if mode == BEHAVE_CURRENT:
+                values[a] = per_member[c, a]
+            elif mode == BEHAVE_MIN:
+                acc = per_member[0, a]
+                for m in range(1, n_members):
+                    acc = min(acc, per_member[m, a])
                 values[a] = acc
             else:
+                acc = 0.0
+                for m in range(n_members):
+                    acc += per_member[m, a]
                 values[a] = acc / n_members
         a = epsilon_greedy(values, N_ACTIONS, epsilon, rng, lane)
         r = -1.0 + sd[lane] * rng_normal(rng, lane)
@@ -165,13 +173,13 @@ def _act_and_gather(
             for b in range(batch):
                 j = rng_int(rng, lane, buf_size[lane])
                 idx[lane, b] = j
-                for m in range(n_members):
-                    src = member_order(kind, m, n_members, i, c)
-                    for a2 in range(N_ACTIONS):
-                        qv = 0.0
-                        for t in range(N_TILINGS):
-                            qv += w[lane, src, buf_i[lane, j, N_TILINGS + t] * N_ACTIONS + a2]
-                        gathered[k, b, m, a2] = qv
+                gathered[k, b] = 0.0
+                for t in range(N_TILINGS):
+                    f = buf_i[lane, j, N_TILINGS + t]
+                    for m in range(n_members):
+                        src = member_order(kind, m, n_members, i, c)
+                        for a2 in range(N_ACTIONS):
+                            gathered[k, b, m, a2] += w[lane, f, src, a2]
         if term or steps_ep[lane] >= max_steps:  # goal reached, or truncated (still bootstraps)
             e = ep[lane]
             steps_out[lane, e] = steps_ep[lane]
@@ -201,7 +209,7 @@ def _update(
     last K - 1 updates, recorded in ``log``) and then update it, so the ring again holds the
     newest K versions without copying whole tables.
     """
-    n_members = w.shape[1]
+    n_members = w.shape[2]
     batch = idx.shape[1]
     n_log = log.shape[1]
     for k in range(active.shape[0]):
@@ -215,7 +223,8 @@ def _update(
                     for q in range(log.shape[2]):
                         pos = log[lane, h, q]
                         if pos >= 0:
-                            w[lane, slot, pos] = w[lane, c, pos]
+                            f, a = pos // N_ACTIONS, pos % N_ACTIONS
+                            w[lane, f, slot, a] = w[lane, f, c, a]
             cur[lane] = slot
         step = alpha[lane] / N_TILINGS
         lp = log_ptr[lane]
@@ -226,13 +235,13 @@ def _update(
             target = buf_r[lane, j] + (0.0 if term else gamma * g[k, b])
             qsa = 0.0
             for t in range(N_TILINGS):
-                qsa += w[lane, slot, buf_i[lane, j, t] * N_ACTIONS + a]
+                qsa += w[lane, buf_i[lane, j, t], slot, a]
             delta = step * (target - qsa)
             for t in range(N_TILINGS):
-                pos = buf_i[lane, j, t] * N_ACTIONS + a
-                w[lane, slot, pos] += delta
+                f = buf_i[lane, j, t]
+                w[lane, f, slot, a] += delta
                 if kind == KIND_SNAPSHOTS and n_members > 1:
-                    log[lane, lp, b * N_TILINGS + t] = pos
+                    log[lane, lp, b * N_TILINGS + t] = f * N_ACTIONS + a
         if kind == KIND_SNAPSHOTS and n_members > 1:
             log_ptr[lane] = (lp + 1) % n_log
 
@@ -303,7 +312,7 @@ def run_mountain_car_grid(
     rng = np.tile(lane_seeds(seed, np.arange(run_offset, run_offset + runs)), len(settings))
     sd = np.repeat([math.sqrt(s) for s, _ in settings], runs)
     alpha = np.repeat([a for _, a in settings], runs)
-    w = np.full((n_lanes, n_members, N_FEATURES * N_ACTIONS), p["init_weight"])
+    w = np.full((n_lanes, N_FEATURES, n_members, N_ACTIONS), p["init_weight"])
     cur = np.zeros(n_lanes, dtype=np.int64)
     pos, vel = np.zeros(n_lanes), np.zeros(n_lanes)
     tiles_cur = np.zeros((n_lanes, N_TILINGS), dtype=np.int64)
@@ -317,7 +326,7 @@ def run_mountain_car_grid(
     buf_pos = np.zeros(n_lanes, dtype=np.int64)
     chosen = np.zeros(n_lanes, dtype=np.int64)
     idx = np.zeros((n_lanes, batch), dtype=np.int64)
-    scratch = np.zeros((n_lanes, N_ACTIONS))
+    scratch = np.zeros((n_lanes, n_members + 1, N_ACTIONS))
     n_log = max(n_members - 1, 1)
     log = np.full((n_lanes, n_log, batch * N_TILINGS), -1, dtype=np.int64)
     log_ptr = np.zeros(n_lanes, dtype=np.int64)
@@ -363,7 +372,10 @@ def run_mountain_car_grid(
             "steps": steps_out.ravel(),
         }
     )
-    return (df, w, cur) if return_weights else df
+    if return_weights:  # as (lane, member, feature x action)
+        flat = w.transpose(0, 2, 1, 3).reshape(n_lanes, n_members, N_FEATURES * N_ACTIONS)
+        return df, flat, cur
+    return df
 
 
 def run_mountain_car(

@@ -112,7 +112,7 @@ def _init_lanes(q, rng, kind, init_std):  # pragma: no cover - numba
 @numba.njit(cache=True)
 def _act_and_gather(
     q, cur, rng, state, mu, done, ended, buf, buf_size, buf_pos, chosen, idx, gathered, scratch,
-    kind, mode, epsilon, update_now,
+    kind, mode, epsilon, update_now, n_steps,
 ):  # pragma: no cover - numba  # fmt: skip
     """Kernel 1: act eps-greedily, step the MDP, store, and prepare the update's inputs."""
     n_lanes, n_members = q.shape[0], q.shape[1]
@@ -121,6 +121,7 @@ def _act_and_gather(
         ended[lane] = False
         if done[lane]:
             continue
+        n_steps[lane] += 1
         values = scratch[lane]
         s = state[lane]
         n_actions = N_ACTIONS_A if s == STATE_A else N_ACTIONS_B
@@ -241,7 +242,7 @@ def run_toy_mdp(
     values after the episode, its distance to the optimal eps-greedy policy (Fig. 2), and the
     behaviour value of (A, Left) (appendix figure; true value mu). ``params`` override
     ``TOY_DEFAULTS``; ``op_kwargs`` are passed to the operator. Run r uses the stream of
-    ``(seed, run_offset + r)``.
+    ``(seed, run_offset + r)``. ``df.attrs["agent_steps"]`` holds the total agent steps.
     """
     spec = resolve_algorithm(algorithm, n)
     p = _validate(mu, runs, episodes, params)
@@ -265,6 +266,7 @@ def run_toy_mdp(
     idx = np.zeros((n_lanes, batch), dtype=np.int64)
     gathered = np.zeros((n_lanes, n_members, N_ACTIONS_B))
     g = np.zeros(n_lanes)
+    n_steps = np.zeros(n_lanes, dtype=np.int64)  # agent steps per lane (for throughput)
     p_left = np.zeros((n_lanes, episodes))
     q_left = np.zeros((n_lanes, episodes))
     eps, gamma, alpha = float(p["epsilon"]), float(p["gamma"]), float(p["step_size"])
@@ -275,7 +277,7 @@ def run_toy_mdp(
         update_now = step % p["update_every"] == 0
         _act_and_gather(
             q, cur, rng, state, mus, done, ended, buf, buf_size, buf_pos, chosen, idx, gathered,
-            scratch, spec.kind, spec.behaviour, eps, update_now,
+            scratch, spec.kind, spec.behaviour, eps, update_now, n_steps,
         )  # fmt: skip
         if update_now:
             g[:] = bootstrap_values(algorithm, gathered, op_kwargs)
@@ -291,7 +293,7 @@ def run_toy_mdp(
 
     run_ids = np.arange(run_offset, run_offset + n_lanes)
     distance = np.abs(p_left - optimal_p_left(float(mu), eps))
-    return pd.DataFrame(
+    df = pd.DataFrame(
         {
             "mu": float(mu),
             "algorithm": algorithm,
@@ -303,6 +305,8 @@ def run_toy_mdp(
             "q_a_left": q_left.ravel(),
         }
     )
+    df.attrs["agent_steps"] = int(n_steps.sum())
+    return df
 
 
 # Re-exported for the benchmark and tests (the behaviour modes used by the kernels).
