@@ -161,6 +161,12 @@ class Learner:
 
     # --- learning -----------------------------------------------------------------------
 
+    def choose_all_members(self, rngs: list[np.random.Generator]) -> np.ndarray:
+        """``choose_members`` for several seeds: (k, update_members)."""
+        if self.n_online == 1:
+            return np.zeros((len(rngs), 1), dtype=np.int64)  # no draw: nothing to choose
+        return np.stack([self.choose_members(rng) for rng in rngs])
+
     def choose_members(self, rng: np.random.Generator) -> np.ndarray:
         """The members of one seed to update this step (uniform subset, Algorithm 1)."""
         if self.n_online == 1:
@@ -200,7 +206,12 @@ class Learner:
             (flat == np.arange(flat.size)).all()
         )
         idx = None if all_members else torch.from_numpy(flat)
-        rows = self.online.flat if idx is None else self.online.flat.index_select(0, idx)
+        if idx is None:
+            rows = self.online.flat
+        elif flat.size == 1:  # one member: a view, no copy
+            rows = self.online.flat[int(flat[0]) : int(flat[0]) + 1]
+        else:
+            rows = self.online.flat.index_select(0, idx)
         obs = self._tile(batch["obs"], u) if u > 1 else batch["obs"]
         act = self._tile(batch["action"], u) if u > 1 else batch["action"]
         y_rep = self._tile(y, u) if u > 1 else y

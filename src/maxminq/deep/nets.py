@@ -172,7 +172,8 @@ class StackedMinAtarCNN(StackedNet):
 
     ``Conv2d(C, 16, 3, stride 1) -> ReLU -> Linear(16 * 8 * 8, 128) -> ReLU -> Linear(128, A)``
     on C x 10 x 10 observations (channels first, as ``maxminq.envs`` returns MinAtar
-    states). The M convolutions run as one convolution with ``groups = M``.
+    states). The M convolutions run as one batched matrix product on im2col patches
+    (``F.unfold`` + ``torch.baddbmm``), an equivalent of a grouped convolution.
     """
 
     def __init__(self, members: int, in_channels: int, n_actions: int, size: int = 10) -> None:
@@ -210,10 +211,15 @@ class StackedMinAtarCNN(StackedNet):
     def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
         cw, cb, w1, b1, w2, b2 = self.params if params is None else params
         m, b = x.shape[0], x.shape[1]
-        # (M, B, C, H, W) -> (B, M * C, H, W): member m's channels form group m.
-        h = x.transpose(0, 1).reshape(b, m * self.in_channels, self.size, self.size)
-        h = F.conv2d(h, cw.reshape(m * 16, self.in_channels, 3, 3), cb.reshape(-1), groups=m)
-        h = F.relu(h).reshape(b, m, self.conv_out).transpose(0, 1)  # (M, B, 16 * 8 * 8)
+        c, size = self.in_channels, self.size
+        # The M convolutions as one batched matrix product over im2col patches: like a
+        # grouped convolution, but each member's result is bitwise independent of how
+        # many members share the call (a grouped conv's algorithm depends on M).
+        cols = F.unfold(x.reshape(m * b, c, size, size), 3)  # (M * B, C * 9, L)
+        n_pos = cols.shape[-1]
+        cols = cols.reshape(m, b, c * 9, n_pos).transpose(1, 2).reshape(m, c * 9, b * n_pos)
+        h = torch.baddbmm(cb.reshape(m, 16, 1), cw.reshape(m, 16, c * 9), cols)
+        h = F.relu(h).reshape(m, 16, b, n_pos).transpose(1, 2).reshape(m, b, self.conv_out)
         h = F.relu(torch.baddbmm(b1, h, w1))
         return torch.baddbmm(b2, h, w2)
 

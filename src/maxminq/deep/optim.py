@@ -65,10 +65,13 @@ class MemberOptimizer:
         ``grad`` has shape ``(len(idx), P)`` (``(M, P)`` for ``idx=None``), rows in
         ``idx`` order. ``idx`` must not contain duplicates.
         """
-        if idx is None:
-            self.step_count += 1
-            state = self.state
-            p = self.flat
+        single = idx is not None and idx.numel() == 1
+        if idx is None or single:
+            # All rows, or one row: work on views in place (no gather / scatter back).
+            sl = slice(None) if idx is None else slice(int(idx[0]), int(idx[0]) + 1)
+            self.step_count[sl] += 1
+            state = [s[sl] for s in self.state]
+            p = self.flat[sl]
         else:
             self.step_count[idx] += 1
             state = [s.index_select(0, idx) for s in self.state]
@@ -77,7 +80,7 @@ class MemberOptimizer:
             self._adam(idx, p, state, grad)
         else:
             self._rmsprop(p, state, grad)
-        if idx is not None:
+        if idx is not None and not single:
             self.flat.index_copy_(0, idx, p)
             for dst, src in zip(self.state, state, strict=True):
                 dst.index_copy_(0, idx, src)

@@ -224,12 +224,13 @@ class Trainer:
                 self._diverge(int(s))
             live = np.flatnonzero(self.active)
         actions = np.zeros(self.S, dtype=np.int64)
+        greedy = q.argmax(axis=1) if q is not None else None
         for s in live:
             rng = self.rngs[s]
-            if q is None or rng.random() < eps:
+            if greedy is None or rng.random() < eps:
                 actions[s] = rng.integers(self.n_actions)
             else:
-                actions[s] = int(np.argmax(q[s]))
+                actions[s] = greedy[s]
         if learning and t % c.bias_probe_every == 0 and len(live):
             est = self.learner.estimate(obs_t, torch.from_numpy(actions)).numpy()
             for s in live:
@@ -253,7 +254,7 @@ class Trainer:
         self.replay.add(prev, actions, rewards, next_obs, done)
         if learning and len(live):
             idx = np.stack([self.rngs[s].integers(0, self.replay.size, c.batch_size) for s in live])
-            members = np.stack([self.learner.choose_members(self.rngs[s]) for s in live])
+            members = self.learner.choose_all_members([self.rngs[s] for s in live])
             batch = self.replay.gather(live, idx)
             loss, qm, ok = self.learner.update(live, members, batch)
             for k, s in enumerate(live):
