@@ -84,6 +84,11 @@ def test_report_from_store(report_dir: Path):
     # every figure produced, both formats, non-empty
     names = {f.name for f in rep.figures}
     assert {
+        "toy_mdp_distance",
+        "toy_mdp_q_left",
+        "mountain_car_last_episode",
+        "mountain_car_curves_sigma2_50",
+        "mountain_car_curves_all",
         "deep_learning_curves",
         "deep_varying_n_pixelcopter",
         "deep_sensitivity",

@@ -13,12 +13,10 @@ Every figure is written as PNG and SVG, atomically, with colours and labels from
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import math
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,14 +123,6 @@ def _envs(df: pd.DataFrame) -> list[str]:
 
 def _agents(df: pd.DataFrame) -> list[str]:
     return sorted(df["agent"].dropna().unique(), key=T.agent_rank)
-
-
-def _setting_label(row: pd.Series) -> str:
-    n = row.get("n")
-    n = int(n) if n is not None and not pd.isna(n) else None
-    text = style.label(row["agent"], n if n and n > 1 else None)
-    lr = row.get("lr")
-    return f"{text}, lr={lr:g}" if lr is not None and not pd.isna(lr) else text
 
 
 # ----------------------------------------------------------------------------- deep figures
@@ -325,50 +315,65 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
 
 
 # ----------------------------------------------------------------------------- driver
-def _call_plot(func: Callable, available: dict[str, object]):
-    """Call ``func`` with the arguments it names from ``available`` (keyword-matched)."""
-    params = inspect.signature(func).parameters
-    kwargs = {k: v for k, v in available.items() if k in params}
-    return func(**kwargs)
-
-
 def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
-    """Fig. 2, appendix Q(A, Left), Fig. 3(a)/(b) and appendix Mountain Car panels.
+    """Fig. 2, appendix Q(A, Left), Fig. 3(a)/(b) and the appendix Mountain Car panels.
 
-    The plotting functions live in :mod:`maxminq.analysis.classic_plots` (owned by the tabular
-    experiments); they are imported lazily so that the deep figures work without them.
+    The plotting functions are :mod:`maxminq.analysis.classic_plots` (shared with
+    ``maxminq experiment``); this only picks the data and writes PNG + SVG.
     """
-    try:
-        cp = importlib.import_module("maxminq.analysis.classic_plots")
-    except ImportError:
-        return []
-    return _classic_from_module(cp, tables, out_dir)
+    from maxminq.analysis import classic_plots as cp
 
-
-def _classic_from_module(cp, tables: T.Tables, out_dir: Path) -> list[FigureFile]:
-    """Adapter to the classic plotting module (kept separate so its API can be matched)."""
-    specs = getattr(cp, "FIGURES", None)
     out: list[FigureFile] = []
-    if specs is None:
-        return out
-    for spec in specs:
-        df = tables.toy if spec.get("data") == "toy" else tables.mountain_car
-        if df is None or df.empty:
-            continue
-        fig = _call_plot(spec["plot"], {"df": df, "data": df})
-        if fig is None:
-            continue
-        figs = fig if isinstance(fig, list) else [fig]
-        for i, f in enumerate(figs):
-            name = spec["name"] if len(figs) == 1 else f"{spec['name']}_{i}"
-            out.append(
-                FigureFile(
-                    name,
-                    spec.get("title", name),
-                    spec.get("caption", ""),
-                    save_figure(f, out_dir, name),
-                    section=spec["data"],
-                )
+
+    def add(fig: plt.Figure, name: str, title: str, caption: str, section: str) -> None:
+        out.append(FigureFile(name, title, caption, save_figure(fig, out_dir, name), section))
+
+    toy = tables.toy
+    if toy is not None and not toy.empty:
+        runs = int(toy.groupby(T.present_keys(toy, T.TOY_KEYS))["run"].nunique().min())
+        add(
+            cp.toy_distance_figure(toy),
+            "toy_mdp_distance",
+            "Toy MDP: distance to the optimal policy (Fig. 2)",
+            "Absolute difference between P(Left | A) under the learned eps-greedy policy and "
+            f"under the optimal one, mean over {runs} runs with one standard error.",
+            "toy",
+        )
+        add(
+            cp.toy_q_left_figure(toy),
+            "toy_mdp_q_left",
+            "Toy MDP: Q(A, Left) (appendix C.1)",
+            "Learned Q(A, Left) over episodes; the dotted line is its true value mu "
+            "(above it: overestimation).",
+            "toy",
+        )
+    mc = tables.mountain_car
+    if mc is not None and not mc.empty:
+        add(
+            cp.mc_sensitivity_figure(mc),
+            "mountain_car_last_episode",
+            "Mountain Car: robustness to reward variance (Fig. 3a)",
+            "Steps in the last training episode against the reward variance sigma^2, at the "
+            "best step size per algorithm and sigma^2, mean with one standard error.",
+            "mountain_car",
+        )
+        levels = sorted(float(v) for v in mc["sigma2"].unique())
+        s2 = 10.0 if 10.0 in levels else levels[len(levels) // 2]
+        add(
+            cp.mc_learning_curve_figure(mc, sigma2=[s2]),
+            f"mountain_car_curves_sigma2_{s2:g}",
+            f"Mountain Car learning curves, sigma^2 = {s2:g} (Fig. 3b)",
+            "Steps per episode at the best step size, mean with one standard error "
+            "(trailing 10-episode average).",
+            "mountain_car",
+        )
+        if len(levels) > 1:
+            add(
+                cp.mc_learning_curve_figure(mc),
+                "mountain_car_curves_all",
+                "Mountain Car learning curves for every sigma^2 (appendix C.2)",
+                "As Fig. 3b, one panel per reward variance.",
+                "mountain_car",
             )
     return out
 
