@@ -145,7 +145,7 @@ class MountainCarSettings(_Tabular):
 TOY_MDP_FUNC = "maxminq.tabular.toy_mdp:run_toy_mdp"
 TOY_MDP_DEFAULTS = "maxminq.tabular.toy_mdp:TOY_DEFAULTS"
 MOUNTAIN_CAR_FUNC = "maxminq.linear.mountain_car:run_mountain_car"
-MOUNTAIN_CAR_DEFAULTS = "maxminq.linear.mountain_car:MOUNTAIN_CAR_DEFAULTS"
+MOUNTAIN_CAR_DEFAULTS = "maxminq.linear.mountain_car:MC_DEFAULTS"
 RESOLVE_ALGORITHM = "maxminq.tabular.agent:resolve_algorithm"
 TRAIN_CONFIG = "maxminq.deep.config:TrainConfig"
 TRAIN_FUNC = "maxminq.deep.train:run_training"
