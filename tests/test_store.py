@@ -66,7 +66,7 @@ def test_tables_round_trip_exactly_and_load_results_adds_run_columns(tmp_path):
     assert set(results) == {"curve", "other"}
     curve = results["curve"]
     assert sorted(curve["run_id"].unique()) == ["k-1", "k-2", "k-3"]
-    assert list(curve.columns[:6]) == ["run_id", "config", "kind", "status", "alpha", "seeds"]
+    assert list(curve.columns[:6]) == ["run_id", "config", "kind", "run_status", "alpha", "seeds"]
     one = curve[curve["run_id"] == "k-1"]
     assert (one["alpha"] == 0.1).all() and (one["seeds"] == "[0,1]").all()
     assert (one["config"] == "cfg_a").all() and (one["kind"] == "k").all()
@@ -77,6 +77,32 @@ def test_tables_round_trip_exactly_and_load_results_adds_run_columns(tmp_path):
     )
     only_b = load_results(tmp_path, config="cfg_b")
     assert set(only_b["curve"]["run_id"]) == {"k-3"}
+
+
+def test_table_columns_named_like_run_columns_are_kept(tmp_path):
+    # The deep ``runs`` table has a per-seed ``status``; a table may also carry ``n``.
+    runs_table = pd.DataFrame({"seed": [0, 1], "status": ["done", "diverged"], "n": [3, 3]})
+    with ResultsStore(tmp_path) as store:
+        _finish(
+            store,
+            Run("d-1", "deep", "c", {"n": 3, "seeds": [0, 1]}),
+            {"runs": runs_table},
+            "diverged",
+        )
+    table = load_results(tmp_path)["runs"]
+    assert list(table["status"]) == ["done", "diverged"]
+    assert list(table["run_status"]) == ["diverged", "diverged"]
+    assert list(table.columns) == [
+        "run_id",
+        "config",
+        "kind",
+        "run_status",
+        "seeds",
+        "seed",
+        "status",
+        "n",
+    ]
+    assert load_results(tmp_path, include_diverged=False) == {}
 
 
 def test_run_shared_by_two_configs_is_stored_once_and_listed_under_both(tmp_path):

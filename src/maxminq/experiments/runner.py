@@ -98,6 +98,9 @@ def _worker_init() -> None:
     """Pool worker setup: one thread per worker, and die with the driver (Linux)."""
     for var in _THREAD_VARS:
         os.environ.setdefault(var, "1")
+    # Ctrl-C goes to the whole process group: the driver handles it (requeues the runs in
+    # flight and stops the workers); a worker must not turn it into a "failed" run.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:  # PR_SET_PDEATHSIG: a SIGKILLed driver must not leave workers computing
         import ctypes
 

@@ -505,9 +505,10 @@ def load_results(
 ) -> dict[str, pd.DataFrame]:
     """All finished runs' tables of a sweep folder, one DataFrame per table name.
 
-    Each row carries ``run_id``, ``config``, ``kind`` and ``status``, then the run's settings
-    as columns (list-valued settings such as ``seeds`` as JSON text; a setting whose name is
-    already a column of the table keeps the table's value), then the table's own columns.
+    Each row carries ``run_id``, ``config``, ``kind`` and ``run_status``, then the run's
+    settings as columns (list-valued settings such as ``seeds`` as JSON text), then the
+    table's own columns; where a table already has a column of the same name (e.g. ``n`` or
+    the deep ``runs`` table's per-seed ``status``), the table's column is kept.
     Runs are included when their status is ``done`` (and ``diverged``, which also finished
     with complete tables, unless ``include_diverged=False``) and their files verify against
     the manifest; a run whose files do not verify is left out with a warning, never read.
@@ -537,14 +538,16 @@ def load_results(
                     "run_id": rec.run_id,
                     "config": config or rec.config,
                     "kind": rec.kind,
-                    "status": rec.status,
+                    "run_status": rec.status,
                 }
                 for key, value in rec.settings.items():
-                    if key not in frame.columns and key not in front:
-                        front[key] = _setting_value(value)
-                frame = frame.copy()
-                for i, (key, value) in enumerate(front.items()):
-                    frame.insert(i, key, [value] * len(frame))
+                    front.setdefault(key, _setting_value(value))
+                # A table's own column wins over a run column or setting of the same name.
+                front = {k: v for k, v in front.items() if k not in frame.columns}
+                frame = pd.concat(
+                    [pd.DataFrame({k: [v] * len(frame) for k, v in front.items()}), frame],
+                    axis=1,
+                )
                 pieces.setdefault(name, []).append(frame)
         return {
             name: pd.concat(frames, ignore_index=True, sort=False)
