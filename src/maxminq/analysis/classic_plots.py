@@ -57,7 +57,7 @@ def _groups(df: pd.DataFrame) -> list[tuple[str, int, int]]:
     """(algorithm, n, rank among that algorithm's n values), in a stable legend order."""
     order = {"q_learning": 0, "double_q": 1, "averaged": 2, "maxmin": 3}
     pairs = sorted(
-        {(a, int(n)) for a, n in zip(df.algorithm, df.n, strict=True)},
+        {(a, int(n)) for a, n in df[["algorithm", "n"]].drop_duplicates().itertuples(index=False)},
         key=lambda p: (order.get(p[0], 9), p[0], p[1]),
     )
     out, seen = [], {}
@@ -67,8 +67,9 @@ def _groups(df: pd.DataFrame) -> list[tuple[str, int, int]]:
     return out
 
 
-def _mean_se(df: pd.DataFrame, value: str, by: str = "episode") -> pd.DataFrame:
-    g = df.groupby(by)[value]
+def _mean_se(df: pd.DataFrame, value: str, keys: list[str]) -> pd.DataFrame:
+    """Mean, count and standard error of ``value`` per ``keys`` (one pass over the rows)."""
+    g = df.groupby(keys, observed=True)[value]
     out = pd.DataFrame({"mean": g.mean(), "count": g.count(), "std": g.std(ddof=1)})
     out["se"] = (out["std"] / np.sqrt(out["count"])).fillna(0.0)
     return out
@@ -85,16 +86,19 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
 
 
 def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, truth: bool) -> Figure:
-    mus = sorted(df["mu"].unique(), reverse=True)
+    keys = ["mu", "algorithm", "n", "episode"]
+    stats_all = _mean_se(df, value, keys).reset_index()
+    runs = df.groupby("mu", observed=True).run.nunique()
+    mus = sorted(stats_all["mu"].unique(), reverse=True)
     fig, axes = plt.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
     for ax, mu in zip(axes[0], mus, strict=True):
-        sub = df[df["mu"] == mu]
+        sub = stats_all[stats_all["mu"] == mu]
         for algorithm, n, rank in _groups(sub):
-            stats = _mean_se(sub[(sub.algorithm == algorithm) & (sub.n == n)], value)
+            stats = sub[(sub.algorithm == algorithm) & (sub.n == n)].sort_values("episode")
             kw = _series_style(algorithm, n, rank)
-            ax.plot(stats.index, stats["mean"], lw=1.4, **kw)
+            ax.plot(stats.episode, stats["mean"], lw=1.4, **kw)
             ax.fill_between(
-                stats.index,
+                stats.episode,
                 stats["mean"] - stats["se"],
                 stats["mean"] + stats["se"],
                 color=kw["color"],
@@ -103,8 +107,7 @@ def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, truth: bool) -> Figur
             )
         if truth:
             ax.axhline(mu, color="black", lw=1, ls=":", label=f"true value {mu:+g}")
-        runs = sub.run.nunique()
-        ax.set_title(f"mu = {mu:+g}  ({runs} runs)")
+        ax.set_title(f"mu = {mu:+g}  ({runs[mu]} runs)")
         ax.set_xlabel("episode")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
@@ -127,10 +130,10 @@ def mc_best_step_sizes(df: pd.DataFrame) -> pd.DataFrame:
     """Per (algorithm, n, sigma2): mean/SE of last-episode steps for every step size, and the
     best one (fewest mean steps; the paper picks the step size per algorithm and sigma^2)."""
     last = df[df.episode == df.episode.max()]
-    g = last.groupby(["algorithm", "n", "sigma2", "step_size"]).steps
+    g = last.groupby(["algorithm", "n", "sigma2", "step_size"], observed=True).steps
     table = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count())})
     table = table.reset_index()
-    best = table.loc[table.groupby(["algorithm", "n", "sigma2"])["mean"].idxmin()]
+    best = table.loc[table.groupby(["algorithm", "n", "sigma2"], observed=True)["mean"].idxmin()]
     table["best"] = table.index.isin(best.index)
     return table
 
@@ -163,28 +166,27 @@ def mc_learning_curve_figure(
     levels = sorted(df.sigma2.unique()) if sigma2 is None else list(sigma2)
     best = mc_best_step_sizes(df)
     best = best[best.best]
+    keys = ["algorithm", "n", "sigma2", "step_size", "episode"]
+    curves = _mean_se(df[df.sigma2.isin(levels)], "steps", keys).reset_index()
     cols = min(len(levels), 2)
     rows = int(np.ceil(len(levels) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(5.4 * cols, 3.8 * rows), squeeze=False)
     for ax, s2 in zip(axes.ravel(), levels, strict=False):
-        for algorithm, n, rank in _groups(df):
+        for algorithm, n, rank in _groups(best):
             pick = best[(best.algorithm == algorithm) & (best.n == n) & (best.sigma2 == s2)]
             if pick.empty:
                 continue
             alpha = float(pick.step_size.iloc[0])
-            sub = df[
-                (df.algorithm == algorithm) & (df.n == n) & (df.sigma2 == s2)
-                & (df.step_size == alpha)
-            ]  # fmt: skip
-            stats = _mean_se(sub, "steps")
+            stats = curves[
+                (curves.algorithm == algorithm) & (curves.n == n) & (curves.sigma2 == s2)
+                & (curves.step_size == alpha)
+            ].sort_values("episode")  # fmt: skip
             kw = _series_style(algorithm, n, rank)
             kw["label"] = f"{kw['label']}, step {alpha:g}"
-            mean, se = (
-                _smooth(stats["mean"].to_numpy(), smooth),
-                _smooth(stats["se"].to_numpy(), smooth),
-            )
-            ax.plot(stats.index, mean, lw=1.3, **kw)
-            ax.fill_between(stats.index, mean - se, mean + se, color=kw["color"], alpha=0.15,
+            mean = _smooth(stats["mean"].to_numpy(), smooth)
+            se = _smooth(stats["se"].to_numpy(), smooth)
+            ax.plot(stats.episode, mean, lw=1.3, **kw)
+            ax.fill_between(stats.episode, mean - se, mean + se, color=kw["color"], alpha=0.15,
                             lw=0)  # fmt: skip
         ax.set_yscale("log")
         ax.set_title(f"reward ~ N(-1, {s2:g})")

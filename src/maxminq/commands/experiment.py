@@ -146,16 +146,28 @@ def _common(args: argparse.Namespace) -> dict[str, Any]:
 # --- running ---------------------------------------------------------------------------------
 
 
+def _slim(df: pd.DataFrame, floats: list[str]) -> pd.DataFrame:
+    """Compact dtypes for the tens of millions of rows of a full run (about 4x less memory):
+    one shared categorical for ``algorithm``, int32 counters, float32 for ``floats``."""
+    from maxminq.tabular.agent import ALGORITHMS
+
+    out = df.astype({c: "int32" for c in ("n", "run", "episode", "steps") if c in df})
+    out = out.astype({c: "float32" for c in floats})
+    out["algorithm"] = pd.Categorical(out["algorithm"], categories=sorted(ALGORITHMS))
+    return out
+
+
 def _toy_task(kwargs: dict[str, Any]) -> pd.DataFrame:
     from maxminq.tabular.toy_mdp import run_toy_mdp
 
-    return run_toy_mdp(**kwargs)
+    # float32 keeps 7 significant digits of the metrics (and a 25% smaller CSV).
+    return _slim(run_toy_mdp(**kwargs), ["p_left", "distance", "q_a_left"])
 
 
 def _mc_task(kwargs: dict[str, Any]) -> pd.DataFrame:
     from maxminq.linear.mountain_car import run_mountain_car_grid
 
-    return run_mountain_car_grid(**kwargs)
+    return _slim(run_mountain_car_grid(**kwargs), [])
 
 
 def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, desc: str):
@@ -224,9 +236,7 @@ def run_toy(args: argparse.Namespace) -> int:
     frames = _run_tasks(_toy_task, tasks, common["workers"], common["progress"], "toy MDP")
     df = pd.concat(frames, ignore_index=True)
     wall = time.perf_counter() - start
-    # float32 keeps 7 significant digits and makes the 60M-row full-scale CSV 25% smaller.
-    metrics = ["p_left", "distance", "q_a_left"]
-    write_csv_atomic(df.astype({c: "float32" for c in metrics}), out / "toy_mdp.csv")
+    write_csv_atomic(df, out / "toy_mdp.csv")
 
     from maxminq.analysis import classic_plots as cp
 
