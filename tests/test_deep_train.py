@@ -227,3 +227,34 @@ def test_cli_trains_and_writes_tables(tmp_path: pathlib.Path, capsys) -> None:
     metrics = pd.read_csv(out / "metrics.csv")
     assert list(metrics["step"].unique()) == [100, 200, 300]
     assert "seed 0: done" in capsys.readouterr().out
+
+
+def test_bias_probes_compare_estimate_with_discounted_return() -> None:
+    """bias = estimate - sum_k gamma^k r_{t+k}, hand-computed with gamma = 0.5; probes of
+    a time-limit-cut episode are kept only when gamma^(steps to the cut) <= 0.05."""
+    tr = Trainer(_small(agent="dqn", n=1, gamma=0.5).resolve())
+    tr.probes[0] = [(0, 5.0), (2, 1.0)]
+    tr.ep_rewards[0] = [1.0, 1.0, 1.0, 1.0]
+    tr._end_episode(0, terminated=True, truncated=False)
+    # returns from t=0: 1 + .5 + .25 + .125 = 1.875; from t=2: 1 + .5 = 1.5
+    assert tr.acc_bias[0] == pytest.approx([5.0 - 1.875, 1.0 - 1.5])
+    tr.probes[0] = [(0, 2.0), (8, 0.0)]
+    tr.ep_rewards[0] = [0.0] * 9 + [2.0]
+    tr._end_episode(0, terminated=False, truncated=True)
+    # t=0: 0.5^10 <= 0.05 kept, return 2 * 0.5^9; t=8: 0.5^2 > 0.05 dropped
+    assert tr.acc_bias[0][2:] == pytest.approx([2.0 - 2 * 0.5**9])
+    assert tr.probes[0] == [] and tr.ep_rewards[0] == []
+    tr.close()
+
+
+def test_resolved_config_round_trips_through_json() -> None:
+    """The sweep stores resolved configs as JSON and rebuilds them: resolve is idempotent."""
+    import dataclasses
+    import json
+
+    for env_id, agent in (("LunarLander-v3", "maxmin-dqn"), ("CartPole-v1", "averaged-dqn")):
+        c = TrainConfig(env_id=env_id, agent=agent, seeds=[0, 1]).resolve()
+        again = TrainConfig(**json.loads(json.dumps(dataclasses.asdict(c)))).resolve()
+        assert again.result_key() == c.result_key()
+    c = TrainConfig(env_id="LunarLander-v3", agent="maxmin-dqn").resolve()
+    assert (c.n, c.lr, c.buffer_size, c.grad_clip, c.loss) == (3, 1e-3, 10_000, 5.0, "mse")
