@@ -93,6 +93,19 @@ def _done_events(out: Path) -> Counter:
         return Counter(e["run_id"] for e in store.events() if e["event"] == "done")
 
 
+def _started(out: Path) -> int:
+    """Number of run attempts started so far (read-only; 0 before the database exists)."""
+    if not (out / "results.sqlite").exists():
+        return 0
+    con = sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True, timeout=30)
+    try:
+        return con.execute("SELECT COUNT(*) FROM events WHERE event='started'").fetchone()[0]
+    except sqlite3.OperationalError:  # tables not created yet
+        return 0
+    finally:
+        con.close()
+
+
 def _integrity_ok(out: Path) -> bool:
     con = sqlite3.connect(out / "results.sqlite")
     try:
@@ -168,8 +181,13 @@ def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_results(
     rng = np.random.default_rng(2020)
     kills = 0
     for _ in range(4):
+        before = _started(out)
         proc = subprocess.Popen(_sweep_cmd(path, out), stdout=subprocess.DEVNULL)
-        time.sleep(float(rng.uniform(1.0, 3.0)))
+        # Random moments while runs are in flight (start-up time varies with machine load).
+        deadline = time.monotonic() + 60
+        while _started(out) == before and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(float(rng.uniform(0.0, 1.2)))
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)  # the driver only; its workers die with it
             kills += 1
