@@ -383,19 +383,33 @@ def make_figures(
     out_dir: str | Path,
     *,
     deep_summary: pd.DataFrame | None = None,
+    errors: list[str] | None = None,
 ) -> list[FigureFile]:
-    """Write every figure the data allow into ``out_dir``; return what was written."""
+    """Write every figure the data allow into ``out_dir``; return what was written.
+
+    A figure that fails to draw does not stop the others: its error is appended to
+    ``errors`` (the report lists them) and re-raised only when ``errors`` is ``None``.
+    """
     out_dir = Path(out_dir)
     figures: list[FigureFile] = []
-    figures += classic_figures(tables, out_dir)
+
+    def attempt(name: str, make) -> None:
+        try:
+            made = make()
+        except Exception as err:  # reported in the report, not hidden
+            if errors is None:
+                raise
+            errors.append(f"{name}: {type(err).__name__}: {err}")
+            plt.close("all")
+            return
+        figures.extend(f for f in (made if isinstance(made, list) else [made]) if f is not None)
+
+    attempt("classic figures", lambda: classic_figures(tables, out_dir))
     if tables.has_deep:
         summary = deep_summary if deep_summary is not None else T.deep_summary(tables, reps=500)
         best = T.deep_best(summary)
-        for f in (fig_learning_curves(tables, best, out_dir),):
-            if f is not None:
-                figures.append(f)
-        figures += fig_varying_n(tables, summary, out_dir)
-        for f in (fig_sensitivity(summary, out_dir), fig_bias(tables, best, out_dir)):
-            if f is not None:
-                figures.append(f)
+        attempt("deep learning curves", lambda: fig_learning_curves(tables, best, out_dir))
+        attempt("deep varying N", lambda: fig_varying_n(tables, summary, out_dir))
+        attempt("deep sensitivity", lambda: fig_sensitivity(summary, out_dir))
+        attempt("deep estimation bias", lambda: fig_bias(tables, best, out_dir))
     return figures

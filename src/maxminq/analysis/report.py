@@ -415,7 +415,8 @@ def build_report(
     summary_dir = out_dir / "summary"
 
     deep_summary = T.deep_summary(tables, reps=reps) if tables.has_deep else pd.DataFrame()
-    figures = F.make_figures(tables, fig_dir, deep_summary=deep_summary)
+    figure_errors: list[str] = []
+    figures = F.make_figures(tables, fig_dir, deep_summary=deep_summary, errors=figure_errors)
     claims = C.all_claims(tables, theory_dir)
     scale = infer_scale(results, meta)
 
@@ -499,6 +500,8 @@ def build_report(
     )
     for p in extra:
         doc.figure(p, p.stem.replace("_", " "), "Additional figure found in the results folder.")
+    for err in figure_errors:
+        doc.para(f"Figure not drawn: {err}", cls="note")
     if not shown and not extra:
         doc.para("No figures: the results folder holds no data to plot.")
 
