@@ -25,10 +25,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
 from maxminq import operators
-from maxminq.deep.nets import StackedMLP, StackedNet, build_net
+from maxminq.deep.nets import StackedNet, build_net
 from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
 
 __all__ = ["AGENTS", "AgentSpec", "Learner"]
@@ -215,18 +214,8 @@ class Learner:
         obs = self._tile(batch["obs"], u) if u > 1 else batch["obs"]
         act = self._tile(batch["action"], u) if u > 1 else batch["action"]
         y_rep = self._tile(y, u) if u > 1 else y
-        if isinstance(self.online, StackedMLP):  # hand-written backward: no autograd overhead
-            per, q_sa, grad = self.online.loss_and_grad(rows, obs, act, y_rep, self.loss_kind)
-        else:
-            rows = rows.detach().requires_grad_()  # leaf: .grad is (k * u, P), a row/member
-            q = self.online.forward(obs, self.online.views(rows))  # (k * u, B, A)
-            q_sa = q.gather(-1, act.unsqueeze(-1)).squeeze(-1)
-            if self.loss_kind == "huber":
-                per = F.smooth_l1_loss(q_sa, y_rep, reduction="none").mean(dim=1)
-            else:
-                per = F.mse_loss(q_sa, y_rep, reduction="none").mean(dim=1)
-            (grad,) = torch.autograd.grad(per.sum(), rows)
-            per, q_sa = per.detach(), q_sa.detach()
+        # Hand-written backward (nets.StackedNet.loss_and_grad): no autograd overhead.
+        per, q_sa, grad = self.online.loss_and_grad(rows, obs, act, y_rep, self.loss_kind)
         norms = member_grad_norm_clip(grad, self.grad_clip).numpy()
         self.opt.step(idx, grad)
         per_np = per.numpy()

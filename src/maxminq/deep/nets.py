@@ -11,6 +11,7 @@ how many other seeds share the stack.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import nn
@@ -61,6 +62,43 @@ class StackedNet:
         """Fresh parameters for ONE member (no member axis), drawn from ``gen``."""
         raise NotImplementedError
 
+    def _forward_saved(self, ps: list[torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, Any]:
+        """Q-values (k, B, A) and what ``_backward`` needs."""
+        raise NotImplementedError
+
+    def _backward(self, ps: list[torch.Tensor], saved: Any, dq: torch.Tensor) -> list[torch.Tensor]:
+        """Gradients of every parameter view, given dLoss/dQ (k, B, A)."""
+        raise NotImplementedError
+
+    def loss_and_grad(
+        self, rows: torch.Tensor, x: torch.Tensor, action: torch.Tensor, y: torch.Tensor, loss: str
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Per-member loss, Q(s, a) and gradient rows, by hand-written backpropagation.
+
+        ``rows`` (k, P) parameters, ``x`` (k, B, *obs), ``action`` (k, B), targets ``y``
+        (k, B). Loss per member: mean over the batch of the squared error ('mse') or of
+        the Huber / SmoothL1 loss with beta 1 ('huber'). Returns ``(loss (k,), q_sa (k, B),
+        grad (k, P))``; equal to autograd's result (the equivalence test checks it
+        against ``nn.Module`` + ``backward``), without the autograd engine's overhead.
+        """
+        ps = self.views(rows)
+        q, saved = self._forward_saved(ps, x)
+        idx = action.unsqueeze(-1)
+        q_sa = q.gather(-1, idx).squeeze(-1)
+        diff = q_sa - y
+        batch = diff.shape[1]
+        if loss == "huber":
+            ad = diff.abs()
+            per = torch.where(ad < 1.0, 0.5 * diff * diff, ad - 0.5).mean(1)
+            d_q = diff.clamp(-1.0, 1.0) / batch
+        else:
+            per = (diff * diff).mean(1)
+            d_q = diff * (2.0 / batch)
+        dq = torch.zeros_like(q).scatter_(-1, idx, d_q.unsqueeze(-1))
+        grads = self._backward(ps, saved, dq)
+        k = rows.shape[0]
+        return per, q_sa, torch.cat([g.reshape(k, -1) for g in grads], dim=1)
+
     def init_members(self, gens: list[torch.Generator], per_gen: int) -> None:
         """Initialise members ``k * per_gen ... (k + 1) * per_gen - 1`` from ``gens[k]``."""
         if len(gens) * per_gen != self.members:
@@ -109,47 +147,31 @@ class StackedMLP(StackedNet):
                 h = F.relu(h)
         return h
 
-    def loss_and_grad(
-        self, rows: torch.Tensor, x: torch.Tensor, action: torch.Tensor, y: torch.Tensor, loss: str
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Per-member loss, Q(s, a) and gradient rows, by hand-written backpropagation.
-
-        ``rows`` (k, P) parameters, ``x`` (k, B, obs), ``action`` (k, B), targets ``y``
-        (k, B). Loss per member: mean over the batch of the squared error ('mse') or of
-        the Huber / SmoothL1 loss with beta 1 ('huber'). Returns ``(loss (k,), q_sa (k, B),
-        grad (k, P))``; equal to autograd's result (the equivalence test checks this
-        against ``nn.Module`` + ``backward``), without the autograd engine's overhead.
-        """
-        ps = self.views(rows)
-        n_layers = len(ps) // 2
+    def _forward_saved(
+        self, ps: list[torch.Tensor], x: torch.Tensor
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         acts = [x.reshape(x.shape[0], x.shape[1], -1)]
         h = acts[0]
+        n_layers = len(ps) // 2
         for i in range(n_layers):
             h = torch.baddbmm(ps[2 * i + 1], h, ps[2 * i])
             if i < n_layers - 1:
                 h = F.relu(h)
                 acts.append(h)
-        idx = action.unsqueeze(-1)
-        q_sa = h.gather(-1, idx).squeeze(-1)
-        diff = q_sa - y
-        batch = diff.shape[1]
-        if loss == "huber":
-            ad = diff.abs()
-            per = torch.where(ad < 1.0, 0.5 * diff * diff, ad - 0.5).mean(1)
-            d_q = diff.clamp(-1.0, 1.0) / batch
-        else:
-            per = (diff * diff).mean(1)
-            d_q = diff * (2.0 / batch)
-        dz = torch.zeros_like(h).scatter_(-1, idx, d_q.unsqueeze(-1))
-        grads: list[torch.Tensor] = [None] * len(ps)  # type: ignore[list-item]
+        return h, acts
+
+    def _backward(
+        self, ps: list[torch.Tensor], acts: list[torch.Tensor], dz: torch.Tensor
+    ) -> list[torch.Tensor]:
+        n_layers = len(ps) // 2
+        grads: list[torch.Tensor] = [dz] * len(ps)
         for i in range(n_layers - 1, -1, -1):
             a_in = acts[i]
             grads[2 * i] = torch.bmm(a_in.transpose(1, 2), dz)
             grads[2 * i + 1] = dz.sum(1, keepdim=True)
             if i > 0:
                 dz = torch.bmm(dz, ps[2 * i].transpose(1, 2)) * (a_in > 0)
-        k = rows.shape[0]
-        return per, q_sa, torch.cat([g.reshape(k, -1) for g in grads], dim=1)
+        return grads
 
     def to_modules(self) -> list[nn.Module]:
         mods = []
@@ -209,7 +231,12 @@ class StackedMinAtarCNN(StackedNet):
         ]
 
     def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
-        cw, cb, w1, b1, w2, b2 = self.params if params is None else params
+        return self._forward_saved(self.params if params is None else params, x)[0]
+
+    def _forward_saved(
+        self, ps: list[torch.Tensor], x: torch.Tensor
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+        cw, cb, w1, b1, w2, b2 = ps
         m, b = x.shape[0], x.shape[1]
         c, size = self.in_channels, self.size
         # The M convolutions as one batched matrix product over im2col patches: like a
@@ -218,10 +245,29 @@ class StackedMinAtarCNN(StackedNet):
         cols = F.unfold(x.reshape(m * b, c, size, size), 3)  # (M * B, C * 9, L)
         n_pos = cols.shape[-1]
         cols = cols.reshape(m, b, c * 9, n_pos).transpose(1, 2).reshape(m, c * 9, b * n_pos)
-        h = torch.baddbmm(cb.reshape(m, 16, 1), cw.reshape(m, 16, c * 9), cols)
-        h = F.relu(h).reshape(m, 16, b, n_pos).transpose(1, 2).reshape(m, b, self.conv_out)
-        h = F.relu(torch.baddbmm(b1, h, w1))
-        return torch.baddbmm(b2, h, w2)
+        conv = F.relu(torch.baddbmm(cb.reshape(m, 16, 1), cw.reshape(m, 16, c * 9), cols))
+        a1 = conv.reshape(m, 16, b, n_pos).transpose(1, 2).reshape(m, b, self.conv_out)
+        a2 = F.relu(torch.baddbmm(b1, a1, w1))
+        return torch.baddbmm(b2, a2, w2), (cols, conv, a1, a2)
+
+    def _backward(
+        self, ps: list[torch.Tensor], saved: tuple[torch.Tensor, ...], dq: torch.Tensor
+    ) -> list[torch.Tensor]:
+        cw, cb, w1, b1, w2, b2 = ps
+        cols, conv, a1, a2 = saved
+        m, b = dq.shape[0], dq.shape[1]
+        g_w2 = torch.bmm(a2.transpose(1, 2), dq)
+        g_b2 = dq.sum(1, keepdim=True)
+        dz2 = torch.bmm(dq, w2.transpose(1, 2)) * (a2 > 0)
+        g_w1 = torch.bmm(a1.transpose(1, 2), dz2)
+        g_b1 = dz2.sum(1, keepdim=True)
+        da1 = torch.bmm(dz2, w1.transpose(1, 2))  # (M, B, 16 * L)
+        n_pos = self.conv_out // 16
+        dconv = da1.reshape(m, b, 16, n_pos).transpose(1, 2).reshape(m, 16, b * n_pos)
+        dconv = dconv * (conv > 0)
+        g_cw = torch.bmm(dconv, cols.transpose(1, 2))  # (M, 16, C * 9)
+        g_cb = dconv.sum(2)
+        return [g_cw, g_cb, g_w1, g_b1, g_w2, g_b2]
 
     def to_modules(self) -> list[nn.Module]:
         mods = []
