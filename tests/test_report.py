@@ -204,21 +204,18 @@ def test_reproduce_runs_configs_then_writes_the_report(tmp_path: Path, capsys):
     configs = tmp_path / "configs"
     configs.mkdir()
     (configs / "tiny_toy.yaml").write_text(TINY_TOY)
+    # a second config sharing the Q-learning setting (same run id) and adding Maxmin
+    other = TINY_TOY.replace("tiny_toy", "tiny_toy2").replace("double_q, n: 2", "maxmin, n: 2")
+    (configs / "tiny_toy2.yaml").write_text(other)
     out = tmp_path / "out"
-    argv = [
-        "reproduce",
-        "--out",
-        str(out),
-        "--configs",
-        str(configs),
-        "--only",
-        "tiny_toy",
-        "--workers",
-        "1",
-        "--no-progress",
-    ]
+    argv = ["reproduce", "--out", str(out), "--configs", str(configs)]
+    argv += ["--only", "tiny_toy,tiny_toy2", "--workers", "2", "--no-progress"]
     assert main(argv) == 0
-    assert "tiny_toy [quick]: 2 runs" in capsys.readouterr().out
+    # one sweep over the union: the shared run is executed once, both configs list it
+    assert "(tiny_toy, tiny_toy2) [quick]: 3 runs" in capsys.readouterr().out
+    with ResultsStore(out) as store:
+        assert len(store.records("tiny_toy")) == len(store.records("tiny_toy2")) == 2
+        assert [r.attempts for r in store.records()] == [1, 1, 1]
     meta = (out / "reproduce.json").read_text()
     assert '"scale": "quick"' in meta and '"name": "tiny_toy"' in meta
     md = (out / "report.md").read_text()

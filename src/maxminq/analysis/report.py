@@ -449,8 +449,8 @@ def build_report(
         timing = {c["name"]: c for c in meta["configs"] if isinstance(c, dict) and "name" in c}
         for r in rows:
             t = timing.get(r[0])
-            r.append(f"{t['seconds']:.0f} s" if t and "seconds" in t else "")
-        doc.table(["config", "run ids", "seeds/runs", "settings", "wall time"], rows)
+            r.append(f"{t['run_seconds']:.0f} s" if t and "run_seconds" in t else "")
+        doc.table(["config", "run ids", "seeds/runs", "settings", "run time (sum)"], rows)
     elif rows:
         doc.table(["config", "run ids", "seeds/runs", "settings"], rows)
     else:

@@ -6,7 +6,9 @@ every paper experiment on this machine (about 15 minutes on 2 cores) and writes
 and for running it on a Ray cluster with ``--backend ray --address auto``).
 
 Everything is validated before the first run starts: the options, and every config at the
-chosen scale. Sweeps are resumable: rerunning the same command skips finished runs.
+chosen scale. The runs of all selected configs go through the sweep runner as one sweep (each
+run still registered under its own config), so the worker pool never idles between configs.
+Sweeps are resumable: rerunning the same command skips finished runs.
 """
 
 from __future__ import annotations
@@ -140,10 +142,69 @@ def _machine() -> str:
     return f"{os.cpu_count()} cores, load average {load} (1/5/15 min) at the end"
 
 
+def combined_sweep(configs: list, scale: str):
+    """All runs of ``configs`` as one sweep, so the worker pool stays full across configs.
+
+    A run shared by two configs (same settings, same id) is executed once. Order: tabular
+    kinds first (cheap, they carry most claims), then deep runs by decreasing size (steps x
+    seeds x members), which keeps the pool busy until the end.
+    """
+    from maxminq.experiments.config import SweepConfig
+
+    def size(run) -> float:
+        st = run.settings
+        seeds = st.get("seeds") or [0]
+        return float(st.get("steps") or 0) * len(seeds) * (1 + 0.1 * float(st.get("n") or 1))
+
+    seen: dict[str, object] = {}
+    for config in configs:
+        for run in config.runs:
+            seen.setdefault(run.run_id, run)
+    runs = sorted(seen.values(), key=lambda r: (KIND_ORDER.get(r.kind, 2), -size(r)))
+    names = ", ".join(c.name for c in configs)
+    return SweepConfig(
+        name=f"reproduce ({names})" if len(configs) < 4 else "reproduce",
+        kind="mixed",
+        scale=scale,
+        path=Path("."),
+        runs=runs,
+    )
+
+
+def _seconds(start: str | None, end: str | None) -> float:
+    if not start or not end:
+        return 0.0
+    a, b = dt.datetime.fromisoformat(start), dt.datetime.fromisoformat(end)
+    return max(0.0, (b - a).total_seconds())
+
+
+def config_rows(out: Path, configs: list) -> list[dict]:
+    """Per config: runs, statuses and the summed run time, read back from the store."""
+    from maxminq.experiments.store import ResultsStore
+
+    rows = []
+    with ResultsStore(out) as store:
+        for config in configs:
+            recs = store.records(config.name)
+            count = {s: sum(r.status == s for r in recs) for s in ("done", "diverged", "failed")}
+            rows.append(
+                {
+                    "name": config.name,
+                    "kind": config.kind,
+                    "figure": config.figure,
+                    "runs": len(config.runs),
+                    **count,
+                    "run_seconds": round(sum(_seconds(r.started, r.finished) for r in recs), 1),
+                }
+            )
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the selected configs, the theory command and the report; exit 1 if runs failed."""
     out, workers, configs, with_theory = plan(args)
     from maxminq.experiments.runner import run_sweep
+    from maxminq.experiments.store import ResultsStore
 
     out.mkdir(parents=True, exist_ok=True)
     meta_path = out / "reproduce.json"
@@ -160,9 +221,13 @@ def run(args: argparse.Namespace) -> int:
     }
     _write_meta(meta_path, meta)
     failed = 0
-    for config in configs:
+    if configs:
+        # Every config's runs are registered under its own name (membership), then run as one
+        # sweep so that no core idles between configs.
+        with ResultsStore(out) as store:
+            store.register([run for config in configs for run in config.runs])
         summary = run_sweep(
-            config,
+            combined_sweep(configs, args.scale),
             out,
             backend=args.backend,
             workers=workers,
@@ -172,19 +237,9 @@ def run(args: argparse.Namespace) -> int:
         print(summary.line(), flush=True)
         for run_id, error in summary.failures.items():
             print(f"  failed {run_id}: {error}", flush=True)
-        failed += summary.failed
-        meta["configs"].append(
-            {
-                "name": config.name,
-                "kind": config.kind,
-                "figure": config.figure,
-                "runs": summary.total,
-                "done": summary.done + summary.skipped,
-                "diverged": summary.diverged,
-                "failed": summary.failed,
-                "seconds": round(summary.seconds, 1),
-            }
-        )
+        failed = summary.failed
+        meta["sweep_seconds"] = round(summary.seconds, 1)
+        meta["configs"] = config_rows(out, configs)
         _write_meta(meta_path, meta)
     if with_theory:
         from maxminq.commands import theory
@@ -192,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         theory.run(_theory_args(out / "theory", args.no_progress))
         meta["configs"].append(
-            {"name": THEORY, "kind": THEORY, "seconds": round(time.perf_counter() - t0, 1)}
+            {"name": THEORY, "kind": THEORY, "run_seconds": round(time.perf_counter() - t0, 1)}
         )
     meta["seconds"] = round(time.perf_counter() - start, 1)
     meta["finished"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
