@@ -109,6 +109,7 @@ _Loader.add_implicit_resolver(
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    """Build a mapping, rejecting duplicate and unhashable keys."""
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)
@@ -130,6 +131,7 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _constru
 
 
 def _short(value: Any, limit: int = 60) -> str:
+    """A value's repr on one line, shortened for error messages."""
     text = repr(value)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -142,11 +144,13 @@ class _Check:
         self.path = path
 
     def fail(self, where: str, message: str) -> ConfigError:
+        """The error for key path ``where``."""
         return ConfigError(
             f"{self.path}: {where}: {message}" if where else f"{self.path}: {message}"
         )
 
     def mapping(self, value: Any, where: str, allowed: tuple[str, ...] | None = None) -> dict:
+        """Check a mapping with identifier keys (from ``allowed`` when given)."""
         if not isinstance(value, dict):
             raise self.fail(where, f"expected a mapping, got {_short(value)}")
         for key in value:
@@ -172,17 +176,20 @@ class _Check:
         raise self.fail(where, f"expected a number, string, boolean or list, got {_short(value)}")
 
     def text(self, value: Any, where: str) -> str:
+        """Check a string."""
         if not isinstance(value, str):
             raise self.fail(where, f"expected a string, got {_short(value)}")
         return value
 
     def axis(self, value: Any, where: str) -> list[Any]:
+        """Check a grid axis: a non-empty list of setting values."""
         if not isinstance(value, list) or not value:
             raise self.fail(where, f"expected a non-empty list of values, got {_short(value)}")
         return [self.value(v, f"{where}[{i}]") for i, v in enumerate(value)]
 
 
 def _read_document(path: Path) -> Any:
+    """Read and parse a config file (size-limited, UTF-8)."""
     check = _Check(path)
     try:
         size = path.stat().st_size
@@ -298,11 +305,13 @@ def config_from_document(doc: Any, path: Path | str, scale: str = "quick") -> Sw
 
 
 def _combos(axes: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+    """The cartesian product of ``axes`` as dicts, in the axes' order."""
     keys = list(axes)
     return [dict(zip(keys, values, strict=True)) for values in itertools.product(*axes.values())]
 
 
 def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[RunSpec]:
+    """Expand grid x variants, validate each run with its kind, dedupe by run id."""
     count = math.prod(len(v) for v in config.grid.values())
     blocks: list[tuple[int, dict[str, list[Any]]]] = []
     for i, variant in enumerate(config.variants or [{}]):
@@ -335,6 +344,7 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
 def _settings_failure(
     check: _Check, err: SettingsError, settings: Mapping[str, Any], origins: Mapping[str, str]
 ) -> ConfigError:
+    """Point a kind's settings error at the config key the offending value came from."""
     message = " ".join(err.message.split())
     if err.key is None:
         return check.fail("settings", message)

@@ -113,6 +113,7 @@ def _worker_init() -> None:
 
 
 def _error_line(text: str) -> str:
+    """The last non-empty line of a traceback (the exception itself)."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1].strip() if lines else "unknown error"
 
@@ -126,6 +127,7 @@ class _LocalBackend:
         self._pool = self._new_pool()
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
+        """Spawned workers: no torch/numba state is inherited from the driver."""
         return cf.ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
@@ -133,6 +135,7 @@ class _LocalBackend:
         )
 
     def submit(self, run: RunSpec, work_dir: Path) -> cf.Future:
+        """Start one run; returns its future."""
         execute = KINDS[run.kind].execute
         return self._pool.submit(execute_run, execute, run.settings, str(work_dir))
 
@@ -153,9 +156,11 @@ class _LocalBackend:
         return out
 
     def close(self) -> None:
+        """Release the backend's resources after a complete sweep."""
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def abort(self) -> None:
+        """Stop at once (interrupt): workers are killed, queued runs dropped."""
         for proc in list(getattr(self._pool, "_processes", {}).values()):
             proc.kill()
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -185,6 +190,7 @@ class _RayBackend:
         self._task = ray.remote(num_cpus=1, max_retries=0)(execute_run)
 
     def submit(self, run: RunSpec, work_dir: Path) -> Any:
+        """Start one run as a Ray task; returns its object ref."""
         return self._task.remote(KINDS[run.kind].execute, run.settings, str(work_dir))
 
     def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, _Result]]:
@@ -199,14 +205,19 @@ class _RayBackend:
         return out
 
     def close(self) -> None:
+        """Release the backend's resources after a complete sweep."""
         if self.started:
             self.ray.shutdown()
 
     def abort(self) -> None:
+        """Stop at once (interrupt): workers are killed, queued runs dropped."""
         self.close()
 
 
-def _make_backend(backend: str, workers: int | None, address: str | None):
+def _make_backend(
+    backend: str, workers: int | None, address: str | None
+) -> _LocalBackend | _RayBackend:
+    """The chosen backend (UsageError when Ray is requested but not installed)."""
     if backend == "local":
         return _LocalBackend(workers or os.cpu_count() or 1)
     try:
@@ -311,7 +322,14 @@ def run_sweep(
     return summary
 
 
-def _drive(store, backend, todo: list[RunSpec], summary: SweepSummary, progress, keep_work):
+def _drive(
+    store: ResultsStore,
+    backend: _LocalBackend | _RayBackend,
+    todo: list[RunSpec],
+    summary: SweepSummary,
+    progress: bool,
+    keep_work: bool,
+) -> None:
     """Keep ``backend.workers`` runs in flight; store each result as it arrives."""
     queue = list(reversed(todo))
     inflight: dict[Any, RunSpec] = {}
@@ -351,7 +369,10 @@ def _drive(store, backend, todo: list[RunSpec], summary: SweepSummary, progress,
         bar.close()
 
 
-def _store_result(store, run: RunSpec, result: _Result, summary: SweepSummary, keep_work):
+def _store_result(
+    store: ResultsStore, run: RunSpec, result: _Result, summary: SweepSummary, keep_work: bool
+) -> None:
+    """Write one worker answer to the store: tables, then status, then drop the scratch."""
     if result.output is None:
         summary.failed += 1
         summary.failures[run.run_id] = _error_line(result.error or "")

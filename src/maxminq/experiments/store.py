@@ -204,9 +204,11 @@ class ResultsStore:
             self._conn.close()
 
     def __enter__(self) -> ResultsStore:
+        """Use as a context manager; closes on exit."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the store."""
         self.close()
 
     @contextlib.contextmanager
@@ -222,7 +224,10 @@ class ResultsStore:
         else:
             cur.execute("COMMIT")
 
-    def _event(self, cur: sqlite3.Cursor, run_id: str, event: str, detail: str | None = None):
+    def _event(
+        self, cur: sqlite3.Cursor, run_id: str, event: str, detail: str | None = None
+    ) -> None:
+        """Append to the event log (inside the caller's transaction)."""
         cur.execute(
             "INSERT INTO events (run_id, event, time, host, pid, detail) VALUES (?,?,?,?,?,?)",
             (run_id, event, now(), self.host, self.pid, detail),
@@ -435,12 +440,14 @@ class ResultsStore:
 
 
 def _record(row: sqlite3.Row) -> RunRecord:
+    """A database row as a :class:`RunRecord` (settings decoded)."""
     data = dict(row)
     data["settings"] = json.loads(data["settings"])
     return RunRecord(**data)
 
 
 def _read_manifest(folder: Path, run_id: str) -> dict[str, Any]:
+    """The parsed manifest of a run (StoreError if missing, unreadable or foreign)."""
     path = folder / MANIFEST
     try:
         manifest = json.loads(path.read_bytes())
