@@ -125,15 +125,15 @@ class Learner:
 
         Maxmin: min over the N online nets (Algorithm 1); Ensemble: their mean.
         """
-        x = self._tile(obs.unsqueeze(1), self.n_online)
-        q = self.online.forward(x).reshape(self.S, self.n_online, self.n_actions)
+        q = self.online.forward_shared(obs.unsqueeze(1), self.n_online)
+        q = q.reshape(self.S, self.n_online, self.n_actions)
         return self._combine(q)
 
     @torch.no_grad()
     def target_q(self, next_obs: torch.Tensor) -> torch.Tensor:
         """Stacked next-state values the operator reduces: (S, B, ...) -> (S, B, members, A)."""
         s, b = next_obs.shape[:2]
-        qt = self.target.forward(self._tile(next_obs, self.n_target))
+        qt = self.target.forward_shared(next_obs, self.n_target)
         qt = qt.reshape(s, self.n_target, b, self.n_actions).transpose(1, 2)
         if self.spec.operator == "double_q":
             qo = self.online.forward(next_obs).reshape(s, 1, b, self.n_actions).transpose(1, 2)

@@ -62,6 +62,13 @@ class StackedNet:
         """Fresh parameters for ONE member (no member axis), drawn from ``gen``."""
         raise NotImplementedError
 
+    def forward_shared(self, x: torch.Tensor, n: int) -> torch.Tensor:
+        """Q-values ``(M, B, A)`` when consecutive groups of ``n`` members see the same
+        inputs: ``x`` is ``(M // n, B, *obs)`` (e.g. one batch per seed, N nets each)."""
+        if n > 1:
+            x = x.unsqueeze(1).expand(x.shape[0], n, *x.shape[1:]).reshape(-1, *x.shape[1:])
+        return self.forward(x)
+
     def _forward_saved(self, ps: list[torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, Any]:
         """Q-values (k, B, A) and what ``_backward`` needs."""
         raise NotImplementedError
@@ -232,6 +239,21 @@ class StackedMinAtarCNN(StackedNet):
 
     def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
         return self._forward_saved(self.params if params is None else params, x)[0]
+
+    def forward_shared(self, x: torch.Tensor, n: int) -> torch.Tensor:
+        """As the base method, with the im2col patches built once per input group and the
+        group's n convolutions as one matrix product (no n-fold copy of the inputs)."""
+        cw, cb, w1, b1, w2, b2 = self.params
+        g, b = x.shape[0], x.shape[1]
+        c, size = self.in_channels, self.size
+        cols = F.unfold(x.reshape(g * b, c, size, size), 3)  # (G * B, C * 9, L)
+        n_pos = cols.shape[-1]
+        cols = cols.reshape(g, b, c * 9, n_pos).transpose(1, 2).reshape(g, c * 9, b * n_pos)
+        w = cw.reshape(g, n * 16, c * 9)
+        conv = F.relu(torch.baddbmm(cb.reshape(g, n * 16, 1), w, cols))  # (G, n * 16, B * L)
+        a1 = conv.reshape(g * n, 16, b, n_pos).transpose(1, 2).reshape(g * n, b, self.conv_out)
+        a2 = F.relu(torch.baddbmm(b1, a1, w1))
+        return torch.baddbmm(b2, a2, w2)
 
     def _forward_saved(
         self, ps: list[torch.Tensor], x: torch.Tensor
