@@ -167,6 +167,21 @@ def test_corrupted_results_are_detected_and_rerun(tmp_path, theory_kinds):
     _same(load_results(out)["bias"], _direct(path, "theory_mc"), ["run_id", "chunk"])
 
 
+def test_a_rerun_continues_from_the_checkpoints_in_its_work_folder(tmp_path, theory_kinds):
+    path = _theory(tmp_path, "theory_mc_ckpt")
+    out = tmp_path / "out"
+    first = run_sweep(path, out, workers=2, progress=False)
+    assert first.failed == 8
+    with ResultsStore(out) as store:
+        ids = [r.run_id for r in store.records()]
+    assert all((out / "work" / i / "checkpoint.json").exists() for i in ids)
+    second = run_sweep(path, out, workers=2, progress=False)
+    assert second.done == 8 and second.ok
+    assert not any((out / "work" / i).exists() for i in ids)  # scratch removed once stored
+    # Continuing from the checkpoint gives the uninterrupted result.
+    _same(load_results(out)["bias"], _direct(path, "theory_mc"), ["run_id", "chunk"])
+
+
 def _sweep_cmd(path: Path, out: Path) -> list[str]:
     """The CLI, in a process that registers the test kinds first."""
     return [sys.executable, str(HERE / "test_sweep_helpers.py"), "sweep", str(path),

@@ -65,16 +65,51 @@ def fail_unless_fixed(settings: dict, work_dir: Path, progress: bool) -> RunOutp
     return execute_theory_mc(settings, work_dir, progress)
 
 
+def checkpointed(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
+    """``theory_mc`` with a checkpoint after each chunk in ``work_dir``; the first attempt
+    stops (fails) after one chunk, as a killed run would; the next attempt continues."""
+    import json
+
+    from maxminq.theory import monte_carlo_bias
+
+    ckpt = work_dir / "checkpoint.json"
+    if ckpt.exists():
+        state = json.loads(ckpt.read_text())
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state["rng"]
+        rows = state["rows"]
+    else:
+        rng, rows = np.random.default_rng(settings["seed"]), []
+    while len(rows) < settings["chunks"]:
+        est = monte_carlo_bias(settings["M"], settings["N"], 1.0, 1.0, settings["samples"], rng)
+        rows.append(
+            {
+                "chunk": len(rows),
+                "bias": float(est.bias),
+                "bias_se": float(est.bias_se),
+                "variance_ratio": float(est.variance_ratio),
+            }
+        )
+        work_dir.mkdir(parents=True, exist_ok=True)
+        ckpt.write_text(json.dumps({"rng": rng.bit_generator.state, "rows": rows}))
+        if len(rows) == 1 and not ckpt.with_name("resumed").exists():
+            ckpt.with_name("resumed").touch()
+            raise RuntimeError("stopped after the first chunk")
+    return RunOutput({"bias": pd.DataFrame(rows)})
+
+
 def register() -> None:
     """Register the test kinds in this process."""
     KINDS["theory_mc"] = RunKind("theory_mc", validate_theory_mc, execute_theory_mc)
     KINDS["theory_mc_flaky"] = RunKind("theory_mc_flaky", validate_theory_mc, fail_unless_fixed)
+    KINDS["theory_mc_ckpt"] = RunKind("theory_mc_ckpt", validate_theory_mc, checkpointed)
 
 
 def unregister() -> None:
     """Remove the test kinds again."""
     KINDS.pop("theory_mc", None)
     KINDS.pop("theory_mc_flaky", None)
+    KINDS.pop("theory_mc_ckpt", None)
 
 
 if __name__ == "__main__":
