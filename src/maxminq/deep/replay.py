@@ -57,10 +57,6 @@ class ReplayBuffers:
         self.pos = (p + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
 
-    def sample_indices(self, rngs: list[np.random.Generator], batch: int) -> np.ndarray:
-        """Uniform indices with replacement, ``(S, batch)``, row s drawn from ``rngs[s]``."""
-        return np.stack([rng.integers(0, self.size, batch) for rng in rngs])
-
     def gather(self, seeds: np.ndarray, idx: np.ndarray) -> dict[str, torch.Tensor]:
         """The transitions ``idx[k]`` of seed ``seeds[k]``: tensors ``(k, batch, ...)``."""
         s = np.asarray(seeds)[:, None]

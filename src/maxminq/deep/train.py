@@ -89,12 +89,43 @@ def _seed_streams(seed: int) -> tuple[np.random.Generator, torch.Generator, np.r
 
 
 def _discounted_returns(rewards: list[float], gamma: float) -> np.ndarray:
+    """``G_t = sum_k gamma^k r_{t+k}`` for every t of one episode."""
     out = np.empty(len(rewards))
     g = 0.0
     for t in range(len(rewards) - 1, -1, -1):
         g = rewards[t] + gamma * g
         out[t] = g
     return out
+
+
+class SeedUniforms:
+    """Per-seed U[0, 1) draws served in blocks, so one step's randomness for all S seeds is
+    one array slice instead of 3 + S small generator calls.
+
+    Every step takes the same ``per_step`` numbers from every seed (drawn or not used),
+    and row s of each block comes from ``rngs[s]`` alone, so a seed's stream does not
+    depend on the other seeds. Layout of a step's row: [0] explore test, [1] random
+    action, [2] member to update, [3] next episode's reset seed, [4:] replay indices.
+    """
+
+    def __init__(self, rngs: list[np.random.Generator], per_step: int, block: int = 256):
+        self.rngs, self.per_step, self.block = rngs, per_step, block
+        self.buf = np.zeros((len(rngs), block, per_step))
+        self.pos = block  # empty: the first call draws a block
+
+    def next(self) -> np.ndarray:
+        """The (S, per_step) uniforms of one step."""
+        if self.pos == self.block:
+            for s, rng in enumerate(self.rngs):
+                self.buf[s] = rng.random((self.block, self.per_step))
+            self.pos = 0
+        self.pos += 1
+        return self.buf[:, self.pos - 1]
+
+
+def _scaled(u: np.ndarray, n: int | np.ndarray) -> np.ndarray:
+    """floor(u * n) as int64, kept below n against float round-up."""
+    return np.minimum((u * n).astype(np.int64), np.asarray(n) - 1)
 
 
 class Trainer:
@@ -112,6 +143,7 @@ class Trainer:
         streams = [_seed_streams(s) for s in cfg.seeds]
         self.rngs = [r for r, _, _ in streams]
         self.test_rngs = [t for _, _, t in streams]
+        self.uniforms = SeedUniforms(self.rngs, 4 + cfg.batch_size)
         self.learner = Learner(
             cfg.agent,
             cfg.n,
@@ -145,7 +177,7 @@ class Trainer:
         self._interval_start = (0, time.perf_counter())
         self.writer: Any = None
         for s in range(self.S):
-            self._new_episode(s)
+            self._new_episode(s, int(self.rngs[s].integers(2**31 - 1)))
 
     @staticmethod
     def _spaces(env: Any, cfg: TrainConfig) -> tuple[int, tuple[int, ...]]:
@@ -167,13 +199,13 @@ class Trainer:
 
     # --- episodes ---------------------------------------------------------------------------
 
-    def _new_episode(self, s: int) -> None:
-        self.ep_seed[s] = int(self.rngs[s].integers(2**31 - 1))
+    def _new_episode(self, s: int, seed: int) -> None:
+        self.ep_seed[s] = seed
         obs, _ = self.envs[s].reset(seed=self.ep_seed[s])
         self.obs[s] = obs
         self.ep_actions[s], self.ep_rewards[s], self.probes[s] = [], [], []
 
-    def _end_episode(self, s: int, terminated: bool, truncated: bool) -> None:
+    def _end_episode(self, s: int, terminated: bool, truncated: bool, next_seed: int = 0) -> None:
         rewards = self.ep_rewards[s]
         self.ep_count[s] += 1
         self.rows["episodes"].append(
@@ -193,7 +225,7 @@ class Trainer:
             for t, est in self.probes[s]:
                 if terminated or self.cfg.gamma ** (n - t) <= BIAS_TAIL:
                     self.acc_bias[s].append(est - float(g[t]))
-        self._new_episode(s)
+        self._new_episode(s, next_seed)
 
     # --- one training step ------------------------------------------------------------------
 
@@ -223,14 +255,11 @@ class Trainer:
             for s in live[~np.isfinite(q[live]).all(axis=1)]:
                 self._diverge(int(s))
             live = np.flatnonzero(self.active)
-        actions = np.zeros(self.S, dtype=np.int64)
-        greedy = q.argmax(axis=1) if q is not None else None
-        for s in live:
-            rng = self.rngs[s]
-            if greedy is None or rng.random() < eps:
-                actions[s] = rng.integers(self.n_actions)
-            else:
-                actions[s] = greedy[s]
+        u = self.uniforms.next()  # (S, 4 + batch): this step's randomness, every seed
+        actions = _scaled(u[:, 1], self.n_actions)
+        if q is not None:  # eps-greedy (before learning starts eps = 1: all random)
+            actions = np.where(u[:, 0] < eps, actions, q.argmax(axis=1))
+        reset_seeds = _scaled(u[:, 3], 2**31 - 1)
         if learning and t % c.bias_probe_every == 0 and len(live):
             est = self.learner.estimate(obs_t, torch.from_numpy(actions)).numpy()
             for s in live:
@@ -250,11 +279,14 @@ class Trainer:
             # Truncation bootstraps unless the original code's behaviour is asked for.
             done[s] = float(term or (trunc and c.timeout_as_terminal))
             if term or trunc:
-                self._end_episode(int(s), bool(term), bool(trunc))
+                self._end_episode(int(s), bool(term), bool(trunc), int(reset_seeds[s]))
         self.replay.add(prev, actions, rewards, next_obs, done)
         if learning and len(live):
-            idx = np.stack([self.rngs[s].integers(0, self.replay.size, c.batch_size) for s in live])
-            members = self.learner.choose_all_members([self.rngs[s] for s in live])
+            idx = _scaled(u[live, 4:], self.replay.size)  # uniform, with replacement
+            if self.learner.update_members == 1:
+                members = _scaled(u[live, 2:3], self.learner.n_online)
+            else:  # a subset without replacement: drawn from the seed's generator
+                members = self.learner.choose_all_members([self.rngs[s] for s in live])
             batch = self.replay.gather(live, idx)
             loss, qm, ok = self.learner.update(live, members, batch)
             for k, s in enumerate(live):
@@ -387,6 +419,8 @@ class Trainer:
             "replay": self.replay.state_dict(),
             "rngs": [r.bit_generator.state for r in self.rngs],
             "test_rngs": [r.bit_generator.state for r in self.test_rngs],
+            "uniforms": torch.from_numpy(self.uniforms.buf.copy()),
+            "uniforms_pos": self.uniforms.pos,
             "active": self.active.tolist(),
             "diverged_step": list(self.diverged_step),
             "obs": torch.from_numpy(self.obs.copy()),
@@ -414,6 +448,8 @@ class Trainer:
             r.bit_generator.state = st
         for r, st in zip(self.test_rngs, state["test_rngs"], strict=True):
             r.bit_generator.state = st
+        self.uniforms.buf[:] = state["uniforms"].numpy()
+        self.uniforms.pos = int(state["uniforms_pos"])
         self.active = np.array(state["active"], dtype=bool)
         self.diverged_step = list(state["diverged_step"])
         self.ep_seed = list(state["ep_seed"])
