@@ -341,7 +341,7 @@ class Trainer:
 
     # --- evaluation -------------------------------------------------------------------------
 
-    def evaluate(self) -> None:
+    def evaluate(self, progress: bool = False) -> None:
         """``eval_episodes`` test episodes per live seed with eps = ``eval_eps`` (greedy on
         the same combined values as the behaviour policy), all seeds in lock-step."""
         c = self.cfg
@@ -362,6 +362,7 @@ class Trainer:
         for s in range(self.S):
             if remaining[s]:
                 reset(s)
+        bar = tqdm(total=sum(remaining), disable=not progress, desc="test episodes", unit="ep")
         while any(remaining):
             q = self.learner.greedy_values(torch.from_numpy(obs)).numpy()
             for s in range(self.S):
@@ -377,8 +378,10 @@ class Trainer:
                     ep = c.eval_episodes - remaining[s] + 1
                     self.rows["tests"].append([c.seeds[s], ep, ret[s], length[s]])
                     remaining[s] -= 1
+                    bar.update(1)
                     if remaining[s]:
                         reset(s)
+        bar.close()
         for env in envs:
             if env is not None:
                 env.close()
@@ -563,7 +566,7 @@ def run_training(
         bar.close()
         if cfg.checkpoint_every and trainer.step % cfg.checkpoint_every:
             trainer.save_checkpoint(ckpt_dir)
-        trainer.evaluate()
+        trainer.evaluate(progress)
         tables = trainer.tables()
     finally:
         trainer.close()
