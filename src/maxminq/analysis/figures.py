@@ -26,6 +26,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
@@ -84,12 +85,25 @@ def _grid(n_panels: int, ncols: int = 3, size: tuple[float, float] = (4.2, 3.2))
 
 
 def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
-    """One legend for the whole figure, from the union of the panels' labelled lines."""
+    """One legend for the whole figure, from the union of the panels' labelled lines.
+
+    It goes into the first unused grid cell when there is one (e.g. 7 panels in a 3 x 3
+    grid), else below the panels.
+    """
     handles: dict[str, object] = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
-    if handles:
+    spare = [ax for ax in fig.axes if not ax.get_visible()]
+    if not handles:
+        fig.tight_layout()
+    elif spare:
+        fig.tight_layout()
+        box = spare[0].get_position()
+        fig.legend(list(handles.values()), list(handles.keys()), loc="center",
+                   bbox_to_anchor=(box.x0, box.y0, box.width, box.height), frameon=False,
+                   fontsize="large")  # fmt: skip
+    else:
         fig.legend(
             list(handles.values()),
             list(handles.keys()),
@@ -99,8 +113,6 @@ def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
             bbox_to_anchor=(0.5, -0.02),
         )
         fig.tight_layout(rect=(0, 0.06, 1, 1))
-    else:
-        fig.tight_layout()
 
 
 def _band(ax: plt.Axes, x, mean, se, *, color: str, label: str, smooth: bool = True, **kw):
@@ -237,11 +249,13 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
     fig, axes = _grid(len(envs))
     for ax, env in zip(axes, envs, strict=True):
         sub = summary[summary["env_id"] == env]
-        for agent in _agents(sub):
+        agents = _agents(sub)
+        for k, agent in enumerate(agents):
             per_lr = T.best_settings(sub[sub["agent"] == agent], ["lr"]).sort_values("lr")
             se = per_lr["se"].fillna(0.0).to_numpy()
+            dodge = 10 ** (0.02 * (k - (len(agents) - 1) / 2))  # keep error bars apart
             ax.errorbar(
-                per_lr["lr"],
+                per_lr["lr"].to_numpy(dtype=float) * dodge,
                 per_lr["mean"],
                 yerr=se,
                 marker="o",
@@ -251,6 +265,9 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
                 label=style.LABELS.get(agent, agent),
             )
         ax.set_xscale("log")
+        lrs = sorted(float(v) for v in sub["lr"].dropna().unique())
+        ax.set_xticks(lrs, [f"{v:g}" for v in lrs], rotation=30 if len(lrs) > 3 else 0)
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title(T.env_title(env))
         ax.set_xlabel("step size")
         ax.set_ylabel("final return")
