@@ -439,9 +439,13 @@ def build_report(
         "'insufficient data' means the results needed for the check are missing or have "
         f"fewer than {C.MIN_RUNS} runs."
     )
-    doc.claims(claims)
     counts = {s: sum(c.status == s for c in claims) for s in STATUS_CLASS}
-    doc.para(", ".join(f"{v} {k}" for k, v in counts.items()) + ".")
+    doc.para("In total: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + ".")
+    for section in dict.fromkeys(c.section for c in claims):
+        part = [c for c in claims if c.section == section]
+        n_ok = sum(c.status == C.SUPPORTED for c in part)
+        doc.heading(f"{section} ({n_ok} of {len(part)} supported)", 3)
+        doc.claims(part)
 
     doc.heading("Settings and scale")
     rows = _settings_rows(results)
