@@ -80,6 +80,13 @@ def test_shipped_grid_sizes_match_the_paper():
         6,
         8,
     ]
+    # Mountain Car: 4 sigma^2 x 5 step sizes x (Q, Double Q, Averaged K and Maxmin N in
+    # {2, 4, 6, 8}), 100 runs x 1,000 episodes each.
+    mc = load_config(CONFIGS / "mountain_car.yaml", "paper")
+    assert len(mc.runs) == 4 * 5 * (1 + 1 + 4 + 4)
+    assert {(r.settings["runs"], r.settings["episodes"]) for r in mc.runs} == {(100, 1000)}
+    assert {r.settings["sigma2"] for r in mc.runs} == {0.0, 1.0, 10.0, 50.0}
+    assert {r.settings["step_size"] for r in mc.runs} == {0.005, 0.01, 0.02, 0.04, 0.08}
     # deep: 5 step sizes x (DQN + DDQN + 8 N for Averaged + 8 N for Maxmin) = 90, 20 seeds.
     catcher = load_config(CONFIGS / "catcher.yaml", "paper")
     assert len(catcher.runs) == 5 * (1 + 1 + 8 + 8)
