@@ -226,14 +226,15 @@ def fig_varying_n(
             ax.legend(fontsize=8, frameon=False)
             fig.tight_layout()
             name = f"deep_varying_n_{T.env_title(env).lower()}"
+            panel = {"pixelcopter": "Fig. 4(h)", "asterix": "Fig. 4(i)"}.get(token, "Fig. 4")
             caption = (
-                f"Maxmin DQN on {T.env_title(env)} with N in {ns} (Fig. 4(h)/(i)); each N at its "
+                f"Maxmin DQN on {T.env_title(env)} with N in {ns} ({panel}); each N at its "
                 "best step size; mean over seeds, one standard error shaded."
             )
             out.append(
                 FigureFile(
                     name,
-                    f"Varying N on {T.env_title(env)} (Fig. 4)",
+                    f"Varying N on {T.env_title(env)} ({panel})",
                     caption,
                     save_figure(fig, out_dir, name),
                 )

@@ -445,7 +445,17 @@ def build_report(
         part = [c for c in claims if c.section == section]
         n_ok = sum(c.status == C.SUPPORTED for c in part)
         doc.heading(f"{section} ({n_ok} of {len(part)} supported)", 3)
-        doc.claims(part)
+        decided = [c for c in part if c.status != C.INSUFFICIENT]
+        if decided:
+            doc.claims(decided)
+        missing = [c for c in part if c.status == C.INSUFFICIENT]
+        if missing:
+            # One line for all undecidable checks keeps quick-scale reports readable.
+            doc.para(
+                f"**{C.INSUFFICIENT}** for {len(missing)} check(s): "
+                + "; ".join(f"{c.text} ({c.evidence})" for c in missing)
+                + "."
+            )
 
     doc.heading("Settings and scale")
     rows = _settings_rows(results)
