@@ -32,26 +32,42 @@ KIND_ORDER = {"toy_mdp": 0, "mountain_car": 1}
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq reproduce``."""
-    parser.add_argument("--scale", default="quick", help="quick (default, ~15 min) or paper")
     parser.add_argument(
-        "--out", type=Path, default=None, help="results folder (default: results/<scale>)"
-    )
-    parser.add_argument("--backend", default="local", help="local (default) or ray")
-    parser.add_argument(
-        "--workers", default=None, help="parallel runs (default: cores, or the Ray cluster's)"
+        "--scale", default="quick", metavar="quick|paper", help="quick (default, ~15 min) or paper"
     )
     parser.add_argument(
-        "--address", default=None, help="Ray cluster address with --backend ray, e.g. auto"
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="results folder (default: results/<scale>)",
+    )
+    parser.add_argument(
+        "--backend", default="local", metavar="local|ray", help="local (default) or ray"
+    )
+    parser.add_argument(
+        "--workers",
+        default=None,
+        metavar="K",
+        help="parallel runs (default: cores, or the Ray cluster's)",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        metavar="ADDR",
+        help="Ray cluster address with --backend ray, e.g. auto",
     )
     parser.add_argument(
         "--only",
         default=None,
+        metavar="NAMES",
         help="comma-separated config names to run (and/or 'theory'); default: all",
     )
     parser.add_argument(
         "--configs",
         type=Path,
         default=None,
+        metavar="DIR",
         help="folder of sweep configs (default: ./configs, else the installed ones)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
