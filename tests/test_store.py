@@ -77,6 +77,12 @@ def test_tables_round_trip_exactly_and_load_results_adds_run_columns(tmp_path):
     )
     only_b = load_results(tmp_path, config="cfg_b")
     assert set(only_b["curve"]["run_id"]) == {"k-3"}
+    slim = load_results(tmp_path, tables=["other"], settings=["alpha"])
+    assert set(slim) == {"other"} and len(slim["other"]) == 6
+    assert list(slim["other"].columns) == ["run_id", "config", "kind", "run_status", "alpha",
+                                           *frames["k-1"].columns]  # fmt: skip
+    bare = load_results(tmp_path, settings=False)["curve"]
+    assert list(bare.columns) == ["run_id", "config", "kind", "run_status", *frames["k-1"].columns]
 
 
 def test_table_columns_named_like_run_columns_are_kept(tmp_path):

@@ -484,11 +484,16 @@ def verify_run_tables(folder: Path, run_id: str) -> str | None:
     return None
 
 
-def read_run_tables(folder: Path, run_id: str) -> dict[str, pd.DataFrame]:
-    """Read and verify every table of a run (checksums checked on the bytes parsed)."""
+def read_run_tables(
+    folder: Path, run_id: str, names: set[str] | None = None
+) -> dict[str, pd.DataFrame]:
+    """Read and verify a run's tables (all, or those in ``names``); checksums are checked
+    on the very bytes that are parsed."""
     manifest = _read_manifest(folder, run_id)
     out: dict[str, pd.DataFrame] = {}
     for name, entry in manifest["tables"].items():
+        if names is not None and name not in names:
+            continue
         frame = _parse_table(_checked_bytes(folder, name, entry))
         if len(frame) != entry.get("rows"):
             raise StoreError(f"{folder / entry['file']}: row count differs from the manifest")
@@ -509,6 +514,8 @@ def load_results(
     config: str | None = None,
     kind: str | None = None,
     include_diverged: bool = True,
+    tables: Iterable[str] | None = None,
+    settings: bool | Iterable[str] = True,
 ) -> dict[str, pd.DataFrame]:
     """All finished runs' tables of a sweep folder, one DataFrame per table name.
 
@@ -521,7 +528,9 @@ def load_results(
     the manifest; a run whose files do not verify is left out with a warning, never read.
     ``config`` selects the runs belonging to that config (a run shared by two configs is
     stored once; its ``config`` column then shows the requested config, and otherwise the
-    first config that registered it); ``kind`` filters by run kind.
+    first config that registered it); ``kind`` filters by run kind. For large sweeps,
+    ``tables`` limits the table names read and ``settings`` the settings turned into columns
+    (``False``: none, or an iterable of names).
     """
     import warnings
 
@@ -533,14 +542,16 @@ def load_results(
             for r in store.records(config)
             if r.status in statuses and (kind is None or r.kind == kind)
         ]
+        wanted = None if tables is None else set(tables)
+        keep = (None if settings else set()) if isinstance(settings, bool) else set(settings)
         pieces: dict[str, list[pd.DataFrame]] = {}
         for rec in sorted(records, key=lambda r: r.run_id):
             try:
-                tables = store.read_tables(rec.run_id)
+                run_tables = read_run_tables(store.run_tables_dir(rec.run_id), rec.run_id, wanted)
             except StoreError as err:
                 warnings.warn(f"skipping run {rec.run_id}: {err}", stacklevel=2)
                 continue
-            for name, frame in tables.items():
+            for name, frame in run_tables.items():
                 front = {
                     "run_id": rec.run_id,
                     "config": config or rec.config,
@@ -548,13 +559,11 @@ def load_results(
                     "run_status": rec.status,
                 }
                 for key, value in rec.settings.items():
-                    front.setdefault(key, _setting_value(value))
+                    if keep is None or key in keep:
+                        front.setdefault(key, _setting_value(value))
                 # A table's own column wins over a run column or setting of the same name.
                 front = {k: v for k, v in front.items() if k not in frame.columns}
-                frame = pd.concat(
-                    [pd.DataFrame({k: [v] * len(frame) for k, v in front.items()}), frame],
-                    axis=1,
-                )
+                frame = pd.concat([pd.DataFrame(front, index=frame.index), frame], axis=1)
                 pieces.setdefault(name, []).append(frame)
         return {
             name: pd.concat(frames, ignore_index=True, sort=False)
