@@ -291,3 +291,16 @@ def test_fuzz_near_valid_configs_raise_only_config_error(kind, fixed, grid, vari
         assert "\n" not in str(err) and str(err).startswith("fuzz.yaml: ")
     else:
         assert all(r.run_id.startswith(kind + "-") for r in config.runs)
+
+
+def test_readme_example_is_the_shipped_toy_mdp_config():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Sweeps and results store", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    documented = config_from_document(parse_document(block), "README.md", "quick")
+    shipped = load_config(CONFIGS / "toy_mdp.yaml", "quick")
+    assert [r.run_id for r in documented.runs] == [r.run_id for r in shipped.runs]
+    paper = config_from_document(parse_document(block), "README.md", "paper")
+    assert [r.run_id for r in paper.runs] == [
+        r.run_id for r in load_config(CONFIGS / "toy_mdp.yaml", "paper").runs
+    ]
