@@ -124,7 +124,10 @@ def test_cli_report(tmp_path: Path, capsys):
     theory_files(tmp_path / "theory")
     assert main(["report", str(tmp_path), "--reps", "200"]) == 0
     out = capsys.readouterr().out
-    assert "supported         σ² = 50: Maxmin Q's last-episode steps below Q-learning's" in out
+    assert (
+        "supported         σ² = 50 (best step size per algorithm): Maxmin Q's last-episode "
+        "steps below Q-learning's" in out
+    )
     md = (tmp_path / "report.md").read_text()
     assert "| 50 | Maxmin Q | 4 | 0.01 | 4 |" in md  # best step size, 4 runs
     assert main(["report", str(tmp_path / "missing")]) == 2
@@ -143,10 +146,13 @@ def test_claims_flip_with_the_data(tmp_path: Path):
     assert _status(C.toy_claims(toy_ok), needle) == C.SUPPORTED
     assert _status(C.toy_claims(toy_bad), needle) == C.NOT_SUPPORTED
 
-    needle = "below Q-learning's"
+    needle = "(best step size per algorithm): Maxmin Q's last-episode steps below Q-learning's"
     assert _status(C.mountain_car_claims(mc_results(runs=5)), needle) == C.SUPPORTED
     worse = mc_results(runs=5, maxmin_steps=3000.0)
     assert _status(C.mountain_car_claims(worse), needle) == C.NOT_SUPPORTED
+    same_step = "(all at the largest step size, 0.04): Maxmin Q's last-episode steps below Aver"
+    assert _status(C.mountain_car_claims(mc_results(runs=5)), same_step) == C.SUPPORTED
+    assert _status(C.mountain_car_claims(worse), same_step) == C.NOT_SUPPORTED
 
     theory_files(tmp_path / "a")
     theory_files(tmp_path / "b", monotone=False, ratio8=1.2)
