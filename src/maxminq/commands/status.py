@@ -55,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
         for rec in failed:
             print(f"failed   {rec.run_id} (attempts {rec.attempts}): {_first_line(rec.error)}")
         for rec in records:
-            if rec.status == "running":
+            if rec.status == "running" and owner:
                 print(f"running  {rec.run_id} since {rec.started} ({rec.host}, pid {rec.pid})")
+            elif rec.status == "running":  # its sweep was killed: the next sweep re-runs it
+                print(f"stale    {rec.run_id} since {rec.started} (interrupted; will be re-run)")
             elif rec.status == "diverged":
                 print(f"diverged {rec.run_id}: {_first_line(rec.error)}")
         bad = 0
