@@ -189,7 +189,7 @@ def _sweep_cmd(path: Path, out: Path) -> list[str]:
 
 
 def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_results(
-    tmp_path, theory_kinds
+    tmp_path, theory_kinds, capsys
 ):
     path = _theory(tmp_path, samples=150_000)
     out = tmp_path / "out"
@@ -208,6 +208,13 @@ def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_results(
             kills += 1
         proc.wait()
     assert kills >= 2
+    from maxminq.cli import main
+
+    with ResultsStore(out) as store:
+        stale = [r.run_id for r in store.records() if r.status == "running"]
+    assert main(["status", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "no sweep running" in shown and all(f"stale    {i}" in shown for i in stale)
     final = subprocess.run(_sweep_cmd(path, out), capture_output=True, text=True, timeout=300)
     assert final.returncode == 0, final.stderr
     with ResultsStore(out) as store:
