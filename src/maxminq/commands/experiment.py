@@ -236,14 +236,18 @@ def run_toy(args: argparse.Namespace) -> int:
     frames = _run_tasks(_toy_task, tasks, common["workers"], common["progress"], "toy MDP")
     df = pd.concat(frames, ignore_index=True)
     wall = time.perf_counter() - start
+    print(f"toy MDP: {len(tasks)} settings x {runs} runs x {episodes} episodes simulated in "
+          f"{wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
+    t_csv = time.perf_counter()
     write_csv_atomic(df, out / "toy_mdp.csv")
+    t_fig = time.perf_counter()
 
     from maxminq.analysis import classic_plots as cp
 
     cp.save_figure(cp.toy_distance_figure(df), out / "fig2_toy_mdp_distance.png")
     cp.save_figure(cp.toy_q_left_figure(df), out / "figC1_toy_mdp_q_a_left.png")
-    print(f"toy MDP: {len(tasks)} settings x {runs} runs x {episodes} episodes in {wall:.1f} s "
-          f"({common['workers']} worker(s)); wrote {out}/toy_mdp.csv and figures")  # fmt: skip
+    print(f"toy MDP: wrote {out}/toy_mdp.csv ({len(df):,} rows, {t_fig - t_csv:.1f} s) and "
+          f"figures ({time.perf_counter() - t_fig:.1f} s)")  # fmt: skip
     return 0
 
 
@@ -263,23 +267,26 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     common = _common(args)
     out = _out_dir(args.out, "mountain_car")
 
-    # One task per algorithm (many lanes per process keep the per-step Python overhead small);
-    # split runs into chunks only when there are fewer algorithms than workers. Run r keeps
-    # its own stream (seed, r) whichever chunk it lands in.
-    chunks = max(1, min(common["workers"] // len(algos), runs))
+    # One task per (algorithm, sigma2, step size), split into chunks of at most 200 runs: a
+    # few hundred lanes keep each process's weights (93 KB per lane for N = 4) close to the
+    # cache (measured: 2.0 M replayed transitions per CPU-second at 100 lanes, 0.95 M at
+    # 1,000), while the per-step Python overhead stays under about 10%. Run r keeps its
+    # stream (seed, r) whichever chunk it lands in.
+    chunks = -(-runs // 200)
     bounds = [round(runs * k / chunks) for k in range(chunks + 1)]
     tasks = [
-        {"algorithm": a, "n": n, "sigma2": sig, "step_sizes": alphas,
+        {"algorithm": a, "n": n, "sigma2": [s2], "step_sizes": [alpha],
          "runs": bounds[k + 1] - bounds[k], "run_offset": bounds[k], "episodes": episodes,
          "seed": common["seed"], "batch_size": batch, "update_every": common["update_every"],
          "max_steps": max_steps}
-        for a, n in algos for k in range(chunks)
+        for a, n in algos for s2 in sig for alpha in alphas for k in range(chunks)
     ]  # fmt: skip
     start = time.perf_counter()
     frames = _run_tasks(_mc_task, tasks, common["workers"], common["progress"], "mountain car")
     df = pd.concat(frames, ignore_index=True)
     df = df.sort_values(["algorithm", "n", "sigma2", "step_size", "run", "episode"], kind="stable")
     wall = time.perf_counter() - start
+    print(f"mountain car: simulated in {wall:.1f} s", flush=True)
     write_csv_atomic(df.reset_index(drop=True), out / "mountain_car.csv")
 
     from maxminq.analysis import classic_plots as cp

@@ -334,13 +334,16 @@ def run_mountain_car_grid(
     eps, gamma = float(p["epsilon"]), float(p["gamma"])
 
     active = np.arange(n_lanes, dtype=np.int64)
-    gathered = np.zeros((n_lanes, batch, n_members, N_ACTIONS))
+    # Stored member-major, (M, A, lanes, B), and handed to the kernel and the operator as a
+    # (lanes, B, M, A) view: NumPy then reduces over members slab by slab, which is 10-15x
+    # faster than reducing a C-ordered (..., M, A) array with its tiny inner axes.
+    gathered_mem = np.zeros((n_members, N_ACTIONS, n_lanes, batch))
     desc = f"mountain car {algorithm} n={n}"
     bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
     step = 0
     while active.size:
         update_now = step % p["update_every"] == 0
-        view = gathered[: active.size]
+        view = gathered_mem[:, :, : active.size].transpose(2, 3, 0, 1)
         finished = _act_and_gather(
             active, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
             buf_size, buf_pos, chosen, idx, view, scratch, spec.kind, spec.behaviour, eps,
