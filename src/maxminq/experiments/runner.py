@@ -175,7 +175,6 @@ class _RayBackend:
         self.ray = ray
         self.started = False
         if not ray.is_initialized():
-            os.environ.setdefault("RAY_AUTH_MODE", "disabled")
             if address:
                 ray.init(address=address, log_to_driver=False)
             else:
