@@ -8,7 +8,8 @@ mu < 0. Paper settings: gamma = 1, replay buffer 100, Q initialised from N(0, 0.
 step size 0.01, 5,000 runs.
 
 Every run is a lane of arrays; two numba kernels per agent step do the behaviour, the
-environment, the replay buffer and the scatter update for all lanes in parallel; in between,
+environment, the replay buffer and the scatter update for all lanes (serial kernels: settings
+run in parallel processes, see ``maxminq.commands.experiment``); in between,
 the bootstrap value of state B (the only non-terminal next state) is computed once per lane
 with ``maxminq.operators`` on the gathered values of shape (R, M, 8).
 
@@ -32,7 +33,6 @@ from tqdm.auto import tqdm
 from maxminq.errors import UsageError
 from maxminq.tabular.agent import (
     BEHAVE_CURRENT,
-    BEHAVE_MEAN,
     BEHAVE_MIN,
     KIND_DOUBLE,
     KIND_ESTIMATORS,
@@ -309,7 +309,3 @@ def run_toy_mdp(
     )
     df.attrs["agent_steps"] = int(n_steps.sum())
     return df
-
-
-# Re-exported for the benchmark and tests (the behaviour modes used by the kernels).
-BEHAVIOUR_MODES = {"min": BEHAVE_MIN, "mean": BEHAVE_MEAN, "current": BEHAVE_CURRENT}
