@@ -134,12 +134,14 @@ def _act_and_gather(
         per_member = scratch[lane, :n_members]  # (M, A) action values of the current state
         values = scratch[lane, n_members]
         c = cur[lane]
-        per_member[:] = 0.0
-        for t in range(N_TILINGS):
-            f = tiles_cur[lane, t]
-            for m in range(n_members):
-                for a in range(N_ACTIONS):
-                    per_member[m, a] += w[lane, f, m, a]
+        # Sums in registers, tile by tile in tiling order (the reference loop's order):
+        # accumulating into an array would make every += a store, since it may alias w.
+        for m in range(n_members):
+            for a in range(N_ACTIONS):
+                acc = 0.0
+                for t in range(N_TILINGS):
+                    acc += w[lane, tiles_cur[lane, t], m, a]
+                per_member[m, a] = acc
         for a in range(N_ACTIONS):
             if mode == BEHAVE_CURRENT:
                 values[a] = per_member[c, a]
@@ -173,13 +175,14 @@ def _act_and_gather(
             for b in range(batch):
                 j = rng_int(rng, lane, buf_size[lane])
                 idx[lane, b] = j
-                gathered[k, b] = 0.0
-                for t in range(N_TILINGS):
-                    f = buf_i[lane, j, N_TILINGS + t]
-                    for m in range(n_members):
-                        src = member_order(kind, m, n_members, i, c)
-                        for a2 in range(N_ACTIONS):
-                            gathered[k, b, m, a2] += w[lane, f, src, a2]
+                nxt = buf_i[lane, j, N_TILINGS : 2 * N_TILINGS]
+                for m in range(n_members):
+                    src = member_order(kind, m, n_members, i, c)
+                    for a2 in range(N_ACTIONS):
+                        acc = 0.0
+                        for t in range(N_TILINGS):
+                            acc += w[lane, nxt[t], src, a2]
+                        gathered[k, b, m, a2] = acc
         if term or steps_ep[lane] >= max_steps:  # goal reached, or truncated (still bootstraps)
             e = ep[lane]
             steps_out[lane, e] = steps_ep[lane]
