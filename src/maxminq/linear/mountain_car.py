@@ -14,11 +14,13 @@ full throttle reverse, zero, forward. Episodes are truncated after ``max_steps``
 Step size convention: ``step_size`` is the total step size; each of the 8 active weights
 moves by ``step_size / 8`` times the TD error (the usual tile-coding convention, S&B 9.5.4).
 
-All lanes (runs x settings) step in lockstep. Per agent step: kernel 1 acts, steps every
-lane's environment, stores the transition, samples the mini-batch and gathers the
-next-state action values of every sample, shape (lanes, B, M, 3), in the operator's member
-order; the operator from ``maxminq.operators`` turns them into bootstrap values (lanes, B);
-kernel 2 applies the sequential TD updates. Lanes that have finished their episodes are
+All lanes (runs x settings) step in lockstep. Per agent step one kernel call visits every
+active lane and, while that lane's weights are in cache, first applies the sequential TD
+updates of the previous step and then acts, steps the lane's environment, stores the
+transition, samples the mini-batch and gathers the next-state action values of every sample,
+shape (lanes, B, M, 3), in the operator's member order; back in Python the operator from
+``maxminq.operators`` turns them into bootstrap values (lanes, B) for the next call. Per lane
+this is Algorithm 1's order (update, then act). Lanes that have finished their episodes are
 dropped from the active set, so long-running settings do not pay for finished ones.
 
 Random draws per lane and step, in order: exploration uniform, action uniform (exploring) or
@@ -115,96 +117,95 @@ def _init_lanes(rng, pos, vel, tiles_cur):  # pragma: no cover - numba
         _tiles(pos[lane], vel[lane], tiles_cur[lane])
 
 
-@numba.njit(cache=True)
-def _act_and_gather(
-    active, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r, buf_size,
+@numba.njit(inline="always", cache=True)
+def _act_lane(
+    k, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r, buf_size,
     buf_pos, chosen, idx, gathered, scratch, kind, mode, epsilon, update_now, max_steps,
     steps_out,
 ):  # pragma: no cover - numba  # fmt: skip
-    """Kernel 1: act, step, store, sample the mini-batch, gather next-state values.
+    """Act, step, store, sample the mini-batch, gather next-state values of lane ``lane``.
 
     Weights are laid out (lane, feature, member, action) so that one active tile's values for
-    every member and action share one or two cache lines.
+    every member and action share one or two cache lines. Returns 1 if the lane has just
+    finished its last episode, else 0.
     """
     n_members = w.shape[2]
     capacity, batch, n_episodes = buf_i.shape[1], idx.shape[1], steps_out.shape[1]
     finished = 0
-    for k in range(active.shape[0]):
-        lane = active[k]
-        per_member = scratch[lane, :n_members]  # (M, A) action values of the current state
-        values = scratch[lane, n_members]
-        c = cur[lane]
-        # Sums in registers, tile by tile in tiling order (the reference loop's order):
-        # accumulating into an array would make every += a store, since it may alias w.
-        for m in range(n_members):
-            for a in range(N_ACTIONS):
-                acc = 0.0
-                for t in range(N_TILINGS):
-                    acc += w[lane, tiles_cur[lane, t], m, a]
-                per_member[m, a] = acc
+    per_member = scratch[lane, :n_members]  # (M, A) action values of the current state
+    values = scratch[lane, n_members]
+    c = cur[lane]
+    # Sums in registers, tile by tile in tiling order (the reference loop's order):
+    # accumulating into an array would make every += a store, since it may alias w.
+    for m in range(n_members):
         for a in range(N_ACTIONS):
-            if mode == BEHAVE_CURRENT:
-                values[a] = per_member[c, a]
-            elif mode == BEHAVE_MIN:
-                acc = per_member[0, a]
-                for m in range(1, n_members):
-                    acc = min(acc, per_member[m, a])
-                values[a] = acc
-            else:
-                acc = 0.0
-                for m in range(n_members):
-                    acc += per_member[m, a]
-                values[a] = acc / n_members
-        a = epsilon_greedy(values, N_ACTIONS, epsilon, rng, lane)
-        r = -1.0 + sd[lane] * rng_normal(rng, lane)
-        x2, v2, term = mountain_car_step(pos[lane], vel[lane], a)
-        steps_ep[lane] += 1
-        p = buf_pos[lane]
-        for t in range(N_TILINGS):
-            buf_i[lane, p, t] = tiles_cur[lane, t]
-        _tiles(x2, v2, buf_i[lane, p, N_TILINGS : 2 * N_TILINGS])
-        buf_i[lane, p, 2 * N_TILINGS] = a + 4 * term
-        buf_r[lane, p] = r
-        buf_pos[lane] = (p + 1) % capacity
-        buf_size[lane] = min(buf_size[lane] + 1, capacity)
-        if update_now:
-            i = 0
-            if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:  # noqa: SIM109
-                i = rng_int(rng, lane, n_members)
-            chosen[lane] = i
-            for b in range(batch):
-                j = rng_int(rng, lane, buf_size[lane])
-                idx[lane, b] = j
-                nxt = buf_i[lane, j, N_TILINGS : 2 * N_TILINGS]
-                for m in range(n_members):
-                    src = member_order(kind, m, n_members, i, c)
-                    for a2 in range(N_ACTIONS):
-                        acc = 0.0
-                        for t in range(N_TILINGS):
-                            acc += w[lane, nxt[t], src, a2]
-                        gathered[k, b, m, a2] = acc
-        if term or steps_ep[lane] >= max_steps:  # goal reached, or truncated (still bootstraps)
-            e = ep[lane]
-            steps_out[lane, e] = steps_ep[lane]
-            ep[lane] = e + 1
-            if e + 1 == n_episodes:
-                done[lane] = True
-                finished += 1
-            steps_ep[lane] = 0
-            x2, v2 = -0.6 + 0.2 * rng_uniform(rng, lane), 0.0
-            _tiles(x2, v2, tiles_cur[lane])
-        else:
+            acc = 0.0
             for t in range(N_TILINGS):
-                tiles_cur[lane, t] = buf_i[lane, p, N_TILINGS + t]
-        pos[lane], vel[lane] = x2, v2
+                acc += w[lane, tiles_cur[lane, t], m, a]
+            per_member[m, a] = acc
+    for a in range(N_ACTIONS):
+        if mode == BEHAVE_CURRENT:
+            values[a] = per_member[c, a]
+        elif mode == BEHAVE_MIN:
+            acc = per_member[0, a]
+            for m in range(1, n_members):
+                acc = min(acc, per_member[m, a])
+            values[a] = acc
+        else:
+            acc = 0.0
+            for m in range(n_members):
+                acc += per_member[m, a]
+            values[a] = acc / n_members
+    a = epsilon_greedy(values, N_ACTIONS, epsilon, rng, lane)
+    r = -1.0 + sd[lane] * rng_normal(rng, lane)
+    x2, v2, term = mountain_car_step(pos[lane], vel[lane], a)
+    steps_ep[lane] += 1
+    p = buf_pos[lane]
+    for t in range(N_TILINGS):
+        buf_i[lane, p, t] = tiles_cur[lane, t]
+    _tiles(x2, v2, buf_i[lane, p, N_TILINGS : 2 * N_TILINGS])
+    buf_i[lane, p, 2 * N_TILINGS] = a + 4 * term
+    buf_r[lane, p] = r
+    buf_pos[lane] = (p + 1) % capacity
+    buf_size[lane] = min(buf_size[lane] + 1, capacity)
+    if update_now:
+        i = 0
+        if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:  # noqa: SIM109
+            i = rng_int(rng, lane, n_members)
+        chosen[lane] = i
+        for b in range(batch):
+            j = rng_int(rng, lane, buf_size[lane])
+            idx[lane, b] = j
+            nxt = buf_i[lane, j, N_TILINGS : 2 * N_TILINGS]
+            for m in range(n_members):
+                src = member_order(kind, m, n_members, i, c)
+                for a2 in range(N_ACTIONS):
+                    acc = 0.0
+                    for t in range(N_TILINGS):
+                        acc += w[lane, nxt[t], src, a2]
+                    gathered[k, b, m, a2] = acc
+    if term or steps_ep[lane] >= max_steps:  # goal reached, or truncated (still bootstraps)
+        e = ep[lane]
+        steps_out[lane, e] = steps_ep[lane]
+        ep[lane] = e + 1
+        if e + 1 == n_episodes:
+            done[lane] = True
+            finished += 1
+        steps_ep[lane] = 0
+        x2, v2 = -0.6 + 0.2 * rng_uniform(rng, lane), 0.0
+        _tiles(x2, v2, tiles_cur[lane])
+    else:
+        for t in range(N_TILINGS):
+            tiles_cur[lane, t] = buf_i[lane, p, N_TILINGS + t]
+    pos[lane], vel[lane] = x2, v2
     return finished
 
 
-@numba.njit(cache=True)
-def _update(
-    active, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, kind, gamma,
+@numba.njit(inline="always", cache=True)
+def _update_lane(
+    k, lane, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, kind, gamma,
 ):  # pragma: no cover - numba  # fmt: skip
-    """Kernel 2: sequential semi-gradient TD updates of the chosen table over the batch.
+    """Sequential semi-gradient TD updates of lane ``lane``'s chosen table over its batch.
 
     Target ``r + gamma * (1 - terminal) * G`` with G from the operator (frozen for the batch);
     each of the 8 active weights of (s, a) moves by ``alpha / 8 * (target - q(s, a))``.
@@ -215,38 +216,67 @@ def _update(
     n_members = w.shape[2]
     batch = idx.shape[1]
     n_log = log.shape[1]
+    slot = chosen[lane]
+    if kind == KIND_SNAPSHOTS:
+        c = cur[lane]
+        slot = (c + 1) % n_members
+        if slot != c:
+            for h in range(n_log):
+                for q in range(log.shape[2]):
+                    pos = log[lane, h, q]
+                    if pos >= 0:
+                        f, a = pos // N_ACTIONS, pos % N_ACTIONS
+                        w[lane, f, slot, a] = w[lane, f, c, a]
+        cur[lane] = slot
+    step = alpha[lane] / N_TILINGS
+    lp = log_ptr[lane]
+    for b in range(batch):
+        j = idx[lane, b]
+        code = buf_i[lane, j, 2 * N_TILINGS]
+        a, term = code & 3, code >> 2
+        target = buf_r[lane, j] + (0.0 if term else gamma * g[k, b])
+        qsa = 0.0
+        for t in range(N_TILINGS):
+            qsa += w[lane, buf_i[lane, j, t], slot, a]
+        delta = step * (target - qsa)
+        for t in range(N_TILINGS):
+            f = buf_i[lane, j, t]
+            w[lane, f, slot, a] += delta
+            if kind == KIND_SNAPSHOTS and n_members > 1:
+                log[lane, lp, b * N_TILINGS + t] = f * N_ACTIONS + a
+    if kind == KIND_SNAPSHOTS and n_members > 1:
+        log_ptr[lane] = (lp + 1) % n_log
+
+
+@numba.njit(cache=True)
+def _step(
+    active, pending, act, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i,
+    buf_r, buf_size, buf_pos, chosen, idx, gathered, scratch, kind, mode, epsilon, update_now,
+    max_steps, steps_out, g, alpha, log, log_ptr, gamma,
+):  # pragma: no cover - numba  # fmt: skip
+    """One agent step of every active lane, fused into one call.
+
+    Per lane: if ``pending``, first the TD update of the previous step (``g[k]``: that step's
+    bootstrap values from the operator, k = the lane's position in ``active``), then, if
+    ``act``, act, step, store, sample and gather into ``gathered[k]`` for the next update.
+    Doing both while the lane's weights are in cache, in one kernel call, is what makes this
+    fast; per lane the order of updates and actions is that of Algorithm 1. Returns the number
+    of lanes that finished their last episode.
+    """
+    finished = 0
     for k in range(active.shape[0]):
         lane = active[k]
-        slot = chosen[lane]
-        if kind == KIND_SNAPSHOTS:
-            c = cur[lane]
-            slot = (c + 1) % n_members
-            if slot != c:
-                for h in range(n_log):
-                    for q in range(log.shape[2]):
-                        pos = log[lane, h, q]
-                        if pos >= 0:
-                            f, a = pos // N_ACTIONS, pos % N_ACTIONS
-                            w[lane, f, slot, a] = w[lane, f, c, a]
-            cur[lane] = slot
-        step = alpha[lane] / N_TILINGS
-        lp = log_ptr[lane]
-        for b in range(batch):
-            j = idx[lane, b]
-            code = buf_i[lane, j, 2 * N_TILINGS]
-            a, term = code & 3, code >> 2
-            target = buf_r[lane, j] + (0.0 if term else gamma * g[k, b])
-            qsa = 0.0
-            for t in range(N_TILINGS):
-                qsa += w[lane, buf_i[lane, j, t], slot, a]
-            delta = step * (target - qsa)
-            for t in range(N_TILINGS):
-                f = buf_i[lane, j, t]
-                w[lane, f, slot, a] += delta
-                if kind == KIND_SNAPSHOTS and n_members > 1:
-                    log[lane, lp, b * N_TILINGS + t] = f * N_ACTIONS + a
-        if kind == KIND_SNAPSHOTS and n_members > 1:
-            log_ptr[lane] = (lp + 1) % n_log
+        if pending:
+            _update_lane(
+                k, lane, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, kind, gamma
+            )
+        if act:
+            finished += _act_lane(
+                k, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i,
+                buf_r, buf_size, buf_pos, chosen, idx, gathered, scratch, kind, mode, epsilon,
+                update_now, max_steps, steps_out,
+            )  # fmt: skip
+    return finished
 
 
 def _as_float_list(values: Any, option: str, *, positive: bool) -> list[float]:
@@ -344,21 +374,29 @@ def run_mountain_car_grid(
     desc = f"mountain car {algorithm} n={n}"
     bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
     step = 0
+    g = np.zeros((n_lanes, batch))
+    pending = False  # does the previous step's TD update still have to be applied?
     while active.size:
         update_now = step % p["update_every"] == 0
         view = gathered_mem[:, :, : active.size].transpose(2, 3, 0, 1)
-        finished = _act_and_gather(
-            active, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
-            buf_size, buf_pos, chosen, idx, view, scratch, spec.kind, spec.behaviour, eps,
-            update_now, p["max_steps"], steps_out,
+        finished = _step(
+            active, pending, True, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
+            buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, scratch, spec.kind,
+            spec.behaviour, eps, update_now, p["max_steps"], steps_out, g, alpha, log,
+            log_ptr, gamma,
         )  # fmt: skip
         if update_now:
             g = bootstrap_values(algorithm, view, op_kwargs)
-            _update(
-                active, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, spec.kind,
-                gamma,
-            )  # fmt: skip
+        pending = update_now
         if finished:
+            if pending:  # apply the update now: the finished lanes leave the active set
+                _step(
+                    active, True, False, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done,
+                    sd, buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, scratch, spec.kind,
+                    spec.behaviour, eps, update_now, p["max_steps"], steps_out, g, alpha, log,
+                    log_ptr, gamma,
+                )  # fmt: skip
+                pending = False
             active = np.flatnonzero(~done).astype(np.int64)
         step += 1
         if progress and step % 256 == 0:
