@@ -1,7 +1,7 @@
 """``maxminq reproduce``: every shipped sweep config, the theory figures, then the report.
 
 The main job of the project: ``maxminq reproduce --scale quick`` runs a reduced version of
-every paper experiment on this machine (about 15 minutes on 2 cores) and writes
+every paper experiment on this machine (5 to 13 minutes on 2 cores) and writes
 ``OUT/report.html``; ``--scale paper`` is the full reproduction (see the README for its cost
 and for running it on a Ray cluster with ``--backend ray --address auto``).
 
@@ -33,7 +33,10 @@ KIND_ORDER = {"toy_mdp": 0, "mountain_car": 1}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq reproduce``."""
     parser.add_argument(
-        "--scale", default="quick", metavar="quick|paper", help="quick (default, ~15 min) or paper"
+        "--scale",
+        default="quick",
+        metavar="quick|paper",
+        help="quick (default, 5-13 min on 2 cores) or paper",
     )
     parser.add_argument(
         "--out",
