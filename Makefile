@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 demo: install
-	$(VENV)/bin/maxminq theory --out results/theory
+	$(VENV)/bin/maxminq reproduce --scale quick --out results/quick
 
 lint: install
 	$(VENV)/bin/ruff check .
