@@ -120,8 +120,8 @@ def _init_lanes(rng, pos, vel, tiles_cur):  # pragma: no cover - numba
 @numba.njit(inline="always", cache=True)
 def _act_lane(
     k, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r, buf_size,
-    buf_pos, chosen, idx, gathered, scratch, kind, mode, epsilon, update_now, max_steps,
-    steps_out,
+    buf_pos, chosen, idx, gathered, scratch, values, tiles_tmp, kind, mode, epsilon, update_now,
+    max_steps, steps_out,
 ):  # pragma: no cover - numba  # fmt: skip
     """Act, step, store, sample the mini-batch, gather next-state values of lane ``lane``.
 
@@ -132,8 +132,7 @@ def _act_lane(
     n_members = w.shape[2]
     capacity, batch, n_episodes = buf_i.shape[1], idx.shape[1], steps_out.shape[1]
     finished = 0
-    per_member = scratch[lane, :n_members]  # (M, A) action values of the current state
-    values = scratch[lane, n_members]
+    per_member = scratch  # (M, A) action values of the current state
     c = cur[lane]
     # Sums in registers, tile by tile in tiling order (the reference loop's order):
     # accumulating into an array would make every += a store, since it may alias w.
@@ -163,7 +162,9 @@ def _act_lane(
     p = buf_pos[lane]
     for t in range(N_TILINGS):
         buf_i[lane, p, t] = tiles_cur[lane, t]
-    _tiles(x2, v2, buf_i[lane, p, N_TILINGS : 2 * N_TILINGS])
+    _tiles(x2, v2, tiles_tmp)
+    for t in range(N_TILINGS):
+        buf_i[lane, p, N_TILINGS + t] = tiles_tmp[t]
     buf_i[lane, p, 2 * N_TILINGS] = a + 4 * term
     buf_r[lane, p] = r
     buf_pos[lane] = (p + 1) % capacity
@@ -176,13 +177,12 @@ def _act_lane(
         for b in range(batch):
             j = rng_int(rng, lane, buf_size[lane])
             idx[lane, b] = j
-            nxt = buf_i[lane, j, N_TILINGS : 2 * N_TILINGS]
             for m in range(n_members):
                 src = member_order(kind, m, n_members, i, c)
                 for a2 in range(N_ACTIONS):
                     acc = 0.0
                     for t in range(N_TILINGS):
-                        acc += w[lane, nxt[t], src, a2]
+                        acc += w[lane, buf_i[lane, j, N_TILINGS + t], src, a2]
                     gathered[k, b, m, a2] = acc
     if term or steps_ep[lane] >= max_steps:  # goal reached, or truncated (still bootstraps)
         e = ep[lane]
@@ -193,10 +193,9 @@ def _act_lane(
             finished += 1
         steps_ep[lane] = 0
         x2, v2 = -0.6 + 0.2 * rng_uniform(rng, lane), 0.0
-        _tiles(x2, v2, tiles_cur[lane])
-    else:
-        for t in range(N_TILINGS):
-            tiles_cur[lane, t] = buf_i[lane, p, N_TILINGS + t]
+        _tiles(x2, v2, tiles_tmp)
+    for t in range(N_TILINGS):
+        tiles_cur[lane, t] = tiles_tmp[t]
     pos[lane], vel[lane] = x2, v2
     return finished
 
@@ -248,11 +247,11 @@ def _update_lane(
         log_ptr[lane] = (lp + 1) % n_log
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _step(
     active, pending, act, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i,
-    buf_r, buf_size, buf_pos, chosen, idx, gathered, scratch, kind, mode, epsilon, update_now,
-    max_steps, steps_out, g, alpha, log, log_ptr, gamma,
+    buf_r, buf_size, buf_pos, chosen, idx, gathered, kind, mode, epsilon, update_now,
+    max_steps, steps_out, g, alpha, log, log_ptr, gamma, scratch, values, tiles_tmp,
 ):  # pragma: no cover - numba  # fmt: skip
     """One agent step of every active lane, fused into one call.
 
@@ -262,6 +261,10 @@ def _step(
     Doing both while the lane's weights are in cache, in one kernel call, is what makes this
     fast; per lane the order of updates and actions is that of Algorithm 1. Returns the number
     of lanes that finished their last episode.
+
+    Compiled without numba's reference counting (``_nrt=False``): with it, every array handed
+    to a helper was increfed and decrefed atomically, 30-60 atomic operations per lane and
+    step, 12% of the run time. Nothing here allocates; the scratch arrays come from the caller.
     """
     finished = 0
     for k in range(active.shape[0]):
@@ -273,8 +276,8 @@ def _step(
         if act:
             finished += _act_lane(
                 k, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i,
-                buf_r, buf_size, buf_pos, chosen, idx, gathered, scratch, kind, mode, epsilon,
-                update_now, max_steps, steps_out,
+                buf_r, buf_size, buf_pos, chosen, idx, gathered, scratch, values, tiles_tmp,
+                kind, mode, epsilon, update_now, max_steps, steps_out,
             )  # fmt: skip
     return finished
 
@@ -359,7 +362,6 @@ def run_mountain_car_grid(
     buf_pos = np.zeros(n_lanes, dtype=np.int64)
     chosen = np.zeros(n_lanes, dtype=np.int64)
     idx = np.zeros((n_lanes, batch), dtype=np.int64)
-    scratch = np.zeros((n_lanes, n_members + 1, N_ACTIONS))
     n_log = max(n_members - 1, 1)
     log = np.full((n_lanes, n_log, batch * N_TILINGS), -1, dtype=np.int64)
     log_ptr = np.zeros(n_lanes, dtype=np.int64)
@@ -375,15 +377,17 @@ def run_mountain_car_grid(
     bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
     step = 0
     g = np.zeros((n_lanes, batch))
+    scratch, values = np.zeros((n_members, N_ACTIONS)), np.zeros(N_ACTIONS)
+    tiles_tmp = np.zeros(N_TILINGS, dtype=np.int64)
     pending = False  # does the previous step's TD update still have to be applied?
     while active.size:
         update_now = step % p["update_every"] == 0
         view = gathered_mem[:, :, : active.size].transpose(2, 3, 0, 1)
         finished = _step(
             active, pending, True, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
-            buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, scratch, spec.kind,
+            buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, spec.kind,
             spec.behaviour, eps, update_now, p["max_steps"], steps_out, g, alpha, log,
-            log_ptr, gamma,
+            log_ptr, gamma, scratch, values, tiles_tmp,
         )  # fmt: skip
         if update_now:
             g = bootstrap_values(algorithm, view, op_kwargs)
@@ -392,9 +396,9 @@ def run_mountain_car_grid(
             if pending:  # apply the update now: the finished lanes leave the active set
                 _step(
                     active, True, False, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done,
-                    sd, buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, scratch, spec.kind,
+                    sd, buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, spec.kind,
                     spec.behaviour, eps, update_now, p["max_steps"], steps_out, g, alpha, log,
-                    log_ptr, gamma,
+                    log_ptr, gamma, scratch, values, tiles_tmp,
                 )  # fmt: skip
                 pending = False
             active = np.flatnonzero(~done).astype(np.int64)
