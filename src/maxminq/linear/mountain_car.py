@@ -380,14 +380,14 @@ def run_mountain_car_grid(
     scratch, values = np.zeros((n_members, N_ACTIONS)), np.zeros(N_ACTIONS)
     tiles_tmp = np.zeros(N_TILINGS, dtype=np.int64)
     pending = False  # does the previous step's TD update still have to be applied?
+    every, max_steps, kind, mode = p["update_every"], p["max_steps"], spec.kind, spec.behaviour
+    view = gathered_mem.transpose(2, 3, 0, 1)
     while active.size:
-        update_now = step % p["update_every"] == 0
-        view = gathered_mem[:, :, : active.size].transpose(2, 3, 0, 1)
+        update_now = step % every == 0
         finished = _step(
             active, pending, True, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
-            buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, spec.kind,
-            spec.behaviour, eps, update_now, p["max_steps"], steps_out, g, alpha, log,
-            log_ptr, gamma, scratch, values, tiles_tmp,
+            buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, kind, mode, eps, update_now,
+            max_steps, steps_out, g, alpha, log, log_ptr, gamma, scratch, values, tiles_tmp,
         )  # fmt: skip
         if update_now:
             g = bootstrap_values(algorithm, view, op_kwargs)
@@ -396,12 +396,13 @@ def run_mountain_car_grid(
             if pending:  # apply the update now: the finished lanes leave the active set
                 _step(
                     active, True, False, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done,
-                    sd, buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, spec.kind,
-                    spec.behaviour, eps, update_now, p["max_steps"], steps_out, g, alpha, log,
-                    log_ptr, gamma, scratch, values, tiles_tmp,
+                    sd, buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, kind, mode, eps,
+                    update_now, max_steps, steps_out, g, alpha, log, log_ptr, gamma, scratch,
+                    values, tiles_tmp,
                 )  # fmt: skip
                 pending = False
             active = np.flatnonzero(~done).astype(np.int64)
+            view = gathered_mem[:, :, : active.size].transpose(2, 3, 0, 1)
         step += 1
         if progress and step % 256 == 0:
             bar.update(int(ep.sum()) - bar.n)
