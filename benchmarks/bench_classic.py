@@ -5,7 +5,7 @@ unit, for: the vectorised agents at the paper's run counts in one process and in
 processes at once (both cores), and the plain single-run reference loops of
 ``tests/reference_loops.py`` on the same settings. Ratios are measured within this one run.
 
-    .venv/bin/python benchmarks/bench_classic.py [--quick]
+    .venv/bin/python benchmarks/bench_classic.py [--quick] [--part toy|mountain-car]
 """
 
 from __future__ import annotations
@@ -68,14 +68,23 @@ def _pair(fn, args_a, args_b) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="shorter runs")
+    parser.add_argument("--part", choices=("all", "toy", "mountain-car"), default="all",
+                        help="which benchmark to run (default: both)")  # fmt: skip
     args = parser.parse_args()
     q = args.quick
     load = os.getloadavg()[0]
     print(f"cores: {os.cpu_count()}, load average (1 min) at start: {load:.1f}")
 
     _warm_up()
+    if args.part != "mountain-car":
+        _toy(q)
+    if args.part != "toy":
+        _mountain_car(q)
+    print(f"load average (1 min) at end: {os.getloadavg()[0]:.1f}")
 
-    # --- toy MDP -------------------------------------------------------------------------
+
+def _toy(q: bool) -> None:
+    """Toy MDP: vectorised in one and two processes, and the single-run loop."""
     eps = 60 if q else 200
     n_tr, dt, dc = toy_vectorised(0.1, 5000, eps)
     toy_one, toy_cpu = n_tr / dt, n_tr / dc
@@ -96,7 +105,9 @@ def main() -> None:
           f"CPU-second -> ratio {toy_two / toy_ref:,.0f}x (wall, 2 processes), "
           f"{toy_cpu / toy_ref_cpu:,.0f}x (per CPU-second)")  # fmt: skip
 
-    # --- Mountain Car ----------------------------------------------------------------------
+
+def _mountain_car(q: bool) -> None:
+    """Mountain Car: vectorised (100 and 1,000 lanes) in one and two processes, and the loop."""
     mc_eps = 2 if q else 5
     for runs, settings in ((100, 1), (100, 10)):
         n_tr, dt, dc = mc_vectorised(runs, settings, mc_eps)
@@ -121,7 +132,6 @@ def main() -> None:
         f"{mc_two_100 / mc_ref:,.0f}x (100 lanes), {mc_two_best / mc_ref:,.0f}x (1000 lanes); "
         f"per CPU-second {mc_cpu_best / mc_ref_cpu:,.0f}x (1000 lanes, 1 process)"
     )
-    print(f"load average (1 min) at end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
