@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from maxminq.commands.sweep import parse_workers
 from maxminq.errors import UsageError
 
 SCALES = ("quick", "paper")
@@ -92,18 +93,6 @@ def find_configs_dir(explicit: Path | None) -> Path:
     raise UsageError("--configs: no configs/*.yaml found; pass the folder with --configs")
 
 
-def _workers(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise UsageError(f"--workers: expected an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise UsageError(f"--workers: expected an integer >= 1, got {value}")
-    return value
-
-
 def plan(args: argparse.Namespace):
     """Validate every option and load every selected config; nothing runs here.
 
@@ -114,7 +103,7 @@ def plan(args: argparse.Namespace):
 
     if args.scale not in SCALES:
         raise UsageError(f"--scale: expected one of {', '.join(SCALES)}, got {args.scale!r}")
-    workers = _workers(args.workers)
+    workers = parse_workers(args.workers)
     check_options(args.backend, workers, args.address)
     out = args.out if args.out is not None else Path("results") / args.scale
     if out.exists() and not out.is_dir():

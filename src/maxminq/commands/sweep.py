@@ -30,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _workers(text: str | None) -> int | None:
+def parse_workers(text: str | None) -> int | None:
+    """``--workers`` as an integer >= 1 (None: one per core)."""
     if text is None:
         return None
     try:
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from maxminq.experiments.config import load_config
     from maxminq.experiments.runner import check_options, run_sweep
 
-    workers = _workers(args.workers)
+    workers = parse_workers(args.workers)
     check_options(args.backend, workers, args.address)
     config = load_config(args.config, args.scale)
     out = Path(args.out) if args.out else Path("results") / config.name
