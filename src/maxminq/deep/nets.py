@@ -151,7 +151,7 @@ class StackedMLP(StackedNet):
         for i in range(n_layers):
             h = torch.baddbmm(ps[2 * i + 1], h, ps[2 * i])
             if i < n_layers - 1:
-                h = F.relu(h)
+                h = h.relu_()  # in place: h is this layer's fresh output
         return h
 
     def _forward_saved(
@@ -163,7 +163,7 @@ class StackedMLP(StackedNet):
         for i in range(n_layers):
             h = torch.baddbmm(ps[2 * i + 1], h, ps[2 * i])
             if i < n_layers - 1:
-                h = F.relu(h)
+                h = h.relu_()
                 acts.append(h)
         return h, acts
 
@@ -177,7 +177,7 @@ class StackedMLP(StackedNet):
             grads[2 * i] = torch.bmm(a_in.transpose(1, 2), dz)
             grads[2 * i + 1] = dz.sum(1, keepdim=True)
             if i > 0:
-                dz = torch.bmm(dz, ps[2 * i].transpose(1, 2)) * (a_in > 0)
+                dz = torch.bmm(dz, ps[2 * i].transpose(1, 2)).mul_(a_in > 0)
         return grads
 
     def to_modules(self) -> list[nn.Module]:

@@ -59,13 +59,20 @@ class ReplayBuffers:
 
     def gather(self, seeds: np.ndarray, idx: np.ndarray) -> dict[str, torch.Tensor]:
         """The transitions ``idx[k]`` of seed ``seeds[k]``: tensors ``(k, batch, ...)``."""
-        s = np.asarray(seeds)[:, None]
+        # One flat row index into (S * capacity, ...) views: np.take on a single index
+        # array is several times cheaper than fancy indexing with two.
+        rows = np.asarray(seeds)[:, None] * self.capacity + idx
+
+        def take(a: np.ndarray) -> torch.Tensor:
+            flat = a.reshape(self.seeds * self.capacity, *a.shape[2:])
+            return torch.from_numpy(np.take(flat, rows, axis=0).astype(np.float32, copy=False))
+
         return {
-            "obs": torch.from_numpy(self.obs[s, idx].astype(np.float32, copy=False)),
-            "action": torch.from_numpy(self.action[s, idx]),
-            "reward": torch.from_numpy(self.reward[s, idx]),
-            "next_obs": torch.from_numpy(self.next_obs[s, idx].astype(np.float32, copy=False)),
-            "terminated": torch.from_numpy(self.terminated[s, idx]),
+            "obs": take(self.obs),
+            "action": torch.from_numpy(np.take(self.action.reshape(-1), rows)),
+            "reward": take(self.reward),
+            "next_obs": take(self.next_obs),
+            "terminated": take(self.terminated),
         }
 
     def state_dict(self) -> dict[str, Any]:

@@ -260,26 +260,34 @@ class Trainer:
         if q is not None:  # eps-greedy (before learning starts eps = 1: all random)
             actions = np.where(u[:, 0] < eps, actions, q.argmax(axis=1))
         reset_seeds = _scaled(u[:, 3], 2**31 - 1)
+        live_list = live.tolist()  # Python ints: cheaper per-seed indexing below
         if learning and t % c.bias_probe_every == 0 and len(live):
-            est = self.learner.estimate(obs_t, torch.from_numpy(actions)).numpy()
-            for s in live:
-                self.probes[s].append((len(self.ep_rewards[s]), float(est[s])))
+            est = self.learner.estimate(obs_t, torch.from_numpy(actions)).numpy().tolist()
+            for s in live_list:
+                self.probes[s].append((len(self.ep_rewards[s]), est[s]))
         prev = self.obs.copy()
         next_obs = prev.copy()
         rewards = np.zeros(self.S, dtype=np.float32)
         done = np.zeros(self.S, dtype=np.float32)
-        for s in live:
-            a = int(actions[s])
+        act_list = actions.tolist()
+        outs, ended = [], []
+        for s in live_list:
+            a = act_list[s]
             o, r, term, trunc, _ = self.envs[s].step(a)
-            next_obs[s] = o
-            rewards[s] = r
+            outs.append((o, r, term or (trunc and c.timeout_as_terminal)))
             self.ep_actions[s].append(a)
             self.ep_rewards[s].append(float(r))
-            self.obs[s] = o
-            # Truncation bootstraps unless the original code's behaviour is asked for.
-            done[s] = float(term or (trunc and c.timeout_as_terminal))
             if term or trunc:
-                self._end_episode(int(s), bool(term), bool(trunc), int(reset_seeds[s]))
+                ended.append((s, bool(term), bool(trunc)))
+        if outs:  # one array write per field for all live seeds
+            obs_l, rew_l, done_l = zip(*outs, strict=True)
+            next_obs[live] = obs_l
+            rewards[live] = rew_l
+            # Truncation bootstraps unless the original code's behaviour is asked for.
+            done[live] = done_l
+            self.obs[live] = next_obs[live]
+        for s, term, trunc in ended:  # resets overwrite self.obs[s] with the new episode's
+            self._end_episode(s, term, trunc, int(reset_seeds[s]))
         self.replay.add(prev, actions, rewards, next_obs, done)
         if learning and len(live):
             idx = _scaled(u[live, 4:], self.replay.size)  # uniform, with replacement
@@ -289,12 +297,13 @@ class Trainer:
                 members = self.learner.choose_all_members([self.rngs[s] for s in live])
             batch = self.replay.gather(live, idx)
             loss, qm, ok = self.learner.update(live, members, batch)
-            for k, s in enumerate(live):
-                if not ok[k]:
-                    self._diverge(int(s))
+            per_seed = zip(live_list, loss.tolist(), qm.tolist(), ok.tolist(), strict=True)
+            for s, lo, q_s, ok_s in per_seed:
+                if not ok_s:
+                    self._diverge(s)
                     continue
-                self.acc_loss[s] += float(loss[k])
-                self.acc_q[s] += float(qm[k])
+                self.acc_loss[s] += lo
+                self.acc_q[s] += q_s
                 self.acc_n[s] += 1
         if (t + 1) % c.target_update == 0:
             self.learner.sync_targets()
