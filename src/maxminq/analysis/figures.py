@@ -129,6 +129,26 @@ def _band(ax: plt.Axes, x, mean, se, *, color: str, label: str, smooth: bool = T
     ax.fill_between(x, m - s, m + s, color=color, alpha=0.2, lw=0)
 
 
+def _best_agent_bands(
+    ax: plt.Axes, best_env: pd.DataFrame, curves: pd.DataFrame, keys: list[str], **kw
+) -> None:
+    """One band per agent: the curve of that agent's best setting (rows of ``best_env``)."""
+    for _, row in best_env.sort_values("agent", key=lambda s: s.map(T.agent_rank)).iterrows():
+        c = T.select_setting(curves, row, keys).sort_values("step")
+        if c.empty:
+            continue
+        agent = row["agent"]
+        _band(
+            ax,
+            c["step"],
+            c["mean"],
+            c["se"],
+            color=style.color(agent),
+            label=style.LABELS.get(agent, agent),
+            **kw,
+        )
+
+
 def _envs(df: pd.DataFrame) -> list[str]:
     return sorted(df["env_id"].dropna().unique(), key=T.env_rank)
 
@@ -149,22 +169,7 @@ def fig_learning_curves(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> 
     fig, axes = _grid(len(envs))
     keys = T.present_keys(curves, T.DEEP_KEYS)
     for ax, env in zip(axes, envs, strict=True):
-        for _, row in (
-            best[best["env_id"] == env]
-            .sort_values("agent", key=lambda s: s.map(T.agent_rank))
-            .iterrows()
-        ):
-            c = T.select_setting(curves, row, keys).sort_values("step")
-            if c.empty:
-                continue
-            _band(
-                ax,
-                c["step"],
-                c["mean"],
-                c["se"],
-                color=style.color(row["agent"]),
-                label=style.LABELS.get(row["agent"], row["agent"]),
-            )
+        _best_agent_bands(ax, best[best["env_id"] == env], curves, keys)
         ax.set_title(T.env_title(env))
         ax.set_xlabel("steps")
         ax.set_ylabel("return (avg. last 100 ep.)")
@@ -299,20 +304,7 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     keys = T.present_keys(curves, T.DEEP_KEYS)
     fig, axes = _grid(len(envs))
     for ax, env in zip(axes, envs, strict=True):
-        rows = best[best["env_id"] == env].sort_values("agent", key=lambda s: s.map(T.agent_rank))
-        for _, row in rows.iterrows():
-            c = T.select_setting(curves, row, keys).sort_values("step")
-            if c.empty:
-                continue
-            _band(
-                ax,
-                c["step"],
-                c["mean"],
-                c["se"],
-                color=style.color(row["agent"]),
-                label=style.LABELS.get(row["agent"], row["agent"]),
-                smooth=False,
-            )
+        _best_agent_bands(ax, best[best["env_id"] == env], curves, keys, smooth=False)
         ax.axhline(0.0, color="black", lw=0.8, ls="--")
         ax.set_title(T.env_title(env))
         ax.set_xlabel("steps")
