@@ -80,46 +80,7 @@ def load_store(out_dir: Path) -> dict[str, pd.DataFrame]:
         return {}
     from maxminq.experiments.store import load_results
 
-    try:
-        return load_results(out_dir)
-    except ValueError:
-        # A table column that clashes with a run-level column (e.g. the deep ``runs`` table's
-        # per-seed ``status``) makes load_results fail; read the same verified tables here,
-        # keeping the table's own value for a clashing column.
-        return _load_verified(out_dir)
-
-
-def _load_verified(out_dir: Path) -> dict[str, pd.DataFrame]:
-    """Every finished run's verified tables with run id, config, kind and settings columns."""
-    import warnings
-
-    from maxminq.experiments.store import FINISHED, ResultsStore, StoreError
-
-    store = ResultsStore(out_dir, create=False)
-    pieces: dict[str, list[pd.DataFrame]] = {}
-    try:
-        for rec in sorted(store.records(), key=lambda r: r.run_id):
-            if rec.status not in FINISHED:
-                continue
-            try:
-                tables = store.read_tables(rec.run_id)
-            except StoreError as err:
-                warnings.warn(f"skipping run {rec.run_id}: {err}", stacklevel=2)
-                continue
-            front = {"run_id": rec.run_id, "config": rec.config, "kind": rec.kind}
-            front |= {"status": rec.status} | {
-                k: (json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v)
-                for k, v in rec.settings.items()
-            }
-            for name, frame in tables.items():
-                frame = frame.copy()
-                cols = [k for k in front if k not in frame.columns]
-                for i, key in enumerate(cols):
-                    frame.insert(i, key, [front[key]] * len(frame))
-                pieces.setdefault(name, []).append(frame)
-    finally:
-        store.close()
-    return {n: pd.concat(f, ignore_index=True, sort=False) for n, f in sorted(pieces.items())}
+    return load_results(out_dir)
 
 
 def read_meta(out_dir: Path) -> dict:
@@ -179,6 +140,7 @@ def _settings_rows(results: dict[str, pd.DataFrame]) -> list[list[str]]:
         "epsilon",
         "steps_per_s",
         "status",
+        "run_status",
         "diverged_step",
         "p_left",
         "distance",
