@@ -216,6 +216,7 @@ def mountain_car_reference(
     update_every: int = 1,
     max_steps: int = 5000,
     gamma: float = 1.0,
+    step_size_per: str = "tiling",
 ) -> tuple[list[int], list]:
     """One run of tile-coded noisy Mountain Car; returns (steps per episode, final tables).
 
@@ -249,7 +250,8 @@ def mountain_car_reference(
             w = tables.table_to_update(chosen)
             for (bt, ba, br, _, bterm), g in zip(batch, gs, strict=True):
                 target = br + (0.0 if bterm else gamma * g)
-                delta = step_size / 8 * (target - sum(w[f][ba] for f in bt))
+                per_weight = step_size if step_size_per == "tiling" else step_size / 8
+                delta = per_weight * (target - sum(w[f][ba] for f in bt))
                 for f in bt:
                     w[f][ba] += delta
         if term or length >= max_steps:

@@ -80,24 +80,27 @@ def test_tile_coder_properties() -> None:
 
 
 @pytest.mark.parametrize(
-    ("algorithm", "n", "episodes", "max_steps", "runs"),
+    ("algorithm", "n", "episodes", "max_steps", "runs", "per"),
     [
-        ("q_learning", 1, 3, 400, 2),
-        ("double_q", 2, 3, 400, 2),
-        ("maxmin", 3, 3, 400, 2),
-        ("averaged", 3, 2, 150, 1),
-        ("q_learning", 1, 1, 5000, 1),  # long enough to reach the goal (terminal transitions)
+        ("q_learning", 1, 3, 400, 2, "tiling"),
+        ("double_q", 2, 3, 400, 2, "tiling"),
+        ("maxmin", 3, 3, 400, 2, "total"),
+        ("maxmin", 3, 3, 400, 1, "tiling"),
+        ("averaged", 3, 2, 150, 1, "tiling"),
+        ("q_learning", 1, 1, 5000, 1, "total"),  # long enough to reach the goal (terminal)
     ],
 )
 def test_same_weights_as_single_run_reference_loop(
-    algorithm: str, n: int, episodes: int, max_steps: int, runs: int
+    algorithm: str, n: int, episodes: int, max_steps: int, runs: int, per: str
 ) -> None:
-    kw = {"algorithm": algorithm, "n": n, "episodes": episodes, "seed": 3, "max_steps": max_steps}
+    kw = {"algorithm": algorithm, "n": n, "episodes": episodes, "seed": 3, "max_steps": max_steps,
+          "step_size_per": per}  # fmt: skip
+    step = 0.01 if per == "tiling" else 0.08
     df, w, cur = run_mountain_car_grid(
-        sigma2=[10.0], step_sizes=[0.08], runs=runs, return_weights=True, **kw
+        sigma2=[10.0], step_sizes=[step], runs=runs, return_weights=True, **kw
     )
     for run in range(runs):
-        steps, tables = mountain_car_reference(sigma2=10.0, step_size=0.08, run=run, **kw)
+        steps, tables = mountain_car_reference(sigma2=10.0, step_size=step, run=run, **kw)
         assert df[df.run == run].steps.tolist() == steps
         for m, table in enumerate(tables):
             slot = (cur[run] - m) % n if algorithm == "averaged" else m
@@ -118,7 +121,7 @@ def test_setting_results_do_not_depend_on_batch() -> None:
 
 def test_q_learning_learns_noise_free_mountain_car() -> None:
     df = run_mountain_car(
-        algorithm="q_learning", n=1, sigma2=0.0, step_size=0.08, runs=8, episodes=60, seed=0
+        algorithm="q_learning", n=1, sigma2=0.0, step_size=0.01, runs=8, episodes=60, seed=0
     )
     curve = df.groupby("episode").steps.mean()
     assert curve.iloc[:3].mean() > 600  # the first episodes wander
@@ -133,6 +136,7 @@ def test_q_learning_learns_noise_free_mountain_car() -> None:
         ({"sigma2": -1.0}, "--sigma2"),
         ({"step_sizes": []}, "--step-sizes"),
         ({"step_sizes": [0.0]}, "--step-sizes"),
+        ({"step_size_per": "weight"}, "--step-size-per"),
     ],
 )
 def test_bad_input_raises_usage_error(kwargs: dict, option: str) -> None:
@@ -172,6 +176,7 @@ def test_cli_writes_csv_and_figures(tmp_path) -> None:
         (["--algorithms", "maxmin", "sarsa"], "--algorithms"),
         (["--sigma2", "1", "-2"], "--sigma2"),
         (["--step-sizes"], "--step-sizes"),
+        (["--step-size-per", "feature"], "--step-size-per"),
         (["--algorithms", "double_q:3"], "--algorithms"),
     ],
 )
@@ -183,3 +188,15 @@ def test_cli_bad_input_one_line_exit_2_no_csv(tmp_path, capsys, argv, option) ->
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and option in err[0]
     assert not out.exists()
+
+
+def test_total_step_size_is_shared_by_the_eight_tilings() -> None:
+    # 0.08 in total moves each of the 8 active weights by 0.01 (0.08 / 8 == 0.01 in binary)
+    kw = {"algorithm": "maxmin", "n": 2, "sigma2": [10.0], "runs": 2, "episodes": 2, "seed": 4,
+          "max_steps": 300, "return_weights": True}  # fmt: skip
+    total, w_total, _ = run_mountain_car_grid(step_sizes=[0.08], step_size_per="total", **kw)
+    tiling, w_tiling, _ = run_mountain_car_grid(step_sizes=[0.01], **kw)
+    assert total.steps.tolist() == tiling.steps.tolist()
+    np.testing.assert_array_equal(w_total, w_tiling)
+    bigger, w_big, _ = run_mountain_car_grid(step_sizes=[0.08], **kw)
+    assert not np.array_equal(w_big, w_tiling)

@@ -59,7 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mc.add_argument("--runs", help="runs per setting (default 100; quick 4)")
     mc.add_argument("--episodes", help="episodes per run (default 1000; quick 40)")
     mc.add_argument("--sigma2", nargs="*", help="reward variances (default 0 1 10 50)")
-    mc.add_argument("--step-sizes", nargs="*", help="total step sizes (default paper sweep)")
+    mc.add_argument("--step-sizes", nargs="*", help="step sizes (default: the paper's sweep)")
+    mc.add_argument("--step-size-per", default="tiling",
+                    help="'tiling': each active weight moves by step size x TD error (default); "
+                    "'total': the 8 tilings share it (step size / 8 each)")  # fmt: skip
     mc.add_argument("--batch-size", default="4", help="replayed transitions per update")
     mc.add_argument("--max-steps", default="5000", help="episode step cap (truncation)")
     for p in (toy, mc):
@@ -264,6 +267,13 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     algos = _algorithms(args.algorithms, MC_ALGORITHMS, MC_DEFAULT_N)
     batch = _int(args.batch_size, "--batch-size")
     max_steps = _int(args.max_steps, "--max-steps")
+    from maxminq.linear.mountain_car import STEP_SIZE_PER
+
+    if args.step_size_per not in STEP_SIZE_PER:
+        raise UsageError(
+            f"--step-size-per: expected one of {', '.join(STEP_SIZE_PER)}, "
+            f"got {args.step_size_per!r}"
+        )
     common = _common(args)
     out = _out_dir(args.out, "mountain_car")
 
@@ -278,7 +288,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
         {"algorithm": a, "n": n, "sigma2": [s2], "step_sizes": [alpha],
          "runs": bounds[k + 1] - bounds[k], "run_offset": bounds[k], "episodes": episodes,
          "seed": common["seed"], "batch_size": batch, "update_every": common["update_every"],
-         "max_steps": max_steps}
+         "max_steps": max_steps, "step_size_per": args.step_size_per}
         for a, n in algos for s2 in sig for alpha in alphas for k in range(chunks)
     ]  # fmt: skip
     start = time.perf_counter()

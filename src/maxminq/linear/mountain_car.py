@@ -11,8 +11,12 @@ terminates when ``x >= 0.5``. Start: ``x ~ U(-0.6, -0.4)``, ``v = 0``. Actions 0
 full throttle reverse, zero, forward. Episodes are truncated after ``max_steps`` (default
 5,000); a truncated transition is stored as non-terminal and still bootstraps.
 
-Step size convention: ``step_size`` is the total step size; each of the 8 active weights
-moves by ``step_size / 8`` times the TD error (the usual tile-coding convention, S&B 9.5.4).
+Step size convention (the paper does not say which it used): by default ``step_size`` is
+the step size of each tiling, so each of the 8 active weights moves by ``step_size`` times
+the TD error (``step_size_per="tiling"``); with ``step_size_per="total"`` each moves by
+``step_size / 8`` (Sutton & Barto's convention, section 9.5.4). The README explains why the
+per-tiling reading is the default: only under it do Q-learning and Averaged Q break down at
+sigma^2 = 50, as the paper reports.
 
 All lanes (runs x settings) step in lockstep. Per agent step one kernel call visits every
 active lane and, while that lane's weights are in cache, first applies the sequential TD
@@ -87,7 +91,9 @@ MC_DEFAULTS: dict[str, Any] = {
     "update_every": 1,
     "max_steps": 5000,
     "init_weight": 0.0,
+    "step_size_per": "tiling",
 }
+STEP_SIZE_PER = ("tiling", "total")
 
 
 @numba.njit(inline="always", cache=True)
@@ -207,7 +213,8 @@ def _update_lane(
     """Sequential semi-gradient TD updates of lane ``lane``'s chosen table over its batch.
 
     Target ``r + gamma * (1 - terminal) * G`` with G from the operator (frozen for the batch);
-    each of the 8 active weights of (s, a) moves by ``alpha / 8 * (target - q(s, a))``.
+    each of the 8 active weights of (s, a) moves by ``alpha * (target - q(s, a))``, where
+    ``alpha`` is the lane's step size per weight.
     Snapshot kinds first bring the oldest table up to date (copying the weights written by the
     last K - 1 updates, recorded in ``log``) and then update it, so the ring again holds the
     newest K versions without copying whole tables.
@@ -227,7 +234,7 @@ def _update_lane(
                         f, a = pos // N_ACTIONS, pos % N_ACTIONS
                         w[lane, f, slot, a] = w[lane, f, c, a]
         cur[lane] = slot
-    step = alpha[lane] / N_TILINGS
+    step = alpha[lane]
     lp = log_ptr[lane]
     for b in range(batch):
         j = idx[lane, b]
@@ -309,6 +316,11 @@ def _validate(params: dict[str, Any]) -> dict[str, Any]:
     for key in ("buffer_size", "batch_size", "update_every", "max_steps"):
         p[key] = check_positive_int(p[key], f"--{key.replace('_', '-')}")
     p["init_weight"] = float(p["init_weight"])
+    if p["step_size_per"] not in STEP_SIZE_PER:
+        raise UsageError(
+            f"--step-size-per: expected one of {', '.join(STEP_SIZE_PER)}, "
+            f"got {p['step_size_per']!r}"
+        )
     return p
 
 
@@ -348,6 +360,8 @@ def run_mountain_car_grid(
     rng = np.tile(lane_seeds(seed, np.arange(run_offset, run_offset + runs)), len(settings))
     sd = np.repeat([math.sqrt(s) for s, _ in settings], runs)
     alpha = np.repeat([a for _, a in settings], runs)
+    # step per active weight (division by 8 is exact, so "total" matches a / 8 bit for bit)
+    alpha_w = alpha / N_TILINGS if p["step_size_per"] == "total" else alpha.copy()
     w = np.full((n_lanes, N_FEATURES, n_members, N_ACTIONS), p["init_weight"])
     cur = np.zeros(n_lanes, dtype=np.int64)
     pos, vel = np.zeros(n_lanes), np.zeros(n_lanes)
@@ -387,7 +401,7 @@ def run_mountain_car_grid(
         finished = _step(
             active, pending, True, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
             buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, kind, mode, eps, update_now,
-            max_steps, steps_out, g, alpha, log, log_ptr, gamma, scratch, values, tiles_tmp,
+            max_steps, steps_out, g, alpha_w, log, log_ptr, gamma, scratch, values, tiles_tmp,
         )  # fmt: skip
         if update_now:
             g = bootstrap_values(algorithm, view, op_kwargs)
@@ -397,7 +411,7 @@ def run_mountain_car_grid(
                 _step(
                     active, True, False, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done,
                     sd, buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, kind, mode, eps,
-                    update_now, max_steps, steps_out, g, alpha, log, log_ptr, gamma, scratch,
+                    update_now, max_steps, steps_out, g, alpha_w, log, log_ptr, gamma, scratch,
                     values, tiles_tmp,
                 )  # fmt: skip
                 pending = False
