@@ -230,6 +230,17 @@ def test_reproduce_runs_configs_then_writes_the_report(tmp_path: Path, capsys):
     assert re.search(r"\| \+0\.1 \| Q-learning \| 1 \| 8 \|", md)
     assert re.search(r"\| \+0\.1 \| Double Q \| 2 \| 8 \|", md)
     assert not (out / "theory").exists()  # theory not selected by --only
+    # a changed config: its old runs stay in the store but not in the new report
+    (configs / "tiny_toy.yaml").write_text(TINY_TOY.replace("runs: 8,", "runs: 5,"))
+    argv[argv.index("tiny_toy,tiny_toy2")] = "tiny_toy"
+    assert main(argv) == 0
+    assert "2 stored run(s) of an earlier version" in capsys.readouterr().out
+    with ResultsStore(out) as store:
+        assert len(store.records("tiny_toy")) == 4
+    md = (out / "report.md").read_text()
+    for name, n in (("Q-learning", 1), ("Double Q", 2)):  # one row each, the new runs only
+        assert len(re.findall(rf"\| \+0\.1 \| {name} \| {n} \| (\d+) \|", md)) == 1
+        assert re.search(rf"\| \+0\.1 \| {name} \| {n} \| 5 \|", md)
     # a config error is reported in one line before anything runs
     (configs / "broken.yaml").write_text("name: broken\nkind: toy_mdp\nscales: {quick: {}}\n")
     assert main(["reproduce", "--out", str(tmp_path / "o2"), "--configs", str(configs)]) == 2

@@ -208,6 +208,24 @@ def config_rows(out: Path, configs: list) -> list[dict]:
     return rows
 
 
+def stale_run_ids(out: Path, configs: list) -> set[str]:
+    """Runs stored under these configs' names that the configs no longer contain.
+
+    They come from an earlier version of a config (e.g. another default) in the same folder;
+    they stay in the store, but the report of this reproduction leaves them out.
+    """
+    from maxminq.experiments.store import ResultsStore
+
+    current = {run.run_id for config in configs for run in config.runs}
+    with ResultsStore(out) as store:
+        return {
+            rec.run_id
+            for config in configs
+            for rec in store.records(config.name)
+            if rec.run_id not in current
+        }
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the selected configs, the theory command and the report; exit 1 if runs failed."""
     out, workers, configs, with_theory = plan(args)
@@ -262,9 +280,16 @@ def run(args: argparse.Namespace) -> int:
     meta["machine"] = _machine()
     _write_meta(meta_path, meta)
 
-    from maxminq.analysis.report import build_report
+    from maxminq.analysis.report import build_report, load_store
 
-    report = build_report(out)
+    results = load_store(out)
+    stale = stale_run_ids(out, configs) if configs else set()
+    if stale:
+        where = out / "results.sqlite"
+        print(f"note: {len(stale)} stored run(s) of an earlier version of these configs are "
+              f"left out of the report (still in {where})", flush=True)  # fmt: skip
+        results = {name: df[~df["run_id"].isin(stale)] for name, df in results.items()}
+    report = build_report(out, results=results)
     meta["seconds_with_report"] = round(time.perf_counter() - start, 1)
     _write_meta(meta_path, meta)
     counts: dict[str, int] = {}
