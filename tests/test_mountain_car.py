@@ -200,3 +200,17 @@ def test_total_step_size_is_shared_by_the_eight_tilings() -> None:
     np.testing.assert_array_equal(w_total, w_tiling)
     bigger, w_big, _ = run_mountain_car_grid(step_sizes=[0.08], **kw)
     assert not np.array_equal(w_big, w_tiling)
+
+
+def test_numpy_operator_path_equals_compiled_path() -> None:
+    # op_kwargs send the operator through maxminq.operators (all lanes in lockstep); the
+    # defaults use its compiled twin inside the per-lane kernel: same runs, same weights.
+    kw = {"algorithm": "weighted_double_q", "n": 2, "sigma2": [10.0], "step_sizes": [0.02],
+          "runs": 3, "episodes": 3, "seed": 5, "max_steps": 400}  # fmt: skip
+    kw["return_weights"] = True
+    fast, w_fast, _ = run_mountain_car_grid(**kw)
+    numpy_path, w_numpy, _ = run_mountain_car_grid(op_kwargs={"c": 1.0}, **kw)
+    assert fast.steps.tolist() == numpy_path.steps.tolist()
+    np.testing.assert_array_equal(w_fast, w_numpy)
+    other, _, _ = run_mountain_car_grid(op_kwargs={"c": 50.0}, **kw)  # c matters
+    assert other.steps.tolist() != fast.steps.tolist()

@@ -273,3 +273,33 @@ def test_double_q_violates_assumption_1_ii_but_satisfies_i() -> None:
     assert wgap > 0.5 > np.max(np.abs(q - q2))
     same = np.array([[1.0, 3.0, 2.0], [1.0, 3.0, 2.0]])
     assert ops.double_q(same) == 3.0 and ops.weighted_double_q(same) == 3.0
+
+
+# --- the compiled twins (maxminq.operators_jit) -----------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(ops.OPERATORS))
+def test_compiled_twin_equals_numpy_operator_bit_for_bit(name) -> None:
+    from maxminq.operators_jit import apply_operator, operator_code
+
+    members = {"q_learning": 1, "bias_corrected": 1, "double_q": 2, "weighted_double_q": 2}
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    for n in sorted({members.get(name, 1), members.get(name, 3), members.get(name, 8)}):
+        q = rng.normal(size=(300, n, 3)) * 10
+        q[:100] = np.round(q[:100])  # integer values: many ties between actions and members
+        q[100:110, :, 1] = q[100:110, :, 0]  # exact ties in the first two actions
+        expected = ops.bootstrap(name, q)
+        code = operator_code(name)
+        got = np.array([apply_operator(code, np.ascontiguousarray(x)) for x in q])
+        np.testing.assert_array_equal(got, expected)
+        q[0, 0, 0] = np.nan  # a diverged estimate propagates as in NumPy
+        assert np.isnan(apply_operator(code, q[0])) == np.isnan(ops.bootstrap(name, q[:1])[0])
+
+
+def test_compiled_twins_only_for_default_parameters() -> None:
+    from maxminq.operators_jit import operator_code
+
+    assert operator_code("maxmin") >= 0
+    assert operator_code("weighted_double_q", {"c": 2.0}) == -1
+    with pytest.raises(ValueError, match="unknown operator 'sarsa'"):
+        operator_code("sarsa")

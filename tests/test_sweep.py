@@ -239,7 +239,13 @@ def test_a_second_sweep_on_a_busy_folder_stops_with_a_clear_message(tmp_path, th
     while not (lock.exists() and f"pid {first.pid}" in lock.read_text()):
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.02)
-    second = subprocess.run(_sweep_cmd(path, out), capture_output=True, text=True, timeout=120)
+    # Pause the first sweep while the second one starts, so that a loaded machine cannot let
+    # the first finish (and free the folder) before the second looks at the lock.
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        second = subprocess.run(_sweep_cmd(path, out), capture_output=True, text=True, timeout=120)
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     assert second.returncode == 2
     lines = second.stderr.strip().splitlines()
     assert len(lines) == 1

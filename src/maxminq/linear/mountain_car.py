@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import product
+from types import SimpleNamespace
 from typing import Any
 
 import numba
@@ -47,6 +48,7 @@ from tqdm.auto import tqdm
 
 from maxminq.errors import UsageError
 from maxminq.linear.tiles import tile_indices
+from maxminq.operators_jit import apply_operator, operator_code
 from maxminq.tabular.agent import (
     BEHAVE_CURRENT,
     BEHAVE_MIN,
@@ -289,6 +291,38 @@ def _step(
     return finished
 
 
+@numba.njit(cache=True, _nrt=False)
+def _run_lanes(
+    lanes, op_code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
+    buf_size, buf_pos, chosen, idx, gathered, kind, mode, epsilon, every, max_steps, steps_out,
+    g, alpha, log, log_ptr, gamma, scratch, values, tiles_tmp,
+):  # pragma: no cover - numba  # fmt: skip
+    """Every agent step of ``lanes``, one lane after the other, bootstrap values included.
+
+    Per lane this is the lockstep loop's exact sequence (act and gather, G from the
+    operator's compiled twin in ``maxminq.operators_jit``, TD update), so the results are
+    the same; but a lane's weights stay in the core's cache for its whole run instead of
+    being fetched again on every step, and no step returns to Python.
+    """
+    batch = idx.shape[1]
+    for lane in lanes:
+        t = 0
+        while not done[lane]:
+            update_now = t % every == 0
+            _act_lane(
+                0, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
+                buf_size, buf_pos, chosen, idx, gathered, scratch, values, tiles_tmp, kind, mode,
+                epsilon, update_now, max_steps, steps_out,
+            )  # fmt: skip
+            if update_now:
+                for b in range(batch):
+                    g[0, b] = apply_operator(op_code, gathered[0, b])
+                _update_lane(
+                    0, lane, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, kind, gamma
+                )
+            t += 1
+
+
 def _as_float_list(values: Any, option: str, *, positive: bool) -> list[float]:
     vals = [values] if np.ndim(values) == 0 else list(values)
     if not vals:
@@ -322,6 +356,62 @@ def _validate(params: dict[str, Any]) -> dict[str, Any]:
             f"got {p['step_size_per']!r}"
         )
     return p
+
+
+def _run_lockstep(
+    algorithm: str,
+    op_kwargs: dict[str, Any],
+    s: SimpleNamespace,
+    kind: int,
+    mode: int,
+    eps: float,
+    every: int,
+    max_steps: int,
+    gamma: float,
+    bar: Any,
+) -> None:
+    """All lanes step by step, the operator applied by ``maxminq.operators`` in NumPy.
+
+    The path for operators called with parameters (no compiled twin); same results as the
+    per-lane kernel for the same operator, since each lane sees the same sequence.
+    """
+    n_lanes, batch = s.idx.shape
+    n_members = s.w.shape[2]
+    active = np.arange(n_lanes, dtype=np.int64)
+    # Stored member-major, (M, A, lanes, B), and handed to the kernel and the operator as a
+    # (lanes, B, M, A) view: NumPy then reduces over members slab by slab, which is 10-15x
+    # faster than reducing a C-ordered (..., M, A) array with its tiny inner axes.
+    gathered_mem = np.zeros((n_members, N_ACTIONS, n_lanes, batch))
+    view = gathered_mem.transpose(2, 3, 0, 1)
+    g = np.zeros((n_lanes, batch))
+    step, pending = 0, False  # pending: the previous step's TD update is still to be applied
+
+    def call(act: bool, pending: bool, update_now: bool) -> int:
+        return _step(
+            active, pending, act, s.w, s.cur, s.rng, s.pos, s.vel, s.tiles_cur, s.steps_ep,
+            s.ep, s.done, s.sd, s.buf_i, s.buf_r, s.buf_size, s.buf_pos, s.chosen, s.idx, view,
+            kind, mode, eps, update_now, max_steps, s.steps_out, g, s.alpha, s.log, s.log_ptr,
+            gamma, s.scratch, s.values, s.tiles_tmp,
+        )  # fmt: skip
+
+    # Large step sizes can make weights diverge (Q-learning at sigma^2 = 50 does): a measured
+    # outcome (those lanes hit the step cap), not something to warn about on every step.
+    with np.errstate(over="ignore", invalid="ignore"):
+        while active.size:
+            update_now = step % every == 0
+            finished = call(True, pending, update_now)
+            if update_now:
+                g = bootstrap_values(algorithm, view, op_kwargs)
+            pending = update_now
+            if finished:
+                if pending:  # apply the update now: the finished lanes leave the active set
+                    call(False, True, update_now)
+                    pending = False
+                active = np.flatnonzero(~s.done).astype(np.int64)
+                view = gathered_mem[:, :, : active.size].transpose(2, 3, 0, 1)
+            step += 1
+            if step % 256 == 0:
+                bar.update(int(s.ep.sum()) - bar.n)
 
 
 def run_mountain_car_grid(
@@ -382,47 +472,30 @@ def run_mountain_car_grid(
     steps_out = np.zeros((n_lanes, episodes), dtype=np.int64)
     eps, gamma = float(p["epsilon"]), float(p["gamma"])
 
-    active = np.arange(n_lanes, dtype=np.int64)
-    # Stored member-major, (M, A, lanes, B), and handed to the kernel and the operator as a
-    # (lanes, B, M, A) view: NumPy then reduces over members slab by slab, which is 10-15x
-    # faster than reducing a C-ordered (..., M, A) array with its tiny inner axes.
-    gathered_mem = np.zeros((n_members, N_ACTIONS, n_lanes, batch))
     desc = f"mountain car {algorithm} n={n}"
     bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
-    step = 0
-    g = np.zeros((n_lanes, batch))
     scratch, values = np.zeros((n_members, N_ACTIONS)), np.zeros(N_ACTIONS)
     tiles_tmp = np.zeros(N_TILINGS, dtype=np.int64)
-    pending = False  # does the previous step's TD update still have to be applied?
     every, max_steps, kind, mode = p["update_every"], p["max_steps"], spec.kind, spec.behaviour
-    view = gathered_mem.transpose(2, 3, 0, 1)
-    # Large step sizes can make weights diverge (Q-learning at sigma^2 = 50 does): a measured
-    # outcome (those lanes hit the step cap), not something to warn about on every step.
-    with np.errstate(over="ignore", invalid="ignore"):
-        while active.size:
-            update_now = step % every == 0
-            finished = _step(
-                active, pending, True, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
-                buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, kind, mode, eps, update_now,
-                max_steps, steps_out, g, alpha_w, log, log_ptr, gamma, scratch, values, tiles_tmp,
+    code = operator_code(algorithm, op_kwargs)
+    if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
+        gathered1, g1 = np.zeros((1, batch, n_members, N_ACTIONS)), np.zeros((1, batch))
+        for lane in range(n_lanes):
+            _run_lanes(
+                np.array([lane]), code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
+                buf_i, buf_r, buf_size, buf_pos, chosen, idx, gathered1, kind, mode, eps, every,
+                max_steps, steps_out, g1, alpha_w, log, log_ptr, gamma, scratch, values,
+                tiles_tmp,
             )  # fmt: skip
-            if update_now:
-                g = bootstrap_values(algorithm, view, op_kwargs)
-            pending = update_now
-            if finished:
-                if pending:  # apply the update now: the finished lanes leave the active set
-                    _step(
-                        active, True, False, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done,
-                        sd, buf_i, buf_r, buf_size, buf_pos, chosen, idx, view, kind, mode, eps,
-                        update_now, max_steps, steps_out, g, alpha_w, log, log_ptr, gamma, scratch,
-                        values, tiles_tmp,
-                    )  # fmt: skip
-                    pending = False
-                active = np.flatnonzero(~done).astype(np.int64)
-                view = gathered_mem[:, :, : active.size].transpose(2, 3, 0, 1)
-            step += 1
-            if progress and step % 256 == 0:
-                bar.update(int(ep.sum()) - bar.n)
+            bar.update(episodes)
+    else:
+        lanes = SimpleNamespace(
+            w=w, cur=cur, rng=rng, pos=pos, vel=vel, tiles_cur=tiles_cur, steps_ep=steps_ep,
+            ep=ep, done=done, sd=sd, buf_i=buf_i, buf_r=buf_r, buf_size=buf_size,
+            buf_pos=buf_pos, chosen=chosen, idx=idx, steps_out=steps_out, alpha=alpha_w,
+            log=log, log_ptr=log_ptr, scratch=scratch, values=values, tiles_tmp=tiles_tmp,
+        )  # fmt: skip
+        _run_lockstep(algorithm, op_kwargs, lanes, kind, mode, eps, every, max_steps, gamma, bar)
     bar.update(n_lanes * episodes - bar.n)
     bar.close()
 

@@ -1,0 +1,128 @@
+"""Compiled twins of ``maxminq.operators`` for one next state, for numba kernels.
+
+A kernel that keeps a whole run inside numba (Mountain Car's per-run loop) cannot call back
+into Python for every bootstrap value: the call would cost more than the update. These are
+the same G functions as ``maxminq.operators`` (Lan et al. 2020, section 6), written as loops
+over one state's values ``q`` of shape (M, A) in the operators' member order, with the
+operators' default parameters. ``tests/test_operators.py`` checks each against its NumPy
+original on random and tied inputs, bit for bit; an operator called with parameters (e.g.
+``weighted_double_q`` with another ``c``) stays on the NumPy path.
+
+Ties and NaN follow NumPy: ``argmax`` takes the first maximum; a NaN anywhere in the
+reduced values makes min/max NaN, as a diverged run's values do in NumPy.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from maxminq import operators
+
+__all__ = ["OPERATOR_CODES", "apply_operator", "operator_code"]
+
+#: Kernel codes of the operators, in ``operators.OPERATORS`` order.
+OPERATOR_CODES: dict[str, int] = {name: i for i, name in enumerate(operators.OPERATORS)}
+_MAXMIN, _ENSEMBLE, _AVERAGED, _HBQ, _DOUBLE, _WDOUBLE = (
+    OPERATOR_CODES[name]
+    for name in (
+        "maxmin",
+        "ensemble",
+        "averaged",
+        "historical_best",
+        "double_q",
+        "weighted_double_q",
+    )
+)
+
+
+def operator_code(name: str, op_kwargs: dict | None = None) -> int:
+    """The kernel code of operator ``name``, or -1 if it must run through NumPy (parameters
+    other than the defaults were given)."""
+    if name not in OPERATOR_CODES:
+        known = ", ".join(sorted(OPERATOR_CODES))
+        raise ValueError(f"unknown operator {name!r}; choose one of: {known}")
+    return -1 if op_kwargs else OPERATOR_CODES[name]
+
+
+@numba.njit(inline="always", cache=True)
+def _nan_max(acc: float, v: float) -> float:
+    """max(acc, v) propagating NaN like ``np.max``."""
+    if v > acc or v != v:
+        return v
+    return acc
+
+
+@numba.njit(inline="always", cache=True)
+def _nan_min(acc: float, v: float) -> float:
+    """min(acc, v) propagating NaN like ``np.min``."""
+    if v < acc or v != v:
+        return v
+    return acc
+
+
+@numba.njit(inline="always", cache=True)
+def _argmax(row: np.ndarray, n_actions: int) -> int:
+    """First index of the maximum, NaN counting as the maximum (``np.argmax``)."""
+    best, arg = row[0], 0
+    if best != best:
+        return 0
+    for a in range(1, n_actions):
+        v = row[a]
+        if v != v:
+            return a
+        if v > best:
+            best, arg = v, a
+    return arg
+
+
+@numba.njit(inline="always", cache=True)
+def _argmin(row: np.ndarray, n_actions: int) -> int:
+    """First index of the minimum, NaN counting as the minimum (``np.argmin``)."""
+    best, arg = row[0], 0
+    if best != best:
+        return 0
+    for a in range(1, n_actions):
+        v = row[a]
+        if v != v:
+            return a
+        if v < best:
+            best, arg = v, a
+    return arg
+
+
+@numba.njit(inline="always", cache=True)
+def apply_operator(code: int, q: np.ndarray) -> float:
+    """G(Q_{s'}) of operator ``code`` for one state's values ``q`` (M, A).
+
+    ``bias_corrected`` with its default sigma = 0 is Q-learning's max (Lee et al. 2013
+    subtract sigma * E[max of A N(0, 1)]); other sigmas take the NumPy path.
+    """
+    n_members, n_actions = q.shape[0], q.shape[1]
+    if code == _DOUBLE or code == _WDOUBLE:  # noqa: SIM109 (plain compares for numba)
+        best = _argmax(q[0], n_actions)
+        if code == _DOUBLE:  # van Hasselt (2010): member 1 evaluates member 0's choice
+            return q[1, best]
+        worst = _argmin(q[0], n_actions)  # Zhang et al. (2017), c = 1
+        gap = abs(q[1, best] - q[1, worst])
+        beta = gap / (1.0 + gap)
+        return beta * q[0, best] + (1 - beta) * q[1, best]
+    g = 0.0
+    for a in range(n_actions):
+        if code == _MAXMIN:  # max_a min_i Q^i(s', a)
+            v = q[0, a]
+            for m in range(1, n_members):
+                v = _nan_min(v, q[m, a])
+        elif code == _ENSEMBLE or code == _AVERAGED:  # noqa: SIM109 (mean over members)
+            v = q[0, a]
+            for m in range(1, n_members):
+                v += q[m, a]
+            v = v / n_members
+        elif code == _HBQ:  # max over snapshots and actions
+            v = q[0, a]
+            for m in range(1, n_members):
+                v = _nan_max(v, q[m, a])
+        else:  # Q-learning and bias-corrected (sigma = 0): max_a Q(s', a)
+            v = q[0, a]
+        g = v if a == 0 else _nan_max(g, v)
+    return g
