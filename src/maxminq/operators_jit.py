@@ -62,8 +62,9 @@ def _nan_min(acc: float, v: float) -> float:
 
 
 @numba.njit(inline="always", cache=True)
-def _argmax(row: np.ndarray, n_actions: int) -> int:
-    """First index of the maximum, NaN counting as the maximum (``np.argmax``)."""
+def _arg_extreme(row: np.ndarray, n_actions: int, largest: bool) -> int:
+    """First index of the maximum (``largest``) or minimum, NaN counting as the extreme:
+    ``np.argmax`` / ``np.argmin``."""
     best, arg = row[0], 0
     if best != best:
         return 0
@@ -71,22 +72,7 @@ def _argmax(row: np.ndarray, n_actions: int) -> int:
         v = row[a]
         if v != v:
             return a
-        if v > best:
-            best, arg = v, a
-    return arg
-
-
-@numba.njit(inline="always", cache=True)
-def _argmin(row: np.ndarray, n_actions: int) -> int:
-    """First index of the minimum, NaN counting as the minimum (``np.argmin``)."""
-    best, arg = row[0], 0
-    if best != best:
-        return 0
-    for a in range(1, n_actions):
-        v = row[a]
-        if v != v:
-            return a
-        if v < best:
+        if (v > best) if largest else (v < best):
             best, arg = v, a
     return arg
 
@@ -100,10 +86,10 @@ def apply_operator(code: int, q: np.ndarray) -> float:
     """
     n_members, n_actions = q.shape[0], q.shape[1]
     if code == _DOUBLE or code == _WDOUBLE:  # noqa: SIM109 (plain compares for numba)
-        best = _argmax(q[0], n_actions)
+        best = _arg_extreme(q[0], n_actions, True)
         if code == _DOUBLE:  # van Hasselt (2010): member 1 evaluates member 0's choice
             return q[1, best]
-        worst = _argmin(q[0], n_actions)  # Zhang et al. (2017), c = 1
+        worst = _arg_extreme(q[0], n_actions, False)  # Zhang et al. (2017), c = 1
         gap = abs(q[1, best] - q[1, worst])
         beta = gap / (1.0 + gap)
         return beta * q[0, best] + (1 - beta) * q[1, best]

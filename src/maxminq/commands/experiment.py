@@ -277,11 +277,10 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     common = _common(args)
     out = _out_dir(args.out, "mountain_car")
 
-    # One task per (algorithm, sigma2, step size), split into chunks of at most 200 runs: a
-    # few hundred lanes keep each process's weights (93 KB per lane for N = 4) close to the
-    # cache (measured: 2.0 M replayed transitions per CPU-second at 100 lanes, 0.95 M at
-    # 1,000), while the per-step Python overhead stays under about 10%. Run r keeps its
-    # stream (seed, r) whichever chunk it lands in.
+    # One task per (algorithm, sigma2, step size), split into chunks of at most 200 runs so
+    # that many runs of one setting still spread over the workers (each lane's run is one
+    # kernel call, so a task's size does not change its speed). Run r keeps its stream
+    # (seed, r) whichever chunk it lands in.
     chunks = -(-runs // 200)
     bounds = [round(runs * k / chunks) for k in range(chunks + 1)]
     tasks = [
