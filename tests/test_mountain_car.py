@@ -87,6 +87,8 @@ def test_tile_coder_properties() -> None:
         ("maxmin", 3, 3, 400, 2, "total"),
         ("maxmin", 3, 3, 400, 1, "tiling"),
         ("averaged", 3, 2, 150, 1, "tiling"),
+        ("ensemble", 3, 2, 200, 1, "tiling"),
+        ("historical_best", 3, 2, 150, 1, "total"),
         ("q_learning", 1, 1, 5000, 1, "total"),  # long enough to reach the goal (terminal)
     ],
 )
@@ -103,7 +105,7 @@ def test_same_weights_as_single_run_reference_loop(
         steps, tables = mountain_car_reference(sigma2=10.0, step_size=step, run=run, **kw)
         assert df[df.run == run].steps.tolist() == steps
         for m, table in enumerate(tables):
-            slot = (cur[run] - m) % n if algorithm == "averaged" else m
+            slot = (cur[run] - m) % n if algorithm in ("averaged", "historical_best") else m
             np.testing.assert_allclose(w[run, slot], np.ravel(table), rtol=0, atol=1e-10)
     if max_steps == 5000:
         assert steps[0] < 5000  # the goal was reached, so a terminal transition was replayed
