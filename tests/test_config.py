@@ -165,6 +165,9 @@ def test_yaml_12_floats_and_duplicate_keys():
         (("name: tiny", "name: 'a b'"), "name", "expected letters"),
         (("fixed: {", "fixd: {"), "fixd", "unknown key"),
         (("grid: {mu: [0.1, -0.1]}", "grid: {mu: [0.1, -0.1]"), "line", "invalid YAML"),
+        # values only the run function knows to be bad are caught when the config loads too
+        (("episodes: 5}", "episodes: 5, batch_size: 0}"), "fixed.batch_size", "whole number"),
+        (("episodes: 5}", "episodes: 5, epsilon: 2}"), "fixed.epsilon", "in [0, 1]"),
     ],
 )
 def test_config_errors_name_file_key_and_expectation(tmp_path, edit, where, expect):
@@ -304,3 +307,16 @@ def test_readme_example_is_the_shipped_toy_mdp_config():
     assert [r.run_id for r in paper.runs] == [
         r.run_id for r in load_config(CONFIGS / "toy_mdp.yaml", "paper").runs
     ]
+
+
+def test_mountain_car_values_are_checked_when_the_config_loads(tmp_path):
+    text = (CONFIGS / "mountain_car.yaml").read_text()
+    for edit, where, expect in (
+        (("step_size_per: tiling", "step_size_per: weight"), "fixed.step_size_per", "tiling"),
+        (("max_steps: 5000", "max_steps: 0"), "fixed.max_steps", "whole number >= 1"),
+    ):
+        assert edit[0] in text
+        path = _write(tmp_path, text.replace(*edit), "mc.yaml")
+        with pytest.raises(ConfigError) as info:
+            load_config(path, "quick")
+        assert str(info.value).startswith(f"{path}: {where}") and expect in str(info.value)

@@ -159,6 +159,24 @@ def _optional(path: str) -> Any:
         return None
 
 
+def _check_values(check_path: str, completed: dict[str, Any]) -> None:
+    """Run the run function's own value checks (``check_settings``) on complete settings, so
+    that a value only the run function knows to be bad fails before any work starts."""
+    check = _optional(check_path)
+    if check is None:
+        return
+    try:
+        check(completed)
+    except MaxminqError as err:
+        option, _, message = str(err).partition(": ")
+        key = option.removeprefix("--").replace("-", "_") if option.startswith("--") else None
+        key = {"step_sizes": "step_size", "algorithms": "algorithm"}.get(key, key)
+        message = message.rsplit(", got ", 1)[0]  # the config error adds the value itself
+        raise SettingsError(key, message or str(err)) from None
+    except (TypeError, ValueError) as err:  # e.g. a list where a number belongs
+        raise SettingsError(None, f"invalid setting value ({err})") from None
+
+
 def _validate_tabular(
     model: type[BaseModel], func: str, defaults_path: str, settings: dict[str, Any]
 ) -> dict[str, Any]:
@@ -185,7 +203,9 @@ def _validate_tabular(
             if key not in defaults and key != "op_kwargs":
                 allowed = ", ".join(sorted(known | set(defaults)))
                 raise SettingsError(key, f"unknown setting; expected one of {allowed}")
-        return {**defaults, **parsed.model_dump()}
+        completed = {**defaults, **parsed.model_dump()}
+        _check_values(func.rsplit(":", 1)[0] + ":check_settings", completed)
+        return completed
     _check_extras(settings, known, func)
     return parsed.model_dump()
 

@@ -70,6 +70,7 @@ from maxminq.tabular.agent import (
 __all__ = [
     "MC_DEFAULTS",
     "PAPER_STEP_SIZES",
+    "check_settings",
     "PAPER_SIGMA2",
     "mountain_car_step",
     "run_mountain_car",
@@ -412,6 +413,21 @@ def _run_lockstep(
             step += 1
             if step % 256 == 0:
                 bar.update(int(s.ep.sum()) - bar.n)
+
+
+def check_settings(settings: dict[str, Any]) -> None:
+    """Validate one setting of :func:`run_mountain_car` (its keyword arguments) without
+    running it, as a sweep config is checked before any work starts; raises UsageError
+    naming the option."""
+    s = dict(settings)
+    s.pop("progress", None)
+    s.pop("seed", None)
+    resolve_algorithm(s.pop("algorithm", None), s.pop("n", None))
+    _as_float_list(s.pop("sigma2", None), "--sigma2", positive=False)
+    _as_float_list(s.pop("step_size", None), "--step-sizes", positive=True)
+    for key in ("runs", "episodes"):
+        check_positive_int(s.pop(key, None), f"--{key}")
+    _validate(s)
 
 
 def run_mountain_car_grid(

@@ -49,7 +49,7 @@ from maxminq.tabular.agent import (
     rng_uniform,
 )
 
-__all__ = ["TOY_DEFAULTS", "optimal_p_left", "run_toy_mdp"]
+__all__ = ["TOY_DEFAULTS", "check_settings", "optimal_p_left", "run_toy_mdp"]
 
 STATE_A, STATE_B = 0, 1
 LEFT, RIGHT = 0, 1
@@ -221,6 +221,18 @@ def _validate(mu: Any, runs: Any, episodes: Any, params: dict[str, Any]) -> dict
     if not (float(p["step_size"]) > 0 and float(p["init_std"]) >= 0):
         raise UsageError("--step-size: expected step size > 0 (and init_std >= 0)")
     return p
+
+
+def check_settings(settings: dict[str, Any]) -> None:
+    """Validate one setting of :func:`run_toy_mdp` (its keyword arguments) without running
+    it, as a sweep config is checked before any work starts; raises UsageError naming the
+    option."""
+    s = dict(settings)
+    s.pop("progress", None)
+    s.pop("seed", None)
+    s.pop("run_offset", None)
+    resolve_algorithm(s.pop("algorithm", None), s.pop("n", None))
+    _validate(s.pop("mu", None), s.pop("runs", None), s.pop("episodes", None), s)
 
 
 def run_toy_mdp(
