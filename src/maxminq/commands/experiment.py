@@ -307,8 +307,9 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     write_csv_atomic(cp.mc_best_step_sizes(df), out / "mountain_car_step_sizes.csv")
     agent_steps = int(df.steps.sum())
     print(f"mountain car: {len(algos)} algorithms x {len(sig)} sigma2 x {len(alphas)} step sizes "
-          f"x {runs} runs x {episodes} episodes = {agent_steps:,} agent steps in {wall:.1f} s "
-          f"({common['workers']} worker(s)); wrote {out}/mountain_car.csv and figures")  # fmt: skip
+          f"(per {args.step_size_per}) x {runs} runs x {episodes} episodes = {agent_steps:,} "
+          f"agent steps in {wall:.1f} s ({common['workers']} worker(s)); wrote "
+          f"{out}/mountain_car.csv and figures")  # fmt: skip
     return 0
 
 
