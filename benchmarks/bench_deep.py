@@ -15,7 +15,8 @@ sample, update). Speeds are env-steps per CPU-second of this process
 (``time.process_time``; torch uses one thread), which on a shared machine is far less
 noisy than wall-clock time; on an idle machine the two agree.
 
-Run: ``.venv/bin/python benchmarks/bench_deep.py [--quick]``.
+Run: ``.venv/bin/python benchmarks/bench_deep.py [--quick] [--rounds R]
+[--envs lunarlander minatar]``.
 """
 
 from __future__ import annotations
@@ -158,6 +159,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds")
     parser.add_argument("--rounds", type=int, default=None)
+    envs = ("lunarlander", "minatar")
+    parser.add_argument("--envs", nargs="*", choices=envs, default=list(envs), help="what to time")
     args = parser.parse_args()
     torch.set_num_threads(1)
     rounds = args.rounds or (1 if args.quick else 3)
@@ -165,6 +168,8 @@ def main() -> None:
         "LunarLander-v3": 200 if args.quick else 500,
         "maxminq/MinAtar-Breakout-v0": 60 if args.quick else 150,
     }
+    wanted = {"lunarlander": "LunarLander-v3", "minatar": "maxminq/MinAtar-Breakout-v0"}
+    plans = {env: steps for env, steps in plans.items() if env in map(wanted.get, args.envs)}
     print(f"bench_deep: {rounds} round(s), torch threads 1, load {os.getloadavg()[0]:.1f}")
     for env_id, steps in plans.items():
         res: dict[str, list[float]] = {}
