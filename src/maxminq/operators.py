@@ -6,7 +6,9 @@ Lan et al. (2020), section 6, write every variant of Q-learning as
 
 a function G of N estimators and K past snapshots of the next-state action values.
 This module holds those G functions, and is the only place in `maxminq` where a
-bootstrap value is computed: the tabular, tile-coded and deep agents all call it.
+bootstrap value is computed: the tabular, tile-coded and deep agents all call it (numba
+kernels that keep a whole run compiled call ``maxminq.operators_jit``, the same functions for
+one state, tested bit for bit against these).
 
 Conventions (shared by every function):
 

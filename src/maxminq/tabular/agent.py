@@ -23,8 +23,9 @@ snapshots):
 * ``single`` (Q-learning, Bias-corrected Q): one table.
 
 Bootstrap values are never computed here: the kernels gather next-state action values into
-an array of shape (..., M, A) in the operator's member order, the Python loop applies the
-operator from ``maxminq.operators``, and the next kernel scatters the TD update.
+an array of shape (..., M, A) in the operator's member order, and the operator from
+``maxminq.operators`` (or, inside a kernel that runs a whole run, its compiled twin from
+``maxminq.operators_jit``) turns them into targets before the TD update is scattered.
 """
 
 from __future__ import annotations
