@@ -18,14 +18,15 @@ the TD error (``step_size_per="tiling"``); with ``step_size_per="total"`` each m
 per-tiling reading is the default: only under it do Q-learning and Averaged Q break down at
 sigma^2 = 50, as the paper reports.
 
-All lanes (runs x settings) step in lockstep. Per agent step one kernel call visits every
-active lane and, while that lane's weights are in cache, first applies the sequential TD
-updates of the previous step and then acts, steps the lane's environment, stores the
-transition, samples the mini-batch and gathers the next-state action values of every sample,
-shape (lanes, B, M, 3), in the operator's member order; back in Python the operator from
-``maxminq.operators`` turns them into bootstrap values (lanes, B) for the next call. Per lane
-this is Algorithm 1's order (update, then act). Lanes that have finished their episodes are
-dropped from the active set, so long-running settings do not pay for finished ones.
+Every run (runs x settings) is a lane of arrays with its own random stream. By default one
+kernel call runs a lane's whole run: per agent step it acts, steps the environment, stores
+the transition, samples the mini-batch, gathers the next-state action values of every sample
+(B, M, 3) in the operator's member order, turns them into bootstrap values with the
+operator's compiled twin (``maxminq.operators_jit``) and applies the sequential TD updates
+(Algorithm 1's order), so the lane's weights stay in cache for the whole run. An operator
+called with parameters has no compiled twin: then all lanes step in lockstep, one kernel
+call per agent step gathers (lanes, B, M, 3) for ``maxminq.operators`` in NumPy and applies
+the previous step's updates. Both paths give the same runs (tested).
 
 Random draws per lane and step, in order: exploration uniform, action uniform (exploring) or
 tie-break uniform (greedy, on exact ties only), two uniforms for the reward's normal
