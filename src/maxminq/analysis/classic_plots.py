@@ -18,8 +18,8 @@ atomically. Colours and labels come from ``maxminq.analysis.style``.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import matplotlib
@@ -31,6 +31,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
+from maxminq.experiments.store import atomic_write  # noqa: E402
 
 __all__ = [
     "mc_best_step_sizes",
@@ -203,15 +204,8 @@ def mc_learning_curve_figure(
 def save_figure(fig: Figure, path: str | os.PathLike[str], dpi: int = 130) -> Path:
     """Write ``fig`` to ``path`` atomically (temporary file in the same folder, then rename)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=dpi)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        atomic_write(path, partial(fig.savefig, format=path.suffix[1:], dpi=dpi))
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return path

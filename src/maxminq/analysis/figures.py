@@ -14,10 +14,9 @@ Every figure is written as PNG and SVG, atomically, with colours and labels from
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import matplotlib
@@ -30,6 +29,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
+from maxminq.experiments.store import atomic_write  # noqa: E402
 
 FORMATS = ("png", "svg")
 EMA_WEIGHT = 0.6  # display smoothing of the grid curves (100 points per run)
@@ -53,19 +53,10 @@ class FigureFile:
 
 def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     """Write ``fig`` as ``name.png`` and ``name.svg`` in ``out_dir`` atomically, then close it."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for fmt in FORMATS:
         final = out_dir / f"{name}.{fmt}"
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=f".{fmt}.tmp", dir=out_dir)
-        os.close(fd)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; figures are meant to be shared
-        try:
-            fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight")
-            os.replace(tmp, final)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        atomic_write(final, partial(fig.savefig, format=fmt, dpi=120, bbox_inches="tight"))
         paths.append(final)
     plt.close(fig)
     return paths

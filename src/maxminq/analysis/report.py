@@ -13,7 +13,6 @@ import datetime as dt
 import html
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from maxminq.analysis import claims as C
 from maxminq.analysis import figures as F
 from maxminq.analysis import style
 from maxminq.analysis import tables as T
+from maxminq.experiments.store import atomic_write_bytes
 
 META_FILE = "reproduce.json"  # written by `maxminq reproduce`: scale, command, timings
 THEORY_FIGURES = {
@@ -58,16 +58,7 @@ class Report:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.chmod(tmp, 0o644)  # mkstemp makes 0600; a report is meant to be shared
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:

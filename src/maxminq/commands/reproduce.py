@@ -140,9 +140,9 @@ def _theory_args(out: Path, no_progress: bool) -> argparse.Namespace:
 
 
 def _write_meta(path: Path, meta: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(meta, indent=2, default=str))
-    os.replace(tmp, path)
+    from maxminq.experiments.store import atomic_write_bytes
+
+    atomic_write_bytes(path, json.dumps(meta, indent=2, default=str).encode())
 
 
 def _machine() -> str:

@@ -10,9 +10,7 @@ Writes to ``--out``:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -79,16 +77,6 @@ def _validate(args: argparse.Namespace) -> list[int]:
     return _mc_m(args.mc_m, args.m_max)
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary name next to ``path``, then rename it into place."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def run(args: argparse.Namespace) -> int:
     """Compute the tables, draw the figures, write all four files atomically."""
     mc_m = _validate(args)
@@ -99,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         plot_variance_ratio,
         variance_table,
     )
+    from maxminq.experiments.store import atomic_write
 
     try:
         args.out.mkdir(parents=True, exist_ok=True)
