@@ -56,9 +56,9 @@ from maxminq.tabular.agent import (
     KIND_DOUBLE,
     KIND_ESTIMATORS,
     KIND_SNAPSHOTS,
+    agent_params,
     bootstrap_values,
     check_positive_int,
-    check_probability,
     epsilon_greedy,
     lane_seeds,
     member_order,
@@ -294,35 +294,35 @@ def _step(
 
 
 @numba.njit(cache=True, _nrt=False)
-def _run_lanes(
-    lanes, op_code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
+def _run_lane(
+    lane, op_code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
     buf_size, buf_pos, chosen, idx, gathered, kind, mode, epsilon, every, max_steps, steps_out,
     g, alpha, log, log_ptr, gamma, scratch, values, tiles_tmp,
 ):  # pragma: no cover - numba  # fmt: skip
-    """Every agent step of ``lanes``, one lane after the other, bootstrap values included.
+    """Every agent step of lane ``lane``'s run, bootstrap values included.
 
-    Per lane this is the lockstep loop's exact sequence (act and gather, G from the
-    operator's compiled twin in ``maxminq.operators_jit``, TD update), so the results are
-    the same; but a lane's weights stay in the core's cache for its whole run instead of
-    being fetched again on every step, and no step returns to Python.
+    This is the lockstep loop's exact sequence (act and gather, G from the operator's
+    compiled twin in ``maxminq.operators_jit``, TD update), so the results are the same; but
+    the lane's weights stay in the core's cache for its whole run instead of being fetched
+    again on every step, and no step returns to Python. ``gathered`` and ``g`` hold one
+    lane's batch (first axis of size 1).
     """
     batch = idx.shape[1]
-    for lane in lanes:
-        t = 0
-        while not done[lane]:
-            update_now = t % every == 0
-            _act_lane(
-                0, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
-                buf_size, buf_pos, chosen, idx, gathered, scratch, values, tiles_tmp, kind, mode,
-                epsilon, update_now, max_steps, steps_out,
-            )  # fmt: skip
-            if update_now:
-                for b in range(batch):
-                    g[0, b] = apply_operator(op_code, gathered[0, b])
-                _update_lane(
-                    0, lane, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, kind, gamma
-                )
-            t += 1
+    t = 0
+    while not done[lane]:
+        update_now = t % every == 0
+        _act_lane(
+            0, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
+            buf_size, buf_pos, chosen, idx, gathered, scratch, values, tiles_tmp, kind, mode,
+            epsilon, update_now, max_steps, steps_out,
+        )  # fmt: skip
+        if update_now:
+            for b in range(batch):
+                g[0, b] = apply_operator(op_code, gathered[0, b])
+            _update_lane(
+                0, lane, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, kind, gamma
+            )
+        t += 1
 
 
 def _as_float_list(values: Any, option: str, *, positive: bool) -> list[float]:
@@ -343,14 +343,8 @@ def _as_float_list(values: Any, option: str, *, positive: bool) -> list[float]:
 
 
 def _validate(params: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(params) - set(MC_DEFAULTS) - {"op_kwargs"}
-    if unknown:
-        raise UsageError(f"mountain car: unknown parameter(s) {sorted(unknown)}")
-    p = {**MC_DEFAULTS, **params}
-    p["epsilon"] = check_probability(p["epsilon"], "--epsilon")
-    p["gamma"] = check_probability(p["gamma"], "--gamma")
-    for key in ("buffer_size", "batch_size", "update_every", "max_steps"):
-        p[key] = check_positive_int(p[key], f"--{key.replace('_', '-')}")
+    counts = ("buffer_size", "batch_size", "update_every", "max_steps")
+    p = agent_params(params, MC_DEFAULTS, "mountain car", counts)
     p["init_weight"] = float(p["init_weight"])
     if p["step_size_per"] not in STEP_SIZE_PER:
         raise UsageError(
@@ -498,8 +492,8 @@ def run_mountain_car_grid(
     if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
         gathered1, g1 = np.zeros((1, batch, n_members, N_ACTIONS)), np.zeros((1, batch))
         for lane in range(n_lanes):
-            _run_lanes(
-                np.array([lane]), code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
+            _run_lane(
+                lane, code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
                 buf_i, buf_r, buf_size, buf_pos, chosen, idx, gathered1, kind, mode, eps, every,
                 max_steps, steps_out, g1, alpha_w, log, log_ptr, gamma, scratch, values,
                 tiles_tmp,

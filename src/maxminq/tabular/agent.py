@@ -104,6 +104,22 @@ def check_probability(value: Any, option: str) -> float:
     return x
 
 
+def agent_params(
+    params: dict[str, Any], defaults: dict[str, Any], what: str, counts: tuple[str, ...]
+) -> dict[str, Any]:
+    """``params`` over ``defaults`` (plus ``op_kwargs``), checked: unknown names, ``epsilon``
+    and ``gamma`` in [0, 1], the ``counts`` whole numbers >= 1; raises UsageError."""
+    unknown = set(params) - set(defaults) - {"op_kwargs"}
+    if unknown:
+        raise UsageError(f"{what}: unknown parameter(s) {sorted(unknown)}")
+    p = {**defaults, **params}
+    p["epsilon"] = check_probability(p["epsilon"], "--epsilon")
+    p["gamma"] = check_probability(p["gamma"], "--gamma")
+    for key in counts:
+        p[key] = check_positive_int(p[key], f"--{key.replace('_', '-')}")
+    return p
+
+
 # --- per-lane random streams -----------------------------------------------------------------
 
 

@@ -37,9 +37,9 @@ from maxminq.tabular.agent import (
     KIND_DOUBLE,
     KIND_ESTIMATORS,
     KIND_SNAPSHOTS,
+    agent_params,
     bootstrap_values,
     check_positive_int,
-    check_probability,
     epsilon_greedy,
     lane_seeds,
     member_order,
@@ -210,14 +210,7 @@ def _validate(mu: Any, runs: Any, episodes: Any, params: dict[str, Any]) -> dict
         raise UsageError(f"--mu: expected a finite non-zero number, got {mu!r}")
     check_positive_int(runs, "--runs")
     check_positive_int(episodes, "--episodes")
-    unknown = set(params) - set(TOY_DEFAULTS) - {"op_kwargs"}
-    if unknown:
-        raise UsageError(f"toy MDP: unknown parameter(s) {sorted(unknown)}")
-    p = {**TOY_DEFAULTS, **params}
-    p["epsilon"] = check_probability(p["epsilon"], "--epsilon")
-    p["gamma"] = check_probability(p["gamma"], "--gamma")
-    for key in ("buffer_size", "batch_size", "update_every"):
-        p[key] = check_positive_int(p[key], f"--{key.replace('_', '-')}")
+    p = agent_params(params, TOY_DEFAULTS, "toy MDP", ("buffer_size", "batch_size", "update_every"))
     if not (float(p["step_size"]) > 0 and float(p["init_std"]) >= 0):
         raise UsageError("--step-size: expected step size > 0 (and init_std >= 0)")
     return p
