@@ -141,6 +141,7 @@ def test_broadcasting_and_scalar_types() -> None:
         (lambda: variance_ratio(-3), "N"),
         (lambda: choose_n(0), "M"),
         (lambda: choose_n(3, n_max=0), "n_max"),
+        (lambda: choose_n(3, n_max=[5, 6]), "n_max"),
         (lambda: monte_carlo_bias(3, 2, 1.0, 1.0, 1, np.random.default_rng(0)), "samples"),
         (lambda: monte_carlo_bias(3, 2, 1.0, 1.0, 100, 0), "rng"),
         (lambda: monte_carlo_bias(3, 0, 1.0, 1.0, 100, np.random.default_rng(0)), "N"),

@@ -161,9 +161,9 @@ def choose_n(M: Any, tau: Any = 1.0, gamma: Any = 1.0, n_max: int = 1000) -> Any
     m = _integers(M, "M")
     s = _tau(tau)
     g = _gamma(gamma)
-    n_cap = int(_integers(n_max, "n_max"))
     if np.ndim(n_max) != 0:
         raise ValueError(f"n_max must be a scalar integer, got {n_max!r}")
+    n_cap = int(_integers(n_max, "n_max"))
     m_b, s_b, g_b = np.broadcast_arrays(m, s, g)
     flat_m, flat_scale = m_b.ravel(), (s_b * g_b).ravel()
     ns = np.arange(1, n_cap + 1, dtype=np.int64)
