@@ -60,7 +60,7 @@ def apply_time_limit(
 class GameCore(ABC):
     """State and dynamics of ``num_games`` copies of one game.
 
-    Subclasses define the arrays, :meth:`reset_slots`, :meth:`step`, :meth:`observe`
+    Subclasses define the arrays, :meth:`reset_slots`, :meth:`step`, :meth:`fill_state`
     and :meth:`render_slot`. ``rng`` holds one SplitMix64 state per slot.
     """
 
@@ -70,7 +70,6 @@ class GameCore(ABC):
     obs_high: ClassVar[np.ndarray]
     norm_shift: ClassVar[np.ndarray]
     norm_scale: ClassVar[np.ndarray]
-    screen: ClassVar[tuple[int, int]]  # (width, height)
 
     def __init__(self, num_games: int) -> None:
         self.num_games = num_games
@@ -142,10 +141,8 @@ class GameCore(ABC):
         """Box of one observation (bounds transformed like the observation)."""
         low, high = cls.obs_low, cls.obs_high
         if normalize:
-            low, high = (
-                (low - cls.norm_shift) / cls.norm_scale,
-                (high - cls.norm_shift) / (cls.norm_scale),
-            )
+            low = (low - cls.norm_shift) / cls.norm_scale
+            high = (high - cls.norm_shift) / cls.norm_scale
         return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
 

@@ -82,7 +82,6 @@ def _reset(
 
 @njit(cache=True)
 def collides(px: int, fx: int, fy: int) -> bool:
-    """Start a new game in every masked slot."""
     """pygame ``colliderect`` of the paddle (centre px, 58) and the fruit (centre fx, fy)."""
     pl, pt = px - PADDLE_HALF, PADDLE_TOP
     fl, ft = fx - FRUIT_HALF, fy - FRUIT_HALF
@@ -187,7 +186,6 @@ class CatcherCore(GameCore):
 
     n_actions = 3
     obs_dim = 4
-    screen = (WIDTH, HEIGHT)
     # Bounds: |vel| <= 0.9 * 1.344 / (1 - 0.9) = 12.1; fruit y from -28 to at most 65.
     obs_low = np.array([0.0, -12.5, float(SPAWN_X[0]), -30.0])
     obs_high = np.array([float(WIDTH - PADDLE_W), 12.5, float(SPAWN_X[-1]), 66.0])
@@ -205,23 +203,17 @@ class CatcherCore(GameCore):
         self._reward = np.zeros(b)
         self._term = np.zeros(b, dtype=np.bool_)
 
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        """The game-state arrays, in the order the kernels take them."""
+        return (self.px, self.vel, self.fx, self.fy, self.lives)
+
     def reset_slots(self, mask: np.ndarray) -> None:
         """New game in the masked slots: paddle centred, still, 3 lives, a fresh fruit."""
-        _reset(mask, self.px, self.vel, self.fx, self.fy, self.lives, self.rng)
+        _reset(mask, *self._arrays(), self.rng)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """One frame for every slot (see module docstring for the order of checks)."""
-        _step(
-            actions,
-            self.px,
-            self.vel,
-            self.fx,
-            self.fy,
-            self.lives,
-            self.rng,
-            self._reward,
-            self._term,
-        )
+        _step(actions, *self._arrays(), self.rng, self._reward, self._term)
         return self._reward, self._term
 
     def fill_state(self, out: np.ndarray, rows: np.ndarray) -> None:
@@ -234,11 +226,7 @@ class CatcherCore(GameCore):
         """One fused numba call (see :meth:`GameCore.vector_step`)."""
         return _vector_step(
             actions,
-            self.px,
-            self.vel,
-            self.fx,
-            self.fy,
-            self.lives,
+            *self._arrays(),
             self.rng,
             elapsed,
             cap,

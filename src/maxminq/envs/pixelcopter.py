@@ -65,12 +65,30 @@ UP, NOOP = 0, 1
 REWARD_POSITIVE, REWARD_LOSS = 1.0, -5.0
 BLOCK_CAP = 4
 TERRAIN_CAP = 64  # at most 13 + 48 segments exist at once
+PLAYER_LEFT = PLAYER_X - PLAYER_RECT // 2  # 15: the player's Rect, centre (16, y) truncated
 
 
 @njit(cache=True)
-def _rects_overlap(ax: int, ay: int, aw: int, ah: int, bx: int, by: int, bw: int, bh: int) -> bool:
-    """pygame ``colliderect``: strict overlap of two integer rectangles."""
-    return ax < bx + bw and bx < ax + aw and ay < by + bh and by < ay + ah
+def _hits_player(pry: int, left: int, top: int, w: int, h: int) -> bool:
+    """pygame ``colliderect`` (strict overlap) of the player's Rect (top ``pry``) and another."""
+    return (
+        left + w > PLAYER_LEFT
+        and left < PLAYER_LEFT + PLAYER_RECT
+        and pry < top + h
+        and top < pry + PLAYER_RECT
+    )
+
+
+@njit(cache=True)
+def _terrain_hit(pry: int, x: float, cy: int) -> int:
+    """Segment (centre x, cy) vs the player's Rect: 1 overlap, 0 none, -1 right of the player.
+
+    Segments are sorted by x (see module docstring), so after a -1 none further overlap.
+    """
+    left = int(x) - TERRAIN_W // 2
+    if left >= PLAYER_LEFT + PLAYER_RECT:
+        return -1
+    return int(_hits_player(pry, left, cy - TERRAIN_RECT_H // 2, TERRAIN_W, TERRAIN_RECT_H))
 
 
 @njit(cache=True)
@@ -149,35 +167,16 @@ def _step(
             tx[i, j] -= SCROLL
         lives = 1
         score = 0.0
-        # Player Rect: centre (16, y) truncated, size 2x2.
-        prx = PLAYER_X - PLAYER_RECT // 2
         pry = int(y) - PLAYER_RECT // 2
         for j in range(nb[i]):
-            if _rects_overlap(
-                prx,
-                pry,
-                PLAYER_RECT,
-                PLAYER_RECT,
-                int(bx[i, j]) - BLOCK_W // 2,
-                by[i, j] - BLOCK_H // 2,
-                BLOCK_W,
-                BLOCK_H,
-            ):
+            left = int(bx[i, j]) - BLOCK_W // 2
+            if _hits_player(pry, left, by[i, j] - BLOCK_H // 2, BLOCK_W, BLOCK_H):
                 lives -= 1
         for j in range(nt[i]):
-            left = int(tx[i, j]) - TERRAIN_W // 2
-            if left >= prx + PLAYER_RECT:
-                break  # segments are sorted by x (see module docstring): none further overlap
-            if _rects_overlap(
-                prx,
-                pry,
-                PLAYER_RECT,
-                PLAYER_RECT,
-                left,
-                ty[i, j] - TERRAIN_RECT_H // 2,
-                TERRAIN_W,
-                TERRAIN_RECT_H,
-            ):
+            hit = _terrain_hit(pry, tx[i, j], ty[i, j])
+            if hit < 0:
+                break
+            if hit:
                 if y - PLAYER_H <= ty[i, j] - GAP_HALF:
                     lives -= 1
                 if y >= ty[i, j] + GAP_HALF:
@@ -242,24 +241,14 @@ def _state(
     """getGameState rows (PLE order) of slots ``rows`` into ``out``."""
     for i in rows:
         y = py[i]
-        prx = PLAYER_X - PLAYER_RECT // 2
         pry = int(y) - PLAYER_RECT // 2
         # PLE takes the first terrain segment (in insertion order) touching the player.
         cur = -1
         for j in range(nt[i]):
-            left = int(tx[i, j]) - TERRAIN_W // 2
-            if left >= prx + PLAYER_RECT:
-                break  # sorted by x: none further overlap
-            if _rects_overlap(
-                prx,
-                pry,
-                PLAYER_RECT,
-                PLAYER_RECT,
-                left,
-                ty[i, j] - TERRAIN_RECT_H // 2,
-                TERRAIN_W,
-                TERRAIN_RECT_H,
-            ):
+            hit = _terrain_hit(pry, tx[i, j], ty[i, j])
+            if hit < 0:
+                break
+            if hit:
                 cur = j
                 break
         if cur < 0:  # PLE would fail here; fall back to the segment nearest in x
@@ -328,7 +317,6 @@ class PixelcopterCore(GameCore):
 
     n_actions = 2
     obs_dim = 7
-    screen = (WIDTH, HEIGHT)
     obs_low = np.full(7, -1000.0)
     obs_high = np.full(7, 1000.0)
     norm_shift = np.array([24.0, 0.0, 0.0, 0.0, 0.0, 24.0, 24.0])
@@ -348,7 +336,8 @@ class PixelcopterCore(GameCore):
         self._reward = np.zeros(b)
         self._term = np.zeros(b, dtype=np.bool_)
 
-    def _arrays(self: np.ndarray) -> tuple[np.ndarray, ...]:
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        """The game-state arrays, in the order the kernels take them."""
         return (self.py, self.mom, self.bx, self.by, self.nb, self.tx, self.ty, self.nt)
 
     def reset_slots(self, mask: np.ndarray) -> None:
@@ -392,7 +381,7 @@ class PixelcopterCore(GameCore):
             left = int(self.bx[i, j]) - BLOCK_W // 2
             fill_rect(img, left, self.by[i, j] - BLOCK_H // 2, BLOCK_W, BLOCK_H, green)
         y = int(self.py[i]) - PLAYER_RECT // 2
-        fill_rect(img, PLAYER_X - PLAYER_RECT // 2, y, PLAYER_RECT, PLAYER_RECT, (255, 255, 255))
+        fill_rect(img, PLAYER_LEFT, y, PLAYER_RECT, PLAYER_RECT, (255, 255, 255))
         return img
 
 
