@@ -19,14 +19,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-GAMES: dict[str, str] = {
-    "Asterix": "asterix",
-    "Breakout": "breakout",
-    "Freeway": "freeway",
-    "Seaquest": "seaquest",
-    "SpaceInvaders": "space_invaders",
-}
-
 
 def _palette(n_channels: int) -> np.ndarray:
     """Background black, then one colour per channel (cubehelix, as MinAtar's display)."""

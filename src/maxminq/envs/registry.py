@@ -12,11 +12,10 @@ is our assumption and ``best_source[agent] == "assumed"``.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-import numpy as np
 
 from maxminq.errors import UsageError
 
@@ -148,8 +147,8 @@ def _minatar(game: str, dqn_lr: float, cap: int | None, maxmin_n: int, paper: bo
     i = LR_SWEEP_MINATAR.index(dqn_lr)
     mm_lr = LR_SWEEP_MINATAR[max(i - 1, 0)]
     best = _best(dqn_lr, dqn_lr, (dqn_lr, 2), (mm_lr, maxmin_n))
-    source = {"dqn": "authors", "ddqn": "assumed", "averaged-dqn": "assumed"}
-    source["maxmin-dqn"] = "assumed"  # Asterix: N = 4 was suggested, the step size was not
+    # Asterix's Maxmin: N = 4 was suggested, the step size was not, so it is "assumed" too.
+    source = {**dict.fromkeys(AGENTS, "assumed"), "dqn": "authors"}
     return EnvDefaults(
         env_id=f"maxminq/MinAtar-{game}-v0",
         network="minatar_cnn",
@@ -241,20 +240,16 @@ def get_env_defaults(env_id: str) -> EnvDefaults:
             f"--env: {env_id!r} has observation shape {shape}; expected a 1-D feature vector "
             "or a 3-D channels-first image"
         )
+    lunar = PAPER_ENVS["LunarLander-v3"]
     base = _feature(
         env_id,
         500_000,
         cap,
-        LR_SWEEP_LUNAR,
-        _best(3e-4, 3e-4, (3e-4, 4), (1e-3, 3)),
+        lunar.lr_sweep,
+        copy.deepcopy(lunar.best),
         dict.fromkeys(AGENTS, "assumed"),
         paper=False,
     )
     if len(shape) == 3:
         base = dataclasses.replace(base, network="minatar_cnn", hidden=(128,))
     return base
-
-
-def lr_grid_index(defaults: EnvDefaults, lr: float) -> int:
-    """Index of ``lr`` in ``defaults.lr_sweep`` (closest value, for float round-off)."""
-    return int(np.argmin(np.abs(np.log(np.asarray(defaults.lr_sweep)) - np.log(lr))))
