@@ -17,17 +17,18 @@ import argparse
 import json
 import os
 import platform
-import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from maxminq.envs import make, make_vector
+from maxminq.envs import CATCHER_ID, PIXELCOPTER_ID, make, make_vector
+from maxminq.experiments.store import atomic_write
 
 ENV_IDS = [
-    "maxminq/Catcher-v0",
-    "maxminq/Pixelcopter-v0",
+    CATCHER_ID,
+    PIXELCOPTER_ID,
     "LunarLander-v3",
     "maxminq/MinAtar-Asterix-v0",
     "maxminq/MinAtar-Breakout-v0",
@@ -102,16 +103,6 @@ def episode_stats(env_id: str, episodes: int, rng: np.random.Generator) -> dict[
     }
 
 
-def write_json_atomic(path: str, data: object) -> None:
-    """Write JSON to a temp file in the same folder, then rename it over ``path``."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=2)
-    os.replace(tmp, path)
-
-
 def main() -> None:
     """Measure every env and print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -129,16 +120,10 @@ def main() -> None:
         # Warm up (numba compilation, imports) outside the timed region.
         single_speed(env_id, 0.2, rng)
         batched_speed(env_id, 0.2, rng)
-        row = {
-            "env_id": env_id,
-        }
+        row: dict[str, object] = {"env_id": env_id}
         row["single_wall"], row["single_cpu"] = single_speed(env_id, args.seconds, rng)
         row["batched64_wall"], row["batched64_cpu"] = batched_speed(env_id, args.seconds, rng)
-        n_ep = (
-            args.episodes
-            if env_id.startswith("maxminq/") and "MinAtar" not in env_id
-            else (args.other_episodes)
-        )
+        n_ep = args.episodes if env_id in (CATCHER_ID, PIXELCOPTER_ID) else args.other_episodes
         row.update(episode_stats(env_id, n_ep, rng))
         rows.append(row)
     print(
@@ -158,7 +143,8 @@ def main() -> None:
             f"| {r['mean_return']:.2f} ± {r['se_return']:.2f} |"
         )
     if args.out:
-        write_json_atomic(args.out, {"load": os.getloadavg()[0], "rows": rows})
+        text = json.dumps({"load": os.getloadavg()[0], "rows": rows}, indent=2)
+        atomic_write(Path(args.out), lambda tmp: tmp.write_text(text))
 
 
 if __name__ == "__main__":
