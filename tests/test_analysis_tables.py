@@ -171,7 +171,8 @@ def mc_results(*, runs: int = 10, maxmin_steps: float = 200.0, seed: int = 0) ->
 
 
 def theory_files(path, *, monotone: bool = True, ratio8: float = 0.4) -> None:
-    """bias.csv (M, N, bias) and variance.csv (N, ratio) with known shapes."""
+    """bias.csv (M, N, expected_bias) and variance.csv (N, variance_ratio), known shapes,
+    with the column names ``maxminq theory`` writes."""
     path.mkdir(parents=True, exist_ok=True)
     rows = []
     for m in (2, 4, 8):
@@ -179,10 +180,13 @@ def theory_files(path, *, monotone: bool = True, ratio8: float = 0.4) -> None:
             b = 1.0 / n - 0.3 + 0.01 * m
             if not monotone and m == 4 and n == 5:
                 b += 1.0
-            rows.append(dict(M=m, N=n, bias=b))
+            rows.append(dict(M=m, N=n, expected_bias=b))
     pd.DataFrame(rows).to_csv(path / "bias.csv", index=False)
     pd.DataFrame(
-        dict(N=list(range(1, 11)), ratio=[1.0, 0.7, 0.6, 0.55, 0.5, 0.47, 0.45, ratio8, 0.4, 0.39])
+        dict(
+            N=list(range(1, 11)),
+            variance_ratio=[1.0, 0.7, 0.6, 0.55, 0.5, 0.47, 0.45, ratio8, 0.4, 0.39],
+        )
     ).to_csv(path / "variance.csv", index=False)
 
 

@@ -126,6 +126,7 @@ def compare_iqm(
 RULE_MEANS = "95% normal interval of the difference of means on the claimed side"
 RULE_VALUE = "mean ∓ 1.96 SE beyond the true value"
 RULE_IQM = "IQM_A >= IQM_B or the 95% bootstrap CIs overlap; else not supported"
+LAST_TENTH = "distance averaged over the last 10% of episodes"
 
 
 # ----------------------------------------------------------------------------- toy MDP
@@ -154,6 +155,12 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
             for k in ("qover", "dunder", "posfast", "pos", "neg", "negN")
         ]
     claims = []
+
+    def claim_lower(key: str, a, b, name_a: str, name_b: str, measured: str, how: str) -> None:
+        """Append the claim ``texts[key]``: the mean of ``a`` below that of ``b``."""
+        s, ev, nums = compare_means(a, b, lower_is_claimed=True, name_a=name_a, name_b=name_b)
+        claims.append(Claim(sec, texts[key], s, f"{measured} {ev}", f"{RULE_MEANS} ({how})", nums))
+
     # Second half of training: past the initial transient from Q ~ N(0, 0.01), which on its
     # own looks like over- (mu < 0) or underestimation (mu > 0).
     final_q = T.toy_final(toy, "q_a_left", last_fraction=0.5)
@@ -182,20 +189,14 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
     neg = [m for m in toy["mu"].unique() if m < 0]
     if pos:
         mu = max(pos)
-        a = _toy_select(final_d, mu, "q_learning")["distance"].to_numpy()
-        b = _toy_select(final_d, mu, "double_q")["distance"].to_numpy()
-        s, ev, nums = compare_means(
-            a, b, lower_is_claimed=True, name_a="Q-learning", name_b="Double Q"
-        )
-        claims.append(
-            Claim(
-                sec,
-                texts["pos"],
-                s,
-                "final distance " + ev,
-                RULE_MEANS + " (distance averaged over the last 10% of episodes)",
-                nums,
-            )
+        claim_lower(
+            "pos",
+            _toy_select(final_d, mu, "q_learning")["distance"].to_numpy(),
+            _toy_select(final_d, mu, "double_q")["distance"].to_numpy(),
+            "Q-learning",
+            "Double Q",
+            "final distance",
+            LAST_TENTH,
         )
         # "Q-learning learns the optimal policy the fastest" (Sec. 4): against the fastest other.
         at = auc[np.isclose(auc["mu"].to_numpy(dtype=float), mu)]
@@ -206,60 +207,40 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
             fastest = fastest if isinstance(fastest, tuple) else (fastest,)
             row = dict(zip(by, fastest, strict=True))
             name = style.label(row["algorithm"], row.get("n"))
-            b = T.select_setting(others, row, by)["distance"].to_numpy()
-            a = _toy_select(auc, mu, "q_learning")["distance"].to_numpy()
-            s, ev, nums = compare_means(
-                a, b, lower_is_claimed=True, name_a="Q-learning", name_b=name
-            )
-            claims.append(
-                Claim(
-                    sec,
-                    texts["posfast"],
-                    s,
-                    "mean distance over all episodes " + ev,
-                    RULE_MEANS + " (area under the distance curve, against the "
-                    "fastest other algorithm)",
-                    nums,
-                )
+            claim_lower(
+                "posfast",
+                _toy_select(auc, mu, "q_learning")["distance"].to_numpy(),
+                T.select_setting(others, row, by)["distance"].to_numpy(),
+                "Q-learning",
+                name,
+                "mean distance over all episodes",
+                "area under the distance curve, against the fastest other algorithm",
             )
     else:
         for k in ("pos", "posfast"):
             claims.append(Claim(sec, texts[k], INSUFFICIENT, "no μ > 0 results"))
     if neg:
         mu = min(neg)
-        a = _toy_select(auc, mu, "double_q")["distance"].to_numpy()
-        b = _toy_select(auc, mu, "q_learning")["distance"].to_numpy()
-        s, ev, nums = compare_means(
-            a, b, lower_is_claimed=True, name_a="Double Q", name_b="Q-learning"
+        claim_lower(
+            "neg",
+            _toy_select(auc, mu, "double_q")["distance"].to_numpy(),
+            _toy_select(auc, mu, "q_learning")["distance"].to_numpy(),
+            "Double Q",
+            "Q-learning",
+            "mean distance over all episodes",
+            "area under the distance curve",
         )
-        claims.append(
-            Claim(
-                sec,
-                texts["neg"],
-                s,
-                "mean distance over all episodes " + ev,
-                RULE_MEANS + " (area under the distance curve)",
-                nums,
-            )
-        )
-        fd = final_d
-        mm = fd[np.isclose(fd["mu"].to_numpy(dtype=float), mu) & (fd["algorithm"] == "maxmin")]
+        mm = _toy_select(final_d, mu, "maxmin")
         ns = sorted(mm["n"].unique()) if "n" in mm.columns else []
         if len(ns) >= 2:
-            a = mm[mm["n"] == ns[-1]]["distance"].to_numpy()
-            b = mm[mm["n"] == ns[0]]["distance"].to_numpy()
-            s, ev, nums = compare_means(
-                a, b, lower_is_claimed=True, name_a=f"N={ns[-1]}", name_b=f"N={ns[0]}"
-            )
-            claims.append(
-                Claim(
-                    sec,
-                    texts["negN"],
-                    s,
-                    "final distance " + ev,
-                    RULE_MEANS + " (distance averaged over the last 10% of episodes)",
-                    nums,
-                )
+            claim_lower(
+                "negN",
+                mm[mm["n"] == ns[-1]]["distance"].to_numpy(),
+                mm[mm["n"] == ns[0]]["distance"].to_numpy(),
+                f"N={ns[-1]}",
+                f"N={ns[0]}",
+                "final distance",
+                LAST_TENTH,
             )
         else:
             claims.append(Claim(sec, texts["negN"], INSUFFICIENT, "fewer than two Maxmin N"))
@@ -340,24 +321,18 @@ def _mc_compare(
 
 
 # ----------------------------------------------------------------------------- theory
-def _read_theory(theory_dir: Path | None, name: str) -> pd.DataFrame | None:
+def _read_theory(theory_dir: Path | None, name: str, columns: list[str]) -> pd.DataFrame | None:
+    """``theory_dir/name`` as written by ``maxminq theory``, or None if absent or unusable."""
     if theory_dir is None:
         return None
     path = Path(theory_dir) / name
     if not path.is_file():
         return None
     try:
-        return pd.read_csv(path)
+        df = pd.read_csv(path)
     except (OSError, ValueError, pd.errors.ParserError):
         return None
-
-
-def _col(df: pd.DataFrame, *names: str) -> str | None:
-    low = {c.lower(): c for c in df.columns}
-    for n in names:
-        if n.lower() in low:
-            return low[n.lower()]
-    return None
+    return df if set(columns) <= set(df.columns) else None
 
 
 def theory_claims(theory_dir: Path | None) -> list[Claim]:
@@ -366,20 +341,19 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
     t_bias = "Theorem 1: the expected bias of Maxmin's estimate decreases as N grows (every M)"
     t_var = "Corollary 1: Var[Q^min] / Var[Q] < 1 for N ≥ 8"
     claims = []
-    bias = _read_theory(theory_dir, "bias.csv")
-    ncol = _col(bias, "N", "n") if bias is not None else None
-    mcol = _col(bias, "M", "m", "actions") if bias is not None else None
-    bcol = _col(bias, "bias", "expected_bias", "bias_closed_form") if bias is not None else None
-    if bias is None or not (ncol and mcol and bcol):
-        claims.append(Claim(sec, t_bias, INSUFFICIENT, "no readable bias.csv (M, N, bias)"))
+    bias = _read_theory(theory_dir, "bias.csv", ["M", "N", "expected_bias"])
+    if bias is None:
+        claims.append(
+            Claim(sec, t_bias, INSUFFICIENT, "no readable bias.csv (M, N, expected_bias)")
+        )
     else:
         worst = -np.inf
-        for _, g in bias.groupby(mcol):
-            v = g.sort_values(ncol)[bcol].to_numpy(dtype=float)
+        for _, g in bias.groupby("M"):
+            v = g.sort_values("N")["expected_bias"].to_numpy(dtype=float)
             if v.size > 1:
                 worst = max(worst, float(np.max(np.diff(v))))
-        m_vals = sorted(bias[mcol].unique())
-        n_vals = sorted(bias[ncol].unique())
+        m_vals = sorted(bias["M"].unique())
+        n_vals = sorted(bias["N"].unique())
         status = SUPPORTED if worst < 0 else NOT_SUPPORTED
         ev = (
             f"largest change in bias from N to N+1 over M in {m_vals[0]}..{m_vals[-1]}, "
@@ -395,17 +369,17 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
                 {"max_step_change": worst},
             )
         )
-    var = _read_theory(theory_dir, "variance.csv")
-    ncol = _col(var, "N", "n") if var is not None else None
-    rcol = _col(var, "ratio", "variance_ratio", "var_ratio") if var is not None else None
-    if var is None or not (ncol and rcol):
-        claims.append(Claim(sec, t_var, INSUFFICIENT, "no readable variance.csv (N, ratio)"))
+    var = _read_theory(theory_dir, "variance.csv", ["N", "variance_ratio"])
+    if var is None:
+        claims.append(
+            Claim(sec, t_var, INSUFFICIENT, "no readable variance.csv (N, variance_ratio)")
+        )
     else:
-        big = var[var[ncol] >= 8]
+        big = var[var["N"] >= 8]
         if big.empty:
             claims.append(Claim(sec, t_var, INSUFFICIENT, "no N ≥ 8 in variance.csv"))
         else:
-            worst = float(big[rcol].max())
+            worst = float(big["variance_ratio"].max())
             ev = f"largest ratio for N ≥ 8: {worst:.4g}"
             claims.append(
                 Claim(
