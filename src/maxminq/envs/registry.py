@@ -17,6 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from maxminq.envs.api import CAPS, CATCHER_ID, PIXELCOPTER_ID, make
 from maxminq.errors import UsageError
 
 Network = Literal["mlp", "minatar_cnn"]
@@ -140,20 +141,21 @@ def _feature(
     )
 
 
-def _minatar(game: str, dqn_lr: float, cap: int | None, maxmin_n: int, paper: bool) -> EnvDefaults:
+def _minatar(game: str, dqn_lr: float, paper: bool) -> EnvDefaults:
     """MinAtar paper DQN settings (Young and Tian 2019), as the paper prescribes."""
     # Only DQN's step size was posted for MinAtar; the others reuse it (assumed). For Maxmin
     # the authors suggested N = 4 and a step size larger than DQN's on Asterix: one notch up.
     i = LR_SWEEP_MINATAR.index(dqn_lr)
     mm_lr = LR_SWEEP_MINATAR[max(i - 1, 0)]
-    best = _best(dqn_lr, dqn_lr, (dqn_lr, 2), (mm_lr, maxmin_n))
+    best = _best(dqn_lr, dqn_lr, (dqn_lr, 2), (mm_lr, 4))
     # Asterix's Maxmin: N = 4 was suggested, the step size was not, so it is "assumed" too.
     source = {**dict.fromkeys(AGENTS, "assumed"), "dqn": "authors"}
+    env_id = f"maxminq/MinAtar-{game}-v0"
     return EnvDefaults(
-        env_id=f"maxminq/MinAtar-{game}-v0",
+        env_id=env_id,
         network="minatar_cnn",
         train_steps=5_000_000,
-        max_episode_steps=cap,
+        max_episode_steps=CAPS.get(env_id),
         lr_sweep=LR_SWEEP_MINATAR,
         buffer_size=100_000,
         batch_size=32,
@@ -177,17 +179,17 @@ def _minatar(game: str, dqn_lr: float, cap: int | None, maxmin_n: int, paper: bo
 def _build() -> dict[str, EnvDefaults]:
     envs = [
         _feature(
-            "maxminq/Catcher-v0",
+            CATCHER_ID,
             3_500_000,
-            2_000,
+            CAPS[CATCHER_ID],
             LR_SWEEP_PLE,
             _best(1e-4, 1e-4, (1e-4, 2), (3e-4, 6)),
             _AUTHORS,
         ),
         _feature(
-            "maxminq/Pixelcopter-v0",
+            PIXELCOPTER_ID,
             2_000_000,
-            500,
+            CAPS[PIXELCOPTER_ID],
             LR_SWEEP_PLE,
             _best(3e-5, 3e-5, (3e-5, 7), (3e-4, 6)),
             _AUTHORS,
@@ -200,12 +202,12 @@ def _build() -> dict[str, EnvDefaults]:
             _best(3e-4, 3e-4, (3e-4, 4), (1e-3, 3)),
             _AUTHORS,
         ),
-        _minatar("Asterix", 1e-4, None, 4, True),
-        _minatar("Breakout", 1e-3, None, 4, True),
-        _minatar("Seaquest", 1e-4, 10_000, 4, True),
-        _minatar("SpaceInvaders", 3e-4, None, 4, True),
+        _minatar("Asterix", 1e-4, True),
+        _minatar("Breakout", 1e-3, True),
+        _minatar("Seaquest", 1e-4, True),
+        _minatar("SpaceInvaders", 3e-4, True),
         # Freeway is not in the paper; offered with the same MinAtar settings.
-        _minatar("Freeway", 1e-4, None, 4, False),
+        _minatar("Freeway", 1e-4, False),
     ]
     return {e.env_id: e for e in envs}
 
@@ -227,8 +229,6 @@ def get_env_defaults(env_id: str) -> EnvDefaults:
     """
     if env_id in PAPER_ENVS:
         return PAPER_ENVS[env_id]
-    from maxminq.envs.api import make  # local: building an env imports gymnasium plugins
-
     env = make(env_id)
     try:
         shape = env.observation_space.shape
