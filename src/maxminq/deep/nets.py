@@ -54,9 +54,9 @@ class StackedNet:
             off += size
         return out
 
-    def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Q-values ``(M, B, A)`` for observations ``x`` of shape ``(M, B, *obs_shape)``."""
-        raise NotImplementedError
+        return self._forward_saved(self.params, x)[0]
 
     def init_member_params(self, gen: torch.Generator) -> list[torch.Tensor]:
         """Fresh parameters for ONE member (no member axis), drawn from ``gen``."""
@@ -144,16 +144,6 @@ class StackedMLP(StackedNet):
             out.append(_uniform((1, fan_out), bound, gen))
         return out
 
-    def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
-        ps = self.params if params is None else params
-        h = x.reshape(x.shape[0], x.shape[1], -1)
-        n_layers = len(ps) // 2
-        for i in range(n_layers):
-            h = torch.baddbmm(ps[2 * i + 1], h, ps[2 * i])
-            if i < n_layers - 1:
-                h = h.relu_()  # in place: h is this layer's fresh output
-        return h
-
     def _forward_saved(
         self, ps: list[torch.Tensor], x: torch.Tensor
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
@@ -237,38 +227,29 @@ class StackedMinAtarCNN(StackedNet):
             _uniform((1, self.n_actions), ob, gen),
         ]
 
-    def forward(self, x: torch.Tensor, params: list[torch.Tensor] | None = None) -> torch.Tensor:
-        return self._forward_saved(self.params if params is None else params, x)[0]
-
     def forward_shared(self, x: torch.Tensor, n: int) -> torch.Tensor:
         """As the base method, with the im2col patches built once per input group and the
         group's n convolutions as one matrix product (no n-fold copy of the inputs)."""
-        cw, cb, w1, b1, w2, b2 = self.params
+        return self._forward_saved(self.params, x, n)[0]
+
+    def _forward_saved(
+        self, ps: list[torch.Tensor], x: torch.Tensor, n: int = 1
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+        """Q-values (G * n, B, A) for inputs ``x`` (G, B, C, H, W), each seen by ``n``
+        consecutive members (n = 1: one input batch per member), and what ``_backward``
+        needs (for n = 1)."""
+        cw, cb, w1, b1, w2, b2 = ps
         g, b = x.shape[0], x.shape[1]
         c, size = self.in_channels, self.size
+        # The convolutions as one batched matrix product over im2col patches: like a
+        # grouped convolution, but each member's result is bitwise independent of how
+        # many members share the call (a grouped conv's algorithm depends on M).
         cols = F.unfold(x.reshape(g * b, c, size, size), 3)  # (G * B, C * 9, L)
         n_pos = cols.shape[-1]
         cols = cols.reshape(g, b, c * 9, n_pos).transpose(1, 2).reshape(g, c * 9, b * n_pos)
         w = cw.reshape(g, n * 16, c * 9)
         conv = F.relu(torch.baddbmm(cb.reshape(g, n * 16, 1), w, cols))  # (G, n * 16, B * L)
         a1 = conv.reshape(g * n, 16, b, n_pos).transpose(1, 2).reshape(g * n, b, self.conv_out)
-        a2 = F.relu(torch.baddbmm(b1, a1, w1))
-        return torch.baddbmm(b2, a2, w2)
-
-    def _forward_saved(
-        self, ps: list[torch.Tensor], x: torch.Tensor
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-        cw, cb, w1, b1, w2, b2 = ps
-        m, b = x.shape[0], x.shape[1]
-        c, size = self.in_channels, self.size
-        # The M convolutions as one batched matrix product over im2col patches: like a
-        # grouped convolution, but each member's result is bitwise independent of how
-        # many members share the call (a grouped conv's algorithm depends on M).
-        cols = F.unfold(x.reshape(m * b, c, size, size), 3)  # (M * B, C * 9, L)
-        n_pos = cols.shape[-1]
-        cols = cols.reshape(m, b, c * 9, n_pos).transpose(1, 2).reshape(m, c * 9, b * n_pos)
-        conv = F.relu(torch.baddbmm(cb.reshape(m, 16, 1), cw.reshape(m, 16, c * 9), cols))
-        a1 = conv.reshape(m, 16, b, n_pos).transpose(1, 2).reshape(m, b, self.conv_out)
         a2 = F.relu(torch.baddbmm(b1, a1, w1))
         return torch.baddbmm(b2, a2, w2), (cols, conv, a1, a2)
 
