@@ -258,3 +258,20 @@ def test_resolved_config_round_trips_through_json() -> None:
         assert again.result_key() == c.result_key()
     c = TrainConfig(env_id="LunarLander-v3", agent="maxmin-dqn").resolve()
     assert (c.n, c.lr, c.buffer_size, c.grad_clip, c.loss) == (3, 1e-3, 10_000, 5.0, "mse")
+
+
+def test_update_members_updates_that_many_distinct_members_per_seed() -> None:
+    """--update-members 2 with N = 3: every learning step updates exactly two different
+    members of each seed (and nothing before learning starts)."""
+    tr = Trainer(_small(n=3, update_members=2, seeds=[0, 1], learning_starts=20).resolve())
+    chosen = set()
+    for _ in range(60):
+        before = tr.learner.opt.step_count.clone()
+        learning = tr.step >= tr.cfg.learning_starts
+        tr.train_step()
+        diff = (tr.learner.opt.step_count - before).reshape(2, 3)
+        expected = 2 if learning else 0
+        assert diff.sum(1).tolist() == [expected, expected] and diff.max() <= 1
+        chosen |= {tuple(r) for r in diff.tolist()}
+    assert len(chosen - {(0.0, 0.0, 0.0)}) > 1  # the subset varies from step to step
+    tr.close()

@@ -160,19 +160,14 @@ class Learner:
 
     # --- learning -----------------------------------------------------------------------
 
-    def choose_all_members(self, rngs: list[np.random.Generator]) -> np.ndarray:
-        """``choose_members`` for several seeds: (k, update_members)."""
-        if self.n_online == 1:
-            return np.zeros((len(rngs), 1), dtype=np.int64)  # no draw: nothing to choose
-        return np.stack([self.choose_members(rng) for rng in rngs])
+    def choose_members(self, rngs: list[np.random.Generator]) -> np.ndarray:
+        """Members to update when ``update_members`` > 1: per seed a uniform subset without
+        replacement (Algorithm 1), sorted, drawn from that seed's generator: (k, u).
 
-    def choose_members(self, rng: np.random.Generator) -> np.ndarray:
-        """The members of one seed to update this step (uniform subset, Algorithm 1)."""
-        if self.n_online == 1:
-            return np.zeros(1, dtype=np.int64)
-        if self.update_members == 1:
-            return np.array([rng.integers(self.n_online)], dtype=np.int64)
-        return np.sort(rng.choice(self.n_online, size=self.update_members, replace=False))
+        (With one member per step the trainer draws it from its per-step uniforms.)
+        """
+        u = self.update_members
+        return np.stack([np.sort(rng.choice(self.n_online, size=u, replace=False)) for rng in rngs])
 
     def update(
         self, seeds: np.ndarray, members: np.ndarray, batch: dict[str, torch.Tensor]

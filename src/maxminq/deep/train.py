@@ -29,11 +29,13 @@ resumes to the same result as an uninterrupted one.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import pathlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -294,7 +296,7 @@ class Trainer:
             if self.learner.update_members == 1:
                 members = _scaled(u[live, 2:3], self.learner.n_online)
             else:  # a subset without replacement: drawn from the seed's generator
-                members = self.learner.choose_all_members([self.rngs[s] for s in live])
+                members = self.learner.choose_members([self.rngs[s] for s in live])
             batch = self.replay.gather(live, idx)
             loss, qm, ok = self.learner.update(live, members, batch)
             per_seed = zip(live_list, loss.tolist(), qm.tolist(), ok.tolist(), strict=True)
@@ -489,9 +491,7 @@ class Trainer:
     def save_checkpoint(self, folder: pathlib.Path) -> None:
         """Write ``folder/state.pt`` atomically (temp file + ``os.replace``)."""
         folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{_CKPT}.tmp{os.getpid()}"
-        torch.save(self.state_dict(), tmp)
-        os.replace(tmp, folder / _CKPT)
+        _atomic_write(folder / _CKPT, lambda tmp: torch.save(self.state_dict(), tmp))
 
     def close(self) -> None:
         """Close environments and the TensorBoard writer."""
@@ -501,9 +501,10 @@ class Trainer:
             self.writer.close()
 
 
-def _write_csv(df: pd.DataFrame, path: pathlib.Path) -> None:
+def _atomic_write(path: pathlib.Path, write: Callable[[pathlib.Path], Any]) -> None:
+    """Call ``write(tmp)`` on a temporary name next to ``path``, then rename it into place."""
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    df.to_csv(tmp, index=False)
+    write(tmp)
     os.replace(tmp, path)
 
 
@@ -580,9 +581,8 @@ def run_training(
     finally:
         trainer.close()
         torch.set_num_threads(threads)
-    tmp = config_path.with_name(f".config.json.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(json.loads(cfg.result_key()), indent=2))
-    os.replace(tmp, config_path)
+    config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
+    _atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
     for name in ("episodes", "tests", "metrics", "runs"):  # runs.csv last: marks completion
-        _write_csv(tables[name], out_dir / f"{name}.csv")
+        _atomic_write(out_dir / f"{name}.csv", functools.partial(tables[name].to_csv, index=False))
     return tables
