@@ -185,15 +185,6 @@ class TrainConfig:
             d.pop(name)
         return json.dumps(d, sort_keys=True)
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        """Inverse of ``to_dict`` (unknown keys are a UsageError)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise UsageError(f"unknown train option(s): {', '.join(unknown)}")
-        return cls(**d)
-
 
 def _best(defaults: Any, agent: str) -> dict[str, Any]:
     best = getattr(defaults, "best", None) or {}
