@@ -51,12 +51,11 @@ from maxminq.errors import UsageError
 from maxminq.linear.tiles import tile_indices
 from maxminq.operators_jit import apply_operator, operator_code
 from maxminq.tabular.agent import (
-    BEHAVE_CURRENT,
-    BEHAVE_MIN,
     KIND_DOUBLE,
     KIND_ESTIMATORS,
     KIND_SNAPSHOTS,
     agent_params,
+    behaviour_values,
     bootstrap_values,
     check_positive_int,
     epsilon_greedy,
@@ -152,19 +151,7 @@ def _act_lane(
             for t in range(N_TILINGS):
                 acc += w[lane, tiles_cur[lane, t], m, a]
             per_member[m, a] = acc
-    for a in range(N_ACTIONS):
-        if mode == BEHAVE_CURRENT:
-            values[a] = per_member[c, a]
-        elif mode == BEHAVE_MIN:
-            acc = per_member[0, a]
-            for m in range(1, n_members):
-                acc = min(acc, per_member[m, a])
-            values[a] = acc
-        else:
-            acc = 0.0
-            for m in range(n_members):
-                acc += per_member[m, a]
-            values[a] = acc / n_members
+    behaviour_values(per_member, N_ACTIONS, mode, c, values)
     a = epsilon_greedy(values, N_ACTIONS, epsilon, rng, lane)
     r = -1.0 + sd[lane] * rng_normal(rng, lane)
     x2, v2, term = mountain_car_step(pos[lane], vel[lane], a)

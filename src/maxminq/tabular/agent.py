@@ -210,6 +210,28 @@ def epsilon_greedy(
 
 
 @numba.njit(inline="always", cache=True)
+def behaviour_values(
+    per_member: np.ndarray, n_actions: int, mode: int, current: int, out: np.ndarray
+) -> None:
+    """Values eps-greedy acts on, from one state's member values ``per_member`` (M, >= A):
+    min or mean over the members, or the newest table ``current`` (see module docstring)."""
+    n_members = per_member.shape[0]
+    for a in range(n_actions):
+        if mode == BEHAVE_CURRENT:
+            out[a] = per_member[current, a]
+        elif mode == BEHAVE_MIN:
+            v = per_member[0, a]
+            for m in range(1, n_members):
+                v = min(v, per_member[m, a])
+            out[a] = v
+        else:
+            v = 0.0
+            for m in range(n_members):
+                v += per_member[m, a]
+            out[a] = v / n_members
+
+
+@numba.njit(inline="always", cache=True)
 def member_order(kind: int, m: int, n_members: int, chosen: int, current: int) -> int:
     """Table index stacked at position ``m`` of the operator input (see module docstring)."""
     if kind == KIND_DOUBLE:

@@ -32,12 +32,11 @@ from tqdm.auto import tqdm
 
 from maxminq.errors import UsageError
 from maxminq.tabular.agent import (
-    BEHAVE_CURRENT,
-    BEHAVE_MIN,
     KIND_DOUBLE,
     KIND_ESTIMATORS,
     KIND_SNAPSHOTS,
     agent_params,
+    behaviour_values,
     bootstrap_values,
     check_positive_int,
     epsilon_greedy,
@@ -75,25 +74,6 @@ def optimal_p_left(mu: float, epsilon: float = 0.1) -> float:
     return 1.0 - epsilon / 2 if mu > 0 else epsilon / 2
 
 
-@numba.njit(inline="always", cache=True)
-def _behaviour_values(q, lane, s, n_actions, mode, cur, out):  # pragma: no cover - numba
-    """Values eps-greedy acts on in state s: min / mean over tables, or the newest table."""
-    n_members = q.shape[1]
-    for a in range(n_actions):
-        if mode == BEHAVE_CURRENT:
-            out[a] = q[lane, cur, s, a]
-        elif mode == BEHAVE_MIN:
-            v = q[lane, 0, s, a]
-            for m in range(1, n_members):
-                v = min(v, q[lane, m, s, a])
-            out[a] = v
-        else:
-            v = 0.0
-            for m in range(n_members):
-                v += q[lane, m, s, a]
-            out[a] = v / n_members
-
-
 @numba.njit(cache=True)
 def _init_lanes(q, rng, kind, init_std):  # pragma: no cover - numba
     """Draw every lane's tables from N(0, init_std^2); snapshot kinds start all equal."""
@@ -125,7 +105,7 @@ def _act_and_gather(
         values = scratch[lane]
         s = state[lane]
         n_actions = N_ACTIONS_A if s == STATE_A else N_ACTIONS_B
-        _behaviour_values(q, lane, s, n_actions, mode, cur[lane], values)
+        behaviour_values(q[lane, :, s], n_actions, mode, cur[lane], values)
         a = epsilon_greedy(values, n_actions, epsilon, rng, lane)
         if s == STATE_A:
             r = 0.0
@@ -186,7 +166,7 @@ def _update_and_record(
                 q[lane, slot, s, a] += alpha * (target - q[lane, slot, s, a])
         if ended[lane]:
             values = scratch[lane]
-            _behaviour_values(q, lane, STATE_A, N_ACTIONS_A, mode, cur[lane], values)
+            behaviour_values(q[lane, :, STATE_A], N_ACTIONS_A, mode, cur[lane], values)
             if values[LEFT] > values[RIGHT]:
                 pl = 1.0 - epsilon / 2
             elif values[LEFT] < values[RIGHT]:
