@@ -400,15 +400,6 @@ def metric_curves(
 
 
 # ----------------------------------------------------------------------------- tabular
-def toy_curves(toy: pd.DataFrame, value: str = "distance") -> pd.DataFrame:
-    """Toy MDP: mean and SE over runs of ``value`` per (mu, algorithm, N, episode)."""
-    k = present_keys(toy, TOY_KEYS)
-    g = toy.groupby([*k, "episode"], sort=True, dropna=False)[value]
-    out = g.agg(mean="mean", sd="std", runs="count").reset_index()
-    out["se"] = out["sd"] / np.sqrt(out["runs"].clip(lower=1))
-    return out.drop(columns="sd")
-
-
 def toy_final(toy: pd.DataFrame, value: str, *, last_fraction: float = 0.1) -> pd.DataFrame:
     """Per run, the average of ``value`` over the last ``last_fraction`` of episodes."""
     k = present_keys(toy, TOY_KEYS)

@@ -75,11 +75,6 @@ def register_kind(kind: RunKind) -> RunKind:
     return kind
 
 
-def get_kind(name: str) -> RunKind:
-    """The registered kind called ``name`` (``KeyError`` when unknown)."""
-    return KINDS[name]
-
-
 def _import(path: str) -> Any:
     """``"pkg.module:attr"`` -> the attribute (ImportError/AttributeError pass through)."""
     module, _, attr = path.partition(":")
