@@ -52,7 +52,7 @@ def _reference_target(agent: str, online, targets, next_obs) -> torch.Tensor:
             for q in qs[1:]:
                 m = torch.minimum(m, q)
             return m.max(dim=1).values
-        if agent == "averaged-dqn":
+        if agent in ("averaged-dqn", "ensemble-dqn"):
             return (sum(qs) / len(qs)).max(dim=1).values
         if agent == "ddqn":
             a_star = online[0](next_obs).argmax(dim=1)
@@ -66,6 +66,8 @@ def _reference_target(agent: str, online, targets, next_obs) -> torch.Tensor:
         ("maxmin-dqn", 3, "rmsprop", "mse", "mlp", 2),
         ("maxmin-dqn", 4, "adam", "huber", "mlp", 1),  # one seed: the in-place row path
         ("averaged-dqn", 3, "centered_rmsprop", "mse", "mlp", 2),
+        ("ensemble-dqn", 3, "adam", "mse", "mlp", 2),
+        ("dqn", 1, "rmsprop", "mse", "mlp", 2),
         ("ddqn", 1, "rmsprop", "huber", "mlp", 2),
         ("maxmin-dqn", 2, "centered_rmsprop", "huber", "minatar_cnn", 2),
     ],
