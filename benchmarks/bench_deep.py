@@ -186,7 +186,6 @@ def main() -> None:
             s20 = max(steps // 2, 30)  # S = 20 steps are ~5x longer: half the steps, 10x the work
             rec("batched dqn S=20", batched_sps(env_id, "dqn", 1, 20, s20))
             rec("batched maxmin N=4 S=20", batched_sps(env_id, "maxmin-dqn", 4, 20, s20))
-            rec("batched maxmin N=4", batched_sps(env_id, "maxmin-dqn", 4, 1, steps))
         med = {k: statistics.median(v) for k, v in res.items()}
         print(f"\n{env_id} (median env-steps/s over {rounds} round(s), {steps} steps each)")
         print("| agent | batched | per-net loop | batched / loop | batched / batched DQN |")
