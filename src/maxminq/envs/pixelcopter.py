@@ -154,7 +154,7 @@ def _step(
     term: np.ndarray,
 ) -> None:
     """One frame for every slot; writes reward and terminated (see module docstring)."""
-    alive = np.empty(max(BLOCK_CAP, TERRAIN_CAP), dtype=np.bool_)
+    alive = np.empty(BLOCK_CAP, dtype=np.bool_)  # per block of the slot being stepped
     for i in range(actions.shape[0]):
         m = mom[i] + (CLIMB if actions[i] == UP else FALL) * DT
         m *= 0.99
