@@ -232,6 +232,15 @@ def behaviour_values(
 
 
 @numba.njit(inline="always", cache=True)
+def choose_table(kind: int, n_members: int, state: np.ndarray, lane: int) -> int:
+    """The table an update trains: one drawn uniformly (one draw) for the estimator and double
+    kinds with M > 1, else 0 (snapshot kinds pick their slot in the update)."""
+    if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:  # noqa: SIM109
+        return rng_int(state, lane, n_members)
+    return 0
+
+
+@numba.njit(inline="always", cache=True)
 def member_order(kind: int, m: int, n_members: int, chosen: int, current: int) -> int:
     """Table index stacked at position ``m`` of the operator input (see module docstring)."""
     if kind == KIND_DOUBLE:

@@ -32,13 +32,12 @@ from tqdm.auto import tqdm
 
 from maxminq.errors import UsageError
 from maxminq.tabular.agent import (
-    KIND_DOUBLE,
-    KIND_ESTIMATORS,
     KIND_SNAPSHOTS,
     agent_params,
     behaviour_values,
     bootstrap_values,
     check_positive_int,
+    choose_table,
     epsilon_greedy,
     lane_seeds,
     member_order,
@@ -120,9 +119,7 @@ def _act_and_gather(
         buf_pos[lane] = (p + 1) % capacity
         buf_size[lane] = min(buf_size[lane] + 1, capacity)
         if update_now:
-            i = 0
-            if (kind == KIND_ESTIMATORS or kind == KIND_DOUBLE) and n_members > 1:  # noqa: SIM109
-                i = rng_int(rng, lane, n_members)
+            i = choose_table(kind, n_members, rng, lane)
             chosen[lane] = i
             for b in range(batch):
                 idx[lane, b] = rng_int(rng, lane, buf_size[lane])
