@@ -21,7 +21,14 @@ def test_lane_seeds_match_spawned_children_and_splitmix_reference() -> None:
 
 @pytest.mark.parametrize(
     ("algorithm", "n"),
-    [("q_learning", 1), ("double_q", 2), ("maxmin", 3), ("averaged", 3), ("ensemble", 2)],
+    [
+        ("q_learning", 1),
+        ("double_q", 2),
+        ("maxmin", 3),
+        ("averaged", 3),
+        ("historical_best", 3),
+        ("ensemble", 2),
+    ],
 )
 def test_same_trajectory_as_single_run_reference_loop(algorithm: str, n: int) -> None:
     df = run_toy_mdp(mu=-0.1, algorithm=algorithm, n=n, runs=3, episodes=40, seed=7)
