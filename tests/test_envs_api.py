@@ -322,8 +322,9 @@ def test_fallback_network_for_image_observations() -> None:
 
 
 def test_random_pixelcopter_survives_about_seven_frames() -> None:
-    """REFERENCE.md (from PLE): a random policy survives about 7 steps and scores -5 plus the
-    terrain segments passed (none in 7 frames: the first leaves after 10 frames)."""
+    """The figure quoted for PLE's Pixelcopter: a random policy survives about 7 steps and
+    scores -5 plus the terrain segments passed (none in 7 frames: the first leaves after 10
+    frames)."""
     venv = make_vector("maxminq/Pixelcopter-v0", list(range(64)))
     venv.reset()
     rng = np.random.default_rng(0)

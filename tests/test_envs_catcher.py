@@ -1,4 +1,5 @@
-"""Catcher rules, pinned with numbers derived by hand from the PLE rules (REFERENCE.md).
+"""Catcher rules, pinned with numbers derived by hand from the PLE rules
+(summarised in the ``maxminq.envs.catcher`` docstring).
 
 Geometry used below: paddle rect = 13x3 with left = px - 6, top = 57; fruit rect = 4x4 with
 left = fx - 2, top = fy - 2; pygame colliderect needs strict overlap. One press adds

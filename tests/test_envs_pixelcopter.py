@@ -1,4 +1,5 @@
-"""Pixelcopter rules, pinned with numbers derived by hand from the PLE rules (REFERENCE.md).
+"""Pixelcopter rules, pinned with numbers derived by hand from the PLE rules
+(summarised in the ``maxminq.envs.pixelcopter`` docstring).
 
 s = 0.0004 * 48 = 0.0192 and dt = 1000/30, so one "up" adds -0.875 s dt = -0.56 to the
 momentum, one noop adds 0.09 s dt = 0.0576, then momentum *= 0.99; everything scrolls

@@ -3,7 +3,7 @@
 One :class:`EnvDefaults` per environment used in the paper (Lan et al., ICLR 2020, Sec. 5.2
 and Appendix), so ``maxminq train --env maxminq/Catcher-v0 --agent maxmin-dqn`` needs no
 further flags. Values come from the paper, from the authors' public code, and (for MinAtar)
-from the MinAtar paper's DQN (Young and Tian, 2019); see ``REFERENCE.md``.
+from the MinAtar paper's DQN (Young and Tian, 2019).
 
 ``best`` holds the step size / N the authors later posted as their best settings. Where they
 posted nothing (every MinAtar agent except DQN, and N for Maxmin outside Asterix), the value
