@@ -17,14 +17,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _first_line(text: str | None) -> str:
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
-
-
 def run(args: argparse.Namespace) -> int:
     """Print the folder's counts; exit 0 when nothing failed, 1 otherwise."""
-    from maxminq.experiments.store import STATUSES, ResultsStore, StoreError, sweep_owner
+    from maxminq.experiments.store import (
+        STATUSES,
+        ResultsStore,
+        StoreError,
+        last_line,
+        sweep_owner,
+    )
 
     folder = Path(args.dir)
     if not folder.is_dir():
@@ -42,25 +43,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"{folder}: {'sweep running, ' + owner if owner else 'no sweep running'}")
         width = max([len(c) for c in configs] + [6])
         print(f"{'config':<{width}}  " + "  ".join(f"{s:>8}" for s in STATUSES) + "     total")
+
+        def row(label: str, counts: dict[str, int]) -> None:
+            cells = "  ".join(f"{counts[s]:>8}" for s in STATUSES)
+            print(f"{label:<{width}}  {cells}  {sum(counts.values()):>8}")
+
         for name in [args.config] if args.config else configs:
-            counts = store.counts(name)
-            row = "  ".join(f"{counts[s]:>8}" for s in STATUSES)
-            print(f"{name:<{width}}  {row}  {sum(counts.values()):>8}")
+            row(name, store.counts(name))
         records = store.records(args.config)
         if not args.config and len(configs) > 1:
-            counts = store.counts()
-            row = "  ".join(f"{counts[s]:>8}" for s in STATUSES)
-            print(f"{'all':<{width}}  {row}  {sum(counts.values()):>8}")
+            row("all", store.counts())
         failed = [r for r in records if r.status == "failed"]
         for rec in failed:
-            print(f"failed   {rec.run_id} (attempts {rec.attempts}): {_first_line(rec.error)}")
+            print(f"failed   {rec.run_id} (attempts {rec.attempts}): {last_line(rec.error)}")
         for rec in records:
             if rec.status == "running" and owner:
                 print(f"running  {rec.run_id} since {rec.started} ({rec.host}, pid {rec.pid})")
             elif rec.status == "running":  # its sweep was killed: the next sweep re-runs it
                 print(f"stale    {rec.run_id} since {rec.started} (interrupted; will be re-run)")
             elif rec.status == "diverged":
-                print(f"diverged {rec.run_id}: {_first_line(rec.error)}")
+                print(f"diverged {rec.run_id}: {last_line(rec.error)}")
         bad = 0
         if args.verify:
             for rec in records:

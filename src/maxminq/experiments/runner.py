@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 from maxminq.errors import UsageError
 from maxminq.experiments.config import RunSpec, SweepConfig, load_config
 from maxminq.experiments.registry import KINDS, RunOutput
-from maxminq.experiments.store import ResultsStore
+from maxminq.experiments.store import ResultsStore, last_line
 
 BACKENDS = ("local", "ray")
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -110,12 +110,6 @@ def _worker_init() -> None:
         pass
     if os.getppid() == 1:  # the driver died before prctl took effect
         os._exit(1)
-
-
-def _error_line(text: str) -> str:
-    """The last non-empty line of a traceback (the exception itself)."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else "unknown error"
 
 
 # --------------------------------------------------------------------------- backends
@@ -199,7 +193,8 @@ class _RayBackend:
             try:
                 out.append((ref, self.ray.get(ref)))
             except Exception as err:  # the task's worker died (node lost, OOM kill)
-                msg = f"ray task failed: {type(err).__name__}: {_error_line(str(err))}"
+                why = last_line(str(err)) or "unknown error"
+                msg = f"ray task failed: {type(err).__name__}: {why}"
                 out.append((ref, _Result(None, msg, "?", 0, 0.0)))
         return out
 
@@ -374,7 +369,7 @@ def _store_result(
     """Write one worker answer to the store: tables, then status, then drop the scratch."""
     if result.output is None:
         summary.failed += 1
-        summary.failures[run.run_id] = _error_line(result.error or "")
+        summary.failures[run.run_id] = last_line(result.error) or "unknown error"
         store.mark_finished(run.run_id, "failed", result.error, host=result.host, pid=result.pid)
         return
     try:

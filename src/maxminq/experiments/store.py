@@ -122,6 +122,12 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+def last_line(text: str | None) -> str:
+    """The last non-empty line of ``text``, stripped (of a traceback: the exception itself)."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no spaces: equal settings give equal text (and run ids)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=True)
