@@ -205,6 +205,7 @@ def test_learning_beats_random_policy_on_cartpole(tmp_path: pathlib.Path, agent:
         (["--lr=-3e-4"], "--lr"),
         (["--env", "maxminq/MinAtar-Breakout-v0", "--network", "mlp"], "--network"),
         (["--seeds", "4-1"], "--seeds"),
+        (["--optimizer-kwargs", '{"aplha": 0.95}'], "--optimizer-kwargs"),  # not ignored
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv: list[str], option: str) -> None:
@@ -258,6 +259,12 @@ def test_resolved_config_round_trips_through_json() -> None:
         assert again.result_key() == c.result_key()
     c = TrainConfig(env_id="LunarLander-v3", agent="maxmin-dqn").resolve()
     assert (c.n, c.lr, c.buffer_size, c.grad_clip, c.loss) == (3, 1e-3, 10_000, 5.0, "mse")
+    # MinAtar's registry options are centered RMSprop's (alpha 0.95, eps 0.01): another
+    # optimizer keeps only those it takes.
+    minatar = "maxminq/MinAtar-Breakout-v0"
+    assert TrainConfig(env_id=minatar).resolve().optimizer_kwargs == {"alpha": 0.95, "eps": 0.01}
+    adam = TrainConfig(env_id=minatar, optimizer="adam").resolve()
+    assert adam.optimizer_kwargs == {"eps": 0.01}
 
 
 def test_update_members_updates_that_many_distinct_members_per_seed() -> None:

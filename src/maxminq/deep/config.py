@@ -15,9 +15,16 @@ from typing import Any
 
 from maxminq.errors import UsageError
 
-__all__ = ["AGENT_NAMES", "TrainConfig"]
+__all__ = ["AGENT_NAMES", "OPTIMIZER_DEFAULTS", "TrainConfig"]
 
 AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
+# The optimisers and the options each takes (``--optimizer-kwargs``), with torch.optim's
+# defaults for those the registry / config leaves out (used by ``deep.optim``).
+OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
+    "rmsprop": {"alpha": 0.99, "eps": 1e-8},
+    "centered_rmsprop": {"alpha": 0.99, "eps": 1e-8},
+    "adam": {"betas": (0.9, 0.999), "eps": 1e-8},
+}
 _REGISTRY_AGENT = {  # names the registry's ``best`` table may use for each agent
     "dqn": ("dqn", "DQN"),
     "ddqn": ("ddqn", "double-dqn", "DDQN"),
@@ -105,8 +112,9 @@ class TrainConfig:
                 setattr(c, name, getattr(d, name))
         if c.steps is None:
             c.steps = int(d.train_steps)
-        if c.optimizer_kwargs is None:
-            c.optimizer_kwargs = dict(d.optimizer_kwargs or {})
+        if c.optimizer_kwargs is None:  # the registry's, for the options this optimizer takes
+            options = OPTIMIZER_DEFAULTS.get(c.optimizer, {})
+            c.optimizer_kwargs = {k: v for k, v in d.optimizer_kwargs.items() if k in options}
         if c.bias_every is None:
             c.bias_every = max(1000, c.steps // 200)
         if c.checkpoint_every is None:
@@ -152,9 +160,15 @@ class TrainConfig:
                 raise UsageError(f"{_opt(name)} must be in [0, 1], got {getattr(self, name)}")
         if self.loss not in ("mse", "huber"):
             raise UsageError(f"--loss must be mse or huber, got {self.loss!r}")
-        if self.optimizer not in ("rmsprop", "centered_rmsprop", "adam"):
+        if self.optimizer not in OPTIMIZER_DEFAULTS:
             raise UsageError(
                 f"--optimizer must be rmsprop, centered_rmsprop or adam, got {self.optimizer!r}"
+            )
+        unknown = sorted(set(self.optimizer_kwargs) - set(OPTIMIZER_DEFAULTS[self.optimizer]))
+        if unknown:
+            raise UsageError(
+                f"--optimizer-kwargs: {self.optimizer} takes "
+                f"{', '.join(OPTIMIZER_DEFAULTS[self.optimizer])}, not {', '.join(unknown)}"
             )
         if self.network not in ("mlp", "minatar_cnn"):
             raise UsageError(f"--network must be mlp or minatar_cnn, got {self.network!r}")

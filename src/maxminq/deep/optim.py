@@ -17,16 +17,11 @@ from typing import Any
 
 import torch
 
+from maxminq.deep.config import OPTIMIZER_DEFAULTS
+
 __all__ = ["OPTIMIZERS", "MemberOptimizer", "member_grad_norm_clip"]
 
-OPTIMIZERS = ("rmsprop", "centered_rmsprop", "adam")
-
-# torch.optim defaults, used when the registry/config gives no value.
-_DEFAULTS: dict[str, dict[str, Any]] = {
-    "rmsprop": {"alpha": 0.99, "eps": 1e-8},
-    "centered_rmsprop": {"alpha": 0.99, "eps": 1e-8},
-    "adam": {"betas": (0.9, 0.999), "eps": 1e-8},
-}
+OPTIMIZERS = tuple(OPTIMIZER_DEFAULTS)
 
 
 class MemberOptimizer:
@@ -37,15 +32,18 @@ class MemberOptimizer:
         kind: one of ``OPTIMIZERS``.
         lr: step size.
         **kwargs: ``alpha``, ``eps`` (RMSprop) or ``betas``, ``eps`` (Adam); ``centered``
-            is implied by ``kind``.
+            is implied by ``kind``. Other options are an error.
     """
 
     def __init__(self, flat: torch.Tensor, kind: str, lr: float, **kwargs: Any) -> None:
         if kind not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer {kind!r}; choose one of {OPTIMIZERS}")
         self.flat, self.kind, self.lr = flat, kind, float(lr)
-        opts = dict(_DEFAULTS[kind])
-        opts.update({k: v for k, v in kwargs.items() if k != "centered"})
+        opts = dict(OPTIMIZER_DEFAULTS[kind])
+        unknown = sorted(set(kwargs) - set(opts))
+        if unknown:
+            raise ValueError(f"{kind} takes {', '.join(opts)}, not {', '.join(unknown)}")
+        opts.update(kwargs)
         self.eps = float(opts["eps"])
         self.step_count = torch.zeros(flat.shape[0], dtype=torch.float64)
         # state[0], state[1]: (square_avg, grad_avg) for RMSprop, (exp_avg, exp_avg_sq) for Adam
