@@ -154,7 +154,7 @@ def test_batched_learner_matches_separate_modules(
 
 
 def test_cnn_stack_matches_modules() -> None:
-    """The grouped-convolution stack computes what N nn.Conv2d networks compute."""
+    """The stacked convolution (im2col + baddbmm) computes what N nn.Conv2d networks compute."""
     from maxminq.deep.nets import StackedMinAtarCNN
 
     net = StackedMinAtarCNN(3, 4, 5)

@@ -2,7 +2,7 @@
 
 The N networks of an agent and the S independent seeds of an experiment are held as one
 stacked model with a leading member axis of size S x N, evaluated with batched matrix
-products (``torch.baddbmm``) and a grouped convolution, and trained with per-member
+products (``torch.baddbmm``, the convolution too, on im2col patches), trained with per-member
 optimisers that leave the state of members not updated untouched.
 
 Modules: ``nets`` (stacked networks), ``optim`` (per-member RMSprop / Adam), ``replay``

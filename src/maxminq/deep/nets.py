@@ -1,11 +1,11 @@
 """Stacked Q-networks: M independent networks evaluated in one batched call.
 
 Every parameter carries a leading member axis of size M. A linear layer is one
-``torch.baddbmm`` over the members; the MinAtar convolution is one grouped convolution
-with M groups. Initialisation reproduces ``torch.nn.Linear`` / ``torch.nn.Conv2d``
-defaults (uniform in +-1/sqrt(fan_in) for weights and biases) member by member, drawn
-from a caller-supplied ``torch.Generator`` so that a seed's networks do not depend on
-how many other seeds share the stack.
+``torch.baddbmm`` over the members; the MinAtar convolution is one ``torch.baddbmm`` over
+im2col patches (the equivalent of a grouped convolution with M groups). Initialisation
+reproduces ``torch.nn.Linear`` / ``torch.nn.Conv2d`` defaults (uniform in +-1/sqrt(fan_in)
+for weights and biases) member by member, drawn from a caller-supplied ``torch.Generator``
+so that a seed's networks do not depend on how many other seeds share the stack.
 """
 
 from __future__ import annotations
