@@ -10,8 +10,9 @@
 ``--algorithms`` takes operator names, optionally with the number of estimators (Maxmin,
 Ensemble) or snapshots (Averaged, Historical Best) as ``name:N``; a bare ``maxmin`` means the
 paper's N values (2, 4, 6, 8 on the toy MDP; 4 on Mountain Car, our choice: the paper does not
-state it). Settings are spread over ``--workers`` processes (each runs all its runs in
-lockstep). The tidy CSV is written atomically once everything has finished, then the figures.
+state it). Settings are spread over ``--workers`` processes (each runs all its runs as
+vectorised lanes; Mountain Car settings are split into tasks of at most 200 runs). The tidy
+CSV is written atomically once everything has finished, then the figures.
 """
 
 from __future__ import annotations

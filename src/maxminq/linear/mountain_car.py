@@ -423,7 +423,7 @@ def run_mountain_car_grid(
     return_weights: bool = False,
     **params: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-    """Run every (sigma2, step size) pair x ``runs`` runs of one algorithm as one lockstep batch.
+    """Run every (sigma2, step size) pair x ``runs`` runs of one algorithm as one batch of lanes.
 
     Run r of every setting uses the random stream of ``(seed, run_offset + r)`` (common random
     numbers across settings); a setting's result equals ``run_mountain_car`` on that setting.

@@ -1,7 +1,8 @@
 """Shared machinery of the vectorised tabular and tile-coded Generalized Q-learning agents.
 
 The toy MDP (``maxminq.tabular.toy_mdp``) and noisy Mountain Car (``maxminq.linear``) run
-R independent runs ("lanes") in lockstep. Every lane carries its own random stream, a
+R independent runs as "lanes" of arrays (the toy MDP steps them in lockstep; Mountain Car
+runs one lane's whole run per kernel call). Every lane carries its own random stream, a
 SplitMix64 counter seeded from ``np.random.SeedSequence(seed, spawn_key=(run,))``, so a
 run's trajectory does not depend on which other runs share the batch, and a plain
 single-run loop that draws the same numbers in the same order reproduces it exactly
