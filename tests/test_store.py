@@ -14,7 +14,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from maxminq.experiments.store import ResultsStore, StoreError, load_results, sweep_owner
+from maxminq.experiments.store import (
+    ResultsStore,
+    StoreError,
+    atomic_write,
+    atomic_write_bytes,
+    load_results,
+    sweep_owner,
+)
 
 
 @dataclass
@@ -259,3 +266,20 @@ def test_status_command_prints_counts_and_failures(tmp_path):
     ]  # pending running done failed div total
     assert any("failed   k-2" in line and "ValueError: boom" in line for line in lines)
     assert main(["status", str(tmp_path / "nope")]) == 2
+
+
+def test_atomic_write_replaces_whole_files_and_keeps_the_old_one_on_error(tmp_path):
+    path = tmp_path / "new" / "f.txt"  # the folder is created
+    atomic_write_bytes(path, b"old")
+    assert path.read_bytes() == b"old" and path.stat().st_mode & 0o777 == 0o644
+
+    def half_then_fail(tmp):
+        tmp.write_bytes(b"half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        atomic_write(path, half_then_fail)
+    assert path.read_bytes() == b"old"
+    assert [p.name for p in path.parent.iterdir()] == ["f.txt"]  # no temporary file left
+    atomic_write(path, lambda tmp: tmp.write_text("new"))
+    assert path.read_bytes() == b"new" and [p.name for p in path.parent.iterdir()] == ["f.txt"]

@@ -39,22 +39,23 @@ def validate_theory_mc(settings: dict) -> dict:
         raise SettingsError(str(first["loc"][0]) if first["loc"] else None, first["msg"]) from None
 
 
-def execute_theory_mc(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
-    """``chunks`` independent estimates, one row each (a table with several rows)."""
+def _estimate(settings: dict, rng: np.random.Generator, chunk: int) -> dict:
+    """One Monte-Carlo estimate as a table row."""
     from maxminq.theory import monte_carlo_bias
 
+    est = monte_carlo_bias(settings["M"], settings["N"], 1.0, 1.0, settings["samples"], rng)
+    return {
+        "chunk": chunk,
+        "bias": float(est.bias),
+        "bias_se": float(est.bias_se),
+        "variance_ratio": float(est.variance_ratio),
+    }
+
+
+def execute_theory_mc(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
+    """``chunks`` independent estimates, one row each (a table with several rows)."""
     rng = np.random.default_rng(settings["seed"])
-    rows = []
-    for chunk in range(settings["chunks"]):
-        est = monte_carlo_bias(settings["M"], settings["N"], 1.0, 1.0, settings["samples"], rng)
-        rows.append(
-            {
-                "chunk": chunk,
-                "bias": float(est.bias),
-                "bias_se": float(est.bias_se),
-                "variance_ratio": float(est.variance_ratio),
-            }
-        )
+    rows = [_estimate(settings, rng, chunk) for chunk in range(settings["chunks"])]
     return RunOutput({"bias": pd.DataFrame(rows)})
 
 
@@ -70,8 +71,6 @@ def checkpointed(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
     stops (fails) after one chunk, as a killed run would; the next attempt continues."""
     import json
 
-    from maxminq.theory import monte_carlo_bias
-
     ckpt = work_dir / "checkpoint.json"
     if ckpt.exists():
         state = json.loads(ckpt.read_text())
@@ -81,15 +80,7 @@ def checkpointed(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
     else:
         rng, rows = np.random.default_rng(settings["seed"]), []
     while len(rows) < settings["chunks"]:
-        est = monte_carlo_bias(settings["M"], settings["N"], 1.0, 1.0, settings["samples"], rng)
-        rows.append(
-            {
-                "chunk": len(rows),
-                "bias": float(est.bias),
-                "bias_se": float(est.bias_se),
-                "variance_ratio": float(est.variance_ratio),
-            }
-        )
+        rows.append(_estimate(settings, rng, len(rows)))
         work_dir.mkdir(parents=True, exist_ok=True)
         ckpt.write_text(json.dumps({"rng": rng.bit_generator.state, "rows": rows}))
         if len(rows) == 1 and not ckpt.with_name("resumed").exists():
