@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from maxminq import operators
-from maxminq.deep.nets import StackedNet, build_net
+from maxminq.deep.nets import StackedNet, build_net, tile_members
 from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
 
 __all__ = ["AGENTS", "AgentSpec", "Learner"]
@@ -102,13 +102,6 @@ class Learner:
         if self.n_target == self.n_online:
             return p
         return p.repeat_interleave(self.n_target, dim=0)
-
-    @staticmethod
-    def _tile(x: torch.Tensor, k: int) -> torch.Tensor:
-        """(S, B, ...) -> (S * k, B, ...): each seed's batch seen by its k members."""
-        if k == 1:
-            return x
-        return x.unsqueeze(1).expand(x.shape[0], k, *x.shape[1:]).reshape(-1, *x.shape[1:])
 
     def _combine(self, q: torch.Tensor) -> torch.Tensor:
         """Members -> one value per action (..., N, A) -> (..., A): min for Maxmin, mean
@@ -206,9 +199,7 @@ class Learner:
             rows = self.online.flat[int(flat[0]) : int(flat[0]) + 1]
         else:
             rows = self.online.flat.index_select(0, idx)
-        obs = self._tile(batch["obs"], u) if u > 1 else batch["obs"]
-        act = self._tile(batch["action"], u) if u > 1 else batch["action"]
-        y_rep = self._tile(y, u) if u > 1 else y
+        obs, act, y_rep = (tile_members(x, u) for x in (batch["obs"], batch["action"], y))
         # Hand-written backward (nets.StackedNet.loss_and_grad): no autograd overhead.
         per, q_sa, grad = self.online.loss_and_grad(rows, obs, act, y_rep, self.loss_kind)
         norms = member_grad_norm_clip(grad, self.grad_clip).numpy()

@@ -17,7 +17,14 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-__all__ = ["StackedNet", "StackedMLP", "StackedMinAtarCNN", "build_net"]
+__all__ = ["StackedMLP", "StackedMinAtarCNN", "StackedNet", "build_net", "tile_members"]
+
+
+def tile_members(x: torch.Tensor, k: int) -> torch.Tensor:
+    """(G, B, ...) -> (G * k, B, ...): each group's inputs seen by its k consecutive members."""
+    if k == 1:
+        return x
+    return x.unsqueeze(1).expand(x.shape[0], k, *x.shape[1:]).reshape(-1, *x.shape[1:])
 
 
 def _uniform(shape: tuple[int, ...], bound: float, gen: torch.Generator) -> torch.Tensor:
@@ -65,9 +72,7 @@ class StackedNet:
     def forward_shared(self, x: torch.Tensor, n: int) -> torch.Tensor:
         """Q-values ``(M, B, A)`` when consecutive groups of ``n`` members see the same
         inputs: ``x`` is ``(M // n, B, *obs)`` (e.g. one batch per seed, N nets each)."""
-        if n > 1:
-            x = x.unsqueeze(1).expand(x.shape[0], n, *x.shape[1:]).reshape(-1, *x.shape[1:])
-        return self.forward(x)
+        return self.forward(tile_members(x, n))
 
     def _forward_saved(self, ps: list[torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, Any]:
         """Q-values (k, B, A) and what ``_backward`` needs."""
