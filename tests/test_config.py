@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from maxminq.experiments.config import (
     ConfigError,
     config_from_document,
-    expand,
     load_config,
     parse_document,
 )
@@ -65,7 +64,7 @@ def test_every_paper_figure_has_a_config_that_loads_at_both_scales():
         for scale in ("quick", "paper"):
             config = load_config(path, scale)
             assert config.name == path.stem
-            runs = expand(config)
+            runs = config.runs
             assert runs and len({r.run_id for r in runs}) == len(runs)
 
 

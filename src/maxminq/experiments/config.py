@@ -68,7 +68,7 @@ class RunSpec:
 
 @dataclass
 class SweepConfig:
-    """A loaded config at one scale (already validated: :func:`expand` cannot fail)."""
+    """A loaded config at one scale, validated, with its expanded ``runs``."""
 
     name: str
     kind: str
@@ -352,8 +352,3 @@ def _settings_failure(
         got = f", got {_short(settings[err.key])}"
         return check.fail(origins.get(err.key, err.key), f"{message}{got}")
     return check.fail(f"fixed.{err.key}", f"{message} (required setting missing)")
-
-
-def expand(config: SweepConfig) -> list[RunSpec]:
-    """The runs of a loaded config, in grid order, duplicates removed."""
-    return list(config.runs)
