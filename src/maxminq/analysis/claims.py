@@ -409,9 +409,9 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
             )
         ]
     scores = T.deep_final_scores(tables)
-    summary = T.summarize(scores, T.present_keys(scores, T.DEEP_KEYS), "score", reps=200)
-    best = T.deep_best(summary)
     keys = T.present_keys(scores, T.DEEP_KEYS)
+    summary = T.summarize(scores, keys, "score", reps=200)
+    best = T.deep_best(summary)
     claims: list[Claim] = []
 
     def runs_of(row: pd.Series) -> np.ndarray:
