@@ -14,13 +14,7 @@ from maxminq.deep.agents import Learner
 OBS, A, B, GAMMA, CLIP = 6, 3, 16, 0.9, 5.0
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny nets: one thread is as fast, and avoids OpenMP spinning on a shared machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def _torch_opt(kind: str, params, lr: float) -> torch.optim.Optimizer:

@@ -15,14 +15,7 @@ from maxminq.deep.config import TrainConfig
 from maxminq.deep.train import Trainer, _discounted_returns, run_training
 from maxminq.errors import UsageError
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """Tiny nets: one thread is as fast, and avoids OpenMP spinning on a shared machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def _small(**kw) -> TrainConfig:
