@@ -252,12 +252,13 @@ def test_resolved_config_round_trips_through_json() -> None:
         assert again.result_key() == c.result_key()
     c = TrainConfig(env_id="LunarLander-v3", agent="maxmin-dqn").resolve()
     assert (c.n, c.lr, c.buffer_size, c.grad_clip, c.loss) == (3, 1e-3, 10_000, 5.0, "mse")
-    # MinAtar's registry options are centered RMSprop's (alpha 0.95, eps 0.01): another
-    # optimizer keeps only those it takes.
+    # MinAtar's registry options are centered RMSprop's (alpha 0.95, eps 0.01, the MinAtar
+    # paper's): another optimizer starts from its own defaults, not from a part of them.
     minatar = "maxminq/MinAtar-Breakout-v0"
     assert TrainConfig(env_id=minatar).resolve().optimizer_kwargs == {"alpha": 0.95, "eps": 0.01}
-    adam = TrainConfig(env_id=minatar, optimizer="adam").resolve()
-    assert adam.optimizer_kwargs == {"eps": 0.01}
+    assert TrainConfig(env_id=minatar, optimizer="adam").resolve().optimizer_kwargs == {}
+    rms = TrainConfig(env_id=minatar, optimizer="rmsprop").resolve()
+    assert rms.optimizer_kwargs == {}
 
 
 def test_update_members_updates_that_many_distinct_members_per_seed() -> None:

@@ -112,9 +112,9 @@ class TrainConfig:
                 setattr(c, name, getattr(d, name))
         if c.steps is None:
             c.steps = int(d.train_steps)
-        if c.optimizer_kwargs is None:  # the registry's, for the options this optimizer takes
-            options = OPTIMIZER_DEFAULTS.get(c.optimizer, {})
-            c.optimizer_kwargs = {k: v for k, v in d.optimizer_kwargs.items() if k in options}
+        if c.optimizer_kwargs is None:  # the registry's options belong to its optimizer
+            same = c.optimizer == d.optimizer
+            c.optimizer_kwargs = dict(d.optimizer_kwargs) if same else {}
         if c.bias_every is None:
             c.bias_every = max(1000, c.steps // 200)
         if c.checkpoint_every is None:
