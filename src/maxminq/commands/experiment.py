@@ -21,7 +21,6 @@ import argparse
 import math
 import multiprocessing
 import os
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -196,15 +195,14 @@ def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, de
 
 
 def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
-    """Write ``df`` to ``path`` via a temporary file in the same folder and ``os.replace``.
+    """Write ``df`` to ``path`` atomically (``maxminq.experiments.store.atomic_write``).
 
     Uses pyarrow's CSV writer when it is installed (about 8x faster than pandas on the
     tens of millions of rows of a full-scale run), pandas otherwise.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    from maxminq.experiments.store import atomic_write
+
+    def write(tmp: Path) -> None:
         try:
             import pyarrow as pa
             import pyarrow.csv as pacsv
@@ -212,11 +210,8 @@ def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
             pacsv.write_csv(pa.Table.from_pandas(df, preserve_index=False), tmp)
         except ImportError:
             df.to_csv(tmp, index=False)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+
+    atomic_write(path, write)
 
 
 def run_toy(args: argparse.Namespace) -> int:

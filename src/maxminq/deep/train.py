@@ -32,10 +32,8 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import pathlib
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,6 +46,7 @@ from maxminq.deep.config import TrainConfig
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.envs import make
 from maxminq.errors import UsageError
+from maxminq.experiments.store import atomic_write
 
 __all__ = ["BIAS_TAIL", "TABLE_COLUMNS", "Trainer", "run_training"]
 
@@ -491,7 +490,7 @@ class Trainer:
     def save_checkpoint(self, folder: pathlib.Path) -> None:
         """Write ``folder/state.pt`` atomically (temp file + ``os.replace``)."""
         folder.mkdir(parents=True, exist_ok=True)
-        _atomic_write(folder / _CKPT, lambda tmp: torch.save(self.state_dict(), tmp))
+        atomic_write(folder / _CKPT, lambda tmp: torch.save(self.state_dict(), tmp))
 
     def close(self) -> None:
         """Close environments and the TensorBoard writer."""
@@ -499,13 +498,6 @@ class Trainer:
             env.close()
         if self.writer is not None:
             self.writer.close()
-
-
-def _atomic_write(path: pathlib.Path, write: Callable[[pathlib.Path], Any]) -> None:
-    """Call ``write(tmp)`` on a temporary name next to ``path``, then rename it into place."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    write(tmp)
-    os.replace(tmp, path)
 
 
 def _tensorboard_writer(folder: pathlib.Path) -> Any:
@@ -582,7 +574,7 @@ def run_training(
         trainer.close()
         torch.set_num_threads(threads)
     config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
-    _atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
+    atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
     for name in ("episodes", "tests", "metrics", "runs"):  # runs.csv last: marks completion
-        _atomic_write(out_dir / f"{name}.csv", functools.partial(tables[name].to_csv, index=False))
+        atomic_write(out_dir / f"{name}.csv", functools.partial(tables[name].to_csv, index=False))
     return tables
