@@ -117,6 +117,13 @@ def test_report_from_store(report_dir: Path):
     theory = [c for c in rep.claims if c.section == "Theory"]
     assert [c.status for c in theory] == [C.SUPPORTED, C.SUPPORTED]
     assert not any(c.status == C.INSUFFICIENT for c in rep.claims)
+    # the settings table shows the stored settings, never a table column
+    settings = md.split("## Settings and scale", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split(" | ")[0].strip("| "): line for line in settings.splitlines()}
+    toy = next(line for cfg, line in rows.items() if "toy" in cfg)
+    assert "mu: -0.1, 0.1" in toy and "algorithm: double_q, maxmin, q_learning" in toy
+    for column in ("p_left", "distance", "episode", "return_avg100", "bias_mean", "steps_per_s"):
+        assert f"{column}:" not in settings
 
 
 def test_cli_report(tmp_path: Path, capsys):

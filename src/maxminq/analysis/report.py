@@ -108,63 +108,34 @@ def _iqm_ci(r: pd.Series) -> str:
     return f"{_f(r['iqm'])} [{_f(r['iqm_low'])}, {_f(r['iqm_high'])}]"
 
 
-def _settings_rows(results: dict[str, pd.DataFrame]) -> list[list[str]]:
-    """One row per (config, table): runs and the distinct values of each setting column."""
-    skip = {
-        "run_id",
-        "config",
-        "kind",
-        "seed",
-        "run",
-        "episode",
-        "step",
-        "return",
-        "length",
-        "return_avg100",
-        "terminated",
-        "truncated",
-        "loss",
-        "q_mean",
-        "bias_mean",
-        "bias_std",
-        "bias_abs",
-        "epsilon",
-        "steps_per_s",
-        "status",
-        "run_status",
-        "diverged_step",
-        "p_left",
-        "distance",
-        "q_a_left",
-        "host",
-        "error",
-    }
+def _settings_rows(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[list[str]]:
+    """One row per config: its run ids, seeds (deep) or runs per setting (tabular), and the
+    values each setting takes, read from the store's records of the runs in ``results``
+    (so no table column can pass for a setting)."""
+    ids = {i for df in results.values() if df is not None and "run_id" in df for i in df["run_id"]}
+    if not ids or not (out_dir / "results.sqlite").exists():
+        return []
+    from maxminq.experiments.store import ResultsStore
+
+    with ResultsStore(out_dir, create=False) as store:
+        records = [r for r in store.records() if r.run_id in ids]
     rows = []
-    seen = set()
-    for df in results.values():
-        if df is None or df.empty or "config" not in df.columns:
-            continue
-        for cfg, sub in df.groupby("config", sort=True):
-            if cfg in seen:
-                continue
-            seen.add(cfg)
-            parts = []
-            for col in sub.columns:
-                if col in skip or col.startswith("_"):
-                    continue
-                vals = sub[col].dropna().unique()
-                if 0 < len(vals) <= 12:
-                    shown = ", ".join(
-                        _f(v) if isinstance(v, float) else str(v) for v in sorted(vals, key=str)
-                    )
-                    parts.append(f"{col}: {shown}")
-            seeds = (
-                sub["seed"].nunique()
-                if "seed" in sub.columns
-                else (sub["run"].nunique() if "run" in sub.columns else 0)
-            )
-            runs = sub["run_id"].nunique() if "run_id" in sub.columns else 0
-            rows.append([str(cfg), str(runs), str(seeds), "; ".join(parts)])
+    for cfg in sorted({r.config for r in records}):
+        mine = [r for r in records if r.config == cfg]
+        values: dict[str, set] = {}
+        for r in mine:
+            for key, value in r.settings.items():
+                text = json.dumps(value) if isinstance(value, (list, dict)) else value
+                values.setdefault(key, set()).add(text)
+        seeds = {s for r in mine for s in r.settings.get("seeds") or []}
+        per_setting = len(seeds) or max(int(r.settings.get("runs") or 0) for r in mine)
+        parts = [
+            f"{key}: "
+            + ", ".join(_f(v) if isinstance(v, float) else str(v) for v in sorted(vals, key=str))
+            for key, vals in sorted(values.items())
+            if len(vals) <= 12 and key not in ("seeds", "runs")
+        ]
+        rows.append([str(cfg), str(len(mine)), str(per_setting), "; ".join(parts)])
     return rows
 
 
@@ -411,7 +382,7 @@ def build_report(
             )
 
     doc.heading("Settings and scale")
-    rows = _settings_rows(results)
+    rows = _settings_rows(out_dir, results)
     if meta.get("configs"):
         timing = {c["name"]: c for c in meta["configs"] if isinstance(c, dict) and "name" in c}
         for r in rows:
