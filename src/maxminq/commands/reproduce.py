@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
     if configs:
         # Every config's runs are registered under its own name (membership), then run as one
         # sweep so that no core idles between configs.
-        with ResultsStore(out) as store:
+        with ResultsStore(out, lock=True) as store:
             store.register([run for config in configs for run in config.runs])
         summary = run_sweep(
             combined_sweep(configs, args.scale),

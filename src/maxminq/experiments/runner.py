@@ -296,9 +296,8 @@ def run_sweep(
     start = time.perf_counter()
     summary = SweepSummary(config.name, config.scale, Path(out_dir), len(runs))
 
-    store = ResultsStore(out_dir)
+    store = ResultsStore(out_dir, lock=True)
     try:
-        store.lock()
         store.register(runs)
         _recover_interrupted(store)
         todo, summary.skipped = _todo(store, runs)

@@ -196,15 +196,25 @@ class ResultsStore:
     inside :meth:`lock`. Every write is one SQLite transaction.
     """
 
-    def __init__(self, out_dir: str | os.PathLike[str], *, create: bool = True) -> None:
+    def __init__(
+        self, out_dir: str | os.PathLike[str], *, create: bool = True, lock: bool = False
+    ) -> None:
+        """Open (``create``: and set up) the store; ``lock``: take the writer lock first, so
+        that a second writer is turned away before it touches the database (it would
+        otherwise wait on a transaction of the lock holder)."""
         self.out_dir = Path(out_dir)
         self.db_path = self.out_dir / DB_NAME
         self.tables_dir = self.out_dir / TABLES_DIR
         self.work_root = self.out_dir / WORK_DIR
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self._lock_fh: Any = None
         if not create and not self.db_path.is_file():
             raise StoreError(f"{self.out_dir}: no {DB_NAME} here; is this a sweep output folder?")
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
+            if lock:
+                self.lock()
             self._conn = sqlite3.connect(self.db_path, timeout=60.0, isolation_level=None)
             self._conn.row_factory = sqlite3.Row
             if create:
@@ -219,10 +229,8 @@ class ResultsStore:
                         (str(SCHEMA_VERSION),),
                     )
         except (sqlite3.DatabaseError, OSError) as err:
+            self.unlock()
             raise StoreError(f"{self.db_path}: cannot open the results database: {err}") from err
-        self.host = socket.gethostname()
-        self.pid = os.getpid()
-        self._lock_fh: Any = None
 
     # ------------------------------------------------------------------ plumbing
     def close(self) -> None:
