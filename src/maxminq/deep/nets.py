@@ -253,9 +253,9 @@ class StackedMinAtarCNN(StackedNet):
         n_pos = cols.shape[-1]
         cols = cols.reshape(g, b, c * 9, n_pos).transpose(1, 2).reshape(g, c * 9, b * n_pos)
         w = cw.reshape(g, n * 16, c * 9)
-        conv = F.relu(torch.baddbmm(cb.reshape(g, n * 16, 1), w, cols))  # (G, n * 16, B * L)
+        conv = torch.baddbmm(cb.reshape(g, n * 16, 1), w, cols).relu_()  # (G, n * 16, B * L)
         a1 = conv.reshape(g * n, 16, b, n_pos).transpose(1, 2).reshape(g * n, b, self.conv_out)
-        a2 = F.relu(torch.baddbmm(b1, a1, w1))
+        a2 = torch.baddbmm(b1, a1, w1).relu_()
         return torch.baddbmm(b2, a2, w2), (cols, conv, a1, a2)
 
     def _backward(

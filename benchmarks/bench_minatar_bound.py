@@ -1,0 +1,110 @@
+"""An upper bound on MinAtar Maxmin DQN (N = 8) / DQN env-steps/s, from measured arithmetic.
+
+Maxmin DQN with N = 8 does everything a DQN training step does (act, env step, store,
+sample, one network's forward, backward and optimiser step, one target evaluation) plus
+evaluating 7 more target networks on the mini-batch and 7 more online networks on the state
+it acts in: the paper's target ``max_a min_i Q_i(s', a)`` needs all N target nets on every
+next state, and its behaviour ``argmax_a min_i Q_i(s, a)`` all N online nets. So
+
+    time(Maxmin N=8 step) >= time(DQN step) + time(those 14 extra forward passes' GEMMs)
+
+and ``DQN / Maxmin N=8 <= Y / (Y + X)``, with Y our DQN's step time and X the matrix
+products of the extra passes alone, each timed at the fastest rate we measure for its
+shape (a batched ``baddbmm`` over the 8 nets, or one plain ``mm`` with the same number of
+multiply-adds, whichever is faster per net): no copies, no activations, no Python. A faster
+DQN lowers the bound; only a slower one raises it.
+
+Run: ``.venv/bin/python benchmarks/bench_minatar_bound.py [--threads T] [--steps K]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import torch
+from bench_deep import WARM, _config  # same folder
+
+from maxminq.deep.nets import build_net
+from maxminq.deep.train import Trainer
+
+ENV = "maxminq/MinAtar-Breakout-v0"
+N = 8
+
+
+def step_seconds(agent: str, n: int, steps: int) -> float:
+    """CPU seconds per full training step (act, env, store, sample, update), one seed."""
+    tr = Trainer(_config(ENV, agent, n, 1))
+    while tr.step < WARM:
+        tr.train_step()
+    t0 = time.process_time()
+    for _ in range(steps):
+        tr.train_step()
+    dt = time.process_time() - t0
+    tr.close()
+    return dt / steps
+
+
+def per_call(fn, reps: int = 200) -> float:
+    """Median CPU seconds of ``fn()`` over 5 blocks of ``reps`` calls (after a warm-up)."""
+    for _ in range(20):
+        fn()
+    blocks = []
+    for _ in range(5):
+        t0 = time.process_time()
+        for _ in range(reps):
+            fn()
+        blocks.append((time.process_time() - t0) / reps)
+    return statistics.median(blocks)
+
+
+def gemm_seconds_per_net(batch: int, channels: int, n_actions: int) -> float:
+    """Fastest measured CPU seconds of one MinAtar net's matrix products on ``batch`` inputs:
+    conv as im2col GEMM (16 x 9C @ 9C x 64B), 1024 -> 128 and 128 -> A layers."""
+    g = torch.Generator().manual_seed(0)
+    rows = batch * 64  # 8 x 8 conv positions per input
+    cols = torch.rand(1, 9 * channels, rows, generator=g)
+    total = 0.0
+    for k, m_out in ((9 * channels, 16), (1024, 128), (128, n_actions)):
+        if k == 9 * channels:  # conv: output channels x positions
+            w, bias = torch.rand(1, N * m_out, k, generator=g), torch.rand(1, N * m_out, 1)
+            batched = per_call(lambda w=w, b=bias: torch.baddbmm(b, w, cols)) / N
+            w1 = torch.rand(m_out, k, generator=g)
+            single = per_call(lambda w1=w1: w1 @ cols[0]) * 1.0
+        else:
+            x = torch.rand(N, batch, k, generator=g)
+            w, bias = torch.rand(N, k, m_out, generator=g), torch.rand(N, 1, m_out)
+            batched = per_call(lambda x=x, w=w, b=bias: torch.baddbmm(b, x, w)) / N
+            xs, w1 = x.reshape(N * batch, k), w[0]
+            single = per_call(lambda xs=xs, w1=w1: xs @ w1) / N
+        total += min(batched, single)
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--steps", type=int, default=300, help="training steps timed per agent")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    probe = build_net("minatar_cnn", 1, (4, 10, 10), 6)  # Breakout: 4 channels, 6 actions
+    channels, n_actions = probe.in_channels, probe.n_actions
+    print(f"bench_minatar_bound: {ENV}, torch threads {args.threads}, "
+          f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    dqn = step_seconds("dqn", 1, args.steps)
+    maxmin = step_seconds("maxmin-dqn", N, args.steps)
+    target = gemm_seconds_per_net(32, channels, n_actions)  # mini-batch of 32 next states
+    act = gemm_seconds_per_net(1, channels, n_actions)  # the one state acted in
+    extra = (N - 1) * (target + act)
+    print(f"DQN training step:                          {dqn * 1e3:7.3f} ms")
+    print(f"Maxmin N={N} training step:                   {maxmin * 1e3:7.3f} ms")
+    print(f"measured DQN / Maxmin N={N} speed:            {dqn / maxmin:7.2f}")
+    print(f"GEMMs of one net, batch 32 / batch 1:       {target * 1e3:7.3f} / {act * 1e3:.3f} ms")
+    print(f"GEMMs of the {N - 1} extra target + online nets: {extra * 1e3:7.3f} ms")
+    print(f"bound DQN / (DQN + extra GEMMs):            {dqn / (dqn + extra):7.2f}")
+
+
+if __name__ == "__main__":
+    main()
