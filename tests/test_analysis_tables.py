@@ -314,3 +314,16 @@ def test_toy_final_averages_last_tenth():
     expected = one[one.episode >= 39 - 3.9]["q_a_left"].mean()
     got = fin[(fin.mu == 0.1) & (fin.algorithm == "q_learning") & (fin.run == 2)]["q_a_left"]
     assert got.iloc[0] == pytest.approx(expected)
+
+
+def test_seed_grid_holds_each_seeds_last_value_and_averages_seeds_present() -> None:
+    """Seed 0 ends episodes at steps 10 and 30 (values 1, 3), seed 1 at step 20 (value 5):
+    on the grid 10, 20, 30 the held values are (1, -), (1, 5), (3, 5)."""
+    from maxminq.analysis.figures import _seed_grid
+
+    episodes = pd.DataFrame({"seed": [0, 0, 1], "step": [10, 30, 20], "v": [1.0, 3.0, 5.0]})
+    band = _seed_grid(episodes, "v", points=3)
+    np.testing.assert_allclose(band["step"], [10, 20, 30])
+    np.testing.assert_allclose(band["mean"], [1.0, 3.0, 4.0])
+    # SE = sd / sqrt(2): (1, 5) -> sd 2 sqrt(2) -> 2; (3, 5) -> sd sqrt(2) -> 1; one seed: 0
+    np.testing.assert_allclose(band["se"], [0.0, 2.0, 1.0])

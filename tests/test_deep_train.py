@@ -126,6 +126,14 @@ def test_discounted_returns_closed_form() -> None:
     np.testing.assert_allclose(_discounted_returns([0.0, 0.0, 4.0], 0.5), [1.0, 2.0, 4.0])
 
 
+def test_results_do_not_depend_on_torch_threads(tmp_path: pathlib.Path) -> None:
+    cfg = _small(seeds=[0, 1], agent="maxmin-dqn", n=3, eval_episodes=1)
+    one = _deterministic(run_training(cfg, tmp_path / "one", threads=1))
+    two = _deterministic(run_training(cfg, tmp_path / "two", threads=2))
+    for name in ("episodes", "tests", "metrics"):
+        pd.testing.assert_frame_equal(one[name], two[name])
+
+
 def test_divergence_stops_only_that_seed(tmp_path: pathlib.Path) -> None:
     """Seed 1's weights blow up at step 150: it is recorded as diverged; seed 0 goes on
     exactly as it would alone."""
@@ -199,6 +207,7 @@ def test_learning_beats_random_policy_on_cartpole(tmp_path: pathlib.Path, agent:
         (["--env", "maxminq/MinAtar-Breakout-v0", "--network", "mlp"], "--network"),
         (["--seeds", "4-1"], "--seeds"),
         (["--optimizer-kwargs", '{"aplha": 0.95}'], "--optimizer-kwargs"),  # not ignored
+        (["--threads", "0"], "--threads"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv: list[str], option: str) -> None:
@@ -220,7 +229,19 @@ def test_cli_trains_and_writes_tables(tmp_path: pathlib.Path, capsys) -> None:
         assert sorted(df["seed"].unique()) == [0, 1]
     metrics = pd.read_csv(out / "metrics.csv")
     assert list(metrics["step"].unique()) == [100, 200, 300]
-    assert "seed 0: done" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "seed 0: done" in printed and f"figure written to {out / 'curves.png'}" in printed
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "curves.svg").stat().st_size > 0
+
+
+def test_cli_no_plot_writes_no_figure(tmp_path: pathlib.Path, capsys) -> None:
+    out = tmp_path / "run"
+    argv = ["train", "--env", "CartPole-v1", "--steps", "150", "--learning-starts", "100"]
+    argv += ["--out", str(out), "--eval-episodes", "1", "--no-progress", "--no-plot"]
+    assert main(argv) == 0
+    assert (out / "runs.csv").exists() and not list(out.glob("curves.*"))
+    assert "figure written" not in capsys.readouterr().out
 
 
 def test_bias_probes_compare_estimate_with_discounted_return() -> None:

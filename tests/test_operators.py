@@ -303,3 +303,16 @@ def test_compiled_twins_only_for_default_parameters() -> None:
     assert operator_code("weighted_double_q", {"c": 2.0}) == -1
     with pytest.raises(ValueError, match="unknown operator 'sarsa'"):
         operator_code("sarsa")
+
+
+def test_compiled_td_target_equals_numpy_and_ignores_g_at_terminals() -> None:
+    from maxminq.operators_jit import td_target
+
+    rng = np.random.default_rng(7)
+    r, g = rng.normal(size=500) * 5, rng.normal(size=500) * 50
+    term = rng.random(500) < 0.3
+    expected = ops.td_target(r, 0.99, term.astype(float), g)
+    got = np.array([td_target(r[i], 0.99, bool(term[i]), g[i]) for i in range(500)])
+    np.testing.assert_array_equal(got, expected)
+    assert td_target(-1.0, 0.9, True, np.inf) == -1.0  # no bootstrap, even from a diverged G
+    assert td_target(-1.0, 0.5, False, 4.0) == 1.0

@@ -19,7 +19,7 @@ import numpy as np
 
 from maxminq import operators
 
-__all__ = ["OPERATOR_CODES", "apply_operator", "operator_code"]
+__all__ = ["OPERATOR_CODES", "apply_operator", "operator_code", "td_target"]
 
 #: Kernel codes of the operators, in ``operators.OPERATORS`` order.
 OPERATOR_CODES: dict[str, int] = {name: i for i, name in enumerate(operators.OPERATORS)}
@@ -112,3 +112,13 @@ def apply_operator(code: int, q: np.ndarray) -> float:
             v = q[0, a]
         g = v if a == 0 else _nan_max(g, v)
     return g
+
+
+@numba.njit(inline="always", cache=True)
+def td_target(reward: float, discount: float, terminated: bool, next_value: float) -> float:
+    """``r + gamma * (1 - terminated) * G`` for one transition: ``maxminq.operators.td_target``
+    (Lan et al. 2020, Y^GQ), bit for bit for finite G. A terminal transition's target is the
+    reward alone, whatever G is (NumPy's ``0 * G`` would turn an infinite G into NaN)."""
+    if terminated:
+        return reward
+    return reward + discount * next_value

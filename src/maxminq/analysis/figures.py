@@ -315,6 +315,71 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     )
 
 
+def _seed_grid(episodes: pd.DataFrame, value: str, points: int = 100) -> pd.DataFrame:
+    """Per-seed ``value`` (logged at episode ends) read on a common step grid by holding the
+    last value; mean and SE over the seeds that reached each grid step."""
+    grid = np.linspace(episodes["step"].min(), episodes["step"].max(), points)
+    rows = []
+    for _, ep in episodes.groupby("seed"):
+        steps, vals = ep["step"].to_numpy(float), ep[value].to_numpy(float)
+        pos = np.searchsorted(steps, grid, side="right") - 1
+        rows.append(np.where(pos >= 0, vals[np.clip(pos, 0, None)], np.nan))
+    held = np.array(rows)  # (seeds, points); NaN before a seed's first episode ended
+    runs = np.isfinite(held).sum(0)  # >= 1: the grid starts at the first episode's end
+    mean = np.nansum(held, 0) / runs
+    dev = np.where(np.isfinite(held), held - mean, 0.0)
+    se = np.sqrt((dev**2).sum(0) / np.maximum(runs - 1, 1) / runs)
+    return pd.DataFrame({"step": grid, "mean": mean, "se": np.where(runs > 1, se, 0.0)})
+
+
+def fig_training_run(
+    tables: dict[str, pd.DataFrame], agent: str, title: str, out_dir: Path, name: str = "curves"
+) -> FigureFile | None:
+    """The figure of one ``maxminq train`` run: 100-episode average training return, the
+    measured estimation bias and the mean predicted Q(s, a) against environment steps; thin
+    lines per seed, a thick line and a one-standard-error band over seeds."""
+    episodes, metrics = tables.get("episodes"), tables.get("metrics")
+    if episodes is None or episodes.empty:
+        return None
+    colour = style.color(agent)
+    fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.6))
+    panels = [(axes[0], episodes, "return_avg100", "return (100-episode average)")]
+    if metrics is not None and not metrics.empty:
+        panels += [
+            (axes[1], metrics, "bias_mean", "estimate - MC return"),
+            (axes[2], metrics, "q_mean", "mean predicted Q(s, a)"),
+        ]
+    for ax, df, value, ylabel in panels:
+        df = df[np.isfinite(df[value].to_numpy(dtype=float))]
+        for _, run in df.groupby("seed"):
+            ax.plot(run["step"], run[value], color=colour, lw=0.7, alpha=0.35)
+        if df["seed"].nunique() > 1:
+            band = _seed_grid(df, value) if value == "return_avg100" else None
+            if band is None:
+                band = T.metric_curves(df, value, keys=())
+            _band(ax, band["step"], band["mean"], band["se"], color=colour,
+                  label="mean over seeds", smooth=False)  # fmt: skip
+        if value == "bias_mean":
+            ax.axhline(0.0, color="black", lw=0.8, ls="--")
+        ax.set_xlabel("environment steps")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
+    axes[0].set_title("training return")
+    axes[1].set_title("estimation bias (above 0: over)")
+    axes[2].set_title("Q estimates")
+    fig.suptitle(title)
+    fig.tight_layout()
+    caption = (
+        "Training return (100-episode moving average), the estimation bias measured while "
+        "training (the agent's estimate for visited (s, a) minus the discounted return "
+        "obtained from there) and the mean predicted Q(s, a); thin lines: seeds; thick line "
+        "and band: mean over seeds +- one standard error."
+    )
+    return FigureFile(name, title, caption, save_figure(fig, out_dir, name))
+
+
 # ----------------------------------------------------------------------------- driver
 def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
     """Fig. 2, appendix Q(A, Left), Fig. 3(a)/(b) and the appendix Mountain Car panels.

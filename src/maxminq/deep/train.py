@@ -524,12 +524,15 @@ def run_training(
     resume: bool = True,
     progress: bool = False,
     stop_after: int | None = None,
+    threads: int = 1,
 ) -> dict[str, pd.DataFrame]:
     """Train ``config`` (all seeds batched), test, and write the tables to ``out_dir``.
 
     With ``resume`` a finished run in ``out_dir`` is read back instead of re-run, and a
     checkpoint there is continued. ``stop_after`` (steps) stops early after writing a
     checkpoint, as a kill would (used by tests); it then returns an empty dict.
+    ``threads``: torch threads while training (default 1: the small networks gain little
+    from more, and sweeps run one process per core); results do not depend on it (tested).
     """
     cfg = config.resolve()
     out_dir = pathlib.Path(out_dir)
@@ -540,7 +543,7 @@ def run_training(
     if finished and json.loads(config_path.read_text()) == json.loads(cfg.result_key()):
         return read_tables(out_dir)
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny networks: one thread is as fast, and cores are shared
+    torch.set_num_threads(threads)
     trainer = Trainer(cfg)
     try:
         if resume and (ckpt_dir / _CKPT).exists():

@@ -49,7 +49,7 @@ from tqdm.auto import tqdm
 
 from maxminq.errors import UsageError
 from maxminq.linear.tiles import tile_indices
-from maxminq.operators_jit import apply_operator, operator_code
+from maxminq.operators_jit import apply_operator, operator_code, td_target
 from maxminq.tabular.agent import (
     KIND_SNAPSHOTS,
     agent_params,
@@ -228,7 +228,7 @@ def _update_lane(
         j = idx[lane, b]
         code = buf_i[lane, j, 2 * N_TILINGS]
         a, term = code & 3, code >> 2
-        target = buf_r[lane, j] + (0.0 if term else gamma * g[k, b])
+        target = td_target(buf_r[lane, j], gamma, term, g[k, b])
         qsa = 0.0
         for t in range(N_TILINGS):
             qsa += w[lane, buf_i[lane, j, t], slot, a]

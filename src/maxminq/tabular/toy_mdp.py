@@ -31,6 +31,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from maxminq.errors import UsageError
+from maxminq.operators_jit import td_target
 from maxminq.tabular.agent import (
     KIND_SNAPSHOTS,
     agent_params,
@@ -159,7 +160,7 @@ def _update_and_record(
                 j = idx[lane, b]
                 code = int(buf[lane, j, 0])
                 s, a, term = code & 1, (code >> 1) & 7, code >> 4
-                target = buf[lane, j, 1] + (0.0 if term else gamma * g[lane])
+                target = td_target(buf[lane, j, 1], gamma, term, g[lane])
                 q[lane, slot, s, a] += alpha * (target - q[lane, slot, s, a])
         if ended[lane]:
             values = scratch[lane]
