@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 from gymnasium.utils.env_checker import check_env
 
@@ -340,3 +341,52 @@ def test_random_pixelcopter_survives_about_seven_frames() -> None:
             length[i] = ret[i] = 0
     assert 6.0 < np.mean(lengths) < 8.5
     assert -5.0 <= np.mean(returns) < -4.5
+
+
+_USER_MODULE = '''
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+
+
+class Corridor(gym.Env):
+    """Ten cells; Right moves towards the goal at cell 9 (reward 1, terminal)."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (10,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.pos = 0
+        return np.eye(10, dtype=np.float32)[self.pos], {}
+
+    def step(self, action):
+        self.pos = min(9, max(0, self.pos + (1 if action == 1 else -1)))
+        done = self.pos == 9
+        return np.eye(10, dtype=np.float32)[self.pos], float(done), done, False, {}
+
+
+gym.register("UserCorridor-v0", entry_point=Corridor, max_episode_steps=30)
+'''
+
+
+def test_train_on_a_users_own_environment(tmp_path, monkeypatch, capsys) -> None:
+    """'module:EnvId' imports the user's module, which registers the environment."""
+    (tmp_path / "user_envs_mmq.py").write_text(_USER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "run"
+    argv = ["train", "--env", "user_envs_mmq:UserCorridor-v0", "--agent", "maxmin-dqn"]
+    argv += ["--steps", "300", "--learning-starts", "100", "--out", str(out)]
+    argv += ["--eval-episodes", "2", "--no-progress", "--no-plot"]
+    assert main(argv) == 0
+    episodes = pd.read_csv(out / "episodes.csv")
+    assert len(episodes) > 0 and (episodes["length"] <= 30).all()  # the module's own cap
+    for env_id, needle in [
+        ("no_such_module_mmq:UserCorridor-v0", "cannot import module 'no_such_module_mmq'"),
+        ("user_envs_mmq:Missing-v0", "importing 'user_envs_mmq' did not register it"),
+    ]:
+        argv = ["train", "--env", env_id, "--out", str(tmp_path / "bad"), "--no-progress"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and needle in err and "--env" in err
+    assert not (tmp_path / "bad" / "runs.csv").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -61,12 +62,26 @@ def known_ids() -> list[str]:
 
 
 def _check_id(env_id: str) -> None:
+    """Raise UsageError unless ``env_id`` names a registered environment. As in
+    ``gym.make``, ``"module:EnvId"`` first imports ``module`` (which registers ``EnvId``):
+    the way to train on one's own environment."""
     register_envs()
-    if env_id not in gym.registry:
+    module, _, name = env_id.rpartition(":")
+    if module:
+        try:
+            importlib.import_module(module)
+        except Exception as e:  # noqa: BLE001 - any failure of the user's module, one line
+            raise UsageError(
+                f"--env: cannot import module {module!r} of {env_id!r} "
+                f"({type(e).__name__}: {e}); is it on PYTHONPATH or installed?"
+            ) from None
+    if name not in gym.registry:
         ours = ", ".join([CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS, "LunarLander-v3"])
+        hint = f" (importing {module!r} did not register it)" if module else ""
         raise UsageError(
-            f"--env: unknown environment {env_id!r}; expected one of {ours}, "
-            "or any registered Gymnasium id (e.g. CartPole-v1); 'maxminq envs' lists them"
+            f"--env: unknown environment {env_id!r}{hint}; expected one of {ours}, any "
+            "registered Gymnasium id (e.g. CartPole-v1; 'maxminq envs' lists them) or "
+            "'module:EnvId' for an environment that module registers"
         )
 
 
