@@ -11,12 +11,13 @@ machine-load drift hits every variant alike):
 * S = 1 vs S = 20 seeds in one process (batched), aggregate env-steps/s.
 
 Every step after ``learning_starts`` is a full training step (act, env step, store,
-sample, update). Speeds are env-steps per CPU-second of this process
-(``time.process_time``; torch uses one thread), which on a shared machine is far less
-noisy than wall-clock time; on an idle machine the two agree.
+sample, update). With one torch thread (the default) speeds are env-steps per CPU-second
+of this process (``time.process_time``), which on a shared machine is far less noisy than
+wall-clock time; on an idle machine the two agree. With ``--threads 2`` or more they are
+env-steps per wall-clock second (CPU time would count the threads' spinning).
 
 Run: ``.venv/bin/python benchmarks/bench_deep.py [--quick] [--rounds R]
-[--envs lunarlander minatar]``.
+[--envs lunarlander minatar] [--threads T]``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from maxminq.deep.train import Trainer  # noqa: E402
 from maxminq.envs import make  # noqa: E402
 
 WARM = 250  # learning starts at 200
+clock = time.process_time  # time.perf_counter with more than one torch thread (see main)
 
 
 def _config(env_id: str, agent: str, n: int, seeds: int) -> TrainConfig:
@@ -61,10 +63,10 @@ def batched_sps(env_id: str, agent: str, n: int, seeds: int, steps: int) -> floa
     tr = Trainer(_config(env_id, agent, n, seeds))
     while tr.step < WARM:
         tr.train_step()
-    t0 = time.process_time()
+    t0 = clock()
     for _ in range(steps):
         tr.train_step()
-    dt = time.process_time() - t0
+    dt = clock() - t0
     tr.close()
     return steps * seeds / dt
 
@@ -127,7 +129,7 @@ def loop_sps(env_id: str, n: int, steps: int) -> float:
     t0 = 0.0
     for t in range(WARM + steps):
         if t == WARM:
-            t0 = time.process_time()
+            t0 = clock()
         eps = 1.0 if t < cfg.learning_starts else cfg.eps_end
         a = agent.act(obs, eps, rng)
         nxt, r, term, trunc, _ = env.step(a)
@@ -149,7 +151,7 @@ def loop_sps(env_id: str, n: int, steps: int) -> float:
             agent.update(batch, rng)
         if (t + 1) % cfg.target_update == 0:
             agent.sync()
-    dt = time.process_time() - t0
+    dt = clock() - t0
     env.close()
     return steps / dt
 
@@ -161,8 +163,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=None)
     envs = ("lunarlander", "minatar")
     parser.add_argument("--envs", nargs="*", choices=envs, default=list(envs), help="what to time")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
+    global clock
+    clock = time.process_time if args.threads == 1 else time.perf_counter
     rounds = args.rounds or (1 if args.quick else 3)
     plans = {
         "LunarLander-v3": 200 if args.quick else 500,
@@ -170,7 +175,9 @@ def main() -> None:
     }
     wanted = {"lunarlander": "LunarLander-v3", "minatar": "maxminq/MinAtar-Breakout-v0"}
     plans = {env: steps for env, steps in plans.items() if env in map(wanted.get, args.envs)}
-    print(f"bench_deep: {rounds} round(s), torch threads 1, load {os.getloadavg()[0]:.1f}")
+    what = "CPU" if args.threads == 1 else "wall-clock"
+    print(f"bench_deep: {rounds} round(s), torch threads {args.threads} ({what} time), "
+          f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
     for env_id, steps in plans.items():
         res: dict[str, list[float]] = {}
 

@@ -14,7 +14,9 @@ shape (a batched ``baddbmm`` over the 8 nets, or one plain ``mm`` with the same 
 multiply-adds, whichever is faster per net): no copies, no activations, no Python. A faster
 DQN lowers the bound; only a slower one raises it.
 
-Run: ``.venv/bin/python benchmarks/bench_minatar_bound.py [--threads T] [--steps K]``.
+Times are CPU seconds with one torch thread (less noisy on a shared machine), wall-clock
+seconds with more. Run: ``.venv/bin/python benchmarks/bench_minatar_bound.py [--threads T]
+[--steps K]``.
 """
 
 from __future__ import annotations
@@ -32,36 +34,37 @@ from maxminq.deep.train import Trainer
 
 ENV = "maxminq/MinAtar-Breakout-v0"
 N = 8
+clock = time.process_time  # time.perf_counter with more than one torch thread (see main)
 
 
 def step_seconds(agent: str, n: int, steps: int) -> float:
-    """CPU seconds per full training step (act, env, store, sample, update), one seed."""
+    """Seconds per full training step (act, env, store, sample, update), one seed."""
     tr = Trainer(_config(ENV, agent, n, 1))
     while tr.step < WARM:
         tr.train_step()
-    t0 = time.process_time()
+    t0 = clock()
     for _ in range(steps):
         tr.train_step()
-    dt = time.process_time() - t0
+    dt = clock() - t0
     tr.close()
     return dt / steps
 
 
 def per_call(fn, reps: int = 200) -> float:
-    """Median CPU seconds of ``fn()`` over 5 blocks of ``reps`` calls (after a warm-up)."""
+    """Median seconds of ``fn()`` over 5 blocks of ``reps`` calls (after a warm-up)."""
     for _ in range(20):
         fn()
     blocks = []
     for _ in range(5):
-        t0 = time.process_time()
+        t0 = clock()
         for _ in range(reps):
             fn()
-        blocks.append((time.process_time() - t0) / reps)
+        blocks.append((clock() - t0) / reps)
     return statistics.median(blocks)
 
 
 def gemm_seconds_per_net(batch: int, channels: int, n_actions: int) -> float:
-    """Fastest measured CPU seconds of one MinAtar net's matrix products on ``batch`` inputs:
+    """Fastest measured seconds of one MinAtar net's matrix products on ``batch`` inputs:
     conv as im2col GEMM (16 x 9C @ 9C x 64B), 1024 -> 128 and 128 -> A layers."""
     g = torch.Generator().manual_seed(0)
     rows = batch * 64  # 8 x 8 conv positions per input
@@ -89,6 +92,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300, help="training steps timed per agent")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    global clock
+    clock = time.process_time if args.threads == 1 else time.perf_counter
     probe = build_net("minatar_cnn", 1, (4, 10, 10), 6)  # Breakout: 4 channels, 6 actions
     channels, n_actions = probe.in_channels, probe.n_actions
     print(f"bench_minatar_bound: {ENV}, torch threads {args.threads}, "

@@ -4,6 +4,7 @@ and the paper's qualitative claims at reduced scale with fixed seeds."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from reference_loops import SplitMix64, run_seed, toy_reference
 
@@ -61,6 +62,19 @@ def test_run_does_not_depend_on_batch() -> None:
     np.testing.assert_array_equal(big[big.run >= 4][cols].to_numpy(), tail[cols].to_numpy())
     # different runs do differ (the streams are not shared)
     assert not np.array_equal(small[small.run == 0].q_a_left, small[small.run == 1].q_a_left)
+
+
+def test_numpy_operator_path_equals_compiled_path() -> None:
+    # op_kwargs send the operator through maxminq.operators (all lanes in lockstep); the
+    # defaults use its compiled twin inside the per-lane kernel: the same runs, bit for bit.
+    kw = {"mu": -0.1, "algorithm": "weighted_double_q", "n": 2, "runs": 4, "episodes": 40,
+          "seed": 9, "batch_size": 5, "update_every": 2}  # fmt: skip
+    fast = run_toy_mdp(**kw)
+    numpy_path = run_toy_mdp(op_kwargs={"c": 1.0}, **kw)
+    pd.testing.assert_frame_equal(fast, numpy_path)
+    assert fast.attrs["agent_steps"] == numpy_path.attrs["agent_steps"]
+    other = run_toy_mdp(op_kwargs={"c": 50.0}, **kw)  # c matters
+    assert not np.array_equal(other.q_a_left.to_numpy(), fast.q_a_left.to_numpy())
 
 
 def test_maxmin_with_one_estimator_is_q_learning() -> None:

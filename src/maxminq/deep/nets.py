@@ -1,11 +1,12 @@
 """Stacked Q-networks: M independent networks evaluated in one batched call.
 
 Every parameter carries a leading member axis of size M. A linear layer is one
-``torch.baddbmm`` over the members; the MinAtar convolution is one ``torch.baddbmm`` over
-im2col patches (the equivalent of a grouped convolution with M groups). Initialisation
-reproduces ``torch.nn.Linear`` / ``torch.nn.Conv2d`` defaults (uniform in +-1/sqrt(fan_in)
-for weights and biases) member by member, drawn from a caller-supplied ``torch.Generator``
-so that a seed's networks do not depend on how many other seeds share the stack.
+``torch.baddbmm`` over the members; the MinAtar convolution is a ``torch.bmm`` of all
+members' filters with each input's im2col patches (the equivalent of a grouped
+convolution). Initialisation reproduces ``torch.nn.Linear`` / ``torch.nn.Conv2d`` defaults
+(uniform in +-1/sqrt(fan_in) for weights and biases) member by member, drawn from a
+caller-supplied ``torch.Generator`` so that a seed's networks do not depend on how many
+other seeds share the stack.
 """
 
 from __future__ import annotations
@@ -196,8 +197,8 @@ class StackedMinAtarCNN(StackedNet):
 
     ``Conv2d(C, 16, 3, stride 1) -> ReLU -> Linear(16 * 8 * 8, 128) -> ReLU -> Linear(128, A)``
     on C x 10 x 10 observations (channels first, as ``maxminq.envs`` returns MinAtar
-    states). The M convolutions run as one batched matrix product on im2col patches
-    (``F.unfold`` + ``torch.baddbmm``), an equivalent of a grouped convolution.
+    states). The M convolutions run as batched matrix products on im2col patches
+    (``F.unfold`` + ``torch.bmm``), an equivalent of a grouped convolution.
     """
 
     def __init__(self, members: int, in_channels: int, n_actions: int, size: int = 10) -> None:
@@ -246,15 +247,18 @@ class StackedMinAtarCNN(StackedNet):
         cw, cb, w1, b1, w2, b2 = ps
         g, b = x.shape[0], x.shape[1]
         c, size = self.in_channels, self.size
-        # The convolutions as one batched matrix product over im2col patches: like a
-        # grouped convolution, but each member's result is bitwise independent of how
-        # many members share the call (a grouped conv's algorithm depends on M).
+        # The convolutions as batched matrix products over im2col patches, one per input:
+        # (n * 16 filters x C * 9) @ (C * 9 x L positions). Each member's result is bitwise
+        # independent of how many members share the call (a grouped conv's algorithm
+        # depends on M). The output, (G, B, n, 16, L), is already the linear layer's input
+        # for every member, (B, 16 * L) at row stride n * 16 * L: with one input group
+        # (one seed) no transposed copy of the n members' activations is made.
         cols = F.unfold(x.reshape(g * b, c, size, size), 3)  # (G * B, C * 9, L)
         n_pos = cols.shape[-1]
-        cols = cols.reshape(g, b, c * 9, n_pos).transpose(1, 2).reshape(g, c * 9, b * n_pos)
-        w = cw.reshape(g, n * 16, c * 9)
-        conv = torch.baddbmm(cb.reshape(g, n * 16, 1), w, cols).relu_()  # (G, n * 16, B * L)
-        a1 = conv.reshape(g * n, 16, b, n_pos).transpose(1, 2).reshape(g * n, b, self.conv_out)
+        w = cw.reshape(g, 1, n * 16, c * 9).expand(g, b, n * 16, c * 9)
+        conv = torch.bmm(w.reshape(g * b, n * 16, c * 9), cols)  # a view of w when G = 1
+        conv = conv.view(g, b, n * 16, n_pos).add_(cb.reshape(g, 1, n * 16, 1)).relu_()
+        a1 = conv.view(g, b, n, self.conv_out).transpose(1, 2).reshape(g * n, b, self.conv_out)
         a2 = torch.baddbmm(b1, a1, w1).relu_()
         return torch.baddbmm(b2, a2, w2), (cols, conv, a1, a2)
 
@@ -269,10 +273,10 @@ class StackedMinAtarCNN(StackedNet):
         dz2 = torch.bmm(dq, w2.transpose(1, 2)) * (a2 > 0)
         g_w1 = torch.bmm(a1.transpose(1, 2), dz2)
         g_b1 = dz2.sum(1, keepdim=True)
-        da1 = torch.bmm(dz2, w1.transpose(1, 2))  # (M, B, 16 * L)
+        da1 = torch.bmm(dz2, w1.transpose(1, 2))  # (M, B, 16 * L), the layout of conv
         n_pos = self.conv_out // 16
-        dconv = da1.reshape(m, b, 16, n_pos).transpose(1, 2).reshape(m, 16, b * n_pos)
-        dconv = dconv * (conv > 0)
+        dconv = (da1.view(m, b, 16, n_pos) * (conv > 0)).transpose(1, 2).reshape(m, 16, -1)
+        cols = cols.view(m, b, -1, n_pos).transpose(1, 2).reshape(m, -1, b * n_pos)
         g_cw = torch.bmm(dconv, cols.transpose(1, 2))  # (M, 16, C * 9)
         g_cb = dconv.sum(2)
         return [g_cw, g_cb, g_w1, g_b1, g_w2, g_b2]

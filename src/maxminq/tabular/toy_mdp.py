@@ -7,11 +7,14 @@ mu < 0. Paper settings: gamma = 1, replay buffer 100, Q initialised from N(0, 0.
 (variance 0.01, i.e. standard deviation 0.1, the paper's N(mean, variance) notation),
 step size 0.01, 5,000 runs.
 
-Every run is a lane of arrays; two numba kernels per agent step do the behaviour, the
-environment, the replay buffer and the scatter update for all lanes (serial kernels: settings
-run in parallel processes, see ``maxminq.commands.experiment``); in between,
-the bootstrap value of state B (the only non-terminal next state) is computed once per lane
-with ``maxminq.operators`` on the gathered values of shape (R, M, 8).
+Every run is a lane of arrays. By default one numba kernel call runs a lane's whole run
+(behaviour, environment, replay buffer, updates), taking the bootstrap value of state B (the
+only non-terminal next state; one per update serves the mini-batch) from the operator's
+compiled twin in ``maxminq.operators_jit``. An operator called with parameters runs all
+lanes in lockstep instead: two kernels per agent step, and in between the operator from
+``maxminq.operators`` on the gathered values of shape (R, M, 8); both paths give the same
+runs (tested). Kernels are serial: settings run in parallel processes (see
+``maxminq.commands.experiment``).
 
 Per step, each lane draws its random numbers in this order (the single-run reference loop in
 ``tests/reference_loops.py`` draws the same): exploration uniform, then an action uniform
@@ -31,7 +34,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from maxminq.errors import UsageError
-from maxminq.operators_jit import td_target
+from maxminq.operators_jit import apply_operator, operator_code, td_target
 from maxminq.tabular.agent import (
     KIND_SNAPSHOTS,
     agent_params,
@@ -89,48 +92,106 @@ def _init_lanes(q, rng, kind, init_std):  # pragma: no cover - numba
             q[lane, m] = q[lane, 0]
 
 
+@numba.njit(inline="always", cache=True)
+def _act_lane(
+    lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx, gathered, scratch,
+    kind, mode, epsilon, update_now, n_steps,
+):  # pragma: no cover - numba  # fmt: skip
+    """Act eps-greedily in lane ``lane``, step the MDP, store, and gather the update's inputs
+    (the chosen table, the mini-batch indices and state B's values in operator order)."""
+    n_members = q.shape[1]
+    capacity, batch = buf.shape[1], idx.shape[1]
+    n_steps[lane] += 1
+    values = scratch[lane]
+    s = state[lane]
+    n_actions = N_ACTIONS_A if s == STATE_A else N_ACTIONS_B
+    behaviour_values(q[lane, :, s], n_actions, mode, cur[lane], values)
+    a = epsilon_greedy(values, n_actions, epsilon, rng, lane)
+    if s == STATE_A:
+        r = 0.0
+        term = a == RIGHT  # Left leads to B, Right ends the episode
+    else:
+        r = mu[lane] + 2.0 * rng_uniform(rng, lane) - 1.0
+        term = True
+    p = buf_pos[lane]
+    # One record per transition, (code, reward), so a replayed sample is one cache line.
+    buf[lane, p, 0] = s + 2 * a + 16 * term
+    buf[lane, p, 1] = r
+    buf_pos[lane] = (p + 1) % capacity
+    buf_size[lane] = min(buf_size[lane] + 1, capacity)
+    if update_now:
+        i = choose_table(kind, n_members, rng, lane)
+        chosen[lane] = i
+        for b in range(batch):
+            idx[lane, b] = rng_int(rng, lane, buf_size[lane])
+        # The only non-terminal next state is B: one gather per lane serves the batch.
+        for m in range(n_members):
+            src = member_order(kind, m, n_members, i, cur[lane])
+            for a2 in range(N_ACTIONS_B):
+                gathered[m, a2] = q[lane, src, STATE_B, a2]
+    ended[lane] = term
+    state[lane] = STATE_A if term else STATE_B
+
+
+@numba.njit(inline="always", cache=True)
+def _update_lane(
+    lane, q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, epsilon, gamma,
+    alpha, update_now, p_left, q_left,
+):  # pragma: no cover - numba  # fmt: skip
+    """Sequential TD updates of lane ``lane``'s chosen table over its mini-batch; log the
+    episode if it has just ended.
+
+    Targets ``r + gamma * (1 - terminal) * G`` use the bootstrap value ``g`` of state B
+    computed before the update (frozen for the batch, as in a batched update); each replayed
+    transition then moves ``Q^i(s, a)`` by ``alpha * (target - Q^i(s, a))`` (Algorithm 1).
+    """
+    n_members = q.shape[1]
+    batch, n_episodes = idx.shape[1], p_left.shape[1]
+    if update_now:
+        slot = chosen[lane]
+        if kind == KIND_SNAPSHOTS:  # the oldest snapshot becomes the new version
+            slot = (cur[lane] + 1) % n_members
+            if slot != cur[lane]:
+                for s in range(2):
+                    for a in range(N_ACTIONS_B):
+                        q[lane, slot, s, a] = q[lane, cur[lane], s, a]
+            cur[lane] = slot
+        for b in range(batch):
+            j = idx[lane, b]
+            code = int(buf[lane, j, 0])
+            s, a, term = code & 1, (code >> 1) & 7, code >> 4
+            target = td_target(buf[lane, j, 1], gamma, term, g)
+            q[lane, slot, s, a] += alpha * (target - q[lane, slot, s, a])
+    if ended[lane]:
+        values = scratch[lane]
+        behaviour_values(q[lane, :, STATE_A], N_ACTIONS_A, mode, cur[lane], values)
+        if values[LEFT] > values[RIGHT]:
+            pl = 1.0 - epsilon / 2
+        elif values[LEFT] < values[RIGHT]:
+            pl = epsilon / 2
+        else:
+            pl = 0.5
+        e = ep[lane]
+        p_left[lane, e] = pl
+        q_left[lane, e] = values[LEFT]
+        ep[lane] = e + 1
+        if e + 1 == n_episodes:
+            done[lane] = True
+
+
 @numba.njit(cache=True)
 def _act_and_gather(
     q, cur, rng, state, mu, done, ended, buf, buf_size, buf_pos, chosen, idx, gathered, scratch,
     kind, mode, epsilon, update_now, n_steps,
 ):  # pragma: no cover - numba  # fmt: skip
-    """Kernel 1: act eps-greedily, step the MDP, store, and prepare the update's inputs."""
-    n_lanes, n_members = q.shape[0], q.shape[1]
-    capacity, batch = buf.shape[1], idx.shape[1]
-    for lane in range(n_lanes):
+    """Lockstep kernel 1: :func:`_act_lane` for every lane still running."""
+    for lane in range(q.shape[0]):
         ended[lane] = False
-        if done[lane]:
-            continue
-        n_steps[lane] += 1
-        values = scratch[lane]
-        s = state[lane]
-        n_actions = N_ACTIONS_A if s == STATE_A else N_ACTIONS_B
-        behaviour_values(q[lane, :, s], n_actions, mode, cur[lane], values)
-        a = epsilon_greedy(values, n_actions, epsilon, rng, lane)
-        if s == STATE_A:
-            r = 0.0
-            term = a == RIGHT  # Left leads to B, Right ends the episode
-        else:
-            r = mu[lane] + 2.0 * rng_uniform(rng, lane) - 1.0
-            term = True
-        p = buf_pos[lane]
-        # One record per transition, (code, reward), so a replayed sample is one cache line.
-        buf[lane, p, 0] = s + 2 * a + 16 * term
-        buf[lane, p, 1] = r
-        buf_pos[lane] = (p + 1) % capacity
-        buf_size[lane] = min(buf_size[lane] + 1, capacity)
-        if update_now:
-            i = choose_table(kind, n_members, rng, lane)
-            chosen[lane] = i
-            for b in range(batch):
-                idx[lane, b] = rng_int(rng, lane, buf_size[lane])
-            # The only non-terminal next state is B: one gather per lane serves the batch.
-            for m in range(n_members):
-                src = member_order(kind, m, n_members, i, cur[lane])
-                for a2 in range(N_ACTIONS_B):
-                    gathered[lane, m, a2] = q[lane, src, STATE_B, a2]
-        ended[lane] = term
-        state[lane] = STATE_A if term else STATE_B
+        if not done[lane]:
+            _act_lane(
+                lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx,
+                gathered[lane], scratch, kind, mode, epsilon, update_now, n_steps,
+            )  # fmt: skip
 
 
 @numba.njit(cache=True)
@@ -138,45 +199,37 @@ def _update_and_record(
     q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, epsilon, gamma, alpha,
     update_now, p_left, q_left,
 ):  # pragma: no cover - numba  # fmt: skip
-    """Kernel 2: sequential TD updates of the chosen table over the mini-batch; log episodes.
+    """Lockstep kernel 2: :func:`_update_lane` for every lane still running."""
+    for lane in range(q.shape[0]):
+        if not done[lane]:
+            _update_lane(
+                lane, q, cur, done, ended, ep, buf, chosen, idx, g[lane], scratch, kind, mode,
+                epsilon, gamma, alpha, update_now, p_left, q_left,
+            )  # fmt: skip
 
-    Targets ``r + gamma * (1 - terminal) * G`` use the bootstrap values ``g`` computed before
-    the update (one frozen G per lane, as in a batched update); each replayed transition then
-    moves ``Q^i(s, a)`` by ``alpha * (target - Q^i(s, a))`` (Algorithm 1, last line).
-    """
-    n_lanes, n_members = q.shape[0], q.shape[1]
-    batch, n_episodes = idx.shape[1], p_left.shape[1]
-    for lane in range(n_lanes):
-        if done[lane]:
-            continue
-        if update_now:
-            slot = chosen[lane]
-            if kind == KIND_SNAPSHOTS:  # the oldest snapshot becomes the new version
-                slot = (cur[lane] + 1) % n_members
-                if slot != cur[lane]:
-                    q[lane, slot] = q[lane, cur[lane]]
-                cur[lane] = slot
-            for b in range(batch):
-                j = idx[lane, b]
-                code = int(buf[lane, j, 0])
-                s, a, term = code & 1, (code >> 1) & 7, code >> 4
-                target = td_target(buf[lane, j, 1], gamma, term, g[lane])
-                q[lane, slot, s, a] += alpha * (target - q[lane, slot, s, a])
-        if ended[lane]:
-            values = scratch[lane]
-            behaviour_values(q[lane, :, STATE_A], N_ACTIONS_A, mode, cur[lane], values)
-            if values[LEFT] > values[RIGHT]:
-                pl = 1.0 - epsilon / 2
-            elif values[LEFT] < values[RIGHT]:
-                pl = epsilon / 2
-            else:
-                pl = 0.5
-            e = ep[lane]
-            p_left[lane, e] = pl
-            q_left[lane, e] = values[LEFT]
-            ep[lane] = e + 1
-            if e + 1 == n_episodes:
-                done[lane] = True
+
+@numba.njit(cache=True, _nrt=False)
+def _run_lane(
+    lane, op_code, q, cur, rng, state, mu, done, ended, ep, buf, buf_size, buf_pos, chosen, idx,
+    gathered, scratch, kind, mode, epsilon, gamma, alpha, every, n_steps, p_left, q_left,
+):  # pragma: no cover - numba  # fmt: skip
+    """Every agent step of lane ``lane``'s run: the lockstep kernels' exact sequence, with
+    G from the operator's compiled twin (``maxminq.operators_jit``), so the same results;
+    the lane's tables and buffer stay in cache and no step returns to Python. Compiled
+    without reference counting (nothing here allocates), as Mountain Car's kernel."""
+    t = 0
+    while not done[lane]:
+        update_now = t % every == 0
+        _act_lane(
+            lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx, gathered,
+            scratch, kind, mode, epsilon, update_now, n_steps,
+        )  # fmt: skip
+        g = apply_operator(op_code, gathered) if update_now else 0.0
+        _update_lane(
+            lane, q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, epsilon,
+            gamma, alpha, update_now, p_left, q_left,
+        )  # fmt: skip
+        t += 1
 
 
 def _validate(mu: Any, runs: Any, episodes: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -256,24 +309,37 @@ def run_toy_mdp(
     q_left = np.zeros((n_lanes, episodes))
     eps, gamma, alpha = float(p["epsilon"]), float(p["gamma"]), float(p["step_size"])
 
-    bar = tqdm(total=episodes, disable=not progress, desc=f"toy {algorithm} n={n} mu={mu:+g}")
-    step = 0
-    while not done.all():
-        update_now = step % p["update_every"] == 0
-        _act_and_gather(
-            q, cur, rng, state, mus, done, ended, buf, buf_size, buf_pos, chosen, idx, gathered,
-            scratch, spec.kind, spec.behaviour, eps, update_now, n_steps,
-        )  # fmt: skip
-        if update_now:
-            g[:] = bootstrap_values(algorithm, gathered, op_kwargs)
-        _update_and_record(
-            q, cur, done, ended, ep, buf, chosen, idx, g, scratch, spec.kind, spec.behaviour,
-            eps, gamma, alpha, update_now, p_left, q_left,
-        )  # fmt: skip
-        step += 1
-        if progress and step % 64 == 0:
-            bar.update(int(ep.min()) - bar.n)
-    bar.update(episodes - bar.n)
+    kind, mode, every = spec.kind, spec.behaviour, p["update_every"]
+    desc = f"toy {algorithm} n={n} mu={mu:+g}"
+    bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
+    code = operator_code(algorithm, op_kwargs)
+    if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
+        one = np.zeros((n_members, N_ACTIONS_B))
+        for lane in range(n_lanes):
+            _run_lane(
+                lane, code, q, cur, rng, state, mus, done, ended, ep, buf, buf_size, buf_pos,
+                chosen, idx, one, scratch, kind, mode, eps, gamma, alpha, every, n_steps,
+                p_left, q_left,
+            )  # fmt: skip
+            bar.update(episodes)
+    else:  # operators with parameters: all lanes in lockstep, G from maxminq.operators
+        step = 0
+        while not done.all():
+            update_now = step % every == 0
+            _act_and_gather(
+                q, cur, rng, state, mus, done, ended, buf, buf_size, buf_pos, chosen, idx,
+                gathered, scratch, kind, mode, eps, update_now, n_steps,
+            )  # fmt: skip
+            if update_now:
+                g[:] = bootstrap_values(algorithm, gathered, op_kwargs)
+            _update_and_record(
+                q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, eps, gamma,
+                alpha, update_now, p_left, q_left,
+            )  # fmt: skip
+            step += 1
+            if progress and step % 64 == 0:
+                bar.update(int(ep.sum()) - bar.n)
+    bar.update(n_lanes * episodes - bar.n)
     bar.close()
 
     run_ids = np.arange(run_offset, run_offset + n_lanes)
