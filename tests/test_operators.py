@@ -316,3 +316,26 @@ def test_compiled_td_target_equals_numpy_and_ignores_g_at_terminals() -> None:
     np.testing.assert_array_equal(got, expected)
     assert td_target(-1.0, 0.9, True, np.inf) == -1.0  # no bootstrap, even from a diverged G
     assert td_target(-1.0, 0.5, False, 4.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "name", ["q_learning", "maxmin", "ensemble", "averaged", "historical_best"]
+)
+def test_action_values_are_what_the_operator_maximises(name) -> None:
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    n = 1 if name == "q_learning" else 4
+    q = rng.normal(size=(50, n, 6))
+    per_action = ops.action_values(name, q)
+    assert per_action.shape == (50, 6)
+    np.testing.assert_array_equal(per_action.max(-1), ops.bootstrap(name, q))
+    tq = torch.from_numpy(q)
+    np.testing.assert_array_equal(ops.action_values(name, tq).numpy(), per_action)
+
+
+def test_action_values_of_the_two_table_operators_is_an_error() -> None:
+    q = np.zeros((3, 2, 4))
+    for name in ("double_q", "weighted_double_q", "bias_corrected"):
+        with pytest.raises(ValueError, match=f"'{name}' has no per-action estimate"):
+            ops.action_values(name, q)
+    assert np.array_equal(ops.action_values("maxmin", np.array([[1.0, 5.0], [3.0, 2.0]])),
+                          [1.0, 2.0])  # fmt: skip

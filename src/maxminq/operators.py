@@ -40,6 +40,7 @@ Array = TypeVar("Array")  # np.ndarray or torch.Tensor
 
 __all__ = [
     "OPERATORS",
+    "action_values",
     "averaged",
     "bias_corrected",
     "bootstrap",
@@ -241,6 +242,29 @@ def bootstrap(name: str, q: Array, **params: Any) -> Array:
         known = ", ".join(sorted(OPERATORS))
         raise ValueError(f"unknown operator {name!r}; choose one of: {known}") from None
     return op(q, **params)
+
+
+def action_values(name: str, q: Array) -> Array:
+    """The per-action estimate that operator ``name`` maximises: ``G = max_a`` of it.
+
+    Maxmin: ``Q^min(s, a) = min_i Q^i(s, a)`` (Lan et al. 2020, Algorithm 1, which also acts
+    eps-greedily on it); Ensemble and Averaged: the mean over members / snapshots; Historical
+    Best: the max over snapshots; Q-learning: the one table. Shape (..., N, A) -> (..., A).
+    Double, Weighted Double and Bias-corrected Q select with one table (or correction) and
+    evaluate with another, so they have no such estimate: ValueError.
+    """
+    reductions = {
+        "q_learning": lambda x: x[..., 0, :],
+        "maxmin": lambda x: _min(x, axis=-2),
+        "ensemble": lambda x: _mean(x, axis=-2),
+        "averaged": lambda x: _mean(x, axis=-2),
+        "historical_best": lambda x: _max(x, axis=-2),
+    }
+    if name not in reductions:
+        raise ValueError(f"action_values: {name!r} has no per-action estimate; "
+                         f"one of {', '.join(reductions)}")  # fmt: skip
+    _check(q, name, members=1 if name == "q_learning" else None)
+    return reductions[name](q)
 
 
 def td_target(reward: Array, discount: float, terminated: Array, next_value: Array) -> Array:

@@ -103,13 +103,6 @@ class Learner:
             return p
         return p.repeat_interleave(self.n_target, dim=0)
 
-    def _combine(self, q: torch.Tensor) -> torch.Tensor:
-        """Members -> one value per action (..., N, A) -> (..., A): min for Maxmin, mean
-        for Ensemble / Averaged snapshots, the single net otherwise."""
-        if self.agent == "maxmin-dqn":
-            return q.amin(dim=-2)
-        return q.mean(dim=-2)
-
     # --- values -------------------------------------------------------------------------
 
     @torch.no_grad()
@@ -120,7 +113,9 @@ class Learner:
         """
         q = self.online.forward_shared(obs.unsqueeze(1), self.n_online)
         q = q.reshape(self.S, self.n_online, self.n_actions)
-        return self._combine(q)
+        if self.spec.ensemble:  # the operator's own estimate: min_i (Maxmin), mean_i
+            return operators.action_values(self.spec.operator, q)
+        return q[:, 0]
 
     @torch.no_grad()
     def target_q(self, next_obs: torch.Tensor) -> torch.Tensor:
@@ -147,8 +142,9 @@ class Learner:
         """
         qt = self.target_q(obs.unsqueeze(1))[:, 0]  # (S, members, A)
         if self.spec.operator == "double_q":
-            qt = qt[:, 1:]
-        q = self._combine(qt)
+            q = qt[:, 1]  # the evaluating (target) net
+        else:
+            q = operators.action_values(self.spec.operator, qt)
         return q.gather(-1, action.reshape(-1, 1)).squeeze(-1)
 
     # --- learning -----------------------------------------------------------------------
