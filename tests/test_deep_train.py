@@ -297,3 +297,22 @@ def test_update_members_updates_that_many_distinct_members_per_seed() -> None:
         chosen |= {tuple(r) for r in diff.tolist()}
     assert len(chosen - {(0.0, 0.0, 0.0)}) > 1  # the subset varies from step to step
     tr.close()
+
+
+def test_plot_compares_finished_runs_and_rejects_other_folders(tmp_path: pathlib.Path, capsys):
+    for agent, out in (("dqn", "a"), ("maxmin-dqn", "b")):
+        argv = ["train", "--env", "CartPole-v1", "--agent", agent, "--steps", "300"]
+        argv += ["--learning-starts", "100", "--bias-every", "100", "--seeds", "0-1"]
+        argv += ["--out", str(tmp_path / out), "--eval-episodes", "1", "--no-progress"]
+        assert main([*argv, "--no-plot"]) == 0
+    capsys.readouterr()
+    both = [str(tmp_path / "a"), str(tmp_path / "b")]
+    assert main(["plot", *both, "--out", str(tmp_path / "c")]) == 0
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "c.svg").exists()
+    assert main(["plot", str(tmp_path / "a")]) == 0  # one run: next to its tables
+    assert (tmp_path / "a" / "curves.png").exists()
+    capsys.readouterr()
+    (tmp_path / "empty").mkdir()
+    assert main(["plot", str(tmp_path / "a"), str(tmp_path / "empty")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "RUN_DIR" in err and "empty" in err

@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "theory": ("maxminq.commands.theory", "Theorem 1 / Corollary 1 figures and tables"),
     "experiment": ("maxminq.commands.experiment", "toy MDP and noisy Mountain Car experiments"),
     "train": ("maxminq.commands.train", "train DQN-family agents on a Gymnasium environment"),
+    "plot": ("maxminq.commands.plot", "draw (and compare) the curves of 'train' runs"),
     "envs": ("maxminq.commands.envs", "list the registered environments and paper defaults"),
     "sweep": ("maxminq.commands.sweep", "run a sweep config (local or Ray), resumable"),
     "status": ("maxminq.commands.status", "show a sweep folder's run counts and failures"),

@@ -332,50 +332,76 @@ def _seed_grid(episodes: pd.DataFrame, value: str, points: int = 100) -> pd.Data
     return pd.DataFrame({"step": grid, "mean": mean, "se": np.where(runs > 1, se, 0.0)})
 
 
-def fig_training_run(
-    tables: dict[str, pd.DataFrame], agent: str, title: str, out_dir: Path, name: str = "curves"
+def run_label(agent: str, n: int, lr: float | None = None) -> str:
+    """A legend label for one training run, e.g. ``Maxmin DQN (N=4)``, optionally its lr."""
+    text = style.label(agent)
+    if agent in ("maxmin-dqn", "ensemble-dqn"):
+        text += f" (N={n})"
+    elif agent == "averaged-dqn":
+        text += f" (K={n})"
+    return text if lr is None else f"{text}, lr {lr:g}"
+
+
+def fig_training_runs(
+    runs: Sequence[tuple[str, str, dict[str, pd.DataFrame]]],
+    title: str,
+    out_dir: Path,
+    name: str = "curves",
 ) -> FigureFile | None:
-    """The figure of one ``maxminq train`` run: 100-episode average training return, the
-    measured estimation bias and the mean predicted Q(s, a) against environment steps; thin
-    lines per seed, a thick line and a one-standard-error band over seeds."""
-    episodes, metrics = tables.get("episodes"), tables.get("metrics")
-    if episodes is None or episodes.empty:
+    """Training curves of ``maxminq train`` runs, each given as ``(label, agent, tables)``:
+    the 100-episode average training return, the measured estimation bias and the mean
+    predicted Q(s, a) against environment steps. Per run, the mean over seeds with a
+    one-standard-error band; with a single run also a thin line per seed."""
+    runs = [r for r in runs if r[2].get("episodes") is not None and not r[2]["episodes"].empty]
+    if not runs:
         return None
-    colour = style.color(agent)
+    panels = [
+        ("episodes", "return_avg100", "training return", "return (100-episode average)"),
+        ("metrics", "bias_mean", "estimation bias (above 0: over)", "estimate - MC return"),
+        ("metrics", "q_mean", "Q estimates", "mean predicted Q(s, a)"),
+    ]
     fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.6))
-    panels = [(axes[0], episodes, "return_avg100", "return (100-episode average)")]
-    if metrics is not None and not metrics.empty:
-        panels += [
-            (axes[1], metrics, "bias_mean", "estimate - MC return"),
-            (axes[2], metrics, "q_mean", "mean predicted Q(s, a)"),
-        ]
-    for ax, df, value, ylabel in panels:
-        df = df[np.isfinite(df[value].to_numpy(dtype=float))]
-        for _, run in df.groupby("seed"):
-            ax.plot(run["step"], run[value], color=colour, lw=0.7, alpha=0.35)
-        if df["seed"].nunique() > 1:
-            band = _seed_grid(df, value) if value == "return_avg100" else None
-            if band is None:
-                band = T.metric_curves(df, value, keys=())
-            _band(ax, band["step"], band["mean"], band["se"], color=colour,
-                  label="mean over seeds", smooth=False)  # fmt: skip
+    styles = ("-", "--", ":", "-.")
+    seen: dict[str, int] = {}
+    for label, agent, tables in runs:
+        colour = style.color(agent)
+        ls = styles[seen.get(colour, 0) % len(styles)]  # same family twice: another dash
+        seen[colour] = seen.get(colour, 0) + 1
+        for ax, (table, value, _, _) in zip(axes, panels, strict=True):
+            df = tables.get(table)
+            if df is None or df.empty:
+                continue
+            df = df[np.isfinite(df[value].to_numpy(dtype=float))]
+            if df.empty:
+                continue
+            if len(runs) == 1:
+                for _, seed_rows in df.groupby("seed"):
+                    ax.plot(seed_rows["step"], seed_rows[value], color=colour, lw=0.7,
+                            alpha=0.35)  # fmt: skip
+            if len(runs) > 1 or df["seed"].nunique() > 1:
+                band = (
+                    _seed_grid(df, value) if table == "episodes"
+                    else T.metric_curves(df, value, keys=())
+                )  # fmt: skip
+                _band(ax, band["step"], band["mean"], band["se"], color=colour, label=label,
+                      smooth=False, ls=ls)  # fmt: skip
+    for ax, (_, value, panel_title, ylabel) in zip(axes, panels, strict=True):
         if value == "bias_mean":
             ax.axhline(0.0, color="black", lw=0.8, ls="--")
+        ax.set_title(panel_title)
         ax.set_xlabel("environment steps")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    for ax in axes[len(panels) :]:
-        ax.set_visible(False)
-    axes[0].set_title("training return")
-    axes[1].set_title("estimation bias (above 0: over)")
-    axes[2].set_title("Q estimates")
     fig.suptitle(title)
-    fig.tight_layout()
+    if len(runs) > 1:
+        _shared_legend(fig, list(axes))
+    else:
+        fig.tight_layout()
     caption = (
         "Training return (100-episode moving average), the estimation bias measured while "
         "training (the agent's estimate for visited (s, a) minus the discounted return "
-        "obtained from there) and the mean predicted Q(s, a); thin lines: seeds; thick line "
-        "and band: mean over seeds +- one standard error."
+        "obtained from there) and the mean predicted Q(s, a); mean over seeds +- one "
+        "standard error (thin lines: single seeds)."
     )
     return FigureFile(name, title, caption, save_figure(fig, out_dir, name))
 

@@ -149,16 +149,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
     print(f"tables written to {args.out}")
     if not args.no_plot:
-        from maxminq.analysis.figures import fig_training_run
+        from maxminq.analysis.figures import fig_training_runs, run_label
 
-        n = f" N={resolved.n}" if resolved.agent in ("maxmin-dqn", "ensemble-dqn") else ""
-        n = f" K={resolved.n}" if resolved.agent == "averaged-dqn" else n
-        title = f"{resolved.agent}{n} on {resolved.env_id}, {len(resolved.seeds)} seed(s)"
+        label = run_label(resolved.agent, resolved.n)
+        title = f"{label} on {resolved.env_id}, {len(resolved.seeds)} seed(s)"
         per_seed = tests.groupby("seed")["return"].mean()
         if len(per_seed):
             se = per_seed.std() / len(per_seed) ** 0.5 if len(per_seed) > 1 else 0.0
             title += f"; test return {per_seed.mean():.1f} +- {se:.1f}"
-        figure = fig_training_run(tables, resolved.agent, title, args.out)
+        figure = fig_training_runs([(label, resolved.agent, tables)], title, args.out)
         if figure is not None:
             print(f"figure written to {figure.png}")
     return 0

@@ -1,0 +1,54 @@
+"""``maxminq plot RUN_DIR [RUN_DIR ...]``: the training curves of finished ``maxminq train``
+runs in one figure (return, measured estimation bias, Q estimates), one colour per run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from maxminq.errors import UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``maxminq plot``."""
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
+                        help="folders written by 'maxminq train'")  # fmt: skip
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="figure path; .png and .svg are written (default: RUN_DIR/curves for one run, "
+        "./compare for several)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check every folder first, then draw one figure."""
+    from maxminq.analysis.figures import fig_training_runs, run_label
+    from maxminq.deep.train import read_tables
+
+    runs, envs = [], []
+    for folder in args.runs:
+        if not ((folder / "runs.csv").is_file() and (folder / "config.json").is_file()):
+            raise UsageError(
+                f"RUN_DIR: {folder} holds no finished 'maxminq train' run "
+                "(runs.csv and config.json)"
+            )
+        cfg = json.loads((folder / "config.json").read_text())
+        runs.append([run_label(cfg["agent"], cfg["n"]), cfg["agent"], read_tables(folder), cfg])
+        envs.append(cfg["env_id"])
+    if len({r[0] for r in runs}) < len(runs):  # same agent and N twice: tell them apart
+        for r in runs:
+            r[0] = run_label(r[1], r[3]["n"], r[3]["lr"])
+    default = args.runs[0] / "curves" if len(runs) == 1 else Path("compare")
+    out = default if args.out is None else args.out.with_suffix("")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    title = " vs ".join(dict.fromkeys(envs))
+    seeds = sorted({len(r[3]["seeds"]) for r in runs})
+    title += f", {'/'.join(map(str, seeds))} seed(s) per run"
+    figure = fig_training_runs([(r[0], r[1], r[2]) for r in runs], title, out.parent, out.name)
+    if figure is None:
+        raise UsageError("RUN_DIR: no episode finished in these runs; nothing to plot")
+    print(f"figure written to {figure.png}")
+    return 0
