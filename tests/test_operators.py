@@ -318,18 +318,26 @@ def test_compiled_td_target_equals_numpy_and_ignores_g_at_terminals() -> None:
     assert td_target(-1.0, 0.5, False, 4.0) == 1.0
 
 
+_TWO_TABLES = [[1.0, 5.0, 2.0], [3.0, 2.0, 4.0]]
+
+
 @pytest.mark.parametrize(
-    "name", ["q_learning", "maxmin", "ensemble", "averaged", "historical_best"]
+    ("name", "q", "expected"),
+    [
+        ("q_learning", [_TWO_TABLES[0]], [1.0, 5.0, 2.0]),
+        ("maxmin", _TWO_TABLES, [1.0, 2.0, 2.0]),
+        ("ensemble", _TWO_TABLES, [2.0, 3.5, 3.0]),
+        ("averaged", _TWO_TABLES, [2.0, 3.5, 3.0]),
+        ("historical_best", _TWO_TABLES, [3.0, 5.0, 4.0]),
+    ],
 )
-def test_action_values_are_what_the_operator_maximises(name) -> None:
-    rng = np.random.default_rng(zlib.crc32(name.encode()))
-    n = 1 if name == "q_learning" else 4
-    q = rng.normal(size=(50, n, 6))
+def test_action_values_are_what_the_operator_maximises(name, q, expected) -> None:
+    """Hand-computed per-action estimates; their max is the operator's G; torch agrees."""
+    q = np.array([q, q])  # a batch of two states
     per_action = ops.action_values(name, q)
-    assert per_action.shape == (50, 6)
-    np.testing.assert_array_equal(per_action.max(-1), ops.bootstrap(name, q))
-    tq = torch.from_numpy(q)
-    np.testing.assert_array_equal(ops.action_values(name, tq).numpy(), per_action)
+    np.testing.assert_array_equal(per_action, [expected, expected])
+    np.testing.assert_array_equal(ops.bootstrap(name, q), [max(expected)] * 2)
+    np.testing.assert_array_equal(ops.action_values(name, torch.from_numpy(q)).numpy(), per_action)
 
 
 def test_action_values_of_the_two_table_operators_is_an_error() -> None:

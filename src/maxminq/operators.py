@@ -102,6 +102,16 @@ def _abs(x: Any) -> Any:
     return x.abs() if _is_torch(x) else np.abs(x)
 
 
+#: Per-action estimate of the operators that maximise one (see :func:`action_values`).
+_ACTION_VALUES: dict[str, Callable[[Any], Any]] = {
+    "q_learning": lambda x: x[..., 0, :],
+    "maxmin": lambda x: _min(x, axis=-2),
+    "ensemble": lambda x: _mean(x, axis=-2),
+    "averaged": lambda x: _mean(x, axis=-2),
+    "historical_best": lambda x: _max(x, axis=-2),
+}
+
+
 # --- the G functions --------------------------------------------------------------------------
 
 
@@ -111,8 +121,7 @@ def q_learning(q: Array) -> Array:
     Lan et al. (2020), section 6: Generalized Q-learning with N = 1, K = 1.
     ``q`` has shape (..., 1, A).
     """
-    _check(q, "q_learning", members=1)
-    return _max(q[..., 0, :], axis=-1)
+    return _max(action_values("q_learning", q), axis=-1)
 
 
 def maxmin(q: Array) -> Array:
@@ -122,8 +131,7 @@ def maxmin(q: Array) -> Array:
     this is Q-learning; larger N moves the bias from over- to underestimation
     (Theorem 1). ``q`` has shape (..., N, A).
     """
-    _check(q, "maxmin")
-    return _max(_min(q, axis=-2), axis=-1)
+    return _max(action_values("maxmin", q), axis=-1)
 
 
 def ensemble(q: Array) -> Array:
@@ -132,8 +140,7 @@ def ensemble(q: Array) -> Array:
     Anschel et al. (2017); Lan et al. (2020), section 6 (K = 1, N estimators
     learned side by side). ``q`` has shape (..., N, A).
     """
-    _check(q, "ensemble")
-    return _max(_mean(q, axis=-2), axis=-1)
+    return _max(action_values("ensemble", q), axis=-1)
 
 
 def averaged(q: Array) -> Array:
@@ -142,8 +149,7 @@ def averaged(q: Array) -> Array:
     Anschel et al. (2017), Averaged-DQN; Lan et al. (2020), section 6 (N = 1,
     K snapshots). ``q`` stacks the K most recent snapshots: shape (..., K, A).
     """
-    _check(q, "averaged")
-    return _max(_mean(q, axis=-2), axis=-1)
+    return _max(action_values("averaged", q), axis=-1)
 
 
 def historical_best(q: Array) -> Array:
@@ -152,8 +158,7 @@ def historical_best(q: Array) -> Array:
     Yu et al. (2018); Lan et al. (2020), section 6: ``G^HBQ = max_{a, j}
     Q(s', a; t - j)`` for j = 1..K. ``q`` has shape (..., K, A).
     """
-    _check(q, "historical_best")
-    return _max(_max(q, axis=-2), axis=-1)
+    return _max(action_values("historical_best", q), axis=-1)
 
 
 def double_q(q: Array) -> Array:
@@ -253,18 +258,11 @@ def action_values(name: str, q: Array) -> Array:
     Double, Weighted Double and Bias-corrected Q select with one table (or correction) and
     evaluate with another, so they have no such estimate: ValueError.
     """
-    reductions = {
-        "q_learning": lambda x: x[..., 0, :],
-        "maxmin": lambda x: _min(x, axis=-2),
-        "ensemble": lambda x: _mean(x, axis=-2),
-        "averaged": lambda x: _mean(x, axis=-2),
-        "historical_best": lambda x: _max(x, axis=-2),
-    }
-    if name not in reductions:
+    if name not in _ACTION_VALUES:
         raise ValueError(f"action_values: {name!r} has no per-action estimate; "
-                         f"one of {', '.join(reductions)}")  # fmt: skip
+                         f"one of {', '.join(_ACTION_VALUES)}")  # fmt: skip
     _check(q, name, members=1 if name == "q_learning" else None)
-    return reductions[name](q)
+    return _ACTION_VALUES[name](q)
 
 
 def td_target(reward: Array, discount: float, terminated: Array, next_value: Array) -> Array:
