@@ -373,6 +373,7 @@ gym.register("UserCorridor-v0", entry_point=Corridor, max_episode_steps=30)
 def test_train_on_a_users_own_environment(tmp_path, monkeypatch, capsys) -> None:
     """'module:EnvId' imports the user's module, which registers the environment."""
     (tmp_path / "user_envs_mmq.py").write_text(_USER_MODULE)
+    (tmp_path / "broken_envs_mmq.py").write_text('raise RuntimeError("first line\\nsecond")')
     monkeypatch.syspath_prepend(str(tmp_path))
     out = tmp_path / "run"
     argv = ["train", "--env", "user_envs_mmq:UserCorridor-v0", "--agent", "maxmin-dqn"]
@@ -384,6 +385,7 @@ def test_train_on_a_users_own_environment(tmp_path, monkeypatch, capsys) -> None
     for env_id, needle in [
         ("no_such_module_mmq:UserCorridor-v0", "cannot import module 'no_such_module_mmq'"),
         ("user_envs_mmq:Missing-v0", "importing 'user_envs_mmq' did not register it"),
+        ("broken_envs_mmq:Any-v0", "(RuntimeError: first line second)"),
     ]:
         argv = ["train", "--env", env_id, "--out", str(tmp_path / "bad"), "--no-progress"]
         assert main(argv) == 2

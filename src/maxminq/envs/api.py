@@ -71,9 +71,10 @@ def _check_id(env_id: str) -> None:
         try:
             importlib.import_module(module)
         except Exception as e:  # noqa: BLE001 - any failure of the user's module, one line
+            why = " ".join(str(e).split())  # a multi-line message kept on one line
             raise UsageError(
                 f"--env: cannot import module {module!r} of {env_id!r} "
-                f"({type(e).__name__}: {e}); is it on PYTHONPATH or installed?"
+                f"({type(e).__name__}: {why}); is it on PYTHONPATH or installed?"
             ) from None
     if name not in gym.registry:
         ours = ", ".join([CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS, "LunarLander-v3"])
