@@ -309,6 +309,8 @@ def test_plot_compares_finished_runs_and_rejects_other_folders(tmp_path: pathlib
     both = [str(tmp_path / "a"), str(tmp_path / "b")]
     assert main(["plot", *both, "--out", str(tmp_path / "c")]) == 0
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "c.svg").exists()
+    assert main(["plot", both[0], both[0], "--out", str(tmp_path / "c.v2")]) == 0
+    assert (tmp_path / "c.v2.png").exists() and (tmp_path / "c.v2.svg").exists()  # dots kept
     assert main(["plot", str(tmp_path / "a")]) == 0  # one run: next to its tables
     assert (tmp_path / "a" / "curves.png").exists()
     capsys.readouterr()

@@ -41,8 +41,13 @@ def run(args: argparse.Namespace) -> int:
     if len({r[0] for r in runs}) < len(runs):  # same agent and N twice: tell them apart
         for r in runs:
             r[0] = run_label(r[1], r[3]["n"], r[3]["lr"])
+    if len({r[0] for r in runs}) < len(runs):  # same lr too (other env, seeds): the folders
+        for r, folder in zip(runs, args.runs, strict=True):
+            r[0] = f"{r[0]} ({folder.resolve().name})"
     default = args.runs[0] / "curves" if len(runs) == 1 else Path("compare")
-    out = default if args.out is None else args.out.with_suffix("")
+    out = (default if args.out is None else args.out).resolve()
+    if out.suffix in (".png", ".svg"):  # "a.png" -> a.png and a.svg; "run.v2" stays whole
+        out = out.with_suffix("")
     out.parent.mkdir(parents=True, exist_ok=True)
     title = " vs ".join(dict.fromkeys(envs))
     seeds = sorted({len(r[3]["seeds"]) for r in runs})
