@@ -311,6 +311,9 @@ def test_plot_compares_finished_runs_and_rejects_other_folders(tmp_path: pathlib
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "c.svg").exists()
     assert main(["plot", both[0], both[0], "--out", str(tmp_path / "c.v2")]) == 0
     assert (tmp_path / "c.v2.png").exists() and (tmp_path / "c.v2.svg").exists()  # dots kept
+    (tmp_path / "figs").mkdir()
+    assert main(["plot", *both, "--out", str(tmp_path / "figs")]) == 0  # a folder: inside it
+    assert (tmp_path / "figs" / "compare.png").exists()
     assert main(["plot", str(tmp_path / "a")]) == 0  # one run: next to its tables
     assert (tmp_path / "a" / "curves.png").exists()
     capsys.readouterr()

@@ -18,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out",
         type=Path,
         default=None,
-        help="figure path; .png and .svg are written (default: RUN_DIR/curves for one run, "
+        help="figure path, with or without .png; .png and .svg are written; an existing "
+        "folder gets the default name inside it (default: RUN_DIR/curves for one run, "
         "./compare for several)",
     )
 
@@ -46,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
             r[0] = f"{r[0]} ({folder.resolve().name})"
     default = args.runs[0] / "curves" if len(runs) == 1 else Path("compare")
     out = (default if args.out is None else args.out).resolve()
+    if out.is_dir():  # "--out figs/": the default name inside it
+        out = out / default.name
     if out.suffix in (".png", ".svg"):  # "a.png" -> a.png and a.svg; "run.v2" stays whole
         out = out.with_suffix("")
     out.parent.mkdir(parents=True, exist_ok=True)
