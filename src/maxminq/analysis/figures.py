@@ -374,11 +374,12 @@ def fig_training_runs(
             df = df[np.isfinite(df[value].to_numpy(dtype=float))]
             if df.empty:
                 continue
-            if len(runs) == 1:
+            several = df["seed"].nunique() > 1
+            if len(runs) == 1:  # faint per-seed lines under the band; one seed: its curve
                 for _, seed_rows in df.groupby("seed"):
                     ax.plot(seed_rows["step"], seed_rows[value], color=colour, lw=0.7,
-                            alpha=0.35)  # fmt: skip
-            if len(runs) > 1 or df["seed"].nunique() > 1:
+                            alpha=0.35 if several else 1.0)  # fmt: skip
+            if len(runs) > 1 or several:
                 band = (
                     _seed_grid(df, value) if table == "episodes"
                     else T.metric_curves(df, value, keys=())
