@@ -126,10 +126,22 @@ def test_discounted_returns_closed_form() -> None:
     np.testing.assert_allclose(_discounted_returns([0.0, 0.0, 4.0], 0.5), [1.0, 2.0, 4.0])
 
 
-def test_results_do_not_depend_on_torch_threads(tmp_path: pathlib.Path) -> None:
+def test_results_do_not_depend_on_torch_threads(tmp_path: pathlib.Path, monkeypatch) -> None:
+    seen: set[int] = set()
+    step = Trainer.train_step
+
+    def spy(self: Trainer) -> None:
+        seen.add(torch.get_num_threads())
+        step(self)
+
+    monkeypatch.setattr(Trainer, "train_step", spy)
     cfg = _small(seeds=[0, 1], agent="maxmin-dqn", n=3, eval_episodes=1)
+    before = torch.get_num_threads()
     one = _deterministic(run_training(cfg, tmp_path / "one", threads=1))
+    assert seen == {1} and torch.get_num_threads() == before  # used, then restored
+    seen.clear()
     two = _deterministic(run_training(cfg, tmp_path / "two", threads=2))
+    assert seen == {2}
     for name in ("episodes", "tests", "metrics"):
         pd.testing.assert_frame_equal(one[name], two[name])
 

@@ -542,7 +542,7 @@ def run_training(
     finished = resume and (out_dir / "runs.csv").exists() and config_path.exists()
     if finished and json.loads(config_path.read_text()) == json.loads(cfg.result_key()):
         return read_tables(out_dir)
-    threads = torch.get_num_threads()
+    saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     trainer = Trainer(cfg)
     try:
@@ -575,7 +575,7 @@ def run_training(
         tables = trainer.tables()
     finally:
         trainer.close()
-        torch.set_num_threads(threads)
+        torch.set_num_threads(saved_threads)
     config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
     atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
     for name in ("episodes", "tests", "metrics", "runs"):  # runs.csv last: marks completion
