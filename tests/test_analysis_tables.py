@@ -327,3 +327,16 @@ def test_seed_grid_holds_each_seeds_last_value_and_averages_seeds_present() -> N
     np.testing.assert_allclose(band["mean"], [1.0, 3.0, 4.0])
     # SE = sd / sqrt(2): (1, 5) -> sd 2 sqrt(2) -> 2; (3, 5) -> sd sqrt(2) -> 1; one seed: 0
     np.testing.assert_allclose(band["se"], [0.0, 2.0, 1.0])
+
+
+def test_seed_grid_drops_a_seed_after_its_stop_step() -> None:
+    """Seed 1 diverged at step 25: from grid step 30 on only seed 0 (value 3) counts; a grid
+    step no seed reaches is NaN."""
+    from maxminq.analysis.figures import _seed_grid
+
+    episodes = pd.DataFrame({"seed": [0, 0, 1], "step": [10, 30, 20], "v": [1.0, 3.0, 5.0]})
+    band = _seed_grid(episodes, "v", points=3, stop={1: 25})
+    np.testing.assert_allclose(band["mean"], [1.0, 3.0, 3.0])
+    np.testing.assert_allclose(band["se"], [0.0, 2.0, 0.0])
+    alone = _seed_grid(episodes[episodes.seed == 0], "v", points=3, stop={0: 15})
+    assert np.isnan(alone["mean"].iloc[-1]) and alone["mean"].iloc[0] == 1.0

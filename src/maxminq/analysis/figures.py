@@ -315,20 +315,26 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     )
 
 
-def _seed_grid(episodes: pd.DataFrame, value: str, points: int = 100) -> pd.DataFrame:
+def _seed_grid(
+    episodes: pd.DataFrame, value: str, points: int = 100, stop: dict | None = None
+) -> pd.DataFrame:
     """Per-seed ``value`` (logged at episode ends) read on a common step grid by holding the
-    last value; mean and SE over the seeds that reached each grid step."""
+    last value until the seed's ``stop`` step if it has one (e.g. where it diverged), else
+    to the end; mean and SE over the seeds present at each grid step (NaN where none is)."""
     grid = np.linspace(episodes["step"].min(), episodes["step"].max(), points)
+    stop = stop or {}
     rows = []
-    for _, ep in episodes.groupby("seed"):
+    for seed, ep in episodes.groupby("seed"):
         steps, vals = ep["step"].to_numpy(float), ep[value].to_numpy(float)
         pos = np.searchsorted(steps, grid, side="right") - 1
-        rows.append(np.where(pos >= 0, vals[np.clip(pos, 0, None)], np.nan))
+        held = np.where(pos >= 0, vals[np.clip(pos, 0, None)], np.nan)
+        rows.append(np.where(grid > stop.get(seed, np.inf), np.nan, held))
     held = np.array(rows)  # (seeds, points); NaN before a seed's first episode ended
-    runs = np.isfinite(held).sum(0)  # >= 1: the grid starts at the first episode's end
-    mean = np.nansum(held, 0) / runs
+    runs = np.isfinite(held).sum(0)
+    present = np.maximum(runs, 1)
+    mean = np.where(runs > 0, np.nansum(held, 0) / present, np.nan)
     dev = np.where(np.isfinite(held), held - mean, 0.0)
-    se = np.sqrt((dev**2).sum(0) / np.maximum(runs - 1, 1) / runs)
+    se = np.sqrt((dev**2).sum(0) / np.maximum(runs - 1, 1) / present)
     return pd.DataFrame({"step": grid, "mean": mean, "se": np.where(runs > 1, se, 0.0)})
 
 
@@ -380,8 +386,14 @@ def fig_training_runs(
                     ax.plot(seed_rows["step"], seed_rows[value], color=colour, lw=0.7,
                             alpha=0.35 if several else 1.0)  # fmt: skip
             if len(runs) > 1 or several:
+                status = tables.get("runs")
+                diverged = (
+                    {} if status is None or status.empty
+                    else dict(status.loc[status["status"] == "diverged",
+                                         ["seed", "diverged_step"]].to_numpy())
+                )  # fmt: skip
                 band = (
-                    _seed_grid(df, value) if table == "episodes"
+                    _seed_grid(df, value, stop=diverged) if table == "episodes"
                     else T.metric_curves(df, value, keys=())
                 )  # fmt: skip
                 _band(ax, band["step"], band["mean"], band["se"], color=colour, label=label,
