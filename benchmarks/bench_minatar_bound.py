@@ -26,28 +26,14 @@ import os
 import statistics
 import time
 
+import bench_deep  # same folder: its batched_sps times full training steps
 import torch
-from bench_deep import WARM, _config  # same folder
 
 from maxminq.deep.nets import build_net
-from maxminq.deep.train import Trainer
 
 ENV = "maxminq/MinAtar-Breakout-v0"
 N = 8
 clock = time.process_time  # time.perf_counter with more than one torch thread (see main)
-
-
-def step_seconds(agent: str, n: int, steps: int) -> float:
-    """Seconds per full training step (act, env, store, sample, update), one seed."""
-    tr = Trainer(_config(ENV, agent, n, 1))
-    while tr.step < WARM:
-        tr.train_step()
-    t0 = clock()
-    for _ in range(steps):
-        tr.train_step()
-    dt = clock() - t0
-    tr.close()
-    return dt / steps
 
 
 def per_call(fn, reps: int = 200) -> float:
@@ -94,21 +80,22 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     global clock
     clock = time.process_time if args.threads == 1 else time.perf_counter
+    bench_deep.clock = clock
     probe = build_net("minatar_cnn", 1, (4, 10, 10), 6)  # Breakout: 4 channels, 6 actions
     channels, n_actions = probe.in_channels, probe.n_actions
     print(f"bench_minatar_bound: {ENV}, torch threads {args.threads}, "
           f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
-    dqn = step_seconds("dqn", 1, args.steps)
-    maxmin = step_seconds("maxmin-dqn", N, args.steps)
+    dqn = 1.0 / bench_deep.batched_sps(ENV, "dqn", 1, 1, args.steps)  # seconds per step
+    maxmin = 1.0 / bench_deep.batched_sps(ENV, "maxmin-dqn", N, 1, args.steps)
     target = gemm_seconds_per_net(32, channels, n_actions)  # mini-batch of 32 next states
     act = gemm_seconds_per_net(1, channels, n_actions)  # the one state acted in
     extra = (N - 1) * (target + act)
     print(f"DQN training step:                          {dqn * 1e3:7.3f} ms")
     print(f"Maxmin N={N} training step:                   {maxmin * 1e3:7.3f} ms")
-    print(f"measured DQN / Maxmin N={N} speed:            {dqn / maxmin:7.2f}")
+    print(f"measured DQN / Maxmin N={N} speed:            {dqn / maxmin:7.3f}")
     print(f"GEMMs of one net, batch 32 / batch 1:       {target * 1e3:7.3f} / {act * 1e3:.3f} ms")
     print(f"GEMMs of the {N - 1} extra target + online nets: {extra * 1e3:7.3f} ms")
-    print(f"bound DQN / (DQN + extra GEMMs):            {dqn / (dqn + extra):7.2f}")
+    print(f"bound DQN / (DQN + extra GEMMs):            {dqn / (dqn + extra):7.3f}")
 
 
 if __name__ == "__main__":
