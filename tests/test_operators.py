@@ -340,6 +340,15 @@ def test_action_values_are_what_the_operator_maximises(name, q, expected) -> Non
     np.testing.assert_array_equal(ops.action_values(name, torch.from_numpy(q)).numpy(), per_action)
 
 
+@pytest.mark.parametrize(
+    "name", ["q_learning", "maxmin", "ensemble", "averaged", "historical_best"]
+)
+def test_max_of_action_values_is_g_on_random_values(name) -> None:
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    q = rng.normal(size=(50, 1 if name == "q_learning" else 4, 6))
+    np.testing.assert_array_equal(ops.action_values(name, q).max(-1), ops.bootstrap(name, q))
+
+
 def test_action_values_of_the_two_table_operators_is_an_error() -> None:
     q = np.zeros((3, 2, 4))
     for name in ("double_q", "weighted_double_q", "bias_corrected"):

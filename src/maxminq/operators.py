@@ -102,7 +102,8 @@ def _abs(x: Any) -> Any:
     return x.abs() if _is_torch(x) else np.abs(x)
 
 
-#: Per-action estimate of the operators that maximise one (see :func:`action_values`).
+#: Per-action estimate of the operators that maximise one (see :func:`action_values`); the G
+#: functions below spell their formulas out, and a test checks G = max_a of these.
 _ACTION_VALUES: dict[str, Callable[[Any], Any]] = {
     "q_learning": lambda x: x[..., 0, :],
     "maxmin": lambda x: _min(x, axis=-2),
@@ -121,7 +122,8 @@ def q_learning(q: Array) -> Array:
     Lan et al. (2020), section 6: Generalized Q-learning with N = 1, K = 1.
     ``q`` has shape (..., 1, A).
     """
-    return _max(action_values("q_learning", q), axis=-1)
+    _check(q, "q_learning", members=1)
+    return _max(q[..., 0, :], axis=-1)
 
 
 def maxmin(q: Array) -> Array:
@@ -131,7 +133,8 @@ def maxmin(q: Array) -> Array:
     this is Q-learning; larger N moves the bias from over- to underestimation
     (Theorem 1). ``q`` has shape (..., N, A).
     """
-    return _max(action_values("maxmin", q), axis=-1)
+    _check(q, "maxmin")
+    return _max(_min(q, axis=-2), axis=-1)
 
 
 def ensemble(q: Array) -> Array:
@@ -140,7 +143,8 @@ def ensemble(q: Array) -> Array:
     Anschel et al. (2017); Lan et al. (2020), section 6 (K = 1, N estimators
     learned side by side). ``q`` has shape (..., N, A).
     """
-    return _max(action_values("ensemble", q), axis=-1)
+    _check(q, "ensemble")
+    return _max(_mean(q, axis=-2), axis=-1)
 
 
 def averaged(q: Array) -> Array:
@@ -149,7 +153,8 @@ def averaged(q: Array) -> Array:
     Anschel et al. (2017), Averaged-DQN; Lan et al. (2020), section 6 (N = 1,
     K snapshots). ``q`` stacks the K most recent snapshots: shape (..., K, A).
     """
-    return _max(action_values("averaged", q), axis=-1)
+    _check(q, "averaged")
+    return _max(_mean(q, axis=-2), axis=-1)
 
 
 def historical_best(q: Array) -> Array:
@@ -158,7 +163,8 @@ def historical_best(q: Array) -> Array:
     Yu et al. (2018); Lan et al. (2020), section 6: ``G^HBQ = max_{a, j}
     Q(s', a; t - j)`` for j = 1..K. ``q`` has shape (..., K, A).
     """
-    return _max(action_values("historical_best", q), axis=-1)
+    _check(q, "historical_best")
+    return _max(_max(q, axis=-2), axis=-1)
 
 
 def double_q(q: Array) -> Array:
