@@ -16,7 +16,6 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 __all__ = ["StackedMLP", "StackedMinAtarCNN", "StackedNet", "build_net", "tile_members"]
 
@@ -198,7 +197,7 @@ class StackedMinAtarCNN(StackedNet):
     ``Conv2d(C, 16, 3, stride 1) -> ReLU -> Linear(16 * 8 * 8, 128) -> ReLU -> Linear(128, A)``
     on C x 10 x 10 observations (channels first, as ``maxminq.envs`` returns MinAtar
     states). The M convolutions run as batched matrix products on im2col patches
-    (``F.unfold`` + ``torch.bmm``), an equivalent of a grouped convolution.
+    (a gather, as ``F.unfold``, then ``torch.bmm``), an equivalent of a grouped convolution.
     """
 
     def __init__(self, members: int, in_channels: int, n_actions: int, size: int = 10) -> None:
@@ -209,6 +208,13 @@ class StackedMinAtarCNN(StackedNet):
             size,
         )
         self.conv_out = 16 * (size - 2) * (size - 2)
+        # im2col as one gather: entry (c * 9 + 3 ky + kx, y * (size - 2) + x) of a patch
+        # matrix is pixel (c, y + ky, x + kx), F.unfold's layout (4-5x faster than unfold
+        # on a mini-batch of 32 here, same values).
+        c, ky, kx, y, x = torch.meshgrid(
+            *(torch.arange(n) for n in (in_channels, 3, 3, size - 2, size - 2)), indexing="ij"
+        )
+        self.patch_index = ((c * size + y + ky) * size + x + kx).reshape(-1)
         self._allocate(
             [
                 (16, in_channels, 3, 3),
@@ -253,8 +259,9 @@ class StackedMinAtarCNN(StackedNet):
         # depends on M). The output, (G, B, n, 16, L), is already the linear layer's input
         # for every member, (B, 16 * L) at row stride n * 16 * L: with one input group
         # (one seed) no transposed copy of the n members' activations is made.
-        cols = F.unfold(x.reshape(g * b, c, size, size), 3)  # (G * B, C * 9, L)
-        n_pos = cols.shape[-1]
+        n_pos = (size - 2) ** 2
+        cols = x.reshape(g * b, c * size * size).index_select(1, self.patch_index)
+        cols = cols.view(g * b, c * 9, n_pos)  # im2col patches, as F.unfold(x, 3)
         w = cw.reshape(g, 1, n * 16, c * 9).expand(g, b, n * 16, c * 9)
         conv = torch.bmm(w.reshape(g * b, n * 16, c * 9), cols)  # a view of w when G = 1
         conv = conv.view(g, b, n * 16, n_pos).add_(cb.reshape(g, 1, n * 16, 1)).relu_()
