@@ -1,12 +1,12 @@
 """Shared machinery of the vectorised tabular and tile-coded Generalized Q-learning agents.
 
 The toy MDP (``maxminq.tabular.toy_mdp``) and noisy Mountain Car (``maxminq.linear``) run
-R independent runs as "lanes" of arrays (the toy MDP steps them in lockstep; Mountain Car
-runs one lane's whole run per kernel call). Every lane carries its own random stream, a
-SplitMix64 counter seeded from ``np.random.SeedSequence(seed, spawn_key=(run,))``, so a
-run's trajectory does not depend on which other runs share the batch, and a plain
-single-run loop that draws the same numbers in the same order reproduces it exactly
-(``tests/reference_loops.py``).
+R independent runs as "lanes" of arrays (one kernel call runs one lane's whole run; an
+operator called with parameters steps all lanes in lockstep instead). Every lane carries
+its own random stream, a SplitMix64 counter seeded from
+``np.random.SeedSequence(seed, spawn_key=(run,))``, so a run's trajectory does not depend
+on which other runs share the batch, and a plain single-run loop that draws the same
+numbers in the same order reproduces it exactly (``tests/reference_loops.py``).
 
 An algorithm is an operator of ``maxminq.operators`` plus a way of keeping its M value
 tables (Lan et al. 2020, section 6, Generalized Q-learning with N estimators and K

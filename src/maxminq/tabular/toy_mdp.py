@@ -271,7 +271,8 @@ def run_toy_mdp(
     run_offset: int = 0,
     **params: Any,
 ) -> pd.DataFrame:
-    """Run ``runs`` independent runs of ``algorithm`` on the toy MDP, all in lockstep.
+    """Run ``runs`` independent runs of ``algorithm`` on the toy MDP (see the module
+    docstring for how the lanes are run).
 
     Returns one row per run x episode with columns ``mu, algorithm, n, run, episode,
     p_left, distance, q_a_left``: P(Left | A) of the eps-greedy policy on the behaviour
