@@ -1,5 +1,6 @@
-"""``maxminq plot RUN_DIR [RUN_DIR ...]``: the training curves of finished ``maxminq train``
-runs in one figure (return, measured estimation bias, Q estimates), one colour per run."""
+"""``maxminq plot RUN_DIR [RUN_DIR ...]``: the training curves of finished deep runs (folders
+of ``maxminq train``, or a sweep's ``OUT/tables/<run_id>``) in one figure (return, measured
+estimation bias, Q estimates), one colour per run."""
 
 from __future__ import annotations
 
@@ -12,8 +13,13 @@ from maxminq.errors import UsageError
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq plot``."""
-    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
-                        help="folders written by 'maxminq train'")  # fmt: skip
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        type=Path,
+        metavar="RUN_DIR",
+        help="folders written by 'maxminq train', or a sweep's OUT/tables/<run_id>",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -24,6 +30,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _settings(folder: Path) -> dict:
+    """The run's settings: ``config.json`` of a ``maxminq train`` folder, or the settings in
+    ``manifest.json`` of a deep run in a sweep's ``OUT/tables/<run_id>``."""
+    if (folder / "runs.csv").is_file():
+        if (folder / "config.json").is_file():
+            return json.loads((folder / "config.json").read_text())
+        if (folder / "manifest.json").is_file():
+            manifest = json.loads((folder / "manifest.json").read_text())
+            if manifest.get("kind") == "deep":
+                return manifest["settings"]
+    raise UsageError(
+        f"RUN_DIR: {folder} holds no finished deep run (runs.csv with the config.json of "
+        "'maxminq train' or the manifest.json of a sweep's tables/<run_id>)"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Check every folder first, then draw one figure."""
     from maxminq.analysis.figures import fig_training_runs, run_label
@@ -31,12 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
     runs, envs = [], []
     for folder in args.runs:
-        if not ((folder / "runs.csv").is_file() and (folder / "config.json").is_file()):
-            raise UsageError(
-                f"RUN_DIR: {folder} holds no finished 'maxminq train' run "
-                "(runs.csv and config.json)"
-            )
-        cfg = json.loads((folder / "config.json").read_text())
+        cfg = _settings(folder)
         runs.append([run_label(cfg["agent"], cfg["n"]), cfg["agent"], read_tables(folder), cfg])
         envs.append(cfg["env_id"])
     if len({r[0] for r in runs}) < len(runs):  # same agent and N twice: tell them apart
