@@ -316,27 +316,16 @@ def test_toy_final_averages_last_tenth():
     assert got.iloc[0] == pytest.approx(expected)
 
 
-def test_seed_grid_holds_each_seeds_last_value_and_averages_seeds_present() -> None:
-    """Seed 0 ends episodes at steps 10 and 30 (values 1, 3), seed 1 at step 20 (value 5):
-    on the grid 10, 20, 30 the held values are (1, -), (1, 5), (3, 5)."""
-    from maxminq.analysis.figures import _seed_grid
-
-    episodes = pd.DataFrame({"seed": [0, 0, 1], "step": [10, 30, 20], "v": [1.0, 3.0, 5.0]})
-    band = _seed_grid(episodes, "v", points=3)
+def test_deep_curves_of_one_train_run_hold_each_seeds_last_value() -> None:
+    """No setting columns (one 'maxminq train' run): seed 0 ends episodes at steps 10 and 30
+    (averages 1, 3), seed 1 at step 20 (5); on the grid 10, 20, 30 the held values are
+    (1, -), (1, 5), (3, 5)."""
+    episodes = pd.DataFrame(
+        {"seed": [0, 0, 1], "step": [10, 30, 20], "return_avg100": [1.0, 3.0, 5.0]}
+    )
+    band = T.deep_curves(episodes, keys=(), points=3)
     np.testing.assert_allclose(band["step"], [10, 20, 30])
     np.testing.assert_allclose(band["mean"], [1.0, 3.0, 4.0])
-    # SE = sd / sqrt(2): (1, 5) -> sd 2 sqrt(2) -> 2; (3, 5) -> sd sqrt(2) -> 1; one seed: 0
-    np.testing.assert_allclose(band["se"], [0.0, 2.0, 1.0])
-
-
-def test_seed_grid_drops_a_seed_after_its_stop_step() -> None:
-    """Seed 1 diverged at step 25: from grid step 30 on only seed 0 (value 3) counts; a grid
-    step no seed reaches is NaN."""
-    from maxminq.analysis.figures import _seed_grid
-
-    episodes = pd.DataFrame({"seed": [0, 0, 1], "step": [10, 30, 20], "v": [1.0, 3.0, 5.0]})
-    band = _seed_grid(episodes, "v", points=3, stop={1: 25})
-    np.testing.assert_allclose(band["mean"], [1.0, 3.0, 3.0])
-    np.testing.assert_allclose(band["se"], [0.0, 2.0, 0.0])
-    alone = _seed_grid(episodes[episodes.seed == 0], "v", points=3, stop={0: 15})
-    assert np.isnan(alone["mean"].iloc[-1]) and alone["mean"].iloc[0] == 1.0
+    # SE = sd / sqrt(2): (1, 5) -> sd 2 sqrt(2) -> 2; (3, 5) -> sd sqrt(2) -> 1; one seed: NaN
+    np.testing.assert_allclose(band["se"], [np.nan, 2.0, 1.0])
+    assert band["runs"].tolist() == [1, 2, 2]

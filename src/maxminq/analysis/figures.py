@@ -315,29 +315,6 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     )
 
 
-def _seed_grid(
-    episodes: pd.DataFrame, value: str, points: int = 100, stop: dict | None = None
-) -> pd.DataFrame:
-    """Per-seed ``value`` (logged at episode ends) read on a common step grid by holding the
-    last value until the seed's ``stop`` step if it has one (e.g. where it diverged), else
-    to the end; mean and SE over the seeds present at each grid step (NaN where none is)."""
-    grid = np.linspace(episodes["step"].min(), episodes["step"].max(), points)
-    stop = stop or {}
-    rows = []
-    for seed, ep in episodes.groupby("seed"):
-        steps, vals = ep["step"].to_numpy(float), ep[value].to_numpy(float)
-        pos = np.searchsorted(steps, grid, side="right") - 1
-        held = np.where(pos >= 0, vals[np.clip(pos, 0, None)], np.nan)
-        rows.append(np.where(grid > stop.get(seed, np.inf), np.nan, held))
-    held = np.array(rows)  # (seeds, points); NaN before a seed's first episode ended
-    runs = np.isfinite(held).sum(0)
-    present = np.maximum(runs, 1)
-    mean = np.where(runs > 0, np.nansum(held, 0) / present, np.nan)
-    dev = np.where(np.isfinite(held), held - mean, 0.0)
-    se = np.sqrt((dev**2).sum(0) / np.maximum(runs - 1, 1) / present)
-    return pd.DataFrame({"step": grid, "mean": mean, "se": np.where(runs > 1, se, 0.0)})
-
-
 def run_label(agent: str, n: int, lr: float | None = None) -> str:
     """A legend label for one training run, e.g. ``Maxmin DQN (N=4)``, optionally its lr."""
     text = style.label(agent)
@@ -386,14 +363,8 @@ def fig_training_runs(
                     ax.plot(seed_rows["step"], seed_rows[value], color=colour, lw=0.7,
                             alpha=0.35 if several else 1.0)  # fmt: skip
             if len(runs) > 1 or several:
-                status = tables.get("runs")
-                diverged = (
-                    {} if status is None or status.empty
-                    else dict(status.loc[status["status"] == "diverged",
-                                         ["seed", "diverged_step"]].to_numpy())
-                )  # fmt: skip
                 band = (
-                    _seed_grid(df, value, stop=diverged) if table == "episodes"
+                    T.deep_curves(df, keys=()) if table == "episodes"
                     else T.metric_curves(df, value, keys=())
                 )  # fmt: skip
                 _band(ax, band["step"], band["mean"], band["se"], color=colour, label=label,
@@ -414,7 +385,8 @@ def fig_training_runs(
         "Training return (100-episode moving average), the estimation bias measured while "
         "training (the agent's estimate for visited (s, a) minus the discounted return "
         "obtained from there) and the mean predicted Q(s, a); mean over seeds +- one "
-        "standard error (thin lines: single seeds)."
+        "standard error (thin lines: single seeds; a diverged seed keeps the return it "
+        "reached, as in the report)."
     )
     return FigureFile(name, title, caption, save_figure(fig, out_dir, name))
 

@@ -356,14 +356,17 @@ def deep_curves(
 
     Each seed's curve is its last-100-episode average return, read at each grid step as the
     value after the last episode that ended at or before that step (a step function, so no
-    value is invented between episodes). The grid spans 0 .. the largest step of the setting.
+    value is invented between episodes; a diverged seed keeps the value it reached, as in
+    ``deep_final_scores``). The grid spans 0 .. the largest step of the setting. With no
+    ``keys`` present (one ``maxminq train`` run) the whole table is one setting.
     Returns columns ``*keys, step, mean, se, runs``.
     """
     k = present_keys(episodes, keys)
     by_run = [*k, *_run_cols(episodes)]
     e = _with_avg100(episodes, by_run)
     rows = []
-    for key, sub in e.groupby(k, sort=True, dropna=False):
+    settings = e.groupby(k, sort=True, dropna=False) if k else [((), e)]  # no keys: one run
+    for key, sub in settings:
         key = key if isinstance(key, tuple) else (key,)
         grid = np.linspace(0, float(sub["step"].max()), points + 1)[1:]
         curves = []
