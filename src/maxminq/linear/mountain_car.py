@@ -56,12 +56,12 @@ from maxminq.tabular.agent import (
     behaviour_values,
     bootstrap_values,
     check_positive_int,
-    choose_table,
+    draw_update,
     epsilon_greedy,
     lane_seeds,
     member_order,
     resolve_algorithm,
-    rng_int,
+    ring_push,
     rng_normal,
     rng_uniform,
 )
@@ -117,6 +117,17 @@ def _tiles(x, v, out):  # pragma: no cover - numba
     tile_indices(x, v, X_MIN, X_MAX, V_MIN, V_MAX, N_TILINGS, TILES_PER_DIM, out)
 
 
+@numba.njit(inline="always", cache=True)
+def _tile_sum(w, lane, tiles, member, action):  # pragma: no cover - numba
+    """q(s, action) of one table: the sum of its weights at the 8 active ``tiles``, in
+    tiling order (the reference loop's order), summed in a register (accumulating into an
+    array would make every += a store, since it may alias ``w``)."""
+    acc = 0.0
+    for t in range(N_TILINGS):
+        acc += w[lane, tiles[t], member, action]
+    return acc
+
+
 @numba.njit(cache=True)
 def _init_lanes(rng, pos, vel, tiles_cur):  # pragma: no cover - numba
     for lane in range(rng.shape[0]):
@@ -138,24 +149,19 @@ def _act_lane(
     finished its last episode, else 0.
     """
     n_members = w.shape[2]
-    capacity, batch, n_episodes = buf_i.shape[1], idx.shape[1], steps_out.shape[1]
+    batch, n_episodes = idx.shape[1], steps_out.shape[1]
     finished = 0
     per_member = scratch  # (M, A) action values of the current state
     c = cur[lane]
-    # Sums in registers, tile by tile in tiling order (the reference loop's order):
-    # accumulating into an array would make every += a store, since it may alias w.
     for m in range(n_members):
         for a in range(N_ACTIONS):
-            acc = 0.0
-            for t in range(N_TILINGS):
-                acc += w[lane, tiles_cur[lane, t], m, a]
-            per_member[m, a] = acc
+            per_member[m, a] = _tile_sum(w, lane, tiles_cur[lane], m, a)
     behaviour_values(per_member, N_ACTIONS, mode, c, values)
     a = epsilon_greedy(values, N_ACTIONS, epsilon, rng, lane)
     r = -1.0 + sd[lane] * rng_normal(rng, lane)
     x2, v2, term = mountain_car_step(pos[lane], vel[lane], a)
     steps_ep[lane] += 1
-    p = buf_pos[lane]
+    p = ring_push(buf_pos, buf_size, lane, buf_i.shape[1])
     for t in range(N_TILINGS):
         buf_i[lane, p, t] = tiles_cur[lane, t]
     _tiles(x2, v2, tiles_tmp)
@@ -163,21 +169,15 @@ def _act_lane(
         buf_i[lane, p, N_TILINGS + t] = tiles_tmp[t]
     buf_i[lane, p, 2 * N_TILINGS] = a + 4 * term
     buf_r[lane, p] = r
-    buf_pos[lane] = (p + 1) % capacity
-    buf_size[lane] = min(buf_size[lane] + 1, capacity)
     if update_now:
-        i = choose_table(kind, n_members, rng, lane)
+        i = draw_update(kind, n_members, rng, lane, buf_size[lane], idx)
         chosen[lane] = i
         for b in range(batch):
-            j = rng_int(rng, lane, buf_size[lane])
-            idx[lane, b] = j
+            next_tiles = buf_i[lane, idx[lane, b], N_TILINGS : 2 * N_TILINGS]
             for m in range(n_members):
                 src = member_order(kind, m, n_members, i, c)
                 for a2 in range(N_ACTIONS):
-                    acc = 0.0
-                    for t in range(N_TILINGS):
-                        acc += w[lane, buf_i[lane, j, N_TILINGS + t], src, a2]
-                    gathered[k, b, m, a2] = acc
+                    gathered[k, b, m, a2] = _tile_sum(w, lane, next_tiles, src, a2)
     if term or steps_ep[lane] >= max_steps:  # goal reached, or truncated (still bootstraps)
         e = ep[lane]
         steps_out[lane, e] = steps_ep[lane]
@@ -229,10 +229,7 @@ def _update_lane(
         code = buf_i[lane, j, 2 * N_TILINGS]
         a, term = code & 3, code >> 2
         target = td_target(buf_r[lane, j], gamma, term, g[k, b])
-        qsa = 0.0
-        for t in range(N_TILINGS):
-            qsa += w[lane, buf_i[lane, j, t], slot, a]
-        delta = step * (target - qsa)
+        delta = step * (target - _tile_sum(w, lane, buf_i[lane, j, :N_TILINGS], slot, a))
         for t in range(N_TILINGS):
             f = buf_i[lane, j, t]
             w[lane, f, slot, a] += delta

@@ -242,6 +242,29 @@ def choose_table(kind: int, n_members: int, state: np.ndarray, lane: int) -> int
 
 
 @numba.njit(inline="always", cache=True)
+def ring_push(buf_pos: np.ndarray, buf_size: np.ndarray, lane: int, capacity: int) -> int:
+    """The replay slot for lane ``lane``'s new transition (the oldest once the buffer is
+    full); advances the lane's ring position and size."""
+    p = buf_pos[lane]
+    buf_pos[lane] = (p + 1) % capacity
+    buf_size[lane] = min(buf_size[lane] + 1, capacity)
+    return p
+
+
+@numba.njit(inline="always", cache=True)
+def draw_update(
+    kind: int, n_members: int, state: np.ndarray, lane: int, size: int, idx: np.ndarray
+) -> int:
+    """The draws of one update, in the documented order: the table to train
+    (:func:`choose_table`), then the mini-batch's buffer indices, uniform with replacement
+    in [0, size), into ``idx[lane]``. Returns the table."""
+    i = choose_table(kind, n_members, state, lane)
+    for b in range(idx.shape[1]):
+        idx[lane, b] = rng_int(state, lane, size)
+    return i
+
+
+@numba.njit(inline="always", cache=True)
 def member_order(kind: int, m: int, n_members: int, chosen: int, current: int) -> int:
     """Table index stacked at position ``m`` of the operator input (see module docstring)."""
     if kind == KIND_DOUBLE:

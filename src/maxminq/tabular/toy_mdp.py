@@ -41,12 +41,12 @@ from maxminq.tabular.agent import (
     behaviour_values,
     bootstrap_values,
     check_positive_int,
-    choose_table,
+    draw_update,
     epsilon_greedy,
     lane_seeds,
     member_order,
     resolve_algorithm,
-    rng_int,
+    ring_push,
     rng_normal,
     rng_uniform,
 )
@@ -100,7 +100,6 @@ def _act_lane(
     """Act eps-greedily in lane ``lane``, step the MDP, store, and gather the update's inputs
     (the chosen table, the mini-batch indices and state B's values in operator order)."""
     n_members = q.shape[1]
-    capacity, batch = buf.shape[1], idx.shape[1]
     n_steps[lane] += 1
     values = scratch[lane]
     s = state[lane]
@@ -113,17 +112,13 @@ def _act_lane(
     else:
         r = mu[lane] + 2.0 * rng_uniform(rng, lane) - 1.0
         term = True
-    p = buf_pos[lane]
+    p = ring_push(buf_pos, buf_size, lane, buf.shape[1])
     # One record per transition, (code, reward), so a replayed sample is one cache line.
     buf[lane, p, 0] = s + 2 * a + 16 * term
     buf[lane, p, 1] = r
-    buf_pos[lane] = (p + 1) % capacity
-    buf_size[lane] = min(buf_size[lane] + 1, capacity)
     if update_now:
-        i = choose_table(kind, n_members, rng, lane)
+        i = draw_update(kind, n_members, rng, lane, buf_size[lane], idx)
         chosen[lane] = i
-        for b in range(batch):
-            idx[lane, b] = rng_int(rng, lane, buf_size[lane])
         # The only non-terminal next state is B: one gather per lane serves the batch.
         for m in range(n_members):
             src = member_order(kind, m, n_members, i, cur[lane])
