@@ -346,7 +346,6 @@ def test_random_pixelcopter_survives_about_seven_frames() -> None:
 _USER_MODULE = '''
 import gymnasium as gym
 import numpy as np
-import pandas as pd
 
 
 class Corridor(gym.Env):

@@ -354,5 +354,3 @@ def test_action_values_of_the_two_table_operators_is_an_error() -> None:
     for name in ("double_q", "weighted_double_q", "bias_corrected"):
         with pytest.raises(ValueError, match=f"'{name}' has no per-action estimate"):
             ops.action_values(name, q)
-    assert np.array_equal(ops.action_values("maxmin", np.array([[1.0, 5.0], [3.0, 2.0]])),
-                          [1.0, 2.0])  # fmt: skip

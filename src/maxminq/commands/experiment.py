@@ -263,13 +263,9 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     algos = _algorithms(args.algorithms, MC_ALGORITHMS, MC_DEFAULT_N)
     batch = _int(args.batch_size, "--batch-size")
     max_steps = _int(args.max_steps, "--max-steps")
-    from maxminq.linear.mountain_car import STEP_SIZE_PER
+    from maxminq.linear.mountain_car import check_step_size_per
 
-    if args.step_size_per not in STEP_SIZE_PER:
-        raise UsageError(
-            f"--step-size-per: expected one of {', '.join(STEP_SIZE_PER)}, "
-            f"got {args.step_size_per!r}"
-        )
+    check_step_size_per(args.step_size_per)
     common = _common(args)
     out = _out_dir(args.out, "mountain_car")
 

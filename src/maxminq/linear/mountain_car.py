@@ -69,8 +69,10 @@ from maxminq.tabular.agent import (
 __all__ = [
     "MC_DEFAULTS",
     "PAPER_STEP_SIZES",
-    "check_settings",
     "PAPER_SIGMA2",
+    "STEP_SIZE_PER",
+    "check_settings",
+    "check_step_size_per",
     "mountain_car_step",
     "run_mountain_car",
     "run_mountain_car_grid",
@@ -96,6 +98,14 @@ MC_DEFAULTS: dict[str, Any] = {
     "step_size_per": "tiling",
 }
 STEP_SIZE_PER = ("tiling", "total")
+
+
+def check_step_size_per(value: Any) -> None:
+    """Raise UsageError naming ``--step-size-per`` unless ``value`` is one of STEP_SIZE_PER."""
+    if value not in STEP_SIZE_PER:
+        raise UsageError(
+            f"--step-size-per: expected one of {', '.join(STEP_SIZE_PER)}, got {value!r}"
+        )
 
 
 @numba.njit(inline="always", cache=True)
@@ -327,11 +337,7 @@ def _validate(params: dict[str, Any]) -> dict[str, Any]:
     counts = ("buffer_size", "batch_size", "update_every", "max_steps")
     p = agent_params(params, MC_DEFAULTS, "mountain car", counts)
     p["init_weight"] = float(p["init_weight"])
-    if p["step_size_per"] not in STEP_SIZE_PER:
-        raise UsageError(
-            f"--step-size-per: expected one of {', '.join(STEP_SIZE_PER)}, "
-            f"got {p['step_size_per']!r}"
-        )
+    check_step_size_per(p["step_size_per"])
     return p
 
 
