@@ -30,7 +30,7 @@ from maxminq import operators
 from maxminq.deep.nets import StackedNet, build_net, tile_members
 from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
 
-__all__ = ["AGENTS", "AgentSpec", "Learner"]
+__all__ = ["AGENTS", "AgentSpec", "Learner", "behaviour_values"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,24 @@ AGENTS: dict[str, AgentSpec] = {
     "ensemble-dqn": AgentSpec("ensemble", True, False),
     "averaged-dqn": AgentSpec("averaged", False, True),
 }
+
+
+@torch.no_grad()
+def behaviour_values(
+    agent: str, online: StackedNet, n_online: int, obs: torch.Tensor
+) -> torch.Tensor:
+    """Action values an agent's policy is greedy on, from its online stack (S x n_online
+    members): obs (S, ...) -> (S, A).
+
+    Maxmin: min over the N online nets (Algorithm 1); Ensemble: their mean; the other
+    agents: their one online net.
+    """
+    spec = AGENTS[agent]
+    q = online.forward_shared(obs.unsqueeze(1), n_online)
+    q = q.reshape(obs.shape[0], n_online, online.n_actions)
+    if spec.ensemble:  # the operator's own estimate: min_i (Maxmin), mean_i
+        return operators.action_values(spec.operator, q)
+    return q[:, 0]
 
 
 class Learner:
@@ -105,17 +123,9 @@ class Learner:
 
     # --- values -------------------------------------------------------------------------
 
-    @torch.no_grad()
     def greedy_values(self, obs: torch.Tensor) -> torch.Tensor:
-        """Action values the behaviour policy is greedy on: obs (S, ...) -> (S, A).
-
-        Maxmin: min over the N online nets (Algorithm 1); Ensemble: their mean.
-        """
-        q = self.online.forward_shared(obs.unsqueeze(1), self.n_online)
-        q = q.reshape(self.S, self.n_online, self.n_actions)
-        if self.spec.ensemble:  # the operator's own estimate: min_i (Maxmin), mean_i
-            return operators.action_values(self.spec.operator, q)
-        return q[:, 0]
+        """Action values the behaviour policy is greedy on: obs (S, ...) -> (S, A)."""
+        return behaviour_values(self.agent, self.online, self.n_online, obs)
 
     @torch.no_grad()
     def target_q(self, next_obs: torch.Tensor) -> torch.Tensor:

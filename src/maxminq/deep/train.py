@@ -24,7 +24,8 @@ Checkpoints (``out_dir/checkpoint/state.pt``, written atomically every
 networks, optimiser states, replay buffers, counters, RNG states and, per seed, the
 current episode's reset seed and actions: on resume each environment is reset with that
 seed and the actions are replayed, which restores its exact state, so a killed run
-resumes to the same result as an uninterrupted one.
+resumes to the same result as an uninterrupted one. A finished run also writes
+``model.pt``: the final online networks, loaded by ``maxminq.deep.policy.load_agent``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from tqdm import tqdm
 
 from maxminq.deep.agents import Learner
 from maxminq.deep.config import TrainConfig
+from maxminq.deep.policy import MODEL_FILE, save_model
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.envs import make
 from maxminq.errors import UsageError
@@ -573,6 +575,8 @@ def run_training(
             trainer.save_checkpoint(ckpt_dir)
         trainer.evaluate(progress)
         tables = trainer.tables()
+        status = tables["runs"]["status"].tolist()
+        save_model(out_dir / MODEL_FILE, cfg, trainer.learner.online, trainer.obs_shape, status)
     finally:
         trainer.close()
         torch.set_num_threads(saved_threads)

@@ -1,0 +1,111 @@
+"""``maxminq evaluate RUN_DIR``: play episodes with the trained agents of a finished
+``maxminq train`` run (its ``model.pt``), print each seed's mean return, and optionally
+write the episodes as CSV and one episode as an animated GIF.
+
+Example::
+
+    maxminq evaluate runs/lunar-maxmin --episodes 20 --gif runs/lunar-maxmin/episode.gif
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from maxminq.errors import UsageError
+from maxminq.experiments.store import atomic_write
+
+GIF_MAX_FRAMES = 2000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``maxminq evaluate``."""
+    parser.add_argument("run", type=Path, metavar="RUN_DIR", help="a 'maxminq train' folder")
+    parser.add_argument("--episodes", type=int, default=10, help="episodes per seed (10)")
+    parser.add_argument("--eps", type=float, default=0.0, help="exploration rate (0: greedy)")
+    parser.add_argument("--seeds", default=None, help="training seeds to play (default: all)")
+    parser.add_argument(
+        "--env-seed", type=int, default=0, help="episode j starts from reset(seed=ENV_SEED + j)"
+    )
+    parser.add_argument("--csv", type=Path, default=None, help="also write the episodes here")
+    parser.add_argument(
+        "--gif",
+        type=Path,
+        default=None,
+        help=f"record the first seed's first episode as an animated GIF (at most "
+        f"{GIF_MAX_FRAMES} frames)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.episodes < 1:
+        raise UsageError(f"--episodes: expected a whole number >= 1, got {args.episodes}")
+    if not 0.0 <= args.eps <= 1.0:
+        raise UsageError(f"--eps: expected a probability in [0, 1], got {args.eps}")
+    if args.env_seed < 0:
+        raise UsageError(f"--env-seed: expected a whole number >= 0, got {args.env_seed}")
+    for option, path, suffix in (("--csv", args.csv, ".csv"), ("--gif", args.gif, ".gif")):
+        if path is not None and path.suffix.lower() != suffix:
+            raise UsageError(f"{option}: expected a file name ending in {suffix}, got {path}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the options and the run, then play, print and write."""
+    _check(args)
+    from maxminq.commands.train import parse_seeds
+    from maxminq.deep.policy import evaluate_agent, load_agent
+
+    agent = load_agent(args.run)
+    if args.seeds is None:
+        seeds = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st == "done"]
+        if not seeds:
+            raise UsageError(f"RUN_DIR: every seed of {args.run} diverged; nothing can act")
+    else:
+        seeds = parse_seeds(args.seeds)
+    frames: list | None = [] if args.gif is not None else None
+    episodes = evaluate_agent(
+        agent,
+        seeds,
+        args.episodes,
+        eps=args.eps,
+        env_seed=args.env_seed,
+        progress=not args.no_progress,
+        frames=frames,
+        max_frames=GIF_MAX_FRAMES,
+    )
+    c = agent.config
+    print(f"{c.agent} (n = {c.n}) on {c.env_id}, eps = {args.eps}, {args.episodes} episode(s):")
+    for seed, g in episodes.groupby("seed", sort=False):
+        r = g["return"]
+        se = r.std() / math.sqrt(len(r)) if len(r) > 1 else 0.0
+        length = g["length"].mean()
+        print(f"seed {seed}: return {r.mean():.2f} +- {se:.2f} (mean +- SE), length {length:.1f}")
+    if args.csv is not None:
+        atomic_write(args.csv, lambda tmp: episodes.to_csv(tmp, index=False))
+        print(f"episodes written to {args.csv}")
+    if frames is not None:
+        _write_gif(args.gif, frames, frame_ms=40)
+        print(f"episode of seed {seeds[0]} written to {args.gif} ({len(frames)} frames)")
+    return 0
+
+
+def _write_gif(path: Path, frames: list, frame_ms: int) -> None:
+    """An animated GIF of RGB frames (Pillow, which matplotlib already needs)."""
+    from PIL import Image
+
+    if not frames or frames[0] is None:
+        raise UsageError("--gif: the environment returned no rgb_array frames to record")
+    images = [Image.fromarray(f) for f in frames]
+    atomic_write(
+        path,
+        lambda tmp: images[0].save(
+            tmp,
+            format="GIF",
+            save_all=True,
+            append_images=images[1:],
+            duration=frame_ms,  # GIF delays count in 10 ms units
+            loop=0,
+        ),
+    )

@@ -1,0 +1,174 @@
+"""Trained agents as policies: the final networks of a ``maxminq train`` run, loaded back.
+
+``run_training`` writes ``OUT/model.pt`` when it finishes: the online networks of every
+seed (what the agents act with) and the run's resolved options, read back with
+``torch.load(weights_only=True)``. ``load_agent(OUT)`` returns a ``TrainedAgent`` that
+gives each seed's action values and eps-greedy actions for new observations, with the same
+combined values as the behaviour policy (min over the N nets for Maxmin DQN, their mean
+for Ensemble DQN)::
+
+    agent = load_agent("runs/lunar-maxmin")
+    env = maxminq.envs.make(agent.config.env_id)
+    obs, _ = env.reset(seed=0)
+    action = agent.act(obs, seed=agent.seeds[0])
+
+``evaluate_agent`` plays whole episodes with it (``maxminq evaluate`` on the command line).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from maxminq.deep.agents import AGENTS, behaviour_values
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.nets import StackedNet, build_net
+from maxminq.errors import UsageError
+from maxminq.experiments.store import atomic_write
+
+__all__ = ["MODEL_FILE", "TrainedAgent", "evaluate_agent", "load_agent", "save_model"]
+
+MODEL_FILE = "model.pt"
+_FORMAT = 1
+
+
+def save_model(
+    path: pathlib.Path,
+    config: TrainConfig,
+    online: StackedNet,
+    obs_shape: tuple[int, ...],
+    status: list[str],
+) -> None:
+    """Write the online networks and the resolved options to ``path``, atomically."""
+    state = {
+        "format": _FORMAT,
+        "config": config.result_key(),
+        "obs_shape": list(obs_shape),
+        "n_actions": online.n_actions,
+        "status": list(status),
+        "online": online.flat.clone(),
+    }
+    atomic_write(path, lambda tmp: torch.save(state, tmp))
+
+
+class TrainedAgent:
+    """The final policies of one training run (one per seed), ready to act.
+
+    Attributes:
+        config: the run's resolved ``TrainConfig``.
+        seeds: the run's seeds; ``status[k]`` is ``'done'`` or ``'diverged'`` for seed
+            ``seeds[k]`` (a diverged seed's networks hold NaN/inf and cannot act).
+    """
+
+    def __init__(self, state: dict[str, Any]) -> None:
+        self.config = TrainConfig(**json.loads(state["config"]))
+        self.seeds: list[int] = list(self.config.seeds)
+        self.status: list[str] = list(state["status"])
+        self.obs_shape = tuple(int(d) for d in state["obs_shape"])
+        self.n_actions = int(state["n_actions"])
+        self.n_online = self.config.n if AGENTS[self.config.agent].ensemble else 1
+        n, online = self.n_online, state["online"]
+        self._nets: list[StackedNet] = []  # one stack of n_online members per seed
+        for k in range(len(self.seeds)):
+            net = build_net(self.config.network, n, self.obs_shape, self.n_actions)
+            if online.shape[0] != len(self.seeds) * n or online.shape[1] != net.n_params:
+                raise UsageError("RUN_DIR: model.pt does not hold the networks its options name")
+            net.flat.copy_(online[k * n : (k + 1) * n])
+            self._nets.append(net)
+
+    def _position(self, seed: int) -> int:
+        if seed not in self.seeds:
+            raise UsageError(f"--seeds: this run trained seeds {self.seeds}, not {seed}")
+        k = self.seeds.index(seed)
+        if self.status[k] != "done":
+            raise UsageError(f"--seeds: seed {seed} diverged during training and cannot act")
+        return k
+
+    def q_values(self, obs: np.ndarray, seed: int) -> np.ndarray:
+        """The action values seed ``seed``'s policy is greedy on for one observation: (A,)."""
+        net = self._nets[self._position(seed)]
+        x = torch.as_tensor(np.asarray(obs, dtype=np.float32)).reshape(1, *self.obs_shape)
+        return behaviour_values(self.config.agent, net, self.n_online, x)[0].numpy()
+
+    def act(
+        self, obs: np.ndarray, seed: int, eps: float = 0.0, rng: np.random.Generator | None = None
+    ) -> int:
+        """An eps-greedy action of seed ``seed``'s policy (greedy when ``eps`` = 0; ties go
+        to the lowest action, as in training). ``rng`` is needed when ``eps`` > 0."""
+        if eps > 0.0:
+            if rng is None:
+                raise ValueError("act: eps > 0 needs an np.random.Generator rng")
+            if rng.random() < eps:
+                return int(rng.integers(self.n_actions))
+        return int(np.argmax(self.q_values(obs, seed)))
+
+
+def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
+    """The trained agent of a finished ``maxminq train`` run folder (its ``model.pt``)."""
+    path = pathlib.Path(run_dir) / MODEL_FILE
+    if not path.is_file():
+        raise UsageError(
+            f"RUN_DIR: {path} not found; it is written when 'maxminq train' finishes a run"
+        )
+    state = torch.load(path, weights_only=True)
+    if state.get("format") != _FORMAT:
+        raise UsageError(f"RUN_DIR: {path} has an unknown format {state.get('format')!r}")
+    return TrainedAgent(state)
+
+
+def evaluate_agent(
+    agent: TrainedAgent,
+    seeds: list[int],
+    episodes: int,
+    eps: float = 0.0,
+    env_seed: int = 0,
+    progress: bool = False,
+    frames: list[np.ndarray] | None = None,
+    max_frames: int = 2000,
+) -> pd.DataFrame:
+    """Play ``episodes`` episodes with each of ``seeds``' policies; one row per episode
+    (seed, episode, return, length, terminated, truncated).
+
+    Episode j of every policy starts from ``reset(seed=env_seed + j)`` and the eps draws
+    come from ``np.random.default_rng([env_seed, seed])``, so policies meet the same start
+    states and a call is reproducible. With a ``frames`` list, the first policy's first
+    episode is rendered (``render_mode="rgb_array"``) into it: the frame after the reset
+    and after each step, at most ``max_frames``.
+    """
+    from maxminq.envs import make
+
+    for seed in seeds:
+        agent._position(seed)  # unknown or diverged: error before any episode
+    c = agent.config
+    kwargs = {"render_mode": "rgb_array"} if frames is not None else {}
+    env = make(c.env_id, max_episode_steps=c.max_episode_steps, **kwargs)
+    rows = []
+    bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
+    try:
+        for seed in seeds:
+            rng = np.random.default_rng([env_seed, seed])
+            for j in range(episodes):
+                obs, _ = env.reset(seed=env_seed + j)
+                total, length, term, trunc = 0.0, 0, False, False
+                record = frames is not None and seed == seeds[0] and j == 0
+                while True:
+                    if record and len(frames) < max_frames:
+                        frames.append(env.render())
+                    if term or trunc:
+                        break
+                    obs, r, term, trunc, _ = env.step(agent.act(obs, seed, eps, rng))
+                    total += float(r)
+                    length += 1
+                rows.append([seed, j + 1, total, length, bool(term), bool(trunc)])
+                bar.update(1)
+    finally:
+        bar.close()
+        env.close()
+    columns = ["seed", "episode", "return", "length", "terminated", "truncated"]
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,169 @@
+"""Trained agents loaded back from model.pt: values, actions, episodes, `maxminq evaluate`."""
+
+from __future__ import annotations
+
+import pathlib
+
+import gymnasium as gym
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from PIL import Image
+
+from maxminq.cli import main
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.nets import build_net
+from maxminq.deep.policy import MODEL_FILE, evaluate_agent, load_agent, save_model
+from maxminq.deep.train import Trainer, run_training
+from maxminq.errors import UsageError
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+N = 2
+
+
+def _config(**kw) -> TrainConfig:
+    base = dict(
+        env_id="CartPole-v1",
+        agent="maxmin-dqn",
+        n=N,
+        lr=1e-3,
+        steps=600,
+        seeds=[3, 5],
+        eval_episodes=1,
+        learning_starts=100,
+        target_update=50,
+        buffer_size=600,
+        checkpoint_every=600,  # the final checkpoint holds the same online nets
+    )
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    torch.set_num_threads(1)
+    out = tmp_path_factory.mktemp("policy") / "run"
+    run_training(_config(), out)
+    return out
+
+
+def _reference_values(run_dir: pathlib.Path, k: int, obs: np.ndarray) -> np.ndarray:
+    """min over seed k's N online nets as plain nn.Modules, from the checkpoint file (not
+    from model.pt): Algorithm 1's behaviour values."""
+    state = torch.load(run_dir / "checkpoint" / "state.pt", weights_only=True)
+    net = build_net("mlp", 2 * N, (4,), 2)
+    net.flat.copy_(state["learner"]["online"])
+    modules = net.to_modules()[k * N : (k + 1) * N]
+    x = torch.as_tensor(obs, dtype=torch.float32).reshape(1, 4)
+    with torch.no_grad():
+        return torch.stack([m(x)[0] for m in modules]).min(0).values.numpy()
+
+
+def _greedy_episode(run_dir: pathlib.Path, k: int, env_seed: int) -> tuple[float, int]:
+    """One greedy episode of seed k, played with the reference values."""
+    env = gym.make("CartPole-v1")
+    obs, _ = env.reset(seed=env_seed)
+    total, length, done = 0.0, 0, False
+    while not done:
+        obs, r, term, trunc, _ = env.step(int(np.argmax(_reference_values(run_dir, k, obs))))
+        total, length, done = total + float(r), length + 1, term or trunc
+    return total, length
+
+
+def test_loaded_values_and_actions_match_the_trained_networks(run_dir: pathlib.Path) -> None:
+    agent = load_agent(run_dir)
+    assert agent.seeds == [3, 5] and agent.status == ["done", "done"]
+    assert agent.config.agent == "maxmin-dqn" and agent.config.n == N
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        obs = rng.normal(size=4).astype(np.float32)
+        for k, seed in enumerate(agent.seeds):
+            ref = _reference_values(run_dir, k, obs)
+            np.testing.assert_allclose(agent.q_values(obs, seed), ref, rtol=1e-5, atol=1e-6)
+            assert agent.act(obs, seed) == int(np.argmax(ref))
+
+
+def test_epsilon_actions_need_a_generator_and_explore(run_dir: pathlib.Path) -> None:
+    agent = load_agent(run_dir)
+    obs = np.zeros(4, dtype=np.float32)
+    with pytest.raises(ValueError, match="rng"):
+        agent.act(obs, 3, eps=0.5)
+    rng = np.random.default_rng(1)
+    actions = {agent.act(obs, 3, eps=1.0, rng=rng) for _ in range(50)}
+    assert actions == {0, 1}  # eps = 1: uniformly random, both actions appear
+
+
+def test_evaluation_plays_the_greedy_policy_from_the_stated_resets(run_dir: pathlib.Path):
+    agent = load_agent(run_dir)
+    episodes = evaluate_agent(agent, [5], episodes=2, env_seed=10)
+    assert list(episodes["episode"]) == [1, 2] and (episodes["seed"] == 5).all()
+    for j in range(2):
+        ret, length = _greedy_episode(run_dir, 1, env_seed=10 + j)
+        assert episodes["return"][j] == ret and episodes["length"][j] == length
+    again = evaluate_agent(agent, [5], episodes=2, env_seed=10)
+    pd.testing.assert_frame_equal(episodes, again)
+
+
+def test_unknown_and_diverged_seeds_are_refused(tmp_path: pathlib.Path) -> None:
+    cfg = _config(steps=200).resolve()
+    tr = Trainer(cfg)
+    while tr.step < 150:
+        tr.train_step()
+    tr.learner.online.params[0][N].fill_(float("nan"))  # seed 5's first member
+    while tr.step < cfg.steps:
+        tr.train_step()
+    status = tr.tables()["runs"]["status"].tolist()
+    assert status == ["done", "diverged"]
+    save_model(tmp_path / MODEL_FILE, cfg, tr.learner.online, tr.obs_shape, status)
+    tr.close()
+    agent = load_agent(tmp_path)
+    obs = np.zeros(4, dtype=np.float32)
+    assert agent.act(obs, 3) in (0, 1)
+    with pytest.raises(UsageError, match="--seeds: seed 5 diverged"):
+        agent.act(obs, 5)
+    with pytest.raises(UsageError, match="--seeds: this run trained seeds"):
+        agent.q_values(obs, 4)
+    with pytest.raises(UsageError, match="RUN_DIR"):
+        load_agent(tmp_path / "missing")
+
+
+def test_cli_evaluate_prints_and_writes_csv_and_gif(run_dir, tmp_path, capsys) -> None:
+    csv, gif = tmp_path / "eval.csv", tmp_path / "ep.gif"
+    argv = ["evaluate", str(run_dir), "--episodes", "2", "--env-seed", "4"]
+    assert main([*argv, "--csv", str(csv), "--gif", str(gif), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "seed 3: return" in printed and "seed 5: return" in printed
+    episodes = pd.read_csv(csv)
+    assert list(episodes["seed"]) == [3, 3, 5, 5]
+    ret, length = _greedy_episode(run_dir, 0, env_seed=4)
+    assert episodes["return"][0] == ret
+    # The GIF shows seed 3's first episode: reset frame + one per step, 40 ms each
+    # (Pillow merges identical consecutive frames, adding up their durations).
+    with Image.open(gif) as im:
+        durations = []
+        for i in range(im.n_frames):
+            im.seek(i)
+            durations.append(im.info["duration"])
+    assert sum(durations) == 40 * (length + 1)
+
+
+@pytest.mark.parametrize(
+    "extra,option",
+    [
+        (["--episodes", "0"], "--episodes"),
+        (["--eps", "1.5"], "--eps"),
+        (["--gif", "x.png"], "--gif"),
+        (["--seeds", "9"], "--seeds"),
+    ],
+)
+def test_cli_evaluate_bad_input_exits_2(run_dir, tmp_path, capsys, extra, option) -> None:
+    assert main(["evaluate", str(run_dir), "--no-progress", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and option in err
+
+
+def test_cli_evaluate_needs_a_finished_run(tmp_path, capsys) -> None:
+    assert main(["evaluate", str(tmp_path), "--no-progress"]) == 2
+    assert "RUN_DIR" in capsys.readouterr().err
