@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from maxminq.deep.agents import Learner
+from maxminq.deep.optim import _denominator_sqrt
 
 OBS, A, B, GAMMA, CLIP = 6, 3, 16, 0.9, 5.0
 
@@ -185,3 +186,22 @@ def test_member_results_do_not_depend_on_stack_size(network: str) -> None:
     among = run([4, 11, 9], 1)
     assert torch.equal(alone, among)
     assert not torch.equal(alone, run([4, 12, 9], 1))
+
+
+@pytest.mark.parametrize("eps,scale", [(1e-8, 1.0), (0.01, 1.0), (1e-8, 0.0316), (1e-30, 1.0)])
+def test_denominator_sqrt_keeps_every_denominator_bit_identical(eps: float, scale: float):
+    """The optimisers' sqrt raises entries below 2**-126 (zeros, subnormals) before taking
+    the root; sqrt(x) / scale + eps must still equal torch's plain result bit for bit,
+    including NaN for a negative entry (centered RMSprop's rounding case)."""
+    g = torch.Generator().manual_seed(1)
+    x = 10 ** (torch.rand(50_000, generator=g) * 40 - 45)  # 1e-45 .. 1e-5: subnormals too
+    x[torch.rand(50_000, generator=g) < 0.4] = 0.0
+    assert ((x > 0) & (x < torch.finfo(torch.float32).tiny)).sum() > 1000
+    expected = x.sqrt() / scale + eps
+    got = _denominator_sqrt(x.clone(), eps, scale) / scale + eps
+    assert torch.equal(got, expected)
+    copied = x.clone()
+    assert torch.equal(_denominator_sqrt(copied, eps, scale, copy=True) / scale + eps, expected)
+    assert torch.equal(copied, x)  # copy=True leaves its input alone
+    x[7] = -1e-12
+    assert torch.isnan(_denominator_sqrt(x.clone(), eps, scale)[7])
