@@ -74,13 +74,13 @@ class TrainedAgent:
         self.n_actions = int(state["n_actions"])
         self.n_online = self.config.n if AGENTS[self.config.agent].ensemble else 1
         n, online = self.n_online, state["online"]
-        self._nets: list[StackedNet] = []  # one stack of n_online members per seed
-        for k in range(len(self.seeds)):
-            net = build_net(self.config.network, n, self.obs_shape, self.n_actions)
-            if online.shape[0] != len(self.seeds) * n or online.shape[1] != net.n_params:
-                raise UsageError("RUN_DIR: model.pt does not hold the networks its options name")
+        self._nets = [  # one stack of n_online members per seed
+            build_net(self.config.network, n, self.obs_shape, self.n_actions) for _ in self.seeds
+        ]
+        if tuple(online.shape) != (len(self.seeds) * n, self._nets[0].n_params):
+            raise UsageError("RUN_DIR: model.pt does not hold the networks its options name")
+        for k, net in enumerate(self._nets):
             net.flat.copy_(online[k * n : (k + 1) * n])
-            self._nets.append(net)
 
     def _position(self, seed: int) -> int:
         if seed not in self.seeds:
