@@ -62,13 +62,19 @@ def test_seed_results_do_not_depend_on_other_seeds(tmp_path: pathlib.Path) -> No
     assert not a["episodes"]["return"].equals(_seed_rows(among, 7)["episodes"]["return"])
 
 
-def test_resume_after_kill_equals_uninterrupted(tmp_path: pathlib.Path) -> None:
-    """A run stopped at step 230 (mid-episode, checkpoint written) and resumed gives the
-    same tables as one run straight through."""
-    cfg = _small(seeds=[1, 2], agent="averaged-dqn", checkpoint_every=100)
+@pytest.mark.parametrize("stop_after", [230, 350])
+def test_resume_after_kill_equals_uninterrupted(tmp_path: pathlib.Path, stop_after: int) -> None:
+    """A run stopped at step 230 (mid-episode) or 350 (its last step, before the last
+    partial metrics interval is logged), checkpoint written, and resumed gives the same
+    tables as one run straight through."""
+    cfg = _small(seeds=[1, 2], agent="averaged-dqn", checkpoint_every=100, steps=350)
     full = run_training(cfg, tmp_path / "full", resume=False)
+    # Metrics every 100 steps, and once for the last 50.
+    assert (
+        full["metrics"].groupby("seed")["step"].apply(list).tolist() == [[100, 200, 300, 350]] * 2
+    )
     out = tmp_path / "killed"
-    assert run_training(cfg, out, stop_after=230) == {}
+    assert run_training(cfg, out, stop_after=stop_after) == {}
     assert (out / "checkpoint" / "state.pt").exists() and not (out / "runs.csv").exists()
     resumed = run_training(cfg, out, resume=True)
     for name in ("episodes", "tests", "metrics", "runs"):
@@ -352,3 +358,70 @@ def test_plot_reads_a_deep_run_of_a_sweep(tmp_path: pathlib.Path, capsys) -> Non
     assert main(["plot", str(run_dir), "--out", str(tmp_path / "s")]) == 0
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     assert "figure written" in capsys.readouterr().out
+
+
+def test_train_refuses_to_replace_a_run_unless_asked(tmp_path: pathlib.Path, capsys) -> None:
+    out = tmp_path / "run"
+    argv = ["train", "--env", "CartPole-v1", "--steps", "150", "--learning-starts", "100"]
+    argv += ["--out", str(out), "--eval-episodes", "1", "--no-progress"]
+    assert main(argv) == 0
+    first = (out / "episodes.csv").read_bytes()
+    capsys.readouterr()
+    # Again into the same folder: refused, nothing touched.
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--out" in err and "--overwrite" in err
+    assert (out / "episodes.csv").read_bytes() == first
+    # --overwrite replaces the run and leaves no figure of the old one.
+    (out / "tensorboard").mkdir()
+    assert main([*argv[:-3], "--no-plot", "--overwrite", *argv[-3:]]) == 0
+    assert not list(out.glob("curves.*")) and not (out / "tensorboard").exists()
+    assert (out / "runs.csv").exists() and (out / "model.pt").exists()
+    assert main([*argv, "--resume", "--overwrite"]) == 2
+
+
+def test_train_out_must_be_a_folder_and_resume_says_when_it_starts_anew(
+    tmp_path: pathlib.Path, capsys
+) -> None:
+    a_file = tmp_path / "afile"
+    a_file.write_text("keep me")
+    argv = ["train", "--env", "CartPole-v1", "--steps", "60", "--eval-episodes", "1"]
+    argv += ["--no-progress", "--no-plot"]
+    assert main([*argv, "--out", str(a_file)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--out" in err and a_file.read_text() == "keep me"
+    # --resume on an empty folder: a new run, said so; too few steps to learn: warned.
+    assert main([*argv, "--learning-starts", "100", "--out", str(tmp_path / "r"), "--resume"]) == 0
+    err = capsys.readouterr().err
+    assert "no checkpoint" in err and "never learn" in err
+
+
+def test_update_members_beyond_the_online_nets_is_refused(tmp_path, capsys) -> None:
+    base = ["train", "--env", "CartPole-v1", "--out", str(tmp_path / "x"), "--no-progress"]
+    for extra in (
+        ["--n", "2", "--update-members", "3"],
+        ["--agent", "dqn", "--update-members", "2"],
+    ):
+        assert main([*base, *extra]) == 2
+        assert "--update-members" in capsys.readouterr().err
+    assert TrainConfig(env_id="CartPole-v1", n=3, update_members=3).resolve().update_members == 3
+
+
+def test_python_api_defaults_match_the_command() -> None:
+    import maxminq.deep as deep
+
+    assert deep.TrainConfig is TrainConfig and deep.run_training is run_training
+    assert TrainConfig(env_id="CartPole-v1").agent == "maxmin-dqn"  # as `maxminq train`
+    with pytest.raises(AttributeError):
+        deep.no_such_name  # noqa: B018
+
+
+def test_cli_version_and_plot_formats(tmp_path: pathlib.Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0 and capsys.readouterr().out.startswith("maxminq 0.")
+    out = tmp_path / "run"
+    argv = ["train", "--env", "CartPole-v1", "--steps", "150", "--learning-starts", "100"]
+    assert main([*argv, "--out", str(out), "--eval-episodes", "1", "--no-progress"]) == 0
+    assert main(["plot", str(out), "--out", str(tmp_path / "fig.pdf")]) == 2
+    assert ".pdf" in capsys.readouterr().err and not list(tmp_path.glob("fig*"))

@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 
+from maxminq import __version__
 from maxminq.errors import MaxminqError
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -38,6 +39,7 @@ def _top_parser() -> argparse.ArgumentParser:
         + "\n\nRun 'maxminq COMMAND --help' for a command's options.",
     )
     parser.add_argument("command", choices=list(COMMANDS), metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"maxminq {__version__}")
     return parser
 
 
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+    if not argv or argv[0] in ("-h", "--help", "--version") or argv[0] not in COMMANDS:
         _top_parser().parse_args(argv[:1] or ["--help"])
         return 2
     name = argv[0]
@@ -62,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"maxminq {name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. 'maxminq envs | head': the reader left, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from maxminq.errors import UsageError
 
+_OTHER_FORMATS = (".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq plot``."""
@@ -66,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     out = (default if args.out is None else args.out).resolve()
     if out.is_dir():  # "--out figs/": the default name inside it
         out = out / default.name
+    if out.suffix.lower() in _OTHER_FORMATS:
+        raise UsageError(f"--out: figures are written as .png and .svg, not {out.suffix}")
     if out.suffix in (".png", ".svg"):  # "a.png" -> a.png and a.svg; "run.v2" stays whole
         out = out.with_suffix("")
     out.parent.mkdir(parents=True, exist_ok=True)

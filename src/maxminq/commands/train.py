@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import shutil
+import sys
 from typing import TYPE_CHECKING
 
 from maxminq.errors import UsageError
@@ -69,7 +71,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=None, help="environment steps per seed")
     parser.add_argument("--seeds", default="0", help="e.g. 0-4 (default 0)")
     parser.add_argument("--out", required=True, type=pathlib.Path, help="output folder")
-    parser.add_argument("--resume", action="store_true", help="continue a checkpointed run")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the checkpointed run in --out (or read a finished one back)",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a finished or checkpointed run in --out (refused otherwise)",
+    )
     parser.add_argument(
         "--timeout-as-terminal",
         action="store_true",
@@ -129,15 +140,57 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     )
 
 
+# What a run writes in --out (``run_training`` and this command's figure).
+_OUTPUTS = ("config.json", "model.pt", "curves.png", "curves.svg")
+_OUTPUT_DIRS = ("checkpoint", "tensorboard")
+
+
+def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
+    """Check ``--out`` can hold the run; refuse to replace a run unless ``--overwrite``
+    (then delete its outputs, so no stale table or figure is left beside the new ones)."""
+    from maxminq.deep.train import TABLE_COLUMNS
+
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out: {out} is a file; give a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"--out: cannot create {out} ({err.strerror})") from None
+    tables = [out / f"{name}.csv" for name in TABLE_COLUMNS]
+    previous = (out / "runs.csv").exists() or (out / "checkpoint").exists()
+    if resume:
+        if not previous:
+            print(f"maxminq train: no checkpoint in {out}: starting a new run", file=sys.stderr)
+        return
+    if previous and not overwrite:
+        raise UsageError(
+            f"--out: {out} holds a run already; add --resume to continue it (or read it "
+            "back), --overwrite to replace it, or choose another folder"
+        )
+    for path in [*tables, *(out / name for name in _OUTPUTS)]:
+        path.unlink(missing_ok=True)
+    for name in _OUTPUT_DIRS:
+        shutil.rmtree(out / name, ignore_errors=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything (including the environment's observations), then train."""
     from maxminq.deep.train import Trainer, run_training
 
     if args.threads < 1:
         raise UsageError(f"--threads: expected a whole number >= 1, got {args.threads}")
+    if args.resume and args.overwrite:
+        raise UsageError("--overwrite: give either --resume or --overwrite, not both")
     config = config_from_args(args)
     resolved = config.resolve()
     Trainer.check_env(resolved)
+    _prepare_out(args.out, args.resume, args.overwrite)
+    if resolved.steps <= resolved.learning_starts:
+        print(
+            f"maxminq train: warning: --steps {resolved.steps} <= --learning-starts "
+            f"{resolved.learning_starts}: only random steps, the agents never learn",
+            file=sys.stderr,
+        )
     tables = run_training(
         config, args.out, resume=args.resume, progress=not args.no_progress, threads=args.threads
     )

@@ -10,3 +10,25 @@ Modules: ``nets`` (stacked networks), ``optim`` (per-member RMSprop / Adam), ``r
 ``maxminq.operators``, updates), ``config`` (``TrainConfig``) and ``train``
 (``run_training``: the training loop, checkpoints, tables, bias metrics).
 """
+
+from typing import Any
+
+# The user-facing API, imported on first use so that ``maxminq.deep.config`` (read by the
+# sweep runner) does not pull in torch and the training loop.
+_API = {
+    "TrainConfig": "maxminq.deep.config",
+    "run_training": "maxminq.deep.train",
+    "read_tables": "maxminq.deep.train",
+    "load_agent": "maxminq.deep.policy",
+    "evaluate_agent": "maxminq.deep.policy",
+    "TrainedAgent": "maxminq.deep.policy",
+}
+__all__ = list(_API)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _API:
+        raise AttributeError(f"module 'maxminq.deep' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_API[name]), name)

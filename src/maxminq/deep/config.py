@@ -18,6 +18,7 @@ from maxminq.errors import UsageError
 __all__ = ["AGENT_NAMES", "OPTIMIZER_DEFAULTS", "TrainConfig"]
 
 AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
+ENSEMBLE_AGENTS = ("maxmin-dqn", "ensemble-dqn")  # N online nets, a subset updated per step
 # The optimisers and the options each takes (``--optimizer-kwargs``), with torch.optim's
 # defaults for those the registry / config leaves out (used by ``deep.optim``).
 OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -51,7 +52,7 @@ class TrainConfig:
     """
 
     env_id: str
-    agent: str = "dqn"
+    agent: str = "maxmin-dqn"
     n: int | None = None
     lr: float | None = None
     steps: int | None = None
@@ -129,40 +130,44 @@ class TrainConfig:
             raise UsageError(f"--agent: unknown agent {self.agent!r}; choose one of {AGENT_NAMES}")
         if self.n is not None:
             if self.n < 1:
-                raise UsageError(f"--n must be >= 1, got {self.n}")
+                raise UsageError(f"--n: must be >= 1, got {self.n}")
             if self.agent in ("dqn", "ddqn") and self.n != 1:
-                raise UsageError(f"--n must be 1 for {self.agent} (got {self.n})")
+                raise UsageError(f"--n: must be 1 for {self.agent}, got {self.n}")
         if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
-            raise UsageError(f"--lr must be a finite number > 0, got {self.lr}")
+            raise UsageError(f"--lr: must be a finite number > 0, got {self.lr}")
         if not self.seeds:
             raise UsageError("--seeds: give at least one seed, e.g. 0-4")
         if len(set(self.seeds)) != len(self.seeds) or min(self.seeds) < 0:
-            raise UsageError(f"--seeds must be distinct non-negative integers, got {self.seeds}")
+            raise UsageError(f"--seeds: must be distinct non-negative integers, got {self.seeds}")
 
     def _check_resolved(self) -> None:
         positive = ("n", "steps", "buffer_size", "batch_size", "target_update", "bias_every")
         for name in positive:
             if getattr(self, name) < 1:
-                raise UsageError(f"{_opt(name)} must be >= 1, got {getattr(self, name)}")
+                raise UsageError(f"{_opt(name)}: must be >= 1, got {getattr(self, name)}")
         for name in ("eps_decay_steps", "learning_starts", "eval_episodes", "checkpoint_every"):
             if getattr(self, name) < 0:
-                raise UsageError(f"{_opt(name)} must be >= 0, got {getattr(self, name)}")
+                raise UsageError(f"{_opt(name)}: must be >= 0, got {getattr(self, name)}")
         if self.bias_probe_every < 1:
-            raise UsageError(f"--bias-probe-every must be >= 1, got {self.bias_probe_every}")
-        if self.update_members < 1:
-            raise UsageError(f"--update-members must be >= 1, got {self.update_members}")
+            raise UsageError(f"--bias-probe-every: must be >= 1, got {self.bias_probe_every}")
+        online = self.n if self.agent in ENSEMBLE_AGENTS else 1
+        if not 1 <= self.update_members <= online:
+            raise UsageError(
+                f"--update-members: must be between 1 and {online} (the online nets of "
+                f"{self.agent} with n = {self.n}), got {self.update_members}"
+            )
         if self.max_episode_steps is not None and self.max_episode_steps < 1:
-            raise UsageError(f"--max-episode-steps must be >= 1, got {self.max_episode_steps}")
+            raise UsageError(f"--max-episode-steps: must be >= 1, got {self.max_episode_steps}")
         if not 0 <= self.gamma <= 1:
-            raise UsageError(f"--gamma must be in [0, 1], got {self.gamma}")
+            raise UsageError(f"--gamma: must be in [0, 1], got {self.gamma}")
         for name in ("eps_start", "eps_end", "eval_eps"):
             if not 0 <= getattr(self, name) <= 1:
-                raise UsageError(f"{_opt(name)} must be in [0, 1], got {getattr(self, name)}")
+                raise UsageError(f"{_opt(name)}: must be in [0, 1], got {getattr(self, name)}")
         if self.loss not in ("mse", "huber"):
-            raise UsageError(f"--loss must be mse or huber, got {self.loss!r}")
+            raise UsageError(f"--loss: must be mse or huber, got {self.loss!r}")
         if self.optimizer not in OPTIMIZER_DEFAULTS:
             raise UsageError(
-                f"--optimizer must be rmsprop, centered_rmsprop or adam, got {self.optimizer!r}"
+                f"--optimizer: must be rmsprop, centered_rmsprop or adam, got {self.optimizer!r}"
             )
         unknown = sorted(set(self.optimizer_kwargs) - set(OPTIMIZER_DEFAULTS[self.optimizer]))
         if unknown:
@@ -171,7 +176,7 @@ class TrainConfig:
                 f"{', '.join(OPTIMIZER_DEFAULTS[self.optimizer])}, not {', '.join(unknown)}"
             )
         if self.network not in ("mlp", "minatar_cnn"):
-            raise UsageError(f"--network must be mlp or minatar_cnn, got {self.network!r}")
+            raise UsageError(f"--network: must be mlp or minatar_cnn, got {self.network!r}")
 
     def check_observation_shape(self, obs_shape: tuple[int, ...]) -> None:
         """Reject a network that cannot read the environment's observations."""

@@ -8,7 +8,8 @@ eps = ``eval_eps``, Lan et al. 2020, section 5.2) and writes four tidy tables as
 * ``episodes``: seed, episode, step, return, length, return_avg100, terminated, truncated
 * ``tests``: seed, episode, return, length
 * ``metrics``: seed, step, loss, q_mean, bias_mean, bias_std, bias_abs, bias_n, epsilon,
-  steps_per_s (one row per seed every ``bias_every`` steps)
+  steps_per_s (one row per seed every ``bias_every`` steps, and one for a last partial
+  interval)
 * ``runs``: seed, status ('done' or 'diverged'), diverged_step
 
 Estimation bias (the paper's subject): every ``bias_probe_every`` steps the visited
@@ -320,6 +321,13 @@ class Trainer:
         self.acc_n = [0] * self.S
         self.acc_bias: list[list[float]] = [[] for _ in range(self.S)]
 
+    def log_final_metrics(self) -> None:
+        """Log the last, partial metrics interval (steps since the last multiple of
+        ``bias_every``), once: a checkpoint written after it holds its row."""
+        rows = self.rows["metrics"]
+        if self.step % self.cfg.bias_every and not (rows and rows[-1][1] == self.step):
+            self._log_metrics(self.epsilon(self.step - 1))
+
     def _log_metrics(self, eps: float) -> None:
         t0_step, t0 = self._interval_start
         now = time.perf_counter()
@@ -524,7 +532,7 @@ def run_training(
     out_dir: pathlib.Path,
     *,
     resume: bool = True,
-    progress: bool = False,
+    progress: bool = True,
     stop_after: int | None = None,
     threads: int = 1,
 ) -> dict[str, pd.DataFrame]:
@@ -571,6 +579,7 @@ def run_training(
                 bar.close()
                 return {}
         bar.close()
+        trainer.log_final_metrics()
         if cfg.checkpoint_every and trainer.step % cfg.checkpoint_every:
             trainer.save_checkpoint(ckpt_dir)
         trainer.evaluate(progress)
