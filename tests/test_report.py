@@ -180,6 +180,46 @@ def test_claims_flip_with_the_data(tmp_path: Path):
     assert c.numbers["maxmin_iqm"] == pytest.approx(20.5)
 
 
+def test_overlapping_cis_with_a_lower_iqm_are_no_support():
+    # Catcher, Maxmin's best setting (N=4, lr=1e-3) against DQN's: levels base + 5 + shift + 4
+    # vs base + 5, seeds add 0..3. Shift -5: Maxmin's IQM one below DQN's, CIs overlap.
+    needle = "Maxmin DQN ≥ DQN on Catcher"
+    lower = [c for c in C.deep_claims(T.classify(deep_results(seeds=4, maxmin_shift=-5.0)))]
+    (c,) = [c for c in lower if needle in c.text]
+    n = c.numbers
+    assert n["maxmin_iqm"] < n["dqn_iqm"] and n["maxmin_high"] >= n["dqn_low"]  # overlap
+    assert c.status == C.NOT_SUPPORTED and "within noise" in c.evidence
+    # the same spread with equal IQMs is support: the boundary is IQM_A >= IQM_B
+    equal = C.deep_claims(T.classify(deep_results(seeds=4, maxmin_shift=-4.0)))
+    (c,) = [c for c in equal if needle in c.text]
+    assert c.numbers["maxmin_iqm"] == c.numbers["dqn_iqm"] and c.status == C.SUPPORTED
+    # one rule for every ">=" claim, also when called directly; the rule text says so
+    a, b = np.array([5.0, 9, 13.9, 15, 30]), np.array([9.0, 12, 21.3, 35, 41])
+    status, evidence, nums = C.compare_iqm(a, b, name_a="a", name_b="b")
+    assert nums["a_iqm"] < nums["b_iqm"] and nums["a_high"] >= nums["b_low"]
+    assert status == C.NOT_SUPPORTED
+    assert C.compare_iqm(b, a, name_a="b", name_b="a")[0] == C.SUPPORTED
+    assert "overlapping CIs alone are no support" in C.RULE_IQM
+
+
+def test_report_of_a_deep_only_sweep_names_what_it_does_not_check(tmp_path: Path, capsys):
+    write_store(tmp_path, deep_results(seeds=4, maxmin_shift=-5.0))
+    assert main(["report", str(tmp_path), "--reps", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "not checked (no data in this folder): Toy MDP, Mountain Car, Theory" in out
+    assert "σ²" not in out and "Theorem 1" not in out and "μ = " not in out
+    md = (tmp_path / "report.md").read_text()
+    assert "Scale: **custom sweep**" in md and "unknown" not in md
+    assert "Not checked, no data in this folder: Toy MDP, Mountain Car, Theory" in md
+    claims = md.split("## Claims checked", 1)[1].split("\n## ", 1)[0]
+    assert "### Deep RL" in claims and "### Mountain Car" not in claims
+    assert "### Theory" not in claims and "### Toy MDP" not in claims
+    assert "overlapping CIs alone are no support" in claims
+    # the lower-but-overlapping Catcher comparison is listed as not supported
+    (line,) = [x for x in claims.splitlines() if "Maxmin DQN ≥ DQN on Catcher" in x]
+    assert line.startswith(f"- **{C.NOT_SUPPORTED}**")
+
+
 @pytest.mark.parametrize(
     "argv, needle",
     [
@@ -225,7 +265,9 @@ def test_reproduce_runs_configs_then_writes_the_report(tmp_path: Path, capsys):
     argv += ["--only", "tiny_toy,tiny_toy2", "--workers", "2", "--no-progress"]
     assert main(argv) == 0
     # one sweep over the union: the shared run is executed once, both configs list it
-    assert "(tiny_toy, tiny_toy2) [quick]: 3 runs" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "(tiny_toy, tiny_toy2) [quick]: 3 runs" in printed
+    assert "not checked (no data in this folder): Mountain Car, Theory, Deep RL" in printed
     with ResultsStore(out) as store:
         assert len(store.records("tiny_toy")) == len(store.records("tiny_toy2")) == 2
         assert [r.attempts for r in store.records()] == [1, 1, 1]

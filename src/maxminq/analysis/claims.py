@@ -11,8 +11,10 @@ Decision rules (stated in each claim's ``rule``):
   (``|mean_A - mean_B| > 1.96 * sqrt(SE_A^2 + SE_B^2)``), not supported otherwise.
 * "A overestimates the true value v": supported when ``mean - 1.96 SE > v`` (and mirrored).
 * Deep "A performs as well as or better than B" (paper Sec. 6) by IQM with stratified
-  bootstrap 95% CIs: supported when IQM_A >= IQM_B or the two CIs overlap (A is not
-  distinguishably worse); not supported when A's CI lies entirely below B's.
+  bootstrap 95% CIs: supported only when IQM_A >= IQM_B *and* A's CI does not lie entirely
+  below B's; not supported otherwise. Overlapping CIs alone are no support: with A's IQM
+  below B's the data lean against the claim even when the difference is within noise (the
+  evidence then says "within noise"; more runs may decide it).
 * Fewer than ``MIN_RUNS`` runs on either side (or missing data): insufficient data.
 """
 
@@ -115,17 +117,30 @@ def compare_iqm(
         f"{name_b}_low": lb,
         f"{name_b}_high": hb,
     }
-    ok = ia >= ib or ha >= lb
+    # One rule for every ">=" claim: the point estimates must agree with the claim, and A must
+    # not be distinguishably worse. Overlapping CIs only say the runs cannot tell A and B
+    # apart, which is no evidence for "A >= B" when A's IQM is the lower one.
+    worse = ha < lb
+    ok = ia >= ib and not worse
+    if worse:
+        why = "A's CI entirely below B's"
+    elif ia >= ib:
+        why = "IQM_A >= IQM_B" + ("" if la > hb else ", CIs overlap")
+    else:
+        why = "IQM_A < IQM_B, CIs overlap: lower but within noise"
     evidence = (
         f"IQM {_fmt(ia)} [{_fmt(la)}, {_fmt(ha)}] vs {_fmt(ib)} [{_fmt(lb)}, {_fmt(hb)}] "
-        f"({a.size} vs {b.size} runs)"
+        f"({a.size} vs {b.size} runs; {why})"
     )
     return (SUPPORTED if ok else NOT_SUPPORTED), evidence, nums
 
 
 RULE_MEANS = "95% normal interval of the difference of means on the claimed side"
 RULE_VALUE = "mean ∓ 1.96 SE beyond the true value"
-RULE_IQM = "IQM_A >= IQM_B or the 95% bootstrap CIs overlap; else not supported"
+RULE_IQM = (
+    "supported only if IQM_A >= IQM_B and A's 95% bootstrap CI is not entirely below B's; "
+    "overlapping CIs alone are no support"
+)
 LAST_TENTH = "distance averaged over the last 10% of episodes"
 
 
@@ -496,6 +511,22 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
             Claim("Deep RL", text, s, "bias (second half of training) " + ev, RULE_MEANS, nums)
         )
     return out
+
+
+def sections_without_data(tables: T.Tables, theory_dir: Path | None = None) -> list[str]:
+    """The claim sections (in report order) for which the folder holds no input at all.
+
+    Their checks would all say 'insufficient data' for a reason that is no finding (e.g. a
+    deep-only sweep has no Mountain Car runs), so the report names them once instead.
+    """
+    present = {
+        "Toy MDP": tables.toy is not None and not tables.toy.empty,
+        "Mountain Car": tables.mountain_car is not None and not tables.mountain_car.empty,
+        "Theory": theory_dir is not None
+        and any((Path(theory_dir) / f).is_file() for f in ("bias.csv", "variance.csv")),
+        "Deep RL": bool(tables.has_deep),
+    }
+    return [section for section, has in present.items() if not has]
 
 
 def all_claims(tables: T.Tables, theory_dir: Path | None = None) -> list[Claim]:

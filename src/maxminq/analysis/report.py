@@ -55,6 +55,7 @@ class Report:
     markdown: Path
     figures: list[F.FigureFile] = field(default_factory=list)
     claims: list[C.Claim] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)  # claim sections with no data here
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -82,15 +83,19 @@ def read_meta(out_dir: Path) -> dict:
         return {}
 
 
+CUSTOM_SCALE = "custom sweep"
+
+
 def infer_scale(results: dict[str, pd.DataFrame], meta: dict) -> str:
-    """The sweep scale: from reproduce metadata, else a ``scale`` column, else 'unknown'."""
+    """The sweep scale: from reproduce metadata, else a ``scale`` column, else
+    :data:`CUSTOM_SCALE` (a folder written by ``maxminq sweep`` records no scale)."""
     if meta.get("scale"):
         return str(meta["scale"])
     scales = set()
     for df in results.values():
         if df is not None and "scale" in df.columns:
             scales.update(map(str, df["scale"].dropna().unique()))
-    return ", ".join(sorted(scales)) if scales else "unknown"
+    return ", ".join(sorted(scales)) if scales else CUSTOM_SCALE
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -341,7 +346,8 @@ def build_report(
     deep_summary = T.deep_summary(tables, reps=reps) if tables.has_deep else pd.DataFrame()
     figure_errors: list[str] = []
     figures = F.make_figures(tables, fig_dir, deep_summary=deep_summary, errors=figure_errors)
-    claims = C.all_claims(tables, theory_dir)
+    unchecked = C.sections_without_data(tables, theory_dir)
+    claims = [c for c in C.all_claims(tables, theory_dir) if c.section not in unchecked]
     scale = infer_scale(results, meta)
 
     doc = _Doc(out_dir)
@@ -361,10 +367,18 @@ def build_report(
     doc.para(
         "Each verdict is computed from the data below by the stated rule; "
         "'insufficient data' means the results needed for the check are missing or have "
-        f"fewer than {C.MIN_RUNS} runs."
+        f"fewer than {C.MIN_RUNS} runs. A claim 'A ≥ B' (deep RL) is supported only when A's "
+        "IQM is at least B's and A's 95% CI does not lie entirely below B's; overlapping "
+        "CIs alone are no support, so a lower IQM is 'not supported' even within noise. "
+        "'A below B' needs the 95% interval of the difference of means on the claimed side."
     )
     counts = {s: sum(c.status == s for c in claims) for s in STATUS_CLASS}
     doc.para("In total: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + ".")
+    if unchecked:
+        doc.para(
+            f"Not checked, no data in this folder: {', '.join(unchecked)} "
+            "(run the matching configs or `maxminq theory` into it to check them)."
+        )
     for section in dict.fromkeys(c.section for c in claims):
         part = [c for c in claims if c.section == section]
         n_ok = sum(c.status == C.SUPPORTED for c in part)
@@ -446,4 +460,4 @@ def build_report(
     html_path, md_path = out_dir / "report.html", out_dir / "report.md"
     _atomic_write(md_path, "\n".join(doc.md))
     _atomic_write(html_path, doc.render_html(title))
-    return Report(html_path, md_path, figures, claims)
+    return Report(html_path, md_path, figures, claims, unchecked)

@@ -51,4 +51,6 @@ def run(args: argparse.Namespace) -> int:
     print(report.markdown)
     for claim in report.claims:
         print(f"  {claim.status:<17} {claim.text}")
+    if report.unchecked:
+        print(f"  not checked (no data in this folder): {', '.join(report.unchecked)}")
     return 0

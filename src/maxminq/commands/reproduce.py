@@ -296,6 +296,8 @@ def run(args: argparse.Namespace) -> int:
     for claim in report.claims:
         counts[claim.status] = counts.get(claim.status, 0) + 1
     print(f"report: {report.html}  ({', '.join(f'{v} {k}' for k, v in counts.items())})")
+    if report.unchecked:  # e.g. --only toy_mdp: say which claims this folder cannot check
+        print(f"        not checked (no data in this folder): {', '.join(report.unchecked)}")
     print(f"        {report.markdown}")
     print(f"total {meta['seconds_with_report'] / 60:.1f} min")
     return 1 if failed else 0
