@@ -425,3 +425,28 @@ def test_cli_version_and_plot_formats(tmp_path: pathlib.Path, capsys) -> None:
     assert main([*argv, "--out", str(out), "--eval-episodes", "1", "--no-progress"]) == 0
     assert main(["plot", str(out), "--out", str(tmp_path / "fig.pdf")]) == 2
     assert ".pdf" in capsys.readouterr().err and not list(tmp_path.glob("fig*"))
+
+
+def test_a_finished_run_extended_equals_one_run_straight_through(tmp_path: pathlib.Path):
+    """Training 300 steps, then resuming with --steps 500, gives the tables of a 500-step run
+    (same streams, same checkpointed state); other changed options are refused."""
+    straight = run_training(_small(steps=500, checkpoint_every=100), tmp_path / "straight")
+    out = tmp_path / "extended"
+    short = run_training(_small(steps=300, checkpoint_every=100), out)
+    assert short["metrics"]["step"].max() == 300
+    extended = run_training(_small(steps=500, checkpoint_every=100), out, resume=True)
+    for name in ("episodes", "tests", "metrics", "runs"):
+        pd.testing.assert_frame_equal(
+            _deterministic(straight)[name], _deterministic(extended)[name], check_exact=True
+        )
+    assert pd.read_csv(out / "metrics.csv")["step"].max() == 500
+    with pytest.raises(UsageError, match="--steps: the run in --out is at step 500"):
+        run_training(_small(steps=400, checkpoint_every=100), out, resume=True)
+    with pytest.raises(UsageError, match="other lr"):
+        run_training(_small(steps=600, checkpoint_every=100, lr=5e-4), out, resume=True)
+    # Without a checkpoint a finished run cannot be extended: refused, not restarted.
+    bare = tmp_path / "bare"
+    run_training(_small(steps=150), bare)
+    with pytest.raises(UsageError, match="no checkpoint"):
+        run_training(_small(steps=300), bare, resume=True)
+    assert (bare / "runs.csv").exists()

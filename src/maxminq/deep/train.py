@@ -31,6 +31,7 @@ resumes to the same result as an uninterrupted one. A finished run also writes
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -51,7 +52,7 @@ from maxminq.envs import make
 from maxminq.errors import UsageError
 from maxminq.experiments.store import atomic_write
 
-__all__ = ["BIAS_TAIL", "TABLE_COLUMNS", "Trainer", "run_training"]
+__all__ = ["BIAS_TAIL", "TABLE_COLUMNS", "Trainer", "check_resumable", "run_training"]
 
 BIAS_TAIL = 0.05
 TABLE_COLUMNS: dict[str, list[str]] = {
@@ -459,11 +460,7 @@ class Trainer:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore ``state_dict()`` output and rebuild each environment's exact state by
         resetting it with the episode's seed and replaying the episode's actions."""
-        if state["config"] != self.cfg.result_key():
-            raise UsageError(
-                "--resume: the checkpoint was written with different options; "
-                "use the same options or a new --out"
-            )
+        check_resumable(json.loads(state["config"]), self.cfg, int(state["step"]))
         self.step = int(state["step"])
         self.learner.load_state_dict(state["learner"])
         self.replay.load_state_dict(state["replay"])
@@ -527,6 +524,21 @@ def read_tables(out_dir: pathlib.Path) -> dict[str, pd.DataFrame]:
     return {name: pd.read_csv(out_dir / f"{name}.csv") for name in TABLE_COLUMNS}
 
 
+def check_resumable(saved: dict[str, Any], cfg: TrainConfig, step: int) -> None:
+    """A checkpoint written at ``step`` with options ``saved`` (a ``result_key``) can be
+    continued under ``cfg`` if every option is the same, except a larger ``steps``
+    (extending the run); raise UsageError naming what differs otherwise."""
+    now = json.loads(cfg.result_key())
+    differ = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
+    if [k for k in differ if k != "steps"]:
+        raise UsageError(
+            f"--resume: the run in --out was made with other {', '.join(differ)}; use its "
+            "options (only --steps may grow, to extend it), --overwrite, or another --out"
+        )
+    if cfg.steps < step:
+        raise UsageError(f"--steps: the run in --out is at step {step}; give at least that")
+
+
 def run_training(
     config: TrainConfig,
     out_dir: pathlib.Path,
@@ -539,8 +551,10 @@ def run_training(
     """Train ``config`` (all seeds batched), test, and write the tables to ``out_dir``.
 
     With ``resume`` a finished run in ``out_dir`` is read back instead of re-run, and a
-    checkpoint there is continued. ``stop_after`` (steps) stops early after writing a
-    checkpoint, as a kill would (used by tests); it then returns an empty dict.
+    checkpoint there is continued; a larger ``steps`` extends a run from its checkpoint
+    (the last one of a finished run), keeping its metrics interval (``check_resumable``).
+    ``stop_after`` (steps) stops early after writing a checkpoint, as a kill would (used by
+    tests); it then returns an empty dict.
     ``threads``: torch threads while training (default 1: the small networks gain little
     from more, and sweeps run one process per core); results do not depend on it (tested).
     """
@@ -549,17 +563,29 @@ def run_training(
     out_dir.mkdir(parents=True, exist_ok=True)
     ckpt_dir = out_dir / "checkpoint"
     config_path = out_dir / "config.json"
-    finished = resume and (out_dir / "runs.csv").exists() and config_path.exists()
-    if finished and json.loads(config_path.read_text()) == json.loads(cfg.result_key()):
+    finished = (out_dir / "runs.csv").exists() and config_path.exists()
+    if resume and finished and json.loads(config_path.read_text()) == json.loads(cfg.result_key()):
         return read_tables(out_dir)
+    state = None
+    if resume and (ckpt_dir / _CKPT).exists():
+        state = torch.load(ckpt_dir / _CKPT, weights_only=True)
+        saved = json.loads(state["config"])
+        if config.bias_every is None and saved["steps"] != cfg.steps:
+            # Extending: the metrics interval derived from --steps stays the run's own.
+            cfg = dataclasses.replace(config, bias_every=saved["bias_every"]).resolve()
+        check_resumable(saved, cfg, int(state["step"]))
+    elif resume and finished:
+        raise UsageError(
+            "--resume: the run in --out was made with other options and has no checkpoint "
+            "to continue from; use its options, --overwrite, or another --out"
+        )
+    (out_dir / "runs.csv").unlink(missing_ok=True)  # a finished run is replaced or extended
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     trainer = Trainer(cfg)
     try:
-        if resume and (ckpt_dir / _CKPT).exists():
-            trainer.load_state_dict(torch.load(ckpt_dir / _CKPT, weights_only=True))
-        elif (out_dir / "runs.csv").exists():
-            (out_dir / "runs.csv").unlink()  # an old finished run is being replaced
+        if state is not None:
+            trainer.load_state_dict(state)
         if cfg.tensorboard:
             trainer.writer = _tensorboard_writer(out_dir / "tensorboard")
         bar = tqdm(
