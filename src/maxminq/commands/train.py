@@ -74,7 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="continue the checkpointed run in --out (or read a finished one back)",
+        help="continue the checkpointed run in --out, read a finished one back, or extend "
+        "it to a larger --steps",
     )
     parser.add_argument(
         "--overwrite",
