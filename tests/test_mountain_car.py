@@ -4,6 +4,11 @@ agent against the plain single-run loop, run independence and bad input."""
 from __future__ import annotations
 
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -216,3 +221,79 @@ def test_numpy_operator_path_equals_compiled_path() -> None:
     np.testing.assert_array_equal(w_fast, w_numpy)
     other, _, _ = run_mountain_car_grid(op_kwargs={"c": 50.0}, **kw)  # c matters
     assert other.steps.tolist() != fast.steps.tolist()
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    """Process ids whose parent is ``pid`` (from /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("target", ["group", "parent"])
+def test_ctrl_c_stops_workers_promptly(tmp_path, target: str) -> None:
+    # 20 settings x 20 runs of 50 noisy episodes take 10-20 s on 2 workers: an interrupt
+    # that waits for the running (or all) tasks, or a hung pool, overruns the 6 s allowed.
+    # "group" is a terminal's Ctrl-C (the workers get SIGINT too); "parent" is kill -INT.
+    out = tmp_path / "mc"
+    cmd = [sys.executable, "-m", "maxminq.cli", "experiment", "mountain-car", "--runs", "20",
+           "--episodes", "50", "--sigma2", "50", "--workers", "2", "--no-progress",
+           "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        workers: list[int] = []
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+            workers = [c for c in _children(proc.pid) if "spawn_main" in _cmdline(c)]
+        assert len(workers) == 2, "the workers never started"
+        time.sleep(2.0)  # let them import and get into their first tasks
+        assert proc.poll() is None
+        start = time.monotonic()
+        if target == "group":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=6)
+        elapsed = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["maxminq experiment: interrupted"], err
+    assert elapsed < 6
+    time.sleep(0.2)
+    assert not [w for w in workers if _alive(w)]
+    assert not (out / "mountain_car.csv").exists() and not list(tmp_path.rglob("*.png"))
+
+
+def _cmdline(pid: int) -> str:
+    """A process's command line ('' once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
