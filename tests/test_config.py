@@ -187,13 +187,57 @@ fixed: {env_id: maxminq/Catcher-v0, steps: 100, seeds: [0, 1]}
 variants: [{agent: dqn, n: 1, lr: 1.0e-4}, {agent: maxmin-dqn, n: 3, lr: -1}]
 scales: {quick: {}, paper: {}}
 """
-    with pytest.raises(ConfigError, match=r"variants\[1\]\.lr: .*lr must be .*> 0, got -1"):
+    with pytest.raises(ConfigError) as info:
         load_config(_write(tmp_path, text), "quick")
+    assert str(info.value).endswith("c.yaml: variants[1].lr: must be a finite number > 0, got -1")
     with pytest.raises(ConfigError, match=r"fixed\.env_id: unknown environment"):
         load_config(_write(tmp_path, text.replace("Catcher", "Catch"), "e.yaml"), "quick")
     ok = load_config(_write(tmp_path, text.replace("lr: -1", "lr: 3e-4"), "o.yaml"), "quick")
     # Stored settings are the resolved training config: defaults filled in from the registry.
     assert all(r.settings["batch_size"] == 32 and r.settings["steps"] == 100 for r in ok.runs)
+
+
+DEEP = """
+name: d
+kind: deep
+fixed: {env_id: CartPole-v1, steps: 100, seeds: [0, 1]}
+variants: [{agent: dqn, n: 1, lr: 1.0e-4}]
+scales: {quick: {}, paper: {}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "edit", "where", "expect", "value"),
+    [
+        # a wrong type used to surface as "settings: must be real number, not str"
+        (DEEP, ("lr: 1.0e-4", "lr: abc"), "variants[0].lr", "expected a number", "'abc'"),
+        (DEEP, ("n: 1,", "n: abc,"), "variants[0].n", "expected an integer", "'abc'"),
+        (DEEP, ("steps: 100", "steps: yes"), "fixed.steps", "expected an integer", "True"),
+        # the training config's own checks speak of --steps and add the value themselves
+        (DEEP, ("lr: 1.0e-4", "lr: 1.0e-4, steps: 0"), "variants[0].steps", "must be >= 1", "0"),
+        (DEEP, ("n: 1,", "n: 1, batch_size: -3,"), "variants[0].batch_size", ">= 1", "-3"),
+        (DEEP, ("agent: dqn", "agent: foo"), "variants[0].agent", "unknown agent", "'foo'"),
+        (DEEP, ("steps: 100", "steps: 100, update_members: 3"), "fixed.update_members",
+         "between 1 and 1", "3"),
+        # tabular settings that only the run function knows: typed by their default
+        (TOY, ("episodes: 5}", "episodes: 5, step_size: abc}"), "fixed.step_size",
+         "expected a number", "'abc'"),
+        (TOY, ("algorithm: maxmin", "algorithm: maxi"), "variants[1].algorithm",
+         "unknown algorithm", "'maxi'"),
+    ],
+)  # fmt: skip
+def test_config_errors_name_the_key_path_and_the_value_once(
+    tmp_path, text, edit, where, expect, value
+):
+    assert edit[0] in text
+    path = _write(tmp_path, text.replace(*edit))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    message = str(info.value)
+    assert message.startswith(f"{path}: {where}: ") and expect in message, message
+    said = message.split(f"{where}: ", 1)[1]  # what follows the key path
+    assert message.count(where) == 1 and said.count(value) == 1, message
+    assert message.count(", got ") <= 1 and "--" not in message, message
 
 
 def test_cli_reports_config_errors_in_one_line_before_any_run(tmp_path):

@@ -341,14 +341,39 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
     return list(runs.values())
 
 
+_LEADING_OPTION = re.compile(r"^--[a-z][a-z0-9-]*:?\s+")
+_OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
+_OPTION_KEYS = {"env": "env_id"}  # command-line option -> setting key, where they differ
+
+
+def _config_message(message: str, value: Any = None, *, has_value: bool = False) -> str:
+    """A kind's error message worded for a config: no command-line option names, and the
+    offending value exactly once (``, got VALUE`` at the end, unless the message already
+    quotes the string value, e.g. ``unknown agent 'foo'``).
+
+    Run kinds reuse the run functions' own checks, which speak to the command line
+    (``--steps: must be >= 1, got 0``); the config names the key path itself.
+    """
+    message = " ".join(message.split())
+    message = _LEADING_OPTION.sub("", message)
+    message = _OPTION.sub(
+        lambda m: _OPTION_KEYS.get(m.group(1), m.group(1).replace("-", "_")), message
+    )
+    head, sep, _ = message.rpartition(", got ")
+    message = head if sep else message
+    if not has_value or (isinstance(value, str) and repr(value) in message):
+        return message
+    return f"{message}, got {_short(value)}"
+
+
 def _settings_failure(
     check: _Check, err: SettingsError, settings: Mapping[str, Any], origins: Mapping[str, str]
 ) -> ConfigError:
     """Point a kind's settings error at the config key the offending value came from."""
-    message = " ".join(err.message.split())
     if err.key is None:
-        return check.fail("settings", message)
+        return check.fail("settings", _config_message(err.message))
     if err.key in settings:
-        got = f", got {_short(settings[err.key])}"
-        return check.fail(origins.get(err.key, err.key), f"{message}{got}")
+        message = _config_message(err.message, settings[err.key], has_value=True)
+        return check.fail(origins.get(err.key, err.key), message)
+    message = _config_message(err.message)
     return check.fail(f"fixed.{err.key}", f"{message} (required setting missing)")

@@ -198,6 +198,19 @@ def _validate_tabular(
             if key not in defaults and key != "op_kwargs":
                 allowed = ", ".join(sorted(known | set(defaults)))
                 raise SettingsError(key, f"unknown setting; expected one of {allowed}")
+            # The default's type tells what the value must be; without this a string where
+            # a number belongs fails inside the run function's check with no key to name.
+            default = defaults.get(key)
+            if isinstance(default, bool):
+                problem = _type_problem(settings[key], "bool")
+            elif isinstance(default, (int, float)):  # integrality is check_settings' job
+                problem = _type_problem(settings[key], "float")
+            elif isinstance(default, str):
+                problem = _type_problem(settings[key], "str")
+            else:
+                problem = None
+            if problem:
+                raise SettingsError(key, problem)
         completed = {**defaults, **parsed.model_dump()}
         _check_values(func.rsplit(":", 1)[0] + ":check_settings", completed)
         return completed
@@ -241,6 +254,36 @@ def _coerce(value: Any, annotation: str) -> Any:
 
 
 _OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "bool": "true or false",
+    "list": "a list",
+    "dict": "a mapping",
+}
+_IS_TYPE: dict[str, Callable[[Any], bool]] = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+}
+
+
+def _type_problem(value: Any, annotation: str) -> str | None:
+    """'expected ...' when ``value`` cannot be of the dataclass field type ``annotation``
+    (its text, e.g. ``"int | None"``), else None. Checked before the value reaches the
+    training config, whose comparisons would otherwise fail with a TypeError that names no
+    setting (``'<' not supported between 'str' and 'int'``)."""
+    parts = [p.strip().split("[", 1)[0] for p in annotation.split("|")]
+    if value is None and "None" in parts:
+        return None
+    known = [p for p in parts if p in _IS_TYPE]
+    if not known or any(_IS_TYPE[p](value) for p in known):
+        return None
+    return "expected " + " or ".join(_TYPE_WORDS[p] for p in known)
 
 
 def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
@@ -257,9 +300,10 @@ def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
         if key not in fields:
             raise SettingsError(key, f"unknown setting; expected one of {', '.join(fields)}")
     kwargs = {k: _coerce(v, fields[k]) for k, v in settings.items()}
-    for key, kind in (("env_id", str), ("agent", str)):
-        if key in kwargs and not isinstance(kwargs[key], kind):
-            raise SettingsError(key, f"expected a {kind.__name__}")
+    for key, value in kwargs.items():
+        problem = _type_problem(value, fields[key])
+        if problem:
+            raise SettingsError(key, problem)
     if not isinstance(kwargs.get("seeds", [0]), list) or not all(
         isinstance(s, int) and not isinstance(s, bool) for s in kwargs.get("seeds", [0])
     ):
