@@ -128,6 +128,63 @@ def test_toy_mdp_sweep_equals_direct_calls_and_resume_skips_done_runs(tmp_path):
     assert sorted(_done_events(out).values()) == [1, 1, 1, 1]
 
 
+DEEP = """
+name: cp_tiny
+kind: deep
+fixed: {env_id: CartPole-v1, steps: 300, seeds: [0, 1], learning_starts: 100, eval_episodes: 2}
+variants:
+  - {agent: dqn, n: 1}
+  - {agent: maxmin-dqn, n: 2, lr: [0.001, 0.0003]}
+scales: {quick: {}, paper: {}}
+"""
+
+
+def test_status_runs_lists_each_run_with_its_varying_settings_and_plot_folder(tmp_path, capsys):
+    from maxminq.cli import main
+    from maxminq.experiments.config import RunSpec
+
+    (tmp_path / "deep.yaml").write_text(DEEP)
+    out = tmp_path / "out"
+    assert run_sweep(tmp_path / "deep.yaml", out, workers=1, progress=False).ok
+    assert run_sweep(_toy(tmp_path, runs=2, episodes=3), out, workers=1, progress=False).ok
+    with ResultsStore(out) as store:  # a deep run not trained yet has no folder to plot
+        first = store.records("cp_tiny")[0]
+        todo = {**first.settings, "agent": "ddqn", "n": 1, "lr": 0.01}
+        store.register([RunSpec("deep-notyet", "deep", todo, "cp_tiny")])
+        deep = {r.run_id: r for r in store.records("cp_tiny")}
+    capsys.readouterr()
+    assert main(["status", str(out), "--runs"]) == 0
+    text = capsys.readouterr().out
+    part = text.split("runs of cp_tiny (4):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    head = part[0].split()
+    # only what varies in the deep sweep: agent, lr, n (not env_id, steps, seeds, ...)
+    assert head[:3] == ["run", "id", "kind"] and {"agent", "lr", "n"} <= set(head)
+    assert not {"env_id", "steps", "seeds", "batch_size"} & set(head)
+    rows = {line.split()[0]: line.split() for line in part[1:]}
+    assert set(rows) == set(deep)
+    listed = []
+    for run_id, cells in rows.items():
+        settings = deep[run_id].settings
+        assert cells[1:3] == (["deep", "pending"] if run_id == "deep-notyet" else ["deep", "done"])
+        assert settings["agent"] in cells
+        assert f"{settings['lr']:g}" in cells and str(settings["n"]) in cells
+        if run_id == "deep-notyet":
+            assert cells[-1] == "-"
+        else:
+            assert cells[-1] == str(out / "tables" / run_id)
+            listed.append(cells[-1])
+    assert sorted(f"{deep[r].settings['lr']:g}" for r in rows if r != "deep-notyet") == [
+        "0.0003", "0.0003", "0.001",
+    ]  # fmt: skip
+    # the toy config gets its own table, its own varying settings, and no plot folders
+    toy = text.split("runs of tiny_toy (4):\n", 1)[1].splitlines()
+    assert {"mu", "algorithm", "n"} <= set(toy[0].split()) and "episodes" not in toy[0]
+    assert all(line.split()[-1] == "-" for line in toy[1:5])
+    # the listed folders are what 'maxminq plot' takes
+    assert main(["plot", *listed, "--out", str(tmp_path / "cmp")]) == 0
+    assert (tmp_path / "cmp.png").is_file()
+
+
 def test_failed_runs_are_recorded_then_rerun(tmp_path, theory_kinds):
     path = _theory(tmp_path, "theory_mc_flaky")
     out = tmp_path / "out"

@@ -1,11 +1,18 @@
-"""``maxminq status DIR``: run counts per config and status, failures, runs in progress."""
+"""``maxminq status DIR``: run counts per config and status, failures, runs in progress;
+with ``--runs`` one line per run (id, kind, status, the settings that vary in its config and,
+for a finished deep run, the tables folder that ``maxminq plot`` reads)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from maxminq.errors import UsageError
+
+MISSING = "-"  # a setting the run does not have (another kind), or no tables folder yet
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,6 +22,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--verify", action="store_true", help="also check every finished run's files"
     )
+    parser.add_argument(
+        "--runs",
+        action="store_true",
+        help="list every run: id, kind, status, the settings that vary in its config, and "
+        "for finished deep runs the folder to pass to 'maxminq plot'",
+    )
+
+
+def _text(value: Any) -> str:
+    """A setting value as one short cell (lists/mappings as compact JSON)."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, dict)) or value is None:
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def varying_keys(settings: Sequence[dict[str, Any]]) -> list[str]:
+    """The setting keys whose value is not the same in every run (a key some runs lack
+    counts as varying), in first-seen order: what tells the runs of a sweep apart."""
+    keys = list(dict.fromkeys(k for s in settings for k in s))
+    return [k for k in keys if len({_text(s.get(k, MISSING)) for s in settings}) > 1]
+
+
+def run_table(records: Sequence[Any], folder: Path) -> list[list[str]]:
+    """Rows (with a header row) for ``--runs``: run id, kind, status, the varying settings,
+    and the plot folder ``DIR/tables/<run_id>`` of each finished deep run."""
+    keys = varying_keys([r.settings for r in records])
+    rows = [["run id", "kind", "status", *keys, "tables (maxminq plot)"]]
+    for rec in records:
+        tables = folder / "tables" / rec.run_id
+        # 'maxminq plot' reads a deep run's runs.csv; other kinds and unfinished runs have none
+        plot = str(tables) if rec.kind == "deep" and (tables / "runs.csv").is_file() else MISSING
+        cells = [_text(rec.settings[k]) if k in rec.settings else MISSING for k in keys]
+        rows.append([rec.run_id, rec.kind, rec.status, *cells, plot])
+    return rows
+
+
+def _print_table(rows: list[list[str]]) -> None:
+    """Left-aligned columns, two spaces apart; the last column is not padded."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=False)) + "  " + r[-1])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,4 +122,10 @@ def run(args: argparse.Namespace) -> int:
                         bad += 1
                         print(f"corrupt  {rec.run_id}: {problem}")
             print(f"verified: {bad} finished run(s) with bad files (re-run by the next sweep)")
+        if args.runs:
+            # One table per config: the settings that vary are those of that config's sweep.
+            for name in [args.config] if args.config else configs:
+                mine = store.records(name)
+                print(f"\nruns of {name} ({len(mine)}):")
+                _print_table(run_table(mine, folder))
     return 1 if failed or bad else 0
