@@ -65,8 +65,8 @@ class Tables:
     Historical Best keep ``history``: real copies of the newest K tables, newest first.
     """
 
-    def __init__(self, algorithm: str, n: int, make) -> None:
-        self.algorithm, self.n = algorithm, n
+    def __init__(self, algorithm: str, n: int, make, sigma: float = 0.0) -> None:
+        self.algorithm, self.n, self.sigma = algorithm, n, sigma
         if algorithm in ("averaged", "historical_best"):
             first = make()
             self.history = [[row[:] for row in first] for _ in range(n)]
@@ -106,6 +106,11 @@ class Tables:
         if alg == "double_q":
             select, evaluate = per[chosen], per[1 - chosen]
             return evaluate[first_argmax(select)]
+        if alg == "bias_corrected":
+            # Lee et al.: max minus sigma E[max of A i.i.d. N(0, 1)]; for A = 3 actions that
+            # is 3 / (2 sqrt(pi)) (David & Nagaraja, Order Statistics, the expected maximum).
+            assert len(per[0]) == 3, "closed form only written out for 3 actions"
+            return max(per[0]) - self.sigma * 1.5 / math.sqrt(math.pi)
         return max(per[0])
 
     def table_to_update(self, chosen: int):
@@ -217,13 +222,15 @@ def mountain_car_reference(
     max_steps: int = 5000,
     gamma: float = 1.0,
     step_size_per: str = "tiling",
+    sigma: float = 0.0,
 ) -> tuple[list[int], list]:
     """One run of tile-coded noisy Mountain Car; returns (steps per episode, final tables).
 
-    The tables are the N estimators (newest first for Averaged / Historical Best).
+    The tables are the N estimators (newest first for Averaged / Historical Best); ``sigma``
+    is Bias-corrected Q's.
     """
     rng = SplitMix64(run_seed(seed, run))
-    tables = Tables(algorithm, n, lambda: [[0.0] * 3 for _ in range(8 * 121)])
+    tables = Tables(algorithm, n, lambda: [[0.0] * 3 for _ in range(8 * 121)], sigma)
 
     def values(w: list[list[float]], tiles: list[int]) -> list[float]:
         return [sum(w[f][a] for f in tiles) for a in range(3)]

@@ -297,3 +297,27 @@ def _cmdline(pid: int) -> str:
             return fh.read().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+# --- operator parameters -----------------------------------------------------------------------
+
+
+def test_bias_corrected_sigma_matches_reference_loop() -> None:
+    kw = {"algorithm": "bias_corrected", "n": 1, "episodes": 2, "seed": 3, "max_steps": 300}
+    grid = {"sigma2": [10.0], "step_sizes": [0.02], "runs": 1, "return_weights": True}
+    df, w, _ = run_mountain_car_grid(op_kwargs={"sigma": 2.0}, **grid, **kw)
+    steps, tables = mountain_car_reference(sigma2=10.0, step_size=0.02, run=0, sigma=2.0, **kw)
+    assert df.steps.tolist() == steps
+    np.testing.assert_allclose(w[0, 0], np.ravel(tables[0]), rtol=0, atol=1e-9)
+    _, w_q, _ = run_mountain_car_grid(**grid, **{**kw, "algorithm": "q_learning"})
+    assert np.abs(w_q - w).max() > 0.1  # sigma is used
+
+
+@pytest.mark.parametrize(
+    ("op_kwargs", "words"),
+    [(None, "needs sigma"), ({"sigma": -1.0}, ">= 0"), ({"c": 1.0}, "takes sigma")],
+)
+def test_bias_corrected_needs_a_valid_sigma(op_kwargs, words) -> None:
+    with pytest.raises(UsageError, match=words):
+        run_mountain_car(algorithm="bias_corrected", n=1, sigma2=0.0, step_size=0.02, runs=1,
+                         episodes=1, seed=0, op_kwargs=op_kwargs)  # fmt: skip

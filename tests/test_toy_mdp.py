@@ -3,6 +3,8 @@ and the paper's qualitative claims at reduced scale with fixed seeds."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -193,3 +195,64 @@ def test_cli_bad_input_one_line_exit_2_no_csv(tmp_path, capsys, argv, option) ->
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and option in err[0]
     assert not out.exists()
+
+
+def test_cli_bias_corrected_sigma_reaches_the_operator(tmp_path) -> None:
+    import pandas as pd
+
+    from maxminq.cli import main
+
+    out = tmp_path / "toy"
+    status = main(
+        ["experiment", "toy-mdp", "--runs", "3", "--episodes", "60", "--mu", "0.1",
+         "--algorithms", "q_learning", "bias_corrected:sigma=0.5", "--workers", "1",
+         "--no-progress", "--out", str(out)]
+    )  # fmt: skip
+    assert status == 0
+    df = pd.read_csv(out / "toy_mdp.csv")
+    bc = df[df.algorithm == "bias_corrected"].reset_index(drop=True)
+    ql = df[df.algorithm == "q_learning"].reset_index(drop=True)
+    assert len(bc) == len(ql) == 3 * 60
+    # Same streams; sigma E[max of 8 N(0, 1)] = 0.71 less in every target from B must pull the
+    # learned Q(A, Left) well below Q-learning's in every run.
+    last = bc.episode == 60
+    assert (bc.q_a_left[last].to_numpy() < ql.q_a_left[last].to_numpy() - 0.2).all()
+    direct = run_toy_mdp(mu=0.1, algorithm="bias_corrected", n=1, runs=3, episodes=60, seed=0,
+                         op_kwargs={"sigma": 0.5})  # fmt: skip
+    np.testing.assert_allclose(bc.q_a_left, direct.q_a_left, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["--algorithms", "bias_corrected"], "--algorithms"),  # no sigma: would be Q-learning
+        (["--algorithms", "bias_corrected:sigma=-1"], "--algorithms"),
+        (["--algorithms", "maxmin:2:sigma=1"], "--algorithms"),
+        (["--algorithms", "weighted_double_q:c=x"], "--algorithms"),
+        (["--algorithms", "maxmin", "maxmin:2"], "--algorithms"),  # bare maxmin has N = 2
+        (["--algorithms", "q_learning", "q_learning"], "--algorithms"),
+        (["--algorithms", "bias_corrected:sigma=1", "bias_corrected:sigma=2"], "--algorithms"),
+        (["--mu", "0.1", "0.1"], "--mu"),
+        (["--mu", "0.1", "-0.1", "0.10"], "--mu"),
+    ],
+)
+def test_cli_bad_algorithms_and_duplicates_exit_2_before_work(tmp_path, capsys, argv, option):
+    from maxminq.cli import main
+
+    out = tmp_path / "bad"
+    start = time.perf_counter()
+    # full-scale defaults: only a check before any work returns within seconds
+    status = main(["experiment", "toy-mdp", "--out", str(out), "--no-progress", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and option in err[0], err
+    assert not out.exists() and time.perf_counter() - start < 5
+
+
+def test_sweep_settings_check_bias_corrected_sigma() -> None:
+    from maxminq.errors import MaxminqError
+    from maxminq.experiments.registry import validate_toy_mdp
+
+    base = {"mu": 0.1, "algorithm": "bias_corrected", "n": 1, "runs": 2, "episodes": 2, "seed": 0}
+    with pytest.raises(MaxminqError, match="sigma"):
+        validate_toy_mdp(base)
+    assert validate_toy_mdp({**base, "op_kwargs": {"sigma": 0.5}})["op_kwargs"] == {"sigma": 0.5}

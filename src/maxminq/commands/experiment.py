@@ -103,33 +103,42 @@ def _floats(values: list[str] | None, option: str, *, positive: bool, nonzero: b
         if bad or (nonzero and x == 0):
             need = "> 0" if positive else ("non-zero" if nonzero else ">= 0")
             raise UsageError(f"{option}: every value must be finite and {need}, got {v!r}")
+        if x in out:  # a repeated value would repeat its rows in the CSV
+            raise UsageError(f"{option}: {x:g} is given twice; give each value once")
         out.append(x)
     return out
 
 
-def _algorithms(tokens: list[str] | None, default: list[str], default_n) -> list[tuple[str, int]]:
-    from maxminq.tabular.agent import ALGORITHMS, resolve_algorithm
+def _algorithms(
+    tokens: list[str] | None, default: list[str], default_n: dict[str, tuple[int, ...]]
+) -> list[tuple[str, int, dict[str, float]]]:
+    """``--algorithms`` as (name, N, operator parameters); the same (name, N) twice is an
+    error (it would give duplicate rows, or rows that the CSV cannot tell apart)."""
+    from maxminq.tabular.agent import parse_algorithm
 
     if tokens is not None and len(tokens) == 0:
         raise UsageError("--algorithms: expected at least one algorithm, got an empty list")
-    out: list[tuple[str, int]] = []
+    out: list[tuple[str, int, dict[str, float]]] = []
+    given: dict[tuple[str, int], str] = {}
     for token in tokens or default:
-        name, _, n_text = token.partition(":")
-        spec = ALGORITHMS.get(name)
-        if spec is None:
-            known = ", ".join(sorted(ALGORITHMS))
-            raise UsageError(f"--algorithms: unknown algorithm {name!r}; choose from {known}")
-        if n_text:
-            ns = (_int(n_text, "--algorithms"),)
-        elif spec.fixed_n is not None:
-            ns = (spec.fixed_n,)
-        else:
-            ns = default_n.get(name, (2,))
-        for n in ns:
-            resolve_algorithm(name, n)
-            if (name, n) not in out:
-                out.append((name, n))
+        for name, n, kwargs in parse_algorithm(token, default_n.get(token.split(":")[0], (2,))):
+            if (name, n) in given:
+                what = f"{name} with N = {n}" if n != 1 else name
+                raise UsageError(
+                    f"--algorithms: {what} is given twice ({given[name, n]!r} and {token!r}); "
+                    "give each once (the CSV tells settings apart by algorithm and n only)"
+                )
+            given[name, n] = token
+            out.append((name, n, kwargs))
     return out
+
+
+def _algorithm_text(name: str, n: int, kwargs: dict[str, float]) -> str:
+    """``maxmin:4``, ``bias_corrected:sigma=0.5``: how the summary line names a setting."""
+    from maxminq.tabular.agent import ALGORITHMS, op_params_text
+
+    text = name if ALGORITHMS[name].fixed_n is not None else f"{name}:{n}"
+    return f"{text}:{op_params_text(kwargs)}" if kwargs else text
 
 
 def _out_dir(value: str | None, name: str) -> Path:
@@ -284,15 +293,17 @@ def run_toy(args: argparse.Namespace) -> int:
 
     tasks = [
         {"mu": mu, "algorithm": a, "n": n, "runs": runs, "episodes": episodes,
-         "seed": common["seed"], "batch_size": batch, "update_every": common["update_every"]}
-        for mu in mus for a, n in algos
+         "seed": common["seed"], "batch_size": batch, "update_every": common["update_every"],
+         **({"op_kwargs": kw} if kw else {})}
+        for mu in mus for a, n, kw in algos
     ]  # fmt: skip
     start = time.perf_counter()
     frames = _run_tasks(_toy_task, tasks, common["workers"], common["progress"], "toy MDP")
     df = pd.concat(frames, ignore_index=True)
     wall = time.perf_counter() - start
-    print(f"toy MDP: {len(tasks)} settings x {runs} runs x {episodes} episodes simulated in "
-          f"{wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
+    names = ", ".join(_algorithm_text(*a) for a in algos)
+    print(f"toy MDP: {len(tasks)} settings ({names}) x {runs} runs x {episodes} episodes "
+          f"simulated in {wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
     t_csv = time.perf_counter()
     write_csv_atomic(df, out / "toy_mdp.csv")
     t_fig = time.perf_counter()
@@ -335,15 +346,17 @@ def run_mountain_car(args: argparse.Namespace) -> int:
         {"algorithm": a, "n": n, "sigma2": [s2], "step_sizes": [alpha],
          "runs": bounds[k + 1] - bounds[k], "run_offset": bounds[k], "episodes": episodes,
          "seed": common["seed"], "batch_size": batch, "update_every": common["update_every"],
-         "max_steps": max_steps, "step_size_per": args.step_size_per}
-        for a, n in algos for s2 in sig for alpha in alphas for k in range(chunks)
+         "max_steps": max_steps, "step_size_per": args.step_size_per,
+         **({"op_kwargs": kw} if kw else {})}
+        for a, n, kw in algos for s2 in sig for alpha in alphas for k in range(chunks)
     ]  # fmt: skip
     start = time.perf_counter()
     frames = _run_tasks(_mc_task, tasks, common["workers"], common["progress"], "mountain car")
     df = pd.concat(frames, ignore_index=True)
     df = df.sort_values(["algorithm", "n", "sigma2", "step_size", "run", "episode"], kind="stable")
     wall = time.perf_counter() - start
-    print(f"mountain car: simulated in {wall:.1f} s", flush=True)
+    names = ", ".join(_algorithm_text(*a) for a in algos)
+    print(f"mountain car: {names} simulated in {wall:.1f} s", flush=True)
     write_csv_atomic(df.reset_index(drop=True), out / "mountain_car.csv")
 
     from maxminq.analysis import classic_plots as cp

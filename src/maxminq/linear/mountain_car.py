@@ -55,6 +55,7 @@ from maxminq.tabular.agent import (
     agent_params,
     behaviour_values,
     bootstrap_values,
+    check_op_kwargs,
     check_positive_int,
     draw_update,
     epsilon_greedy,
@@ -404,7 +405,9 @@ def check_settings(settings: dict[str, Any]) -> None:
     s = dict(settings)
     s.pop("progress", None)
     s.pop("seed", None)
-    resolve_algorithm(s.pop("algorithm", None), s.pop("n", None))
+    algorithm = s.pop("algorithm", None)
+    resolve_algorithm(algorithm, s.pop("n", None))
+    check_op_kwargs(algorithm, s.get("op_kwargs"))
     _as_float_list(s.pop("sigma2", None), "--sigma2", positive=False)
     _as_float_list(s.pop("step_size", None), "--step-sizes", positive=True)
     for key in ("runs", "episodes"):
@@ -440,7 +443,7 @@ def run_mountain_car_grid(
     runs = check_positive_int(runs, "--runs")
     episodes = check_positive_int(episodes, "--episodes")
     p = _validate(params)
-    op_kwargs = dict(p.pop("op_kwargs", None) or {})
+    op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None))
     settings = list(product(sig, alphas))
     n_lanes, n_members, batch = len(settings) * runs, int(n), p["batch_size"]
     capacity = p["buffer_size"]

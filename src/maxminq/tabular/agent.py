@@ -31,7 +31,9 @@ an array of shape (..., M, A) in the operator's member order, and the operator f
 
 from __future__ import annotations
 
+import inspect
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +82,98 @@ def resolve_algorithm(algorithm: str, n: int, option: str = "--algorithms") -> A
     if spec.fixed_n is not None and n != spec.fixed_n:
         raise UsageError(f"{option}: {algorithm} uses exactly n = {spec.fixed_n}, got {n}")
     return spec
+
+
+#: Operator parameters that must be given: ``bias_corrected`` with the operator's default
+#: sigma = 0 is exactly Q-learning, and no sigma fits every problem (Lee et al. estimate it
+#: from the reward variance), so running it without one would silently be Q-learning.
+REQUIRED_OP_PARAMS: dict[str, tuple[str, ...]] = {"bias_corrected": ("sigma",)}
+
+
+def operator_params(algorithm: str) -> tuple[str, ...]:
+    """The keyword parameters of ``algorithm``'s operator (e.g. ``("sigma",)``)."""
+    sig = inspect.signature(operators.OPERATORS[algorithm])
+    return tuple(list(sig.parameters)[1:])
+
+
+def op_params_text(op_kwargs: dict[str, float]) -> str:
+    """``{"sigma": 0.5}`` -> ``"sigma=0.5"`` (the ``--algorithms`` spelling)."""
+    return ",".join(f"{k}={v:g}" for k, v in sorted(op_kwargs.items()))
+
+
+def check_op_kwargs(
+    algorithm: str, op_kwargs: Any, option: str = "--algorithms"
+) -> dict[str, float]:
+    """Validate the operator parameters ``op_kwargs`` of (a valid) ``algorithm``: known names,
+    finite numbers, the operator's own range checks, the required ones given. Returns them as
+    floats; raises UsageError naming ``option``."""
+    if op_kwargs is not None and not isinstance(op_kwargs, Mapping):
+        raise UsageError(f"{option}: op_kwargs must be a mapping, got {op_kwargs!r}")
+    kwargs = dict(op_kwargs or {})
+    allowed = operator_params(algorithm)
+    for key, value in kwargs.items():
+        if key not in allowed:
+            takes = f"takes {', '.join(allowed)}" if allowed else "takes no parameters"
+            raise UsageError(f"{option}: {algorithm} {takes}, got {key!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise UsageError(f"{option}: {algorithm} {key} must be a number, got {value!r}")
+        if not math.isfinite(float(value)):
+            raise UsageError(f"{option}: {algorithm} {key} must be finite, got {value!r}")
+        kwargs[key] = float(value)
+    for key in REQUIRED_OP_PARAMS.get(algorithm, ()):
+        if key not in kwargs:
+            raise UsageError(
+                f"{option}: {algorithm} needs {key} (e.g. {algorithm}:{key}=1; config: "
+                f"op_kwargs: {{{key}: 1}}); with {key} = 0 it is q_learning"
+            )
+    members = ALGORITHMS[algorithm].fixed_n or 1
+    try:  # the operator's own range checks (sigma >= 0, c > 0), on a dummy input
+        operators.bootstrap(algorithm, np.zeros((members, 2)), **kwargs)
+    except ValueError as err:
+        raise UsageError(f"{option}: {err}") from None
+    return kwargs
+
+
+def parse_algorithm(
+    token: str, default_n: tuple[int, ...], option: str = "--algorithms"
+) -> list[tuple[str, int, dict[str, float]]]:
+    """Parse one ``--algorithms`` token, ``name[:N][:key=value[,key=value]]``: ``maxmin:4``,
+    ``bias_corrected:sigma=0.5``, ``weighted_double_q:c=10``. Without N, a fixed-N operator
+    uses its N and the others ``default_n`` (one entry per N). Raises UsageError."""
+    name, *parts = token.split(":")
+    spec = ALGORITHMS.get(name)
+    if spec is None:
+        known = ", ".join(sorted(ALGORITHMS))
+        raise UsageError(f"{option}: unknown algorithm {name!r}; choose from {known}")
+    ns: tuple[int, ...] | None = None
+    kwargs: dict[str, Any] = {}
+    for part in parts:
+        if "=" in part:
+            for item in part.split(","):
+                key, eq, text = item.partition("=")
+                try:
+                    value = float(text) if eq else None
+                except ValueError:
+                    value = None
+                if value is None or not key:
+                    raise UsageError(f"{option}: expected key=number in {token!r}, got {item!r}")
+                if key in kwargs:
+                    raise UsageError(f"{option}: {key} given twice in {token!r}")
+                kwargs[key] = value
+        elif ns is None and part.strip().isdigit() and int(part) >= 1:
+            ns = (int(part),)
+        else:
+            raise UsageError(
+                f"{option}: expected name[:N][:key=value] with N a whole number >= 1, got {token!r}"
+            )
+    if ns is None:
+        ns = (spec.fixed_n,) if spec.fixed_n is not None else default_n
+    kwargs = check_op_kwargs(name, kwargs, option)
+    out = []
+    for n in ns:
+        resolve_algorithm(name, n, option)
+        out.append((name, n, kwargs))
+    return out
 
 
 def bootstrap_values(algorithm: str, gathered: np.ndarray, op_kwargs: dict[str, Any]) -> np.ndarray:

@@ -40,6 +40,7 @@ from maxminq.tabular.agent import (
     agent_params,
     behaviour_values,
     bootstrap_values,
+    check_op_kwargs,
     check_positive_int,
     draw_update,
     epsilon_greedy,
@@ -250,7 +251,9 @@ def check_settings(settings: dict[str, Any]) -> None:
     s.pop("progress", None)
     s.pop("seed", None)
     s.pop("run_offset", None)
-    resolve_algorithm(s.pop("algorithm", None), s.pop("n", None))
+    algorithm = s.pop("algorithm", None)
+    resolve_algorithm(algorithm, s.pop("n", None))
+    check_op_kwargs(algorithm, s.get("op_kwargs"))
     _validate(s.pop("mu", None), s.pop("runs", None), s.pop("episodes", None), s)
 
 
@@ -278,7 +281,7 @@ def run_toy_mdp(
     """
     spec = resolve_algorithm(algorithm, n)
     p = _validate(mu, runs, episodes, params)
-    op_kwargs = dict(p.pop("op_kwargs", None) or {})
+    op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None))
     n_lanes, n_members, batch = int(runs), int(n), p["batch_size"]
     capacity = p["buffer_size"]
     rng = lane_seeds(seed, np.arange(run_offset, run_offset + n_lanes))
