@@ -169,7 +169,8 @@ def test_cli_writes_csv_and_figures(tmp_path) -> None:
     import pandas as pd
 
     df = pd.read_csv(out / "mountain_car.csv")
-    assert list(df.columns) == ["algorithm", "n", "sigma2", "step_size", "run", "episode", "steps"]
+    cols = ["algorithm", "n", "sigma2", "step_size", "step_size_per", "run", "episode", "steps"]
+    assert list(df.columns) == cols and set(df.step_size_per) == {"tiling"}
     assert len(df) == 2 * 2 * 2 * 3 and df.steps.between(1, 200).all()
     for name in ("fig3a_mountain_car_sensitivity", "fig3b_mountain_car_curve",
                  "figC2_mountain_car_curves"):  # fmt: skip
@@ -321,3 +322,40 @@ def test_bias_corrected_needs_a_valid_sigma(op_kwargs, words) -> None:
     with pytest.raises(UsageError, match=words):
         run_mountain_car(algorithm="bias_corrected", n=1, sigma2=0.0, step_size=0.02, runs=1,
                          episodes=1, seed=0, op_kwargs=op_kwargs)  # fmt: skip
+
+
+def test_cli_records_step_size_per_and_fig3b_sigma2(tmp_path, capsys) -> None:
+    import pandas as pd
+
+    from maxminq.analysis import classic_plots as cp
+    from maxminq.analysis import tables as T
+    from maxminq.cli import main
+    from maxminq.commands.experiment import fig3b_figure
+
+    out = tmp_path / "mc"
+    status = main(
+        ["experiment", "mountain-car", "--runs", "2", "--episodes", "3", "--max-steps", "150",
+         "--sigma2", "0", "5", "--step-sizes", "0.08", "0.02", "--step-size-per", "total",
+         "--algorithms", "q_learning", "--workers", "1", "--no-progress", "--out", str(out)]
+    )  # fmt: skip
+    assert status == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if "fig3b" in line]
+    assert notes == ["mountain car: fig3b shows sigma^2 = 5 (the paper's 10 is not among --sigma2)"]
+    df = pd.read_csv(out / "mountain_car.csv")
+    assert set(df.step_size_per) == {"total"} and len(df) == 2 * 2 * 2 * 3
+    # the readers of this CSV: the step-size table, the figures and the report's summary
+    best = cp.mc_best_step_sizes(df)
+    assert len(best) == 4 and best.best.sum() == 2
+    fig = cp.mc_sensitivity_figure(df)
+    assert fig.axes[0].get_title().endswith("episodes\nstep sizes per total")
+    fig, note = fig3b_figure(df, [0.0, 5.0])
+    assert fig._suptitle.get_text() == "Fig. 3(b) at sigma^2 = 5, not 10, step sizes per total"
+    assert fig.axes[0].get_title() == "reward ~ N(-1, 5)" and "sigma^2 = 5" in note
+    fig, note = fig3b_figure(df.assign(sigma2=df.sigma2 * 2), [0.0, 10.0])
+    assert note is None and fig._suptitle.get_text().startswith("Fig. 3(b): sigma^2 = 10,")
+    tables = T.classify({"mountain_car": df})
+    summary = T.mountain_car_summary(tables.mountain_car, reps=50)
+    assert len(summary) == 4
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

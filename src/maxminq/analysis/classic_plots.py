@@ -152,7 +152,9 @@ def mc_sensitivity_figure(df: pd.DataFrame) -> Figure:
                     lw=1.4, **kw)  # fmt: skip
     ax.set_xlabel("reward variance sigma^2")
     ax.set_ylabel("steps in the last episode")
-    ax.set_title(f"Mountain Car, {df.run.nunique()} runs, {df.episode.max()} episodes")
+    title = f"Mountain Car, {df.run.nunique()} runs, {df.episode.max()} episodes"
+    per = _per_text(df)  # "" for tables without the column: the report's figure is unchanged
+    ax.set_title(title + ("\n" + per.removeprefix(", ") if per else ""))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -160,10 +162,14 @@ def mc_sensitivity_figure(df: pd.DataFrame) -> Figure:
 
 
 def mc_learning_curve_figure(
-    df: pd.DataFrame, sigma2: Sequence[float] | None = None, smooth: int = 10
+    df: pd.DataFrame,
+    sigma2: Sequence[float] | None = None,
+    smooth: int = 10,
+    title: str | None = None,
 ) -> Figure:
     """Fig. 3(b) for ``sigma2=[10]``; appendix C.2 for all four: steps per episode at the best
-    step size, mean over runs with one standard error (trailing ``smooth``-episode average)."""
+    step size, mean over runs with one standard error (trailing ``smooth``-episode average).
+    ``title`` goes above the panels."""
     levels = sorted(df.sigma2.unique()) if sigma2 is None else list(sigma2)
     best = mc_best_step_sizes(df)
     best = best[best.best]
@@ -197,8 +203,17 @@ def mc_learning_curve_figure(
         ax.legend(fontsize=7)
     for ax in axes.ravel()[len(levels) :]:
         ax.set_visible(False)
+    if title:
+        fig.suptitle(title + _per_text(df), fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def _per_text(df: pd.DataFrame) -> str:
+    """', step sizes per tiling' when ``df`` records it (the command's ``step_size_per``)."""
+    if "step_size_per" not in df or df.empty:
+        return ""
+    return f", step sizes per {', '.join(str(v) for v in pd.unique(df.step_size_per))}"
 
 
 def save_figure(fig: Figure, path: str | os.PathLike[str], dpi: int = 130) -> Path:
