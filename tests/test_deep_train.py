@@ -428,18 +428,25 @@ def test_cli_version_and_plot_formats(tmp_path: pathlib.Path, capsys) -> None:
 
 
 def test_a_finished_run_extended_equals_one_run_straight_through(tmp_path: pathlib.Path):
-    """Training 300 steps, then resuming with --steps 500, gives the tables of a 500-step run
-    (same streams, same checkpointed state); other changed options are refused."""
+    """Training 350 steps (metrics at 100, 200, 300 and a partial interval at 350), then
+    resuming with --steps 500, gives the tables of a 500-step run (same streams, same
+    checkpointed state, no row at 350); other changed options are refused."""
     straight = run_training(_small(steps=500, checkpoint_every=100), tmp_path / "straight")
+    assert straight["metrics"]["step"].tolist() == [100, 200, 300, 400, 500]
     out = tmp_path / "extended"
-    short = run_training(_small(steps=300, checkpoint_every=100), out)
-    assert short["metrics"]["step"].max() == 300
-    extended = run_training(_small(steps=500, checkpoint_every=100), out, resume=True)
+    short = run_training(_small(steps=350, checkpoint_every=100), out)
+    assert short["metrics"]["step"].tolist() == [100, 200, 300, 350]
+    # Without --bias-every the run keeps its own interval (100, not the default for 500).
+    longer = _small(steps=500, checkpoint_every=100, bias_every=None)
+    extended = run_training(longer, out, resume=True)
     for name in ("episodes", "tests", "metrics", "runs"):
         pd.testing.assert_frame_equal(
             _deterministic(straight)[name], _deterministic(extended)[name], check_exact=True
         )
     assert pd.read_csv(out / "metrics.csv")["step"].max() == 500
+    # The same command again reads the extended run back.
+    again = run_training(longer, out, resume=True)
+    pd.testing.assert_frame_equal(again["metrics"], extended["metrics"], check_exact=True)
     with pytest.raises(UsageError, match="--steps: the run in --out is at step 500"):
         run_training(_small(steps=400, checkpoint_every=100), out, resume=True)
     with pytest.raises(UsageError, match="other lr"):

@@ -324,9 +324,9 @@ class Trainer:
 
     def log_final_metrics(self) -> None:
         """Log the last, partial metrics interval (steps since the last multiple of
-        ``bias_every``), once: a checkpoint written after it holds its row."""
-        rows = self.rows["metrics"]
-        if self.step % self.cfg.bias_every and not (rows and rows[-1][1] == self.step):
+        ``bias_every``). Called after the last checkpoint, which an extended run continues
+        from with this interval still open."""
+        if self.step % self.cfg.bias_every:
             self._log_metrics(self.epsilon(self.step - 1))
 
     def _log_metrics(self, eps: float) -> None:
@@ -564,15 +564,24 @@ def run_training(
     ckpt_dir = out_dir / "checkpoint"
     config_path = out_dir / "config.json"
     finished = (out_dir / "runs.csv").exists() and config_path.exists()
-    if resume and finished and json.loads(config_path.read_text()) == json.loads(cfg.result_key()):
-        return read_tables(out_dir)
+
+    def own_interval(saved: dict[str, Any]) -> TrainConfig:
+        # Unless given, the metrics interval (derived from --steps) stays the run's own,
+        # also when --steps grows to extend it.
+        if config.bias_every is None:
+            return dataclasses.replace(cfg, bias_every=saved["bias_every"])
+        return cfg
+
+    if resume and finished:
+        saved = json.loads(config_path.read_text())
+        cfg = own_interval(saved)
+        if saved == json.loads(cfg.result_key()):
+            return read_tables(out_dir)
     state = None
     if resume and (ckpt_dir / _CKPT).exists():
         state = torch.load(ckpt_dir / _CKPT, weights_only=True)
         saved = json.loads(state["config"])
-        if config.bias_every is None and saved["steps"] != cfg.steps:
-            # Extending: the metrics interval derived from --steps stays the run's own.
-            cfg = dataclasses.replace(config, bias_every=saved["bias_every"]).resolve()
+        cfg = own_interval(saved)
         check_resumable(saved, cfg, int(state["step"]))
     elif resume and finished:
         raise UsageError(
@@ -605,9 +614,9 @@ def run_training(
                 bar.close()
                 return {}
         bar.close()
-        trainer.log_final_metrics()
         if cfg.checkpoint_every and trainer.step % cfg.checkpoint_every:
             trainer.save_checkpoint(ckpt_dir)
+        trainer.log_final_metrics()
         trainer.evaluate(progress)
         tables = trainer.tables()
         status = tables["runs"]["status"].tolist()
