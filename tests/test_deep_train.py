@@ -438,6 +438,10 @@ def test_a_finished_run_extended_equals_one_run_straight_through(tmp_path: pathl
     assert short["metrics"]["step"].tolist() == [100, 200, 300, 350]
     # Without --bias-every the run keeps its own interval (100, not the default for 500).
     longer = _small(steps=500, checkpoint_every=100, bias_every=None)
+    assert (out / "model.pt").exists()
+    # Killed while extending: the shorter run's model goes with its runs.csv.
+    assert run_training(longer, out, resume=True, stop_after=400) == {}
+    assert not (out / "model.pt").exists() and not (out / "runs.csv").exists()
     extended = run_training(longer, out, resume=True)
     for name in ("episodes", "tests", "metrics", "runs"):
         pd.testing.assert_frame_equal(

@@ -588,7 +588,8 @@ def run_training(
             "--resume: the run in --out was made with other options and has no checkpoint "
             "to continue from; use its options, --overwrite, or another --out"
         )
-    (out_dir / "runs.csv").unlink(missing_ok=True)  # a finished run is replaced or extended
+    for name in ("runs.csv", MODEL_FILE):  # a finished run is replaced or extended
+        (out_dir / name).unlink(missing_ok=True)
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     trainer = Trainer(cfg)
