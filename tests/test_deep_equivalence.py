@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -204,4 +205,6 @@ def test_denominator_sqrt_keeps_every_denominator_bit_identical(eps: float, scal
     assert torch.equal(_denominator_sqrt(copied, eps, scale, copy=True) / scale + eps, expected)
     assert torch.equal(copied, x)  # copy=True leaves its input alone
     x[7] = -1e-12
+    assert torch.isnan(_denominator_sqrt(x.clone(), eps, scale)[7])
+    x[8] = math.nan  # a diverged member's row beside it: the negative entry still gives NaN
     assert torch.isnan(_denominator_sqrt(x.clone(), eps, scale)[7])

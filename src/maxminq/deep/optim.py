@@ -35,10 +35,11 @@ def _denominator_sqrt(
     scale <= 2**-62 / scale; when that is under half an ulp of eps, all of them give the
     denominator eps, so they are raised to 2**-126 first and every denominator stays
     bit-identical. Skipped when x has a negative entry (centered RMSprop, by rounding),
-    whose NaN torch.optim would keep.
+    whose NaN torch.optim would keep, or a NaN (then min(x) >= 0 is false too: a NaN row
+    of a diverging member must not hide another row's negative entry).
     """
     half_ulp = 2.0 ** (math.frexp(eps)[1] - 25) if eps > 0 else 0.0  # ulp(eps) / 2
-    if x.dtype == torch.float32 and 2.0**-62 / scale < half_ulp and not bool(x.min() < 0):
+    if x.dtype == torch.float32 and 2.0**-62 / scale < half_ulp and bool(x.min() >= 0):
         x = x.clamp_min(_F32_TINY) if copy else x.clamp_min_(_F32_TINY)
         return x.sqrt_()
     return x.sqrt() if copy else x.sqrt_()
