@@ -164,6 +164,14 @@ def test_cli_evaluate_bad_input_exits_2(run_dir, tmp_path, capsys, extra, option
     assert len(err.splitlines()) == 1 and option in err
 
 
+def test_cli_evaluate_refuses_a_folder_as_output_file(run_dir, tmp_path, capsys) -> None:
+    (tmp_path / "a.csv").mkdir()
+    argv = ["evaluate", str(run_dir), "--no-progress", "--csv", str(tmp_path / "a.csv")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--csv" in err and "folder" in err
+
+
 def test_cli_evaluate_needs_a_finished_run(tmp_path, capsys) -> None:
     assert main(["evaluate", str(tmp_path), "--no-progress"]) == 2
     assert "RUN_DIR" in capsys.readouterr().err

@@ -49,6 +49,8 @@ def _check(args: argparse.Namespace) -> None:
     for option, path, suffix in (("--csv", args.csv, ".csv"), ("--gif", args.gif, ".gif")):
         if path is not None and path.suffix.lower() != suffix:
             raise UsageError(f"{option}: expected a file name ending in {suffix}, got {path}")
+        if path is not None and path.is_dir():  # found before the episodes, not after
+            raise UsageError(f"{option}: {path} is a folder; give a file name")
 
 
 def run(args: argparse.Namespace) -> int:
