@@ -461,3 +461,13 @@ def test_a_finished_run_extended_equals_one_run_straight_through(tmp_path: pathl
     with pytest.raises(UsageError, match="no checkpoint"):
         run_training(_small(steps=300), bare, resume=True)
     assert (bare / "runs.csv").exists()
+
+
+def test_a_running_run_reports_its_progress_and_a_finished_one_clears_it(tmp_path) -> None:
+    from maxminq.experiments.store import read_progress
+
+    cfg = _small(steps=400)
+    assert run_training(cfg, tmp_path, stop_after=230) == {}  # killed at step 230
+    assert read_progress(tmp_path) == 230 / 400  # written every 2 steps (0.5%)
+    run_training(cfg, tmp_path, resume=True)
+    assert not (tmp_path / "progress.json").exists() and (tmp_path / "runs.csv").exists()

@@ -20,7 +20,9 @@ from maxminq.experiments.store import (
     atomic_write,
     atomic_write_bytes,
     load_results,
+    read_progress,
     sweep_owner,
+    write_progress,
 )
 
 
@@ -283,3 +285,17 @@ def test_atomic_write_replaces_whole_files_and_keeps_the_old_one_on_error(tmp_pa
     assert [p.name for p in path.parent.iterdir()] == ["f.txt"]  # no temporary file left
     atomic_write(path, lambda tmp: tmp.write_text("new"))
     assert path.read_bytes() == b"new" and [p.name for p in path.parent.iterdir()] == ["f.txt"]
+
+
+def test_progress_files_report_in_flight_runs_and_bad_ones_say_nothing(tmp_path) -> None:
+    from maxminq.experiments.runner import _inflight_progress
+
+    runs = [Run("deep-a", "deep", "c"), Run("deep-b", "deep", "c"), Run("toy-c", "toy_mdp", "c")]
+    with ResultsStore(tmp_path) as store:
+        write_progress(store.work_dir("deep-a"), 37, 100)
+        write_progress(store.work_dir("deep-b"), 5, 100)
+        assert read_progress(store.work_dir("deep-a")) == 0.37
+        assert _inflight_progress(store, runs) == " (37%, 5%)"  # toy-c reports nothing
+        (store.work_dir("deep-b") / "progress.json").write_text('{"step": 3')  # torn, foreign
+        assert read_progress(store.work_dir("deep-b")) is None
+        assert _inflight_progress(store, runs[1:]) == ""

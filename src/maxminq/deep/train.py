@@ -50,7 +50,7 @@ from maxminq.deep.policy import MODEL_FILE, save_model
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.envs import make
 from maxminq.errors import UsageError
-from maxminq.experiments.store import atomic_write
+from maxminq.experiments.store import PROGRESS_FILE, atomic_write, write_progress
 
 __all__ = ["BIAS_TAIL", "TABLE_COLUMNS", "Trainer", "check_resumable", "run_training"]
 
@@ -605,9 +605,12 @@ def run_training(
             desc=f"{cfg.agent} {cfg.env_id}",
             unit="step",
         )
+        every = max(1, cfg.steps // 200)  # progress.json: 0.5% steps, for watchers
         while trainer.step < cfg.steps and trainer.active.any():
             trainer.train_step()
             bar.update(1)
+            if trainer.step % every == 0:
+                write_progress(out_dir, trainer.step, cfg.steps)
             k = cfg.checkpoint_every
             if (k and trainer.step % k == 0) or trainer.step == stop_after:
                 trainer.save_checkpoint(ckpt_dir)
@@ -629,4 +632,5 @@ def run_training(
     atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
     for name in ("episodes", "tests", "metrics", "runs"):  # runs.csv last: marks completion
         atomic_write(out_dir / f"{name}.csv", functools.partial(tables[name].to_csv, index=False))
+    (out_dir / PROGRESS_FILE).unlink(missing_ok=True)
     return tables

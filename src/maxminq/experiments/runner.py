@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 from maxminq.errors import UsageError
 from maxminq.experiments.config import RunSpec, SweepConfig, load_config
 from maxminq.experiments.registry import KINDS, RunOutput
-from maxminq.experiments.store import ResultsStore, last_line
+from maxminq.experiments.store import ResultsStore, last_line, read_progress
 
 BACKENDS = ("local", "ray")
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -315,6 +315,14 @@ def run_sweep(
     return summary
 
 
+def _inflight_progress(store: ResultsStore, runs: Any) -> str:
+    """' (37%, 5%)': how far the in-flight runs that report progress are (deep runs write
+    it to their scratch folder; a run on another Ray node is not seen)."""
+    done = [read_progress(store.work_dir(run.run_id)) for run in runs]
+    shown = [f"{f:.0%}" for f in done if f is not None]
+    return f" ({', '.join(shown)})" if shown else ""
+
+
 def _drive(
     store: ResultsStore,
     backend: _LocalBackend | _RayBackend,
@@ -338,7 +346,8 @@ def _drive(
     def postfix() -> None:
         bar.set_postfix_str(
             f"done {summary.skipped + summary.done + summary.diverged}, "
-            f"running {len(inflight)}, failed {summary.failed}",
+            f"running {len(inflight)}{_inflight_progress(store, inflight.values())}, "
+            f"failed {summary.failed}",
             refresh=True,
         )
 

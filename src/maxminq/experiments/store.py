@@ -163,6 +163,25 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
         tmp.unlink(missing_ok=True)
 
 
+PROGRESS_FILE = "progress.json"
+
+
+def write_progress(folder: Path, step: int, steps: int) -> None:
+    """``folder/progress.json``: how far a long run is (``step`` of ``steps``), for whoever
+    watches it (``maxminq sweep`` shows its in-flight runs' progress); written atomically."""
+    text = json.dumps({"step": int(step), "steps": int(steps)})
+    atomic_write(Path(folder) / PROGRESS_FILE, lambda tmp: tmp.write_text(text))
+
+
+def read_progress(folder: Path) -> float | None:
+    """The fraction of its steps the run in ``folder`` reports done, or None."""
+    try:
+        p = json.loads((Path(folder) / PROGRESS_FILE).read_text())
+        return min(1.0, max(0.0, p["step"] / p["steps"]))
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (:func:`atomic_write`), synced to disk first."""
 
