@@ -391,3 +391,39 @@ def test_train_on_a_users_own_environment(tmp_path, monkeypatch, capsys) -> None
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and needle in err and "--env" in err
     assert not (tmp_path / "bad" / "runs.csv").exists()
+
+
+BAD_ACTIONS = [7, -1, 1.5, 99, True, np.float32(1.0), np.array([1]), "1", None]
+
+
+@pytest.mark.parametrize("env_id", OUR_IDS)
+def test_invalid_action_is_a_value_error_and_changes_nothing(env_id: str) -> None:
+    env, ref = make(env_id, seed=3), make(env_id, seed=3)
+    n = env.action_space.n
+    env.reset(), ref.reset()
+    for bad in [*BAD_ACTIONS, n, -n]:
+        with pytest.raises(ValueError, match=rf"action .* \[0, {n}\)"):
+            env.step(bad)
+    # Every integer type in range is accepted and plays the same game as a Python int.
+    good = [np.int8(1), np.uint16(0), np.int64(n - 1), np.array(1, dtype=np.int32), 0, 1]
+    for a in good:
+        got, want = env.step(a), ref.step(int(a))
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1:4] == want[1:4]
+
+
+@pytest.mark.parametrize(
+    "env_id", ["maxminq/Catcher-v0", "maxminq/Pixelcopter-v0", *envs.MINATAR_IDS]
+)
+def test_invalid_action_batch_is_rejected_before_any_sub_env_moves(env_id: str) -> None:
+    venv, ref = make_vector(env_id, [5, 6, 7]), make_vector(env_id, [5, 6, 7])
+    n = venv.single_action_space.n
+    venv.reset(), ref.reset()
+    bad = [[0, 0, n], [0, -1, 0], [0.0, 1.0, 0.0], [True, False, True], [0, 1], 1, [[0, 0, 0]]]
+    for actions in bad:
+        with pytest.raises(ValueError, match=rf"\[0, {n}\)"):
+            venv.step(actions)
+    for actions in ([0, 1, 0], np.array([1, 0, 1], dtype=np.uint8), [n - 1] * 3):
+        got, want = venv.step(actions), ref.step(np.asarray(actions, dtype=np.int64))
+        for g, w in zip(got[:4], want[:4], strict=True):
+            np.testing.assert_array_equal(g, w)

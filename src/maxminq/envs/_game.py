@@ -20,6 +20,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numba import njit
 
+from maxminq.envs._checks import check_action, check_actions
 from maxminq.envs._rng import state_from_generator
 
 
@@ -189,8 +190,12 @@ class GameEnv(gym.Env):
         return self.core.observe(self.normalize)[0], {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """One frame (dt = 1000/30 ms); reward = change of the PLE score."""
-        self._action[0] = int(action)
+        """One frame (dt = 1000/30 ms); reward = change of the PLE score.
+
+        Raises:
+            ValueError: ``action`` is not an integer in ``[0, n_actions)``.
+        """
+        self._action[0] = check_action(action, self.core_cls.n_actions)
         reward, terminated = self.core.step(self._action)
         obs = self.core.observe(self.normalize)[0]
         return obs, float(reward[0]), bool(terminated[0]), False, {}
@@ -278,8 +283,13 @@ class GameVectorEnv(VectorEnv):
     def step(
         self, actions: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Step all slots; finished slots are reset in the same call."""
-        actions = np.asarray(actions, dtype=np.int64)
+        """Step all slots; finished slots are reset in the same call.
+
+        Raises:
+            ValueError: ``actions`` is not ``num_envs`` integers in ``[0, n_actions)``
+                (checked before any slot moves).
+        """
+        actions = check_actions(actions, self.core_cls.n_actions, self.num_envs)
         cap = 0 if self.max_episode_steps is None else int(self.max_episode_steps)
         obs, reward, terminated, truncated, idx, final_rows = self.core.vector_step(
             actions, self._elapsed, cap, self.normalize

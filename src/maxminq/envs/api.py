@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
+from maxminq.envs._checks import check_actions
 from maxminq.errors import UsageError
 
 CATCHER_ID = "maxminq/Catcher-v0"
@@ -102,6 +103,18 @@ class _SeedFirstReset(gym.Wrapper):
         return self.env.reset(seed=seed, options=options)
 
 
+class _CheckedSyncVectorEnv(SyncVectorEnv):
+    """SyncVectorEnv that checks a Discrete(n) action batch as a whole before any sub-env
+    steps (a sub-env's own check would fire after the sub-envs before it had moved)."""
+
+    def step(self, actions: Any) -> Any:
+        """Check ``actions`` (ValueError naming the bad one), then step every sub-env."""
+        space = self.single_action_space
+        if isinstance(space, gym.spaces.Discrete) and space.start == 0:
+            actions = check_actions(actions, int(space.n), self.num_envs)
+        return super().step(actions)
+
+
 def make(
     env_id: str,
     *,
@@ -135,7 +148,8 @@ def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
     Sub-env i uses ``seeds[i]`` at the first ``reset()`` and continues its own stream after,
     so its trajectory under a fixed action sequence does not depend on the other sub-envs.
     Catcher and Pixelcopter use their native batched kernels (with the per-slot episode
-    cap); every other id uses ``SyncVectorEnv``.
+    cap); every other id uses ``SyncVectorEnv``. A ``Discrete`` action batch is checked as a
+    whole before any sub-env moves: ``ValueError`` unless ``num_envs`` integers in range.
 
     Args:
         env_id: as for :func:`make`.
@@ -158,6 +172,6 @@ def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
     def thunk(s: int) -> Callable[[], gym.Env]:
         return lambda: make(env_id, seed=s, **kwargs)
 
-    return SyncVectorEnv(
+    return _CheckedSyncVectorEnv(
         [thunk(s) for s in seeds], autoreset_mode=AutoresetMode.SAME_STEP, copy=True
     )

@@ -19,6 +19,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from maxminq.envs._checks import check_action
+
 
 def _palette(n_channels: int) -> np.ndarray:
     """Background black, then one colour per channel (cubehelix, as MinAtar's display)."""
@@ -103,8 +105,12 @@ class MinAtarEnv(gym.Env):
         return self._obs(), {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """Apply ``action_set[action]`` (sticky with the configured probability)."""
-        reward, done = self.game.act(self.action_set[int(action)])
+        """Apply ``action_set[action]`` (sticky with the configured probability).
+
+        Raises:
+            ValueError: ``action`` is not an integer in ``[0, len(action_set))``.
+        """
+        reward, done = self.game.act(self.action_set[check_action(action, len(self.action_set))])
         return self._obs(), float(reward), bool(done), False, {}
 
     def render(self) -> np.ndarray | None:

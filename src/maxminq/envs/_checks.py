@@ -1,0 +1,51 @@
+"""Argument checks shared by our envs: actions (single and batched)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+
+def check_action(action: Any, n: int) -> int:
+    """``action`` as an int if it is an integer (Python or NumPy, not bool) in [0, n).
+
+    Raises:
+        ValueError: naming the action and the valid range otherwise.
+    """
+    if type(action) is int or isinstance(action, np.integer):  # bool is not: type() is exact
+        if 0 <= action < n:
+            return int(action)
+    elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        return check_action(action[()], n)
+    raise ValueError(f"action {action!r} is not in the action space: an integer in [0, {n})")
+
+
+def check_actions(actions: Any, n: int, num_envs: int) -> np.ndarray:
+    """``actions`` as int64[num_envs] if it holds integers in [0, n), checked all at once.
+
+    Raises:
+        ValueError: naming the first invalid action and the valid range otherwise.
+    """
+    a = np.asarray(actions)
+    if a.dtype.kind not in "iu" or a.shape != (num_envs,):
+        raise ValueError(
+            f"actions {actions!r} are not in the action space: {num_envs} integers in [0, {n})"
+        )
+    a = a.astype(np.int64, copy=False)
+    i = _first_out_of_range(a, n)  # one compiled pass: a fraction of numpy's (a >= n).any()
+    if i >= 0:
+        raise ValueError(
+            f"action {a[i]} (sub-env {i}) is not in the action space: an integer in [0, {n})"
+        )
+    return a
+
+
+@njit(cache=True)
+def _first_out_of_range(a: np.ndarray, n: int) -> int:
+    """Index of the first entry of ``a`` outside [0, n), or -1."""
+    for i in range(a.shape[0]):
+        if a[i] < 0 or a[i] >= n:
+            return i
+    return -1
