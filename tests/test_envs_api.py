@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import gymnasium as gym
 import numpy as np
 import pandas as pd
@@ -344,6 +346,8 @@ def test_random_pixelcopter_survives_about_seven_frames() -> None:
 
 
 _USER_MODULE = '''
+import time
+
 import gymnasium as gym
 import numpy as np
 
@@ -427,3 +431,35 @@ def test_invalid_action_batch_is_rejected_before_any_sub_env_moves(env_id: str) 
         got, want = venv.step(actions), ref.step(np.asarray(actions, dtype=np.int64))
         for g, w in zip(got[:4], want[:4], strict=True):
             np.testing.assert_array_equal(g, w)
+
+
+def test_freeway_time_end_is_truncation_not_termination() -> None:
+    """MinAtar's freeway.py: terminate_timer starts at 2,500, drops by 1 per act and the
+    game ends when it goes below 0, i.e. at the 2,501st step, whatever the agent does."""
+    start = time.perf_counter()
+    env = make("maxminq/MinAtar-Freeway-v0", seed=0)
+    env.reset()
+    flags = []
+    for t in range(3000):
+        _, _, term, trunc, _ = env.step(t % 6)
+        flags.append((term, trunc))
+        if term or trunc:
+            break
+    assert len(flags) == 2501
+    assert flags[-1] == (False, True)
+    assert not any(term or trunc for term, trunc in flags[:-1])
+    # The next episode ends the same way (reset restarts the timer).
+    env.reset()
+    steps = [env.step(3)[2:4] for _ in range(2501)]
+    assert steps[-1] == (False, True) and steps[-2] == (False, False)
+    assert time.perf_counter() - start < 20
+
+
+def test_other_minatar_ends_stay_terminated() -> None:
+    env = make("maxminq/MinAtar-Breakout-v0", seed=0)
+    env.reset()
+    for _ in range(5000):
+        _, _, term, trunc, _ = env.step(0)  # never moving: the ball is soon lost
+        if term or trunc:
+            break
+    assert (term, trunc) == (True, False)

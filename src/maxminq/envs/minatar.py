@@ -5,6 +5,11 @@ observations are channels-first (C, 10, 10) with a space whose dtype matches the
 ``reset(seed=...)`` re-seeds the game's own ``RandomState`` (shared by the sticky-action
 draw and the game), derived from Gymnasium's ``np_random``; later resets continue that stream.
 
+Deviation from raw MinAtar: Freeway's only end is its built-in 2,500-frame timer (the game
+stops at the 2,501st ``act``), which MinAtar reports as terminal although the observation
+has no clock. We report that end as ``truncated=True, terminated=False`` (a time limit, so
+agents keep bootstrapping); every other game's end stays ``terminated=True``.
+
 Options: ``sticky_action_prob`` (MinAtar default 0.1), ``difficulty_ramping`` (default
 True), ``minimal_action_set`` (default False: all 6 actions, as MinAtar's DQN and the paper's
 code use), ``obs_dtype`` ("uint8" default, or "float32"). Seaquest is registered with the
@@ -65,6 +70,7 @@ class MinAtarEnv(gym.Env):
         if not 0.0 <= sticky_action_prob <= 1.0:
             raise ValueError(f"sticky_action_prob must be in [0, 1], got {sticky_action_prob}")
         self.game_name = game
+        self._ends_by_time = game == "freeway"  # its only end is its frame timer
         self.game = Environment(
             game, sticky_action_prob=sticky_action_prob, difficulty_ramping=difficulty_ramping
         )
@@ -107,11 +113,16 @@ class MinAtarEnv(gym.Env):
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Apply ``action_set[action]`` (sticky with the configured probability).
 
+        Freeway's end (its 2,500-frame timer) is reported as truncated, not terminated.
+
         Raises:
             ValueError: ``action`` is not an integer in ``[0, len(action_set))``.
         """
         reward, done = self.game.act(self.action_set[check_action(action, len(self.action_set))])
-        return self._obs(), float(reward), bool(done), False, {}
+        done = bool(done)
+        if self._ends_by_time:  # Freeway: its timer's end is a time limit, not a terminal state
+            return self._obs(), float(reward), False, done, {}
+        return self._obs(), float(reward), done, False, {}
 
     def render(self) -> np.ndarray | None:
         """RGB image: each cell coloured by its highest active channel."""
