@@ -147,7 +147,9 @@ def test_bias_corrected_matches_naive(backend) -> None:
         np.testing.assert_allclose(got, expected, atol=1e-6)
     # sigma = 0 is Q-learning; a scalar sigma broadcasts.
     q = rng.normal(size=(5, 1, 4))
-    np.testing.assert_allclose(ops.bias_corrected(q), ops.q_learning(q))
+    np.testing.assert_allclose(ops.bias_corrected(q, 0.0), ops.q_learning(q))
+    with pytest.raises(ValueError, match="give sigma"):  # no silent Q-learning
+        ops.bias_corrected(q)
     np.testing.assert_allclose(
         ops.bias_corrected(q, 0.5), ops.q_learning(q) - 0.5 * naive_expected_max_normal(4), 1e-6
     )
@@ -224,6 +226,10 @@ def test_parameter_errors() -> None:
         ops.weighted_double_q(q, c=0.0)
     with pytest.raises(ValueError, match="sigma must be >= 0"):
         ops.bias_corrected(np.zeros((2, 1, 3)), np.array([0.1, -0.1]))
+    with pytest.raises(ValueError, match="sigma must be >= 0"):
+        ops.bias_corrected(np.zeros((2, 1, 3)), np.nan)
+    with pytest.raises(TypeError, match="NumPy array or a torch tensor, got list"):
+        ops.maxmin([[1.0, 2.0], [3.0, 4.0]])
     with pytest.raises(ValueError, match="m must be >= 1"):
         ops.expected_max_standard_normal(0)
 
@@ -288,12 +294,15 @@ def test_compiled_twin_equals_numpy_operator_bit_for_bit(name) -> None:
         q = rng.normal(size=(300, n, 3)) * 10
         q[:100] = np.round(q[:100])  # integer values: many ties between actions and members
         q[100:110, :, 1] = q[100:110, :, 0]  # exact ties in the first two actions
-        expected = ops.bootstrap(name, q)
+        params = {"sigma": 0.0} if name == "bias_corrected" else {}  # the twin's sigma
+        expected = ops.bootstrap(name, q, **params)
         code = operator_code(name)
         got = np.array([apply_operator(code, np.ascontiguousarray(x)) for x in q])
         np.testing.assert_array_equal(got, expected)
         q[0, 0, 0] = np.nan  # a diverged estimate propagates as in NumPy
-        assert np.isnan(apply_operator(code, q[0])) == np.isnan(ops.bootstrap(name, q[:1])[0])
+        assert np.isnan(apply_operator(code, q[0])) == np.isnan(
+            ops.bootstrap(name, q[:1], **params)[0]
+        )
 
 
 def test_compiled_twins_only_for_default_parameters() -> None:
@@ -354,3 +363,35 @@ def test_action_values_of_the_two_table_operators_is_an_error() -> None:
     for name in ("double_q", "weighted_double_q", "bias_corrected"):
         with pytest.raises(ValueError, match=f"'{name}' has no per-action estimate"):
             ops.action_values(name, q)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_every_operator_propagates_a_nan_estimate(backend) -> None:
+    """A diverged (NaN) estimate gives NaN, never a finite bootstrap: anywhere in q, except
+    in the evaluating table of the two-table operators away from the selected action (2
+    here: values increase along the actions). Double Q's argmax took a NaN as its choice
+    and returned the other table's finite value."""
+    params = {"bias_corrected": {"sigma": 0.5}}
+    for name, op in ops.OPERATORS.items():
+        n = 1 if name in ("q_learning", "bias_corrected") else 2
+        two_table = name in ("double_q", "weighted_double_q")
+        for member in range(n):
+            for action in range(3):
+                q = np.arange(2.0 * n * 3).reshape(2, n, 3)
+                q[0, member, action] = np.nan
+                x = q if backend == "numpy" else torch.from_numpy(q)
+                got = np.asarray(op(x, **params.get(name, {})))
+                unused = two_table and member == 1 and action == 1  # weighted: uses 0 and 2
+                unused = unused or (name == "double_q" and member == 1 and action != 2)
+                assert np.isnan(got[0]) != unused and np.isfinite(got[1]), (name, member, action)
+
+
+def test_td_target_checks_its_inputs_and_takes_boolean_flags() -> None:
+    r, g = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    t = ops.td_target(torch.tensor(r), 0.5, torch.tensor([True, False]), torch.tensor(g))
+    np.testing.assert_allclose(t.numpy(), [1.0, 4.0])  # 1 + 0, 2 + 0.5 * 4
+    np.testing.assert_allclose(ops.td_target(r, 0.5, np.array([True, False]), g), [1.0, 4.0])
+    with pytest.raises(ValueError, match="one shape"):  # (2,) + (2, 1) would broadcast to (2, 2)
+        ops.td_target(r, 0.5, np.zeros(2), g[:, None])
+    with pytest.raises(ValueError, match="discount must be in"):
+        ops.td_target(r, 1.5, np.zeros(2), g)

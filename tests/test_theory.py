@@ -233,3 +233,16 @@ def test_theory_command_rejects_bad_options(tmp_path, capsys, extra, option) -> 
     err = capsys.readouterr().err.strip()
     assert option in err and len(err.splitlines()) == 1
     assert not (tmp_path / "o").exists()  # validated before any work
+
+
+def test_t_mn_stays_accurate_for_huge_m() -> None:
+    """t_{M,1} = 1/(M+1) exactly, and t_MN ~ Gamma(1+1/N) (M+1)^(-1/N) (1 + O(1/M)): a
+    difference of log-gammas was 0.5% off at M = 10^12."""
+    from math import gamma
+
+    for m in (10**9, 10**12, 10**15):
+        assert t_mn(m, 1) == pytest.approx(1 / (m + 1), rel=1e-12)
+        for n in (2, 3, 8):
+            assert t_mn(m, n) == pytest.approx(
+                gamma(1 + 1 / n) * (m + 1) ** (-1 / n), rel=1e-8
+            )

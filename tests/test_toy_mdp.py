@@ -256,3 +256,10 @@ def test_sweep_settings_check_bias_corrected_sigma() -> None:
     with pytest.raises(MaxminqError, match="sigma"):
         validate_toy_mdp(base)
     assert validate_toy_mdp({**base, "op_kwargs": {"sigma": 0.5}})["op_kwargs"] == {"sigma": 0.5}
+
+
+@pytest.mark.parametrize("seed", [None, -1, 1.5, True])
+def test_runs_need_a_whole_seed(seed) -> None:
+    """seed=None would draw fresh entropy: a run nobody can reproduce."""
+    with pytest.raises(UsageError, match="--seed"):
+        run_toy_mdp(mu=0.1, algorithm="maxmin", n=2, runs=2, episodes=2, seed=seed)

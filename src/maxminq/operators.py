@@ -63,6 +63,10 @@ def _is_torch(x: Any) -> bool:
 
 
 def _check(q: Any, name: str, members: int | None = None) -> None:
+    if not (isinstance(q, np.ndarray) or _is_torch(q)):
+        raise TypeError(
+            f"{name}: q must be a NumPy array or a torch tensor, got {type(q).__name__}"
+        )
     if q.ndim < 2:
         raise ValueError(f"{name}: q must have shape (..., N, A), got {tuple(q.shape)}")
     if members is not None and q.shape[-2] != members:
@@ -175,7 +179,12 @@ def double_q(q: Array) -> Array:
     2016) passes (online, target). ``q`` has shape (..., 2, A).
     """
     _check(q, "double_q", members=2)
-    return _at(q[..., 1, :], _argmax(q[..., 0, :]))
+    select = q[..., 0, :]
+    value = _at(q[..., 1, :], _argmax(select))
+    # argmax takes a NaN as the maximum: a diverged selector gives NaN, as every other G does.
+    if _is_torch(q):
+        return value.masked_fill(select.isnan().any(-1), math.nan)
+    return np.where(np.isnan(select).any(-1), np.nan, value)[()]  # [()]: 0-d -> scalar
 
 
 def weighted_double_q(q: Array, c: float = 1.0) -> Array:
@@ -213,7 +222,7 @@ def expected_max_standard_normal(m: int) -> float:
     return float(value)
 
 
-def bias_corrected(q: Array, sigma: Any = 0.0) -> Array:
+def bias_corrected(q: Array, sigma: Any = None) -> Array:
     """Bias-corrected Q-learning (Lee, Defourny and Powell, IEEE ADPRL 2013).
 
     ``G = max_a Q(s', a) - sigma * E[max of M i.i.d. N(0, 1)]``: the max operator's
@@ -223,11 +232,13 @@ def bias_corrected(q: Array, sigma: Any = 0.0) -> Array:
     the rewards and the visit counts; here the caller passes it (a scalar or an
     array broadcasting to the batch shape), and the expectation is computed exactly
     by quadrature instead of by their large-M approximation. ``q`` has shape
-    (..., 1, A).
+    (..., 1, A). ``sigma`` must be given (sigma = 0 is plain Q-learning).
     """
     _check(q, "bias_corrected", members=1)
-    sigma_arr = sigma if _is_torch(sigma) else np.asarray(sigma)
-    if bool((sigma_arr < 0).any()):
+    if sigma is None:
+        raise ValueError("bias_corrected: give sigma, the estimates' noise standard deviation")
+    sigma_arr = sigma if _is_torch(sigma) else np.asarray(sigma, dtype=float)
+    if not bool((sigma_arr >= 0).all()):  # also catches NaN
         raise ValueError("bias_corrected: sigma must be >= 0")
     correction = expected_max_standard_normal(int(q.shape[-1]))
     return q_learning(q) - sigma * correction
@@ -275,6 +286,21 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
     """One-step target ``r + gamma * (1 - terminated) * G(Q_s')`` (Lan et al. 2020, Y^GQ).
 
     ``terminated`` marks true terminal transitions only: a time-limit truncation
-    still bootstraps, so it must be passed as not terminated.
+    still bootstraps, so it must be passed as not terminated. The three arrays must have
+    one shape (no silent broadcasting); ``terminated`` may be boolean; ``0 <= discount <= 1``.
     """
+    if not 0.0 <= discount <= 1.0:
+        raise ValueError(f"td_target: discount must be in [0, 1], got {discount}")
+    shapes = [
+        tuple(x.shape) if hasattr(x, "shape") else () for x in (reward, terminated, next_value)
+    ]
+    if len(set(shapes)) > 1:
+        raise ValueError(
+            "td_target: reward, terminated and next_value must have one shape, got "
+            + ", ".join(map(str, shapes))
+        )
+    if _is_torch(terminated) and not terminated.is_floating_point():
+        terminated = (
+            terminated.to(next_value.dtype) if _is_torch(next_value) else terminated.double()
+        )
     return reward + discount * (1 - terminated) * next_value

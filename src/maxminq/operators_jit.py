@@ -88,6 +88,8 @@ def apply_operator(code: int, q: np.ndarray) -> float:
     if code == _DOUBLE or code == _WDOUBLE:  # noqa: SIM109 (plain compares for numba)
         best = _arg_extreme(q[0], n_actions, True)
         if code == _DOUBLE:  # van Hasselt (2010): member 1 evaluates member 0's choice
+            if q[0, best] != q[0, best]:  # a NaN was selected: NaN, as in maxminq.operators
+                return np.nan
             return q[1, best]
         worst = _arg_extreme(q[0], n_actions, False)  # Zhang et al. (2017), c = 1
         gap = abs(q[1, best] - q[1, worst])

@@ -223,7 +223,10 @@ def lane_seeds(seed: int, runs: int | np.ndarray) -> np.ndarray:
 
     This equals ``SeedSequence(seed).spawn(runs)[r]``, so run r's stream is the same however
     many runs are simulated together. ``runs`` may be a count or an array of run indices.
+    ``seed`` must be a whole number >= 0 (None would draw fresh entropy: not reproducible).
     """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise UsageError(f"--seed: expected a whole number >= 0, got {seed!r}")
     ids = np.arange(runs) if np.ndim(runs) == 0 else np.asarray(runs)
     out = np.empty(len(ids), dtype=np.uint64)
     for k, r in enumerate(ids):
