@@ -463,3 +463,22 @@ def test_other_minatar_ends_stay_terminated() -> None:
         if term or trunc:
             break
     assert (term, trunc) == (True, False)
+
+
+@pytest.mark.parametrize("env_id", ["maxminq/Catcher-v0", "maxminq/MinAtar-Seaquest-v0"])
+@pytest.mark.parametrize("cap", [-1, 0, -5, 2.5, True])
+def test_non_positive_cap_is_a_value_error(env_id: str, cap: object) -> None:
+    """Gymnasium's make drops the time limit for -1; ours refuses instead of silently."""
+    with pytest.raises(ValueError, match="max_episode_steps"):
+        make(env_id, max_episode_steps=cap)
+    with pytest.raises(ValueError, match="max_episode_steps"):
+        make_vector(env_id, [0, 1], max_episode_steps=cap)
+
+
+def test_cap_none_keeps_the_registered_one_and_numpy_ints_work() -> None:
+    assert make("maxminq/Catcher-v0", max_episode_steps=None).spec.max_episode_steps == 2000
+    env = make("maxminq/Catcher-v0", seed=0, max_episode_steps=np.int64(3))
+    env.reset()
+    assert [env.step(2)[3] for _ in range(3)] == [False, False, True]
+    venv = make_vector("maxminq/Catcher-v0", [0], max_episode_steps=None)
+    assert venv.max_episode_steps == 2000

@@ -1,4 +1,4 @@
-"""Argument checks shared by our envs: actions (single and batched)."""
+"""Argument checks shared by our envs: actions (single and batched) and episode caps."""
 
 from __future__ import annotations
 
@@ -49,3 +49,21 @@ def _first_out_of_range(a: np.ndarray, n: int) -> int:
         if a[i] < 0 or a[i] >= n:
             return i
     return -1
+
+
+def check_cap(max_episode_steps: Any) -> int | None:
+    """None (keep the registered cap) or a positive int.
+
+    Raises:
+        ValueError: naming ``max_episode_steps`` for zero, negative or non-integer values
+            (Gymnasium's ``-1`` "no time limit" is not accepted: it removed the cap silently).
+    """
+    if max_episode_steps is None:
+        return None
+    ok = type(max_episode_steps) is int or isinstance(max_episode_steps, np.integer)
+    if not ok or max_episode_steps <= 0:
+        raise ValueError(
+            f"max_episode_steps must be None (the registered cap) or a positive integer, "
+            f"got {max_episode_steps!r}"
+        )
+    return int(max_episode_steps)

@@ -20,7 +20,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numba import njit
 
-from maxminq.envs._checks import check_action, check_actions
+from maxminq.envs._checks import check_action, check_actions, check_cap
 from maxminq.envs._rng import state_from_generator
 
 
@@ -217,7 +217,8 @@ class GameVectorEnv(VectorEnv):
 
     Args:
         seeds: one seed per slot, used at the first reset without an explicit seed.
-        max_episode_steps: time limit per game (truncation), None for none.
+        max_episode_steps: time limit per game (truncation), None for none; otherwise a
+            positive integer (ValueError for zero or negative).
         normalize: normalised features instead of the raw PLE state.
     """
 
@@ -239,7 +240,7 @@ class GameVectorEnv(VectorEnv):
             raise ValueError("give seeds or num_envs")
         self.num_envs = len(seeds) if seeds is not None else int(num_envs)  # type: ignore[arg-type]
         self._init_seeds = list(seeds) if seeds is not None else None
-        self.max_episode_steps = max_episode_steps
+        self.max_episode_steps = check_cap(max_episode_steps)
         self.normalize = bool(normalize)
         self.render_mode = render_mode
         self.core = self.core_cls(self.num_envs)
@@ -290,7 +291,7 @@ class GameVectorEnv(VectorEnv):
                 (checked before any slot moves).
         """
         actions = check_actions(actions, self.core_cls.n_actions, self.num_envs)
-        cap = 0 if self.max_episode_steps is None else int(self.max_episode_steps)
+        cap = self.max_episode_steps or 0  # 0: no time limit in the kernels
         obs, reward, terminated, truncated, idx, final_rows = self.core.vector_step(
             actions, self._elapsed, cap, self.normalize
         )

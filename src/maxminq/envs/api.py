@@ -10,7 +10,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
-from maxminq.envs._checks import check_actions
+from maxminq.envs._checks import check_actions, check_cap
 from maxminq.errors import UsageError
 
 CATCHER_ID = "maxminq/Catcher-v0"
@@ -128,14 +128,17 @@ def make(
         env_id: ``maxminq/Catcher-v0``, ``maxminq/Pixelcopter-v0``,
             ``maxminq/MinAtar-<Game>-v0`` or any Gymnasium id (``LunarLander-v3``, ...).
         seed: used by the first ``reset()`` that passes no seed (and seeds the action space).
-        max_episode_steps: override the registered episode cap.
+        max_episode_steps: override the registered episode cap (None keeps it).
         **kwargs: passed to the environment (e.g. ``normalize=True``, ``render_mode``,
             ``sticky_action_prob``, ``minimal_action_set``).
 
     Raises:
         UsageError: unknown ``env_id``.
+        ValueError: ``max_episode_steps`` not None nor a positive integer (Gymnasium's
+            ``-1`` would silently remove the time limit).
     """
     _check_id(env_id)
+    max_episode_steps = check_cap(max_episode_steps)
     env = gym.make(env_id, max_episode_steps=max_episode_steps, **kwargs)
     if seed is not None:
         env = _SeedFirstReset(env, seed)
@@ -162,7 +165,7 @@ def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
     seeds = [int(s) for s in seeds]
     if env_id in (CATCHER_ID, PIXELCOPTER_ID):
         cap = kwargs.pop("max_episode_steps", None)
-        cap = CAPS[env_id] if cap is None else int(cap)
+        cap = CAPS[env_id] if cap is None else cap  # checked by the vector env
         if env_id == CATCHER_ID:
             from maxminq.envs.catcher import CatcherVectorEnv as cls
         else:
