@@ -243,6 +243,4 @@ def test_t_mn_stays_accurate_for_huge_m() -> None:
     for m in (10**9, 10**12, 10**15):
         assert t_mn(m, 1) == pytest.approx(1 / (m + 1), rel=1e-12)
         for n in (2, 3, 8):
-            assert t_mn(m, n) == pytest.approx(
-                gamma(1 + 1 / n) * (m + 1) ** (-1 / n), rel=1e-8
-            )
+            assert t_mn(m, n) == pytest.approx(gamma(1 + 1 / n) * (m + 1) ** (-1 / n), rel=1e-8)
