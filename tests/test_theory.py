@@ -244,3 +244,23 @@ def test_t_mn_stays_accurate_for_huge_m() -> None:
         assert t_mn(m, 1) == pytest.approx(1 / (m + 1), rel=1e-12)
         for n in (2, 3, 8):
             assert t_mn(m, n) == pytest.approx(gamma(1 + 1 / n) * (m + 1) ** (-1 / n), rel=1e-8)
+
+
+def test_choose_n_for_a_target_bias() -> None:
+    """The N whose exact E[Z_MN] = 1 - 2 t_MN (rational products, tau = gamma = 1) is closest
+    to the target; targets beyond Q-learning's bias or below -1 pin N to 1 or n_max."""
+
+    def bias(m: int, n: int) -> float:
+        return float(1 - 2 * product_t_mn(m, n))
+
+    for m in (2, 4, 9):
+        for n in (1, 2, 3, 6):
+            assert choose_n(m, target=bias(m, n)) == n
+    assert choose_n(4, target=bias(4, 1) + 0.5) == 1
+    assert choose_n(4, target=-2.0, n_max=50) == 50
+    # Halfway between the biases of N = 2 and N = 3 (ties to the smaller N), nudged each way.
+    mid = (bias(4, 2) + bias(4, 3)) / 2
+    assert choose_n(4, target=mid + 1e-9) == 2 and choose_n(4, target=mid - 1e-9) == 3
+    np.testing.assert_array_equal(choose_n(4, target=[bias(4, 2), bias(4, 5)]), [2, 5])
+    with pytest.raises(ValueError, match="target"):
+        choose_n(4, target=float("nan"))

@@ -154,29 +154,35 @@ def variance_ratio(N: Any) -> Any:
     return _out(12.0 * n**2 / ((n + 1.0) ** 2 * (n + 2.0)), N)
 
 
-def choose_n(M: Any, tau: Any = 1.0, gamma: Any = 1.0, n_max: int = 1000) -> Any:
-    """The N in ``1..n_max`` minimising ``|E[Z_MN]|`` for M actions (Theorem 1 (i)).
+def choose_n(M: Any, tau: Any = 1.0, gamma: Any = 1.0, n_max: int = 1000, target: Any = 0.0) -> Any:
+    """The N in ``1..n_max`` whose expected bias ``E[Z_MN]`` (Theorem 1 (i)) is closest to
+    ``target`` for M actions: by default the least biased N.
 
-    Ties go to the smallest N (so ``gamma = 0``, where every N is unbiased, gives N = 1).
-    Because ``E[Z_MN]`` is proportional to ``gamma * tau``, the choice depends on ``tau`` and
-    ``gamma`` only through that tie rule. Broadcasts over ``M``, ``tau`` and ``gamma``.
+    ``E[Z_MN]`` falls with N from Q-learning's ``gamma tau (M-1)/(M+1)`` towards
+    ``-gamma tau``; a ``target`` outside that range gives N = 1 or ``n_max``. Ties go to the
+    smallest N (so ``gamma = 0``, where every N is unbiased, gives N = 1). Broadcasts over
+    ``M``, ``tau``, ``gamma`` and ``target``.
     """
     m = _integers(M, "M")
     s = _tau(tau)
     g = _gamma(gamma)
+    goal = np.asarray(target, dtype=float)
+    if not np.isfinite(goal).all():
+        raise ValueError(f"target must be finite, got {target!r}")
     if np.ndim(n_max) != 0:
         raise ValueError(f"n_max must be a scalar integer, got {n_max!r}")
     n_cap = int(_integers(n_max, "n_max"))
-    m_b, s_b, g_b = np.broadcast_arrays(m, s, g)
-    flat_m, flat_scale = m_b.ravel(), (s_b * g_b).ravel()
+    m_b, s_b, g_b, goal_b = np.broadcast_arrays(m, s, g, goal)
+    flat_m, flat_scale, flat_goal = m_b.ravel(), (s_b * g_b).ravel(), goal_b.ravel()
     ns = np.arange(1, n_cap + 1, dtype=np.int64)
     best = np.empty(flat_m.shape, dtype=np.int64)
     rows = max(1, _CHUNK_ELEMENTS // n_cap)
     for lo in range(0, flat_m.size, rows):
         mm = flat_m[lo : lo + rows, None]
-        bias = np.abs(flat_scale[lo : lo + rows, None] * (1.0 - 2.0 * _t_mn(mm, ns[None, :])))
-        best[lo : lo + rows] = ns[np.argmin(bias, axis=1)]  # argmin: first minimum = smallest N
-    return _out(best.reshape(m_b.shape), M, tau, gamma)
+        bias = flat_scale[lo : lo + rows, None] * (1.0 - 2.0 * _t_mn(mm, ns[None, :]))
+        gap = np.abs(bias - flat_goal[lo : lo + rows, None])
+        best[lo : lo + rows] = ns[np.argmin(gap, axis=1)]  # argmin: first minimum = smallest N
+    return _out(best.reshape(m_b.shape), M, tau, gamma, target)
 
 
 # --- Monte Carlo ------------------------------------------------------------------------------
