@@ -395,3 +395,11 @@ def test_td_target_checks_its_inputs_and_takes_boolean_flags() -> None:
         ops.td_target(r, 0.5, np.zeros(2), g[:, None])
     with pytest.raises(ValueError, match="discount must be in"):
         ops.td_target(r, 1.5, np.zeros(2), g)
+
+
+def test_double_q_keeps_integer_values_as_the_other_operators_do() -> None:
+    """The NaN check must not turn integer q into floats (NumPy) nor fail (torch)."""
+    q = np.array([[1, 3, 2], [4, 5, 6]])  # member 0 picks action 1; member 1 gives 5
+    for x in (q, torch.from_numpy(q)):
+        got = ops.double_q(x)
+        assert got == 5 and got.dtype == ops.q_learning(x[..., :1, :]).dtype

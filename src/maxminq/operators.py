@@ -179,12 +179,13 @@ def double_q(q: Array) -> Array:
     2016) passes (online, target). ``q`` has shape (..., 2, A).
     """
     _check(q, "double_q", members=2)
-    select = q[..., 0, :]
-    value = _at(q[..., 1, :], _argmax(select))
-    # argmax takes a NaN as the maximum: a diverged selector gives NaN, as every other G does.
+    best = _argmax(q[..., 0, :])
+    value, chosen = _at(q[..., 1, :], best), _at(q[..., 0, :], best)
+    # argmax takes a NaN as the maximum, so a diverged selector's choice is NaN: give it, as
+    # every other G does (and operators_jit); the input dtype is kept (integer q included).
     if _is_torch(q):
-        return value.masked_fill(select.isnan().any(-1), math.nan)
-    return np.where(np.isnan(select).any(-1), np.nan, value)[()]  # [()]: 0-d -> scalar
+        return value.where(~chosen.isnan(), chosen)
+    return np.where(np.isnan(chosen), chosen, value)[()]  # [()]: 0-d -> scalar
 
 
 def weighted_double_q(q: Array, c: float = 1.0) -> Array:
