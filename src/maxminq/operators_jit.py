@@ -81,8 +81,9 @@ def _arg_extreme(row: np.ndarray, n_actions: int, largest: bool) -> int:
 def apply_operator(code: int, q: np.ndarray) -> float:
     """G(Q_{s'}) of operator ``code`` for one state's values ``q`` (M, A).
 
-    ``bias_corrected`` with its default sigma = 0 is Q-learning's max (Lee et al. 2013
-    subtract sigma * E[max of A N(0, 1)]); other sigmas take the NumPy path.
+    ``bias_corrected``'s code computes its sigma = 0 case, Q-learning's max (Lee et al. 2013
+    subtract sigma * E[max of A N(0, 1)]); the operator has no default sigma, so a run gives
+    one and takes the NumPy path (``operator_code`` is -1 with parameters).
     """
     n_members, n_actions = q.shape[0], q.shape[1]
     if code == _DOUBLE or code == _WDOUBLE:  # noqa: SIM109 (plain compares for numba)

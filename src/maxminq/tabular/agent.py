@@ -84,9 +84,9 @@ def resolve_algorithm(algorithm: str, n: int, option: str = "--algorithms") -> A
     return spec
 
 
-#: Operator parameters that must be given: ``bias_corrected`` with the operator's default
-#: sigma = 0 is exactly Q-learning, and no sigma fits every problem (Lee et al. estimate it
-#: from the reward variance), so running it without one would silently be Q-learning.
+#: Operator parameters that must be given (the operator refuses to run without them too;
+#: this check names the option): ``bias_corrected`` with sigma = 0 is exactly Q-learning, and
+#: no sigma fits every problem (Lee et al. estimate it from the reward variance).
 REQUIRED_OP_PARAMS: dict[str, tuple[str, ...]] = {"bias_corrected": ("sigma",)}
 
 
