@@ -346,8 +346,6 @@ def test_random_pixelcopter_survives_about_seven_frames() -> None:
 
 
 _USER_MODULE = '''
-import time
-
 import gymnasium as gym
 import numpy as np
 
