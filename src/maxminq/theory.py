@@ -101,8 +101,9 @@ def t_mn(M: Any, N: Any) -> Any:
     """The integral ``t_MN = int_0^1 (1 - y^N)^M dy`` of Theorem 1 (Lan et al. 2020, App. A).
 
     Closed form ``t_MN = Gamma(M+1) Gamma(1+1/N) / Gamma(M+1+1/N)``, evaluated as
-    ``Gamma(1+1/N) / poch(M+1, 1/N)`` (scipy), accurate to rounding for any M and N. Special values:
-    ``t_{M,1} = 1/(M+1)``; ``t_MN -> 1`` as ``N -> infinity``; increasing in N.
+    ``Gamma(1+1/N) / poch(M+1, 1/N)`` (scipy): within about 2e-12 (relative) of 50-digit
+    values for M up to 10^15 (log-gamma differences were 0.5% off at M = 10^12). Special
+    values: ``t_{M,1} = 1/(M+1)``; ``t_MN -> 1`` as ``N -> infinity``; increasing in N.
 
     Args:
         M: number of actions at the next state (integer >= 1, or array).
