@@ -29,6 +29,7 @@ Example::
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from functools import lru_cache
@@ -49,6 +50,7 @@ __all__ = [
     "expected_max_standard_normal",
     "historical_best",
     "maxmin",
+    "operator_params",
     "q_learning",
     "td_target",
     "weighted_double_q",
@@ -265,6 +267,13 @@ def bootstrap(name: str, q: Array, **params: Any) -> Array:
         known = ", ".join(sorted(OPERATORS))
         raise ValueError(f"unknown operator {name!r}; choose one of: {known}") from None
     return op(q, **params)
+
+
+def operator_params(name: str) -> dict[str, bool]:
+    """The keyword parameters of operator ``name``, each mapped to whether it is required
+    (no default: ``bias_corrected``'s sigma), e.g. ``{"sigma": True}``."""
+    params = list(inspect.signature(OPERATORS[name]).parameters.values())[1:]
+    return {p.name: p.default is None for p in params}
 
 
 def action_values(name: str, q: Array) -> Array:

@@ -38,11 +38,17 @@ _MAXMIN, _ENSEMBLE, _AVERAGED, _HBQ, _DOUBLE, _WDOUBLE = (
 
 def operator_code(name: str, op_kwargs: dict | None = None) -> int:
     """The kernel code of operator ``name``, or -1 if it must run through NumPy (parameters
-    other than the defaults were given)."""
+    other than the defaults were given). An operator with a required parameter
+    (``bias_corrected``'s sigma) has no default to compile: ValueError, as the operator."""
     if name not in OPERATOR_CODES:
         known = ", ".join(sorted(OPERATOR_CODES))
         raise ValueError(f"unknown operator {name!r}; choose one of: {known}")
-    return -1 if op_kwargs else OPERATOR_CODES[name]
+    if op_kwargs:
+        return -1
+    missing = [k for k, required in operators.operator_params(name).items() if required]
+    if missing:
+        raise ValueError(f"{name}: give {', '.join(missing)} (no compiled default)")
+    return OPERATOR_CODES[name]
 
 
 @numba.njit(inline="always", cache=True)
@@ -79,12 +85,9 @@ def _arg_extreme(row: np.ndarray, n_actions: int, largest: bool) -> int:
 
 @numba.njit(inline="always", cache=True)
 def apply_operator(code: int, q: np.ndarray) -> float:
-    """G(Q_{s'}) of operator ``code`` for one state's values ``q`` (M, A).
-
-    ``bias_corrected``'s code computes its sigma = 0 case, Q-learning's max (Lee et al. 2013
-    subtract sigma * E[max of A N(0, 1)]); the operator has no default sigma, so a run gives
-    one and takes the NumPy path (``operator_code`` is -1 with parameters).
-    """
+    """G(Q_{s'}) of operator ``code`` (from ``operator_code``) for one state's values ``q``
+    (M, A). ``bias_corrected`` has no code: its sigma is required, so it takes the NumPy
+    path."""
     n_members, n_actions = q.shape[0], q.shape[1]
     if code == _DOUBLE or code == _WDOUBLE:  # noqa: SIM109 (plain compares for numba)
         best = _arg_extreme(q[0], n_actions, True)
@@ -111,7 +114,7 @@ def apply_operator(code: int, q: np.ndarray) -> float:
             v = q[0, a]
             for m in range(1, n_members):
                 v = _nan_max(v, q[m, a])
-        else:  # Q-learning and bias-corrected (sigma = 0): max_a Q(s', a)
+        else:  # Q-learning: max_a Q(s', a)
             v = q[0, a]
         g = v if a == 0 else _nan_max(g, v)
     return g

@@ -31,7 +31,6 @@ an array of shape (..., M, A) in the operator's member order, and the operator f
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -84,18 +83,6 @@ def resolve_algorithm(algorithm: str, n: int, option: str = "--algorithms") -> A
     return spec
 
 
-#: Operator parameters that must be given (the operator refuses to run without them too;
-#: this check names the option): ``bias_corrected`` with sigma = 0 is exactly Q-learning, and
-#: no sigma fits every problem (Lee et al. estimate it from the reward variance).
-REQUIRED_OP_PARAMS: dict[str, tuple[str, ...]] = {"bias_corrected": ("sigma",)}
-
-
-def operator_params(algorithm: str) -> tuple[str, ...]:
-    """The keyword parameters of ``algorithm``'s operator (e.g. ``("sigma",)``)."""
-    sig = inspect.signature(operators.OPERATORS[algorithm])
-    return tuple(list(sig.parameters)[1:])
-
-
 def op_params_text(op_kwargs: dict[str, float]) -> str:
     """``{"sigma": 0.5}`` -> ``"sigma=0.5"`` (the ``--algorithms`` spelling)."""
     return ",".join(f"{k}={v:g}" for k, v in sorted(op_kwargs.items()))
@@ -110,7 +97,8 @@ def check_op_kwargs(
     if op_kwargs is not None and not isinstance(op_kwargs, Mapping):
         raise UsageError(f"{option}: op_kwargs must be a mapping, got {op_kwargs!r}")
     kwargs = dict(op_kwargs or {})
-    allowed = operator_params(algorithm)
+    params = operators.operator_params(algorithm)  # name -> required
+    allowed = tuple(params)
     for key, value in kwargs.items():
         if key not in allowed:
             takes = f"takes {', '.join(allowed)}" if allowed else "takes no parameters"
@@ -120,7 +108,7 @@ def check_op_kwargs(
         if not math.isfinite(float(value)):
             raise UsageError(f"{option}: {algorithm} {key} must be finite, got {value!r}")
         kwargs[key] = float(value)
-    for key in REQUIRED_OP_PARAMS.get(algorithm, ()):
+    for key in (k for k, required in params.items() if required):
         if key not in kwargs:
             raise UsageError(
                 f"{option}: {algorithm} needs {key} (e.g. {algorithm}:{key}=1; config: "
