@@ -416,6 +416,17 @@ def test_python_api_defaults_match_the_command() -> None:
         deep.no_such_name  # noqa: B018
 
 
+def test_config_and_learner_agree_on_the_online_nets() -> None:
+    """The config (no torch) and the learner each know which agents have N online nets."""
+    from maxminq.deep.agents import AGENTS, Learner
+
+    for agent, spec in AGENTS.items():
+        n = 1 if agent in ("dqn", "ddqn") else 3
+        cfg = TrainConfig(env_id="CartPole-v1", agent=agent, n=n).resolve()
+        learner = Learner(agent, n, [torch.Generator()], "mlp", (4,), 2, "adam", 1e-3)
+        assert cfg.n_online == learner.n_online == (3 if spec.ensemble else 1), agent
+
+
 def test_cli_version_and_plot_formats(tmp_path: pathlib.Path, capsys) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])

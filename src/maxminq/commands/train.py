@@ -141,15 +141,18 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     )
 
 
-# What a run writes in --out (``run_training`` and this command's figure).
-_OUTPUTS = ("config.json", "model.pt", "curves.png", "curves.svg")
+# What a run writes in --out besides its tables (``run_training`` and this command's figure).
 _OUTPUT_DIRS = ("checkpoint", "tensorboard")
 
 
 def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     """Check ``--out`` can hold the run; refuse to replace a run unless ``--overwrite``
     (then delete its outputs, so no stale table or figure is left beside the new ones)."""
+    from maxminq.deep.policy import MODEL_FILE
     from maxminq.deep.train import TABLE_COLUMNS
+    from maxminq.experiments.store import PROGRESS_FILE
+
+    outputs = ("config.json", MODEL_FILE, PROGRESS_FILE, "curves.png", "curves.svg")
 
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} is a file; give a folder")
@@ -168,7 +171,7 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
             f"--out: {out} holds a run already; add --resume to continue it (or read it "
             "back), --overwrite to replace it, or choose another folder"
         )
-    for path in [*tables, *(out / name for name in _OUTPUTS)]:
+    for path in [*tables, *(out / name for name in outputs)]:
         path.unlink(missing_ok=True)
     for name in _OUTPUT_DIRS:
         shutil.rmtree(out / name, ignore_errors=True)

@@ -80,6 +80,11 @@ class TrainConfig:
     update_members: int = 1
     tensorboard: bool = False
 
+    @property
+    def n_online(self) -> int:
+        """Online nets per seed (of a resolved config): N for Maxmin / Ensemble DQN, else 1."""
+        return self.n if self.agent in ENSEMBLE_AGENTS else 1
+
     # --- defaults and validation ----------------------------------------------------------
 
     def resolve(self) -> TrainConfig:
@@ -150,10 +155,9 @@ class TrainConfig:
                 raise UsageError(f"{_opt(name)}: must be >= 0, got {getattr(self, name)}")
         if self.bias_probe_every < 1:
             raise UsageError(f"--bias-probe-every: must be >= 1, got {self.bias_probe_every}")
-        online = self.n if self.agent in ENSEMBLE_AGENTS else 1
-        if not 1 <= self.update_members <= online:
+        if not 1 <= self.update_members <= self.n_online:
             raise UsageError(
-                f"--update-members: must be between 1 and {online} (the online nets of "
+                f"--update-members: must be between 1 and {self.n_online} (the online nets of "
                 f"{self.agent} with n = {self.n}), got {self.update_members}"
             )
         if self.max_episode_steps is not None and self.max_episode_steps < 1:

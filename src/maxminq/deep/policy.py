@@ -26,7 +26,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from maxminq.deep.agents import AGENTS, behaviour_values
+from maxminq.deep.agents import behaviour_values
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import StackedNet, build_net
 from maxminq.errors import UsageError
@@ -72,7 +72,7 @@ class TrainedAgent:
         self.status: list[str] = list(state["status"])
         self.obs_shape = tuple(int(d) for d in state["obs_shape"])
         self.n_actions = int(state["n_actions"])
-        self.n_online = self.config.n if AGENTS[self.config.agent].ensemble else 1
+        self.n_online = self.config.n_online
         n, online = self.n_online, state["online"]
         self._nets = [  # one stack of n_online members per seed
             build_net(self.config.network, n, self.obs_shape, self.n_actions) for _ in self.seeds
