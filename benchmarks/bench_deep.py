@@ -10,11 +10,14 @@ machine-load drift hits every variant alike):
   The loop baseline gets a preallocated NumPy replay, so only the network loop differs.
 * S = 1 vs S = 20 seeds in one process (batched), aggregate env-steps/s.
 
-Every step after ``learning_starts`` is a full training step (act, env step, store,
-sample, update). With one torch thread (the default) speeds are env-steps per CPU-second
-of this process (``time.process_time``), which on a shared machine is far less noisy than
-wall-clock time; on an idle machine the two agree. With ``--threads 2`` or more they are
-env-steps per wall-clock second (CPU time would count the threads' spinning).
+Every step after ``learning_starts`` is a full training step (act, env step, store, sample,
+update), at the final exploration rate (the env's ``eps_end``: 0.01 LunarLander, 0.1
+MinAtar), as in all but the first 0.1% (LunarLander) or 2% (MinAtar) of a paper-length run;
+like the authors' code, both variants skip the greedy forward pass on exploring steps. With
+one torch thread (the default) speeds are env-steps per CPU-second of this process
+(``time.process_time``), which on a shared machine is far less noisy than wall-clock time;
+on an idle machine the two agree. With ``--threads 2`` or more they are env-steps per wall-
+clock second (CPU time would count the threads' spinning).
 
 Run: ``.venv/bin/python benchmarks/bench_deep.py [--quick] [--rounds R]
 [--envs lunarlander minatar] [--threads T]``.
@@ -53,6 +56,7 @@ def _config(env_id: str, agent: str, n: int, seeds: int) -> TrainConfig:
         steps=10**9,
         seeds=list(range(seeds)),
         learning_starts=200,
+        eps_decay_steps=0,  # eps at its final value: the steady state of a run (see above)
         eval_episodes=0,
         checkpoint_every=0,
     ).resolve()

@@ -3,8 +3,9 @@
 Maxmin DQN with N = 8 does everything a DQN training step does (act, env step, store,
 sample, one network's forward, backward and optimiser step, one target evaluation) plus
 evaluating 7 more target networks on the mini-batch and 7 more online networks on the state
-it acts in: the paper's target ``max_a min_i Q_i(s', a)`` needs all N target nets on every
-next state, and its behaviour ``argmax_a min_i Q_i(s, a)`` all N online nets. So
+it acts in (on greedy steps; ``bench_deep`` times steps at the final eps): the paper's
+target ``max_a min_i Q_i(s', a)`` needs all N target nets on every next state, and its
+behaviour ``argmax_a min_i Q_i(s, a)`` all N online nets. So
 
     time(Maxmin N=8 step) >= time(DQN step) + time(those 14 extra forward passes' GEMMs)
 
@@ -89,7 +90,9 @@ def main() -> None:
     maxmin = 1.0 / bench_deep.batched_sps(ENV, "maxmin-dqn", N, 1, args.steps)
     target = gemm_seconds_per_net(32, channels, n_actions)  # mini-batch of 32 next states
     act = gemm_seconds_per_net(1, channels, n_actions)  # the one state acted in
-    extra = (N - 1) * (target + act)
+    # Acting needs the online nets only on greedy steps (a fraction 1 - eps of them).
+    greedy = 1.0 - bench_deep._config(ENV, "dqn", 1, 1).eps_end
+    extra = (N - 1) * (target + greedy * act)
     print(f"DQN training step:                          {dqn * 1e3:7.3f} ms")
     print(f"Maxmin N={N} training step:                   {maxmin * 1e3:7.3f} ms")
     print(f"measured DQN / Maxmin N={N} speed:            {dqn / maxmin:7.3f}")

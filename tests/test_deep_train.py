@@ -482,3 +482,32 @@ def test_a_running_run_reports_its_progress_and_a_finished_one_clears_it(tmp_pat
     assert read_progress(tmp_path) == 230 / 400  # written every 2 steps (0.5%)
     run_training(cfg, tmp_path, resume=True)
     assert not (tmp_path / "progress.json").exists() and (tmp_path / "runs.csv").exists()
+
+
+@pytest.mark.parametrize("seeds", [[0], [0, 1, 2]])
+def test_greedy_pass_only_when_some_seed_acts_greedily(seeds: list[int]) -> None:
+    """The online nets are evaluated for acting exactly on the learning steps where at
+    least one seed's eps-coin (its step's first uniform) says greedy, as the authors' code
+    skips the forward pass when exploring."""
+    eps = 0.5
+    cfg = _small(seeds=seeds, eps_start=eps, eps_end=eps, eps_decay_steps=0, steps=220)
+    tr = Trainer(cfg.resolve())
+    greedy_calls, coins = [], []
+    real_values, real_next = tr.learner.greedy_values, tr.uniforms.next
+
+    def values(obs: torch.Tensor) -> torch.Tensor:
+        greedy_calls.append(tr.step)
+        return real_values(obs)
+
+    def uniforms() -> np.ndarray:
+        row = real_next()
+        coins.append(row[:, 0].copy())
+        return row
+
+    tr.learner.greedy_values, tr.uniforms.next = values, uniforms
+    while tr.step < cfg.steps:
+        tr.train_step()
+    tr.close()
+    expected = [t for t, c in enumerate(coins) if t >= cfg.learning_starts and (c >= eps).any()]
+    assert greedy_calls == expected
+    assert 0 < len(expected) < cfg.steps - cfg.learning_starts  # both kinds of step occur

@@ -254,16 +254,15 @@ class Trainer:
         learning = t >= c.learning_starts
         live = np.flatnonzero(self.active)
         obs_t = torch.from_numpy(self.obs)
-        q = None
-        if learning:
+        u = self.uniforms.next()  # (S, 4 + batch): this step's randomness, every seed
+        actions = _scaled(u[:, 1], self.n_actions)
+        explore = u[:, 0] < eps  # eps-greedy (before learning starts eps = 1: all random)
+        if learning and not explore[live].all():  # no forward pass when every seed explores
             q = self.learner.greedy_values(obs_t).numpy()
             for s in live[~np.isfinite(q[live]).all(axis=1)]:
                 self._diverge(int(s))
             live = np.flatnonzero(self.active)
-        u = self.uniforms.next()  # (S, 4 + batch): this step's randomness, every seed
-        actions = _scaled(u[:, 1], self.n_actions)
-        if q is not None:  # eps-greedy (before learning starts eps = 1: all random)
-            actions = np.where(u[:, 0] < eps, actions, q.argmax(axis=1))
+            actions = np.where(explore, actions, q.argmax(axis=1))
         reset_seeds = _scaled(u[:, 3], 2**31 - 1)
         live_list = live.tolist()  # Python ints: cheaper per-seed indexing below
         if learning and t % c.bias_probe_every == 0 and len(live):
