@@ -76,6 +76,10 @@ def test_loaded_values_and_actions_match_the_trained_networks(run_dir: pathlib.P
     agent = load_agent(run_dir)
     assert agent.seeds == [3, 5] and agent.status == ["done", "done"]
     assert agent.config.agent == "maxmin-dqn" and agent.config.n == N
+    assert repr(agent) == (
+        "TrainedAgent(agent='maxmin-dqn', n=2, env_id='CartPole-v1', steps=600, "
+        "seeds=[3, 5], status=['done', 'done'])"
+    )
     rng = np.random.default_rng(0)
     for _ in range(20):
         obs = rng.normal(size=4).astype(np.float32)

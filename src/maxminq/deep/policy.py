@@ -82,6 +82,13 @@ class TrainedAgent:
         for k, net in enumerate(self._nets):
             net.flat.copy_(online[k * n : (k + 1) * n])
 
+    def __repr__(self) -> str:
+        c = self.config
+        return (
+            f"TrainedAgent(agent={c.agent!r}, n={c.n}, env_id={c.env_id!r}, "
+            f"steps={c.steps}, seeds={self.seeds}, status={self.status})"
+        )
+
     def _position(self, seed: int) -> int:
         if seed not in self.seeds:
             raise UsageError(f"--seeds: this run trained seeds {self.seeds}, not {seed}")
