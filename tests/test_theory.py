@@ -145,6 +145,13 @@ def test_broadcasting_and_scalar_types() -> None:
         (lambda: monte_carlo_bias(3, 2, 1.0, 1.0, 1, np.random.default_rng(0)), "samples"),
         (lambda: monte_carlo_bias(3, 2, 1.0, 1.0, 100, 0), "rng"),
         (lambda: monte_carlo_bias(3, 0, 1.0, 1.0, 100, np.random.default_rng(0)), "N"),
+        (lambda: monte_carlo_bias(3, 2, 1.0, 1.0, 100, np.random.default_rng(0), "t"), "noise"),
+        # Past int64 the cast wrapped round: t_mn(2**63, 1) was -1.08e-19.
+        (lambda: t_mn(2**63, 1), "M"),
+        (lambda: t_mn(2.0**63, 1), "M"),
+        (lambda: t_mn(3, np.uint64(2**64 - 1)), "N"),
+        (lambda: choose_n(3, target="a"), "target"),
+        (lambda: choose_n(3, target=[0.0, "b"]), "target"),
     ],
 )
 def test_invalid_arguments_raise_value_error_naming_them(call, name) -> None:
@@ -264,3 +271,74 @@ def test_choose_n_for_a_target_bias() -> None:
     np.testing.assert_array_equal(choose_n(4, target=[bias(4, 2), bias(4, 5)]), [2, 5])
     with pytest.raises(ValueError, match="target"):
         choose_n(4, target=float("nan"))
+
+
+def test_t_mn_at_the_int64_limit() -> None:
+    """The largest accepted M, 2**63 - 1: t_{M,1} = 1/(M+1) = 2**-63."""
+    assert t_mn(2**63 - 1, 1) == pytest.approx(2.0**-63, rel=1e-12)
+
+
+def test_monte_carlo_with_normal_errors_against_closed_forms() -> None:
+    """noise="normal": e ~ N(0, s^2) with s = tau / sqrt(3). For two standard normals
+    E[max] = 1/sqrt(pi) and Var[min] = 1 - 1/pi (hand-derived), so with s:
+    M = 2, N = 1 gives bias gamma s / sqrt(pi); M = 1, N = 2 gives -gamma s / sqrt(pi),
+    Var[Q^min] = s^2 (1 - 1/pi) and the variance ratio 2 (1 - 1/pi) = 1.363 (> 1.333 of the
+    uniform model); M = N = 1 is unbiased with ratio 1."""
+    tau, gamma = 1.5, 0.9
+    s = tau / math.sqrt(3)
+    ms, ns = np.array([2, 1, 1]), np.array([1, 2, 1])
+    est = monte_carlo_bias(ms, ns, tau, gamma, 100_000, np.random.default_rng(5), "normal")
+    assert est.noise == "normal"
+    want_bias = gamma * s / math.sqrt(math.pi) * np.array([1.0, -1.0, 0.0])
+    want_var = s**2 * np.array([1.0, 1 - 1 / math.pi, 1.0])
+    want_ratio = np.array([1.0, 2 * (1 - 1 / math.pi), 1.0])
+    assert np.all(np.abs((est.bias - want_bias) / est.bias_se) < 4.5), est.bias
+    assert np.all(np.abs((est.min_variance - want_var) / est.min_variance_se) < 4.5)
+    assert np.all(np.abs((est.variance_ratio - want_ratio) / est.variance_ratio_se) < 4.5)
+    # Corollary 1 does not carry over: at N = 8 the ratio is 8 Var[min of 8 N(0, 1)] = 2.98
+    # (quadrature of the order statistic's density here), not the uniform model's 0.95.
+    from scipy import integrate, stats
+
+    def raw_moment(k: int) -> float:
+        density = lambda x: 8 * stats.norm.pdf(x) * stats.norm.sf(x) ** 7  # noqa: E731
+        return integrate.quad(lambda x: x**k * density(x), -np.inf, np.inf)[0]
+
+    want8 = 8 * (raw_moment(2) - raw_moment(1) ** 2)
+    assert want8 == pytest.approx(2.983, abs=1e-3)
+    est8 = monte_carlo_bias(1, 8, tau, gamma, 20_000, np.random.default_rng(6), "normal")
+    assert abs(est8.variance_ratio - want8) < 4.5 * est8.variance_ratio_se
+
+
+def test_monte_carlo_uniform_noise_is_the_default() -> None:
+    a = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(7))
+    b = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(7), noise="uniform")
+    c = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(7), noise="normal")
+    assert a == b and a.noise == "uniform"
+    assert c.bias != a.bias
+
+
+@pytest.mark.parametrize(("m_max", "n_max"), [(1, 6), (6, 1), (1, 1), (5, 4)])
+def test_bias_heatmap_draws_every_cell(m_max, n_max) -> None:
+    """Each (M, N) cell spans [M - 1/2, M + 1/2] x [N - 1/2, N + 1/2] with the closed-form
+    bias, also when M or N takes one value (those cells had zero width: a blank map); the
+    chosen-N line covers every M."""
+    from matplotlib.collections import QuadMesh
+    from matplotlib.patches import StepPatch
+
+    from maxminq.analysis.theory_plots import bias_table, plot_bias_heatmap
+
+    table = bias_table(m_max, n_max, [], 2, np.random.default_rng(0))
+    ax = plot_bias_heatmap(table).axes[0]
+    (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    corners = mesh.get_coordinates()
+    np.testing.assert_allclose(corners[0, :, 0], np.arange(m_max + 1) + 0.5)
+    np.testing.assert_allclose(corners[:, 0, 1], np.arange(n_max + 1) + 0.5)
+    values = np.asarray(mesh.get_array()).reshape(n_max, m_max)
+    want = [[1 - 2 * product_t_mn(m, n) for m in range(1, m_max + 1)] for n in range(1, n_max + 1)]
+    np.testing.assert_allclose(values, want, atol=1e-12)
+    (stairs,) = [p for p in ax.patches if isinstance(p, StepPatch)]
+    chosen = [min(range(1, n_max + 1), key=lambda n: abs(1 - 2 * product_t_mn(m, n)))
+              for m in range(1, m_max + 1)]  # fmt: skip
+    np.testing.assert_array_equal(stairs.get_data().values, chosen)
+    np.testing.assert_allclose(stairs.get_data().edges, np.arange(m_max + 1) + 0.5)
+    assert ax.get_xlim() == pytest.approx((0.5, m_max + 0.5))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FixedLocator, MaxNLocator
 
 from maxminq.analysis import style
 from maxminq.theory import (
@@ -101,6 +101,12 @@ def variance_table(n_max: int, samples: int, rng: np.random.Generator) -> pd.Dat
     )[VARIANCE_COLUMNS]
 
 
+def _edges(centres: np.ndarray) -> np.ndarray:
+    """Cell edges around sorted integer centres: midway between neighbours, +-0.5 at the ends."""
+    c = np.asarray(centres, dtype=float)
+    return np.concatenate([[c[0] - 0.5], (c[:-1] + c[1:]) / 2, [c[-1] + 0.5]])
+
+
 def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
     """Heat map of E[Z_MN] (gamma * tau = 1) over M (x) and N (y), Theorem 1 (i).
 
@@ -111,11 +117,13 @@ def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
     ms, ns = grid.columns.to_numpy(), grid.index.to_numpy()
     fig = Figure(figsize=(7.0, 4.2), layout="constrained")  # no pyplot: no global state
     ax = fig.subplots()
+    # Cell edges given explicitly: "nearest" shading infers a cell's width from its neighbours,
+    # so a single M (or N) gave zero-width cells and a blank map.
     mesh = ax.pcolormesh(
-        ms,
-        ns,
+        _edges(ms),
+        _edges(ns),
         grid.to_numpy(),
-        shading="nearest",
+        shading="flat",
         cmap="RdBu_r",
         norm=TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=1.0),
     )
@@ -123,17 +131,20 @@ def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
     if len(ms) > 1 and len(ns) > 1:
         ax.contour(ms, ns, grid.to_numpy(), levels=[0.0], colors="black", linewidths=1.2)
     chosen = bias.loc[bias["chosen_n"]].sort_values("M")
-    ax.step(
-        chosen["M"],
-        chosen["N"],
-        where="mid",
+    ax.stairs(
+        chosen["N"].to_numpy(),
+        _edges(chosen["M"].to_numpy()),
+        baseline=None,
         color=style.color("maxmin"),
         linewidth=2.0,
         label=r"choose_n: $\arg\min_N |E[Z_{MN}]|$",
     )
     ax.plot([], [], color="black", linewidth=1.2, label="zero bias")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    for axis, values in ((ax.xaxis, ms), (ax.yaxis, ns)):
+        # Few values: a tick on each (MaxNLocator falls back to fractions on a span of 1).
+        axis.set_major_locator(
+            FixedLocator(values) if len(values) <= 10 else MaxNLocator(integer=True)
+        )
     ax.set_xlabel("M (number of actions)")
     ax.set_ylabel(f"N ({style.label('maxmin')} estimators)")
     ax.set_title("Theorem 1: expected estimation bias of Maxmin Q-learning")
