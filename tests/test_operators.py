@@ -211,6 +211,14 @@ def test_bootstrap_dispatch_and_td_target() -> None:
         ("double_q", (3, 3, 4), "exactly 2"),
         ("weighted_double_q", (1, 4), "exactly 2"),
         ("bias_corrected", (2, 2, 3), "exactly 1"),
+        # An empty member or action axis: was NumPy's "zero-size array to reduction ..." or
+        # "attempt to get argmax of an empty sequence", naming no operator.
+        ("maxmin", (3, 0), r"^maxmin: q needs at least one estimator and one action"),
+        ("ensemble", (5, 0, 4), r"^ensemble: q needs at least one estimator"),
+        ("q_learning", (1, 0), r"^q_learning: q needs at least one estimator and one action"),
+        ("double_q", (2, 0), r"^double_q: q needs"),
+        ("weighted_double_q", (7, 2, 0), r"^weighted_double_q: q needs"),
+        ("historical_best", (0, 3), r"^historical_best: q needs"),
     ],
 )
 @pytest.mark.parametrize("backend", ["numpy", "torch"])
@@ -218,6 +226,12 @@ def test_operator_shape_errors(name, shape, match, backend) -> None:
     q = np.zeros(shape) if backend == "numpy" else torch.zeros(shape)
     with pytest.raises(ValueError, match=match):
         ops.OPERATORS[name](q)
+
+
+def test_an_empty_batch_is_not_an_empty_axis() -> None:
+    """A batch of zero samples is fine (zero bootstrap values), only N = 0 or A = 0 is not."""
+    assert ops.maxmin(np.zeros((0, 2, 3))).shape == (0,)
+    assert tuple(ops.double_q(torch.zeros((0, 2, 3))).shape) == (0,)
 
 
 def test_parameter_errors() -> None:
@@ -228,6 +242,11 @@ def test_parameter_errors() -> None:
         ops.bias_corrected(np.zeros((2, 1, 3)), np.array([0.1, -0.1]))
     with pytest.raises(ValueError, match="sigma must be >= 0"):
         ops.bias_corrected(np.zeros((2, 1, 3)), np.nan)
+    # An infinite sigma subtracted inf: a -inf bootstrap (the CLI refused it, the API did not).
+    with pytest.raises(ValueError, match="sigma must be finite"):
+        ops.bias_corrected(np.zeros((2, 1, 3)), np.array([0.1, np.inf]))
+    with pytest.raises(ValueError, match="sigma must be finite"):
+        ops.bias_corrected(torch.zeros((2, 1, 3)), torch.tensor(float("inf")))
     with pytest.raises(TypeError, match="NumPy array or a torch tensor, got list"):
         ops.maxmin([[1.0, 2.0], [3.0, 4.0]])
     with pytest.raises(ValueError, match="m must be >= 1"):

@@ -75,6 +75,10 @@ def _check(q: Any, name: str, members: int | None = None) -> None:
         raise ValueError(
             f"{name}: q must stack exactly {members} estimator(s) on axis -2, got {q.shape[-2]}"
         )
+    if q.shape[-2] == 0 or q.shape[-1] == 0:  # else NumPy's or torch's reduction error
+        raise ValueError(
+            f"{name}: q needs at least one estimator and one action, got {tuple(q.shape)}"
+        )
 
 
 def _max(x: Any, axis: int) -> Any:
@@ -243,6 +247,8 @@ def bias_corrected(q: Array, sigma: Any = None) -> Array:
     sigma_arr = sigma if _is_torch(sigma) else np.asarray(sigma, dtype=float)
     if not bool((sigma_arr >= 0).all()):  # also catches NaN
         raise ValueError("bias_corrected: sigma must be >= 0")
+    if not bool((sigma_arr < math.inf).all()):  # an infinite sigma gave a -inf bootstrap
+        raise ValueError("bias_corrected: sigma must be finite")
     correction = expected_max_standard_normal(int(q.shape[-1]))
     return q_learning(q) - sigma * correction
 
