@@ -329,3 +329,51 @@ def test_deep_curves_of_one_train_run_hold_each_seeds_last_value() -> None:
     # SE = sd / sqrt(2): (1, 5) -> sd 2 sqrt(2) -> 2; (3, 5) -> sd sqrt(2) -> 1; one seed: NaN
     np.testing.assert_allclose(band["se"], [np.nan, 2.0, 1.0])
     assert band["runs"].tolist() == [1, 2, 2]
+
+
+def test_tabular_runs_of_two_run_ids_with_the_same_keys_stay_separate() -> None:
+    """Two stored run ids with the same (mu, algorithm, n), e.g. two configs differing only
+    in their seed, each number their runs from 0. Their run 0s are two independent runs:
+    4 per-run rows, not 2 rows averaging A's run 0 with B's. Run id A has 10 episodes,
+    B 20; the last tenth of each run is its own (A: episodes >= 10 - 0.9, i.e. 10;
+    B: >= 20 - 1.9, i.e. 19 and 20)."""
+    rows = []
+    for rid, episodes, base in (("A", 10, 0.0), ("B", 20, 100.0)):
+        for run in (0, 1):
+            for ep in range(1, episodes + 1):
+                value = base + 10 * run + ep
+                rows.append(("toy", rid, 0.1, "maxmin", 2, run, ep, value, value))
+    toy = pd.DataFrame(
+        rows,
+        columns=[
+            "kind",
+            "run_id",
+            "mu",
+            "algorithm",
+            "n",
+            "run",
+            "episode",
+            "distance",
+            "q_a_left",
+        ],
+    )
+    fin = T.toy_final(toy, "distance").sort_values(["run_id", "run"])
+    assert len(fin) == 4
+    np.testing.assert_allclose(fin["distance"], [10.0, 20.0, 119.5, 129.5])
+    auc = T.toy_auc(toy, "distance").sort_values(["run_id", "run"])
+    # mean of base + 10 run + 1..E: base + 10 run + (E + 1) / 2
+    np.testing.assert_allclose(auc["distance"], [5.5, 15.5, 110.5, 120.5])
+    mc = pd.DataFrame(
+        {
+            "run_id": ["A", "A", "B", "B"],
+            "algorithm": "maxmin",
+            "n": 2,
+            "sigma2": 10.0,
+            "step_size": 0.1,
+            "run": [0, 0, 0, 0],
+            "episode": [1, 2, 1, 2],
+            "steps": [500, 300, 700, 400],
+        }
+    )
+    last = T.mountain_car_final(mc).sort_values("run_id")
+    assert last["steps"].tolist() == [300, 400]

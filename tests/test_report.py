@@ -117,6 +117,9 @@ def test_report_from_store(report_dir: Path):
     theory = [c for c in rep.claims if c.section == "Theory"]
     assert [c.status for c in theory] == [C.SUPPORTED, C.SUPPORTED]
     assert not any(c.status == C.INSUFFICIENT for c in rep.claims)
+    # the bias claims measure Q(A, Left) over the second half of training, and say so
+    over = [c for c in rep.claims if "overestimates" in c.text and c.section == "Toy MDP"]
+    assert over and all(c.evidence.startswith("second-half Q(A,Left) of") for c in over)
     # the settings table shows the stored settings, never a table column
     settings = md.split("## Settings and scale", 1)[1].split("\n## ", 1)[0]
     rows = {line.split(" | ")[0].strip("| "): line for line in settings.splitlines()}
@@ -295,3 +298,54 @@ def test_reproduce_runs_configs_then_writes_the_report(tmp_path: Path, capsys):
     assert main(["reproduce", "--out", str(tmp_path / "o2"), "--configs", str(configs)]) == 2
     assert "broken.yaml" in capsys.readouterr().err
     assert not (tmp_path / "o2").exists()
+
+
+def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
+    from types import SimpleNamespace as R
+
+    from maxminq.analysis.report import pooled_differences
+
+    deep = {"env_id": "E", "agent": "dqn", "n": 1, "lr": 1e-4}
+    records = [
+        R(kind="deep", settings=deep | {"steps": 600, "seeds": [0, 1], "tensorboard": False}),
+        R(kind="deep", settings=deep | {"steps": 100, "seeds": [1, 2], "tensorboard": True}),
+        # same keys, other seeds, nothing else different: replicates, pooled on purpose
+        R(kind="deep", settings=deep | {"lr": 1e-3, "steps": 600, "seeds": [0]}),
+        R(kind="deep", settings=deep | {"lr": 1e-3, "steps": 600, "seeds": [1]}),
+        R(kind="toy_mdp", settings={"mu": 0.1, "algorithm": "maxmin", "n": 2, "seed": 0}),
+        R(kind="toy_mdp", settings={"mu": 0.1, "algorithm": "maxmin", "n": 2, "seed": 1}),
+    ]
+    lines = pooled_differences(records)
+    assert lines == [
+        "deep (env_id E, agent dqn, n 1, lr 0.0001): 2 run ids pooled; steps 100 vs 600; "
+        "seed(s) 1 in more than one run"
+    ]
+
+
+def test_report_warns_when_a_row_pools_two_experiments(tmp_path: Path, capsys) -> None:
+    """Two toy runs with the same (mu, algorithm, n) but different step sizes, 2 runs each:
+    the table pools them as 4 independent runs (not 2 averaged pairs) and the report and
+    the command say which setting differs."""
+    toy = toy_results(runs=2, episodes=10)
+    toy = toy[(toy.algorithm == "maxmin") & (toy.n == 2)]
+    with ResultsStore(tmp_path) as store:
+        for step, mu in ((0.01, 0.1), (0.1, 0.1), (0.01, -0.1)):
+            settings = {"mu": mu, "algorithm": "maxmin", "n": 2, "step_size": step, "runs": 2}
+            spec = RunSpec(f"toy-{step}-{mu}", "toy_mdp", settings, "toy_x")
+            own = toy[toy.mu == mu].drop(columns=[*FRONT, "mu", "algorithm", "n"])
+            store.register([spec])
+            store.mark_running(spec.run_id)
+            store.save_tables(spec, {"toy_mdp": own.reset_index(drop=True)})
+            store.mark_finished(spec.run_id, "done")
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "caution, runs of different experiments pooled: toy_mdp (mu 0.1, algorithm maxmin, "
+        "n 2): 2 run ids pooled; step_size 0.01 vs 0.1" in out
+    )
+    md = (tmp_path / "report.md").read_text()
+    assert "Caution: runs of different experiments are pooled" in md
+    rows = [line for line in md.splitlines() if line.startswith("| +0.1 | Maxmin")]
+    assert len(rows) == 1 and rows[0].split(" | ")[3] == "4"
+    rows = [line for line in md.splitlines() if line.startswith("| -0.1 | Maxmin")]
+    assert len(rows) == 1 and rows[0].split(" | ")[3] == "2"

@@ -186,7 +186,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
     for key, alg, above, mu in checks:
         x = _toy_select(final_q, mu, alg)["q_a_left"].to_numpy()
         status, ev, nums = compare_to_value(
-            x, float(mu), above=above, name=f"final Q(A,Left) of {style.label(alg)}"
+            x, float(mu), above=above, name=f"second-half Q(A,Left) of {style.label(alg)}"
         )
         claims.append(
             Claim(

@@ -56,6 +56,7 @@ class Report:
     figures: list[F.FigureFile] = field(default_factory=list)
     claims: list[C.Claim] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)  # claim sections with no data here
+    pooled: list[str] = field(default_factory=list)  # rows pooling different experiments
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -113,17 +114,27 @@ def _iqm_ci(r: pd.Series) -> str:
     return f"{_f(r['iqm'])} [{_f(r['iqm_low'])}, {_f(r['iqm_high'])}]"
 
 
-def _settings_rows(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[list[str]]:
-    """One row per config: its run ids, seeds (deep) or runs per setting (tabular), and the
-    values each setting takes, read from the store's records of the runs in ``results``
-    (so no table column can pass for a setting)."""
+def _result_records(out_dir: Path, results: dict[str, pd.DataFrame]) -> list:
+    """The store's records of the runs present in ``results`` (none without a store)."""
     ids = {i for df in results.values() if df is not None and "run_id" in df for i in df["run_id"]}
     if not ids or not (out_dir / "results.sqlite").exists():
         return []
     from maxminq.experiments.store import ResultsStore
 
     with ResultsStore(out_dir, create=False) as store:
-        records = [r for r in store.records() if r.run_id in ids]
+        return [r for r in store.records() if r.run_id in ids]
+
+
+def _pooled_notes(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[str]:
+    """:func:`pooled_differences` of the runs in ``results``."""
+    return pooled_differences(_result_records(out_dir, results))
+
+
+def _settings_rows(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[list[str]]:
+    """One row per config: its run ids, seeds (deep) or runs per setting (tabular), and the
+    values each setting takes, read from the store's records of the runs in ``results``
+    (so no table column can pass for a setting)."""
+    records = _result_records(out_dir, results)
     rows = []
     for cfg in sorted({r.config for r in records}):
         mine = [r for r in records if r.config == cfg]
@@ -142,6 +153,48 @@ def _settings_rows(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[list
         ]
         rows.append([str(cfg), str(len(mine)), str(per_setting), "; ".join(parts)])
     return rows
+
+
+# The settings that identify a row of the report's tables, per run kind; runs that agree on
+# these are pooled as one setting. Seeds and run counts are replicates (pooling them is the
+# point); checkpoint_every and tensorboard do not change what a run computes.
+TABLE_KEYS = {"deep": T.DEEP_KEYS, "toy_mdp": T.TOY_KEYS, "mountain_car": T.MOUNTAIN_CAR_KEYS}
+POOLABLE = frozenset({"seed", "seeds", "runs", "checkpoint_every", "tensorboard"})
+
+
+def pooled_differences(records: Sequence) -> list[str]:
+    """One line per table row that pools runs differing in more than their seeds.
+
+    ``records`` are the store's run records (``kind``, ``settings``). Runs whose table keys
+    (:data:`TABLE_KEYS`) agree are pooled as one setting by the summaries, claims and figures;
+    when they differ in another setting (e.g. ``steps`` after a config was edited and re-run
+    into the same folder), or deep runs repeat a seed, the pooled numbers mix experiments.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for rec in records:
+        keys = TABLE_KEYS.get(rec.kind)
+        if keys is None:
+            continue
+        ident = tuple((k, json.dumps(rec.settings.get(k))) for k in keys if k in rec.settings)
+        groups.setdefault((rec.kind, ident), []).append(rec.settings)
+    lines = []
+    for (kind, ident), members in sorted(groups.items()):
+        if len(members) < 2:
+            continue
+        names = sorted(set().union(*members) - POOLABLE - {k for k, _ in ident})
+        parts = []
+        for name in names:
+            values = {json.dumps(m.get(name), sort_keys=True) for m in members}
+            if len(values) > 1:
+                parts.append(f"{name} {' vs '.join(sorted(values))}")
+        seeds = [s for m in members for s in (m.get("seeds") or [])]
+        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        if repeated:
+            parts.append(f"seed(s) {', '.join(map(str, repeated))} in more than one run")
+        if parts:
+            where = ", ".join(f"{k} {json.loads(v)}" for k, v in ident)
+            lines.append(f"{kind} ({where}): {len(members)} run ids pooled; " + "; ".join(parts))
+    return lines
 
 
 def _deep_table(best: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
@@ -362,6 +415,18 @@ def build_report(
         doc.para(f"Command: `{meta['command']}`")
     if scale == "quick":
         doc.para(QUICK_NOTE, cls="note")
+    pooled = _pooled_notes(out_dir, results)
+    if pooled:
+        doc.para(
+            "**Caution: runs of different experiments are pooled.** The tables, claims and "
+            "figures pool every run with the same "
+            + "; ".join(f"{k} ({', '.join(v)})" for k, v in TABLE_KEYS.items())
+            + ", but this folder holds such runs that differ in other settings: "
+            + " | ".join(pooled)
+            + ". Write each configuration to its own `--out` folder for numbers that "
+            "describe one experiment.",
+            cls="note",
+        )
 
     doc.heading("Claims checked against these results")
     doc.para(
@@ -460,4 +525,4 @@ def build_report(
     html_path, md_path = out_dir / "report.html", out_dir / "report.md"
     _atomic_write(md_path, "\n".join(doc.md))
     _atomic_write(html_path, doc.render_html(title))
-    return Report(html_path, md_path, figures, claims, unchecked)
+    return Report(html_path, md_path, figures, claims, unchecked, pooled)

@@ -403,27 +403,39 @@ def metric_curves(
 
 
 # ----------------------------------------------------------------------------- tabular
+def _tabular_run_cols(df: pd.DataFrame) -> list[str]:
+    """Columns identifying one independent tabular run: its index within a stored run id.
+
+    Two run ids with the same keys (e.g. two configs differing only in ``seed``) number their
+    runs 0, 1, ... each; without ``run_id`` their run 0s would be merged into one.
+    """
+    return present_keys(df, ["run_id", "run"])
+
+
 def toy_final(toy: pd.DataFrame, value: str, *, last_fraction: float = 0.1) -> pd.DataFrame:
-    """Per run, the average of ``value`` over the last ``last_fraction`` of episodes."""
+    """Per run, the average of ``value`` over the last ``last_fraction`` of its episodes."""
     k = present_keys(toy, TOY_KEYS)
-    last_ep = toy.groupby(k, dropna=False)["episode"].transform("max")
-    first_ep = toy.groupby(k, dropna=False)["episode"].transform("min")
+    by = [*k, *_tabular_run_cols(toy)]
+    last_ep = toy.groupby(by, dropna=False)["episode"].transform("max")
+    first_ep = toy.groupby(by, dropna=False)["episode"].transform("min")
     cut = last_ep - (last_ep - first_ep) * last_fraction
     tail = toy[toy["episode"] >= cut]
-    return tail.groupby([*k, "run"], sort=True, dropna=False)[value].mean().reset_index()
+    return tail.groupby(by, sort=True, dropna=False)[value].mean().reset_index()
 
 
 def toy_auc(toy: pd.DataFrame, value: str = "distance") -> pd.DataFrame:
     """Per run, the average of ``value`` over all episodes (area under the learning curve)."""
     k = present_keys(toy, TOY_KEYS)
-    return toy.groupby([*k, "run"], sort=True, dropna=False)[value].mean().reset_index()
+    by = [*k, *_tabular_run_cols(toy)]
+    return toy.groupby(by, sort=True, dropna=False)[value].mean().reset_index()
 
 
 def mountain_car_final(mc: pd.DataFrame) -> pd.DataFrame:
     """Per run, the steps of the last training episode (the paper's Fig. 3(a) measure)."""
     k = present_keys(mc, MOUNTAIN_CAR_KEYS)
-    last = mc.sort_values("episode").groupby([*k, "run"], sort=True, dropna=False).tail(1)
-    return last[[*k, "run", "steps"]].reset_index(drop=True)
+    by = [*k, *_tabular_run_cols(mc)]
+    last = mc.sort_values("episode").groupby(by, sort=True, dropna=False).tail(1)
+    return last[[*by, "steps"]].reset_index(drop=True)
 
 
 def mountain_car_summary(mc: pd.DataFrame, *, reps: int = 2000, seed: int = 0) -> pd.DataFrame:

@@ -53,4 +53,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {claim.status:<17} {claim.text}")
     if report.unchecked:
         print(f"  not checked (no data in this folder): {', '.join(report.unchecked)}")
+    for line in report.pooled:
+        print(f"  caution, runs of different experiments pooled: {line}")
     return 0
