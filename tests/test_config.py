@@ -158,7 +158,7 @@ def test_yaml_12_floats_and_duplicate_keys():
         (("kind: toy_mdp", "kind: toys"), "kind", "expected one of"),
         (("mu: [0.1, -0.1]", "mu: []"), "grid.mu", "non-empty list"),
         (("mu: [0.1, -0.1]", "mu: [0.1, x]"), "grid.mu", "valid number"),
-        (("seed: 3,", "sed: 3,"), "fixed.seed", "required"),
+        (("seed: 3,", "sed: 3,"), "fixed.seed", "required setting missing"),
         (("episodes: 5}", "episodes: 5, stepsize: 1}"), "fixed.stepsize", "unknown setting"),
         (("paper: {fixed: {runs: 40}}", ""), "scales.paper", "missing required scale"),
         (("name: tiny", "name: 'a b'"), "name", "expected letters"),
@@ -192,6 +192,12 @@ scales: {quick: {}, paper: {}}
     assert str(info.value).endswith("c.yaml: variants[1].lr: must be a finite number > 0, got -1")
     with pytest.raises(ConfigError, match=r"fixed\.env_id: unknown environment"):
         load_config(_write(tmp_path, text.replace("Catcher", "Catch"), "e.yaml"), "quick")
+    # a missing required setting is named like any other key (was "settings: TrainConfig.
+    # __init__() missing 1 required positional argument: 'env_id'")
+    path = _write(tmp_path, text.replace("env_id: maxminq/Catcher-v0, ", ""), "m.yaml")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    assert str(info.value) == f"{path}: fixed.env_id: required setting missing"
     ok = load_config(_write(tmp_path, text.replace("lr: -1", "lr: 3e-4"), "o.yaml"), "quick")
     # Stored settings are the resolved training config: defaults filled in from the registry.
     assert all(r.settings["batch_size"] == 32 and r.settings["steps"] == 100 for r in ok.runs)

@@ -376,4 +376,6 @@ def _settings_failure(
         message = _config_message(err.message, settings[err.key], has_value=True)
         return check.fail(origins.get(err.key, err.key), message)
     message = _config_message(err.message)
+    if message.lower() in ("field required", "required setting missing"):
+        return check.fail(f"fixed.{err.key}", "required setting missing")
     return check.fail(f"fixed.{err.key}", f"{message} (required setting missing)")

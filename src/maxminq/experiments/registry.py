@@ -308,6 +308,10 @@ def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
         isinstance(s, int) and not isinstance(s, bool) for s in kwargs.get("seeds", [0])
     ):
         raise SettingsError("seeds", "expected a list of integers")
+    for f in dataclasses.fields(train_config):
+        no_default = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if no_default and f.name not in kwargs:
+            raise SettingsError(f.name, "required setting missing")
     try:
         resolved = train_config(**kwargs).resolve()
     except TypeError as err:
