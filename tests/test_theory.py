@@ -342,3 +342,45 @@ def test_bias_heatmap_draws_every_cell(m_max, n_max) -> None:
     np.testing.assert_array_equal(stairs.get_data().values, chosen)
     np.testing.assert_allclose(stairs.get_data().edges, np.arange(m_max + 1) + 0.5)
     assert ax.get_xlim() == pytest.approx((0.5, m_max + 0.5))
+
+
+# --- maxminq plot's legend labels (bias curves of several runs side by side) ---------------
+
+
+def test_plot_labels_name_what_tells_runs_apart(tmp_path) -> None:
+    """With runs on several environments every label names its own (two DQN runs on two games
+    were labelled by their step sizes, as if that were the difference, and a lone Maxmin run
+    by neither); runs that still share a label get the step size if theirs differ, then the
+    folder; a run alone in its agent and N keeps the plain label."""
+    from maxminq.commands.plot import run_labels
+
+    def cfg(agent: str, n: int, env: str, lr: float) -> dict:
+        return {"agent": agent, "n": n, "env_id": env, "lr": lr}
+
+    cart, catch = "CartPole-v1", "maxminq/Catcher-v0"
+    folders = [tmp_path / name for name in ("a", "b", "c")]
+    runs = [
+        cfg("dqn", 1, cart, 3e-4),
+        cfg("dqn", 1, catch, 1e-4),
+        cfg("maxmin-dqn", 2, catch, 3e-4),
+    ]
+    assert run_labels(runs, folders) == [
+        "DQN, CartPole-v1",
+        "DQN, maxminq/Catcher-v0",
+        "Maxmin DQN (N=2), maxminq/Catcher-v0",
+    ]
+    runs = [cfg("dqn", 1, cart, 1e-3), cfg("dqn", 1, cart, 3e-4), cfg("dqn", 1, catch, 1e-3)]
+    assert run_labels(runs, folders) == [
+        "DQN, CartPole-v1, lr 0.001",
+        "DQN, CartPole-v1, lr 0.0003",
+        "DQN, maxminq/Catcher-v0",
+    ]
+    runs = [cfg("dqn", 1, cart, 1e-3), cfg("dqn", 1, cart, 3e-4), cfg("maxmin-dqn", 4, cart, 1e-3)]
+    assert run_labels(runs, folders) == ["DQN, lr 0.001", "DQN, lr 0.0003", "Maxmin DQN (N=4)"]
+    runs = [cfg("averaged-dqn", 3, cart, 1e-3), cfg("averaged-dqn", 3, cart, 1e-3)]
+    runs += [cfg("averaged-dqn", 4, cart, 1e-3)]
+    assert run_labels(runs, folders) == [
+        "Averaged DQN (K=3), a",
+        "Averaged DQN (K=3), b",
+        "Averaged DQN (K=4)",
+    ]

@@ -333,15 +333,17 @@ def fig_training_runs(
 ) -> FigureFile | None:
     """Training curves of ``maxminq train`` runs, each given as ``(label, agent, tables)``:
     the 100-episode average training return, the measured estimation bias and the mean
-    predicted Q(s, a) against environment steps. Per run, the mean over seeds with a
-    one-standard-error band; with a single run also a thin line per seed."""
+    Q(s, a) the updated network predicted for its replayed mini-batches (``q_mean``: one
+    member for Maxmin and Ensemble, not their min or mean) against environment steps. Per
+    run, the mean over seeds with a one-standard-error band; with a single run also a thin
+    line per seed."""
     runs = [r for r in runs if r[2].get("episodes") is not None and not r[2]["episodes"].empty]
     if not runs:
         return None
     panels = [
         ("episodes", "return_avg100", "training return", "return (100-episode average)"),
         ("metrics", "bias_mean", "estimation bias (above 0: over)", "estimate - MC return"),
-        ("metrics", "q_mean", "Q estimates", "mean predicted Q(s, a)"),
+        ("metrics", "q_mean", "Q estimates (updated net)", "mean Q(s, a) of replayed batches"),
     ]
     fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.6))
     styles = ("-", "--", ":", "-.")
@@ -384,7 +386,8 @@ def fig_training_runs(
     caption = (
         "Training return (100-episode moving average), the estimation bias measured while "
         "training (the agent's estimate for visited (s, a) minus the discounted return "
-        "obtained from there) and the mean predicted Q(s, a); mean over seeds +- one "
+        "obtained from there) and the mean Q(s, a) the updated network predicted for its "
+        "replayed mini-batches; mean over seeds +- one "
         "standard error (thin lines: single seeds; a diverged seed keeps the return it "
         "reached, as in the report)."
     )

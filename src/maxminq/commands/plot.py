@@ -48,22 +48,36 @@ def _settings(folder: Path) -> dict:
     )
 
 
+def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
+    """Legend labels, e.g. ``Maxmin DQN (N=4)``: with runs on several environments each label
+    names its environment; runs that still share a label get their step sizes if those
+    differ, then their folder names (e.g. two sets of seeds of one setting)."""
+    from maxminq.analysis.figures import run_label
+
+    labels = [run_label(c["agent"], c["n"]) for c in cfgs]
+    if len({c["env_id"] for c in cfgs}) > 1:
+        labels = [f"{label}, {c['env_id']}" for label, c in zip(labels, cfgs, strict=True)]
+    for text in (lambda i: f"lr {cfgs[i]['lr']:g}", lambda i: Path(folders[i]).resolve().name):
+        shared = [[j for j, other in enumerate(labels) if other == label] for label in labels]
+        labels = [
+            f"{label}, {text(i)}" if len({text(j) for j in same}) > 1 else label
+            for i, (label, same) in enumerate(zip(labels, shared, strict=True))
+        ]
+    return labels
+
+
 def run(args: argparse.Namespace) -> int:
     """Check every folder first, then draw one figure."""
-    from maxminq.analysis.figures import fig_training_runs, run_label
+    from maxminq.analysis.figures import fig_training_runs
     from maxminq.deep.train import read_tables
 
-    runs, envs = [], []
-    for folder in args.runs:
-        cfg = _settings(folder)
-        runs.append([run_label(cfg["agent"], cfg["n"]), cfg["agent"], read_tables(folder), cfg])
-        envs.append(cfg["env_id"])
-    if len({r[0] for r in runs}) < len(runs):  # same agent and N twice: tell them apart
-        for r in runs:
-            r[0] = run_label(r[1], r[3]["n"], r[3]["lr"])
-    if len({r[0] for r in runs}) < len(runs):  # same lr too (other env, seeds): the folders
-        for r, folder in zip(runs, args.runs, strict=True):
-            r[0] = f"{r[0]} ({folder.resolve().name})"
+    cfgs = [_settings(folder) for folder in args.runs]
+    labels = run_labels(cfgs, args.runs)
+    runs = [
+        [label, cfg["agent"], read_tables(folder), cfg]
+        for label, cfg, folder in zip(labels, cfgs, args.runs, strict=True)
+    ]
+    envs = [cfg["env_id"] for cfg in cfgs]
     default = args.runs[0] / "curves" if len(runs) == 1 else Path("compare")
     out = (default if args.out is None else args.out).resolve()
     if out.is_dir():  # "--out figs/": the default name inside it
