@@ -206,6 +206,7 @@ def test_theory_command_writes_figures_and_tables(tmp_path) -> None:
     assert not list(out.glob(".*.tmp"))  # atomic writes leave no temporary files
     bias = pd.read_csv(out / "bias.csv")
     assert len(bias) == 12 * 6 and set(bias["M"]) == set(range(1, 13))
+    assert set(bias["mc_noise"]) == {"uniform"}
     for row in bias.itertuples():
         assert row.expected_bias == pytest.approx(1 - 2 * product_t_mn(row.M, row.N), abs=1e-9)
     chosen = bias[bias["chosen_n"]].set_index("M")["N"]
@@ -223,6 +224,28 @@ def test_theory_command_writes_figures_and_tables(tmp_path) -> None:
     assert np.all(np.abs(z) < 4.5)
 
 
+def test_theory_command_with_normal_errors(tmp_path) -> None:
+    """--noise normal: closed-form columns unchanged, Monte-Carlo columns from normal errors
+    (variance ratio against quadrature, far from Corollary 1's at N = 6), the law named."""
+    import pandas as pd
+
+    from maxminq.cli import main
+
+    out = tmp_path / "theory"
+    argv = ["theory", "--out", str(out), "--m-max", "4", "--n-max", "6", "--samples", "400"]
+    argv += ["--variance-samples", "20000", "--noise", "normal", "--no-progress"]
+    assert main(argv) == 0
+    variance = pd.read_csv(out / "variance.csv")
+    assert set(variance["mc_noise"]) == {"normal"}
+    assert set(pd.read_csv(out / "bias.csv")["mc_noise"]) == {"normal"}
+    ns = variance["N"].to_numpy()
+    np.testing.assert_allclose(variance["variance_ratio"], 12 * ns**2 / ((ns + 1) ** 2 * (ns + 2)))
+    want = np.array([normal_variance_ratio(n) for n in ns])
+    z = (variance["mc_variance_ratio"] - want) / variance["mc_variance_ratio_se"]
+    assert np.all(np.abs(z) < 4.5), z
+    assert variance["mc_variance_ratio"].iloc[-1] > 2.0 > variance["variance_ratio"].iloc[-1]
+
+
 @pytest.mark.parametrize(
     ("extra", "option"),
     [
@@ -231,6 +254,7 @@ def test_theory_command_writes_figures_and_tables(tmp_path) -> None:
         (["--samples", "1"], "--samples"),
         (["--mc-m", "1,x"], "--mc-m"),
         (["--mc-m", "500"], "--mc-m"),
+        (["--noise", "cauchy"], "--noise"),
     ],
 )
 def test_theory_command_rejects_bad_options(tmp_path, capsys, extra, option) -> None:
@@ -278,6 +302,17 @@ def test_t_mn_at_the_int64_limit() -> None:
     assert t_mn(2**63 - 1, 1) == pytest.approx(2.0**-63, rel=1e-12)
 
 
+def normal_variance_ratio(n: int) -> float:
+    """N Var[min of N i.i.d. N(0, 1)], by quadrature of the order statistic's density."""
+    from scipy import integrate, stats
+
+    def raw_moment(k: int) -> float:
+        density = lambda x: n * stats.norm.pdf(x) * stats.norm.sf(x) ** (n - 1)  # noqa: E731
+        return integrate.quad(lambda x: x**k * density(x), -np.inf, np.inf)[0]
+
+    return n * (raw_moment(2) - raw_moment(1) ** 2)
+
+
 def test_monte_carlo_with_normal_errors_against_closed_forms() -> None:
     """noise="normal": e ~ N(0, s^2) with s = tau / sqrt(3). For two standard normals
     E[max] = 1/sqrt(pi) and Var[min] = 1 - 1/pi (hand-derived), so with s:
@@ -295,15 +330,9 @@ def test_monte_carlo_with_normal_errors_against_closed_forms() -> None:
     assert np.all(np.abs((est.bias - want_bias) / est.bias_se) < 4.5), est.bias
     assert np.all(np.abs((est.min_variance - want_var) / est.min_variance_se) < 4.5)
     assert np.all(np.abs((est.variance_ratio - want_ratio) / est.variance_ratio_se) < 4.5)
-    # Corollary 1 does not carry over: at N = 8 the ratio is 8 Var[min of 8 N(0, 1)] = 2.98
-    # (quadrature of the order statistic's density here), not the uniform model's 0.95.
-    from scipy import integrate, stats
-
-    def raw_moment(k: int) -> float:
-        density = lambda x: 8 * stats.norm.pdf(x) * stats.norm.sf(x) ** 7  # noqa: E731
-        return integrate.quad(lambda x: x**k * density(x), -np.inf, np.inf)[0]
-
-    want8 = 8 * (raw_moment(2) - raw_moment(1) ** 2)
+    # Corollary 1 does not carry over: at N = 8 the ratio is 8 Var[min of 8 N(0, 1)] = 2.98,
+    # not the uniform model's 0.95.
+    want8 = normal_variance_ratio(8)
     assert want8 == pytest.approx(2.983, abs=1e-3)
     est8 = monte_carlo_bias(1, 8, tau, gamma, 20_000, np.random.default_rng(6), "normal")
     assert abs(est8.variance_ratio - want8) < 4.5 * est8.variance_ratio_se

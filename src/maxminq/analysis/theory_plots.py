@@ -35,6 +35,7 @@ BIAS_COLUMNS = [
     "mc_bias",
     "mc_bias_se",
     "mc_samples",
+    "mc_noise",
 ]
 VARIANCE_COLUMNS = [
     "N",
@@ -45,6 +46,7 @@ VARIANCE_COLUMNS = [
     "mc_variance_ratio",
     "mc_variance_ratio_se",
     "mc_samples",
+    "mc_noise",
 ]
 
 
@@ -55,12 +57,14 @@ def bias_table(
     samples: int,
     rng: np.random.Generator,
     progress: bool = False,
+    noise: str = "uniform",
 ) -> pd.DataFrame:
     """Tidy table of Theorem 1 (i) over M = 1..m_max, N = 1..n_max with gamma * tau = 1.
 
     One row per (M, N). ``chosen_n`` is True on ``choose_n(M, n_max=n_max)``. The Monte-Carlo
     columns (``mc_bias``, ``mc_bias_se``) are filled for the rows whose M is in ``mc_m``
-    (simulating all 2,000 cells would cost far more than it shows) and NaN elsewhere.
+    (simulating all 2,000 cells would cost far more than it shows) and NaN elsewhere; they
+    sample errors of the law ``noise`` (see ``monte_carlo_bias``), named in ``mc_noise``.
     """
     from tqdm import tqdm
 
@@ -75,18 +79,24 @@ def bias_table(
     frame["mc_samples"] = 0
     for m in tqdm(sorted(set(mc_m)), desc="Monte Carlo bias", disable=not progress):
         rows = frame["M"] == m
-        est = monte_carlo_bias(m, frame.loc[rows, "N"].to_numpy(), 1.0, 1.0, samples, rng)
+        est = monte_carlo_bias(
+            m, frame.loc[rows, "N"].to_numpy(), 1.0, 1.0, samples, rng, noise=noise
+        )
         frame.loc[rows, "mc_bias"] = est.bias
         frame.loc[rows, "mc_bias_se"] = est.bias_se
         frame.loc[rows, "mc_samples"] = samples
+    frame["mc_noise"] = noise
     return frame[BIAS_COLUMNS]
 
 
-def variance_table(n_max: int, samples: int, rng: np.random.Generator) -> pd.DataFrame:
+def variance_table(
+    n_max: int, samples: int, rng: np.random.Generator, noise: str = "uniform"
+) -> pd.DataFrame:
     """Tidy table of Theorem 1 (ii) (tau = 1) and Corollary 1 for N = 1..n_max, with
-    Monte-Carlo estimates (``monte_carlo_bias`` with M = 1) and their standard errors."""
+    Monte-Carlo estimates (``monte_carlo_bias`` with M = 1, errors of the law ``noise``,
+    named in ``mc_noise``) and their standard errors."""
     ns = np.arange(1, n_max + 1)
-    est = monte_carlo_bias(1, ns, 1.0, 1.0, samples, rng)
+    est = monte_carlo_bias(1, ns, 1.0, 1.0, samples, rng, noise=noise)
     return pd.DataFrame(
         {
             "N": ns,
@@ -97,6 +107,7 @@ def variance_table(n_max: int, samples: int, rng: np.random.Generator) -> pd.Dat
             "mc_variance_ratio": est.variance_ratio,
             "mc_variance_ratio_se": est.variance_ratio_se,
             "mc_samples": samples,
+            "mc_noise": noise,
         }
     )[VARIANCE_COLUMNS]
 
@@ -152,16 +163,28 @@ def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
     return fig
 
 
+def _mc_label(table: pd.DataFrame) -> str:
+    """Legend text of the Monte-Carlo points, naming a non-uniform error law."""
+    laws = set(table["mc_noise"]) if "mc_noise" in table.columns else {"uniform"}
+    if laws <= {"uniform"}:
+        return "Monte Carlo (±2 s.e.)"
+    return f"Monte Carlo, {'/'.join(sorted(laws))} errors (±2 s.e.)"
+
+
 def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
     """Corollary 1: Var[Q^min] / Var[Q] = 12 N^2 / ((N+1)^2 (N+2)) against N, with the
-    Monte-Carlo estimates (error bars: 2 standard errors) and the line ratio = 1."""
+    Monte-Carlo estimates (error bars: 2 standard errors; their error law named when it is
+    not the uniform one of the closed form) and the line ratio = 1."""
     colour = style.color("maxmin")
     n_max = int(variance["N"].max())
     fine = np.linspace(1.0, n_max, 400)
     curve = 12 * fine**2 / ((fine + 1) ** 2 * (fine + 2))
     fig = Figure(figsize=(6.0, 4.0), layout="constrained")
     ax = fig.subplots()
-    ax.plot(fine, curve, color=colour, label=r"$12N^2 / ((N+1)^2 (N+2))$")
+    closed = r"$12N^2 / ((N+1)^2 (N+2))$"
+    if _mc_label(variance) != _mc_label(variance.iloc[:0]):  # other errors: say whose it is
+        closed += " (uniform errors)"
+    ax.plot(fine, curve, color=colour, label=closed)
     ax.errorbar(
         variance["N"],
         variance["mc_variance_ratio"],
@@ -170,7 +193,7 @@ def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
         color="black",
         markersize=4,
         capsize=2,
-        label="Monte Carlo (±2 s.e.)",
+        label=_mc_label(variance),
     )
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=1, label="Var[Q] (single estimator)")
     ax.set_xlabel("N (number of estimators)")
