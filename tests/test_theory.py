@@ -413,3 +413,65 @@ def test_plot_labels_name_what_tells_runs_apart(tmp_path) -> None:
         "Averaged DQN (K=3), b",
         "Averaged DQN (K=4)",
     ]
+
+
+def _synthetic_run(folder, agent: str, n: int, bias_abs: list[list[float]]):
+    """A finished-run folder as 'maxminq train' writes it, with made-up numbers: per seed s
+    the metrics rows at steps 100, 200, ... carry bias_abs[s]."""
+    import json
+
+    import pandas as pd
+
+    folder.mkdir()
+    seeds = list(range(len(bias_abs)))
+    cfg = {"agent": agent, "n": n, "lr": 1e-3, "env_id": "CartPole-v1", "seeds": seeds}
+    (folder / "config.json").write_text(json.dumps(cfg))
+    steps = [100 * (i + 1) for i in range(len(bias_abs[0]))]
+    rows = [(s, st, v) for s in seeds for st, v in zip(steps, bias_abs[s], strict=True)]
+    metrics = pd.DataFrame(rows, columns=["seed", "step", "bias_abs"])
+    metrics["bias_mean"] = -metrics["bias_abs"]
+    metrics["bias_std"] = 1.0
+    metrics["loss"] = metrics["q_mean"] = 0.5
+    metrics.to_csv(folder / "metrics.csv", index=False)
+    episodes = pd.DataFrame({"seed": seeds, "step": 50, "return_avg100": 10.0})
+    episodes.to_csv(folder / "episodes.csv", index=False)
+    pd.DataFrame({"seed": seeds, "return": 1.0}).to_csv(folder / "tests.csv", index=False)
+    pd.DataFrame({"seed": seeds, "status": "done"}).to_csv(folder / "runs.csv", index=False)
+    return cfg
+
+
+def test_plot_panels_choose_the_bias_columns(tmp_path, capsys) -> None:
+    """--panels draws the chosen metrics (here |bias| and its spread), each curve the mean
+    over seeds (hand-computed); an unknown panel is a one-line error, exit 2."""
+    import matplotlib.pyplot as plt
+
+    from maxminq.analysis.figures import training_runs_figure
+    from maxminq.cli import main
+    from maxminq.deep.train import read_tables
+
+    _synthetic_run(tmp_path / "a", "dqn", 1, [[1.0, 3.0, 5.0], [3.0, 5.0, 9.0]])
+    _synthetic_run(tmp_path / "b", "maxmin-dqn", 2, [[0.5, 1.0, 2.0], [1.5, 1.0, 4.0]])
+    runs = [("DQN", "dqn", read_tables(tmp_path / "a"))]
+    runs += [("Maxmin", "maxmin-dqn", read_tables(tmp_path / "b"))]
+    fig = training_runs_figure(runs, "t", panels=["bias_abs", "bias_std"])
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == [
+        "absolute estimation error",
+        "spread of the estimation error",
+    ]
+    lines = {line.get_label(): line for line in axes[0].get_lines()}
+    np.testing.assert_allclose(lines["DQN"].get_xdata(), [100, 200, 300])
+    np.testing.assert_allclose(lines["DQN"].get_ydata(), [2.0, 4.0, 7.0])
+    np.testing.assert_allclose(lines["Maxmin"].get_ydata(), [1.0, 1.0, 3.0])
+    plt.close(fig)
+    with pytest.raises(ValueError, match="panels"):
+        training_runs_figure(runs, "t", panels=["bias", "nope"])
+
+    both = [str(tmp_path / "a"), str(tmp_path / "b")]
+    out = tmp_path / "fig"
+    assert main(["plot", *both, "--panels", "bias_abs,bias", "--out", str(out)]) == 0
+    assert (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
+    assert main(["plot", *both, "--panels", "bias,variance", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--panels" in err and "variance" in err

@@ -211,7 +211,8 @@ class MonteCarloEstimate:
         min_variance_se: its standard error (from the fourth central moment).
         variance_ratio: Corollary 1's ratio, sampled: the variance of the minimum of N errors
             with half-width ``sqrt(N) * tau`` over that of an independent single error with
-            half-width ``tau`` (the even split of the samples among N estimators).
+            half-width ``tau`` (the even split of the samples among N estimators; for normal
+            errors the standard deviation is scaled by ``sqrt(N)`` in the same way).
         variance_ratio_se: its standard error (delta method, independent numerator and
             denominator).
         samples: number of samples per element.

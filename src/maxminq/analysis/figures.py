@@ -325,34 +325,53 @@ def run_label(agent: str, n: int, lr: float | None = None) -> str:
     return text if lr is None else f"{text}, lr {lr:g}"
 
 
-def fig_training_runs(
+#: Panels of ``fig_training_runs`` (``maxminq plot --panels``): table, column, title, y label.
+#: The bias columns come from ``maxminq train``'s probes: per seed and metrics interval, the
+#: mean, mean absolute value and standard deviation of ``estimate - discounted MC return``.
+TRAINING_PANELS: dict[str, tuple[str, str, str, str]] = {
+    "return": ("episodes", "return_avg100", "training return", "return (100-episode average)"),
+    "bias": ("metrics", "bias_mean", "estimation bias (above 0: over)", "estimate - MC return"),
+    "bias_abs": (
+        "metrics",
+        "bias_abs",
+        "absolute estimation error",
+        "mean |estimate - MC return|",
+    ),
+    "bias_std": (
+        "metrics",
+        "bias_std",
+        "spread of the estimation error",
+        "sd of estimate - MC return",
+    ),
+    "q": ("metrics", "q_mean", "Q estimates (updated net)", "mean Q(s, a) of replayed batches"),
+    "loss": ("metrics", "loss", "training loss", "mean loss of the updates"),
+}
+DEFAULT_PANELS = ("return", "bias", "q")
+
+
+def training_runs_figure(
     runs: Sequence[tuple[str, str, dict[str, pd.DataFrame]]],
     title: str,
-    out_dir: Path,
-    name: str = "curves",
-) -> FigureFile | None:
-    """Training curves of ``maxminq train`` runs, each given as ``(label, agent, tables)``:
-    the 100-episode average training return, the measured estimation bias and the mean
-    Q(s, a) the updated network predicted for its replayed mini-batches (``q_mean``: one
-    member for Maxmin and Ensemble, not their min or mean) against environment steps. Per
-    run, the mean over seeds with a one-standard-error band; with a single run also a thin
-    line per seed."""
+    panels: Sequence[str] = DEFAULT_PANELS,
+) -> plt.Figure | None:
+    """The figure of :func:`fig_training_runs`, not yet saved (None if no run has an
+    episode): one panel per name of ``TRAINING_PANELS`` in ``panels``."""
     runs = [r for r in runs if r[2].get("episodes") is not None and not r[2]["episodes"].empty]
     if not runs:
         return None
-    panels = [
-        ("episodes", "return_avg100", "training return", "return (100-episode average)"),
-        ("metrics", "bias_mean", "estimation bias (above 0: over)", "estimate - MC return"),
-        ("metrics", "q_mean", "Q estimates (updated net)", "mean Q(s, a) of replayed batches"),
-    ]
-    fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.6))
+    unknown = [p for p in panels if p not in TRAINING_PANELS]
+    if unknown or not panels:
+        raise ValueError(f"panels: choose from {', '.join(TRAINING_PANELS)}, got {panels!r}")
+    chosen = [TRAINING_PANELS[p] for p in panels]
+    fig, grid = plt.subplots(1, len(chosen), figsize=(4.5 * len(chosen), 3.6), squeeze=False)
+    axes = list(grid[0])
     styles = ("-", "--", ":", "-.")
     seen: dict[str, int] = {}
     for label, agent, tables in runs:
         colour = style.color(agent)
         ls = styles[seen.get(colour, 0) % len(styles)]  # same family twice: another dash
         seen[colour] = seen.get(colour, 0) + 1
-        for ax, (table, value, _, _) in zip(axes, panels, strict=True):
+        for ax, (table, value, _, _) in zip(axes, chosen, strict=True):
             df = tables.get(table)
             if df is None or df.empty:
                 continue
@@ -371,7 +390,7 @@ def fig_training_runs(
                 )  # fmt: skip
                 _band(ax, band["step"], band["mean"], band["se"], color=colour, label=label,
                       smooth=False, ls=ls)  # fmt: skip
-    for ax, (_, value, panel_title, ylabel) in zip(axes, panels, strict=True):
+    for ax, (_, value, panel_title, ylabel) in zip(axes, chosen, strict=True):
         if value == "bias_mean":
             ax.axhline(0.0, color="black", lw=0.8, ls="--")
         ax.set_title(panel_title)
@@ -380,16 +399,35 @@ def fig_training_runs(
         ax.grid(alpha=0.3)
     fig.suptitle(title)
     if len(runs) > 1:
-        _shared_legend(fig, list(axes))
+        _shared_legend(fig, axes)
     else:
         fig.tight_layout()
+    return fig
+
+
+def fig_training_runs(
+    runs: Sequence[tuple[str, str, dict[str, pd.DataFrame]]],
+    title: str,
+    out_dir: Path,
+    name: str = "curves",
+    panels: Sequence[str] = DEFAULT_PANELS,
+) -> FigureFile | None:
+    """Training curves of ``maxminq train`` runs, each given as ``(label, agent, tables)``,
+    against environment steps; by default the 100-episode average training return, the
+    measured estimation bias and the mean Q(s, a) the updated network predicted for its
+    replayed mini-batches (``q_mean``: one member for Maxmin and Ensemble, not their min or
+    mean); ``panels`` picks others from ``TRAINING_PANELS``. Per run, the mean over seeds
+    with a one-standard-error band; with a single run also a thin line per seed."""
+    fig = training_runs_figure(runs, title, panels)
+    if fig is None:
+        return None
+    shown = ", ".join(TRAINING_PANELS[p][2] for p in panels)
     caption = (
-        "Training return (100-episode moving average), the estimation bias measured while "
-        "training (the agent's estimate for visited (s, a) minus the discounted return "
-        "obtained from there) and the mean Q(s, a) the updated network predicted for its "
-        "replayed mini-batches; mean over seeds +- one "
-        "standard error (thin lines: single seeds; a diverged seed keeps the return it "
-        "reached, as in the report)."
+        f"{shown[0].upper()}{shown[1:]} against environment steps (return: 100-episode "
+        "moving average; estimation error: the agent's estimate for visited (s, a) minus the "
+        "discounted return obtained from there; Q: the updated network's mean Q(s, a) on "
+        "its replayed mini-batches); mean over seeds +- one standard error (thin lines: "
+        "single seeds; a diverged seed keeps the return it reached, as in the report)."
     )
     return FigureFile(name, title, caption, save_figure(fig, out_dir, name))
 

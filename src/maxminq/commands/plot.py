@@ -30,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "folder gets the default name inside it (default: RUN_DIR/curves for one run, "
         "./compare for several)",
     )
+    parser.add_argument(
+        "--panels",
+        default="return,bias,q",
+        help="comma-separated panels, from: return, bias (mean of estimate - MC return), "
+        "bias_abs (its mean absolute value), bias_std (its spread), q (mean Q(s, a) of the "
+        "updated net on replayed batches), loss; default return,bias,q",
+    )
 
 
 def _settings(folder: Path) -> dict:
@@ -66,9 +73,23 @@ def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
     return labels
 
 
+def _panels(text: str) -> list[str]:
+    from maxminq.analysis.figures import TRAINING_PANELS
+
+    panels = [p.strip() for p in text.split(",") if p.strip()]
+    bad = [p for p in panels if p not in TRAINING_PANELS]
+    if bad or not panels:
+        raise UsageError(
+            f"--panels: expected names from {', '.join(TRAINING_PANELS)}, got {text!r}"
+        )
+    return panels
+
+
 def run(args: argparse.Namespace) -> int:
     """Check every folder first, then draw one figure."""
     from maxminq.analysis.figures import fig_training_runs
+
+    panels = _panels(args.panels)
     from maxminq.deep.train import read_tables
 
     cfgs = [_settings(folder) for folder in args.runs]
@@ -90,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
     title = " vs ".join(dict.fromkeys(envs))
     seeds = sorted({len(r[3]["seeds"]) for r in runs})
     title += f", {'/'.join(map(str, seeds))} seed(s) per run"
-    figure = fig_training_runs([(r[0], r[1], r[2]) for r in runs], title, out.parent, out.name)
+    figure = fig_training_runs(
+        [(r[0], r[1], r[2]) for r in runs], title, out.parent, out.name, panels=panels
+    )
     if figure is None:
         raise UsageError("RUN_DIR: no episode finished in these runs; nothing to plot")
     print(f"figure written to {figure.png}")
