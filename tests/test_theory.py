@@ -475,3 +475,27 @@ def test_plot_panels_choose_the_bias_columns(tmp_path, capsys) -> None:
     assert main(["plot", *both, "--panels", "bias,variance", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--panels" in err and "variance" in err
+
+
+def test_report_bias_and_learning_curves_name_the_best_n() -> None:
+    """The report's per-agent curves (best setting each) name that setting's N or K: the
+    bias of Maxmin depends on N (Theorem 1); DQN's unset N (NaN) gives the plain name."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from maxminq.analysis.figures import _best_agent_bands
+
+    best = pd.DataFrame(
+        {
+            "env_id": ["E"] * 3,
+            "agent": ["dqn", "averaged-dqn", "maxmin-dqn"],
+            "n": [np.nan, 2.0, 6.0],
+            "lr": [1e-4, 1e-4, 3e-4],
+        }
+    )
+    curves = best.loc[best.index.repeat(2)].assign(step=[1, 2] * 3, mean=0.0, se=0.1)
+    fig, ax = plt.subplots()
+    _best_agent_bands(ax, best, curves, ["env_id", "agent", "n", "lr"])
+    labels = [line.get_label() for line in ax.get_lines()]
+    plt.close(fig)
+    assert labels == ["DQN", "Averaged DQN (K=2)", "Maxmin DQN (N=6)"]

@@ -129,13 +129,16 @@ def _best_agent_bands(
         if c.empty:
             continue
         agent = row["agent"]
+        n = row.get("n")
+        known_n = isinstance(n, (int, float, np.number)) and np.isfinite(n)
         _band(
             ax,
             c["step"],
             c["mean"],
             c["se"],
             color=style.color(agent),
-            label=style.LABELS.get(agent, agent),
+            # The best setting's N (K) in the legend: the bias depends on it (Theorem 1).
+            label=run_label(agent, int(n)) if known_n else style.LABELS.get(agent, agent),
             **kw,
         )
 
