@@ -224,7 +224,7 @@ def test_theory_command_writes_figures_and_tables(tmp_path) -> None:
     assert np.all(np.abs(z) < 4.5)
 
 
-def test_theory_command_with_normal_errors(tmp_path) -> None:
+def test_theory_command_with_normal_errors(tmp_path, capsys) -> None:
     """--noise normal: closed-form columns unchanged, Monte-Carlo columns from normal errors
     (variance ratio against quadrature, far from Corollary 1's at N = 6), the law named."""
     import pandas as pd
@@ -235,6 +235,7 @@ def test_theory_command_with_normal_errors(tmp_path) -> None:
     argv = ["theory", "--out", str(out), "--m-max", "4", "--n-max", "6", "--samples", "400"]
     argv += ["--variance-samples", "20000", "--noise", "normal", "--no-progress"]
     assert main(argv) == 0
+    assert "note" not in capsys.readouterr().err  # a short run is not announced
     variance = pd.read_csv(out / "variance.csv")
     assert set(variance["mc_noise"]) == {"normal"}
     assert set(pd.read_csv(out / "bias.csv")["mc_noise"]) == {"normal"}
@@ -244,6 +245,18 @@ def test_theory_command_with_normal_errors(tmp_path) -> None:
     z = (variance["mc_variance_ratio"] - want) / variance["mc_variance_ratio_se"]
     assert np.all(np.abs(z) < 4.5), z
     assert variance["mc_variance_ratio"].iloc[-1] > 2.0 > variance["variance_ratio"].iloc[-1]
+
+
+def test_theory_counts_the_errors_it_will_draw() -> None:
+    """Hand count for --mc-m 1,2, --n-max 3, --samples 10, --variance-samples 5: bias cells
+    draw N x M errors per sample, (1+2+3) x 10 for M = 1 and (2+4+6) x 10 for M = 2; the
+    variance table N + 1 per sample, (2+3+4) x 5. Long runs are announced from this count
+    (2.7e13 errors for --m-max 10000 --n-max 1000, where the command used to sit silent)."""
+    from maxminq.commands.theory import simulated_errors
+
+    assert simulated_errors([1, 2], 3, 10, 5) == 60 + 120 + 45
+    powers = [2**k for k in range(14)] + [10_000]
+    assert simulated_errors(powers, 1000, 2000, 200_000) == pytest.approx(2.7e13, rel=0.02)
 
 
 @pytest.mark.parametrize(

@@ -77,7 +77,15 @@ def bias_table(
     frame["mc_bias"] = np.nan
     frame["mc_bias_se"] = np.nan
     frame["mc_samples"] = 0
-    for m in tqdm(sorted(set(mc_m)), desc="Monte Carlo bias", disable=not progress):
+    sum_n = n_max * (n_max + 1) // 2  # errors per sample for one M, over N = 1..n_max: M sum_n
+    bar = tqdm(
+        total=samples * sum_n * sum(set(mc_m)),
+        desc="Monte Carlo bias",
+        unit="error",
+        unit_scale=True,
+        disable=not progress,
+    )
+    for m in sorted(set(mc_m)):
         rows = frame["M"] == m
         est = monte_carlo_bias(
             m, frame.loc[rows, "N"].to_numpy(), 1.0, 1.0, samples, rng, noise=noise
@@ -85,6 +93,8 @@ def bias_table(
         frame.loc[rows, "mc_bias"] = est.bias
         frame.loc[rows, "mc_bias_se"] = est.bias_se
         frame.loc[rows, "mc_samples"] = samples
+        bar.update(samples * sum_n * m)  # weighted by work: large M dominate the wait
+    bar.close()
     frame["mc_noise"] = noise
     return frame[BIAS_COLUMNS]
 

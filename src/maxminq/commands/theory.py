@@ -90,9 +90,29 @@ def _validate(args: argparse.Namespace) -> list[int]:
     return _mc_m(args.mc_m, args.m_max)
 
 
+def simulated_errors(mc_m: list[int], n_max: int, samples: int, variance_samples: int) -> int:
+    """How many errors the Monte Carlo draws: ``samples`` (N, M) tensors per simulated cell
+    of the bias table, and per N of the variance table N errors plus one single-estimator
+    error per sample."""
+    sum_n = n_max * (n_max + 1) // 2
+    return samples * sum(mc_m) * sum_n + variance_samples * (sum_n + n_max)
+
+
+#: Errors drawn per second, roughly (one core here: 0.8-2 x 10^8 by N and M).
+_ERRORS_PER_SECOND = 1e8
+
+
 def run(args: argparse.Namespace) -> int:
     """Compute the tables, draw the figures, write all four files atomically."""
     mc_m = _validate(args)
+    errors = simulated_errors(mc_m, args.n_max, args.samples, args.variance_samples)
+    if errors > 60 * _ERRORS_PER_SECOND:  # say so before a long silent wait
+        minutes = errors / _ERRORS_PER_SECOND / 60
+        print(
+            f"maxminq theory: note: the Monte Carlo draws {errors:.2g} errors, roughly "
+            f"{minutes:,.0f} min on one core; --mc-m, --samples or --n-max shorten it",
+            file=sys.stderr,
+        )
     # Imported here so that option errors are reported before the heavier imports.
     from maxminq.analysis.theory_plots import (
         bias_table,
