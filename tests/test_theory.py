@@ -512,3 +512,39 @@ def test_report_bias_and_learning_curves_name_the_best_n() -> None:
     labels = [line.get_label() for line in ax.get_lines()]
     plt.close(fig)
     assert labels == ["DQN", "Averaged DQN (K=2)", "Maxmin DQN (N=6)"]
+
+
+def test_toy_figures_tell_n_and_k_apart() -> None:
+    """Two Ensemble (or Averaged) settings on one toy-MDP figure were both labelled 'Ensemble
+    Q' ('Averaged Q'); N counts estimators, K snapshots; NaN or a family without one keeps
+    the plain name."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from maxminq.analysis import style
+    from maxminq.analysis.classic_plots import toy_q_left_figure
+
+    assert style.label("ensemble", 4) == "Ensemble Q (N=4)"
+    assert style.label("averaged", 3) == "Averaged Q (K=3)"
+    assert style.label("historical_best", 2.0) == "Historical Best Q (K=2)"
+    assert style.label("maxmin-dqn", 6) == "Maxmin DQN (N=6)"
+    assert style.label("maxmin", float("nan")) == "Maxmin Q"
+    assert style.label("double_q", 2) == "Double Q" and style.label("q_learning") == "Q-learning"
+    settings = [("ensemble", 2), ("ensemble", 4), ("averaged", 2), ("averaged", 4)]
+    df = pd.DataFrame(
+        [
+            {"mu": 0.1, "algorithm": a, "n": n, "run": r, "episode": e, "q_a_left": 0.0}
+            for a, n in settings
+            for r in range(2)
+            for e in (1, 2)
+        ]
+    )
+    fig = toy_q_left_figure(df)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+    assert legend[:4] == [
+        "Averaged Q (K=2)",
+        "Averaged Q (K=4)",
+        "Ensemble Q (N=2)",
+        "Ensemble Q (N=4)",
+    ]

@@ -53,7 +53,21 @@ def color(algorithm: str) -> str:
     return COLORS.get(FAMILY.get(algorithm, algorithm), "#333333")
 
 
-def label(algorithm: str, n: int | None = None) -> str:
-    """A legend label, e.g. ``label("maxmin", 4) == "Maxmin Q (N=4)"``."""
+#: What ``n`` counts for the families that have one: estimators (N) or snapshots (K).
+SIZE_NAME: dict[str, str] = {
+    "maxmin": "N",
+    "ensemble": "N",
+    "averaged": "K",
+    "historical_best": "K",
+}
+
+
+def label(algorithm: str, n: int | float | None = None) -> str:
+    """A legend label, e.g. ``label("maxmin", 4) == "Maxmin Q (N=4)"``,
+    ``label("averaged", 3) == "Averaged Q (K=3)"``; ``n`` None or NaN, or a family without
+    one (Q-learning, Double Q, ...), gives the plain name."""
     text = LABELS.get(algorithm, algorithm)
-    return f"{text} (N={n})" if n is not None and FAMILY.get(algorithm) == "maxmin" else text
+    size = SIZE_NAME.get(FAMILY.get(algorithm, algorithm))
+    if size is None or n is None or n != n:  # n != n: NaN (an unset N in a table)
+        return text
+    return f"{text} ({size}={int(n)})"
