@@ -548,3 +548,26 @@ def test_toy_figures_tell_n_and_k_apart() -> None:
         "Ensemble Q (N=2)",
         "Ensemble Q (N=4)",
     ]
+
+
+def test_toy_q_left_figure_names_each_panels_true_value() -> None:
+    """Each mu panel's dotted line is in a legend with its own true value (the second panel
+    had an unlabelled line)."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from maxminq.analysis.classic_plots import toy_q_left_figure
+
+    df = pd.DataFrame(
+        [
+            {"mu": mu, "algorithm": "q_learning", "n": 1, "run": r, "episode": e, "q_a_left": 0.0}
+            for mu in (0.1, -0.1)
+            for r in range(2)
+            for e in (1, 2)
+        ]
+    )
+    fig = toy_q_left_figure(df)
+    legends = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes]
+    plt.close(fig)
+    assert "true value +0.1" in legends[0] and "Q-learning" in legends[0]
+    assert legends[1] == ["true value -0.1"]

@@ -107,7 +107,9 @@ def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, truth: bool) -> Figur
                 lw=0,
             )
         if truth:
-            ax.axhline(mu, color="black", lw=1, ls=":", label=f"true value {mu:+g}")
+            line = ax.axhline(mu, color="black", lw=1, ls=":", label=f"true value {mu:+g}")
+            if ax is not axes[0][0]:  # the first panel's legend lists the algorithms
+                ax.legend(handles=[line], fontsize=8)
         ax.set_title(f"mu = {mu:+g}  ({runs[mu]} runs)")
         ax.set_xlabel("episode")
         ax.set_ylabel(ylabel)
