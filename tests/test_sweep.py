@@ -316,10 +316,15 @@ def test_a_second_sweep_on_a_busy_folder_stops_with_a_clear_message(tmp_path, th
 
 
 @pytest.mark.slow
-def test_ray_backend_gives_the_same_tables_as_local(tmp_path, theory_kinds):
+def test_ray_backend_gives_the_same_tables_as_local(tmp_path, theory_kinds, monkeypatch):
     import ray.cloudpickle
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    # Without --address the sweep starts a Ray of its own (README), even where RAY_ADDRESS
+    # or a `ray start` cluster exists: plain ray.init() joined that cluster and then failed
+    # with "ValueError: When connecting to an existing cluster, num_cpus ... must not be
+    # provided". Nothing listens at this address; joining it would fail.
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
     # Ray workers do not see the tests folder: ship the test kind's functions by value.
     ray.cloudpickle.register_pickle_by_value(helpers)
     path = _theory(tmp_path)
@@ -333,3 +338,60 @@ def test_ray_backend_gives_the_same_tables_as_local(tmp_path, theory_kinds):
     with ResultsStore(tmp_path / "ray") as store:
         assert {r.status for r in store.records()} == {"done"}
         assert {r.host for r in store.records()} == {os.uname().nodename}
+
+
+def test_an_unreachable_ray_address_is_a_usage_error_before_anything_runs(tmp_path):
+    """Ray retries an address where nothing listens for minutes (ignoring Ctrl-C); the
+    sweep refuses it at once with one line and exit 2, and writes nothing."""
+    import socket
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = tmp_path / "c.yaml"
+    config.write_text(TOY)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "maxminq.cli", "sweep", str(config), "--out", str(out)]
+    for address, expect in (
+        (f"127.0.0.1:{port}", f"--address: no Ray cluster answers at 127.0.0.1:{port}"),
+        ("head-node", "--address: expected auto or HOST:PORT"),
+    ):
+        start = time.monotonic()
+        proc = subprocess.run(
+            [*cmd, "--backend", "ray", "--address", address],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 2 and time.monotonic() - start < 30
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and expect in lines[0], proc.stderr
+    assert not out.exists()
+
+
+ABORT_WHILE_A_RESULT_IS_HALF_SENT = """
+import os, struct, time
+from maxminq.experiments.runner import _LocalBackend
+
+if __name__ == "__main__":
+    backend = _LocalBackend(1)
+    backend._pool.submit(os.getpid).result(timeout=60)  # workers and result thread running
+    # A message header promising 1,000 bytes, then 10 of them: what a worker killed (Ctrl-C)
+    # while sending its tables leaves in the result pipe.
+    os.write(backend._pool._result_queue._writer.fileno(), struct.pack("!i", 1000) + b"x" * 10)
+    time.sleep(0.5)
+    manager = backend._pool._executor_manager_thread
+    backend.abort()
+    manager.join(timeout=20)
+    print("ended" if not manager.is_alive() else "alive", flush=True)
+"""
+
+
+def test_an_interrupt_while_a_worker_sends_its_tables_does_not_hang_the_exit(tmp_path):
+    """The pool's result thread, stuck on a half-sent result, is joined at interpreter exit:
+    'maxminq sweep' printed 'interrupted' and then hung for good (seen on about one Ctrl-C
+    in three of a toy sweep with large tables). abort() must let that thread end."""
+    script = tmp_path / "abort.py"
+    script.write_text(ABORT_WHILE_A_RESULT_IS_HALF_SENT)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ended", proc.stderr

@@ -155,9 +155,17 @@ class _LocalBackend:
 
     def abort(self) -> None:
         """Stop at once (interrupt): workers are killed, queued runs dropped."""
-        for proc in list(getattr(self._pool, "_processes", {}).values()):
+        # A worker killed while sending its tables leaves the pool's result thread waiting
+        # for the rest of the message, and the interpreter joins that thread at exit: the
+        # sweep hung after "interrupted". Once the workers are dead, closing the driver's
+        # copy of the result pipe's write end gives that thread EOF and lets the pool wind
+        # down. (Taken before shutdown(), which drops the queue.)
+        writer = getattr(getattr(self._pool, "_result_queue", None), "_writer", None)
+        for proc in list((getattr(self._pool, "_processes", None) or {}).values()):
             proc.kill()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if writer is not None:
+            writer.close()
 
 
 class _RayBackend:
@@ -170,9 +178,17 @@ class _RayBackend:
         self.started = False
         if not ray.is_initialized():
             if address:
-                ray.init(address=address, log_to_driver=False)
+                try:
+                    ray.init(address=address, log_to_driver=False)
+                except ConnectionError as err:  # e.g. auto with no cluster on this machine
+                    why = last_line(str(err)) or type(err).__name__
+                    raise UsageError(f"--address: {why}") from None
             else:
+                # "local": a new Ray of our own, even when a `ray start` cluster (or
+                # RAY_ADDRESS) exists on this machine, which plain ray.init() would join and
+                # then refuse num_cpus with a ValueError.
                 ray.init(
+                    address="local",
                     num_cpus=workers or os.cpu_count() or 1,
                     include_dashboard=False,
                     log_to_driver=False,
@@ -268,6 +284,32 @@ def check_options(backend: str, workers: int | None, address: str | None) -> Non
         raise UsageError(f"--workers: expected an integer >= 1, got {workers!r}")
     if address and backend != "ray":
         raise UsageError("--address: only used with --backend ray")
+    if address:
+        check_ray_address(address)
+
+
+def check_ray_address(address: str, timeout: float = 5.0) -> None:
+    """Raise :class:`UsageError` when ``HOST:PORT`` (or ``ray://HOST:PORT``) does not answer.
+
+    Ray itself retries an unreachable address for minutes without giving up, ignoring
+    Ctrl-C; a TCP connection attempt tells at once. ``auto`` and other forms are left to Ray.
+    """
+    text = address.removeprefix("ray://")
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        if address in ("auto", "local"):
+            return
+        raise UsageError(
+            f"--address: expected auto or HOST:PORT (e.g. 10.0.0.1:6379), got {address!r}"
+        )
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as err:
+        why = err.strerror or type(err).__name__
+        raise UsageError(
+            f"--address: no Ray cluster answers at {address} ({why}); start one with "
+            "'ray start --head --port PORT' or use --address auto on the head node"
+        ) from None
 
 
 def run_sweep(
