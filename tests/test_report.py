@@ -143,6 +143,11 @@ def test_cli_report(tmp_path: Path, capsys):
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "DIR:" in capsys.readouterr().err
     assert main(["report", str(tmp_path), "--reps", "5"]) == 2
+    capsys.readouterr()
+    # not argparse's two lines (usage + "invalid int value"): one line naming the option
+    assert main(["report", str(tmp_path), "--reps", "abc"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["maxminq report: error: --reps: expected an integer >= 100, got 'abc'"]
 
 
 def _status(claims: list[C.Claim], needle: str) -> str:

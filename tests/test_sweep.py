@@ -239,6 +239,22 @@ def test_a_rerun_continues_from_the_checkpoints_in_its_work_folder(tmp_path, the
     _same(load_results(out)["bias"], _direct(path, "theory_mc"), ["run_id", "chunk"])
 
 
+def test_tensorboard_logs_survive_the_removal_of_the_scratch_folder(tmp_path, theory_kinds):
+    """A deep run with tensorboard: true logs to OUT/work/<run_id>/tensorboard, which was
+    deleted with the scratch folder once the run was stored: the logs move to
+    OUT/tensorboard/<run_id> instead."""
+    path = _theory(tmp_path, "theory_mc_logs")
+    out = tmp_path / "out"
+    assert run_sweep(path, out, workers=2, progress=False).done == 8
+    with ResultsStore(out) as store:
+        runs = {r.run_id: r.settings for r in store.records()}
+    assert not (out / "work").exists() or not any((out / "work").iterdir())
+    assert sorted(p.name for p in (out / "tensorboard").iterdir()) == sorted(runs)
+    for run_id, settings in runs.items():
+        text = (out / "tensorboard" / run_id / "events.out").read_text()
+        assert text == f"M={settings['M']} N={settings['N']}\n"
+
+
 def _sweep_cmd(path: Path, out: Path) -> list[str]:
     """The CLI, in a process that registers the test kinds first."""
     return [sys.executable, str(HERE / "test_sweep_helpers.py"), "sweep", str(path),

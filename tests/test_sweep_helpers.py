@@ -89,11 +89,21 @@ def checkpointed(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
     return RunOutput({"bias": pd.DataFrame(rows)})
 
 
+def with_logs(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
+    """``theory_mc`` that also writes a log file to ``work_dir/tensorboard``, as a deep run
+    with ``tensorboard: true`` does."""
+    logs = work_dir / "tensorboard"
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / "events.out").write_text(f"M={settings['M']} N={settings['N']}\n")
+    return execute_theory_mc(settings, work_dir, progress)
+
+
 def register() -> None:
     """Register the test kinds in this process."""
     KINDS["theory_mc"] = RunKind("theory_mc", validate_theory_mc, execute_theory_mc)
     KINDS["theory_mc_flaky"] = RunKind("theory_mc_flaky", validate_theory_mc, fail_unless_fixed)
     KINDS["theory_mc_ckpt"] = RunKind("theory_mc_ckpt", validate_theory_mc, checkpointed)
+    KINDS["theory_mc_logs"] = RunKind("theory_mc_logs", validate_theory_mc, with_logs)
 
 
 def unregister() -> None:
@@ -101,6 +111,7 @@ def unregister() -> None:
     KINDS.pop("theory_mc", None)
     KINDS.pop("theory_mc_flaky", None)
     KINDS.pop("theory_mc_ckpt", None)
+    KINDS.pop("theory_mc_logs", None)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder written by 'maxminq theory' (default: DIR/theory)",
     )
     parser.add_argument(
-        "--reps", type=int, default=2000, help="bootstrap replicates for IQM CIs (default 2000)"
+        "--reps", default="2000", help="bootstrap replicates for IQM CIs (default 2000)"
     )
 
 
@@ -36,8 +36,13 @@ def validate(args: argparse.Namespace) -> Path:
             f"DIR: {args.dir} holds neither results.sqlite (from 'maxminq sweep') nor "
             "theory/bias.csv (from 'maxminq theory'); nothing to report"
         )
-    if args.reps < 100:
-        raise UsageError(f"--reps: expected an integer >= 100, got {args.reps}")
+    try:  # parsed here, not by argparse, so that a bad value is one line like the others
+        reps = int(str(args.reps))
+    except ValueError:
+        raise UsageError(f"--reps: expected an integer >= 100, got {args.reps!r}") from None
+    if reps < 100:
+        raise UsageError(f"--reps: expected an integer >= 100, got {reps}")
+    args.reps = reps
     return theory
 
 

@@ -1,7 +1,7 @@
 """``maxminq reproduce``: every shipped sweep config, the theory figures, then the report.
 
 The main job of the project: ``maxminq reproduce --scale quick`` runs a reduced version of
-every paper experiment on this machine (5 to 13 minutes on 2 cores) and writes
+every paper experiment on this machine (about 5 minutes on 2 idle cores) and writes
 ``OUT/report.html``; ``--scale paper`` is the full reproduction (see the README for its cost
 and for running it on a Ray cluster with ``--backend ray --address auto``).
 
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scale",
         default="quick",
         metavar="quick|paper",
-        help="quick (default, 5-13 min on 2 cores) or paper",
+        help="quick (default, about 5 min on 2 idle cores) or paper",
     )
     parser.add_argument(
         "--out",

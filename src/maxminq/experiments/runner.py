@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
+import shutil
 import signal
 import socket
 import time
@@ -438,4 +439,21 @@ def _store_result(
     else:
         summary.done += 1
     if not keep_work:
+        _keep_logs(store, run.run_id)
         store.discard_work(run.run_id)
+
+
+LOGS = "tensorboard"  # a deep run's TensorBoard folder (``tensorboard: true``) in its scratch
+
+
+def _keep_logs(store: ResultsStore, run_id: str) -> None:
+    """Move a finished run's TensorBoard logs out of its scratch folder before that goes:
+    ``OUT/work/<run_id>/tensorboard`` -> ``OUT/tensorboard/<run_id>`` (one ``--logdir``)."""
+    logs = store.work_dir(run_id) / LOGS
+    if not logs.is_dir():
+        return
+    dest = store.out_dir / LOGS / run_id
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():  # from an earlier attempt whose files failed verification
+        shutil.rmtree(dest, ignore_errors=True)
+    os.replace(logs, dest)
