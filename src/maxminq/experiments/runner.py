@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import socket
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import std as tqdm_std
 from tqdm.auto import tqdm
 
 from maxminq.errors import UsageError
@@ -102,6 +104,10 @@ def _worker_init() -> None:
     # Ctrl-C goes to the whole process group: the driver handles it (requeues the runs in
     # flight and stops the workers); a worker must not turn it into a "failed" run.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # tqdm's default lock is a multiprocessing RLock: a named semaphore registered with the
+    # resource tracker, which a worker killed on Ctrl-C never unregisters (the tracker then
+    # warns of "leaked semaphore objects"). Workers draw no bars; a thread lock suffices.
+    tqdm_std.tqdm.set_lock(threading.RLock())  # the base class: every tqdm subclass uses it
     try:  # PR_SET_PDEATHSIG: a SIGKILLed driver must not leave workers computing
         import ctypes
 
