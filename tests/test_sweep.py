@@ -185,6 +185,27 @@ def test_status_runs_lists_each_run_with_its_varying_settings_and_plot_folder(tm
     assert (tmp_path / "cmp.png").is_file()
 
 
+def test_status_shows_how_far_each_running_run_is(tmp_path, capsys):
+    """While a sweep holds the folder, a running deep run's progress.json (37 of 100 steps)
+    shows on its line; a running run without one shows none."""
+    from maxminq.cli import main
+    from maxminq.experiments.config import RunSpec
+    from maxminq.experiments.store import write_progress
+
+    out = tmp_path / "out"
+    with ResultsStore(out, lock=True) as store:  # as the sweep process holds it
+        store.register([RunSpec(f"deep-{i}", "deep", {"i": i}, "c") for i in (1, 2)])
+        for i in (1, 2):
+            store.mark_running(f"deep-{i}")
+        write_progress(store.work_dir("deep-1"), 37, 100)
+        capsys.readouterr()
+        assert main(["status", str(out)]) == 0
+        lines = capsys.readouterr().out.splitlines()
+    running = {line.split()[1]: line for line in lines if line.startswith("running")}
+    assert running["deep-1"].endswith(": 37% of its steps")
+    assert running["deep-2"].endswith(")")
+
+
 def test_failed_runs_are_recorded_then_rerun(tmp_path, theory_kinds):
     path = _theory(tmp_path, "theory_mc_flaky")
     out = tmp_path / "out"

@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         ResultsStore,
         StoreError,
         last_line,
+        read_progress,
         sweep_owner,
     )
 
@@ -108,7 +109,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"failed   {rec.run_id} (attempts {rec.attempts}): {last_line(rec.error)}")
         for rec in records:
             if rec.status == "running" and owner:
-                print(f"running  {rec.run_id} since {rec.started} ({rec.host}, pid {rec.pid})")
+                # deep runs report their progress in their scratch folder (local or shared)
+                done = read_progress(store.work_dir(rec.run_id))
+                how_far = f": {done:.0%} of its steps" if done is not None else ""
+                print(
+                    f"running  {rec.run_id} since {rec.started} ({rec.host}, pid {rec.pid})"
+                    + how_far
+                )
             elif rec.status == "running":  # its sweep was killed: the next sweep re-runs it
                 print(f"stale    {rec.run_id} since {rec.started} (interrupted; will be re-run)")
             elif rec.status == "diverged":
