@@ -389,9 +389,12 @@ def test_an_unreachable_ray_address_is_a_usage_error_before_anything_runs(tmp_pa
     config.write_text(TOY)
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "maxminq.cli", "sweep", str(config), "--out", str(out)]
-    for address, expect in (
-        (f"127.0.0.1:{port}", f"--address: no Ray cluster answers at 127.0.0.1:{port}"),
-        ("head-node", "--address: expected auto or HOST:PORT"),
+    dead = f"127.0.0.1:{port}"
+    for address, env, expect in (
+        (dead, "", f"--address: no Ray cluster answers at {dead} (Connection refused)"),
+        ("head-node", "", "--address: expected auto or HOST:PORT"),
+        # auto means RAY_ADDRESS when set (or the last `ray start`, which may be long dead)
+        ("auto", dead, f"no Ray cluster answers at {dead}, from auto (RAY_ADDRESS)"),
     ):
         start = time.monotonic()
         proc = subprocess.run(
@@ -399,6 +402,7 @@ def test_an_unreachable_ray_address_is_a_usage_error_before_anything_runs(tmp_pa
             capture_output=True,
             text=True,
             timeout=60,
+            env={**os.environ, "RAY_ADDRESS": env},
         )
         assert proc.returncode == 2 and time.monotonic() - start < 30
         lines = proc.stderr.strip().splitlines()

@@ -36,6 +36,7 @@ from maxminq.experiments.registry import KINDS, RunOutput
 from maxminq.experiments.store import ResultsStore, last_line, read_progress
 
 BACKENDS = ("local", "ray")
+RAY_CURRENT_CLUSTER = "/tmp/ray/ray_current_cluster"  # Ray's record of the last `ray start`
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
@@ -299,22 +300,34 @@ def check_ray_address(address: str, timeout: float = 5.0) -> None:
     """Raise :class:`UsageError` when ``HOST:PORT`` (or ``ray://HOST:PORT``) does not answer.
 
     Ray itself retries an unreachable address for minutes without giving up, ignoring
-    Ctrl-C; a TCP connection attempt tells at once. ``auto`` and other forms are left to Ray.
+    Ctrl-C; a TCP connection attempt tells at once. ``auto`` is checked where Ray would
+    resolve it to an address: ``RAY_ADDRESS``, else the last ``ray start`` on this machine
+    (``/tmp/ray/ray_current_cluster``, left behind when that cluster died without
+    ``ray stop``); without either, Ray's own search decides.
     """
+    said = address
+    if address == "auto":
+        address, said = os.environ.get("RAY_ADDRESS", ""), "auto (RAY_ADDRESS)"
+        if not address:
+            try:
+                address = (Path(RAY_CURRENT_CLUSTER).read_text().strip() or "auto").split()[0]
+            except (OSError, IndexError):
+                return
+            said = f"auto ({RAY_CURRENT_CLUSTER})"
     text = address.removeprefix("ray://")
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit():
         if address in ("auto", "local"):
             return
-        raise UsageError(
-            f"--address: expected auto or HOST:PORT (e.g. 10.0.0.1:6379), got {address!r}"
-        )
+        got = repr(address) if said == address else f"{address!r}, from {said}"
+        raise UsageError(f"--address: expected auto or HOST:PORT (e.g. 10.0.0.1:6379), got {got}")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as err:
         why = err.strerror or type(err).__name__
+        at = address if said == address else f"{address}, from {said}"
         raise UsageError(
-            f"--address: no Ray cluster answers at {address} ({why}); start one with "
+            f"--address: no Ray cluster answers at {at} ({why}); start one with "
             "'ray start --head --port PORT' or use --address auto on the head node"
         ) from None
 
