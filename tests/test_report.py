@@ -319,11 +319,16 @@ def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
         R(kind="deep", settings=deep | {"lr": 1e-3, "steps": 600, "seeds": [1]}),
         R(kind="toy_mdp", settings={"mu": 0.1, "algorithm": "maxmin", "n": 2, "seed": 0}),
         R(kind="toy_mdp", settings={"mu": 0.1, "algorithm": "maxmin", "n": 2, "seed": 1}),
+        # the same seed with more runs: runs 0..49 of seed 3 twice
+        R(kind="toy_mdp", settings={"mu": -0.1, "algorithm": "q_learning", "seed": 3, "runs": 50}),
+        R(kind="toy_mdp", settings={"mu": -0.1, "algorithm": "q_learning", "seed": 3, "runs": 80}),
     ]
     lines = pooled_differences(records)
+    twice = "in more than one run id (the same runs counted twice)"
     assert lines == [
-        "deep (env_id E, agent dqn, n 1, lr 0.0001): 2 run ids pooled; steps 100 vs 600; "
-        "seed(s) 1 in more than one run"
+        f"deep (env_id E, agent dqn, n 1, lr 0.0001): 2 run ids pooled; steps 100 vs 600; "
+        f"seed(s) 1 {twice}",
+        f"toy_mdp (mu -0.1, algorithm q_learning): 2 run ids pooled; seed(s) 3 {twice}",
     ]
 
 

@@ -168,7 +168,8 @@ def pooled_differences(records: Sequence) -> list[str]:
     ``records`` are the store's run records (``kind``, ``settings``). Runs whose table keys
     (:data:`TABLE_KEYS`) agree are pooled as one setting by the summaries, claims and figures;
     when they differ in another setting (e.g. ``steps`` after a config was edited and re-run
-    into the same folder), or deep runs repeat a seed, the pooled numbers mix experiments.
+    into the same folder), or two of them repeat a seed (e.g. a toy config re-run with more
+    ``runs``: its runs 0, 1, ... are the earlier ones again), the pooled numbers mislead.
     """
     groups: dict[tuple, list[dict]] = {}
     for rec in records:
@@ -187,10 +188,15 @@ def pooled_differences(records: Sequence) -> list[str]:
             values = {json.dumps(m.get(name), sort_keys=True) for m in members}
             if len(values) > 1:
                 parts.append(f"{name} {' vs '.join(sorted(values))}")
-        seeds = [s for m in members for s in (m.get("seeds") or [])]
+        # A deep run trains its list of seeds; a tabular run's runs are the streams
+        # (seed, 0), (seed, 1), ...: a seed in two run ids repeats those runs.
+        seeds = [s for m in members for s in (m.get("seeds") or [m.get("seed")]) if s is not None]
         repeated = sorted({s for s in seeds if seeds.count(s) > 1})
         if repeated:
-            parts.append(f"seed(s) {', '.join(map(str, repeated))} in more than one run")
+            parts.append(
+                f"seed(s) {', '.join(map(str, repeated))} in more than one run id "
+                "(the same runs counted twice)"
+            )
         if parts:
             where = ", ".join(f"{k} {json.loads(v)}" for k, v in ident)
             lines.append(f"{kind} ({where}): {len(members)} run ids pooled; " + "; ".join(parts))
