@@ -179,3 +179,47 @@ def test_cli_evaluate_refuses_a_folder_as_output_file(run_dir, tmp_path, capsys)
 def test_cli_evaluate_needs_a_finished_run(tmp_path, capsys) -> None:
     assert main(["evaluate", str(tmp_path), "--no-progress"]) == 2
     assert "RUN_DIR" in capsys.readouterr().err
+
+
+class _NoRender(gym.Env):
+    """Four one-hot cells, no render_mode argument (as many users' environments)."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (4,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self) -> None:
+        self.pos = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.pos = 0
+        return np.eye(4, dtype=np.float32)[self.pos], {}
+
+    def step(self, action):
+        self.pos = min(3, max(0, self.pos + (1 if action == 1 else -1)))
+        return np.eye(4, dtype=np.float32)[self.pos], float(self.pos == 3), self.pos == 3, False, {}
+
+
+def test_cli_evaluate_checks_the_environment_before_playing(tmp_path, capsys, monkeypatch):
+    """--gif on an environment that cannot render was a traceback from gym.make; a run whose
+    environment is not registered here was an error naming --env, which evaluate lacks."""
+    env_id = "mmq-test/NoRender-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=_NoRender, max_episode_steps=10)
+    out = tmp_path / "run"
+    run_training(
+        _config(env_id=env_id, steps=120, seeds=[0], checkpoint_every=0), out, progress=False
+    )
+    csv = tmp_path / "episodes.csv"
+    argv = ["evaluate", str(out), "--no-progress", "--csv", str(csv)]
+    assert main([*argv, "--gif", str(tmp_path / "e.gif")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--gif" in err and "render" in err
+    assert not csv.exists()  # refused before any episode
+    assert main(argv) == 0 and csv.exists()  # without --gif it plays
+    capsys.readouterr()
+    monkeypatch.delitem(gym.registry, env_id)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("maxminq evaluate: error: RUN_DIR:")
+    assert "--env" not in err and env_id in err

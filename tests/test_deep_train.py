@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -226,10 +228,18 @@ def test_learning_beats_random_policy_on_cartpole(tmp_path: pathlib.Path, agent:
         (["--seeds", "4-1"], "--seeds"),
         (["--optimizer-kwargs", '{"aplha": 0.95}'], "--optimizer-kwargs"),  # not ignored
         (["--threads", "0"], "--threads"),
+        (["--optimizer-kwargs", '{"alpha": 2}'], "--optimizer-kwargs"),  # was a NaN run
+        (["--optimizer-kwargs", '{"alpha": "x"}'], "--optimizer-kwargs"),  # was a traceback
+        (["--optimizer-kwargs", '{"eps": -1}'], "--optimizer-kwargs"),  # torch refuses it
+        (["--optimizer", "adam", "--optimizer-kwargs", '{"betas": 0.9}'], "--optimizer-kwargs"),
+        (["--optimizer", "adam", "--optimizer-kwargs", '{"betas": [0.9, 1]}'], "--optimizer"),
+        (["--grad-clip", "nan"], "--grad-clip"),  # was: no clipping, silently
+        (["--env", "FrozenLake-v1"], "--env"),  # Discrete observations
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv: list[str], option: str) -> None:
     base = ["train", "--env", "CartPole-v1", "--out", str(tmp_path / "x"), "--no-progress"]
+    base += ["--steps", "50"]  # short, should a case ever be accepted
     assert main(base + argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and option in err
@@ -511,3 +521,143 @@ def test_greedy_pass_only_when_some_seed_acts_greedily(seeds: list[int]) -> None
     expected = [t for t, c in enumerate(coins) if t >= cfg.learning_starts and (c >= eps).any()]
     assert greedy_calls == expected
     assert 0 < len(expected) < cfg.steps - cfg.learning_starts  # both kinds of step occur
+
+
+class _Line(gym.Env):
+    """Eight one-hot cells; action 1 moves right, the last cell ends the episode. Subclasses
+    break one rule of the environment contract each."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (8,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    resets = 0  # counted over every instance (for the late-failing variants)
+
+    def _obs(self) -> np.ndarray:
+        return np.eye(8, dtype=np.float32)[self.pos]
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        type(self).resets += 1
+        self.pos = 0
+        return self._obs(), {}
+
+    def step(self, action):
+        self.pos = min(7, max(0, self.pos + (1 if action == 1 else -1)))
+        done = self.pos == 7
+        return self._obs(), float(done), done, False, {}
+
+
+class _StartsAtOne(_Line):
+    action_space = gym.spaces.Discrete(2, start=1)
+
+
+class _BoxActions(_Line):
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+
+class _DictObs(_Line):
+    observation_space = gym.spaces.Dict({"cell": _Line.observation_space})
+
+
+class _ResetOneValue(_Line):
+    def reset(self, *, seed=None, options=None):
+        return super().reset(seed=seed)[0][:1], {}  # (1,): would broadcast into (8,)
+
+
+class _StepSevenValues(_Line):
+    def step(self, action):
+        obs, *rest = super().step(action)
+        return obs[:7], *rest
+
+
+class _ChannelsLast(_Line):
+    observation_space = gym.spaces.Box(0, 1, (10, 10, 2), np.uint8)
+
+    def _obs(self) -> np.ndarray:
+        return np.zeros((10, 10, 2), np.uint8)
+
+
+class _LateOneValue(_Line):
+    """Fine for the check and the first resets, then reset() gives a (1,) observation."""
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = super().reset(seed=seed)
+        return (obs[:1] if type(self).resets > 6 else obs), info
+
+
+class _NotReplayable(_Line):
+    """Observations scaled by a count of resets shared by all instances, not by the seed:
+    an episode replayed from its reset seed never looks the same."""
+
+    def reset(self, *, seed=None, options=None):
+        self.scale = 1.0 / (1 + type(self).resets)
+        return super().reset(seed=seed)
+
+    def _obs(self) -> np.ndarray:
+        return super()._obs() * np.float32(self.scale)
+
+
+def _register(cls: type) -> str:
+    env_id = f"mmq-test/{cls.__name__.strip('_')}-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=cls, max_episode_steps=20)
+    return env_id
+
+
+@pytest.mark.parametrize(
+    "cls,option,needle",
+    [
+        (_StartsAtOne, "--env", "start at 1"),
+        (_BoxActions, "--env", "discrete action space"),
+        (_DictObs, "--env", "FlattenObservation"),
+        (_ResetOneValue, "--env", "reset() returned an observation of shape (1,)"),
+        (_StepSevenValues, "--env", "step() returned an observation of shape (7,)"),
+        (_ChannelsLast, "--network", "channels last"),
+    ],
+)
+def test_unsupported_environment_is_one_line_before_any_output(
+    tmp_path, capsys, cls: type, option: str, needle: str
+) -> None:
+    """Each was a traceback (Discrete start 1: the env's own error on action 0; (7,): a
+    NumPy broadcast error; channels last: the convolution's reshape) or, for (1,), trained
+    silently on the observation broadcast to all 8 inputs."""
+    out = tmp_path / "x"
+    argv = ["train", "--env", _register(cls), "--out", str(out), "--no-progress"]
+    assert main([*argv, "--steps", "50"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and option in err and needle in err, err
+    assert not out.exists()
+
+
+def test_wrong_observation_mid_run_is_refused_not_broadcast(tmp_path: pathlib.Path) -> None:
+    _LateOneValue.resets = 0
+    cfg = _small(env_id=_register(_LateOneValue), steps=300)
+    with pytest.raises(UsageError, match=r"--env: .*reset\(\) .* shape \(1,\)"):
+        run_training(cfg, tmp_path / "run", progress=False)
+    assert not (tmp_path / "run" / "runs.csv").exists()
+
+
+def test_environment_that_does_not_replay_cannot_be_extended_and_keeps_the_run(tmp_path):
+    """A one-line --resume error (was a RuntimeError traceback), raised before the finished
+    run's runs.csv and model.pt are removed (they were removed first)."""
+    out = tmp_path / "run"
+    cfg = _small(
+        env_id=_register(_NotReplayable), agent="dqn", n=1, steps=150, checkpoint_every=100
+    )
+    run_training(cfg, out, progress=False)
+    with pytest.raises(UsageError, match="--resume: .* did not replay"):
+        run_training(dataclasses.replace(cfg, steps=250), out, progress=False)
+    assert (out / "runs.csv").exists() and (out / "model.pt").exists()
+
+
+def test_tensorboard_asked_for_but_missing_is_refused(tmp_path, capsys, monkeypatch) -> None:
+    """--tensorboard without TensorBoard or tensorboardX logged nothing, silently."""
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # import -> ImportError
+    monkeypatch.setitem(sys.modules, "tensorboardX", None)
+    out = tmp_path / "x"
+    argv = ["train", "--env", "CartPole-v1", "--out", str(out), "--tensorboard", "--steps", "50"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--tensorboard" in err and not out.exists()
+    with pytest.raises(UsageError, match="--tensorboard"):
+        run_training(_small(tensorboard=True), out, progress=False)
+    assert not out.exists()

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from maxminq.deep.policy import evaluate_agent, load_agent
 
     agent = load_agent(args.run)
+    _check_env(agent.config.env_id, args.gif is not None, args.env_seed)
     if args.seeds is None:
         seeds = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st == "done"]
         if not seeds:
@@ -91,6 +92,40 @@ def run(args: argparse.Namespace) -> int:
         _write_gif(args.gif, frames, frame_ms=40)
         print(f"episode of seed {seeds[0]} written to {args.gif} ({len(frames)} frames)")
     return 0
+
+
+def _check_env(env_id: str, gif: bool, env_seed: int) -> None:
+    """The run's environment can be built here (and render frames for ``--gif``), checked
+    before any episode is played."""
+    import numpy as np
+
+    from maxminq.envs import make
+
+    try:
+        make(env_id).close()
+    except UsageError as err:  # the run names it: not an option of this command
+        why = str(err).removeprefix("--env: ")
+        if why.startswith("unknown environment"):
+            why += " (one the training script registered must be registered here too)"
+        raise UsageError(f"RUN_DIR: the run's environment: {why}") from None
+    if not gif:
+        return
+    try:
+        env = make(env_id, render_mode="rgb_array")
+        try:
+            env.reset(seed=env_seed)
+            frame = env.render()
+        finally:
+            env.close()
+    except Exception as err:  # noqa: BLE001 - any failure of the environment, one line
+        why = " ".join(str(err).split())
+        raise UsageError(
+            f"--gif: {env_id} cannot render rgb_array frames ({type(err).__name__}: {why})"
+        ) from None
+    if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] in (3, 4)):
+        raise UsageError(
+            f"--gif: {env_id}'s render() gave {type(frame).__name__}, not an RGB frame (H, W, 3)"
+        )
 
 
 def _write_gif(path: Path, frames: list, frame_ms: int) -> None:

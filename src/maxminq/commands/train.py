@@ -89,9 +89,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--eval-episodes", type=int, default=100, help="test episodes")
     parser.add_argument("--eval-eps", type=float, default=0.01, help="test epsilon")
-    parser.add_argument("--bias-every", type=int, default=None, help="metrics interval M")
+    parser.add_argument(
+        "--bias-every",
+        type=int,
+        default=None,
+        help="metrics interval M in steps (default max(1000, steps / 200))",
+    )
     parser.add_argument("--bias-probe-every", type=int, default=10, help="probe interval")
-    parser.add_argument("--checkpoint-every", type=int, default=None, help="0 disables")
+    parser.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=None,
+        help="steps between checkpoints (default max(10000, steps / 20); 0 disables)",
+    )
     parser.add_argument("--update-members", type=int, default=1, help="members updated/step")
     parser.add_argument(
         "--optimizer-kwargs", default=None, help='JSON, e.g. \'{"alpha": 0.95, "eps": 0.01}\''
@@ -179,7 +189,7 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate everything (including the environment's observations), then train."""
-    from maxminq.deep.train import Trainer, run_training
+    from maxminq.deep.train import Trainer, run_training, tensorboard_writer_class
 
     if args.threads < 1:
         raise UsageError(f"--threads: expected a whole number >= 1, got {args.threads}")
@@ -188,6 +198,8 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     resolved = config.resolve()
     Trainer.check_env(resolved)
+    if resolved.tensorboard:
+        tensorboard_writer_class()  # not installed: an error before --out is touched
     _prepare_out(args.out, args.resume, args.overwrite)
     if resolved.steps <= resolved.learning_starts:
         print(

@@ -125,6 +125,10 @@ class TrainConfig:
             c.bias_every = max(1000, c.steps // 200)
         if c.checkpoint_every is None:
             c.checkpoint_every = max(10_000, c.steps // 20)
+        if c.grad_clip is not None and math.isnan(c.grad_clip):
+            raise UsageError(
+                f"--grad-clip: must be a number (<= 0: no clipping), got {c.grad_clip}"
+            )
         if c.grad_clip is not None and c.grad_clip <= 0:
             c.grad_clip = None
         c._check_resolved()
@@ -179,8 +183,35 @@ class TrainConfig:
                 f"--optimizer-kwargs: {self.optimizer} takes "
                 f"{', '.join(OPTIMIZER_DEFAULTS[self.optimizer])}, not {', '.join(unknown)}"
             )
+        self._check_optimizer_values()
         if self.network not in ("mlp", "minatar_cnn"):
             raise UsageError(f"--network: must be mlp or minatar_cnn, got {self.network!r}")
+
+    def _check_optimizer_values(self) -> None:
+        """The values of ``optimizer_kwargs``, in the ranges torch.optim accepts (alpha also
+        at most 1: a larger one makes the square average negative and the run NaN)."""
+
+        def number(name: str, v: Any, lo: float, hi: float, hi_open: bool) -> None:
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and lo <= v
+            if not (ok and (v < hi if hi_open else v <= hi)):
+                bound = f"[{lo}, {hi})" if hi_open else f"[{lo}, {hi}]"
+                raise UsageError(
+                    f"--optimizer-kwargs: {self.optimizer} {name} must be a number in "
+                    f"{bound}, got {v!r}"
+                )
+
+        for name, v in self.optimizer_kwargs.items():
+            if name == "betas":
+                if not isinstance(v, (list, tuple)) or len(v) != 2:
+                    raise UsageError(
+                        f"--optimizer-kwargs: adam betas must be a pair [beta1, beta2], got {v!r}"
+                    )
+                for i, b in enumerate(v):
+                    number(f"betas[{i}]", b, 0.0, 1.0, True)
+            elif name == "alpha":
+                number(name, v, 0.0, 1.0, False)
+            else:  # eps
+                number(name, v, 0.0, math.inf, True)
 
     def check_observation_shape(self, obs_shape: tuple[int, ...]) -> None:
         """Reject a network that cannot read the environment's observations."""
@@ -193,6 +224,12 @@ class TrainConfig:
             raise UsageError(
                 f"--network: minatar_cnn needs (C, H, W) image observations, {self.env_id}"
                 f" gives {obs_shape}; use mlp"
+            )
+        if self.network == "minatar_cnn" and not obs_shape[1] == obs_shape[2] >= 3:
+            # Its 3x3 convolution is built for square channels-first images (MinAtar's 10x10).
+            raise UsageError(
+                f"--network: minatar_cnn needs square channels-first images (C, H, H) with "
+                f"H >= 3, {self.env_id} gives {obs_shape} (channels last? move them first)"
             )
 
     # --- serialisation --------------------------------------------------------------------

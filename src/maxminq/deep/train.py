@@ -39,6 +39,7 @@ import pathlib
 import time
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pandas as pd
 import torch
@@ -52,7 +53,14 @@ from maxminq.envs import make
 from maxminq.errors import UsageError
 from maxminq.experiments.store import PROGRESS_FILE, atomic_write, write_progress
 
-__all__ = ["BIAS_TAIL", "TABLE_COLUMNS", "Trainer", "check_resumable", "run_training"]
+__all__ = [
+    "BIAS_TAIL",
+    "TABLE_COLUMNS",
+    "Trainer",
+    "check_resumable",
+    "run_training",
+    "tensorboard_writer_class",
+]
 
 BIAS_TAIL = 0.05
 TABLE_COLUMNS: dict[str, list[str]] = {
@@ -91,6 +99,35 @@ def _seed_streams(seed: int) -> tuple[np.random.Generator, torch.Generator, np.r
     train_ss, init_ss, test_ss = ss.spawn(3)
     gen = torch.Generator().manual_seed(int(init_ss.generate_state(1, np.uint64)[0] >> 1))
     return np.random.default_rng(train_ss), gen, np.random.default_rng(test_ss)
+
+
+def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> np.ndarray:
+    """One observation as a float32 array of ``shape``; UsageError naming ``--env``
+    otherwise (assigned into the observation arrays, a wrong shape could be broadcast)."""
+    try:
+        arr = np.asarray(obs, dtype=np.float32)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != shape:
+        got = f"shape {arr.shape}" if arr is not None else f"type {type(obs).__name__}"
+        raise UsageError(
+            f"--env: {env_id}'s {where} returned an observation of {got}; its observation "
+            f"space has shape {shape}"
+        )
+    return arr
+
+
+def _observations(obs: tuple[Any, ...], shape: tuple[int, ...], env_id: str) -> np.ndarray:
+    """The observations of one step of the live seeds, stacked: (len(obs), *shape)."""
+    try:
+        arr = np.asarray(obs, dtype=np.float32)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape[1:] != shape:
+        for o in obs:  # name the first one that does not fit
+            _observation(o, shape, env_id, "step()")
+        raise UsageError(f"--env: {env_id}'s step() observations do not stack to {shape}")
+    return arr
 
 
 def _discounted_returns(rewards: list[float], gamma: float) -> np.ndarray:
@@ -187,18 +224,31 @@ class Trainer:
     @staticmethod
     def _spaces(env: Any, cfg: TrainConfig) -> tuple[int, tuple[int, ...]]:
         space = env.action_space
-        if not hasattr(space, "n"):
+        if not isinstance(space, gym.spaces.Discrete):
             raise UsageError(f"--env: {cfg.env_id} needs a discrete action space, has {space}")
-        obs_shape = tuple(int(d) for d in env.observation_space.shape)
+        if int(space.start) != 0:  # the agents' actions are 0..n-1, as in Discrete(n)
+            raise UsageError(
+                f"--env: {cfg.env_id}'s actions {space} start at {int(space.start)}; the "
+                "agents act with 0..n-1, so the action space must be Discrete(n) (start 0)"
+            )
+        obs_space = env.observation_space
+        if obs_space.shape is None:
+            raise UsageError(f"--env: {cfg.env_id} has observation space {obs_space} (no shape)")
+        obs_shape = tuple(int(d) for d in obs_space.shape)
         cfg.check_observation_shape(obs_shape)
         return int(space.n), obs_shape
 
     @staticmethod
     def check_env(cfg: TrainConfig) -> None:
-        """Build one environment and check it suits the (resolved) config."""
+        """Build one environment and check it suits the (resolved) config: its spaces, and
+        the observations of a first ``reset()`` and ``step(0)`` against its observation
+        space's shape (a wrong shape would otherwise be broadcast into the buffers)."""
         env = make(cfg.env_id, max_episode_steps=cfg.max_episode_steps)
         try:
-            Trainer._spaces(env, cfg)
+            _, obs_shape = Trainer._spaces(env, cfg)
+            obs, _ = env.reset(seed=0)
+            _observation(obs, obs_shape, cfg.env_id, "reset()")
+            _observation(env.step(0)[0], obs_shape, cfg.env_id, "step()")
         finally:
             env.close()
 
@@ -207,7 +257,7 @@ class Trainer:
     def _new_episode(self, s: int, seed: int) -> None:
         self.ep_seed[s] = seed
         obs, _ = self.envs[s].reset(seed=self.ep_seed[s])
-        self.obs[s] = obs
+        self.obs[s] = _observation(obs, self.obs_shape, self.cfg.env_id, "reset()")
         self.ep_actions[s], self.ep_rewards[s], self.probes[s] = [], [], []
 
     def _end_episode(self, s: int, terminated: bool, truncated: bool, next_seed: int = 0) -> None:
@@ -285,7 +335,7 @@ class Trainer:
                 ended.append((s, bool(term), bool(trunc)))
         if outs:  # one array write per field for all live seeds
             obs_l, rew_l, done_l = zip(*outs, strict=True)
-            next_obs[live] = obs_l
+            next_obs[live] = _observations(obs_l, self.obs_shape, c.env_id)
             rewards[live] = rew_l
             # Truncation bootstraps unless the original code's behaviour is asked for.
             done[live] = done_l
@@ -376,7 +426,8 @@ class Trainer:
         ret, length = [0.0] * self.S, [0] * self.S
 
         def reset(s: int) -> None:
-            obs[s] = envs[s].reset(seed=int(self.test_rngs[s].integers(2**31 - 1)))[0]
+            o = envs[s].reset(seed=int(self.test_rngs[s].integers(2**31 - 1)))[0]
+            obs[s] = _observation(o, self.obs_shape, c.env_id, "reset()")
             ret[s], length[s] = 0.0, 0
 
         for s in range(self.S):
@@ -391,7 +442,7 @@ class Trainer:
                 rng = self.test_rngs[s]
                 a = rng.integers(self.n_actions) if rng.random() < c.eval_eps else np.argmax(q[s])
                 o, r, term, trunc, _ = envs[s].step(int(a))
-                obs[s] = o
+                obs[s] = _observation(o, self.obs_shape, c.env_id, "step()")
                 ret[s] += float(r)
                 length[s] += 1
                 if term or trunc:
@@ -486,10 +537,11 @@ class Trainer:
             for a in self.ep_actions[s]:
                 o = self.envs[s].step(a)[0]
             if not np.array_equal(np.asarray(o, dtype=np.float32), self.obs[s]):
-                raise RuntimeError(
-                    f"{self.cfg.env_id} did not replay to its checkpointed state (seed "
-                    f"{self.cfg.seeds[s]}): the environment is not deterministic given its "
-                    "reset seed and actions, so it cannot be resumed exactly"
+                raise UsageError(
+                    f"--resume: {self.cfg.env_id} did not replay to its checkpointed state "
+                    f"(seed {self.cfg.seeds[s]}): the environment is not deterministic given "
+                    "its reset seed and actions, so it cannot be resumed exactly; --overwrite "
+                    "starts the run again"
                 )
         self._interval_start = (self.step, time.perf_counter())
 
@@ -506,16 +558,20 @@ class Trainer:
             self.writer.close()
 
 
-def _tensorboard_writer(folder: pathlib.Path) -> Any:
-    """A SummaryWriter if TensorBoard (or tensorboardX) is installed, else None."""
+def tensorboard_writer_class() -> Any:
+    """TensorBoard's ``SummaryWriter`` (or tensorboardX's); UsageError naming
+    ``--tensorboard`` if neither is installed (asked for, it must not silently log nothing)."""
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:
         try:
             from tensorboardX import SummaryWriter
         except ImportError:
-            return None
-    return SummaryWriter(str(folder))
+            raise UsageError(
+                "--tensorboard: needs the tensorboard or tensorboardX package (pip install "
+                "tensorboard); neither is installed"
+            ) from None
+    return SummaryWriter
 
 
 def read_tables(out_dir: pathlib.Path) -> dict[str, pd.DataFrame]:
@@ -558,6 +614,7 @@ def run_training(
     from more, and sweeps run one process per core); results do not depend on it (tested).
     """
     cfg = config.resolve()
+    writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     ckpt_dir = out_dir / "checkpoint"
@@ -587,16 +644,17 @@ def run_training(
             "--resume: the run in --out was made with other options and has no checkpoint "
             "to continue from; use its options, --overwrite, or another --out"
         )
-    for name in ("runs.csv", MODEL_FILE):  # a finished run is replaced or extended
-        (out_dir / name).unlink(missing_ok=True)
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     trainer = Trainer(cfg)
     try:
         if state is not None:
             trainer.load_state_dict(state)
+        # Only now that the run can start: a finished run is replaced or extended.
+        for name in ("runs.csv", MODEL_FILE):
+            (out_dir / name).unlink(missing_ok=True)
         if cfg.tensorboard:
-            trainer.writer = _tensorboard_writer(out_dir / "tensorboard")
+            trainer.writer = writer_class(str(out_dir / "tensorboard"))
         bar = tqdm(
             total=cfg.steps,
             initial=trainer.step,

@@ -231,14 +231,16 @@ def get_env_defaults(env_id: str) -> EnvDefaults:
         return PAPER_ENVS[env_id]
     env = make(env_id)
     try:
-        shape = env.observation_space.shape
+        space = env.observation_space
+        shape = space.shape
         cap = env.spec.max_episode_steps if env.spec is not None else None
     finally:
         env.close()
     if shape is None or len(shape) not in (1, 3):
         raise UsageError(
-            f"--env: {env_id!r} has observation shape {shape}; expected a 1-D feature vector "
-            "or a 3-D channels-first image"
+            f"--env: {env_id!r} has observation space {space} (shape {shape}); expected a "
+            "1-D feature vector or a 3-D channels-first image (a Dict, Tuple or Discrete space "
+            "can be flattened with gymnasium.wrappers.FlattenObservation)"
         )
     lunar = PAPER_ENVS["LunarLander-v3"]
     base = _feature(
