@@ -223,3 +223,46 @@ def test_cli_evaluate_checks_the_environment_before_playing(tmp_path, capsys, mo
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("maxminq evaluate: error: RUN_DIR:")
     assert "--env" not in err and env_id in err
+
+
+class _Endless(gym.Env):
+    """Never ends by itself (reward 1 per step): without a time limit, an episode is endless."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.ones(2, np.float32), {}
+
+    def step(self, action):
+        return np.ones(2, np.float32), 1.0, False, False, {}
+
+
+def test_an_environment_without_time_limit_is_warned_about_and_can_be_capped(tmp_path, capsys):
+    """A test or evaluation episode on such an environment never finished, without a word
+    (maxminq evaluate hung at 0 episodes); train and evaluate now say so, and evaluate
+    takes --max-episode-steps."""
+    env_id = "mmq-test/Endless-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=_Endless)  # no max_episode_steps
+    out = tmp_path / "run"
+    argv = ["train", "--env", env_id, "--agent", "dqn", "--steps", "40", "--eval-episodes", "0"]
+    assert main([*argv, "--out", str(out), "--no-progress", "--no-plot"]) == 0
+    assert "has no time limit" in capsys.readouterr().err
+    csv = tmp_path / "e.csv"
+    argv = ["evaluate", str(out), "--episodes", "2", "--no-progress", "--csv", str(csv)]
+    assert main([*argv, "--max-episode-steps", "7"]) == 0
+    assert "time limit" not in capsys.readouterr().err
+    episodes = pd.read_csv(csv)
+    assert list(episodes["length"]) == [7, 7] and list(episodes["return"]) == [7.0, 7.0]
+    assert episodes["truncated"].all() and not episodes["terminated"].any()
+    assert main([*argv, "--max-episode-steps", "0"]) == 2
+    assert "--max-episode-steps" in capsys.readouterr().err
+    api = evaluate_agent(load_agent(out), [0], episodes=1, max_episode_steps=4)
+    assert list(api["length"]) == [4]
+    # A paper environment without a cap (MinAtar) ends its episodes itself: no warning.
+    argv = ["train", "--env", "maxminq/MinAtar-Breakout-v0", "--agent", "dqn", "--steps", "20"]
+    argv += ["--eval-episodes", "0", "--out", str(tmp_path / "b"), "--no-progress", "--no-plot"]
+    assert main(argv) == 0
+    assert "time limit" not in capsys.readouterr().err

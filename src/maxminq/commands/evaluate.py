@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 from maxminq.errors import UsageError
@@ -28,6 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--env-seed", type=int, default=0, help="episode j starts from reset(seed=ENV_SEED + j)"
     )
+    parser.add_argument(
+        "--max-episode-steps",
+        type=int,
+        default=None,
+        help="cap each episode at this many steps (default: the run's cap, if any)",
+    )
     parser.add_argument("--csv", type=Path, default=None, help="also write the episodes here")
     parser.add_argument(
         "--gif",
@@ -44,6 +51,10 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--episodes: expected a whole number >= 1, got {args.episodes}")
     if not 0.0 <= args.eps <= 1.0:
         raise UsageError(f"--eps: expected a probability in [0, 1], got {args.eps}")
+    if args.max_episode_steps is not None and args.max_episode_steps < 1:
+        raise UsageError(
+            f"--max-episode-steps: expected a whole number >= 1, got {args.max_episode_steps}"
+        )
     if args.env_seed < 0:
         raise UsageError(f"--env-seed: expected a whole number >= 0, got {args.env_seed}")
     for option, path, suffix in (("--csv", args.csv, ".csv"), ("--gif", args.gif, ".gif")):
@@ -56,11 +67,19 @@ def _check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the options and the run, then play, print and write."""
     _check(args)
-    from maxminq.commands.train import parse_seeds
+    from maxminq.commands.train import env_ends_by_itself, parse_seeds
     from maxminq.deep.policy import evaluate_agent, load_agent
 
     agent = load_agent(args.run)
     _check_env(agent.config.env_id, args.gif is not None, args.env_seed)
+    c = agent.config
+    uncapped = args.max_episode_steps is None and c.max_episode_steps is None
+    if uncapped and not env_ends_by_itself(c.env_id):
+        print(
+            f"maxminq evaluate: {c.env_id} has no time limit: an episode the policy never "
+            "ends would not finish; --max-episode-steps caps them",
+            file=sys.stderr,
+        )
     if args.seeds is None:
         seeds = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st == "done"]
         if not seeds:
@@ -77,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         frames=frames,
         max_frames=GIF_MAX_FRAMES,
+        max_episode_steps=args.max_episode_steps,
     )
     c = agent.config
     print(f"{c.agent} (n = {c.n}) on {c.env_id}, eps = {args.eps}, {args.episodes} episode(s):")

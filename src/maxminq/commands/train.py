@@ -187,6 +187,13 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
         shutil.rmtree(out / name, ignore_errors=True)
 
 
+def env_ends_by_itself(env_id: str) -> bool:
+    """The paper's environments without a cap (MinAtar) end every episode themselves."""
+    from maxminq.envs.registry import PAPER_ENVS
+
+    return env_id in PAPER_ENVS
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything (including the environment's observations), then train."""
     from maxminq.deep.train import Trainer, run_training, tensorboard_writer_class
@@ -201,6 +208,12 @@ def run(args: argparse.Namespace) -> int:
     if resolved.tensorboard:
         tensorboard_writer_class()  # not installed: an error before --out is touched
     _prepare_out(args.out, args.resume, args.overwrite)
+    if resolved.max_episode_steps is None and not env_ends_by_itself(resolved.env_id):
+        print(
+            f"maxminq train: warning: {resolved.env_id} has no time limit: a test episode "
+            "the policy never ends would not finish; --max-episode-steps sets one",
+            file=sys.stderr,
+        )
     if resolved.steps <= resolved.learning_starts:
         print(
             f"maxminq train: warning: --steps {resolved.steps} <= --learning-starts "

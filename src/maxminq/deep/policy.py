@@ -138,6 +138,7 @@ def evaluate_agent(
     progress: bool = False,
     frames: list[np.ndarray] | None = None,
     max_frames: int = 2000,
+    max_episode_steps: int | None = None,
 ) -> pd.DataFrame:
     """Play ``episodes`` episodes with each of ``seeds``' policies; one row per episode
     (seed, episode, return, length, terminated, truncated).
@@ -146,7 +147,9 @@ def evaluate_agent(
     come from ``np.random.default_rng([env_seed, seed])``, so policies meet the same start
     states and a call is reproducible. With a ``frames`` list, the first policy's first
     episode is rendered (``render_mode="rgb_array"``) into it: the frame after the reset
-    and after each step, at most ``max_frames``.
+    and after each step, at most ``max_frames``. ``max_episode_steps`` caps the episodes
+    (truncation) instead of the run's cap (None keeps it; an environment without one plays
+    each episode until it ends by itself).
     """
     from maxminq.envs import make
 
@@ -154,7 +157,8 @@ def evaluate_agent(
         agent._position(seed)  # unknown or diverged: error before any episode
     c = agent.config
     kwargs = {"render_mode": "rgb_array"} if frames is not None else {}
-    env = make(c.env_id, max_episode_steps=c.max_episode_steps, **kwargs)
+    cap = c.max_episode_steps if max_episode_steps is None else max_episode_steps
+    env = make(c.env_id, max_episode_steps=cap, **kwargs)
     rows = []
     bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
     try:
