@@ -417,17 +417,21 @@ def _drive(
         while queue or inflight:
             while queue and len(inflight) < backend.workers:
                 run = queue.pop()
-                store.mark_running(run.run_id)
+                # In `inflight` before it is marked running, and until its result is stored,
+                # so that an interrupt at any point puts it back in the queue (below).
                 inflight[backend.submit(run, store.work_dir(run.run_id))] = run
+                store.mark_running(run.run_id)
             postfix()
             for handle, result in backend.wait(list(inflight), timeout=0.5):
-                run = inflight.pop(handle)
-                _store_result(store, run, result, summary, keep_work)
+                _store_result(store, inflight[handle], result, summary, keep_work)
+                del inflight[handle]
                 bar.update(1)
                 postfix()
     except BaseException:
         for run in inflight.values():
-            store.mark_pending(run.run_id, "interrupted (the sweep stopped during this run)")
+            rec = store.get(run.run_id)
+            if rec is None or rec.status in ("pending", "running"):  # not stored yet
+                store.mark_pending(run.run_id, "interrupted (the sweep stopped during this run)")
         raise
     finally:
         bar.close()
