@@ -223,6 +223,9 @@ scales: {quick: {}, paper: {}}
         (DEEP, ("lr: 1.0e-4", "lr: 1.0e-4, steps: 0"), "variants[0].steps", "must be >= 1", "0"),
         (DEEP, ("n: 1,", "n: 1, batch_size: -3,"), "variants[0].batch_size", ">= 1", "-3"),
         (DEEP, ("agent: dqn", "agent: foo"), "variants[0].agent", "unknown agent", "'foo'"),
+        # the example in YAML, not in --seeds syntax ("e.g. 0-4")
+        (DEEP, ("seeds: [0, 1]", "seeds: []"), "fixed.seeds",
+         "give at least one seed, e.g. [0, 1, 2, 3, 4]", "[]"),
         (DEEP, ("steps: 100", "steps: 100, update_members: 3"), "fixed.update_members",
          "between 1 and 1", "3"),
         # tabular settings that only the run function knows: typed by their default

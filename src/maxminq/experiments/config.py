@@ -344,6 +344,8 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
 _LEADING_OPTION = re.compile(r"^--[a-z][a-z0-9-]*:?\s+")
 _OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
 _OPTION_KEYS = {"env": "env_id"}  # command-line option -> setting key, where they differ
+# Command-line syntax in a shared check's message -> the same in a config's YAML.
+_CLI_EXAMPLES = {"e.g. 0-4": "e.g. [0, 1, 2, 3, 4]"}
 
 
 def _config_message(message: str, value: Any = None, *, has_value: bool = False) -> str:
@@ -359,6 +361,8 @@ def _config_message(message: str, value: Any = None, *, has_value: bool = False)
     message = _OPTION.sub(
         lambda m: _OPTION_KEYS.get(m.group(1), m.group(1).replace("-", "_")), message
     )
+    for cli, yaml_text in _CLI_EXAMPLES.items():
+        message = message.replace(cli, yaml_text)
     head, sep, _ = message.rpartition(", got ")
     message = head if sep else message
     if not has_value or (isinstance(value, str) and repr(value) in message):
