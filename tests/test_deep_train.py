@@ -661,3 +661,37 @@ def test_tensorboard_asked_for_but_missing_is_refused(tmp_path, capsys, monkeypa
     with pytest.raises(UsageError, match="--tensorboard"):
         run_training(_small(tensorboard=True), out, progress=False)
     assert not out.exists()
+
+
+def test_seeds_may_be_any_sequence_of_whole_numbers() -> None:
+    """np.arange(2) was 'truth value of an array is ambiguous' (a ValueError traceback)."""
+    for seeds in (np.arange(2), range(2), (0, 1), [np.int32(0), 1]):
+        resolved = TrainConfig(env_id="CartPole-v1", seeds=seeds).resolve().seeds
+        assert resolved == [0, 1] and all(type(s) is int for s in resolved)
+    for bad in ([0.5], 3, ["0"]):
+        with pytest.raises(UsageError, match="--seeds"):
+            TrainConfig(env_id="CartPole-v1", seeds=bad).resolve()
+
+
+def test_ctrl_c_says_whether_resume_will_continue(tmp_path, capsys, monkeypatch) -> None:
+    """Ctrl-C printed only 'interrupted': whether --resume would continue or start again
+    depended on a checkpoint default (10,000 steps) the user could not see."""
+    real_step = Trainer.train_step
+
+    def step_then_ctrl_c(self: Trainer) -> None:
+        if self.step == 120:
+            raise KeyboardInterrupt
+        real_step(self)
+
+    monkeypatch.setattr(Trainer, "train_step", step_then_ctrl_c)
+    argv = ["train", "--env", "CartPole-v1", "--agent", "dqn", "--steps", "200"]
+    argv += ["--learning-starts", "50", "--eval-episodes", "1", "--no-progress", "--no-plot"]
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 130
+    err = capsys.readouterr().err
+    assert "no checkpoint was written yet (every 10000 steps)" in err and "interrupted" in err
+    out = tmp_path / "b"
+    assert main([*argv, "--checkpoint-every", "50", "--out", str(out)]) == 130
+    assert "holds the last checkpoint" in capsys.readouterr().err
+    monkeypatch.setattr(Trainer, "train_step", real_step)
+    assert main([*argv, "--checkpoint-every", "50", "--out", str(out), "--resume"]) == 0
+    assert (out / "runs.csv").exists()

@@ -60,7 +60,12 @@ def parse_seeds(text: str) -> list[int]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq train`` (hyper-parameters default to the registry's)."""
-    parser.add_argument("--env", required=True, help="Gymnasium id, e.g. LunarLander-v3")
+    parser.add_argument(
+        "--env",
+        required=True,
+        help="Gymnasium id, e.g. LunarLander-v3, or module:EnvId for an environment that "
+        "module registers",
+    )
     parser.add_argument(
         "--agent",
         default="maxmin-dqn",
@@ -220,9 +225,30 @@ def run(args: argparse.Namespace) -> int:
             f"{resolved.learning_starts}: only random steps, the agents never learn",
             file=sys.stderr,
         )
-    tables = run_training(
-        config, args.out, resume=args.resume, progress=not args.no_progress, threads=args.threads
-    )
+    try:
+        tables = run_training(
+            config,
+            args.out,
+            resume=args.resume,
+            progress=not args.no_progress,
+            threads=args.threads,
+        )
+    except KeyboardInterrupt:  # say what a rerun with --resume will find
+        if (args.out / "checkpoint" / "state.pt").exists():
+            print(
+                f"maxminq train: {args.out}/checkpoint holds the last checkpoint; the same "
+                "command with --resume continues from it",
+                file=sys.stderr,
+            )
+        else:
+            k = resolved.checkpoint_every
+            when = f"every {k} steps" if k else "--checkpoint-every 0"
+            print(
+                f"maxminq train: no checkpoint was written yet ({when}): --resume would "
+                "start again",
+                file=sys.stderr,
+            )
+        raise
     runs, tests = tables["runs"], tables["tests"]
     for _, row in runs.iterrows():
         t = tests[tests["seed"] == row["seed"]]["return"]

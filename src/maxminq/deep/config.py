@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,7 +95,7 @@ class TrainConfig:
 
         d = get_env_defaults(self.env_id)  # raises UsageError for unknown ids
         best = _best(d, self.agent)
-        c = dataclasses.replace(self, seeds=list(self.seeds))
+        c = dataclasses.replace(self, seeds=_seed_list(self.seeds))
         if c.n is None:
             c.n = 1 if self.agent in ("dqn", "ddqn") else int(best.get("n") or 2)
         if c.lr is None:
@@ -144,10 +145,11 @@ class TrainConfig:
                 raise UsageError(f"--n: must be 1 for {self.agent}, got {self.n}")
         if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
             raise UsageError(f"--lr: must be a finite number > 0, got {self.lr}")
-        if not self.seeds:
+        seeds = _seed_list(self.seeds)
+        if not seeds:
             raise UsageError("--seeds: give at least one seed, e.g. 0-4")
-        if len(set(self.seeds)) != len(self.seeds) or min(self.seeds) < 0:
-            raise UsageError(f"--seeds: must be distinct non-negative integers, got {self.seeds}")
+        if len(set(seeds)) != len(seeds) or min(seeds) < 0:
+            raise UsageError(f"--seeds: must be distinct non-negative integers, got {seeds}")
 
     def _check_resolved(self) -> None:
         positive = ("n", "steps", "buffer_size", "batch_size", "target_update", "bias_every")
@@ -244,6 +246,14 @@ class TrainConfig:
         for name in ("checkpoint_every", "tensorboard"):
             d.pop(name)
         return json.dumps(d, sort_keys=True)
+
+
+def _seed_list(seeds: Any) -> list[int]:
+    """Seeds as Python ints (a NumPy array or range of them too; JSON needs plain ints)."""
+    try:
+        return [operator.index(s) for s in seeds]
+    except TypeError:
+        raise UsageError(f"--seeds: expected a list of whole numbers, got {seeds!r}") from None
 
 
 def _best(defaults: Any, agent: str) -> dict[str, Any]:
