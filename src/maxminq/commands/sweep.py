@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from maxminq.errors import UsageError
 
@@ -28,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--keep-work", action="store_true", help="keep each finished run's checkpoint folder"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the config and print what would run (runs, how many are already done "
+        "in --out, total work), then stop",
+    )
 
 
 def parse_workers(text: str | None) -> int | None:
@@ -43,6 +51,40 @@ def parse_workers(text: str | None) -> int | None:
     return value
 
 
+def work_units(runs: Sequence[Any]) -> str:
+    """The total work of ``runs`` in the units that set its cost: seed-steps for deep runs
+    (all seeds of a run train together), episodes (runs x episodes) for tabular ones."""
+    steps = sum(r.settings["steps"] * len(r.settings["seeds"]) for r in runs if r.kind == "deep")
+    episodes = sum(
+        r.settings["runs"] * r.settings["episodes"]
+        for r in runs
+        if r.kind != "deep" and "runs" in r.settings and "episodes" in r.settings
+    )
+    parts = [f"{steps:,} seed-steps"] if steps else []
+    parts += [f"{episodes:,} episodes"] if episodes else []
+    return " and ".join(parts) or "nothing"
+
+
+def dry_run(config: Any, out: Path) -> str:
+    """What ``maxminq sweep`` would do, without writing anything: run counts (finished ones
+    in ``out`` that verify are skipped) and the total work left."""
+    finished: set[str] = set()
+    if (out / "results.sqlite").is_file():
+        from maxminq.experiments.store import ResultsStore
+
+        with ResultsStore(out, create=False) as store:
+            for run in config.runs:
+                rec = store.get(run.run_id)
+                done = rec is not None and rec.status in ("done", "diverged")
+                if done and store.verify_tables(run.run_id) is None:
+                    finished.add(run.run_id)
+    todo = [r for r in config.runs if r.run_id not in finished]
+    return (
+        f"{config.name} [{config.scale}]: {len(config.runs)} runs, {len(finished)} already "
+        f"done in {out}, {len(todo)} to run: {work_units(todo)} (dry run: nothing started)"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything (options, config, every run's settings), then run the sweep."""
     from maxminq.experiments.config import load_config
@@ -54,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("results") / config.name
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} exists and is not a folder")
+    if args.dry_run:
+        print(dry_run(config, out))
+        return 0
     summary = run_sweep(
         config,
         out,
