@@ -569,6 +569,12 @@ class _StepSevenValues(_Line):
         return obs[:7], *rest
 
 
+class _ArrayReward(_Line):
+    def step(self, action):
+        obs, reward, *rest = super().step(action)
+        return obs, np.array([reward]), *rest  # float() of it: a TypeError traceback
+
+
 class _ChannelsLast(_Line):
     observation_space = gym.spaces.Box(0, 1, (10, 10, 2), np.uint8)
 
@@ -612,6 +618,7 @@ def _register(cls: type) -> str:
         (_ResetOneValue, "--env", "reset() returned an observation of shape (1,)"),
         (_StepSevenValues, "--env", "step() returned an observation of shape (7,)"),
         (_ChannelsLast, "--network", "channels last"),
+        (_ArrayReward, "--env", "returned the reward array([0.])"),
     ],
 )
 def test_unsupported_environment_is_one_line_before_any_output(

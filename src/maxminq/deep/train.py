@@ -240,15 +240,29 @@ class Trainer:
 
     @staticmethod
     def check_env(cfg: TrainConfig) -> None:
-        """Build one environment and check it suits the (resolved) config: its spaces, and
-        the observations of a first ``reset()`` and ``step(0)`` against its observation
-        space's shape (a wrong shape would otherwise be broadcast into the buffers)."""
+        """Build one environment and check it suits the (resolved) config: its spaces, the
+        observations of a first ``reset()`` and ``step(0)`` against its observation space's
+        shape (a wrong shape would otherwise be broadcast into the buffers), and that step's
+        reward (a number) and flags (bools)."""
         env = make(cfg.env_id, max_episode_steps=cfg.max_episode_steps)
         try:
             _, obs_shape = Trainer._spaces(env, cfg)
             obs, _ = env.reset(seed=0)
             _observation(obs, obs_shape, cfg.env_id, "reset()")
-            _observation(env.step(0)[0], obs_shape, cfg.env_id, "step()")
+            obs, reward, terminated, truncated, _ = env.step(0)
+            _observation(obs, obs_shape, cfg.env_id, "step()")
+            try:
+                float(reward)
+            except (TypeError, ValueError):
+                raise UsageError(
+                    f"--env: {cfg.env_id}'s step() returned the reward {reward!r}; expected a "
+                    "number"
+                ) from None
+            for name, flag in (("terminated", terminated), ("truncated", truncated)):
+                if not isinstance(flag, bool | np.bool_):
+                    raise UsageError(
+                        f"--env: {cfg.env_id}'s step() returned {name}={flag!r}; expected a bool"
+                    )
         finally:
             env.close()
 
