@@ -266,3 +266,15 @@ def test_an_environment_without_time_limit_is_warned_about_and_can_be_capped(tmp
     argv += ["--eval-episodes", "0", "--out", str(tmp_path / "b"), "--no-progress", "--no-plot"]
     assert main(argv) == 0
     assert "time limit" not in capsys.readouterr().err
+
+
+def test_the_same_model_is_saved_as_the_same_bytes(tmp_path: pathlib.Path) -> None:
+    """torch.save on a path names the archive's inner folder after the file: the random
+    temporary name of the atomic write made two identical runs' model.pt differ."""
+    net = build_net("mlp", N, (4,), 2)
+    net.init_members([torch.Generator().manual_seed(0)], N)
+    cfg = _config(seeds=[0]).resolve()
+    for name in ("a.pt", "b.pt"):
+        save_model(tmp_path / name, cfg, net, (4,), ["done"])
+    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
+    assert torch.equal(torch.load(tmp_path / "a.pt", weights_only=True)["online"], net.flat)

@@ -54,7 +54,15 @@ def save_model(
         "status": list(status),
         "online": online.flat.clone(),
     }
-    atomic_write(path, lambda tmp: torch.save(state, tmp))
+    atomic_write(path, lambda tmp: torch_save(state, tmp))
+
+
+def torch_save(obj: Any, path: pathlib.Path) -> None:
+    """``torch.save`` through a file object: the archive's inner folder is then always
+    ``archive``, not the (random) temporary file's name, so the same run writes the same
+    bytes."""
+    with open(path, "wb") as f:
+        torch.save(obj, f)
 
 
 class TrainedAgent:

@@ -47,7 +47,7 @@ from tqdm import tqdm
 
 from maxminq.deep.agents import Learner
 from maxminq.deep.config import TrainConfig
-from maxminq.deep.policy import MODEL_FILE, save_model
+from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.envs import make
 from maxminq.errors import UsageError
@@ -562,7 +562,7 @@ class Trainer:
     def save_checkpoint(self, folder: pathlib.Path) -> None:
         """Write ``folder/state.pt`` atomically (temp file + ``os.replace``)."""
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(folder / _CKPT, lambda tmp: torch.save(self.state_dict(), tmp))
+        atomic_write(folder / _CKPT, lambda tmp: torch_save(self.state_dict(), tmp))
 
     def close(self) -> None:
         """Close environments and the TensorBoard writer."""
