@@ -70,7 +70,7 @@ def report_dir(tmp_path_factory) -> Path:
                 "--samples",
                 "200",
                 "--variance-samples",
-                "2000",
+                "40000",
                 "--no-progress",
             ]
         )
@@ -175,6 +175,22 @@ def test_claims_flip_with_the_data(tmp_path: Path):
     assert [c.status for c in good] == [C.SUPPORTED, C.SUPPORTED]
     assert [c.status for c in bad] == [C.NOT_SUPPORTED, C.NOT_SUPPORTED]
     assert [c.status for c in C.theory_claims(tmp_path / "none")] == [C.INSUFFICIENT] * 2
+    # The closed forms are the theorems: the verdict needs the simulation, and one that
+    # misses the closed form by 5 SE everywhere (limit: Bonferroni z for 18 cells, 3.45)
+    # refutes it.
+    theory_files(tmp_path / "c", simulated=False)
+    assert [c.status for c in C.theory_claims(tmp_path / "c")] == [C.INSUFFICIENT] * 2
+    theory_files(tmp_path / "d", mc_shift=0.05)
+    assert C.theory_claims(tmp_path / "d")[0].status == C.NOT_SUPPORTED
+    # A ratio of 0.99 +- 0.002 (upper bound 0.997) is below 1; with SE 0.01 it cannot be
+    # told from 1 (insufficient), at 1.05 +- 0.01 it is above (not supported).
+    for ratio8, se, verdict in [(0.99, 0.002, C.SUPPORTED), (0.99, 0.01, C.INSUFFICIENT),
+                                (1.05, 0.01, C.NOT_SUPPORTED)]:  # fmt: skip
+        theory_files(tmp_path / "e", ratio8=ratio8)
+        var = pd.read_csv(tmp_path / "e" / "variance.csv")
+        var["mc_variance_ratio"], var["mc_variance_ratio_se"] = var["variance_ratio"], se
+        var.to_csv(tmp_path / "e" / "variance.csv", index=False)
+        assert C.theory_claims(tmp_path / "e")[1].status == verdict, (ratio8, se)
 
     needle = "Maxmin DQN ≥ DQN on Catcher"
     better = C.deep_claims(T.classify(deep_results(seeds=4, maxmin_shift=10.0)))
