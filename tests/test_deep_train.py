@@ -474,7 +474,8 @@ def test_a_finished_run_extended_equals_one_run_straight_through(tmp_path: pathl
     pd.testing.assert_frame_equal(again["metrics"], extended["metrics"], check_exact=True)
     with pytest.raises(UsageError, match="--steps: the run in --out is at step 500"):
         run_training(_small(steps=400, checkpoint_every=100), out, resume=True)
-    with pytest.raises(UsageError, match="other lr"):
+    # Named as options, with the run's values (were config fields: 'other lr').
+    with pytest.raises(UsageError, match=r"other options: --lr 0\.001 \(now 0\.0005\);"):
         run_training(_small(steps=600, checkpoint_every=100, lr=5e-4), out, resume=True)
     # Without a checkpoint a finished run cannot be extended: refused, not restarted.
     bare = tmp_path / "bare"

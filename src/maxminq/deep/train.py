@@ -600,8 +600,14 @@ def check_resumable(saved: dict[str, Any], cfg: TrainConfig, step: int) -> None:
     now = json.loads(cfg.result_key())
     differ = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
     if [k for k in differ if k != "steps"]:
+        options = "; ".join(  # as the command's options, with the run's values
+            f"{'--env' if k == 'env_id' else '--' + k.replace('_', '-')} {saved.get(k)} "
+            f"(now {now.get(k)})"
+            for k in differ
+            if k != "steps"
+        )
         raise UsageError(
-            f"--resume: the run in --out was made with other {', '.join(differ)}; use its "
+            f"--resume: the run in --out was made with other options: {options}; use its "
             "options (only --steps may grow, to extend it), --overwrite, or another --out"
         )
     if cfg.steps < step:
