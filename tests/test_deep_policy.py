@@ -278,3 +278,19 @@ def test_the_same_model_is_saved_as_the_same_bytes(tmp_path: pathlib.Path) -> No
         save_model(tmp_path / name, cfg, net, (4,), ["done"])
     assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
     assert torch.equal(torch.load(tmp_path / "a.pt", weights_only=True)["online"], net.flat)
+
+
+def test_q_values_of_a_batch_and_of_a_wrong_shape(run_dir: pathlib.Path) -> None:
+    """A batch (B, 4) was a reshape RuntimeError ('shape [1, 4] is invalid for input of
+    size 12'); it now gives one row per observation, each the reference min over N."""
+    agent = load_agent(run_dir)
+    obs = np.random.default_rng(1).normal(size=(3, 4)).astype(np.float32)
+    batch = agent.q_values(obs, seed=5)
+    assert batch.shape == (3, 2)
+    for i in range(3):
+        ref = _reference_values(run_dir, 1, obs[i])
+        np.testing.assert_allclose(batch[i], ref, rtol=1e-5, atol=1e-6)
+    assert agent.q_values(obs[:0], seed=5).shape == (0, 2)
+    for bad in (np.zeros(3), np.zeros((2, 5)), np.zeros((2, 2, 4))):
+        with pytest.raises(ValueError, match=r"obs has shape .* expected \(4,\)"):
+            agent.q_values(bad, seed=5)

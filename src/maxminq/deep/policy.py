@@ -106,10 +106,24 @@ class TrainedAgent:
         return k
 
     def q_values(self, obs: np.ndarray, seed: int) -> np.ndarray:
-        """The action values seed ``seed``'s policy is greedy on for one observation: (A,)."""
+        """The action values seed ``seed``'s policy is greedy on: (A,) for one observation,
+        (B, A) for a batch of B observations (B, *obs_shape).
+
+        Raises:
+            ValueError: ``obs`` has neither shape.
+        """
         net = self._nets[self._position(seed)]
-        x = torch.as_tensor(np.asarray(obs, dtype=np.float32)).reshape(1, *self.obs_shape)
-        return behaviour_values(self.config.agent, net, self.n_online, x)[0].numpy()
+        x = np.asarray(obs, dtype=np.float32)
+        if x.shape[1:] == self.obs_shape and x.shape != self.obs_shape:  # a batch
+            rows = [self.q_values(o, seed) for o in x]
+            return np.stack(rows) if rows else np.zeros((0, self.n_actions), np.float32)
+        if x.shape != self.obs_shape:
+            raise ValueError(
+                f"q_values: obs has shape {x.shape}; expected {self.obs_shape} (one "
+                f"observation) or (B, {', '.join(map(str, self.obs_shape))}) (a batch)"
+            )
+        t = torch.from_numpy(x).reshape(1, *self.obs_shape)
+        return behaviour_values(self.config.agent, net, self.n_online, t)[0].numpy()
 
     def act(
         self, obs: np.ndarray, seed: int, eps: float = 0.0, rng: np.random.Generator | None = None
