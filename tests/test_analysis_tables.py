@@ -389,3 +389,66 @@ def test_tabular_runs_of_two_run_ids_with_the_same_keys_stay_separate() -> None:
     )
     last = T.mountain_car_final(mc).sort_values("run_id")
     assert last["steps"].tolist() == [300, 400]
+
+
+def test_figure_titles_count_pooled_runs_per_setting():
+    """Two stored run ids of one setting each number their runs from 0: the toy and Mountain
+    Car figures count (run_id, run) pairs, and report the fewest runs of any setting."""
+    import matplotlib.pyplot as plt
+
+    from maxminq.analysis import classic_plots as cp
+
+    toy = pd.DataFrame(
+        [
+            dict(
+                mu=0.1,
+                algorithm="q_learning",
+                n=1,
+                run_id=rid,
+                run=r,
+                episode=e,
+                distance=0.1,
+                q_a_left=0.0,
+            )  # fmt: skip
+            for rid in ("a", "b")
+            for r in range(3)
+            for e in (1, 2)
+        ]
+        + [
+            dict(
+                mu=0.1,
+                algorithm="maxmin",
+                n=2,
+                run_id="c",
+                run=r,
+                episode=e,
+                distance=0.1,
+                q_a_left=0.0,
+            )  # fmt: skip
+            for r in range(7)
+            for e in (1, 2)
+        ]
+    )
+    fig = cp.toy_distance_figure(toy)
+    assert fig.axes[0].get_title() == "mu = +0.1  (6 runs)"  # 3 + 3 pooled q_learning, 7 maxmin
+    plt.close(fig)
+    mc = pd.DataFrame(
+        [
+            dict(
+                algorithm="maxmin",
+                n=2,
+                sigma2=10.0,
+                step_size=0.1,
+                run_id=rid,
+                run=r,
+                episode=e,
+                steps=100,
+            )  # fmt: skip
+            for rid in ("x", "y")
+            for r in range(2)
+            for e in (1, 2)
+        ]
+    )
+    fig = cp.mc_sensitivity_figure(mc)
+    assert fig.axes[0].get_title().startswith("Mountain Car, 4 runs, 2 episodes")
+    plt.close(fig)

@@ -31,6 +31,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
+from maxminq.analysis import tables as T  # noqa: E402
 from maxminq.experiments.store import atomic_write  # noqa: E402
 
 __all__ = [
@@ -76,6 +77,15 @@ def _mean_se(df: pd.DataFrame, value: str, keys: list[str]) -> pd.DataFrame:
     return out
 
 
+def count_runs(df: pd.DataFrame, keys: Sequence[str]) -> int:
+    """The fewest independent runs of any setting (``keys``) in ``df``: distinct (run_id,
+    run) pairs, as two stored run ids of one setting (pooled by the report) each number
+    their runs from 0."""
+    setting = T.present_keys(df, list(keys))
+    runs = df[[*setting, *T.present_keys(df, ["run_id", "run"])]].drop_duplicates()
+    return int(runs.groupby(setting, observed=True).size().min())
+
+
 def _smooth(y: np.ndarray, window: int) -> np.ndarray:
     """Trailing moving average (shorter at the start), for readable learning curves."""
     if window <= 1:
@@ -89,7 +99,7 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
 def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, truth: bool) -> Figure:
     keys = ["mu", "algorithm", "n", "episode"]
     stats_all = _mean_se(df, value, keys).reset_index()
-    runs = df.groupby("mu", observed=True).run.nunique()
+    runs = {mu: count_runs(part, T.TOY_KEYS) for mu, part in df.groupby("mu", observed=True)}
     mus = sorted(stats_all["mu"].unique(), reverse=True)
     fig, axes = plt.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
     for ax, mu in zip(axes[0], mus, strict=True):
@@ -154,7 +164,7 @@ def mc_sensitivity_figure(df: pd.DataFrame) -> Figure:
                     lw=1.4, **kw)  # fmt: skip
     ax.set_xlabel("reward variance sigma^2")
     ax.set_ylabel("steps in the last episode")
-    title = f"Mountain Car, {df.run.nunique()} runs, {df.episode.max()} episodes"
+    title = f"Mountain Car, {count_runs(df, T.MOUNTAIN_CAR_KEYS)} runs, {df.episode.max()} episodes"
     per = _per_text(df)  # "" for tables without the column: the report's figure is unchanged
     ax.set_title(title + ("\n" + per.removeprefix(", ") if per else ""))
     ax.grid(alpha=0.3)

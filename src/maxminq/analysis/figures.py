@@ -451,7 +451,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
 
     toy = tables.toy
     if toy is not None and not toy.empty:
-        runs = int(toy.groupby(T.present_keys(toy, T.TOY_KEYS))["run"].nunique().min())
+        runs = cp.count_runs(toy, T.TOY_KEYS)
         add(
             cp.toy_distance_figure(toy),
             "toy_mdp_distance",
