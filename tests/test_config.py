@@ -372,3 +372,21 @@ def test_mountain_car_values_are_checked_when_the_config_loads(tmp_path):
         with pytest.raises(ConfigError) as info:
             load_config(path, "quick")
         assert str(info.value).startswith(f"{path}: {where}") and expect in str(info.value)
+
+
+def test_configs_ship_inside_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The sweep configs live in the package (``configs/`` at the top is a link to them), and
+    pyproject's package data takes them into a wheel, so ``maxminq reproduce`` finds them
+    from any folder when maxminq is pip-installed rather than checked out."""
+    import maxminq
+    from maxminq.commands.reproduce import find_configs_dir
+
+    package = Path(maxminq.__file__).resolve().parent
+    shipped = sorted(p.name for p in (package / "configs").glob("*.yaml"))
+    assert shipped == sorted(p.name for p in CONFIGS.glob("*.yaml")) and len(shipped) >= 11
+    pyproject = (ROOT / "pyproject.toml").read_text()  # (tomllib is Python 3.11+)
+    package_data = pyproject.split("[tool.setuptools.package-data]")[1].split("\n[")[0]
+    assert '"configs/*.yaml"' in package_data
+    monkeypatch.chdir(tmp_path)  # no ./configs here
+    found = find_configs_dir(None)
+    assert sorted(p.name for p in found.glob("*.yaml")) == shipped
