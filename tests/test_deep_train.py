@@ -703,3 +703,12 @@ def test_ctrl_c_says_whether_resume_will_continue(tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(Trainer, "train_step", real_step)
     assert main([*argv, "--checkpoint-every", "50", "--out", str(out), "--resume"]) == 0
     assert (out / "runs.csv").exists()
+
+
+def test_python_api_checks_the_environment_before_out_dir(tmp_path: pathlib.Path) -> None:
+    """run_training did not run the command's environment check: an array reward was a
+    TypeError mid-run, after out_dir was made."""
+    out = tmp_path / "run"
+    with pytest.raises(UsageError, match="--env: .* returned the reward array"):
+        run_training(_small(env_id=_register(_ArrayReward)), out, progress=False)
+    assert not out.exists()

@@ -259,7 +259,7 @@ class Trainer:
                     "number"
                 ) from None
             for name, flag in (("terminated", terminated), ("truncated", truncated)):
-                if not isinstance(flag, bool | np.bool_):
+                if not isinstance(flag, bool | np.bool_ | int | np.integer):  # not an array
                     raise UsageError(
                         f"--env: {cfg.env_id}'s step() returned {name}={flag!r}; expected a bool"
                     )
@@ -635,6 +635,7 @@ def run_training(
     """
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
+    Trainer.check_env(cfg)  # a one-line error before out_dir is touched
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     ckpt_dir = out_dir / "checkpoint"
