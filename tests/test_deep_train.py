@@ -583,6 +583,15 @@ class _ChannelsLast(_Line):
         return np.zeros((10, 10, 2), np.uint8)
 
 
+class _HalfValuesInUint8(_Line):
+    """Says uint8 images, gives 0.5: the uint8 replay buffers stored it as 0, silently."""
+
+    observation_space = gym.spaces.Box(0, 1, (2, 10, 10), np.uint8)
+
+    def _obs(self) -> np.ndarray:
+        return np.full((2, 10, 10), 0.5, np.float32)
+
+
 class _LateOneValue(_Line):
     """Fine for the check and the first resets, then reset() gives a (1,) observation."""
 
@@ -620,6 +629,7 @@ def _register(cls: type) -> str:
         (_StepSevenValues, "--env", "step() returned an observation of shape (7,)"),
         (_ChannelsLast, "--network", "channels last"),
         (_ArrayReward, "--env", "returned the reward array([0.])"),
+        (_HalfValuesInUint8, "--env", "values such as 0.5, which the uint8 replay buffers"),
     ],
 )
 def test_unsupported_environment_is_one_line_before_any_output(

@@ -117,6 +117,11 @@ def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> n
     return arr
 
 
+def _image_replay(space: Any, obs_shape: tuple[int, ...]) -> bool:
+    """Whether observations are replayed as uint8 (a bool / uint8 image, e.g. MinAtar's)."""
+    return space.dtype in (np.bool_, np.uint8) and len(obs_shape) == 3
+
+
 def _observations(obs: tuple[Any, ...], shape: tuple[int, ...], env_id: str) -> np.ndarray:
     """The observations of one step of the live seeds, stacked: (len(obs), *shape)."""
     try:
@@ -180,8 +185,7 @@ class Trainer:
             make(cfg.env_id, max_episode_steps=cfg.max_episode_steps) for _ in range(self.S)
         ]
         self.n_actions, self.obs_shape = self._spaces(self.envs[0], cfg)
-        obs_space = self.envs[0].observation_space
-        image = obs_space.dtype in (np.bool_, np.uint8) and len(self.obs_shape) == 3
+        image = _image_replay(self.envs[0].observation_space, self.obs_shape)
         streams = [_seed_streams(s) for s in cfg.seeds]
         self.rngs = [r for r, _, _ in streams]
         self.test_rngs = [t for _, _, t in streams]
@@ -247,10 +251,19 @@ class Trainer:
         env = make(cfg.env_id, max_episode_steps=cfg.max_episode_steps)
         try:
             _, obs_shape = Trainer._spaces(env, cfg)
+            image = _image_replay(env.observation_space, obs_shape)
             obs, _ = env.reset(seed=0)
-            _observation(obs, obs_shape, cfg.env_id, "reset()")
+            first = _observation(obs, obs_shape, cfg.env_id, "reset()")
             obs, reward, terminated, truncated, _ = env.step(0)
-            _observation(obs, obs_shape, cfg.env_id, "step()")
+            for where, o in (("reset()", first), ("step()", obs)):
+                o = _observation(o, obs_shape, cfg.env_id, where)
+                if image and not np.array_equal(o, o.astype(np.uint8)):
+                    # The replay buffers of a uint8 / bool image space store uint8.
+                    raise UsageError(
+                        f"--env: {cfg.env_id}'s observation space is {env.observation_space}"
+                        f" but its {where} gave values such as {o[o != o.astype(np.uint8)][0]}"
+                        ", which the uint8 replay buffers cannot hold"
+                    )
             try:
                 float(reward)
             except (TypeError, ValueError):
