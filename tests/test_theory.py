@@ -491,8 +491,9 @@ def test_plot_panels_choose_the_bias_columns(tmp_path, capsys) -> None:
 
 
 def test_report_bias_and_learning_curves_name_the_best_n() -> None:
-    """The report's per-agent curves (best setting each) name that setting's N or K: the
-    bias of Maxmin depends on N (Theorem 1); DQN's unset N (NaN) gives the plain name."""
+    """The report's per-agent curves (best setting each) name that setting's N or K in the
+    panel's title (the bias of Maxmin depends on N, Theorem 1, and the best N differs per
+    panel); DQN's unset N (NaN) adds nothing."""
     import matplotlib.pyplot as plt
     import pandas as pd
 
@@ -508,10 +509,12 @@ def test_report_bias_and_learning_curves_name_the_best_n() -> None:
     )
     curves = best.loc[best.index.repeat(2)].assign(step=[1, 2] * 3, mean=0.0, se=0.1)
     fig, ax = plt.subplots()
-    _best_agent_bands(ax, best, curves, ["env_id", "agent", "n", "lr"])
+    settings = _best_agent_bands(ax, best, curves, ["env_id", "agent", "n", "lr"])
     labels = [line.get_label() for line in ax.get_lines()]
     plt.close(fig)
-    assert labels == ["DQN", "Averaged DQN (K=2)", "Maxmin DQN (N=6)"]
+    # One legend entry per agent (shared by all panels); each panel's title names its N, K.
+    assert labels == ["DQN", "Averaged DQN", "Maxmin DQN"]
+    assert settings == "Averaged K=2, Maxmin N=6"
 
 
 def test_toy_figures_tell_n_and_k_apart() -> None:

@@ -122,25 +122,33 @@ def _band(ax: plt.Axes, x, mean, se, *, color: str, label: str, smooth: bool = T
 
 def _best_agent_bands(
     ax: plt.Axes, best_env: pd.DataFrame, curves: pd.DataFrame, keys: list[str], **kw
-) -> None:
-    """One band per agent: the curve of that agent's best setting (rows of ``best_env``)."""
+) -> str:
+    """One band per agent: the curve of that agent's best setting (rows of ``best_env``),
+    labelled with the agent's name (one legend entry per agent across panels). Returns the
+    panel's best N / K, e.g. ``'Averaged K=2, Maxmin N=6'``, for its title: they differ
+    from panel to panel, and Maxmin's bias depends on N (Theorem 1)."""
+    settings = []
     for _, row in best_env.sort_values("agent", key=lambda s: s.map(T.agent_rank)).iterrows():
         c = T.select_setting(curves, row, keys).sort_values("step")
         if c.empty:
             continue
-        agent = row["agent"]
-        n = row.get("n")
-        known_n = isinstance(n, (int, float, np.number)) and np.isfinite(n)
-        _band(
-            ax,
-            c["step"],
-            c["mean"],
-            c["se"],
-            color=style.color(agent),
-            # The best setting's N (K) in the legend: the bias depends on it (Theorem 1).
-            label=run_label(agent, int(n)) if known_n else style.LABELS.get(agent, agent),
-            **kw,
-        )
+        agent, n = row["agent"], row.get("n")
+        _band(ax, c["step"], c["mean"], c["se"], color=style.color(agent),
+              label=style.LABELS.get(agent, agent), **kw)  # fmt: skip
+        if isinstance(n, (int, float, np.number)) and np.isfinite(n) and agent in _MEMBERS:
+            settings.append(f"{style.LABELS.get(agent, agent).removesuffix(' DQN')} "
+                            f"{_MEMBERS[agent]}={int(n)}")  # fmt: skip
+    return ", ".join(settings)
+
+
+#: The agents whose ``n`` is a member count (N) or a snapshot count (K).
+_MEMBERS = {"maxmin-dqn": "N", "ensemble-dqn": "N", "averaged-dqn": "K"}
+
+
+def _panel_title(ax: plt.Axes, env: str, settings: str) -> None:
+    """The environment, and under it the panel's best N / K (smaller) when there are any."""
+    ax.set_title(T.env_title(env) + (f"\n{settings}" if settings else ""),
+                 fontsize=None if not settings else 10)  # fmt: skip
 
 
 def _envs(df: pd.DataFrame) -> list[str]:
@@ -163,8 +171,7 @@ def fig_learning_curves(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> 
     fig, axes = _grid(len(envs))
     keys = T.present_keys(curves, T.DEEP_KEYS)
     for ax, env in zip(axes, envs, strict=True):
-        _best_agent_bands(ax, best[best["env_id"] == env], curves, keys)
-        ax.set_title(T.env_title(env))
+        _panel_title(ax, env, _best_agent_bands(ax, best[best["env_id"] == env], curves, keys))
         ax.set_xlabel("steps")
         ax.set_ylabel("return (avg. last 100 ep.)")
         ax.grid(alpha=0.3)
@@ -298,9 +305,9 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     keys = T.present_keys(curves, T.DEEP_KEYS)
     fig, axes = _grid(len(envs))
     for ax, env in zip(axes, envs, strict=True):
-        _best_agent_bands(ax, best[best["env_id"] == env], curves, keys, smooth=False)
+        settings = _best_agent_bands(ax, best[best["env_id"] == env], curves, keys, smooth=False)
         ax.axhline(0.0, color="black", lw=0.8, ls="--")
-        ax.set_title(T.env_title(env))
+        _panel_title(ax, env, settings)
         ax.set_xlabel("steps")
         ax.set_ylabel("estimate - MC return")
         ax.grid(alpha=0.3)
