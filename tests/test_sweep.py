@@ -499,3 +499,21 @@ def test_dry_run_prints_the_runs_and_the_work_left_and_writes_nothing(tmp_path, 
     )
     with ResultsStore(done) as store:  # nothing registered or changed by the dry runs
         assert len(store.records()) == 3 and {r.status for r in store.records()} == {"done"}
+
+
+def test_sweep_warns_of_deep_runs_that_never_learn(tmp_path, capsys):
+    """A deep run whose steps do not exceed learning_starts takes only random steps: the
+    sweep says so on stderr before starting (here with --dry-run); the shipped quick Catcher
+    config (3,000 steps, learning from step 1,000) gets no warning."""
+    from maxminq.cli import main
+
+    text = (HERE.parent / "configs" / "catcher.yaml").read_text()
+    cfg = tmp_path / "idle.yaml"
+    cfg.write_text(text.replace("name: catcher", "name: idle").replace("steps: 3000", "steps: 800"))
+    assert "steps: 800" in cfg.read_text()
+    assert main(["sweep", str(cfg), "--out", str(tmp_path / "o"), "--dry-run"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "never learn" in err[0] and "steps <= learning_starts" in err[0]
+    catcher = HERE.parent / "configs" / "catcher.yaml"
+    assert main(["sweep", str(catcher), "--out", str(tmp_path / "c"), "--dry-run"]) == 0
+    assert capsys.readouterr().err == ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,16 @@ def dry_run(config: Any, out: Path) -> str:
     )
 
 
+def never_learning(config: Any) -> list[str]:
+    """Deep runs whose steps do not exceed learning_starts: only random steps, so their
+    agents never learn (as ``maxminq train`` warns)."""
+    return [
+        r.run_id
+        for r in config.runs
+        if r.kind == "deep" and r.settings["steps"] <= r.settings["learning_starts"]
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything (options, config, every run's settings), then run the sweep."""
     from maxminq.experiments.config import load_config
@@ -96,6 +107,14 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("results") / config.name
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} exists and is not a folder")
+    idle = never_learning(config)
+    if idle:
+        more = f" and {len(idle) - 3} more" if len(idle) > 3 else ""
+        print(
+            f"maxminq sweep: warning: {len(idle)} deep run(s) with steps <= learning_starts "
+            f"never learn (only random steps): {', '.join(idle[:3])}{more}",
+            file=sys.stderr,
+        )
     if args.dry_run:
         print(dry_run(config, out))
         return 0
