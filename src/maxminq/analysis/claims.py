@@ -530,7 +530,7 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
     if m is None or m.empty or "bias_mean" not in m.columns:
         return []
     keys = T.present_keys(m, T.DEEP_KEYS)
-    runs = T.present_keys(m, ["run_id", "seed"])
+    runs = T.run_cols(m)
     out = []
     for env in sorted(best["env_id"].unique(), key=T.env_rank):
         vals = {}

@@ -82,7 +82,7 @@ def count_runs(df: pd.DataFrame, keys: Sequence[str]) -> int:
     run) pairs, as two stored run ids of one setting (pooled by the report) each number
     their runs from 0."""
     setting = T.present_keys(df, list(keys))
-    runs = df[[*setting, *T.present_keys(df, ["run_id", "run"])]].drop_duplicates()
+    runs = df[[*setting, *T.tabular_run_cols(df)]].drop_duplicates()
     return int(runs.groupby(setting, observed=True).size().min())
 
 

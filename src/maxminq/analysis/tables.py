@@ -269,7 +269,7 @@ def best_settings(
 
 
 # ----------------------------------------------------------------------------- deep RL
-def _run_cols(df: pd.DataFrame) -> list[str]:
+def run_cols(df: pd.DataFrame) -> list[str]:
     """Columns identifying one independent run of a deep setting (a seed within a run id)."""
     return present_keys(df, ["run_id", "seed"])
 
@@ -288,7 +288,7 @@ def deep_final_scores(tables: Tables, keys: Sequence[str] = DEEP_KEYS) -> pd.Dat
     if tables.tests is not None and not tables.tests.empty:
         t = tables.tests
         k = present_keys(t, keys)
-        by = [*k, *_run_cols(t)]
+        by = [*k, *run_cols(t)]
         s = t.groupby(by, sort=True, dropna=False)["return"].mean().rename("score").reset_index()
         s["source"] = "test"
         scores.append(s)
@@ -296,7 +296,7 @@ def deep_final_scores(tables: Tables, keys: Sequence[str] = DEEP_KEYS) -> pd.Dat
     if tables.episodes is not None and not tables.episodes.empty:
         e = tables.episodes
         k = present_keys(e, keys)
-        by = [*k, *_run_cols(e)]
+        by = [*k, *run_cols(e)]
         e = _with_avg100(e, by)
         last = e.sort_values("step").groupby(by, sort=True, dropna=False).tail(1)
         s = last[[*by, "return_avg100"]].rename(columns={"return_avg100": "score"})
@@ -362,7 +362,7 @@ def deep_curves(
     Returns columns ``*keys, step, mean, se, runs``.
     """
     k = present_keys(episodes, keys)
-    by_run = [*k, *_run_cols(episodes)]
+    by_run = [*k, *run_cols(episodes)]
     e = _with_avg100(episodes, by_run)
     rows = []
     settings = e.groupby(k, sort=True, dropna=False) if k else [((), e)]  # no keys: one run
@@ -370,7 +370,7 @@ def deep_curves(
         key = key if isinstance(key, tuple) else (key,)
         grid = np.linspace(0, float(sub["step"].max()), points + 1)[1:]
         curves = []
-        for _, run in sub.groupby(_run_cols(sub) or k, sort=True, dropna=False):
+        for _, run in sub.groupby(run_cols(sub) or k, sort=True, dropna=False):
             run = run.sort_values("step")
             steps = run["step"].to_numpy(dtype=float)
             vals = run["return_avg100"].to_numpy(dtype=float)
@@ -403,7 +403,7 @@ def metric_curves(
 
 
 # ----------------------------------------------------------------------------- tabular
-def _tabular_run_cols(df: pd.DataFrame) -> list[str]:
+def tabular_run_cols(df: pd.DataFrame) -> list[str]:
     """Columns identifying one independent tabular run: its index within a stored run id.
 
     Two run ids with the same keys (e.g. two configs differing only in ``seed``) number their
@@ -415,7 +415,7 @@ def _tabular_run_cols(df: pd.DataFrame) -> list[str]:
 def toy_final(toy: pd.DataFrame, value: str, *, last_fraction: float = 0.1) -> pd.DataFrame:
     """Per run, the average of ``value`` over the last ``last_fraction`` of its episodes."""
     k = present_keys(toy, TOY_KEYS)
-    by = [*k, *_tabular_run_cols(toy)]
+    by = [*k, *tabular_run_cols(toy)]
     last_ep = toy.groupby(by, dropna=False)["episode"].transform("max")
     first_ep = toy.groupby(by, dropna=False)["episode"].transform("min")
     cut = last_ep - (last_ep - first_ep) * last_fraction
@@ -426,14 +426,14 @@ def toy_final(toy: pd.DataFrame, value: str, *, last_fraction: float = 0.1) -> p
 def toy_auc(toy: pd.DataFrame, value: str = "distance") -> pd.DataFrame:
     """Per run, the average of ``value`` over all episodes (area under the learning curve)."""
     k = present_keys(toy, TOY_KEYS)
-    by = [*k, *_tabular_run_cols(toy)]
+    by = [*k, *tabular_run_cols(toy)]
     return toy.groupby(by, sort=True, dropna=False)[value].mean().reset_index()
 
 
 def mountain_car_final(mc: pd.DataFrame) -> pd.DataFrame:
     """Per run, the steps of the last training episode (the paper's Fig. 3(a) measure)."""
     k = present_keys(mc, MOUNTAIN_CAR_KEYS)
-    by = [*k, *_tabular_run_cols(mc)]
+    by = [*k, *tabular_run_cols(mc)]
     last = mc.sort_values("episode").groupby(by, sort=True, dropna=False).tail(1)
     return last[[*by, "steps"]].reset_index(drop=True)
 
