@@ -125,16 +125,10 @@ def _result_records(out_dir: Path, results: dict[str, pd.DataFrame]) -> list:
         return [r for r in store.records() if r.run_id in ids]
 
 
-def _pooled_notes(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[str]:
-    """:func:`pooled_differences` of the runs in ``results``."""
-    return pooled_differences(_result_records(out_dir, results))
-
-
-def _settings_rows(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[list[str]]:
+def _settings_rows(records: Sequence) -> list[list[str]]:
     """One row per config: its run ids, seeds (deep) or runs per setting (tabular), and the
-    values each setting takes, read from the store's records of the runs in ``results``
-    (so no table column can pass for a setting)."""
-    records = _result_records(out_dir, results)
+    values each setting takes, read from the store's ``records`` of the reported runs (so no
+    table column can pass for a setting)."""
     rows = []
     for cfg in sorted({r.config for r in records}):
         mine = [r for r in records if r.config == cfg]
@@ -421,7 +415,8 @@ def build_report(
         doc.para(f"Command: `{meta['command']}`")
     if scale == "quick":
         doc.para(QUICK_NOTE, cls="note")
-    pooled = _pooled_notes(out_dir, results)
+    records = _result_records(out_dir, results)  # read once: the caution and the settings
+    pooled = pooled_differences(records)
     if pooled:
         doc.para(
             "**Caution: runs of different experiments are pooled.** The tables, claims and "
@@ -467,7 +462,7 @@ def build_report(
             )
 
     doc.heading("Settings and scale")
-    rows = _settings_rows(out_dir, results)
+    rows = _settings_rows(records)
     if meta.get("configs"):
         timing = {c["name"]: c for c in meta["configs"] if isinstance(c, dict) and "name" in c}
         for r in rows:
