@@ -126,13 +126,12 @@ def _observations(obs: tuple[Any, ...], shape: tuple[int, ...], env_id: str) -> 
     """The observations of one step of the live seeds, stacked: (len(obs), *shape)."""
     try:
         arr = np.asarray(obs, dtype=np.float32)
+        if arr.shape[1:] == shape:
+            return arr
     except (TypeError, ValueError):
-        arr = None
-    if arr is None or arr.shape[1:] != shape:
-        for o in obs:  # name the first one that does not fit
-            _observation(o, shape, env_id, "step()")
-        raise UsageError(f"--env: {env_id}'s step() observations do not stack to {shape}")
-    return arr
+        pass
+    # Slow path, only when they do not stack to shape: names the first one that does not fit.
+    return np.stack([_observation(o, shape, env_id, "step()") for o in obs])
 
 
 def _discounted_returns(rewards: list[float], gamma: float) -> np.ndarray:
@@ -252,17 +251,17 @@ class Trainer:
         try:
             _, obs_shape = Trainer._spaces(env, cfg)
             image = _image_replay(env.observation_space, obs_shape)
-            obs, _ = env.reset(seed=0)
-            first = _observation(obs, obs_shape, cfg.env_id, "reset()")
+            first = _observation(env.reset(seed=0)[0], obs_shape, cfg.env_id, "reset()")
             obs, reward, terminated, truncated, _ = env.step(0)
-            for where, o in (("reset()", first), ("step()", obs)):
-                o = _observation(o, obs_shape, cfg.env_id, where)
-                if image and not np.array_equal(o, o.astype(np.uint8)):
-                    # The replay buffers of a uint8 / bool image space store uint8.
+            second = _observation(obs, obs_shape, cfg.env_id, "step()")
+            pairs = (("reset()", first), ("step()", second)) if image else ()
+            for where, o in pairs:  # the replay buffers of a uint8 / bool image space: uint8
+                lost = o != o.astype(np.uint8)
+                if lost.any():
                     raise UsageError(
                         f"--env: {cfg.env_id}'s observation space is {env.observation_space}"
-                        f" but its {where} gave values such as {o[o != o.astype(np.uint8)][0]}"
-                        ", which the uint8 replay buffers cannot hold"
+                        f" but its {where} gave values such as {o[lost][0]}, which the uint8 "
+                        "replay buffers cannot hold"
                     )
             try:
                 float(reward)
@@ -272,7 +271,7 @@ class Trainer:
                     "number"
                 ) from None
             for name, flag in (("terminated", terminated), ("truncated", truncated)):
-                if not isinstance(flag, bool | np.bool_ | int | np.integer):  # not an array
+                if not isinstance(flag, int | np.bool_ | np.integer):  # bool is an int; no array
                     raise UsageError(
                         f"--env: {cfg.env_id}'s step() returned {name}={flag!r}; expected a bool"
                     )
