@@ -574,3 +574,19 @@ def test_toy_q_left_figure_names_each_panels_true_value() -> None:
     plt.close(fig)
     assert "true value +0.1" in legends[0] and "Q-learning" in legends[0]
     assert legends[1] == ["true value -0.1"]
+
+
+@pytest.mark.parametrize("noise", ["uniform", "normal"])
+def test_variance_plot_names_a_non_uniform_error_law(noise) -> None:
+    """The legend says which law the Monte-Carlo points sampled, and then that the closed
+    form is the uniform model's; with the theorem's uniform errors both keep plain labels."""
+    from maxminq.analysis.theory_plots import plot_variance_ratio, variance_table
+
+    table = variance_table(3, 50, np.random.default_rng(0), noise=noise)
+    labels = plot_variance_ratio(table).axes[0].get_legend_handles_labels()[1]
+    closed = r"$12N^2 / ((N+1)^2 (N+2))$"
+    if noise == "uniform":
+        want = {closed, "Monte Carlo (±2 s.e.)"}
+    else:
+        want = {f"{closed} (uniform errors)", "Monte Carlo, normal errors (±2 s.e.)"}
+    assert set(labels) == want | {"Var[Q] (single estimator)"}

@@ -173,9 +173,14 @@ def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
     return fig
 
 
+def _laws(table: pd.DataFrame) -> set[str]:
+    """The error laws of the Monte-Carlo columns (uniform for tables without ``mc_noise``)."""
+    return set(table["mc_noise"]) if "mc_noise" in table.columns else {"uniform"}
+
+
 def _mc_label(table: pd.DataFrame) -> str:
     """Legend text of the Monte-Carlo points, naming a non-uniform error law."""
-    laws = set(table["mc_noise"]) if "mc_noise" in table.columns else {"uniform"}
+    laws = _laws(table)
     if laws <= {"uniform"}:
         return "Monte Carlo (±2 s.e.)"
     return f"Monte Carlo, {'/'.join(sorted(laws))} errors (±2 s.e.)"
@@ -192,7 +197,7 @@ def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(6.0, 4.0), layout="constrained")
     ax = fig.subplots()
     closed = r"$12N^2 / ((N+1)^2 (N+2))$"
-    if _mc_label(variance) != _mc_label(variance.iloc[:0]):  # other errors: say whose it is
+    if not _laws(variance) <= {"uniform"}:  # other errors simulated: say whose it is
         closed += " (uniform errors)"
     ax.plot(fine, curve, color=colour, label=closed)
     ax.errorbar(
