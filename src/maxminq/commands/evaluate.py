@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 from maxminq.errors import UsageError
@@ -67,19 +66,14 @@ def _check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the options and the run, then play, print and write."""
     _check(args)
-    from maxminq.commands.train import env_ends_by_itself, parse_seeds
+    from maxminq.commands.train import parse_seeds, warn_if_uncapped
     from maxminq.deep.policy import evaluate_agent, load_agent
 
     agent = load_agent(args.run)
-    _check_env(agent.config.env_id, args.gif is not None, args.env_seed)
     c = agent.config
-    uncapped = args.max_episode_steps is None and c.max_episode_steps is None
-    if uncapped and not env_ends_by_itself(c.env_id):
-        print(
-            f"maxminq evaluate: {c.env_id} has no time limit: an episode the policy never "
-            "ends would not finish; --max-episode-steps caps them",
-            file=sys.stderr,
-        )
+    _check_env(c.env_id, args.gif is not None, args.env_seed)
+    cap = c.max_episode_steps if args.max_episode_steps is None else args.max_episode_steps
+    warn_if_uncapped("evaluate", c.env_id, cap)
     if args.seeds is None:
         seeds = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st == "done"]
         if not seeds:
@@ -98,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
         max_frames=GIF_MAX_FRAMES,
         max_episode_steps=args.max_episode_steps,
     )
-    c = agent.config
     print(f"{c.agent} (n = {c.n}) on {c.env_id}, eps = {args.eps}, {args.episodes} episode(s):")
     for seed, g in episodes.groupby("seed", sort=False):
         r = g["return"]

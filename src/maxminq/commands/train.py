@@ -192,11 +192,17 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
         shutil.rmtree(out / name, ignore_errors=True)
 
 
-def env_ends_by_itself(env_id: str) -> bool:
-    """The paper's environments without a cap (MinAtar) end every episode themselves."""
+def warn_if_uncapped(command: str, env_id: str, cap: int | None) -> None:
+    """Warn (stderr) that an environment without a time limit may play an episode forever;
+    the paper's environments without a cap (MinAtar) end every episode themselves."""
     from maxminq.envs.registry import PAPER_ENVS
 
-    return env_id in PAPER_ENVS
+    if cap is None and env_id not in PAPER_ENVS:
+        print(
+            f"maxminq {command}: warning: {env_id} has no time limit: an episode the policy "
+            "never ends would not finish; --max-episode-steps sets one",
+            file=sys.stderr,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -213,12 +219,7 @@ def run(args: argparse.Namespace) -> int:
     if resolved.tensorboard:
         tensorboard_writer_class()  # not installed: an error before --out is touched
     _prepare_out(args.out, args.resume, args.overwrite)
-    if resolved.max_episode_steps is None and not env_ends_by_itself(resolved.env_id):
-        print(
-            f"maxminq train: warning: {resolved.env_id} has no time limit: a test episode "
-            "the policy never ends would not finish; --max-episode-steps sets one",
-            file=sys.stderr,
-        )
+    warn_if_uncapped("train", resolved.env_id, resolved.max_episode_steps)
     if resolved.steps <= resolved.learning_starts:
         print(
             f"maxminq train: warning: --steps {resolved.steps} <= --learning-starts "
