@@ -135,14 +135,11 @@ def _best_agent_bands(
         agent, n = row["agent"], row.get("n")
         _band(ax, c["step"], c["mean"], c["se"], color=style.color(agent),
               label=style.LABELS.get(agent, agent), **kw)  # fmt: skip
-        if isinstance(n, (int, float, np.number)) and np.isfinite(n) and agent in _MEMBERS:
+        size = style.SIZE_NAME.get(style.FAMILY.get(agent, agent))  # N, K or None
+        if size and isinstance(n, (int, float, np.number)) and np.isfinite(n):
             settings.append(f"{style.LABELS.get(agent, agent).removesuffix(' DQN')} "
-                            f"{_MEMBERS[agent]}={int(n)}")  # fmt: skip
+                            f"{size}={int(n)}")  # fmt: skip
     return ", ".join(settings)
-
-
-#: The agents whose ``n`` is a member count (N) or a snapshot count (K).
-_MEMBERS = {"maxmin-dqn": "N", "ensemble-dqn": "N", "averaged-dqn": "K"}
 
 
 def _panel_title(ax: plt.Axes, env: str, settings: str) -> None:
@@ -325,14 +322,9 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     )
 
 
-def run_label(agent: str, n: int, lr: float | None = None) -> str:
-    """A legend label for one training run, e.g. ``Maxmin DQN (N=4)``, optionally its lr."""
-    text = style.label(agent)
-    if agent in ("maxmin-dqn", "ensemble-dqn"):
-        text += f" (N={n})"
-    elif agent == "averaged-dqn":
-        text += f" (K={n})"
-    return text if lr is None else f"{text}, lr {lr:g}"
+def run_label(agent: str, n: int) -> str:
+    """A legend label for one training run, e.g. ``Maxmin DQN (N=4)`` (:func:`style.label`)."""
+    return style.label(agent, n)
 
 
 #: Panels of ``fig_training_runs`` (``maxminq plot --panels``): table, column, title, y label.
