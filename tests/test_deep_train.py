@@ -600,6 +600,14 @@ class _LateOneValue(_Line):
         return (obs[:1] if type(self).resets > 6 else obs), info
 
 
+class _LateSevenValues(_Line):
+    """Fine for the check and the first episodes, then step() gives a (7,) observation."""
+
+    def step(self, action):
+        obs, *rest = super().step(action)
+        return (obs[:7] if type(self).resets > 6 else obs), *rest
+
+
 class _NotReplayable(_Line):
     """Observations scaled by a count of resets shared by all instances, not by the seed:
     an episode replayed from its reset seed never looks the same."""
@@ -650,6 +658,15 @@ def test_wrong_observation_mid_run_is_refused_not_broadcast(tmp_path: pathlib.Pa
     _LateOneValue.resets = 0
     cfg = _small(env_id=_register(_LateOneValue), steps=300)
     with pytest.raises(UsageError, match=r"--env: .*reset\(\) .* shape \(1,\)"):
+        run_training(cfg, tmp_path / "run", progress=False)
+    assert not (tmp_path / "run" / "runs.csv").exists()
+
+
+def test_wrong_step_observation_mid_run_is_refused(tmp_path: pathlib.Path) -> None:
+    """The stacked step() observations of the live seeds: the misfit is named."""
+    _LateSevenValues.resets = 0
+    cfg = _small(env_id=_register(_LateSevenValues), steps=300, seeds=[0, 1])
+    with pytest.raises(UsageError, match=r"--env: .*step\(\) .* shape \(7,\); its .* \(8,\)"):
         run_training(cfg, tmp_path / "run", progress=False)
     assert not (tmp_path / "run" / "runs.csv").exists()
 
