@@ -310,10 +310,12 @@ def check_ray_address(address: str, timeout: float = 5.0) -> None:
         address, said = os.environ.get("RAY_ADDRESS", ""), "auto (RAY_ADDRESS)"
         if not address:
             try:
-                address = (Path(RAY_CURRENT_CLUSTER).read_text().strip() or "auto").split()[0]
-            except (OSError, IndexError):
+                recorded = Path(RAY_CURRENT_CLUSTER).read_text().split()
+            except OSError:
+                recorded = []
+            if not recorded:  # no `ray start` here: Ray's own search decides
                 return
-            said = f"auto ({RAY_CURRENT_CLUSTER})"
+            address, said = recorded[0], f"auto ({RAY_CURRENT_CLUSTER})"
     text = address.removeprefix("ray://")
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit():
