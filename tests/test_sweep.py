@@ -499,6 +499,17 @@ def test_dry_run_prints_the_runs_and_the_work_left_and_writes_nothing(tmp_path, 
     )
     with ResultsStore(done) as store:  # nothing registered or changed by the dry runs
         assert len(store.records()) == 3 and {r.status for r in store.records()} == {"done"}
+        # a sweep SIGKILLed after storing a run's tables, before marking it done: the next
+        # sweep marks it done (its tables verify), so it is not left to run
+        kept = next(r.run_id for r in store.records() if store.verify_tables(r.run_id) is None)
+        store.mark_running(kept)
+    assert main(["sweep", str(toy), "--out", str(done), "--dry-run"]) == 0
+    assert (
+        capsys.readouterr()
+        .out.strip()
+        .endswith(f", 2 already done in {done}, 2 to run: 80 episodes (dry run: nothing started)")
+    )
+    assert run_sweep(toy, done, workers=1, progress=False).skipped == 2
 
 
 def test_sweep_warns_of_deep_runs_that_never_learn(tmp_path, capsys):

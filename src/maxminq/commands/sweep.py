@@ -68,7 +68,8 @@ def work_units(runs: Sequence[Any]) -> str:
 
 def dry_run(config: Any, out: Path) -> str:
     """What ``maxminq sweep`` would do, without writing anything: run counts (finished ones
-    in ``out`` that verify are skipped) and the total work left."""
+    in ``out`` that verify are skipped) and the total work left. A run left ``running`` by a
+    killed sweep counts as finished when its tables verify, as the sweep then marks it done."""
     finished: set[str] = set()
     if (out / "results.sqlite").is_file():
         from maxminq.experiments.store import ResultsStore
@@ -76,7 +77,7 @@ def dry_run(config: Any, out: Path) -> str:
         with ResultsStore(out, create=False) as store:
             for run in config.runs:
                 rec = store.get(run.run_id)
-                done = rec is not None and rec.status in ("done", "diverged")
+                done = rec is not None and rec.status in ("done", "diverged", "running")
                 if done and store.verify_tables(run.run_id) is None:
                     finished.add(run.run_id)
     todo = [r for r in config.runs if r.run_id not in finished]
