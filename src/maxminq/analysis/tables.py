@@ -309,7 +309,7 @@ def deep_final_scores(tables: Tables, keys: Sequence[str] = DEEP_KEYS) -> pd.Dat
     out = pd.concat(scores, ignore_index=True)
     if tables.runs is not None and "status" in tables.runs.columns:
         r = tables.runs
-        on = [c for c in ["run_id", "seed"] if c in r.columns and c in out.columns]
+        on = [c for c in run_cols(r) if c in out.columns]
         if on:
             status = r[[*on, "status"]].drop_duplicates(on)
             out = out.merge(status, on=on, how="left")
