@@ -8,13 +8,18 @@ import numpy as np
 from numba import njit
 
 
+def _is_int(value: Any) -> bool:
+    """A Python or NumPy integer, not a bool (``type() is int`` is exact: bool is a subclass)."""
+    return type(value) is int or isinstance(value, np.integer)
+
+
 def check_action(action: Any, n: int) -> int:
     """``action`` as an int if it is an integer (Python or NumPy, not bool) in [0, n).
 
     Raises:
         ValueError: naming the action and the valid range otherwise.
     """
-    if type(action) is int or isinstance(action, np.integer):  # bool is not: type() is exact
+    if _is_int(action):
         if 0 <= action < n:
             return int(action)
     elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
@@ -60,8 +65,7 @@ def check_cap(max_episode_steps: Any) -> int | None:
     """
     if max_episode_steps is None:
         return None
-    ok = type(max_episode_steps) is int or isinstance(max_episode_steps, np.integer)
-    if not ok or max_episode_steps <= 0:
+    if not _is_int(max_episode_steps) or max_episode_steps <= 0:
         raise ValueError(
             f"max_episode_steps must be None (the registered cap) or a positive integer, "
             f"got {max_episode_steps!r}"
