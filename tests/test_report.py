@@ -208,7 +208,7 @@ def test_overlapping_cis_with_a_lower_iqm_are_no_support():
     # Catcher, Maxmin's best setting (N=4, lr=1e-3) against DQN's: levels base + 5 + shift + 4
     # vs base + 5, seeds add 0..3. Shift -5: Maxmin's IQM one below DQN's, CIs overlap.
     needle = "Maxmin DQN ≥ DQN on Catcher"
-    lower = [c for c in C.deep_claims(T.classify(deep_results(seeds=4, maxmin_shift=-5.0)))]
+    lower = C.deep_claims(T.classify(deep_results(seeds=4, maxmin_shift=-5.0)))
     (c,) = [c for c in lower if needle in c.text]
     n = c.numbers
     assert n["maxmin_iqm"] < n["dqn_iqm"] and n["maxmin_high"] >= n["dqn_low"]  # overlap
