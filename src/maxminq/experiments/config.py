@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 from maxminq.errors import MaxminqError
-from maxminq.experiments.registry import KINDS, SettingsError
+from maxminq.experiments.registry import KINDS, SettingsError, options_to_keys
 from maxminq.experiments.store import canonical_json
 
 MAX_RUNS = 100_000
@@ -342,8 +342,6 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
 
 
 _LEADING_OPTION = re.compile(r"^--[a-z][a-z0-9-]*:?\s+")
-_OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
-_OPTION_KEYS = {"env": "env_id"}  # command-line option -> setting key, where they differ
 # Command-line syntax in a shared check's message -> the same in a config's YAML.
 _CLI_EXAMPLES = {"e.g. 0-4": "e.g. [0, 1, 2, 3, 4]"}
 
@@ -358,9 +356,7 @@ def _config_message(message: str, value: Any = None, *, has_value: bool = False)
     """
     message = " ".join(message.split())
     message = _LEADING_OPTION.sub("", message)
-    message = _OPTION.sub(
-        lambda m: _OPTION_KEYS.get(m.group(1), m.group(1).replace("-", "_")), message
-    )
+    message = options_to_keys(message)
     for cli, yaml_text in _CLI_EXAMPLES.items():
         message = message.replace(cli, yaml_text)
     head, sep, _ = message.rpartition(", got ")

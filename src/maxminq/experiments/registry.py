@@ -254,6 +254,20 @@ def _coerce(value: Any, annotation: str) -> Any:
 
 
 _OPTION = re.compile(r"--([a-z][a-z0-9-]*)")
+_OPTION_KEYS = {"env": "env_id"}  # command-line option -> setting key, where they differ
+
+
+def option_key(option: str) -> str:
+    """The setting key of a command-line option (without its dashes): ``max-episode-steps``
+    -> ``max_episode_steps``, ``env`` -> ``env_id``."""
+    return _OPTION_KEYS.get(option, option.replace("-", "_"))
+
+
+def options_to_keys(message: str) -> str:
+    """``message`` with every ``--option`` replaced by its setting key (:func:`option_key`)."""
+    return _OPTION.sub(lambda m: option_key(m.group(1)), message)
+
+
 _TYPE_WORDS = {
     "int": "an integer",
     "float": "a number",
@@ -319,9 +333,7 @@ def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
     except (ValueError, MaxminqError) as err:
         message = " ".join(str(err).split())
         match = _OPTION.search(message)
-        key = match.group(1).replace("-", "_") if match else None
-        if key == "env":
-            key = "env_id"
+        key = option_key(match.group(1)) if match else None
         message = message.split(": ", 1)[-1] if message.startswith("--") else message
         raise SettingsError(key if key in fields else None, message) from None
     return json.loads(json.dumps(dataclasses.asdict(resolved)))
