@@ -46,13 +46,14 @@ def varying_keys(settings: Sequence[dict[str, Any]]) -> list[str]:
     return [k for k in keys if len({_text(s.get(k, MISSING)) for s in settings}) > 1]
 
 
-def run_table(records: Sequence[Any], folder: Path) -> list[list[str]]:
+def run_table(records: Sequence[Any], store: Any) -> list[list[str]]:
     """Rows (with a header row) for ``--runs``: run id, kind, status, the varying settings,
-    and the plot folder ``DIR/tables/<run_id>`` of each finished deep run."""
+    and the plot folder ``DIR/tables/<run_id>`` (``store.run_tables_dir``) of each finished
+    deep run."""
     keys = varying_keys([r.settings for r in records])
     rows = [["run id", "kind", "status", *keys, "tables (maxminq plot)"]]
     for rec in records:
-        tables = folder / "tables" / rec.run_id
+        tables = store.run_tables_dir(rec.run_id)
         # 'maxminq plot' reads a deep run's runs.csv; other kinds and unfinished runs have none
         plot = str(tables) if rec.kind == "deep" and (tables / "runs.csv").is_file() else MISSING
         cells = [_text(rec.settings[k]) if k in rec.settings else MISSING for k in keys]
@@ -134,5 +135,5 @@ def run(args: argparse.Namespace) -> int:
             for name in [args.config] if args.config else configs:
                 mine = store.records(name)
                 print(f"\nruns of {name} ({len(mine)}):")
-                _print_table(run_table(mine, folder))
+                _print_table(run_table(mine, store))
     return 1 if failed or bad else 0
