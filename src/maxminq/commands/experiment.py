@@ -69,7 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mc.add_argument("--batch-size", default="4", help="replayed transitions per update")
     mc.add_argument("--max-steps", default="5000", help="episode step cap (truncation)")
     for p in (toy, mc):
-        p.add_argument("--algorithms", nargs="*", help="operator names, optionally name:N")
+        p.add_argument("--algorithms", nargs="*",
+                       help="operators as name[:N][:key=value,...], e.g. maxmin:4 "
+                       "bias_corrected:sigma=0.5")  # fmt: skip
         p.add_argument("--update-every", default="1", help="agent steps per update (>= 1)")
         p.add_argument("--seed", default="0", help="base seed; run r uses (seed, r)")
         p.add_argument("--workers", default=str(os.cpu_count() or 1), help="processes")
@@ -122,7 +124,7 @@ def _algorithms(
     out: list[tuple[str, int, dict[str, float]]] = []
     given: dict[tuple[str, int], str] = {}
     for token in tokens or default:
-        for name, n, kwargs in parse_algorithm(token, default_n.get(token.split(":")[0], (2,))):
+        for name, n, kwargs in parse_algorithm(token, default_n):
             if (name, n) in given:
                 what = f"{name} with N = {n}" if n != 1 else name
                 raise UsageError(

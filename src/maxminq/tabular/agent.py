@@ -123,11 +123,12 @@ def check_op_kwargs(
 
 
 def parse_algorithm(
-    token: str, default_n: tuple[int, ...], option: str = "--algorithms"
+    token: str, default_n: Mapping[str, tuple[int, ...]], option: str = "--algorithms"
 ) -> list[tuple[str, int, dict[str, float]]]:
     """Parse one ``--algorithms`` token, ``name[:N][:key=value[,key=value]]``: ``maxmin:4``,
     ``bias_corrected:sigma=0.5``, ``weighted_double_q:c=10``. Without N, a fixed-N operator
-    uses its N and the others ``default_n`` (one entry per N). Raises UsageError."""
+    uses its N and the others ``default_n[name]`` (one entry per N; N = 2 if absent).
+    Raises UsageError."""
     name, *parts = token.split(":")
     spec = ALGORITHMS.get(name)
     if spec is None:
@@ -155,7 +156,7 @@ def parse_algorithm(
                 f"{option}: expected name[:N][:key=value] with N a whole number >= 1, got {token!r}"
             )
     if ns is None:
-        ns = (spec.fixed_n,) if spec.fixed_n is not None else default_n
+        ns = (spec.fixed_n,) if spec.fixed_n is not None else default_n.get(name, (2,))
     kwargs = check_op_kwargs(name, kwargs, option)
     out = []
     for n in ns:
