@@ -133,12 +133,11 @@ def _best_agent_bands(
         if c.empty:
             continue
         agent, n = row["agent"], row.get("n")
-        _band(ax, c["step"], c["mean"], c["se"], color=style.color(agent),
-              label=style.LABELS.get(agent, agent), **kw)  # fmt: skip
+        name = style.LABELS.get(agent, agent)
+        _band(ax, c["step"], c["mean"], c["se"], color=style.color(agent), label=name, **kw)
         size = style.SIZE_NAME.get(style.FAMILY.get(agent, agent))  # N, K or None
         if size and isinstance(n, (int, float, np.number)) and np.isfinite(n):
-            settings.append(f"{style.LABELS.get(agent, agent).removesuffix(' DQN')} "
-                            f"{size}={int(n)}")  # fmt: skip
+            settings.append(f"{name.removesuffix(' DQN')} {size}={int(n)}")
     return ", ".join(settings)
 
 
