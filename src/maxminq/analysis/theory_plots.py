@@ -173,19 +173,6 @@ def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
     return fig
 
 
-def _laws(table: pd.DataFrame) -> set[str]:
-    """The error laws of the Monte-Carlo columns (uniform for tables without ``mc_noise``)."""
-    return set(table["mc_noise"]) if "mc_noise" in table.columns else {"uniform"}
-
-
-def _mc_label(table: pd.DataFrame) -> str:
-    """Legend text of the Monte-Carlo points, naming a non-uniform error law."""
-    laws = _laws(table)
-    if laws <= {"uniform"}:
-        return "Monte Carlo (±2 s.e.)"
-    return f"Monte Carlo, {'/'.join(sorted(laws))} errors (±2 s.e.)"
-
-
 def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
     """Corollary 1: Var[Q^min] / Var[Q] = 12 N^2 / ((N+1)^2 (N+2)) against N, with the
     Monte-Carlo estimates (error bars: 2 standard errors; their error law named when it is
@@ -196,9 +183,11 @@ def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
     curve = 12 * fine**2 / ((fine + 1) ** 2 * (fine + 2))
     fig = Figure(figsize=(6.0, 4.0), layout="constrained")
     ax = fig.subplots()
-    closed = r"$12N^2 / ((N+1)^2 (N+2))$"
-    if not _laws(variance) <= {"uniform"}:  # other errors simulated: say whose it is
+    closed, mc = r"$12N^2 / ((N+1)^2 (N+2))$", "Monte Carlo (±2 s.e.)"
+    laws = sorted(set(variance["mc_noise"]))
+    if set(laws) - {"uniform"}:  # other errors simulated: name them; the curve is uniform's
         closed += " (uniform errors)"
+        mc = f"Monte Carlo, {'/'.join(laws)} errors (±2 s.e.)"
     ax.plot(fine, curve, color=colour, label=closed)
     ax.errorbar(
         variance["N"],
@@ -208,7 +197,7 @@ def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
         color="black",
         markersize=4,
         capsize=2,
-        label=_mc_label(variance),
+        label=mc,
     )
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=1, label="Var[Q] (single estimator)")
     ax.set_xlabel("N (number of estimators)")
