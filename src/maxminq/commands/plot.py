@@ -95,10 +95,9 @@ def run(args: argparse.Namespace) -> int:
     cfgs = [_settings(folder) for folder in args.runs]
     labels = run_labels(cfgs, args.runs)
     runs = [
-        [label, cfg["agent"], read_tables(folder), cfg]
+        (label, cfg["agent"], read_tables(folder))
         for label, cfg, folder in zip(labels, cfgs, args.runs, strict=True)
     ]
-    envs = [cfg["env_id"] for cfg in cfgs]
     default = args.runs[0] / "curves" if len(runs) == 1 else Path("compare")
     out = (default if args.out is None else args.out).resolve()
     if out.is_dir():  # "--out figs/": the default name inside it
@@ -108,12 +107,10 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix in (".png", ".svg"):  # "a.png" -> a.png and a.svg; "run.v2" stays whole
         out = out.with_suffix("")
     out.parent.mkdir(parents=True, exist_ok=True)
-    title = " vs ".join(dict.fromkeys(envs))
-    seeds = sorted({len(r[3]["seeds"]) for r in runs})
+    title = " vs ".join(dict.fromkeys(cfg["env_id"] for cfg in cfgs))
+    seeds = sorted({len(cfg["seeds"]) for cfg in cfgs})
     title += f", {'/'.join(map(str, seeds))} seed(s) per run"
-    figure = fig_training_runs(
-        [(r[0], r[1], r[2]) for r in runs], title, out.parent, out.name, panels=panels
-    )
+    figure = fig_training_runs(runs, title, out.parent, out.name, panels=panels)
     if figure is None:
         raise UsageError("RUN_DIR: no episode finished in these runs; nothing to plot")
     print(f"figure written to {figure.png}")
