@@ -56,16 +56,16 @@ def behaviour_values(
     agent: str, online: StackedNet, n_online: int, obs: torch.Tensor
 ) -> torch.Tensor:
     """Action values an agent's policy is greedy on, from its online stack (S x n_online
-    members): obs (S, ...) -> (S, A).
+    members): obs (S, B, ...) -> (S, B, A), B observations per seed.
 
     Maxmin: min over the N online nets (Algorithm 1); Ensemble: their mean; the other
     agents: their one online net.
     """
     spec = AGENTS[agent]
-    q = online.forward_shared(obs.unsqueeze(1), n_online)
-    q = q.reshape(obs.shape[0], n_online, online.n_actions)
+    s, b = obs.shape[:2]
+    q = online.forward_shared(obs, n_online).reshape(s, n_online, b, online.n_actions)
     if spec.ensemble:  # the operator's own estimate: min_i (Maxmin), mean_i
-        return operators.action_values(spec.operator, q)
+        return operators.action_values(spec.operator, q.transpose(1, 2))
     return q[:, 0]
 
 
@@ -125,7 +125,7 @@ class Learner:
 
     def greedy_values(self, obs: torch.Tensor) -> torch.Tensor:
         """Action values the behaviour policy is greedy on: obs (S, ...) -> (S, A)."""
-        return behaviour_values(self.agent, self.online, self.n_online, obs)
+        return behaviour_values(self.agent, self.online, self.n_online, obs.unsqueeze(1))[:, 0]
 
     @torch.no_grad()
     def target_q(self, next_obs: torch.Tensor) -> torch.Tensor:

@@ -114,16 +114,17 @@ class TrainedAgent:
         """
         net = self._nets[self._position(seed)]
         x = np.asarray(obs, dtype=np.float32)
-        if x.shape[1:] == self.obs_shape and x.shape != self.obs_shape:  # a batch
-            rows = [self.q_values(o, seed) for o in x]
-            return np.stack(rows) if rows else np.zeros((0, self.n_actions), np.float32)
-        if x.shape != self.obs_shape:
+        one = x.shape == self.obs_shape
+        if not one and x.shape[1:] != self.obs_shape:
             raise ValueError(
                 f"q_values: obs has shape {x.shape}; expected {self.obs_shape} (one "
                 f"observation) or (B, {', '.join(map(str, self.obs_shape))}) (a batch)"
             )
-        t = torch.from_numpy(x).reshape(1, *self.obs_shape)
-        return behaviour_values(self.config.agent, net, self.n_online, t)[0].numpy()
+        if x.size == 0:  # an empty batch (the stacked forward cannot reshape 0 rows)
+            return np.zeros((0, self.n_actions), np.float32)
+        batch = torch.from_numpy(x.reshape(-1, *self.obs_shape))[None]  # (1, B, *obs_shape)
+        q = behaviour_values(self.config.agent, net, self.n_online, batch)[0].numpy()
+        return q[0] if one else q
 
     def act(
         self, obs: np.ndarray, seed: int, eps: float = 0.0, rng: np.random.Generator | None = None
