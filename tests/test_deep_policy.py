@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from line_env import LineEnv
 from PIL import Image
 
 from maxminq.cli import main
@@ -181,31 +182,12 @@ def test_cli_evaluate_needs_a_finished_run(tmp_path, capsys) -> None:
     assert "RUN_DIR" in capsys.readouterr().err
 
 
-class _NoRender(gym.Env):
-    """Four one-hot cells, no render_mode argument (as many users' environments)."""
-
-    observation_space = gym.spaces.Box(0.0, 1.0, (4,), np.float32)
-    action_space = gym.spaces.Discrete(2)
-
-    def __init__(self) -> None:
-        self.pos = 0
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.pos = 0
-        return np.eye(4, dtype=np.float32)[self.pos], {}
-
-    def step(self, action):
-        self.pos = min(3, max(0, self.pos + (1 if action == 1 else -1)))
-        return np.eye(4, dtype=np.float32)[self.pos], float(self.pos == 3), self.pos == 3, False, {}
-
-
 def test_cli_evaluate_checks_the_environment_before_playing(tmp_path, capsys, monkeypatch):
     """--gif on an environment that cannot render was a traceback from gym.make; a run whose
     environment is not registered here was an error naming --env, which evaluate lacks."""
     env_id = "mmq-test/NoRender-v0"
     if env_id not in gym.registry:
-        gym.register(env_id, entry_point=_NoRender, max_episode_steps=10)
+        gym.register(env_id, entry_point=LineEnv, max_episode_steps=10)
     out = tmp_path / "run"
     run_training(
         _config(env_id=env_id, steps=120, seeds=[0], checkpoint_every=0), out, progress=False

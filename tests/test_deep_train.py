@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from line_env import LineEnv as _Line
 
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
@@ -522,29 +523,6 @@ def test_greedy_pass_only_when_some_seed_acts_greedily(seeds: list[int]) -> None
     expected = [t for t, c in enumerate(coins) if t >= cfg.learning_starts and (c >= eps).any()]
     assert greedy_calls == expected
     assert 0 < len(expected) < cfg.steps - cfg.learning_starts  # both kinds of step occur
-
-
-class _Line(gym.Env):
-    """Eight one-hot cells; action 1 moves right, the last cell ends the episode. Subclasses
-    break one rule of the environment contract each."""
-
-    observation_space = gym.spaces.Box(0.0, 1.0, (8,), np.float32)
-    action_space = gym.spaces.Discrete(2)
-    resets = 0  # counted over every instance (for the late-failing variants)
-
-    def _obs(self) -> np.ndarray:
-        return np.eye(8, dtype=np.float32)[self.pos]
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        type(self).resets += 1
-        self.pos = 0
-        return self._obs(), {}
-
-    def step(self, action):
-        self.pos = min(7, max(0, self.pos + (1 if action == 1 else -1)))
-        done = self.pos == 7
-        return self._obs(), float(done), done, False, {}
 
 
 class _StartsAtOne(_Line):
