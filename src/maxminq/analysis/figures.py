@@ -321,11 +321,6 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     )
 
 
-def run_label(agent: str, n: int) -> str:
-    """A legend label for one training run, e.g. ``Maxmin DQN (N=4)`` (:func:`style.label`)."""
-    return style.label(agent, n)
-
-
 #: Panels of ``fig_training_runs`` (``maxminq plot --panels``): table, column, title, y label.
 #: The bias columns come from ``maxminq train``'s probes: per seed and metrics interval, the
 #: mean, mean absolute value and standard deviation of ``estimate - discounted MC return``.

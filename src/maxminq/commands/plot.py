@@ -59,9 +59,9 @@ def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
     """Legend labels, e.g. ``Maxmin DQN (N=4)``: with runs on several environments each label
     names its environment; runs that still share a label get their step sizes if those
     differ, then their folder names (e.g. two sets of seeds of one setting)."""
-    from maxminq.analysis.figures import run_label
+    from maxminq.analysis import style
 
-    labels = [run_label(c["agent"], c["n"]) for c in cfgs]
+    labels = [style.label(c["agent"], c["n"]) for c in cfgs]
     if len({c["env_id"] for c in cfgs}) > 1:
         labels = [f"{label}, {c['env_id']}" for label, c in zip(labels, cfgs, strict=True)]
     for text in (lambda i: f"lr {cfgs[i]['lr']:g}", lambda i: Path(folders[i]).resolve().name):

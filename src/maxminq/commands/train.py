@@ -258,9 +258,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
     print(f"tables written to {args.out}")
     if not args.no_plot:
-        from maxminq.analysis.figures import fig_training_runs, run_label
+        from maxminq.analysis import style
+        from maxminq.analysis.figures import fig_training_runs
 
-        label = run_label(resolved.agent, resolved.n)
+        label = style.label(resolved.agent, resolved.n)
         title = f"{label} on {resolved.env_id}, {len(resolved.seeds)} seed(s)"
         per_seed = tests.groupby("seed")["return"].mean()
         if len(per_seed):
