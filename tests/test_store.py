@@ -163,6 +163,31 @@ def test_corrupt_or_half_written_tables_are_detected_and_never_read(tmp_path, da
     assert set(results["t"]["run_id"]) == {"k-2"}
 
 
+def test_a_run_is_finished_when_its_row_is_final_or_running_and_its_tables_verify(tmp_path):
+    """ResultsStore.finished, asked by the sweep and its dry run alike: done, diverged and
+    running (a killed sweep) rows with sound tables are finished; failed and pending ones
+    are not and keep their row; bad or missing tables send a done or running run back."""
+    with ResultsStore(tmp_path) as store:
+        for status in ("done", "diverged", "failed"):
+            _finish(store, Run(status, "k", "c"), {"t": _frame(1)}, status)
+        for run_id in ("stored", "cut"):
+            store.register([Run(run_id, "k", "c")])
+            store.mark_running(run_id)
+        store.save_tables(Run("stored", "k", "c"), {"t": _frame(2)})
+        store.register([Run("pending", "k", "c")])
+        got = {r.run_id: store.finished(r) for r in store.records()}
+        assert got == {
+            "done": (True, None), "diverged": (True, None), "failed": (False, None),
+            "stored": (True, None), "pending": (False, None),
+            "cut": (False, "interrupted (the sweep stopped during this run)"),
+        }  # fmt: skip
+        assert store.finished(None) == (False, None)
+        (store.run_tables_dir("done") / "t.csv").write_text("corrupt")
+        finished, why = store.finished(store.get("done"))
+        assert not finished and why.startswith("results failed verification: ")
+        assert "checksum" in why
+
+
 def test_manifest_records_rows_and_checksums(tmp_path):
     import hashlib
 

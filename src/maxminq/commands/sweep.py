@@ -68,18 +68,14 @@ def work_units(runs: Sequence[Any]) -> str:
 
 def dry_run(config: Any, out: Path) -> str:
     """What ``maxminq sweep`` would do, without writing anything: run counts (finished ones
-    in ``out`` that verify are skipped) and the total work left. A run left ``running`` by a
-    killed sweep counts as finished when its tables verify, as the sweep then marks it done."""
+    in ``out`` are skipped, as the sweep decides: :meth:`ResultsStore.finished`) and the
+    total work left."""
     finished: set[str] = set()
     if (out / "results.sqlite").is_file():
         from maxminq.experiments.store import ResultsStore
 
         with ResultsStore(out, create=False) as store:
-            for run in config.runs:
-                rec = store.get(run.run_id)
-                done = rec is not None and rec.status in ("done", "diverged", "running")
-                if done and store.verify_tables(run.run_id) is None:
-                    finished.add(run.run_id)
+            finished = {r.run_id for r in config.runs if store.finished(store.get(r.run_id))[0]}
     todo = [r for r in config.runs if r.run_id not in finished]
     return (
         f"{config.name} [{config.scale}]: {len(config.runs)} runs, {len(finished)} already "

@@ -33,7 +33,13 @@ from tqdm.auto import tqdm
 from maxminq.errors import UsageError
 from maxminq.experiments.config import RunSpec, SweepConfig, load_config
 from maxminq.experiments.registry import KINDS, RunOutput
-from maxminq.experiments.store import ResultsStore, last_line, read_progress
+from maxminq.experiments.store import (
+    INTERRUPTED,
+    ResultsStore,
+    RunRecord,
+    last_line,
+    read_progress,
+)
 
 BACKENDS = ("local", "ray")
 RAY_CURRENT_CLUSTER = "/tmp/ray/ray_current_cluster"  # Ray's record of the last `ray start`
@@ -248,38 +254,32 @@ def _make_backend(
 
 
 # --------------------------------------------------------------------------- the sweep
+def _settle(store: ResultsStore, rec: RunRecord | None) -> bool:
+    """Whether a run is finished (:meth:`ResultsStore.finished`), with its row brought in
+    line: a ``running`` row whose tables verify is marked done, a row whose tables do not
+    is requeued (tables discarded)."""
+    finished, requeue = store.finished(rec)
+    if rec is None:  # not registered: nothing to bring in line
+        return False
+    if finished and rec.status == "running":
+        store.mark_finished(rec.run_id, "done", None)
+    elif requeue:
+        store.discard_tables(rec.run_id)
+        store.mark_pending(rec.run_id, requeue)
+    return finished
+
+
 def _todo(store: ResultsStore, runs: list[RunSpec]) -> tuple[list[RunSpec], int]:
-    """Runs still to execute (and how many are finished and verified)."""
-    finished = 0
-    todo = []
-    for run in runs:
-        rec = store.get(run.run_id)
-        status = rec.status if rec else "pending"
-        if status in ("done", "diverged"):
-            problem = store.verify_tables(run.run_id)
-            if problem is None:
-                finished += 1
-                continue
-            store.discard_tables(run.run_id)
-            store.mark_pending(run.run_id, f"results failed verification: {problem}")
-        todo.append(run)
-    return todo, finished
+    """With the lock held: the runs still to execute, and how many are finished.
 
-
-def _recover_interrupted(store: ResultsStore) -> None:
-    """With the lock held, ``running`` rows are left over from a killed sweep.
-
-    A run whose tables were completely written before the kill (manifest verifies) is
-    marked done; any other is put back in the queue.
+    ``running`` rows are left over from a killed sweep; those of every config in the folder
+    are settled first.
     """
     for rec in store.records():
-        if rec.status != "running":
-            continue
-        if store.verify_tables(rec.run_id) is None:
-            store.mark_finished(rec.run_id, "done", None)
-        else:
-            store.discard_tables(rec.run_id)
-            store.mark_pending(rec.run_id, "interrupted (the sweep stopped during this run)")
+        if rec.status == "running":
+            _settle(store, rec)
+    todo = [run for run in runs if not _settle(store, store.get(run.run_id))]
+    return todo, len(runs) - len(todo)
 
 
 def check_options(backend: str, workers: int | None, address: str | None) -> None:
@@ -363,7 +363,6 @@ def run_sweep(
     store = ResultsStore(out_dir, lock=True)
     try:
         store.register(runs)
-        _recover_interrupted(store)
         todo, summary.skipped = _todo(store, runs)
         if todo:
             backend_obj = _make_backend(backend, workers, address)
@@ -433,7 +432,7 @@ def _drive(
         for run in inflight.values():
             rec = store.get(run.run_id)
             if rec is None or rec.status in ("pending", "running"):  # not stored yet
-                store.mark_pending(run.run_id, "interrupted (the sweep stopped during this run)")
+                store.mark_pending(run.run_id, INTERRUPTED)
         raise
     finally:
         bar.close()

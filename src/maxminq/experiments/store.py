@@ -44,6 +44,7 @@ from maxminq.errors import MaxminqError
 
 STATUSES = ("pending", "running", "done", "failed", "diverged")
 FINISHED = ("done", "diverged")
+INTERRUPTED = "interrupted (the sweep stopped during this run)"  # why a run was requeued
 DB_NAME = "results.sqlite"
 TABLES_DIR = "tables"
 WORK_DIR = "work"
@@ -480,6 +481,24 @@ class ResultsStore:
     def verify_tables(self, run_id: str) -> str | None:
         """``None`` when the run's manifest and every table file check out, else the problem."""
         return verify_run_tables(self.run_tables_dir(run_id), run_id)
+
+    def finished(self, rec: RunRecord | None) -> tuple[bool, str | None]:
+        """Whether a run counts as finished (a sweep skips it, its dry run counts it done),
+        and if not, why its row must go back to ``pending``.
+
+        Finished: the row says done or diverged, or running (left by a sweep killed after
+        it stored the run's tables), and the tables verify. Otherwise the reason is
+        ``None`` for a pending or failed row (or no row), else the reason to discard the
+        run's tables and requeue it.
+        """
+        if rec is None or rec.status not in (*FINISHED, "running"):
+            return False, None
+        problem = self.verify_tables(rec.run_id)
+        if problem is None:
+            return True, None
+        if rec.status == "running":
+            return False, INTERRUPTED
+        return False, f"results failed verification: {problem}"
 
     def read_tables(self, run_id: str) -> dict[str, pd.DataFrame]:
         """The verified tables of a run; raises :class:`StoreError` if anything is off."""
