@@ -55,6 +55,7 @@ from maxminq.tabular.agent import (
     agent_params,
     behaviour_values,
     bootstrap_values,
+    check_algorithm_settings,
     check_op_kwargs,
     check_positive_int,
     draw_update,
@@ -402,12 +403,7 @@ def check_settings(settings: dict[str, Any]) -> None:
     """Validate one setting of :func:`run_mountain_car` (its keyword arguments) without
     running it, as a sweep config is checked before any work starts; raises UsageError
     naming the option."""
-    s = dict(settings)
-    s.pop("progress", None)
-    s.pop("seed", None)
-    algorithm = s.pop("algorithm", None)
-    resolve_algorithm(algorithm, s.pop("n", None))
-    check_op_kwargs(algorithm, s.get("op_kwargs"))
+    s = check_algorithm_settings(settings)
     _as_float_list(s.pop("sigma2", None), "--sigma2", positive=False)
     _as_float_list(s.pop("step_size", None), "--step-sizes", positive=True)
     for key in ("runs", "episodes"):

@@ -122,6 +122,18 @@ def check_op_kwargs(
     return kwargs
 
 
+def check_algorithm_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Check the ``algorithm``, ``n`` and ``op_kwargs`` of a run's settings (a run kind's
+    ``check_settings``); returns the other settings, less ``progress`` and ``seed``."""
+    s = dict(settings)
+    s.pop("progress", None)
+    s.pop("seed", None)
+    algorithm = s.pop("algorithm", None)
+    resolve_algorithm(algorithm, s.pop("n", None))
+    check_op_kwargs(algorithm, s.get("op_kwargs"))
+    return s
+
+
 def parse_algorithm(
     token: str, default_n: Mapping[str, tuple[int, ...]], option: str = "--algorithms"
 ) -> list[tuple[str, int, dict[str, float]]]:

@@ -40,6 +40,7 @@ from maxminq.tabular.agent import (
     agent_params,
     behaviour_values,
     bootstrap_values,
+    check_algorithm_settings,
     check_op_kwargs,
     check_positive_int,
     draw_update,
@@ -247,13 +248,8 @@ def check_settings(settings: dict[str, Any]) -> None:
     """Validate one setting of :func:`run_toy_mdp` (its keyword arguments) without running
     it, as a sweep config is checked before any work starts; raises UsageError naming the
     option."""
-    s = dict(settings)
-    s.pop("progress", None)
-    s.pop("seed", None)
+    s = check_algorithm_settings(settings)
     s.pop("run_offset", None)
-    algorithm = s.pop("algorithm", None)
-    resolve_algorithm(algorithm, s.pop("n", None))
-    check_op_kwargs(algorithm, s.get("op_kwargs"))
     _validate(s.pop("mu", None), s.pop("runs", None), s.pop("episodes", None), s)
 
 
