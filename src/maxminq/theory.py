@@ -28,6 +28,7 @@ from scipy.special import poch
 from maxminq.operators import maxmin
 
 __all__ = [
+    "NOISES",
     "MonteCarloEstimate",
     "choose_n",
     "expected_bias",
@@ -36,6 +37,8 @@ __all__ = [
     "t_mn",
     "variance_ratio",
 ]
+
+NOISES = ("uniform", "normal")  # the error laws the Monte Carlo draws (uniform: Theorem 1's)
 
 # Elements per Monte-Carlo chunk: bounds memory at ~8 MB of float64 per array.
 _CHUNK_ELEMENTS = 1 << 20
@@ -318,8 +321,8 @@ def monte_carlo_bias(
     count = int(_integers(samples, "samples", minimum=2))
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    if noise not in ("uniform", "normal"):
-        raise ValueError(f"noise must be 'uniform' or 'normal', got {noise!r}")
+    if noise not in NOISES:
+        raise ValueError(f"noise must be {' or '.join(map(repr, NOISES))}, got {noise!r}")
     m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
     fields = np.empty((6, *m_b.shape))
     for idx in np.ndindex(m_b.shape):
