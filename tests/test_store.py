@@ -295,6 +295,25 @@ def test_status_command_prints_counts_and_failures(tmp_path):
     assert main(["status", str(tmp_path / "nope")]) == 2
 
 
+def test_status_says_what_the_next_sweep_does_with_a_run_left_running(tmp_path, capsys):
+    """A run left running by a killed sweep is re-run, unless its tables were all stored
+    before the kill: then the next sweep marks it done (as ResultsStore.finished decides)."""
+    from maxminq.cli import main
+
+    with ResultsStore(tmp_path) as store:
+        for run_id in ("stored", "cut"):
+            store.register([Run(run_id, "k", "c")])
+            store.mark_running(run_id)
+        store.save_tables(Run("stored", "k", "c"), {"t": _frame(0)})
+    assert main(["status", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    stale = {line.split()[1]: line for line in out if line.startswith("stale ")}
+    assert stale["cut"].endswith("(interrupted; will be re-run)")
+    assert stale["stored"].endswith(
+        "(interrupted; its tables are stored: the next sweep marks it done)"
+    )
+
+
 def test_atomic_write_replaces_whole_files_and_keeps_the_old_one_on_error(tmp_path):
     path = tmp_path / "new" / "f.txt"  # the folder is created
     atomic_write_bytes(path, b"old")

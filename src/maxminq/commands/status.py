@@ -117,8 +117,14 @@ def run(args: argparse.Namespace) -> int:
                     f"running  {rec.run_id} since {rec.started} ({rec.host}, pid {rec.pid})"
                     + how_far
                 )
-            elif rec.status == "running":  # its sweep was killed: the next sweep re-runs it
-                print(f"stale    {rec.run_id} since {rec.started} (interrupted; will be re-run)")
+            elif rec.status == "running":  # its sweep was killed
+                kept = store.finished(rec)[0]  # as the next sweep decides
+                fate = (
+                    "its tables are stored: the next sweep marks it done"
+                    if kept
+                    else "will be re-run"
+                )
+                print(f"stale    {rec.run_id} since {rec.started} (interrupted; {fate})")
             elif rec.status == "diverged":
                 print(f"diverged {rec.run_id}: {last_line(rec.error)}")
         bad = 0
