@@ -57,29 +57,36 @@ def _reference_target(agent: str, online, targets, next_obs) -> torch.Tensor:
 
 
 @pytest.mark.parametrize(
-    "agent,n,kind,loss,network,seeds",
+    "agent,n,kind,loss,network,seeds,hidden",
     [
-        ("maxmin-dqn", 3, "rmsprop", "mse", "mlp", 2),
-        ("maxmin-dqn", 4, "adam", "huber", "mlp", 1),  # one seed: the in-place row path
-        ("averaged-dqn", 3, "centered_rmsprop", "mse", "mlp", 2),
-        ("ensemble-dqn", 3, "adam", "mse", "mlp", 2),
-        ("dqn", 1, "rmsprop", "mse", "mlp", 2),
-        ("ddqn", 1, "rmsprop", "huber", "mlp", 2),
-        ("maxmin-dqn", 2, "centered_rmsprop", "huber", "minatar_cnn", 2),
+        ("maxmin-dqn", 3, "rmsprop", "mse", "mlp", 2, None),
+        ("maxmin-dqn", 4, "adam", "huber", "mlp", 1, None),  # one seed: the in-place row path
+        ("averaged-dqn", 3, "centered_rmsprop", "mse", "mlp", 2, None),
+        ("ensemble-dqn", 3, "adam", "mse", "mlp", 2, None),
+        ("dqn", 1, "rmsprop", "mse", "mlp", 2, None),
+        ("ddqn", 1, "rmsprop", "huber", "mlp", 2, None),
+        ("maxmin-dqn", 2, "centered_rmsprop", "huber", "minatar_cnn", 2, None),
+        ("maxmin-dqn", 2, "rmsprop", "mse", "mlp", 2, (16, 8, 4)),  # --hidden 16,8,4
+        ("dqn", 1, "adam", "huber", "minatar_cnn", 1, (24,)),  # --hidden 24
     ],
 )
 def test_batched_learner_matches_separate_modules(
-    agent: str, n: int, kind: str, loss: str, network: str, seeds: int
+    agent: str, n: int, kind: str, loss: str, network: str, seeds: int, hidden
 ) -> None:
     lr, c = 1e-3, 7
     obs_shape = (OBS,) if network == "mlp" else (2, 5, 5)
     gens = [torch.Generator().manual_seed(100 + s) for s in range(seeds)]
     learner = Learner(
-        agent, n, gens, network, obs_shape, A, kind, lr, _opt_kwargs(kind), loss, CLIP, GAMMA
-    )
+        agent, n, gens, network, obs_shape, A, kind, lr, _opt_kwargs(kind), loss, CLIP, GAMMA,
+        hidden=hidden,
+    )  # fmt: skip
     n_on = learner.n_online
     # Reference: per seed, separate online modules + optimisers and target modules.
     mods = learner.online.to_modules()
+    linear = [tuple(m.weight.shape) for m in mods[0] if isinstance(m, nn.Linear)]
+    widths = {None: (64, 64) if network == "mlp" else (128,)}.get(hidden, hidden)
+    first = OBS if network == "mlp" else 16 * 3 * 3  # 16 filters on 3 x 3 positions
+    assert linear == list(zip((*widths, A), (first, *widths), strict=True))  # (out, in)
     ref_online = [mods[s * n_on : (s + 1) * n_on] for s in range(seeds)]
     ref_opts = [[_torch_opt(kind, m.parameters(), lr) for m in ons] for ons in ref_online]
     k = learner.n_target

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import pathlib
 
 import gymnasium as gym
@@ -276,3 +278,41 @@ def test_q_values_of_a_batch_and_of_a_wrong_shape(run_dir: pathlib.Path) -> None
     for bad in (np.zeros(3), np.zeros((2, 5)), np.zeros((2, 2, 4))):
         with pytest.raises(ValueError, match=r"obs has shape .* expected \(4,\)"):
             agent.q_values(bad, seed=5)
+
+
+def test_hidden_sizes_and_env_kwargs_reach_the_networks_and_every_environment(tmp_path, capsys):
+    """``--hidden`` sizes the networks and ``--env-kwargs`` reaches the training, test and
+    evaluation environments: with CartPole's ``sutton_barto_reward`` a step pays 0 and the
+    termination -1 (the default pays +1 per step), so a terminated episode returns -1."""
+    out = tmp_path / "run"
+    argv = ["train", "--env", "CartPole-v1", "--agent", "dqn", "--steps", "300", "--seeds", "0"]
+    argv += ["--learning-starts", "100", "--eval-episodes", "2", "--hidden", "32,16"]
+    argv += ["--env-kwargs", '{"sutton_barto_reward": true}', "--out", str(out)]
+    assert main([*argv, "--no-progress", "--no-plot"]) == 0
+    agent = load_agent(out)
+    assert agent.config.hidden == (32, 16)
+    assert agent.config.env_kwargs == {"sutton_barto_reward": True}
+    (net,) = agent._nets
+    assert net.n_params == (4 * 32 + 32) + (32 * 16 + 16) + (16 * 2 + 2)
+    episodes = pd.read_csv(out / "episodes.csv")
+    assert (
+        len(episodes) >= 3 and (episodes["return"] == -episodes["terminated"].astype(float)).all()
+    )
+    tests = pd.read_csv(out / "tests.csv")
+    assert len(tests) == 2 and (tests["return"] <= 0).all()
+    played = evaluate_agent(agent, [0], episodes=2)
+    assert (played["return"] == -played["terminated"].astype(float)).all()
+    # The loaded network is the trained one, as a plain nn.Module of those sizes.
+    obs = np.array([0.01, -0.02, 0.03, 0.04], np.float32)
+    (module,) = net.to_modules()
+    with torch.no_grad():
+        ref = module(torch.from_numpy(obs)[None])[0].numpy()
+    np.testing.assert_allclose(agent.q_values(obs, 0), ref, rtol=1e-5, atol=1e-6)
+    # Runs made before these options existed name neither: at their defaults they are left
+    # out of the saved options, so such runs still resume and load.
+    default = _config().resolve()
+    assert default.hidden == (64, 64) and default.env_kwargs == {}
+    saved = json.loads(default.result_key())
+    assert "hidden" not in saved and "env_kwargs" not in saved
+    loaded = TrainConfig.from_key(default.result_key())  # (the key omits checkpoint_every)
+    assert dataclasses.replace(loaded, checkpoint_every=default.checkpoint_every) == default

@@ -236,6 +236,13 @@ def test_learning_beats_random_policy_on_cartpole(tmp_path: pathlib.Path, agent:
         (["--optimizer", "adam", "--optimizer-kwargs", '{"betas": [0.9, 1]}'], "--optimizer"),
         (["--grad-clip", "nan"], "--grad-clip"),  # was: no clipping, silently
         (["--env", "FrozenLake-v1"], "--env"),  # Discrete observations
+        (["--hidden", "0"], "--hidden"),
+        (["--hidden", "64,x"], "--hidden"),
+        (["--env", "maxminq/MinAtar-Breakout-v0", "--hidden", "64,64"], "--hidden"),
+        (["--env-kwargs", '{"no_such_option": 1}'], "--env-kwargs"),  # CartPole refuses it
+        (["--env-kwargs", "[1]"], "--env-kwargs"),
+        (["--env-kwargs", '{"max_episode_steps": 9}'], "--env-kwargs"),  # has its own option
+        (["--env-kwargs", '{"sutton_barto_reward": NaN}'], "--env-kwargs"),  # not saveable
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv: list[str], option: str) -> None:
@@ -717,3 +724,26 @@ def test_python_api_checks_the_environment_before_out_dir(tmp_path: pathlib.Path
     with pytest.raises(UsageError, match="--env: .* returned the reward array"):
         run_training(_small(env_id=_register(_ArrayReward)), out, progress=False)
     assert not out.exists()
+
+
+def test_sweep_settings_take_hidden_and_env_kwargs() -> None:
+    """A sweep's deep settings accept ``hidden`` and ``env_kwargs``; they are stored only
+    when given (so the run ids of settings without them stay those they had before)."""
+    from maxminq.experiments.registry import SettingsError, validate_deep
+
+    plain = validate_deep({"env_id": "CartPole-v1", "agent": "dqn"})
+    assert "hidden" not in plain and "env_kwargs" not in plain
+    given = validate_deep(
+        {
+            "env_id": "CartPole-v1",
+            "agent": "dqn",
+            "hidden": [32],
+            "env_kwargs": {"sutton_barto_reward": True},
+        }
+    )
+    assert given["hidden"] == [32] and given["env_kwargs"] == {"sutton_barto_reward": True}
+    assert {k: v for k, v in given.items() if k not in ("hidden", "env_kwargs")} == plain
+    for key, value in (("hidden", [64, 0]), ("hidden", "64"), ("env_kwargs", [1])):
+        with pytest.raises(SettingsError) as err:
+            validate_deep({"env_id": "CartPole-v1", key: value})
+        assert err.value.key == key

@@ -12,9 +12,13 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from maxminq.errors import UsageError
 from maxminq.experiments.store import atomic_write
+
+if TYPE_CHECKING:
+    from maxminq.deep.config import TrainConfig
 
 GIF_MAX_FRAMES = 2000
 
@@ -71,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     agent = load_agent(args.run)
     c = agent.config
-    _check_env(c.env_id, args.gif is not None, args.env_seed)
+    _check_env(c, args.gif is not None, args.env_seed)
     cap = c.max_episode_steps if args.max_episode_steps is None else args.max_episode_steps
     warn_if_uncapped("evaluate", c.env_id, cap)
     if args.seeds is None:
@@ -107,15 +111,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_env(env_id: str, gif: bool, env_seed: int) -> None:
-    """The run's environment can be built here (and render frames for ``--gif``), checked
-    before any episode is played."""
+def _check_env(config: TrainConfig, gif: bool, env_seed: int) -> None:
+    """The run's environment (with its env keywords) can be built here (and render frames
+    for ``--gif``), checked before any episode is played."""
     import numpy as np
 
-    from maxminq.envs import make
-
+    env_id = config.env_id
     try:
-        make(env_id).close()
+        config.make_env().close()
     except UsageError as err:  # the run names it: not an option of this command
         why = str(err).removeprefix("--env: ")
         if why.startswith("unknown environment"):
@@ -124,7 +127,7 @@ def _check_env(env_id: str, gif: bool, env_seed: int) -> None:
     if not gif:
         return
     try:
-        env = make(env_id, render_mode="rgb_array")
+        env = config.make_env(render_mode="rgb_array")
         try:
             env.reset(seed=env_seed)
             frame = env.render()

@@ -111,6 +111,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--optimizer-kwargs", default=None, help='JSON, e.g. \'{"alpha": 0.95, "eps": 0.01}\''
     )
+    parser.add_argument(
+        "--hidden",
+        default=None,
+        help="hidden layer sizes, e.g. 256,256 (mlp; default 64,64) or one width (minatar_cnn's "
+        "fully connected layer; default 128)",
+    )
+    parser.add_argument(
+        "--env-kwargs",
+        default=None,
+        help="JSON keywords for the environment's constructor, e.g. '{\"gravity\": -5.0}' "
+        "(saved with the run; evaluate uses them too)",
+    )
     parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--no-plot", action="store_true", help="do not write curves.png/.svg")
@@ -128,14 +140,14 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
     """Build and validate the ``TrainConfig`` (UsageError on bad input)."""
     from maxminq.deep.config import TrainConfig
 
-    kwargs = None
-    if args.optimizer_kwargs is not None:
+    hidden = None
+    if args.hidden is not None:
         try:
-            kwargs = json.loads(args.optimizer_kwargs)
-        except json.JSONDecodeError:
-            raise UsageError("--optimizer-kwargs: expected a JSON object") from None
-        if not isinstance(kwargs, dict):
-            raise UsageError("--optimizer-kwargs: expected a JSON object")
+            hidden = tuple(int(h) for h in args.hidden.split(","))
+        except ValueError:
+            raise UsageError(
+                f"--hidden: expected sizes separated by commas, e.g. 256,256, got {args.hidden!r}"
+            ) from None
     return TrainConfig(
         env_id=args.env,
         agent=args.agent,
@@ -150,10 +162,25 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         bias_probe_every=args.bias_probe_every,
         checkpoint_every=args.checkpoint_every,
         update_members=args.update_members,
-        optimizer_kwargs=kwargs,
+        optimizer_kwargs=_json_object(args.optimizer_kwargs, "--optimizer-kwargs"),
         tensorboard=args.tensorboard,
+        hidden=hidden,
+        env_kwargs=_json_object(args.env_kwargs, "--env-kwargs"),
         **{name.replace("-", "_"): getattr(args, name.replace("-", "_")) for name, _, _ in _HYPER},
     )
+
+
+def _json_object(text: str | None, option: str) -> dict | None:
+    """The JSON object given to ``option`` (None when not given)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise UsageError(f"{option}: expected a JSON object, e.g. '{{\"key\": 1}}', got {text!r}")
+    return value
 
 
 # What a run writes in --out besides its tables (``run_training`` and this command's figure).

@@ -77,7 +77,7 @@ class Learner:
         n: N (Maxmin / Ensemble members) or K (Averaged snapshots); 1 for DQN / DDQN.
         gens: one ``torch.Generator`` per seed; seed s's networks are drawn from
             ``gens[s]`` only, so they do not depend on the other seeds.
-        network, obs_shape, n_actions: see ``maxminq.deep.nets.build_net``.
+        network, obs_shape, n_actions, hidden: see ``maxminq.deep.nets.build_net``.
         optimizer, lr, optimizer_kwargs: see ``MemberOptimizer``.
         loss: 'mse' or 'huber'. grad_clip: per-network gradient-norm bound or None.
         gamma: discount. update_members: members updated per step (Maxmin / Ensemble).
@@ -98,6 +98,7 @@ class Learner:
         grad_clip: float | None = None,
         gamma: float = 0.99,
         update_members: int = 1,
+        hidden: tuple[int, ...] | None = None,
     ) -> None:
         self.agent, self.spec = agent, AGENTS[agent]
         self.S, self.n_actions, self.gamma = len(gens), n_actions, gamma
@@ -105,8 +106,12 @@ class Learner:
         self.n_target = n if (self.spec.ensemble or self.spec.snapshots) else 1
         self.update_members = min(update_members, self.n_online)
         self.loss_kind, self.grad_clip = loss, grad_clip
-        self.online: StackedNet = build_net(network, self.S * self.n_online, obs_shape, n_actions)
-        self.target: StackedNet = build_net(network, self.S * self.n_target, obs_shape, n_actions)
+        self.online: StackedNet
+        self.target: StackedNet
+        self.online, self.target = (
+            build_net(network, self.S * k, obs_shape, n_actions, hidden)
+            for k in (self.n_online, self.n_target)
+        )
         self.online.init_members(gens, self.n_online)
         # Targets start as copies of the online nets (every snapshot, for Averaged).
         self.target.flat.copy_(self._expand_online(self.online.flat))

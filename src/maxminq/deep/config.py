@@ -16,7 +16,7 @@ from typing import Any
 
 from maxminq.errors import UsageError
 
-__all__ = ["AGENT_NAMES", "OPTIMIZER_DEFAULTS", "TrainConfig"]
+__all__ = ["AGENT_NAMES", "DEFAULT_HIDDEN", "OPTIMIZER_DEFAULTS", "TrainConfig"]
 
 AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
 ENSEMBLE_AGENTS = ("maxmin-dqn", "ensemble-dqn")  # N online nets, a subset updated per step
@@ -26,6 +26,15 @@ OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
     "rmsprop": {"alpha": 0.99, "eps": 1e-8},
     "centered_rmsprop": {"alpha": 0.99, "eps": 1e-8},
     "adam": {"betas": (0.9, 0.999), "eps": 1e-8},
+}
+# The paper's hidden layers per network: the MLP's [64, 64] and the MinAtar network's fully
+# connected layer of 128 after its convolution.
+DEFAULT_HIDDEN: dict[str, tuple[int, ...]] = {"mlp": (64, 64), "minatar_cnn": (128,)}
+# Keyword arguments of ``make`` that have their own option (or belong to ``evaluate``).
+_RESERVED_ENV_KWARGS = {
+    "max_episode_steps": "--max-episode-steps",
+    "seed": "--seeds",
+    "render_mode": "maxminq evaluate --gif",
 }
 _REGISTRY_AGENT = {  # names the registry's ``best`` table may use for each agent
     "dqn": ("dqn", "DQN"),
@@ -49,7 +58,10 @@ class TrainConfig:
     DQN and Double DQN need n = 1. ``steps`` counts environment steps per seed.
     ``bias_every`` is the metrics interval M (steps); ``bias_probe_every`` how often a
     visited (s, a) is probed for the bias measurement. ``checkpoint_every`` = 0 disables
-    checkpoints. ``grad_clip`` <= 0 disables clipping.
+    checkpoints. ``grad_clip`` <= 0 disables clipping. ``hidden``: the MLP's hidden layer
+    sizes, or the one fully connected width of the MinAtar network (default: the paper's,
+    ``DEFAULT_HIDDEN``). ``env_kwargs``: keyword arguments for the environment's
+    constructor (``maxminq.envs.make(env_id, **env_kwargs)``), over the registry's.
     """
 
     env_id: str
@@ -80,6 +92,8 @@ class TrainConfig:
     optimizer_kwargs: dict[str, Any] | None = None
     update_members: int = 1
     tensorboard: bool = False
+    hidden: tuple[int, ...] | None = None
+    env_kwargs: dict[str, Any] | None = None
 
     @property
     def n_online(self) -> int:
@@ -117,6 +131,9 @@ class TrainConfig:
         ):
             if getattr(c, name) is None:
                 setattr(c, name, getattr(d, name))
+        if c.hidden is None:
+            c.hidden = d.hidden if c.network == d.network else DEFAULT_HIDDEN.get(c.network)
+        c.env_kwargs = {**d.env_kwargs, **(c.env_kwargs or {})}
         if c.steps is None:
             c.steps = int(d.train_steps)
         if c.optimizer_kwargs is None:  # the registry's options belong to its optimizer
@@ -145,6 +162,7 @@ class TrainConfig:
                 raise UsageError(f"--n: must be 1 for {self.agent}, got {self.n}")
         if self.lr is not None and not (math.isfinite(self.lr) and self.lr > 0):
             raise UsageError(f"--lr: must be a finite number > 0, got {self.lr}")
+        self._check_env_kwargs()
         seeds = _seed_list(self.seeds)
         if not seeds:
             raise UsageError("--seeds: give at least one seed, e.g. 0-4")
@@ -188,6 +206,26 @@ class TrainConfig:
         self._check_optimizer_values()
         if self.network not in ("mlp", "minatar_cnn"):
             raise UsageError(f"--network: must be mlp or minatar_cnn, got {self.network!r}")
+        self.hidden = _check_hidden(self.hidden, self.network)
+
+    def _check_env_kwargs(self) -> None:
+        """``env_kwargs``: a mapping of names to JSON values (they are saved with the run),
+        none of them an option of its own."""
+        kwargs = self.env_kwargs
+        if kwargs is None:
+            return
+        if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
+            raise UsageError(f"--env-kwargs: expected a mapping of names to values, got {kwargs!r}")
+        for key, option in _RESERVED_ENV_KWARGS.items():
+            if key in kwargs:
+                raise UsageError(f"--env-kwargs: {key} is not an env keyword here; use {option}")
+        try:
+            json.dumps(kwargs, allow_nan=False)
+        except (TypeError, ValueError):
+            raise UsageError(
+                f"--env-kwargs: values must be numbers, strings, booleans, lists or mappings "
+                f"(they are saved with the run), got {kwargs!r}"
+            ) from None
 
     def _check_optimizer_values(self) -> None:
         """The values of ``optimizer_kwargs``, in the ranges torch.optim accepts (alpha also
@@ -234,11 +272,42 @@ class TrainConfig:
                 f"H >= 3, {self.env_id} gives {obs_shape} (channels last? move them first)"
             )
 
+    def make_env(self, max_episode_steps: int | None = None, **extra: Any) -> Any:
+        """The environment of this (resolved) config: ``maxminq.envs.make(env_id,
+        **env_kwargs)`` with its episode cap (``max_episode_steps`` overrides it) and ``extra``
+        keywords (e.g. ``render_mode``). An environment that refuses ``env_kwargs`` is a
+        UsageError naming the option."""
+        from maxminq.envs import make
+
+        cap = self.max_episode_steps if max_episode_steps is None else max_episode_steps
+        kwargs = self.env_kwargs or {}
+        try:
+            return make(self.env_id, max_episode_steps=cap, **kwargs, **extra)
+        except (TypeError, ValueError, AssertionError) as err:
+            if not kwargs:
+                raise
+            why = " ".join(str(err).split()) or type(err).__name__
+            raise UsageError(
+                f"--env-kwargs: {self.env_id} refused {json.dumps(kwargs)}: {why}"
+            ) from None
+
     # --- serialisation --------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-compatible dict of all fields."""
-        return dataclasses.asdict(self)
+        """Plain JSON-compatible dict of all fields.
+
+        ``hidden`` and ``env_kwargs`` are left out at their defaults (the paper's layers, no
+        keywords): they came later, and so run folders, checkpoints and sweep run ids made
+        before them still match the same options.
+        """
+        d = dataclasses.asdict(self)
+        if d["env_kwargs"] in (None, {}):
+            del d["env_kwargs"]
+        if d["hidden"] is None or tuple(d["hidden"]) == DEFAULT_HIDDEN.get(self.network):
+            del d["hidden"]
+        else:
+            d["hidden"] = list(d["hidden"])
+        return d
 
     def result_key(self) -> str:
         """JSON of the fields that affect results (for checking a checkpoint matches)."""
@@ -246,6 +315,37 @@ class TrainConfig:
         for name in ("checkpoint_every", "tensorboard"):
             d.pop(name)
         return json.dumps(d, sort_keys=True)
+
+    @classmethod
+    def from_key(cls, key: str) -> TrainConfig:
+        """The resolved config a ``result_key`` was made from (defaults of the fields it
+        leaves out filled in again)."""
+        c = cls(**json.loads(key))
+        if c.hidden is None:
+            c.hidden = DEFAULT_HIDDEN[c.network]
+        c.hidden = tuple(c.hidden)
+        c.env_kwargs = c.env_kwargs or {}
+        return c
+
+
+def _check_hidden(hidden: Any, network: str) -> tuple[int, ...]:
+    """``hidden`` as a tuple of layer sizes (whole numbers >= 1): any number of layers for
+    the MLP, exactly one (the fully connected width) for the MinAtar network."""
+    what = "one width" if network == "minatar_cnn" else "layer sizes"
+    try:
+        if isinstance(hidden, str) or any(isinstance(h, bool) for h in hidden):
+            raise TypeError
+        sizes = tuple(operator.index(h) for h in hidden)
+    except TypeError:
+        raise UsageError(f"--hidden: expected {what} (whole numbers), got {hidden!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise UsageError(f"--hidden: expected {what} >= 1, got {list(sizes)}")
+    if network == "minatar_cnn" and len(sizes) != 1:
+        raise UsageError(
+            f"--hidden: minatar_cnn has one fully connected hidden layer (conv 16 3x3 -> "
+            f"{DEFAULT_HIDDEN[network][0]} by default); give one width, got {list(sizes)}"
+        )
+    return sizes
 
 
 def _seed_list(seeds: Any) -> list[int]:

@@ -194,19 +194,17 @@ class StackedMLP(StackedNet):
 class StackedMinAtarCNN(StackedNet):
     """M copies of the MinAtar DQN network (Young and Tian 2019), as used by Lan et al.
 
-    ``Conv2d(C, 16, 3, stride 1) -> ReLU -> Linear(16 * 8 * 8, 128) -> ReLU -> Linear(128, A)``
-    on C x 10 x 10 observations (channels first, as ``maxminq.envs`` returns MinAtar
-    states). The M convolutions run as batched matrix products on im2col patches
+    ``Conv2d(C, 16, 3, stride 1) -> ReLU -> Linear(16 * 8 * 8, H) -> ReLU -> Linear(H, A)``
+    (the paper's H = 128) on C x 10 x 10 observations (channels first, as ``maxminq.envs``
+    returns MinAtar states). The M convolutions run as batched matrix products on im2col patches
     (a gather, as ``F.unfold``, then ``torch.bmm``), an equivalent of a grouped convolution.
     """
 
-    def __init__(self, members: int, in_channels: int, n_actions: int, size: int = 10) -> None:
-        self.members, self.in_channels, self.n_actions, self.size = (
-            members,
-            in_channels,
-            n_actions,
-            size,
-        )
+    def __init__(
+        self, members: int, in_channels: int, n_actions: int, size: int = 10, hidden: int = 128
+    ) -> None:
+        self.members, self.in_channels, self.n_actions = members, in_channels, n_actions
+        self.size, self.hidden = size, hidden
         self.conv_out = 16 * (size - 2) * (size - 2)
         # im2col as one gather: entry (c * 9 + 3 ky + kx, y * (size - 2) + x) of a patch
         # matrix is pixel (c, y + ky, x + kx), F.unfold's layout (4-5x faster than unfold
@@ -219,9 +217,9 @@ class StackedMinAtarCNN(StackedNet):
             [
                 (16, in_channels, 3, 3),
                 (16,),
-                (self.conv_out, 128),
-                (1, 128),
-                (128, n_actions),
+                (self.conv_out, hidden),
+                (1, hidden),
+                (hidden, n_actions),
                 (1, n_actions),
             ]
         )
@@ -229,13 +227,14 @@ class StackedMinAtarCNN(StackedNet):
     def init_member_params(self, gen: torch.Generator) -> list[torch.Tensor]:
         cb = 1.0 / math.sqrt(self.in_channels * 9)
         fb = 1.0 / math.sqrt(self.conv_out)
-        ob = 1.0 / math.sqrt(128)
+        h = self.hidden
+        ob = 1.0 / math.sqrt(h)
         return [
             _uniform((16, self.in_channels, 3, 3), cb, gen),
             _uniform((16,), cb, gen),
-            _uniform((128, self.conv_out), fb, gen).t().contiguous(),
-            _uniform((1, 128), fb, gen),
-            _uniform((self.n_actions, 128), ob, gen).t().contiguous(),
+            _uniform((h, self.conv_out), fb, gen).t().contiguous(),
+            _uniform((1, h), fb, gen),
+            _uniform((self.n_actions, h), ob, gen).t().contiguous(),
             _uniform((1, self.n_actions), ob, gen),
         ]
 
@@ -292,7 +291,8 @@ class StackedMinAtarCNN(StackedNet):
         mods = []
         for m in range(self.members):
             conv = nn.Conv2d(self.in_channels, 16, 3, 1)
-            l1, l2 = nn.Linear(self.conv_out, 128), nn.Linear(128, self.n_actions)
+            l1 = nn.Linear(self.conv_out, self.hidden)
+            l2 = nn.Linear(self.hidden, self.n_actions)
             with torch.no_grad():
                 conv.weight.copy_(self.params[0][m])
                 conv.bias.copy_(self.params[1][m])
@@ -304,12 +304,23 @@ class StackedMinAtarCNN(StackedNet):
         return mods
 
 
-def build_net(network: str, members: int, obs_shape: tuple[int, ...], n_actions: int) -> StackedNet:
-    """The stacked network named ``network`` ('mlp' or 'minatar_cnn') for ``obs_shape``."""
+def build_net(
+    network: str,
+    members: int,
+    obs_shape: tuple[int, ...],
+    n_actions: int,
+    hidden: tuple[int, ...] | None = None,
+) -> StackedNet:
+    """The stacked network named ``network`` ('mlp' or 'minatar_cnn') for ``obs_shape``;
+    ``hidden``: the MLP's hidden layer sizes or the MinAtar network's one fully connected
+    width (None: the paper's, [64, 64] and 128)."""
     if network == "mlp":
-        return StackedMLP(members, int(math.prod(obs_shape)), n_actions)
+        return StackedMLP(members, int(math.prod(obs_shape)), n_actions, hidden or (64, 64))
     if network == "minatar_cnn":
         if len(obs_shape) != 3:
             raise ValueError(f"minatar_cnn needs (C, H, W) observations, got {obs_shape}")
-        return StackedMinAtarCNN(members, obs_shape[0], n_actions, size=obs_shape[1])
+        if hidden is not None and len(hidden) != 1:
+            raise ValueError(f"minatar_cnn has one hidden width, got {hidden}")
+        width = hidden[0] if hidden else 128
+        return StackedMinAtarCNN(members, obs_shape[0], n_actions, obs_shape[1], width)
     raise ValueError(f"unknown network {network!r}")

@@ -8,7 +8,7 @@ combined values as the behaviour policy (min over the N nets for Maxmin DQN, the
 for Ensemble DQN)::
 
     agent = load_agent("runs/lunar-maxmin")
-    env = maxminq.envs.make(agent.config.env_id)
+    env = agent.config.make_env()  # the run's env id, episode cap and env keywords
     obs, _ = env.reset(seed=0)
     action = agent.act(obs, seed=agent.seeds[0])
 
@@ -17,7 +17,6 @@ for Ensemble DQN)::
 
 from __future__ import annotations
 
-import json
 import pathlib
 from typing import Any
 
@@ -75,15 +74,16 @@ class TrainedAgent:
     """
 
     def __init__(self, state: dict[str, Any]) -> None:
-        self.config = TrainConfig(**json.loads(state["config"]))
+        self.config = TrainConfig.from_key(state["config"])
         self.seeds: list[int] = list(self.config.seeds)
         self.status: list[str] = list(state["status"])
         self.obs_shape = tuple(int(d) for d in state["obs_shape"])
         self.n_actions = int(state["n_actions"])
         self.n_online = self.config.n_online
         n, online = self.n_online, state["online"]
+        c = self.config
         self._nets = [  # one stack of n_online members per seed
-            build_net(self.config.network, n, self.obs_shape, self.n_actions) for _ in self.seeds
+            build_net(c.network, n, self.obs_shape, self.n_actions, c.hidden) for _ in self.seeds
         ]
         if tuple(online.shape) != (len(self.seeds) * n, self._nets[0].n_params):
             raise UsageError("RUN_DIR: model.pt does not hold the networks its options name")
@@ -174,14 +174,11 @@ def evaluate_agent(
     (truncation) instead of the run's cap (None keeps it; an environment without one plays
     each episode until it ends by itself).
     """
-    from maxminq.envs import make
-
     for seed in seeds:
         agent._position(seed)  # unknown or diverged: error before any episode
     c = agent.config
     kwargs = {"render_mode": "rgb_array"} if frames is not None else {}
-    cap = c.max_episode_steps if max_episode_steps is None else max_episode_steps
-    env = make(c.env_id, max_episode_steps=cap, **kwargs)
+    env = c.make_env(max_episode_steps, **kwargs)
     rows = []
     bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
     try:

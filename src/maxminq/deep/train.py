@@ -49,7 +49,6 @@ from maxminq.deep.agents import Learner
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
 from maxminq.deep.replay import ReplayBuffers
-from maxminq.envs import make
 from maxminq.errors import UsageError
 from maxminq.experiments.store import PROGRESS_FILE, atomic_write, write_progress
 
@@ -180,9 +179,7 @@ class Trainer:
     def __init__(self, config: TrainConfig) -> None:
         self.cfg = cfg = config
         self.S = len(cfg.seeds)
-        self.envs = [
-            make(cfg.env_id, max_episode_steps=cfg.max_episode_steps) for _ in range(self.S)
-        ]
+        self.envs = [cfg.make_env() for _ in range(self.S)]
         self.n_actions, self.obs_shape = self._spaces(self.envs[0], cfg)
         image = _image_replay(self.envs[0].observation_space, self.obs_shape)
         streams = [_seed_streams(s) for s in cfg.seeds]
@@ -203,6 +200,7 @@ class Trainer:
             cfg.grad_clip,
             cfg.gamma,
             cfg.update_members,
+            cfg.hidden,
         )
         self.replay = ReplayBuffers(
             self.S, cfg.buffer_size, self.obs_shape, np.dtype(np.uint8 if image else np.float32)
@@ -247,7 +245,7 @@ class Trainer:
         observations of a first ``reset()`` and ``step(0)`` against its observation space's
         shape (a wrong shape would otherwise be broadcast into the buffers), and that step's
         reward (a number) and flags (bools)."""
-        env = make(cfg.env_id, max_episode_steps=cfg.max_episode_steps)
+        env = cfg.make_env()
         try:
             _, obs_shape = Trainer._spaces(env, cfg)
             image = _image_replay(env.observation_space, obs_shape)
@@ -443,10 +441,7 @@ class Trainer:
         c = self.cfg
         if c.eval_episodes == 0:
             return
-        envs = [
-            make(c.env_id, max_episode_steps=c.max_episode_steps) if a else None
-            for a in self.active
-        ]
+        envs = [c.make_env() if a else None for a in self.active]
         obs = np.zeros((self.S, *self.obs_shape), dtype=np.float32)
         remaining = [c.eval_episodes if a else 0 for a in self.active]
         ret, length = [0.0] * self.S, [0] * self.S

@@ -336,7 +336,7 @@ def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
         key = option_key(match.group(1)) if match else None
         message = message.split(": ", 1)[-1] if message.startswith("--") else message
         raise SettingsError(key if key in fields else None, message) from None
-    return json.loads(json.dumps(dataclasses.asdict(resolved)))
+    return json.loads(json.dumps(resolved.to_dict()))
 
 
 def _diverged(tables: Mapping[str, pd.DataFrame]) -> str | None:
