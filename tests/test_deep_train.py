@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+import yaml
 from line_env import LineEnv as _Line
 
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.train import Trainer, _discounted_returns, run_training
 from maxminq.errors import UsageError
+from maxminq.experiments.config import ConfigError, load_config
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -747,3 +749,19 @@ def test_sweep_settings_take_hidden_and_env_kwargs() -> None:
         with pytest.raises(SettingsError) as err:
             validate_deep({"env_id": "CartPole-v1", key: value})
         assert err.value.key == key
+
+
+def test_a_sweep_checks_each_environment_before_it_starts(tmp_path: pathlib.Path) -> None:
+    """An environment a deep run cannot train on (wrong network, refused keywords) fails the
+    config, naming the variant's key, before a sweep touches its output folder."""
+    ok = {"agent": "dqn", "n": 1, "lr": 3e-4}
+    for bad, key in (({"network": "minatar_cnn"}, "network"), ({"hidden": [0]}, "hidden")):
+        scale = {"fixed": {"steps": 300, "seeds": [0]}, "variants": [ok, {**ok, **bad}]}
+        doc = {"name": "x", "kind": "deep", "fixed": {"env_id": "CartPole-v1"}}
+        doc["scales"] = {"quick": scale, "paper": scale}
+        path = tmp_path / "x.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+        assert not (tmp_path / "out").exists()
+        with pytest.raises(ConfigError, match=rf"variants\[1\]\.{key}:"):
+            load_config(path)

@@ -76,9 +76,13 @@ def register_kind(kind: RunKind) -> RunKind:
 
 
 def _import(path: str) -> Any:
-    """``"pkg.module:attr"`` -> the attribute (ImportError/AttributeError pass through)."""
+    """``"pkg.module:attr"`` (or ``attr.attr``) -> the attribute (ImportError and
+    AttributeError pass through)."""
     module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    obj: Any = importlib.import_module(module)
+    for name in attr.split("."):
+        obj = getattr(obj, name)
+    return obj
 
 
 def _pydantic_error(err: ValidationError) -> SettingsError:
@@ -144,6 +148,7 @@ MOUNTAIN_CAR_DEFAULTS = "maxminq.linear.mountain_car:MC_DEFAULTS"
 RESOLVE_ALGORITHM = "maxminq.tabular.agent:resolve_algorithm"
 TRAIN_CONFIG = "maxminq.deep.config:TrainConfig"
 TRAIN_FUNC = "maxminq.deep.train:run_training"
+TRAIN_ENV_CHECK = "maxminq.deep.train:Trainer.check_env"
 
 
 def _optional(path: str) -> Any:
@@ -328,6 +333,7 @@ def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
             raise SettingsError(f.name, "required setting missing")
     try:
         resolved = train_config(**kwargs).resolve()
+        _check_environment(resolved)
     except TypeError as err:
         raise SettingsError(None, str(err)) from None
     except (ValueError, MaxminqError) as err:
@@ -337,6 +343,23 @@ def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
         message = message.split(": ", 1)[-1] if message.startswith("--") else message
         raise SettingsError(key if key in fields else None, message) from None
     return json.loads(json.dumps(resolved.to_dict()))
+
+
+_CHECKED_ENVIRONMENTS: set[str] = set()
+
+
+def _check_environment(config: Any) -> None:
+    """Build the environment of a resolved deep config and check that it suits the run
+    (``Trainer.check_env``: spaces, observations, the env keywords), once per distinct
+    (env, keywords, network, cap) in a process: a sweep then fails before it starts, not
+    run by run."""
+    key = json.dumps(
+        [config.env_id, config.env_kwargs, config.network, config.max_episode_steps],
+        sort_keys=True,
+    )
+    if key not in _CHECKED_ENVIRONMENTS:
+        _import(TRAIN_ENV_CHECK)(config)
+        _CHECKED_ENVIRONMENTS.add(key)
 
 
 def _diverged(tables: Mapping[str, pd.DataFrame]) -> str | None:
