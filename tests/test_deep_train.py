@@ -487,6 +487,8 @@ def test_a_finished_run_extended_equals_one_run_straight_through(tmp_path: pathl
     # Named as options, with the run's values (were config fields: 'other lr').
     with pytest.raises(UsageError, match=r"other options: --lr 0\.001 \(now 0\.0005\);"):
         run_training(_small(steps=600, checkpoint_every=100, lr=5e-4), out, resume=True)
+    with pytest.raises(UsageError, match=r"other options: --hidden default \(now \[32\]\);"):
+        run_training(_small(steps=600, checkpoint_every=100, hidden=(32,)), out, resume=True)
     # Without a checkpoint a finished run cannot be extended: refused, not restarted.
     bare = tmp_path / "bare"
     run_training(_small(steps=150), bare)

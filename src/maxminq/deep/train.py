@@ -608,8 +608,8 @@ def check_resumable(saved: dict[str, Any], cfg: TrainConfig, step: int) -> None:
     differ = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
     if [k for k in differ if k != "steps"]:
         options = "; ".join(  # as the command's options, with the run's values
-            f"{'--env' if k == 'env_id' else '--' + k.replace('_', '-')} {saved.get(k)} "
-            f"(now {now.get(k)})"
+            f"{'--env' if k == 'env_id' else '--' + k.replace('_', '-')} "
+            f"{saved.get(k, 'default')} (now {now.get(k, 'default')})"  # absent: at default
             for k in differ
             if k != "steps"
         )
