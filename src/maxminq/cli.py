@@ -11,9 +11,10 @@ import argparse
 import importlib
 import os
 import sys
+from pathlib import Path
 
 from maxminq import __version__
-from maxminq.errors import MaxminqError
+from maxminq.errors import MaxminqError, UsageError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "theory": ("maxminq.commands.theory", "Theorem 1 / Corollary 1 figures and tables"),
@@ -29,8 +30,61 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but a bad option is one line (``prog: error: message``, exit 2)
+    like every other error of the command line, not the whole usage text first."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print ``message`` on one line and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+def reject_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Raise UsageError for an empty argument (``--out ''``, ``--out=``, ``''``).
+
+    argparse takes them, and ``Path('')`` is the current folder: ``--out ''`` (an unset
+    shell variable) would write into the working directory, or fall back to a default.
+    """
+    actions = parser._actions  # argparse has no public list of its actions
+    subs = [a for a in actions if isinstance(a, argparse._SubParsersAction)]
+    nargs = {s: a.nargs for a in actions for s in a.option_strings}  # nargs 0: a flag
+    positionals = [str(a.metavar or a.dest).upper() for a in actions if not a.option_strings]
+    owner: str | None = None  # the option whose value(s) the next tokens are
+    for i, token in enumerate(argv):
+        if token == "--":
+            return
+        if token.startswith("--"):
+            name, eq, value = token.partition("=")
+            if eq and not value:
+                raise UsageError(f"{name}: expected a value, got an empty string")
+            owner = None if eq or nargs.get(name) == 0 else name
+            continue
+        if token == "":
+            if owner is None and not positionals:
+                raise UsageError("unexpected argument '' (an empty string)")
+            name = owner or "/".join(positionals)
+            raise UsageError(f"{name}: expected a value, got an empty string")
+        if owner is None and subs and token in subs[0].choices:  # e.g. experiment toy-mdp
+            return reject_empty_values(subs[0].choices[token], argv[i + 1 :])
+        if owner is not None and nargs.get(owner) not in ("*", "+"):
+            owner = None  # its one value is read; what follows is positional
+
+
+def make_out_folder(path: Path, option: str) -> Path:
+    """Create the output folder ``path`` (and its parents) as the last check before any
+    work, so that a path under a file, or where one cannot write, is a one-line UsageError
+    now rather than a traceback once the work is done. Returns ``path``."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option}: {path} exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"{option}: cannot create the folder {path} ({err.strerror})") from None
+    return path
+
+
 def _top_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="maxminq",
         description="Maxmin Q-learning and the Generalized Q-learning family.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -48,15 +102,20 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help", "--version") or argv[0] not in COMMANDS:
-        _top_parser().parse_args(argv[:1] or ["--help"])
+    if not argv:  # no command: the overview, as an error (a script's typo must not pass)
+        _top_parser().print_help(sys.stderr)
+        return 2
+    if argv[0] in ("-h", "--help", "--version") or argv[0] not in COMMANDS:
+        _top_parser().parse_args(argv[:1])
         return 2
     name = argv[0]
     module = importlib.import_module(COMMANDS[name][0])
-    parser = argparse.ArgumentParser(prog=f"maxminq {name}", description=COMMANDS[name][1])
+    parser = _Parser(prog=f"maxminq {name}", description=COMMANDS[name][1])
     module.add_arguments(parser)
-    args = parser.parse_args(argv[1:])
     try:
+        if "-h" not in argv and "--help" not in argv:
+            reject_empty_values(parser, argv[1:])
+        args = parser.parse_args(argv[1:])
         return int(module.run(args) or 0)
     except MaxminqError as err:
         print(f"maxminq {name}: error: {err}", file=sys.stderr)

@@ -53,30 +53,66 @@ MC_DEFAULT_N = {"maxmin": (4,), "averaged": (4,), "ensemble": (4,), "historical_
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register ``toy-mdp`` and ``mountain-car`` (values are validated in ``run``)."""
     sub = parser.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
-    toy = sub.add_parser("toy-mdp", help="toy MDP of Fig. 1: Fig. 2 and appendix Q(A, Left)")
-    toy.add_argument("--runs", help="runs per setting (default 5000; quick 300)")
-    toy.add_argument("--episodes", help="episodes per run (default 1000; quick 300)")
-    toy.add_argument("--mu", nargs="*", default=["0.1", "-0.1"], help="mean reward in B")
-    toy.add_argument("--batch-size", default="32", help="replayed transitions per update")
-    mc = sub.add_parser("mountain-car", help="noisy Mountain Car: Fig. 3(a), 3(b), appendix")
-    mc.add_argument("--runs", help="runs per setting (default 100; quick 4)")
-    mc.add_argument("--episodes", help="episodes per run (default 1000; quick 40)")
-    mc.add_argument("--sigma2", nargs="*", help="reward variances (default 0 1 10 50)")
-    mc.add_argument("--step-sizes", nargs="*", help="step sizes (default: the paper's sweep)")
+    about = "toy MDP of Fig. 1: Fig. 2 and appendix Q(A, Left)"
+    toy = sub.add_parser("toy-mdp", help=about, description=about)
+    for key, what in (("runs", "runs per setting"), ("episodes", "episodes per run")):
+        toy.add_argument(f"--{key}", help=f"{what} (default {TOY_FULL[key]}; "
+                         f"--quick {TOY_QUICK[key]})")  # fmt: skip
+    toy.add_argument(
+        "--mu",
+        nargs="*",
+        default=["0.1", "-0.1"],
+        help="mean reward of the actions in B (reward mu + U(-1, 1)), non-zero; one setting "
+        "per value (default 0.1 -0.1)",
+    )
+    toy.add_argument("--batch-size", default="32",
+                     help="replayed transitions per update (default 32)")  # fmt: skip
+    about = "noisy Mountain Car: Fig. 3(a), 3(b), appendix"
+    mc = sub.add_parser("mountain-car", help=about, description=about)
+    for key, what in (
+        ("runs", "runs per setting"),
+        ("episodes", "episodes per run"),
+        ("sigma2", "reward noise variances, >= 0"),
+        ("step_sizes", "step sizes, > 0"),
+    ):
+        values = [MC_FULL[key], MC_QUICK[key]]
+        full, quick = (" ".join(f"{v:g}" for v in x) if isinstance(x, list) else x for x in values)
+        mc.add_argument(f"--{key.replace('_', '-')}", nargs="*" if key in ("sigma2", "step_sizes")
+                        else None, help=f"{what} (default {full}; --quick {quick})")  # fmt: skip
     mc.add_argument("--step-size-per", default="tiling",
                     help="'tiling': each active weight moves by step size x TD error (default); "
                     "'total': the 8 tilings share it (step size / 8 each)")  # fmt: skip
-    mc.add_argument("--batch-size", default="4", help="replayed transitions per update")
-    mc.add_argument("--max-steps", default="5000", help="episode step cap (truncation)")
-    for p in (toy, mc):
-        p.add_argument("--algorithms", nargs="*",
-                       help="operators as name[:N][:key=value,...], e.g. maxmin:4 "
-                       "bias_corrected:sigma=0.5")  # fmt: skip
-        p.add_argument("--update-every", default="1", help="agent steps per update (>= 1)")
-        p.add_argument("--seed", default="0", help="base seed; run r uses (seed, r)")
-        p.add_argument("--workers", default=str(os.cpu_count() or 1), help="processes")
-        p.add_argument("--out", default=None, help="output folder (default results/<name>)")
-        p.add_argument("--quick", action="store_true", help="small preset (< 1 min)")
+    mc.add_argument("--batch-size", default="4", help="replayed transitions per update (default 4)")
+    mc.add_argument(
+        "--max-steps",
+        default="5000",
+        help="episode step cap, in agent steps (truncation; default 5000)",
+    )
+    for p, name, algos in (
+        (toy, "toy_mdp", "q_learning double_q maxmin (N = 2, 4, 6, 8)"),
+        (mc, "mountain_car", "q_learning double_q averaged:4 maxmin:4"),
+    ):
+        p.add_argument(
+            "--algorithms",
+            nargs="*",
+            help="operators as name[:N][:key=value,...], e.g. maxmin:4 "
+            f"bias_corrected:sigma=0.5 (default {algos})",
+        )
+        p.add_argument(
+            "--update-every", default="1", help="agent steps per update, >= 1 (default 1)"
+        )
+        p.add_argument(
+            "--seed", default="0", help="base seed, >= 0; run r uses (seed, r) (default 0)"
+        )
+        p.add_argument(
+            "--workers",
+            default=str(os.cpu_count() or 1),
+            help=f"processes (default: the number of cores, {os.cpu_count() or 1})",
+        )
+        p.add_argument("--out", default=None, help=f"output folder (default results/{name})")
+        p.add_argument(
+            "--quick", action="store_true", help="small preset (< 1 min): the --quick values above"
+        )
         p.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -145,10 +181,10 @@ def _algorithm_text(name: str, n: int, kwargs: dict[str, float]) -> str:
 
 
 def _out_dir(value: str | None, name: str) -> Path:
-    out = Path(value) if value else Path("results") / name
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out: {str(out)!r} exists and is not a folder")
-    return out
+    """The output folder, created now: the last check before the work starts."""
+    from maxminq.cli import make_out_folder
+
+    return make_out_folder(Path(value) if value is not None else Path("results") / name, "--out")
 
 
 def _common(args: argparse.Namespace) -> dict[str, Any]:
