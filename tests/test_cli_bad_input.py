@@ -4,6 +4,8 @@ option, exit status 2, before any work starts and before anything is written."""
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +88,66 @@ def test_experiment_help_states_every_default():
         for action in subs[name]._actions:
             if action.nargs != 0:  # options that take a value
                 assert "default" in action.help, (name, action.option_strings)
+
+
+# --- plot -------------------------------------------------------------------------------------
+
+
+def _run_folder(folder: Path) -> Path:
+    """A finished 'maxminq train' folder, written by hand: 2 seeds, 3 episodes, 2 metric rows."""
+    folder.mkdir()
+    config = {"env_id": "CartPole-v1", "agent": "maxmin-dqn", "n": 2, "lr": 1e-3, "seeds": [0, 1]}
+    (folder / "config.json").write_text(json.dumps(config))
+    episodes = ["seed,episode,step,return,length,return_avg100,terminated,truncated"]
+    episodes += [f"{s},{e},{10 * e},10.0,10,10.0,True,False" for s in (0, 1) for e in (1, 2, 3)]
+    metrics = ["seed,step,loss,q_mean,bias_mean,bias_std,bias_abs,bias_n,epsilon,steps_per_s"]
+    metrics += [f"{s},{t},0.1,1.0,0.5,0.2,0.5,5,0.5,100.0" for s in (0, 1) for t in (15, 30)]
+    tables = {
+        "episodes": episodes,
+        "tests": ["seed,episode,return,length", "0,1,9.0,9", "1,1,11.0,11"],
+        "metrics": metrics,
+        "runs": ["seed,status,diverged_step", "0,done,-1", "1,done,-1"],
+    }
+    for name, lines in tables.items():
+        (folder / f"{name}.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def _cut(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-7])  # a copy that stopped mid-line
+
+
+@pytest.mark.parametrize(
+    ("damage", "expect"),
+    [
+        (lambda d: _cut(d / "metrics.csv"), "metrics.csv is cut short"),
+        (lambda d: (d / "episodes.csv").write_text(""), "episodes.csv is empty"),
+        (lambda d: (d / "tests.csv").unlink(), "tests.csv is unreadable (No such file"),
+        (lambda d: (d / "config.json").write_text('{"agent": '), "config.json is unreadable"),
+        (lambda d: (d / "config.json").write_bytes(b"\xff{}"), "config.json is unreadable"),
+        (lambda d: (d / "config.json").write_text("{}"), "config.json lacks the run's env_id"),
+    ],
+)
+def test_plot_refuses_a_damaged_run_folder_in_one_line(damage, expect, tmp_path, capsys):
+    """A damaged file was a traceback (bad JSON, an empty or missing table) or, cut short,
+    silently plotted as a shorter run."""
+    run = _run_folder(tmp_path / "run")
+    assert main(["plot", str(run), "--out", str(tmp_path / "ok")]) == 0  # intact: plotted
+    capsys.readouterr()
+    damage(run)
+    assert main(["plot", str(run), "--out", str(tmp_path / "fig")]) == 2
+    line = _one_line(capsys)
+    assert line.startswith(f"maxminq plot: error: RUN_DIR: {run}/") and expect in line, line
+    assert not list(tmp_path.glob("fig*"))
+
+
+def test_plot_out_options(tmp_path, capsys):
+    run = str(_run_folder(tmp_path / "run"))
+    assert main(["plot", run, "--out", str(tmp_path / "Fig.PNG")]) == 0  # as .png, any case
+    assert sorted(p.name for p in tmp_path.glob("Fig*")) == ["Fig.png", "Fig.svg"]
+    capsys.readouterr()
+    assert main(["plot", run, "--panels", "q,return,q"]) == 2
+    assert _one_line(capsys).endswith("--panels: q given twice; give each panel once")
+    (tmp_path / "file").write_text("x")
+    assert main(["plot", run, "--out", str(tmp_path / "file" / "fig.png")]) == 2
+    assert _one_line(capsys).endswith(f"--out: {tmp_path / 'file'} exists and is not a folder")

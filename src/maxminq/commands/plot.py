@@ -5,6 +5,7 @@ estimation bias, Q estimates), one colour per run."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
 from pathlib import Path
 
@@ -39,20 +40,64 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_SETTINGS = ("env_id", "agent", "n", "lr", "seeds")  # what the labels and the title use
+
+
+def _json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:  # ValueError: bad JSON or not UTF-8
+        raise UsageError(f"RUN_DIR: {path} is unreadable ({' '.join(str(err).split())})") from None
+
+
 def _settings(folder: Path) -> dict:
     """The run's settings: ``config.json`` of a ``maxminq train`` folder, or the settings in
     ``manifest.json`` of a deep run in a sweep's ``OUT/tables/<run_id>``."""
+    settings = None
     if (folder / "runs.csv").is_file():
         if (folder / "config.json").is_file():
-            return json.loads((folder / "config.json").read_text())
-        if (folder / "manifest.json").is_file():
-            manifest = json.loads((folder / "manifest.json").read_text())
-            if manifest.get("kind") == "deep":
-                return manifest["settings"]
-    raise UsageError(
-        f"RUN_DIR: {folder} holds no finished deep run (runs.csv with the config.json of "
-        "'maxminq train' or the manifest.json of a sweep's tables/<run_id>)"
-    )
+            path = folder / "config.json"
+            settings = _json(path)
+        elif (folder / "manifest.json").is_file():
+            path = folder / "manifest.json"
+            manifest = _json(path)
+            if isinstance(manifest, dict) and manifest.get("kind") == "deep":
+                settings = manifest.get("settings")
+    if settings is None:
+        raise UsageError(
+            f"RUN_DIR: {folder} holds no finished deep run (runs.csv with the config.json of "
+            "'maxminq train' or the manifest.json of a sweep's tables/<run_id>)"
+        )
+    missing = [k for k in _SETTINGS if not isinstance(settings, dict) or k not in settings]
+    if missing:
+        raise UsageError(f"RUN_DIR: {path} lacks the run's {', '.join(missing)}")
+    return settings
+
+
+def _tables(folder: Path) -> dict:
+    """The run's tables, each checked to be whole: a file cut short (a copy that did not
+    finish, a full disk) would otherwise plot as a shorter run without a word."""
+    import pandas as pd
+
+    from maxminq.deep.train import TABLE_COLUMNS
+
+    tables = {}
+    for name in TABLE_COLUMNS:
+        path = folder / f"{name}.csv"
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            raise UsageError(f"RUN_DIR: {path} is unreadable ({err.strerror})") from None
+        if not data.endswith(b"\n"):  # the writers end every table with a line end
+            what = "empty" if not data else "cut short (its last line is incomplete)"
+            raise UsageError(f"RUN_DIR: {path} is {what}")
+        try:
+            tables[name] = pd.read_csv(io.BytesIO(data))
+        except (ValueError, pd.errors.ParserError) as err:
+            raise UsageError(
+                f"RUN_DIR: {path} is not a table ({' '.join(str(err).split())})"
+            ) from None
+    return tables
 
 
 def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
@@ -82,31 +127,31 @@ def _panels(text: str) -> list[str]:
         raise UsageError(
             f"--panels: expected names from {', '.join(TRAINING_PANELS)}, got {text!r}"
         )
+    twice = sorted({p for p in panels if panels.count(p) > 1})
+    if twice:
+        raise UsageError(f"--panels: {', '.join(twice)} given twice; give each panel once")
     return panels
 
 
 def run(args: argparse.Namespace) -> int:
     """Check every folder first, then draw one figure."""
     from maxminq.analysis.figures import fig_training_runs
+    from maxminq.cli import make_out_folder
 
     panels = _panels(args.panels)
-    from maxminq.deep.train import read_tables
-
     cfgs = [_settings(folder) for folder in args.runs]
+    tables = [_tables(folder) for folder in args.runs]
     labels = run_labels(cfgs, args.runs)
-    runs = [
-        (label, cfg["agent"], read_tables(folder))
-        for label, cfg, folder in zip(labels, cfgs, args.runs, strict=True)
-    ]
+    runs = [(label, cfg["agent"], t) for label, cfg, t in zip(labels, cfgs, tables, strict=True)]
     default = args.runs[0] / "curves" if len(runs) == 1 else Path("compare")
     out = (default if args.out is None else args.out).resolve()
     if out.is_dir():  # "--out figs/": the default name inside it
         out = out / default.name
     if out.suffix.lower() in _OTHER_FORMATS:
         raise UsageError(f"--out: figures are written as .png and .svg, not {out.suffix}")
-    if out.suffix in (".png", ".svg"):  # "a.png" -> a.png and a.svg; "run.v2" stays whole
+    if out.suffix.lower() in (".png", ".svg"):  # "a.png" -> a.png, a.svg; "run.v2" stays whole
         out = out.with_suffix("")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_out_folder(out.parent, "--out")
     title = " vs ".join(dict.fromkeys(cfg["env_id"] for cfg in cfgs))
     seeds = sorted({len(cfg["seeds"]) for cfg in cfgs})
     title += f", {'/'.join(map(str, seeds))} seed(s) per run"
