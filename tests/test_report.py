@@ -147,7 +147,64 @@ def test_cli_report(tmp_path: Path, capsys):
     # not argparse's two lines (usage + "invalid int value"): one line naming the option
     assert main(["report", str(tmp_path), "--reps", "abc"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["maxminq report: error: --reps: expected an integer >= 100, got 'abc'"]
+    assert err == ["maxminq report: error: --reps: expected an integer in 100..100000, got 'abc'"]
+    assert main(["report", str(tmp_path), "--reps", "100001"]) == 2  # reps x runs in memory
+    assert "--reps: expected an integer in 100..100000" in capsys.readouterr().err
+
+
+def test_report_on_the_folder_theory_wrote(tmp_path: Path, capsys):
+    """'maxminq theory --out T' then 'maxminq report T': T holds bias.csv itself."""
+    theory_files(tmp_path)
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    assert "supported         Theorem 1" in capsys.readouterr().out
+    assert "Corollary 1" in (tmp_path / "report.md").read_text()
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def test_report_refuses_damaged_inputs_in_one_line(tmp_path: Path, capsys):
+    theory_files(tmp_path / "theory")
+    (tmp_path / "other").mkdir()
+    assert main(["report", str(tmp_path), "--theory-dir", str(tmp_path / "other")]) == 2
+    assert _one_error_line(capsys).endswith(f"--theory-dir: {tmp_path / 'other'} holds no "
+                                            "bias.csv (from 'maxminq theory')")  # fmt: skip
+    # a cut-short table: its claims were checked on the rows left ("supported")
+    bias = tmp_path / "theory" / "bias.csv"
+    bias.write_bytes(bias.read_bytes()[:-10])
+    assert main(["report", str(tmp_path)]) == 2
+    assert _one_error_line(capsys).endswith(f"DIR: {bias} is empty or cut short; rerun "
+                                            "'maxminq theory'")  # fmt: skip
+    theory_files(tmp_path / "theory")
+    # a results.sqlite that is no database was a traceback
+    (tmp_path / "results.sqlite").write_bytes(b"not a database, but long enough to read" * 50)
+    assert main(["report", str(tmp_path)]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith(f"maxminq report: error: {tmp_path / 'results.sqlite'}: not a readable")
+    assert not (tmp_path / "report.md").exists() and not (tmp_path / "figures").exists()
+
+
+def test_report_of_an_unfinished_reproduction_says_so(tmp_path: Path, capsys):
+    """A reproduce stopped by Ctrl-C leaves reproduce.json without an end time; a report
+    written from that folder later must not pass for the complete one."""
+    import json
+
+    write_store(tmp_path, {"mountain_car": mc_results(runs=4)})
+    meta = {"scale": "quick", "started": "2026-01-02 03:04 UTC", "configs": []}
+    (tmp_path / "reproduce.json").write_text(json.dumps(meta))
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    assert "caution: the 'maxminq reproduce' of this folder did not finish" in (
+        capsys.readouterr().out
+    )
+    md = (tmp_path / "report.md").read_text()
+    assert "**Caution: the reproduction in this folder did not finish** (started 2026-01-02" in md
+    meta["finished"] = "2026-01-02 04:00 UTC"
+    (tmp_path / "reproduce.json").write_text(json.dumps(meta))
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    assert "did not finish" not in capsys.readouterr().out + (tmp_path / "report.md").read_text()
 
 
 def _status(claims: list[C.Claim], needle: str) -> str:

@@ -46,6 +46,13 @@ QUICK_NOTE = (
     "Run `maxminq reproduce --scale paper` for the full reproduction."
 )
 
+UNFINISHED_NOTE = (
+    "**Caution: the reproduction in this folder did not finish** (started {started}; "
+    "`reproduce.json` has no end time: interrupted, failed or still running). Runs it did not "
+    "finish are missing from this report; rerun the same `maxminq reproduce` command to "
+    "complete them (finished runs are kept)."
+)
+
 
 @dataclass
 class Report:
@@ -57,6 +64,7 @@ class Report:
     claims: list[C.Claim] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)  # claim sections with no data here
     pooled: list[str] = field(default_factory=list)  # rows pooling different experiments
+    unfinished: bool = False  # the folder's 'maxminq reproduce' did not finish
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -67,10 +75,31 @@ def _write_csv(df: pd.DataFrame, path: Path) -> None:
     _atomic_write(path, df.to_csv(index=False))
 
 
+def check_store(out_dir: Path) -> None:
+    """Raise StoreError (one line) if ``out_dir/results.sqlite`` exists but is not a readable
+    results store, e.g. damaged or some other file of that name; an empty file is a store
+    that was never set up, and reads as empty."""
+    import sqlite3
+
+    from maxminq.experiments.store import ResultsStore, StoreError
+
+    path = out_dir / "results.sqlite"
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        with ResultsStore(out_dir, create=False) as store:
+            store.configs()
+            store.records()
+    except sqlite3.DatabaseError as err:
+        raise StoreError(f"{path}: not a readable results store ({err})") from None
+
+
 def load_store(out_dir: Path) -> dict[str, pd.DataFrame]:
     """All done runs' tables from the results store in ``out_dir`` (empty if none)."""
-    if not (out_dir / "results.sqlite").exists():
+    path = out_dir / "results.sqlite"
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
         return {}
+    check_store(out_dir)
     from maxminq.experiments.store import load_results
 
     return load_results(out_dir)
@@ -415,6 +444,9 @@ def build_report(
         doc.para(f"Command: `{meta['command']}`")
     if scale == "quick":
         doc.para(QUICK_NOTE, cls="note")
+    unfinished = bool(meta.get("started")) and not meta.get("finished")
+    if unfinished:  # e.g. Ctrl-C: this report must not pass for the complete one
+        doc.para(UNFINISHED_NOTE.format(started=meta["started"]), cls="note")
     records = _result_records(out_dir, results)  # read once: the caution and the settings
     pooled = pooled_differences(records)
     if pooled:
@@ -526,4 +558,4 @@ def build_report(
     html_path, md_path = out_dir / "report.html", out_dir / "report.md"
     _atomic_write(md_path, "\n".join(doc.md))
     _atomic_write(html_path, doc.render_html(title))
-    return Report(html_path, md_path, figures, claims, unchecked, pooled)
+    return Report(html_path, md_path, figures, claims, unchecked, pooled, unfinished)

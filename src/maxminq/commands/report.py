@@ -7,6 +7,8 @@ from pathlib import Path
 
 from maxminq.errors import UsageError
 
+MAX_REPS = 100_000  # the bootstrap holds reps x runs indices in memory
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq report``."""
@@ -17,31 +19,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--theory-dir",
         type=Path,
         default=None,
-        help="folder written by 'maxminq theory' (default: DIR/theory)",
+        help="folder written by 'maxminq theory' (default: DIR/theory, or DIR itself if it "
+        "is such a folder)",
     )
     parser.add_argument(
-        "--reps", default="2000", help="bootstrap replicates for IQM CIs (default 2000)"
+        "--reps",
+        default="2000",
+        help=f"bootstrap replicates for the IQM confidence intervals, 100..{MAX_REPS} "
+        "(default 2000)",
     )
+
+
+def _whole(path: Path, option: str) -> None:
+    """Raise UsageError if the table ``path`` (when present) is empty or cut short: its
+    claims would otherwise be checked on the rows that happen to be left."""
+    if path.is_file() and not path.read_bytes().endswith(b"\n"):  # writers end with a newline
+        raise UsageError(f"{option}: {path} is empty or cut short; rerun 'maxminq theory'")
 
 
 def validate(args: argparse.Namespace) -> Path:
-    """Check the options before any work; returns the theory folder to use."""
+    """Check the options and the input files before any work; returns the theory folder."""
+    from maxminq.analysis.report import check_store
+
     if not args.dir.is_dir():
         raise UsageError(f"DIR: {args.dir} is not a folder (expected a results folder)")
     theory = args.theory_dir if args.theory_dir is not None else args.dir / "theory"
+    option = "--theory-dir" if args.theory_dir is not None else "DIR"
     if args.theory_dir is not None and not theory.is_dir():
         raise UsageError(f"--theory-dir: {theory} is not a folder")
+    if args.theory_dir is not None and not (theory / "bias.csv").is_file():
+        raise UsageError(f"--theory-dir: {theory} holds no bias.csv (from 'maxminq theory')")
+    if args.theory_dir is None and not theory.is_dir() and (args.dir / "bias.csv").is_file():
+        theory = args.dir  # 'maxminq report OUT' on the folder 'maxminq theory --out OUT' wrote
     if not (args.dir / "results.sqlite").is_file() and not (theory / "bias.csv").is_file():
         raise UsageError(
             f"DIR: {args.dir} holds neither results.sqlite (from 'maxminq sweep') nor "
             "theory/bias.csv (from 'maxminq theory'); nothing to report"
         )
+    for name in ("bias.csv", "variance.csv"):
+        _whole(theory / name, option)
+    check_store(args.dir)
     try:  # parsed here, not by argparse, so that a bad value is one line like the others
         reps = int(str(args.reps))
     except ValueError:
-        raise UsageError(f"--reps: expected an integer >= 100, got {args.reps!r}") from None
-    if reps < 100:
-        raise UsageError(f"--reps: expected an integer >= 100, got {reps}")
+        reps = None
+    if reps is None or not 100 <= reps <= MAX_REPS:
+        raise UsageError(f"--reps: expected an integer in 100..{MAX_REPS}, got {args.reps!r}")
     args.reps = reps
     return theory
 
@@ -60,4 +83,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  not checked (no data in this folder): {', '.join(report.unchecked)}")
     for line in report.pooled:
         print(f"  caution, runs of different experiments pooled: {line}")
+    if report.unfinished:
+        print(
+            "  caution: the 'maxminq reproduce' of this folder did not finish; its report "
+            "lacks the runs it did not complete (rerun the command to complete them)"
+        )
     return 0
