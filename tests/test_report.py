@@ -432,3 +432,35 @@ def test_report_warns_when_a_row_pools_two_experiments(tmp_path: Path, capsys) -
     assert len(rows) == 1 and rows[0].split(" | ")[3] == "4"
     rows = [line for line in md.splitlines() if line.startswith("| -0.1 | Maxmin")]
     assert len(rows) == 1 and rows[0].split(" | ")[3] == "2"
+
+
+def test_reproduce_refuses_bad_folders_before_any_work(tmp_path: Path, capsys):
+    """Each was found only after the runs (or the theory) had been done: a traceback, or two
+    configs' runs merged under one name."""
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "a.yaml").write_text(TINY_TOY)
+    (configs / "b.yaml").write_text(TINY_TOY.replace("mu: [0.1]", "mu: [-0.1]"))
+    out = tmp_path / "out"
+    assert main(["reproduce", "--out", str(out), "--configs", str(configs)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "maxminq reproduce: error: --configs: a.yaml and b.yaml are both named 'tiny_toy'; "
+        "give each config its own name"
+    )
+    assert not out.exists()
+    (configs / "b.yaml").unlink()
+    (tmp_path / "file").write_text("x")
+    argv = ["reproduce", "--configs", str(configs), "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "file" / "out")]) == 2
+    assert (
+        capsys.readouterr()
+        .err.strip()
+        .endswith(f"--out: cannot create the folder {tmp_path / 'file' / 'out'} (Not a directory)")
+    )
+    out.mkdir()
+    (out / "results.sqlite").write_bytes(b"not a database, but long enough to read" * 50)
+    assert main([*argv, "--out", str(out), "--only", "theory"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "results.sqlite: not a readable results store" in err[0]
+    assert sorted(p.name for p in out.iterdir()) == ["results.sqlite"]  # no theory run

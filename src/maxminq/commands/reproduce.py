@@ -94,10 +94,13 @@ def find_configs_dir(explicit: Path | None) -> Path:
 
 
 def plan(args: argparse.Namespace):
-    """Validate every option and load every selected config; nothing runs here.
+    """Validate every option and load every selected config; nothing runs here, and the
+    output folder is created last.
 
     Returns ``(out_dir, workers, configs, with_theory)`` with configs in run order.
     """
+    from maxminq.analysis.report import check_store
+    from maxminq.cli import make_out_folder
     from maxminq.experiments.config import load_config
     from maxminq.experiments.runner import check_options
 
@@ -113,6 +116,14 @@ def plan(args: argparse.Namespace):
     if not paths:
         raise UsageError(f"--configs: {folder} holds no *.yaml configs")
     configs = [load_config(p, args.scale) for p in paths]  # ConfigError: one line, exit 2
+    first: dict[str, Path] = {}
+    for config in configs:  # runs are stored under their config's name: two would merge
+        other = first.setdefault(config.name, config.path)
+        if other != config.path:
+            raise UsageError(
+                f"--configs: {other.name} and {config.path.name} are both named "
+                f"{config.name!r}; give each config its own name"
+            )
     names = {c.name for c in configs} | {p.stem for p in paths}
     with_theory = True
     if args.only is not None:
@@ -126,6 +137,8 @@ def plan(args: argparse.Namespace):
         configs = [c for c in configs if c.name in wanted or c.path.stem in wanted]
         with_theory = THEORY in wanted
     configs.sort(key=lambda c: (KIND_ORDER.get(c.kind, 2), c.name))
+    check_store(out)  # a damaged store would fail only once the runs or the theory are done
+    make_out_folder(out, "--out")
     return out, workers, configs, with_theory
 
 
