@@ -316,3 +316,26 @@ def test_hidden_sizes_and_env_kwargs_reach_the_networks_and_every_environment(tm
     assert "hidden" not in saved and "env_kwargs" not in saved
     loaded = TrainConfig.from_key(default.result_key())  # (the key omits checkpoint_every)
     assert dataclasses.replace(loaded, checkpoint_every=default.checkpoint_every) == default
+
+
+def test_readme_trained_agent_example_plays_the_runs_environment(tmp_path, monkeypatch) -> None:
+    """The README's "Using a trained agent" block, run on a run trained with env keywords
+    and a cap of its own: its environment is the run's (CartPole's ``sutton_barto_reward``
+    pays 0 per step where the default pays +1; cap 30, not CartPole-v1's 500)."""
+    readme = (pathlib.Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("**Using a trained agent.**", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'load_agent("runs/lunar-maxmin")' in block
+    cfg = _config(seeds=[0], steps=150, eval_episodes=0, env_kwargs={"sutton_barto_reward": True})
+    run_training(dataclasses.replace(cfg, max_episode_steps=30), tmp_path / "run", progress=False)
+    monkeypatch.chdir(tmp_path)
+    code = block.replace("runs/lunar-maxmin", "run")
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    env = ns["env"]
+    assert env.spec.max_episode_steps == 30
+    env.reset(seed=1)
+    rewards = [env.step(0)[1] for _ in range(5)]  # pushing left: 5 steps are not enough to fall
+    assert rewards == [0.0] * 5
+    assert ns["q"].shape == (2,) and len(ns["episodes"]) == 10
+    assert (ns["episodes"]["length"] <= 30).all()
