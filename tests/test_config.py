@@ -390,3 +390,31 @@ def test_configs_ship_inside_the_package(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.chdir(tmp_path)  # no ./configs here
     found = find_configs_dir(None)
     assert sorted(p.name for p in found.glob("*.yaml")) == shipped
+
+
+@pytest.mark.parametrize(
+    ("edit", "where"),
+    [
+        (("runs: 4", "runs: true"), "scales.quick.fixed.runs"),
+        (("runs: 4", "runs: yes"), "scales.quick.fixed.runs"),  # YAML 1.1: yes is true
+        (("episodes: 5", "episodes: on"), "fixed.episodes"),
+    ],
+)
+def test_a_boolean_is_not_taken_for_a_number(tmp_path, edit, where):
+    """The toy kind's checks took true as 1: 'runs: yes' silently ran one run."""
+    path = _write(tmp_path, TOY.replace(*edit))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    assert str(info.value) == f"{path}: {where}: expected a number, got True"
+
+
+def test_a_folder_or_an_unknown_key_in_one_plain_line(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, "quick")
+    assert str(info.value) == f"{tmp_path}: is a folder; expected a YAML config file"
+    path = _write(tmp_path, TOY.replace("episodes: 5}", "episodes: 5, stepsize: 0.5}"))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    # the value of a misspelt key is not what is wrong: not appended
+    assert str(info.value).startswith(f"{path}: fixed.stepsize: unknown setting; expected one of")
+    assert str(info.value).endswith(", update_every")

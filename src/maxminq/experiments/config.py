@@ -200,6 +200,8 @@ def _read_document(path: Path) -> Any:
         raise
     except FileNotFoundError:
         raise check.fail("", "no such file") from None
+    except IsADirectoryError:
+        raise check.fail("", "is a folder; expected a YAML config file") from None
     except UnicodeDecodeError:
         raise check.fail("", "expected UTF-8 text") from None
     except OSError as err:
@@ -334,6 +336,9 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
                     clean = kind.validate(dict(settings))
                 except SettingsError as err:
                     raise _settings_failure(check, err, settings, origins) from None
+                for key, value in settings.items():  # the kind took true as 1 (``runs: yes``)
+                    if isinstance(value, bool) and not isinstance(clean.get(key, value), bool):
+                        raise check.fail(origins[key], f"expected a number, got {value}")
                 run_id = run_id_for(config.kind, clean)
                 runs.setdefault(run_id, RunSpec(run_id, config.kind, clean, config.name))
     if not runs:
@@ -373,7 +378,9 @@ def _settings_failure(
     if err.key is None:
         return check.fail("settings", _config_message(err.message))
     if err.key in settings:
-        message = _config_message(err.message, settings[err.key], has_value=True)
+        # the value of an unknown key is not what is wrong with it
+        known = not err.message.startswith("unknown setting")
+        message = _config_message(err.message, settings[err.key], has_value=known)
         return check.fail(origins.get(err.key, err.key), message)
     message = _config_message(err.message)
     if message.lower() in ("field required", "required setting missing"):
