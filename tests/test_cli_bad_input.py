@@ -80,14 +80,20 @@ def test_experiment_out_under_a_file_is_refused_before_the_work(
     assert line.endswith("(Not a directory)")
 
 
-def test_experiment_help_states_every_default():
+@pytest.mark.parametrize("name", ["experiment", "plot", "report", "reproduce", "envs"])
+def test_help_states_every_default(name):
+    """Every option that takes a value says its default (the user must not have to guess)."""
+    import importlib
+
     parser = argparse.ArgumentParser()
-    experiment.add_arguments(parser)
-    subs = parser._actions[-1].choices
-    for name in ("toy-mdp", "mountain-car"):
-        for action in subs[name]._actions:
-            if action.nargs != 0:  # options that take a value
-                assert "default" in action.help, (name, action.option_strings)
+    importlib.import_module(f"maxminq.commands.{name}").add_arguments(parser)
+    parsers = [parser]
+    if name == "experiment":
+        parsers = list(parser._actions[-1].choices.values())  # toy-mdp, mountain-car
+    for p in parsers:
+        for action in p._actions:
+            if action.option_strings and action.nargs != 0:  # options that take a value
+                assert "default" in action.help, (p.prog, action.option_strings)
 
 
 # --- plot -------------------------------------------------------------------------------------

@@ -13,11 +13,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--env",
         default=None,
-        help="show every default of this id (any Gymnasium id; others fall back to the "
-        "feature-env defaults)",
+        help="show every default of this id: a paper environment, any registered Gymnasium "
+        "id (non-paper ids get the feature-env defaults) or module:EnvId (default: the table "
+        "of the paper environments)",
     )
     parser.add_argument(
-        "--format", choices=("table", "json"), default="table", help="output format"
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="output format: table or json (default table)",
     )
 
 

@@ -59,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--address",
         default=None,
         metavar="ADDR",
-        help="Ray cluster address with --backend ray, e.g. auto",
+        help="Ray cluster address with --backend ray, e.g. auto (default: a new Ray "
+        "instance on this machine)",
     )
     parser.add_argument(
         "--only",
