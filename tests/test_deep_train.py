@@ -767,3 +767,70 @@ def test_a_sweep_checks_each_environment_before_it_starts(tmp_path: pathlib.Path
         assert not (tmp_path / "out").exists()
         with pytest.raises(ConfigError, match=rf"variants\[1\]\.{key}:"):
             load_config(path)
+
+
+class _Writer:
+    """Stands in for TensorBoard's SummaryWriter: keeps what is logged."""
+
+    made: list[_Writer] = []
+
+    def __init__(self, logdir: str, purge_step: int | None = None) -> None:
+        self.purge_step, self.scalars = purge_step, []
+        _Writer.made.append(self)
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        if not tag.endswith("steps_per_s"):  # wall-clock
+            self.scalars.append((tag, float(value), int(step)))
+
+    def close(self) -> None:
+        pass
+
+
+def _shown(writers: list[_Writer]) -> list[tuple[str, float, int]]:
+    """What TensorBoard shows of a run's writers, in order: a writer's ``purge_step`` hides
+    the earlier writers' events from that step on."""
+    shown: list[tuple[str, float, int]] = []
+    for w in writers:
+        if w.purge_step is not None:
+            shown = [e for e in shown if e[2] < w.purge_step]
+        shown += w.scalars
+    return sorted(shown)
+
+
+def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_path, monkeypatch):
+    """Each episode's return and length are logged at the step it ended (as episodes.csv);
+    a run killed at step 330 and resumed from its checkpoint at 200, and a finished run of
+    350 steps extended to 500 (its last partial interval at 350 dropped), show exactly what
+    one uninterrupted run logs, nothing twice."""
+    monkeypatch.setattr("maxminq.deep.train.tensorboard_writer_class", lambda: _Writer)
+    monkeypatch.setattr(_Writer, "made", [])
+    cfg = _small(seeds=[1, 2], steps=500, checkpoint_every=100, tensorboard=True)
+    tables = run_training(cfg, tmp_path / "straight", progress=False)
+    (straight,) = _Writer.made
+    ep = tables["episodes"]
+    logged = sorted(e for e in straight.scalars if e[0].endswith(("/return", "/length")))
+    expected = []
+    for s, r, n, st in ep[["seed", "return", "length", "step"]].itertuples(index=False):
+        expected += [(f"seed{s}/return", float(r), st), (f"seed{s}/length", float(n), st)]
+    assert len(ep) > 20 and logged == sorted(expected)
+    m = tables["metrics"]
+    assert ("seed2/loss", m.loss.iloc[-1], 500) in straight.scalars
+
+    _Writer.made = []
+    out = tmp_path / "killed"
+    assert run_training(cfg, out, progress=False, stop_after=200) == {}
+    ckpt = out / "checkpoint" / "state.pt"
+    at_200 = ckpt.read_bytes()
+    assert run_training(cfg, out, progress=False, stop_after=330) == {}
+    ckpt.write_bytes(at_200)  # killed at 330 with its last checkpoint at 200
+    run_training(cfg, out, progress=False)
+    assert [w.purge_step for w in _Writer.made] == [None, 200, 200]
+    assert _shown(_Writer.made) == sorted(straight.scalars)
+
+    _Writer.made = []
+    out = tmp_path / "extended"
+    run_training(dataclasses.replace(cfg, steps=350), out, progress=False)
+    assert any(e[2] == 350 and e[0].endswith("/loss") for e in _Writer.made[0].scalars)
+    run_training(dataclasses.replace(cfg, steps=500), out, progress=False)
+    assert [w.purge_step for w in _Writer.made] == [None, 350]
+    assert _shown(_Writer.made) == sorted(straight.scalars)

@@ -123,7 +123,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="JSON keywords for the environment's constructor, e.g. '{\"gravity\": -5.0}' "
         "(saved with the run; evaluate uses them too)",
     )
-    parser.add_argument("--tensorboard", action="store_true", help="also log to TensorBoard")
+    parser.add_argument(
+        "--tensorboard",
+        action="store_true",
+        help="also log the metrics and episode returns to OUT/tensorboard",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--no-plot", action="store_true", help="do not write curves.png/.svg")
     parser.add_argument(

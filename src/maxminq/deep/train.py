@@ -287,17 +287,18 @@ class Trainer:
     def _end_episode(self, s: int, terminated: bool, truncated: bool, next_seed: int = 0) -> None:
         rewards = self.ep_rewards[s]
         self.ep_count[s] += 1
-        self.rows["episodes"].append(
-            [
-                self.cfg.seeds[s],
-                self.ep_count[s],
-                self.step + 1,
-                float(sum(rewards)),
-                len(rewards),
-                terminated,
-                truncated,
-            ]
-        )
+        row = [
+            self.cfg.seeds[s],
+            self.ep_count[s],
+            self.step + 1,
+            float(sum(rewards)),
+            len(rewards),
+            terminated,
+            truncated,
+        ]
+        self.rows["episodes"].append(row)
+        if self.writer is not None:
+            self._log_episode(row)
         if self.probes[s]:
             g = _discounted_returns(rewards, self.cfg.gamma)
             n = len(rewards)
@@ -426,12 +427,39 @@ class Trainer:
             ]
             self.rows["metrics"].append(row)
             if self.writer is not None:
-                tag = f"seed{self.cfg.seeds[s]}"
-                for name, v in zip(TABLE_COLUMNS["metrics"][2:], row[2:], strict=True):
-                    if isinstance(v, float) and math.isfinite(v):
-                        self.writer.add_scalar(f"{tag}/{name}", v, self.step)
+                self._log_metrics_row(row)
         self._reset_acc()
         self._interval_start = (self.step, now)
+
+    # --- TensorBoard ------------------------------------------------------------------------
+
+    def open_writer(self, writer_class: Any, folder: pathlib.Path, resumed: bool) -> None:
+        """Log to TensorBoard in ``folder``: every metrics row, and each episode's return and
+        length at the step it ended. A resumed run (at its checkpoint's step k) hides what the
+        interrupted run logged from step k on (``purge_step``; it would be drawn twice, or
+        it is a finished run's last partial interval, which an extended run logs later) and
+        logs its checkpoint's rows of step k again."""
+        if not resumed:
+            self.writer = writer_class(str(folder))
+            return
+        self.writer = writer_class(str(folder), purge_step=self.step)
+        for row in self.rows["metrics"]:
+            if row[1] == self.step:
+                self._log_metrics_row(row)
+        for row in self.rows["episodes"]:
+            if row[2] == self.step:
+                self._log_episode(row)
+
+    def _log_metrics_row(self, row: list[Any]) -> None:
+        tag = f"seed{row[0]}"
+        for name, v in zip(TABLE_COLUMNS["metrics"][2:], row[2:], strict=True):
+            if isinstance(v, float) and math.isfinite(v):
+                self.writer.add_scalar(f"{tag}/{name}", v, row[1])
+
+    def _log_episode(self, row: list[Any]) -> None:
+        seed, _, step, ret, length = row[:5]
+        self.writer.add_scalar(f"seed{seed}/return", ret, step)
+        self.writer.add_scalar(f"seed{seed}/length", length, step)
 
     # --- evaluation -------------------------------------------------------------------------
 
@@ -682,7 +710,7 @@ def run_training(
         for name in ("runs.csv", MODEL_FILE):
             (out_dir / name).unlink(missing_ok=True)
         if cfg.tensorboard:
-            trainer.writer = writer_class(str(out_dir / "tensorboard"))
+            trainer.open_writer(writer_class, out_dir / "tensorboard", state is not None)
         bar = tqdm(
             total=cfg.steps,
             initial=trainer.step,
