@@ -834,3 +834,20 @@ def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_pa
     run_training(dataclasses.replace(cfg, steps=500), out, progress=False)
     assert [w.purge_step for w in _Writer.made] == [None, 350]
     assert _shown(_Writer.made) == sorted(straight.scalars)
+
+
+@pytest.mark.parametrize("start,end", [(1.0, 0.1), (1.0, 0.01), (0.1, 0.5)])
+def test_epsilon_schedule_reaches_its_end_value_exactly(start: float, end: float) -> None:
+    """eps is 1 for learning_starts steps, then linear from eps_start to eps_end over
+    eps_decay_steps (halfway: their mean), then eps_end itself (the linear formula gave
+    0.010000000000000009 for 1 -> 0.01, logged as such); a rising schedule rises (it was
+    eps_end at once)."""
+    cfg = _small(eps_start=start, eps_end=end, eps_decay_steps=100, learning_starts=50)
+    trainer = Trainer(cfg.resolve())
+    try:
+        assert [trainer.epsilon(t) for t in (0, 49)] == [1.0, 1.0]
+        assert trainer.epsilon(50) == start
+        assert trainer.epsilon(100) == pytest.approx((start + end) / 2, abs=1e-12)
+        assert [trainer.epsilon(t) for t in (150, 151, 10**6)] == [end] * 3
+    finally:
+        trainer.close()

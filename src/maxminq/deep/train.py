@@ -310,12 +310,16 @@ class Trainer:
     # --- one training step ------------------------------------------------------------------
 
     def epsilon(self, t: int) -> float:
-        """Purely random for ``learning_starts`` steps, then linear decay (authors' code)."""
+        """Purely random for ``learning_starts`` steps, then linear from ``eps_start`` to
+        ``eps_end`` over ``eps_decay_steps`` (authors' code), then ``eps_end`` exactly."""
         c = self.cfg
         if t < c.learning_starts:
             return 1.0
         frac = 1.0 if c.eps_decay_steps == 0 else (t - c.learning_starts) / c.eps_decay_steps
-        return max(c.eps_end, c.eps_start + (c.eps_end - c.eps_start) * min(frac, 1.0))
+        if frac >= 1.0:  # not the formula: 1 + (0.01 - 1) * 1 is 0.010000000000000009
+            return c.eps_end
+        lo, hi = sorted((c.eps_start, c.eps_end))  # a rising schedule too
+        return min(hi, max(lo, c.eps_start + (c.eps_end - c.eps_start) * frac))
 
     def _diverge(self, s: int) -> None:
         if self.active[s]:
