@@ -464,3 +464,19 @@ def test_reproduce_refuses_bad_folders_before_any_work(tmp_path: Path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "results.sqlite: not a readable results store" in err[0]
     assert sorted(p.name for p in out.iterdir()) == ["results.sqlite"]  # no theory run
+
+
+def test_report_names_registered_runs_without_results(tmp_path: Path, capsys):
+    """A sweep stopped early (or with failures) leaves runs without results; the report of
+    the folder says how many instead of passing for the whole sweep."""
+    write_store(tmp_path, {"mountain_car": mc_results(runs=4)})
+    with ResultsStore(tmp_path) as store:
+        extra = [RunSpec(f"toy_mdp-00000000000{i}", "toy_mdp", {"mu": 0.1}, "c") for i in (1, 2)]
+        store.register(extra)
+        store.mark_running(extra[1].run_id)
+        store.mark_finished(extra[1].run_id, "failed", error="boom")
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "caution, runs without results (not in this report): 1 pending, 1 failed" in out
+    md = (tmp_path / "report.md").read_text()
+    assert "registered in this folder has results:** 1 pending, 1 failed." in md

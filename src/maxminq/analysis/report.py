@@ -65,6 +65,7 @@ class Report:
     unchecked: list[str] = field(default_factory=list)  # claim sections with no data here
     pooled: list[str] = field(default_factory=list)  # rows pooling different experiments
     unfinished: bool = False  # the folder's 'maxminq reproduce' did not finish
+    without_results: dict[str, int] = field(default_factory=dict)  # by status
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -152,6 +153,19 @@ def _result_records(out_dir: Path, results: dict[str, pd.DataFrame]) -> list:
 
     with ResultsStore(out_dir, create=False) as store:
         return [r for r in store.records() if r.run_id in ids]
+
+
+def _runs_without_results(out_dir: Path) -> dict[str, int]:
+    """Runs registered in the store that the report cannot show (pending, running, failed),
+    counted by status."""
+    path = out_dir / "results.sqlite"
+    if not path.is_file() or path.stat().st_size == 0:
+        return {}
+    from maxminq.experiments.store import FINISHED, ResultsStore
+
+    with ResultsStore(out_dir, create=False) as store:
+        counts = store.counts()
+    return {status: n for status, n in counts.items() if n and status not in FINISHED}
 
 
 def _settings_rows(records: Sequence) -> list[list[str]]:
@@ -447,6 +461,15 @@ def build_report(
     unfinished = bool(meta.get("started")) and not meta.get("finished")
     if unfinished:  # e.g. Ctrl-C: this report must not pass for the complete one
         doc.para(UNFINISHED_NOTE.format(started=meta["started"]), cls="note")
+    without_results = _runs_without_results(out_dir)
+    if without_results:
+        doc.para(
+            "**Caution: not every run registered in this folder has results:** "
+            + ", ".join(f"{n} {status}" for status, n in without_results.items())
+            + ". They are missing from the tables, claims and figures below (`maxminq status "
+            "DIR` lists them; rerunning the sweep completes pending and failed runs).",
+            cls="note",
+        )
     records = _result_records(out_dir, results)  # read once: the caution and the settings
     pooled = pooled_differences(records)
     if pooled:
@@ -558,4 +581,6 @@ def build_report(
     html_path, md_path = out_dir / "report.html", out_dir / "report.md"
     _atomic_write(md_path, "\n".join(doc.md))
     _atomic_write(html_path, doc.render_html(title))
-    return Report(html_path, md_path, figures, claims, unchecked, pooled, unfinished)
+    return Report(
+        html_path, md_path, figures, claims, unchecked, pooled, unfinished, without_results
+    )

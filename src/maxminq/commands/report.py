@@ -83,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  not checked (no data in this folder): {', '.join(report.unchecked)}")
     for line in report.pooled:
         print(f"  caution, runs of different experiments pooled: {line}")
+    if report.without_results:
+        counts = ", ".join(f"{n} {status}" for status, n in report.without_results.items())
+        print(f"  caution, runs without results (not in this report): {counts}")
     if report.unfinished:
         print(
             "  caution: the 'maxminq reproduce' of this folder did not finish; its report "
