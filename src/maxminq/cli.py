@@ -126,6 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. 'maxminq envs | head': the reader left, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as err:  # a file that cannot be written once the work is done (a folder
+        # in its place, a full disk): one line naming it, not a traceback; exit 1, a failure
+        path = err.filename2 or err.filename  # a rename names its target second
+        where = f"{path}: " if path else ""
+        print(f"maxminq {name}: error: {where}{err.strerror or err}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -152,6 +152,9 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix.lower() in (".png", ".svg"):  # "a.png" -> a.png, a.svg; "run.v2" stays whole
         out = out.with_suffix("")
     make_out_folder(out.parent, "--out")
+    for fmt in (".png", ".svg"):
+        if out.with_name(out.name + fmt).is_dir():
+            raise UsageError(f"--out: {out.name + fmt} in {out.parent} is a folder, not a figure")
     title = " vs ".join(dict.fromkeys(cfg["env_id"] for cfg in cfgs))
     seeds = sorted({len(cfg["seeds"]) for cfg in cfgs})
     title += f", {'/'.join(map(str, seeds))} seed(s) per run"
