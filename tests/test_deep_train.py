@@ -851,3 +851,31 @@ def test_epsilon_schedule_reaches_its_end_value_exactly(start: float, end: float
         assert [trainer.epsilon(t) for t in (150, 151, 10**6)] == [end] * 3
     finally:
         trainer.close()
+
+
+def test_a_cap_too_short_for_bias_probes_is_warned_about(tmp_path, capsys) -> None:
+    """MountainCar-v0 (cap 200) at gamma 0.99: a probe in a cut episode counts only with
+    k >= 299 steps to the cut (0.99^298 = 0.0502 > 0.05 >= 0.99^299 = 0.0497), so a run
+    whose episodes never terminate measures no bias: said before training, not left to an
+    empty bias panel."""
+    from maxminq.deep.train import bias_horizon
+
+    assert 0.99**298 > 0.05 >= 0.99**299 and bias_horizon(0.99) == 299
+    assert bias_horizon(0.9) == 29 and bias_horizon(1.0) is None  # 0.9^28 = 0.052
+    argv = ["train", "--agent", "dqn", "--steps", "400", "--learning-starts", "100"]
+    argv += ["--bias-probe-every", "5", "--eval-episodes", "0", "--no-progress", "--no-plot"]
+    assert main([*argv, "--env", "MountainCar-v0", "--out", str(tmp_path / "mc")]) == 0
+    err = capsys.readouterr().err
+    assert "--max-episode-steps 200 with --gamma 0.99: only episodes that terminate" in err
+    assert "299+" in err
+    metrics = pd.read_csv(tmp_path / "mc" / "metrics.csv")
+    assert len(metrics) == 1 and metrics["loss"].notna().all()  # it learned (one interval) ...
+    assert (metrics["bias_n"] == 0).all()  # ... and measured no bias, as warned
+    for more in (["--gamma", "1"], ["--env", "CartPole-v1", "--gamma", "1"]):
+        out = ["--out", str(tmp_path / f"g{len(more)}")]
+        assert main([*argv, "--env", "MountainCar-v0", *more, *out]) == 0
+        assert "gamma 1 a cut episode's probes never count" in capsys.readouterr().err
+    for env, more in (("MountainCar-v0", ["--max-episode-steps", "299"]), ("CartPole-v1", [])):
+        out = ["--out", str(tmp_path / f"{env}{len(more)}")]
+        assert main([*argv, "--env", env, *more, *out]) == 0
+        assert "bias numbers" not in capsys.readouterr().err

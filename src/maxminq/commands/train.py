@@ -16,7 +16,7 @@ import json
 import pathlib
 import shutil
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maxminq.errors import UsageError
 
@@ -236,9 +236,28 @@ def warn_if_uncapped(command: str, env_id: str, cap: int | None) -> None:
         )
 
 
+def _warn_if_cut_episodes_give_no_bias(cap: int | None, gamma: float, horizon: Any) -> None:
+    """Warn (stderr) when no episode the time limit cuts can score a bias probe (the cut
+    must come ``bias_horizon(gamma)`` steps after the probe), e.g. MountainCar-v0's cap of
+    200 at gamma 0.99: unless episodes terminate, the bias columns stay empty."""
+    k = horizon(gamma)
+    if cap is None or (k is not None and k <= cap):
+        return
+    why = (
+        "with gamma 1 a cut episode's probes never count"
+        if k is None
+        else f"a cut episode's probe counts only {k}+ steps before the cut: gamma^k <= 0.05"
+    )
+    print(
+        f"maxminq train: warning: --max-episode-steps {cap} with --gamma {gamma}: only "
+        f"episodes that terminate give bias numbers ({why})",
+        file=sys.stderr,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything (including the environment's observations), then train."""
-    from maxminq.deep.train import Trainer, run_training, tensorboard_writer_class
+    from maxminq.deep.train import Trainer, bias_horizon, run_training, tensorboard_writer_class
 
     if args.threads < 1:
         raise UsageError(f"--threads: expected a whole number >= 1, got {args.threads}")
@@ -257,6 +276,7 @@ def run(args: argparse.Namespace) -> int:
             f"{resolved.learning_starts}: only random steps, the agents never learn",
             file=sys.stderr,
         )
+    _warn_if_cut_episodes_give_no_bias(resolved.max_episode_steps, resolved.gamma, bias_horizon)
     try:
         tables = run_training(
             config,

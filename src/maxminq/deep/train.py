@@ -55,6 +55,7 @@ from maxminq.experiments.store import PROGRESS_FILE, atomic_write, write_progres
 __all__ = [
     "BIAS_TAIL",
     "TABLE_COLUMNS",
+    "bias_horizon",
     "Trainer",
     "check_resumable",
     "run_training",
@@ -89,6 +90,19 @@ TABLE_COLUMNS: dict[str, list[str]] = {
     "runs": ["seed", "status", "diverged_step"],
 }
 _CKPT = "state.pt"
+
+
+def bias_horizon(gamma: float) -> int | None:
+    """The fewest steps k from a probe to a time-limit cut for which the cut episode's probe
+    still counts (``gamma^k <= BIAS_TAIL``); None if none does (gamma = 1)."""
+    if gamma >= 1.0:
+        return None
+    if gamma <= 0.0:
+        return 1
+    k = max(1, math.ceil(math.log(BIAS_TAIL) / math.log(gamma)) - 1)
+    while gamma**k > BIAS_TAIL:  # the trainer's own test (the logarithms may round)
+        k += 1
+    return k
 
 
 def _seed_streams(seed: int) -> tuple[np.random.Generator, torch.Generator, np.random.Generator]:
