@@ -175,3 +175,18 @@ def test_a_folder_where_an_output_file_goes(tmp_path, capsys):
     assert main(["plot", run, "--out", str(tmp_path / "fig")]) == 2
     assert _one_line(capsys).endswith(f"--out: fig.svg in {tmp_path} is a folder, not a figure")
     assert not (tmp_path / "fig.png").exists()
+
+
+def test_an_absurd_noise_variance_is_refused_before_the_work(tmp_path, monkeypatch, capsys):
+    """--sigma2 1e308 ran, then the sensitivity figure's axis overflowed (a traceback)."""
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started")
+
+    monkeypatch.setattr(experiment, "_run_tasks", no_work)
+    argv = ["experiment", "mountain-car", "--sigma2", "0", "1e308", "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert _one_line(capsys).endswith(
+        "--sigma2: every value must be finite and >= 0 and <= 1e+06, got '1e308'"
+    )
+    assert not (tmp_path / "o").exists()

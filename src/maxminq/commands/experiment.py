@@ -47,6 +47,7 @@ MC_FULL = {
 }
 MC_QUICK = {"runs": 4, "episodes": 40, "sigma2": [0.0, 10.0], "step_sizes": [0.02, 0.08]}
 MC_ALGORITHMS = ["q_learning", "double_q", "averaged", "maxmin"]
+MAX_SIGMA2 = 1e6  # noise sd 1000x the reward of -1; near 1e308 the figures' axes overflow
 MC_DEFAULT_N = {"maxmin": (4,), "averaged": (4,), "ensemble": (4,), "historical_best": (4,)}
 
 
@@ -72,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for key, what in (
         ("runs", "runs per setting"),
         ("episodes", "episodes per run"),
-        ("sigma2", "reward noise variances, >= 0"),
+        ("sigma2", f"reward noise variances, 0..{MAX_SIGMA2:g}"),
         ("step_sizes", "step sizes, > 0"),
     ):
         values = [MC_FULL[key], MC_QUICK[key]]
@@ -129,7 +130,14 @@ def _int(value: Any, option: str, minimum: int = 1) -> int:
     return x
 
 
-def _floats(values: list[str] | None, option: str, *, positive: bool, nonzero: bool = False):
+def _floats(
+    values: list[str] | None,
+    option: str,
+    *,
+    positive: bool,
+    nonzero: bool = False,
+    maximum: float = math.inf,
+):
     if values is None or len(values) == 0:
         raise UsageError(f"{option}: expected at least one number, got an empty list")
     out = []
@@ -139,8 +147,9 @@ def _floats(values: list[str] | None, option: str, *, positive: bool, nonzero: b
         except ValueError:
             raise UsageError(f"{option}: expected numbers, got {v!r}") from None
         bad = not math.isfinite(x) or (x <= 0 if positive else x < 0 and not nonzero)
-        if bad or (nonzero and x == 0):
+        if bad or (nonzero and x == 0) or x > maximum:
             need = "> 0" if positive else ("non-zero" if nonzero else ">= 0")
+            need += f" and <= {maximum:g}" if maximum < math.inf else ""
             raise UsageError(f"{option}: every value must be finite and {need}, got {v!r}")
         if x in out:  # a repeated value would repeat its rows in the CSV
             raise UsageError(f"{option}: {x:g} is given twice; give each value once")
@@ -377,7 +386,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     episodes = _int(args.episodes if args.episodes is not None else preset["episodes"],
                     "--episodes")  # fmt: skip
     sig = _floats(args.sigma2 if args.sigma2 is not None else [str(s) for s in preset["sigma2"]],
-                  "--sigma2", positive=False)  # fmt: skip
+                  "--sigma2", positive=False, maximum=MAX_SIGMA2)  # fmt: skip
     steps = args.step_sizes if args.step_sizes is not None else preset["step_sizes"]
     alphas = _floats([str(s) for s in steps], "--step-sizes", positive=True)
     algos = _algorithms(args.algorithms, MC_ALGORITHMS, MC_DEFAULT_N)
