@@ -190,3 +190,19 @@ def test_an_absurd_noise_variance_is_refused_before_the_work(tmp_path, monkeypat
         "--sigma2: every value must be finite and >= 0 and <= 1e+06, got '1e308'"
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_a_folder_of_the_other_command_gets_a_pointer(tmp_path, capsys):
+    """'plot' on a sweep folder, 'report' on a 'train' folder: say which command reads it."""
+    run = _run_folder(tmp_path / "run")
+    assert main(["report", str(run)]) == 2
+    assert _one_line(capsys).endswith(f"DIR: {run} is the folder of one 'maxminq train' run; "
+                                      f"its curves are drawn by 'maxminq plot {run}' (report "
+                                      "reads the folder of a sweep or reproduce)")  # fmt: skip
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "results.sqlite").write_bytes(b"")
+    assert main(["plot", str(sweep)]) == 2
+    assert f"RUN_DIR: {sweep} is a sweep folder; give the folders of its deep runs" in (
+        _one_line(capsys)
+    )

@@ -63,6 +63,11 @@ def _settings(folder: Path) -> dict:
             manifest = _json(path)
             if isinstance(manifest, dict) and manifest.get("kind") == "deep":
                 settings = manifest.get("settings")
+    if settings is None and (folder / "results.sqlite").is_file():
+        raise UsageError(
+            f"RUN_DIR: {folder} is a sweep folder; give the folders of its deep runs, "
+            f"{folder}/tables/<run_id> ('maxminq status {folder} --runs' lists them)"
+        )
     if settings is None:
         raise UsageError(
             f"RUN_DIR: {folder} holds no finished deep run (runs.csv with the config.json of "

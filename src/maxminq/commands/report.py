@@ -51,7 +51,13 @@ def validate(args: argparse.Namespace) -> Path:
         raise UsageError(f"--theory-dir: {theory} holds no bias.csv (from 'maxminq theory')")
     if args.theory_dir is None and not theory.is_dir() and (args.dir / "bias.csv").is_file():
         theory = args.dir  # 'maxminq report OUT' on the folder 'maxminq theory --out OUT' wrote
-    if not (args.dir / "results.sqlite").is_file() and not (theory / "bias.csv").is_file():
+    nothing = not (args.dir / "results.sqlite").is_file() and not (theory / "bias.csv").is_file()
+    if nothing and (args.dir / "runs.csv").is_file():
+        raise UsageError(
+            f"DIR: {args.dir} is the folder of one 'maxminq train' run; its curves are drawn "
+            f"by 'maxminq plot {args.dir}' (report reads the folder of a sweep or reproduce)"
+        )
+    if nothing:
         raise UsageError(
             f"DIR: {args.dir} holds neither results.sqlite (from 'maxminq sweep') nor "
             "theory/bias.csv (from 'maxminq theory'); nothing to report"
