@@ -280,6 +280,15 @@ def test_cli_no_plot_writes_no_figure(tmp_path: pathlib.Path, capsys) -> None:
     assert main(argv) == 0
     assert (out / "runs.csv").exists() and not list(out.glob("curves.*"))
     assert "figure written" not in capsys.readouterr().out
+    # A run with its figure, extended with --no-plot: the 150-step figure is not left beside
+    # the 200-step tables; read back unchanged, the figure stays.
+    more = ["--checkpoint-every", "50", "--resume"]
+    assert main([*argv[:-1], *more]) == 0 and (out / "curves.png").exists()
+    assert main([*argv, *more]) == 0 and (out / "curves.png").exists()
+    argv[argv.index("150")] = "200"
+    assert main([*argv, *more]) == 0
+    assert pd.read_csv(out / "metrics.csv")["step"].max() == 200
+    assert not list(out.glob("curves.*"))
 
 
 def test_bias_probes_compare_estimate_with_discounted_return() -> None:

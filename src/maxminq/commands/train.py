@@ -195,10 +195,10 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     """Check ``--out`` can hold the run; refuse to replace a run unless ``--overwrite``
     (then delete its outputs, so no stale table or figure is left beside the new ones)."""
     from maxminq.deep.policy import MODEL_FILE
-    from maxminq.deep.train import TABLE_COLUMNS
+    from maxminq.deep.train import FIGURE_FILES, TABLE_COLUMNS
     from maxminq.experiments.store import PROGRESS_FILE
 
-    outputs = ("config.json", MODEL_FILE, PROGRESS_FILE, "curves.png", "curves.svg")
+    outputs = ("config.json", MODEL_FILE, PROGRESS_FILE, *FIGURE_FILES)
 
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} is a file; give a folder")

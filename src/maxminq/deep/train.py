@@ -54,6 +54,7 @@ from maxminq.experiments.store import PROGRESS_FILE, atomic_write, write_progres
 
 __all__ = [
     "BIAS_TAIL",
+    "FIGURE_FILES",
     "TABLE_COLUMNS",
     "bias_horizon",
     "Trainer",
@@ -90,6 +91,8 @@ TABLE_COLUMNS: dict[str, list[str]] = {
     "runs": ["seed", "status", "diverged_step"],
 }
 _CKPT = "state.pt"
+# The figure ``maxminq train`` (and ``maxminq plot RUN_DIR``) draws from the tables.
+FIGURE_FILES = ("curves.png", "curves.svg")
 
 
 def bias_horizon(gamma: float) -> int | None:
@@ -724,8 +727,9 @@ def run_training(
     try:
         if state is not None:
             trainer.load_state_dict(state)
-        # Only now that the run can start: a finished run is replaced or extended.
-        for name in ("runs.csv", MODEL_FILE):
+        # Only now that the run can start: a finished run is replaced or extended (its
+        # figure too: it would show the old run beside the new tables).
+        for name in ("runs.csv", MODEL_FILE, *FIGURE_FILES):
             (out_dir / name).unlink(missing_ok=True)
         if cfg.tensorboard:
             trainer.open_writer(writer_class, out_dir / "tensorboard", state is not None)
