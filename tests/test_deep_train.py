@@ -800,8 +800,7 @@ def _shown(writers: list[_Writer]) -> list[tuple[str, float, int]]:
     the earlier writers' events from that step on."""
     shown: list[tuple[str, float, int]] = []
     for w in writers:
-        if w.purge_step is not None:
-            shown = [e for e in shown if e[2] < w.purge_step]
+        shown = [e for e in shown if w.purge_step is None or e[2] < w.purge_step]
         shown += w.scalars
     return sorted(shown)
 
@@ -833,7 +832,7 @@ def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_pa
     assert run_training(cfg, out, progress=False, stop_after=330) == {}
     ckpt.write_bytes(at_200)  # killed at 330 with its last checkpoint at 200
     run_training(cfg, out, progress=False)
-    assert [w.purge_step for w in _Writer.made] == [None, 200, 200]
+    assert [w.purge_step for w in _Writer.made] == [0, 200, 200]
     assert _shown(_Writer.made) == sorted(straight.scalars)
 
     _Writer.made = []
@@ -841,8 +840,11 @@ def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_pa
     run_training(dataclasses.replace(cfg, steps=350), out, progress=False)
     assert any(e[2] == 350 and e[0].endswith("/loss") for e in _Writer.made[0].scalars)
     run_training(dataclasses.replace(cfg, steps=500), out, progress=False)
-    assert [w.purge_step for w in _Writer.made] == [None, 350]
+    assert [w.purge_step for w in _Writer.made] == [0, 350]
     assert _shown(_Writer.made) == sorted(straight.scalars)
+    # Trained again from the start in the same folder (resume=False): the old log is hidden.
+    run_training(cfg, tmp_path / "straight", progress=False, resume=False)
+    assert _shown([straight, _Writer.made[-1]]) == sorted(straight.scalars)
 
 
 @pytest.mark.parametrize("start,end", [(1.0, 0.1), (1.0, 0.01), (0.1, 0.5)])

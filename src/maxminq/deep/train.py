@@ -454,15 +454,12 @@ class Trainer:
 
     # --- TensorBoard ------------------------------------------------------------------------
 
-    def open_writer(self, writer_class: Any, folder: pathlib.Path, resumed: bool) -> None:
+    def open_writer(self, writer_class: Any, folder: pathlib.Path) -> None:
         """Log to TensorBoard in ``folder``: every metrics row, and each episode's return and
-        length at the step it ended. A resumed run (at its checkpoint's step k) hides what the
-        interrupted run logged from step k on (``purge_step``; it would be drawn twice, or
-        it is a finished run's last partial interval, which an extended run logs later) and
-        logs its checkpoint's rows of step k again."""
-        if not resumed:
-            self.writer = writer_class(str(folder))
-            return
+        length at the step it ended. A run at step k (a resumed one: its checkpoint's) hides
+        what earlier runs logged there from step k on (``purge_step``: it would be drawn
+        twice, or it is a finished run's last partial interval, which an extended run logs
+        later) and logs its checkpoint's rows of step k again."""
         self.writer = writer_class(str(folder), purge_step=self.step)
         for row in self.rows["metrics"]:
             if row[1] == self.step:
@@ -732,7 +729,7 @@ def run_training(
         for name in ("runs.csv", MODEL_FILE, *FIGURE_FILES):
             (out_dir / name).unlink(missing_ok=True)
         if cfg.tensorboard:
-            trainer.open_writer(writer_class, out_dir / "tensorboard", state is not None)
+            trainer.open_writer(writer_class, out_dir / "tensorboard")
         bar = tqdm(
             total=cfg.steps,
             initial=trainer.step,
