@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -96,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
         max_frames=GIF_MAX_FRAMES,
         max_episode_steps=args.max_episode_steps,
     )
-    print(f"{c.agent} (n = {c.n}) on {c.env_id}, eps = {args.eps}, {args.episodes} episode(s):")
+    env = c.env_id + (f" {json.dumps(c.env_kwargs)}" if c.env_kwargs else "")  # its variant
+    print(f"{c.agent} (n = {c.n}) on {env}, eps = {args.eps}, {args.episodes} episode(s):")
     for seed, g in episodes.groupby("seed", sort=False):
         r = g["return"]
         se = r.std() / math.sqrt(len(r)) if len(r) > 1 else 0.0
