@@ -418,3 +418,19 @@ def test_a_folder_or_an_unknown_key_in_one_plain_line(tmp_path):
     # the value of a misspelt key is not what is wrong: not appended
     assert str(info.value).startswith(f"{path}: fixed.stepsize: unknown setting; expected one of")
     assert str(info.value).endswith(", update_every")
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "value"),
+    [
+        (("mu: [0.1, -0.1]", "mu: [0.1, 0.1]"), "grid.mu[1]", "0.1"),
+        (("n: [2, 4]", "n: [4, 2, 4]"), "variants[1].n[2]", "4"),
+    ],
+)
+def test_a_value_repeated_in_an_axis_is_an_error(tmp_path, edit, where, value):
+    """The repeat was merged away in silence: 'mu: [0.1, 0.1]' (meant: [0.1, -0.1]) ran
+    half the sweep."""
+    path = _write(tmp_path, TOY.replace(*edit))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    assert str(info.value) == f"{path}: {where}: {value} is given twice; give each once"

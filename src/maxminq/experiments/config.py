@@ -185,7 +185,15 @@ class _Check:
         """Check a grid axis: a non-empty list of setting values."""
         if not isinstance(value, list) or not value:
             raise self.fail(where, f"expected a non-empty list of values, got {_short(value)}")
-        return [self.value(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return self.distinct([self.value(v, f"{where}[{i}]") for i, v in enumerate(value)], where)
+
+    def distinct(self, values: list[Any], where: str) -> list[Any]:
+        """Check that no value of an axis repeats: the runs would be merged into one, and a
+        repeat is mostly a typo (``mu: [0.1, 0.1]`` for ``[0.1, -0.1]``)."""
+        for i, v in enumerate(values):
+            if any(v == w and isinstance(v, bool) == isinstance(w, bool) for w in values[:i]):
+                raise self.fail(f"{where}[{i}]", f"{_short(v)} is given twice; give each once")
+        return values
 
 
 def _read_document(path: Path) -> Any:
@@ -288,7 +296,11 @@ def config_from_document(doc: Any, path: Path | str, scale: str = "quick") -> Sw
             body = check.mapping(variant, where)
             if not body:
                 raise check.fail(where, "expected a non-empty mapping")
-            variants.append({k: check.value(v, f"{where}.{k}") for k, v in body.items()})
+            body = {k: check.value(v, f"{where}.{k}") for k, v in body.items()}
+            for k, v in body.items():  # a list is one more axis inside the variant
+                if isinstance(v, list):
+                    check.distinct(v, f"{where}.{k}")
+            variants.append(body)
 
     config = SweepConfig(
         name=name,
