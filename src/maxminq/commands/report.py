@@ -13,7 +13,11 @@ MAX_REPS = 100_000  # the bootstrap holds reps x runs indices in memory
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq report``."""
     parser.add_argument(
-        "dir", type=Path, help="results folder (holds results.sqlite and/or theory/)"
+        "dir",
+        type=Path,
+        metavar="DIR",
+        help="results folder (holds results.sqlite and/or theory/), or the folder of "
+        "'maxminq theory'",
     )
     parser.add_argument(
         "--theory-dir",
