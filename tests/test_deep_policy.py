@@ -275,6 +275,14 @@ def test_q_values_of_a_batch_and_of_a_wrong_shape(run_dir: pathlib.Path) -> None
         ref = _reference_values(run_dir, 1, obs[i])
         np.testing.assert_allclose(batch[i], ref, rtol=1e-5, atol=1e-6)
     assert agent.q_values(obs[:0], seed=5).shape == (0, 2)
+    # act on a batch: one action per observation (was one int: the argmax over all B x A
+    # values, e.g. 5 for a batch of 3 with 2 actions).
+    greedy = agent.act(obs, seed=5)
+    refs = [int(np.argmax(_reference_values(run_dir, 1, o))) for o in obs]
+    assert greedy.shape == (3,) and greedy.tolist() == refs
+    rngs = np.random.default_rng(2), np.random.default_rng(2)
+    batch_actions = agent.act(obs, seed=5, eps=0.5, rng=rngs[0]).tolist()
+    assert batch_actions == [agent.act(o, seed=5, eps=0.5, rng=rngs[1]) for o in obs]
     for bad in (np.zeros(3), np.zeros((2, 5)), np.zeros((2, 2, 4))):
         with pytest.raises(ValueError, match=r"obs has shape .* expected \(4,\)"):
             agent.q_values(bad, seed=5)

@@ -128,15 +128,23 @@ class TrainedAgent:
 
     def act(
         self, obs: np.ndarray, seed: int, eps: float = 0.0, rng: np.random.Generator | None = None
-    ) -> int:
+    ) -> int | np.ndarray:
         """An eps-greedy action of seed ``seed``'s policy (greedy when ``eps`` = 0; ties go
-        to the lowest action, as in training). ``rng`` is needed when ``eps`` > 0."""
-        if eps > 0.0:
-            if rng is None:
-                raise ValueError("act: eps > 0 needs an np.random.Generator rng")
-            if rng.random() < eps:
+        to the lowest action, as in training); for a batch of B observations, an array of
+        B actions, each drawn as for one observation in turn. ``rng`` is needed when
+        ``eps`` > 0."""
+        if eps > 0.0 and rng is None:
+            raise ValueError("act: eps > 0 needs an np.random.Generator rng")
+        q = self.q_values(obs, seed)
+
+        def one(values: np.ndarray) -> int:
+            if eps > 0.0 and rng.random() < eps:
                 return int(rng.integers(self.n_actions))
-        return int(np.argmax(self.q_values(obs, seed)))
+            return int(np.argmax(values))
+
+        if q.ndim == 1:
+            return one(q)
+        return np.array([one(row) for row in q], dtype=np.int64)
 
 
 def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
