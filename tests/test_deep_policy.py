@@ -113,6 +113,31 @@ def test_evaluation_plays_the_greedy_policy_from_the_stated_resets(run_dir: path
     pd.testing.assert_frame_equal(episodes, again)
 
 
+def test_evaluation_measures_the_bias_at_the_start_state(run_dir, capsys) -> None:
+    """q_first is the min over N of the reference nets at the reset observation, for the
+    greedy action; CartPole pays 1 per step, so an episode of L steps has the discounted
+    return (1 - 0.99^L) / 0.01; evaluate prints their mean difference per seed, over the
+    episodes that terminated (or whose missing tail weighs 0.99^L <= 0.05)."""
+    agent = load_agent(run_dir)
+    episodes = evaluate_agent(agent, [3, 5], episodes=3, env_seed=7)
+    for k, seed in enumerate([3, 5]):
+        for j in range(3):
+            row = episodes[(episodes.seed == seed) & (episodes.episode == j + 1)].iloc[0]
+            obs, _ = gym.make("CartPole-v1").reset(seed=7 + j)
+            ref = _reference_values(run_dir, k, obs)
+            assert row["q_first"] == pytest.approx(ref.max(), rel=1e-5)
+            length = row["length"]
+            assert row["discounted_return"] == pytest.approx((1 - 0.99**length) / 0.01)
+    assert main(["evaluate", str(run_dir), "--episodes", "3", "--env-seed", "7"]) == 0
+    printed = capsys.readouterr().out
+    for seed in (3, 5):
+        g = episodes[episodes.seed == seed]
+        assert g["terminated"].all()  # (an untrained CartPole policy falls)
+        bias = (g["q_first"] - g["discounted_return"]).mean()
+        assert f"seed {seed}: return" in printed
+        assert f"start-state bias {bias:+.2f} (3 episode(s))" in printed
+
+
 def test_unknown_and_diverged_seeds_are_refused(tmp_path: pathlib.Path) -> None:
     cfg = _config(steps=200).resolve()
     tr = Trainer(cfg)
@@ -351,3 +376,14 @@ def test_readme_trained_agent_example_plays_the_runs_environment(tmp_path, monke
     assert rewards == [0.0] * 5
     assert ns["q"].shape == (2,) and len(ns["episodes"]) == 10
     assert (ns["episodes"]["length"] <= 30).all()
+
+
+def test_start_state_bias_counts_episodes_as_training_does() -> None:
+    """Terminated episodes count; a cut one only if 0.99^length <= 0.05 (length >= 299)."""
+    from maxminq.commands.evaluate import _start_bias
+
+    rows = {"terminated": [False, False, True], "length": [298, 299, 5]}
+    rows |= {"q_first": [0.0, 10.0, 4.0], "discounted_return": [100.0, 7.0, 5.0]}
+    g = pd.DataFrame(rows)
+    assert _start_bias(g, 0.99) == "start-state bias +1.00 (2 episode(s))"  # (3 - 1) / 2
+    assert _start_bias(g.iloc[:1], 0.99) == "start-state bias n/a (every episode cut short)"

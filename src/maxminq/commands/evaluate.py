@@ -13,7 +13,7 @@ import argparse
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maxminq.errors import UsageError
 from maxminq.experiments.store import atomic_write
@@ -103,7 +103,10 @@ def run(args: argparse.Namespace) -> int:
         r = g["return"]
         se = r.std() / math.sqrt(len(r)) if len(r) > 1 else 0.0
         length = g["length"].mean()
-        print(f"seed {seed}: return {r.mean():.2f} +- {se:.2f} (mean +- SE), length {length:.1f}")
+        print(
+            f"seed {seed}: return {r.mean():.2f} +- {se:.2f} (mean +- SE), length {length:.1f}, "
+            + _start_bias(g, c.gamma)
+        )
     if args.csv is not None:
         atomic_write(args.csv, lambda tmp: episodes.to_csv(tmp, index=False))
         print(f"episodes written to {args.csv}")
@@ -111,6 +114,19 @@ def run(args: argparse.Namespace) -> int:
         _write_gif(args.gif, frames, frame_ms=40)
         print(f"episode of seed {seeds[0]} written to {args.gif} ({len(frames)} frames)")
     return 0
+
+
+def _start_bias(episodes: Any, gamma: float) -> str:
+    """Mean of Q(s_0, a_0) - discounted return over the episodes that count as in training:
+    terminated, or cut where the missing tail weighs gamma^length <= BIAS_TAIL."""
+    from maxminq.deep.train import BIAS_TAIL
+
+    g = episodes
+    kept = g[g["terminated"] | (gamma ** g["length"].astype(float) <= BIAS_TAIL)]
+    if kept.empty:
+        return "start-state bias n/a (every episode cut short)"
+    bias = (kept["q_first"] - kept["discounted_return"]).mean()
+    return f"start-state bias {bias:+.2f} ({len(kept)} episode(s))"
 
 
 def _check_env(config: TrainConfig, gif: bool, env_seed: int) -> None:

@@ -172,7 +172,11 @@ def evaluate_agent(
     max_episode_steps: int | None = None,
 ) -> pd.DataFrame:
     """Play ``episodes`` episodes with each of ``seeds``' policies; one row per episode
-    (seed, episode, return, length, terminated, truncated).
+    (seed, episode, return, length, terminated, truncated, q_first, discounted_return):
+    ``q_first`` is the policy's own value of its first action, Q(s_0, a_0) (min over the N
+    nets for Maxmin DQN), and ``discounted_return`` the return it then obtained, discounted
+    with the run's gamma, so their difference is the estimation bias at the start state
+    (of the policy played: greedy with ``eps`` = 0; too high for a truncated episode).
 
     Episode j of every policy starts from ``reset(seed=env_seed + j)`` and the eps draws
     come from ``np.random.default_rng([env_seed, seed])``, so policies meet the same start
@@ -195,19 +199,27 @@ def evaluate_agent(
             for j in range(episodes):
                 obs, _ = env.reset(seed=env_seed + j)
                 total, length, term, trunc = 0.0, 0, False, False
+                discounted, weight, q_first = 0.0, 1.0, float("nan")
                 record = frames is not None and seed == seeds[0] and j == 0
                 while True:
                     if record and len(frames) < max_frames:
                         frames.append(env.render())
                     if term or trunc:
                         break
-                    obs, r, term, trunc, _ = env.step(agent.act(obs, seed, eps, rng))
+                    action = agent.act(obs, seed, eps, rng)
+                    if length == 0:
+                        q_first = float(agent.q_values(obs, seed)[action])
+                    obs, r, term, trunc, _ = env.step(action)
                     total += float(r)
+                    discounted += weight * float(r)
+                    weight *= c.gamma
                     length += 1
-                rows.append([seed, j + 1, total, length, bool(term), bool(trunc)])
+                row = [seed, j + 1, total, length, bool(term), bool(trunc), q_first, discounted]
+                rows.append(row)
                 bar.update(1)
     finally:
         bar.close()
         env.close()
     columns = ["seed", "episode", "return", "length", "terminated", "truncated"]
+    columns += ["q_first", "discounted_return"]
     return pd.DataFrame(rows, columns=columns)
