@@ -480,3 +480,23 @@ def test_report_names_registered_runs_without_results(tmp_path: Path, capsys):
     assert "caution, runs without results (not in this report): 1 pending, 1 failed" in out
     md = (tmp_path / "report.md").read_text()
     assert "registered in this folder has results:** 1 pending, 1 failed." in md
+
+
+def test_theory_tables_with_text_in_number_columns(tmp_path: Path):
+    """A hand-edited or damaged theory table was a TypeError in the report: a required
+    column with text makes the table unreadable (insufficient data, said so); a Monte-Carlo
+    cell with text is left out of the check."""
+    theory_files(tmp_path)
+    bias = pd.read_csv(tmp_path / "bias.csv")
+    bias["mc_bias"] = bias["mc_bias"].astype(object)
+    bias.loc[0, "mc_bias"] = "zz"
+    bias.to_csv(tmp_path / "bias.csv", index=False)
+    var = pd.read_csv(tmp_path / "variance.csv").astype({"N": object})
+    var.loc[9, "N"] = "ten"
+    var.to_csv(tmp_path / "variance.csv", index=False)
+    theorem, corollary = C.theory_claims(tmp_path)
+    assert theorem.status == C.SUPPORTED and f"({len(bias) - 1} cells" in theorem.evidence
+    assert (corollary.status, corollary.evidence) == (
+        C.INSUFFICIENT,
+        "no readable variance.csv (N, variance_ratio)",
+    )

@@ -348,7 +348,15 @@ def _read_theory(theory_dir: Path | None, name: str, columns: list[str]) -> pd.D
         df = pd.read_csv(path)
     except (OSError, ValueError, pd.errors.ParserError):
         return None
-    return df if set(columns) <= set(df.columns) else None
+    if not set(columns) <= set(df.columns):
+        return None
+    for col in df.columns:  # numbers, as 'maxminq theory' writes them (text: a damaged file)
+        if col in columns or (col.startswith("mc_") and col != "mc_noise"):
+            values = pd.to_numeric(df[col], errors="coerce")
+            if col in columns and values.isna().sum() > df[col].isna().sum():
+                return None
+            df[col] = values  # a Monte-Carlo cell that is not a number is left out
+    return df
 
 
 def _bonferroni_z(cells: int, alpha: float = 0.01) -> float:
