@@ -119,3 +119,13 @@ if __name__ == "__main__":
     from maxminq.cli import main
 
     raise SystemExit(main(sys.argv[1:]))
+
+
+def test_deep_hidden_as_one_number_is_one_layer() -> None:
+    """In a sweep a list in a variant is an axis, so ``hidden: 16`` must mean one layer of
+    16 (``hidden: [16, 32]`` is then two runs, one per width)."""
+    from maxminq.experiments.registry import validate_deep
+
+    assert validate_deep({"env_id": "CartPole-v1", "hidden": 16})["hidden"] == [16]
+    width = validate_deep({"env_id": "maxminq/MinAtar-Breakout-v0", "hidden": 32})["hidden"]
+    assert width == [32]

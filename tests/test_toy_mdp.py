@@ -264,3 +264,22 @@ def test_runs_need_a_whole_seed(seed) -> None:
     """seed=None would draw fresh entropy: a run nobody can reproduce."""
     with pytest.raises(UsageError, match="--seed"):
         run_toy_mdp(mu=0.1, algorithm="maxmin", n=2, runs=2, episodes=2, seed=seed)
+
+
+def test_a_sweep_config_gives_operator_parameters_as_a_mapping() -> None:
+    """``op_kwargs: {sigma: 0.5}`` (the README's spelling) reaches the run's settings; a grid
+    axis of mappings is one run per mapping, and a mapping of a wrong type names its key."""
+    from maxminq.experiments.config import ConfigError, config_from_document
+
+    doc = {
+        "name": "bc",
+        "kind": "toy_mdp",
+        "fixed": {"seed": 0, "algorithm": "bias_corrected", "n": 1, "mu": 0.1},
+        "grid": {"op_kwargs": [{"sigma": 0.5}, {"sigma": 1.0}]},
+        "scales": {"quick": {"fixed": {"runs": 3, "episodes": 5}}, "paper": {"fixed": {}}},
+    }
+    runs = config_from_document(doc, "bc.yaml").runs
+    assert sorted(r.settings["op_kwargs"]["sigma"] for r in runs) == [0.5, 1.0]
+    doc["grid"] = {"op_kwargs": [{"sigma": "wide"}]}
+    with pytest.raises(ConfigError, match=r"op_kwargs"):
+        config_from_document(doc, "bc.yaml")

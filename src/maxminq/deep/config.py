@@ -330,8 +330,12 @@ class TrainConfig:
 
 def _check_hidden(hidden: Any, network: str) -> tuple[int, ...]:
     """``hidden`` as a tuple of layer sizes (whole numbers >= 1): any number of layers for
-    the MLP, exactly one (the fully connected width) for the MinAtar network."""
+    the MLP, exactly one (the fully connected width) for the MinAtar network. A single
+    number is one layer (in a sweep's variants a list is an axis: ``hidden: [64, 128]`` is
+    two runs; ``[[64, 64]]`` one run with two layers)."""
     what = "one width" if network == "minatar_cnn" else "layer sizes"
+    if isinstance(hidden, int) and not isinstance(hidden, bool):
+        hidden = (hidden,)
     try:
         if isinstance(hidden, str) or any(isinstance(h, bool) for h in hidden):
             raise TypeError

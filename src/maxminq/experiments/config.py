@@ -164,7 +164,9 @@ class _Check:
         return value
 
     def value(self, value: Any, where: str, depth: int = 0) -> Any:
-        """A setting value: number, string, boolean, null, or a (nested) list of those."""
+        """A setting value: number, string, boolean, null, or a (nested) list or mapping of
+        those (mappings: keyword settings such as ``op_kwargs``, ``optimizer_kwargs`` and
+        ``env_kwargs``; names are strings)."""
         if value is None or isinstance(value, (bool, int, str)):
             return value
         if isinstance(value, float):
@@ -173,7 +175,14 @@ class _Check:
             return value
         if isinstance(value, list) and depth < 3:
             return [self.value(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
-        raise self.fail(where, f"expected a number, string, boolean or list, got {_short(value)}")
+        if isinstance(value, dict) and depth < 3:
+            for key in value:
+                if not isinstance(key, str):
+                    raise self.fail(where, f"expected names (strings) as keys, got {_short(key)}")
+            return {k: self.value(v, f"{where}.{k}", depth + 1) for k, v in value.items()}
+        raise self.fail(
+            where, f"expected a number, string, boolean, list or mapping, got {_short(value)}"
+        )
 
     def text(self, value: Any, where: str) -> str:
         """Check a string."""

@@ -89,7 +89,7 @@ def op_params_text(op_kwargs: dict[str, float]) -> str:
 
 
 def check_op_kwargs(
-    algorithm: str, op_kwargs: Any, option: str = "--algorithms"
+    algorithm: str, op_kwargs: Any, option: str = "--op-kwargs"
 ) -> dict[str, float]:
     """Validate the operator parameters ``op_kwargs`` of (a valid) ``algorithm``: known names,
     finite numbers, the operator's own range checks, the required ones given. Returns them as
