@@ -890,3 +890,26 @@ def test_a_cap_too_short_for_bias_probes_is_warned_about(tmp_path, capsys) -> No
         out = ["--out", str(tmp_path / f"{env}{len(more)}")]
         assert main([*argv, "--env", env, *more, *out]) == 0
         assert "bias numbers" not in capsys.readouterr().err
+
+
+def test_train_help_states_every_default() -> None:
+    """Each option that takes a value says its default (a number, or the registry's): a
+    run without --steps trains for the registry's 500,000 steps on CartPole-v1."""
+    import argparse
+
+    from maxminq.commands.train import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    for action in parser._actions:
+        if action.required or action.nargs == 0:  # --env, --out; flags and --help
+            continue
+        assert "default" in action.help or "registry" in action.help, action.option_strings
+    assert TrainConfig("CartPole-v1").resolve().steps == 500_000
+    from maxminq.commands.evaluate import add_arguments as evaluate_arguments
+
+    parser = argparse.ArgumentParser()
+    evaluate_arguments(parser)
+    for action in parser._actions:  # evaluate's options with a value default: it is named
+        if action.default not in (None, argparse.SUPPRESS) and action.nargs != 0:
+            assert f"{action.default:g}" in action.help, action.option_strings

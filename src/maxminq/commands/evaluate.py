@@ -31,7 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eps", type=float, default=0.0, help="exploration rate (0: greedy)")
     parser.add_argument("--seeds", default=None, help="training seeds to play (default: all)")
     parser.add_argument(
-        "--env-seed", type=int, default=0, help="episode j starts from reset(seed=ENV_SEED + j)"
+        "--env-seed",
+        type=int,
+        default=0,
+        help="episode j starts from reset(seed=ENV_SEED + j) (default 0)",
     )
     parser.add_argument(
         "--max-episode-steps",

@@ -71,9 +71,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="maxmin-dqn",
         help="dqn, ddqn, maxmin-dqn, averaged-dqn or ensemble-dqn (default maxmin-dqn)",
     )
-    parser.add_argument("--n", type=int, default=None, help="N (Maxmin/Ensemble) or K (Averaged)")
-    parser.add_argument("--lr", type=float, default=None, help="step size")
-    parser.add_argument("--steps", type=int, default=None, help="environment steps per seed")
+    parser.add_argument(
+        "--n",
+        type=int,
+        default=None,
+        help="N (Maxmin/Ensemble) or K (Averaged); 1 for dqn and ddqn (registry)",
+    )
+    parser.add_argument("--lr", type=float, default=None, help="step size (registry)")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="environment steps per seed (registry: the paper's length, e.g. 1,500,000 for "
+        "LunarLander-v3, 500,000 for ids outside the paper)",
+    )
     parser.add_argument("--seeds", default="0", help="e.g. 0-4 (default 0)")
     parser.add_argument("--out", required=True, type=pathlib.Path, help="output folder")
     parser.add_argument(
@@ -92,24 +103,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="treat time-limit truncation as terminal (the original code's behaviour)",
     )
-    parser.add_argument("--eval-episodes", type=int, default=100, help="test episodes")
-    parser.add_argument("--eval-eps", type=float, default=0.01, help="test epsilon")
+    parser.add_argument(
+        "--eval-episodes", type=int, default=100, help="test episodes per seed (default 100)"
+    )
+    parser.add_argument("--eval-eps", type=float, default=0.01, help="test epsilon (default 0.01)")
     parser.add_argument(
         "--bias-every",
         type=int,
         default=None,
         help="metrics interval M in steps (default max(1000, steps / 200))",
     )
-    parser.add_argument("--bias-probe-every", type=int, default=10, help="probe interval")
+    parser.add_argument(
+        "--bias-probe-every", type=int, default=10, help="steps between bias probes (default 10)"
+    )
     parser.add_argument(
         "--checkpoint-every",
         type=int,
         default=None,
         help="steps between checkpoints (default max(10000, steps / 20); 0 disables)",
     )
-    parser.add_argument("--update-members", type=int, default=1, help="members updated/step")
     parser.add_argument(
-        "--optimizer-kwargs", default=None, help='JSON, e.g. \'{"alpha": 0.95, "eps": 0.01}\''
+        "--update-members",
+        type=int,
+        default=1,
+        help="Maxmin/Ensemble members updated per step (default 1)",
+    )
+    parser.add_argument(
+        "--optimizer-kwargs",
+        default=None,
+        help='JSON, e.g. \'{"alpha": 0.95, "eps": 0.01}\' (registry, for its optimizer)',
     )
     parser.add_argument(
         "--hidden",
@@ -121,7 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--env-kwargs",
         default=None,
         help="JSON keywords for the environment's constructor, e.g. '{\"gravity\": -5.0}' "
-        "(saved with the run; evaluate uses them too)",
+        "(default none; saved with the run, evaluate uses them too)",
     )
     parser.add_argument(
         "--tensorboard",
