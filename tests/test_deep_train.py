@@ -271,6 +271,14 @@ def test_cli_trains_and_writes_tables(tmp_path: pathlib.Path, capsys) -> None:
     assert "seed 0: done" in printed and f"figure written to {out / 'curves.png'}" in printed
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "curves.svg").stat().st_size > 0
+    assert f"tables written to {out}" in printed
+    # --resume of the finished run reads it back and says so (it said "tables written").
+    runs_csv = (out / "runs.csv").read_bytes()
+    assert main([*argv, "--resume"]) == 0
+    printed = capsys.readouterr().out
+    assert "seed 0: done" in printed and "tables written" not in printed
+    assert f"finished run read back from {out} (nothing trained)" in printed
+    assert (out / "runs.csv").read_bytes() == runs_csv
 
 
 def test_cli_no_plot_writes_no_figure(tmp_path: pathlib.Path, capsys) -> None:

@@ -277,6 +277,16 @@ def _warn_if_cut_episodes_give_no_bias(cap: int | None, gamma: float, horizon: A
     )
 
 
+def _file_id(path: pathlib.Path) -> tuple[int, int] | None:
+    """(inode, mtime) of ``path``, None if absent: tables are replaced atomically, so a
+    rewritten one has another."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything (including the environment's observations), then train."""
     from maxminq.deep.train import Trainer, bias_horizon, run_training, tensorboard_writer_class
@@ -299,6 +309,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     _warn_if_cut_episodes_give_no_bias(resolved.max_episode_steps, resolved.gamma, bias_horizon)
+    before = _file_id(args.out / "runs.csv")  # unchanged after: a finished run read back
     try:
         tables = run_training(
             config,
@@ -329,7 +340,10 @@ def run(args: argparse.Namespace) -> int:
         score = f"test return {t.mean():.2f} over {len(t)} episodes" if len(t) else "no test"
         extra = f" at step {row['diverged_step']}" if row["status"] == "diverged" else ""
         print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
-    print(f"tables written to {args.out}")
+    if before is not None and _file_id(args.out / "runs.csv") == before:
+        print(f"finished run read back from {args.out} (nothing trained)")
+    else:
+        print(f"tables written to {args.out}")
     if not args.no_plot:
         from maxminq.analysis import style
         from maxminq.analysis.figures import fig_training_runs
