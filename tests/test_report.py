@@ -500,3 +500,20 @@ def test_theory_tables_with_text_in_number_columns(tmp_path: Path):
         C.INSUFFICIENT,
         "no readable variance.csv (N, variance_ratio)",
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[]",
+        "null",
+        '{"seconds": "x"}',
+        '{"configs": [{"name": "mountain_car", "run_seconds": "x"}, 5]}',
+    ],
+)
+def test_a_damaged_reproduce_json_is_left_out_not_a_traceback(tmp_path: Path, capsys, text):
+    write_store(tmp_path, {"mountain_car": mc_results(runs=4)})
+    (tmp_path / "reproduce.json").write_text(text)
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    md = (tmp_path / "report.md").read_text()
+    assert "Scale: **custom sweep**" in md and "Total wall time" not in md

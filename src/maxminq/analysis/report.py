@@ -106,12 +106,38 @@ def load_store(out_dir: Path) -> dict[str, pd.DataFrame]:
     return load_results(out_dir)
 
 
+_META_TYPES: dict[str, type | tuple[type, ...]] = {
+    "scale": str,
+    "command": str,
+    "started": str,
+    "finished": str,
+    "machine": str,
+    "seconds": (int, float),
+    "configs": list,
+}
+
+
 def read_meta(out_dir: Path) -> dict:
-    """The reproduce metadata (scale, command, timings), or ``{}`` when absent/unreadable."""
+    """The reproduce metadata (scale, command, timings), or ``{}`` when absent/unreadable;
+    entries of the wrong type (a hand-edited or damaged file) are left out."""
     try:
-        return json.loads((out_dir / META_FILE).read_text())
+        meta = json.loads((out_dir / META_FILE).read_text())
     except (OSError, ValueError):
         return {}
+    if not isinstance(meta, dict):
+        return {}
+
+    def fits(value: object, kind: type | tuple[type, ...]) -> bool:
+        return isinstance(value, kind) and not isinstance(value, bool)
+
+    meta = {k: v for k, v in meta.items() if k not in _META_TYPES or fits(v, _META_TYPES[k])}
+    configs = [dict(c) for c in meta.get("configs", []) if isinstance(c, dict)]
+    for c in configs:
+        if not fits(c.get("run_seconds"), (int, float)):
+            c.pop("run_seconds", None)
+    if configs or "configs" in meta:
+        meta["configs"] = configs
+    return meta
 
 
 CUSTOM_SCALE = "custom sweep"
