@@ -122,6 +122,11 @@ def _run_folder(folder: Path) -> Path:
     return folder
 
 
+def _edit_config(folder: Path, **changes) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **changes}))
+
+
 def _cut(path: Path) -> None:
     path.write_bytes(path.read_bytes()[:-7])  # a copy that stopped mid-line
 
@@ -135,6 +140,7 @@ def _cut(path: Path) -> None:
         (lambda d: (d / "config.json").write_text('{"agent": '), "config.json is unreadable"),
         (lambda d: (d / "config.json").write_bytes(b"\xff{}"), "config.json is unreadable"),
         (lambda d: (d / "config.json").write_text("{}"), "config.json lacks the run's env_id"),
+        (lambda d: _edit_config(d, lr="x", seeds=3), 'config.json is damaged: lr = "x", seeds = 3'),
     ],
 )
 def test_plot_refuses_a_damaged_run_folder_in_one_line(damage, expect, tmp_path, capsys):

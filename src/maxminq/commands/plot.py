@@ -40,7 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-_SETTINGS = ("env_id", "agent", "n", "lr", "seeds")  # what the labels and the title use
+# What the labels and the title use, with the type each must have.
+_SETTINGS = {
+    "env_id": lambda v: isinstance(v, str),
+    "agent": lambda v: isinstance(v, str),
+    "n": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+    "lr": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "seeds": lambda v: isinstance(v, list) and all(isinstance(s, int) for s in v),
+}
 
 
 def _json(path: Path) -> object:
@@ -76,6 +83,12 @@ def _settings(folder: Path) -> dict:
     missing = [k for k in _SETTINGS if not isinstance(settings, dict) or k not in settings]
     if missing:
         raise UsageError(f"RUN_DIR: {path} lacks the run's {', '.join(missing)}")
+    bad = [k for k, fits in _SETTINGS.items() if not fits(settings[k])]
+    if bad:
+        raise UsageError(
+            f"RUN_DIR: {path} is damaged: "
+            + ", ".join(f"{k} = {json.dumps(settings[k])}" for k in bad)
+        )
     return settings
 
 
