@@ -141,6 +141,16 @@ def _cut(path: Path) -> None:
         (lambda d: (d / "config.json").write_bytes(b"\xff{}"), "config.json is unreadable"),
         (lambda d: (d / "config.json").write_text("{}"), "config.json lacks the run's env_id"),
         (lambda d: _edit_config(d, lr="x", seeds=3), 'config.json is damaged: lr = "x", seeds = 3'),
+        (
+            lambda d: (d / "metrics.csv").write_text("a,b\n1,2\n"),
+            "metrics.csv has no column 'seed'",
+        ),
+        (
+            lambda d: (d / "episodes.csv").write_text(
+                (d / "episodes.csv").read_text().replace(",10.0,True", ",ten,True", 1)
+            ),
+            "episodes.csv: column 'return_avg100' holds text",
+        ),
     ],
 )
 def test_plot_refuses_a_damaged_run_folder_in_one_line(damage, expect, tmp_path, capsys):

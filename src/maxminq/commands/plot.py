@@ -118,6 +118,22 @@ def _tables(folder: Path) -> dict:
     return tables
 
 
+def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
+    """Raise UsageError unless every table a panel draws from has the panel's column and
+    ``seed`` and ``step``, as numbers (a table of another program, or edited by hand)."""
+    import pandas as pd
+
+    from maxminq.analysis.figures import TRAINING_PANELS
+
+    for table, column in dict.fromkeys(TRAINING_PANELS[p][:2] for p in panels):
+        df = tables[table]
+        for col in ("seed", "step", column):
+            if col not in df.columns:
+                raise UsageError(f"RUN_DIR: {folder}/{table}.csv has no column {col!r}")
+            if len(df) and not pd.api.types.is_numeric_dtype(df[col]):  # header only: object
+                raise UsageError(f"RUN_DIR: {folder}/{table}.csv: column {col!r} holds text")
+
+
 def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
     """Legend labels, e.g. ``Maxmin DQN (N=4)``: with runs on several environments each label
     names its environment; runs that still share a label get their step sizes if those
@@ -159,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
     panels = _panels(args.panels)
     cfgs = [_settings(folder) for folder in args.runs]
     tables = [_tables(folder) for folder in args.runs]
+    for folder, t in zip(args.runs, tables, strict=True):
+        _check_columns(folder, t, panels)
     labels = run_labels(cfgs, args.runs)
     runs = [(label, cfg["agent"], t) for label, cfg, t in zip(labels, cfgs, tables, strict=True)]
     default = args.runs[0] / "curves" if len(runs) == 1 else Path("compare")
