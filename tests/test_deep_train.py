@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import pathlib
 import sys
 
@@ -520,8 +521,14 @@ def test_a_running_run_reports_its_progress_and_a_finished_one_clears_it(tmp_pat
     cfg = _small(steps=400)
     assert run_training(cfg, tmp_path, stop_after=230) == {}  # killed at step 230
     assert read_progress(tmp_path) == 230 / 400  # written every 2 steps (0.5%)
+    # Its resolved options are there from the start (were written only at the end), the
+    # registry's defaults filled in: CartPole-v1 takes the feature envs' RMSprop, MSE, 0.99.
+    running = json.loads((tmp_path / "config.json").read_text())
+    assert running["steps"] == 400 and running["lr"] == 1e-3
+    assert (running["optimizer"], running["loss"], running["gamma"]) == ("rmsprop", "mse", 0.99)
     run_training(cfg, tmp_path, resume=True)
     assert not (tmp_path / "progress.json").exists() and (tmp_path / "runs.csv").exists()
+    assert json.loads((tmp_path / "config.json").read_text()) == running
 
 
 @pytest.mark.parametrize("seeds", [[0], [0, 1, 2]])

@@ -728,6 +728,9 @@ def run_training(
         # figure too: it would show the old run beside the new tables).
         for name in ("runs.csv", MODEL_FILE, *FIGURE_FILES):
             (out_dir / name).unlink(missing_ok=True)
+        # The run's resolved options, there while it trains (runs.csv marks it finished).
+        config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
+        atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
         if cfg.tensorboard:
             trainer.open_writer(writer_class, out_dir / "tensorboard")
         bar = tqdm(
@@ -760,8 +763,6 @@ def run_training(
     finally:
         trainer.close()
         torch.set_num_threads(saved_threads)
-    config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
-    atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
     for name in ("episodes", "tests", "metrics", "runs"):  # runs.csv last: marks completion
         atomic_write(out_dir / f"{name}.csv", functools.partial(tables[name].to_csv, index=False))
     (out_dir / PROGRESS_FILE).unlink(missing_ok=True)
