@@ -838,6 +838,12 @@ def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_pa
     assert len(ep) > 20 and logged == sorted(expected)
     m = tables["metrics"]
     assert ("seed2/loss", m.loss.iloc[-1], 500) in straight.scalars
+    tests = tables["tests"]
+    for seed in (1, 2):
+        mean = tests[tests.seed == seed]["return"].mean()
+        assert [e for e in straight.scalars if e[0] == f"seed{seed}/test_return"] == [
+            (f"seed{seed}/test_return", pytest.approx(mean), 500)
+        ]
 
     _Writer.made = []
     out = tmp_path / "killed"

@@ -455,11 +455,12 @@ class Trainer:
     # --- TensorBoard ------------------------------------------------------------------------
 
     def open_writer(self, writer_class: Any, folder: pathlib.Path) -> None:
-        """Log to TensorBoard in ``folder``: every metrics row, and each episode's return and
-        length at the step it ended. A run at step k (a resumed one: its checkpoint's) hides
-        what earlier runs logged there from step k on (``purge_step``: it would be drawn
-        twice, or it is a finished run's last partial interval, which an extended run logs
-        later) and logs its checkpoint's rows of step k again."""
+        """Log to TensorBoard in ``folder``: every metrics row, each episode's return and
+        length at the step it ended, and each seed's mean test return at the last step. A
+        run at step k (a resumed one: its checkpoint's) hides what earlier runs logged there
+        from step k on (``purge_step``: it would be drawn twice, or it is a finished run's
+        last partial interval, which an extended run logs later) and logs its checkpoint's
+        rows of step k again."""
         self.writer = writer_class(str(folder), purge_step=self.step)
         for row in self.rows["metrics"]:
             if row[1] == self.step:
@@ -523,6 +524,11 @@ class Trainer:
         for env in envs:
             if env is not None:
                 env.close()
+        if self.writer is not None:  # each seed's mean test return, at the last step
+            for seed in c.seeds:
+                returns = [row[2] for row in self.rows["tests"] if row[0] == seed]
+                if returns:
+                    self.writer.add_scalar(f"seed{seed}/test_return", np.mean(returns), self.step)
 
     # --- tables and checkpoints -------------------------------------------------------------
 
