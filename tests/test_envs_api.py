@@ -77,6 +77,11 @@ def test_unknown_id_is_a_usage_error() -> None:
         make("NoSuchEnv-v9")
     with pytest.raises(UsageError, match="--env"):
         make_vector("NoSuchEnv-v9", [0, 1])
+    # Another version of a registered id, or a typo, names the registered one.
+    with pytest.raises(UsageError, match=r"'LunarLander-v2'; did you mean LunarLander-v3\?"):
+        make("LunarLander-v2")
+    with pytest.raises(UsageError, match=r"did you mean maxminq/Catcher-v0\?"):
+        make("maxminq/Cacher-v0")
 
 
 def _vector_rollout(venv, actions: np.ndarray, slot: int) -> list[tuple]:  # noqa: ANN001

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 from collections.abc import Callable
@@ -80,6 +81,12 @@ def _check_id(env_id: str) -> None:
     if name not in gym.registry:
         ours = ", ".join([CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS, "LunarLander-v3"])
         hint = f" (importing {module!r} did not register it)" if module else ""
+        close = difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
+        if close:  # another version or a typo: LunarLander-v2 -> LunarLander-v3
+            raise UsageError(
+                f"--env: unknown environment {env_id!r}{hint}; did you mean "
+                f"{' or '.join(close)}? ('maxminq envs' lists the ids)"
+            )
         raise UsageError(
             f"--env: unknown environment {env_id!r}{hint}; expected one of {ours}, any "
             "registered Gymnasium id (e.g. CartPole-v1; 'maxminq envs' lists them) or "
