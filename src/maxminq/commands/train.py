@@ -16,7 +16,7 @@ import json
 import pathlib
 import shutil
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from maxminq.errors import UsageError
 
@@ -258,11 +258,13 @@ def warn_if_uncapped(command: str, env_id: str, cap: int | None) -> None:
         )
 
 
-def _warn_if_cut_episodes_give_no_bias(cap: int | None, gamma: float, horizon: Any) -> None:
+def _warn_if_cut_episodes_give_no_bias(cap: int | None, gamma: float) -> None:
     """Warn (stderr) when no episode the time limit cuts can score a bias probe (the cut
     must come ``bias_horizon(gamma)`` steps after the probe), e.g. MountainCar-v0's cap of
     200 at gamma 0.99: unless episodes terminate, the bias columns stay empty."""
-    k = horizon(gamma)
+    from maxminq.deep.train import bias_horizon
+
+    k = bias_horizon(gamma)
     if cap is None or (k is not None and k <= cap):
         return
     why = (
@@ -289,7 +291,7 @@ def _file_id(path: pathlib.Path) -> tuple[int, int] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate everything (including the environment's observations), then train."""
-    from maxminq.deep.train import Trainer, bias_horizon, run_training, tensorboard_writer_class
+    from maxminq.deep.train import Trainer, run_training, tensorboard_writer_class
 
     if args.threads < 1:
         raise UsageError(f"--threads: expected a whole number >= 1, got {args.threads}")
@@ -308,7 +310,7 @@ def run(args: argparse.Namespace) -> int:
             f"{resolved.learning_starts}: only random steps, the agents never learn",
             file=sys.stderr,
         )
-    _warn_if_cut_episodes_give_no_bias(resolved.max_episode_steps, resolved.gamma, bias_horizon)
+    _warn_if_cut_episodes_give_no_bias(resolved.max_episode_steps, resolved.gamma)
     before = _file_id(args.out / "runs.csv")  # unchanged after: a finished run read back
     try:
         tables = run_training(
