@@ -225,3 +225,18 @@ def test_a_folder_of_the_other_command_gets_a_pointer(tmp_path, capsys):
     assert f"RUN_DIR: {sweep} is a sweep folder; give the folders of its deep runs" in (
         _one_line(capsys)
     )
+
+
+@pytest.mark.parametrize("name", ["toy-mdp", "mountain-car"])
+def test_ctrl_c_before_anything_is_written_leaves_no_folder(name, tmp_path, monkeypatch, capsys):
+    """--out is checked by creating it, then removed again: a run stopped during the work
+    (Ctrl-C) leaves no empty folder that looks like a result."""
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "_run_tasks", interrupted)
+    out = tmp_path / "new" / "out"
+    assert main(["experiment", name, "--quick", "--out", str(out)]) == 130
+    assert _one_line(capsys) == "maxminq experiment: interrupted"
+    assert list(tmp_path.iterdir()) == []

@@ -70,14 +70,18 @@ def reject_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> Non
             owner = None  # its one value is read; what follows is positional
 
 
-def make_out_folder(path: Path, option: str) -> Path:
-    """Create the output folder ``path`` (and its parents) as the last check before any
-    work, so that a path under a file, or where one cannot write, is a one-line UsageError
-    now rather than a traceback once the work is done. Returns ``path``."""
+def check_out_folder(path: Path, option: str) -> Path:
+    """Check, as the last step before any work, that the output folder ``path`` can be
+    created (or is one): a path under a file, or where one cannot write, is a one-line
+    UsageError now rather than a traceback once the work is done. Folders made for the test
+    are removed again, so a run stopped before it writes leaves nothing. Returns ``path``."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"{option}: {path} exists and is not a folder")
+    new = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
     try:
         path.mkdir(parents=True, exist_ok=True)
+        for folder in new:
+            folder.rmdir()
     except OSError as err:
         raise UsageError(f"{option}: cannot create the folder {path} ({err.strerror})") from None
     return path

@@ -190,10 +190,10 @@ def _algorithm_text(name: str, n: int, kwargs: dict[str, float]) -> str:
 
 
 def _out_dir(value: str | None, name: str) -> Path:
-    """The output folder, created now: the last check before the work starts."""
-    from maxminq.cli import make_out_folder
+    """The output folder, checked now: the last check before the work starts."""
+    from maxminq.cli import check_out_folder
 
-    return make_out_folder(Path(value) if value is not None else Path("results") / name, "--out")
+    return check_out_folder(Path(value) if value is not None else Path("results") / name, "--out")
 
 
 def _common(args: argparse.Namespace) -> dict[str, Any]:

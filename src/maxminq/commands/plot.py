@@ -170,7 +170,7 @@ def _panels(text: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Check every folder first, then draw one figure."""
     from maxminq.analysis.figures import fig_training_runs
-    from maxminq.cli import make_out_folder
+    from maxminq.cli import check_out_folder
 
     panels = _panels(args.panels)
     cfgs = [_settings(folder) for folder in args.runs]
@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out: figures are written as .png and .svg, not {out.suffix}")
     if out.suffix.lower() in (".png", ".svg"):  # "a.png" -> a.png, a.svg; "run.v2" stays whole
         out = out.with_suffix("")
-    make_out_folder(out.parent, "--out")
+    check_out_folder(out.parent, "--out")
     for fmt in (".png", ".svg"):
         if out.with_name(out.name + fmt).is_dir():
             raise UsageError(f"--out: {out.name + fmt} in {out.parent} is a folder, not a figure")

@@ -95,13 +95,13 @@ def find_configs_dir(explicit: Path | None) -> Path:
 
 
 def plan(args: argparse.Namespace):
-    """Validate every option and load every selected config; nothing runs here, and the
-    output folder is created last.
+    """Validate every option and load every selected config; nothing runs or is written
+    here.
 
     Returns ``(out_dir, workers, configs, with_theory)`` with configs in run order.
     """
     from maxminq.analysis.report import check_store
-    from maxminq.cli import make_out_folder
+    from maxminq.cli import check_out_folder
     from maxminq.experiments.config import load_config
     from maxminq.experiments.runner import check_options
 
@@ -139,7 +139,7 @@ def plan(args: argparse.Namespace):
         with_theory = THEORY in wanted
     configs.sort(key=lambda c: (KIND_ORDER.get(c.kind, 2), c.name))
     check_store(out)  # a damaged store would fail only once the runs or the theory are done
-    make_out_folder(out, "--out")
+    check_out_folder(out, "--out")
     return out, workers, configs, with_theory
 
 
