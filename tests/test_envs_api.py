@@ -386,6 +386,8 @@ def test_train_on_a_users_own_environment(tmp_path, monkeypatch, capsys) -> None
     assert main(argv) == 0
     episodes = pd.read_csv(out / "episodes.csv")
     assert len(episodes) > 0 and (episodes["length"] <= 30).all()  # the module's own cap
+    # A cap of 30 at gamma 0.99 is too short for a cut episode's bias probes (k >= 299).
+    assert "only episodes that terminate give bias numbers" in capsys.readouterr().err
     for env_id, needle in [
         ("no_such_module_mmq:UserCorridor-v0", "cannot import module 'no_such_module_mmq'"),
         ("user_envs_mmq:Missing-v0", "importing 'user_envs_mmq' did not register it"),
