@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
+import struct
 import sys
 
 import gymnasium as gym
@@ -793,59 +794,67 @@ def test_a_sweep_checks_each_environment_before_it_starts(tmp_path: pathlib.Path
             load_config(path)
 
 
-class _Writer:
-    """Stands in for TensorBoard's SummaryWriter: keeps what is logged."""
+def _tensorboard_events(folder: pathlib.Path) -> list[list[tuple[str, float, int]]]:
+    """The scalars of each event file in ``folder`` (in name order, as TensorBoard reads
+    them), read with tensorboardX's own Event protobuf from the TFRecord framing (length,
+    its CRC, data, its CRC); a writer's purge_step is its file's SessionLog START event,
+    kept as ("START", 0.0, step). Wall-clock steps_per_s is left out."""
+    from tensorboardX.proto.event_pb2 import Event, SessionLog
 
-    made: list[_Writer] = []
+    files = []
+    for path in sorted(folder.glob("events.out.tfevents.*")):
+        data, pos, scalars = path.read_bytes(), 0, []
+        while pos < len(data):
+            (length,) = struct.unpack_from("<Q", data, pos)
+            event = Event.FromString(data[pos + 12 : pos + 12 + length])
+            pos += 12 + length + 4
+            if event.session_log.status == SessionLog.START:
+                scalars.append(("START", 0.0, event.step))
+            for v in event.summary.value:
+                if not v.tag.endswith("steps_per_s"):
+                    scalars.append((v.tag, v.simple_value, event.step))
+        files.append(scalars)
+    return files
 
-    def __init__(self, logdir: str, purge_step: int | None = None) -> None:
-        self.purge_step, self.scalars = purge_step, []
-        _Writer.made.append(self)
 
-    def add_scalar(self, tag: str, value: float, step: int) -> None:
-        if not tag.endswith("steps_per_s"):  # wall-clock
-            self.scalars.append((tag, float(value), int(step)))
-
-    def close(self) -> None:
-        pass
-
-
-def _shown(writers: list[_Writer]) -> list[tuple[str, float, int]]:
-    """What TensorBoard shows of a run's writers, in order: a writer's ``purge_step`` hides
-    the earlier writers' events from that step on."""
+def _shown(folder: pathlib.Path) -> list[tuple[str, float, int]]:
+    """What TensorBoard shows of a run's logs: a file's START event at step k hides the
+    earlier files' scalars from step k on."""
     shown: list[tuple[str, float, int]] = []
-    for w in writers:
-        shown = [e for e in shown if w.purge_step is None or e[2] < w.purge_step]
-        shown += w.scalars
+    for scalars in _tensorboard_events(folder):
+        for tag, value, step in scalars:
+            if tag == "START":
+                shown = [e for e in shown if e[2] < step]
+            else:
+                shown.append((tag, value, step))
     return sorted(shown)
 
 
-def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_path, monkeypatch):
-    """Each episode's return and length are logged at the step it ended (as episodes.csv);
-    a run killed at step 330 and resumed from its checkpoint at 200, and a finished run of
-    350 steps extended to 500 (its last partial interval at 350 dropped), show exactly what
-    one uninterrupted run logs, nothing twice."""
-    monkeypatch.setattr("maxminq.deep.train.tensorboard_writer_class", lambda: _Writer)
-    monkeypatch.setattr(_Writer, "made", [])
+def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_path):
+    """With a real writer (tensorboardX), each episode's return and length are logged at
+    the step it ended (as episodes.csv); a run killed at step 330 and resumed from its
+    checkpoint at 200, and a finished run of 350 steps extended to 500 (its last partial
+    interval at 350 dropped), show exactly what one uninterrupted run logs, nothing
+    twice."""
+    as_float32 = lambda x: float(np.float32(x))  # noqa: E731 - TensorBoard stores float32
     cfg = _small(seeds=[1, 2], steps=500, checkpoint_every=100, tensorboard=True)
     tables = run_training(cfg, tmp_path / "straight", progress=False)
-    (straight,) = _Writer.made
+    straight = _shown(tmp_path / "straight" / "tensorboard")
     ep = tables["episodes"]
-    logged = sorted(e for e in straight.scalars if e[0].endswith(("/return", "/length")))
+    logged = sorted(e for e in straight if e[0].endswith(("/return", "/length")))
     expected = []
     for s, r, n, st in ep[["seed", "return", "length", "step"]].itertuples(index=False):
-        expected += [(f"seed{s}/return", float(r), st), (f"seed{s}/length", float(n), st)]
+        expected += [(f"seed{s}/return", as_float32(r), st), (f"seed{s}/length", float(n), st)]
     assert len(ep) > 20 and logged == sorted(expected)
     m = tables["metrics"]
-    assert ("seed2/loss", m.loss.iloc[-1], 500) in straight.scalars
+    assert ("seed2/loss", as_float32(m.loss.iloc[-1]), 500) in straight
     tests = tables["tests"]
     for seed in (1, 2):
-        mean = tests[tests.seed == seed]["return"].mean()
-        assert [e for e in straight.scalars if e[0] == f"seed{seed}/test_return"] == [
-            (f"seed{seed}/test_return", pytest.approx(mean), 500)
+        mean = as_float32(tests[tests.seed == seed]["return"].mean())
+        assert [e for e in straight if e[0] == f"seed{seed}/test_return"] == [
+            (f"seed{seed}/test_return", mean, 500)
         ]
 
-    _Writer.made = []
     out = tmp_path / "killed"
     assert run_training(cfg, out, progress=False, stop_after=200) == {}
     ckpt = out / "checkpoint" / "state.pt"
@@ -853,19 +862,21 @@ def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_pa
     assert run_training(cfg, out, progress=False, stop_after=330) == {}
     ckpt.write_bytes(at_200)  # killed at 330 with its last checkpoint at 200
     run_training(cfg, out, progress=False)
-    assert [w.purge_step for w in _Writer.made] == [0, 200, 200]
-    assert _shown(_Writer.made) == sorted(straight.scalars)
+    starts = [
+        [e[2] for e in f if e[0] == "START"] for f in _tensorboard_events(out / "tensorboard")
+    ]
+    assert starts == [[0], [200], [200]]  # one file per writer, none overwritten
+    assert _shown(out / "tensorboard") == straight
 
-    _Writer.made = []
     out = tmp_path / "extended"
     run_training(dataclasses.replace(cfg, steps=350), out, progress=False)
-    assert any(e[2] == 350 and e[0].endswith("/loss") for e in _Writer.made[0].scalars)
+    (first,) = _tensorboard_events(out / "tensorboard")
+    assert any(e[2] == 350 and e[0].endswith("/loss") for e in first)
     run_training(dataclasses.replace(cfg, steps=500), out, progress=False)
-    assert [w.purge_step for w in _Writer.made] == [0, 350]
-    assert _shown(_Writer.made) == sorted(straight.scalars)
+    assert _shown(out / "tensorboard") == straight
     # Trained again from the start in the same folder (resume=False): the old log is hidden.
     run_training(cfg, tmp_path / "straight", progress=False, resume=False)
-    assert _shown([straight, _Writer.made[-1]]) == sorted(straight.scalars)
+    assert _shown(tmp_path / "straight" / "tensorboard") == straight
 
 
 @pytest.mark.parametrize("start,end", [(1.0, 0.1), (1.0, 0.01), (0.1, 0.5)])

@@ -460,8 +460,11 @@ class Trainer:
         run at step k (a resumed one: its checkpoint's) hides what earlier runs logged there
         from step k on (``purge_step``: it would be drawn twice, or it is a finished run's
         last partial interval, which an extended run logs later) and logs its checkpoint's
-        rows of step k again."""
-        self.writer = writer_class(str(folder), purge_step=self.step)
+        rows of step k again. Each writer's file name ends in the time in nanoseconds:
+        tensorboardX names files by the second only, so a run resumed within the same second
+        would overwrite the file before it (and TensorBoard reads files in name order)."""
+        suffix = f".{time.time_ns():020d}"
+        self.writer = writer_class(str(folder), purge_step=self.step, filename_suffix=suffix)
         for row in self.rows["metrics"]:
             if row[1] == self.step:
                 self._log_metrics_row(row)
