@@ -343,3 +343,23 @@ def test_progress_files_report_in_flight_runs_and_bad_ones_say_nothing(tmp_path)
         (store.work_dir("deep-b") / "progress.json").write_text('{"step": 3')  # torn, foreign
         assert read_progress(store.work_dir("deep-b")) is None
         assert _inflight_progress(store, runs[1:]) == ""
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all", "sqlite-other"])
+def test_a_damaged_or_foreign_store_is_one_line_for_status(tmp_path, capsys, content) -> None:
+    """status (which opens an existing store) on a results.sqlite that is empty, damaged or
+    another program's SQLite file: one line naming the file, exit 2, not a traceback."""
+    from maxminq.cli import main
+
+    path = tmp_path / "results.sqlite"
+    if content == "sqlite-other":
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE notes (text TEXT)")
+        conn.close()
+    else:
+        path.write_bytes(content)
+    with pytest.raises(StoreError, match="cannot open the results database"):
+        ResultsStore(tmp_path, create=False)
+    assert main(["status", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(path) in err

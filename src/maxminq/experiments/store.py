@@ -51,6 +51,7 @@ WORK_DIR = "work"
 LOCK_NAME = ".sweep.lock"
 MANIFEST = "manifest.json"
 SCHEMA_VERSION = 1
+_TABLES = ("meta", "runs", "members", "events")  # those _SCHEMA creates
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -248,6 +249,12 @@ class ResultsStore:
                         "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                         (str(SCHEMA_VERSION),),
                     )
+            else:  # an existing store: its tables must be there (a damaged or foreign file)
+                rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                missing = sorted(set(_TABLES) - {r[0] for r in rows})
+                if missing:
+                    self._conn.close()
+                    raise sqlite3.DatabaseError(f"no {', '.join(missing)} table(s)")
         except (sqlite3.DatabaseError, OSError) as err:
             self.unlock()
             raise StoreError(f"{self.db_path}: cannot open the results database: {err}") from err
