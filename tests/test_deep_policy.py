@@ -198,10 +198,15 @@ def test_cli_evaluate_bad_input_exits_2(run_dir, tmp_path, capsys, extra, option
 
 def test_cli_evaluate_refuses_a_folder_as_output_file(run_dir, tmp_path, capsys) -> None:
     (tmp_path / "a.csv").mkdir()
-    argv = ["evaluate", str(run_dir), "--no-progress", "--csv", str(tmp_path / "a.csv")]
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "--csv" in err and "folder" in err
+    (tmp_path / "afile").write_text("x")
+    # a folder named like the file; a file, or nothing, where its folder should be (those
+    # failed only after every episode was played)
+    for csv, words in [("a.csv", "is a folder"), ("afile/x.csv", "is a file"),
+                       ("nowhere/x.csv", "does not exist")]:  # fmt: skip
+        argv = ["evaluate", str(run_dir), "--no-progress", "--csv", str(tmp_path / csv)]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.count("--csv") == 1 and words in err
 
 
 def test_cli_evaluate_needs_a_finished_run(tmp_path, capsys) -> None:

@@ -69,6 +69,9 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"{option}: expected a file name ending in {suffix}, got {path}")
         if path is not None and path.is_dir():  # found before the episodes, not after
             raise UsageError(f"{option}: {path} is a folder; give a file name")
+        if path is not None and not path.parent.is_dir():
+            what = "is a file" if path.parent.exists() else "does not exist"
+            raise UsageError(f"{option}: the folder {path.parent} {what}; give a file in a folder")
 
 
 def run(args: argparse.Namespace) -> int:
