@@ -18,7 +18,9 @@ MISSING = "-"  # a setting the run does not have (another kind), or no tables fo
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq status``."""
     parser.add_argument("dir", help="a sweep output folder (holds results.sqlite)")
-    parser.add_argument("--config", default=None, help="only the runs of this config name")
+    parser.add_argument(
+        "--config", default=None, help="only the runs of this config name (default: all)"
+    )
     parser.add_argument(
         "--verify", action="store_true", help="also check every finished run's files"
     )

@@ -22,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers", type=str, default=None, help="parallel runs (default: number of cores)"
     )
     parser.add_argument(
-        "--address", default=None, help="Ray cluster address (with --backend ray), e.g. auto"
+        "--address",
+        default=None,
+        help="Ray cluster address (with --backend ray), e.g. auto (default: a Ray of its own)",
     )
     parser.add_argument(
         "--out", default=None, help="results folder (default: results/<config name>)"
