@@ -14,6 +14,7 @@ Every figure is written as PNG and SVG, atomically, with colours and labels from
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -343,15 +344,42 @@ TRAINING_PANELS: dict[str, tuple[str, str, str, str]] = {
     "loss": ("metrics", "loss", "training loss", "mean loss of the updates"),
 }
 DEFAULT_PANELS = ("return", "bias", "q")
+#: One marker per run of ``training_runs_figure`` (runs of one family share a colour, and a
+#: run with one metrics row is a lone point, whose dashes do not show).
+RUN_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+BIAS_COLUMNS = ("bias_mean", "bias_abs", "bias_std")
+#: Why a run's bias columns can be empty (the trainer's rule; e.g. never met by
+#: MountainCar-v0's 200-step limit at gamma 0.99, which cuts every early episode).
+NO_BIAS_WHY = (
+    "a probe, from learning_starts on, counts once its episode "
+    "terminates, or is cut by the time limit with gamma^(steps to the cut) <= 0.05"
+)
+
+
+def _marks(n_points: int, run: int, runs: int) -> dict:
+    """Marker keywords for a curve of ``n_points`` of run ``run`` of ``runs``: every point of
+    a sparse curve (e.g. bias probes), larger for a lone point; with several runs about eight
+    on a dense curve (staggered from run to run, so curves on top of each other show all
+    theirs), so the marker in the legend is found in every panel."""
+    marker = RUN_MARKERS[run % len(RUN_MARKERS)] if runs > 1 else "o"
+    if n_points < 20:
+        return {"marker": marker, "ms": 7 if n_points == 1 else 4}
+    if runs == 1:
+        return {}
+    every = n_points // 8
+    return {"marker": marker, "ms": 4, "markevery": (run * every // runs, every)}
 
 
 def training_runs_figure(
     runs: Sequence[tuple[str, str, dict[str, pd.DataFrame]]],
     title: str,
     panels: Sequence[str] = DEFAULT_PANELS,
+    steps: int | None = None,
 ) -> plt.Figure | None:
     """The figure of :func:`fig_training_runs`, not yet saved (None if no run has an
-    episode): one panel per name of ``TRAINING_PANELS`` in ``panels``."""
+    episode): one panel per name of ``TRAINING_PANELS`` in ``panels``, all on one step axis
+    from 0 to ``steps`` (default: the largest step in the tables); a panel no run has a value
+    for says so."""
     runs = [r for r in runs if r[2].get("episodes") is not None and not r[2]["episodes"].empty]
     if not runs:
         return None
@@ -359,40 +387,58 @@ def training_runs_figure(
     if unknown or not panels:
         raise ValueError(f"panels: choose from {', '.join(TRAINING_PANELS)}, got {panels!r}")
     chosen = [TRAINING_PANELS[p] for p in panels]
-    fig, grid = plt.subplots(1, len(chosen), figsize=(4.5 * len(chosen), 3.6), squeeze=False)
+    fig, grid = plt.subplots(
+        1, len(chosen), figsize=(4.5 * len(chosen), 3.6), squeeze=False, sharex=True
+    )
     axes = list(grid[0])
     styles = ("-", "--", ":", "-.")
     seen: dict[str, int] = {}
-    for label, agent, tables in runs:
+    drawn = [False] * len(chosen)
+    last = float(steps or 0)
+    for i, (label, agent, tables) in enumerate(runs):
         colour = style.color(agent)
         ls = styles[seen.get(colour, 0) % len(styles)]  # same family twice: another dash
         seen[colour] = seen.get(colour, 0) + 1
-        for ax, (table, value, _, _) in zip(axes, chosen, strict=True):
+        for k, (ax, (table, value, _, _)) in enumerate(zip(axes, chosen, strict=True)):
             df = tables.get(table)
             if df is None or df.empty:
                 continue
+            last = max(last, float(df["step"].max()))
             df = df[np.isfinite(df[value].to_numpy(dtype=float))]
             if df.empty:
                 continue
+            drawn[k] = True
             several = df["seed"].nunique() > 1
             if len(runs) == 1:  # faint per-seed lines under the band; one seed: its curve
                 for _, seed_rows in df.groupby("seed"):
+                    marks = {} if several else _marks(len(seed_rows), i, 1)
                     ax.plot(seed_rows["step"], seed_rows[value], color=colour, lw=0.7,
-                            alpha=0.35 if several else 1.0)  # fmt: skip
+                            alpha=0.35 if several else 1.0, **marks)  # fmt: skip
             if len(runs) > 1 or several:
                 band = (
                     T.deep_curves(df, keys=()) if table == "episodes"
                     else T.metric_curves(df, value, keys=())
                 )  # fmt: skip
                 _band(ax, band["step"], band["mean"], band["se"], color=colour, label=label,
-                      smooth=False, ls=ls)  # fmt: skip
-    for ax, (_, value, panel_title, ylabel) in zip(axes, chosen, strict=True):
-        if value == "bias_mean":
+                      smooth=False, ls=ls, **_marks(len(band), i, len(runs)))  # fmt: skip
+    for ax, shown, (_, value, panel_title, ylabel) in zip(axes, drawn, chosen, strict=True):
+        if not shown:  # say why the panel is empty rather than leave it blank
+            note = (
+                "no bias measured: no probe was scored\n" + textwrap.fill(f"({NO_BIAS_WHY})", 40)
+                if value in BIAS_COLUMNS
+                else f"no {value} values logged"
+            )
+            ax.text(0.5, 0.5, note, transform=ax.transAxes, ha="center", va="center",
+                    fontsize=9, color="#555555")  # fmt: skip
+            ax.set_yticks([])  # matplotlib's default 0..1 would read as values
+        elif value == "bias_mean":
             ax.axhline(0.0, color="black", lw=0.8, ls="--")
         ax.set_title(panel_title)
         ax.set_xlabel("environment steps")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
+    if last > 0:  # one step axis for all panels, the runs' whole length (+ room for markers)
+        axes[0].set_xlim(0, 1.03 * last)
     fig.suptitle(title)
     if len(runs) > 1:
         _shared_legend(fig, axes)
@@ -407,14 +453,16 @@ def fig_training_runs(
     out_dir: Path,
     name: str = "curves",
     panels: Sequence[str] = DEFAULT_PANELS,
+    steps: int | None = None,
 ) -> FigureFile | None:
     """Training curves of ``maxminq train`` runs, each given as ``(label, agent, tables)``,
     against environment steps; by default the 100-episode average training return, the
     measured estimation bias and the mean Q(s, a) the updated network predicted for its
     replayed mini-batches (``q_mean``: one member for Maxmin and Ensemble, not their min or
     mean); ``panels`` picks others from ``TRAINING_PANELS``. Per run, the mean over seeds
-    with a one-standard-error band; with a single run also a thin line per seed."""
-    fig = training_runs_figure(runs, title, panels)
+    with a one-standard-error band; with a single run also a thin line per seed. Every panel
+    spans steps 0 .. ``steps`` (default: the largest step in the tables)."""
+    fig = training_runs_figure(runs, title, panels, steps)
     if fig is None:
         return None
     shown = ", ".join(TRAINING_PANELS[p][2] for p in panels)

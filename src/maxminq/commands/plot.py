@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import sys
 from pathlib import Path
 
 from maxminq.errors import UsageError
@@ -134,19 +135,51 @@ def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
                 raise UsageError(f"RUN_DIR: {folder}/{table}.csv: column {col!r} holds text")
 
 
+def _value(v: object) -> str:
+    """A setting's value in a label: ``-5.0`` as ``-5``, a string bare, others as JSON."""
+    if isinstance(v, float):
+        return f"{v:g}"
+    return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+
+def _differences(cfgs: list[dict]) -> list:
+    """What may tell runs of one agent and N apart, in the order labels name it, each a
+    function of a run's settings giving its text ('' for nothing to add): the step size,
+    the hidden layers (left out of config.json at the paper's), then each environment keyword
+    (e.g. ``gravity=-5``; a run without it says nothing)."""
+    from maxminq.deep.config import DEFAULT_HIDDEN
+
+    def hidden(c: dict) -> str:
+        sizes = c.get("hidden") or DEFAULT_HIDDEN.get(c.get("network"), ())
+        return "hidden " + ",".join(map(str, sizes)) if sizes else ""
+
+    def keyword(name: str):
+        def text(c: dict) -> str:
+            kwargs = c.get("env_kwargs") or {}
+            return f"{name}={_value(kwargs[name])}" if name in kwargs else ""
+
+        return text
+
+    names = dict.fromkeys(k for c in cfgs for k in c.get("env_kwargs") or {})
+    return [lambda c: f"lr {c['lr']:g}", hidden, *map(keyword, names)]
+
+
 def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
     """Legend labels, e.g. ``Maxmin DQN (N=4)``: with runs on several environments each label
-    names its environment; runs that still share a label get their step sizes if those
-    differ, then their folder names (e.g. two sets of seeds of one setting)."""
+    names its environment; runs that still share a label get what differs between them, in
+    turn: their step sizes, hidden layers, environment keywords (``--env-kwargs``), then their
+    folder names (e.g. two sets of seeds of one setting)."""
     from maxminq.analysis import style
 
     labels = [style.label(c["agent"], c["n"]) for c in cfgs]
     if len({c["env_id"] for c in cfgs}) > 1:
         labels = [f"{label}, {c['env_id']}" for label, c in zip(labels, cfgs, strict=True)]
-    for text in (lambda i: f"lr {cfgs[i]['lr']:g}", lambda i: Path(folders[i]).resolve().name):
+    folder = [Path(f).resolve().name for f in folders]
+    texts = [[text(c) for c in cfgs] for text in _differences(cfgs)] + [folder]
+    for text in texts:
         shared = [[j for j, other in enumerate(labels) if other == label] for label in labels]
         labels = [
-            f"{label}, {text(i)}" if len({text(j) for j in same}) > 1 else label
+            f"{label}, {text[i]}" if text[i] and len({text[j] for j in same}) > 1 else label
             for i, (label, same) in enumerate(zip(labels, shared, strict=True))
         ]
     return labels
@@ -165,6 +198,35 @@ def _panels(text: str) -> list[str]:
     if twice:
         raise UsageError(f"--panels: {', '.join(twice)} given twice; give each panel once")
     return panels
+
+
+def _warn_if_no_bias(folders: list[Path], tables: list[dict], panels: list[str]) -> None:
+    """One warning line (stderr) naming the runs whose bias columns hold no number (every
+    probe dropped, e.g. MountainCar-v0's cut episodes), when a bias panel is drawn: the
+    panel says so too, but a run missing from a comparison is easy to overlook."""
+    import numpy as np
+
+    from maxminq.analysis.figures import BIAS_COLUMNS, NO_BIAS_WHY, TRAINING_PANELS
+
+    columns = [TRAINING_PANELS[p][1] for p in panels if TRAINING_PANELS[p][1] in BIAS_COLUMNS]
+    if not columns:
+        return
+    empty = [
+        str(folder)
+        for folder, t in zip(folders, tables, strict=True)
+        if not np.isfinite(t["metrics"][columns].to_numpy(dtype=float)).any()
+    ]
+    if empty:
+        missing = (
+            "the bias panel is empty"
+            if len(empty) == len(folders)
+            else f"{'its' if len(empty) == 1 else 'their'} curves are missing from the bias panel"
+        )
+        print(
+            f"maxminq plot: warning: no bias measured in {', '.join(empty)}: no probe was scored "
+            f"({NO_BIAS_WHY}); {missing}",
+            file=sys.stderr,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -194,8 +256,10 @@ def run(args: argparse.Namespace) -> int:
     title = " vs ".join(dict.fromkeys(cfg["env_id"] for cfg in cfgs))
     seeds = sorted({len(cfg["seeds"]) for cfg in cfgs})
     title += f", {'/'.join(map(str, seeds))} seed(s) per run"
-    figure = fig_training_runs(runs, title, out.parent, out.name, panels=panels)
+    steps = max((c["steps"] for c in cfgs if isinstance(c.get("steps"), int)), default=None)
+    figure = fig_training_runs(runs, title, out.parent, out.name, panels=panels, steps=steps)
     if figure is None:
         raise UsageError("RUN_DIR: no episode finished in these runs; nothing to plot")
+    _warn_if_no_bias(args.runs, tables, panels)
     print(f"figure written to {figure.png}")
     return 0

@@ -1,0 +1,194 @@
+"""``maxminq plot`` / ``maxminq train``'s curves figure on the runs a walkthrough found drawn
+badly: no bias measured at all, panels of one run on different step ranges, runs with one
+metrics row, and runs that differ only in ``hidden`` or ``env_kwargs``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from maxminq.analysis.figures import training_runs_figure
+from maxminq.cli import main
+from maxminq.commands.plot import run_labels
+from maxminq.deep.train import read_tables
+
+NAN = math.nan
+
+
+def _run(
+    folder: Path,
+    agent: str,
+    episodes: list[tuple[int, float]],
+    metrics: list[tuple[int, float, float]],
+    steps: int,
+    **settings,
+) -> Path:
+    """A finished one-seed run folder as 'maxminq train' writes it, with made-up numbers:
+    ``episodes`` (step, return_avg100) and ``metrics`` (step, bias_mean, q_mean) rows."""
+    folder.mkdir()
+    cfg = {"agent": agent, "n": 2 if "maxmin" in agent else 1, "lr": 1e-3, "steps": steps}
+    cfg |= {"env_id": "MountainCar-v0", "seeds": [0], "network": "mlp", **settings}
+    (folder / "config.json").write_text(json.dumps(cfg))
+    ep = pd.DataFrame(episodes, columns=["step", "return_avg100"])
+    ep.insert(0, "seed", 0)
+    ep.to_csv(folder / "episodes.csv", index=False)
+    m = pd.DataFrame(metrics, columns=["step", "bias_mean", "q_mean"])
+    m.insert(0, "seed", 0)
+    m["bias_abs"], m["bias_std"], m["loss"] = m["bias_mean"].abs(), m["bias_mean"] * 0, 0.1
+    m.to_csv(folder / "metrics.csv", index=False)
+    pd.DataFrame({"seed": [0], "return": [1.0]}).to_csv(folder / "tests.csv", index=False)
+    pd.DataFrame({"seed": [0], "status": ["done"]}).to_csv(folder / "runs.csv", index=False)
+    return folder
+
+
+def _panels(fig: plt.Figure) -> dict[str, plt.Axes]:
+    return {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
+
+
+def _texts(ax: plt.Axes) -> str:
+    return " ".join(t.get_text() for t in ax.texts)
+
+
+def test_no_bias_measured_is_said_in_the_panel_and_warned_once(tmp_path, capsys) -> None:
+    """MountainCar-v0 at gamma 0.99 with its 200-step limit: every probe is dropped, so the
+    bias columns are all empty. The bias panel says 'no bias measured' (it was blank), and
+    'maxminq plot' prints one warning line naming the run; a run with bias numbers next to
+    it is drawn and not named, and without a bias panel nothing is warned."""
+    rows = [(1000, NAN, -0.5), (2000, NAN, -0.9)]
+    mc = _run(tmp_path / "mc", "dqn", [(200, -200.0), (400, -200.0)], rows, 2000)
+    fig = training_runs_figure([("DQN", "dqn", read_tables(mc))], "t")
+    panels = _panels(fig)
+    bias = panels["estimation bias (above 0: over)"]
+    assert "no bias measured" in _texts(bias)
+    assert "0.05" in _texts(bias)  # the trainer's rule for cut episodes is named
+    assert not bias.get_lines()  # no zero line either: there is nothing to compare with it
+    assert "no bias" not in _texts(panels["Q estimates (updated net)"])
+    plt.close(fig)
+
+    out = tmp_path / "fig"
+    assert main(["plot", str(mc), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert (
+        lines[0].startswith("maxminq plot: warning: no bias measured in ") and str(mc) in lines[0]
+    )
+    assert "bias panel is empty" in lines[0]
+    assert (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
+
+    ok = _run(tmp_path / "ok", "maxmin-dqn", [(300, -190.0)], [(1000, -2.0, 0.3)], 2000)
+    assert main(["plot", str(mc), str(ok), "--out", str(out)]) == 0
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and str(mc) in lines[0] and str(ok) not in lines[0]
+    assert "missing from the bias panel" in lines[0]
+    assert main(["plot", str(mc), "--panels", "return,q", "--out", str(out)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_panels_share_the_step_axis_of_the_run(tmp_path) -> None:
+    """Acrobot, 1,200 steps: episodes end at 500 and 1000, bias numbers at 960 and 1040 (a
+    finer metrics interval), Q at 1000 and 1200. Every panel spans steps 0 .. 1,200 (they
+    spanned 500-1000, 960-1040 and 1000-1200), by default and with the run's length given."""
+    bias_q = [(960, -3.0, NAN), (1000, NAN, 0.2), (1040, -2.0, NAN), (1200, NAN, 0.4)]
+    run = _run(tmp_path / "acro", "dqn", [(500, -500.0), (1000, -480.0)], bias_q, 1200)
+    for given in ({}, {"steps": 1200}):
+        fig = training_runs_figure([("DQN", "dqn", read_tables(run))], "t", **given)
+        limits = {ax.get_xlim() for ax in _panels(fig).values()}
+        assert len(limits) == 1, limits  # one axis
+        ((left, right),) = limits
+        assert left == 0 and 1200 <= right <= 1.05 * 1200
+        plt.close(fig)
+    # a longer run given by its length (episodes and metrics end before it): 0 .. 5,000
+    fig = training_runs_figure([("DQN", "dqn", read_tables(run))], "t", steps=5000)
+    assert all(5000 <= ax.get_xlim()[1] <= 5250 for ax in _panels(fig).values())
+    plt.close(fig)
+
+
+def test_single_metrics_row_is_a_visible_point_with_its_own_marker(tmp_path) -> None:
+    """Runs with one metrics row each are lone points: each must carry a marker big enough
+    to see, a different one per run (two DQN runs share a colour, and their dashes do not
+    show on a point), and the legend must show each run's marker. A lone run with one seed
+    drew its one row as a line of one point, which shows nothing."""
+    a = _run(tmp_path / "a", "dqn", [(100, 10.0), (300, 12.0)], [(1000, -1.0, 0.5)], 1000)
+    b = _run(tmp_path / "b", "dqn", [(100, 11.0), (300, 13.0)], [(1000, -1.0, 0.5)], 1000)
+    runs = [("DQN, lr 0.001", "dqn", read_tables(a)), ("DQN, lr 0.01", "dqn", read_tables(b))]
+    fig = training_runs_figure(runs, "t")
+    bias = _panels(fig)["estimation bias (above 0: over)"]
+    points = {ln.get_label(): ln for ln in bias.get_lines() if len(ln.get_xdata()) == 1}
+    assert set(points) == {"DQN, lr 0.001", "DQN, lr 0.01"}
+    markers = {label: ln.get_marker() for label, ln in points.items()}
+    assert None not in markers.values() and "None" not in markers.values()
+    assert len(set(markers.values())) == 2  # told apart by shape, not only by dash
+    assert all(ln.get_markersize() >= 5 for ln in points.values())
+    (legend,) = fig.legends
+    handles = zip(legend.texts, legend.legend_handles, strict=True)
+    shown = {t.get_text(): h.get_marker() for t, h in handles}
+    assert shown == markers
+    plt.close(fig)
+
+    fig = training_runs_figure([("DQN", "dqn", read_tables(a))], "t")
+    (line,) = _panels(fig)["Q estimates (updated net)"].get_lines()
+    assert line.get_marker() not in (None, "None", "") and line.get_markersize() >= 5
+    plt.close(fig)
+
+
+def _cfg(**extra) -> dict:
+    return {"agent": "dqn", "n": 1, "lr": 1e-3, "env_id": "CartPole-v1", "network": "mlp"} | extra
+
+
+@pytest.mark.parametrize(
+    ("cfgs", "want"),
+    [
+        # --hidden 256,256 against the default (not saved in config.json: the paper's 64,64)
+        ([_cfg(), _cfg(hidden=[256, 256])], ["DQN, hidden 64,64", "DQN, hidden 256,256"]),
+        # --env-kwargs '{"gravity": -5.0}' against none: only the run that set it says so
+        ([_cfg(env_kwargs={"gravity": -5.0}), _cfg()], ["DQN, gravity=-5", "DQN"]),
+        # a shared keyword is not named, the one that differs is
+        (
+            [
+                _cfg(env_kwargs={"gravity": -5.0, "sutton_barto_reward": True}),
+                _cfg(env_kwargs={"gravity": -5.0, "sutton_barto_reward": False}),
+            ],
+            ["DQN, sutton_barto_reward=true", "DQN, sutton_barto_reward=false"],
+        ),
+        # step size first, then the layers, when both differ
+        (
+            [_cfg(hidden=[32]), _cfg(lr=3e-4), _cfg()],
+            ["DQN, lr 0.001, hidden 32", "DQN, lr 0.0003", "DQN, lr 0.001, hidden 64,64"],
+        ),
+        # a Maxmin run alone in its agent and N keeps its plain label
+        (
+            [_cfg(hidden=[256, 256]), _cfg(), _cfg(agent="maxmin-dqn", n=2, hidden=[8])],
+            ["DQN, hidden 256,256", "DQN, hidden 64,64", "Maxmin DQN (N=2)"],
+        ),
+    ],
+)
+def test_labels_name_hidden_layers_and_env_keywords(tmp_path, cfgs, want) -> None:
+    """Runs that differ only in --hidden or --env-kwargs were labelled by folder name
+    ('DQN, deep-499cfc930c3a'); the label names what differs."""
+    folders = [tmp_path / f"deep-{i}" for i in range(len(cfgs))]
+    assert run_labels(cfgs, folders) == want
+
+
+def test_labels_of_identical_settings_still_fall_back_to_folders(tmp_path) -> None:
+    """Two sets of seeds of one setting (same hidden, same keywords) keep the folder names."""
+    cfgs = [_cfg(hidden=[256, 256], env_kwargs={"gravity": -5.0})] * 2
+    assert run_labels(cfgs, [tmp_path / "x", tmp_path / "y"]) == ["DQN, x", "DQN, y"]
+
+
+def test_plot_legend_names_env_keyword_end_to_end(tmp_path, capsys) -> None:
+    """Through the command: the legend of two runs differing in env_kwargs names it."""
+    ep, rows = [(100, 10.0), (200, 11.0)], [(200, -1.0, 0.5)]
+    a = _run(tmp_path / "deep-aaa", "dqn", ep, rows, 200, env_kwargs={"gravity": -5.0})
+    b = _run(tmp_path / "deep-bbb", "dqn", ep, rows, 200)
+    svg = tmp_path / "c.svg"
+    assert main(["plot", str(a), str(b), "--out", str(tmp_path / "c")]) == 0
+    text = svg.read_text()
+    assert "gravity=-5" in text and "deep-aaa" not in text
+    np.testing.assert_equal(capsys.readouterr().err, "")
