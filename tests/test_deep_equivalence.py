@@ -84,7 +84,7 @@ def test_batched_learner_matches_separate_modules(
     # Reference: per seed, separate online modules + optimisers and target modules.
     mods = learner.online.to_modules()
     linear = [tuple(m.weight.shape) for m in mods[0] if isinstance(m, nn.Linear)]
-    widths = {None: (64, 64) if network == "mlp" else (128,)}.get(hidden, hidden)
+    widths = hidden or ((64, 64) if network == "mlp" else (128,))  # the paper's by default
     first = OBS if network == "mlp" else 16 * 3 * 3  # 16 filters on 3 x 3 positions
     assert linear == list(zip((*widths, A), (first, *widths), strict=True))  # (out, in)
     ref_online = [mods[s * n_on : (s + 1) * n_on] for s in range(seeds)]

@@ -17,6 +17,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from maxminq.deep.config import DEFAULT_HIDDEN
+
 __all__ = ["StackedMLP", "StackedMinAtarCNN", "StackedNet", "build_net", "tile_members"]
 
 
@@ -313,14 +315,15 @@ def build_net(
 ) -> StackedNet:
     """The stacked network named ``network`` ('mlp' or 'minatar_cnn') for ``obs_shape``;
     ``hidden``: the MLP's hidden layer sizes or the MinAtar network's one fully connected
-    width (None: the paper's, [64, 64] and 128)."""
+    width (None: the paper's, ``DEFAULT_HIDDEN``)."""
+    if hidden is None:
+        hidden = DEFAULT_HIDDEN.get(network, ())
     if network == "mlp":
-        return StackedMLP(members, int(math.prod(obs_shape)), n_actions, hidden or (64, 64))
+        return StackedMLP(members, int(math.prod(obs_shape)), n_actions, hidden)
     if network == "minatar_cnn":
         if len(obs_shape) != 3:
             raise ValueError(f"minatar_cnn needs (C, H, W) observations, got {obs_shape}")
-        if hidden is not None and len(hidden) != 1:
+        if len(hidden) != 1:
             raise ValueError(f"minatar_cnn has one hidden width, got {hidden}")
-        width = hidden[0] if hidden else 128
-        return StackedMinAtarCNN(members, obs_shape[0], n_actions, obs_shape[1], width)
+        return StackedMinAtarCNN(members, obs_shape[0], n_actions, obs_shape[1], hidden[0])
     raise ValueError(f"unknown network {network!r}")
