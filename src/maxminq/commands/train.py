@@ -262,7 +262,7 @@ def _warn_if_cut_episodes_give_no_bias(cap: int | None, gamma: float) -> None:
     """Warn (stderr) when no episode the time limit cuts can score a bias probe (the cut
     must come ``bias_horizon(gamma)`` steps after the probe), e.g. MountainCar-v0's cap of
     200 at gamma 0.99: unless episodes terminate, the bias columns stay empty."""
-    from maxminq.deep.train import bias_horizon
+    from maxminq.deep.train import BIAS_TAIL, bias_horizon
 
     k = bias_horizon(gamma)
     if cap is None or (k is not None and k <= cap):
@@ -270,7 +270,7 @@ def _warn_if_cut_episodes_give_no_bias(cap: int | None, gamma: float) -> None:
     why = (
         "with gamma 1 a cut episode's probes never count"
         if k is None
-        else f"a cut episode's probe counts only {k}+ steps before the cut: gamma^k <= 0.05"
+        else f"a cut episode's probe counts only {k}+ steps before the cut: gamma^k <= {BIAS_TAIL}"
     )
     print(
         f"maxminq train: warning: --max-episode-steps {cap} with --gamma {gamma}: only "
