@@ -13,12 +13,14 @@ import argparse
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from maxminq.errors import UsageError
 from maxminq.experiments.store import atomic_write
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from maxminq.deep.config import TrainConfig
 
 GIF_MAX_FRAMES = 2000
@@ -122,12 +124,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_bias(episodes: Any, gamma: float) -> str:
-    """Mean of Q(s_0, a_0) - discounted return over the episodes that count as in training:
-    terminated, or cut where the missing tail weighs gamma^length <= BIAS_TAIL."""
+def _start_bias(g: pd.DataFrame, gamma: float) -> str:
+    """Mean of Q(s_0, a_0) - discounted return over the episodes ``g`` that count as in
+    training: terminated, or cut where the missing tail weighs gamma^length <= BIAS_TAIL."""
     from maxminq.deep.train import BIAS_TAIL
 
-    g = episodes
     kept = g[g["terminated"] | (gamma ** g["length"].astype(float) <= BIAS_TAIL)]
     if kept.empty:
         return "start-state bias n/a (every episode cut short)"
