@@ -40,7 +40,7 @@ class EnvDefaults:
 
     Attributes:
         env_id: Gymnasium id accepted by :func:`maxminq.envs.make`.
-        network: ``"mlp"`` (hidden sizes ``hidden``) or ``"minatar_cnn"`` (conv 16 3x3 -> FC 128).
+        network: ``"mlp"`` or ``"minatar_cnn"`` (conv 16 3x3 -> one fully connected layer).
         train_steps: environment steps (frames) of one training run.
         max_episode_steps: episode cap (truncation, not termination); None = no cap.
         lr_sweep: step sizes swept in the paper.
@@ -54,7 +54,7 @@ class EnvDefaults:
         optimizer, optimizer_kwargs: torch optimizer name and its keyword arguments (lr excluded).
         best: agent name -> ``{"lr": ..., "n": ...}``; ``n`` is None for single-net agents.
         best_source: agent name -> ``"authors"`` (posted by the paper's authors) or ``"assumed"``.
-        hidden: hidden layer sizes of the MLP.
+        hidden: the MLP's hidden layer sizes, or the MinAtar network's one width (128).
         eval_episodes, eval_eps: test episodes after training and their epsilon.
         runs: independent runs per configuration in the paper.
         env_kwargs: keyword arguments passed to ``make`` for the paper setting.
