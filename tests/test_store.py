@@ -345,10 +345,11 @@ def test_progress_files_report_in_flight_runs_and_bad_ones_say_nothing(tmp_path)
         assert _inflight_progress(store, runs[1:]) == ""
 
 
-@pytest.mark.parametrize("content", [b"", b"not a database at all", "sqlite-other"])
+@pytest.mark.parametrize("content", [b"", b"not a database at all", "sqlite-other", "damaged-runs"])
 def test_a_damaged_or_foreign_store_is_one_line_for_status(tmp_path, capsys, content) -> None:
-    """status (which opens an existing store) on a results.sqlite that is empty, damaged or
-    another program's SQLite file: one line naming the file, exit 2, not a traceback."""
+    """status (which opens an existing store) on a results.sqlite that is empty, damaged
+    (also past its schema: the runs table's page) or another program's SQLite file: one line
+    naming the file, exit 2, not a traceback."""
     from maxminq.cli import main
 
     path = tmp_path / "results.sqlite"
@@ -356,6 +357,15 @@ def test_a_damaged_or_foreign_store_is_one_line_for_status(tmp_path, capsys, con
         with sqlite3.connect(path) as conn:
             conn.execute("CREATE TABLE notes (text TEXT)")
         conn.close()
+    elif content == "damaged-runs":
+        with ResultsStore(tmp_path) as store:
+            store.register([Run("r", "k", "c")])
+            (page,) = store._conn.execute(
+                "SELECT rootpage FROM sqlite_master WHERE name = 'runs'"
+            ).fetchone()
+        data = bytearray(path.read_bytes())
+        data[(page - 1) * 4096 : (page - 1) * 4096 + 16] = b"\xff" * 16  # its page header
+        path.write_bytes(bytes(data))
     else:
         path.write_bytes(content)
     with pytest.raises(StoreError, match="cannot open the results database"):

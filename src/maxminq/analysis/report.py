@@ -76,31 +76,26 @@ def _write_csv(df: pd.DataFrame, path: Path) -> None:
     _atomic_write(path, df.to_csv(index=False))
 
 
-def check_store(out_dir: Path) -> None:
-    """Raise StoreError (one line) if ``out_dir/results.sqlite`` exists but is not a readable
-    results store, e.g. damaged or some other file of that name; an empty file is a store
-    that was never set up, and reads as empty."""
-    import sqlite3
-
-    from maxminq.experiments.store import ResultsStore, StoreError
-
+def _has_store(out_dir: Path) -> bool:
+    """Whether ``out_dir`` holds a results.sqlite to read: an empty file is a store that was
+    never set up, and reads as none."""
     path = out_dir / "results.sqlite"
-    if not path.is_file() or path.stat().st_size == 0:
-        return
-    try:
-        with ResultsStore(out_dir, create=False) as store:
-            store.configs()
-            store.records()
-    except sqlite3.DatabaseError as err:
-        raise StoreError(f"{path}: not a readable results store ({err})") from None
+    return path.is_file() and path.stat().st_size > 0
+
+
+def check_store(out_dir: Path) -> None:
+    """Raise StoreError (one line) if ``out_dir/results.sqlite`` is not a readable results
+    store (damaged, or another program's file), as opening it checks."""
+    from maxminq.experiments.store import ResultsStore
+
+    if _has_store(out_dir):
+        ResultsStore(out_dir, create=False).close()
 
 
 def load_store(out_dir: Path) -> dict[str, pd.DataFrame]:
     """All done runs' tables from the results store in ``out_dir`` (empty if none)."""
-    path = out_dir / "results.sqlite"
-    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+    if not _has_store(out_dir):
         return {}
-    check_store(out_dir)
     from maxminq.experiments.store import load_results
 
     return load_results(out_dir)
@@ -173,7 +168,7 @@ def _iqm_ci(r: pd.Series) -> str:
 def _result_records(out_dir: Path, results: dict[str, pd.DataFrame]) -> list:
     """The store's records of the runs present in ``results`` (none without a store)."""
     ids = {i for df in results.values() if df is not None and "run_id" in df for i in df["run_id"]}
-    if not ids or not (out_dir / "results.sqlite").exists():
+    if not ids or not _has_store(out_dir):
         return []
     from maxminq.experiments.store import ResultsStore
 
@@ -184,8 +179,7 @@ def _result_records(out_dir: Path, results: dict[str, pd.DataFrame]) -> list:
 def _runs_without_results(out_dir: Path) -> dict[str, int]:
     """Runs registered in the store that the report cannot show (pending, running, failed),
     counted by status."""
-    path = out_dir / "results.sqlite"
-    if not path.is_file() or path.stat().st_size == 0:
+    if not _has_store(out_dir):
         return {}
     from maxminq.experiments.store import FINISHED, ResultsStore
 

@@ -249,14 +249,15 @@ class ResultsStore:
                         "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                         (str(SCHEMA_VERSION),),
                     )
-            else:  # an existing store: its tables must be there (a damaged or foreign file)
+            else:  # an existing store: a damaged or foreign file is refused here, in one line
                 rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
                 missing = sorted(set(_TABLES) - {r[0] for r in rows})
                 if missing:
-                    self._conn.close()
                     raise sqlite3.DatabaseError(f"no {', '.join(missing)} table(s)")
+                for table in ("runs", "members"):  # read through: damage past the schema
+                    self._conn.execute(f"SELECT * FROM {table}").fetchall()
         except (sqlite3.DatabaseError, OSError) as err:
-            self.unlock()
+            self.close()
             raise StoreError(f"{self.db_path}: cannot open the results database: {err}") from err
 
     # ------------------------------------------------------------------ plumbing
