@@ -199,14 +199,17 @@ def test_cli_evaluate_bad_input_exits_2(run_dir, tmp_path, capsys, extra, option
 def test_cli_evaluate_refuses_a_folder_as_output_file(run_dir, tmp_path, capsys) -> None:
     (tmp_path / "a.csv").mkdir()
     (tmp_path / "afile").write_text("x")
-    # a folder named like the file; a file, or nothing, where its folder should be (those
-    # failed only after every episode was played)
-    for csv, words in [("a.csv", "is a folder"), ("afile/x.csv", "is a file"),
-                       ("nowhere/x.csv", "does not exist")]:  # fmt: skip
+    # a folder named like the file; a file where its folder should be (failed only after
+    # every episode was played)
+    for csv, words in [("a.csv", "is a folder"), ("afile/x.csv", "is not a folder")]:
         argv = ["evaluate", str(run_dir), "--no-progress", "--csv", str(tmp_path / csv)]
         assert main(argv) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and err.count("--csv") == 1 and words in err
+    # a folder that does not exist yet is made, as for every other output option
+    argv = ["evaluate", str(run_dir), "--no-progress", "--episodes", "1"]
+    assert main([*argv, "--csv", str(tmp_path / "new" / "x.csv")]) == 0
+    assert len(pd.read_csv(tmp_path / "new" / "x.csv")) == 2  # one episode of each seed
 
 
 def test_cli_evaluate_needs_a_finished_run(tmp_path, capsys) -> None:

@@ -56,6 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
+    from maxminq.cli import check_out_folder
+
     if args.episodes < 1:
         raise UsageError(f"--episodes: expected a whole number >= 1, got {args.episodes}")
     if not 0.0 <= args.eps <= 1.0:
@@ -71,9 +73,8 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"{option}: expected a file name ending in {suffix}, got {path}")
         if path is not None and path.is_dir():  # found before the episodes, not after
             raise UsageError(f"{option}: {path} is a folder; give a file name")
-        if path is not None and not path.parent.is_dir():
-            what = "is a file" if path.parent.exists() else "does not exist"
-            raise UsageError(f"{option}: the folder {path.parent} {what}; give a file in a folder")
+        if path is not None:  # a file in its folder's place, not after the episodes
+            check_out_folder(path.parent, option)
 
 
 def run(args: argparse.Namespace) -> int:
