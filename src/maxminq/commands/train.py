@@ -216,18 +216,14 @@ _OUTPUT_DIRS = ("checkpoint", "tensorboard")
 def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     """Check ``--out`` can hold the run; refuse to replace a run unless ``--overwrite``
     (then delete its outputs, so no stale table or figure is left beside the new ones)."""
+    from maxminq.cli import check_out_folder
     from maxminq.deep.policy import MODEL_FILE
     from maxminq.deep.train import FIGURE_FILES, TABLE_COLUMNS
     from maxminq.experiments.store import PROGRESS_FILE
 
     outputs = ("config.json", MODEL_FILE, PROGRESS_FILE, *FIGURE_FILES)
 
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out: {out} is a file; give a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UsageError(f"--out: cannot create {out} ({err.strerror})") from None
+    check_out_folder(out, "--out")
     tables = [out / f"{name}.csv" for name in TABLE_COLUMNS]
     previous = (out / "runs.csv").exists() or (out / "checkpoint").exists()
     if resume:
