@@ -83,6 +83,28 @@ def test_experiment_out_under_a_file_is_refused_before_the_work(
     assert line.endswith("(Not a directory)")
 
 
+def test_theory_and_sweep_out_under_a_file_is_refused_before_the_work(
+    tmp_path, monkeypatch, capsys
+):
+    """The check every command shares (theory failed after its Monte Carlo; sweep
+    --dry-run passed)."""
+    import maxminq
+    from maxminq.analysis import theory_plots
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started")
+
+    monkeypatch.setattr(theory_plots, "bias_table", no_work)
+    (tmp_path / "file").write_text("x")
+    out = tmp_path / "file" / "o"
+    toy = Path(maxminq.__file__).parent / "configs" / "toy_mdp.yaml"
+    for argv in (["theory", *TINY_THEORY], ["sweep", str(toy), "--dry-run"]):
+        assert main([*argv, "--out", str(out)]) == 2
+        assert _one_line(capsys).endswith(
+            f"--out: cannot create the folder {out} (Not a directory)"
+        )
+
+
 @pytest.mark.parametrize("name", ["experiment", "plot", "report", "reproduce", "envs"])
 def test_help_states_every_default(name):
     """Every option that takes a value says its default (the user must not have to guess)."""

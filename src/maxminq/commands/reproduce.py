@@ -110,8 +110,6 @@ def plan(args: argparse.Namespace):
     workers = parse_workers(args.workers)
     check_options(args.backend, workers, args.address)
     out = args.out if args.out is not None else Path("results") / args.scale
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out: {out} exists and is not a folder")
     folder = find_configs_dir(args.configs)
     paths = sorted(folder.glob("*.yaml"))
     if not paths:

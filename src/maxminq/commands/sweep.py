@@ -97,15 +97,14 @@ def never_learning(config: Any) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Validate everything (options, config, every run's settings), then run the sweep."""
+    from maxminq.cli import check_out_folder
     from maxminq.experiments.config import load_config
     from maxminq.experiments.runner import check_options, run_sweep
 
     workers = parse_workers(args.workers)
     check_options(args.backend, workers, args.address)
     config = load_config(args.config, args.scale)
-    out = Path(args.out) if args.out else Path("results") / config.name
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out: {out} exists and is not a folder")
+    out = check_out_folder(Path(args.out) if args.out else Path("results") / config.name, "--out")
     idle = never_learning(config)
     if idle:
         more = f" and {len(idle) - 3} more" if len(idle) > 3 else ""

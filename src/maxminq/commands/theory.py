@@ -87,9 +87,11 @@ def _validate(args: argparse.Namespace) -> list[int]:
         raise UsageError(f"--noise: expected {' or '.join(NOISES)}, got {args.noise!r}")
     if args.seed < 0:
         raise UsageError(f"--seed: expected a non-negative integer, got {args.seed}")
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out: {args.out} exists and is not a folder")
-    return _mc_m(args.mc_m, args.m_max)
+    mc_m = _mc_m(args.mc_m, args.m_max)
+    from maxminq.cli import check_out_folder
+
+    check_out_folder(args.out, "--out")
+    return mc_m
 
 
 def simulated_errors(mc_m: list[int], n_max: int, samples: int, variance_samples: int) -> int:
@@ -122,12 +124,8 @@ def run(args: argparse.Namespace) -> int:
         plot_variance_ratio,
         variance_table,
     )
-    from maxminq.experiments.store import atomic_write
+    from maxminq.experiments.store import atomic_write  # creates --out
 
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UsageError(f"--out: cannot create {args.out}: {err.strerror}") from None
     bias_rng, variance_rng = (
         np.random.default_rng(s) for s in np.random.SeedSequence(args.seed).spawn(2)
     )
