@@ -305,8 +305,6 @@ class TrainConfig:
             del d["env_kwargs"]
         if d["hidden"] is None or tuple(d["hidden"]) == DEFAULT_HIDDEN.get(self.network):
             del d["hidden"]
-        else:
-            d["hidden"] = list(d["hidden"])
         return d
 
     def result_key(self) -> str:
@@ -321,9 +319,7 @@ class TrainConfig:
         """The resolved config a ``result_key`` was made from (defaults of the fields it
         leaves out filled in again)."""
         c = cls(**json.loads(key))
-        if c.hidden is None:
-            c.hidden = DEFAULT_HIDDEN[c.network]
-        c.hidden = tuple(c.hidden)
+        c.hidden = tuple(c.hidden or DEFAULT_HIDDEN[c.network])
         c.env_kwargs = c.env_kwargs or {}
         return c
 
