@@ -106,12 +106,8 @@ class Learner:
         self.n_target = n if (self.spec.ensemble or self.spec.snapshots) else 1
         self.update_members = min(update_members, self.n_online)
         self.loss_kind, self.grad_clip = loss, grad_clip
-        self.online: StackedNet
-        self.target: StackedNet
-        self.online, self.target = (
-            build_net(network, self.S * k, obs_shape, n_actions, hidden)
-            for k in (self.n_online, self.n_target)
-        )
+        self.online = build_net(network, self.S * self.n_online, obs_shape, n_actions, hidden)
+        self.target = build_net(network, self.S * self.n_target, obs_shape, n_actions, hidden)
         self.online.init_members(gens, self.n_online)
         # Targets start as copies of the online nets (every snapshot, for Averaged).
         self.target.flat.copy_(self._expand_online(self.online.flat))
