@@ -126,12 +126,12 @@ def read_meta(out_dir: Path) -> dict:
         return isinstance(value, kind) and not isinstance(value, bool)
 
     meta = {k: v for k, v in meta.items() if k not in _META_TYPES or fits(v, _META_TYPES[k])}
-    configs = [dict(c) for c in meta.get("configs", []) if isinstance(c, dict)]
-    for c in configs:
-        if not fits(c.get("run_seconds"), (int, float)):
-            c.pop("run_seconds", None)
-    if configs or "configs" in meta:
-        meta["configs"] = configs
+    if "configs" in meta:
+        meta["configs"] = [
+            {k: v for k, v in c.items() if k != "run_seconds" or fits(v, (int, float))}
+            for c in meta["configs"]
+            if isinstance(c, dict)
+        ]
     return meta
 
 
