@@ -128,9 +128,9 @@ def run(args: argparse.Namespace) -> int:
 def _start_bias(g: pd.DataFrame, gamma: float) -> str:
     """Mean of Q(s_0, a_0) - discounted return over the episodes ``g`` that count as in
     training: terminated, or cut where the missing tail weighs gamma^length <= BIAS_TAIL."""
-    from maxminq.deep.train import BIAS_TAIL
+    from maxminq.deep.train import probe_counts
 
-    kept = g[g["terminated"] | (gamma ** g["length"].astype(float) <= BIAS_TAIL)]
+    kept = g[probe_counts(g["terminated"], g["length"].astype(float), gamma)]
     if kept.empty:
         return "start-state bias n/a (every episode cut short)"
     bias = (kept["q_first"] - kept["discounted_return"]).mean()

@@ -57,6 +57,7 @@ __all__ = [
     "FIGURE_FILES",
     "TABLE_COLUMNS",
     "bias_horizon",
+    "probe_counts",
     "Trainer",
     "check_resumable",
     "run_training",
@@ -95,6 +96,13 @@ _CKPT = "state.pt"
 FIGURE_FILES = ("curves.png", "curves.svg")
 
 
+def probe_counts(terminated: Any, steps_to_end: Any, gamma: float) -> Any:
+    """Whether a bias probe counts: its episode terminated, or the time limit cut it
+    ``steps_to_end`` steps after the probe and the missing tail weighs
+    ``gamma^steps_to_end <= BIAS_TAIL``. Element-wise on arrays and Series too."""
+    return terminated | (gamma**steps_to_end <= BIAS_TAIL)
+
+
 def bias_horizon(gamma: float) -> int | None:
     """The fewest steps k from a probe to a time-limit cut for which the cut episode's probe
     still counts (``gamma^k <= BIAS_TAIL``); None if none does (gamma = 1)."""
@@ -103,7 +111,7 @@ def bias_horizon(gamma: float) -> int | None:
     if gamma <= 0.0:
         return 1
     k = max(1, math.ceil(math.log(BIAS_TAIL) / math.log(gamma)) - 1)
-    while gamma**k > BIAS_TAIL:  # the trainer's own test (the logarithms may round)
+    while not probe_counts(False, k, gamma):  # the trainer's own test (logs may round)
         k += 1
     return k
 
@@ -320,7 +328,7 @@ class Trainer:
             g = _discounted_returns(rewards, self.cfg.gamma)
             n = len(rewards)
             for t, est in self.probes[s]:
-                if terminated or self.cfg.gamma ** (n - t) <= BIAS_TAIL:
+                if probe_counts(terminated, n - t, self.cfg.gamma):
                     self.acc_bias[s].append(est - float(g[t]))
         self._new_episode(s, next_seed)
 
