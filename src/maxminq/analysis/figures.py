@@ -30,6 +30,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
+from maxminq.deep.config import BIAS_TAIL  # noqa: E402 - torch-free
 from maxminq.experiments.store import atomic_write  # noqa: E402
 
 FORMATS = ("png", "svg")
@@ -352,7 +353,7 @@ BIAS_COLUMNS = ("bias_mean", "bias_abs", "bias_std")
 #: MountainCar-v0's 200-step limit at gamma 0.99, which cuts every early episode).
 NO_BIAS_WHY = (
     "a probe, from learning_starts on, counts once its episode "
-    "terminates, or is cut by the time limit with gamma^(steps to the cut) <= 0.05"
+    f"terminates, or is cut by the time limit with gamma^(steps to the cut) <= {BIAS_TAIL}"
 )
 
 

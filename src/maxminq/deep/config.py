@@ -16,7 +16,7 @@ from typing import Any
 
 from maxminq.errors import UsageError
 
-__all__ = ["AGENT_NAMES", "DEFAULT_HIDDEN", "OPTIMIZER_DEFAULTS", "TrainConfig"]
+__all__ = ["AGENT_NAMES", "BIAS_TAIL", "DEFAULT_HIDDEN", "OPTIMIZER_DEFAULTS", "TrainConfig"]
 
 AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
 ENSEMBLE_AGENTS = ("maxmin-dqn", "ensemble-dqn")  # N online nets, a subset updated per step
@@ -27,6 +27,9 @@ OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
     "centered_rmsprop": {"alpha": 0.99, "eps": 1e-8},
     "adam": {"betas": (0.9, 0.999), "eps": 1e-8},
 }
+# Bias probes of an episode cut by the time limit count only if the missing tail of the
+# return weighs gamma^k <= BIAS_TAIL (k = steps from the probe to the cut).
+BIAS_TAIL = 0.05
 # The paper's hidden layers per network: the MLP's [64, 64] and the MinAtar network's fully
 # connected layer of 128 after its convolution.
 DEFAULT_HIDDEN: dict[str, tuple[int, ...]] = {"mlp": (64, 64), "minatar_cnn": (128,)}

@@ -46,7 +46,7 @@ import torch
 from tqdm import tqdm
 
 from maxminq.deep.agents import Learner
-from maxminq.deep.config import TrainConfig
+from maxminq.deep.config import BIAS_TAIL, TrainConfig
 from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.errors import UsageError
@@ -64,7 +64,6 @@ __all__ = [
     "tensorboard_writer_class",
 ]
 
-BIAS_TAIL = 0.05
 TABLE_COLUMNS: dict[str, list[str]] = {
     "episodes": [
         "seed",
