@@ -162,6 +162,16 @@ def _cfg(**extra) -> dict:
             [_cfg(hidden=[32]), _cfg(lr=3e-4), _cfg()],
             ["DQN, lr 0.001, hidden 32", "DQN, lr 0.0003", "DQN, lr 0.001, hidden 64,64"],
         ),
+        # any other setting that differs (--gamma, --loss) is named after those
+        (
+            [_cfg(gamma=0.9, loss="mse"), _cfg(gamma=0.99, loss="mse"), _cfg(gamma=0.99)],
+            ["DQN, gamma 0.9", "DQN, gamma 0.99, loss mse", "DQN, gamma 0.99"],
+        ),
+        # a longer run is told by its steps, not by the metrics interval they imply
+        (
+            [_cfg(steps=400_000, bias_every=2000), _cfg(steps=100_000, bias_every=1000)],
+            ["DQN, steps 400000", "DQN, steps 100000"],
+        ),
         # a Maxmin run alone in its agent and N keeps its plain label
         (
             [_cfg(hidden=[256, 256]), _cfg(), _cfg(agent="maxmin-dqn", n=2, hidden=[8])],

@@ -142,11 +142,17 @@ def _value(v: object) -> str:
     return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
 
 
+# Settings a label never names: the label's own (agent, N, env), those with their own turn
+# in _differences, and the seeds (two sets of seeds of one setting: told by folder).
+_NOT_NAMED = {"agent", "n", "env_id", "lr", "hidden", "env_kwargs", "seeds"}
+
+
 def _differences(cfgs: list[dict]) -> list:
     """What may tell runs of one agent and N apart, in the order labels name it, each a
     function of a run's settings giving its text ('' for nothing to add): the step size,
-    the hidden layers (left out of config.json at the paper's), then each environment keyword
-    (e.g. ``gravity=-5``; a run without it says nothing)."""
+    the hidden layers (left out of config.json at the paper's), each environment keyword
+    (e.g. ``gravity=-5``; a run without it says nothing), then any other setting (e.g.
+    ``gamma 0.9``)."""
     from maxminq.deep.config import DEFAULT_HIDDEN
 
     def hidden(c: dict) -> str:
@@ -160,15 +166,22 @@ def _differences(cfgs: list[dict]) -> list:
 
         return text
 
+    def setting(name: str):
+        return lambda c: f"{name} {_value(c[name])}" if name in c else ""
+
     names = dict.fromkeys(k for c in cfgs for k in c.get("env_kwargs") or {})
-    return [lambda c: f"lr {c['lr']:g}", hidden, *map(keyword, names)]
+    # What is measured after settings that change training (bias_every follows steps).
+    late = {"bias_every", "bias_probe_every", "eval_episodes", "eval_eps"}
+    others = sorted({k for c in cfgs for k in c} - _NOT_NAMED, key=lambda k: (k in late, k))
+    return [lambda c: f"lr {c['lr']:g}", hidden, *map(keyword, names), *map(setting, others)]
 
 
 def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
     """Legend labels, e.g. ``Maxmin DQN (N=4)``: with runs on several environments each label
     names its environment; runs that still share a label get what differs between them, in
-    turn: their step sizes, hidden layers, environment keywords (``--env-kwargs``), then their
-    folder names (e.g. two sets of seeds of one setting)."""
+    turn: their step sizes, hidden layers, environment keywords (``--env-kwargs``), other
+    settings (``gamma 0.9``), then their folder names (e.g. two sets of seeds of one
+    setting)."""
     from maxminq.analysis import style
 
     labels = [style.label(c["agent"], c["n"]) for c in cfgs]
