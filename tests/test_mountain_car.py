@@ -359,3 +359,32 @@ def test_cli_records_step_size_per_and_fig3b_sigma2(tmp_path, capsys) -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_best_step_sizes_keep_operator_parameters_apart() -> None:
+    """Stored sweeps carry ``op_kwargs``: two sigmas of bias_corrected are two settings, each
+    with its own best step size (pooled, the mean of both would pick one for both)."""
+    import pandas as pd
+
+    from maxminq.analysis import classic_plots as cp
+
+    steps = {('{"sigma":0.1}', 0.02): 100, ('{"sigma":0.1}', 0.08): 300,
+             ('{"sigma":0.5}', 0.02): 400, ('{"sigma":0.5}', 0.08): 150}  # fmt: skip
+    df = pd.DataFrame(
+        [dict(algorithm="bias_corrected", n=1, op_kwargs=kw, sigma2=10.0, step_size=a,
+              run_id=kw + str(a), run=r, episode=e, steps=s)
+         for (kw, a), s in steps.items() for r in range(3) for e in (1, 2)]
+    )  # fmt: skip
+    best = cp.mc_best_step_sizes(df)
+    picked = best[best.best].set_index("op_params")
+    assert picked.step_size.to_dict() == {"sigma=0.1": 0.02, "sigma=0.5": 0.08}
+    assert picked["mean"].to_dict() == {"sigma=0.1": 100.0, "sigma=0.5": 150.0}
+    fig = cp.mc_learning_curve_figure(df)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == [
+        "Bias-corrected Q (sigma=0.1), step 0.02",
+        "Bias-corrected Q (sigma=0.5), step 0.08",
+    ]
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

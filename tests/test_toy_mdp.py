@@ -283,3 +283,69 @@ def test_a_sweep_config_gives_operator_parameters_as_a_mapping() -> None:
     doc["grid"] = {"op_kwargs": [{"sigma": "wide"}]}
     with pytest.raises(ConfigError, match=r"op_kwargs"):
         config_from_document(doc, "bc.yaml")
+
+
+def test_figures_keep_settings_that_differ_only_in_operator_parameters_apart() -> None:
+    """A sweep may run bias_corrected with two sigmas (stored ``op_kwargs``, JSON text); the
+    figures must draw one curve per sigma, named by it, not pool them into one."""
+    import matplotlib.pyplot as plt
+
+    from maxminq.analysis import classic_plots as cp
+
+    settings = [  # (algorithm, n, op_kwargs, Q(A, Left) of every row)
+        ("q_learning", 1, np.nan, 0.2),
+        ("bias_corrected", 1, '{"sigma":0.1}', 1.0),
+        ("bias_corrected", 1, '{"sigma":0.5}', 3.0),
+    ]
+    rows = [
+        dict(
+            mu=0.1,
+            algorithm=a,
+            n=n,
+            op_kwargs=kw,
+            run_id=f"id{i}",
+            run=r,
+            episode=e,
+            distance=0.5,
+            q_a_left=q,
+        )  # fmt: skip
+        for i, (a, n, kw, q) in enumerate(settings)
+        for r in range(4)
+        for e in (1, 2, 3)
+    ]
+    fig = cp.toy_q_left_figure(pd.DataFrame(rows))
+    lines = {ln.get_label(): set(ln.get_ydata()) for ln in fig.axes[0].get_lines()}
+    assert lines == {
+        "Q-learning": {0.2},
+        "Bias-corrected Q (sigma=0.1)": {1.0},  # pooled, both read 2.0 under one label
+        "Bias-corrected Q (sigma=0.5)": {3.0},
+        "true value +0.1": {0.1},
+    }
+    assert fig.axes[0].get_title() == "mu = +0.1  (4 runs)"
+    plt.close(fig)
+
+
+def test_cli_figures_name_operator_parameters(tmp_path, monkeypatch) -> None:
+    """The command's legends name an operator's parameters; its CSV keeps its columns."""
+    from maxminq.analysis import classic_plots as cp
+    from maxminq.cli import main
+
+    out = tmp_path / "toy"
+    seen: list[list[str]] = []
+    original = cp.save_figure
+
+    def record(fig, path, dpi=130):  # type: ignore[no-untyped-def]
+        seen.append([t.get_text() for t in fig.axes[0].get_legend().get_texts()])
+        return original(fig, path, dpi)
+
+    monkeypatch.setattr(cp, "save_figure", record)
+    status = main(
+        ["experiment", "toy-mdp", "--runs", "2", "--episodes", "3", "--mu", "0.1",
+         "--algorithms", "q_learning", "bias_corrected:sigma=0.25", "--workers", "1",
+         "--no-progress", "--out", str(out)]
+    )  # fmt: skip
+    assert status == 0
+    assert seen[0] == ["Q-learning", "Bias-corrected Q (sigma=0.25)"]
+    assert list(pd.read_csv(out / "toy_mdp.csv").columns) == [
+        "mu", "algorithm", "n", "run", "episode", "p_left", "distance", "q_a_left"
+    ]  # fmt: skip

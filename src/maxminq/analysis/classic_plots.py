@@ -17,8 +17,9 @@ atomically. Colours and labels come from ``maxminq.analysis.style``.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -46,27 +47,59 @@ __all__ = [
 _LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1))]
 
 
-def _series_style(algorithm: str, n: int, rank: int) -> dict:
-    """Family colour; Maxmin with different N shares the colour and varies the line style."""
+def _series_style(algorithm: str, n: int, rank: int, params: str = "") -> dict:
+    """Family colour; settings of one operator (Maxmin with different N, Bias-corrected Q with
+    different sigma) share the colour and vary the line style."""
+    text = style.label(algorithm, int(n))
     return {
         "color": style.color(algorithm),
-        "label": style.label(algorithm, int(n)),
+        "label": f"{text} ({params})" if params else text,
         "linestyle": _LINESTYLES[rank % len(_LINESTYLES)],
     }
 
 
-def _groups(df: pd.DataFrame) -> list[tuple[str, int, int]]:
-    """(algorithm, n, rank among that algorithm's n values), in a stable legend order."""
+def _params_text(value: object) -> str:
+    """``'{"sigma":0.5}'`` (a stored run's ``op_kwargs``, JSON) or ``{"sigma": 0.5}`` ->
+    ``"sigma=0.5"``; no parameters (NaN, None, ``{}``) -> ``""``."""
+    if isinstance(value, str):
+        value = json.loads(value) if value.strip() else None
+    if not isinstance(value, Mapping):
+        return ""
+    return ",".join(f"{k}={float(v):g}" for k, v in sorted(value.items()))
+
+
+def _with_params(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``df`` with a column ``op_params`` (``"sigma=0.5"``, ``""`` for none) when it records
+    the operators' parameters (``op_kwargs``, as stored sweeps do), and the setting columns
+    to add for it: settings that differ only in a parameter are separate curves, not pooled."""
+    if "op_kwargs" not in df.columns:
+        return df, []
+    codes, uniques = pd.factorize(df["op_kwargs"], use_na_sentinel=False)
+    texts = np.array([_params_text(u) for u in uniques], dtype=object)
+    return df.assign(op_params=texts[codes]), ["op_params"]
+
+
+def _groups(df: pd.DataFrame) -> list[tuple[str, int, str, int]]:
+    """(algorithm, n, operator parameters, rank among that algorithm's settings), in a stable
+    legend order."""
     order = {"q_learning": 0, "double_q": 1, "averaged": 2, "maxmin": 3}
-    pairs = sorted(
-        {(a, int(n)) for a, n in df[["algorithm", "n"]].drop_duplicates().itertuples(index=False)},
-        key=lambda p: (order.get(p[0], 9), p[0], p[1]),
+    cols = ["algorithm", "n", *(["op_params"] if "op_params" in df.columns else [])]
+    rows = df[cols].drop_duplicates().itertuples(index=False)
+    triples = sorted(
+        {(r[0], int(r[1]), r[2] if len(r) > 2 else "") for r in rows},
+        key=lambda p: (order.get(p[0], 9), p[0], p[1], p[2]),
     )
     out, seen = [], {}
-    for a, n in pairs:
-        out.append((a, n, seen.get(a, 0)))
+    for a, n, params in triples:
+        out.append((a, n, params, seen.get(a, 0)))
         seen[a] = seen.get(a, 0) + 1
     return out
+
+
+def _select(df: pd.DataFrame, algorithm: str, n: int, params: str) -> pd.Series:
+    """Rows of one setting (``_groups``' algorithm, n and parameters)."""
+    mask = (df.algorithm == algorithm) & (df.n == n)
+    return mask & (df.op_params == params) if "op_params" in df.columns else mask
 
 
 def _mean_se(df: pd.DataFrame, value: str, keys: list[str]) -> pd.DataFrame:
@@ -97,16 +130,19 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
 
 
 def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, truth: bool) -> Figure:
-    keys = ["mu", "algorithm", "n", "episode"]
+    df, extra = _with_params(df)
+    keys = ["mu", "algorithm", "n", *extra, "episode"]
     stats_all = _mean_se(df, value, keys).reset_index()
-    runs = {mu: count_runs(part, T.TOY_KEYS) for mu, part in df.groupby("mu", observed=True)}
+    runs = {
+        mu: count_runs(part, [*T.TOY_KEYS, *extra]) for mu, part in df.groupby("mu", observed=True)
+    }
     mus = sorted(stats_all["mu"].unique(), reverse=True)
     fig, axes = plt.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
     for ax, mu in zip(axes[0], mus, strict=True):
         sub = stats_all[stats_all["mu"] == mu]
-        for algorithm, n, rank in _groups(sub):
-            stats = sub[(sub.algorithm == algorithm) & (sub.n == n)].sort_values("episode")
-            kw = _series_style(algorithm, n, rank)
+        for algorithm, n, params, rank in _groups(sub):
+            stats = sub[_select(sub, algorithm, n, params)].sort_values("episode")
+            kw = _series_style(algorithm, n, rank, params)
             ax.plot(stats.episode, stats["mean"], lw=1.4, **kw)
             ax.fill_between(
                 stats.episode,
@@ -141,12 +177,16 @@ def toy_q_left_figure(df: pd.DataFrame) -> Figure:
 
 def mc_best_step_sizes(df: pd.DataFrame) -> pd.DataFrame:
     """Per (algorithm, n, sigma2): mean/SE of last-episode steps for every step size, and the
-    best one (fewest mean steps; the paper picks the step size per algorithm and sigma^2)."""
+    best one (fewest mean steps; the paper picks the step size per algorithm and sigma^2).
+    With an ``op_kwargs`` column (stored sweeps), its parameters (column ``op_params``) are
+    part of the setting."""
+    df, extra = _with_params(df)
     last = df[df.episode == df.episode.max()]
-    g = last.groupby(["algorithm", "n", "sigma2", "step_size"], observed=True).steps
+    setting = ["algorithm", "n", *extra, "sigma2"]
+    g = last.groupby([*setting, "step_size"], observed=True).steps
     table = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count())})
     table = table.reset_index()
-    best = table.loc[table.groupby(["algorithm", "n", "sigma2"], observed=True)["mean"].idxmin()]
+    best = table.loc[table.groupby(setting, observed=True)["mean"].idxmin()]
     table["best"] = table.index.isin(best.index)
     return table
 
@@ -157,14 +197,16 @@ def mc_sensitivity_figure(df: pd.DataFrame) -> Figure:
     table = mc_best_step_sizes(df)
     best = table[table.best]
     fig, ax = plt.subplots(figsize=(5.4, 3.9))
-    for algorithm, n, rank in _groups(best):
-        sub = best[(best.algorithm == algorithm) & (best.n == n)].sort_values("sigma2")
-        kw = _series_style(algorithm, n, rank)
+    for algorithm, n, params, rank in _groups(best):
+        sub = best[_select(best, algorithm, n, params)].sort_values("sigma2")
+        kw = _series_style(algorithm, n, rank, params)
         ax.errorbar(sub.sigma2, sub["mean"], yerr=sub["se"].fillna(0), marker="o", capsize=3,
                     lw=1.4, **kw)  # fmt: skip
     ax.set_xlabel("reward variance sigma^2")
     ax.set_ylabel("steps in the last episode")
-    title = f"Mountain Car, {count_runs(df, T.MOUNTAIN_CAR_KEYS)} runs, {df.episode.max()} episodes"
+    keyed, extra = _with_params(df)
+    runs = count_runs(keyed, [*T.MOUNTAIN_CAR_KEYS, *extra])
+    title = f"Mountain Car, {runs} runs, {df.episode.max()} episodes"
     per = _per_text(df)  # "" for tables without the column: the report's figure is unchanged
     ax.set_title(title + ("\n" + per.removeprefix(", ") if per else ""))
     ax.grid(alpha=0.3)
@@ -185,22 +227,23 @@ def mc_learning_curve_figure(
     levels = sorted(df.sigma2.unique()) if sigma2 is None else list(sigma2)
     best = mc_best_step_sizes(df)
     best = best[best.best]
-    keys = ["algorithm", "n", "sigma2", "step_size", "episode"]
+    df, extra = _with_params(df)
+    keys = ["algorithm", "n", *extra, "sigma2", "step_size", "episode"]
     curves = _mean_se(df[df.sigma2.isin(levels)], "steps", keys).reset_index()
     cols = min(len(levels), 2)
     rows = int(np.ceil(len(levels) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(5.4 * cols, 3.8 * rows), squeeze=False)
     for ax, s2 in zip(axes.ravel(), levels, strict=False):
-        for algorithm, n, rank in _groups(best):
-            pick = best[(best.algorithm == algorithm) & (best.n == n) & (best.sigma2 == s2)]
+        for algorithm, n, params, rank in _groups(best):
+            pick = best[_select(best, algorithm, n, params) & (best.sigma2 == s2)]
             if pick.empty:
                 continue
             alpha = float(pick.step_size.iloc[0])
             stats = curves[
-                (curves.algorithm == algorithm) & (curves.n == n) & (curves.sigma2 == s2)
+                _select(curves, algorithm, n, params) & (curves.sigma2 == s2)
                 & (curves.step_size == alpha)
             ].sort_values("episode")  # fmt: skip
-            kw = _series_style(algorithm, n, rank)
+            kw = _series_style(algorithm, n, rank, params)
             kw["label"] = f"{kw['label']}, step {alpha:g}"
             mean = _smooth(stats["mean"].to_numpy(), smooth)
             se = _smooth(stats["se"].to_numpy(), smooth)

@@ -18,6 +18,7 @@ CSV is written atomically once everything has finished, then the figures.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import multiprocessing
 import os
@@ -189,6 +190,19 @@ def _algorithm_text(name: str, n: int, kwargs: dict[str, float]) -> str:
     return f"{text}:{op_params_text(kwargs)}" if kwargs else text
 
 
+def _plot_frame(df: pd.DataFrame, algos: list[tuple[str, int, dict[str, float]]]) -> pd.DataFrame:
+    """``df`` for the figures: with an ``op_kwargs`` column (JSON, as a stored sweep has it)
+    when some setting has operator parameters, so that the legends name them
+    (``Bias-corrected Q (sigma=0.5)``); the CSV keeps its documented columns."""
+    if not any(kw for _, _, kw in algos):
+        return df
+    texts = np.full(len(df), None, dtype=object)
+    for name, n, kw in algos:
+        if kw:
+            texts[((df.algorithm == name) & (df.n == n)).to_numpy()] = json.dumps(kw)
+    return df.assign(op_kwargs=texts)
+
+
 def _out_dir(value: str | None, name: str) -> Path:
     """The output folder, checked now: the last check before the work starts."""
     from maxminq.cli import check_out_folder
@@ -358,8 +372,9 @@ def run_toy(args: argparse.Namespace) -> int:
 
     from maxminq.analysis import classic_plots as cp
 
-    cp.save_figure(cp.toy_distance_figure(df), out / "fig2_toy_mdp_distance.png")
-    cp.save_figure(cp.toy_q_left_figure(df), out / "figC1_toy_mdp_q_a_left.png")
+    shown = _plot_frame(df, algos)
+    cp.save_figure(cp.toy_distance_figure(shown), out / "fig2_toy_mdp_distance.png")
+    cp.save_figure(cp.toy_q_left_figure(shown), out / "figC1_toy_mdp_q_a_left.png")
     print(f"toy MDP: wrote {out}/toy_mdp.csv ({len(df):,} rows, {t_fig - t_csv:.1f} s) and "
           f"figures ({time.perf_counter() - t_fig:.1f} s)")  # fmt: skip
     return 0
@@ -428,12 +443,13 @@ def run_mountain_car(args: argparse.Namespace) -> int:
 
     from maxminq.analysis import classic_plots as cp
 
-    cp.save_figure(cp.mc_sensitivity_figure(df), out / "fig3a_mountain_car_sensitivity.png")
-    fig3b, note = fig3b_figure(df, sig)
+    shown = _plot_frame(df, algos)
+    cp.save_figure(cp.mc_sensitivity_figure(shown), out / "fig3a_mountain_car_sensitivity.png")
+    fig3b, note = fig3b_figure(shown, sig)
     if note:
         print(f"mountain car: {note}", flush=True)
     cp.save_figure(fig3b, out / "fig3b_mountain_car_curve.png")
-    cp.save_figure(cp.mc_learning_curve_figure(df), out / "figC2_mountain_car_curves.png")
+    cp.save_figure(cp.mc_learning_curve_figure(shown), out / "figC2_mountain_car_curves.png")
     write_csv_atomic(cp.mc_best_step_sizes(df), out / "mountain_car_step_sizes.csv")
     agent_steps = int(df.steps.sum())
     print(f"mountain car: {len(algos)} algorithms x {len(sig)} sigma2 x {len(alphas)} step sizes "
