@@ -1,0 +1,118 @@
+"""README blocks that quote the program exactly: what ``maxminq`` prints, the options and
+files it names. Each test reads the README and compares it with the running code, so the
+user guide cannot drift from the program unnoticed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from maxminq.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def _section(title: str) -> str:
+    """The text of README section ``## title`` up to the next ``## `` heading."""
+    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _blocks(text: str, lang: str = "") -> list[str]:
+    """The fenced code blocks of ``text`` opened with ```` ```lang ````."""
+    return [b.split("```", 1)[0] for b in text.split(f"```{lang}\n")[1:]]
+
+
+def _options(command: str, capsys) -> set[str]:
+    """The ``--options`` that ``maxminq COMMAND --help`` lists."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    return set(re.findall(r"--[a-z][a-z0-9-]*", capsys.readouterr().out))
+
+
+def test_envs_table_is_what_maxminq_envs_prints(capsys) -> None:
+    block = next(b for b in _blocks(_section("Environments")) if b.startswith("env_id "))
+    assert main(["envs"]) == 0
+    assert capsys.readouterr().out == block
+
+
+def test_layout_names_existing_paths() -> None:
+    block = _blocks(_section("Layout"))[0]
+    parent = ""
+    names = []
+    for line in block.splitlines():
+        name = line.split()[0] if line.strip() else ""
+        if not name.endswith((".py", "/")):
+            continue  # a continued description
+        if line.startswith("  "):
+            names.append(parent + name)
+        else:
+            parent = name
+            names.append(name)
+    assert len(names) >= 13
+    missing = [n for n in names if not (ROOT / n).exists()]
+    assert not missing
+
+
+def test_sweep_section_lists_every_shipped_config() -> None:
+    intro = _section("Sweeps and results store").split("each with a `quick` scale", 1)[0]
+    listed = re.findall(r"`([a-z_]+)`", intro)
+    shipped = sorted(p.stem for p in (ROOT / "configs").glob("*.yaml"))
+    assert sorted(listed) == shipped
+    assert "All eleven quick configs" in _section("Sweeps and results store")
+    assert len(shipped) == 11
+
+
+def test_dry_run_line_is_what_the_sweep_prints(tmp_path, monkeypatch, capsys) -> None:
+    block = _blocks(_section("Sweeps and results store"), "bash")[0]
+    documented = [ln.split("#", 1)[1].strip() for ln in block.splitlines() if ln.startswith("#")]
+    monkeypatch.chdir(tmp_path)
+    catcher = str(ROOT / "configs" / "catcher.yaml")
+    argv = ["sweep", catcher, "--scale", "paper", "--out", "results/paper", "--dry-run"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines() == documented
+    assert not (tmp_path / "results").exists()
+
+
+CONFIG_ERRORS = {
+    # README's example error -> a config that makes it (a variants list; the rest fixed)
+    "variants[2].n": "  - {algorithm: q_learning, n: 1}\n  - {algorithm: double_q, n: 2}\n"
+    "  - {algorithm: maxmin, n: 0}\n",
+    "variants[0].lr": "  - {agent: dqn, lr: abc}\n",
+    "variants[0].steps": "  - {agent: dqn, steps: 0}\n",
+}
+
+
+@pytest.mark.parametrize("key", sorted(CONFIG_ERRORS))
+def test_config_error_examples_are_what_the_sweep_prints(key, tmp_path, monkeypatch, capsys):
+    errors = _blocks(_section("Sweeps and results store").split("**Config format.**")[1])
+    documented = [ln for ln in errors[1].splitlines() if f"x.yaml: {key}:" in ln]
+    assert len(documented) == 1
+    head = (
+        "name: x\nkind: toy_mdp\nfixed: {seed: 0, mu: 0.1, runs: 2, episodes: 2}\n"
+        if key == "variants[2].n"
+        else "name: x\nkind: deep\nfixed: {env_id: CartPole-v1, seeds: [0], steps: 100}\n"
+    )
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "x.yaml").write_text(
+        head + "variants:\n" + CONFIG_ERRORS[key] + "scales:\n  quick: {}\n  paper: {}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "configs/x.yaml", "--out", "out"]) == 2
+    assert capsys.readouterr().err.splitlines() == documented
+    assert not (tmp_path / "out").exists()
+
+
+def test_train_options_named_in_deep_agents_exist(capsys) -> None:
+    text = _section("Deep agents").split("Every hyper-parameter not given (", 1)[1]
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", text.split(")", 1)[0]))
+    assert len(named) == 16
+    assert named <= _options("train", capsys)
+
+
+def test_reproduce_options_paragraph_names_every_option(capsys) -> None:
+    text = _section("Report and reproduction").split("Options (all checked", 1)[1]
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", text.split("Rerunning", 1)[0]))
+    assert named == _options("reproduce", capsys) - {"--help"}
