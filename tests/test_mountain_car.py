@@ -144,6 +144,9 @@ def test_q_learning_learns_noise_free_mountain_car() -> None:
         ({"step_sizes": []}, "--step-sizes"),
         ({"step_sizes": [0.0]}, "--step-sizes"),
         ({"step_size_per": "weight"}, "--step-size-per"),
+        ({"init_weight": float("nan")}, "--init-weight: expected a finite number, got nan"),
+        ({"init_weight": "a"}, "--init-weight"),  # was float()'s bare ValueError
+        ({"run_offset": -3}, "--run-offset"),  # was SeedSequence's bare ValueError
     ],
 )
 def test_bad_input_raises_usage_error(kwargs: dict, option: str) -> None:

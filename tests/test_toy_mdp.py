@@ -102,6 +102,12 @@ def test_output_columns_and_distance() -> None:
         ({"algorithm": "double_q", "n": 3}, "--algorithms"),
         ({"episodes": 0}, "--episodes"),
         ({"mu": float("nan")}, "--mu"),
+        # an infinite step size or initial spread only gave NaN tables; a string a raw error
+        ({"step_size": float("inf")}, "--step-size: expected a finite number > 0, got inf"),
+        ({"step_size": "x"}, "--step-size"),
+        ({"init_std": float("inf")}, "--init-std: expected a finite number >= 0"),
+        ({"init_std": -0.1}, "--init-std"),
+        ({"run_offset": -1}, "--run-offset"),  # was SeedSequence's bare ValueError
     ],
 )
 def test_bad_input_raises_usage_error(kwargs: dict, option: str) -> None:

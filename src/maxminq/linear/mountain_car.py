@@ -58,6 +58,7 @@ from maxminq.tabular.agent import (
     check_algorithm_settings,
     check_op_kwargs,
     check_positive_int,
+    check_real,
     draw_update,
     epsilon_greedy,
     lane_seeds,
@@ -338,7 +339,7 @@ def _as_float_list(values: Any, option: str, *, positive: bool) -> list[float]:
 def _validate(params: dict[str, Any]) -> dict[str, Any]:
     counts = ("buffer_size", "batch_size", "update_every", "max_steps")
     p = agent_params(params, MC_DEFAULTS, "mountain car", counts)
-    p["init_weight"] = float(p["init_weight"])
+    p["init_weight"] = check_real(p["init_weight"], "--init-weight")
     check_step_size_per(p["step_size_per"])
     return p
 
@@ -438,6 +439,7 @@ def run_mountain_car_grid(
     alphas = _as_float_list(step_sizes, "--step-sizes", positive=True)
     runs = check_positive_int(runs, "--runs")
     episodes = check_positive_int(episodes, "--episodes")
+    check_positive_int(run_offset, "--run-offset", minimum=0)
     p = _validate(params)
     op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None))
     settings = list(product(sig, alphas))

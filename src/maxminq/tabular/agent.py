@@ -182,11 +182,25 @@ def bootstrap_values(algorithm: str, gathered: np.ndarray, op_kwargs: dict[str, 
     return np.ascontiguousarray(operators.bootstrap(algorithm, gathered, **op_kwargs))
 
 
-def check_positive_int(value: Any, option: str) -> int:
-    """Return ``value`` as int if it is a whole number >= 1, else raise UsageError."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise UsageError(f"{option}: expected a whole number >= 1, got {value!r}")
+def check_positive_int(value: Any, option: str, minimum: int = 1) -> int:
+    """Return ``value`` as int if it is a whole number >= ``minimum``, else raise UsageError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise UsageError(f"{option}: expected a whole number >= {minimum}, got {value!r}")
     return int(value)
+
+
+def check_real(value: Any, option: str, minimum: float = -math.inf, strict: bool = False) -> float:
+    """Return ``value`` as float if it is a finite number >= ``minimum`` (> if ``strict``),
+    else raise UsageError (an infinite step size or initial value only gave NaN results)."""
+    need = "a finite number" + (f" {'>' if strict else '>='} {minimum:g}" if minimum > -math.inf
+                                else "")  # fmt: skip
+    try:
+        x = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        x = math.nan
+    if not math.isfinite(x) or x < minimum or (strict and x == minimum):
+        raise UsageError(f"{option}: expected {need}, got {value!r}")
+    return x
 
 
 def check_probability(value: Any, option: str) -> float:

@@ -43,6 +43,7 @@ from maxminq.tabular.agent import (
     check_algorithm_settings,
     check_op_kwargs,
     check_positive_int,
+    check_real,
     draw_update,
     epsilon_greedy,
     lane_seeds,
@@ -239,8 +240,8 @@ def _validate(mu: Any, runs: Any, episodes: Any, params: dict[str, Any]) -> dict
     check_positive_int(runs, "--runs")
     check_positive_int(episodes, "--episodes")
     p = agent_params(params, TOY_DEFAULTS, "toy MDP", ("buffer_size", "batch_size", "update_every"))
-    if not (float(p["step_size"]) > 0 and float(p["init_std"]) >= 0):
-        raise UsageError("--step-size: expected step size > 0 (and init_std >= 0)")
+    p["step_size"] = check_real(p["step_size"], "--step-size", 0.0, strict=True)
+    p["init_std"] = check_real(p["init_std"], "--init-std", 0.0)
     return p
 
 
@@ -249,7 +250,7 @@ def check_settings(settings: dict[str, Any]) -> None:
     it, as a sweep config is checked before any work starts; raises UsageError naming the
     option."""
     s = check_algorithm_settings(settings)
-    s.pop("run_offset", None)
+    check_positive_int(s.pop("run_offset", 0), "--run-offset", minimum=0)
     _validate(s.pop("mu", None), s.pop("runs", None), s.pop("episodes", None), s)
 
 
@@ -277,6 +278,7 @@ def run_toy_mdp(
     """
     spec = resolve_algorithm(algorithm, n)
     p = _validate(mu, runs, episodes, params)
+    check_positive_int(run_offset, "--run-offset", minimum=0)
     op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None))
     n_lanes, n_members, batch = int(runs), int(n), p["batch_size"]
     capacity = p["buffer_size"]
