@@ -249,6 +249,25 @@ def test_parameter_errors() -> None:
         ops.bias_corrected(torch.zeros((2, 1, 3)), torch.tensor(float("inf")))
     with pytest.raises(TypeError, match="NumPy array or a torch tensor, got list"):
         ops.maxmin([[1.0, 2.0], [3.0, 4.0]])
+    # A parameter array must broadcast to the batch shape (2,): one of shape (5, 2) made a
+    # (5, 2) result from a batch of 2 samples, silently.
+    for backend in (np.asarray, torch.as_tensor):
+        with pytest.raises(ValueError, match=r"sigma must be a number or broadcast to .*\(2,\)"):
+            ops.bias_corrected(backend(np.zeros((2, 1, 3))), backend(np.ones((5, 2))))
+        with pytest.raises(ValueError, match=r"c must be a number or broadcast to"):
+            ops.weighted_double_q(backend(np.zeros((2, 2, 3))), c=backend(np.ones((3, 1))))
+    # An array c (one per sample) is checked element-wise (was NumPy's "truth value of an
+    # array is ambiguous"), and True or "0.5" are not numbers (True was read as 1).
+    qs = np.random.default_rng(3).normal(size=(4, 2, 3))
+    cs = np.array([0.5, 1.0, 2.0, 4.0])
+    expected = [naive_weighted_double_q(qs[i].tolist(), cs[i]) for i in range(4)]
+    np.testing.assert_allclose(ops.weighted_double_q(qs, c=cs), expected, atol=1e-12)
+    with pytest.raises(ValueError, match="c must be > 0 everywhere"):
+        ops.weighted_double_q(q, c=np.array([1.0, 0.0]))
+    with pytest.raises(ValueError, match="sigma must be a number"):
+        ops.bias_corrected(np.zeros((2, 1, 3)), True)
+    with pytest.raises(ValueError, match="c must be a number"):
+        ops.weighted_double_q(q, c="0.5")
     with pytest.raises(ValueError, match="m must be >= 1"):
         ops.expected_max_standard_normal(0)
 

@@ -81,6 +81,30 @@ def _check(q: Any, name: str, members: int | None = None) -> None:
         )
 
 
+def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool = False) -> None:
+    """Operator parameter ``name``: a number, or an array broadcasting to ``q``'s batch shape
+    (a larger one silently changed the result's shape), ``low`` (">= 0" or "> 0"), and finite
+    if ``finite``."""
+    if isinstance(value, (bool, str)):  # True read as 1, "0.5" failed inside the formula
+        raise ValueError(f"{op}: {name} must be a number (or array), got {value!r}")
+    arr = value if _is_torch(value) else np.asarray(value, dtype=float)
+    batch = tuple(q.shape[:-2])
+    try:
+        fits = np.broadcast_shapes(tuple(arr.shape), batch) == batch
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"{op}: {name} must be a number or broadcast to the batch shape {batch}, "
+            f"got shape {tuple(arr.shape)}"
+        )
+    if not bool((arr > 0).all() if low == "> 0" else (arr >= 0).all()):  # also catches NaN
+        shown = f", got {value}" if np.ndim(value) == 0 else " everywhere"
+        raise ValueError(f"{op}: {name} must be {low}{shown}")
+    if finite and not bool((arr < math.inf).all()):  # an infinite sigma gave a -inf bootstrap
+        raise ValueError(f"{op}: {name} must be finite")
+
+
 def _max(x: Any, axis: int) -> Any:
     return x.amax(dim=axis) if _is_torch(x) else np.max(x, axis=axis)
 
@@ -204,8 +228,7 @@ def weighted_double_q(q: Array, c: float = 1.0) -> Array:
     beta -> 0 gives Double Q. ``q`` has shape (..., 2, A); ``c > 0``.
     """
     _check(q, "weighted_double_q", members=2)
-    if not c > 0:
-        raise ValueError(f"weighted_double_q: c must be > 0, got {c}")
+    _check_param(c, "weighted_double_q", "c", q, "> 0")
     qu, qv = q[..., 0, :], q[..., 1, :]
     best, worst = _argmax(qu), _argmin(qu)
     gap = _abs(_at(qv, best) - _at(qv, worst))
@@ -244,11 +267,7 @@ def bias_corrected(q: Array, sigma: Any = None) -> Array:
     _check(q, "bias_corrected", members=1)
     if sigma is None:
         raise ValueError("bias_corrected: give sigma, the estimates' noise standard deviation")
-    sigma_arr = sigma if _is_torch(sigma) else np.asarray(sigma, dtype=float)
-    if not bool((sigma_arr >= 0).all()):  # also catches NaN
-        raise ValueError("bias_corrected: sigma must be >= 0")
-    if not bool((sigma_arr < math.inf).all()):  # an infinite sigma gave a -inf bootstrap
-        raise ValueError("bias_corrected: sigma must be finite")
+    _check_param(sigma, "bias_corrected", "sigma", q, ">= 0", finite=True)
     correction = expected_max_standard_normal(int(q.shape[-1]))
     return q_learning(q) - sigma * correction
 
