@@ -116,3 +116,25 @@ def test_reproduce_options_paragraph_names_every_option(capsys) -> None:
     text = _section("Report and reproduction").split("Options (all checked", 1)[1]
     named = set(re.findall(r"--[a-z][a-z0-9-]*", text.split("Rerunning", 1)[0]))
     assert named == _options("reproduce", capsys) - {"--help"}
+
+
+def test_environments_example_runs_as_its_comments_say() -> None:
+    block = _blocks(_section("Environments"), "python")[0]
+    ns: dict = {}
+    exec(compile(block, "README.md", "exec"), ns)
+    from gymnasium.vector import AutoresetMode
+
+    from maxminq.envs import make
+    from maxminq.envs.registry import EnvDefaults
+
+    first, _ = ns["env"].reset()  # "seed used by the first reset()"
+    again, _ = make("maxminq/Catcher-v0").reset(seed=0)
+    assert first.tolist() == again.tolist()
+    venv = ns["venv"]
+    assert venv.num_envs == 64 and venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert not hasattr(venv, "envs")  # one batched kernel, not a SyncVectorEnv of 64 envs
+    d = ns["d"]
+    assert isinstance(d, EnvDefaults) and (d.env_id, d.max_episode_steps) == (
+        "maxminq/Catcher-v0",
+        2000,
+    )
