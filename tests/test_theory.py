@@ -590,3 +590,21 @@ def test_variance_plot_names_a_non_uniform_error_law(noise) -> None:
     else:
         want = {f"{closed} (uniform errors)", "Monte Carlo, normal errors (±2 s.e.)"}
     assert set(labels) == want | {"Var[Q] (single estimator)"}
+
+
+def test_theory_command_says_when_n_max_cuts_choose_n_short(tmp_path, capsys) -> None:
+    """With --n-max 3 the table's least biased N stops at 3, but choose_n(8) is 4 (hand
+    product formula: E[Z_8,3] = 0.131 > |E[Z_8,4]| = 0.058); the summary line used to print
+    'choose_n: ... M=8: N=3' as if it were choose_n's answer."""
+    from maxminq.cli import main
+
+    def bias(m: int, n: int) -> float:
+        return 1 - 2 * product_t_mn(m, n)
+
+    want = min(range(1, 50), key=lambda n: (abs(bias(8, n)), n))
+    assert want == 4 and bias(8, 3) == pytest.approx(0.1307, abs=1e-4)
+    argv = ["theory", "--out", str(tmp_path / "t"), "--m-max", "8", "--n-max", "3"]
+    argv += ["--samples", "10", "--variance-samples", "10", "--no-progress"]
+    assert main(argv) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line == ("choose_n: M=1: N=1, M=2: N=2, M=4: N=3, M=8: N=3 (--n-max; choose_n gives 4)")

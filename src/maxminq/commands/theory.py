@@ -146,7 +146,14 @@ def run(args: argparse.Namespace) -> int:
     for name, write in outputs.items():
         atomic_write(args.out / name, write)
         print(args.out / name)
+    from maxminq.theory import choose_n
+
     chosen = bias.loc[bias["chosen_n"], ["M", "N"]]
     sample = chosen[chosen["M"].isin([1, 2, 4, 8, 16, 32, 64, 100, args.m_max])]
-    print("choose_n: " + ", ".join(f"M={m}: N={n}" for m, n in sample.itertuples(index=False)))
+    shown = []
+    for m, n in sample.itertuples(index=False):
+        # The table's N stops at --n-max; say so where the least biased N lies beyond it.
+        best = choose_n(int(m))
+        shown.append(f"M={m}: N={n}" + (f" (--n-max; choose_n gives {best})" if best > n else ""))
+    print("choose_n: " + ", ".join(shown))
     return 0
