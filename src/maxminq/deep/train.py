@@ -677,7 +677,8 @@ def check_resumable(saved: dict[str, Any], cfg: TrainConfig, step: int) -> None:
         )
         raise UsageError(
             f"--resume: the run in --out was made with other options: {options}; use its "
-            "options (only --steps may grow, to extend it), --overwrite, or another --out"
+            "options (only --steps may grow, to extend it), --overwrite (in Python: delete the "
+            "folder), or another --out"
         )
     if cfg.steps < step:
         raise UsageError(f"--steps: the run in --out is at step {step}; give at least that")
@@ -732,7 +733,8 @@ def run_training(
     elif resume and finished:
         raise UsageError(
             "--resume: the run in --out was made with other options and has no checkpoint "
-            "to continue from; use its options, --overwrite, or another --out"
+            "to continue from; use its options, --overwrite (in Python: delete the folder), or "
+            "another --out"
         )
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
