@@ -404,6 +404,9 @@ def test_action_values_of_the_two_table_operators_is_an_error() -> None:
     for name in ("double_q", "weighted_double_q", "bias_corrected"):
         with pytest.raises(ValueError, match=f"'{name}' has no per-action estimate"):
             ops.action_values(name, q)
+    # A misspelt name is unknown, not an operator without an estimate (the old message).
+    with pytest.raises(ValueError, match="unknown operator 'maxmim'; choose one of: averaged"):
+        ops.action_values("maxmim", q)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])

@@ -310,6 +310,9 @@ def action_values(name: str, q: Array) -> Array:
     Double, Weighted Double and Bias-corrected Q select with one table (or correction) and
     evaluate with another, so they have no such estimate: ValueError.
     """
+    if name not in OPERATORS:  # a typo is not an operator without an estimate
+        known = ", ".join(sorted(OPERATORS))
+        raise ValueError(f"action_values: unknown operator {name!r}; choose one of: {known}")
     if name not in _ACTION_VALUES:
         raise ValueError(f"action_values: {name!r} has no per-action estimate; "
                          f"one of {', '.join(_ACTION_VALUES)}")  # fmt: skip

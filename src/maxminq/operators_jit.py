@@ -9,7 +9,10 @@ original on random and tied inputs, bit for bit; an operator called with paramet
 ``weighted_double_q`` with another ``c``) stays on the NumPy path.
 
 Ties and NaN follow NumPy: ``argmax`` takes the first maximum; a NaN anywhere in the
-reduced values makes min/max NaN, as a diverged run's values do in NumPy.
+reduced values makes min/max NaN, as a diverged run's values do in NumPy. One exception, which
+no kernel meets (the toy MDP has 8 actions at B, Mountain Car 3): with a single action and 8 or
+more members, ``np.mean`` sums the contiguous member axis pairwise, so Ensemble and Averaged
+can differ from these sequential sums in the last bits.
 """
 
 from __future__ import annotations
