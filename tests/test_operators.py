@@ -439,6 +439,13 @@ def test_td_target_checks_its_inputs_and_takes_boolean_flags() -> None:
         ops.td_target(r, 0.5, np.zeros(2), g[:, None])
     with pytest.raises(ValueError, match="discount must be in"):
         ops.td_target(r, 1.5, np.zeros(2), g)
+    # Mixed backends: torch flags with NumPy values failed with "Concatenation operation is
+    # not implemented for NumPy arrays", NumPy flags with torch values with a bare TypeError.
+    with pytest.raises(ValueError, match="all torch tensors or all NumPy arrays"):
+        ops.td_target(r, 0.5, torch.tensor([True, False]), g)
+    with pytest.raises(ValueError, match="got Tensor, ndarray, Tensor"):
+        ops.td_target(torch.tensor(r), 0.5, np.array([True, False]), torch.tensor(g))
+    assert ops.td_target(1.0, 0.5, 0.0, 4.0) == 3.0  # Python numbers are fine with either
 
 
 def test_double_q_keeps_integer_values_as_the_other_operators_do() -> None:

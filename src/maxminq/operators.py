@@ -337,6 +337,13 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
             "td_target: reward, terminated and next_value must have one shape, got "
             + ", ".join(map(str, shapes))
         )
+    arrays = [x for x in (reward, terminated, next_value) if hasattr(x, "shape")]
+    if len({_is_torch(x) for x in arrays}) > 1:  # else NumPy's or torch's puzzling TypeError
+        raise ValueError(
+            "td_target: reward, terminated and next_value must be all torch tensors or all "
+            "NumPy arrays (or Python numbers), got "
+            + ", ".join(type(x).__name__ for x in (reward, terminated, next_value))
+        )
     if _is_torch(terminated) and not terminated.is_floating_point():
         terminated = (
             terminated.to(next_value.dtype) if _is_torch(next_value) else terminated.double()
