@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -391,3 +392,27 @@ def test_best_step_sizes_keep_operator_parameters_apart() -> None:
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_cli_appendix_figure_names_runs_and_step_size_reading(tmp_path, monkeypatch) -> None:
+    """figC2 had no title: nothing on it said how its step sizes are read (tiling / total)."""
+    from maxminq.analysis import classic_plots as cp
+    from maxminq.cli import main
+
+    titles: dict[str, str] = {}
+    original = cp.save_figure
+
+    def record(fig, path, dpi=130):  # type: ignore[no-untyped-def]
+        titles[Path(path).name] = fig._suptitle.get_text() if fig._suptitle else ""
+        return original(fig, path, dpi)
+
+    monkeypatch.setattr(cp, "save_figure", record)
+    status = main(
+        ["experiment", "mountain-car", "--runs", "2", "--episodes", "3", "--max-steps", "100",
+         "--sigma2", "0", "--step-sizes", "0.08", "--step-size-per", "total", "--algorithms",
+         "q_learning", "--workers", "1", "--no-progress", "--out", str(tmp_path / "mc")]
+    )  # fmt: skip
+    assert status == 0
+    assert titles["figC2_mountain_car_curves.png"] == (
+        "Appendix C.2: noisy Mountain Car, 2 runs x 3 episodes, step sizes per total"
+    )

@@ -449,7 +449,11 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     if note:
         print(f"mountain car: {note}", flush=True)
     cp.save_figure(fig3b, out / "fig3b_mountain_car_curve.png")
-    cp.save_figure(cp.mc_learning_curve_figure(shown), out / "figC2_mountain_car_curves.png")
+    # Titled, so that the appendix panels too say how the step sizes are read.
+    curves = cp.mc_learning_curve_figure(
+        shown, title=f"Appendix C.2: noisy Mountain Car, {runs} runs x {episodes} episodes"
+    )
+    cp.save_figure(curves, out / "figC2_mountain_car_curves.png")
     write_csv_atomic(cp.mc_best_step_sizes(df), out / "mountain_car_step_sizes.csv")
     agent_steps = int(df.steps.sum())
     print(f"mountain car: {len(algos)} algorithms x {len(sig)} sigma2 x {len(alphas)} step sizes "
