@@ -75,8 +75,11 @@ def _with_params(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if "op_kwargs" not in df.columns:
         return df, []
     codes, uniques = pd.factorize(df["op_kwargs"], use_na_sentinel=False)
-    texts = np.array([_params_text(u) for u in uniques], dtype=object)
-    return df.assign(op_params=texts[codes]), ["op_params"]
+    texts = [_params_text(u) for u in uniques]
+    labels = sorted(set(texts))  # categorical: one byte a row on a full run's 10^7 rows
+    lookup = np.array([labels.index(t) for t in texts], dtype=np.int64)
+    params = pd.Categorical.from_codes(lookup[codes], categories=labels)
+    return df.assign(op_params=params), ["op_params"]
 
 
 def _groups(df: pd.DataFrame) -> list[tuple[str, int, str, int]]:

@@ -194,13 +194,14 @@ def _plot_frame(df: pd.DataFrame, algos: list[tuple[str, int, dict[str, float]]]
     """``df`` for the figures: with an ``op_kwargs`` column (JSON, as a stored sweep has it)
     when some setting has operator parameters, so that the legends name them
     (``Bias-corrected Q (sigma=0.5)``); the CSV keeps its documented columns."""
-    if not any(kw for _, _, kw in algos):
+    texts = sorted({json.dumps(kw) for _, _, kw in algos if kw})
+    if not texts:
         return df
-    texts = np.full(len(df), None, dtype=object)
+    codes = np.full(len(df), -1, dtype=np.int8)  # -1: no parameters (NaN)
     for name, n, kw in algos:
         if kw:
-            texts[((df.algorithm == name) & (df.n == n)).to_numpy()] = json.dumps(kw)
-    return df.assign(op_kwargs=texts)
+            codes[((df.algorithm == name) & (df.n == n)).to_numpy()] = texts.index(json.dumps(kw))
+    return df.assign(op_kwargs=pd.Categorical.from_codes(codes, categories=texts))
 
 
 def _out_dir(value: str | None, name: str) -> Path:
