@@ -284,3 +284,11 @@ def test_value_iteration_rejects_improper_and_bad_input() -> None:
         value_iteration(mdp.P, mdp.R, 0.9, terminal)
     with pytest.raises(ValueError, match="reward_noise"):
         FiniteMDP(mdp.P, mdp.R, 0.5, reward_noise=-0.1)
+
+
+def test_finite_mdp_takes_lists() -> None:
+    """A two-state chain written as lists (it failed with "'list' object has no attribute
+    'size'"): reward 1 then absorption, so Q*(0) = 1 by hand with gamma = 1."""
+    mdp = FiniteMDP([[[0.0, 1.0]], [[0.0, 1.0]]], [[1.0], [0.0]], 1.0, terminal=[False, True])
+    assert mdp.n_states == 2 and mdp.terminal.tolist() == [False, True]
+    np.testing.assert_allclose(value_iteration(mdp.P, mdp.R, mdp.gamma, mdp.terminal), [[1], [0]])

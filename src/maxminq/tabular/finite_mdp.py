@@ -56,10 +56,13 @@ class FiniteMDP:
     terminal: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     def __post_init__(self) -> None:
-        terminal = self.terminal
+        # Lists are arrays too (they failed with "'list' object has no attribute 'size'").
+        object.__setattr__(self, "P", np.asarray(self.P, dtype=np.float64))
+        object.__setattr__(self, "R", np.asarray(self.R, dtype=np.float64))
+        terminal = np.asarray(self.terminal, dtype=bool)
         if terminal.size == 0:
             terminal = np.zeros(self.P.shape[0], dtype=bool)
-        object.__setattr__(self, "terminal", np.asarray(terminal, dtype=bool))
+        object.__setattr__(self, "terminal", terminal)
         _check_mdp(self.P, self.R, self.gamma, self.terminal)
         if not self.reward_noise >= 0:
             raise ValueError(f"reward_noise must be >= 0, got {self.reward_noise}")
