@@ -608,3 +608,16 @@ def test_theory_command_says_when_n_max_cuts_choose_n_short(tmp_path, capsys) ->
     assert main(argv) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line == ("choose_n: M=1: N=1, M=2: N=2, M=4: N=3, M=8: N=3 (--n-max; choose_n gives 4)")
+
+
+def test_theory_help_states_the_ranges_it_enforces(tmp_path, capsys) -> None:
+    """--m-max 10001 and --n-max 1001 are refused; the help used to give no range."""
+    from maxminq.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["theory", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "largest M (actions), 1..10000" in text and "largest N (estimators), 1..1000" in text
+    for option, value in (("--m-max", "10001"), ("--n-max", "1001")):
+        assert main(["theory", "--out", str(tmp_path / "o"), option, value]) == 2
+        assert option in capsys.readouterr().err

@@ -25,8 +25,12 @@ from maxminq.errors import UsageError
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq theory``."""
     parser.add_argument("--out", required=True, type=Path, help="output folder (created)")
-    parser.add_argument("--m-max", type=int, default=100, help="largest M (actions); default 100")
-    parser.add_argument("--n-max", type=int, default=20, help="largest N (estimators); default 20")
+    parser.add_argument(
+        "--m-max", type=int, default=100, help="largest M (actions), 1..10000; default 100"
+    )
+    parser.add_argument(
+        "--n-max", type=int, default=20, help="largest N (estimators), 1..1000; default 20"
+    )
     parser.add_argument(
         "--samples",
         type=int,
