@@ -201,19 +201,33 @@ def test_cli_bad_input_one_line_exit_2_no_csv(tmp_path, capsys, argv, option) ->
     assert not out.exists()
 
 
-def test_cli_bias_corrected_sigma_reaches_the_operator(tmp_path) -> None:
+def test_cli_bias_corrected_sigma_reaches_the_operator(tmp_path, monkeypatch) -> None:
+    """sigma reaches the operator; the figures' legends name it; the CSV keeps its columns."""
     import pandas as pd
 
+    from maxminq.analysis import classic_plots as cp
     from maxminq.cli import main
 
     out = tmp_path / "toy"
+    legends: list[list[str]] = []
+    original = cp.save_figure
+
+    def record(fig, path, dpi=130):  # type: ignore[no-untyped-def]
+        legends.append([t.get_text() for t in fig.axes[0].get_legend().get_texts()])
+        return original(fig, path, dpi)
+
+    monkeypatch.setattr(cp, "save_figure", record)
     status = main(
         ["experiment", "toy-mdp", "--runs", "3", "--episodes", "60", "--mu", "0.1",
          "--algorithms", "q_learning", "bias_corrected:sigma=0.5", "--workers", "1",
          "--no-progress", "--out", str(out)]
     )  # fmt: skip
     assert status == 0
+    assert legends[0] == ["Q-learning", "Bias-corrected Q (sigma=0.5)"]
     df = pd.read_csv(out / "toy_mdp.csv")
+    assert list(df.columns) == [
+        "mu", "algorithm", "n", "run", "episode", "p_left", "distance", "q_a_left"
+    ]  # fmt: skip
     bc = df[df.algorithm == "bias_corrected"].reset_index(drop=True)
     ql = df[df.algorithm == "q_learning"].reset_index(drop=True)
     assert len(bc) == len(ql) == 3 * 60
@@ -329,29 +343,3 @@ def test_figures_keep_settings_that_differ_only_in_operator_parameters_apart() -
     }
     assert fig.axes[0].get_title() == "mu = +0.1  (4 runs)"
     plt.close(fig)
-
-
-def test_cli_figures_name_operator_parameters(tmp_path, monkeypatch) -> None:
-    """The command's legends name an operator's parameters; its CSV keeps its columns."""
-    from maxminq.analysis import classic_plots as cp
-    from maxminq.cli import main
-
-    out = tmp_path / "toy"
-    seen: list[list[str]] = []
-    original = cp.save_figure
-
-    def record(fig, path, dpi=130):  # type: ignore[no-untyped-def]
-        seen.append([t.get_text() for t in fig.axes[0].get_legend().get_texts()])
-        return original(fig, path, dpi)
-
-    monkeypatch.setattr(cp, "save_figure", record)
-    status = main(
-        ["experiment", "toy-mdp", "--runs", "2", "--episodes", "3", "--mu", "0.1",
-         "--algorithms", "q_learning", "bias_corrected:sigma=0.25", "--workers", "1",
-         "--no-progress", "--out", str(out)]
-    )  # fmt: skip
-    assert status == 0
-    assert seen[0] == ["Q-learning", "Bias-corrected Q (sigma=0.25)"]
-    assert list(pd.read_csv(out / "toy_mdp.csv").columns) == [
-        "mu", "algorithm", "n", "run", "episode", "p_left", "distance", "q_a_left"
-    ]  # fmt: skip
