@@ -284,14 +284,17 @@ OPERATORS: dict[str, Callable[..., Any]] = {
 }
 
 
+def _operator(name: str, caller: str = "") -> Callable[..., Any]:
+    """``OPERATORS[name]``; ValueError naming the known ones if there is none."""
+    if name not in OPERATORS:
+        known = ", ".join(sorted(OPERATORS))
+        raise ValueError(f"{caller}unknown operator {name!r}; choose one of: {known}")
+    return OPERATORS[name]
+
+
 def bootstrap(name: str, q: Array, **params: Any) -> Array:
     """Apply the operator called ``name`` (a key of ``OPERATORS``) to ``q``."""
-    try:
-        op = OPERATORS[name]
-    except KeyError:
-        known = ", ".join(sorted(OPERATORS))
-        raise ValueError(f"unknown operator {name!r}; choose one of: {known}") from None
-    return op(q, **params)
+    return _operator(name)(q, **params)
 
 
 def operator_params(name: str) -> dict[str, bool]:
@@ -310,9 +313,7 @@ def action_values(name: str, q: Array) -> Array:
     Double, Weighted Double and Bias-corrected Q select with one table (or correction) and
     evaluate with another, so they have no such estimate: ValueError.
     """
-    if name not in OPERATORS:  # a typo is not an operator without an estimate
-        known = ", ".join(sorted(OPERATORS))
-        raise ValueError(f"action_values: unknown operator {name!r}; choose one of: {known}")
+    _operator(name, "action_values: ")  # a typo is not an operator without an estimate
     if name not in _ACTION_VALUES:
         raise ValueError(f"action_values: {name!r} has no per-action estimate; "
                          f"one of {', '.join(_ACTION_VALUES)}")  # fmt: skip
