@@ -74,6 +74,8 @@ def test_dry_run_line_is_what_the_sweep_prints(tmp_path, monkeypatch, capsys) ->
     assert main(argv) == 0
     assert capsys.readouterr().out.splitlines() == documented
     assert not (tmp_path / "results").exists()
+    # the paper-scale Catcher grid: 90 settings x 20 seeds x 3.5e6 steps = 6.3e9 seed-steps
+    assert "90 runs, 0 already done in results/paper, 90 to run: 6,300,000,000 " in documented[0]
 
 
 CONFIG_ERRORS = {
