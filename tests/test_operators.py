@@ -268,8 +268,14 @@ def test_parameter_errors() -> None:
         ops.bias_corrected(np.zeros((2, 1, 3)), True)
     with pytest.raises(ValueError, match="c must be a number"):
         ops.weighted_double_q(q, c="0.5")
-    with pytest.raises(ValueError, match="m must be >= 1"):
+    with pytest.raises(ValueError, match="m must be a whole number >= 1"):
         ops.expected_max_standard_normal(0)
+    # A fractional m has no meaning (2.5 returned a number between m = 2 and m = 3).
+    with pytest.raises(ValueError, match="m must be a whole number >= 1, got 2.5"):
+        ops.expected_max_standard_normal(2.5)
+    # A misspelt name is an unknown operator (was a bare KeyError: 'maxmn').
+    with pytest.raises(ValueError, match="operator_params: unknown operator 'maxmn'"):
+        ops.operator_params("maxmn")
 
 
 # --- Assumption 1 of Lan et al. (2020) (conditions on G for Theorem 2) ----------------------
@@ -437,8 +443,16 @@ def test_td_target_checks_its_inputs_and_takes_boolean_flags() -> None:
     np.testing.assert_allclose(ops.td_target(r, 0.5, np.array([True, False]), g), [1.0, 4.0])
     with pytest.raises(ValueError, match="one shape"):  # (2,) + (2, 1) would broadcast to (2, 2)
         ops.td_target(r, 0.5, np.zeros(2), g[:, None])
-    with pytest.raises(ValueError, match="discount must be in"):
+    with pytest.raises(ValueError, match="discount must be one number in"):
         ops.td_target(r, 1.5, np.zeros(2), g)
+    # An array discount was NumPy's "truth value of an array is ambiguous"; text and True are
+    # not discounts (True was read as 1); a 0-d array or tensor is one number.
+    for bad in (np.array([0.5, 0.5]), torch.tensor([0.5, 0.5]), np.array([0.5]), "0.5", True):
+        with pytest.raises(ValueError, match="td_target: discount must be one number in"):
+            ops.td_target(r, bad, np.zeros(2), g)
+    np.testing.assert_allclose(ops.td_target(r, np.float32(0.5), np.zeros(2), g), [2.5, 4.0])
+    t = ops.td_target(torch.tensor(r), torch.tensor(0.5), torch.zeros(2), torch.tensor(g))
+    np.testing.assert_allclose(t.numpy(), [2.5, 4.0])  # 1 + 0.5 * 3, 2 + 0.5 * 4
     # Mixed backends: torch flags with NumPy values failed with "Concatenation operation is
     # not implemented for NumPy arrays", NumPy flags with torch values with a bare TypeError.
     with pytest.raises(ValueError, match="all torch tensors or all NumPy arrays"):

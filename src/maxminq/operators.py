@@ -238,9 +238,9 @@ def weighted_double_q(q: Array, c: float = 1.0) -> Array:
 
 @lru_cache(maxsize=1024)
 def expected_max_standard_normal(m: int) -> float:
-    """E[max of m i.i.d. N(0, 1)], by quadrature of ``x * d/dx Phi(x)^m``."""
-    if m < 1:
-        raise ValueError(f"m must be >= 1, got {m}")
+    """E[max of m i.i.d. N(0, 1)], by quadrature of ``x * d/dx Phi(x)^m``; m a whole number."""
+    if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 1:  # 2.5 gave a value
+        raise ValueError(f"expected_max_standard_normal: m must be a whole number >= 1, got {m!r}")
     if m == 1:
         return 0.0
     from scipy import integrate, stats
@@ -300,7 +300,7 @@ def bootstrap(name: str, q: Array, **params: Any) -> Array:
 def operator_params(name: str) -> dict[str, bool]:
     """The keyword parameters of operator ``name``, each mapped to whether it is required
     (no default: ``bias_corrected``'s sigma), e.g. ``{"sigma": True}``."""
-    params = list(inspect.signature(OPERATORS[name]).parameters.values())[1:]
+    params = list(inspect.signature(_operator(name, "operator_params: ")).parameters.values())[1:]
     return {p.name: p.default is None for p in params}
 
 
@@ -328,8 +328,12 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
     still bootstraps, so it must be passed as not terminated. The three arrays must have
     one shape (no silent broadcasting); ``terminated`` may be boolean; ``0 <= discount <= 1``.
     """
-    if not 0.0 <= discount <= 1.0:
-        raise ValueError(f"td_target: discount must be in [0, 1], got {discount}")
+    try:  # one number (an array gave NumPy's 'truth value of an array is ambiguous')
+        gamma = math.nan if isinstance(discount, bool | str) else float(discount)
+    except (TypeError, ValueError):
+        gamma = math.nan
+    if getattr(discount, "ndim", 0) != 0 or not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"td_target: discount must be one number in [0, 1], got {discount!r}")
     shapes = [
         tuple(x.shape) if hasattr(x, "shape") else () for x in (reward, terminated, next_value)
     ]
