@@ -59,13 +59,11 @@ class FiniteMDP:
         # Lists are arrays too (they failed with "'list' object has no attribute 'size'").
         object.__setattr__(self, "P", np.asarray(self.P, dtype=np.float64))
         object.__setattr__(self, "R", np.asarray(self.R, dtype=np.float64))
-        terminal = np.asarray(self.terminal, dtype=bool)
-        if terminal.size == 0:
-            terminal = np.zeros(self.P.shape[0], dtype=bool)
-        object.__setattr__(self, "terminal", terminal)
+        terminal = None if np.size(self.terminal) == 0 else self.terminal
+        object.__setattr__(self, "terminal", _terminal_mask(terminal, self.P.shape[0]))
         _check_mdp(self.P, self.R, self.gamma, self.terminal)
-        if not self.reward_noise >= 0:
-            raise ValueError(f"reward_noise must be >= 0, got {self.reward_noise}")
+        if not 0 <= self.reward_noise < np.inf:
+            raise ValueError(f"reward_noise must be finite and >= 0, got {self.reward_noise}")
 
     @property
     def n_states(self) -> int:
@@ -75,14 +73,56 @@ class FiniteMDP:
     def n_actions(self) -> int:
         return int(self.P.shape[1])
 
+    def q_star(self, tol: float = 1e-12) -> np.ndarray:
+        """Q* of this MDP by :func:`value_iteration`, shape (S, A)."""
+        return value_iteration(self.P, self.R, self.gamma, self.terminal, tol=tol)
+
+    def learn(
+        self,
+        operator: str | Callable[..., Any],
+        n: int,
+        k: int,
+        steps: int,
+        rng: np.random.Generator,
+        **kwargs: Any,
+    ) -> GQResult:
+        """:func:`generalized_q_learning` on this MDP, with its reward noise and terminal
+        states (passing ``P``, ``R`` and ``gamma`` alone silently dropped the noise)."""
+        return generalized_q_learning(
+            self.P, self.R, self.gamma, operator, n, k, steps, rng,
+            reward_noise=self.reward_noise, terminal=self.terminal, **kwargs,
+        )  # fmt: skip
+
+
+def _terminal_mask(terminal: Any, n_states: int) -> np.ndarray:
+    """``terminal`` (None, or S flags: booleans or 0/1) as a boolean mask of shape (S,)."""
+    if terminal is None:
+        return np.zeros(n_states, dtype=bool)
+    flags = np.asarray(terminal)
+    # 0/1 integers are flags too; as ints, ~flags was -1/-2 (every state "non-terminal") and
+    # q[:, flags] zeroed states 0 and 1 instead of the terminal ones.
+    if flags.dtype != bool and not (flags.size and np.isin(flags, (0, 1)).all()):
+        raise ValueError(
+            f"terminal must be S = {n_states} flags (booleans or 0/1), got {terminal!r}"
+        )
+    return flags.astype(bool)
+
 
 def _check_mdp(P: np.ndarray, R: np.ndarray, gamma: float, terminal: np.ndarray) -> None:
     if P.ndim != 3 or P.shape[0] != P.shape[2] or P.shape[0] < 1 or P.shape[1] < 1:
         raise ValueError(f"P must have shape (S, A, S), got {P.shape}")
     if R.shape != P.shape[:2]:
         raise ValueError(f"R must have shape (S, A) = {P.shape[:2]}, got {R.shape}")
-    if np.any(P < 0) or not np.allclose(P.sum(axis=-1), 1.0, atol=1e-9):
-        raise ValueError("P must be non-negative and each P[s, a] must sum to 1")
+    # Name the first offending entry: in a hand-written MDP it is the one to look at.
+    negative = np.argwhere(~(P >= 0))  # NaN too
+    if negative.size:
+        s, a, s2 = negative[0]
+        raise ValueError(f"P must be non-negative, got P[{s}, {a}, {s2}] = {P[s, a, s2]:g}")
+    sums = P.sum(axis=-1)
+    off = np.argwhere(~np.isclose(sums, 1.0, atol=1e-9))
+    if off.size:
+        s, a = off[0]
+        raise ValueError(f"each P[s, a] must sum to 1, got P[{s}, {a}].sum() = {sums[s, a]:.12g}")
     if not np.all(np.isfinite(R)):
         raise ValueError("R must be finite")
     if not 0.0 <= gamma <= 1.0:
@@ -170,7 +210,7 @@ def value_iteration(
     """Q* by value iteration: ``Q <- R + gamma * P max_a' Q(s', a')`` until the sup-norm
     change is below ``tol``. Terminal (absorbing) states keep value 0. Returns shape (S, A)."""
     P, R = np.asarray(P, dtype=np.float64), np.asarray(R, dtype=np.float64)
-    terminal = np.zeros(P.shape[0], dtype=bool) if terminal is None else np.asarray(terminal)
+    terminal = _terminal_mask(terminal, P.shape[0])
     _check_mdp(P, R, gamma, terminal)
     q = np.zeros_like(R)
     for _ in range(max_iter):
@@ -192,6 +232,10 @@ class GQResult:
         counts: number of updates of each estimator entry, shape (N, S, A).
         error_updates: update indices at which ``errors`` was recorded.
         errors: ``max_i max_{s,a} |Q^i(s, a) - Q*(s, a)|`` at those updates (if ``q_star``).
+        biases: the bootstrap's estimation bias at those updates: the mean over non-terminal
+            states s of ``G(Q_s) - max_a Q*(s, a)``, G applied to the current N x K stack
+            (averaged over the N role rotations of Double / Weighted Double Q); the signed
+            counterpart of Theorem 1's ``Z_MN / gamma`` along a run (if ``q_star``).
     """
 
     q: np.ndarray
@@ -199,6 +243,7 @@ class GQResult:
     counts: np.ndarray
     error_updates: np.ndarray
     errors: np.ndarray
+    biases: np.ndarray
 
     def max_error(self, q_star: np.ndarray) -> float:
         """Largest absolute deviation of any estimator from ``q_star``."""
@@ -260,12 +305,16 @@ def generalized_q_learning(
         snapshot_every: a snapshot is pushed every this many updates (1: snapshot j is
             ``Q(t - j)``, as in the paper).
         operator_kwargs: extra keyword arguments for the G function (e.g. ``c``, ``sigma``).
-        q_star: if given, the error against it is recorded every ``record_every`` updates.
+        q_star: if given, the error against it and the bootstrap's bias (see
+            :class:`GQResult`) are recorded every ``record_every`` updates.
+        record_every: recording interval in updates (0: no recording).
         progress: show a progress bar.
     """
     P, R = np.asarray(P, dtype=np.float64), np.asarray(R, dtype=np.float64)
-    terminal = np.zeros(P.shape[0], dtype=bool) if terminal is None else np.asarray(terminal)
+    terminal = _terminal_mask(terminal, P.shape[0])
     _check_mdp(P, R, gamma, terminal)
+    if not isinstance(rng, np.random.Generator):  # an int seed failed deep inside the loop
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     if isinstance(operator, str):
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {sorted(OPERATORS)}, got {operator!r}")
@@ -274,11 +323,15 @@ def generalized_q_learning(
         op, rotate = operator, False
     else:
         raise ValueError(f"operator must be a name or a callable, got {operator!r}")
-    for name, value in (("n", n), ("k", k), ("snapshot_every", snapshot_every)):
-        if not (isinstance(value, int | np.integer) and value >= 1):
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    if not (isinstance(steps, int | np.integer) and steps >= 0):
-        raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+    for name, value, low in (
+        ("n", n, 1),
+        ("k", k, 1),
+        ("snapshot_every", snapshot_every, 1),
+        ("steps", steps, 0),
+        ("record_every", record_every, 0),
+    ):
+        if isinstance(value, bool) or not (isinstance(value, int | np.integer) and value >= low):
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     if mode not in ("sync", "async"):
         raise ValueError(f"mode must be 'sync' or 'async', got {mode!r}")
     if update not in ("one", "all"):
@@ -287,8 +340,11 @@ def generalized_q_learning(
         raise ValueError("update='all' is only available in sync mode")
     if not 0.5 < step_power <= 1.0:
         raise ValueError(f"step_power must lie in (0.5, 1] (Robbins-Monro), got {step_power}")
-    if not reward_noise >= 0:
-        raise ValueError(f"reward_noise must be >= 0, got {reward_noise}")
+    # Infinite noise or initial values only gave NaN tables (and NumPy warnings).
+    if not 0 <= reward_noise < np.inf:
+        raise ValueError(f"reward_noise must be finite and >= 0, got {reward_noise}")
+    if not np.isfinite(init_scale):
+        raise ValueError(f"init_scale must be finite, got {init_scale}")
     if terminal.all():
         raise ValueError("terminal: at least one state must be non-terminal")
     kwargs = dict(operator_kwargs or {})
@@ -301,14 +357,19 @@ def generalized_q_learning(
         start = init_scale * rng.standard_normal((n, S, A))
     elif np.shape(q0) == (n, S, A):
         start = np.array(q0, dtype=np.float64)
+        if not np.isfinite(start).all():
+            raise ValueError("q0 must be finite")
     else:
         raise ValueError(f"q0 must have shape (N, S, A) = {(n, S, A)}, got {np.shape(q0)}")
     start[:, terminal] = 0.0
     history = np.repeat(start[None], k, axis=0)  # (K, N, S, A), history[j] = Q(t - 1 - j)
     counts = np.zeros((n, S, A), dtype=np.int64)
     record = q_star is not None and record_every > 0
+    live = ~terminal
+    v_star = None if q_star is None else np.max(q_star, axis=1)
     err_at: list[int] = []
     errs: list[float] = []
+    biases: list[float] = []
 
     def g_values(members: np.ndarray) -> np.ndarray:
         """G at each state of ``members`` (..., N, K, A); with rotation, one row per i."""
@@ -317,6 +378,12 @@ def generalized_q_learning(
             return op(members.reshape(*lead, n * k, A), **kwargs)
         rolled = [np.roll(members, -i, axis=-3).reshape(*lead, n * k, A) for i in range(n)]
         return np.stack([op(x, **kwargs) for x in rolled])  # (N, ...)
+
+    def record_at(t: int) -> None:
+        err_at.append(t)
+        errs.append(float(np.max(np.abs(history[0] - q_star[None]))))
+        g = g_values(history.transpose(2, 1, 0, 3))  # (S,), or (N, S) with rotation
+        biases.append(float(np.mean(g[..., live] - v_star[live])))
 
     def push_snapshot(t: int) -> None:
         if k > 1 and t % snapshot_every == 0:
@@ -355,8 +422,7 @@ def generalized_q_learning(
                 alpha = counts[est, s_idx, a_idx] ** -step_power
                 current[est, s_idx, a_idx] += alpha * (target - current[est, s_idx, a_idx])
                 if record and (t + 1) % record_every == 0:
-                    err_at.append(t + 1)
-                    errs.append(float(np.max(np.abs(current - q_star[None]))))
+                    record_at(t + 1)
             bar.update(size)
         bar.close()
     else:
@@ -386,12 +452,12 @@ def generalized_q_learning(
                 current[i, state, a] += alpha * (target - current[i, state, a])
                 state = int(restarts[j]) if terminal[nxt] else nxt
                 if record and (lo + j + 1) % record_every == 0:
-                    err_at.append(lo + j + 1)
-                    errs.append(float(np.max(np.abs(current - q_star[None]))))
+                    record_at(lo + j + 1)
     return GQResult(
         q=history[0].copy(),
         history=history,
         counts=counts,
         error_updates=np.asarray(err_at, dtype=np.int64),
         errors=np.asarray(errs),
+        biases=np.asarray(biases),
     )
