@@ -16,7 +16,7 @@ from typing import Any
 
 from maxminq.errors import UsageError
 
-__all__ = ["AGENT_NAMES", "BIAS_TAIL", "DEFAULT_HIDDEN", "OPTIMIZER_DEFAULTS", "TrainConfig"]
+__all__ = ["AGENT_NAMES", "BIAS_TAIL", "OPTIMIZER_DEFAULTS", "TrainConfig"]
 
 AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
 ENSEMBLE_AGENTS = ("maxmin-dqn", "ensemble-dqn")  # N online nets, a subset updated per step
@@ -30,9 +30,23 @@ OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
 # Bias probes of an episode cut by the time limit count only if the missing tail of the
 # return weighs gamma^k <= BIAS_TAIL (k = steps from the probe to the cut).
 BIAS_TAIL = 0.05
-# The paper's hidden layers per network: the MLP's [64, 64] and the MinAtar network's fully
-# connected layer of 128 after its convolution.
-DEFAULT_HIDDEN: dict[str, tuple[int, ...]] = {"mlp": (64, 64), "minatar_cnn": (128,)}
+
+
+def _default_hidden() -> dict[str, tuple[int, ...]]:
+    """The paper's hidden layers per network, ``maxminq.envs.registry.NETWORK_HIDDEN``
+    (imported on use: this module stays free of gymnasium and torch)."""
+    from maxminq.envs.registry import NETWORK_HIDDEN
+
+    return NETWORK_HIDDEN
+
+
+def __getattr__(name: str) -> Any:
+    # ``DEFAULT_HIDDEN`` (still imported by callers): the registry's table, read on use.
+    if name == "DEFAULT_HIDDEN":
+        return _default_hidden()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # Keyword arguments of ``make`` that have their own option (or belong to ``evaluate``).
 _RESERVED_ENV_KWARGS = {
     "max_episode_steps": "--max-episode-steps",
@@ -63,8 +77,9 @@ class TrainConfig:
     visited (s, a) is probed for the bias measurement. ``checkpoint_every`` = 0 disables
     checkpoints. ``grad_clip`` <= 0 disables clipping. ``hidden``: the MLP's hidden layer
     sizes, or the one fully connected width of the MinAtar network (default: the paper's,
-    ``DEFAULT_HIDDEN``). ``env_kwargs``: keyword arguments for the environment's
-    constructor (``maxminq.envs.make(env_id, **env_kwargs)``), over the registry's.
+    ``maxminq.envs.registry.NETWORK_HIDDEN``). ``env_kwargs``: keyword arguments for the
+    environment's constructor (``maxminq.envs.make(env_id, **env_kwargs)``), over the
+    registry's.
     """
 
     env_id: str
@@ -135,7 +150,7 @@ class TrainConfig:
             if getattr(c, name) is None:
                 setattr(c, name, getattr(d, name))
         if c.hidden is None:
-            c.hidden = d.hidden if c.network == d.network else DEFAULT_HIDDEN.get(c.network)
+            c.hidden = d.hidden if c.network == d.network else _default_hidden().get(c.network)
         c.env_kwargs = {**d.env_kwargs, **(c.env_kwargs or {})}
         if c.steps is None:
             c.steps = int(d.train_steps)
@@ -306,7 +321,7 @@ class TrainConfig:
         d = dataclasses.asdict(self)
         if d["env_kwargs"] in (None, {}):
             del d["env_kwargs"]
-        if d["hidden"] is None or tuple(d["hidden"]) == DEFAULT_HIDDEN.get(self.network):
+        if d["hidden"] is None or tuple(d["hidden"]) == _default_hidden().get(self.network):
             del d["hidden"]
         return d
 
@@ -322,7 +337,7 @@ class TrainConfig:
         """The resolved config a ``result_key`` was made from (defaults of the fields it
         leaves out filled in again)."""
         c = cls(**json.loads(key))
-        c.hidden = tuple(c.hidden or DEFAULT_HIDDEN[c.network])
+        c.hidden = tuple(c.hidden or _default_hidden()[c.network])
         c.env_kwargs = c.env_kwargs or {}
         return c
 
@@ -346,7 +361,7 @@ def _check_hidden(hidden: Any, network: str) -> tuple[int, ...]:
     if network == "minatar_cnn" and len(sizes) != 1:
         raise UsageError(
             f"--hidden: minatar_cnn has one fully connected hidden layer (conv 16 3x3 -> "
-            f"{DEFAULT_HIDDEN[network][0]} by default); give one width, got {list(sizes)}"
+            f"{_default_hidden()[network][0]} by default); give one width, got {list(sizes)}"
         )
     return sizes
 

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from maxminq.deep.config import DEFAULT_HIDDEN
+from maxminq.envs.registry import NETWORK_HIDDEN
 
 __all__ = ["StackedMLP", "StackedMinAtarCNN", "StackedNet", "build_net", "tile_members"]
 
@@ -133,7 +133,11 @@ class StackedMLP(StackedNet):
     """M copies of ``Linear(in, h1) -> ReLU -> ... -> Linear(h_last, A)`` (paper: [64, 64])."""
 
     def __init__(
-        self, members: int, obs_dim: int, n_actions: int, hidden: tuple[int, ...] = (64, 64)
+        self,
+        members: int,
+        obs_dim: int,
+        n_actions: int,
+        hidden: tuple[int, ...] = NETWORK_HIDDEN["mlp"],
     ) -> None:
         self.members, self.obs_dim, self.n_actions = members, obs_dim, n_actions
         self.sizes = [obs_dim, *hidden, n_actions]
@@ -203,7 +207,12 @@ class StackedMinAtarCNN(StackedNet):
     """
 
     def __init__(
-        self, members: int, in_channels: int, n_actions: int, size: int = 10, hidden: int = 128
+        self,
+        members: int,
+        in_channels: int,
+        n_actions: int,
+        size: int = 10,
+        hidden: int = NETWORK_HIDDEN["minatar_cnn"][0],
     ) -> None:
         self.members, self.in_channels, self.n_actions = members, in_channels, n_actions
         self.size, self.hidden = size, hidden
@@ -315,9 +324,9 @@ def build_net(
 ) -> StackedNet:
     """The stacked network named ``network`` ('mlp' or 'minatar_cnn') for ``obs_shape``;
     ``hidden``: the MLP's hidden layer sizes or the MinAtar network's one fully connected
-    width (None: the paper's, ``DEFAULT_HIDDEN``)."""
+    width (None: the paper's, ``maxminq.envs.registry.NETWORK_HIDDEN``)."""
     if hidden is None:
-        hidden = DEFAULT_HIDDEN.get(network, ())
+        hidden = NETWORK_HIDDEN.get(network, ())
     if network == "mlp":
         return StackedMLP(members, int(math.prod(obs_shape)), n_actions, hidden)
     if network == "minatar_cnn":

@@ -32,6 +32,10 @@ LR_SWEEP_PLE: tuple[float, ...] = (1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
 LR_SWEEP_MINATAR: tuple[float, ...] = (3e-3, 1e-3, 3e-4, 1e-4, 3e-5)
 #: Number of estimators swept for Maxmin / Averaged DQN.
 N_SWEEP: tuple[int, ...] = tuple(range(2, 10))
+#: The paper's hidden layers per network, the one source of these sizes (``deep.config``
+#: reads them): the MLP's [64, 64] (Sec. 5.2) and the one fully connected layer of 128
+#: after the MinAtar network's convolution (Young and Tian 2019).
+NETWORK_HIDDEN: dict[Network, tuple[int, ...]] = {"mlp": (64, 64), "minatar_cnn": (128,)}
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ class EnvDefaults:
     best: dict[str, dict[str, Any]] = field(default_factory=dict)
     best_source: dict[str, str] = field(default_factory=dict)
     n_sweep: tuple[int, ...] = N_SWEEP
-    hidden: tuple[int, ...] = (64, 64)
+    hidden: tuple[int, ...] = NETWORK_HIDDEN["mlp"]
     eval_episodes: int = 100
     eval_eps: float = 0.01
     runs: int = 20
@@ -171,7 +175,7 @@ def _minatar(game: str, dqn_lr: float, paper: bool) -> EnvDefaults:
         optimizer_kwargs={"alpha": 0.95, "eps": 0.01},
         best=best,
         best_source=source,
-        hidden=(128,),
+        hidden=NETWORK_HIDDEN["minatar_cnn"],
         paper=paper,
     )
 
@@ -253,5 +257,7 @@ def get_env_defaults(env_id: str) -> EnvDefaults:
         paper=False,
     )
     if len(shape) == 3:
-        base = dataclasses.replace(base, network="minatar_cnn", hidden=(128,))
+        base = dataclasses.replace(
+            base, network="minatar_cnn", hidden=NETWORK_HIDDEN["minatar_cnn"]
+        )
     return base
