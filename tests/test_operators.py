@@ -268,6 +268,17 @@ def test_parameter_errors() -> None:
         ops.bias_corrected(np.zeros((2, 1, 3)), True)
     with pytest.raises(ValueError, match="c must be a number"):
         ops.weighted_double_q(q, c="0.5")
+    # A parameter array of the other backend: NumPy's "Concatenation operation is not
+    # implemented", torch's "unsupported operand type", or a torch result from NumPy q.
+    param = np.array([0.1, 0.2])
+    for q_of, param_of, like in (
+        (torch.as_tensor, np.asarray, "a torch tensor"),
+        (np.asarray, torch.as_tensor, "a NumPy array"),
+    ):
+        with pytest.raises(ValueError, match=f"sigma must be a number or {like}, as q is"):
+            ops.bias_corrected(q_of(np.zeros((2, 1, 3))), param_of(param))
+        with pytest.raises(ValueError, match=f"weighted_double_q: c must be a number or {like}"):
+            ops.weighted_double_q(q_of(np.zeros((2, 2, 3))), c=param_of(param))
     with pytest.raises(ValueError, match="m must be a whole number >= 1"):
         ops.expected_max_standard_normal(0)
     # A fractional m has no meaning (2.5 returned a number between m = 2 and m = 3).

@@ -87,6 +87,12 @@ def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool 
     if ``finite``."""
     if isinstance(value, (bool, str)):  # True read as 1, "0.5" failed inside the formula
         raise ValueError(f"{op}: {name} must be a number (or array), got {value!r}")
+    if (_is_torch(value) or isinstance(value, np.ndarray)) and _is_torch(value) != _is_torch(q):
+        # else NumPy's or torch's puzzling error, or a torch result from NumPy q
+        like = "a torch tensor" if _is_torch(q) else "a NumPy array"
+        raise ValueError(
+            f"{op}: {name} must be a number or {like}, as q is, got {type(value).__name__}"
+        )
     arr = value if _is_torch(value) else np.asarray(value, dtype=float)
     batch = tuple(q.shape[:-2])
     try:
