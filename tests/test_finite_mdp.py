@@ -4,6 +4,8 @@ by quadrature)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import integrate, stats
@@ -159,3 +161,20 @@ def test_recorded_bias_of_double_q_averages_both_roles() -> None:
             select, evaluate = q[i][s], q[1 - i][s]
             values.append(evaluate[select.index(max(select))])
     np.testing.assert_allclose(res.biases, [sum(values) / len(values)], rtol=1e-12)
+
+
+def test_readme_example_runs_and_solves_the_chain() -> None:
+    """The README's Theory example (its own MDP from Python) runs; its Q* comment is the
+    hand-solved chain above, and the result has the documented fields."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    theory = readme.split("\n## Theory\n", 1)[1].split("\n## ", 1)[0]
+    block = next(b.split("```", 1)[0] for b in theory.split("```python\n")[1:] if "learn(" in b)
+    scope: dict = {}
+    exec(block, scope)  # noqa: S102 (the README's own example)
+    np.testing.assert_allclose(scope["q_star"], Q_STAR, atol=1e-12)
+    np.testing.assert_array_equal(scope["P"], chain()[0])
+    res = scope["res"]
+    assert res.q.shape == (4, 3, 2) and np.all(res.q[:, 2] == 0.0)
+    assert res.error_updates.tolist() == list(range(100, 2001, 100))
+    assert res.errors.shape == res.biases.shape == (20,)
+    assert res.errors[-1] < res.errors[0]
