@@ -479,3 +479,9 @@ def test_double_q_keeps_integer_values_as_the_other_operators_do() -> None:
     for x in (q, torch.from_numpy(q)):
         got = ops.double_q(x)
         assert got == 5 and got.dtype == ops.q_learning(x[..., :1, :]).dtype
+        # Averages of integers are float64 in both (torch's mean refused integer tensors):
+        # max_a of the column means (2.5, 4, 4) is 4.
+        for name in ("ensemble", "averaged"):
+            mean = ops.bootstrap(name, x)
+            assert float(mean) == 4.0 and str(mean.dtype).endswith("float64"), name
+        np.testing.assert_array_equal(np.asarray(ops.action_values("ensemble", x)), [2.5, 4, 4])

@@ -120,7 +120,9 @@ def _min(x: Any, axis: int) -> Any:
 
 
 def _mean(x: Any, axis: int) -> Any:
-    return x.mean(dim=axis) if _is_torch(x) else np.mean(x, axis=axis)
+    if _is_torch(x):  # torch cannot average integers; NumPy gives float64, so torch does too
+        return (x if x.is_floating_point() or x.is_complex() else x.double()).mean(dim=axis)
+    return np.mean(x, axis=axis)
 
 
 def _argmax(x: Any, axis: int = -1) -> Any:
