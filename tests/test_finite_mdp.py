@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from maxminq.tabular.finite_mdp import FiniteMDP, generalized_q_learning, value_iteration
+from maxminq.tabular.finite_mdp import (
+    FiniteMDP,
+    episodic_mdp,
+    generalized_q_learning,
+    random_mdp,
+    value_iteration,
+)
 
 
 def chain() -> tuple[np.ndarray, np.ndarray]:
@@ -87,8 +93,15 @@ def test_solver_refuses_what_only_gave_nan_tables_or_deep_errors(kwargs, match) 
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         generalized_q_learning(**args)
+
+
+def test_mdp_constructors_refuse_infinite_noise_and_a_seed_for_rng() -> None:
+    P, R = chain()
     with pytest.raises(ValueError, match="reward_noise must be finite"):
         FiniteMDP(P, R, 0.9, reward_noise=float("inf"))
+    for make in (random_mdp, episodic_mdp):  # 'int' object has no attribute 'choice'
+        with pytest.raises(ValueError, match="rng must be a numpy.random.Generator, got int"):
+            make(4, 2, 0)
 
 
 def test_finite_mdp_learn_and_q_star_use_its_noise_and_terminal_states() -> None:

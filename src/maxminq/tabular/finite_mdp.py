@@ -108,6 +108,11 @@ def _terminal_mask(terminal: Any, n_states: int) -> np.ndarray:
     return flags.astype(bool)
 
 
+def _check_rng(rng: Any) -> None:
+    if not isinstance(rng, np.random.Generator):  # an int seed failed deep inside the code
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+
+
 def _check_mdp(P: np.ndarray, R: np.ndarray, gamma: float, terminal: np.ndarray) -> None:
     if P.ndim != 3 or P.shape[0] != P.shape[2] or P.shape[0] < 1 or P.shape[1] < 1:
         raise ValueError(f"P must have shape (S, A, S), got {P.shape}")
@@ -146,6 +151,7 @@ def random_mdp(
 ) -> FiniteMDP:
     """A random discounted MDP: each (s, a) leads to ``branching`` random successor states
     (all S by default) with Dirichlet(1) probabilities; expected rewards ``R ~ U(-1, 1)``."""
+    _check_rng(rng)
     if n_states < 1 or n_actions < 1:
         raise ValueError("n_states and n_actions must be >= 1")
     branching = n_states if branching is None else branching
@@ -176,6 +182,7 @@ def episodic_mdp(
     random non-terminal states (all by default) with Dirichlet(1) weights. Expected rewards
     ``R ~ U(-1, 1)`` off the terminal state, 0 on it.
     """
+    _check_rng(rng)
     if n_states < 2 or n_actions < 1:
         raise ValueError("an episodic MDP needs n_states >= 2 and n_actions >= 1")
     if not 0.0 < termination <= 1.0:
@@ -313,8 +320,7 @@ def generalized_q_learning(
     P, R = np.asarray(P, dtype=np.float64), np.asarray(R, dtype=np.float64)
     terminal = _terminal_mask(terminal, P.shape[0])
     _check_mdp(P, R, gamma, terminal)
-    if not isinstance(rng, np.random.Generator):  # an int seed failed deep inside the loop
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    _check_rng(rng)
     if isinstance(operator, str):
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {sorted(OPERATORS)}, got {operator!r}")
