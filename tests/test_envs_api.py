@@ -162,54 +162,6 @@ def test_batched_equals_single_for_every_slot(env_id: str, cls: str) -> None:
     assert n_term > 0 and n_trunc > 0
 
 
-def test_registry_values() -> None:
-    cat = PAPER_ENVS["maxminq/Catcher-v0"]
-    assert (cat.train_steps, cat.max_episode_steps, cat.network) == (3_500_000, 2000, "mlp")
-    assert cat.lr_sweep == (1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
-    assert (cat.buffer_size, cat.batch_size, cat.target_update, cat.gamma) == (
-        10_000,
-        32,
-        200,
-        0.99,
-    )
-    assert (cat.eps_start, cat.eps_end, cat.eps_decay_steps, cat.learning_starts) == (
-        1.0,
-        0.01,
-        1000,
-        1000,
-    )
-    assert (cat.loss, cat.grad_clip, cat.optimizer, cat.hidden) == ("mse", 5.0, "rmsprop", (64, 64))
-    assert cat.best["maxmin-dqn"] == {"lr": 3e-4, "n": 6}
-    assert PAPER_ENVS["maxminq/Pixelcopter-v0"].train_steps == 2_000_000
-    assert PAPER_ENVS["maxminq/Pixelcopter-v0"].best["averaged-dqn"] == {"lr": 3e-5, "n": 7}
-    lunar = PAPER_ENVS["LunarLander-v3"]
-    assert (lunar.train_steps, lunar.max_episode_steps) == (1_500_000, 1000)
-    assert lunar.lr_sweep == (3e-3, 1e-3, 3e-4, 1e-4, 3e-5)
-    assert lunar.best["maxmin-dqn"] == {"lr": 1e-3, "n": 3}
-    sea = PAPER_ENVS["maxminq/MinAtar-Seaquest-v0"]
-    assert (sea.network, sea.train_steps, sea.max_episode_steps) == (
-        "minatar_cnn",
-        5_000_000,
-        10_000,
-    )
-    assert (sea.buffer_size, sea.target_update, sea.loss, sea.grad_clip) == (
-        100_000,
-        1000,
-        "huber",
-        None,
-    )
-    assert (sea.eps_end, sea.eps_decay_steps, sea.learning_starts) == (0.1, 100_000, 5000)
-    assert sea.optimizer == "centered_rmsprop" and sea.optimizer_kwargs == {
-        "alpha": 0.95,
-        "eps": 0.01,
-    }
-    assert PAPER_ENVS["maxminq/MinAtar-SpaceInvaders-v0"].best["dqn"]["lr"] == 3e-4
-    assert PAPER_ENVS["maxminq/MinAtar-Asterix-v0"].best["maxmin-dqn"]["n"] == 4
-    for d in PAPER_ENVS.values():
-        assert set(d.best) == {"dqn", "ddqn", "averaged-dqn", "maxmin-dqn"}
-        assert all(d.best[a]["lr"] in d.lr_sweep for a in d.best)
-
-
 def test_fallback_defaults_for_other_gymnasium_ids() -> None:
     cp = get_env_defaults("CartPole-v1")
     assert cp.network == "mlp" and cp.max_episode_steps == 500 and not cp.paper

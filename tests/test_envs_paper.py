@@ -118,6 +118,9 @@ def test_the_registry_holds_the_papers_settings() -> None:
     # Asterix: the authors suggested N = 4 for Maxmin, with a larger step size than DQN's.
     asterix = PAPER_ENVS["maxminq/MinAtar-Asterix-v0"].best["maxmin-dqn"]
     assert asterix["n"] == 4 and asterix["lr"] > 1e-4
+    for d in PAPER_ENVS.values():  # every agent has a setting, on the swept grid
+        assert set(d.best) == {"dqn", "ddqn", "averaged-dqn", "maxmin-dqn"}
+        assert all(b["lr"] in d.lr_sweep and b["n"] in (None, *d.n_sweep) for b in d.best.values())
 
 
 @pytest.mark.parametrize("env_id", list(PAPER))
