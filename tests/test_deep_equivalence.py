@@ -215,3 +215,30 @@ def test_denominator_sqrt_keeps_every_denominator_bit_identical(eps: float, scal
     assert torch.isnan(_denominator_sqrt(x.clone(), eps, scale)[7])
     x[8] = math.nan  # a diverged member's row beside it: the negative entry still gives NaN
     assert torch.isnan(_denominator_sqrt(x.clone(), eps, scale)[7])
+
+
+@pytest.mark.parametrize("network", ["mlp", "minatar_cnn"])
+def test_initialisation_is_torchs_default(network: str) -> None:
+    """Each member's layers are drawn as nn.Linear / nn.Conv2d's reset_parameters draws them
+    (kaiming_uniform_ with a = sqrt(5), then bias uniform in +-1/sqrt(fan_in)), from the
+    member's generator: the README's stated initialisation (not the authors' Kaiming normal)."""
+    from maxminq.deep.nets import build_net
+
+    obs_shape = (8,) if network == "mlp" else (4, 10, 10)
+    net = build_net(network, 2, obs_shape, 5)
+    net.init_members([torch.Generator().manual_seed(7)], 2)
+    ref = torch.Generator().manual_seed(7)
+    if network == "mlp":  # (weight shape (out, in), fan_in) per layer: 8 -> 64 -> 64 -> 5
+        layers = [((64, 8), 8), ((64, 64), 64), ((5, 64), 64)]
+    else:  # conv 16 3x3 on 4 channels, 1024 -> 128, 128 -> 5
+        layers = [((16, 4, 3, 3), 36), ((128, 1024), 1024), ((5, 128), 128)]
+    for member in range(2):  # members draw one after the other from the same generator
+        for i, (shape, fan_in) in enumerate(layers):
+            w, b = torch.empty(shape), torch.empty(shape[0])
+            nn.init.kaiming_uniform_(w, a=math.sqrt(5), generator=ref)
+            nn.init.uniform_(b, -1 / math.sqrt(fan_in), 1 / math.sqrt(fan_in), generator=ref)
+            got_w, got_b = net.params[2 * i][member], net.params[2 * i + 1][member]
+            if len(shape) == 2:
+                got_w = got_w.t()
+            assert torch.equal(got_w, w) and torch.equal(got_b.reshape(-1), b)
+            assert float(w.abs().max()) <= 1 / math.sqrt(fan_in)
