@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import io
 import json
 import math
 import pathlib
@@ -657,9 +658,27 @@ def tensorboard_writer_class() -> Any:
     return SummaryWriter
 
 
-def read_tables(out_dir: pathlib.Path) -> dict[str, pd.DataFrame]:
-    """The tables a finished ``run_training`` wrote to ``out_dir``."""
-    return {name: pd.read_csv(out_dir / f"{name}.csv") for name in TABLE_COLUMNS}
+def read_tables(out_dir: pathlib.Path, option: str = "RUN_DIR") -> dict[str, pd.DataFrame]:
+    """The tables a finished ``run_training`` wrote to ``out_dir``, each checked to be
+    whole: a file cut short (a copy that did not finish, a full disk) would otherwise read
+    as a shorter run. A damaged or missing file is a one-line UsageError starting with
+    ``option`` and naming the file."""
+    tables = {}
+    for name in TABLE_COLUMNS:
+        path = pathlib.Path(out_dir) / f"{name}.csv"
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            raise UsageError(f"{option}: {path} is unreadable ({err.strerror})") from None
+        if not data.endswith(b"\n"):  # the writers end every table with a line end
+            what = "empty" if not data else "cut short (its last line is incomplete)"
+            raise UsageError(f"{option}: {path} is {what}")
+        try:
+            tables[name] = pd.read_csv(io.BytesIO(data))
+        except (ValueError, pd.errors.ParserError) as err:
+            why = " ".join(str(err).split())
+            raise UsageError(f"{option}: {path} is not a table ({why})") from None
+    return tables
 
 
 def check_resumable(saved: dict[str, Any], cfg: TrainConfig, step: int) -> None:
@@ -682,6 +701,17 @@ def check_resumable(saved: dict[str, Any], cfg: TrainConfig, step: int) -> None:
         )
     if cfg.steps < step:
         raise UsageError(f"--steps: the run in --out is at step {step}; give at least that")
+
+
+def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
+    """Delete the temporary files of atomic writes that a killed run left in ``out_dir``
+    (``atomic_write`` names them ``.<name>.<random>.tmp``): a checkpoint's is as large as
+    the replay buffers (GBs for MinAtar), and every kill during a write would leave one."""
+    written = [out_dir / f"{t}.csv" for t in TABLE_COLUMNS] + [out_dir / "checkpoint" / _CKPT]
+    written += [out_dir / n for n in (MODEL_FILE, "config.json", PROGRESS_FILE, *FIGURE_FILES)]
+    for path in written:
+        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+            tmp.unlink(missing_ok=True)
 
 
 def run_training(
@@ -723,7 +753,7 @@ def run_training(
         saved = json.loads(config_path.read_text())
         cfg = own_interval(saved)
         if saved == json.loads(cfg.result_key()):
-            return read_tables(out_dir)
+            return read_tables(out_dir, "--out")
     state = None
     if resume and (ckpt_dir / _CKPT).exists():
         state = torch.load(ckpt_dir / _CKPT, weights_only=True)
@@ -746,6 +776,7 @@ def run_training(
         # figure too: it would show the old run beside the new tables).
         for name in ("runs.csv", MODEL_FILE, *FIGURE_FILES):
             (out_dir / name).unlink(missing_ok=True)
+        _remove_stale_temporaries(out_dir)
         # The run's resolved options, there while it trains (runs.csv marks it finished).
         config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
         atomic_write(config_path, lambda tmp: tmp.write_text(config_text))

@@ -1,0 +1,153 @@
+"""Reproducibility and RL bookkeeping of deep training, against independent computations:
+bias probes (estimate of the target side, discounted return of the episode), untouched
+global random state, whole-file checks of the tables, and what a killed run leaves."""
+
+from __future__ import annotations
+
+import pathlib
+import pickle
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.train import Trainer, read_tables, run_training
+from maxminq.errors import UsageError
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+
+def _small(**kw) -> TrainConfig:
+    base = dict(
+        env_id="CartPole-v1",
+        agent="maxmin-dqn",
+        n=3,
+        lr=1e-3,
+        steps=300,
+        seeds=[0, 4],
+        eval_episodes=2,
+        bias_every=300,
+        learning_starts=30,
+        checkpoint_every=0,
+        target_update=25,
+        buffer_size=300,
+    )
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def test_bias_is_min_over_target_nets_minus_the_discounted_return_that_followed() -> None:
+    """Replayed step by step: every probed (s, a) is valued as min_i of the N separate
+    target modules (not the online ones), and at the episode's end the bias is that value
+    minus sum_k gamma^k r_{t+k} summed forwards here; a cut episode's probe is kept only
+    if gamma^(steps to the cut) <= 0.05 (gamma 0.8, cap 15: 14 steps or more)."""
+    cfg = _small(gamma=0.8, max_episode_steps=15, bias_probe_every=3).resolve()
+    tr = Trainer(cfg)
+    n, gamma = cfg.n, cfg.gamma
+    expected: list[list[float]] = [[], []]
+    probes: list[list[tuple[int, float]]] = [[], []]  # (step in episode, estimate)
+    rewards: list[list[float]] = [[], []]
+    kept_cut = dropped = online_differs = 0
+    for t in range(cfg.steps - 1):  # the last step would log (and clear) the interval
+        obs = torch.from_numpy(tr.obs.copy())
+        targets = tr.learner.target.to_modules()
+        online = tr.learner.online.to_modules()
+        ended_before = len(tr.rows["episodes"])
+        tr.train_step()
+        pos = (tr.replay.pos - 1) % tr.replay.capacity
+        ends = {row[0]: row for row in tr.rows["episodes"][ended_before:]}
+        for s, seed in enumerate(cfg.seeds):
+            a = int(tr.replay.action[s, pos])
+            if t >= cfg.learning_starts and t % cfg.bias_probe_every == 0:
+                with torch.no_grad():
+                    qs = [targets[s * n + i](obs[s : s + 1])[0, a] for i in range(n)]
+                    qo = [online[s * n + i](obs[s : s + 1])[0, a] for i in range(n)]
+                est = float(min(qs))
+                online_differs += abs(float(min(qo)) - est) > 1e-4
+                probes[s].append((len(rewards[s]), est))
+            rewards[s].append(float(tr.replay.reward[s, pos]))
+            if seed in ends:
+                terminated = bool(ends[seed][5])
+                length = len(rewards[s])
+                assert ends[seed][4] == length
+                for k, est in probes[s]:
+                    g = sum(gamma**j * r for j, r in enumerate(rewards[s][k:]))
+                    if terminated or gamma ** (length - k) <= 0.05:
+                        expected[s].append(est - g)
+                        kept_cut += not terminated
+                    else:
+                        dropped += 1
+                probes[s], rewards[s] = [], []
+    tr.close()
+    for s in range(2):
+        assert len(expected[s]) > 10
+        np.testing.assert_allclose(tr.acc_bias[s], expected[s], rtol=1e-5, atol=1e-5)
+    assert kept_cut and dropped and online_differs  # each case was met
+
+
+def test_training_neither_reads_nor_moves_the_global_random_state(tmp_path) -> None:
+    """Other global seeds give the same tables, and NumPy's, torch's and Python's global
+    generators are where they were (every stream is the seed's own)."""
+    cfg = _small(steps=150, seeds=[1], n=2, eval_episodes=2)
+    tables = []
+    for k, seed in enumerate((1, 2)):
+        np.random.seed(seed)  # noqa: NPY002 - the global state is what is tested
+        torch.manual_seed(seed)
+        random.seed(seed)
+        legacy = np.random.get_state  # noqa: NPY002
+        before = (pickle.dumps(legacy()), torch.get_rng_state(), random.getstate())
+        tables.append(run_training(cfg, tmp_path / str(k), progress=False))
+        assert pickle.dumps(legacy()) == before[0]
+        assert torch.equal(torch.get_rng_state(), before[1]) and random.getstate() == before[2]
+    for name in ("episodes", "tests"):
+        pd.testing.assert_frame_equal(tables[0][name], tables[1][name], check_exact=True)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> pathlib.Path:
+    out = tmp_path_factory.mktemp("run")
+    run_training(_small(steps=60, seeds=[0], n=2, eval_episodes=1), out, progress=False)
+    return out
+
+
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (lambda b: b[:-7], "cut short"),
+        (lambda b: b"", "is empty"),
+        (lambda b: b'seed,"episode\n1,2\n', "is not a table"),
+    ],
+)
+def test_read_tables_names_a_damaged_file(finished, tmp_path, damage, message) -> None:
+    run = tmp_path / "copy"
+    run.mkdir()
+    for f in finished.glob("*.csv"):
+        (run / f.name).write_bytes(f.read_bytes())
+    assert len(read_tables(run)["episodes"]) == len(pd.read_csv(finished / "episodes.csv"))
+    path = run / "metrics.csv"
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(UsageError) as err:
+        read_tables(run, "--out")
+    text = str(err.value)
+    assert text.startswith(f"--out: {path} ") and message in text and "\n" not in text
+    path.unlink()
+    with pytest.raises(UsageError, match=r"^RUN_DIR: .*metrics\.csv is unreadable"):
+        read_tables(run)
+
+
+def test_a_resumed_run_removes_what_killed_writes_left(tmp_path) -> None:
+    """A kill during an atomic write leaves its temporary file (a checkpoint's is as large
+    as the replay buffers); the run that continues deletes them, and nothing else."""
+    cfg = _small(steps=80, seeds=[0], n=2, eval_episodes=1, checkpoint_every=40)
+    out = tmp_path / "run"
+    assert run_training(cfg, out, progress=False, stop_after=40) == {}
+    stale = [out / "checkpoint" / ".state.pt.k1ll3d_.tmp", out / ".metrics.csv.abc123.tmp"]
+    keep = [out / "checkpoint" / "notes.txt", out / ".hidden.tmp"]
+    for p in stale + keep:
+        p.write_bytes(b"partial")
+    tables = run_training(cfg, out, progress=False)
+    assert not any(p.exists() for p in stale) and all(p.exists() for p in keep)
+    assert tables["episodes"]["step"].max() <= 80 and len(tables["tests"]) == 1
