@@ -224,6 +224,21 @@ def test_theory_command_writes_figures_and_tables(tmp_path) -> None:
     assert np.all(np.abs(z) < 4.5)
 
 
+def test_monte_carlo_cells_do_not_depend_on_the_other_m_simulated() -> None:
+    """The simulated cells of one M are the same whichever other M are simulated with them
+    (each M has its own stream); another seed gives other numbers."""
+    from maxminq.analysis.theory_plots import bias_table
+
+    cols = ["M", "N", "mc_bias", "mc_bias_se"]
+    both = bias_table(4, 3, [2, 4], 300, 5)
+    alone = bias_table(4, 3, [4], 300, 5)
+    other = bias_table(4, 3, [4], 300, 6)
+    at4 = both[both["M"] == 4][cols].reset_index(drop=True)
+    assert at4.equals(alone[alone["M"] == 4][cols].reset_index(drop=True))
+    assert not at4["mc_bias"].equals(other[other["M"] == 4]["mc_bias"].reset_index(drop=True))
+    assert alone[alone["M"] == 2]["mc_bias"].isna().all()
+
+
 def test_theory_command_with_normal_errors(tmp_path, capsys) -> None:
     """--noise normal: closed-form columns unchanged, Monte-Carlo columns from normal errors
     (variance ratio against quadrature, far from Corollary 1's at N = 6), the law named."""
@@ -369,7 +384,7 @@ def test_bias_heatmap_draws_every_cell(m_max, n_max) -> None:
 
     from maxminq.analysis.theory_plots import bias_table, plot_bias_heatmap
 
-    table = bias_table(m_max, n_max, [], 2, np.random.default_rng(0))
+    table = bias_table(m_max, n_max, [], 2, 0)
     ax = plot_bias_heatmap(table).axes[0]
     (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
     corners = mesh.get_coordinates()

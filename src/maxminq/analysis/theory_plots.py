@@ -55,7 +55,7 @@ def bias_table(
     n_max: int,
     mc_m: Sequence[int],
     samples: int,
-    rng: np.random.Generator,
+    seed: int | np.random.SeedSequence,
     progress: bool = False,
     noise: str = "uniform",
 ) -> pd.DataFrame:
@@ -65,6 +65,8 @@ def bias_table(
     columns (``mc_bias``, ``mc_bias_se``) are filled for the rows whose M is in ``mc_m``
     (simulating all 2,000 cells would cost far more than it shows) and NaN elsewhere; they
     sample errors of the law ``noise`` (see ``monte_carlo_bias``), named in ``mc_noise``.
+    The rows of M draw from their own stream, child M of ``seed``, so they do not depend on
+    which other M are simulated.
     """
     from tqdm import tqdm
 
@@ -85,8 +87,11 @@ def bias_table(
         unit_scale=True,
         disable=not progress,
     )
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     for m in sorted(set(mc_m)):
         rows = frame["M"] == m
+        child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(m)))
+        rng = np.random.default_rng(child)
         est = monte_carlo_bias(
             m, frame.loc[rows, "N"].to_numpy(), 1.0, 1.0, samples, rng, noise=noise
         )

@@ -130,13 +130,12 @@ def run(args: argparse.Namespace) -> int:
     )
     from maxminq.experiments.store import atomic_write  # creates --out
 
-    bias_rng, variance_rng = (
-        np.random.default_rng(s) for s in np.random.SeedSequence(args.seed).spawn(2)
-    )
+    bias_seed, variance_seed = np.random.SeedSequence(args.seed).spawn(2)
     progress = not args.no_progress and sys.stderr.isatty()
     bias = bias_table(
-        args.m_max, args.n_max, mc_m, args.samples, bias_rng, progress=progress, noise=args.noise
+        args.m_max, args.n_max, mc_m, args.samples, bias_seed, progress=progress, noise=args.noise
     )
+    variance_rng = np.random.default_rng(variance_seed)
     variance = variance_table(args.n_max, args.variance_samples, variance_rng, noise=args.noise)
 
     outputs = {
