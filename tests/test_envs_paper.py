@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from maxminq.deep.config import DEFAULT_HIDDEN, TrainConfig
+from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import build_net
 from maxminq.envs.registry import NETWORK_HIDDEN, PAPER_ENVS
 from maxminq.experiments.config import load_config
@@ -185,7 +185,6 @@ def test_varying_n_figures_use_maxmins_step_size(name: str, env_id: str) -> None
 def test_hidden_layers_have_one_source() -> None:
     # The paper's MLP [64, 64]; MinAtar's one fully connected layer of 128.
     assert NETWORK_HIDDEN == {"mlp": (64, 64), "minatar_cnn": (128,)}
-    assert DEFAULT_HIDDEN is NETWORK_HIDDEN
     for d in PAPER_ENVS.values():
         assert d.hidden == NETWORK_HIDDEN[d.network]
     assert build_net("mlp", 1, (8,), 4).sizes == [8, 64, 64, 4]

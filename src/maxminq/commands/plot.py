@@ -153,10 +153,10 @@ def _differences(cfgs: list[dict]) -> list:
     the hidden layers (left out of config.json at the paper's), each environment keyword
     (e.g. ``gravity=-5``; a run without it says nothing), then any other setting (e.g.
     ``gamma 0.9``)."""
-    from maxminq.deep.config import DEFAULT_HIDDEN
+    from maxminq.envs.registry import NETWORK_HIDDEN
 
     def hidden(c: dict) -> str:
-        sizes = c.get("hidden") or DEFAULT_HIDDEN.get(c.get("network"), ())
+        sizes = c.get("hidden") or NETWORK_HIDDEN.get(c.get("network"), ())
         return "hidden " + ",".join(map(str, sizes)) if sizes else ""
 
     def keyword(name: str):

@@ -40,13 +40,6 @@ def _default_hidden() -> dict[str, tuple[int, ...]]:
     return NETWORK_HIDDEN
 
 
-def __getattr__(name: str) -> Any:
-    # ``DEFAULT_HIDDEN`` (still imported by callers): the registry's table, read on use.
-    if name == "DEFAULT_HIDDEN":
-        return _default_hidden()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # Keyword arguments of ``make`` that have their own option (or belong to ``evaluate``).
 _RESERVED_ENV_KWARGS = {
     "max_episode_steps": "--max-episode-steps",
