@@ -188,6 +188,7 @@ def test_cli_evaluate_prints_and_writes_csv_and_gif(run_dir, tmp_path, capsys) -
         (["--eps", "1.5"], "--eps"),
         (["--gif", "x.png"], "--gif"),
         (["--seeds", "9"], "--seeds"),
+        (["--seeds", "3,5,3"], "--seeds"),  # seed 3's episodes would count twice
     ],
 )
 def test_cli_evaluate_bad_input_exits_2(run_dir, tmp_path, capsys, extra, option) -> None:

@@ -184,8 +184,11 @@ def evaluate_agent(
     episode is rendered (``render_mode="rgb_array"``) into it: the frame after the reset
     and after each step, at most ``max_frames``. ``max_episode_steps`` caps the episodes
     (truncation) instead of the run's cap (None keeps it; an environment without one plays
-    each episode until it ends by itself).
+    each episode until it ends by itself). A seed unknown, diverged or given twice is a
+    UsageError naming ``--seeds``, before any episode.
     """
+    if len(set(seeds)) != len(seeds):  # a seed twice would count its episodes twice
+        raise UsageError(f"--seeds: must be distinct, got {list(seeds)}")
     for seed in seeds:
         agent._position(seed)  # unknown or diverged: error before any episode
     c = agent.config
