@@ -740,7 +740,10 @@ def test_ctrl_c_says_whether_resume_will_continue(tmp_path, capsys, monkeypatch)
     assert "no checkpoint was written yet (every 10000 steps)" in err and "interrupted" in err
     out = tmp_path / "b"
     assert main([*argv, "--checkpoint-every", "50", "--out", str(out)]) == 130
-    assert "holds the last checkpoint" in capsys.readouterr().err
+    assert "same command with --resume continues" in capsys.readouterr().err
+    # After --overwrite, adding --resume would be refused (not both): it says to swap them.
+    assert main([*argv, "--checkpoint-every", "50", "--out", str(out), "--overwrite"]) == 130
+    assert "with --resume instead of --overwrite continues" in capsys.readouterr().err
     monkeypatch.setattr(Trainer, "train_step", real_step)
     assert main([*argv, "--checkpoint-every", "50", "--out", str(out), "--resume"]) == 0
     assert (out / "runs.csv").exists()

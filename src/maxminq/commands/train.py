@@ -318,9 +318,10 @@ def run(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:  # say what a rerun with --resume will find
         if (args.out / "checkpoint" / "state.pt").exists():
+            how = "--resume instead of --overwrite" if args.overwrite else "--resume"
             print(
                 f"maxminq train: {args.out}/checkpoint holds the last checkpoint; the same "
-                "command with --resume continues from it",
+                f"command with {how} continues from it",
                 file=sys.stderr,
             )
         else:
