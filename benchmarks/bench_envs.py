@@ -73,13 +73,18 @@ def batched_speed(
 
 
 def episode_stats(env_id: str, episodes: int, rng: np.random.Generator) -> dict[str, float]:
-    """Mean (and standard error of) episode length and return of the uniform random policy."""
-    b = 64
+    """Mean (and standard error of) episode length and return of the uniform random policy,
+    over the first ``episodes / 50`` episodes of each of 50 seeded environments (taking
+    whichever episodes end first across them would favour short ones)."""
+    b = 50
+    quota = -(-episodes // b)
+    episodes = quota * b
     venv = make_vector(env_id, list(range(1000, 1000 + b)))
     venv.reset()
     n = venv.single_action_space.n
     ret = np.zeros(b)
     length = np.zeros(b, dtype=np.int64)
+    count = np.zeros(b, dtype=np.int64)
     lengths: list[int] = []
     returns: list[float] = []
     with tqdm(total=episodes, desc=f"episodes {env_id}", leave=False) as bar:
@@ -88,12 +93,14 @@ def episode_stats(env_id: str, episodes: int, rng: np.random.Generator) -> dict[
             ret += r
             length += 1
             for i in np.flatnonzero(term | trunc):
-                lengths.append(int(length[i]))
-                returns.append(float(ret[i]))
+                if count[i] < quota:
+                    lengths.append(int(length[i]))
+                    returns.append(float(ret[i]))
+                    count[i] += 1
+                    bar.update(1)
                 ret[i], length[i] = 0.0, 0
-                bar.update(1)
     venv.close()
-    ln, rt = np.array(lengths[:episodes]), np.array(returns[:episodes])
+    ln, rt = np.array(lengths), np.array(returns)
     return {
         "episodes": episodes,
         "mean_length": float(ln.mean()),
