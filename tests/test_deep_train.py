@@ -433,6 +433,12 @@ def test_train_out_must_be_a_folder_and_resume_says_when_it_starts_anew(
     assert main([*argv, "--learning-starts", "100", "--out", str(tmp_path / "r"), "--resume"]) == 0
     err = capsys.readouterr().err
     assert "no checkpoint" in err and "never learn" in err
+    # A run killed while writing its first checkpoint left only the temporary file.
+    killed = tmp_path / "k"
+    (killed / "checkpoint").mkdir(parents=True)
+    (killed / "checkpoint" / ".state.pt.x1y2z3.tmp").write_bytes(b"partial")
+    assert main([*argv, "--out", str(killed), "--resume"]) == 0
+    assert "no checkpoint in" in capsys.readouterr().err
 
 
 def test_update_members_beyond_the_online_nets_is_refused(tmp_path, capsys) -> None:

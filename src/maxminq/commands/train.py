@@ -227,7 +227,8 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     tables = [out / f"{name}.csv" for name in TABLE_COLUMNS]
     previous = (out / "runs.csv").exists() or (out / "checkpoint").exists()
     if resume:
-        if not previous:
+        # A checkpoint folder without state.pt (killed during its first write) holds none.
+        if not (out / "runs.csv").exists() and not (out / "checkpoint" / "state.pt").exists():
             print(f"maxminq train: no checkpoint in {out}: starting a new run", file=sys.stderr)
         return
     if previous and not overwrite:
