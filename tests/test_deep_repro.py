@@ -39,14 +39,22 @@ def _small(**kw) -> TrainConfig:
     return TrainConfig(**base)
 
 
-def test_bias_is_min_over_target_nets_minus_the_discounted_return_that_followed() -> None:
-    """Replayed step by step: every probed (s, a) is valued as min_i of the N separate
-    target modules (not the online ones), and at the episode's end the bias is that value
-    minus sum_k gamma^k r_{t+k} summed forwards here; a cut episode's probe is kept only
-    if gamma^(steps to the cut) <= 0.05 (gamma 0.8, cap 15: 14 steps or more)."""
-    cfg = _small(gamma=0.8, max_episode_steps=15, bias_probe_every=3).resolve()
+@pytest.mark.parametrize(
+    "agent,n,n_online,reduce",
+    [("maxmin-dqn", 3, 3, min), ("averaged-dqn", 3, 1, np.mean), ("ddqn", 1, 1, min)],
+)
+def test_bias_is_the_target_sides_estimate_minus_the_discounted_return_that_followed(
+    agent: str, n: int, n_online: int, reduce
+) -> None:
+    """Replayed step by step: every probed (s, a) is valued from the separate target modules
+    (min over Maxmin's N, mean over Averaged's K snapshots, Double DQN's target net; not
+    the online ones), and at the episode's end the bias is that value minus
+    sum_k gamma^k r_{t+k} summed forwards here; a cut episode's probe is kept only if
+    gamma^(steps to the cut) <= 0.05 (gamma 0.8, cap 15: 14 steps or more)."""
+    cfg = _small(agent=agent, n=n, gamma=0.8, max_episode_steps=15, bias_probe_every=3)
+    cfg = cfg.resolve()
     tr = Trainer(cfg)
-    n, gamma = cfg.n, cfg.gamma
+    gamma = cfg.gamma
     expected: list[list[float]] = [[], []]
     probes: list[list[tuple[int, float]]] = [[], []]  # (step in episode, estimate)
     rewards: list[list[float]] = [[], []]
@@ -64,9 +72,9 @@ def test_bias_is_min_over_target_nets_minus_the_discounted_return_that_followed(
             if t >= cfg.learning_starts and t % cfg.bias_probe_every == 0:
                 with torch.no_grad():
                     qs = [targets[s * n + i](obs[s : s + 1])[0, a] for i in range(n)]
-                    qo = [online[s * n + i](obs[s : s + 1])[0, a] for i in range(n)]
-                est = float(min(qs))
-                online_differs += abs(float(min(qo)) - est) > 1e-4
+                    qo = [online[s * n_online + i](obs[s : s + 1])[0, a] for i in range(n_online)]
+                est = float(reduce([float(q) for q in qs]))
+                online_differs += abs(float(reduce([float(q) for q in qo])) - est) > 1e-4
                 probes[s].append((len(rewards[s]), est))
             rewards[s].append(float(tr.replay.reward[s, pos]))
             if seed in ends:
