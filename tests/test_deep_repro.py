@@ -4,6 +4,7 @@ global random state, whole-file checks of the tables, and what a killed run leav
 
 from __future__ import annotations
 
+import os
 import pathlib
 import pickle
 import random
@@ -159,3 +160,20 @@ def test_a_resumed_run_removes_what_killed_writes_left(tmp_path) -> None:
     tables = run_training(cfg, out, progress=False)
     assert not any(p.exists() for p in stale) and all(p.exists() for p in keep)
     assert tables["episodes"]["step"].max() <= 80 and len(tables["tests"]) == 1
+
+
+def test_checkpoint_and_model_are_synced_to_disk_before_their_rename(tmp_path, monkeypatch):
+    """The file renamed into place as state.pt / model.pt was fsync'ed first (the inode
+    survives the rename): a machine crash cannot leave a complete-looking file cut short."""
+    synced: set[int] = set()
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.add(os.fstat(fd).st_ino)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    out = tmp_path / "run"
+    run_training(_small(steps=40, seeds=[0], n=2, eval_episodes=1, checkpoint_every=40), out)
+    for path in (out / "checkpoint" / "state.pt", out / "model.pt"):
+        assert path.stat().st_ino in synced

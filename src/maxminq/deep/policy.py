@@ -17,6 +17,7 @@ for Ensemble DQN)::
 
 from __future__ import annotations
 
+import os
 import pathlib
 from typing import Any
 
@@ -59,9 +60,13 @@ def save_model(
 def torch_save(obj: Any, path: pathlib.Path) -> None:
     """``torch.save`` through a file object: the archive's inner folder is then always
     ``archive``, not the (random) temporary file's name, so the same run writes the same
-    bytes."""
+    bytes. Synced to disk before ``atomic_write`` renames it into place: after a crash of
+    the machine (not only of the process) a checkpoint is then the old one or the new one
+    whole, never a file of the right name cut short."""
     with open(path, "wb") as f:
         torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 class TrainedAgent:
