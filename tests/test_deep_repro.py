@@ -162,9 +162,12 @@ def test_a_resumed_run_removes_what_killed_writes_left(tmp_path) -> None:
     assert tables["episodes"]["step"].max() <= 80 and len(tables["tests"]) == 1
 
 
-def test_checkpoint_and_model_are_synced_to_disk_before_their_rename(tmp_path, monkeypatch):
-    """The file renamed into place as state.pt / model.pt was fsync'ed first (the inode
-    survives the rename): a machine crash cannot leave a complete-looking file cut short."""
+def test_checkpoint_model_and_tables_are_synced_to_disk_before_their_rename(
+    tmp_path, monkeypatch
+) -> None:
+    """The file renamed into place as state.pt, model.pt or a table was fsync'ed first (the
+    inode survives the rename): a machine crash cannot leave a complete-looking file cut
+    short, nor runs.csv (a finished run's mark) beside tables that never reached the disk."""
     synced: set[int] = set()
     real = os.fsync
 
@@ -175,5 +178,6 @@ def test_checkpoint_and_model_are_synced_to_disk_before_their_rename(tmp_path, m
     monkeypatch.setattr(os, "fsync", fsync)
     out = tmp_path / "run"
     run_training(_small(steps=40, seeds=[0], n=2, eval_episodes=1, checkpoint_every=40), out)
-    for path in (out / "checkpoint" / "state.pt", out / "model.pt"):
+    tables = [out / f"{name}.csv" for name in ("episodes", "tests", "metrics", "runs")]
+    for path in (out / "checkpoint" / "state.pt", out / "model.pt", *tables):
         assert path.stat().st_ino in synced

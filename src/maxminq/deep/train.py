@@ -32,7 +32,6 @@ resumes to the same result as an uninterrupted one. A finished run also writes
 from __future__ import annotations
 
 import dataclasses
-import functools
 import io
 import json
 import math
@@ -51,7 +50,12 @@ from maxminq.deep.config import BIAS_TAIL, TrainConfig
 from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.errors import UsageError
-from maxminq.experiments.store import PROGRESS_FILE, atomic_write, write_progress
+from maxminq.experiments.store import (
+    PROGRESS_FILE,
+    atomic_write,
+    atomic_write_bytes,
+    write_progress,
+)
 
 __all__ = [
     "BIAS_TAIL",
@@ -812,7 +816,9 @@ def run_training(
     finally:
         trainer.close()
         torch.set_num_threads(saved_threads)
-    for name in ("episodes", "tests", "metrics", "runs"):  # runs.csv last: marks completion
-        atomic_write(out_dir / f"{name}.csv", functools.partial(tables[name].to_csv, index=False))
+    # runs.csv last: it marks completion, so the tables before it are on disk first (synced).
+    for name in ("episodes", "tests", "metrics", "runs"):
+        data = tables[name].to_csv(index=False, lineterminator="\n").encode()
+        atomic_write_bytes(out_dir / f"{name}.csv", data)
     (out_dir / PROGRESS_FILE).unlink(missing_ok=True)
     return tables
