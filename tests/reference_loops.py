@@ -223,6 +223,7 @@ def mountain_car_reference(
     gamma: float = 1.0,
     step_size_per: str = "tiling",
     sigma: float = 0.0,
+    init_weight: float = 0.0,
 ) -> tuple[list[int], list]:
     """One run of tile-coded noisy Mountain Car; returns (steps per episode, final tables).
 
@@ -230,7 +231,7 @@ def mountain_car_reference(
     is Bias-corrected Q's.
     """
     rng = SplitMix64(run_seed(seed, run))
-    tables = Tables(algorithm, n, lambda: [[0.0] * 3 for _ in range(8 * 121)], sigma)
+    tables = Tables(algorithm, n, lambda: [[init_weight] * 3 for _ in range(8 * 121)], sigma)
 
     def values(w: list[list[float]], tiles: list[int]) -> list[float]:
         return [sum(w[f][a] for f in tiles) for a in range(3)]

@@ -117,6 +117,24 @@ def test_same_weights_as_single_run_reference_loop(
         assert steps[0] < 5000  # the goal was reached, so a terminal transition was replayed
 
 
+@pytest.mark.parametrize(("algorithm", "n"), [("q_learning", 1), ("maxmin", 2), ("averaged", 2)])
+def test_reference_with_other_gamma_epsilon_buffer_batch_and_init(algorithm: str, n: int) -> None:
+    """The agent parameters the API takes besides the paper's values reach the kernel as the
+    plain loop uses them (optimistic weights: 8 x 0.5 = 4 per action at the start)."""
+    kw = {"algorithm": algorithm, "n": n, "episodes": 3, "seed": 6, "max_steps": 300,
+          "gamma": 0.95, "epsilon": 0.25, "buffer_size": 9, "batch_size": 3, "init_weight": 0.5,
+          "update_every": 2}  # fmt: skip
+    df, w, cur = run_mountain_car_grid(
+        sigma2=[4.0], step_sizes=[0.03], runs=2, return_weights=True, **kw
+    )
+    for run in range(2):
+        steps, tables = mountain_car_reference(sigma2=4.0, step_size=0.03, run=run, **kw)
+        assert df[df.run == run].steps.tolist() == steps
+        for m, table in enumerate(tables):
+            slot = (cur[run] - m) % n if algorithm == "averaged" else m
+            np.testing.assert_allclose(w[run, slot], np.ravel(table), rtol=0, atol=1e-10)
+
+
 def test_setting_results_do_not_depend_on_batch() -> None:
     kw = {"algorithm": "maxmin", "n": 2, "episodes": 3, "seed": 9, "max_steps": 300}
     grid = run_mountain_car_grid(sigma2=[0.0, 10.0], step_sizes=[0.02, 0.08], runs=3, **kw)

@@ -53,6 +53,29 @@ def test_reference_with_sparse_updates_and_small_batch() -> None:
     np.testing.assert_allclose(df.q_a_left.to_numpy(), q_left, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    ("algorithm", "n", "mu"),
+    [("q_learning", 1, 2.5), ("maxmin", 3, -0.4), ("double_q", 2, 0.3), ("averaged", 2, -3.0)],
+)
+def test_reference_with_other_gamma_epsilon_step_size_buffer_and_init(
+    algorithm: str, n: int, mu: float
+) -> None:
+    """Every agent parameter the API takes (not only the paper's values) reaches the kernel
+    as the plain loop uses it; |mu| up to 3 (rewards far outside U(-1, 1) around 0)."""
+    kw = {"gamma": 0.7, "epsilon": 0.3, "step_size": 0.05, "buffer_size": 7, "batch_size": 5,
+          "init_std": 0.3}  # fmt: skip
+    df = run_toy_mdp(mu=mu, algorithm=algorithm, n=n, runs=2, episodes=50, seed=4, **kw)
+    eps = kw["epsilon"]
+    assert set(np.round(df.p_left, 12)) <= {eps / 2, 1 - eps / 2, 0.5}
+    for run in range(2):
+        p_left, q_left = toy_reference(
+            mu=mu, algorithm=algorithm, n=n, episodes=50, seed=4, run=run, **kw
+        )
+        rows = df[df.run == run].sort_values("episode")
+        np.testing.assert_array_equal(rows.p_left.to_numpy(), p_left)
+        np.testing.assert_allclose(rows.q_a_left.to_numpy(), q_left, rtol=0, atol=1e-12)
+
+
 def test_run_does_not_depend_on_batch() -> None:
     big = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=6, episodes=25, seed=11)
     small = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=2, episodes=25, seed=11)
