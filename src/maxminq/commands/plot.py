@@ -5,7 +5,6 @@ estimation bias, Q estimates), one colour per run."""
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 from pathlib import Path
@@ -91,32 +90,6 @@ def _settings(folder: Path) -> dict:
             + ", ".join(f"{k} = {json.dumps(settings[k])}" for k in bad)
         )
     return settings
-
-
-def _tables(folder: Path) -> dict:
-    """The run's tables, each checked to be whole: a file cut short (a copy that did not
-    finish, a full disk) would otherwise plot as a shorter run without a word."""
-    import pandas as pd
-
-    from maxminq.deep.train import TABLE_COLUMNS
-
-    tables = {}
-    for name in TABLE_COLUMNS:
-        path = folder / f"{name}.csv"
-        try:
-            data = path.read_bytes()
-        except OSError as err:
-            raise UsageError(f"RUN_DIR: {path} is unreadable ({err.strerror})") from None
-        if not data.endswith(b"\n"):  # the writers end every table with a line end
-            what = "empty" if not data else "cut short (its last line is incomplete)"
-            raise UsageError(f"RUN_DIR: {path} is {what}")
-        try:
-            tables[name] = pd.read_csv(io.BytesIO(data))
-        except (ValueError, pd.errors.ParserError) as err:
-            raise UsageError(
-                f"RUN_DIR: {path} is not a table ({' '.join(str(err).split())})"
-            ) from None
-    return tables
 
 
 def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
@@ -246,10 +219,11 @@ def run(args: argparse.Namespace) -> int:
     """Check every folder first, then draw one figure."""
     from maxminq.analysis.figures import fig_training_runs
     from maxminq.cli import check_out_folder
+    from maxminq.deep.train import read_tables
 
     panels = _panels(args.panels)
     cfgs = [_settings(folder) for folder in args.runs]
-    tables = [_tables(folder) for folder in args.runs]
+    tables = [read_tables(folder) for folder in args.runs]
     for folder, t in zip(args.runs, tables, strict=True):
         _check_columns(folder, t, panels)
     labels = run_labels(cfgs, args.runs)
