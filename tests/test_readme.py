@@ -4,10 +4,13 @@ user guide cannot drift from the program unnoticed."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
+import yaml
 
 from maxminq.cli import main
 
@@ -140,3 +143,78 @@ def test_environments_example_runs_as_its_comments_say() -> None:
         "maxminq/Catcher-v0",
         2000,
     )
+
+
+def test_theory_synopsis_names_every_option(capsys) -> None:
+    line = next(ln for ln in _section("Theory").splitlines() if ln.startswith("`maxminq theory "))
+    named = set(re.findall(r"--[a-z][a-z0-9-]*", line))
+    assert named == _options("theory", capsys) - {"--help"}
+
+
+def test_choose_n_table_is_the_least_biased_n() -> None:
+    from scipy.special import gammaln
+
+    rows = [ln for ln in _section("Theory").splitlines() if ln.startswith("| ")]
+    ms = [int(x) for x in rows[0].strip("|").split("|")[1:]]
+    documented = [int(x) for x in rows[1].strip("|").split("|")[1:]]
+    n = np.arange(1, 201)
+    expected = []
+    for m in ms:  # E[Z_MN] / (gamma tau) = 1 - 2 Gamma(M+1) Gamma(1+1/N) / Gamma(M+1+1/N)
+        t = np.exp(gammaln(m + 1) + gammaln(1 + 1 / n) - gammaln(m + 1 + 1 / n))
+        expected.append(int(n[np.argmin(np.abs(1 - 2 * t))]))
+    assert documented == expected
+
+
+def _normal_min_variance(n: int) -> float:
+    """Var[min of n standard normals], by quadrature of its density."""
+    from scipy import integrate, stats
+
+    def moment(k: int) -> float:
+        def f(x: float) -> float:
+            return x**k * n * stats.norm.pdf(x) * stats.norm.sf(x) ** (n - 1)
+
+        return integrate.quad(f, -np.inf, np.inf)[0]
+
+    return moment(2) - moment(1) ** 2
+
+
+def test_normal_noise_variance_ratios_are_the_quoted_ones() -> None:
+    text = " ".join(_section("Theory").split())
+    pattern = r"grows with N \(([\d.]+) at N = 2, ([\d.]+) at N = 8, ([\d.]+) at N = 16"
+    quoted = re.search(pattern, text)
+    assert quoted
+    # N estimators, each from 1/N of the samples (N times the variance): N Var[min of N]
+    ratios = [round(n * _normal_min_variance(n), 2) for n in (2, 8, 16)]
+    assert ratios == [float(v) for v in quoted.groups()]
+
+
+def test_finite_mdp_example_runs_and_its_q_star_comment_holds() -> None:
+    block = _blocks(_section("Theory"), "python")[1]
+    ns: dict = {}
+    exec(compile(block, "README.md", "exec"), ns)
+    comment = block.split("# value iteration: ", 1)[1].splitlines()[0]
+    assert np.array_equal(ns["q_star"], np.array(ast.literal_eval(comment)))
+    # by hand: V(2) = 0, V(1) = max(0.5 V(0), 2) = 2, V(0) = max(1 + V(1), 0) = 3
+    assert np.array_equal(ns["q_star"], [[3, 0], [1.5, 2], [0, 0]])
+    res = ns["res"]
+    assert res.q.shape == (4, 3, 2)
+    assert res.error_updates.tolist() == list(range(100, 2001, 100))
+    assert res.errors.shape == res.biases.shape == (20,)
+
+
+def test_config_example_is_the_shipped_toy_mdp_config() -> None:
+    block = _blocks(_section("Sweeps and results store"), "yaml")[0]
+    shipped = (ROOT / "configs" / "toy_mdp.yaml").read_text()
+    assert yaml.safe_load(block) == yaml.safe_load(shipped)
+
+
+def test_internal_links_and_figures_resolve() -> None:
+    headings = {
+        re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+        for h in re.findall(r"^#+ (.*)$", README, re.M)
+    }
+    anchors = re.findall(r"\]\(#([^)]+)\)", README)
+    files = re.findall(r"\]\(([^)#:]+)\)", README)
+    assert len(anchors) >= 9 and len(files) >= 12
+    assert set(anchors) <= headings
+    assert [f for f in files if not (ROOT / f).is_file()] == []
