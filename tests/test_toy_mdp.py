@@ -366,3 +366,24 @@ def test_figures_keep_settings_that_differ_only_in_operator_parameters_apart() -
     }
     assert fig.axes[0].get_title() == "mu = +0.1  (4 runs)"
     plt.close(fig)
+
+
+def test_gamma_zero_is_refused_and_q_left_truth_is_gamma_mu() -> None:
+    """Left is worth gamma * mu and Right 0: with gamma = 0 both are optimal, so the distance
+    to 'the' optimal policy (0.95 for mu > 0) was a number without meaning; the appendix
+    figure's dotted line was at mu whatever gamma the runs used."""
+    import matplotlib.pyplot as plt
+
+    from maxminq.analysis import classic_plots as cp
+
+    with pytest.raises(UsageError, match="^--gamma: the toy MDP needs gamma > 0"):
+        run_toy_mdp(mu=0.1, algorithm="q_learning", n=1, runs=2, episodes=2, seed=0, gamma=0)
+    df = run_toy_mdp(mu=-0.4, algorithm="q_learning", n=1, runs=2, episodes=3, seed=0, gamma=0.5)
+    for gamma, truth, label in ((0.5, -0.2, "true value gamma mu = -0.2"),
+                                (1.0, -0.4, "true value -0.4")):  # fmt: skip
+        fig = cp.toy_q_left_figure(df, gamma=gamma)
+        ax = fig.axes[0]
+        dotted = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+        assert [line.get_ydata()[0] for line in dotted] == [pytest.approx(truth)]
+        assert label in [t.get_text() for t in ax.get_legend().get_texts()]
+        plt.close(fig)

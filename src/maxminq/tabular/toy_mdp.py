@@ -76,7 +76,8 @@ TOY_DEFAULTS: dict[str, Any] = {
 
 
 def optimal_p_left(mu: float, epsilon: float = 0.1) -> float:
-    """P(Left | A) under the optimal eps-greedy policy: 1 - eps/2 if mu > 0, else eps/2."""
+    """P(Left | A) under the optimal eps-greedy policy: 1 - eps/2 if mu > 0, else eps/2
+    (Left is worth gamma * mu, Right 0; for any gamma > 0 only the sign of mu matters)."""
     return 1.0 - epsilon / 2 if mu > 0 else epsilon / 2
 
 
@@ -240,6 +241,11 @@ def _validate(mu: Any, runs: Any, episodes: Any, params: dict[str, Any]) -> dict
     check_positive_int(runs, "--runs")
     check_positive_int(episodes, "--episodes")
     p = agent_params(params, TOY_DEFAULTS, "toy MDP", ("buffer_size", "batch_size", "update_every"))
+    if p["gamma"] == 0:  # as mu = 0: Left (worth gamma * mu) and Right (0) would tie
+        raise UsageError(
+            "--gamma: the toy MDP needs gamma > 0 (with gamma = 0 Left and Right are both "
+            "worth 0, so there is no optimal policy to measure the distance to)"
+        )
     p["step_size"] = check_real(p["step_size"], "--step-size", 0.0, strict=True)
     p["init_std"] = check_real(p["init_std"], "--init-std", 0.0)
     return p
@@ -272,7 +278,8 @@ def run_toy_mdp(
     Returns one row per run x episode with columns ``mu, algorithm, n, run, episode,
     p_left, distance, q_a_left``: P(Left | A) of the eps-greedy policy on the behaviour
     values after the episode, its distance to the optimal eps-greedy policy (Fig. 2), and the
-    behaviour value of (A, Left) (appendix figure; true value mu). ``params`` override
+    behaviour value of (A, Left) (appendix figure; true value gamma * mu, which is mu at the
+    paper's gamma = 1; gamma must be > 0, mu non-zero). ``params`` override
     ``TOY_DEFAULTS``; ``op_kwargs`` are passed to the operator. Run r uses the stream of
     ``(seed, run_offset + r)``. ``df.attrs["agent_steps"]`` holds the total agent steps.
     """
