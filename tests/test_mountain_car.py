@@ -432,5 +432,46 @@ def test_cli_appendix_figure_names_runs_and_step_size_reading(tmp_path, monkeypa
     )  # fmt: skip
     assert status == 0
     assert titles["figC2_mountain_car_curves.png"] == (
-        "Appendix C.2: noisy Mountain Car, 2 runs x 3 episodes, step sizes per total"
+        "Appendix C.2: noisy Mountain Car, 2 runs x 3 episodes of at most 100 steps, "
+        "step sizes per total"
     )
+
+
+def test_step_size_table_counts_runs_at_the_cap_and_names_the_reading(tmp_path) -> None:
+    """The paper's Mountain Car claim is about runs that never reach the goal within the
+    5,000-step cap: the step-size table gives that fraction (``capped``) per setting, and
+    says how its step sizes are read; the figures name the cap (a curve at the cap is one
+    that fails)."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from maxminq.analysis import classic_plots as cp
+    from maxminq.cli import main
+
+    last = {0.02: [300, 300, 120, 80], 0.08: [90, 300, 100, 110]}  # last-episode steps
+    df = pd.DataFrame(
+        [dict(algorithm="q_learning", n=1, sigma2=50.0, step_size=a, step_size_per="total",
+              run=r, episode=e, steps=300 if e == 1 else s[r])
+         for a, s in last.items() for r in range(4) for e in (1, 2)]
+    )  # fmt: skip
+    table = cp.mc_best_step_sizes(df, max_steps=300).set_index("step_size")
+    assert table.capped.to_dict() == {0.02: 0.5, 0.08: 0.25}
+    assert table["mean"].to_dict() == {0.02: 200.0, 0.08: 150.0} and table.best[0.08]
+    assert set(table.step_size_per) == {"total"}
+    assert "capped" not in cp.mc_best_step_sizes(df).columns  # no cap given: no column
+    fig = cp.mc_sensitivity_figure(df, max_steps=300)
+    assert fig.axes[0].get_title().startswith("Mountain Car, 4 runs, 2 episodes of at most 300")
+    plt.close(fig)
+
+    out = tmp_path / "mc"
+    argv = ["experiment", "mountain-car", "--runs", "3", "--episodes", "2", "--max-steps", "120",
+            "--sigma2", "50", "--step-sizes", "0.08", "--algorithms", "q_learning",
+            "--workers", "1", "--no-progress", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    runs = pd.read_csv(out / "mountain_car.csv")
+    table = pd.read_csv(out / "mountain_car_step_sizes.csv")
+    final = runs[runs.episode == 2].steps
+    assert list(table.columns) == ["algorithm", "n", "step_size_per", "sigma2", "step_size",
+                                   "mean", "se", "capped", "best"]  # fmt: skip
+    assert table.capped.iloc[0] == pytest.approx((final == 120).mean())
+    assert table.step_size_per.iloc[0] == "tiling"

@@ -181,25 +181,32 @@ def toy_q_left_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
     return _toy_panels(df, "q_a_left", "Q(A, Left)", truth=float(gamma))
 
 
-def mc_best_step_sizes(df: pd.DataFrame) -> pd.DataFrame:
+def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.DataFrame:
     """Per (algorithm, n, sigma2): mean/SE of last-episode steps for every step size, and the
     best one (fewest mean steps; the paper picks the step size per algorithm and sigma^2).
     With an ``op_kwargs`` column (stored sweeps), its parameters (column ``op_params``) are
-    part of the setting."""
+    part of the setting, and so is ``step_size_per`` (the command's CSV) when present: the
+    table then says how its step sizes are read. With ``max_steps`` (the episode cap the runs
+    used), column ``capped`` is the fraction of runs whose last episode hit the cap, i.e. did
+    not reach the goal (the paper's "fail to reach the goal within 5,000 steps")."""
     df, extra = _with_params(df)
+    per = ["step_size_per"] if "step_size_per" in df.columns else []
     last = df[df.episode == df.episode.max()]
-    setting = ["algorithm", "n", *extra, "sigma2"]
+    setting = ["algorithm", "n", *extra, *per, "sigma2"]
     g = last.groupby([*setting, "step_size"], observed=True).steps
     table = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count())})
+    if max_steps is not None:
+        table["capped"] = g.apply(lambda steps: float((steps >= max_steps).mean()))
     table = table.reset_index()
     best = table.loc[table.groupby(setting, observed=True)["mean"].idxmin()]
     table["best"] = table.index.isin(best.index)
     return table
 
 
-def mc_sensitivity_figure(df: pd.DataFrame) -> Figure:
+def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Figure:
     """Fig. 3(a): steps in the last episode vs sigma^2, best step size per algorithm and
-    sigma^2, one standard error."""
+    sigma^2, one standard error; ``max_steps`` (the runs' episode cap) is named in the
+    title."""
     table = mc_best_step_sizes(df)
     best = table[table.best]
     fig, ax = plt.subplots(figsize=(5.4, 3.9))
@@ -212,7 +219,7 @@ def mc_sensitivity_figure(df: pd.DataFrame) -> Figure:
     ax.set_ylabel("steps in the last episode")
     keyed, extra = _with_params(df)
     runs = count_runs(keyed, [*T.MOUNTAIN_CAR_KEYS, *extra])
-    title = f"Mountain Car, {runs} runs, {df.episode.max()} episodes"
+    title = f"Mountain Car, {runs} runs, {df.episode.max()} episodes{_cap_text(max_steps)}"
     per = _per_text(df)  # "" for tables without the column: the report's figure is unchanged
     ax.set_title(title + ("\n" + per.removeprefix(", ") if per else ""))
     ax.grid(alpha=0.3)
@@ -226,10 +233,12 @@ def mc_learning_curve_figure(
     sigma2: Sequence[float] | None = None,
     smooth: int = 10,
     title: str | None = None,
+    max_steps: int | None = None,
 ) -> Figure:
     """Fig. 3(b) for ``sigma2=[10]``; appendix C.2 for all four: steps per episode at the best
     step size, mean over runs with one standard error (trailing ``smooth``-episode average).
-    ``title`` goes above the panels."""
+    ``title`` goes above the panels, followed by the episode cap ``max_steps`` if given (a
+    curve at the cap is one that never reaches the goal)."""
     levels = sorted(df.sigma2.unique()) if sigma2 is None else list(sigma2)
     best = mc_best_step_sizes(df)
     best = best[best.best]
@@ -265,9 +274,14 @@ def mc_learning_curve_figure(
     for ax in axes.ravel()[len(levels) :]:
         ax.set_visible(False)
     if title:
-        fig.suptitle(title + _per_text(df), fontsize=10)
+        fig.suptitle(title + _cap_text(max_steps) + _per_text(df), fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def _cap_text(max_steps: int | None) -> str:
+    """' of at most 5,000 steps' for an episode cap, '' without one."""
+    return "" if max_steps is None else f" of at most {int(max_steps):,} steps"
 
 
 def _per_text(df: pd.DataFrame) -> str:

@@ -381,18 +381,21 @@ def run_toy(args: argparse.Namespace) -> int:
     return 0
 
 
-def fig3b_figure(df: pd.DataFrame, sigma2: list[float]) -> tuple[Any, str | None]:
+def fig3b_figure(
+    df: pd.DataFrame, sigma2: list[float], max_steps: int | None = None
+) -> tuple[Any, str | None]:
     """Fig. 3(b), the learning curves at sigma^2 = 10, and a note when 10 was not run: then
-    the middle value of ``sigma2`` (in the order given) stands in, and the title says so."""
+    the middle value of ``sigma2`` (in the order given) stands in, and the title says so
+    (and names the episode cap ``max_steps`` if given)."""
     from maxminq.analysis import classic_plots as cp
 
     if 10.0 in sigma2:
-        return cp.mc_learning_curve_figure(df, [10.0], title="Fig. 3(b): sigma^2 = 10"), None
-    s2 = sigma2[len(sigma2) // 2]
-    note = f"fig3b shows sigma^2 = {s2:g} (the paper's 10 is not among --sigma2)"
-    return cp.mc_learning_curve_figure(
-        df, [s2], title=f"Fig. 3(b) at sigma^2 = {s2:g}, not 10"
-    ), note
+        s2, title, note = 10.0, "Fig. 3(b): sigma^2 = 10", None
+    else:
+        s2 = sigma2[len(sigma2) // 2]
+        title = f"Fig. 3(b) at sigma^2 = {s2:g}, not 10"
+        note = f"fig3b shows sigma^2 = {s2:g} (the paper's 10 is not among --sigma2)"
+    return cp.mc_learning_curve_figure(df, [s2], title=title, max_steps=max_steps), note
 
 
 def run_mountain_car(args: argparse.Namespace) -> int:
@@ -445,17 +448,20 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     from maxminq.analysis import classic_plots as cp
 
     shown = _plot_frame(df, algos)
-    cp.save_figure(cp.mc_sensitivity_figure(shown), out / "fig3a_mountain_car_sensitivity.png")
-    fig3b, note = fig3b_figure(shown, sig)
+    cp.save_figure(cp.mc_sensitivity_figure(shown, max_steps),
+                   out / "fig3a_mountain_car_sensitivity.png")  # fmt: skip
+    fig3b, note = fig3b_figure(shown, sig, max_steps)
     if note:
         print(f"mountain car: {note}", flush=True)
     cp.save_figure(fig3b, out / "fig3b_mountain_car_curve.png")
     # Titled, so that the appendix panels too say how the step sizes are read.
     curves = cp.mc_learning_curve_figure(
-        shown, title=f"Appendix C.2: noisy Mountain Car, {runs} runs x {episodes} episodes"
+        shown,
+        title=f"Appendix C.2: noisy Mountain Car, {runs} runs x {episodes} episodes",
+        max_steps=max_steps,
     )
     cp.save_figure(curves, out / "figC2_mountain_car_curves.png")
-    write_csv_atomic(cp.mc_best_step_sizes(df), out / "mountain_car_step_sizes.csv")
+    write_csv_atomic(cp.mc_best_step_sizes(df, max_steps), out / "mountain_car_step_sizes.csv")
     agent_steps = int(df.steps.sum())
     print(f"mountain car: {len(algos)} algorithms x {len(sig)} sigma2 x {len(alphas)} step sizes "
           f"(per {args.step_size_per}) x {runs} runs x {episodes} episodes = {agent_steps:,} "
