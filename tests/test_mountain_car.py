@@ -166,6 +166,9 @@ def test_q_learning_learns_noise_free_mountain_car() -> None:
         ({"init_weight": float("nan")}, "--init-weight: expected a finite number, got nan"),
         ({"init_weight": "a"}, "--init-weight"),  # was float()'s bare ValueError
         ({"run_offset": -3}, "--run-offset"),  # was SeedSequence's bare ValueError
+        # a repeated value ran the setting twice: duplicate rows (twice the runs in its SE)
+        ({"sigma2": [1, 1.0]}, "^--sigma2: 1 is given twice"),
+        ({"step_sizes": [0.01, 0.02, 0.01]}, "^--step-sizes: 0.01 is given twice"),
     ],
 )
 def test_bad_input_raises_usage_error(kwargs: dict, option: str) -> None:

@@ -332,6 +332,8 @@ def _as_float_list(values: Any, option: str, *, positive: bool) -> list[float]:
         if not math.isfinite(x) or (x <= 0 if positive else x < 0):
             what = "> 0" if positive else ">= 0"
             raise UsageError(f"{option}: every value must be finite and {what}, got {v!r}")
+        if x in out:  # the same setting twice: rows the table cannot tell apart (as the CLI)
+            raise UsageError(f"{option}: {x:g} is given twice; give each value once")
         out.append(x)
     return out
 
