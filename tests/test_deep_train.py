@@ -955,3 +955,37 @@ def test_train_help_states_every_default() -> None:
     for action in parser._actions:  # evaluate's options with a value default: it is named
         if action.default not in (None, argparse.SUPPRESS) and action.nargs != 0:
             assert f"{action.default:g}" in action.help, action.option_strings
+
+
+def test_a_second_run_into_a_folder_in_use_is_refused_and_the_lock_dies_with_its_holder(
+    tmp_path: pathlib.Path, capsys
+) -> None:
+    """While one 'maxminq train' writes in --out, another (even with --overwrite) and
+    run_training into the same folder are one-line errors that touch nothing there; once
+    the first process is killed, the folder can be used again."""
+    import subprocess
+    import time
+
+    out = tmp_path / "run"
+    argv = ["train", "--env", "CartPole-v1", "--agent", "dqn", "--seeds", "0", "--out", str(out)]
+    argv += ["--no-progress", "--no-plot"]
+    code = f"from maxminq.cli import main; main({[*argv, '--steps', '10000000']!r})"
+    holder = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "config.json").exists():  # written once the run holds the folder
+            assert holder.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        assert main([*argv, "--steps", "300", "--overwrite"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--out:" in err[0] and "in use by another training run" in err[0]
+        with pytest.raises(UsageError, match="in use by another training run"):
+            run_training(TrainConfig(env_id="CartPole-v1", agent="dqn", steps=300), out)
+        # the holder's run is untouched: its options, no tables of a 300-step run
+        assert json.loads((out / "config.json").read_text())["steps"] == 10_000_000
+        assert not (out / "runs.csv").exists() and holder.poll() is None
+    finally:
+        holder.kill()
+        holder.wait()
+    assert main([*argv, "--steps", "300", "--eval-episodes", "1", "--overwrite"]) == 0
+    assert (out / "runs.csv").exists()

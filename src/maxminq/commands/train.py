@@ -12,6 +12,7 @@ Every hyper-parameter not given takes the paper's default for that environment
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import pathlib
 import shutil
@@ -288,7 +289,7 @@ def _file_id(path: pathlib.Path) -> tuple[int, int] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate everything (including the environment's observations), then train."""
-    from maxminq.deep.train import Trainer, run_training, tensorboard_writer_class
+    from maxminq.deep.train import Trainer, folder_lock, run_training, tensorboard_writer_class
 
     if args.threads < 1:
         raise UsageError(f"--threads: expected a whole number >= 1, got {args.threads}")
@@ -299,62 +300,65 @@ def run(args: argparse.Namespace) -> int:
     Trainer.check_env(resolved)
     if resolved.tensorboard:
         tensorboard_writer_class()  # not installed: an error before --out is touched
-    _prepare_out(args.out, args.resume, args.overwrite)
-    warn_if_uncapped("train", resolved.env_id, resolved.max_episode_steps)
-    if resolved.steps <= resolved.learning_starts:
-        print(
-            f"maxminq train: warning: --steps {resolved.steps} <= --learning-starts "
-            f"{resolved.learning_starts}: only random steps, the agents never learn",
-            file=sys.stderr,
-        )
-    _warn_if_cut_episodes_give_no_bias(resolved.max_episode_steps, resolved.gamma)
-    before = _file_id(args.out / "runs.csv")  # unchanged after: a finished run read back
-    try:
-        tables = run_training(
-            config,
-            args.out,
-            resume=args.resume,
-            progress=not args.no_progress,
-            threads=args.threads,
-        )
-    except KeyboardInterrupt:  # say what a rerun with --resume will find
-        if (args.out / "checkpoint" / "state.pt").exists():
-            how = "--resume instead of --overwrite" if args.overwrite else "--resume"
+    with contextlib.ExitStack() as held:
+        if args.out.is_dir():  # a run training there now keeps its files (--overwrite too)
+            held.enter_context(folder_lock(args.out))
+        _prepare_out(args.out, args.resume, args.overwrite)
+        warn_if_uncapped("train", resolved.env_id, resolved.max_episode_steps)
+        if resolved.steps <= resolved.learning_starts:
             print(
-                f"maxminq train: {args.out}/checkpoint holds the last checkpoint; the same "
-                f"command with {how} continues from it",
+                f"maxminq train: warning: --steps {resolved.steps} <= --learning-starts "
+                f"{resolved.learning_starts}: only random steps, the agents never learn",
                 file=sys.stderr,
             )
+        _warn_if_cut_episodes_give_no_bias(resolved.max_episode_steps, resolved.gamma)
+        before = _file_id(args.out / "runs.csv")  # unchanged after: a finished run read back
+        try:
+            tables = run_training(
+                config,
+                args.out,
+                resume=args.resume,
+                progress=not args.no_progress,
+                threads=args.threads,
+            )
+        except KeyboardInterrupt:  # say what a rerun with --resume will find
+            if (args.out / "checkpoint" / "state.pt").exists():
+                how = "--resume instead of --overwrite" if args.overwrite else "--resume"
+                print(
+                    f"maxminq train: {args.out}/checkpoint holds the last checkpoint; the same "
+                    f"command with {how} continues from it",
+                    file=sys.stderr,
+                )
+            else:
+                k = resolved.checkpoint_every
+                when = f"every {k} steps" if k else "--checkpoint-every 0"
+                print(
+                    f"maxminq train: no checkpoint was written yet ({when}): --resume would "
+                    "start again",
+                    file=sys.stderr,
+                )
+            raise
+        runs, tests = tables["runs"], tables["tests"]
+        for _, row in runs.iterrows():
+            t = tests[tests["seed"] == row["seed"]]["return"]
+            score = f"test return {t.mean():.2f} over {len(t)} episodes" if len(t) else "no test"
+            extra = f" at step {row['diverged_step']}" if row["status"] == "diverged" else ""
+            print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
+        if before is not None and _file_id(args.out / "runs.csv") == before:
+            print(f"finished run read back from {args.out} (nothing trained)")
         else:
-            k = resolved.checkpoint_every
-            when = f"every {k} steps" if k else "--checkpoint-every 0"
-            print(
-                f"maxminq train: no checkpoint was written yet ({when}): --resume would "
-                "start again",
-                file=sys.stderr,
-            )
-        raise
-    runs, tests = tables["runs"], tables["tests"]
-    for _, row in runs.iterrows():
-        t = tests[tests["seed"] == row["seed"]]["return"]
-        score = f"test return {t.mean():.2f} over {len(t)} episodes" if len(t) else "no test"
-        extra = f" at step {row['diverged_step']}" if row["status"] == "diverged" else ""
-        print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
-    if before is not None and _file_id(args.out / "runs.csv") == before:
-        print(f"finished run read back from {args.out} (nothing trained)")
-    else:
-        print(f"tables written to {args.out}")
-    if not args.no_plot:
-        from maxminq.analysis import style
-        from maxminq.analysis.figures import fig_training_runs
+            print(f"tables written to {args.out}")
+        if not args.no_plot:
+            from maxminq.analysis import style
+            from maxminq.analysis.figures import fig_training_runs
 
-        label = style.label(resolved.agent, resolved.n)
-        title = f"{label} on {resolved.env_id}, {len(resolved.seeds)} seed(s)"
-        per_seed = tests.groupby("seed")["return"].mean()
-        if len(per_seed):
-            se = per_seed.std() / len(per_seed) ** 0.5 if len(per_seed) > 1 else 0.0
-            title += f"; test return {per_seed.mean():.1f} +- {se:.1f}"
-        figure = fig_training_runs([(label, resolved.agent, tables)], title, args.out)
-        if figure is not None:
-            print(f"figure written to {figure.png}")
-    return 0
+            label = style.label(resolved.agent, resolved.n)
+            title = f"{label} on {resolved.env_id}, {len(resolved.seeds)} seed(s)"
+            per_seed = tests.groupby("seed")["return"].mean()
+            if len(per_seed):
+                se = per_seed.std() / len(per_seed) ** 0.5 if len(per_seed) > 1 else 0.0
+                title += f"; test return {per_seed.mean():.1f} +- {se:.1f}"
+            figure = fig_training_runs([(label, resolved.agent, tables)], title, args.out)
+            if figure is not None:
+                print(f"figure written to {figure.png}")
+        return 0

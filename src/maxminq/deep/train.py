@@ -31,12 +31,15 @@ resumes to the same result as an uninterrupted one. A finished run also writes
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import json
 import math
+import os
 import pathlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -65,6 +68,7 @@ __all__ = [
     "probe_counts",
     "Trainer",
     "check_resumable",
+    "folder_lock",
     "run_training",
     "tensorboard_writer_class",
 ]
@@ -718,6 +722,41 @@ def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
+_LOCKED: set[str] = set()  # folders this process holds (the lock is re-entrant)
+
+
+@contextlib.contextmanager
+def folder_lock(folder: pathlib.Path, option: str = "--out") -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the existing folder ``folder`` while a run writes
+    there: a second run into it (another ``maxminq train``, or ``run_training``) is a
+    one-line UsageError instead of two runs mixing their files. Released on exit (or when
+    the process dies); a file system without locks runs unlocked."""
+    import fcntl
+
+    key = str(pathlib.Path(folder).resolve())
+    if key in _LOCKED:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(
+                f"{option}: {folder} is in use by another training run (maxminq train or "
+                "run_training) still running; wait for it to end, or choose another folder"
+            ) from None
+        except OSError:  # no locks here (e.g. some network file systems)
+            pass
+        _LOCKED.add(key)
+        try:
+            yield
+        finally:
+            _LOCKED.discard(key)
+    finally:
+        os.close(fd)
+
+
 def run_training(
     config: TrainConfig,
     out_dir: pathlib.Path,
@@ -738,10 +777,26 @@ def run_training(
     from more, and sweeps run one process per core); results do not depend on it (tested).
     """
     cfg = config.resolve()
-    writer_class = tensorboard_writer_class() if cfg.tensorboard else None
+    if cfg.tensorboard:
+        tensorboard_writer_class()  # not installed: an error before out_dir is touched
     Trainer.check_env(cfg)  # a one-line error before out_dir is touched
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out_dir):
+        return _train_in(cfg, config, out_dir, resume, progress, stop_after, threads)
+
+
+def _train_in(
+    cfg: TrainConfig,
+    config: TrainConfig,
+    out_dir: pathlib.Path,
+    resume: bool,
+    progress: bool,
+    stop_after: int | None,
+    threads: int,
+) -> dict[str, pd.DataFrame]:
+    """``run_training`` once ``out_dir`` is held: ``cfg`` is ``config`` resolved."""
+    writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     ckpt_dir = out_dir / "checkpoint"
     config_path = out_dir / "config.json"
     finished = (out_dir / "runs.csv").exists() and config_path.exists()
