@@ -218,3 +218,45 @@ def test_internal_links_and_figures_resolve() -> None:
     assert len(anchors) >= 9 and len(files) >= 12
     assert set(anchors) <= headings
     assert [f for f in files if not (ROOT / f).is_file()] == []
+
+
+def test_operators_table_names_every_operator() -> None:
+    from maxminq.operators import OPERATORS
+
+    rows = [ln for ln in _section("Operators").splitlines() if ln.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == list(OPERATORS)
+
+
+def test_environments_table_matches_the_spaces_and_caps() -> None:
+    from maxminq.envs import make
+
+    rows = [ln for ln in _section("Environments").splitlines() if ln.startswith("| `")]
+    checked = 0
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        env_id, obs, actions, cap = cells[0].strip("`"), cells[2], cells[3], cells[4]
+        if "{" in env_id:  # maxminq/MinAtar-{Asterix,...}-v0
+            head, rest = env_id.split("{")
+            games, tail = rest.split("}")
+            ids = [head + g + tail for g in games.split(",")]
+        else:
+            ids = [env_id]
+        for one in ids:
+            env = make(one)
+            space = env.observation_space
+            if obs.startswith("(C, 10, 10) uint8"):
+                assert space.shape[1:] == (10, 10) and space.dtype == np.uint8
+            else:
+                size, dtype = obs.split()[:2]
+                assert space.shape == (int(size),) and space.dtype == np.dtype(dtype)
+            n = int(actions.split()[0]) if actions[0].isdigit() else len(actions.split(", "))
+            assert env.action_space.n == n
+            game = one.split("-")[1] if "MinAtar" in one else ""
+            if cap.startswith("Seaquest"):  # "Seaquest 10,000, others none"
+                want = 10_000 if game == "Seaquest" else None
+            else:
+                want = int(cap.replace(",", ""))
+            assert env.spec.max_episode_steps == want
+            env.close()
+            checked += 1
+    assert checked == 8
