@@ -435,8 +435,8 @@ def test_cli_appendix_figure_names_runs_and_step_size_reading(tmp_path, monkeypa
     )  # fmt: skip
     assert status == 0
     assert titles["figC2_mountain_car_curves.png"] == (
-        "Appendix C.2: noisy Mountain Car, 2 runs x 3 episodes of at most 100 steps, "
-        "step sizes per total"
+        "Appendix C.2: noisy Mountain Car, 2 runs x 3 episodes, at most 100 steps per "
+        "episode, step sizes per total"
     )
 
 
@@ -450,6 +450,7 @@ def test_step_size_table_counts_runs_at_the_cap_and_names_the_reading(tmp_path) 
 
     from maxminq.analysis import classic_plots as cp
     from maxminq.cli import main
+    from maxminq.commands.experiment import fig3b_figure
 
     last = {0.02: [300, 300, 120, 80], 0.08: [90, 300, 100, 110]}  # last-episode steps
     df = pd.DataFrame(
@@ -463,7 +464,13 @@ def test_step_size_table_counts_runs_at_the_cap_and_names_the_reading(tmp_path) 
     assert set(table.step_size_per) == {"total"}
     assert "capped" not in cp.mc_best_step_sizes(df).columns  # no cap given: no column
     fig = cp.mc_sensitivity_figure(df, max_steps=300)
-    assert fig.axes[0].get_title().startswith("Mountain Car, 4 runs, 2 episodes of at most 300")
+    title = fig.axes[0].get_title()
+    assert title.startswith("Mountain Car, 4 runs, 2 episodes, at most 300 steps per episode\n")
+    plt.close(fig)
+    fig, _ = fig3b_figure(df, [50.0], 300)
+    assert fig._suptitle.get_text() == (
+        "Fig. 3(b) at sigma^2 = 50, not 10, at most 300 steps per episode, step sizes per total"
+    )
     plt.close(fig)
 
     out = tmp_path / "mc"

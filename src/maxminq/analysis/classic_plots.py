@@ -280,8 +280,8 @@ def mc_learning_curve_figure(
 
 
 def _cap_text(max_steps: int | None) -> str:
-    """' of at most 5,000 steps' for an episode cap, '' without one."""
-    return "" if max_steps is None else f" of at most {int(max_steps):,} steps"
+    """', at most 5,000 steps per episode' for an episode cap, '' without one."""
+    return "" if max_steps is None else f", at most {int(max_steps):,} steps per episode"
 
 
 def _per_text(df: pd.DataFrame) -> str:
