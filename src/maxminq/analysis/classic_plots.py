@@ -274,7 +274,7 @@ def mc_learning_curve_figure(
     for ax in axes.ravel()[len(levels) :]:
         ax.set_visible(False)
     if title:
-        fig.suptitle(title + _cap_text(max_steps) + _per_text(df), fontsize=10)
+        fig.suptitle(title + _cap_text(max_steps) + _per_text(df), fontsize=10, wrap=True)
     fig.tight_layout()
     return fig
 
