@@ -432,7 +432,9 @@ def run_mountain_car_grid(
 
     Run r of every setting uses the random stream of ``(seed, run_offset + r)`` (common random
     numbers across settings); a setting's result equals ``run_mountain_car`` on that setting.
-    Returns columns ``algorithm, n, sigma2, step_size, run, episode, steps``; with
+    ``params`` override ``MC_DEFAULTS``; ``op_kwargs`` go to the operator. Each value of
+    ``sigma2`` and ``step_sizes`` is given once. Returns columns ``algorithm, n, sigma2,
+    step_size, run, episode, steps``; with
     ``return_weights`` also the final weights, shape (lanes, M, features x 3) with lane =
     setting x runs + run, and each lane's newest-table index (snapshot kinds).
     """
