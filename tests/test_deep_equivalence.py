@@ -57,28 +57,31 @@ def _reference_target(agent: str, online, targets, next_obs) -> torch.Tensor:
 
 
 @pytest.mark.parametrize(
-    "agent,n,kind,loss,network,seeds,hidden",
+    "agent,n,kind,loss,network,seeds,hidden,u",
     [
-        ("maxmin-dqn", 3, "rmsprop", "mse", "mlp", 2, None),
-        ("maxmin-dqn", 4, "adam", "huber", "mlp", 1, None),  # one seed: the in-place row path
-        ("averaged-dqn", 3, "centered_rmsprop", "mse", "mlp", 2, None),
-        ("ensemble-dqn", 3, "adam", "mse", "mlp", 2, None),
-        ("dqn", 1, "rmsprop", "mse", "mlp", 2, None),
-        ("ddqn", 1, "rmsprop", "huber", "mlp", 2, None),
-        ("maxmin-dqn", 2, "centered_rmsprop", "huber", "minatar_cnn", 2, None),
-        ("maxmin-dqn", 2, "rmsprop", "mse", "mlp", 2, (16, 8, 4)),  # --hidden 16,8,4
-        ("dqn", 1, "adam", "huber", "minatar_cnn", 1, (24,)),  # --hidden 24
+        ("maxmin-dqn", 3, "rmsprop", "mse", "mlp", 2, None, 1),
+        ("maxmin-dqn", 4, "adam", "huber", "mlp", 1, None, 1),  # one seed: the in-place row path
+        ("averaged-dqn", 3, "centered_rmsprop", "mse", "mlp", 2, None, 1),
+        ("ensemble-dqn", 3, "adam", "mse", "mlp", 2, None, 1),
+        ("dqn", 1, "rmsprop", "mse", "mlp", 2, None, 1),
+        ("ddqn", 1, "rmsprop", "huber", "mlp", 2, None, 1),
+        ("maxmin-dqn", 2, "centered_rmsprop", "huber", "minatar_cnn", 2, None, 1),
+        ("maxmin-dqn", 2, "rmsprop", "mse", "mlp", 2, (16, 8, 4), 1),  # --hidden 16,8,4
+        ("dqn", 1, "adam", "huber", "minatar_cnn", 1, (24,), 1),  # --hidden 24
+        # --update-members: each of the u members trains on its own mini-batch (Algorithm 1)
+        ("maxmin-dqn", 3, "rmsprop", "mse", "mlp", 2, None, 2),
+        ("ensemble-dqn", 4, "adam", "huber", "mlp", 1, None, 3),
     ],
 )
 def test_batched_learner_matches_separate_modules(
-    agent: str, n: int, kind: str, loss: str, network: str, seeds: int, hidden
+    agent: str, n: int, kind: str, loss: str, network: str, seeds: int, hidden, u: int
 ) -> None:
     lr, c = 1e-3, 7
     obs_shape = (OBS,) if network == "mlp" else (2, 5, 5)
     gens = [torch.Generator().manual_seed(100 + s) for s in range(seeds)]
     learner = Learner(
         agent, n, gens, network, obs_shape, A, kind, lr, _opt_kwargs(kind), loss, CLIP, GAMMA,
-        hidden=hidden,
+        update_members=u, hidden=hidden,
     )  # fmt: skip
     n_on = learner.n_online
     # Reference: per seed, separate online modules + optimisers and target modules.
@@ -98,15 +101,19 @@ def test_batched_learner_matches_separate_modules(
     rng = np.random.default_rng(5)
     data = torch.Generator().manual_seed(9)
     for step in range(120):
-        batch = _batch(data, seeds, obs_shape)
-        members = np.array([[rng.integers(n_on)] for _ in range(seeds)])
+        blocks = [_batch(data, seeds, obs_shape) for _ in range(u)]  # one per member
+        batch = {key: torch.cat([bl[key] for bl in blocks], dim=1) for key in blocks[0]}
+        if u == 1:
+            members = np.array([[rng.integers(n_on)] for _ in range(seeds)])
+        else:
+            members = np.array([np.sort(rng.choice(n_on, u, replace=False)) for _ in range(seeds)])
         learner.update(np.arange(seeds), members, batch)
-        for s in range(seeds):
-            i = int(members[s, 0])
-            y_next = _reference_target(agent, ref_online[s], ref_targets[s], batch["next_obs"][s])
-            y = batch["reward"][s] + GAMMA * (1 - batch["terminated"][s]) * y_next
+        for s, j in np.ndindex(seeds, u):
+            i, bl = int(members[s, j]), blocks[j]
+            y_next = _reference_target(agent, ref_online[s], ref_targets[s], bl["next_obs"][s])
+            y = bl["reward"][s] + GAMMA * (1 - bl["terminated"][s]) * y_next
             net, opt = ref_online[s][i], ref_opts[s][i]
-            q = net(batch["obs"][s]).gather(1, batch["action"][s][:, None]).squeeze(1)
+            q = net(bl["obs"][s]).gather(1, bl["action"][s][:, None]).squeeze(1)
             d = q - y
             if loss == "huber":  # Huber / SmoothL1 with beta 1, written out
                 err = torch.where(d.abs() < 1, 0.5 * d**2, d.abs() - 0.5).mean()

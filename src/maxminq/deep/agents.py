@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from maxminq import operators
-from maxminq.deep.nets import StackedNet, build_net, tile_members
+from maxminq.deep.nets import StackedNet, build_net
 from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
 
 __all__ = ["AGENTS", "AgentSpec", "Learner", "behaviour_values"]
@@ -177,14 +177,16 @@ class Learner:
         Args:
             seeds: (k,) seed positions to update (distinct).
             members: (k, u) online member of each seed to update (u = update_members).
-            batch: tensors (k, B, ...) from ``ReplayBuffers.gather`` for those seeds;
-                ``terminated`` must already be the bootstrapping mask.
+            batch: tensors (k, u * B, ...) from ``ReplayBuffers.gather`` for those seeds,
+                member j of a seed trained on its j-th block of B transitions (Algorithm 1:
+                each update its own mini-batch); ``terminated`` must already be the
+                bootstrapping mask.
 
         Returns per seed: loss (mean over updated members), mean Q(s, a) predicted, and
         whether the update stayed finite.
         """
         k, u = members.shape
-        b = batch["reward"].shape[1]
+        b = batch["reward"].shape[1] // u  # one member's mini-batch
         # Targets: the operator on this seed's target stack (all S computed, k used).
         next_obs = batch["next_obs"]
         if k == self.S and np.array_equal(seeds, np.arange(self.S)):
@@ -206,7 +208,10 @@ class Learner:
             rows = self.online.flat[int(flat[0]) : int(flat[0]) + 1]
         else:
             rows = self.online.flat.index_select(0, idx)
-        obs, act, y_rep = (tile_members(x, u) for x in (batch["obs"], batch["action"], y))
+        # (k, u * B, ...) -> (k * u, B, ...): row j of seed i is member members[i, j]'s batch.
+        obs, act, y_rep = (
+            x.reshape(k * u, b, *x.shape[2:]) for x in (batch["obs"], batch["action"], y)
+        )
         # Hand-written backward (nets.StackedNet.loss_and_grad): no autograd overhead.
         per, q_sa, grad = self.online.loss_and_grad(rows, obs, act, y_rep, self.loss_kind)
         norms = member_grad_norm_clip(grad, self.grad_clip).numpy()

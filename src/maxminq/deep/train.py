@@ -406,11 +406,15 @@ class Trainer:
             self._end_episode(s, term, trunc, int(reset_seeds[s]))
         self.replay.add(prev, actions, rewards, next_obs, done)
         if learning and len(live):
-            idx = _scaled(u[live, 4:], self.replay.size)  # uniform, with replacement
             if self.learner.update_members == 1:
+                idx = _scaled(u[live, 4:], self.replay.size)  # uniform, with replacement
                 members = _scaled(u[live, 2:3], self.learner.n_online)
-            else:  # a subset without replacement: drawn from the seed's generator
-                members = self.learner.choose_members([self.rngs[s] for s in live])
+            else:  # a subset without replacement and one mini-batch per member (Algorithm
+                # 1), drawn from the seed's generator
+                rngs = [self.rngs[s] for s in live]
+                members = self.learner.choose_members(rngs)
+                n_idx = self.learner.update_members * c.batch_size
+                idx = np.stack([rng.integers(0, self.replay.size, n_idx) for rng in rngs])
             batch = self.replay.gather(live, idx)
             loss, qm, ok = self.learner.update(live, members, batch)
             per_seed = zip(live_list, loss.tolist(), qm.tolist(), ok.tolist(), strict=True)
