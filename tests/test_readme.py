@@ -260,3 +260,13 @@ def test_environments_table_matches_the_spaces_and_caps() -> None:
             env.close()
             checked += 1
     assert checked == 8
+
+
+def test_quick_start_names_what_make_demo_runs() -> None:
+    command = re.search(
+        r"`make demo` runs the main job, `(maxminq [^`]+)`", _section("Quick start")
+    )
+    assert command
+    recipe = (ROOT / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    assert recipe.rstrip().endswith("/bin/" + command.group(1))
+    assert re.search(r"^test: lint$", (ROOT / "Makefile").read_text(), re.M)  # "lint, then tests"
