@@ -4,7 +4,6 @@ user guide cannot drift from the program unnoticed."""
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
@@ -186,20 +185,6 @@ def test_normal_noise_variance_ratios_are_the_quoted_ones() -> None:
     # N estimators, each from 1/N of the samples (N times the variance): N Var[min of N]
     ratios = [round(n * _normal_min_variance(n), 2) for n in (2, 8, 16)]
     assert ratios == [float(v) for v in quoted.groups()]
-
-
-def test_finite_mdp_example_runs_and_its_q_star_comment_holds() -> None:
-    block = _blocks(_section("Theory"), "python")[1]
-    ns: dict = {}
-    exec(compile(block, "README.md", "exec"), ns)
-    comment = block.split("# value iteration: ", 1)[1].splitlines()[0]
-    assert np.array_equal(ns["q_star"], np.array(ast.literal_eval(comment)))
-    # by hand: V(2) = 0, V(1) = max(0.5 V(0), 2) = 2, V(0) = max(1 + V(1), 0) = 3
-    assert np.array_equal(ns["q_star"], [[3, 0], [1.5, 2], [0, 0]])
-    res = ns["res"]
-    assert res.q.shape == (4, 3, 2)
-    assert res.error_updates.tolist() == list(range(100, 2001, 100))
-    assert res.errors.shape == res.biases.shape == (20,)
 
 
 def test_config_example_is_the_shipped_toy_mdp_config() -> None:
