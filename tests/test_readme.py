@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from maxminq.cli import main
 
@@ -185,12 +184,6 @@ def test_normal_noise_variance_ratios_are_the_quoted_ones() -> None:
     # N estimators, each from 1/N of the samples (N times the variance): N Var[min of N]
     ratios = [round(n * _normal_min_variance(n), 2) for n in (2, 8, 16)]
     assert ratios == [float(v) for v in quoted.groups()]
-
-
-def test_config_example_is_the_shipped_toy_mdp_config() -> None:
-    block = _blocks(_section("Sweeps and results store"), "yaml")[0]
-    shipped = (ROOT / "configs" / "toy_mdp.yaml").read_text()
-    assert yaml.safe_load(block) == yaml.safe_load(shipped)
 
 
 def test_internal_links_and_figures_resolve() -> None:
