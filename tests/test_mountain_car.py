@@ -465,7 +465,10 @@ def test_step_size_table_counts_runs_at_the_cap_and_names_the_reading(tmp_path) 
     assert "capped" not in cp.mc_best_step_sizes(df).columns  # no cap given: no column
     fig = cp.mc_sensitivity_figure(df, max_steps=300)
     title = fig.axes[0].get_title()
-    assert title.startswith("Mountain Car, 4 runs, 2 episodes, at most 300 steps per episode\n")
+    assert title == (
+        "Mountain Car, 4 runs, 2 episodes\nat most 300 steps per episode, step sizes per total"
+    )
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["50"]  # sigma^2 run
     plt.close(fig)
     fig, _ = fig3b_figure(df, [50.0], 300)
     assert fig._suptitle.get_text() == (

@@ -30,6 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import NullLocator  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
@@ -215,13 +216,20 @@ def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Fig
         kw = _series_style(algorithm, n, rank, params)
         ax.errorbar(sub.sigma2, sub["mean"], yerr=sub["se"].fillna(0), marker="o", capsize=3,
                     lw=1.4, **kw)  # fmt: skip
-    ax.set_xlabel("reward variance sigma^2")
+    # The paper's 0, 1, 10, 50 on a linear axis put 0 and 1 on top of each other; symlog
+    # (linear up to 1) spaces them, and the ticks are the variances run.
+    ax.set_xscale("symlog", linthresh=1.0)
+    levels = sorted(float(v) for v in best.sigma2.unique())
+    ax.set_xticks(levels, labels=[f"{v:g}" for v in levels])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("reward variance sigma^2 (symmetric log scale)")
     ax.set_ylabel("steps in the last episode")
     keyed, extra = _with_params(df)
     runs = count_runs(keyed, [*T.MOUNTAIN_CAR_KEYS, *extra])
-    title = f"Mountain Car, {runs} runs, {df.episode.max()} episodes{_cap_text(max_steps)}"
-    per = _per_text(df)  # "" for tables without the column: the report's figure is unchanged
-    ax.set_title(title + ("\n" + per.removeprefix(", ") if per else ""))
+    title = f"Mountain Car, {runs} runs, {df.episode.max()} episodes"
+    # "" for tables without the column and no cap: the report's figure is unchanged
+    more = (_cap_text(max_steps) + _per_text(df)).removeprefix(", ")
+    ax.set_title(title + ("\n" + more if more else ""))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
