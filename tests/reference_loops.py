@@ -90,6 +90,16 @@ class Tables:
             return rng.integer(self.n)
         return 0
 
+    def subset(self, rng: SplitMix64, size: int, draw_batch) -> list[tuple[int, list]]:
+        """Algorithm 1's S of ``size`` tables, each with its mini-batch (``draw_batch()``):
+        the first as ``choose``, every further one the r-th (r drawn) of those left."""
+        first = self.choose(rng)
+        plan = [(first, draw_batch())]
+        for j in range(1, size):
+            left = [m for m in range(self.n) if m not in [c for c, _ in plan]]
+            plan.append((left[rng.integer(self.n - j)], draw_batch()))
+        return plan
+
     def bootstrap(self, value_of, chosen: int) -> float:
         """G of the next state, written out per algorithm (independent of maxminq.operators)."""
         alg = self.algorithm
@@ -139,6 +149,7 @@ def toy_reference(
     update_every: int = 1,
     init_std: float = 0.1,
     gamma: float = 1.0,
+    update_members: int = 1,
 ) -> tuple[list[float], list[float]]:
     """One run of the toy MDP; returns (P(Left | A) per episode, behaviour Q(A, Left))."""
     rng = SplitMix64(run_seed(seed, run))
@@ -162,13 +173,17 @@ def toy_reference(
         else:
             buffer[t % buffer_size] = (s, a, r, term)
         if t % update_every == 0:
-            chosen = tables.choose(rng)
-            batch = [buffer[rng.integer(len(buffer))] for _ in range(batch_size)]
-            g = tables.bootstrap(lambda q: q[1], chosen)
-            q = tables.table_to_update(chosen)
-            for bs, ba, br, bterm in batch:
-                target = br + (0.0 if bterm else gamma * g)
-                q[bs][ba] += step_size * (target - q[bs][ba])
+            plan = tables.subset(
+                rng,
+                update_members,
+                lambda: [buffer[rng.integer(len(buffer))] for _ in range(batch_size)],
+            )
+            for chosen, batch in plan:  # each member in turn, G after the updates before it
+                g = tables.bootstrap(lambda q: q[1], chosen)
+                q = tables.table_to_update(chosen)
+                for bs, ba, br, bterm in batch:
+                    target = br + (0.0 if bterm else gamma * g)
+                    q[bs][ba] += step_size * (target - q[bs][ba])
         if term:
             va = tables.behaviour(lambda q: q[0])
             if va[0] > va[1]:
@@ -224,6 +239,7 @@ def mountain_car_reference(
     step_size_per: str = "tiling",
     sigma: float = 0.0,
     init_weight: float = 0.0,
+    update_members: int = 1,
 ) -> tuple[list[int], list]:
     """One run of tile-coded noisy Mountain Car; returns (steps per episode, final tables).
 
@@ -252,16 +268,20 @@ def mountain_car_reference(
         else:
             buffer[t % buffer_size] = item
         if t % update_every == 0:
-            chosen = tables.choose(rng)
-            batch = [buffer[rng.integer(len(buffer))] for _ in range(batch_size)]
-            gs = [tables.bootstrap(lambda w, f=b[3]: values(w, f), chosen) for b in batch]
-            w = tables.table_to_update(chosen)
-            for (bt, ba, br, _, bterm), g in zip(batch, gs, strict=True):
-                target = br + (0.0 if bterm else gamma * g)
-                per_weight = step_size if step_size_per == "tiling" else step_size / 8
-                delta = per_weight * (target - sum(w[f][ba] for f in bt))
-                for f in bt:
-                    w[f][ba] += delta
+            plan = tables.subset(
+                rng,
+                update_members,
+                lambda: [buffer[rng.integer(len(buffer))] for _ in range(batch_size)],
+            )
+            for chosen, batch in plan:  # each member in turn, G after the updates before it
+                gs = [tables.bootstrap(lambda w, f=b[3]: values(w, f), chosen) for b in batch]
+                w = tables.table_to_update(chosen)
+                for (bt, ba, br, _, bterm), g in zip(batch, gs, strict=True):
+                    target = br + (0.0 if bterm else gamma * g)
+                    per_weight = step_size if step_size_per == "tiling" else step_size / 8
+                    delta = per_weight * (target - sum(w[f][ba] for f in bt))
+                    for f in bt:
+                        w[f][ba] += delta
         if term or length >= max_steps:
             steps.append(length)
             length = 0

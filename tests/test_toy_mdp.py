@@ -54,6 +54,37 @@ def test_reference_with_sparse_updates_and_small_batch() -> None:
 
 
 @pytest.mark.parametrize(
+    ("algorithm", "n", "u"), [("maxmin", 4, 2), ("maxmin", 3, 3), ("ensemble", 3, 2)]
+)
+def test_update_members_follow_the_reference_loop_over_the_subset(algorithm, n, u) -> None:
+    """update_members u > 1 (Algorithm 1's subset S): u distinct tables per step, each on its
+    own mini-batch, in turn; the same trajectory as the plain loop; a different run than u = 1."""
+    kw = {"mu": 0.1, "algorithm": algorithm, "n": n, "episodes": 30, "seed": 5}
+    df = run_toy_mdp(runs=2, update_members=u, **kw)
+    for run in range(2):
+        p_left, q_left = toy_reference(run=run, update_members=u, **kw)
+        rows = df[df.run == run].sort_values("episode")
+        np.testing.assert_array_equal(rows.p_left.to_numpy(), p_left)
+        np.testing.assert_allclose(rows.q_a_left.to_numpy(), q_left, rtol=0, atol=1e-12)
+    one = run_toy_mdp(runs=2, **kw)
+    assert not np.array_equal(one.q_a_left.to_numpy(), df.q_a_left.to_numpy())
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "n", "u", "message"),
+    [
+        ("maxmin", 2, 3, "--update-members: maxmin has n = 2 estimators, got 3"),
+        ("double_q", 2, 2, "--update-members: double_q updates one table per step"),
+        ("maxmin", 2, 0, "--update-members: expected a whole number >= 1, got 0"),
+    ],
+)
+def test_update_members_out_of_range_is_refused(algorithm, n, u, message) -> None:
+    with pytest.raises(UsageError) as err:
+        run_toy_mdp(mu=0.1, algorithm=algorithm, n=n, runs=1, episodes=1, seed=0, update_members=u)
+    assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize(
     ("algorithm", "n", "mu"),
     [("q_learning", 1, 2.5), ("maxmin", 3, -0.4), ("double_q", 2, 0.3), ("averaged", 2, -3.0)],
 )

@@ -128,9 +128,11 @@ def check_algorithm_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     s = dict(settings)
     s.pop("progress", None)
     s.pop("seed", None)
-    algorithm = s.pop("algorithm", None)
-    resolve_algorithm(algorithm, s.pop("n", None))
+    algorithm, n = s.pop("algorithm", None), s.pop("n", None)
+    resolve_algorithm(algorithm, n)
     check_op_kwargs(algorithm, s.get("op_kwargs"))
+    if "update_members" in s:
+        check_update_members(algorithm, n, s["update_members"])
     return s
 
 
@@ -187,6 +189,20 @@ def check_positive_int(value: Any, option: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise UsageError(f"{option}: expected a whole number >= {minimum}, got {value!r}")
     return int(value)
+
+
+def check_update_members(algorithm: str, n: int, value: Any) -> int:
+    """``update_members``, the size of Algorithm 1's update subset S: a whole number from 1
+    to n, above 1 only for the operators with n estimators (maxmin, ensemble)."""
+    u = check_positive_int(value, "--update-members")
+    if u > 1 and ALGORITHMS[algorithm].kind != KIND_ESTIMATORS:
+        raise UsageError(
+            f"--update-members: {algorithm} updates one table per step (only maxmin and "
+            f"ensemble update a subset of their n estimators), got {u}"
+        )
+    if u > n:
+        raise UsageError(f"--update-members: {algorithm} has n = {n} estimators, got {u}")
+    return u
 
 
 def check_real(value: Any, option: str, minimum: float = -math.inf, strict: bool = False) -> float:
@@ -374,6 +390,34 @@ def draw_update(
     for b in range(idx.shape[1]):
         idx[lane, b] = rng_int(state, lane, size)
     return i
+
+
+@numba.njit(inline="always", cache=True)
+def draw_more_members(
+    n_members: int, state: np.ndarray, lane: int, first: int, size: int, more: np.ndarray,
+    idx_more: np.ndarray,
+) -> None:  # fmt: skip
+    """The rest of a step's update subset (Algorithm 1's S) after ``first``, for
+    ``update_members`` u > 1: members 2..u uniformly without replacement (one draw each: the
+    r-th, counting up, of those not yet chosen), each followed by its own mini-batch's buffer
+    indices, into ``more[lane]`` (u - 1) and ``idx_more[lane]`` (u - 1 blocks of B)."""
+    extra = more.shape[1]
+    if extra == 0:
+        return
+    batch = idx_more.shape[1] // extra
+    for j in range(extra):
+        r = rng_int(state, lane, n_members - 1 - j)
+        for m in range(n_members):
+            taken = m == first
+            for k in range(j):
+                taken = taken or more[lane, k] == m
+            if not taken:
+                if r == 0:
+                    more[lane, j] = m
+                    break
+                r -= 1
+        for b in range(batch):
+            idx_more[lane, j * batch + b] = rng_int(state, lane, size)
 
 
 @numba.njit(inline="always", cache=True)

@@ -20,7 +20,9 @@ Per step, each lane draws its random numbers in this order (the single-run refer
 ``tests/reference_loops.py`` draws the same): exploration uniform, then an action uniform
 (exploring) or a tie-break uniform (greedy, only on an exact tie); in B a reward uniform; on
 update steps the chosen table (estimator and double kinds with M > 1), then ``batch_size``
-buffer indices.
+buffer indices; with ``update_members`` u > 1 (Algorithm 1's subset S, maxmin and ensemble),
+then for each further member one draw choosing it among those left and its own
+``batch_size`` indices.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from maxminq.tabular.agent import (
     check_op_kwargs,
     check_positive_int,
     check_real,
+    check_update_members,
+    draw_more_members,
     draw_update,
     epsilon_greedy,
     lane_seeds,
@@ -72,6 +76,7 @@ TOY_DEFAULTS: dict[str, Any] = {
     "batch_size": 32,
     "update_every": 1,
     "init_std": 0.1,
+    "update_members": 1,
 }
 
 
@@ -98,11 +103,12 @@ def _init_lanes(q, rng, kind, init_std):  # pragma: no cover - numba
 
 @numba.njit(inline="always", cache=True)
 def _act_lane(
-    lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx, gathered, scratch,
-    kind, mode, epsilon, update_now, n_steps,
+    lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx, more, idx_more,
+    gathered, scratch, kind, mode, epsilon, update_now, n_steps,
 ):  # pragma: no cover - numba  # fmt: skip
-    """Act eps-greedily in lane ``lane``, step the MDP, store, and gather the update's inputs
-    (the chosen table, the mini-batch indices and state B's values in operator order)."""
+    """Act eps-greedily in lane ``lane``, step the MDP, store, draw the update's tables and
+    mini-batch indices (``more``, ``idx_more``: those of the subset's other members), and
+    gather the first update's bootstrap inputs (state B's values in operator order)."""
     n_members = q.shape[1]
     n_steps[lane] += 1
     values = scratch[lane]
@@ -122,14 +128,22 @@ def _act_lane(
     buf[lane, p, 1] = r
     if update_now:
         i = draw_update(kind, n_members, rng, lane, buf_size[lane], idx)
+        draw_more_members(n_members, rng, lane, i, buf_size[lane], more, idx_more)
         chosen[lane] = i
-        # The only non-terminal next state is B: one gather per lane serves the batch.
-        for m in range(n_members):
-            src = member_order(kind, m, n_members, i, cur[lane])
-            for a2 in range(N_ACTIONS_B):
-                gathered[m, a2] = q[lane, src, STATE_B, a2]
+        _gather_lane(lane, q, cur, i, gathered, kind)
     ended[lane] = term
     state[lane] = STATE_A if term else STATE_B
+
+
+@numba.njit(inline="always", cache=True)
+def _gather_lane(lane, q, cur, i, gathered, kind):  # pragma: no cover - numba
+    """State B's values in operator order for an update of table ``i``: the only
+    non-terminal next state is B, so one gather per lane serves the whole mini-batch."""
+    n_members = q.shape[1]
+    for m in range(n_members):
+        src = member_order(kind, m, n_members, i, cur[lane])
+        for a2 in range(N_ACTIONS_B):
+            gathered[m, a2] = q[lane, src, STATE_B, a2]
 
 
 @numba.njit(inline="always", cache=True)
@@ -144,52 +158,66 @@ def _update_lane(
     computed before the update (frozen for the batch, as in a batched update); each replayed
     transition then moves ``Q^i(s, a)`` by ``alpha * (target - Q^i(s, a))`` (Algorithm 1).
     """
-    n_members = q.shape[1]
-    batch, n_episodes = idx.shape[1], p_left.shape[1]
     if update_now:
-        slot = chosen[lane]
-        if kind == KIND_SNAPSHOTS:  # the oldest snapshot becomes the new version
-            slot = (cur[lane] + 1) % n_members
-            if slot != cur[lane]:
-                for s in range(2):
-                    for a in range(N_ACTIONS_B):
-                        q[lane, slot, s, a] = q[lane, cur[lane], s, a]
-            cur[lane] = slot
-        for b in range(batch):
-            j = idx[lane, b]
-            code = int(buf[lane, j, 0])
-            s, a, term = code & 1, (code >> 1) & 7, code >> 4
-            target = td_target(buf[lane, j, 1], gamma, term, g)
-            q[lane, slot, s, a] += alpha * (target - q[lane, slot, s, a])
+        _td_updates(lane, q, cur, buf, chosen, idx, g, kind, gamma, alpha)
     if ended[lane]:
-        values = scratch[lane]
-        behaviour_values(q[lane, :, STATE_A], N_ACTIONS_A, mode, cur[lane], values)
-        if values[LEFT] > values[RIGHT]:
-            pl = 1.0 - epsilon / 2
-        elif values[LEFT] < values[RIGHT]:
-            pl = epsilon / 2
-        else:
-            pl = 0.5
-        e = ep[lane]
-        p_left[lane, e] = pl
-        q_left[lane, e] = values[LEFT]
-        ep[lane] = e + 1
-        if e + 1 == n_episodes:
-            done[lane] = True
+        _record_episode(lane, q, cur, done, ep, scratch, mode, epsilon, p_left, q_left)
+
+
+@numba.njit(inline="always", cache=True)
+def _td_updates(lane, q, cur, buf, chosen, idx, g, kind, gamma, alpha):  # pragma: no cover
+    """The TD updates of one table over one mini-batch (see :func:`_update_lane`)."""
+    n_members = q.shape[1]
+    slot = chosen[lane]
+    if kind == KIND_SNAPSHOTS:  # the oldest snapshot becomes the new version
+        slot = (cur[lane] + 1) % n_members
+        if slot != cur[lane]:
+            for s in range(2):
+                for a in range(N_ACTIONS_B):
+                    q[lane, slot, s, a] = q[lane, cur[lane], s, a]
+        cur[lane] = slot
+    for b in range(idx.shape[1]):
+        j = idx[lane, b]
+        code = int(buf[lane, j, 0])
+        s, a, term = code & 1, (code >> 1) & 7, code >> 4
+        target = td_target(buf[lane, j, 1], gamma, term, g)
+        q[lane, slot, s, a] += alpha * (target - q[lane, slot, s, a])
+
+
+@numba.njit(inline="always", cache=True)
+def _record_episode(
+    lane, q, cur, done, ep, scratch, mode, epsilon, p_left, q_left
+):  # pragma: no cover - numba  # fmt: skip
+    """Log the episode lane ``lane`` has just ended: P(Left | A) and Q(A, Left)."""
+    values = scratch[lane]
+    behaviour_values(q[lane, :, STATE_A], N_ACTIONS_A, mode, cur[lane], values)
+    if values[LEFT] > values[RIGHT]:
+        pl = 1.0 - epsilon / 2
+    elif values[LEFT] < values[RIGHT]:
+        pl = epsilon / 2
+    else:
+        pl = 0.5
+    e = ep[lane]
+    p_left[lane, e] = pl
+    q_left[lane, e] = values[LEFT]
+    ep[lane] = e + 1
+    if e + 1 == p_left.shape[1]:
+        done[lane] = True
 
 
 @numba.njit(cache=True)
 def _act_and_gather(
-    q, cur, rng, state, mu, done, ended, buf, buf_size, buf_pos, chosen, idx, gathered, scratch,
-    kind, mode, epsilon, update_now, n_steps,
+    q, cur, rng, state, mu, done, ended, buf, buf_size, buf_pos, chosen, idx, more, idx_more,
+    gathered, scratch, kind, mode, epsilon, update_now, n_steps,
 ):  # pragma: no cover - numba  # fmt: skip
-    """Lockstep kernel 1: :func:`_act_lane` for every lane still running."""
+    """Lockstep kernel 1: :func:`_act_lane` for every lane still running (one table updated
+    per step: operators with parameters have one or two tables)."""
     for lane in range(q.shape[0]):
         ended[lane] = False
         if not done[lane]:
             _act_lane(
-                lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx,
-                gathered[lane], scratch, kind, mode, epsilon, update_now, n_steps,
+                lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx, more,
+                idx_more, gathered[lane], scratch, kind, mode, epsilon, update_now, n_steps,
             )  # fmt: skip
 
 
@@ -210,24 +238,35 @@ def _update_and_record(
 @numba.njit(cache=True, _nrt=False)
 def _run_lane(
     lane, op_code, q, cur, rng, state, mu, done, ended, ep, buf, buf_size, buf_pos, chosen, idx,
-    gathered, scratch, kind, mode, epsilon, gamma, alpha, every, n_steps, p_left, q_left,
+    more, idx_more, gathered, scratch, kind, mode, epsilon, gamma, alpha, every, n_steps, p_left,
+    q_left,
 ):  # pragma: no cover - numba  # fmt: skip
     """Every agent step of lane ``lane``'s run: the lockstep kernels' exact sequence, with
     G from the operator's compiled twin (``maxminq.operators_jit``), so the same results;
     the lane's tables and buffer stay in cache and no step returns to Python. Compiled
-    without reference counting (nothing here allocates), as Mountain Car's kernel."""
+    without reference counting (nothing here allocates), as Mountain Car's kernel.
+    With ``update_members`` u > 1 the subset's other members follow the first in turn (as
+    Algorithm 1's loop over S), each with G taken after the updates before it."""
+    batch = idx.shape[1]
     t = 0
     while not done[lane]:
         update_now = t % every == 0
         _act_lane(
-            lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx, gathered,
-            scratch, kind, mode, epsilon, update_now, n_steps,
+            lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx, more,
+            idx_more, gathered, scratch, kind, mode, epsilon, update_now, n_steps,
         )  # fmt: skip
-        g = apply_operator(op_code, gathered) if update_now else 0.0
-        _update_lane(
-            lane, q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, epsilon,
-            gamma, alpha, update_now, p_left, q_left,
-        )  # fmt: skip
+        if update_now:
+            _td_updates(lane, q, cur, buf, chosen, idx, apply_operator(op_code, gathered),
+                        kind, gamma, alpha)  # fmt: skip
+            for j in range(more.shape[1]):
+                chosen[lane] = more[lane, j]
+                for b in range(batch):
+                    idx[lane, b] = idx_more[lane, j * batch + b]
+                _gather_lane(lane, q, cur, chosen[lane], gathered, kind)
+                _td_updates(lane, q, cur, buf, chosen, idx, apply_operator(op_code, gathered),
+                            kind, gamma, alpha)  # fmt: skip
+        if ended[lane]:
+            _record_episode(lane, q, cur, done, ep, scratch, mode, epsilon, p_left, q_left)
         t += 1
 
 
@@ -285,6 +324,7 @@ def run_toy_mdp(
     """
     spec = resolve_algorithm(algorithm, n)
     p = _validate(mu, runs, episodes, params)
+    extra = check_update_members(algorithm, n, p["update_members"]) - 1
     check_positive_int(run_offset, "--run-offset", minimum=0)
     op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None))
     n_lanes, n_members, batch = int(runs), int(n), p["batch_size"]
@@ -304,6 +344,8 @@ def run_toy_mdp(
     buf_pos = np.zeros(n_lanes, dtype=np.int64)
     chosen = np.zeros(n_lanes, dtype=np.int64)
     idx = np.zeros((n_lanes, batch), dtype=np.int64)
+    more = np.zeros((n_lanes, extra), dtype=np.int64)  # the update subset's other members
+    idx_more = np.zeros((n_lanes, extra * batch), dtype=np.int64)  # and their mini-batches
     # Member-major storage viewed as (R, M, 8): the operator's reduction over members then
     # runs over contiguous slabs (much faster than over a tiny inner axis).
     gathered = np.zeros((n_members, N_ACTIONS_B, n_lanes)).transpose(2, 0, 1)
@@ -322,8 +364,8 @@ def run_toy_mdp(
         for lane in range(n_lanes):
             _run_lane(
                 lane, code, q, cur, rng, state, mus, done, ended, ep, buf, buf_size, buf_pos,
-                chosen, idx, one, scratch, kind, mode, eps, gamma, alpha, every, n_steps,
-                p_left, q_left,
+                chosen, idx, more, idx_more, one, scratch, kind, mode, eps, gamma, alpha, every,
+                n_steps, p_left, q_left,
             )  # fmt: skip
             bar.update(episodes)
     else:  # operators with parameters: all lanes in lockstep, G from maxminq.operators
@@ -331,8 +373,8 @@ def run_toy_mdp(
         while not done.all():
             update_now = step % every == 0
             _act_and_gather(
-                q, cur, rng, state, mus, done, ended, buf, buf_size, buf_pos, chosen, idx,
-                gathered, scratch, kind, mode, eps, update_now, n_steps,
+                q, cur, rng, state, mus, done, ended, buf, buf_size, buf_pos, chosen, idx, more,
+                idx_more, gathered, scratch, kind, mode, eps, update_now, n_steps,
             )  # fmt: skip
             if update_now:
                 g[:] = bootstrap_values(algorithm, gathered, op_kwargs)
