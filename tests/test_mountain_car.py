@@ -117,6 +117,27 @@ def test_same_weights_as_single_run_reference_loop(
         assert steps[0] < 5000  # the goal was reached, so a terminal transition was replayed
 
 
+@pytest.mark.parametrize(("algorithm", "n", "u"), [("maxmin", 4, 3), ("ensemble", 2, 2)])
+def test_update_members_follow_the_reference_loop_over_the_subset(algorithm, n, u) -> None:
+    """update_members u > 1 (Algorithm 1's subset S): u distinct estimators per step, each on
+    its own mini-batch, in turn; the same weights as the plain loop, other than with u = 1."""
+    kw = {"algorithm": algorithm, "n": n, "episodes": 2, "seed": 4, "max_steps": 400}
+    grid = {"sigma2": [10.0], "step_sizes": [0.04], "runs": 2, "return_weights": True}
+    df, w, _ = run_mountain_car_grid(update_members=u, **grid, **kw)
+    for run in range(2):
+        steps, tables = mountain_car_reference(
+            sigma2=10.0, step_size=0.04, run=run, update_members=u, **kw
+        )
+        assert df[df.run == run].steps.tolist() == steps
+        for m, table in enumerate(tables):
+            np.testing.assert_allclose(w[run, m], np.ravel(table), rtol=0, atol=1e-10)
+    _, w1, _ = run_mountain_car_grid(**grid, **kw)
+    assert not np.array_equal(w, w1)
+    with pytest.raises(UsageError, match="--update-members: q_learning updates one table"):
+        run_mountain_car_grid(algorithm="q_learning", n=1, sigma2=[0.0], step_sizes=[0.01],
+                              runs=1, episodes=1, seed=0, update_members=2)  # fmt: skip
+
+
 @pytest.mark.parametrize(("algorithm", "n"), [("q_learning", 1), ("maxmin", 2), ("averaged", 2)])
 def test_reference_with_other_gamma_epsilon_buffer_batch_and_init(algorithm: str, n: int) -> None:
     """The agent parameters the API takes besides the paper's values reach the kernel as the

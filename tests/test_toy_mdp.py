@@ -255,6 +255,26 @@ def test_cli_bad_input_one_line_exit_2_no_csv(tmp_path, capsys, argv, option) ->
     assert not out.exists()
 
 
+def test_cli_update_members_reaches_maxmin_and_ensemble_only(tmp_path) -> None:
+    """--update-members 2: maxmin's rows are run_toy_mdp's with update_members=2; Q-learning,
+    which has one table, runs as without the option."""
+    import pandas as pd
+
+    from maxminq.cli import main
+
+    out = tmp_path / "toy"
+    argv = ["experiment", "toy-mdp", "--runs", "3", "--episodes", "20", "--mu", "0.1",
+            "--algorithms", "q_learning", "maxmin:3", "--workers", "1",
+            "--no-progress"]  # fmt: skip
+    assert main([*argv, "--update-members", "2", "--out", str(out)]) == 0
+    df = pd.read_csv(out / "toy_mdp.csv")
+    kw = {"mu": 0.1, "runs": 3, "episodes": 20, "seed": 0}
+    mm = run_toy_mdp(algorithm="maxmin", n=3, update_members=2, **kw)
+    ql = run_toy_mdp(algorithm="q_learning", n=1, **kw)
+    for got, want in ((df[df.algorithm == "maxmin"], mm), (df[df.algorithm == "q_learning"], ql)):
+        np.testing.assert_allclose(got.q_a_left, want.q_a_left, rtol=1e-6)  # CSV: 7 digits
+
+
 def test_cli_bias_corrected_sigma_reaches_the_operator(tmp_path, monkeypatch) -> None:
     """sigma reaches the operator; the figures' legends name it; the CSV keeps its columns."""
     import pandas as pd
@@ -306,6 +326,8 @@ def test_cli_bias_corrected_sigma_reaches_the_operator(tmp_path, monkeypatch) ->
         (["--algorithms", "bias_corrected:sigma=1", "bias_corrected:sigma=2"], "--algorithms"),
         (["--mu", "0.1", "0.1"], "--mu"),
         (["--mu", "0.1", "-0.1", "0.10"], "--mu"),
+        (["--algorithms", "maxmin:2", "--update-members", "3"], "--update-members"),
+        (["--update-members", "0"], "--update-members"),
     ],
 )
 def test_cli_bad_algorithms_and_duplicates_exit_2_before_work(
@@ -418,3 +440,25 @@ def test_gamma_zero_is_refused_and_q_left_truth_is_gamma_mu() -> None:
         assert [line.get_ydata()[0] for line in dotted] == [pytest.approx(truth)]
         assert label in [t.get_text() for t in ax.get_legend().get_texts()]
         plt.close(fig)
+
+
+def test_sweep_settings_take_update_members_and_leave_old_settings_as_they_were() -> None:
+    """A config's update_members is checked against the algorithm and N before any work;
+    settings without it complete as before (no new key: the run ids of earlier sweeps hold)."""
+    from maxminq.experiments.registry import SettingsError, validate_toy_mdp
+
+    base = {"mu": 0.1, "algorithm": "maxmin", "n": 2, "runs": 2, "episodes": 2, "seed": 0}
+    assert "update_members" not in validate_toy_mdp(base)
+    assert validate_toy_mdp({**base, "update_members": 2})["update_members"] == 2
+    for bad, text in ((3, "maxmin has n = 2 estimators"), (0, "whole number >= 1")):
+        with pytest.raises(SettingsError) as err:
+            validate_toy_mdp({**base, "update_members": bad})
+        assert err.value.key == "update_members" and text in str(err.value)
+
+
+def test_api_errors_name_the_keyword_not_a_cli_option() -> None:
+    """From Python, a missing operator parameter is named by the keyword one passes
+    (op_kwargs), not by a command-line option that does not exist."""
+    with pytest.raises(UsageError) as err:
+        run_toy_mdp(mu=0.1, algorithm="bias_corrected", n=1, runs=1, episodes=1, seed=0)
+    assert str(err.value).startswith("op_kwargs: bias_corrected needs sigma")

@@ -104,6 +104,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--update-every", default="1", help="agent steps per update, >= 1 (default 1)"
         )
         p.add_argument(
+            "--update-members",
+            default="1",
+            help="estimators maxmin and ensemble update per step, each on its own mini-batch "
+            "(Algorithm 1's subset; at most their N); the others update one (default 1)",
+        )
+        p.add_argument(
             "--seed", default="0", help="base seed, >= 0; run r uses (seed, r) (default 0)"
         )
         p.add_argument(
@@ -180,6 +186,22 @@ def _algorithms(
             given[name, n] = token
             out.append((name, n, kwargs))
     return out
+
+
+def _subset_sizes(
+    value: str, algos: list[tuple[str, int, dict[str, float]]]
+) -> dict[tuple[str, int], dict[str, int]]:
+    """``--update-members`` as each (algorithm, N)'s extra settings: maxmin and ensemble take
+    it (checked against N now, before any work), the others update one table."""
+    from maxminq.tabular.agent import ALGORITHMS, KIND_ESTIMATORS, check_update_members
+
+    u = _int(value, "--update-members")
+    return {
+        (a, n): {"update_members": check_update_members(a, n, u)}
+        if u > 1 and ALGORITHMS[a].kind == KIND_ESTIMATORS
+        else {}
+        for a, n, _ in algos
+    }
 
 
 def _algorithm_text(name: str, n: int, kwargs: dict[str, float]) -> str:
@@ -351,13 +373,14 @@ def run_toy(args: argparse.Namespace) -> int:
     mus = _floats(args.mu, "--mu", positive=False, nonzero=True)
     algos = _algorithms(args.algorithms, TOY_ALGORITHMS, {"maxmin": TOY_MAXMIN_N})
     batch = _int(args.batch_size, "--batch-size")
+    subset = _subset_sizes(args.update_members, algos)
     common = _common(args)
     out = _out_dir(args.out, "toy_mdp")
 
     tasks = [
         {"mu": mu, "algorithm": a, "n": n, "runs": runs, "episodes": episodes,
          "seed": common["seed"], "batch_size": batch, "update_every": common["update_every"],
-         **({"op_kwargs": kw} if kw else {})}
+         **subset[a, n], **({"op_kwargs": kw} if kw else {})}
         for mu in mus for a, n, kw in algos
     ]  # fmt: skip
     start = time.perf_counter()
@@ -411,6 +434,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     algos = _algorithms(args.algorithms, MC_ALGORITHMS, MC_DEFAULT_N)
     batch = _int(args.batch_size, "--batch-size")
     max_steps = _int(args.max_steps, "--max-steps")
+    subset = _subset_sizes(args.update_members, algos)
     from maxminq.linear.mountain_car import check_step_size_per
 
     check_step_size_per(args.step_size_per)
@@ -427,7 +451,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
         {"algorithm": a, "n": n, "sigma2": [s2], "step_sizes": [alpha],
          "runs": bounds[k + 1] - bounds[k], "run_offset": bounds[k], "episodes": episodes,
          "seed": common["seed"], "batch_size": batch, "update_every": common["update_every"],
-         "max_steps": max_steps, "step_size_per": args.step_size_per,
+         "max_steps": max_steps, "step_size_per": args.step_size_per, **subset[a, n],
          **({"op_kwargs": kw} if kw else {})}
         for a, n, kw in algos for s2 in sig for alpha in alphas for k in range(chunks)
     ]  # fmt: skip

@@ -200,7 +200,7 @@ def _validate_tabular(
     if isinstance(defaults, Mapping):
         extras = [k for k in settings if k not in known]
         for key in extras:
-            if key not in defaults and key != "op_kwargs":
+            if key not in defaults and key not in ("op_kwargs", "update_members"):
                 allowed = ", ".join(sorted(known | set(defaults)))
                 raise SettingsError(key, f"unknown setting; expected one of {allowed}")
             # The default's type tells what the value must be; without this a string where

@@ -59,6 +59,8 @@ from maxminq.tabular.agent import (
     check_op_kwargs,
     check_positive_int,
     check_real,
+    check_update_members,
+    draw_more_members,
     draw_update,
     epsilon_greedy,
     lane_seeds,
@@ -152,17 +154,18 @@ def _init_lanes(rng, pos, vel, tiles_cur):  # pragma: no cover - numba
 @numba.njit(inline="always", cache=True)
 def _act_lane(
     k, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r, buf_size,
-    buf_pos, chosen, idx, gathered, scratch, values, tiles_tmp, kind, mode, epsilon, update_now,
-    max_steps, steps_out,
+    buf_pos, chosen, idx, more, idx_more, gathered, scratch, values, tiles_tmp, kind, mode,
+    epsilon, update_now, max_steps, steps_out,
 ):  # pragma: no cover - numba  # fmt: skip
-    """Act, step, store, sample the mini-batch, gather next-state values of lane ``lane``.
+    """Act, step, store, sample the mini-batch(es), gather next-state values of lane ``lane``
+    (those of the first update; ``more``, ``idx_more``: the update subset's other members).
 
-    Weights are laid out (lane, feature, member, action) so that one active tile's values for
-    every member and action share one or two cache lines. Returns 1 if the lane has just
-    finished its last episode, else 0.
+        Weights are laid out (lane, feature, member, action) so that one active tile's values for
+        every member and action share one or two cache lines. Returns 1 if the lane has just
+        finished its last episode, else 0.
     """
     n_members = w.shape[2]
-    batch, n_episodes = idx.shape[1], steps_out.shape[1]
+    n_episodes = steps_out.shape[1]
     finished = 0
     per_member = scratch  # (M, A) action values of the current state
     c = cur[lane]
@@ -184,13 +187,9 @@ def _act_lane(
     buf_r[lane, p] = r
     if update_now:
         i = draw_update(kind, n_members, rng, lane, buf_size[lane], idx)
+        draw_more_members(n_members, rng, lane, i, buf_size[lane], more, idx_more)
         chosen[lane] = i
-        for b in range(batch):
-            next_tiles = buf_i[lane, idx[lane, b], N_TILINGS : 2 * N_TILINGS]
-            for m in range(n_members):
-                src = member_order(kind, m, n_members, i, c)
-                for a2 in range(N_ACTIONS):
-                    gathered[k, b, m, a2] = _tile_sum(w, lane, next_tiles, src, a2)
+        _gather_batch(k, lane, w, c, buf_i, idx, i, gathered, kind)
     if term or steps_ep[lane] >= max_steps:  # goal reached, or truncated (still bootstraps)
         e = ep[lane]
         steps_out[lane, e] = steps_ep[lane]
@@ -205,6 +204,19 @@ def _act_lane(
         tiles_cur[lane, t] = tiles_tmp[t]
     pos[lane], vel[lane] = x2, v2
     return finished
+
+
+@numba.njit(inline="always", cache=True)
+def _gather_batch(k, lane, w, c, buf_i, idx, i, gathered, kind):  # pragma: no cover - numba
+    """Next-state values of lane ``lane``'s mini-batch ``idx[lane]`` in operator order, for
+    an update of table ``i`` (``c``: the newest table of snapshot kinds)."""
+    n_members = w.shape[2]
+    for b in range(idx.shape[1]):
+        next_tiles = buf_i[lane, idx[lane, b], N_TILINGS : 2 * N_TILINGS]
+        for m in range(n_members):
+            src = member_order(kind, m, n_members, i, c)
+            for a2 in range(N_ACTIONS):
+                gathered[k, b, m, a2] = _tile_sum(w, lane, next_tiles, src, a2)
 
 
 @numba.njit(inline="always", cache=True)
@@ -255,8 +267,8 @@ def _update_lane(
 @numba.njit(cache=True, _nrt=False)
 def _step(
     active, pending, act, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i,
-    buf_r, buf_size, buf_pos, chosen, idx, gathered, kind, mode, epsilon, update_now,
-    max_steps, steps_out, g, alpha, log, log_ptr, gamma, scratch, values, tiles_tmp,
+    buf_r, buf_size, buf_pos, chosen, idx, more, idx_more, gathered, kind, mode, epsilon,
+    update_now, max_steps, steps_out, g, alpha, log, log_ptr, gamma, scratch, values, tiles_tmp,
 ):  # pragma: no cover - numba  # fmt: skip
     """One agent step of every active lane, fused into one call.
 
@@ -281,8 +293,8 @@ def _step(
         if act:
             finished += _act_lane(
                 k, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i,
-                buf_r, buf_size, buf_pos, chosen, idx, gathered, scratch, values, tiles_tmp,
-                kind, mode, epsilon, update_now, max_steps, steps_out,
+                buf_r, buf_size, buf_pos, chosen, idx, more, idx_more, gathered, scratch, values,
+                tiles_tmp, kind, mode, epsilon, update_now, max_steps, steps_out,
             )  # fmt: skip
     return finished
 
@@ -290,8 +302,8 @@ def _step(
 @numba.njit(cache=True, _nrt=False)
 def _run_lane(
     lane, op_code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
-    buf_size, buf_pos, chosen, idx, gathered, kind, mode, epsilon, every, max_steps, steps_out,
-    g, alpha, log, log_ptr, gamma, scratch, values, tiles_tmp,
+    buf_size, buf_pos, chosen, idx, more, idx_more, gathered, kind, mode, epsilon, every,
+    max_steps, steps_out, g, alpha, log, log_ptr, gamma, scratch, values, tiles_tmp,
 ):  # pragma: no cover - numba  # fmt: skip
     """Every agent step of lane ``lane``'s run, bootstrap values included.
 
@@ -299,7 +311,9 @@ def _run_lane(
     compiled twin in ``maxminq.operators_jit``, TD update), so the results are the same; but
     the lane's weights stay in the core's cache for its whole run instead of being fetched
     again on every step, and no step returns to Python. ``gathered`` and ``g`` hold one
-    lane's batch (first axis of size 1).
+    lane's batch (first axis of size 1). With ``update_members`` u > 1 the subset's other
+    members follow the first in turn (Algorithm 1's loop over S), each with G taken after
+    the updates before it.
     """
     batch = idx.shape[1]
     t = 0
@@ -307,10 +321,15 @@ def _run_lane(
         update_now = t % every == 0
         _act_lane(
             0, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
-            buf_size, buf_pos, chosen, idx, gathered, scratch, values, tiles_tmp, kind, mode,
-            epsilon, update_now, max_steps, steps_out,
+            buf_size, buf_pos, chosen, idx, more, idx_more, gathered, scratch, values, tiles_tmp,
+            kind, mode, epsilon, update_now, max_steps, steps_out,
         )  # fmt: skip
-        if update_now:
+        for j in range(1 + more.shape[1] if update_now else 0):
+            if j > 0:  # the subset's next member, on its own mini-batch
+                chosen[lane] = more[lane, j - 1]
+                for b in range(batch):
+                    idx[lane, b] = idx_more[lane, (j - 1) * batch + b]
+                _gather_batch(0, lane, w, cur[lane], buf_i, idx, chosen[lane], gathered, kind)
             for b in range(batch):
                 g[0, b] = apply_operator(op_code, gathered[0, b])
             _update_lane(
@@ -377,7 +396,8 @@ def _run_lockstep(
     def call(act: bool, pending: bool, update_now: bool) -> int:
         return _step(
             active, pending, act, s.w, s.cur, s.rng, s.pos, s.vel, s.tiles_cur, s.steps_ep,
-            s.ep, s.done, s.sd, s.buf_i, s.buf_r, s.buf_size, s.buf_pos, s.chosen, s.idx, view,
+            s.ep, s.done, s.sd, s.buf_i, s.buf_r, s.buf_size, s.buf_pos, s.chosen, s.idx, s.more,
+            s.idx_more, view,
             kind, mode, eps, update_now, max_steps, s.steps_out, g, s.alpha, s.log, s.log_ptr,
             gamma, s.scratch, s.values, s.tiles_tmp,
         )  # fmt: skip
@@ -445,7 +465,8 @@ def run_mountain_car_grid(
     episodes = check_positive_int(episodes, "--episodes")
     check_positive_int(run_offset, "--run-offset", minimum=0)
     p = _validate(params)
-    op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None))
+    op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None), "op_kwargs")
+    extra = check_update_members(algorithm, n, p.pop("update_members", 1)) - 1
     settings = list(product(sig, alphas))
     n_lanes, n_members, batch = len(settings) * runs, int(n), p["batch_size"]
     capacity = p["buffer_size"]
@@ -469,6 +490,8 @@ def run_mountain_car_grid(
     buf_pos = np.zeros(n_lanes, dtype=np.int64)
     chosen = np.zeros(n_lanes, dtype=np.int64)
     idx = np.zeros((n_lanes, batch), dtype=np.int64)
+    more = np.zeros((n_lanes, extra), dtype=np.int64)  # the update subset's other members
+    idx_more = np.zeros((n_lanes, extra * batch), dtype=np.int64)  # and their mini-batches
     n_log = max(n_members - 1, 1)
     log = np.full((n_lanes, n_log, batch * N_TILINGS), -1, dtype=np.int64)
     log_ptr = np.zeros(n_lanes, dtype=np.int64)
@@ -486,16 +509,17 @@ def run_mountain_car_grid(
         for lane in range(n_lanes):
             _run_lane(
                 lane, code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
-                buf_i, buf_r, buf_size, buf_pos, chosen, idx, gathered1, kind, mode, eps, every,
-                max_steps, steps_out, g1, alpha_w, log, log_ptr, gamma, scratch, values,
-                tiles_tmp,
+                buf_i, buf_r, buf_size, buf_pos, chosen, idx, more, idx_more, gathered1, kind,
+                mode, eps, every, max_steps, steps_out, g1, alpha_w, log, log_ptr, gamma, scratch,
+                values, tiles_tmp,
             )  # fmt: skip
             bar.update(episodes)
     else:
         lanes = SimpleNamespace(
             w=w, cur=cur, rng=rng, pos=pos, vel=vel, tiles_cur=tiles_cur, steps_ep=steps_ep,
             ep=ep, done=done, sd=sd, buf_i=buf_i, buf_r=buf_r, buf_size=buf_size,
-            buf_pos=buf_pos, chosen=chosen, idx=idx, steps_out=steps_out, alpha=alpha_w,
+            buf_pos=buf_pos, chosen=chosen, idx=idx, more=more, idx_more=idx_more,
+            steps_out=steps_out, alpha=alpha_w,
             log=log, log_ptr=log_ptr, scratch=scratch, values=values, tiles_tmp=tiles_tmp,
         )  # fmt: skip
         _run_lockstep(algorithm, op_kwargs, lanes, kind, mode, eps, every, max_steps, gamma, bar)

@@ -230,12 +230,19 @@ def check_probability(value: Any, option: str) -> float:
     return x
 
 
+#: Parameters of the tabular and tile-coded runs without an entry in their defaults: absent
+#: from a run's settings unless given (so the settings, and sweep run ids, of runs made
+#: before ``update_members`` existed stay as they were).
+OPTIONAL_PARAMS = ("op_kwargs", "update_members")
+
+
 def agent_params(
     params: dict[str, Any], defaults: dict[str, Any], what: str, counts: tuple[str, ...]
 ) -> dict[str, Any]:
-    """``params`` over ``defaults`` (plus ``op_kwargs``), checked: unknown names, ``epsilon``
-    and ``gamma`` in [0, 1], the ``counts`` whole numbers >= 1; raises UsageError."""
-    unknown = set(params) - set(defaults) - {"op_kwargs"}
+    """``params`` over ``defaults`` (plus ``op_kwargs`` and ``update_members``, checked with
+    the algorithm), checked: unknown names, ``epsilon`` and ``gamma`` in [0, 1], the
+    ``counts`` whole numbers >= 1; raises UsageError."""
+    unknown = set(params) - set(defaults) - set(OPTIONAL_PARAMS)
     if unknown:
         raise UsageError(f"{what}: unknown parameter(s) {sorted(unknown)}")
     p = {**defaults, **params}

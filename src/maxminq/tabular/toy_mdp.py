@@ -76,7 +76,6 @@ TOY_DEFAULTS: dict[str, Any] = {
     "batch_size": 32,
     "update_every": 1,
     "init_std": 0.1,
-    "update_members": 1,
 }
 
 
@@ -324,9 +323,9 @@ def run_toy_mdp(
     """
     spec = resolve_algorithm(algorithm, n)
     p = _validate(mu, runs, episodes, params)
-    extra = check_update_members(algorithm, n, p["update_members"]) - 1
+    extra = check_update_members(algorithm, n, p.pop("update_members", 1)) - 1
     check_positive_int(run_offset, "--run-offset", minimum=0)
-    op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None))
+    op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None), "op_kwargs")
     n_lanes, n_members, batch = int(runs), int(n), p["batch_size"]
     capacity = p["buffer_size"]
     rng = lane_seeds(seed, np.arange(run_offset, run_offset + n_lanes))
