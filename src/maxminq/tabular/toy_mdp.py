@@ -127,7 +127,8 @@ def _act_lane(
     buf[lane, p, 1] = r
     if update_now:
         i = draw_update(kind, n_members, rng, lane, buf_size[lane], idx)
-        draw_more_members(n_members, rng, lane, i, buf_size[lane], more, idx_more)
+        if more.shape[1]:  # update_members > 1 (kept out of the common path)
+            draw_more_members(n_members, rng, lane, i, buf_size[lane], more, idx_more)
         chosen[lane] = i
         _gather_lane(lane, q, cur, i, gathered, kind)
     ended[lane] = term
@@ -235,6 +236,23 @@ def _update_and_record(
 
 
 @numba.njit(cache=True, _nrt=False)
+def _more_updates(
+    lane, op_code, q, cur, buf, chosen, idx, more, idx_more, gathered, kind, gamma, alpha
+):  # pragma: no cover - numba  # fmt: skip
+    """The update subset's other members (``update_members`` > 1), in turn, each on its own
+    mini-batch with G taken after the updates before it; a separate function keeps this
+    rarely used path out of the common loop's code."""
+    batch = idx.shape[1]
+    for j in range(more.shape[1]):
+        chosen[lane] = more[lane, j]
+        for b in range(batch):
+            idx[lane, b] = idx_more[lane, j * batch + b]
+        _gather_lane(lane, q, cur, chosen[lane], gathered, kind)
+        _td_updates(lane, q, cur, buf, chosen, idx, apply_operator(op_code, gathered), kind,
+                    gamma, alpha)  # fmt: skip
+
+
+@numba.njit(cache=True, _nrt=False)
 def _run_lane(
     lane, op_code, q, cur, rng, state, mu, done, ended, ep, buf, buf_size, buf_pos, chosen, idx,
     more, idx_more, gathered, scratch, kind, mode, epsilon, gamma, alpha, every, n_steps, p_left,
@@ -246,7 +264,6 @@ def _run_lane(
     without reference counting (nothing here allocates), as Mountain Car's kernel.
     With ``update_members`` u > 1 the subset's other members follow the first in turn (as
     Algorithm 1's loop over S), each with G taken after the updates before it."""
-    batch = idx.shape[1]
     t = 0
     while not done[lane]:
         update_now = t % every == 0
@@ -257,13 +274,9 @@ def _run_lane(
         if update_now:
             _td_updates(lane, q, cur, buf, chosen, idx, apply_operator(op_code, gathered),
                         kind, gamma, alpha)  # fmt: skip
-            for j in range(more.shape[1]):
-                chosen[lane] = more[lane, j]
-                for b in range(batch):
-                    idx[lane, b] = idx_more[lane, j * batch + b]
-                _gather_lane(lane, q, cur, chosen[lane], gathered, kind)
-                _td_updates(lane, q, cur, buf, chosen, idx, apply_operator(op_code, gathered),
-                            kind, gamma, alpha)  # fmt: skip
+            if more.shape[1]:
+                _more_updates(lane, op_code, q, cur, buf, chosen, idx, more, idx_more, gathered,
+                              kind, gamma, alpha)  # fmt: skip
         if ended[lane]:
             _record_episode(lane, q, cur, done, ep, scratch, mode, epsilon, p_left, q_left)
         t += 1
