@@ -517,3 +517,29 @@ def test_a_damaged_reproduce_json_is_left_out_not_a_traceback(tmp_path: Path, ca
     assert main(["report", str(tmp_path), "--reps", "100"]) == 0
     md = (tmp_path / "report.md").read_text()
     assert "Scale: **custom sweep**" in md and "Total wall time" not in md
+
+
+def test_toy_q_left_figure_draws_the_true_value_at_the_runs_discount(tmp_path, monkeypatch):
+    """A sweep's toy runs at gamma = 0.5: the report's Q(A, Left) figure draws the true value
+    gamma * mu (0.2 for mu = 0.4), and its caption says so; at the paper's gamma = 1, mu."""
+    from maxminq.analysis import classic_plots as cp
+    from maxminq.analysis.figures import classic_figures
+    from maxminq.tabular.toy_mdp import run_toy_mdp
+
+    drawn: list[float] = []
+    original = cp.toy_q_left_figure
+
+    def record(df, gamma=1.0):  # type: ignore[no-untyped-def]
+        fig = original(df, gamma=gamma)
+        dotted = [ln for ln in fig.axes[0].get_lines() if ln.get_linestyle() == ":"]
+        drawn.append(float(dotted[0].get_ydata()[0]))
+        return fig
+
+    monkeypatch.setattr(cp, "toy_q_left_figure", record)
+    for gamma, truth, words in ((0.5, 0.2, "gamma mu (gamma = 0.5)"), (1.0, 0.4, "value mu")):
+        toy = run_toy_mdp(mu=0.4, algorithm="q_learning", n=1, runs=2, episodes=3, seed=0,
+                          gamma=gamma)  # fmt: skip
+        toy["gamma"] = gamma  # as load_results adds a run's settings
+        figures = classic_figures(T.classify({"toy_mdp": toy}), tmp_path / str(gamma))
+        (q_left,) = [f for f in figures if f.name == "toy_mdp_q_left"]
+        assert drawn[-1] == pytest.approx(truth) and words in q_left.caption

@@ -502,12 +502,17 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             f"under the optimal one, mean over {runs} runs with one standard error.",
             "toy",
         )
+        # The true Q(A, Left) is gamma * mu: the runs' discount (a sweep may set one; the
+        # paper's is 1). Runs of several discounts have no one true line: drawn at mu.
+        gammas = toy["gamma"].dropna().unique() if "gamma" in toy.columns else []
+        gamma = float(gammas[0]) if len(gammas) == 1 else 1.0
         add(
-            cp.toy_q_left_figure(toy),
+            cp.toy_q_left_figure(toy, gamma=gamma),
             "toy_mdp_q_left",
             "Toy MDP: Q(A, Left) (appendix C.1)",
-            "Learned Q(A, Left) over episodes; the dotted line is its true value mu "
-            "(above it: overestimation).",
+            "Learned Q(A, Left) over episodes; the dotted line is its true value "
+            + ("mu" if gamma == 1 else f"gamma mu (gamma = {gamma:g})")
+            + " (above it: overestimation).",
             "toy",
         )
     mc = tables.mountain_car
