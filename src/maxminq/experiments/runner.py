@@ -14,6 +14,7 @@ removed. A kill at any moment therefore loses at most the runs in flight, which 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import logging
 import multiprocessing
 import os
 import shutil
@@ -193,10 +194,20 @@ class _RayBackend:
         if not ray.is_initialized():
             if address:
                 try:
-                    ray.init(address=address, log_to_driver=False)
+                    # WARNING: Ray's INFO lines (e.g. a failed connection's own advice, about
+                    # `ray stop`) would precede our one-line error.
+                    ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
                 except ConnectionError as err:  # e.g. auto with no cluster on this machine
                     why = last_line(str(err)) or type(err).__name__
-                    raise UsageError(f"--address: {why}") from None
+                    # The port answered (checked before): a token-authenticated cluster
+                    # refuses a driver without a token in just these words.
+                    hint = (
+                        "; if the cluster uses token authentication, set RAY_AUTH_MODE here as "
+                        "on its nodes (README: Backends)"
+                        if address != "auto"
+                        else ""
+                    )
+                    raise UsageError(f"--address: {why}{hint}") from None
             else:
                 # "local": a new Ray of our own, even when a `ray start` cluster (or
                 # RAY_ADDRESS) exists on this machine, which plain ray.init() would join and
