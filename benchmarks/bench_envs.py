@@ -8,7 +8,9 @@ Measures, within one run (so ratios are comparable even on a loaded machine):
 * the random policy's mean episode length and return (with standard errors) under the
   registered episode caps.
 
-Usage: ``python benchmarks/bench_envs.py [--seconds 2] [--episodes 2000] [--out FILE.json]``.
+Usage: ``python benchmarks/bench_envs.py [--seconds 2] [--episodes 2000] [--other-episodes 300]
+[--envs ID ...] [--out FILE.json]`` (the README's random-policy table: ``--episodes 10000
+--other-episodes 500``).
 """
 
 from __future__ import annotations
