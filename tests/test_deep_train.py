@@ -989,3 +989,32 @@ def test_a_second_run_into_a_folder_in_use_is_refused_and_the_lock_dies_with_its
         holder.wait()
     assert main([*argv, "--steps", "300", "--eval-episodes", "1", "--overwrite"]) == 0
     assert (out / "runs.csv").exists()
+
+
+def test_the_folder_lock_is_reentrant_in_its_thread_only(tmp_path: pathlib.Path) -> None:
+    """'maxminq train' holds --out and run_training takes it again in the same thread; a
+    run in another thread of the process is refused as another process's is."""
+    import threading
+
+    from maxminq.deep.train import folder_lock
+
+    refused: list[bool] = []
+
+    def other_thread() -> None:
+        try:
+            with folder_lock(tmp_path):
+                refused.append(False)
+        except UsageError as err:
+            refused.append("in use by another training run" in str(err))
+
+    def in_other_thread() -> bool:
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        return refused.pop()
+
+    with folder_lock(tmp_path):
+        with folder_lock(tmp_path):  # re-entrant: no error
+            pass
+        assert in_other_thread()  # still held after the inner exit
+    assert not in_other_thread()  # released

@@ -38,6 +38,7 @@ import json
 import math
 import os
 import pathlib
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -726,18 +727,19 @@ def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
-_LOCKED: set[str] = set()  # folders this process holds (the lock is re-entrant)
+_LOCKED: set[tuple[int, str]] = set()  # (thread, folder) held: re-entrant in one thread
 
 
 @contextlib.contextmanager
-def folder_lock(folder: pathlib.Path, option: str = "--out") -> Iterator[None]:
+def folder_lock(folder: pathlib.Path) -> Iterator[None]:
     """Hold an exclusive ``flock`` on the existing folder ``folder`` while a run writes
-    there: a second run into it (another ``maxminq train``, or ``run_training``) is a
-    one-line UsageError instead of two runs mixing their files. Released on exit (or when
-    the process dies); a file system without locks runs unlocked."""
+    there: a second run into it (another ``maxminq train``, or ``run_training``, also in
+    another thread) is a one-line UsageError instead of two runs mixing their files.
+    Released on exit (or when the process dies); a file system without locks runs
+    unlocked."""
     import fcntl
 
-    key = str(pathlib.Path(folder).resolve())
+    key = (threading.get_ident(), str(pathlib.Path(folder).resolve()))
     if key in _LOCKED:
         yield
         return
@@ -747,17 +749,15 @@ def folder_lock(folder: pathlib.Path, option: str = "--out") -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise UsageError(
-                f"{option}: {folder} is in use by another training run (maxminq train or "
+                f"--out: {folder} is in use by another training run (maxminq train or "
                 "run_training) still running; wait for it to end, or choose another folder"
             ) from None
         except OSError:  # no locks here (e.g. some network file systems)
             pass
         _LOCKED.add(key)
-        try:
-            yield
-        finally:
-            _LOCKED.discard(key)
+        yield
     finally:
+        _LOCKED.discard(key)
         os.close(fd)
 
 
