@@ -781,18 +781,18 @@ def run_training(
     from more, and sweeps run one process per core); results do not depend on it (tested).
     """
     cfg = config.resolve()
-    if cfg.tensorboard:
-        tensorboard_writer_class()  # not installed: an error before out_dir is touched
+    writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     Trainer.check_env(cfg)  # a one-line error before out_dir is touched
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
-        return _train_in(cfg, config, out_dir, resume, progress, stop_after, threads)
+        return _train_in(cfg, config, writer_class, out_dir, resume, progress, stop_after, threads)
 
 
 def _train_in(
     cfg: TrainConfig,
     config: TrainConfig,
+    writer_class: Any,
     out_dir: pathlib.Path,
     resume: bool,
     progress: bool,
@@ -800,7 +800,6 @@ def _train_in(
     threads: int,
 ) -> dict[str, pd.DataFrame]:
     """``run_training`` once ``out_dir`` is held: ``cfg`` is ``config`` resolved."""
-    writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     ckpt_dir = out_dir / "checkpoint"
     config_path = out_dir / "config.json"
     finished = (out_dir / "runs.csv").exists() and config_path.exists()
