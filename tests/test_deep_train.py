@@ -341,8 +341,10 @@ def test_resolved_config_round_trips_through_json() -> None:
 
 def test_update_members_updates_that_many_distinct_members_per_seed() -> None:
     """--update-members 2 with N = 3: every learning step updates exactly two different
-    members of each seed (and nothing before learning starts)."""
+    members of each seed (and nothing before learning starts), from two mini-batches."""
     tr = Trainer(_small(n=3, update_members=2, seeds=[0, 1], learning_starts=20).resolve())
+    gather, widths = tr.replay.gather, set()
+    tr.replay.gather = lambda live, idx: widths.add(idx.shape) or gather(live, idx)
     chosen = set()
     for _ in range(60):
         before = tr.learner.opt.step_count.clone()
@@ -353,6 +355,7 @@ def test_update_members_updates_that_many_distinct_members_per_seed() -> None:
         assert diff.sum(1).tolist() == [expected, expected] and diff.max() <= 1
         chosen |= {tuple(r) for r in diff.tolist()}
     assert len(chosen - {(0.0, 0.0, 0.0)}) > 1  # the subset varies from step to step
+    assert widths == {(2, 2 * tr.cfg.batch_size)}  # per seed, one mini-batch per member
     tr.close()
 
 
