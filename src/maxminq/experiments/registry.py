@@ -146,6 +146,7 @@ TOY_MDP_DEFAULTS = "maxminq.tabular.toy_mdp:TOY_DEFAULTS"
 MOUNTAIN_CAR_FUNC = "maxminq.linear.mountain_car:run_mountain_car"
 MOUNTAIN_CAR_DEFAULTS = "maxminq.linear.mountain_car:MC_DEFAULTS"
 RESOLVE_ALGORITHM = "maxminq.tabular.agent:resolve_algorithm"
+OPTIONAL_PARAMS = "maxminq.tabular.agent:OPTIONAL_PARAMS"
 TRAIN_CONFIG = "maxminq.deep.config:TrainConfig"
 TRAIN_FUNC = "maxminq.deep.train:run_training"
 TRAIN_ENV_CHECK = "maxminq.deep.train:Trainer.check_env"
@@ -199,8 +200,9 @@ def _validate_tabular(
     defaults = _optional(defaults_path)
     if isinstance(defaults, Mapping):
         extras = [k for k in settings if k not in known]
+        optional = _optional(OPTIONAL_PARAMS) or ()
         for key in extras:
-            if key not in defaults and key not in ("op_kwargs", "update_members"):
+            if key not in defaults and key not in optional:
                 allowed = ", ".join(sorted(known | set(defaults)))
                 raise SettingsError(key, f"unknown setting; expected one of {allowed}")
             # The default's type tells what the value must be; without this a string where
