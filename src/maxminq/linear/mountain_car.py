@@ -160,9 +160,9 @@ def _act_lane(
     """Act, step, store, sample the mini-batch(es), gather next-state values of lane ``lane``
     (those of the first update; ``more``, ``idx_more``: the update subset's other members).
 
-        Weights are laid out (lane, feature, member, action) so that one active tile's values for
-        every member and action share one or two cache lines. Returns 1 if the lane has just
-        finished its last episode, else 0.
+    Weights are laid out (lane, feature, member, action) so that one active tile's values for
+    every member and action share one or two cache lines. Returns 1 if the lane has just
+    finished its last episode, else 0.
     """
     n_members = w.shape[2]
     n_episodes = steps_out.shape[1]
