@@ -127,8 +127,7 @@ def _act_lane(
     buf[lane, p, 1] = r
     if update_now:
         i = draw_update(kind, n_members, rng, lane, buf_size[lane], idx)
-        if more.shape[1]:  # update_members > 1 (kept out of the common path)
-            draw_more_members(n_members, rng, lane, i, buf_size[lane], more, idx_more)
+        draw_more_members(n_members, rng, lane, i, buf_size[lane], more, idx_more)
         chosen[lane] = i
         _gather_lane(lane, q, cur, i, gathered, kind)
     ended[lane] = term
