@@ -127,7 +127,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--update-members",
         type=int,
         default=1,
-        help="Maxmin/Ensemble members updated per step (default 1)",
+        help="Maxmin/Ensemble members updated per step, each on its own mini-batch (default 1)",
     )
     parser.add_argument(
         "--optimizer-kwargs",
