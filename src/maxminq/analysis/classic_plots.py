@@ -133,8 +133,8 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
     return (c[idx] - c[lo]) / (idx - lo)
 
 
-def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, truth: float | None) -> Figure:
-    """One panel per mu; ``truth``: draw the true value ``truth * mu`` (gamma * mu)."""
+def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, gamma: float | None) -> Figure:
+    """One panel per mu; with a discount ``gamma``, a dotted line at the true value gamma * mu."""
     df, extra = _with_params(df)
     keys = ["mu", "algorithm", "n", *extra, "episode"]
     stats_all = _mean_se(df, value, keys).reset_index()
@@ -157,9 +157,9 @@ def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, truth: float | None) 
                 alpha=0.15,
                 lw=0,
             )
-        if truth is not None:
-            what = f"{truth * mu:+g}" if truth == 1 else f"gamma mu = {truth * mu:+g}"
-            line = ax.axhline(truth * mu, color="black", lw=1, ls=":", label=f"true value {what}")
+        if gamma is not None:
+            what = f"{gamma * mu:+g}" if gamma == 1 else f"gamma mu = {gamma * mu:+g}"
+            line = ax.axhline(gamma * mu, color="black", lw=1, ls=":", label=f"true value {what}")
             if ax is not axes[0][0]:  # the first panel's legend lists the algorithms
                 ax.legend(handles=[line], fontsize=8)
         ax.set_title(f"mu = {mu:+g}  ({runs[mu]} runs)")
@@ -173,13 +173,13 @@ def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, truth: float | None) 
 
 def toy_distance_figure(df: pd.DataFrame) -> Figure:
     """Fig. 2: |P(Left | A) - P*(Left | A)| over episodes, mean and one standard error."""
-    return _toy_panels(df, "distance", "distance to optimal eps-greedy policy", truth=None)
+    return _toy_panels(df, "distance", "distance to optimal eps-greedy policy", gamma=None)
 
 
 def toy_q_left_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
     """Appendix C.1: the learned Q(A, Left) over episodes; the dotted line is its true value
     gamma * mu (``gamma``: the discount the runs used; the paper's and the command's is 1)."""
-    return _toy_panels(df, "q_a_left", "Q(A, Left)", truth=float(gamma))
+    return _toy_panels(df, "q_a_left", "Q(A, Left)", gamma=float(gamma))
 
 
 def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.DataFrame:
