@@ -95,9 +95,9 @@ class Tables:
         the first as ``choose``, every further one the r-th (r drawn) of those left."""
         first = self.choose(rng)
         plan = [(first, draw_batch())]
-        for j in range(1, size):
+        for _ in range(1, size):
             left = [m for m in range(self.n) if m not in [c for c, _ in plan]]
-            plan.append((left[rng.integer(self.n - j)], draw_batch()))
+            plan.append((left[rng.integer(len(left))], draw_batch()))
         return plan
 
     def bootstrap(self, value_of, chosen: int) -> float:
