@@ -210,22 +210,13 @@ def _json_object(text: str | None, option: str) -> dict | None:
     return value
 
 
-# What a run writes in --out besides its tables (``run_training`` and this command's figure).
-_OUTPUT_DIRS = ("checkpoint", "tensorboard")
-
-
 def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     """Check ``--out`` can hold the run; refuse to replace a run unless ``--overwrite``
     (then delete its outputs, so no stale table or figure is left beside the new ones)."""
     from maxminq.cli import check_out_folder
-    from maxminq.deep.policy import MODEL_FILE
-    from maxminq.deep.train import FIGURE_FILES, TABLE_COLUMNS
-    from maxminq.experiments.store import PROGRESS_FILE
-
-    outputs = ("config.json", MODEL_FILE, PROGRESS_FILE, *FIGURE_FILES)
+    from maxminq.deep.train import RUN_FILES
 
     check_out_folder(out, "--out")
-    tables = [out / f"{name}.csv" for name in TABLE_COLUMNS]
     previous = (out / "runs.csv").exists() or (out / "checkpoint").exists()
     if resume:
         # A checkpoint folder without state.pt (killed during its first write) holds none.
@@ -237,9 +228,9 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
             f"--out: {out} holds a run already; add --resume to continue it (or read it "
             "back), --overwrite to replace it, or choose another folder"
         )
-    for path in [*tables, *(out / name for name in outputs)]:
-        path.unlink(missing_ok=True)
-    for name in _OUTPUT_DIRS:
+    for name in RUN_FILES:
+        (out / name).unlink(missing_ok=True)
+    for name in ("checkpoint", "tensorboard"):
         shutil.rmtree(out / name, ignore_errors=True)
 
 

@@ -64,6 +64,7 @@ from maxminq.experiments.store import (
 __all__ = [
     "BIAS_TAIL",
     "FIGURE_FILES",
+    "RUN_FILES",
     "TABLE_COLUMNS",
     "bias_horizon",
     "probe_counts",
@@ -103,6 +104,15 @@ TABLE_COLUMNS: dict[str, list[str]] = {
 _CKPT = "state.pt"
 # The figure ``maxminq train`` (and ``maxminq plot RUN_DIR``) draws from the tables.
 FIGURE_FILES = ("curves.png", "curves.svg")
+# Every file a run writes in its folder besides checkpoint/ (and tensorboard/): what
+# ``maxminq train --overwrite`` deletes, and whose temporaries a continuing run removes.
+RUN_FILES = (
+    *(f"{name}.csv" for name in TABLE_COLUMNS),
+    "config.json",
+    MODEL_FILE,
+    PROGRESS_FILE,
+    *FIGURE_FILES,
+)
 
 
 def probe_counts(terminated: Any, steps_to_end: Any, gamma: float) -> Any:
@@ -720,9 +730,7 @@ def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
     """Delete the temporary files of atomic writes that a killed run left in ``out_dir``
     (``atomic_write`` names them ``.<name>.<random>.tmp``): a checkpoint's is as large as
     the replay buffers (GBs for MinAtar), and every kill during a write would leave one."""
-    written = [out_dir / f"{t}.csv" for t in TABLE_COLUMNS] + [out_dir / "checkpoint" / _CKPT]
-    written += [out_dir / n for n in (MODEL_FILE, "config.json", PROGRESS_FILE, *FIGURE_FILES)]
-    for path in written:
+    for path in [*(out_dir / name for name in RUN_FILES), out_dir / "checkpoint" / _CKPT]:
         for tmp in path.parent.glob(f".{path.name}.*.tmp"):
             tmp.unlink(missing_ok=True)
 
