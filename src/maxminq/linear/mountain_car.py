@@ -452,11 +452,12 @@ def run_mountain_car_grid(
 
     Run r of every setting uses the random stream of ``(seed, run_offset + r)`` (common random
     numbers across settings); a setting's result equals ``run_mountain_car`` on that setting.
-    ``params`` override ``MC_DEFAULTS``; ``op_kwargs`` go to the operator. Each value of
+    ``params`` override ``MC_DEFAULTS``; ``op_kwargs`` go to the operator; ``update_members``
+    (default 1) is the size of Algorithm 1's subset S (maxmin, ensemble). Each value of
     ``sigma2`` and ``step_sizes`` is given once. Returns columns ``algorithm, n, sigma2,
-    step_size, run, episode, steps``; with
-    ``return_weights`` also the final weights, shape (lanes, M, features x 3) with lane =
-    setting x runs + run, and each lane's newest-table index (snapshot kinds).
+    step_size, run, episode, steps``; with ``return_weights`` also the final weights, shape
+    (lanes, M, features x 3) with lane = setting x runs + run, and each lane's newest-table
+    index (snapshot kinds).
     """
     spec = resolve_algorithm(algorithm, n)
     sig = _as_float_list(sigma2, "--sigma2", positive=False)
@@ -560,7 +561,8 @@ def run_mountain_car(
 
     Returns one row per run x episode, columns ``algorithm, n, sigma2, step_size, run,
     episode, steps`` (steps of that episode; ``max_steps`` if truncated). ``params``
-    override ``MC_DEFAULTS``.
+    override ``MC_DEFAULTS``; ``op_kwargs`` and ``update_members`` as in
+    :func:`run_mountain_car_grid`.
     """
     for value, option in ((sigma2, "--sigma2"), (step_size, "--step-sizes")):
         if np.ndim(value) != 0:

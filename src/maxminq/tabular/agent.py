@@ -239,8 +239,8 @@ OPTIONAL_PARAMS = ("op_kwargs", "update_members")
 def agent_params(
     params: dict[str, Any], defaults: dict[str, Any], what: str, counts: tuple[str, ...]
 ) -> dict[str, Any]:
-    """``params`` over ``defaults`` (plus ``op_kwargs`` and ``update_members``, checked with
-    the algorithm), checked: unknown names, ``epsilon`` and ``gamma`` in [0, 1], the
+    """``params`` over ``defaults`` (plus any of ``OPTIONAL_PARAMS``, which the caller checks
+    with the algorithm), checked: unknown names, ``epsilon`` and ``gamma`` in [0, 1], the
     ``counts`` whole numbers >= 1; raises UsageError."""
     unknown = set(params) - set(defaults) - set(OPTIONAL_PARAMS)
     if unknown:

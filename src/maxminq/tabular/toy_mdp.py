@@ -330,7 +330,8 @@ def run_toy_mdp(
     values after the episode, its distance to the optimal eps-greedy policy (Fig. 2), and the
     behaviour value of (A, Left) (appendix figure; true value gamma * mu, which is mu at the
     paper's gamma = 1; gamma must be > 0, mu non-zero). ``params`` override
-    ``TOY_DEFAULTS``; ``op_kwargs`` are passed to the operator. Run r uses the stream of
+    ``TOY_DEFAULTS``; ``op_kwargs`` are passed to the operator; ``update_members`` (default 1)
+    is the size of Algorithm 1's subset S (maxmin, ensemble). Run r uses the stream of
     ``(seed, run_offset + r)``. ``df.attrs["agent_steps"]`` holds the total agent steps.
     """
     spec = resolve_algorithm(algorithm, n)
