@@ -255,6 +255,14 @@ def test_double_q_swaps_roles_for_the_second_estimator(mode) -> None:
         ({"R": np.zeros((5, 2))}, "R must"),
         ({"q_star": np.zeros(3)}, "q_star"),
         ({"q0": np.zeros((1, 5, 3))}, "q0"),
+        # what only gave NaN tables or an error deep inside the solver
+        ({"rng": 0}, "rng must be a numpy.random.Generator, got int"),
+        ({"n": True}, "n must be an integer >= 1, got True"),
+        ({"record_every": -1}, "record_every must be an integer >= 0"),
+        ({"record_every": 2.0}, "record_every must be an integer >= 0"),
+        ({"init_scale": float("nan")}, "init_scale must be finite"),
+        ({"reward_noise": float("inf")}, "reward_noise must be finite"),
+        ({"q0": np.full((2, 5, 3), np.nan)}, "q0 must be finite"),
     ],
 )
 def test_solver_rejects_bad_arguments(kwargs, match) -> None:
