@@ -144,24 +144,11 @@ def _floats(
     positive: bool,
     nonzero: bool = False,
     maximum: float = math.inf,
-):
-    if values is None or len(values) == 0:
-        raise UsageError(f"{option}: expected at least one number, got an empty list")
-    out = []
-    for v in values:
-        try:
-            x = float(v)
-        except ValueError:
-            raise UsageError(f"{option}: expected numbers, got {v!r}") from None
-        bad = not math.isfinite(x) or (x <= 0 if positive else x < 0 and not nonzero)
-        if bad or (nonzero and x == 0) or x > maximum:
-            need = "> 0" if positive else ("non-zero" if nonzero else ">= 0")
-            need += f" and <= {maximum:g}" if maximum < math.inf else ""
-            raise UsageError(f"{option}: every value must be finite and {need}, got {v!r}")
-        if x in out:  # a repeated value would repeat its rows in the CSV
-            raise UsageError(f"{option}: {x:g} is given twice; give each value once")
-        out.append(x)
-    return out
+) -> list[float]:
+    """:func:`maxminq.tabular.agent.check_float_list` (the API's check, imported late)."""
+    from maxminq.tabular.agent import check_float_list
+
+    return check_float_list(values, option, positive=positive, nonzero=nonzero, maximum=maximum)
 
 
 def _algorithms(

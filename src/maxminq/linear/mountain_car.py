@@ -56,6 +56,7 @@ from maxminq.tabular.agent import (
     behaviour_values,
     bootstrap_values,
     check_algorithm_settings,
+    check_float_list,
     check_op_kwargs,
     check_positive_int,
     check_real,
@@ -338,25 +339,6 @@ def _run_lane(
         t += 1
 
 
-def _as_float_list(values: Any, option: str, *, positive: bool) -> list[float]:
-    vals = [values] if np.ndim(values) == 0 else list(values)
-    if not vals:
-        raise UsageError(f"{option}: expected at least one value, got an empty list")
-    out = []
-    for v in vals:
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            raise UsageError(f"{option}: expected numbers, got {v!r}") from None
-        if not math.isfinite(x) or (x <= 0 if positive else x < 0):
-            what = "> 0" if positive else ">= 0"
-            raise UsageError(f"{option}: every value must be finite and {what}, got {v!r}")
-        if x in out:  # the same setting twice: rows the table cannot tell apart (as the CLI)
-            raise UsageError(f"{option}: {x:g} is given twice; give each value once")
-        out.append(x)
-    return out
-
-
 def _validate(params: dict[str, Any]) -> dict[str, Any]:
     counts = ("buffer_size", "batch_size", "update_every", "max_steps")
     p = agent_params(params, MC_DEFAULTS, "mountain car", counts)
@@ -427,8 +409,8 @@ def check_settings(settings: dict[str, Any]) -> None:
     running it, as a sweep config is checked before any work starts; raises UsageError
     naming the option."""
     s = check_algorithm_settings(settings)
-    _as_float_list(s.pop("sigma2", None), "--sigma2", positive=False)
-    _as_float_list(s.pop("step_size", None), "--step-sizes", positive=True)
+    check_float_list(s.pop("sigma2", None), "--sigma2", positive=False)
+    check_float_list(s.pop("step_size", None), "--step-sizes", positive=True)
     for key in ("runs", "episodes"):
         check_positive_int(s.pop(key, None), f"--{key}")
     _validate(s)
@@ -460,8 +442,8 @@ def run_mountain_car_grid(
     index (snapshot kinds).
     """
     spec = resolve_algorithm(algorithm, n)
-    sig = _as_float_list(sigma2, "--sigma2", positive=False)
-    alphas = _as_float_list(step_sizes, "--step-sizes", positive=True)
+    sig = check_float_list(sigma2, "--sigma2", positive=False)
+    alphas = check_float_list(step_sizes, "--step-sizes", positive=True)
     runs = check_positive_int(runs, "--runs")
     episodes = check_positive_int(episodes, "--episodes")
     check_positive_int(run_offset, "--run-offset", minimum=0)

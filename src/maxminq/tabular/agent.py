@@ -205,6 +205,32 @@ def check_update_members(algorithm: str, n: int, value: Any) -> int:
     return u
 
 
+def check_float_list(
+    values: Any, option: str, *, positive: bool, nonzero: bool = False, maximum: float = math.inf
+) -> list[float]:
+    """``values`` (one number or a sequence; strings from the command line too) as floats,
+    each finite, > 0 if ``positive`` else >= 0 (any non-zero number if ``nonzero``), at most
+    ``maximum`` and given once (a repeated value would repeat its rows); raises UsageError."""
+    vals = [values] if np.ndim(values) == 0 else list(values)
+    if not vals:
+        raise UsageError(f"{option}: expected at least one number, got an empty list")
+    out: list[float] = []
+    for v in vals:
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise UsageError(f"{option}: expected numbers, got {v!r}") from None
+        bad = not math.isfinite(x) or (x <= 0 if positive else x < 0 and not nonzero)
+        if bad or (nonzero and x == 0) or x > maximum:
+            need = "> 0" if positive else ("non-zero" if nonzero else ">= 0")
+            need += f" and <= {maximum:g}" if maximum < math.inf else ""
+            raise UsageError(f"{option}: every value must be finite and {need}, got {v!r}")
+        if x in out:
+            raise UsageError(f"{option}: {x:g} is given twice; give each value once")
+        out.append(x)
+    return out
+
+
 def check_real(value: Any, option: str, minimum: float = -math.inf, strict: bool = False) -> float:
     """Return ``value`` as float if it is a finite number >= ``minimum`` (> if ``strict``),
     else raise UsageError (an infinite step size or initial value only gave NaN results)."""
