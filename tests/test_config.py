@@ -417,7 +417,9 @@ def test_a_folder_or_an_unknown_key_in_one_plain_line(tmp_path):
         load_config(path, "quick")
     # the value of a misspelt key is not what is wrong: not appended
     assert str(info.value).startswith(f"{path}: fixed.stepsize: unknown setting; expected one of")
-    assert str(info.value).endswith(", update_every")
+    # every key a toy setting takes, those without a default (op_kwargs, update_members) too
+    assert str(info.value).endswith(", update_every, update_members")
+    assert "op_kwargs, " in str(info.value)
 
 
 @pytest.mark.parametrize(

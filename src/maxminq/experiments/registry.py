@@ -203,7 +203,7 @@ def _validate_tabular(
         optional = _optional(OPTIONAL_PARAMS) or ()
         for key in extras:
             if key not in defaults and key not in optional:
-                allowed = ", ".join(sorted(known | set(defaults)))
+                allowed = ", ".join(sorted(known | set(defaults) | set(optional)))
                 raise SettingsError(key, f"unknown setting; expected one of {allowed}")
             # The default's type tells what the value must be; without this a string where
             # a number belongs fails inside the run function's check with no key to name.
