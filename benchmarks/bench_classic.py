@@ -38,7 +38,7 @@ def toy_vectorised(mu: float, runs: int, episodes: int) -> tuple[float, float, f
 
 def mc_vectorised(runs: int, settings: int, episodes: int) -> tuple[float, float, float]:
     """(replayed transitions, wall seconds, CPU seconds) of tile-coded Maxmin N=4."""
-    sig = [10.0] * settings
+    sig = [10.0 + 0.01 * k for k in range(settings)]  # distinct settings (a repeat is refused)
     t, c = time.perf_counter(), time.process_time()
     df = run_mountain_car_grid(algorithm="maxmin", n=4, sigma2=sig, step_sizes=[0.04],
                                runs=runs, episodes=episodes, seed=1, batch_size=MC_B)  # fmt: skip
