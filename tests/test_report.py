@@ -543,3 +543,28 @@ def test_toy_q_left_figure_draws_the_true_value_at_the_runs_discount(tmp_path, m
         figures = classic_figures(T.classify({"toy_mdp": toy}), tmp_path / str(gamma))
         (q_left,) = [f for f in figures if f.name == "toy_mdp_q_left"]
         assert drawn[-1] == pytest.approx(truth) and words in q_left.caption
+
+
+def test_mountain_car_figures_name_the_runs_episode_cap(tmp_path, monkeypatch):
+    """A sweep's Mountain Car runs capped at 300 steps: the report's Fig. 3(a) gets the cap
+    (its title names it) and the learning-curve captions say it; without the setting, none."""
+    from maxminq.analysis import classic_plots as cp
+    from maxminq.analysis.figures import classic_figures
+    from maxminq.linear.mountain_car import run_mountain_car_grid
+
+    caps: list[int | None] = []
+    original = cp.mc_sensitivity_figure
+
+    def record(df, max_steps=None):  # type: ignore[no-untyped-def]
+        caps.append(max_steps)
+        return original(df, max_steps)
+
+    monkeypatch.setattr(cp, "mc_sensitivity_figure", record)
+    mc = run_mountain_car_grid(algorithm="q_learning", n=1, sigma2=[0.0, 1.0], step_sizes=[0.02],
+                               runs=2, episodes=2, seed=0, max_steps=300)  # fmt: skip
+    for with_cap in (True, False):
+        table = mc.assign(max_steps=300) if with_cap else mc  # as load_results adds settings
+        figures = classic_figures(T.classify({"mountain_car": table}), tmp_path / str(with_cap))
+        (curves,) = [f for f in figures if f.name == "mountain_car_curves_all"]
+        assert caps[-1] == (300 if with_cap else None)
+        assert ("ends at 300 steps at most" in curves.caption) == with_cap

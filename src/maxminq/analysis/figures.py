@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -478,6 +479,13 @@ def fig_training_runs(
 
 
 # ----------------------------------------------------------------------------- driver
+def _one_setting(df: pd.DataFrame, column: str, default: Any) -> Any:
+    """The value of setting ``column`` shared by every run of ``df`` (a sweep's tables carry
+    their settings as columns), or ``default`` if absent or not one value."""
+    values = df[column].dropna().unique() if column in df.columns else []
+    return float(values[0]) if len(values) == 1 else default
+
+
 def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
     """Fig. 2, appendix Q(A, Left), Fig. 3(a)/(b) and the appendix Mountain Car panels.
 
@@ -504,8 +512,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
         )
         # The true Q(A, Left) is gamma * mu: the runs' discount (a sweep may set one; the
         # paper's is 1). Runs of several discounts have no one true line: drawn at mu.
-        gammas = toy["gamma"].dropna().unique() if "gamma" in toy.columns else []
-        gamma = float(gammas[0]) if len(gammas) == 1 else 1.0
+        gamma = _one_setting(toy, "gamma", 1.0)
         add(
             cp.toy_q_left_figure(toy, gamma=gamma),
             "toy_mdp_q_left",
@@ -517,8 +524,12 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
         )
     mc = tables.mountain_car
     if mc is not None and not mc.empty:
+        # The runs' episode cap, named in the titles (a flat curve at it is failing runs).
+        cap = _one_setting(mc, "max_steps", None)
+        cap = None if cap is None else int(cap)
+        capped = "" if cap is None else f" An episode ends at {cap:,} steps at most."
         add(
-            cp.mc_sensitivity_figure(mc),
+            cp.mc_sensitivity_figure(mc, cap),
             "mountain_car_last_episode",
             "Mountain Car: robustness to reward variance (Fig. 3a)",
             "Steps in the last training episode against the reward variance sigma^2, at the "
@@ -528,19 +539,19 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
         levels = sorted(float(v) for v in mc["sigma2"].unique())
         s2 = 10.0 if 10.0 in levels else levels[len(levels) // 2]
         add(
-            cp.mc_learning_curve_figure(mc, sigma2=[s2]),
+            cp.mc_learning_curve_figure(mc, sigma2=[s2], max_steps=cap),
             f"mountain_car_curves_sigma2_{s2:g}",
             f"Mountain Car learning curves, sigma^2 = {s2:g} (Fig. 3b)",
             "Steps per episode at the best step size, mean with one standard error "
-            "(trailing 10-episode average).",
+            "(trailing 10-episode average)." + capped,
             "mountain_car",
         )
         if len(levels) > 1:
             add(
-                cp.mc_learning_curve_figure(mc),
+                cp.mc_learning_curve_figure(mc, max_steps=cap),
                 "mountain_car_curves_all",
                 "Mountain Car learning curves for every sigma^2 (appendix C.2)",
-                "As Fig. 3b, one panel per reward variance.",
+                "As Fig. 3b, one panel per reward variance." + capped,
                 "mountain_car",
             )
     return out
