@@ -223,6 +223,29 @@ def test_cli_writes_csv_and_figures(tmp_path) -> None:
         assert (out / f"{name}.png").stat().st_size > 1000
 
 
+def test_cli_agent_settings_reach_the_runs(tmp_path) -> None:
+    """--epsilon, --gamma and --buffer-size give the runs of run_mountain_car_grid with them."""
+    import pandas as pd
+
+    from maxminq.cli import main
+
+    out = tmp_path / "mc"
+    assert main(
+        ["experiment", "mountain-car", "--runs", "2", "--episodes", "2", "--max-steps", "4000",
+         "--sigma2", "1", "--step-sizes", "0.04", "--algorithms", "maxmin:2", "--workers", "1",
+         "--no-progress", "--out", str(out), "--epsilon", "0.3", "--gamma", "0.95",
+         "--buffer-size", "20"]
+    ) == 0  # fmt: skip
+    got = pd.read_csv(out / "mountain_car.csv")
+    want = run_mountain_car_grid(algorithm="maxmin", n=2, sigma2=[1.0], step_sizes=[0.04],
+                                 runs=2, episodes=2, seed=0, max_steps=4000, epsilon=0.3,
+                                 gamma=0.95, buffer_size=20)  # fmt: skip
+    assert got.steps.tolist() == want.steps.tolist()
+    default = run_mountain_car_grid(algorithm="maxmin", n=2, sigma2=[1.0], step_sizes=[0.04],
+                                    runs=2, episodes=2, seed=0, max_steps=4000)  # fmt: skip
+    assert got.steps.tolist() != default.steps.tolist() and got.steps.max() < 4000
+
+
 @pytest.mark.parametrize(
     ("argv", "option"),
     [
@@ -232,6 +255,9 @@ def test_cli_writes_csv_and_figures(tmp_path) -> None:
         (["--step-sizes"], "--step-sizes"),
         (["--step-size-per", "feature"], "--step-size-per"),
         (["--algorithms", "double_q:3"], "--algorithms"),
+        (["--epsilon", "-0.1"], "--epsilon"),
+        (["--gamma", "2"], "--gamma"),
+        (["--buffer-size", "x"], "--buffer-size"),
     ],
 )
 def test_cli_bad_input_one_line_exit_2_no_csv(tmp_path, capsys, argv, option) -> None:

@@ -275,6 +275,28 @@ def test_cli_update_members_reaches_maxmin_and_ensemble_only(tmp_path) -> None:
         np.testing.assert_allclose(got.q_a_left, want.q_a_left, rtol=1e-6)  # CSV: 7 digits
 
 
+def test_cli_agent_settings_reach_the_runs(tmp_path) -> None:
+    """--step-size, --epsilon, --gamma and --buffer-size give the runs of run_toy_mdp with
+    those settings (distance measured against the optimal policy for that epsilon)."""
+    import pandas as pd
+
+    from maxminq.cli import main
+
+    out = tmp_path / "toy"
+    argv = ["experiment", "toy-mdp", "--runs", "3", "--episodes", "20", "--mu", "0.1",
+            "--algorithms", "maxmin:2", "--workers", "1", "--no-progress", "--out", str(out),
+            "--step-size", "0.05", "--epsilon", "0.2", "--gamma", "0.9",
+            "--buffer-size", "50"]  # fmt: skip
+    assert main(argv) == 0
+    got = pd.read_csv(out / "toy_mdp.csv")
+    want = run_toy_mdp(mu=0.1, algorithm="maxmin", n=2, runs=3, episodes=20, seed=0,
+                       step_size=0.05, epsilon=0.2, gamma=0.9, buffer_size=50)  # fmt: skip
+    np.testing.assert_allclose(got.q_a_left, want.q_a_left, rtol=1e-6)  # CSV: 7 digits
+    # P(Left) takes the values 1 - eps/2 = 0.9, eps/2 = 0.1 (or 0.5 on a tie); optimal 0.9
+    assert set(got.p_left) <= {0.9, 0.1, 0.5}
+    np.testing.assert_allclose(got.distance, np.abs(got.p_left - 0.9), atol=1e-6)
+
+
 def test_cli_bias_corrected_sigma_reaches_the_operator(tmp_path, monkeypatch) -> None:
     """sigma reaches the operator; the figures' legends name it; the CSV keeps its columns."""
     import pandas as pd
@@ -328,6 +350,10 @@ def test_cli_bias_corrected_sigma_reaches_the_operator(tmp_path, monkeypatch) ->
         (["--mu", "0.1", "-0.1", "0.10"], "--mu"),
         (["--algorithms", "maxmin:2", "--update-members", "3"], "--update-members"),
         (["--update-members", "0"], "--update-members"),
+        (["--gamma", "0"], "--gamma"),  # Left and Right would tie: no optimal policy
+        (["--epsilon", "1.5"], "--epsilon"),
+        (["--buffer-size", "0"], "--buffer-size"),
+        (["--step-size", "0"], "--step-size"),
     ],
 )
 def test_cli_bad_algorithms_and_duplicates_exit_2_before_work(

@@ -69,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     toy.add_argument("--batch-size", default="32",
                      help="replayed transitions per update (default 32)")  # fmt: skip
+    toy.add_argument("--step-size", default="0.01", help="step size, > 0 (default 0.01)")
     about = "noisy Mountain Car: Fig. 3(a), 3(b), appendix"
     mc = sub.add_parser("mountain-car", help=about, description=about)
     for key, what in (
@@ -103,6 +104,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--update-every", default="1", help="agent steps per update, >= 1 (default 1)"
         )
+        p.add_argument("--epsilon", default="0.1", help="eps-greedy exploration (default 0.1)")
+        p.add_argument("--gamma", default="1", help="discount, in [0, 1] (default 1)")
+        p.add_argument("--buffer-size", default="100", help="replay buffer size (default 100)")
         p.add_argument(
             "--update-members",
             default="1",
@@ -221,11 +225,19 @@ def _out_dir(value: str | None, name: str) -> Path:
 
 
 def _common(args: argparse.Namespace) -> dict[str, Any]:
+    from maxminq.tabular.agent import check_probability
+
     return {
         "seed": _int(args.seed, "--seed", minimum=0),
         "workers": _int(args.workers, "--workers"),
-        "update_every": _int(args.update_every, "--update-every"),
         "progress": not args.no_progress,
+        # The agent settings every task takes (the run functions' own names).
+        "agent": {
+            "update_every": _int(args.update_every, "--update-every"),
+            "epsilon": check_probability(args.epsilon, "--epsilon"),
+            "gamma": check_probability(args.gamma, "--gamma"),
+            "buffer_size": _int(args.buffer_size, "--buffer-size"),
+        },
     }
 
 
@@ -360,16 +372,21 @@ def run_toy(args: argparse.Namespace) -> int:
     mus = _floats(args.mu, "--mu", positive=False, nonzero=True)
     algos = _algorithms(args.algorithms, TOY_ALGORITHMS, {"maxmin": TOY_MAXMIN_N})
     batch = _int(args.batch_size, "--batch-size")
+    step_size = _floats([args.step_size], "--step-size", positive=True)[0]
     subset = _subset_sizes(args.update_members, algos)
     common = _common(args)
     out = _out_dir(args.out, "toy_mdp")
 
     tasks = [
         {"mu": mu, "algorithm": a, "n": n, "runs": runs, "episodes": episodes,
-         "seed": common["seed"], "batch_size": batch, "update_every": common["update_every"],
-         **subset[a, n], **({"op_kwargs": kw} if kw else {})}
+         "seed": common["seed"], "batch_size": batch, "step_size": step_size,
+         **common["agent"], **subset[a, n], **({"op_kwargs": kw} if kw else {})}
         for mu in mus for a, n, kw in algos
     ]  # fmt: skip
+    from maxminq.tabular.toy_mdp import check_settings
+
+    for task in tasks:  # every value checked before any work (e.g. --gamma 0, --step-size 0)
+        check_settings(task)
     start = time.perf_counter()
     frames = _run_tasks(_toy_task, tasks, common["workers"], common["progress"], "toy MDP")
     df = pd.concat(frames, ignore_index=True)
@@ -385,7 +402,10 @@ def run_toy(args: argparse.Namespace) -> int:
 
     shown = _plot_frame(df, algos)
     cp.save_figure(cp.toy_distance_figure(shown), out / "fig2_toy_mdp_distance.png")
-    cp.save_figure(cp.toy_q_left_figure(shown), out / "figC1_toy_mdp_q_a_left.png")
+    cp.save_figure(
+        cp.toy_q_left_figure(shown, gamma=common["agent"]["gamma"]),
+        out / "figC1_toy_mdp_q_a_left.png",
+    )
     print(f"toy MDP: wrote {out}/toy_mdp.csv ({len(df):,} rows, {t_fig - t_csv:.1f} s) and "
           f"figures ({time.perf_counter() - t_fig:.1f} s)")  # fmt: skip
     return 0
@@ -437,7 +457,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     tasks = [
         {"algorithm": a, "n": n, "sigma2": [s2], "step_sizes": [alpha],
          "runs": bounds[k + 1] - bounds[k], "run_offset": bounds[k], "episodes": episodes,
-         "seed": common["seed"], "batch_size": batch, "update_every": common["update_every"],
+         "seed": common["seed"], "batch_size": batch, **common["agent"],
          "max_steps": max_steps, "step_size_per": args.step_size_per, **subset[a, n],
          **({"op_kwargs": kw} if kw else {})}
         for a, n, kw in algos for s2 in sig for alpha in alphas for k in range(chunks)
