@@ -244,6 +244,16 @@ def test_cli_agent_settings_reach_the_runs(tmp_path) -> None:
     default = run_mountain_car_grid(algorithm="maxmin", n=2, sigma2=[1.0], step_sizes=[0.04],
                                     runs=2, episodes=2, seed=0, max_steps=4000)  # fmt: skip
     assert got.steps.tolist() != default.steps.tolist() and got.steps.max() < 4000
+    import json
+
+    saved = json.loads((out / "settings.json").read_text())
+    assert saved["experiment"] == "mountain-car" and saved["sigma2"] == [1.0]
+    assert (saved["epsilon"], saved["gamma"], saved["buffer_size"]) == (0.3, 0.95, 20)
+    assert (saved["max_steps"], saved["step_size_per"], saved["step_sizes"]) == (
+        4000,
+        "tiling",
+        [0.04],
+    )
 
 
 @pytest.mark.parametrize(

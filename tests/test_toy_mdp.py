@@ -295,6 +295,14 @@ def test_cli_agent_settings_reach_the_runs(tmp_path) -> None:
     # P(Left) takes the values 1 - eps/2 = 0.9, eps/2 = 0.1 (or 0.5 on a tie); optimal 0.9
     assert set(got.p_left) <= {0.9, 0.1, 0.5}
     np.testing.assert_allclose(got.distance, np.abs(got.p_left - 0.9), atol=1e-6)
+    # the settings the CSV's columns do not name are beside it
+    import json
+
+    saved = json.loads((out / "settings.json").read_text())
+    assert saved["experiment"] == "toy-mdp" and saved["mu"] == [0.1]
+    assert (saved["step_size"], saved["epsilon"], saved["gamma"]) == (0.05, 0.2, 0.9)
+    assert (saved["buffer_size"], saved["batch_size"], saved["seed"]) == (50, 32, 0)
+    assert saved["algorithms"] == ["maxmin:2"] and saved["update_members"] == 1
 
 
 def test_cli_bias_corrected_sigma_reaches_the_operator(tmp_path, monkeypatch) -> None:

@@ -343,6 +343,18 @@ def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, de
     return results
 
 
+def write_settings(out: Path, experiment: str, settings: dict[str, Any]) -> None:
+    """``settings.json`` beside the CSV: every resolved setting of the command (the CSV's
+    columns name only what varies between its rows), the maxminq version, atomically."""
+    import maxminq
+    from maxminq.experiments.store import atomic_write
+
+    text = json.dumps(
+        {"experiment": experiment, "maxminq": maxminq.__version__, **settings}, indent=2
+    )
+    atomic_write(out / "settings.json", lambda tmp: tmp.write_text(text + "\n"))
+
+
 def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
     """Write ``df`` to ``path`` atomically (``maxminq.experiments.store.atomic_write``).
 
@@ -396,6 +408,12 @@ def run_toy(args: argparse.Namespace) -> int:
           f"simulated in {wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
     t_csv = time.perf_counter()
     write_csv_atomic(df, out / "toy_mdp.csv")
+    write_settings(out, "toy-mdp", {
+        "runs": runs, "episodes": episodes, "mu": mus,
+        "algorithms": [_algorithm_text(*a) for a in algos], "seed": common["seed"],
+        "batch_size": batch, "step_size": step_size, **common["agent"],
+        "update_members": _int(args.update_members, "--update-members"),
+    })  # fmt: skip
     t_fig = time.perf_counter()
 
     from maxminq.analysis import classic_plots as cp
@@ -475,6 +493,13 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     per = pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8), [args.step_size_per])
     df.insert(df.columns.get_loc("step_size") + 1, "step_size_per", per)
     write_csv_atomic(df, out / "mountain_car.csv")
+    write_settings(out, "mountain-car", {
+        "runs": runs, "episodes": episodes, "sigma2": sig, "step_sizes": alphas,
+        "step_size_per": args.step_size_per, "max_steps": max_steps,
+        "algorithms": [_algorithm_text(*a) for a in algos], "seed": common["seed"],
+        "batch_size": batch, **common["agent"],
+        "update_members": _int(args.update_members, "--update-members"),
+    })  # fmt: skip
 
     from maxminq.analysis import classic_plots as cp
 
