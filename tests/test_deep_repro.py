@@ -143,7 +143,8 @@ def test_read_tables_names_a_damaged_file(finished, tmp_path, damage, message) -
     text = str(err.value)
     assert text.startswith(f"--out: {path} ") and message in text and "\n" not in text
     path.unlink()
-    with pytest.raises(UsageError, match=r"^RUN_DIR: .*metrics\.csv is unreadable"):
+    # from Python the message names the argument one passed
+    with pytest.raises(UsageError, match=r"^out_dir: .*metrics\.csv is unreadable"):
         read_tables(run)
 
 

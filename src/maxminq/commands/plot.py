@@ -223,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
 
     panels = _panels(args.panels)
     cfgs = [_settings(folder) for folder in args.runs]
-    tables = [read_tables(folder) for folder in args.runs]
+    tables = [read_tables(folder, "RUN_DIR") for folder in args.runs]
     for folder, t in zip(args.runs, tables, strict=True):
         _check_columns(folder, t, panels)
     labels = run_labels(cfgs, args.runs)

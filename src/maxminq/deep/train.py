@@ -681,7 +681,7 @@ def tensorboard_writer_class() -> Any:
     return SummaryWriter
 
 
-def read_tables(out_dir: pathlib.Path, option: str = "RUN_DIR") -> dict[str, pd.DataFrame]:
+def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.DataFrame]:
     """The tables a finished ``run_training`` wrote to ``out_dir``, each checked to be
     whole: a file cut short (a copy that did not finish, a full disk) would otherwise read
     as a shorter run. A damaged or missing file is a one-line UsageError starting with
