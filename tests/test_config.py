@@ -436,3 +436,58 @@ def test_a_value_repeated_in_an_axis_is_an_error(tmp_path, edit, where, value):
     with pytest.raises(ConfigError) as info:
         load_config(path, "quick")
     assert str(info.value) == f"{path}: {where}: {value} is given twice; give each once"
+
+
+MC = """
+name: mc
+kind: mountain_car
+fixed: {seed: 0, episodes: 3, runs: 2, sigma2: 10, step_size: 0.02}
+variants:
+  - {algorithm: q_learning, n: 1}
+  - {algorithm: maxmin, n: 2}
+scales:
+  quick: {}
+  paper: {}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "old", "plain", "spelt"),
+    [
+        (TOY, "episodes: 5}", "episodes: 5, epsilon: 0.0}", "episodes: 5, gamma: 1, epsilon: 0}"),
+        (TOY, "n: [2, 4]}", "n: [2, 4]}", "n: [2, 4], update_members: 1}"),
+        (TOY, "n: [2, 4]}", "n: [2, 4]}", "n: [2, 4], op_kwargs: {}}"),
+        (MC, "step_size: 0.02}", "step_size: 0.02}", "step_size: 0.02, gamma: 1, init_weight: 0}"),
+        (MC, "maxmin, n: 2}", "maxmin, n: 2}", "maxmin, n: 2, update_members: 1}"),
+    ],
+)
+def test_the_same_run_spelt_another_way_keeps_its_id(tmp_path, text, old, plain, spelt):
+    """'gamma: 1' for the default 1.0, 'update_members: 1' or 'op_kwargs: {}' (the defaults)
+    gave new run ids: the same runs trained again and then pooled in the report as two
+    experiments ('update_members 1 vs null', the same seeds counted twice)."""
+    assert old in text
+    a = load_config(_write(tmp_path, text.replace(old, plain), "a.yaml"), "quick").runs
+    b = load_config(_write(tmp_path, text.replace(old, spelt), "b.yaml"), "quick").runs
+    assert sorted(r.run_id for r in a) == sorted(r.run_id for r in b)
+    assert all("update_members" not in r.settings and "op_kwargs" not in r.settings for r in b)
+
+
+def test_operator_parameters_are_one_spelling_and_other_values_other_runs(tmp_path):
+    text = TOY.replace(
+        "  - {algorithm: q_learning, n: 1}\n",
+        "  - {algorithm: bias_corrected, n: 1, op_kwargs: {sigma: SIGMA}}\n",
+    ).replace("n: [2, 4]}", "n: [2, 4], update_members: U}")
+    ids = {}
+    for sigma, u in (("1", "2"), ("1.0", "2"), ("0.5", "2"), ("1", "1")):
+        path = _write(tmp_path, text.replace("SIGMA", sigma).replace("U", u), "x.yaml")
+        ids[sigma, u] = {r.run_id for r in load_config(path, "quick").runs}
+        assert len(ids[sigma, u]) == 6
+    assert ids["1", "2"] == ids["1.0", "2"]
+    assert len(ids["1", "2"] & ids["0.5", "2"]) == 4  # the maxmin runs only
+    assert len(ids["1", "2"] & ids["1", "1"]) == 2  # the bias-corrected runs only
+    stored = [
+        r.settings["op_kwargs"]
+        for r in load_config(path, "quick").runs
+        if "op_kwargs" in r.settings
+    ]
+    assert stored == [{"sigma": 1.0}] * 2 and all(type(v["sigma"]) is float for v in stored)

@@ -178,6 +178,25 @@ def _check_values(check_path: str, completed: dict[str, Any]) -> None:
         raise SettingsError(None, f"invalid setting value ({err})") from None
 
 
+def _canonical(completed: dict[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Checked tabular settings in one spelling per run, so that runs computing the same
+    thing get the same id: a whole number given for a float setting (``gamma: 1``) is that
+    float, operator parameters are floats, and ``update_members: 1`` and ``op_kwargs: {}``
+    (the defaults) are left out, as in the runs stored before those settings existed."""
+    out = dict(completed)
+    for key, default in defaults.items():
+        value = out.get(key)
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = float(value)
+    if out.get("update_members") == 1:
+        del out["update_members"]
+    if "op_kwargs" in out:
+        op_kwargs = {k: float(v) for k, v in (out.pop("op_kwargs") or {}).items()}
+        if op_kwargs:
+            out["op_kwargs"] = op_kwargs
+    return out
+
+
 def _validate_tabular(
     model: type[BaseModel], func: str, defaults_path: str, settings: dict[str, Any]
 ) -> dict[str, Any]:
@@ -220,7 +239,7 @@ def _validate_tabular(
                 raise SettingsError(key, problem)
         completed = {**defaults, **parsed.model_dump()}
         _check_values(func.rsplit(":", 1)[0] + ":check_settings", completed)
-        return completed
+        return _canonical(completed, defaults)
     _check_extras(settings, known, func)
     return parsed.model_dump()
 
