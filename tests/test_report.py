@@ -407,8 +407,8 @@ def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
 
 def test_report_warns_when_a_row_pools_two_experiments(tmp_path: Path, capsys) -> None:
     """Two toy runs with the same (mu, algorithm, n) but different step sizes, 2 runs each:
-    the table pools them as 4 independent runs (not 2 averaged pairs) and the report and
-    the command say which setting differs."""
+    the figures and claims pool them as 4 independent runs (not 2 averaged pairs) and the
+    report and the command say which setting differs; the table gives each its own row."""
     toy = toy_results(runs=2, episodes=10)
     toy = toy[(toy.algorithm == "maxmin") & (toy.n == 2)]
     with ResultsStore(tmp_path) as store:
@@ -428,10 +428,10 @@ def test_report_warns_when_a_row_pools_two_experiments(tmp_path: Path, capsys) -
     )
     md = (tmp_path / "report.md").read_text()
     assert "Caution: runs of different experiments are pooled" in md
-    rows = [line for line in md.splitlines() if line.startswith("| +0.1 | Maxmin")]
-    assert len(rows) == 1 and rows[0].split(" | ")[3] == "4"
-    rows = [line for line in md.splitlines() if line.startswith("| -0.1 | Maxmin")]
-    assert len(rows) == 1 and rows[0].split(" | ")[3] == "2"
+    rows = [line.split(" | ") for line in md.splitlines() if line.startswith("| +0.1 | Maxmin")]
+    assert [(r[3], r[4]) for r in rows] == [("0.01", "2"), ("0.1", "2")]  # step size, runs
+    rows = [line.split(" | ") for line in md.splitlines() if line.startswith("| -0.1 | Maxmin")]
+    assert [(r[3], r[4]) for r in rows] == [("0.01", "2")]
 
 
 def test_reproduce_refuses_bad_folders_before_any_work(tmp_path: Path, capsys):
@@ -568,3 +568,78 @@ def test_mountain_car_figures_name_the_runs_episode_cap(tmp_path, monkeypatch):
         (curves,) = [f for f in figures if f.name == "mountain_car_curves_all"]
         assert caps[-1] == (300 if with_cap else None)
         assert ("ends at 300 steps at most" in curves.caption) == with_cap
+
+
+def _store_runs(out: Path, runs: list[tuple[str, str, dict, dict[str, pd.DataFrame]]]) -> None:
+    """Store (run_id, kind, settings, tables) through the real results store."""
+    with ResultsStore(out) as store:
+        for run_id, kind, settings, tables in runs:
+            spec = RunSpec(run_id, kind, settings, f"{kind}_x")
+            store.register([spec])
+            store.mark_running(run_id)
+            store.save_tables(spec, tables)
+            store.mark_finished(run_id, "done")
+
+
+def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(tmp_path, capsys):
+    """A config sweeping update_members and gamma wrote runs with equal (algorithm, N,
+    sigma^2, step size): the table pooled u = 1 and u = 2 into one row (mean 160 of 100,
+    120, 200, 220), the caution named them but no row told them apart."""
+    mc = {"algorithm": "maxmin", "n": 4, "sigma2": 10.0, "step_size": 0.02, "seed": 0}
+    ql = {"algorithm": "q_learning", "n": 1, "sigma2": 10.0, "step_size": 0.02, "seed": 0}
+
+    def last_steps(values: list[float]) -> dict[str, pd.DataFrame]:
+        # two episodes per run; the last one's steps are ``values``
+        rows = [(r, ep, 500.0 if ep == 0 else v) for r, v in enumerate(values) for ep in (0, 1)]
+        return {"mountain_car": pd.DataFrame(rows, columns=["run", "episode", "steps"])}
+
+    deep = {"env_id": "E-v0", "agent": "maxmin-dqn", "n": 2, "lr": 1e-3, "steps": 100}
+
+    def test_returns(returns: list[float]) -> dict[str, pd.DataFrame]:
+        ep = pd.DataFrame({"seed": [0, 1], "step": [100, 100], "return": [0.0, 0.0]})
+        tests = pd.DataFrame({"seed": [0, 1], "episode": [0, 0], "return": returns})
+        return {"episodes": ep, "tests": tests}
+
+    _store_runs(
+        tmp_path,
+        [
+            (
+                "m1",
+                "mountain_car",
+                mc | {"gamma": 1.0, "update_members": 1},
+                last_steps([100, 120]),
+            ),
+            (
+                "m2",
+                "mountain_car",
+                mc | {"gamma": 1.0, "update_members": 2},
+                last_steps([200, 220]),
+            ),
+            ("q1", "mountain_car", ql | {"gamma": 1.0}, last_steps([300, 340])),
+            ("q2", "mountain_car", ql | {"gamma": 0.99}, last_steps([400, 420])),
+            ("d1", "deep", deep | {"seeds": [0, 1], "update_members": 1}, test_returns([1, 3])),
+            ("d2", "deep", deep | {"seeds": [0, 1], "update_members": 2}, test_returns([7, 9])),
+        ],
+    )
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    assert "update_members 1 vs 2" in capsys.readouterr().out  # figures and claims pool
+    md = (tmp_path / "report.md").read_text()
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines()]
+    mc_head = next(c for c in cells if c[:4] == ["σ²", "algorithm", "N", "best step size"])
+    assert mc_head[4:7] == ["gamma", "update_members", "runs"]
+    mc_rows = [c[1:7] for c in cells if c[0] == "10" and len(c) == len(mc_head)]
+    # one row per (algorithm, gamma, update_members); '–': not set (the default)
+    assert mc_rows == [
+        ["Maxmin Q", "4", "0.02", "1", "1", "2"],
+        ["Maxmin Q", "4", "0.02", "1", "2", "2"],
+        ["Q-learning", "1", "0.02", "0.99", "–", "2"],
+        ["Q-learning", "1", "0.02", "1", "–", "2"],
+    ]
+    means = [c[7] for c in cells if c[0] == "10" and len(c) == len(mc_head)]
+    # mean ± SE by hand: SE = sd / sqrt(2) = |a - b| / 2
+    assert means == ["110 ± 10", "210 ± 10", "410 ± 10", "320 ± 20"]
+    deep_rows = [c for c in cells if c[0] == "E"]
+    assert [(c[4], c[5], c[6]) for c in deep_rows] == [("1", "2", "2 ± 1"), ("2", "2", "8 ± 1")]
+    summary = pd.read_csv(tmp_path / "summary" / "mountain_car_final.csv")
+    assert len(summary) == 4 and {"gamma", "update_members"} <= set(summary.columns)
+    assert "The final-performance tables give each value of" in md

@@ -219,6 +219,40 @@ TABLE_KEYS = {"deep": T.DEEP_KEYS, "toy_mdp": T.TOY_KEYS, "mountain_car": T.MOUN
 POOLABLE = frozenset({"seed", "seeds", "runs", "checkpoint_every", "tensorboard"})
 
 
+def _pooling_groups(records: Sequence) -> dict[tuple, list[dict]]:
+    """The records' settings grouped by run kind and table keys (:data:`TABLE_KEYS`)."""
+    groups: dict[tuple, list[dict]] = {}
+    for rec in records:
+        keys = TABLE_KEYS.get(rec.kind)
+        if keys is None:
+            continue
+        ident = tuple((k, json.dumps(rec.settings.get(k))) for k in keys if k in rec.settings)
+        groups.setdefault((rec.kind, ident), []).append(rec.settings)
+    return groups
+
+
+def _differing(members: Sequence[dict], ident: Sequence[tuple[str, str]]) -> dict[str, list]:
+    """The settings outside the table keys and :data:`POOLABLE` on which ``members`` differ,
+    each with its values as sorted JSON texts."""
+    names = sorted(set().union(*members) - POOLABLE - {k for k, _ in ident})
+    out = {}
+    for name in names:
+        values = {json.dumps(m.get(name), sort_keys=True) for m in members}
+        if len(values) > 1:
+            out[name] = sorted(values)
+    return out
+
+
+def split_settings(records: Sequence) -> dict[str, list[str]]:
+    """Per run kind, the settings that tell apart runs the table keys would pool (e.g. two
+    ``update_members`` or two ``gamma`` of one algorithm): the final-performance tables show
+    them as columns, one row per value."""
+    out: dict[str, set[str]] = {}
+    for (kind, ident), members in _pooling_groups(records).items():
+        out.setdefault(kind, set()).update(_differing(members, ident))
+    return {kind: sorted(names) for kind, names in out.items() if names}
+
+
 def pooled_differences(records: Sequence) -> list[str]:
     """One line per table row that pools runs differing in more than their seeds.
 
@@ -228,23 +262,11 @@ def pooled_differences(records: Sequence) -> list[str]:
     into the same folder), or two of them repeat a seed (e.g. a toy config re-run with more
     ``runs``: its runs 0, 1, ... are the earlier ones again), the pooled numbers mislead.
     """
-    groups: dict[tuple, list[dict]] = {}
-    for rec in records:
-        keys = TABLE_KEYS.get(rec.kind)
-        if keys is None:
-            continue
-        ident = tuple((k, json.dumps(rec.settings.get(k))) for k in keys if k in rec.settings)
-        groups.setdefault((rec.kind, ident), []).append(rec.settings)
     lines = []
-    for (kind, ident), members in sorted(groups.items()):
+    for (kind, ident), members in sorted(_pooling_groups(records).items()):
         if len(members) < 2:
             continue
-        names = sorted(set().union(*members) - POOLABLE - {k for k, _ in ident})
-        parts = []
-        for name in names:
-            values = {json.dumps(m.get(name), sort_keys=True) for m in members}
-            if len(values) > 1:
-                parts.append(f"{name} {' vs '.join(sorted(values))}")
+        parts = [f"{k} {' vs '.join(v)}" for k, v in _differing(members, ident).items()]
         # A deep run trains its list of seeds; a tabular run's runs are the streams
         # (seed, 0), (seed, 1), ...: a seed in two run ids repeats those runs.
         seeds = [s for m in members for s in (m.get("seeds") or [m.get("seed")]) if s is not None]
@@ -260,12 +282,30 @@ def pooled_differences(records: Sequence) -> list[str]:
     return lines
 
 
-def _deep_table(best: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    head = ["environment", "algorithm", "N", "step size", "runs", "mean ± SE", "IQM [95% CI]"]
+def _setting_text(value: object) -> str:
+    """A split setting's value in a table cell; '–' where a run did not set it (the run
+    function's default, e.g. ``update_members`` of Q-learning)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "–"
+    if isinstance(value, (float, np.floating)):
+        return f"{value:g}"
+    return str(value)
+
+
+def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str], list[list[str]]]:
+    extra = T.present_keys(best, extra)
+    head = ["environment", "algorithm", "N", "step size", *extra, "runs", "mean ± SE"]
+    head.append("IQM [95% CI]")
     rows = []
     for _, r in best.sort_values(
-        ["env_id", "agent"],
-        key=lambda s: s.map(T.env_rank) if s.name == "env_id" else s.map(T.agent_rank),
+        ["env_id", "agent", *extra],
+        key=lambda s: (
+            s.map(T.env_rank)
+            if s.name == "env_id"
+            else s.map(T.agent_rank)
+            if s.name == "agent"
+            else s.map(_setting_text)
+        ),
     ).iterrows():
         rows.append(
             [
@@ -273,6 +313,7 @@ def _deep_table(best: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
                 style.LABELS.get(r["agent"], r["agent"]),
                 str(int(r["n"])) if "n" in r and pd.notna(r["n"]) else "",
                 f"{r['lr']:g}" if "lr" in r else "",
+                *(_setting_text(r[k]) for k in extra),
                 str(int(r["runs"])),
                 _mean_se(r),
                 _iqm_ci(r),
@@ -281,24 +322,29 @@ def _deep_table(best: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def _mc_table(best: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str], list[list[str]]]:
+    extra = T.present_keys(best, extra)
     head = [
         "σ²",
         "algorithm",
         "N",
         "best step size",
+        *extra,
         "runs",
         "last-episode steps mean ± SE",
         "IQM [95% CI]",
     ]
     rows = []
-    for _, r in best.sort_values(["sigma2", "algorithm"]).iterrows():
+    order = best.assign(**{k: best[k].map(_setting_text) for k in extra})
+    for i in order.sort_values(["sigma2", "algorithm", "n", *extra]).index:
+        r = best.loc[i]
         rows.append(
             [
                 f"{r['sigma2']:g}",
                 style.label(r["algorithm"]),
                 str(int(r["n"])) if "n" in r and pd.notna(r["n"]) else "",
                 f"{r['step_size']:g}",
+                *(_setting_text(r[k]) for k in extra),
                 str(int(r["runs"])),
                 _mean_se(r),
                 _iqm_ci(r),
@@ -307,30 +353,40 @@ def _mc_table(best: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def _toy_table(toy: pd.DataFrame) -> tuple[list[str], list[list[str]], pd.DataFrame]:
-    dist = T.toy_final(toy, "distance")
-    qv = T.toy_final(toy, "q_a_left")
-    keys = T.present_keys(dist, T.TOY_KEYS)
+def _toy_table(
+    toy: pd.DataFrame, extra: Sequence[str] = ()
+) -> tuple[list[str], list[list[str]], pd.DataFrame]:
+    extra = T.present_keys(toy, extra)
+    dist = T.toy_final(toy, "distance", extra=extra)
+    qv = T.toy_final(toy, "q_a_left", extra=extra)
+    keys = T.present_keys(dist, [*T.TOY_KEYS, *extra])
     sd = T.summarize(dist, keys, "distance", reps=200)
     sq = T.summarize(qv, keys, "q_a_left", reps=200)
     merged = sd.merge(sq, on=[*keys], suffixes=("_distance", "_q"))
+    # Q(A, Left)'s true value is gamma * mu: mu at the paper's gamma = 1.
+    other_gamma = "gamma" in toy and not np.allclose(toy["gamma"].to_numpy(dtype=float), 1.0)
     head = [
         "μ",
         "algorithm",
         "N",
+        *extra,
         "runs",
         "final distance mean ± SE",
-        "final Q(A,Left) mean ± SE (true = μ)",
+        f"final Q(A,Left) mean ± SE (true = {'γ·μ' if other_gamma else 'μ'})",
     ]
     rows = []
-    for _, r in merged.sort_values(
-        ["mu", "algorithm", "n"], ascending=[False, True, True]
-    ).iterrows():
+    order = merged.assign(**{k: merged[k].map(_setting_text) for k in extra})
+    order = order.sort_values(
+        ["mu", "algorithm", "n", *extra], ascending=[False, True, True, *[True] * len(extra)]
+    )
+    for i in order.index:
+        r = merged.loc[i]
         rows.append(
             [
                 f"{r['mu']:+g}",
                 style.label(r["algorithm"]),
                 str(int(r["n"])) if "n" in r else "",
+                *(_setting_text(r[k]) for k in extra),
                 str(int(r["runs_distance"])),
                 f"{_f(r['mean_distance'])} ± {_f(r['se_distance'])}",
                 f"{_f(r['mean_q'])} ± {_f(r['se_q'])}",
@@ -492,14 +548,24 @@ def build_report(
         )
     records = _result_records(out_dir, results)  # read once: the caution and the settings
     pooled = pooled_differences(records)
+    split = split_settings(records)
     if pooled:
         doc.para(
-            "**Caution: runs of different experiments are pooled.** The tables, claims and "
-            "figures pool every run with the same "
+            "**Caution: runs of different experiments are pooled.** The claims and figures "
+            + ("" if split else "and tables ")
+            + "pool every run with the same "
             + "; ".join(f"{k} ({', '.join(v)})" for k, v in TABLE_KEYS.items())
             + ", but this folder holds such runs that differ in other settings: "
             + " | ".join(pooled)
-            + ". Write each configuration to its own `--out` folder for numbers that "
+            + ". "
+            + (
+                "The final-performance tables give each value of "
+                + "; ".join(f"{k}: {', '.join(v)}" for k, v in split.items())
+                + " its own rows. "
+                if split
+                else ""
+            )
+            + "Write each configuration to its own `--out` folder for numbers that "
             "describe one experiment.",
             cls="note",
         )
@@ -557,19 +623,24 @@ def build_report(
 
     doc.heading("Final performance")
     if tables.toy is not None and not tables.toy.empty:
-        head, rows, merged = _toy_table(tables.toy)
+        head, rows, merged = _toy_table(tables.toy, split.get("toy_mdp", ()))
         _write_csv(merged, summary_dir / "toy_mdp_final.csv")
         doc.heading("Toy MDP (average over the last 10% of episodes)", 3)
         doc.table(head, rows)
     if tables.mountain_car is not None and not tables.mountain_car.empty:
-        mcs = T.mountain_car_summary(tables.mountain_car, reps=reps)
+        mc_extra = T.present_keys(tables.mountain_car, split.get("mountain_car", ()))
+        mcs = T.mountain_car_summary(tables.mountain_car, reps=reps, extra=mc_extra)
         _write_csv(mcs, summary_dir / "mountain_car_final.csv")
         doc.heading("Mountain Car (steps in the last training episode; fewer is better)", 3)
-        doc.table(*_mc_table(T.mountain_car_best(mcs)))
+        doc.table(*_mc_table(T.mountain_car_best(mcs, mc_extra), mc_extra))
     if not deep_summary.empty:
-        _write_csv(deep_summary, summary_dir / "deep_final.csv")
+        deep_extra = T.present_keys(tables.episodes, split.get("deep", ()))
+        split_summary = (
+            T.deep_summary(tables, reps=reps, extra=deep_extra) if deep_extra else deep_summary
+        )
+        _write_csv(split_summary, summary_dir / "deep_final.csv")
         doc.heading("Deep RL (best setting per agent; test return, higher is better)", 3)
-        doc.table(*_deep_table(T.deep_best(deep_summary)))
+        doc.table(*_deep_table(T.deep_best(split_summary, extra=deep_extra), deep_extra))
         doc.para(
             "Final performance = mean return of the test episodes (ε = 0.01; 100 in the paper, "
             "fewer at quick scale) after "

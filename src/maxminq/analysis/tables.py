@@ -331,19 +331,26 @@ def _with_avg100(episodes: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     return e
 
 
-def deep_summary(tables: Tables, *, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Final performance per deep setting: runs, mean, SE, IQM and its bootstrap 95% CI."""
-    scores = deep_final_scores(tables)
+def deep_summary(
+    tables: Tables, *, reps: int = 2000, seed: int = 0, extra: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Final performance per deep setting: runs, mean, SE, IQM and its bootstrap 95% CI.
+    ``extra`` settings (e.g. ``update_members``) split the settings further."""
+    keys = [*DEEP_KEYS, *extra]
+    scores = deep_final_scores(tables, keys)
     if scores.empty:
         return pd.DataFrame()
-    return summarize(scores, present_keys(scores, DEEP_KEYS), "score", reps=reps, seed=seed)
+    return summarize(scores, present_keys(scores, keys), "score", reps=reps, seed=seed)
 
 
-def deep_best(summary: pd.DataFrame, *, score: str = "mean") -> pd.DataFrame:
-    """Best (lr, N) per environment and agent, by mean final performance (the paper's rule)."""
+def deep_best(
+    summary: pd.DataFrame, *, score: str = "mean", extra: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Best (lr, N) per environment and agent (and ``extra`` settings), by mean final
+    performance (the paper's rule)."""
     if summary.empty:
         return summary
-    return best_settings(summary, present_keys(summary, ["env_id", "agent"]), score=score)
+    return best_settings(summary, present_keys(summary, ["env_id", "agent", *extra]), score=score)
 
 
 def deep_curves(
@@ -412,9 +419,12 @@ def tabular_run_cols(df: pd.DataFrame) -> list[str]:
     return present_keys(df, ["run_id", "run"])
 
 
-def toy_final(toy: pd.DataFrame, value: str, *, last_fraction: float = 0.1) -> pd.DataFrame:
-    """Per run, the average of ``value`` over the last ``last_fraction`` of its episodes."""
-    k = present_keys(toy, TOY_KEYS)
+def toy_final(
+    toy: pd.DataFrame, value: str, *, last_fraction: float = 0.1, extra: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Per run, the average of ``value`` over the last ``last_fraction`` of its episodes;
+    ``extra`` settings are kept as key columns beside :data:`TOY_KEYS`."""
+    k = present_keys(toy, [*TOY_KEYS, *extra])
     by = [*k, *tabular_run_cols(toy)]
     last_ep = toy.groupby(by, dropna=False)["episode"].transform("max")
     first_ep = toy.groupby(by, dropna=False)["episode"].transform("min")
@@ -430,23 +440,29 @@ def toy_auc(toy: pd.DataFrame, value: str = "distance") -> pd.DataFrame:
     return toy.groupby(by, sort=True, dropna=False)[value].mean().reset_index()
 
 
-def mountain_car_final(mc: pd.DataFrame) -> pd.DataFrame:
-    """Per run, the steps of the last training episode (the paper's Fig. 3(a) measure)."""
-    k = present_keys(mc, MOUNTAIN_CAR_KEYS)
+def mountain_car_final(mc: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
+    """Per run, the steps of the last training episode (the paper's Fig. 3(a) measure);
+    ``extra`` settings are kept as key columns beside :data:`MOUNTAIN_CAR_KEYS`."""
+    k = present_keys(mc, [*MOUNTAIN_CAR_KEYS, *extra])
     by = [*k, *tabular_run_cols(mc)]
     last = mc.sort_values("episode").groupby(by, sort=True, dropna=False).tail(1)
     return last[[*by, "steps"]].reset_index(drop=True)
 
 
-def mountain_car_summary(mc: pd.DataFrame, *, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Last-episode steps per (algorithm, N, sigma^2, step size): mean, SE, IQM [CI]."""
-    final = mountain_car_final(mc)
-    return summarize(final, present_keys(final, MOUNTAIN_CAR_KEYS), "steps", reps=reps, seed=seed)
+def mountain_car_summary(
+    mc: pd.DataFrame, *, reps: int = 2000, seed: int = 0, extra: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Last-episode steps per (algorithm, N, sigma^2, step size, ``extra`` settings): mean,
+    SE, IQM [CI]."""
+    final = mountain_car_final(mc, extra)
+    keys = present_keys(final, [*MOUNTAIN_CAR_KEYS, *extra])
+    return summarize(final, keys, "steps", reps=reps, seed=seed)
 
 
-def mountain_car_best(summary: pd.DataFrame) -> pd.DataFrame:
-    """Best step size per algorithm and sigma^2 (fewest last-episode steps), as in Sec. 5."""
+def mountain_car_best(summary: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
+    """Best step size per algorithm and sigma^2 (and ``extra`` settings; fewest last-episode
+    steps), as in Sec. 5."""
     if summary.empty:
         return summary
-    group = present_keys(summary, ["algorithm", "n", "sigma2"])
+    group = present_keys(summary, ["algorithm", "n", "sigma2", *extra])
     return best_settings(summary, group, score="mean", higher_is_better=False)
