@@ -395,6 +395,12 @@ def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
         # the same seed with more runs: runs 0..49 of seed 3 twice
         R(kind="toy_mdp", settings={"mu": -0.1, "algorithm": "q_learning", "seed": 3, "runs": 50}),
         R(kind="toy_mdp", settings={"mu": -0.1, "algorithm": "q_learning", "seed": 3, "runs": 80}),
+        # update_members 1 is stored as no update_members (one run id per computation)
+        R(kind="toy_mdp", settings={"mu": 0.1, "algorithm": "maxmin", "n": 4, "seed": 0}),
+        R(
+            kind="toy_mdp",
+            settings={"mu": 0.1, "algorithm": "maxmin", "n": 4, "seed": 1} | {"update_members": 2},
+        ),
     ]
     lines = pooled_differences(records)
     twice = "in more than one run id (the same runs counted twice)"
@@ -402,6 +408,8 @@ def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
         f"deep (env_id E, agent dqn, n 1, lr 0.0001): 2 run ids pooled; steps 100 vs 600; "
         f"seed(s) 1 {twice}",
         f"toy_mdp (mu -0.1, algorithm q_learning): 2 run ids pooled; seed(s) 3 {twice}",
+        "toy_mdp (mu 0.1, algorithm maxmin, n 4): 2 run ids pooled; "
+        "update_members 2 vs unset (default)",
     ]
 
 

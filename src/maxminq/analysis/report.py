@@ -233,13 +233,14 @@ def _pooling_groups(records: Sequence) -> dict[tuple, list[dict]]:
 
 def _differing(members: Sequence[dict], ident: Sequence[tuple[str, str]]) -> dict[str, list]:
     """The settings outside the table keys and :data:`POOLABLE` on which ``members`` differ,
-    each with its values as sorted JSON texts."""
+    each with its values as sorted JSON texts ('unset (default)' where a run did not set it,
+    e.g. ``update_members`` left at 1)."""
     names = sorted(set().union(*members) - POOLABLE - {k for k, _ in ident})
     out = {}
     for name in names:
-        values = {json.dumps(m.get(name), sort_keys=True) for m in members}
+        values = {json.dumps(m[name], sort_keys=True) if name in m else None for m in members}
         if len(values) > 1:
-            out[name] = sorted(values)
+            out[name] = sorted(values - {None}) + ["unset (default)"] * (None in values)
     return out
 
 
