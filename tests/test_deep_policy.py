@@ -130,12 +130,19 @@ def test_evaluation_measures_the_bias_at_the_start_state(run_dir, capsys) -> Non
             assert row["discounted_return"] == pytest.approx((1 - 0.99**length) / 0.01)
     assert main(["evaluate", str(run_dir), "--episodes", "3", "--env-seed", "7"]) == 0
     printed = capsys.readouterr().out
+    means = []
     for seed in (3, 5):
         g = episodes[episodes.seed == seed]
         assert g["terminated"].all()  # (an untrained CartPole policy falls)
-        bias = (g["q_first"] - g["discounted_return"]).mean()
+        b = (g["q_first"] - g["discounted_return"]).to_numpy()
+        se = np.sqrt(((b - b.mean()) ** 2).sum() / 2) / np.sqrt(3)  # sample sd / sqrt(n)
+        means.append(b.mean())
         assert f"seed {seed}: return" in printed
-        assert f"start-state bias {bias:+.2f} (3 episode(s))" in printed
+        assert f"start-state bias {b.mean():+.2f} +- {se:.2f} (3 episode(s))" in printed
+    # The line runs are compared by: the seeds' means, SE over the 2 seeds = |m0 - m1| / 2.
+    over_seeds = f"{np.mean(means):+.2f} +- {abs(means[0] - means[1]) / 2:.2f} over 2 seed(s)"
+    assert "all 2 seeds (mean +- SE over seeds): return " in printed
+    assert f"start-state bias {over_seeds}" in printed
 
 
 def test_unknown_and_diverged_seeds_are_refused(tmp_path: pathlib.Path) -> None:
@@ -385,10 +392,14 @@ def test_readme_trained_agent_example_plays_the_runs_environment(tmp_path, monke
 
 def test_start_state_bias_counts_episodes_as_training_does() -> None:
     """Terminated episodes count; a cut one only if 0.99^length <= 0.05 (length >= 299)."""
-    from maxminq.commands.evaluate import _start_bias
+    from maxminq.commands.evaluate import _bias_text, _start_bias
 
     rows = {"terminated": [False, False, True], "length": [298, 299, 5]}
     rows |= {"q_first": [0.0, 10.0, 4.0], "discounted_return": [100.0, 7.0, 5.0]}
     g = pd.DataFrame(rows)
-    assert _start_bias(g, 0.99) == "start-state bias +1.00 (2 episode(s))"  # (3 - 1) / 2
-    assert _start_bias(g.iloc[:1], 0.99) == "start-state bias n/a (every episode cut short)"
+    mean, values = _start_bias(g, 0.99)
+    assert mean == 1.0 and values.tolist() == [3.0, -1.0]  # (3 - 1) / 2
+    # SE: sample sd of (3, -1) is 2 sqrt(2), over sqrt(2) episodes: 2
+    assert _bias_text((mean, values)) == "start-state bias +1.00 +- 2.00 (2 episode(s))"
+    assert _start_bias(g.iloc[:1], 0.99) is None
+    assert _bias_text(None) == "start-state bias n/a (every episode cut short)"

@@ -108,13 +108,28 @@ def run(args: argparse.Namespace) -> int:
     )
     env = c.env_id + (f" {json.dumps(c.env_kwargs)}" if c.env_kwargs else "")  # its variant
     print(f"{c.agent} (n = {c.n}) on {env}, eps = {args.eps}, {args.episodes} episode(s):")
+    returns, biases = [], []
     for seed, g in episodes.groupby("seed", sort=False):
         r = g["return"]
-        se = r.std() / math.sqrt(len(r)) if len(r) > 1 else 0.0
         length = g["length"].mean()
+        bias = _start_bias(g, c.gamma)
+        returns.append(r.mean())
+        biases += [bias[0]] if bias else []
         print(
-            f"seed {seed}: return {r.mean():.2f} +- {se:.2f} (mean +- SE), length {length:.1f}, "
-            + _start_bias(g, c.gamma)
+            f"seed {seed}: return {_mean_se(r)} (mean +- SE), length {length:.1f}, "
+            + _bias_text(bias)
+        )
+    if len(returns) > 1:  # what runs are compared by: one number per seed, SE over seeds
+        import pandas as pd
+
+        bias_part = (
+            f"start-state bias {_mean_se(pd.Series(biases), '+.2f')} over {len(biases)} seed(s)"
+            if biases
+            else "start-state bias n/a"
+        )
+        print(
+            f"all {len(returns)} seeds (mean +- SE over seeds): return "
+            f"{_mean_se(pd.Series(returns))}, {bias_part}"
         )
     if args.csv is not None:
         atomic_write(args.csv, lambda tmp: episodes.to_csv(tmp, index=False))
@@ -125,16 +140,30 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_bias(g: pd.DataFrame, gamma: float) -> str:
-    """Mean of Q(s_0, a_0) - discounted return over the episodes ``g`` that count as in
-    training: terminated, or cut where the missing tail weighs gamma^length <= BIAS_TAIL."""
+def _mean_se(x: pd.Series, fmt: str = ".2f") -> str:
+    """``mean +- SE`` of ``x`` (SE 0 for a single value)."""
+    se = x.std() / math.sqrt(len(x)) if len(x) > 1 else 0.0
+    return f"{x.mean():{fmt}} +- {se:.2f}"
+
+
+def _start_bias(g: pd.DataFrame, gamma: float) -> tuple[float, pd.Series] | None:
+    """Q(s_0, a_0) - discounted return over the episodes ``g`` that count as in training
+    (terminated, or cut where the missing tail weighs gamma^length <= BIAS_TAIL): their
+    mean and the per-episode values; None if no episode counts."""
     from maxminq.deep.train import probe_counts
 
     kept = g[probe_counts(g["terminated"], g["length"].astype(float), gamma)]
     if kept.empty:
+        return None
+    bias = kept["q_first"] - kept["discounted_return"]
+    return float(bias.mean()), bias
+
+
+def _bias_text(bias: tuple[float, pd.Series] | None) -> str:
+    """A seed's start-state bias as printed: mean +- SE over its counted episodes."""
+    if bias is None:
         return "start-state bias n/a (every episode cut short)"
-    bias = (kept["q_first"] - kept["discounted_return"]).mean()
-    return f"start-state bias {bias:+.2f} ({len(kept)} episode(s))"
+    return f"start-state bias {_mean_se(bias[1], '+.2f')} ({len(bias[1])} episode(s))"
 
 
 def _check_env(config: TrainConfig, gif: bool, env_seed: int) -> None:
