@@ -67,6 +67,7 @@ def test_no_bias_measured_is_said_in_the_panel_and_warned_once(tmp_path, capsys)
     bias = panels["estimation bias (above 0: over)"]
     assert "no bias measured" in _texts(bias)
     assert "0.05" in _texts(bias)  # the trainer's rule for cut episodes is named
+    assert "bias_probe_every" in _texts(bias)  # and when probes are taken (none: none scored)
     assert not bias.get_lines()  # no zero line either: there is nothing to compare with it
     assert "no bias" not in _texts(panels["Q estimates (updated net)"])
     plt.close(fig)

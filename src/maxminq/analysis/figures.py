@@ -353,8 +353,8 @@ BIAS_COLUMNS = ("bias_mean", "bias_abs", "bias_std")
 #: Why a run's bias columns can be empty (the trainer's rule; e.g. never met by
 #: MountainCar-v0's 200-step limit at gamma 0.99, which cuts every early episode).
 NO_BIAS_WHY = (
-    "a probe, from learning_starts on, counts once its episode "
-    f"terminates, or is cut by the time limit with gamma^(steps to the cut) <= {BIAS_TAIL}"
+    "a probe, taken every bias_probe_every steps from learning_starts on, counts once its "
+    f"episode terminates, or is cut by the time limit with gamma^(steps to the cut) <= {BIAS_TAIL}"
 )
 
 
