@@ -42,15 +42,21 @@ def _small(**kw) -> TrainConfig:
 
 @pytest.mark.parametrize(
     "agent,n,n_online,reduce",
-    [("maxmin-dqn", 3, 3, min), ("averaged-dqn", 3, 1, np.mean), ("ddqn", 1, 1, min)],
+    [
+        ("maxmin-dqn", 3, 3, min),
+        ("averaged-dqn", 3, 1, np.mean),
+        ("ensemble-dqn", 3, 3, np.mean),
+        ("ddqn", 1, 1, min),
+        ("dqn", 1, 1, min),
+    ],
 )
 def test_bias_is_the_target_sides_estimate_minus_the_discounted_return_that_followed(
     agent: str, n: int, n_online: int, reduce
 ) -> None:
     """Replayed step by step: every probed (s, a) is valued from the separate target modules
-    (min over Maxmin's N, mean over Averaged's K snapshots, Double DQN's target net; not
-    the online ones), and at the episode's end the bias is that value minus
-    sum_k gamma^k r_{t+k} summed forwards here; a cut episode's probe is kept only if
+    (min over Maxmin's N, mean over Averaged's K snapshots and over Ensemble's N, DQN's and
+    Double DQN's target net; not the online ones), and at the episode's end the bias is that
+    value minus sum_k gamma^k r_{t+k} summed forwards here; a cut episode's probe is kept only if
     gamma^(steps to the cut) <= 0.05 (gamma 0.8, cap 15: 14 steps or more)."""
     cfg = _small(agent=agent, n=n, gamma=0.8, max_episode_steps=15, bias_probe_every=3)
     cfg = cfg.resolve()
