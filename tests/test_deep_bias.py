@@ -56,3 +56,27 @@ def test_pooled_bias_equals_the_statistics_of_all_probes_after_a_step() -> None:
     assert seed1["bias_mean"] == pytest.approx(1.0)
     assert seed1["bias_std"] == pytest.approx(math.sqrt(50 / 3))
     assert seed1["bias_abs"] == pytest.approx(11 / 3)  # (4 + 6 + 1) / 3, not (5 + 1) / 2
+
+
+def test_tensorboard_logs_every_metrics_column_bias_n_included(tmp_path) -> None:
+    """README: the metrics go to TensorBoard as seed<k>/<column>. The probe count bias_n
+    (an int) was left out; each finite value of each column is logged at its row's step."""
+    from test_deep_train import _small, _tensorboard_events
+
+    from maxminq.deep.train import TABLE_COLUMNS, run_training
+
+    out = tmp_path / "run"
+    tables = run_training(_small(steps=300, tensorboard=True), out, progress=False)
+    logged = {(tag, step): value for f in _tensorboard_events(out / "tensorboard")
+              for tag, value, step in f}  # fmt: skip
+    m = tables["metrics"]
+    assert (m["bias_n"] > 0).any()
+    for column in TABLE_COLUMNS["metrics"][2:]:
+        if column == "steps_per_s":  # wall clock: the reader leaves it out
+            continue
+        for _, row in m.iterrows():
+            key = (f"seed{int(row['seed'])}/{column}", int(row["step"]))
+            if np.isfinite(row[column]):
+                assert logged[key] == pytest.approx(row[column], rel=1e-6)
+            else:
+                assert key not in logged

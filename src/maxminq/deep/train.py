@@ -535,7 +535,7 @@ class Trainer:
     def _log_metrics_row(self, row: list[Any]) -> None:
         tag = f"seed{row[0]}"
         for name, v in zip(TABLE_COLUMNS["metrics"][2:], row[2:], strict=True):
-            if isinstance(v, float) and math.isfinite(v):
+            if math.isfinite(v):  # bias_n (an int) too: how many probes bias_mean rests on
                 self.writer.add_scalar(f"{tag}/{name}", v, row[1])
 
     def _log_episode(self, row: list[Any]) -> None:
