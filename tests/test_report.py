@@ -651,3 +651,37 @@ def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(tmp_path, 
     summary = pd.read_csv(tmp_path / "summary" / "mountain_car_final.csv")
     assert len(summary) == 4 and {"gamma", "update_members"} <= set(summary.columns)
     assert "The final-performance tables give each value of" in md
+
+
+def test_toy_bias_claims_compare_with_the_runs_true_value_gamma_mu():
+    """Q(A, Left)'s true value is gamma * mu. At gamma = 0.5 Q-learning ending at 0.07
+    overestimates (truth 0.05), but the claim compared it with mu = 0.1 and said 'not
+    supported'; runs at gamma 0.5 and 1 were pooled against mu as well."""
+    rng = np.random.default_rng(0)
+
+    def toy(finals: dict[float, float], runs: int = 6) -> pd.DataFrame:
+        rows = [
+            dict(run_id=f"t{g}", mu=0.1, algorithm="q_learning", n=1, gamma=g, run=r)
+            | dict(episode=ep, distance=0.0, q_a_left=q + rng.normal(0, 0.001))
+            for g, q in finals.items()
+            for r in range(runs)
+            for ep in range(10)
+        ]
+        return pd.DataFrame(rows)
+
+    (one,) = [c for c in C.toy_claims(toy({0.5: 0.07})) if c.text.startswith("Q-learning")]
+    assert one.text == "Q-learning overestimates Q(A, Left) = γμ, γ = 0.5 (μ = +0.1)"
+    assert one.status == C.SUPPORTED and one.numbers["true_value"] == pytest.approx(0.05)
+    # errors against gamma * mu: +0.02 at both gammas (pooled mean of Q 0.095 < mu)
+    (both,) = [
+        c for c in C.toy_claims(toy({0.5: 0.07, 1.0: 0.12})) if c.text.startswith("Q-learning")
+    ]
+    assert both.text == "Q-learning overestimates Q(A, Left) = γμ, γ = 0.5, 1 pooled (μ = +0.1)"
+    assert both.status == C.SUPPORTED
+    assert both.numbers["second-half Q(A,Left) − γμ of Q-learning_mean"] == pytest.approx(
+        0.02, abs=1e-3
+    )
+    # at gamma = 1 nothing changes: 0.09 is below mu
+    (paper,) = [c for c in C.toy_claims(toy({1.0: 0.09})) if c.text.startswith("Q-learning")]
+    assert paper.text == "Q-learning overestimates Q(A, Left) = μ (μ = +0.1)"
+    assert paper.status == C.NOT_SUPPORTED

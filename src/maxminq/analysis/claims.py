@@ -157,8 +157,8 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
     """Fig. 2 and the appendix Q(A, Left) figure (Sec. 4 and App. C.1)."""
     sec = "Toy MDP"
     texts = {
-        "qover": "Q-learning overestimates Q(A, Left) = μ (μ = {mu:+g})",
-        "dunder": "Double Q underestimates Q(A, Left) = μ (μ = {mu:+g}, where it hurts)",
+        "qover": "Q-learning overestimates Q(A, Left) = {truth} (μ = {mu:+g})",
+        "dunder": "Double Q underestimates Q(A, Left) = {truth} (μ = {mu:+g}, where it hurts)",
         "posfast": "μ = +0.1: Q-learning approaches the optimal policy fastest",
         "pos": "μ = +0.1: Q-learning ends closer to the optimal ε-greedy policy than Double Q",
         "neg": "μ = −0.1: Double Q approaches the optimal policy faster than Q-learning",
@@ -167,7 +167,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
     }
     if toy is None or toy.empty:
         return [
-            Claim(sec, texts[k].format(mu=0.1), INSUFFICIENT, "no toy MDP results")
+            Claim(sec, texts[k].format(mu=0.1, truth="μ"), INSUFFICIENT, "no toy MDP results")
             for k in ("qover", "dunder", "posfast", "pos", "neg", "negN")
         ]
     claims = []
@@ -179,20 +179,32 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
 
     # Second half of training: past the initial transient from Q ~ N(0, 0.01), which on its
     # own looks like over- (mu < 0) or underestimation (mu > 0).
-    final_q = T.toy_final(toy, "q_a_left", last_fraction=0.5)
+    final_q = T.toy_final(
+        toy, "q_a_left", last_fraction=0.5, extra=["gamma"] if "gamma" in toy else []
+    )
     # Q-learning overestimates at every mu (App. C.1); Double Q's underestimation is the
     # paper's statement for mu > 0 ("Double Q-learning underestimates too much", Sec. 4).
     checks = [("qover", "q_learning", True, mu) for mu in sorted(toy["mu"].unique())[::-1]]
     checks += [("dunder", "double_q", False, mu) for mu in toy["mu"].unique() if mu > 0]
     for key, alg, above, mu in checks:
-        x = _toy_select(final_q, mu, alg)["q_a_left"].to_numpy()
+        sel = _toy_select(final_q, mu, alg)
+        x, truth, name = sel["q_a_left"].to_numpy(), float(mu), "second-half Q(A,Left)"
+        # The true Q(A, Left) is gamma * mu (mu at the paper's gamma = 1): runs at another
+        # gamma are judged against their own true value, pooled ones by their error.
+        gammas = sel["gamma"].to_numpy(dtype=float) if "gamma" in sel else np.ones(len(sel))
+        text = "μ"
+        if len(np.unique(gammas)) == 1 and gammas.size and gammas[0] != 1.0:
+            truth, text = float(gammas[0] * mu), f"γμ, γ = {gammas[0]:g}"
+        elif len(np.unique(gammas)) > 1:
+            x, truth, name = x - gammas * mu, 0.0, "second-half Q(A,Left) − γμ"
+            text = f"γμ, γ = {', '.join(f'{g:g}' for g in np.unique(gammas))} pooled"
         status, ev, nums = compare_to_value(
-            x, float(mu), above=above, name=f"second-half Q(A,Left) of {style.label(alg)}"
+            x, truth, above=above, name=f"{name} of {style.label(alg)}"
         )
         claims.append(
             Claim(
                 sec,
-                texts[key].format(mu=mu),
+                texts[key].format(mu=mu, truth=text),
                 status,
                 ev,
                 RULE_VALUE + " (average over the second half of training)",
