@@ -15,7 +15,7 @@ import pytest
 
 from maxminq.analysis.figures import training_runs_figure
 from maxminq.cli import main
-from maxminq.commands.plot import run_labels
+from maxminq.commands.plot import _settings, figure_title, run_labels
 from maxminq.deep.train import read_tables
 
 NAN = math.nan
@@ -203,3 +203,21 @@ def test_plot_legend_names_env_keyword_end_to_end(tmp_path, capsys) -> None:
     text = svg.read_text()
     assert "gravity=-5" in text and "deep-aaa" not in text
     np.testing.assert_equal(capsys.readouterr().err, "")
+
+
+def test_one_run_redrawn_names_its_agent_and_n_in_the_title(tmp_path) -> None:
+    """'maxminq plot RUN_DIR' of one run draws no legend, and its title named only the
+    environment: a redrawn Maxmin N = 4 bias curve did not say whose it was. Now it is
+    titled as 'maxminq train' titles it; several runs keep the environment title."""
+    one = _run(tmp_path / "mm", "maxmin-dqn", [(100, -200.0)], [(100, 1.0, 0.1)], 100, n=4)
+    (one / "tests.csv").write_text("seed,episode,return,length\n0,1,-150,150\n0,2,-170,170\n")
+    dqn = _run(tmp_path / "dqn", "dqn", [(100, -200.0)], [(100, 2.0, 0.1)], 100)
+    folders = [one, dqn]
+    cfgs = [_settings(f) for f in folders]
+    tables = [read_tables(f) for f in folders]
+    labels = run_labels(cfgs, folders)
+    # One seed, test returns -150 and -170: mean -160, SE 0 (one seed).
+    want = "Maxmin DQN (N=4) on MountainCar-v0, 1 seed(s); test return -160.0 +- 0.0"
+    assert figure_title(cfgs[:1], labels[:1], tables[:1]) == want
+    assert figure_title(cfgs, labels, tables) == "MountainCar-v0, 1 seed(s) per run"
+    assert main(["plot", str(one), "--out", str(tmp_path / "one.png")]) == 0

@@ -215,6 +215,18 @@ def _warn_if_no_bias(folders: list[Path], tables: list[dict], panels: list[str])
         )
 
 
+def figure_title(cfgs: list[dict], labels: list[str], tables: list[dict]) -> str:
+    """One run (no legend): what ``maxminq train`` titles its figure, agent and N included;
+    several: their environments and seeds per run (the legend names each run)."""
+    from maxminq.analysis.figures import run_title
+
+    if len(cfgs) == 1:
+        return run_title(labels[0], cfgs[0]["env_id"], len(cfgs[0]["seeds"]), tables[0]["tests"])
+    title = " vs ".join(dict.fromkeys(cfg["env_id"] for cfg in cfgs))
+    seeds = sorted({len(cfg["seeds"]) for cfg in cfgs})
+    return title + f", {'/'.join(map(str, seeds))} seed(s) per run"
+
+
 def run(args: argparse.Namespace) -> int:
     """Check every folder first, then draw one figure."""
     from maxminq.analysis.figures import fig_training_runs
@@ -240,9 +252,7 @@ def run(args: argparse.Namespace) -> int:
     for fmt in (".png", ".svg"):
         if out.with_name(out.name + fmt).is_dir():
             raise UsageError(f"--out: {out.name + fmt} in {out.parent} is a folder, not a figure")
-    title = " vs ".join(dict.fromkeys(cfg["env_id"] for cfg in cfgs))
-    seeds = sorted({len(cfg["seeds"]) for cfg in cfgs})
-    title += f", {'/'.join(map(str, seeds))} seed(s) per run"
+    title = figure_title(cfgs, labels, tables)
     steps = max((c["steps"] for c in cfgs if isinstance(c.get("steps"), int)), default=None)
     figure = fig_training_runs(runs, title, out.parent, out.name, panels=panels, steps=steps)
     if figure is None:
