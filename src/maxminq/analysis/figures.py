@@ -307,7 +307,7 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
         settings = _best_agent_bands(ax, best[best["env_id"] == env], curves, keys, smooth=False)
         ax.axhline(0.0, color="black", lw=0.8, ls="--")
         _panel_title(ax, env, settings)
-        ax.set_xlabel("steps")
+        ax.set_xlabel("environment steps")
         ax.set_ylabel("estimate - MC return")
         ax.grid(alpha=0.3)
     _shared_legend(fig, axes)
@@ -315,9 +315,11 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     caption = (
         "Estimation bias measured during training (not in the paper): the agent's value "
         "estimate for visited state-action pairs (the quantity its target uses, e.g. the min "
-        "over members for Maxmin) minus the discounted Monte Carlo return obtained from there; "
-        "mean over seeds +- one standard error; each agent at its best setting. Above zero = "
-        "overestimation."
+        "over members for Maxmin) minus the discounted Monte Carlo return the eps-greedy "
+        "behaviour policy obtained from there (a probe in an episode cut by the time limit "
+        f"only if gamma^(steps to the cut) <= {BIAS_TAIL}), per metrics interval; mean over "
+        "seeds +- one standard error; each agent at its best setting (by return), so the bias "
+        "also follows how fast its returns grew. Above zero = overestimation."
     )
     return FigureFile(
         name, "Measured estimation bias during training", caption, save_figure(fig, out_dir, name)
