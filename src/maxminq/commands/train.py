@@ -341,14 +341,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"tables written to {args.out}")
         if not args.no_plot:
             from maxminq.analysis import style
-            from maxminq.analysis.figures import fig_training_runs
+            from maxminq.analysis.figures import fig_training_runs, run_title
 
             label = style.label(resolved.agent, resolved.n)
-            title = f"{label} on {resolved.env_id}, {len(resolved.seeds)} seed(s)"
-            per_seed = tests.groupby("seed")["return"].mean()
-            if len(per_seed):
-                se = per_seed.std() / len(per_seed) ** 0.5 if len(per_seed) > 1 else 0.0
-                title += f"; test return {per_seed.mean():.1f} +- {se:.1f}"
+            title = run_title(label, resolved.env_id, len(resolved.seeds), tests)
             figure = fig_training_runs([(label, resolved.agent, tables)], title, args.out)
             if figure is not None:
                 print(f"figure written to {figure.png}")
