@@ -685,3 +685,33 @@ def test_toy_bias_claims_compare_with_the_runs_true_value_gamma_mu():
     (paper,) = [c for c in C.toy_claims(toy({1.0: 0.09})) if c.text.startswith("Q-learning")]
     assert paper.text == "Q-learning overestimates Q(A, Left) = μ (μ = +0.1)"
     assert paper.status == C.NOT_SUPPORTED
+
+
+def test_bias_against_n_pools_each_seeds_probes_over_the_second_half(tmp_path):
+    """The report's bias-against-N figure: per seed, the probes of the metrics intervals after
+    half the run, pooled by their counts (intervals (1 probe, 3.0) and (3, -1.0) pool to
+    0.0, not the intervals' average 1.0), then the mean over seeds; DQN at N = 1."""
+    from maxminq.analysis.figures import bias_by_n, fig_bias_vs_n
+
+    results = deep_results(seeds=3)
+    m = results["metrics"]
+    crafted = {  # (agent, n) -> {step: (probes, mean)}; steps 250 and 500 are the first half
+        ("maxmin-dqn", 2): {750: (1, 3.0), 1000: (3, -1.0)},
+        ("maxmin-dqn", 4): {750: (2, 1.0), 1000: (2, -2.0)},
+        ("dqn", 1): {750: (1, 2.0), 1000: (1, 4.0)},
+    }
+    for (agent, n), by_step in crafted.items():
+        for step in (250, 500, 750, 1000):
+            count, mean = by_step.get(step, (5, 100.0))
+            rows = (m["agent"] == agent) & (m["n"] == n) & (m["step"] == step)
+            m.loc[rows, ["bias_n", "bias_mean", "bias_std"]] = [count, mean, 0.0]
+    tables = T.classify(results)
+    summary = T.deep_summary(tables, reps=50)
+    got = bias_by_n(tables, summary, "Catcher-v0").set_index(["agent", "n"])
+    assert got.loc[("dqn", 1), "mean"] == pytest.approx(3.0)
+    assert got.loc[("maxmin-dqn", 2), "mean"] == pytest.approx(0.0)
+    assert got.loc[("maxmin-dqn", 4), "mean"] == pytest.approx(-0.5)
+    assert (got["seeds"] == 3).all() and np.allclose(got["se"], 0.0)
+    figure = fig_bias_vs_n(tables, summary, tmp_path)
+    assert figure is not None and figure.name == "deep_bias_vs_n"
+    assert all(p.stat().st_size > 1000 for p in figure.paths)

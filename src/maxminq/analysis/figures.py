@@ -326,6 +326,72 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     )
 
 
+def bias_by_n(tables: T.Tables, summary: pd.DataFrame, env: str) -> pd.DataFrame:
+    """Measured bias against N on ``env``: for Maxmin DQN at each N (its best step size by
+    return) and DQN (N = 1), each seed's bias pooled over the probes of the second half of
+    training (``T.pooled_bias``), then mean and standard error over seeds. Columns
+    ``agent, n, lr, mean, se, seeds``; empty without bias data or without two N."""
+    m = tables.metrics
+    cols = ["agent", "n", "lr", "mean", "se", "seeds"]
+    if m is None or m.empty or "bias_mean" not in m.columns or summary.empty:
+        return pd.DataFrame(columns=cols)
+    keys = T.present_keys(m, T.DEEP_KEYS)
+    at = summary[summary["env_id"] == env]
+    mm = at[at["agent"] == "maxmin-dqn"]
+    if mm["n"].nunique() < 2:
+        return pd.DataFrame(columns=cols)
+    picks = [T.best_settings(mm, ["n"]), T.best_settings(at[at["agent"] == "dqn"], ["agent"])]
+    rows = []
+    for _, setting in pd.concat(picks, ignore_index=True).iterrows():
+        runs = T.select_setting(m, setting, keys)
+        if runs.empty:
+            continue
+        per_seed = T.pooled_bias(runs, after=int(runs["step"].max()) // 2)["bias_mean"].dropna()
+        if per_seed.empty:
+            continue
+        se = per_seed.std(ddof=1) / math.sqrt(len(per_seed)) if len(per_seed) > 1 else math.nan
+        n = 1 if setting["agent"] == "dqn" else int(setting["n"])
+        rows.append([setting["agent"], n, setting["lr"], per_seed.mean(), se, len(per_seed)])
+    return pd.DataFrame(rows, columns=cols)
+
+
+def fig_bias_vs_n(tables: T.Tables, summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
+    """Beyond the paper: the measured bias of Maxmin DQN against N (Theorem 1 in practice),
+    one panel per environment run with several N, DQN at N = 1 for reference."""
+    if not tables.has_deep or summary.empty:
+        return None
+    data = {env: bias_by_n(tables, summary, env) for env in _envs(summary)}
+    data = {env: d for env, d in data.items() if (d["agent"] == "maxmin-dqn").sum() >= 2}
+    if not data:
+        return None
+    fig, axes = _grid(len(data))
+    for ax, (env, d) in zip(axes, data.items(), strict=True):
+        for agent, marker in (("maxmin-dqn", "o-"), ("dqn", "s")):
+            sub = d[d["agent"] == agent].sort_values("n")
+            if not sub.empty:
+                label = style.LABELS.get(agent, agent)
+                ax.errorbar(sub["n"], sub["mean"], yerr=sub["se"], fmt=marker, capsize=3,
+                            color=style.color(agent), label=label)  # fmt: skip
+        ax.axhline(0.0, color="black", lw=0.8, ls="--")
+        ax.set_xticks(sorted(d["n"].astype(int).unique()))
+        ax.set_title(T.env_title(env))
+        ax.set_xlabel("N (DQN: 1)")
+        ax.set_ylabel("estimate - MC return")
+        ax.grid(alpha=0.3)
+    _shared_legend(fig, axes)
+    name = "deep_bias_vs_n"
+    caption = (
+        "Measured estimation bias against N (not in the paper; Theorem 1 predicts it falls "
+        "as N grows): each seed's bias pooled over all probes of the second half of training "
+        "(the estimate its target uses minus the discounted return of the eps-greedy "
+        "behaviour policy), mean +- one standard error over seeds; Maxmin DQN at its best step "
+        "size for each N, DQN at N = 1. Above zero = overestimation."
+    )
+    return FigureFile(
+        name, "Measured estimation bias against N", caption, save_figure(fig, out_dir, name)
+    )
+
+
 #: Panels of ``fig_training_runs`` (``maxminq plot --panels``): table, column, title, y label.
 #: The bias columns come from ``maxminq train``'s probes: per seed and metrics interval, the
 #: mean, mean absolute value and standard deviation of ``estimate - discounted MC return``.
@@ -608,4 +674,5 @@ def make_figures(
         attempt("deep varying N", lambda: fig_varying_n(tables, summary, out_dir))
         attempt("deep sensitivity", lambda: fig_sensitivity(summary, out_dir))
         attempt("deep estimation bias", lambda: fig_bias(tables, best, out_dir))
+        attempt("deep bias against N", lambda: fig_bias_vs_n(tables, summary, out_dir))
     return figures

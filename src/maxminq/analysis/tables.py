@@ -16,6 +16,7 @@ Statistics follow the paper and rliable (Agarwal et al., 2021):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -351,6 +352,36 @@ def deep_best(
     if summary.empty:
         return summary
     return best_settings(summary, present_keys(summary, ["env_id", "agent", *extra]), score=score)
+
+
+def pooled_bias(metrics: pd.DataFrame, after: int = 0) -> pd.DataFrame:
+    """Per seed, the statistics of every bias probe scored in the metrics intervals that end
+    after step ``after``, pooled exactly from the intervals' aggregates (an unweighted mean
+    of ``bias_mean`` over intervals would weigh an interval of 3 probes like one of 100):
+    ``bias_n`` = sum n_i, ``bias_mean`` = sum n_i m_i / n, ``bias_abs`` likewise,
+    ``bias_std`` (ddof 0, as per interval) from sum n_i (s_i^2 + m_i^2) / n - mean^2.
+
+    ``metrics`` is a run's metrics table (``read_tables(OUT)["metrics"]``, or a sweep's
+    rows of one setting); one row per seed (seed, bias_mean, bias_std, bias_abs, bias_n),
+    NaN where no probe counted. Without ``bias_n`` (tables made before it was logged)
+    every interval weighs the same.
+    """
+    m = metrics[metrics["step"] > after]
+    rows = []
+    for seed, g in m.groupby("seed", sort=True):
+        n_i = g["bias_n"].to_numpy(dtype=float) if "bias_n" in g else np.ones(len(g))
+        used = n_i > 0  # an interval without probes has NaN statistics
+        n = float(n_i[used].sum())
+        if n == 0:
+            rows.append([seed, math.nan, math.nan, math.nan, 0])
+            continue
+        w = n_i[used] / n
+        mean_i, std_i = g["bias_mean"].to_numpy(float)[used], g["bias_std"].to_numpy(float)[used]
+        mean = float(w @ mean_i)
+        second = float(w @ (std_i**2 + mean_i**2))  # E[bias^2] over all the probes
+        std = math.sqrt(max(second - mean**2, 0.0))
+        rows.append([seed, mean, std, float(w @ g["bias_abs"].to_numpy(float)[used]), int(n)])
+    return pd.DataFrame(rows, columns=["seed", "bias_mean", "bias_std", "bias_abs", "bias_n"])
 
 
 def deep_curves(

@@ -49,6 +49,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
 from maxminq.deep.config import BIAS_TAIL, TrainConfig
 from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
@@ -134,34 +135,6 @@ def bias_horizon(gamma: float) -> int | None:
     while not probe_counts(False, k, gamma):  # the trainer's own test (logs may round)
         k += 1
     return k
-
-
-def pooled_bias(metrics: pd.DataFrame, after: int = 0) -> pd.DataFrame:
-    """Per seed, the statistics of every bias probe scored in the metrics intervals that end
-    after step ``after``, pooled exactly from the intervals' aggregates (an unweighted mean
-    of ``bias_mean`` over intervals would weigh an interval of 3 probes like one of 100):
-    ``bias_n`` = sum n_i, ``bias_mean`` = sum n_i m_i / n, ``bias_abs`` likewise,
-    ``bias_std`` (ddof 0, as per interval) from sum n_i (s_i^2 + m_i^2) / n - mean^2.
-
-    ``metrics`` is a run's metrics table (``read_tables(OUT)["metrics"]``); one row per
-    seed (seed, bias_mean, bias_std, bias_abs, bias_n), NaN where no probe counted.
-    """
-    m = metrics[metrics["step"] > after]
-    rows = []
-    for seed, g in m.groupby("seed", sort=True):
-        n_i = g["bias_n"].to_numpy(dtype=float)
-        used = n_i > 0  # an interval without probes has NaN statistics
-        n = float(n_i[used].sum())
-        if n == 0:
-            rows.append([seed, math.nan, math.nan, math.nan, 0])
-            continue
-        w = n_i[used] / n
-        mean_i, std_i = g["bias_mean"].to_numpy(float)[used], g["bias_std"].to_numpy(float)[used]
-        mean = float(w @ mean_i)
-        second = float(w @ (std_i**2 + mean_i**2))  # E[bias^2] over all the probes
-        std = math.sqrt(max(second - mean**2, 0.0))
-        rows.append([seed, mean, std, float(w @ g["bias_abs"].to_numpy(float)[used]), int(n)])
-    return pd.DataFrame(rows, columns=["seed", "bias_mean", "bias_std", "bias_abs", "bias_n"])
 
 
 def _seed_streams(seed: int) -> tuple[np.random.Generator, torch.Generator, np.random.Generator]:
