@@ -592,7 +592,8 @@ def _store_runs(out: Path, runs: list[tuple[str, str, dict, dict[str, pd.DataFra
 def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(tmp_path, capsys):
     """A config sweeping update_members and gamma wrote runs with equal (algorithm, N,
     sigma^2, step size): the table pooled u = 1 and u = 2 into one row (mean 160 of 100,
-    120, 200, 220), the caution named them but no row told them apart."""
+    110, 120, 200, 210, 220), the caution named them but no row told them apart; the claims
+    compared the pooled means too (Maxmin 160 vs Q-learning 365)."""
     mc = {"algorithm": "maxmin", "n": 4, "sigma2": 10.0, "step_size": 0.02, "seed": 0}
     ql = {"algorithm": "q_learning", "n": 1, "sigma2": 10.0, "step_size": 0.02, "seed": 0}
 
@@ -614,23 +615,28 @@ def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(tmp_path, 
             (
                 "m1",
                 "mountain_car",
-                mc | {"gamma": 1.0, "update_members": 1},
-                last_steps([100, 120]),
+                mc | {"gamma": 1.0},
+                last_steps([100, 110, 120]),
             ),
             (
                 "m2",
                 "mountain_car",
                 mc | {"gamma": 1.0, "update_members": 2},
-                last_steps([200, 220]),
+                last_steps([200, 210, 220]),
             ),
-            ("q1", "mountain_car", ql | {"gamma": 1.0}, last_steps([300, 340])),
-            ("q2", "mountain_car", ql | {"gamma": 0.99}, last_steps([400, 420])),
+            ("q1", "mountain_car", ql | {"gamma": 1.0}, last_steps([300, 320, 340])),
+            ("q2", "mountain_car", ql | {"gamma": 0.99}, last_steps([400, 410, 420])),
             ("d1", "deep", deep | {"seeds": [0, 1], "update_members": 1}, test_returns([1, 3])),
             ("d2", "deep", deep | {"seeds": [0, 1], "update_members": 2}, test_returns([7, 9])),
         ],
     )
     assert main(["report", str(tmp_path), "--reps", "100"]) == 0
-    assert "update_members 1 vs 2" in capsys.readouterr().out  # figures and claims pool
+    out = capsys.readouterr().out
+    assert "update_members 2 vs unset (default)" in out  # the figures pool them
+    assert (
+        "caution: the mountain_car claims use only the runs at the default (the paper's "
+        "setting) of gamma 1.0, update_members unset" in out
+    )
     md = (tmp_path / "report.md").read_text()
     cells = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines()]
     mc_head = next(c for c in cells if c[:4] == ["σ²", "algorithm", "N", "best step size"])
@@ -638,19 +644,25 @@ def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(tmp_path, 
     mc_rows = [c[1:7] for c in cells if c[0] == "10" and len(c) == len(mc_head)]
     # one row per (algorithm, gamma, update_members); '–': not set (the default)
     assert mc_rows == [
-        ["Maxmin Q", "4", "0.02", "1", "1", "2"],
-        ["Maxmin Q", "4", "0.02", "1", "2", "2"],
-        ["Q-learning", "1", "0.02", "0.99", "–", "2"],
-        ["Q-learning", "1", "0.02", "1", "–", "2"],
+        ["Maxmin Q", "4", "0.02", "1", "2", "3"],
+        ["Maxmin Q", "4", "0.02", "1", "–", "3"],
+        ["Q-learning", "1", "0.02", "0.99", "–", "3"],
+        ["Q-learning", "1", "0.02", "1", "–", "3"],
     ]
     means = [c[7] for c in cells if c[0] == "10" and len(c) == len(mc_head)]
-    # mean ± SE by hand: SE = sd / sqrt(2) = |a - b| / 2
-    assert means == ["110 ± 10", "210 ± 10", "410 ± 10", "320 ± 20"]
+    # mean ± SE by hand: SE = sd / sqrt(3), sd 10 or 20
+    assert means == ["210 ± 5.77", "110 ± 5.77", "410 ± 5.77", "320 ± 11.5"]
     deep_rows = [c for c in cells if c[0] == "E"]
     assert [(c[4], c[5], c[6]) for c in deep_rows] == [("1", "2", "2 ± 1"), ("2", "2", "8 ± 1")]
     summary = pd.read_csv(tmp_path / "summary" / "mountain_car_final.csv")
     assert len(summary) == 4 and {"gamma", "update_members"} <= set(summary.columns)
     assert "The final-performance tables give each value of" in md
+    # the claims compare the paper's settings only: Maxmin at u = 1 (110) with Q-learning
+    # at gamma = 1 (320), not the pooled 160 and 365
+    claims = build_report(tmp_path, reps=100).claims
+    (claim,) = [c for c in claims if "best step size" in c.text and "Q-learning's" in c.text]
+    assert claim.numbers["Maxmin Q_mean"] == pytest.approx(110)
+    assert claim.numbers["Q-learning_mean"] == pytest.approx(320)
 
 
 def test_toy_bias_claims_compare_with_the_runs_true_value_gamma_mu():

@@ -9,6 +9,7 @@ and writes ``DIR/report.html`` (figures embedded as base64, opens anywhere) and
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import html
 import json
@@ -64,6 +65,7 @@ class Report:
     claims: list[C.Claim] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)  # claim sections with no data here
     pooled: list[str] = field(default_factory=list)  # rows pooling different experiments
+    restricted: list[str] = field(default_factory=list)  # claims on the default settings only
     unfinished: bool = False  # the folder's 'maxminq reproduce' did not finish
     without_results: dict[str, int] = field(default_factory=dict)  # by status
 
@@ -252,6 +254,46 @@ def split_settings(records: Sequence) -> dict[str, list[str]]:
     for (kind, ident), members in _pooling_groups(records).items():
         out.setdefault(kind, set()).update(_differing(members, ident))
     return {kind: sorted(names) for kind, names in out.items() if names}
+
+
+def _tabular_defaults(kind: str) -> dict[str, object]:
+    """The run function's defaults of a tabular kind (the paper's settings), with its
+    optional settings (``update_members``, ``op_kwargs``) as None: unset."""
+    from maxminq.linear.mountain_car import MC_DEFAULTS
+    from maxminq.tabular.agent import OPTIONAL_PARAMS
+    from maxminq.tabular.toy_mdp import TOY_DEFAULTS
+
+    defaults = {"toy_mdp": TOY_DEFAULTS, "mountain_car": MC_DEFAULTS}.get(kind)
+    return {} if defaults is None else {**dict.fromkeys(OPTIONAL_PARAMS), **defaults}
+
+
+def at_defaults(df: pd.DataFrame, kind: str, names: Sequence[str]) -> tuple[pd.DataFrame, dict]:
+    """The rows of a tabular ``kind``'s table whose settings ``names`` (those the table
+    splits) are at the run function's default, for the claims: the paper's claims are about
+    its settings, not a mean over u = 1 and u = 2 or two gammas. Returns the rows and the
+    defaults used (settings without a default, e.g. ``episodes``, are not filtered)."""
+    defaults = _tabular_defaults(kind)
+    used = {k: defaults[k] for k in names if k in defaults and k in df.columns}
+    keep = np.ones(len(df), dtype=bool)
+    for name, value in used.items():
+        col = df[name]
+        if value is None:
+            keep &= col.isna().to_numpy()
+        elif isinstance(value, (int, float)) and pd.api.types.is_numeric_dtype(col):
+            keep &= np.isclose(col.to_numpy(dtype=float), float(value), rtol=1e-12, atol=0.0)
+        else:
+            keep &= (col == value).to_numpy()
+    return df[keep], used
+
+
+def claim_restrictions(used: dict[str, dict]) -> list[str]:
+    """One sentence per run kind whose claims :func:`at_defaults` restricted."""
+    return [
+        f"the {kind} claims use only the runs at the default (the paper's setting) of "
+        + ", ".join(f"{k} {'unset' if v is None else v}" for k, v in settings.items())
+        for kind, settings in used.items()
+        if settings
+    ]
 
 
 def pooled_differences(records: Sequence) -> list[str]:
@@ -520,7 +562,16 @@ def build_report(
     figure_errors: list[str] = []
     figures = F.make_figures(tables, fig_dir, deep_summary=deep_summary, errors=figure_errors)
     unchecked = C.sections_without_data(tables, theory_dir)
-    claims = [c for c in C.all_claims(tables, theory_dir) if c.section not in unchecked]
+    records = _result_records(out_dir, results)  # read once: cautions, claims, settings
+    split = split_settings(records)
+    claim_tables, claim_defaults = tables, {}
+    for kind, attr in (("toy_mdp", "toy"), ("mountain_car", "mountain_car")):
+        df = getattr(tables, attr)
+        if df is not None and split.get(kind):
+            rows, used = at_defaults(df, kind, split[kind])
+            claim_tables = dataclasses.replace(claim_tables, **{attr: rows})
+            claim_defaults[kind] = used
+    claims = [c for c in C.all_claims(claim_tables, theory_dir) if c.section not in unchecked]
     scale = infer_scale(results, meta)
 
     doc = _Doc(out_dir)
@@ -547,22 +598,27 @@ def build_report(
             "DIR` lists them; rerunning the sweep completes pending and failed runs).",
             cls="note",
         )
-    records = _result_records(out_dir, results)  # read once: the caution and the settings
     pooled = pooled_differences(records)
-    split = split_settings(records)
+    restricted = claim_restrictions(claim_defaults)
     if pooled:
         doc.para(
-            "**Caution: runs of different experiments are pooled.** The claims and figures "
-            + ("" if split else "and tables ")
-            + "pool every run with the same "
+            "**Caution: runs of different experiments are pooled.** The tables, claims and "
+            "figures key their rows by "
             + "; ".join(f"{k} ({', '.join(v)})" for k, v in TABLE_KEYS.items())
-            + ", but this folder holds such runs that differ in other settings: "
+            + ", but this folder holds runs with the same keys that differ in other settings: "
             + " | ".join(pooled)
             + ". "
             + (
                 "The final-performance tables give each value of "
                 + "; ".join(f"{k}: {', '.join(v)}" for k, v in split.items())
                 + " its own rows. "
+                if split
+                else "The tables, claims and figures pool such runs. "
+            )
+            + "".join(f"{line[0].upper()}{line[1:]}. " for line in restricted)
+            + (
+                f"The figures{' and the other claims' if restricted else ' and claims'} "
+                "pool such runs. "
                 if split
                 else ""
             )
@@ -674,5 +730,13 @@ def build_report(
     _atomic_write(md_path, "\n".join(doc.md))
     _atomic_write(html_path, doc.render_html(title))
     return Report(
-        html_path, md_path, figures, claims, unchecked, pooled, unfinished, without_results
+        html_path,
+        md_path,
+        figures,
+        claims,
+        unchecked,
+        pooled,
+        restricted,
+        unfinished,
+        without_results,
     )

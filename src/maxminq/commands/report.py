@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  not checked (no data in this folder): {', '.join(report.unchecked)}")
     for line in report.pooled:
         print(f"  caution, runs of different experiments pooled: {line}")
+    for line in report.restricted:
+        print(f"  caution: {line}")
     if report.without_results:
         counts = ", ".join(f"{n} {status}" for status, n in report.without_results.items())
         print(f"  caution, runs without results (not in this report): {counts}")
