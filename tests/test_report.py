@@ -727,3 +727,21 @@ def test_bias_against_n_pools_each_seeds_probes_over_the_second_half(tmp_path):
     figure = fig_bias_vs_n(tables, summary, tmp_path)
     assert figure is not None and figure.name == "deep_bias_vs_n"
     assert all(p.stat().st_size > 1000 for p in figure.paths)
+
+
+def test_claims_keep_a_setting_pooled_when_no_run_is_at_its_default():
+    """Episode caps of 300 and 1,000 (default 5,000): filtering on them left no run, and
+    every Mountain Car claim said 'no Mountain Car results'."""
+    from maxminq.analysis.report import at_defaults
+
+    df = pd.DataFrame(
+        {
+            "max_steps": [300, 1000, 300, 1000],
+            "gamma": [1.0, 1.0, 0.99, 0.99],
+            "update_members": [np.nan, 2.0, np.nan, 2.0],
+            "steps": [1, 2, 3, 4],
+        }
+    )
+    rows, used = at_defaults(df, "mountain_car", ["gamma", "max_steps", "update_members"])
+    assert used == {"gamma": 1.0, "update_members": None}
+    assert rows["steps"].tolist() == [1]

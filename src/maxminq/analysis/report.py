@@ -271,18 +271,22 @@ def at_defaults(df: pd.DataFrame, kind: str, names: Sequence[str]) -> tuple[pd.D
     """The rows of a tabular ``kind``'s table whose settings ``names`` (those the table
     splits) are at the run function's default, for the claims: the paper's claims are about
     its settings, not a mean over u = 1 and u = 2 or two gammas. Returns the rows and the
-    defaults used (settings without a default, e.g. ``episodes``, are not filtered)."""
+    defaults used (settings without a default, e.g. ``episodes``, or with no run at it are
+    not filtered)."""
     defaults = _tabular_defaults(kind)
-    used = {k: defaults[k] for k in names if k in defaults and k in df.columns}
+    used = {}
     keep = np.ones(len(df), dtype=bool)
-    for name, value in used.items():
-        col = df[name]
+    for name in (k for k in names if k in defaults and k in df.columns):
+        col, value = df[name], defaults[name]
         if value is None:
-            keep &= col.isna().to_numpy()
+            at = col.isna().to_numpy()
         elif isinstance(value, (int, float)) and pd.api.types.is_numeric_dtype(col):
-            keep &= np.isclose(col.to_numpy(dtype=float), float(value), rtol=1e-12, atol=0.0)
+            at = np.isclose(col.to_numpy(dtype=float), float(value), rtol=1e-12, atol=0.0)
         else:
-            keep &= (col == value).to_numpy()
+            at = (col == value).to_numpy()
+        if (keep & at).any():
+            keep &= at
+            used[name] = value
     return df[keep], used
 
 
