@@ -745,3 +745,27 @@ def test_claims_keep_a_setting_pooled_when_no_run_is_at_its_default():
     rows, used = at_defaults(df, "mountain_car", ["gamma", "max_steps", "update_members"])
     assert used == {"gamma": 1.0, "update_members": None}
     assert rows["steps"].tolist() == [1]
+
+
+def test_reproduce_says_when_rows_pool_settings_of_a_config_of_ones_own(tmp_path, capsys):
+    """reproduce --configs with a config sweeping gamma printed the claim counts only: the
+    pooling caution and the claims' restriction were in the report file alone."""
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    text = TINY_TOY.replace("grid: {mu: [0.1]}", "grid: {mu: [0.1], gamma: [1.0, 0.5]}")
+    (configs / "tiny_toy.yaml").write_text(
+        text.replace("runs: 8, episodes: 20", "runs: 3, episodes: 5")
+    )
+    out = tmp_path / "out"
+    argv = ["reproduce", "--out", str(out), "--configs", str(configs), "--only", "tiny_toy"]
+    assert main([*argv, "--workers", "1", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    # two rows (Q-learning, Double Q), each with gamma 0.5 and 1.0
+    assert (
+        "caution: 2 row(s) pool runs that differ in other settings (listed in the report; "
+        f"'maxminq report {out}' prints them)" in printed
+    )
+    assert (
+        "caution: the toy_mdp claims use only the runs at the default (the paper's setting) "
+        "of gamma 1.0" in printed
+    )

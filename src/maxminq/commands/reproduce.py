@@ -310,6 +310,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"report: {report.html}  ({', '.join(f'{v} {k}' for k, v in counts.items())})")
     if report.unchecked:  # e.g. --only toy_mdp: say which claims this folder cannot check
         print(f"        not checked (no data in this folder): {', '.join(report.unchecked)}")
+    if report.pooled:  # e.g. configs of one's own sweeping update_members or gamma
+        print(f"        caution: {len(report.pooled)} row(s) pool runs that differ in other "
+              f"settings (listed in the report; 'maxminq report {out}' prints them)")  # fmt: skip
+    for line in report.restricted:
+        print(f"        caution: {line}")
     print(f"        {report.markdown}")
     print(f"total {meta['seconds_with_report'] / 60:.1f} min")
     return 1 if failed else 0
