@@ -387,6 +387,7 @@ def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
     records = [
         R(kind="deep", settings=deep | {"steps": 600, "seeds": [0, 1], "tensorboard": False}),
         R(kind="deep", settings=deep | {"steps": 100, "seeds": [1, 2], "tensorboard": True}),
+        R(kind="deep", settings=deep | {"steps": 100, "seeds": [2, 3], "tensorboard": False}),
         # same keys, other seeds, nothing else different: replicates, pooled on purpose
         R(kind="deep", settings=deep | {"lr": 1e-3, "steps": 600, "seeds": [0]}),
         R(kind="deep", settings=deep | {"lr": 1e-3, "steps": 600, "seeds": [1]}),
@@ -405,8 +406,9 @@ def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
     lines = pooled_differences(records)
     twice = "in more than one run id (the same runs counted twice)"
     assert lines == [
-        f"deep (env_id E, agent dqn, n 1, lr 0.0001): 2 run ids pooled; steps 100 vs 600; "
-        f"seed(s) 1 {twice}",
+        # seed 1 at 100 and 600 steps: two experiments; seed 2 twice at 100 steps
+        f"deep (env_id E, agent dqn, n 1, lr 0.0001): 3 run ids pooled; steps 100 vs 600; "
+        f"seed(s) 2 {twice}",
         f"toy_mdp (mu -0.1, algorithm q_learning): 2 run ids pooled; seed(s) 3 {twice}",
         "toy_mdp (mu 0.1, algorithm maxmin, n 4): 2 run ids pooled; "
         "update_members 2 vs unset (default)",

@@ -315,9 +315,14 @@ def pooled_differences(records: Sequence) -> list[str]:
             continue
         parts = [f"{k} {' vs '.join(v)}" for k, v in _differing(members, ident).items()]
         # A deep run trains its list of seeds; a tabular run's runs are the streams
-        # (seed, 0), (seed, 1), ...: a seed in two run ids repeats those runs.
-        seeds = [s for m in members for s in (m.get("seeds") or [m.get("seed")]) if s is not None]
-        repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+        # (seed, 0), (seed, 1), ...: a seed in two run ids of the same experiment repeats
+        # those runs (in two experiments, e.g. two gammas, it is a different run).
+        experiments: dict[str, list] = {}
+        for m in members:
+            same = {k: v for k, v in m.items() if k not in POOLABLE}
+            seeds = experiments.setdefault(json.dumps(same, sort_keys=True, default=str), [])
+            seeds += [s for s in (m.get("seeds") or [m.get("seed")]) if s is not None]
+        repeated = sorted({s for v in experiments.values() for s in v if v.count(s) > 1})
         if repeated:
             parts.append(
                 f"seed(s) {', '.join(map(str, repeated))} in more than one run id "
