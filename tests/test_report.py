@@ -771,3 +771,32 @@ def test_reproduce_says_when_rows_pool_settings_of_a_config_of_ones_own(tmp_path
         "caution: the toy_mdp claims use only the runs at the default (the paper's setting) "
         "of gamma 1.0" in printed
     )
+
+
+def test_deep_claims_use_the_runs_at_the_default_update_members(tmp_path):
+    """Maxmin DQN at update_members 1 (test returns 1, 2, 3) and 2 (7, 8, 9) in one folder:
+    the claim pooled them (IQM 5 of the six, tied with DQN's 5: 'supported'); at the
+    default u = 1 Maxmin's IQM is 2, below DQN's."""
+    base = {"env_id": "E-v0", "n": 2, "lr": 1e-3, "steps": 100, "seeds": [0, 1, 2]}
+
+    def tables(returns: list[float]) -> dict[str, pd.DataFrame]:
+        ep = pd.DataFrame({"seed": [0, 1, 2], "step": [100] * 3, "return": [0.0] * 3})
+        tests = pd.DataFrame({"seed": [0, 1, 2], "episode": [0] * 3, "return": returns})
+        return {"episodes": ep, "tests": tests}
+
+    maxmin = base | {"agent": "maxmin-dqn"}
+    _store_runs(
+        tmp_path,
+        [
+            ("d1", "deep", maxmin | {"update_members": 1}, tables([1.0, 2.0, 3.0])),
+            ("d2", "deep", maxmin | {"update_members": 2}, tables([7.0, 8.0, 9.0])),
+            ("q", "deep", base | {"agent": "dqn", "n": 1, "update_members": 1}, tables([4, 5, 6])),
+        ],
+    )
+    report = build_report(tmp_path, reps=100)
+    assert report.restricted == [
+        "the deep claims use only the runs at the default (the paper's setting) of update_members 1"
+    ]
+    (claim,) = [c for c in report.claims if c.text.startswith("Maxmin DQN ≥ DQN")]
+    assert claim.status == C.NOT_SUPPORTED
+    assert claim.numbers["maxmin_iqm"] == pytest.approx(2.0)  # trimmed mean of 1, 2, 3

@@ -256,9 +256,21 @@ def split_settings(records: Sequence) -> dict[str, list[str]]:
     return {kind: sorted(names) for kind, names in out.items() if names}
 
 
-def _tabular_defaults(kind: str) -> dict[str, object]:
-    """The run function's defaults of a tabular kind (the paper's settings), with its
-    optional settings (``update_members``, ``op_kwargs``) as None: unset."""
+def _defaults(kind: str) -> dict[str, object]:
+    """A run kind's fixed defaults (the paper's settings), None for settings whose default
+    is to be unset (stored runs leave them out): tabular, the run function's defaults and
+    ``update_members`` / ``op_kwargs``; deep, the fixed ``TrainConfig`` defaults (e.g.
+    ``update_members`` 1) and ``hidden`` / ``env_kwargs`` (those taken from the environment
+    registry differ by environment and are not listed)."""
+    if kind == "deep":
+        from maxminq.deep.config import TrainConfig
+
+        fixed = {
+            f.name: f.default
+            for f in dataclasses.fields(TrainConfig)
+            if f.default is not dataclasses.MISSING and f.default is not None
+        }
+        return {**fixed, "hidden": None, "env_kwargs": None}
     from maxminq.linear.mountain_car import MC_DEFAULTS
     from maxminq.tabular.agent import OPTIONAL_PARAMS
     from maxminq.tabular.toy_mdp import TOY_DEFAULTS
@@ -267,16 +279,18 @@ def _tabular_defaults(kind: str) -> dict[str, object]:
     return {} if defaults is None else {**dict.fromkeys(OPTIONAL_PARAMS), **defaults}
 
 
-def at_defaults(df: pd.DataFrame, kind: str, names: Sequence[str]) -> tuple[pd.DataFrame, dict]:
-    """The rows of a tabular ``kind``'s table whose settings ``names`` (those the table
-    splits) are at the run function's default, for the claims: the paper's claims are about
-    its settings, not a mean over u = 1 and u = 2 or two gammas. Returns the rows and the
+def at_defaults(
+    df: pd.DataFrame, kind: str, names: Sequence[str], used: dict | None = None
+) -> tuple[pd.DataFrame, dict]:
+    """The rows of a ``kind``'s table whose settings ``names`` (those the table splits) are
+    at their default (:func:`_defaults`), for the claims: the paper's claims are about its
+    settings, not a mean over u = 1 and u = 2 or two gammas. Returns the rows and the
     defaults used (settings without a default, e.g. ``episodes``, or with no run at it are
-    not filtered)."""
-    defaults = _tabular_defaults(kind)
-    used = {}
+    not filtered); given ``used``, exactly those are applied (another table of the runs)."""
+    defaults = _defaults(kind) if used is None else used
+    given, used = used is not None, {}
     keep = np.ones(len(df), dtype=bool)
-    for name in (k for k in names if k in defaults and k in df.columns):
+    for name in (k for k in (defaults if given else names) if k in defaults and k in df.columns):
         col, value = df[name], defaults[name]
         if value is None:
             at = col.isna().to_numpy()
@@ -284,7 +298,7 @@ def at_defaults(df: pd.DataFrame, kind: str, names: Sequence[str]) -> tuple[pd.D
             at = np.isclose(col.to_numpy(dtype=float), float(value), rtol=1e-12, atol=0.0)
         else:
             at = (col == value).to_numpy()
-        if (keep & at).any():
+        if given or (keep & at).any():
             keep &= at
             used[name] = value
     return df[keep], used
@@ -574,11 +588,16 @@ def build_report(
     records = _result_records(out_dir, results)  # read once: cautions, claims, settings
     split = split_settings(records)
     claim_tables, claim_defaults = tables, {}
-    for kind, attr in (("toy_mdp", "toy"), ("mountain_car", "mountain_car")):
-        df = getattr(tables, attr)
-        if df is not None and split.get(kind):
-            rows, used = at_defaults(df, kind, split[kind])
-            claim_tables = dataclasses.replace(claim_tables, **{attr: rows})
+    parts = {"toy_mdp": ["toy"], "mountain_car": ["mountain_car"]}
+    parts["deep"] = ["episodes", "tests", "metrics", "runs"]  # the first decides, as scored
+    for kind, attrs in parts.items():
+        used = None
+        for attr in attrs:
+            df = getattr(tables, attr)
+            if df is not None and split.get(kind):
+                rows, used = at_defaults(df, kind, split[kind], used)
+                claim_tables = dataclasses.replace(claim_tables, **{attr: rows})
+        if used is not None:
             claim_defaults[kind] = used
     claims = [c for c in C.all_claims(claim_tables, theory_dir) if c.section not in unchecked]
     scale = infer_scale(results, meta)
