@@ -591,7 +591,9 @@ def _store_runs(out: Path, runs: list[tuple[str, str, dict, dict[str, pd.DataFra
             store.mark_finished(run_id, "done")
 
 
-def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(tmp_path, capsys):
+def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(
+    tmp_path, capsys, monkeypatch
+):
     """A config sweeping update_members and gamma wrote runs with equal (algorithm, N,
     sigma^2, step size): the table pooled u = 1 and u = 2 into one row (mean 160 of 100,
     110, 120, 200, 210, 220), the caution named them but no row told them apart; the claims
@@ -632,12 +634,24 @@ def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(tmp_path, 
             ("d2", "deep", deep | {"seeds": [0, 1], "update_members": 2}, test_returns([7, 9])),
         ],
     )
+    from maxminq.analysis import classic_plots as cp
+
+    drawn: list[pd.DataFrame] = []  # what Fig. 3(a) is drawn from
+    original = cp.mc_sensitivity_figure
+    monkeypatch.setattr(
+        cp, "mc_sensitivity_figure", lambda df, *a: drawn.append(df) or original(df, *a)
+    )
     assert main(["report", str(tmp_path), "--reps", "100"]) == 0
     out = capsys.readouterr().out
-    assert "update_members 2 vs unset (default)" in out  # the figures pool them
+    assert "update_members 2 vs unset (default)" in out
+    # the figures, as the claims, show only the runs at the defaults: Maxmin's 100-120 runs
+    # (not u = 2's) and Q-learning's at gamma 1 (300-340)
+    (fig_df,) = drawn
+    last = fig_df[fig_df["episode"] == 1].groupby("algorithm")["steps"].mean()
+    assert last.to_dict() == {"maxmin": 110.0, "q_learning": 320.0}
     assert (
-        "caution: the mountain_car claims use only the runs at the default (the paper's "
-        "setting) of gamma 1.0, update_members unset" in out
+        "caution: the mountain_car claims and figures use only the runs at the default (the "
+        "paper's setting) of gamma 1.0, update_members unset" in out
     )
     md = (tmp_path / "report.md").read_text()
     cells = [[c.strip() for c in line.strip("|").split("|")] for line in md.splitlines()]
@@ -768,8 +782,8 @@ def test_reproduce_says_when_rows_pool_settings_of_a_config_of_ones_own(tmp_path
         f"'maxminq report {out}' prints them)" in printed
     )
     assert (
-        "caution: the toy_mdp claims use only the runs at the default (the paper's setting) "
-        "of gamma 1.0" in printed
+        "caution: the toy_mdp claims and figures use only the runs at the default (the "
+        "paper's setting) of gamma 1.0" in printed
     )
 
 
@@ -795,7 +809,8 @@ def test_deep_claims_use_the_runs_at_the_default_update_members(tmp_path):
     )
     report = build_report(tmp_path, reps=100)
     assert report.restricted == [
-        "the deep claims use only the runs at the default (the paper's setting) of update_members 1"
+        "the deep claims and figures use only the runs at the default (the paper's setting) of "
+        "update_members 1"
     ]
     (claim,) = [c for c in report.claims if c.text.startswith("Maxmin DQN ≥ DQN")]
     assert claim.status == C.NOT_SUPPORTED
