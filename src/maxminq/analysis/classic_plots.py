@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import NullLocator  # noqa: E402
+from matplotlib.ticker import LogFormatter, NullLocator, ScalarFormatter  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
@@ -274,6 +274,10 @@ def mc_learning_curve_figure(
             ax.fill_between(stats.episode, mean - se, mean + se, color=kw["color"], alpha=0.15,
                             lw=0)  # fmt: skip
         ax.set_yscale("log")
+        # Plain step counts (300, not 3 x 10^2), on major and minor ticks alike: over a narrow
+        # range only minor ticks are labelled.
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
         ax.set_title(f"reward ~ N(-1, {s2:g})")
         ax.set_xlabel("episode")
         ax.set_ylabel("steps per episode")
