@@ -743,6 +743,18 @@ def test_bias_against_n_pools_each_seeds_probes_over_the_second_half(tmp_path):
     figure = fig_bias_vs_n(tables, summary, tmp_path)
     assert figure is not None and figure.name == "deep_bias_vs_n"
     assert all(p.stat().st_size > 1000 for p in figure.paths)
+    # the claim on the same numbers: N = 4's -0.5 below N = 2's 0.0 in every seed (SE 0);
+    # with N = 4 at +0.5 instead, not supported
+    (claim,) = [c for c in C.deep_claims(tables) if "Catcher" in c.text and "larger N" in c.text]
+    assert claim.status == C.SUPPORTED and "(N=4) than with smaller N (N=2)" in claim.text
+    assert claim.numbers["N=4_mean"] == pytest.approx(-0.5)
+    m.loc[(m["agent"] == "maxmin-dqn") & (m["n"] == 4) & (m["step"] > 500), "bias_mean"] += 1.0
+    (claim,) = [
+        c
+        for c in C.deep_claims(T.classify(results))
+        if "Catcher" in c.text and "larger N" in c.text
+    ]
+    assert claim.status == C.NOT_SUPPORTED
 
 
 def test_claims_keep_a_setting_pooled_when_no_run_is_at_its_default():
