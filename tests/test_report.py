@@ -755,6 +755,12 @@ def test_bias_against_n_pools_each_seeds_probes_over_the_second_half(tmp_path):
         if "Catcher" in c.text and "larger N" in c.text
     ]
     assert claim.status == C.NOT_SUPPORTED
+    # 'Maxmin's bias below DQN's' pools the same way: best Maxmin (N = 4) 0.5 vs DQN 3.0 (the
+    # first half's intervals, at 100, left out; an unweighted mean would not be 0.5)
+    claims = C.deep_claims(T.classify(results))
+    (below,) = [c for c in claims if "Catcher" in c.text and "below DQN's" in c.text]
+    assert below.status == C.SUPPORTED
+    assert below.numbers["Maxmin DQN_mean"] == pytest.approx(0.5)
 
 
 def test_claims_keep_a_setting_pooled_when_no_run_is_at_its_default():

@@ -596,8 +596,12 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
             sub = sub[np.isfinite(sub["bias_mean"].to_numpy(dtype=float))]
             if sub.empty:
                 continue
-            half = sub[sub["step"] >= sub["step"].max() / 2]
-            vals[agent] = half.groupby(runs)["bias_mean"].mean().to_numpy(dtype=float)
+            # each run's (seed's) probes of the second half, pooled by their counts
+            after = int(sub["step"].max()) // 2
+            vals[agent] = np.concatenate([
+                T.pooled_bias(g, after=after)["bias_mean"].to_numpy(dtype=float)
+                for _, g in sub.groupby(runs)
+            ])  # fmt: skip
         if len(vals) < 2:
             continue
         text = (
