@@ -180,13 +180,12 @@ def _algorithms(
 
 
 def _subset_sizes(
-    value: str, algos: list[tuple[str, int, dict[str, float]]]
+    u: int, algos: list[tuple[str, int, dict[str, float]]]
 ) -> dict[tuple[str, int], dict[str, int]]:
-    """``--update-members`` as each (algorithm, N)'s extra settings: maxmin and ensemble take
-    it (checked against N now, before any work), the others update one table."""
+    """``--update-members`` ``u`` as each (algorithm, N)'s extra settings: maxmin and ensemble
+    take it (checked against N now, before any work), the others update one table."""
     from maxminq.tabular.agent import ALGORITHMS, KIND_ESTIMATORS, check_update_members
 
-    u = _int(value, "--update-members")
     return {
         (a, n): {"update_members": check_update_members(a, n, u)}
         if u > 1 and ALGORITHMS[a].kind == KIND_ESTIMATORS
@@ -231,6 +230,7 @@ def _common(args: argparse.Namespace) -> dict[str, Any]:
         "seed": _int(args.seed, "--seed", minimum=0),
         "workers": _int(args.workers, "--workers"),
         "progress": not args.no_progress,
+        "update_members": _int(args.update_members, "--update-members"),
         # The agent settings every task takes (the run functions' own names).
         "agent": {
             "update_every": _int(args.update_every, "--update-every"),
@@ -385,8 +385,8 @@ def run_toy(args: argparse.Namespace) -> int:
     algos = _algorithms(args.algorithms, TOY_ALGORITHMS, {"maxmin": TOY_MAXMIN_N})
     batch = _int(args.batch_size, "--batch-size")
     step_size = _floats([args.step_size], "--step-size", positive=True)[0]
-    subset = _subset_sizes(args.update_members, algos)
     common = _common(args)
+    subset = _subset_sizes(common["update_members"], algos)
     out = _out_dir(args.out, "toy_mdp")
 
     tasks = [
@@ -412,7 +412,7 @@ def run_toy(args: argparse.Namespace) -> int:
         "runs": runs, "episodes": episodes, "mu": mus,
         "algorithms": [_algorithm_text(*a) for a in algos], "seed": common["seed"],
         "batch_size": batch, "step_size": step_size, **common["agent"],
-        "update_members": _int(args.update_members, "--update-members"),
+        "update_members": common["update_members"],
     })  # fmt: skip
     t_fig = time.perf_counter()
 
@@ -459,11 +459,11 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     algos = _algorithms(args.algorithms, MC_ALGORITHMS, MC_DEFAULT_N)
     batch = _int(args.batch_size, "--batch-size")
     max_steps = _int(args.max_steps, "--max-steps")
-    subset = _subset_sizes(args.update_members, algos)
     from maxminq.linear.mountain_car import check_step_size_per
 
     check_step_size_per(args.step_size_per)
     common = _common(args)
+    subset = _subset_sizes(common["update_members"], algos)
     out = _out_dir(args.out, "mountain_car")
 
     # One task per (algorithm, sigma2, step size), split into chunks of at most 200 runs so
@@ -498,7 +498,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
         "step_size_per": args.step_size_per, "max_steps": max_steps,
         "algorithms": [_algorithm_text(*a) for a in algos], "seed": common["seed"],
         "batch_size": batch, **common["agent"],
-        "update_members": _int(args.update_members, "--update-members"),
+        "update_members": common["update_members"],
     })  # fmt: skip
 
     from maxminq.analysis import classic_plots as cp
