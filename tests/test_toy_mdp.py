@@ -10,7 +10,7 @@ from reference_loops import SplitMix64, run_seed, toy_reference
 
 from maxminq.errors import UsageError
 from maxminq.tabular.agent import lane_seeds
-from maxminq.tabular.toy_mdp import optimal_p_left, run_toy_mdp
+from maxminq.tabular.toy_mdp import TOY_DEFAULTS, optimal_p_left, run_toy_mdp
 
 
 def test_lane_seeds_match_spawned_children_and_splitmix_reference() -> None:
@@ -496,3 +496,22 @@ def test_api_errors_name_the_keyword_not_a_cli_option() -> None:
     with pytest.raises(UsageError) as err:
         run_toy_mdp(mu=0.1, algorithm="bias_corrected", n=1, runs=1, episodes=1, seed=0)
     assert str(err.value).startswith("op_kwargs: bias_corrected needs sigma")
+
+
+def test_command_defaults_are_the_run_functions_defaults() -> None:
+    """The experiment commands spell their defaults out (the CLI starts without importing
+    the numba kernels); they must be TOY_DEFAULTS' and MC_DEFAULTS' values."""
+    import argparse
+
+    from maxminq.commands import experiment
+    from maxminq.linear.mountain_car import MC_DEFAULTS
+
+    parser = argparse.ArgumentParser()
+    experiment.add_arguments(parser)
+    for argv, defaults, keys in (
+        (["toy-mdp"], TOY_DEFAULTS, ("step_size", "batch_size")),
+        (["mountain-car"], MC_DEFAULTS, ("batch_size", "max_steps", "step_size_per")),
+    ):
+        args = vars(parser.parse_args(argv))
+        for key in (*keys, "epsilon", "gamma", "buffer_size", "update_every"):
+            assert type(defaults[key])(args[key]) == defaults[key], (argv, key)
