@@ -547,7 +547,7 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
 
 def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
     """Beyond the paper, Theorem 1 in practice: where Maxmin DQN ran with several N, its
-    measured bias (each seed's probes of the second half pooled, ``T.pooled_bias``) is lower
+    measured bias (``T.second_half_bias``) is lower
     at the largest N than at the smallest (each N at its best step size by return)."""
     m = tables.metrics
     if m is None or m.empty or "bias_mean" not in m.columns:
@@ -560,11 +560,7 @@ def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
             continue
         per_n = T.best_settings(sub, ["n"]).sort_values("n")
         lo, hi = per_n.iloc[0], per_n.iloc[-1]
-        vals = []
-        for row in (hi, lo):
-            runs = T.select_setting(m, row, keys)
-            pooled = T.pooled_bias(runs, after=int(runs["step"].max()) // 2) if len(runs) else None
-            vals.append(np.array([]) if pooled is None else pooled["bias_mean"].to_numpy(float))
+        vals = [T.second_half_bias(m, row, keys) for row in (hi, lo)]
         text = (
             f"{T.env_title(env)} (beyond the paper): Maxmin DQN's measured estimation bias is "
             f"lower with larger N (N={int(hi['n'])}) than with smaller N (N={int(lo['n'])})"
@@ -584,7 +580,6 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
     if m is None or m.empty or "bias_mean" not in m.columns:
         return []
     keys = T.present_keys(m, T.DEEP_KEYS)
-    runs = T.run_cols(m)
     out = []
     for env in sorted(best["env_id"].unique(), key=T.env_rank):
         vals = {}
@@ -592,16 +587,9 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
             row = best[(best["env_id"] == env) & (best["agent"] == agent)]
             if row.empty:
                 continue
-            sub = T.select_setting(m, row.iloc[0], keys)
-            sub = sub[np.isfinite(sub["bias_mean"].to_numpy(dtype=float))]
-            if sub.empty:
-                continue
-            # each run's (seed's) probes of the second half, pooled by their counts
-            after = int(sub["step"].max()) // 2
-            vals[agent] = np.concatenate([
-                T.pooled_bias(g, after=after)["bias_mean"].to_numpy(dtype=float)
-                for _, g in sub.groupby(runs)
-            ])  # fmt: skip
+            bias = T.second_half_bias(m, row.iloc[0], keys)
+            if bias.size:
+                vals[agent] = bias
         if len(vals) < 2:
             continue
         text = (

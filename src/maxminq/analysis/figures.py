@@ -328,8 +328,8 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
 
 def bias_by_n(tables: T.Tables, summary: pd.DataFrame, env: str) -> pd.DataFrame:
     """Measured bias against N on ``env``: for Maxmin DQN at each N (its best step size by
-    return) and DQN (N = 1), each seed's bias pooled over the probes of the second half of
-    training (``T.pooled_bias``), then mean and standard error over seeds. Columns
+    return) and DQN (N = 1), each seed's bias over the second half of training
+    (``T.second_half_bias``), then mean and standard error over seeds. Columns
     ``agent, n, lr, mean, se, seeds``; empty without bias data or without two N."""
     m = tables.metrics
     cols = ["agent", "n", "lr", "mean", "se", "seeds"]
@@ -343,15 +343,10 @@ def bias_by_n(tables: T.Tables, summary: pd.DataFrame, env: str) -> pd.DataFrame
     picks = [T.best_settings(mm, ["n"]), T.best_settings(at[at["agent"] == "dqn"], ["agent"])]
     rows = []
     for _, setting in pd.concat(picks, ignore_index=True).iterrows():
-        runs = T.select_setting(m, setting, keys)
-        if runs.empty:
-            continue
-        per_seed = T.pooled_bias(runs, after=int(runs["step"].max()) // 2)["bias_mean"].dropna()
-        if per_seed.empty:
-            continue
-        se = per_seed.std(ddof=1) / math.sqrt(len(per_seed)) if len(per_seed) > 1 else math.nan
-        n = 1 if setting["agent"] == "dqn" else int(setting["n"])
-        rows.append([setting["agent"], n, setting["lr"], per_seed.mean(), se, len(per_seed)])
+        per_seed = T.second_half_bias(m, setting, keys)
+        if per_seed.size:
+            n = 1 if setting["agent"] == "dqn" else int(setting["n"])
+            rows.append([setting["agent"], n, setting["lr"], *T.mean_se(per_seed), per_seed.size])
     return pd.DataFrame(rows, columns=cols)
 
 

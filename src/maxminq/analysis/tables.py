@@ -370,7 +370,7 @@ def pooled_bias(metrics: pd.DataFrame, after: int = 0) -> pd.DataFrame:
     rows = []
     for seed, g in m.groupby("seed", sort=True):
         n_i = g["bias_n"].to_numpy(dtype=float) if "bias_n" in g else np.ones(len(g))
-        used = n_i > 0  # an interval without probes has NaN statistics
+        used = (n_i > 0) & np.isfinite(g["bias_mean"].to_numpy(float))  # NaN: no probes
         n = float(n_i[used].sum())
         if n == 0:
             rows.append([seed, math.nan, math.nan, math.nan, 0])
@@ -382,6 +382,21 @@ def pooled_bias(metrics: pd.DataFrame, after: int = 0) -> pd.DataFrame:
         std = math.sqrt(max(second - mean**2, 0.0))
         rows.append([seed, mean, std, float(w @ g["bias_abs"].to_numpy(float)[used]), int(n)])
     return pd.DataFrame(rows, columns=["seed", "bias_mean", "bias_std", "bias_abs", "bias_n"])
+
+
+def second_half_bias(metrics: pd.DataFrame, setting: pd.Series, keys: Sequence[str]) -> np.ndarray:
+    """The measured bias of each run (seed) of ``setting`` in a metrics table: its probes of
+    the second half of training pooled by :func:`pooled_bias`; runs without a probe left out.
+    The bias claims and the bias-against-N figure all judge a setting by these values."""
+    runs = select_setting(metrics, setting, keys)
+    if runs.empty:
+        return np.array([])
+    after = int(runs["step"].max()) // 2
+    vals = np.concatenate([
+        pooled_bias(g, after=after)["bias_mean"].to_numpy(dtype=float)
+        for _, g in runs.groupby(run_cols(runs))
+    ])  # fmt: skip
+    return vals[np.isfinite(vals)]
 
 
 def deep_curves(
