@@ -155,6 +155,23 @@ def test_bias_corrected_matches_naive(backend) -> None:
     )
 
 
+def test_bias_corrected_with_a_constant_sigma_has_a_shifted_fixed_point() -> None:
+    # The docstring's claim: with M actions everywhere and gamma < 1, value iteration with
+    # G = bias_corrected converges to Q* - gamma sigma E_M / (1 - gamma), not to Q*.
+    rng = np.random.default_rng(11)
+    s_count, m, gamma, sigma = 5, 3, 0.9, 0.2
+    p = rng.dirichlet(np.ones(s_count), size=(s_count, m))  # P[s, a, s']
+    r = rng.uniform(-1, 1, size=(s_count, m))
+    q_star = np.zeros((s_count, m))
+    q_bc = np.zeros((s_count, m))
+    for _ in range(600):  # 0.9^600 ~ 1e-28
+        q_star = r + gamma * p @ q_star.max(axis=1)
+        q_bc = r + gamma * p @ ops.bias_corrected(q_bc[:, None, :], sigma)
+    shift = gamma * sigma * 1.5 / math.sqrt(math.pi) / (1 - gamma)  # E_3 = 3 / (2 sqrt(pi))
+    np.testing.assert_allclose(q_bc, q_star - shift, atol=1e-9)
+    assert shift > 1.0  # no small effect: larger than the rewards themselves
+
+
 def test_expected_max_normal_table() -> None:
     # Harter (1961), expected values of normal order statistics, largest of n = 4, 5, 6, 10.
     table = {4: 1.02938, 5: 1.16296, 6: 1.26721, 10: 1.53875}

@@ -271,6 +271,13 @@ def bias_corrected(q: Array, sigma: Any = None) -> Array:
     array broadcasting to the batch shape), and the expectation is computed exactly
     by quadrature instead of by their large-M approximation. ``q`` has shape
     (..., 1, A). ``sigma`` must be given (sigma = 0 is plain Q-learning).
+
+    A constant ``sigma > 0`` does not vanish as the estimates improve: G of equal members is
+    not their max, so Assumption 1 (i) of Lan et al. (2020) fails and Theorem 2 does not
+    apply. With M actions at every state and ``gamma < 1`` the fixed point is
+    ``Q* - gamma sigma E[max of M N(0, 1)] / (1 - gamma)`` (every value shifted alike, so the
+    greedy policy is Q*'s). Lee et al.'s correction shrinks as the visits grow, which keeps
+    their algorithm asymptotically unbiased: pass such a sigma as an array of the batch shape.
     """
     _check(q, "bias_corrected", members=1)
     if sigma is None:
