@@ -249,3 +249,143 @@ def test_initialisation_is_torchs_default(network: str) -> None:
                 got_w = got_w.t()
             assert torch.equal(got_w, w) and torch.equal(got_b.reshape(-1), b)
             assert float(w.abs().max()) <= 1 / math.sqrt(fan_in)
+
+
+@pytest.mark.parametrize(
+    "agent,n,kind,loss",
+    [
+        ("dqn", 1, "rmsprop", "mse"),
+        ("ddqn", 1, "adam", "huber"),
+        ("maxmin-dqn", 3, "rmsprop", "mse"),
+        ("averaged-dqn", 3, "centered_rmsprop", "mse"),
+        ("ensemble-dqn", 2, "rmsprop", "huber"),
+    ],
+)
+def test_training_loop_matches_a_plain_single_seed_dqn_loop(
+    agent: str, n: int, kind: str, loss: str
+) -> None:
+    """The whole Trainer (acting, storing, sampling, updating, target syncs, testing) equals
+    a plain loop written here with one gym CartPole, a Python list as ring buffer, nn.Modules
+    and torch.optim, fed the trainer's per-step uniforms (layout: explore test, random
+    action, member, reset seed, replay indices). Checks eps 1 for the random steps, then
+    linear; greedy on min (Maxmin) / mean (Ensemble) of the online nets; truncated steps
+    stored non-terminal with their final observation; uniform indices over the filled part
+    of a wrapped buffer; one member per step; the operator's target on the target nets
+    (Double DQN: online argmax, target value); Averaged DQN's snapshots refreshed
+    round-robin; and the test episodes' eps = 0.01 play on their own stream."""
+    import gymnasium as gym
+
+    from maxminq.deep.config import TrainConfig
+    from maxminq.deep.train import Trainer
+
+    steps, start, decay, cap, period, size, batch, gamma = 200, 40, 60, 20, 25, 90, 8, 0.9
+    cfg = TrainConfig(
+        env_id="CartPole-v1", agent=agent, n=n, lr=1e-3, steps=steps, seeds=[3],
+        eval_episodes=3, bias_every=steps, learning_starts=start, checkpoint_every=0,
+        target_update=period, buffer_size=size, batch_size=batch, max_episode_steps=cap,
+        eps_decay_steps=decay, eps_end=0.05, optimizer=kind, loss=loss, gamma=gamma,
+        optimizer_kwargs={}, grad_clip=CLIP,
+    ).resolve()  # fmt: skip
+    tr = Trainer(cfg)
+    drawn: list[np.ndarray] = []
+    draw = tr.uniforms.next
+    tr.uniforms.next = lambda: drawn.append(draw()[0].copy()) or drawn[-1][None]
+    n_on = n if agent in ("maxmin-dqn", "ensemble-dqn") else 1
+    k = 1 if agent in ("dqn", "ddqn") else n
+    online = tr.learner.online.to_modules()
+    targets = [copy.deepcopy(online[j if n_on > 1 else 0]) for j in range(k)]
+    if kind == "adam":
+        opts = [torch.optim.Adam(m.parameters(), lr=cfg.lr) for m in online]
+    else:
+        centered = kind == "centered_rmsprop"
+        opts = [torch.optim.RMSprop(m.parameters(), lr=cfg.lr, centered=centered) for m in online]
+
+    def combined(nets: list[nn.Module], x: torch.Tensor) -> torch.Tensor:
+        q = torch.stack([net(x) for net in nets])
+        return q.min(0).values if agent == "maxmin-dqn" else q.mean(0)
+
+    env = gym.make("CartPole-v1", max_episode_steps=cap)
+    obs, _ = env.reset(seed=tr.ep_seed[0])
+    buffer: list[tuple] = []
+    slot = greedy = 0
+    ends: set[str] = set()
+    for t in range(steps):
+        tr.train_step()
+        u = drawn[-1]
+        eps = 1.0 if t < start else max(0.05, 1.0 - 0.95 * (t - start) / decay)
+        where = (tr.replay.pos - 1) % size
+        if u[0] < eps:
+            a = int(u[1] * 2)
+        else:
+            with torch.no_grad():
+                q = combined(online, torch.tensor(obs, dtype=torch.float32)[None])[0]
+            a, greedy = int(q.argmax()), greedy + 1
+            if abs(float(q[0] - q[1])) < 1e-4:  # a float-rounding tie: follow the trainer
+                a = int(tr.replay.action[0, where])
+        o2, r, term, trunc, _ = env.step(a)
+        record = (np.asarray(obs, np.float32), a, float(r), np.asarray(o2, np.float32), term)
+        if len(buffer) < size:
+            buffer.append(record)
+        else:
+            buffer[t % size] = record
+        assert int(tr.replay.action[0, where]) == a
+        np.testing.assert_array_equal(tr.replay.obs[0, where], record[0])
+        np.testing.assert_array_equal(tr.replay.next_obs[0, where], record[3])
+        assert tr.replay.terminated[0, where] == float(term)  # a cut (trunc) bootstraps
+        if t >= start:
+            i = int(u[2] * n_on)
+            rows = [buffer[j] for j in (u[4:] * len(buffer)).astype(int)]
+            s_, a_, r_, s2, d_ = (torch.tensor(np.array(col)) for col in zip(*rows, strict=True))
+            with torch.no_grad():
+                if agent == "ddqn":
+                    best = online[0](s2).argmax(1, keepdim=True)
+                    g = targets[0](s2).gather(1, best)[:, 0]
+                else:
+                    g = combined(targets, s2).max(1).values
+            y = r_.float() + gamma * (1 - d_.float()) * g
+            q_sa = online[i](s_).gather(1, a_[:, None])[:, 0]
+            if loss == "huber":
+                err = nn.functional.smooth_l1_loss(q_sa, y)
+            else:
+                err = nn.functional.mse_loss(q_sa, y)
+            opts[i].zero_grad()
+            err.backward()
+            nn.utils.clip_grad_norm_(online[i].parameters(), CLIP)
+            opts[i].step()
+        if (t + 1) % period == 0:
+            if agent == "averaged-dqn":  # the oldest snapshot becomes the online net
+                targets[slot].load_state_dict(online[0].state_dict())
+                slot = (slot + 1) % k
+            else:
+                for j in range(k):
+                    targets[j].load_state_dict(online[j].state_dict())
+        obs = o2
+        if term or trunc:
+            ends.add("term" if term else "trunc")
+            obs, _ = env.reset(seed=int(u[3] * (2**31 - 1)))
+    assert ends == {"term", "trunc"} and greedy > 50 and t + 1 > size  # every case was met
+    for mine, ref in zip(
+        tr.learner.online.to_modules() + tr.learner.target.to_modules(),
+        online + targets,
+        strict=True,
+    ):
+        for p, q in zip(mine.parameters(), ref.parameters(), strict=True):
+            torch.testing.assert_close(p, q, atol=1e-5, rtol=0)
+    # Test episodes: the seed's third stream, eps = 0.01, greedy on the same values.
+    test_rng = np.random.default_rng(np.random.SeedSequence(3).spawn(3)[2])
+    expected = []
+    for episode in range(3):
+        obs, _ = env.reset(seed=int(test_rng.integers(2**31 - 1)))
+        total, length, done = 0.0, 0, False
+        while not done:
+            with torch.no_grad():
+                q = combined(online, torch.tensor(obs, dtype=torch.float32)[None])[0]
+            explore = test_rng.random() < 0.01
+            a = int(test_rng.integers(2)) if explore else int(q.argmax())
+            obs, r, term, trunc, _ = env.step(a)
+            total, length, done = total + float(r), length + 1, term or trunc
+        expected.append([3, episode + 1, total, length])
+    tr.evaluate()
+    assert tr.rows["tests"] == expected
+    tr.close()
+    env.close()
