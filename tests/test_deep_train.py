@@ -156,7 +156,7 @@ def test_results_do_not_depend_on_torch_threads(tmp_path: pathlib.Path, monkeypa
     two = _deterministic(run_training(cfg, tmp_path / "two", threads=2))
     assert seen == {2}
     for name in ("episodes", "tests", "metrics"):
-        pd.testing.assert_frame_equal(one[name], two[name])
+        pd.testing.assert_frame_equal(one[name], two[name], check_exact=True)
 
 
 def test_divergence_stops_only_that_seed(tmp_path: pathlib.Path) -> None:
@@ -178,9 +178,10 @@ def test_divergence_stops_only_that_seed(tmp_path: pathlib.Path) -> None:
     assert runs.loc[0, "status"] == "done" and runs.loc[0, "diverged_step"] == -1
     assert (tables["tests"]["seed"] == 1).sum() == 0
     alone = run_training(_small(seeds=[0], agent="ddqn", n=1, eval_episodes=1), tmp_path)
-    pd.testing.assert_frame_equal(
-        _seed_rows(tables, 0)["episodes"], _seed_rows(alone, 0)["episodes"]
-    )
+    for name in ("episodes", "tests", "metrics"):
+        pd.testing.assert_frame_equal(
+            _seed_rows(tables, 0)[name], _seed_rows(alone, 0)[name], check_exact=True
+        )
 
 
 def _random_return(episodes: int = 30) -> float:
