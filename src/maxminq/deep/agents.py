@@ -16,6 +16,8 @@ averaged-dqn    1            K (= n)      ``averaged`` over K snapshots, round-r
 Maxmin and Ensemble DQN act eps-greedily on the min (mean) over their N online nets and
 update a uniformly chosen subset (default one member) per step, each member on its own
 mini-batch, as in Algorithm 1. Member ``s * N + i`` of a stack is member i of seed s.
+Ensemble DQN thereby follows the authors' code, not Anschel et al. (2017), who update all
+N nets every iteration (``update_members = N`` here, each net on its own mini-batch).
 """
 
 from __future__ import annotations

@@ -357,7 +357,8 @@ class Trainer:
 
     def epsilon(self, t: int) -> float:
         """Purely random for ``learning_starts`` steps, then linear from ``eps_start`` to
-        ``eps_end`` over ``eps_decay_steps`` (authors' code), then ``eps_end`` exactly."""
+        ``eps_end`` over ``eps_decay_steps`` (as MinAtar's DQN; the authors' code counts the
+        decay from step 0, see the README), then ``eps_end`` exactly."""
         c = self.cfg
         if t < c.learning_starts:
             return 1.0
