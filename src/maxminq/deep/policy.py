@@ -181,7 +181,8 @@ def evaluate_agent(
     ``q_first`` is the policy's own value of its first action, Q(s_0, a_0) (min over the N
     nets for Maxmin DQN), and ``discounted_return`` the return it then obtained, discounted
     with the run's gamma, so their difference is the estimation bias at the start state
-    (of the policy played: greedy with ``eps`` = 0; too high for a truncated episode).
+    (of the policy played: greedy with ``eps`` = 0; for a truncated episode off by the
+    missing tail, which ``maxminq evaluate`` drops unless it weighs gamma^length <= 0.05).
 
     Episode j of every policy starts from ``reset(seed=env_seed + j)`` and the eps draws
     come from ``np.random.default_rng([env_seed, seed])``, so policies meet the same start
