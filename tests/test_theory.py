@@ -16,6 +16,7 @@ from maxminq.theory import (
     min_variance,
     monte_carlo_bias,
     t_mn,
+    target_variance,
     variance_ratio,
 )
 
@@ -170,11 +171,62 @@ def test_monte_carlo_agrees_with_closed_forms() -> None:
     z_bias = (est.bias - expected_bias(ms, ns, tau, gamma)) / est.bias_se
     z_var = (est.min_variance - min_variance(ns, tau)) / est.min_variance_se
     z_ratio = (est.variance_ratio - variance_ratio(ns)) / est.variance_ratio_se
-    for z in (z_bias, z_var, z_ratio):
+    z_spread = (est.target_variance - target_variance(ms, ns, tau, gamma)) / (
+        est.target_variance_se
+    )
+    for z in (z_bias, z_var, z_ratio, z_spread):
         assert np.all(np.abs(z) < 4.5), z
     # Standard errors shrink like 1/sqrt(samples) and are of the right size (bias of N=1,
     # M=1: Z = gamma * U(-tau, tau), sd = gamma tau / sqrt(3)).
     assert est.bias_se[0, 0] == pytest.approx(gamma * tau / math.sqrt(3 * 20_000), rel=0.05)
+
+
+def quadrature_target_moments(m: int, n: int) -> tuple[float, float]:
+    """Mean and variance of max_a min_i e^i_a, e ~ U(-1, 1), by quadrature of its CDF
+    F(x) = (1 - ((1 - x) / 2)^N)^M on [-1, 1] (Lemma 1 (ii), (iii)): E[Y] = 1 - int F and
+    E[Y^2] = 1 - int 2x F."""
+    from scipy import integrate
+
+    cdf = lambda x: (1 - ((1 - x) / 2) ** n) ** m  # noqa: E731
+    mean = 1 - integrate.quad(cdf, -1, 1, epsabs=1e-14, limit=200)[0]
+    second = 1 - integrate.quad(lambda x: 2 * x * cdf(x), -1, 1, epsabs=1e-14, limit=200)[0]
+    return mean, second - mean**2
+
+
+def test_target_variance_against_quadrature_and_special_values() -> None:
+    tau, gamma = 0.8, 0.9
+    for m in (1, 2, 5, 16, 100):
+        for n in (1, 2, 3, 8, 20):
+            mean, var = quadrature_target_moments(m, n)
+            assert expected_bias(m, n) == pytest.approx(mean, abs=1e-10)  # the same law
+            got = target_variance(m, n, tau, gamma)
+            assert got == pytest.approx((gamma * tau) ** 2 * var, rel=1e-7), (m, n)
+    # N = 1: the max of M errors (Q-learning's target); M = 1: Theorem 1 (ii).
+    for m in (1, 3, 50):
+        assert target_variance(m, 1) == pytest.approx(4 * m / ((m + 1) ** 2 * (m + 2)), rel=1e-12)
+    for n in (2, 7, 300):
+        assert target_variance(1, n, 2.0, 0.5) == pytest.approx(0.25 * min_variance(n, 2.0))
+    # Many estimators: 50-digit values (s_MN - t_MN^2 cancels as N grows).
+    mpmath.mp.dps = 50
+    for m, n in ((8, 1000), (10**6, 10**4)):
+        x, mm = mpmath.mpf(1) / n, mpmath.mpf(m)
+        t = mpmath.gamma(mm + 1) * mpmath.gamma(1 + x) / mpmath.gamma(mm + 1 + x)
+        s = mpmath.gamma(mm + 1) * mpmath.gamma(1 + 2 * x) / mpmath.gamma(mm + 1 + 2 * x)
+        assert target_variance(m, n) == pytest.approx(float(4 * (s - t * t)), rel=1e-7)
+    assert target_variance(np.array([1, 2]), 1).shape == (2,)
+    with pytest.raises(ValueError, match="tau"):
+        target_variance(2, 2, tau=0.0)
+
+
+def test_monte_carlo_target_variance_of_many_actions() -> None:
+    # Q-learning with M = 10^5 actions: Z sits near gamma tau with variance 4e-10; the sample
+    # variance's standard error must survive that (from raw fourth moments it came out 0).
+    m, samples = 100_000, 1000
+    est = monte_carlo_bias(m, 1, 1.0, 1.0, samples, np.random.default_rng(4))
+    want = 4 * m / ((m + 1) ** 2 * (m + 2))
+    assert abs(est.target_variance - want) < 4.5 * est.target_variance_se
+    # 1 - Z is nearly exponential (excess kurtosis 6): se ~ var sqrt(8 / samples).
+    assert est.target_variance_se == pytest.approx(want * math.sqrt(8 / samples), rel=0.5)
 
 
 def test_monte_carlo_is_reproducible_and_seed_dependent() -> None:
@@ -209,12 +261,18 @@ def test_theory_command_writes_figures_and_tables(tmp_path) -> None:
     assert set(bias["mc_noise"]) == {"uniform"}
     for row in bias.itertuples():
         assert row.expected_bias == pytest.approx(1 - 2 * product_t_mn(row.M, row.N), abs=1e-9)
+        if row.N == 1:  # the max of M uniform errors
+            assert row.target_variance == pytest.approx(
+                4 * row.M / ((row.M + 1) ** 2 * (row.M + 2))
+            )
     chosen = bias[bias["chosen_n"]].set_index("M")["N"]
     assert chosen.to_dict() == {m: choose_n(m, n_max=6) for m in range(1, 13)}
     simulated = bias.dropna(subset=["mc_bias"])
     assert set(simulated["M"]) == {1, 2, 4, 8, 12}
     z = (simulated["mc_bias"] - simulated["expected_bias"]) / simulated["mc_bias_se"]
     assert np.all(np.abs(z) < 4.5)
+    spread = simulated["mc_target_variance"] - simulated["target_variance"]
+    assert np.all(np.abs(spread / simulated["mc_target_variance_se"]) < 4.5)
     variance = pd.read_csv(out / "variance.csv")
     ns = variance["N"].to_numpy()
     np.testing.assert_allclose(variance["variance_ratio"], 12 * ns**2 / ((ns + 1) ** 2 * (ns + 2)))

@@ -23,6 +23,7 @@ from maxminq.theory import (
     min_variance,
     monte_carlo_bias,
     t_mn,
+    target_variance,
     variance_ratio,
 )
 
@@ -31,9 +32,12 @@ BIAS_COLUMNS = [
     "N",
     "t_mn",
     "expected_bias",
+    "target_variance",
     "chosen_n",
     "mc_bias",
     "mc_bias_se",
+    "mc_target_variance",
+    "mc_target_variance_se",
     "mc_samples",
     "mc_noise",
 ]
@@ -61,10 +65,12 @@ def bias_table(
 ) -> pd.DataFrame:
     """Tidy table of Theorem 1 (i) over M = 1..m_max, N = 1..n_max with gamma * tau = 1.
 
-    One row per (M, N). ``chosen_n`` is True on ``choose_n(M, n_max=n_max)``. The Monte-Carlo
-    columns (``mc_bias``, ``mc_bias_se``) are filled for the rows whose M is in ``mc_m``
-    (simulating all 2,000 cells would cost far more than it shows) and NaN elsewhere; they
-    sample errors of the law ``noise`` (see ``monte_carlo_bias``), named in ``mc_noise``.
+    One row per (M, N); ``target_variance`` is ``Var[Z_MN]`` (see ``maxminq.theory``).
+    ``chosen_n`` is True on ``choose_n(M, n_max=n_max)``. The Monte-Carlo columns
+    (``mc_bias``, ``mc_target_variance`` and their ``_se``) are filled for the rows whose M is
+    in ``mc_m`` (simulating all 2,000 cells would cost far more than it shows) and NaN
+    elsewhere; they sample errors of the law ``noise`` (see ``monte_carlo_bias``), named in
+    ``mc_noise``.
     The rows of M draw from their own stream, child M of ``seed``, so they do not depend on
     which other M are simulated.
     """
@@ -74,10 +80,13 @@ def bias_table(
     frame = pd.DataFrame({"M": ms.ravel(), "N": ns.ravel()})
     frame["t_mn"] = t_mn(frame["M"].to_numpy(), frame["N"].to_numpy())
     frame["expected_bias"] = expected_bias(frame["M"].to_numpy(), frame["N"].to_numpy())
+    frame["target_variance"] = target_variance(frame["M"].to_numpy(), frame["N"].to_numpy())
     best = choose_n(np.arange(1, m_max + 1), n_max=n_max)
     frame["chosen_n"] = frame["N"].to_numpy() == best[frame["M"].to_numpy() - 1]
     frame["mc_bias"] = np.nan
     frame["mc_bias_se"] = np.nan
+    frame["mc_target_variance"] = np.nan
+    frame["mc_target_variance_se"] = np.nan
     frame["mc_samples"] = 0
     sum_n = n_max * (n_max + 1) // 2  # errors per sample for one M, over N = 1..n_max: M sum_n
     bar = tqdm(
@@ -97,6 +106,8 @@ def bias_table(
         )
         frame.loc[rows, "mc_bias"] = est.bias
         frame.loc[rows, "mc_bias_se"] = est.bias_se
+        frame.loc[rows, "mc_target_variance"] = est.target_variance
+        frame.loc[rows, "mc_target_variance_se"] = est.target_variance_se
         frame.loc[rows, "mc_samples"] = samples
         bar.update(samples * sum_n * m)  # weighted by work: large M dominate the wait
     bar.close()
