@@ -384,25 +384,6 @@ def test_plot_compares_finished_runs_and_rejects_other_folders(tmp_path: pathlib
     assert len(err.splitlines()) == 1 and "RUN_DIR" in err and "empty" in err
 
 
-def test_plot_reads_a_deep_run_of_a_sweep(tmp_path: pathlib.Path, capsys) -> None:
-    """A sweep's OUT/tables/<run_id> holds manifest.json instead of config.json."""
-    config = tmp_path / "tiny.yaml"
-    config.write_text(
-        "name: tiny\nkind: deep\nfixed:\n  env_id: CartPole-v1\nscales:\n  quick:\n"
-        "    fixed: {steps: 300, seeds: [0], eval_episodes: 1, learning_starts: 100,\n"
-        "            bias_every: 100}\n"
-        "    variants:\n      - {agent: maxmin-dqn, n: 2, lr: 1.0e-3}\n"
-        "  paper:\n    variants:\n      - {agent: maxmin-dqn, n: 2, lr: 1.0e-3}\n"
-    )
-    out = tmp_path / "sweep"
-    assert main(["sweep", str(config), "--out", str(out), "--no-progress"]) == 0
-    (run_dir,) = (out / "tables").iterdir()
-    capsys.readouterr()
-    assert main(["plot", str(run_dir), "--out", str(tmp_path / "s")]) == 0
-    assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
-    assert "figure written" in capsys.readouterr().out
-
-
 def test_train_refuses_to_replace_a_run_unless_asked(tmp_path: pathlib.Path, capsys) -> None:
     out = tmp_path / "run"
     argv = ["train", "--env", "CartPole-v1", "--steps", "150", "--learning-starts", "100"]

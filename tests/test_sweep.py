@@ -131,7 +131,7 @@ def test_toy_mdp_sweep_equals_direct_calls_and_resume_skips_done_runs(tmp_path):
 DEEP = """
 name: cp_tiny
 kind: deep
-fixed: {env_id: CartPole-v1, steps: 300, seeds: [0, 1], learning_starts: 100, eval_episodes: 2}
+fixed: {env_id: CartPole-v1, steps: 150, seeds: [0, 1], learning_starts: 100, eval_episodes: 1}
 variants:
   - {agent: dqn, n: 1}
   - {agent: maxmin-dqn, n: 2, lr: [0.001, 0.0003]}
@@ -180,9 +180,16 @@ def test_status_runs_lists_each_run_with_its_varying_settings_and_plot_folder(tm
     toy = text.split("runs of tiny_toy (4):\n", 1)[1].splitlines()
     assert {"mu", "algorithm", "n"} <= set(toy[0].split()) and "episodes" not in toy[0]
     assert all(line.split()[-1] == "-" for line in toy[1:5])
-    # the listed folders are what 'maxminq plot' takes
+    # the listed folders are what 'maxminq plot' takes; it reads each run's settings from
+    # the sweep's manifest.json (no config.json there): the legend tells the runs apart by
+    # agent and step size, not by folder name
+    assert not any((Path(f) / "config.json").exists() for f in listed)
     assert main(["plot", *listed, "--out", str(tmp_path / "cmp")]) == 0
-    assert (tmp_path / "cmp.png").is_file()
+    legend = (tmp_path / "cmp.svg").read_text()
+    assert (tmp_path / "cmp.png").read_bytes()[:4] == b"\x89PNG"
+    for label in ("DQN", "Maxmin DQN (N=2), lr 0.001", "Maxmin DQN (N=2), lr 0.0003"):
+        assert f"<!-- {label} -->" in legend, label
+    assert not any(Path(f).name in legend for f in listed)
 
 
 def test_status_shows_how_far_each_running_run_is(tmp_path, capsys):
