@@ -292,6 +292,26 @@ def test_deep_final_falls_back_to_last100_training_average():
     assert got == pytest.approx(expected)
 
 
+def test_deep_final_is_the_mean_test_return_per_seed_else_the_training_average():
+    """Seed 0 was tested (returns 0, 0, 9: mean 3, where a median or IQM gives 0); seed 1 of
+    the same run was not (diverged before testing): its score is its last training
+    return_avg100 (6), marked as such; seed 0's training average is not used."""
+    run = dict(run_id="r", env_id="E-v0", agent="dqn", n=1, lr=1e-3)
+    episodes = pd.DataFrame(
+        [run | dict(seed=s, step=t, **{"return": r}, return_avg100=a)
+         for s, t, r, a in ((0, 10, 1.0, 1.0), (0, 20, 3.0, 2.0), (1, 10, 5.0, 5.0),
+                            (1, 20, 7.0, 6.0))]
+    )  # fmt: skip
+    tests = pd.DataFrame([run | dict(seed=0, episode=j, **{"return": r}) for j, r in
+                          enumerate((0.0, 0.0, 9.0))])  # fmt: skip
+    runs = pd.DataFrame([run | dict(seed=0, status="done"), run | dict(seed=1, status="diverged")])
+    tables = T.classify({"episodes": episodes, "tests": tests, "runs": runs})
+    scores = T.deep_final_scores(tables).set_index("seed")
+    assert scores.loc[0, "score"] == 3.0 and scores.loc[0, "source"] == "test"
+    assert scores.loc[1, "score"] == 6.0 and scores.loc[1, "source"] == "train_last100"
+    assert scores["diverged"].tolist() == [False, True]
+
+
 def test_deep_curves_step_function_mean():
     tables = T.classify(deep_results(seeds=3))
     curves = T.deep_curves(tables.episodes, points=10)
