@@ -715,6 +715,27 @@ def test_toy_bias_claims_compare_with_the_runs_true_value_gamma_mu():
     assert paper.status == C.NOT_SUPPORTED
 
 
+def test_toy_bias_claims_average_the_second_half_of_each_run():
+    """Q-learning's Q(A, Left) at mu = 0.1: 0.5 over episodes 0-4 (the start-up transient),
+    0.05 over 5-8 and 0.15 at 9. Over the second half (5-9) it averages 0.07, below mu: no
+    overestimation; the whole run (0.285) or the last tenth (0.15) would say otherwise."""
+    rng = np.random.default_rng(1)
+    q_by_episode = [0.5] * 5 + [0.05] * 4 + [0.15]
+    toy = pd.DataFrame(
+        [
+            dict(run_id="t", mu=0.1, algorithm="q_learning", n=1, run=r, episode=ep)
+            | dict(distance=0.0, q_a_left=q + rng.normal(0, 0.001))
+            for r in range(6)
+            for ep, q in enumerate(q_by_episode)
+        ]
+    )
+    (claim,) = [c for c in C.toy_claims(toy) if c.text.startswith("Q-learning")]
+    assert claim.status == C.NOT_SUPPORTED
+    assert claim.numbers["second-half Q(A,Left) of Q-learning_mean"] == pytest.approx(
+        0.07, abs=1e-3
+    )
+
+
 def test_bias_against_n_pools_each_seeds_probes_over_the_second_half(tmp_path):
     """The report's bias-against-N figure: per seed, the probes of the metrics intervals after
     half the run, pooled by their counts (intervals (1 probe, 3.0) and (3, -1.0) pool to
