@@ -15,6 +15,7 @@ from maxminq.theory import (
     expected_bias,
     min_variance,
     monte_carlo_bias,
+    operator_bias,
     t_mn,
     target_variance,
     variance_ratio,
@@ -229,6 +230,65 @@ def test_monte_carlo_target_variance_of_many_actions() -> None:
     assert est.target_variance_se == pytest.approx(want * math.sqrt(8 / samples), rel=0.5)
 
 
+def test_operator_bias_against_closed_forms() -> None:
+    """Theorem 1's setting for every operator: means derived by hand (see operator_bias)."""
+    from scipy import integrate
+
+    tau, gamma, samples = 0.8, 0.9, 20_000
+    rng = np.random.default_rng(21)
+    harter = {1: 0.0, 2: 1 / math.sqrt(math.pi), 8: 1.42360}  # E[max of M N(0, 1)]
+
+    def check(name, m, n, want, **params):
+        est = operator_bias(name, m, n, tau, gamma, samples, rng, **params)
+        assert abs(est.bias - gamma * tau * want) < 4.5 * est.bias_se, (name, m, n)
+        return est
+
+    # Weighted Double Q: beta depends on |Q^V(a*) - Q^V(a_L)| = tau |X - Y| only.
+    c = 0.5
+    mean_beta = integrate.quad(lambda d: tau * d / (c + tau * d) * (2 - d) / 2, 0, 2)[0]
+
+    def triangular_cdf(x: float) -> float:  # the mean of two U(-1, 1) errors
+        return (1 + x) ** 2 / 2 if x < 0 else 1 - (1 - x) ** 2 / 2
+
+    for m in (1, 2, 8):
+        q_max = (m - 1) / (m + 1)  # E[max of M U(-1, 1)]
+        est = check("q_learning", m, 1, q_max)
+        spread = (gamma * tau) ** 2 * 4 * m / ((m + 1) ** 2 * (m + 2))
+        assert abs(est.variance - spread) < 4.5 * est.variance_se
+        check("maxmin", m, 3, 1 - 2 * product_t_mn(m, 3))
+        check("historical_best", m, 3, (3 * m - 1) / (3 * m + 1))
+        check("double_q", m, 2, 0.0)
+        check("weighted_double_q", m, 2, mean_beta * q_max if m > 1 else 0.0, c=c)
+        check("bias_corrected", m, 1, q_max - 0.3 / tau * harter[m], sigma=0.3)
+        ensemble_max = 1 - integrate.quad(lambda x, m=m: triangular_cdf(x) ** m, -1, 1)[0]
+        check("ensemble", m, 2, ensemble_max)
+    # Normal errors of sd sigma: the bias correction is exact.
+    est = operator_bias(
+        "bias_corrected", 8, 1, 1.0, 1.0, samples, rng, noise="normal", sigma=1 / math.sqrt(3)
+    )
+    assert abs(est.bias) < 4.5 * est.bias_se
+    # Independent snapshots: Averaged is Ensemble, draw for draw.
+    a = operator_bias("averaged", 4, [2, 5], 1.0, 1.0, 300, np.random.default_rng(1))
+    e = operator_bias("ensemble", 4, [2, 5], 1.0, 1.0, 300, np.random.default_rng(1))
+    np.testing.assert_array_equal(a.bias, e.bias)
+    assert a.bias.shape == (2,) and isinstance(est.bias, float)
+
+
+@pytest.mark.parametrize(
+    ("args", "params", "match"),
+    [
+        (("maxmn", 4, 2), {}, "unknown operator 'maxmn'"),
+        (("q_learning", 4, 2), {}, "q_learning: q must stack exactly 1"),
+        (("bias_corrected", 4, 1), {}, "give sigma"),
+        (("weighted_double_q", 4, 2), {"c": -1.0}, "c must be > 0"),
+        (("maxmin", 0, 2), {}, "M must be >= 1"),
+    ],
+)
+def test_operator_bias_errors_name_the_bad_argument(args, params, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        operator_bias(*args, 1.0, 1.0, 100, np.random.default_rng(0), **params)
+
+
 def test_monte_carlo_is_reproducible_and_seed_dependent() -> None:
     a = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(7))
     b = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(7))
@@ -280,6 +340,17 @@ def test_theory_command_writes_figures_and_tables(tmp_path) -> None:
         "mc_variance_ratio_se"
     ]
     assert np.all(np.abs(z) < 4.5)
+    # Every operator's target for M = --operator-m (default 8) actions, N = 1..--n-max.
+    assert (out / "operator_bias.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ops = pd.read_csv(out / "operator_bias.csv")
+    assert set(ops["M"]) == {8} and set(ops["samples"]) == {400}
+    assert sorted(ops[ops["operator"] == "maxmin"]["N"]) == list(range(1, 7))
+    assert ops.groupby("operator").size()["double_q"] == 1
+    want = {("q_learning", 1): 7 / 9, ("double_q", 2): 0.0, ("historical_best", 6): 47 / 49}
+    want |= {("maxmin", n): 1 - 2 * product_t_mn(8, n) for n in range(1, 7)}
+    for (name, n), value in want.items():
+        row = ops[(ops["operator"] == name) & (ops["N"] == n)].iloc[0]
+        assert abs(row["bias"] - value) < 4.5 * row["bias_se"], (name, n)
 
 
 def test_monte_carlo_cells_do_not_depend_on_the_other_m_simulated() -> None:
@@ -328,6 +399,8 @@ def test_theory_counts_the_errors_it_will_draw() -> None:
     from maxminq.commands.theory import simulated_errors
 
     assert simulated_errors([1, 2], 3, 10, 5) == 60 + 120 + 45
+    # Operator table: 10 samples x 4 actions x members (1 + 2 + 2 + 1 + 3 x (1 + 2 + 3)).
+    assert simulated_errors([1, 2], 3, 10, 5, operator_m=4) == 225 + 10 * 4 * 24
     powers = [2**k for k in range(14)] + [10_000]
     assert simulated_errors(powers, 1000, 2000, 200_000) == pytest.approx(2.7e13, rel=0.02)
 
@@ -341,6 +414,7 @@ def test_theory_counts_the_errors_it_will_draw() -> None:
         (["--mc-m", "1,x"], "--mc-m"),
         (["--mc-m", "500"], "--mc-m"),
         (["--noise", "cauchy"], "--noise"),
+        (["--operator-m", "0"], "--operator-m"),
     ],
 )
 def test_theory_command_rejects_bad_options(tmp_path, capsys, extra, option) -> None:

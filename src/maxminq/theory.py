@@ -27,15 +27,17 @@ import numpy as np
 from scipy.special import gamma as gamma_fn
 from scipy.special import poch
 
-from maxminq.operators import maxmin
+from maxminq.operators import bootstrap, maxmin
 
 __all__ = [
     "NOISES",
     "MonteCarloEstimate",
+    "OperatorBias",
     "choose_n",
     "expected_bias",
     "min_variance",
     "monte_carlo_bias",
+    "operator_bias",
     "t_mn",
     "target_variance",
     "variance_ratio",
@@ -298,13 +300,30 @@ class _Moments:
         return var, float(np.sqrt(max(c4 - c2**2, 0.0) / self.n))
 
 
+def _mc_options(samples: Any, rng: Any, noise: Any) -> int:
+    """The Monte-Carlo options shared by ``monte_carlo_bias`` and ``operator_bias``, checked;
+    returns ``samples`` as an int."""
+    if np.ndim(samples) != 0:
+        raise ValueError(f"samples must be a scalar integer, got {samples!r}")
+    count = int(_integers(samples, "samples", minimum=2))
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if noise not in NOISES:
+        raise ValueError(f"noise must be {' or '.join(map(repr, NOISES))}, got {noise!r}")
+    return count
+
+
+def _draw(rng: np.random.Generator, tau: float, noise: str) -> Any:
+    """Sampler of the errors: ``U(-tau, tau)``, or the normal law of the same variance."""
+    if noise == "uniform":
+        return functools.partial(rng.uniform, -tau, tau)
+    return functools.partial(rng.normal, 0.0, tau / np.sqrt(3.0))
+
+
 def _simulate(
     m: int, n: int, tau: float, gamma: float, samples: int, rng: np.random.Generator, noise: str
 ) -> tuple[float, ...]:
-    if noise == "uniform":
-        draw = functools.partial(rng.uniform, -tau, tau)
-    else:  # the normal law with U(-tau, tau)'s variance tau^2 / 3
-        draw = functools.partial(rng.normal, 0.0, tau / np.sqrt(3.0))
+    draw = _draw(rng, tau, noise)
     bias, spread, qmin, single = _Moments(), _Moments(center=True), _Moments(), _Moments()
     rows = max(1, _CHUNK_ELEMENTS // (n * m))
     for lo in range(0, samples, rows):
@@ -361,13 +380,7 @@ def monte_carlo_bias(
     n = _integers(N, "N")
     s = _tau(tau)
     g = _gamma(gamma)
-    if np.ndim(samples) != 0:
-        raise ValueError(f"samples must be a scalar integer, got {samples!r}")
-    count = int(_integers(samples, "samples", minimum=2))
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    if noise not in NOISES:
-        raise ValueError(f"noise must be {' or '.join(map(repr, NOISES))}, got {noise!r}")
+    count = _mc_options(samples, rng, noise)
     m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
     fields = np.empty((8, *m_b.shape))
     for idx in np.ndindex(m_b.shape):
@@ -376,3 +389,70 @@ def monte_carlo_bias(
         )
     values = [_out(f, M, N, tau, gamma) for f in fields]
     return MonteCarloEstimate(*values, samples=count, noise=noise)
+
+
+@dataclass(frozen=True)
+class OperatorBias:
+    """Sampled bias of one operator's target in Theorem 1's setting (arrays, or floats).
+
+    Attributes:
+        bias: mean of ``Z = gamma (G(Q_s') - max_a Q*(s', a))``; ``bias_se`` its standard error.
+        variance: sample variance of Z; ``variance_se`` its standard error.
+        samples: samples per element. noise: the error law sampled.
+    """
+
+    bias: Any
+    bias_se: Any
+    variance: Any
+    variance_se: Any
+    samples: int
+    noise: str
+
+
+def operator_bias(
+    name: str,
+    M: Any,
+    N: Any,
+    tau: Any,
+    gamma: Any,
+    samples: int,
+    rng: np.random.Generator,
+    noise: str = "uniform",
+    **params: Any,
+) -> OperatorBias:
+    """Theorem 1's experiment for any operator of ``maxminq.operators``: the bias and spread of
+    ``gamma * G(errors)`` for N members of M equally valued actions, every estimate's error drawn
+    independently from ``U(-tau, tau)`` (or, ``noise="normal"``, ``N(0, tau^2 / 3)``).
+
+    ``N`` is the operator's member count (N estimators, or K snapshots for ``averaged`` and
+    ``historical_best``, here independent: real snapshots of one table are correlated, which
+    pulls them towards Q-learning); ``q_learning`` and ``bias_corrected`` take N = 1, ``double_q``
+    and ``weighted_double_q`` N = 2 (else the operator's ValueError). ``params`` go to the
+    operator (``c=``, ``sigma=``; ``sigma = tau / sqrt(3)`` is the errors' true standard
+    deviation). Closed forms for uniform errors and gamma = 1 (checked in the tests):
+    ``q_learning`` ``tau (M-1)/(M+1)``; ``maxmin`` Theorem 1 (i); ``double_q`` 0;
+    ``historical_best`` ``tau (MK-1)/(MK+1)``; ``weighted_double_q`` ``E[beta] tau (M-1)/(M+1)``
+    (Q^U's max times the mean weight, as beta depends on Q^V only and Q^V's sign is symmetric;
+    0 for M = 1), ``E[beta] = int_0^{2 tau} d/(c+d) (2 tau - d)/(2 tau^2) dd`` (d = |Q^V(a*) -
+    Q^V(a_L)|); ``bias_corrected`` ``tau (M-1)/(M+1) - sigma E[max of M N(0, 1)]``.
+    """
+    m = _integers(M, "M")
+    n = _integers(N, "N")
+    s = _tau(tau)
+    g = _gamma(gamma)
+    count = _mc_options(samples, rng, noise)
+    bootstrap(name, np.zeros((1, int(n.flat[0]), int(m.flat[0]))), **params)  # name, params
+    m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
+    fields = np.empty((4, *m_b.shape))
+    for idx in np.ndindex(m_b.shape):
+        mm, nn, tt, gg = int(m_b[idx]), int(n_b[idx]), float(s_b[idx]), float(g_b[idx])
+        draw = _draw(rng, tt, noise)
+        bias, spread = _Moments(), _Moments(center=True)
+        rows = max(1, _CHUNK_ELEMENTS // (nn * mm))
+        for lo in range(0, count, rows):
+            z = gg * bootstrap(name, draw(size=(min(rows, count - lo), nn, mm)), **params)
+            bias.add(z)
+            spread.add(z)
+        fields[(slice(None), *idx)] = (*bias.mean_se(), *spread.var_se())
+    values = [_out(f, M, N, tau, gamma) for f in fields]
+    return OperatorBias(*values, samples=count, noise=noise)

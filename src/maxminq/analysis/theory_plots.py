@@ -22,6 +22,7 @@ from maxminq.theory import (
     expected_bias,
     min_variance,
     monte_carlo_bias,
+    operator_bias,
     t_mn,
     target_variance,
     variance_ratio,
@@ -136,6 +137,102 @@ def variance_table(
             "mc_noise": noise,
         }
     )[VARIANCE_COLUMNS]
+
+
+OPERATOR_BIAS_COLUMNS = [
+    "operator",
+    "M",
+    "N",
+    "bias",
+    "bias_se",
+    "variance",
+    "variance_se",
+    "samples",
+    "noise",
+]
+#: The operators of ``operator_bias_table`` with their fixed member count (None: N = 1..n_max)
+#: and parameters. Averaged Q is Ensemble Q here (independent members), so it is left out.
+OPERATOR_SETTINGS: dict[str, tuple[int | None, dict[str, float]]] = {
+    "q_learning": (1, {}),
+    "double_q": (2, {}),
+    "weighted_double_q": (2, {"c": 1.0}),
+    "bias_corrected": (1, {"sigma": 1.0 / np.sqrt(3.0)}),  # the errors' standard deviation
+    "maxmin": (None, {}),
+    "ensemble": (None, {}),
+    "historical_best": (None, {}),
+}
+
+
+def operator_bias_table(
+    m: int, n_max: int, samples: int, seed: int | np.random.SeedSequence, noise: str = "uniform"
+) -> pd.DataFrame:
+    """Every operator's target bias and variance in Theorem 1's setting, by Monte Carlo.
+
+    ``maxminq.theory.operator_bias`` with M = ``m`` actions, tau = gamma = 1 and the errors of
+    law ``noise``, for the operators and parameters of ``OPERATOR_SETTINGS``: Maxmin, Ensemble
+    and Historical Best for N = 1..n_max members, the others at their own member count. One row
+    per (operator, N); operator i draws from child i of ``seed``.
+    """
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    frames = []
+    for i, (name, (members, params)) in enumerate(OPERATOR_SETTINGS.items()):
+        child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i))
+        ns = np.arange(1, n_max + 1) if members is None else np.array([members])
+        est = operator_bias(
+            name, m, ns, 1.0, 1.0, samples, np.random.default_rng(child), noise, **params
+        )
+        frames.append(
+            pd.DataFrame(
+                {
+                    "operator": name,
+                    "M": m,
+                    "N": ns,
+                    "bias": est.bias,
+                    "bias_se": est.bias_se,
+                    "variance": est.variance,
+                    "variance_se": est.variance_se,
+                    "samples": samples,
+                    "noise": noise,
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)[OPERATOR_BIAS_COLUMNS]
+
+
+def plot_operator_bias(table: pd.DataFrame) -> Figure:
+    """The bias (left) and standard deviation (right) of each operator's target against N, from
+    ``operator_bias_table``: the operators with N members as points with 2-s.e. bars, the others
+    as horizontal lines at their value (their member count is fixed)."""
+    fig = Figure(figsize=(10.0, 5.0), layout="constrained")
+    ax_bias, ax_sd = fig.subplots(1, 2)
+    n_max = int(table["N"].max())
+    for name, rows in table.groupby("operator", sort=False):
+        colour, params = style.color(name), OPERATOR_SETTINGS.get(name, (None, {}))[1]
+        text = style.LABELS.get(name, name) + "".join(f" ({k}={v:.3g})" for k, v in params.items())
+        sd = np.sqrt(rows["variance"].to_numpy())
+        sd_se = rows["variance_se"].to_numpy() / (2 * sd)  # delta method
+        if OPERATOR_SETTINGS.get(name, (None,))[0] is None:
+            ns = rows["N"].to_numpy()
+            for ax, y, err in ((ax_bias, rows["bias"], rows["bias_se"]), (ax_sd, sd, sd_se)):
+                ax.errorbar(ns, y, yerr=2 * np.asarray(err), fmt="o-", color=colour,
+                            markersize=3, capsize=2, label=text)  # fmt: skip
+        else:
+            text += f", N={int(rows['N'].iloc[0])}"
+            for ax, y in ((ax_bias, rows["bias"].iloc[0]), (ax_sd, sd[0])):
+                ax.axhline(y, color=colour, linestyle="--", linewidth=1.2, label=text)
+    ax_bias.axhline(0.0, color="black", linewidth=0.8)
+    m, noise = int(table["M"].iloc[0]), str(table["noise"].iloc[0])
+    law = "U(-1, 1)" if noise == "uniform" else "N(0, 1/3)"
+    ax_bias.set_ylabel(r"bias $E[G] - \max_a Q^*$ ($\gamma = \tau = 1$)")
+    ax_sd.set_ylabel("standard deviation of the target")
+    for ax in (ax_bias, ax_sd):
+        ax.set_xlabel("N (estimators, or snapshots for Historical Best)")
+        ax.set_xticks(range(1, n_max + 1, max(1, n_max // 10)))
+    ax_bias.set_title(f"Target bias, M = {m} equal actions, errors {law}")
+    ax_sd.set_title("Target spread")
+    handles, labels = ax_bias.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="small")
+    return fig
 
 
 def _edges(centres: np.ndarray) -> np.ndarray:

@@ -4,7 +4,9 @@ Writes to ``--out``:
 
 * ``bias_heatmap.png``   E[Z_MN] over M = 1..m_max, N = 1..n_max (gamma * tau = 1);
 * ``variance_ratio.png`` Corollary 1's Var[Q^min] / Var[Q] against N, with Monte Carlo;
-* ``bias.csv``, ``variance.csv`` the tidy tables both figures are drawn from.
+* ``bias.csv``, ``variance.csv`` the tidy tables both figures are drawn from;
+* ``operator_bias.png``, ``operator_bias.csv`` Theorem 1's experiment for every operator of
+  ``maxminq.operators`` (bias and spread of the target against N, M = ``--operator-m``).
 
 The closed forms assume uniform errors; ``--noise normal`` simulates normal errors of the
 same variance instead, so the Monte-Carlo columns (and points) show how far the theorem
@@ -57,6 +59,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="error law of the Monte-Carlo columns: uniform (the theorem's) or normal with "
         "the same variance; default uniform",
     )
+    parser.add_argument(
+        "--operator-m",
+        type=int,
+        default=8,
+        help="actions M of the every-operator figure (operator_bias.png), 1..10000; default 8 "
+        "(the toy MDP's state B)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed; default 0")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
@@ -89,6 +98,8 @@ def _validate(args: argparse.Namespace) -> list[int]:
 
     if args.noise not in NOISES:
         raise UsageError(f"--noise: expected {' or '.join(NOISES)}, got {args.noise!r}")
+    if not 1 <= args.operator_m <= 10_000:
+        raise UsageError(f"--operator-m: expected an integer in 1..10000, got {args.operator_m}")
     if args.seed < 0:
         raise UsageError(f"--seed: expected a non-negative integer, got {args.seed}")
     mc_m = _mc_m(args.mc_m, args.m_max)
@@ -98,12 +109,18 @@ def _validate(args: argparse.Namespace) -> list[int]:
     return mc_m
 
 
-def simulated_errors(mc_m: list[int], n_max: int, samples: int, variance_samples: int) -> int:
+def simulated_errors(
+    mc_m: list[int], n_max: int, samples: int, variance_samples: int, operator_m: int = 0
+) -> int:
     """How many errors the Monte Carlo draws: ``samples`` (N, M) tensors per simulated cell
-    of the bias table, and per N of the variance table N errors plus one single-estimator
-    error per sample."""
+    of the bias table, per N of the variance table N errors plus one single-estimator
+    error per sample, and ``samples`` (N, operator_m) tensors per row of the operator table."""
+    from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
+
     sum_n = n_max * (n_max + 1) // 2
-    return samples * sum(mc_m) * sum_n + variance_samples * (sum_n + n_max)
+    members = sum(sum_n if k is None else k for k, _ in OPERATOR_SETTINGS.values())
+    operators = samples * operator_m * members
+    return samples * sum(mc_m) * sum_n + variance_samples * (sum_n + n_max) + operators
 
 
 #: Errors drawn per second, roughly (one core here: 0.8-2 x 10^8 by N and M).
@@ -113,7 +130,9 @@ _ERRORS_PER_SECOND = 1e8
 def run(args: argparse.Namespace) -> int:
     """Compute the tables, draw the figures, write all four files atomically."""
     mc_m = _validate(args)
-    errors = simulated_errors(mc_m, args.n_max, args.samples, args.variance_samples)
+    errors = simulated_errors(
+        mc_m, args.n_max, args.samples, args.variance_samples, args.operator_m
+    )
     if errors > 60 * _ERRORS_PER_SECOND:  # say so before a long silent wait
         minutes = errors / _ERRORS_PER_SECOND / 60
         print(
@@ -124,7 +143,9 @@ def run(args: argparse.Namespace) -> int:
     # Imported here so that option errors are reported before the heavier imports.
     from maxminq.analysis.theory_plots import (
         bias_table,
+        operator_bias_table,
         plot_bias_heatmap,
+        plot_operator_bias,
         plot_variance_ratio,
         variance_table,
     )
@@ -137,12 +158,22 @@ def run(args: argparse.Namespace) -> int:
     )
     variance_rng = np.random.default_rng(variance_seed)
     variance = variance_table(args.n_max, args.variance_samples, variance_rng, noise=args.noise)
+    # The third child of --seed (spawn(2) above made the first two): the other tables keep
+    # their numbers.
+    operator_seed = np.random.SeedSequence(args.seed, spawn_key=(2,))
+    operators = operator_bias_table(
+        args.operator_m, args.n_max, args.samples, operator_seed, noise=args.noise
+    )
 
     outputs = {
         "bias.csv": lambda p: bias.to_csv(p, index=False, float_format="%.10g"),
         "variance.csv": lambda p: variance.to_csv(p, index=False, float_format="%.10g"),
         "bias_heatmap.png": lambda p: plot_bias_heatmap(bias).savefig(p, format="png", dpi=150),
         "variance_ratio.png": lambda p: plot_variance_ratio(variance).savefig(
+            p, format="png", dpi=150
+        ),
+        "operator_bias.csv": lambda p: operators.to_csv(p, index=False, float_format="%.10g"),
+        "operator_bias.png": lambda p: plot_operator_bias(operators).savefig(
             p, format="png", dpi=150
         ),
     }
