@@ -336,12 +336,15 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("target", ["group", "parent"])
 def test_ctrl_c_stops_workers_promptly(tmp_path, target: str) -> None:
-    # 20 settings x 20 runs of 50 noisy episodes take 10-20 s on 2 workers: an interrupt
-    # that waits for the running (or all) tasks, or a hung pool, overruns the 6 s allowed.
+    # Each task (one step size) is 20 runs of 100,000 episodes, which Q-learning at
+    # sigma^2 = 50 and these step sizes ends at the 5,000-step cap (Appendix C.2): about 10^10
+    # steps. An interrupt that waited for the running (or all) tasks, or a hung pool, cannot
+    # end within the 60 s hang guard, so no tight wall-clock bound (a loaded machine) is needed.
     # "group" is a terminal's Ctrl-C (the workers get SIGINT too); "parent" is kill -INT.
     out = tmp_path / "mc"
     cmd = [sys.executable, "-m", "maxminq.cli", "experiment", "mountain-car", "--runs", "20",
-           "--episodes", "50", "--sigma2", "50", "--workers", "2", "--no-progress",
+           "--episodes", "100000", "--sigma2", "50", "--algorithms", "q_learning",
+           "--step-sizes", "0.02", "0.04", "0.08", "--workers", "2", "--no-progress",
            "--out", str(out)]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)  # fmt: skip
@@ -354,20 +357,17 @@ def test_ctrl_c_stops_workers_promptly(tmp_path, target: str) -> None:
         assert len(workers) == 2, "the workers never started"
         time.sleep(2.0)  # let them import and get into their first tasks
         assert proc.poll() is None
-        start = time.monotonic()
         if target == "group":
             os.killpg(proc.pid, signal.SIGINT)
         else:
             os.kill(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=6)
-        elapsed = time.monotonic() - start
+        _, err = proc.communicate(timeout=60)  # raises TimeoutExpired: the test fails
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["maxminq experiment: interrupted"], err
-    assert elapsed < 6
     time.sleep(0.2)
     assert not [w for w in workers if _alive(w)]
     assert not (out / "mountain_car.csv").exists() and not list(tmp_path.rglob("*.png"))
