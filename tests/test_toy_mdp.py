@@ -107,6 +107,20 @@ def test_reference_with_other_gamma_epsilon_step_size_buffer_and_init(
         np.testing.assert_allclose(rows.q_a_left.to_numpy(), q_left, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize(("algorithm", "n"), [("q_learning", 1), ("maxmin", 3), ("averaged", 2)])
+def test_reference_with_all_zero_tables_breaks_exact_ties(algorithm: str, n: int) -> None:
+    """init_std = 0: every action ties at first, so greedy steps draw a tie-break (in A and
+    in B) and P(Left | A) is 0.5 while Q(A, Left) = Q(A, Right); a random start never ties."""
+    kw = {"mu": 0.1, "algorithm": algorithm, "n": n, "episodes": 30, "seed": 8, "init_std": 0.0}
+    df = run_toy_mdp(runs=2, **kw)
+    for run in range(2):
+        p_left, q_left = toy_reference(run=run, **kw)
+        assert p_left[0] == 0.5  # the tie case was reached
+        rows = df[df.run == run].sort_values("episode")
+        np.testing.assert_array_equal(rows.p_left.to_numpy(), p_left)
+        np.testing.assert_allclose(rows.q_a_left.to_numpy(), q_left, rtol=0, atol=1e-12)
+
+
 def test_run_does_not_depend_on_batch() -> None:
     big = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=6, episodes=25, seed=11)
     small = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=2, episodes=25, seed=11)
