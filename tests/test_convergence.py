@@ -155,6 +155,20 @@ def test_async_trajectory_updates_converge(name, n, k) -> None:
     assert res.max_error(q_star) <= TOL * max(1.0, float(np.abs(q_star).max()))
 
 
+def test_async_updates_follow_the_sampled_trajectory() -> None:
+    """Async mode walks the MDP (s' becomes the next state; a restart only after a terminal
+    one): on the deterministic cycle 0 -> 1 -> 2 -> 0 every state is updated exactly once in
+    each three steps, whichever state the walk starts in; restarting at random states would
+    give unequal counts (and converge all the same, so the convergence tests miss it)."""
+    P = np.zeros((3, 2, 3))
+    for s in range(3):
+        P[s, :, (s + 1) % 3] = 1.0
+    res = generalized_q_learning(
+        P, np.ones((3, 2)), 0.5, "maxmin", 2, 1, 300, np.random.default_rng(6), mode="async",
+    )  # fmt: skip
+    assert res.counts.sum(axis=(0, 2)).tolist() == [100, 100, 100]
+
+
 def test_async_episodic_restarts_and_keeps_terminal_zero() -> None:
     mdp = make_mdp("episodic")
     res = generalized_q_learning(
