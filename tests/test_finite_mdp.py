@@ -113,21 +113,22 @@ def normal_maxmin_mean(m: int, n: int) -> float:
 @pytest.mark.parametrize(("n", "expected_sign"), [(1, 1), (4, -1)])
 def test_recorded_bias_is_theorem_1s_bootstrap_bias(n, expected_sign) -> None:
     """Theorem 1's setting as an MDP: 400 states whose M = 4 actions all end the episode with
-    reward 0 (Q* = 0), observed with N(0, sigma^2) noise. One sync sweep with step size 1
+    reward 2 (Q* = 2), observed with N(0, sigma^2) noise. One sync sweep with step size 1
     sets every Q^i(s, a) to its own noisy reward, so the recorded bias, the mean over states
-    of max_a min_i Q^i(s, a), estimates sigma E[max_a min_i e^i_a] (quadrature)."""
+    of max_a min_i Q^i(s, a) - 2, estimates sigma E[max_a min_i e^i_a] (quadrature)."""
     S, M, sigma = 401, 4, 0.5
     P = np.zeros((S, M, S))
     P[:, :, -1] = 1.0
     terminal = np.arange(S) == S - 1
-    mdp = FiniteMDP(P, np.zeros((S, M)), 1.0, reward_noise=sigma, terminal=terminal)
+    reward = np.where(terminal[:, None], 0.0, np.full((S, M), 2.0))
+    mdp = FiniteMDP(P, reward, 1.0, reward_noise=sigma, terminal=terminal)
     res = mdp.learn(
         "maxmin", n, 1, 1, np.random.default_rng(3), update="all", step_power=1.0,
-        q_star=np.zeros((S, M)), record_every=1,
+        q_star=reward, record_every=1,
     )  # fmt: skip
     per_state = res.q[:, :-1].min(axis=0).max(axis=-1)
     assert res.biases.shape == (1,) and res.error_updates.tolist() == [1]
-    np.testing.assert_allclose(res.biases[0], per_state.mean(), rtol=1e-12)
+    np.testing.assert_allclose(res.biases[0], per_state.mean() - 2.0, rtol=1e-12)
     expected = sigma * normal_maxmin_mean(M, n)  # +0.51 (N = 1), -0.16 (N = 4)
     se = sigma / np.sqrt(S - 1)  # the spread of max-min is below that of one N(0, 1)
     assert abs(res.biases[0] - expected) < 4 * se
@@ -136,15 +137,17 @@ def test_recorded_bias_is_theorem_1s_bootstrap_bias(n, expected_sign) -> None:
 
 def test_recorded_bias_of_double_q_averages_both_roles() -> None:
     """Double Q: G depends on which table selects, so the recorded bias averages the two
-    roles, Q^{1-i}(s, argmax_a Q^i(s, a)) for i = 0, 1 (naive loop)."""
+    roles, Q^{1-i}(s, argmax_a Q^i(s, a)) for i = 0, 1 (naive loop), less V* = 2 (rewards
+    0, 1, 2 of the three actions, each ending the episode)."""
     S, M = 6, 3
     P = np.zeros((S, M, S))
     P[:, :, -1] = 1.0
     terminal = np.arange(S) == S - 1
+    reward = np.where(terminal[:, None], 0.0, np.arange(M, dtype=float)[None])
     res = generalized_q_learning(
-        P, np.zeros((S, M)), 1.0, "double_q", 2, 1, 1, np.random.default_rng(4),
+        P, reward, 1.0, "double_q", 2, 1, 1, np.random.default_rng(4),
         update="all", step_power=1.0, reward_noise=1.0, terminal=terminal,
-        q_star=np.zeros((S, M)), record_every=1,
+        q_star=reward, record_every=1,
     )  # fmt: skip
     q = res.q.tolist()
     values = []
@@ -152,7 +155,7 @@ def test_recorded_bias_of_double_q_averages_both_roles() -> None:
         for i in (0, 1):
             select, evaluate = q[i][s], q[1 - i][s]
             values.append(evaluate[select.index(max(select))])
-    np.testing.assert_allclose(res.biases, [sum(values) / len(values)], rtol=1e-12)
+    np.testing.assert_allclose(res.biases, [sum(values) / len(values) - 2.0], rtol=1e-12)
 
 
 def test_readme_example_runs_and_solves_the_chain() -> None:
