@@ -19,6 +19,7 @@ from maxminq.theory import (
     t_mn,
     target_variance,
     variance_ratio,
+    zero_bias_n,
 )
 
 
@@ -289,6 +290,23 @@ def test_operator_bias_errors_name_the_bad_argument(args, params, match) -> None
         operator_bias(*args, 1.0, 1.0, 100, np.random.default_rng(0), **params)
 
 
+def test_zero_bias_n_solves_t_mn_one_half() -> None:
+    from scipy import integrate, optimize
+
+    # M = 2: t = 2 / ((2 + x)(1 + x)) = 1/2 at x = 1/N = (sqrt(17) - 3) / 2.
+    assert zero_bias_n(2) == pytest.approx(2 / (math.sqrt(17) - 3), rel=1e-12)
+    assert zero_bias_n(1) == 1.0
+    ms = [3, 8, 64, 1000]
+    got = zero_bias_n(ms)
+    for m, root in zip(ms, got, strict=True):
+        half = lambda n, m=m: integrate.quad(lambda y: (1 - y**n) ** m, 0, 1)[0] - 0.5  # noqa: E731
+        assert root == pytest.approx(optimize.brentq(half, 1.0, 50.0, xtol=1e-13), rel=1e-8)
+        assert choose_n(m) in (math.floor(root), math.ceil(root))
+    assert zero_bias_n(7) == pytest.approx(3.466, abs=1e-3) and choose_n(7) == 4  # not round()
+    with pytest.raises(ValueError, match="M must be >= 1"):
+        zero_bias_n(0)
+
+
 def test_monte_carlo_is_reproducible_and_seed_dependent() -> None:
     a = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(7))
     b = monte_carlo_bias(4, 3, 1.0, 1.0, 500, np.random.default_rng(7))
@@ -531,6 +549,13 @@ def test_bias_heatmap_draws_every_cell(m_max, n_max) -> None:
     np.testing.assert_array_equal(stairs.get_data().values, chosen)
     np.testing.assert_allclose(stairs.get_data().edges, np.arange(m_max + 1) + 0.5)
     assert ax.get_xlim() == pytest.approx((0.5, m_max + 0.5))
+    # The zero-bias line is the real root of t_MN = 1/2 (was a contour interpolated linearly
+    # between whole N: 1.84 instead of 1.78 at M = 2), cut where it leaves the N range.
+    (line,) = [ln for ln in ax.lines if len(ln.get_xdata()) == m_max]
+    roots = {1: 1.0, 2: 2 / (math.sqrt(17) - 3), 4: 2.6861406616}
+    for m, root in roots.items():
+        if m <= m_max and root <= n_max + 0.5:
+            assert line.get_ydata()[m - 1] == pytest.approx(root, rel=1e-9)
 
 
 # --- maxminq plot's legend labels (bias curves of several runs side by side) ---------------

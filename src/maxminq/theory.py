@@ -41,6 +41,7 @@ __all__ = [
     "t_mn",
     "target_variance",
     "variance_ratio",
+    "zero_bias_n",
 ]
 
 NOISES = ("uniform", "normal")  # the error laws the Monte Carlo draws (uniform: Theorem 1's)
@@ -228,6 +229,25 @@ def choose_n(M: Any, tau: Any = 1.0, gamma: Any = 1.0, n_max: int = 1000, target
         gap = np.abs(bias - flat_goal[lo : lo + rows, None])
         best[lo : lo + rows] = ns[np.argmin(gap, axis=1)]  # argmin: first minimum = smallest N
     return _out(best.reshape(m_b.shape), M, tau, gamma, target)
+
+
+def zero_bias_n(M: Any) -> Any:
+    """The real N at which Theorem 1 (i)'s bias vanishes: ``t_MN = 1/2`` (the paper's advice,
+    "choose N such that t_MN ~ 1/2"), e.g. 1.78 for M = 2, 3.66 for M = 8, 10.69 for M = 1000;
+    1 for M = 1. ``choose_n`` picks the whole N of smallest |bias| next to it; the bias is
+    convex in N, so that is not always the nearest whole number (M = 7: 3.47, but N = 4).
+
+    Bisection on ``x = 1/N`` in (0, 1], where ``t_MN = Gamma(1+x) / poch(M+1, x)`` falls from 1
+    to ``1/(M+1)``; independent of tau and gamma.
+    """
+    m = _integers(M, "M").astype(np.float64)
+    lo, hi = np.zeros_like(m), np.ones_like(m)
+    for _ in range(64):  # the bracket halves each time: 2^-64 of x at the end
+        mid = (lo + hi) / 2
+        above = gamma_fn(1.0 + mid) / poch(m + 1.0, mid) > 0.5  # N = 1/mid is above the root
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    # M = 1: t = 1 / (1 + x) is 1/2 at x = 1 exactly, which rounding in t can miss by 1 ulp.
+    return _out(np.where(m == 1.0, 1.0, 2.0 / (lo + hi)), M)
 
 
 # --- Monte Carlo ------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from maxminq.theory import (
     t_mn,
     target_variance,
     variance_ratio,
+    zero_bias_n,
 )
 
 BIAS_COLUMNS = [
@@ -244,8 +245,8 @@ def _edges(centres: np.ndarray) -> np.ndarray:
 def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
     """Heat map of E[Z_MN] (gamma * tau = 1) over M (x) and N (y), Theorem 1 (i).
 
-    Diverging colours centred at zero bias (red: over-, blue: underestimation), the zero-bias
-    contour, and the N chosen by ``choose_n`` for every M.
+    Diverging colours centred at zero bias (red: over-, blue: underestimation), the real N of
+    zero bias (``zero_bias_n``), and the N chosen by ``choose_n`` for every M.
     """
     grid = bias.pivot(index="N", columns="M", values="expected_bias").sort_index()
     ms, ns = grid.columns.to_numpy(), grid.index.to_numpy()
@@ -262,8 +263,10 @@ def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
         norm=TwoSlopeNorm(vmin=-1.0, vcenter=0.0, vmax=1.0),
     )
     fig.colorbar(mesh, ax=ax, label=r"$E[Z_{MN}]$ ($\gamma\tau = 1$)")
-    if len(ms) > 1 and len(ns) > 1:
-        ax.contour(ms, ns, grid.to_numpy(), levels=[0.0], colors="black", linewidths=1.2)
+    # The exact zero-bias N (a contour of the grid interpolated linearly between whole N, and
+    # drew N = 1.84 for M = 2 where the bias vanishes at 1.78).
+    root = np.asarray(zero_bias_n(ms), dtype=float)
+    ax.plot(ms, np.where(root <= ns[-1] + 0.5, root, np.nan), color="black", linewidth=1.2)
     chosen = bias.loc[bias["chosen_n"]].sort_values("M")
     ax.stairs(
         chosen["N"].to_numpy(),
@@ -273,7 +276,7 @@ def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
         linewidth=2.0,
         label=r"choose_n: $\arg\min_N |E[Z_{MN}]|$",
     )
-    ax.plot([], [], color="black", linewidth=1.2, label="zero bias")
+    ax.plot([], [], color="black", linewidth=1.2, label="zero bias (zero_bias_n)")
     for axis, values in ((ax.xaxis, ms), (ax.yaxis, ns)):
         # Few values: a tick on each (MaxNLocator falls back to fractions on a span of 1).
         axis.set_major_locator(
