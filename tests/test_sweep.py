@@ -512,17 +512,25 @@ def test_dry_run_prints_the_runs_and_the_work_left_and_writes_nothing(tmp_path, 
 
 def test_sweep_warns_of_deep_runs_that_never_learn(tmp_path, capsys):
     """A deep run whose steps do not exceed learning_starts takes only random steps: the
-    sweep says so on stderr before starting (here with --dry-run); the shipped quick Catcher
-    config (3,000 steps, learning from step 1,000) gets no warning."""
+    sweep says so on stderr before starting (here with --dry-run): at 800 and at 1,000 steps
+    (learning starts at step 1,000, the 1,001st step); at 1,001 steps and in the shipped
+    quick Catcher config (3,000 steps) there is no warning."""
     from maxminq.cli import main
 
     text = (HERE.parent / "configs" / "catcher.yaml").read_text()
+    assert "learning_starts" not in text  # the registry's 1,000 for Catcher
     cfg = tmp_path / "idle.yaml"
-    cfg.write_text(text.replace("name: catcher", "name: idle").replace("steps: 3000", "steps: 800"))
-    assert "steps: 800" in cfg.read_text()
-    assert main(["sweep", str(cfg), "--out", str(tmp_path / "o"), "--dry-run"]) == 0
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "never learn" in err[0] and "steps <= learning_starts" in err[0]
+    for steps, warned in ((800, True), (1000, True), (1001, False)):
+        edited = text.replace("name: catcher", "name: idle").replace(
+            "steps: 3000", f"steps: {steps}"
+        )
+        assert f"steps: {steps}," in edited
+        cfg.write_text(edited)
+        assert main(["sweep", str(cfg), "--out", str(tmp_path / "o"), "--dry-run"]) == 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == int(warned), (steps, err)
+        if warned:
+            assert "never learn" in err[0] and "steps <= learning_starts" in err[0]
     catcher = HERE.parent / "configs" / "catcher.yaml"
     assert main(["sweep", str(catcher), "--out", str(tmp_path / "c"), "--dry-run"]) == 0
     assert capsys.readouterr().err == ""
