@@ -175,6 +175,22 @@ def test_q_learning_learns_noise_free_mountain_car() -> None:
     assert curve.iloc[-10:].mean() < 300  # S&B's tile-coded agents reach ~150-250 steps
 
 
+def test_reward_noise_breaks_q_learning_but_not_maxmin() -> None:
+    """Sec. 5.1 and Appendix C.2 at reduced scale (8 runs x 60 episodes, one step size, 0.02):
+    without noise both learn; with rewards ~ N(-1, 50) Q-learning's runs end at the 5,000-step
+    cap while Maxmin (N = 2) still reaches the goal in every run. At seeds 0-7 Q-learning's
+    last episodes were all capped and Maxmin's mean stayed below 360 steps."""
+    last: dict[tuple[str, float], np.ndarray] = {}
+    for algorithm, n in (("q_learning", 1), ("maxmin", 2)):
+        df = run_mountain_car_grid(algorithm=algorithm, n=n, sigma2=[0.0, 50.0],
+                                   step_sizes=[0.02], runs=8, episodes=60, seed=0)  # fmt: skip
+        for sigma2, rows in df[df.episode > 55].groupby("sigma2"):
+            last[algorithm, sigma2] = rows.steps.to_numpy()
+    assert last["q_learning", 0.0].mean() < 300 and last["maxmin", 0.0].mean() < 300
+    assert (last["q_learning", 50.0] == 5000).mean() > 0.9
+    assert last["maxmin", 50.0].max() < 5000 and last["maxmin", 50.0].mean() < 600
+
+
 @pytest.mark.parametrize(
     ("kwargs", "option"),
     [
