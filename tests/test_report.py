@@ -266,6 +266,26 @@ def test_claims_flip_with_the_data(tmp_path: Path):
     assert c.numbers["maxmin_iqm"] == pytest.approx(20.5)
 
 
+def test_theorem_1_allows_each_cell_the_bonferroni_limit(tmp_path: Path):
+    """18 simulated cells at family-wise level 1%: a cell may miss the closed form by up to
+    z = Phi^-1(1 - 0.01 / 36) = 3.45 SE (computed here from the normal quantile): one cell
+    3.3 SE off is support (a per-cell 1% limit, 2.58, would refute it), 3.6 SE is not."""
+    from scipy.stats import norm
+
+    limit = norm.isf(0.01 / 36)
+    assert 3.3 < limit < 3.6
+    for off, verdict in ((3.3, C.SUPPORTED), (3.6, C.NOT_SUPPORTED)):
+        theory_files(tmp_path)
+        bias = pd.read_csv(tmp_path / "bias.csv")
+        assert len(bias) == 18
+        cell = (bias["M"] == 4) & (bias["N"] == 3)
+        bias.loc[cell, "mc_bias"] = bias.loc[cell, "expected_bias"] + off * 0.01
+        bias.to_csv(tmp_path / "bias.csv", index=False)
+        theorem = C.theory_claims(tmp_path)[0]
+        assert theorem.status == verdict, (off, theorem.evidence)
+        assert theorem.numbers["max_fit_z"] == pytest.approx(off)
+
+
 def test_overlapping_cis_with_a_lower_iqm_are_no_support():
     # Catcher, Maxmin's best setting (N=4, lr=1e-3) against DQN's: levels base + 5 + shift + 4
     # vs base + 5, seeds add 0..3. Shift -5: Maxmin's IQM one below DQN's, CIs overlap.
