@@ -283,6 +283,7 @@ def test_operator_bias_against_closed_forms() -> None:
         (("bias_corrected", 4, 1), {}, "give sigma"),
         (("weighted_double_q", 4, 2), {"c": -1.0}, "c must be > 0"),
         (("maxmin", 0, 2), {}, "M must be >= 1"),
+        (("maxmin", 4, 2), {"sigma": 1.0}, "maxmin takes no parameter 'sigma'"),
     ],
 )
 def test_operator_bias_errors_name_the_bad_argument(args, params, match) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 from scipy.special import gamma as gamma_fn
 from scipy.special import poch
 
-from maxminq.operators import bootstrap, maxmin
+from maxminq.operators import bootstrap, maxmin, operator_params
 
 __all__ = [
     "NOISES",
@@ -461,7 +461,10 @@ def operator_bias(
     s = _tau(tau)
     g = _gamma(gamma)
     count = _mc_options(samples, rng, noise)
-    bootstrap(name, np.zeros((1, int(n.flat[0]), int(m.flat[0]))), **params)  # name, params
+    unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
+    if unknown:  # else Python's TypeError
+        raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
+    bootstrap(name, np.zeros((1, int(n.flat[0]), int(m.flat[0]))), **params)  # their values
     m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
     fields = np.empty((4, *m_b.shape))
     for idx in np.ndindex(m_b.shape):
