@@ -170,6 +170,10 @@ def test_bias_corrected_with_a_constant_sigma_has_a_shifted_fixed_point() -> Non
     shift = gamma * sigma * 1.5 / math.sqrt(math.pi) / (1 - gamma)  # E_3 = 3 / (2 sqrt(pi))
     np.testing.assert_allclose(q_bc, q_star - shift, atol=1e-9)
     assert shift > 1.0  # no small effect: larger than the rewards themselves
+    # Assumption 1 (i) fails: G of one table is not its max.
+    assert ops.bias_corrected(np.array([[1.0, 3.0]]), sigma) == pytest.approx(
+        3.0 - sigma / math.sqrt(math.pi)
+    )
 
 
 def test_expected_max_normal_table() -> None:

@@ -19,6 +19,11 @@ Conventions (shared by every function):
 * ``q`` may be a NumPy array or a torch tensor; the result has the same type.
   Functions are pure: they never modify ``q``.
 
+Assumption 1 of Lan et al. (2020) (G of equal members is their max; G is 1-Lipschitz in the
+max norm), on which Theorem 2's convergence rests, holds for ``q_learning``, ``maxmin``,
+``ensemble``, ``averaged`` and ``historical_best``; ``double_q`` and ``weighted_double_q`` break
+the Lipschitz part, ``bias_corrected`` with ``sigma > 0`` the first (tests/test_operators.py).
+
 Example::
 
     >>> import numpy as np
