@@ -220,6 +220,25 @@ def test_target_variance_against_quadrature_and_special_values() -> None:
         target_variance(2, 2, tau=0.0)
 
 
+def test_readme_what_corollary_1_does_not_say() -> None:
+    """The README's numbers, from quadrature and exact t_MN (not from maxminq.theory)."""
+
+    def least_biased(m: int) -> int:
+        return min(range(1, 30), key=lambda n: abs(1 - 2 * product_t_mn(m, n)))
+
+    # The least biased N reaches 8 (where Var[Q^min] < Var[Q]) first at M = 111.
+    assert least_biased(110) == 7 and least_biased(111) == 8
+    # Samples split among N (tau^2 ~ N): target variance and MSE against Q-learning's.
+    want = {2: (2, 1.76, 1.20), 3: (2, 2.19, 0.86), 4: (3, 3.42, 0.81), 8: (4, 8.05, 0.51)}
+    want[16] = (5, 22.2, 0.36)
+    for m, (n, var_ratio, mse_ratio) in want.items():
+        assert least_biased(m) == n
+        mean1, var1 = quadrature_target_moments(m, 1)
+        mean, var = quadrature_target_moments(m, n)
+        assert n * var / var1 == pytest.approx(var_ratio, abs=0.006 * var_ratio)
+        assert n * (var + mean**2) / (var1 + mean1**2) == pytest.approx(mse_ratio, abs=0.006)
+
+
 def test_monte_carlo_target_variance_of_many_actions() -> None:
     # Q-learning with M = 10^5 actions: Z sits near gamma tau with variance 4e-10; the sample
     # variance's standard error must survive that (from raw fourth moments it came out 0).
