@@ -211,6 +211,10 @@ def test_positive_mu_overestimation_helps() -> None:
     assert all(q["early"] < v["early"] - 0.05 for k, v in s.items() if k[0] != "q_learning")
     # ... and Double Q ends further from it than Q-learning.
     assert dq["final"] > q["final"] + 0.1
+    # Maxmin progresses towards it (the paper: for every N; with this replay and step size
+    # N = 6 and 8 do not within 1,000 episodes, a deviation the README states).
+    for n in (2, 4):
+        assert s[("maxmin", n)]["final"] < s[("maxmin", n)]["early"] - 0.05
     # Appendix C.1: Q(A, Left) of Q-learning overestimates mu, Double Q underestimates it.
     assert q["q_left"] > 0.1 + 0.02
     assert dq["q_left"] < 0.1 - 0.01
@@ -218,8 +222,10 @@ def test_positive_mu_overestimation_helps() -> None:
 
 def test_negative_mu_underestimation_helps() -> None:
     s = _summaries(-0.1)
-    # Double Q approaches the optimal policy faster than Q-learning ...
-    assert s[("double_q", 2)]["early"] < s[("q_learning", 1)]["early"] - 0.1
+    # Double Q approaches the optimal policy fastest (faster than Q-learning and Maxmin) ...
+    dq = s[("double_q", 2)]["early"]
+    assert all(dq < v["early"] - 0.05 for k, v in s.items() if k[0] != "double_q")
+    assert dq < s[("q_learning", 1)]["early"] - 0.1
     # ... and Maxmin with larger N ends closer to it than with smaller N.
     assert s[("maxmin", 8)]["final"] < s[("maxmin", 2)]["final"] - 0.01
     assert s[("maxmin", 4)]["final"] < s[("maxmin", 2)]["final"] - 0.01
