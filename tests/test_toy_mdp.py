@@ -356,9 +356,10 @@ def test_cli_bias_corrected_sigma_reaches_the_operator(tmp_path, monkeypatch) ->
     ql = df[df.algorithm == "q_learning"].reset_index(drop=True)
     assert len(bc) == len(ql) == 3 * 60
     # Same streams; sigma E[max of 8 N(0, 1)] = 0.71 less in every target from B must pull the
-    # learned Q(A, Left) well below Q-learning's in every run.
+    # learned Q(A, Left) well below Q-learning's, on average over the runs (a run that rarely
+    # goes Left barely moves it: per run the gap was 0.0-0.8 at seeds 0-9, the mean >= 0.34).
     last = bc.episode == 60
-    assert (bc.q_a_left[last].to_numpy() < ql.q_a_left[last].to_numpy() - 0.2).all()
+    assert (ql.q_a_left[last].to_numpy() - bc.q_a_left[last].to_numpy()).mean() > 0.2
     direct = run_toy_mdp(mu=0.1, algorithm="bias_corrected", n=1, runs=3, episodes=60, seed=0,
                          op_kwargs={"sigma": 0.5})  # fmt: skip
     np.testing.assert_allclose(bc.q_a_left, direct.q_a_left, rtol=1e-6)
