@@ -266,6 +266,30 @@ def test_claims_flip_with_the_data(tmp_path: Path):
     assert c.numbers["maxmin_iqm"] == pytest.approx(20.5)
 
 
+def test_mean_claims_need_the_difference_beyond_its_95_percent_interval():
+    """Runs 1..5 (mean 3, SE sqrt(2.5 / 5) = 1/sqrt(2)) against the same shifted by 2 or by
+    1.9: the difference's SE is 1, so its 95% half-width is 1.96; 2 is beyond it, 1.9 is
+    not. Against a value: 3 - 1.96 / sqrt(2) = 1.614 is above 1.5 but not above 1.7."""
+    a = np.arange(1.0, 6.0)
+    for shift, verdict in ((2.0, C.SUPPORTED), (1.9, C.NOT_SUPPORTED)):
+        status, _, nums = C.compare_means(a, a + shift, lower_is_claimed=True, name_a="a",
+                                          name_b="b")  # fmt: skip
+        assert status == verdict, shift
+        assert nums["a_se"] == pytest.approx(1 / np.sqrt(2)) and nums["b_mean"] == pytest.approx(
+            3 + shift
+        )
+        assert C.compare_means(a + shift, a, lower_is_claimed=False, name_a="b",
+                               name_b="a")[0] == verdict  # fmt: skip
+        assert C.compare_means(a + shift, a, lower_is_claimed=True, name_a="b",
+                               name_b="a")[0] == C.NOT_SUPPORTED  # fmt: skip
+    for value, verdict in ((1.5, C.SUPPORTED), (1.7, C.NOT_SUPPORTED)):
+        assert C.compare_to_value(a, value, above=True, name="a")[0] == verdict, value
+        assert C.compare_to_value(6.0 - a, 6.0 - value, above=False, name="a")[0] == verdict
+    assert C.compare_means(a[:2], a, lower_is_claimed=True, name_a="a", name_b="b")[0] == (
+        C.INSUFFICIENT
+    )  # two runs are too few
+
+
 def test_theorem_1_allows_each_cell_the_bonferroni_limit(tmp_path: Path):
     """18 simulated cells at family-wise level 1%: a cell may miss the closed form by up to
     z = Phi^-1(1 - 0.01 / 36) = 3.45 SE (computed here from the normal quantile): one cell
