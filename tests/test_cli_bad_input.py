@@ -196,6 +196,8 @@ def test_plot_out_options(tmp_path, capsys):
     assert main(["plot", run, "--out", str(tmp_path / "Fig.PNG")]) == 0  # as .png, any case
     assert sorted(p.name for p in tmp_path.glob("Fig*")) == ["Fig.png", "Fig.svg"]
     capsys.readouterr()
+    assert main(["plot", run, "--out", str(tmp_path / "fig.pdf")]) == 2  # PNG and SVG only
+    assert ".pdf" in _one_line(capsys) and not list(tmp_path.glob("fig*"))
     assert main(["plot", run, "--panels", "q,return,q"]) == 2
     assert _one_line(capsys).endswith("--panels: q given twice; give each panel once")
     (tmp_path / "file").write_text("x")
