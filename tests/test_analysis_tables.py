@@ -3,6 +3,8 @@ synthetic results with known values (also used by the report tests)."""
 
 from __future__ import annotations
 
+from itertools import product
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -269,7 +271,12 @@ def test_deep_summary_and_best_settings():
     assert row["mean"] == pytest.approx(per_seed.mean())
     assert row["se"] == pytest.approx(per_seed.std(ddof=1) / 2)
     assert row["iqm"] == pytest.approx(40.5)  # cut one from each end
-    assert row["iqm_low"] <= row["iqm"] <= row["iqm_high"]
+    # The exact bootstrap distribution of the IQM (all 4^4 resamples, enumerated here): its
+    # 2.5% / 97.5% quantiles are 39 and 42, its 10% / 90% ones 39.5 and 41.5. The sampled
+    # 95% interval (300 replicates) lies between those; a 50% one ([40, 41]) would not.
+    resampled = [np.sort(per_seed[list(i)])[1:3].mean() for i in product(range(4), repeat=4)]
+    assert np.quantile(resampled, [0.025, 0.1, 0.9, 0.975]).tolist() == [39, 39.5, 41.5, 42]
+    assert 39.0 <= row["iqm_low"] <= 39.5 and 41.5 <= row["iqm_high"] <= 42.0
     best = T.deep_best(summary)
     assert len(best) == 2 * 4
     mm = best[(best.env_id == "Catcher-v0") & (best.agent == "maxmin-dqn")].iloc[0]
