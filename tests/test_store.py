@@ -155,7 +155,11 @@ def test_corrupt_or_half_written_tables_are_detected_and_never_read(tmp_path, da
             (folder / "manifest.json").unlink()
             csv.rename(folder / ".t.csv.tmp-1")
         problem = store.verify_tables("k-1")
-        assert problem is not None
+        named = {"flip": "t.csv: size or checksum differs", "truncate": "t.csv: size or "
+                 "checksum differs", "delete": "t.csv: unreadable", "manifest": "manifest.json: "
+                 "unreadable manifest", "tmp_only": "manifest.json: missing"}  # fmt: skip
+        assert problem.startswith(f"{folder}/{named[damage]}"), problem
+        assert store.verify_tables("k-2") is None  # the other run is untouched
         with pytest.raises(StoreError):
             store.read_tables("k-1")
     with pytest.warns(UserWarning, match="skipping run k-1"):
