@@ -213,6 +213,20 @@ def test_hand_computed_updates(mode, name, k, expected) -> None:
         assert res.q[0, 0, 0] == pytest.approx(value, abs=1e-12)
 
 
+@pytest.mark.parametrize(("name", "target"), [("maxmin", 1.5), ("ensemble", 2.0)])
+def test_hand_computed_targets_of_n_estimators(name, target) -> None:
+    # One state, two actions, r = 1, gamma = 1/2, step size 1 at the first visit (update all).
+    # Q^0 = [3, 0], Q^1 = [1, 2]. Maxmin: min over estimators [1, 0], max 1 -> 1 + 0.5 = 1.5;
+    # ensemble: mean [2, 1], max 2 -> 2.0 (Q-learning on Q^0 alone would give 2.5).
+    P, R = np.ones((1, 2, 1)), np.ones((1, 2))
+    q0 = np.array([[[3.0, 0.0]], [[1.0, 2.0]]])
+    res = generalized_q_learning(
+        P, R, 0.5, name, 2, 1, 1, np.random.default_rng(0), update="all", step_power=1.0,
+        q0=q0,
+    )  # fmt: skip
+    np.testing.assert_allclose(res.q, np.full((2, 1, 2), target), atol=1e-12)
+
+
 def test_snapshot_every_delays_the_history() -> None:
     P, R, gamma = ONE_STATE
     # Averaged, K = 2, a snapshot pushed before updates 1, 3, 5, ... (after the target):
