@@ -310,6 +310,46 @@ def test_theorem_1_allows_each_cell_the_bonferroni_limit(tmp_path: Path):
         assert theorem.numbers["max_fit_z"] == pytest.approx(off)
 
 
+def test_sensitivity_figure_draws_each_agents_best_n_at_each_step_size(tmp_path, monkeypatch):
+    """The synthetic deep runs' test return per seed is base + 5 [lr 1e-3] + (10 + N for
+    Maxmin DQN) + seed (base 0 on Catcher, 20 on Pixelcopter); over seeds 0..3 the mean adds
+    1.5 and the SE is sd(0, 1, 2, 3) / 2. Each agent's curve in the step-size figure holds,
+    at each step size, the mean and SE of its best N there (Maxmin: N = 4)."""
+    from maxminq.analysis import figures as F
+
+    drawn: dict[tuple[str, str], tuple] = {}
+    original = F.save_figure
+
+    def spy(fig, out_dir, name):  # type: ignore[no-untyped-def]
+        for ax in fig.axes:
+            for bars in ax.containers:
+                x, y = bars.lines[0].get_data()
+                (segments,) = [c.get_segments() for c in bars.lines[2]]
+                half = [(seg[1][1] - seg[0][1]) / 2 for seg in segments]
+                drawn[ax.get_title(), bars.get_label()] = (
+                    np.asarray(x, float),
+                    np.asarray(y, float),
+                    half,
+                )
+        return original(fig, out_dir, name)
+
+    monkeypatch.setattr(F, "save_figure", spy)
+    tables = T.classify(deep_results(seeds=4))
+    assert F.fig_sensitivity(T.deep_summary(tables, reps=50), tmp_path).name == "deep_sensitivity"
+    se = np.std([0.0, 1, 2, 3], ddof=1) / 2
+    labels = {"dqn": "DQN", "ddqn": "Double DQN", "averaged-dqn": "Averaged DQN",
+              "maxmin-dqn": "Maxmin DQN"}  # fmt: skip
+    assert len(drawn) == 2 * len(labels)
+    for env, base in (("Catcher", 0.0), ("Pixelcopter", 20.0)):
+        for agent, label in labels.items():
+            x, y, half = drawn[env, label]
+            shift = 14.0 if agent == "maxmin-dqn" else 0.0
+            np.testing.assert_allclose(y, base + shift + 1.5 + np.array([0.0, 5.0]))
+            np.testing.assert_allclose(half, [se, se])
+            ratio = x / np.array([1e-4, 1e-3])  # dodged sideways by one factor per agent
+            assert ratio[0] == pytest.approx(ratio[1]) and 0.9 < ratio[0] < 1.1
+
+
 def test_overlapping_cis_with_a_lower_iqm_are_no_support():
     # Catcher, Maxmin's best setting (N=4, lr=1e-3) against DQN's: levels base + 5 + shift + 4
     # vs base + 5, seeds add 0..3. Shift -5: Maxmin's IQM one below DQN's, CIs overlap.
