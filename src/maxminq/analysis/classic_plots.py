@@ -3,6 +3,7 @@
 * ``toy_distance_figure``: Fig. 2, distance of the learned eps-greedy policy to the optimal one
   over episodes, one panel per mu (input: ``run_toy_mdp`` rows).
 * ``toy_q_left_figure``: appendix C.1, Q(A, Left) over episodes with the true value mu.
+* ``toy_bias_vs_n_figure``: beyond the paper, the final bias of Q(A, Left) against N.
 * ``mc_best_step_sizes``: the step size each (algorithm, n, sigma^2) is shown with (the one with
   the fewest mean steps in the last episode, the paper's metric).
 * ``mc_sensitivity_figure``: Fig. 3(a), last-episode steps vs sigma^2 at the best step size,
@@ -30,7 +31,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import LogFormatter, NullLocator, ScalarFormatter  # noqa: E402
+from matplotlib.ticker import (  # noqa: E402
+    LogFormatter,
+    MaxNLocator,
+    NullLocator,
+    ScalarFormatter,
+)
 
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
@@ -41,6 +47,7 @@ __all__ = [
     "mc_learning_curve_figure",
     "mc_sensitivity_figure",
     "save_figure",
+    "toy_bias_vs_n_figure",
     "toy_distance_figure",
     "toy_q_left_figure",
 ]
@@ -180,6 +187,53 @@ def toy_q_left_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
     """Appendix C.1: the learned Q(A, Left) over episodes; the dotted line is its true value
     gamma * mu (``gamma``: the discount the runs used; the paper's and the command's is 1)."""
     return _toy_panels(df, "q_a_left", "Q(A, Left)", gamma=float(gamma))
+
+
+def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
+    """Beyond the paper: the final bias of Q(A, Left) (its average over the last 10% of each
+    run's episodes, minus the true value ``gamma`` * mu) against N, mean and one standard
+    error over runs, one panel per mu. Q-learning is the point at N = 1 (Maxmin with one
+    table). The update at A bootstraps from max_a min_i Q^i(B, a) over B's 8 equal-valued
+    actions: Theorem 1's zero-bias N for M = 8 is marked for reference (its uniform errors
+    are an idealisation of the tables' errors)."""
+    from maxminq.theory import zero_bias_n
+
+    df, extra = _with_params(df)
+    final = T.toy_final(df, "q_a_left", extra=extra)
+    final["bias"] = final["q_a_left"] - gamma * final["mu"]
+    stats_all = _mean_se(final, "bias", ["mu", "algorithm", "n", *extra]).reset_index()
+    mus = sorted(stats_all["mu"].unique(), reverse=True)
+    fig, axes = plt.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
+    n_zero = zero_bias_n(8)
+    for ax, mu in zip(axes[0], mus, strict=True):
+        sub = stats_all[stats_all["mu"] == mu]
+        families = dict.fromkeys((a, params) for a, _, params, _ in _groups(sub))  # ordered
+        for algorithm, params in families:
+            mask = sub.algorithm == algorithm
+            stats = sub[mask & (sub.op_params == params) if extra else mask].sort_values("n")
+            label = style.label(algorithm) + (f" ({params})" if params else "")
+            ax.errorbar(
+                stats.n,
+                stats["mean"],
+                yerr=stats["se"],
+                marker="o",
+                capsize=3,
+                color=style.color(algorithm),
+                label=label,
+            )
+        ax.axhline(0.0, color="black", lw=1, ls=":")
+        zero = f"Theorem 1, M = 8: zero bias at N = {n_zero:.2f}"
+        ax.axvline(n_zero, color="grey", lw=1, ls="--", label=zero)
+        runs = count_runs(final[final["mu"] == mu], [*T.TOY_KEYS, *extra])
+        ax.set_title(f"mu = {mu:+g}  ({runs} runs)")
+        ax.set_xlabel("N (estimators; K snapshots for Averaged Q)")
+        truth = "mu" if gamma == 1 else f"gamma mu, gamma = {gamma:g}"
+        ax.set_ylabel(f"final Q(A, Left) - {truth}")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.DataFrame:

@@ -424,6 +424,10 @@ def run_toy(args: argparse.Namespace) -> int:
         cp.toy_q_left_figure(shown, gamma=common["agent"]["gamma"]),
         out / "figC1_toy_mdp_q_a_left.png",
     )
+    cp.save_figure(
+        cp.toy_bias_vs_n_figure(shown, gamma=common["agent"]["gamma"]),
+        out / "toy_mdp_bias_vs_n.png",
+    )
     print(f"toy MDP: wrote {out}/toy_mdp.csv ({len(df):,} rows, {t_fig - t_csv:.1f} s) and "
           f"figures ({time.perf_counter() - t_fig:.1f} s)")  # fmt: skip
     return 0
