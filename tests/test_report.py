@@ -386,6 +386,46 @@ def test_learning_curve_figures_draw_each_agents_best_setting(tmp_path, monkeypa
     assert last["N=4 (lr=0.001)"] > last["N=2 (lr=0.001)"]
 
 
+def test_bias_figure_draws_each_agents_mean_bias_over_seeds_per_interval(tmp_path, monkeypatch):
+    """The measured-bias figure: per agent its best setting's bias_mean at each logged step
+    (250 .. 1000), averaged over the seeds (computed here from the metrics table), not
+    smoothed; about 1 for DQN, -0.2 for Maxmin DQN in the synthetic runs."""
+    from maxminq.analysis import figures as F
+
+    drawn: dict[tuple[str, str], tuple] = {}
+    original = F.save_figure
+
+    def spy(fig, out_dir, name):  # type: ignore[no-untyped-def]
+        for ax in fig.axes:
+            for ln in ax.get_lines():
+                if not ln.get_label().startswith("_"):
+                    env = ax.get_title().split("\n")[0]
+                    drawn[env, ln.get_label()] = (ln.get_xdata(), ln.get_ydata())
+        return original(fig, out_dir, name)
+
+    monkeypatch.setattr(F, "save_figure", spy)
+    results = deep_results(seeds=4)
+    tables = T.classify(results)
+    best = T.deep_best(T.deep_summary(tables, reps=50))
+    assert F.fig_bias(tables, best, tmp_path).name == "deep_estimation_bias"
+    m = results["metrics"]
+    best_run = {"dqn": "1-0.001", "ddqn": "1-0.001", "averaged-dqn": "2-0.001",
+                "maxmin-dqn": "4-0.001"}  # fmt: skip
+    labels = {"dqn": "DQN", "ddqn": "Double DQN", "averaged-dqn": "Averaged DQN",
+              "maxmin-dqn": "Maxmin DQN"}  # fmt: skip
+    assert len(drawn) == 2 * len(labels)
+    for env in ("Catcher", "Pixelcopter"):
+        for agent, label in labels.items():
+            x, y = drawn[env, label]
+            rows = m[m["run_id"] == f"{env}-v0-{agent}-{best_run[agent]}"]
+            expected = rows.groupby("step")["bias_mean"].mean()
+            assert rows["seed"].nunique() == 4
+            np.testing.assert_array_equal(np.asarray(x, float), [250, 500, 750, 1000])
+            np.testing.assert_allclose(np.asarray(y, float), expected.to_numpy())
+        assert abs(np.mean(drawn[env, "DQN"][1]) - 1.0) < 0.1
+        assert abs(np.mean(drawn[env, "Maxmin DQN"][1]) + 0.2) < 0.1
+
+
 def test_overlapping_cis_with_a_lower_iqm_are_no_support():
     # Catcher, Maxmin's best setting (N=4, lr=1e-3) against DQN's: levels base + 5 + shift + 4
     # vs base + 5, seeds add 0..3. Shift -5: Maxmin's IQM one below DQN's, CIs overlap.
