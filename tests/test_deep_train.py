@@ -411,12 +411,13 @@ def test_train_out_must_be_a_folder_and_resume_says_when_it_starts_anew(
 ) -> None:
     a_file = tmp_path / "afile"
     a_file.write_text("keep me")
-    argv = ["train", "--env", "CartPole-v1", "--steps", "60", "--eval-episodes", "1"]
+    argv = ["train", "--env", "CartPole-v1", "--steps", "100", "--eval-episodes", "1"]
     argv += ["--no-progress", "--no-plot"]
     assert main([*argv, "--out", str(a_file)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--out" in err and a_file.read_text() == "keep me"
-    # --resume on an empty folder: a new run, said so; too few steps to learn: warned.
+    # --resume on an empty folder: a new run, said so; too few steps to learn (100 random
+    # steps, learning from the 101st): warned.
     assert main([*argv, "--learning-starts", "100", "--out", str(tmp_path / "r"), "--resume"]) == 0
     err = capsys.readouterr().err
     assert "no checkpoint" in err and "never learn" in err
