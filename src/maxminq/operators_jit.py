@@ -17,10 +17,10 @@ can differ from these sequential sums in the last bits.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from maxminq import operators
+from maxminq._jit import njit
 
 __all__ = ["OPERATOR_CODES", "apply_operator", "operator_code", "td_target"]
 
@@ -54,7 +54,7 @@ def operator_code(name: str, op_kwargs: dict | None = None) -> int:
     return OPERATOR_CODES[name]
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _nan_max(acc: float, v: float) -> float:
     """max(acc, v) propagating NaN like ``np.max``."""
     if v > acc or v != v:
@@ -62,7 +62,7 @@ def _nan_max(acc: float, v: float) -> float:
     return acc
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _nan_min(acc: float, v: float) -> float:
     """min(acc, v) propagating NaN like ``np.min``."""
     if v < acc or v != v:
@@ -70,7 +70,7 @@ def _nan_min(acc: float, v: float) -> float:
     return acc
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _arg_extreme(row: np.ndarray, n_actions: int, largest: bool) -> int:
     """First index of the maximum (``largest``) or minimum, NaN counting as the extreme:
     ``np.argmax`` / ``np.argmin``."""
@@ -86,7 +86,7 @@ def _arg_extreme(row: np.ndarray, n_actions: int, largest: bool) -> int:
     return arg
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def apply_operator(code: int, q: np.ndarray) -> float:
     """G(Q_{s'}) of operator ``code`` (from ``operator_code``) for one state's values ``q``
     (M, A). ``bias_corrected`` has no code: its sigma is required, so it takes the NumPy
@@ -123,7 +123,7 @@ def apply_operator(code: int, q: np.ndarray) -> float:
     return g
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def td_target(reward: float, discount: float, terminated: bool, next_value: float) -> float:
     """``r + gamma * (1 - terminated) * G`` for one transition: ``maxminq.operators.td_target``
     (Lan et al. 2020, Y^GQ), bit for bit for finite G. A terminal transition's target is the

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
+
+from maxminq._jit import njit
 
 
 def _is_int(value: Any) -> bool:
@@ -47,7 +48,7 @@ def check_actions(actions: Any, n: int, num_envs: int) -> np.ndarray:
     return a
 
 
-@njit(cache=True)
+@njit
 def _first_out_of_range(a: np.ndarray, n: int) -> int:
     """Index of the first entry of ``a`` outside [0, n), or -1."""
     for i in range(a.shape[0]):

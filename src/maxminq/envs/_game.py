@@ -18,13 +18,13 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
-from numba import njit
 
+from maxminq._jit import njit
 from maxminq.envs._checks import check_action, check_actions, check_cap
 from maxminq.envs._rng import state_from_generator
 
 
-@njit(cache=True)
+@njit
 def to_obs(
     raw: np.ndarray,
     shift: np.ndarray,
@@ -40,7 +40,7 @@ def to_obs(
             out[i, k] = (v - shift[k]) / scale[k] if normalize else v
 
 
-@njit(cache=True)
+@njit
 def apply_time_limit(
     term: np.ndarray, elapsed: np.ndarray, cap: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -10,7 +10,8 @@ BigCrush and costs a few integer operations, which keeps the batched kernels fas
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from maxminq._jit import njit
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -22,7 +23,7 @@ _S11 = np.uint64(11)
 _INV53 = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@njit(cache=True)
+@njit
 def next_u64(state: np.ndarray, i: int) -> np.uint64:
     """Advance stream ``i`` of ``state`` (uint64 array) and return 64 random bits."""
     state[i] += _GOLDEN
@@ -32,14 +33,14 @@ def next_u64(state: np.ndarray, i: int) -> np.uint64:
     return z ^ (z >> _S31)
 
 
-@njit(cache=True)
+@njit
 def uniform(state: np.ndarray, i: int, low: float, high: float) -> float:
     """Uniform float in [low, high) from stream ``i`` (53 random bits)."""
     u = np.float64(next_u64(state, i) >> _S11) * _INV53
     return low + (high - low) * u
 
 
-@njit(cache=True)
+@njit
 def randint(state: np.ndarray, i: int, low: int, high: int) -> int:
     """Uniform integer in [low, high) from stream ``i``."""
     u = np.float64(next_u64(state, i) >> _S11) * _INV53

@@ -18,8 +18,8 @@ Rules (PLE ``catcher.py``, 64x64 screen, fps 30 with force_fps so dt = 1000/30 m
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from maxminq._jit import njit
 from maxminq.envs._game import (
     GameCore,
     GameEnv,
@@ -54,14 +54,14 @@ _N_SPAWN_X = len(SPAWN_X)
 _N_SPAWN_Y = len(SPAWN_Y)
 
 
-@njit(cache=True)
+@njit
 def _spawn(i: int, fx: np.ndarray, fy: np.ndarray, rng: np.ndarray) -> None:
     """New fruit for slot i: centre x from SPAWN_X, centre y = -(one of SPAWN_Y)."""
     fx[i] = FRUIT * 2 + FRUIT * randint(rng, i, 0, _N_SPAWN_X)
     fy[i] = -(FRUIT + FRUIT * randint(rng, i, 0, _N_SPAWN_Y))
 
 
-@njit(cache=True)
+@njit
 def _reset(
     mask: np.ndarray,
     px: np.ndarray,
@@ -80,7 +80,7 @@ def _reset(
             _spawn(i, fx, fy, rng)
 
 
-@njit(cache=True)
+@njit
 def collides(px: int, fx: int, fy: int) -> bool:
     """pygame ``colliderect`` of the paddle (centre px, 58) and the fruit (centre fx, fy)."""
     pl, pt = px - PADDLE_HALF, PADDLE_TOP
@@ -88,7 +88,7 @@ def collides(px: int, fx: int, fy: int) -> bool:
     return pl < fl + FRUIT and fl < pl + PADDLE_W and pt < ft + FRUIT and ft < pt + PADDLE_H
 
 
-@njit(cache=True)
+@njit
 def _step(
     actions: np.ndarray,
     px: np.ndarray,
@@ -130,7 +130,7 @@ def _step(
         term[i] = over
 
 
-@njit(cache=True)
+@njit
 def _state(
     px: np.ndarray,
     vel: np.ndarray,
@@ -147,7 +147,7 @@ def _state(
         out[i, 3] = fy[i]
 
 
-@njit(cache=True)
+@njit
 def _vector_step(
     actions: np.ndarray,
     px: np.ndarray,

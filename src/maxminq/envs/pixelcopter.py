@@ -30,8 +30,8 @@ Rules (PLE ``pixelcopter.py``, 48x48 screen, dt = 1000/30 ms, s = 0.0004 W):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from maxminq._jit import njit
 from maxminq.envs._game import (
     GameCore,
     GameEnv,
@@ -68,7 +68,7 @@ TERRAIN_CAP = 64  # at most 13 + 48 segments exist at once
 PLAYER_LEFT = PLAYER_X - PLAYER_RECT // 2  # 15: the player's Rect, centre (16, y) truncated
 
 
-@njit(cache=True)
+@njit
 def _hits_player(pry: int, left: int, top: int, w: int, h: int) -> bool:
     """pygame ``colliderect`` (strict overlap) of the player's Rect (top ``pry``) and another."""
     return (
@@ -79,7 +79,7 @@ def _hits_player(pry: int, left: int, top: int, w: int, h: int) -> bool:
     )
 
 
-@njit(cache=True)
+@njit
 def _terrain_hit(pry: int, x: float, cy: int) -> int:
     """Segment (centre x, cy) vs the player's Rect: 1 overlap, 0 none, -1 right of the player.
 
@@ -91,7 +91,7 @@ def _terrain_hit(pry: int, x: float, cy: int) -> int:
     return int(_hits_player(pry, left, cy - TERRAIN_RECT_H // 2, TERRAIN_W, TERRAIN_RECT_H))
 
 
-@njit(cache=True)
+@njit
 def _add_terrain(
     i: int, start: int, end: int, tx: np.ndarray, ty: np.ndarray, nt: np.ndarray, rng: np.ndarray
 ) -> None:
@@ -105,7 +105,7 @@ def _add_terrain(
         nt[i] = k + 1
 
 
-@njit(cache=True)
+@njit
 def _add_block(i: int, bx: np.ndarray, by: np.ndarray, nb: np.ndarray, rng: np.ndarray) -> None:
     """Append one block to slot i (centre x in [W, 1.5 W), y in [0.25 H, 0.75 H))."""
     k = nb[i]
@@ -114,7 +114,7 @@ def _add_block(i: int, bx: np.ndarray, by: np.ndarray, nb: np.ndarray, rng: np.n
     nb[i] = k + 1
 
 
-@njit(cache=True)
+@njit
 def _reset(
     mask: np.ndarray,
     py: np.ndarray,
@@ -138,7 +138,7 @@ def _reset(
             _add_terrain(i, 0, WIDTH * 4, tx, ty, nt, rng)
 
 
-@njit(cache=True)
+@njit
 def _step(
     actions: np.ndarray,
     py: np.ndarray,
@@ -225,7 +225,7 @@ def _step(
         term[i] = over
 
 
-@njit(cache=True)
+@njit
 def _state(
     py: np.ndarray,
     mom: np.ndarray,
@@ -275,7 +275,7 @@ def _state(
         out[i, 6] = top + BLOCK_H
 
 
-@njit(cache=True)
+@njit
 def _vector_step(
     actions: np.ndarray,
     py: np.ndarray,

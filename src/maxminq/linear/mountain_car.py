@@ -42,11 +42,11 @@ from itertools import product
 from types import SimpleNamespace
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from maxminq._jit import njit
 from maxminq.errors import UsageError
 from maxminq.linear.tiles import tile_indices
 from maxminq.operators_jit import apply_operator, operator_code, td_target
@@ -114,7 +114,7 @@ def check_step_size_per(value: Any) -> None:
         )
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def mountain_car_step(x: float, v: float, action: int) -> tuple[float, float, bool]:
     """One step of the classic dynamics; returns (x', v', terminated)."""
     v = v + 0.001 * (action - 1) - 0.0025 * math.cos(3.0 * x)
@@ -128,12 +128,12 @@ def mountain_car_step(x: float, v: float, action: int) -> tuple[float, float, bo
     return x, v, False
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _tiles(x, v, out):  # pragma: no cover - numba
     tile_indices(x, v, X_MIN, X_MAX, V_MIN, V_MAX, N_TILINGS, TILES_PER_DIM, out)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _tile_sum(w, lane, tiles, member, action):  # pragma: no cover - numba
     """q(s, action) of one table: the sum of its weights at the 8 active ``tiles``, in
     tiling order (the reference loop's order), summed in a register (accumulating into an
@@ -144,7 +144,7 @@ def _tile_sum(w, lane, tiles, member, action):  # pragma: no cover - numba
     return acc
 
 
-@numba.njit(cache=True)
+@njit
 def _init_lanes(rng, pos, vel, tiles_cur):  # pragma: no cover - numba
     for lane in range(rng.shape[0]):
         pos[lane] = -0.6 + 0.2 * rng_uniform(rng, lane)
@@ -152,7 +152,7 @@ def _init_lanes(rng, pos, vel, tiles_cur):  # pragma: no cover - numba
         _tiles(pos[lane], vel[lane], tiles_cur[lane])
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _act_lane(
     k, lane, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r, buf_size,
     buf_pos, chosen, idx, more, idx_more, gathered, scratch, values, tiles_tmp, kind, mode,
@@ -207,7 +207,7 @@ def _act_lane(
     return finished
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _gather_batch(k, lane, w, c, buf_i, idx, i, gathered, kind):  # pragma: no cover - numba
     """Next-state values of lane ``lane``'s mini-batch ``idx[lane]`` in operator order, for
     an update of table ``i`` (``c``: the newest table of snapshot kinds)."""
@@ -220,7 +220,7 @@ def _gather_batch(k, lane, w, c, buf_i, idx, i, gathered, kind):  # pragma: no c
                 gathered[k, b, m, a2] = _tile_sum(w, lane, next_tiles, src, a2)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _update_lane(
     k, lane, w, cur, buf_i, buf_r, chosen, idx, g, alpha, log, log_ptr, kind, gamma,
 ):  # pragma: no cover - numba  # fmt: skip
@@ -265,7 +265,7 @@ def _update_lane(
         log_ptr[lane] = (lp + 1) % n_log
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def _step(
     active, pending, act, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i,
     buf_r, buf_size, buf_pos, chosen, idx, more, idx_more, gathered, kind, mode, epsilon,
@@ -300,7 +300,7 @@ def _step(
     return finished
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def _run_lane(
     lane, op_code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd, buf_i, buf_r,
     buf_size, buf_pos, chosen, idx, more, idx_more, gathered, kind, mode, epsilon, every,

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from maxminq._jit import njit
 
 __all__ = ["TileCoder", "tile_indices"]
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def tile_indices(x, y, lo_x, hi_x, lo_y, hi_y, n_tilings, tiles_per_dim, out):  # pragma: no cover
     """Write the active feature index of each tiling for point (x, y) into ``out``."""
     side = tiles_per_dim + 3

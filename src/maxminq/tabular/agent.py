@@ -36,10 +36,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
 from maxminq import operators
+from maxminq._jit import njit
 from maxminq.errors import UsageError
 
 # Table kinds (see module docstring) and behaviour modes, as small ints for the kernels.
@@ -306,7 +306,7 @@ _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 _TWO_M53 = 2.0**-53
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def rng_next(state: np.ndarray, lane: int) -> np.uint64:
     """Advance lane ``lane`` of the SplitMix64 states and return its next 64-bit output."""
     z = state[lane] + _GOLDEN
@@ -316,19 +316,19 @@ def rng_next(state: np.ndarray, lane: int) -> np.uint64:
     return z ^ (z >> _S31)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def rng_uniform(state: np.ndarray, lane: int) -> float:
     """A uniform float in [0, 1) with 53 random bits."""
     return float(rng_next(state, lane) >> _S11) * _TWO_M53
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def rng_int(state: np.ndarray, lane: int, n: int) -> int:
     """A uniform integer in [0, n) (floor of uniform * n; bias below 2**-40 for small n)."""
     return int(rng_uniform(state, lane) * n)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def rng_normal(state: np.ndarray, lane: int) -> float:
     """A standard normal by Box-Muller (two uniforms, the cosine branch)."""
     u1 = rng_uniform(state, lane)
@@ -336,7 +336,7 @@ def rng_normal(state: np.ndarray, lane: int) -> float:
     return math.sqrt(-2.0 * math.log(1.0 - u1)) * math.cos(2.0 * math.pi * u2)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def greedy_random_ties(values: np.ndarray, n_actions: int, state: np.ndarray, lane: int) -> int:
     """argmax of ``values[:n_actions]`` with ties broken uniformly (one draw, only on a tie)."""
     best = values[0]
@@ -361,7 +361,7 @@ def greedy_random_ties(values: np.ndarray, n_actions: int, state: np.ndarray, la
     return n_actions - 1  # unreachable
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def epsilon_greedy(
     values: np.ndarray, n_actions: int, epsilon: float, state: np.ndarray, lane: int
 ) -> int:
@@ -371,7 +371,7 @@ def epsilon_greedy(
     return greedy_random_ties(values, n_actions, state, lane)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def behaviour_values(
     per_member: np.ndarray, n_actions: int, mode: int, current: int, out: np.ndarray
 ) -> None:
@@ -393,7 +393,7 @@ def behaviour_values(
             out[a] = v / n_members
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def choose_table(kind: int, n_members: int, state: np.ndarray, lane: int) -> int:
     """The table an update trains: one drawn uniformly (one draw) for the estimator and double
     kinds with M > 1, else 0 (snapshot kinds pick their slot in the update)."""
@@ -402,7 +402,7 @@ def choose_table(kind: int, n_members: int, state: np.ndarray, lane: int) -> int
     return 0
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def ring_push(buf_pos: np.ndarray, buf_size: np.ndarray, lane: int, capacity: int) -> int:
     """The replay slot for lane ``lane``'s new transition (the oldest once the buffer is
     full); advances the lane's ring position and size."""
@@ -412,7 +412,7 @@ def ring_push(buf_pos: np.ndarray, buf_size: np.ndarray, lane: int, capacity: in
     return p
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def draw_update(
     kind: int, n_members: int, state: np.ndarray, lane: int, size: int, idx: np.ndarray
 ) -> int:
@@ -425,7 +425,7 @@ def draw_update(
     return i
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def draw_more_members(
     n_members: int, state: np.ndarray, lane: int, first: int, size: int, more: np.ndarray,
     idx_more: np.ndarray,
@@ -453,7 +453,7 @@ def draw_more_members(
             idx_more[lane, j * batch + b] = rng_int(state, lane, size)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def member_order(kind: int, m: int, n_members: int, chosen: int, current: int) -> int:
     """Table index stacked at position ``m`` of the operator input (see module docstring)."""
     if kind == KIND_DOUBLE:

@@ -30,11 +30,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from maxminq._jit import njit
 from maxminq.errors import UsageError
 from maxminq.operators_jit import apply_operator, operator_code, td_target
 from maxminq.tabular.agent import (
@@ -85,7 +85,7 @@ def optimal_p_left(mu: float, epsilon: float = 0.1) -> float:
     return 1.0 - epsilon / 2 if mu > 0 else epsilon / 2
 
 
-@numba.njit(cache=True)
+@njit
 def _init_lanes(q, rng, kind, init_std):  # pragma: no cover - numba
     """Draw every lane's tables from N(0, init_std^2); snapshot kinds start all equal."""
     n_lanes, n_members = q.shape[0], q.shape[1]
@@ -100,7 +100,7 @@ def _init_lanes(q, rng, kind, init_std):  # pragma: no cover - numba
             q[lane, m] = q[lane, 0]
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _act_lane(
     lane, q, cur, rng, state, mu, ended, buf, buf_size, buf_pos, chosen, idx, more, idx_more,
     gathered, scratch, kind, mode, epsilon, update_now, n_steps,
@@ -134,7 +134,7 @@ def _act_lane(
     state[lane] = STATE_A if term else STATE_B
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _gather_lane(lane, q, cur, i, gathered, kind):  # pragma: no cover - numba
     """State B's values in operator order for an update of table ``i``: the only
     non-terminal next state is B, so one gather per lane serves the whole mini-batch."""
@@ -145,7 +145,7 @@ def _gather_lane(lane, q, cur, i, gathered, kind):  # pragma: no cover - numba
             gathered[m, a2] = q[lane, src, STATE_B, a2]
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _update_lane(
     lane, q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, epsilon, gamma,
     alpha, update_now, p_left, q_left,
@@ -163,7 +163,7 @@ def _update_lane(
         _record_episode(lane, q, cur, done, ep, scratch, mode, epsilon, p_left, q_left)
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _td_updates(lane, q, cur, buf, chosen, idx, g, kind, gamma, alpha):  # pragma: no cover
     """The TD updates of one table over one mini-batch (see :func:`_update_lane`)."""
     n_members = q.shape[1]
@@ -183,7 +183,7 @@ def _td_updates(lane, q, cur, buf, chosen, idx, g, kind, gamma, alpha):  # pragm
         q[lane, slot, s, a] += alpha * (target - q[lane, slot, s, a])
 
 
-@numba.njit(inline="always", cache=True)
+@njit(inline="always")
 def _record_episode(
     lane, q, cur, done, ep, scratch, mode, epsilon, p_left, q_left
 ):  # pragma: no cover - numba  # fmt: skip
@@ -204,7 +204,7 @@ def _record_episode(
         done[lane] = True
 
 
-@numba.njit(cache=True)
+@njit
 def _act_and_gather(
     q, cur, rng, state, mu, done, ended, buf, buf_size, buf_pos, chosen, idx, more, idx_more,
     gathered, scratch, kind, mode, epsilon, update_now, n_steps,
@@ -220,7 +220,7 @@ def _act_and_gather(
             )  # fmt: skip
 
 
-@numba.njit(cache=True)
+@njit
 def _update_and_record(
     q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, epsilon, gamma, alpha,
     update_now, p_left, q_left,
@@ -234,7 +234,7 @@ def _update_and_record(
             )  # fmt: skip
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def _more_updates(
     lane, op_code, q, cur, buf, chosen, idx, more, idx_more, gathered, kind, gamma, alpha
 ):  # pragma: no cover - numba  # fmt: skip
@@ -251,7 +251,7 @@ def _more_updates(
                     gamma, alpha)  # fmt: skip
 
 
-@numba.njit(cache=True, _nrt=False)
+@njit(_nrt=False)
 def _run_lane(
     lane, op_code, q, cur, rng, state, mu, done, ended, ep, buf, buf_size, buf_pos, chosen, idx,
     more, idx_more, gathered, scratch, kind, mode, epsilon, gamma, alpha, every, n_steps, p_left,

@@ -1,0 +1,59 @@
+"""``njit``: numba's ``njit`` with an on-disk cache that cannot go stale across modules.
+
+numba keys a cached kernel on its own source file only. Our kernels inline helpers from
+other files (``tabular/agent.py``, ``linear/tiles.py``, ``operators_jit.py``, ``envs/_rng.py``),
+so after an edit of a helper alone (a ``git pull`` into an editable install) numba would
+load the old machine code and run it without a word. Every kernel is therefore cached in a
+folder named after a hash of all of maxminq's kernel sources (the files that use ``njit``):
+any change to any of them starts a fresh cache (about 2.5 MB; folders of earlier sources
+stay for processes that may still run them: delete ``__pycache__`` to reclaim them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numba
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def kernel_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """The package's Python files that define or inline numba kernels, in a fixed order."""
+    return sorted(
+        p for p in package_dir.rglob("*.py") if p != Path(__file__) and "njit" in p.read_text()
+    )
+
+
+def sources_hash(paths: list[Path], root: Path = PACKAGE_DIR) -> str:
+    """A hash of the files' paths (relative to ``root``) and contents: 16 hex digits."""
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+#: Where the kernels are cached: ``__pycache__/numba-<hash of the kernel sources>``.
+CACHE_DIR = PACKAGE_DIR / "__pycache__" / f"numba-{sources_hash(kernel_sources())}"
+
+
+def njit(*args: Any, **options: Any) -> Any:
+    """``numba.njit(cache=True, **options)``, cached under :data:`CACHE_DIR`; usable bare
+    (``@njit``) or with options (``@njit(inline="always")``)."""
+
+    def compile_cached(fn: Callable[..., Any]) -> Any:
+        before = numba.config.CACHE_DIR  # numba reads it once, when the kernel is declared
+        numba.config.CACHE_DIR = str(CACHE_DIR)
+        try:
+            return numba.njit(cache=True, **options)(fn)
+        finally:
+            numba.config.CACHE_DIR = before
+
+    if args and callable(args[0]) and len(args) == 1 and not options:
+        return compile_cached(args[0])
+    if args:
+        raise TypeError("njit: options must be given by keyword")
+    return compile_cached
