@@ -238,6 +238,39 @@ def test_failed_runs_are_recorded_then_rerun(tmp_path, theory_kinds):
     assert attempts == {1: 1, 2: 1, 3: 2, 4: 2}
 
 
+def test_diverged_runs_are_kept_and_unstorable_tables_are_failures(tmp_path, theory_kinds):
+    """N = 3 runs diverge: stored with their tables and note, counted as diverged, finished
+    (not rerun), left out of load_results on request. N = 4 runs return a table the store
+    refuses: failed with the reason, no table folder left, tried again by the next sweep."""
+    path = _theory(tmp_path, "theory_mc_diverge")
+    out = tmp_path / "out"
+    first = run_sweep(path, out, workers=2, progress=False)
+    assert (first.done, first.diverged, first.failed) == (4, 2, 2) and not first.ok
+    with ResultsStore(out) as store:
+        recs = {(r.settings["M"], r.settings["N"]): r for r in store.records()}
+    want = {1: "done", 2: "done", 3: "diverged", 4: "failed"}
+    assert {key: rec.status for key, rec in recs.items()} == {
+        (m, n): want[n] for m in (2, 8) for n in (1, 2, 3, 4)
+    }
+    for (m, n), rec in recs.items():
+        if n == 3:
+            assert rec.error == f"diverged at M={m}"
+        if n == 4:
+            assert rec.error.startswith("could not store the tables: ValueError: table name")
+            assert "'bad-name'" in rec.error and not (out / "tables" / rec.run_id).exists()
+    stored = load_results(out)["bias"]
+    assert set(stored["N"]) == {1, 2, 3}
+    assert set(stored.loc[stored["N"] == 3, "run_status"]) == {"diverged"}
+    assert set(load_results(out, include_diverged=False)["bias"]["N"]) == {1, 2}
+    _same(stored, _direct(path, "theory_mc")[lambda d: d["run_id"].isin(stored["run_id"])],
+          ["run_id", "chunk"])  # fmt: skip
+    second = run_sweep(path, out, workers=2, progress=False)
+    assert (second.skipped, second.done, second.diverged, second.failed) == (6, 0, 0, 2)
+    with ResultsStore(out) as store:
+        attempts = {r.settings["N"]: r.attempts for r in store.records()}
+    assert attempts == {1: 1, 2: 1, 3: 1, 4: 2}
+
+
 def test_corrupted_results_are_detected_and_rerun(tmp_path, theory_kinds):
     path = _theory(tmp_path)
     out = tmp_path / "out"

@@ -98,12 +98,26 @@ def with_logs(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
     return execute_theory_mc(settings, work_dir, progress)
 
 
+def diverge_or_unstorable(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
+    """``theory_mc`` whose N = 3 runs diverge (tables kept, the run marked ``diverged``) and
+    whose N = 4 runs return a second table under a name the store cannot write."""
+    out = execute_theory_mc(settings, work_dir, progress)
+    if settings["N"] == 3:
+        return RunOutput(out.tables, status="diverged", note=f"diverged at M={settings['M']}")
+    if settings["N"] == 4:
+        return RunOutput({**out.tables, "bad-name": out.tables["bias"]})
+    return out
+
+
 def register() -> None:
     """Register the test kinds in this process."""
     KINDS["theory_mc"] = RunKind("theory_mc", validate_theory_mc, execute_theory_mc)
     KINDS["theory_mc_flaky"] = RunKind("theory_mc_flaky", validate_theory_mc, fail_unless_fixed)
     KINDS["theory_mc_ckpt"] = RunKind("theory_mc_ckpt", validate_theory_mc, checkpointed)
     KINDS["theory_mc_logs"] = RunKind("theory_mc_logs", validate_theory_mc, with_logs)
+    KINDS["theory_mc_diverge"] = RunKind(
+        "theory_mc_diverge", validate_theory_mc, diverge_or_unstorable
+    )
 
 
 def unregister() -> None:
@@ -112,6 +126,7 @@ def unregister() -> None:
     KINDS.pop("theory_mc_flaky", None)
     KINDS.pop("theory_mc_ckpt", None)
     KINDS.pop("theory_mc_logs", None)
+    KINDS.pop("theory_mc_diverge", None)
 
 
 if __name__ == "__main__":
