@@ -299,6 +299,39 @@ def test_status_command_prints_counts_and_failures(tmp_path):
     assert main(["status", str(tmp_path / "nope")]) == 2
 
 
+def test_status_verify_names_corrupt_runs_and_config_selects_one(tmp_path, capsys):
+    """Config a: k-1 done (its table then damaged), k-2 diverged; config b: k-3 done.
+    --verify names the corrupt run and counts it (exit 1); diverged runs show their note;
+    --config b shows b's row alone (no 'all' row) and checks b's runs only; an unknown
+    --config is one line naming the known ones."""
+    from maxminq.cli import main
+
+    with ResultsStore(tmp_path) as store:
+        _finish(store, Run("k-1", "k", "a"), {"t": _frame(0)})
+        _finish(store, Run("k-2", "k", "a"), {"t": _frame(1)}, "diverged")
+        store.mark_finished("k-2", "diverged", "seed 3 diverged at step 10")
+        _finish(store, Run("k-3", "k", "b"), {"t": _frame(2)})
+        (store.run_tables_dir("k-1") / "t.csv").write_text("damaged")
+    capsys.readouterr()
+    assert main(["status", str(tmp_path), "--verify"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:5]}
+    # pending, running, done, failed, diverged, total
+    assert rows == {"a": ["0", "0", "1", "0", "1", "2"], "b": ["0", "0", "1", "0", "0", "1"],
+                    "all": ["0", "0", "2", "0", "1", "3"]}  # fmt: skip
+    assert "diverged k-2: seed 3 diverged at step 10" in lines
+    (corrupt,) = [line for line in lines if line.startswith("corrupt")]
+    assert corrupt.startswith("corrupt  k-1: ") and "checksum" in corrupt
+    assert lines[-1] == "verified: 1 finished run(s) with bad files (re-run by the next sweep)"
+    assert main(["status", str(tmp_path), "--config", "b", "--verify"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[2:]] == ["b", "verified:"]
+    assert lines[-1].startswith("verified: 0 finished run(s)")
+    assert main(["status", str(tmp_path), "--config", "c"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["maxminq status: error: --config: no config 'c' here; known: a, b"]
+
+
 def test_status_says_what_the_next_sweep_does_with_a_run_left_running(tmp_path, capsys):
     """A run left running by a killed sweep is re-run, unless its tables were all stored
     before the kill: then the next sweep marks it done (as ResultsStore.finished decides)."""
