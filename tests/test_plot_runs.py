@@ -221,3 +221,17 @@ def test_one_run_redrawn_names_its_agent_and_n_in_the_title(tmp_path) -> None:
     assert figure_title(cfgs[:1], labels[:1], tables[:1]) == want
     assert figure_title(cfgs, labels, tables) == "MountainCar-v0, 1 seed(s) per run"
     assert main(["plot", str(one), "--out", str(tmp_path / "one.png")]) == 0
+
+
+def test_runs_without_a_finished_episode_are_one_line_and_write_nothing(tmp_path, capsys) -> None:
+    """150 steps of MountainCar-v0 (episodes of 200 steps) end no episode: nothing to draw
+    the returns from, said in one line; no figure and no --out folder are left."""
+    run = _run(tmp_path / "short", "dqn", [], [(100, NAN, -0.3), (150, NAN, -0.4)], 150)
+    assert len(pd.read_csv(run / "episodes.csv")) == 0
+    out = tmp_path / "new" / "fig"
+    assert main(["plot", str(run), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "maxminq plot: error: RUN_DIR: no episode finished in these runs; nothing to plot"
+    ]
+    assert not (tmp_path / "new").exists()
