@@ -172,6 +172,13 @@ def _one_error_line(capsys) -> str:
 
 
 def test_report_refuses_damaged_inputs_in_one_line(tmp_path: Path, capsys):
+    empty = tmp_path / "empty"  # a folder with no results at all: said, nothing written
+    empty.mkdir()
+    assert main(["report", str(empty)]) == 2
+    assert _one_error_line(capsys).endswith(f"DIR: {empty} holds neither results.sqlite (from "
+                                      "'maxminq sweep') nor theory/bias.csv (from 'maxminq "
+                                      "theory'); nothing to report")  # fmt: skip
+    assert list(empty.iterdir()) == []
     theory_files(tmp_path / "theory")
     (tmp_path / "other").mkdir()
     assert main(["report", str(tmp_path), "--theory-dir", str(tmp_path / "other")]) == 2
