@@ -646,6 +646,38 @@ def test_reproduce_refuses_bad_folders_before_any_work(tmp_path: Path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "results.sqlite: cannot open the results database" in err[0]
     assert sorted(p.name for p in out.iterdir()) == ["results.sqlite"]  # no theory run
+    (tmp_path / "none").mkdir()  # a configs folder without a config
+    argv = ["reproduce", "--configs", str(tmp_path / "none"), "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert _one_error_line(capsys).endswith(f"--configs: {tmp_path / 'none'} holds no *.yaml "
+                                            "configs")  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
+def test_reproduce_exits_1_and_names_the_runs_that_failed(tmp_path: Path, capsys):
+    """A script running 'maxminq reproduce' must see failed runs: each is printed with its
+    error, the report is still written from the others, and the exit status is 1. (The
+    test-only theory_mc_flaky kind fails for N > 2.)"""
+    import test_sweep_helpers as helpers
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "flaky.yaml").write_text(
+        "name: flaky\nkind: theory_mc_flaky\nfixed: {seed: 1, samples: 1000, chunks: 1, M: 2}\n"
+        "grid: {N: [1, 3]}\nscales: {quick: {}, paper: {}}\n"
+    )
+    out = tmp_path / "out"
+    helpers.register()
+    try:
+        argv = ["reproduce", "--out", str(out), "--configs", str(configs), "--only", "flaky"]
+        assert main([*argv, "--workers", "1", "--no-progress"]) == 1
+    finally:
+        helpers.unregister()
+    printed = capsys.readouterr().out
+    with ResultsStore(out) as store:
+        (bad,) = [r.run_id for r in store.records() if r.settings["N"] == 3]
+    assert f"  failed {bad}: ValueError: boom for N=3" in printed
+    assert (out / "report.md").is_file() and "report: " in printed
 
 
 def test_report_names_registered_runs_without_results(tmp_path: Path, capsys):
