@@ -238,10 +238,13 @@ def test_failed_runs_are_recorded_then_rerun(tmp_path, theory_kinds):
     assert attempts == {1: 1, 2: 1, 3: 2, 4: 2}
 
 
-def test_diverged_runs_are_kept_and_unstorable_tables_are_failures(tmp_path, theory_kinds):
+def test_diverged_runs_are_kept_and_unstorable_tables_are_failures(tmp_path, theory_kinds, capsys):
     """N = 3 runs diverge: stored with their tables and note, counted as diverged, finished
     (not rerun), left out of load_results on request. N = 4 runs return a table the store
-    refuses: failed with the reason, no table folder left, tried again by the next sweep."""
+    refuses: failed with the reason, no table folder left, tried again by the next sweep
+    ('maxminq sweep': each failure printed, exit 1)."""
+    from maxminq.cli import main
+
     path = _theory(tmp_path, "theory_mc_diverge")
     out = tmp_path / "out"
     first = run_sweep(path, out, workers=2, progress=False)
@@ -264,8 +267,12 @@ def test_diverged_runs_are_kept_and_unstorable_tables_are_failures(tmp_path, the
     assert set(load_results(out, include_diverged=False)["bias"]["N"]) == {1, 2}
     _same(stored, _direct(path, "theory_mc")[lambda d: d["run_id"].isin(stored["run_id"])],
           ["run_id", "chunk"])  # fmt: skip
-    second = run_sweep(path, out, workers=2, progress=False)
-    assert (second.skipped, second.done, second.diverged, second.failed) == (6, 0, 0, 2)
+    capsys.readouterr()
+    assert main(["sweep", str(path), "--out", str(out), "--workers", "2", "--no-progress"]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("tiny_theory [quick]: 8 runs, 6 already done")  # skipped
+    failed = sorted(line.split()[1].rstrip(":") for line in printed if "  failed " in line)
+    assert failed == sorted(rec.run_id for (m, n), rec in recs.items() if n == 4)
     with ResultsStore(out) as store:
         attempts = {r.settings["N"]: r.attempts for r in store.records()}
     assert attempts == {1: 1, 2: 1, 3: 1, 4: 2}
