@@ -323,6 +323,23 @@ def test_tensorboard_logs_survive_the_removal_of_the_scratch_folder(tmp_path, th
         assert text == f"M={settings['M']} N={settings['N']}\n"
 
 
+def test_keep_work_keeps_each_finished_runs_scratch_folder(tmp_path, theory_kinds):
+    """'maxminq sweep --keep-work': the scratch folders (checkpoints, logs) of finished runs
+    stay in OUT/work, as they were written; without it they go (tests above)."""
+    from maxminq.cli import main
+
+    path = _theory(tmp_path, "theory_mc_logs")
+    out = tmp_path / "out"
+    argv = ["sweep", str(path), "--out", str(out), "--workers", "2", "--no-progress"]
+    assert main([*argv, "--keep-work"]) == 0
+    with ResultsStore(out) as store:
+        runs = {r.run_id: r.settings for r in store.records() if r.status == "done"}
+    assert len(runs) == 8 and not (out / "tensorboard").exists()
+    for run_id, settings in runs.items():
+        text = (out / "work" / run_id / "tensorboard" / "events.out").read_text()
+        assert text == f"M={settings['M']} N={settings['N']}\n"
+
+
 def _sweep_cmd(path: Path, out: Path) -> list[str]:
     """The CLI, in a process that registers the test kinds first."""
     return [sys.executable, str(HERE / "test_sweep_helpers.py"), "sweep", str(path),
