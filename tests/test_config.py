@@ -86,31 +86,7 @@ def test_shipped_grid_sizes_match_the_paper():
     assert {(r.settings["runs"], r.settings["episodes"]) for r in mc.runs} == {(100, 1000)}
     assert {r.settings["sigma2"] for r in mc.runs} == {0.0, 1.0, 10.0, 50.0}
     assert {r.settings["step_size"] for r in mc.runs} == {0.005, 0.01, 0.02, 0.04, 0.08}
-    # deep: 5 step sizes x (DQN + DDQN + Averaged and Maxmin with N = 2..9) = 90 runs of 20
-    # seeds; step sizes, training steps and episode caps as the paper gives them per env.
-    feature, other = {1e-3, 3e-4, 1e-4, 3e-5, 1e-5}, {3e-3, 1e-3, 3e-4, 1e-4, 3e-5}
-    paper = {
-        "catcher": (feature, 3_500_000, 2000),
-        "pixelcopter": (feature, 2_000_000, 500),
-        "lunarlander": (other, 1_500_000, 1000),
-        "minatar_asterix": (other, 5_000_000, None),
-        "minatar_breakout": (other, 5_000_000, None),
-        "minatar_seaquest": (other, 5_000_000, 10_000),
-        "minatar_space_invaders": (other, 5_000_000, None),
-    }
-    agents = {("dqn", 1), ("ddqn", 1)} | {
-        (agent, n) for agent in ("averaged-dqn", "maxmin-dqn") for n in range(2, 10)
-    }
-    for name, (lrs, steps, cap) in paper.items():
-        runs = load_config(CONFIGS / f"{name}.yaml", "paper").runs
-        assert len(runs) == 5 * (1 + 1 + 8 + 8), name
-        assert {(r.settings["agent"], r.settings["n"], r.settings["lr"]) for r in runs} == {
-            (agent, n, lr) for agent, n in agents for lr in lrs
-        }, name
-        assert all(r.settings["seeds"] == list(range(20)) for r in runs), name
-        assert {(r.settings["steps"], r.settings["max_episode_steps"]) for r in runs} == {
-            (steps, cap)
-        }, name
+    # the deep sweeps' paper grids: tests/test_envs_paper.py
 
 
 def test_varying_n_paper_runs_are_shared_with_the_full_sweep():
