@@ -142,7 +142,10 @@ def _run_folder(folder: Path) -> Path:
         "metrics": metrics,
         "runs": ["seed,status,diverged_step", "0,done,-1", "1,done,-1"],
     }
+    from maxminq.deep.train import TABLE_COLUMNS
+
     for name, lines in tables.items():
+        assert lines[0].split(",") == list(TABLE_COLUMNS[name])  # as 'maxminq train' writes
         (folder / f"{name}.csv").write_text("\n".join(lines) + "\n")
     return folder
 
