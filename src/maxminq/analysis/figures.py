@@ -515,15 +515,17 @@ def training_runs_figure(
 def run_title(label: str, env_id: str, n_seeds: int, tests: pd.DataFrame | None) -> str:
     """The title of one run's curves figure (``maxminq train``'s, and ``maxminq plot`` of a
     single run, which has no legend): agent and N, environment, seeds and the mean test
-    return +- SE over seeds when the run has test episodes."""
+    return (+- SE over seeds, with two or more) when the run has test episodes."""
     title = f"{label} on {env_id}, {n_seeds} seed(s)"
     if tests is None or "return" not in tests.columns or "seed" not in tests.columns:
         return title
     returns = pd.to_numeric(tests["return"], errors="coerce")
     per_seed = returns.groupby(tests["seed"]).mean().dropna()
-    if len(per_seed):
-        se = per_seed.std() / len(per_seed) ** 0.5 if len(per_seed) > 1 else 0.0
+    if len(per_seed) > 1:
+        se = per_seed.std() / len(per_seed) ** 0.5
         title += f"; test return {per_seed.mean():.1f} +- {se:.1f}"
+    elif len(per_seed):  # one seed has no standard error (not a spread of 0)
+        title += f"; test return {per_seed.mean():.1f}"
     return title
 
 
