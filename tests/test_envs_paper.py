@@ -123,6 +123,12 @@ def test_the_registry_holds_the_papers_settings() -> None:
         assert all(b["lr"] in d.lr_sweep and b["n"] in (None, *d.n_sweep) for b in d.best.values())
 
 
+# The authors' gym-games CatcherEnv (2019-2024) is built with normalize=True, and their
+# Explorer code makes it by gym.make("Catcher-PLE-v0") with no keywords; PixelcopterEnv
+# defaults to normalize=False (raw state).
+AUTHORS_ENV_KWARGS = {"maxminq/Catcher-v0": {"normalize": True}}
+
+
 @pytest.mark.parametrize("env_id", list(PAPER))
 def test_a_training_run_resolves_to_the_papers_settings(env_id: str) -> None:
     settings, steps, cap, _, best = PAPER[env_id]
@@ -132,8 +138,9 @@ def test_a_training_run_resolves_to_the_papers_settings(env_id: str) -> None:
         assert got == settings, (env_id, agent)
         assert (c.steps, c.max_episode_steps) == (steps, cap)
         # The test protocol (100 episodes, eps = 0.01), one net updated per step (Alg. 1),
-        # and the envs' own settings (no keyword overrides them).
-        assert (c.eval_episodes, c.eval_eps, c.update_members, c.env_kwargs) == (100, 0.01, 1, {})
+        # and the envs as the authors made them.
+        assert (c.eval_episodes, c.eval_eps, c.update_members) == (100, 0.01, 1)
+        assert c.env_kwargs == AUTHORS_ENV_KWARGS.get(env_id, {})
         if agent in best:
             assert (c.lr, c.n) == best[agent], (env_id, agent)
 
@@ -158,7 +165,8 @@ def test_paper_scale_sweeps_are_the_papers_grid(name: str) -> None:
         assert {k: r[k] for k in settings if k != "hidden"} == {
             k: v for k, v in settings.items() if k != "hidden"
         }
-        assert "hidden" not in r and "env_kwargs" not in r  # left out at the paper's
+        assert "hidden" not in r  # left out at the paper's
+        assert r.get("env_kwargs", {}) == AUTHORS_ENV_KWARGS.get(env_id, {})
 
 
 @pytest.mark.parametrize("name", list(SWEEPS))
@@ -193,3 +201,23 @@ def test_hidden_layers_have_one_source() -> None:
         assert d.hidden == NETWORK_HIDDEN[d.network]
     assert build_net("mlp", 1, (8,), 4).sizes == [8, 64, 64, 4]
     assert build_net("minatar_cnn", 1, (4, 10, 10), 6).hidden == 128
+
+
+def test_training_on_catcher_sees_the_authors_normalised_state() -> None:
+    """(x-26)/26, vel/8, (fx-26)/26, (fy-20)/45 of PLE's state: within about +-1.6, where the
+    raw pixel coordinates reach 52-64; --env-kwargs '{"normalize": false}' gives them back."""
+    c = TrainConfig(env_id="maxminq/Catcher-v0", agent="dqn").resolve()
+    env = c.make_env()
+    obs, _ = env.reset(seed=0)
+    seen = [obs]
+    for t in range(300):
+        obs, _, term, trunc, _ = env.step(t % 3)
+        seen.append(obs)
+        if term or trunc:
+            obs, _ = env.reset()
+    assert max(abs(float(v)) for o in seen for v in o) < 1.7
+    raw = TrainConfig(
+        env_id="maxminq/Catcher-v0", agent="dqn", env_kwargs={"normalize": False}
+    ).resolve()
+    obs, _ = raw.make_env().reset(seed=0)
+    assert obs[0] == 25.0  # the paddle's first centre x, in pixels

@@ -73,6 +73,9 @@ def table() -> str:
     lines.append("")
     lines.append("* not in the paper;  ? assumed (not posted by the authors).")
     lines.append("eps = start->end / decay steps + random steps first.")
+    for d in PAPER_ENVS.values():
+        if d.env_kwargs:  # how the authors' code made the env (overridable by --env-kwargs)
+            lines.append(f"{d.env_id} is made with {json.dumps(d.env_kwargs)}.")
     return "\n".join(lines)
 
 

@@ -119,6 +119,7 @@ def _feature(
     best: dict[str, dict[str, Any]],
     best_source: dict[str, str],
     paper: bool = True,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> EnvDefaults:
     """Feature-env settings of the paper: MLP [64, 64], RMSprop, clip 5, MSE, target 200."""
     return EnvDefaults(
@@ -142,6 +143,7 @@ def _feature(
         best=best,
         best_source=best_source,
         paper=paper,
+        env_kwargs=env_kwargs or {},
     )
 
 
@@ -189,6 +191,10 @@ def _build() -> dict[str, EnvDefaults]:
             LR_SWEEP_PLE,
             _best(1e-4, 1e-4, (1e-4, 2), (3e-4, 6)),
             _AUTHORS,
+            # The authors' Catcher (gym-games' CatcherEnv, made by gym.make("Catcher-PLE-v0"))
+            # normalises its state by default; on raw pixel coordinates Maxmin DQN N = 6 at
+            # its posted step size collapses (README, "Deep agents").
+            env_kwargs={"normalize": True},
         ),
         _feature(
             PIXELCOPTER_ID,
