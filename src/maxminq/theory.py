@@ -129,6 +129,11 @@ def t_mn(M: Any, N: Any) -> Any:
     return _out(_t_mn(m, n), M, N)
 
 
+def _theorem_args(M: Any, N: Any, tau: Any, gamma: Any) -> tuple[Any, Any, Any, Any]:
+    """Theorem 1's M, N, tau and gamma, each checked (an error names the bad one)."""
+    return _integers(M, "M"), _integers(N, "N"), _gamma(gamma), _tau(tau)
+
+
 def expected_bias(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
     """Expected estimation bias of Maxmin Q-learning, Theorem 1 (i) of Lan et al. (2020).
 
@@ -141,10 +146,7 @@ def expected_bias(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
         M: number of actions (integer >= 1). N: number of estimators (integer >= 1).
         tau: half-width of the uniform error (> 0). gamma: discount factor in [0, 1].
     """
-    m = _integers(M, "M")
-    n = _integers(N, "N")
-    g = _gamma(gamma)
-    s = _tau(tau)
+    m, n, g, s = _theorem_args(M, N, tau, gamma)
     return _out(g * s * (1.0 - 2.0 * _t_mn(m, n)), M, N, tau, gamma)
 
 
@@ -165,10 +167,7 @@ def target_variance(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
         M: number of actions (integer >= 1). N: number of estimators (integer >= 1).
         tau: half-width of the uniform error (> 0). gamma: discount factor in [0, 1].
     """
-    m = _integers(M, "M")
-    n = _integers(N, "N")
-    g = _gamma(gamma)
-    s = _tau(tau)
+    m, n, g, s = _theorem_args(M, N, tau, gamma)
     second = gamma_fn(1.0 + 2.0 / n) / poch(m + 1.0, 2.0 / n)  # s_MN = E[W^2]
     return _out(4.0 * (g * s) ** 2 * (second - _t_mn(m, n) ** 2), M, N, tau, gamma)
 
