@@ -45,12 +45,14 @@ def njit(*args: Any, **options: Any) -> Any:
     (``@njit``) or with options (``@njit(inline="always")``)."""
 
     def compile_cached(fn: Callable[..., Any]) -> Any:
-        before = numba.config.CACHE_DIR  # numba reads it once, when the kernel is declared
-        numba.config.CACHE_DIR = str(CACHE_DIR)
+        # numba reads it once, when the kernel is declared. The ignores: numba.config sets
+        # its options at run time, so its module has no CACHE_DIR for mypy.
+        before = numba.config.CACHE_DIR  # type: ignore[attr-defined]
+        numba.config.CACHE_DIR = str(CACHE_DIR)  # type: ignore[attr-defined]
         try:
             return numba.njit(cache=True, **options)(fn)
         finally:
-            numba.config.CACHE_DIR = before
+            numba.config.CACHE_DIR = before  # type: ignore[attr-defined]
 
     if args and callable(args[0]) and len(args) == 1 and not options:
         return compile_cached(args[0])

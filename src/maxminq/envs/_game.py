@@ -53,8 +53,8 @@ def apply_time_limit(
         trunc[i] = cap > 0 and elapsed[i] >= cap
         done[i] = term[i] or trunc[i]
     idx = np.flatnonzero(done)
-    for i in idx:
-        elapsed[i] = 0
+    for j in idx:
+        elapsed[j] = 0
     return trunc, done, idx
 
 
@@ -164,7 +164,7 @@ class GameEnv(gym.Env):
         render_mode: None or ``"rgb_array"``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 30}  # gym's type
     core_cls: ClassVar[type[GameCore]]
 
     def __init__(self, normalize: bool = False, render_mode: str | None = None) -> None:
@@ -222,7 +222,7 @@ class GameVectorEnv(VectorEnv):
         normalize: normalised features instead of the raw PLE state.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
+    metadata: dict[str, Any] = {  # an instance variable in gymnasium's VectorEnv
         "render_modes": ["rgb_array"],
         "autoreset_mode": AutoresetMode.SAME_STEP,
     }
@@ -239,7 +239,7 @@ class GameVectorEnv(VectorEnv):
         if seeds is None and num_envs is None:
             raise ValueError("give seeds or num_envs")
         self.num_envs = len(seeds) if seeds is not None else int(num_envs)  # type: ignore[arg-type]
-        self._init_seeds = list(seeds) if seeds is not None else None
+        self._init_seeds: list[int | None] | None = list(seeds) if seeds is not None else None
         self.max_episode_steps = check_cap(max_episode_steps)
         self.normalize = bool(normalize)
         self.render_mode = render_mode

@@ -6,13 +6,16 @@ import difflib
 import importlib
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
 from maxminq.envs._checks import check_actions, check_cap
 from maxminq.errors import UsageError
+
+if TYPE_CHECKING:
+    from maxminq.envs._game import GameVectorEnv
 
 CATCHER_ID = "maxminq/Catcher-v0"
 PIXELCOPTER_ID = "maxminq/Pixelcopter-v0"
@@ -173,6 +176,7 @@ def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
     if env_id in (CATCHER_ID, PIXELCOPTER_ID):
         cap = kwargs.pop("max_episode_steps", None)
         cap = CAPS[env_id] if cap is None else cap  # checked by the vector env
+        cls: type[GameVectorEnv]
         if env_id == CATCHER_ID:
             from maxminq.envs.catcher import CatcherVectorEnv as cls
         else:

@@ -18,7 +18,7 @@ code use), ``obs_dtype`` ("uint8" default, or "float32"). Seaquest is registered
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -49,7 +49,7 @@ class MinAtarEnv(gym.Env):
         render_mode: None or ``"rgb_array"`` (10x10 upscaled by ``render_scale``).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 30}  # gym's type
 
     def __init__(
         self,
@@ -85,7 +85,7 @@ class MinAtarEnv(gym.Env):
         self.action_space = spaces.Discrete(len(self.action_set))
         self.render_mode = render_mode
         self.render_scale = int(render_scale)
-        self._palette = None
+        self._palette: np.ndarray | None = None
         self._seeded = False
 
     def _obs(self) -> np.ndarray:

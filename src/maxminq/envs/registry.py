@@ -35,7 +35,7 @@ N_SWEEP: tuple[int, ...] = tuple(range(2, 10))
 #: The paper's hidden layers per network, the one source of these sizes (``deep.config``
 #: reads them): the MLP's [64, 64] (Sec. 5.2) and the one fully connected layer of 128
 #: after the MinAtar network's convolution (Young and Tian 2019).
-NETWORK_HIDDEN: dict[Network, tuple[int, ...]] = {"mlp": (64, 64), "minatar_cnn": (128,)}
+NETWORK_HIDDEN: dict[str, tuple[int, ...]] = {"mlp": (64, 64), "minatar_cnn": (128,)}
 
 
 @dataclass(frozen=True)
