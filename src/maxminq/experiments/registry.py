@@ -171,7 +171,7 @@ def _check_values(check_path: str, completed: dict[str, Any]) -> None:
     except MaxminqError as err:
         option, _, message = str(err).partition(": ")
         key = option.removeprefix("--").replace("-", "_") if option.startswith("--") else None
-        key = {"step_sizes": "step_size", "algorithms": "algorithm"}.get(key, key)
+        key = {"step_sizes": "step_size", "algorithms": "algorithm"}.get(key or "", key)
         message = message.rsplit(", got ", 1)[0]  # the config error adds the value itself
         raise SettingsError(key, message or str(err)) from None
     except (TypeError, ValueError) as err:  # e.g. a list where a number belongs
@@ -205,7 +205,7 @@ def _validate_tabular(
     complete: the run function's defaults are filled in, so a run's id and its stored
     settings say exactly what ran."""
     try:
-        parsed = model.model_validate(settings)
+        parsed: Any = model.model_validate(settings)  # a model with algorithm and n
     except ValidationError as err:
         raise _pydantic_error(err) from None
     resolve = _optional(RESOLVE_ALGORITHM)
@@ -360,9 +360,9 @@ def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
     except (ValueError, MaxminqError) as err:
         message = " ".join(str(err).split())
         match = _OPTION.search(message)
-        key = option_key(match.group(1)) if match else None
+        name = option_key(match.group(1)) if match else None
         message = message.split(": ", 1)[-1] if message.startswith("--") else message
-        raise SettingsError(key if key in fields else None, message) from None
+        raise SettingsError(name if name in fields else None, message) from None
     return json.loads(json.dumps(resolved.to_dict()))
 
 

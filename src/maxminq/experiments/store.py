@@ -93,12 +93,17 @@ class StoreError(MaxminqError):
 
 
 class RunLike(Protocol):
-    """Anything with the fields of :class:`maxminq.experiments.config.RunSpec`."""
+    """Anything with the fields of :class:`maxminq.experiments.config.RunSpec` (read-only:
+    a frozen RunSpec fits)."""
 
-    run_id: str
-    kind: str
-    settings: Mapping[str, Any]
-    config: str
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+    @property
+    def config(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     """Call ``write(tmp)`` on a temporary file next to ``path``, then rename it into place.
 
     The one atomic-write mechanism of the package (results, report, figures, theory files):
