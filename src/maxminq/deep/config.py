@@ -12,7 +12,7 @@ import json
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from maxminq.errors import UsageError
 
@@ -109,11 +109,11 @@ class TrainConfig:
     @property
     def n_online(self) -> int:
         """Online nets per seed (of a resolved config): N for Maxmin / Ensemble DQN, else 1."""
-        return self.n if self.agent in ENSEMBLE_AGENTS else 1
+        return cast(int, self.n) if self.agent in ENSEMBLE_AGENTS else 1
 
     # --- defaults and validation ----------------------------------------------------------
 
-    def resolve(self) -> TrainConfig:
+    def resolve(self) -> ResolvedTrainConfig:
         """A copy with every ``None`` replaced by the registry default, validated."""
         self._check_basic()
         from maxminq.envs.registry import get_env_defaults
@@ -143,7 +143,8 @@ class TrainConfig:
             if getattr(c, name) is None:
                 setattr(c, name, getattr(d, name))
         if c.hidden is None:
-            c.hidden = d.hidden if c.network == d.network else _default_hidden().get(c.network)
+            network = cast(str, c.network)  # filled from the registry above
+            c.hidden = d.hidden if network == d.network else _default_hidden().get(network)
         c.env_kwargs = {**d.env_kwargs, **(c.env_kwargs or {})}
         if c.steps is None:
             c.steps = int(d.train_steps)
@@ -161,7 +162,7 @@ class TrainConfig:
         if c.grad_clip is not None and c.grad_clip <= 0:
             c.grad_clip = None
         c._check_resolved()
-        return c
+        return cast("ResolvedTrainConfig", c)
 
     def _check_basic(self) -> None:
         if self.agent not in AGENT_NAMES:
@@ -197,6 +198,7 @@ class TrainConfig:
             )
         if self.max_episode_steps is not None and self.max_episode_steps < 1:
             raise UsageError(f"--max-episode-steps: must be >= 1, got {self.max_episode_steps}")
+        assert self.gamma is not None and self.optimizer_kwargs is not None  # filled by resolve
         if not 0 <= self.gamma <= 1:
             raise UsageError(f"--gamma: must be in [0, 1], got {self.gamma}")
         for name in ("eps_start", "eps_end", "eval_eps"):
@@ -251,6 +253,7 @@ class TrainConfig:
                     f"{bound}, got {v!r}"
                 )
 
+        assert self.optimizer_kwargs is not None  # filled by resolve
         for name, v in self.optimizer_kwargs.items():
             if name == "betas":
                 if not isinstance(v, (list, tuple)) or len(v) != 2:
@@ -314,7 +317,7 @@ class TrainConfig:
         d = dataclasses.asdict(self)
         if d["env_kwargs"] in (None, {}):
             del d["env_kwargs"]
-        if d["hidden"] is None or tuple(d["hidden"]) == _default_hidden().get(self.network):
+        if d["hidden"] is None or tuple(d["hidden"]) == _default_hidden().get(self.network or ""):
             del d["hidden"]
         return d
 
@@ -326,13 +329,41 @@ class TrainConfig:
         return json.dumps(d, sort_keys=True)
 
     @classmethod
-    def from_key(cls, key: str) -> TrainConfig:
+    def from_key(cls, key: str) -> ResolvedTrainConfig:
         """The resolved config a ``result_key`` was made from (defaults of the fields it
         leaves out filled in again)."""
-        c = cls(**json.loads(key))
+        c = cast("ResolvedTrainConfig", cls(**json.loads(key)))
         c.hidden = tuple(c.hidden or _default_hidden()[c.network])
         c.env_kwargs = c.env_kwargs or {}
         return c
+
+
+if TYPE_CHECKING:
+
+    class ResolvedTrainConfig(TrainConfig):
+        """A ``TrainConfig`` as ``resolve()`` returns it: the defaults filled in (for the
+        type checker only; ``grad_clip`` None = no clipping, ``max_episode_steps`` None = no
+        cap)."""
+
+        n: int
+        lr: float
+        steps: int
+        bias_every: int
+        checkpoint_every: int
+        network: str
+        buffer_size: int
+        batch_size: int
+        gamma: float
+        target_update: int
+        eps_start: float
+        eps_end: float
+        eps_decay_steps: int
+        learning_starts: int
+        loss: str
+        optimizer: str
+        optimizer_kwargs: dict[str, Any]
+        hidden: tuple[int, ...]
+        env_kwargs: dict[str, Any]
 
 
 def _check_hidden(hidden: Any, network: str) -> tuple[int, ...]:

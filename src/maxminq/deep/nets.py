@@ -182,7 +182,7 @@ class StackedMLP(StackedNet):
         return grads
 
     def to_modules(self) -> list[nn.Module]:
-        mods = []
+        mods: list[nn.Module] = []
         for m in range(self.members):
             layers: list[nn.Module] = []
             for i, (fan_in, fan_out) in enumerate(
@@ -299,14 +299,14 @@ class StackedMinAtarCNN(StackedNet):
         return [g_cw, g_cb, g_w1, g_b1, g_w2, g_b2]
 
     def to_modules(self) -> list[nn.Module]:
-        mods = []
+        mods: list[nn.Module] = []
         for m in range(self.members):
             conv = nn.Conv2d(self.in_channels, 16, 3, 1)
             l1 = nn.Linear(self.conv_out, self.hidden)
             l2 = nn.Linear(self.hidden, self.n_actions)
             with torch.no_grad():
                 conv.weight.copy_(self.params[0][m])
-                conv.bias.copy_(self.params[1][m])
+                conv.bias.copy_(self.params[1][m])  # type: ignore[union-attr]  # bias=True
                 l1.weight.copy_(self.params[2][m].t())
                 l1.bias.copy_(self.params[3][m, 0])
                 l2.weight.copy_(self.params[4][m].t())

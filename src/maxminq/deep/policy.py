@@ -143,7 +143,7 @@ class TrainedAgent:
         q = self.q_values(obs, seed)
 
         def one(values: np.ndarray) -> int:
-            if eps > 0.0 and rng.random() < eps:
+            if eps > 0.0 and rng is not None and rng.random() < eps:  # None: raised above
                 return int(rng.integers(self.n_actions))
             return int(np.argmax(values))
 
@@ -211,7 +211,7 @@ def evaluate_agent(
                 discounted, weight, q_first = 0.0, 1.0, float("nan")
                 record = frames is not None and seed == seeds[0] and j == 0
                 while True:
-                    if record and len(frames) < max_frames:
+                    if record and frames is not None and len(frames) < max_frames:
                         frames.append(env.render())
                     if term or trunc:
                         break

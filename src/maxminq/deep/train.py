@@ -41,7 +41,7 @@ import pathlib
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -61,6 +61,9 @@ from maxminq.experiments.store import (
     atomic_write_bytes,
     write_progress,
 )
+
+if TYPE_CHECKING:
+    from maxminq.deep.config import ResolvedTrainConfig
 
 __all__ = [
     "BIAS_TAIL",
@@ -222,7 +225,7 @@ def _scaled(u: np.ndarray, n: int | np.ndarray) -> np.ndarray:
 class Trainer:
     """State of one batched training run (all seeds); see the module docstring."""
 
-    def __init__(self, config: TrainConfig) -> None:
+    def __init__(self, config: ResolvedTrainConfig) -> None:
         self.cfg = cfg = config
         self.S = len(cfg.seeds)
         self.envs = [cfg.make_env() for _ in range(self.S)]
@@ -525,7 +528,7 @@ class Trainer:
         c = self.cfg
         if c.eval_episodes == 0:
             return
-        envs = [c.make_env() if a else None for a in self.active]
+        envs: list[Any] = [c.make_env() if a else None for a in self.active]  # None: diverged
         obs = np.zeros((self.S, *self.obs_shape), dtype=np.float32)
         remaining = [c.eval_episodes if a else 0 for a in self.active]
         ret, length = [0.0] * self.S, [0] * self.S
@@ -675,7 +678,7 @@ def tensorboard_writer_class() -> Any:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:
         try:
-            from tensorboardX import SummaryWriter
+            from tensorboardX import SummaryWriter  # type: ignore[no-redef]  # the fallback
         except ImportError:
             raise UsageError(
                 "--tensorboard: needs the tensorboard or tensorboardX package (pip install "
@@ -707,7 +710,7 @@ def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.
     return tables
 
 
-def check_resumable(saved: dict[str, Any], cfg: TrainConfig, step: int) -> None:
+def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) -> None:
     """A checkpoint written at ``step`` with options ``saved`` (a ``result_key``) can be
     continued under ``cfg`` if every option is the same, except a larger ``steps``
     (extending the run); raise UsageError naming what differs otherwise."""
@@ -801,7 +804,7 @@ def run_training(
 
 
 def _train_in(
-    cfg: TrainConfig,
+    cfg: ResolvedTrainConfig,
     config: TrainConfig,
     writer_class: Any,
     out_dir: pathlib.Path,
@@ -815,7 +818,7 @@ def _train_in(
     config_path = out_dir / "config.json"
     finished = (out_dir / "runs.csv").exists() and config_path.exists()
 
-    def own_interval(saved: dict[str, Any]) -> TrainConfig:
+    def own_interval(saved: dict[str, Any]) -> ResolvedTrainConfig:
         # Unless given, the metrics interval (derived from --steps) stays the run's own,
         # also when --steps grows to extend it.
         if config.bias_every is None:
