@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-Array = TypeVar("Array")  # np.ndarray or torch.Tensor
+Array = TypeVar("Array", bound=Any)  # np.ndarray or torch.Tensor (Any: torch not imported)
 
 __all__ = [
     "OPERATORS",

@@ -403,11 +403,12 @@ def monte_carlo_bias(
     m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
     fields = np.empty((8, *m_b.shape))
     for idx in np.ndindex(m_b.shape):
-        fields[(slice(None), *idx)] = _simulate(
+        fields[(slice(None),) + idx] = _simulate(
             int(m_b[idx]), int(n_b[idx]), float(s_b[idx]), float(g_b[idx]), count, rng, noise
         )
     values = [_out(f, M, N, tau, gamma) for f in fields]
-    return MonteCarloEstimate(*values, samples=count, noise=noise)
+    # the fields before samples, in order (mypy cannot count a list)
+    return MonteCarloEstimate(*values, samples=count, noise=noise)  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -475,6 +476,7 @@ def operator_bias(
             z = gg * bootstrap(name, draw(size=(min(rows, count - lo), nn, mm)), **params)
             bias.add(z)
             spread.add(z)
-        fields[(slice(None), *idx)] = (*bias.mean_se(), *spread.var_se())
+        fields[(slice(None),) + idx] = (*bias.mean_se(), *spread.var_se())
     values = [_out(f, M, N, tau, gamma) for f in fields]
-    return OperatorBias(*values, samples=count, noise=noise)
+    # the fields before samples, in order (mypy cannot count a list)
+    return OperatorBias(*values, samples=count, noise=noise)  # type: ignore[misc]

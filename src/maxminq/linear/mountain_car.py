@@ -40,7 +40,7 @@ import math
 from collections.abc import Sequence
 from itertools import product
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -549,7 +549,7 @@ def run_mountain_car(
     for value, option in ((sigma2, "--sigma2"), (step_size, "--step-sizes")):
         if np.ndim(value) != 0:
             raise UsageError(f"{option}: run_mountain_car takes one value; use the grid runner")
-    return run_mountain_car_grid(
+    frame = run_mountain_car_grid(
         algorithm=algorithm,
         n=n,
         sigma2=[sigma2],
@@ -560,3 +560,4 @@ def run_mountain_car(
         progress=progress,
         **params,
     )
+    return cast(pd.DataFrame, frame)  # a table: no return_weights here

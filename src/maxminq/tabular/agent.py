@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -291,7 +291,7 @@ def lane_seeds(seed: int, runs: int | np.ndarray) -> np.ndarray:
     """
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise UsageError(f"--seed: expected a whole number >= 0, got {seed!r}")
-    ids = np.arange(runs) if np.ndim(runs) == 0 else np.asarray(runs)
+    ids = np.arange(cast(int, runs)) if np.ndim(runs) == 0 else np.asarray(runs)
     out = np.empty(len(ids), dtype=np.uint64)
     for k, r in enumerate(ids):
         ss = np.random.SeedSequence(seed, spawn_key=(int(r),))

@@ -386,6 +386,7 @@ def generalized_q_learning(
         return np.stack([op(x, **kwargs) for x in rolled])  # (N, ...)
 
     def record_at(t: int) -> None:
+        assert q_star is not None and v_star is not None  # recording needs q_star
         err_at.append(t)
         errs.append(float(np.max(np.abs(history[0] - q_star[None]))))
         g = g_values(history.transpose(2, 1, 0, 3))  # (S,), or (N, S) with rotation
