@@ -445,7 +445,7 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
         claims.append(
             Claim(sec, t_var, INSUFFICIENT, "no readable variance.csv (N, variance_ratio)")
         )
-    elif big.empty:
+    elif big is None or big.empty:  # (None only with var None, handled above)
         claims.append(Claim(sec, t_var, INSUFFICIENT, "no N ≥ 8 in variance.csv"))
     elif sim is None:
         claims.append(Claim(sec, t_var, INSUFFICIENT, no_mc))

@@ -86,7 +86,8 @@ def _with_params(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     texts = [_params_text(u) for u in uniques]
     labels = sorted(set(texts))  # categorical: one byte a row on a full run's 10^7 rows
     lookup = np.array([labels.index(t) for t in texts], dtype=np.int64)
-    params = pd.Categorical.from_codes(lookup[codes], categories=labels)
+    # pandas-stubs want categories as an Index; pandas takes any list-like
+    params = pd.Categorical.from_codes(lookup[codes], categories=labels)  # type: ignore[call-overload]
     return df.assign(op_params=params), ["op_params"]
 
 
@@ -100,7 +101,8 @@ def _groups(df: pd.DataFrame) -> list[tuple[str, int, str, int]]:
         {(r[0], int(r[1]), r[2] if len(r) > 2 else "") for r in rows},
         key=lambda p: (order.get(p[0], 9), p[0], p[1], p[2]),
     )
-    out, seen = [], {}
+    out: list[tuple[str, int, str, int]] = []
+    seen: dict[str, int] = {}
     for a, n, params in triples:
         out.append((a, n, params, seen.get(a, 0)))
         seen[a] = seen.get(a, 0) + 1

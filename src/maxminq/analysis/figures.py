@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
+from matplotlib.typing import ColorType  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
@@ -84,7 +85,7 @@ def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
     It goes into the first unused grid cell when there is one (e.g. 7 panels in a 3 x 3
     grid), else below the panels.
     """
-    handles: dict[str, object] = {}
+    handles: dict[str, Any] = {}  # legend handles (artists)
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
@@ -109,7 +110,7 @@ def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
         fig.tight_layout(rect=(0, 0.06, 1, 1))
 
 
-def _band(ax: plt.Axes, x, mean, se, *, color: str, label: str, smooth: bool = True, **kw):
+def _band(ax: plt.Axes, x, mean, se, *, color: ColorType, label: str, smooth: bool = True, **kw):
     """A mean line with a one-standard-error band, EMA-smoothed for display when asked."""
     x = np.asarray(x, dtype=float)
     m = np.asarray(mean, dtype=float)
@@ -163,6 +164,7 @@ def fig_learning_curves(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> 
     """Fig. 4(a)-(g): per environment, each agent's best setting, mean +- 1 SE over seeds."""
     if not tables.has_deep or best.empty:
         return None
+    assert tables.episodes is not None  # has_deep
     curves = T.deep_curves(tables.episodes)
     envs = [e for e in _envs(best) if e in set(curves["env_id"])]
     if not envs:
@@ -195,6 +197,7 @@ def fig_varying_n(
     """Fig. 4(h)/(i): Maxmin DQN with each N (its best step size per N) on the given envs."""
     if not tables.has_deep or summary.empty:
         return []
+    assert tables.episodes is not None  # has_deep
     mm = summary[summary["agent"] == "maxmin-dqn"]
     out = []
     for token in envs:
@@ -562,7 +565,7 @@ def fig_training_runs(
 def _one_setting(df: pd.DataFrame, column: str, default: Any) -> Any:
     """The value of setting ``column`` shared by every run of ``df`` (a sweep's tables carry
     their settings as columns), or ``default`` if absent or not one value."""
-    values = df[column].dropna().unique() if column in df.columns else []
+    values: Any = df[column].dropna().unique() if column in df.columns else []
     return float(values[0]) if len(values) == 1 else default
 
 

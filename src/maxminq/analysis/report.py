@@ -17,6 +17,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -151,7 +152,7 @@ def infer_scale(results: dict[str, pd.DataFrame], meta: dict) -> str:
     :data:`CUSTOM_SCALE` (a folder written by ``maxminq sweep`` records no scale)."""
     if meta.get("scale"):
         return str(meta["scale"])
-    scales = set()
+    scales: set[str] = set()
     for df in results.values():
         if df is not None and "scale" in df.columns:
             scales.update(map(str, df["scale"].dropna().unique()))
@@ -248,7 +249,9 @@ def _differing(members: Sequence[dict], ident: Sequence[tuple[str, str]]) -> dic
     for name in names:
         values = {json.dumps(m[name], sort_keys=True) if name in m else None for m in members}
         if len(values) > 1:
-            out[name] = sorted(values - {None}) + ["unset (default)"] * (None in values)
+            out[name] = sorted(cast("set[str]", values - {None})) + ["unset (default)"] * (
+                None in values
+            )
     return out
 
 
@@ -600,8 +603,8 @@ def build_report(
         for attr in attrs:
             df = getattr(tables, attr)
             if df is not None and split.get(kind):
-                rows, used = at_defaults(df, kind, split[kind], used)
-                claim_tables = dataclasses.replace(claim_tables, **{attr: rows})
+                kept, used = at_defaults(df, kind, split[kind], used)
+                claim_tables = dataclasses.replace(claim_tables, **{attr: kept})
         if used is not None:
             claim_defaults[kind] = used
     # The figures show what the claims check: the runs at the default of a split setting
@@ -732,6 +735,7 @@ def build_report(
         doc.heading("Mountain Car (steps in the last training episode; fewer is better)", 3)
         doc.table(*_mc_table(T.mountain_car_best(mcs, mc_extra), mc_extra))
     if not deep_summary.empty:
+        assert tables.episodes is not None  # a deep summary comes from them
         deep_extra = T.present_keys(tables.episodes, split.get("deep", ()))
         split_summary = (
             T.deep_summary(tables, reps=reps, extra=deep_extra) if deep_extra else deep_summary

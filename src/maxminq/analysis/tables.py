@@ -57,7 +57,7 @@ def mean_se(values: Sequence[float] | np.ndarray) -> tuple[float, float]:
 
 def stratified_bootstrap_ci(
     strata: Sequence[np.ndarray] | np.ndarray,
-    statistic: Callable[[np.ndarray], np.ndarray] = iqm,
+    statistic: Callable[[np.ndarray], np.ndarray | float] = iqm,
     *,
     reps: int = 2000,
     level: float = 0.95,

@@ -8,7 +8,8 @@ global figure state; save it with ``fig.savefig``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -207,12 +208,13 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(10.0, 5.0), layout="constrained")
     ax_bias, ax_sd = fig.subplots(1, 2)
     n_max = int(table["N"].max())
-    for name, rows in table.groupby("operator", sort=False):
+    groups = cast("Iterable[tuple[str, pd.DataFrame]]", table.groupby("operator", sort=False))
+    for name, rows in groups:  # operator names
         colour, params = style.color(name), OPERATOR_SETTINGS.get(name, (None, {}))[1]
         text = style.LABELS.get(name, name) + "".join(f" ({k}={v:.3g})" for k, v in params.items())
         sd = np.sqrt(rows["variance"].to_numpy())
         sd_se = rows["variance_se"].to_numpy() / (2 * sd)  # delta method
-        if OPERATOR_SETTINGS.get(name, (None,))[0] is None:
+        if OPERATOR_SETTINGS.get(name, (None, {}))[0] is None:
             ns = rows["N"].to_numpy()
             for ax, y, err in ((ax_bias, rows["bias"], rows["bias_se"]), (ax_sd, sd, sd_se)):
                 ax.errorbar(ns, y, yerr=2 * np.asarray(err), fmt="o-", color=colour,

@@ -27,7 +27,7 @@ import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -40,16 +40,26 @@ TOY_QUICK = {"runs": 300, "episodes": 300}
 TOY_ALGORITHMS = ["q_learning", "double_q", "maxmin"]
 TOY_MAXMIN_N = (2, 4, 6, 8)
 
-MC_FULL = {
+MC_FULL: dict[str, Any] = {
     "runs": 100,
     "episodes": 1000,
     "sigma2": [0.0, 1.0, 10.0, 50.0],
     "step_sizes": [0.005, 0.01, 0.02, 0.04, 0.08],
 }
-MC_QUICK = {"runs": 4, "episodes": 40, "sigma2": [0.0, 10.0], "step_sizes": [0.02, 0.08]}
+MC_QUICK: dict[str, Any] = {
+    "runs": 4,
+    "episodes": 40,
+    "sigma2": [0.0, 10.0],
+    "step_sizes": [0.02, 0.08],
+}
 MC_ALGORITHMS = ["q_learning", "double_q", "averaged", "maxmin"]
 MAX_SIGMA2 = 1e6  # noise sd 1000x the reward of -1; near 1e308 the figures' axes overflow
-MC_DEFAULT_N = {"maxmin": (4,), "averaged": (4,), "ensemble": (4,), "historical_best": (4,)}
+MC_DEFAULT_N: dict[str, tuple[int, ...]] = {
+    "maxmin": (4,),
+    "averaged": (4,),
+    "ensemble": (4,),
+    "historical_best": (4,),
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -213,7 +223,8 @@ def _plot_frame(df: pd.DataFrame, algos: list[tuple[str, int, dict[str, float]]]
     for name, n, kw in algos:
         if kw:
             codes[((df.algorithm == name) & (df.n == n)).to_numpy()] = texts.index(json.dumps(kw))
-    return df.assign(op_kwargs=pd.Categorical.from_codes(codes, categories=texts))
+    # pandas-stubs want categories as an Index; pandas takes any list-like
+    return df.assign(op_kwargs=pd.Categorical.from_codes(codes, categories=texts))  # type: ignore[call-overload]
 
 
 def _out_dir(value: str | None, name: str) -> Path:
@@ -265,7 +276,7 @@ def _toy_task(kwargs: dict[str, Any]) -> pd.DataFrame:
 def _mc_task(kwargs: dict[str, Any]) -> pd.DataFrame:
     from maxminq.linear.mountain_car import run_mountain_car_grid
 
-    return _slim(run_mountain_car_grid(**kwargs), [])
+    return _slim(cast(pd.DataFrame, run_mountain_car_grid(**kwargs)), [])  # no return_weights
 
 
 def _init_worker() -> None:
@@ -494,7 +505,9 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     df = df.reset_index(drop=True)
     # A constant column, so that the CSV alone says how its step sizes are to be read
     # (categorical: one byte per row on the tens of millions of rows of a full run).
-    per = pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8), [args.step_size_per])
+    per = pd.Categorical.from_codes(  # type: ignore[call-overload]  # a list: as an Index
+        np.zeros(len(df), dtype=np.int8), [args.step_size_per]
+    )
     df.insert(df.columns.get_loc("step_size") + 1, "step_size_per", per)
     write_csv_atomic(df, out / "mountain_car.csv")
     write_settings(out, "mountain-car", {

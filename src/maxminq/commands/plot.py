@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from maxminq.errors import UsageError
 
@@ -60,7 +61,7 @@ def _json(path: Path) -> object:
 def _settings(folder: Path) -> dict:
     """The run's settings: ``config.json`` of a ``maxminq train`` folder, or the settings in
     ``manifest.json`` of a deep run in a sweep's ``OUT/tables/<run_id>``."""
-    settings = None
+    settings: Any = None
     if (folder / "runs.csv").is_file():
         if (folder / "config.json").is_file():
             path = folder / "config.json"
@@ -129,7 +130,7 @@ def _differences(cfgs: list[dict]) -> list:
     from maxminq.envs.registry import NETWORK_HIDDEN
 
     def hidden(c: dict) -> str:
-        sizes = c.get("hidden") or NETWORK_HIDDEN.get(c.get("network"), ())
+        sizes = c.get("hidden") or NETWORK_HIDDEN.get(c.get("network", ""), ())
         return "hidden " + ",".join(map(str, sizes)) if sizes else ""
 
     def keyword(name: str):

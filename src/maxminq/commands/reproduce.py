@@ -169,14 +169,14 @@ def combined_sweep(configs: list, scale: str):
     kinds first (cheap, they carry most claims), then deep runs by decreasing size (steps x
     seeds x members), which keeps the pool busy until the end.
     """
-    from maxminq.experiments.config import SweepConfig
+    from maxminq.experiments.config import RunSpec, SweepConfig
 
     def size(run) -> float:
         st = run.settings
         seeds = st.get("seeds") or [0]
         return float(st.get("steps") or 0) * len(seeds) * (1 + 0.1 * float(st.get("n") or 1))
 
-    seen: dict[str, object] = {}
+    seen: dict[str, RunSpec] = {}
     for config in configs:
         for run in config.runs:
             seen.setdefault(run.run_id, run)
