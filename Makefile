@@ -23,6 +23,7 @@ demo: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy src/maxminq
 
 test: lint
 	$(PY) -m pytest -n 2 -q
