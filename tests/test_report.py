@@ -1026,6 +1026,34 @@ def test_claims_keep_a_setting_pooled_when_no_run_is_at_its_default():
     assert rows["steps"].tolist() == [1]
 
 
+def test_deep_claims_keep_the_env_keywords_the_registry_sets():
+    """Catcher trains on normalize=True unless told otherwise (the authors' env): its runs
+    at that default are kept, not pooled with normalize=false; other envs' default is none."""
+    from maxminq.analysis.report import at_defaults, claim_restrictions
+
+    df = pd.DataFrame(
+        {
+            "env_id": ["maxminq/Catcher-v0"] * 3 + ["CartPole-v1"] * 2,
+            "env_kwargs": [
+                '{"normalize":true}',
+                '{"normalize":false}',
+                '{"normalize":true}',
+                np.nan,
+                '{"sutton_barto_reward":true}',
+            ],
+            "seed": [0, 1, 2, 3, 4],
+        }
+    )
+    rows, used = at_defaults(df, "deep", ["env_kwargs"])
+    assert rows["seed"].tolist() == [0, 2, 3]
+    assert (
+        "env_kwargs as the environment registry sets them" in claim_restrictions({"deep": used})[0]
+    )
+    # another table of the same runs gets the same filter
+    again, _ = at_defaults(df.iloc[::-1], "deep", ["env_kwargs"], used)
+    assert sorted(again["seed"]) == [0, 2, 3]
+
+
 def test_reproduce_says_when_rows_pool_settings_of_a_config_of_ones_own(tmp_path, capsys):
     """reproduce --configs with a config sweeping gamma printed the claim counts only: the
     pooling caution and the claims' restriction were in the report file alone."""

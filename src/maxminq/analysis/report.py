@@ -265,12 +265,37 @@ def split_settings(records: Sequence) -> dict[str, list[str]]:
     return {kind: sorted(names) for kind, names in out.items() if names}
 
 
+#: The default of a deep run's ``env_kwargs``: what the environment registry passes (Catcher's
+#: ``normalize``), unset for the environments it passes nothing.
+REGISTRY_ENV_KWARGS = "as the environment registry sets them"
+
+
+def _at_registry_env_kwargs(df: pd.DataFrame) -> np.ndarray:
+    """Per row of a deep table, whether its ``env_kwargs`` (canonical JSON text, NaN where
+    unset) are the ones the registry gives its ``env_id``."""
+    from maxminq.envs.registry import PAPER_ENVS
+    from maxminq.experiments.store import canonical_json
+
+    want = {}
+    for env_id in df["env_id"].unique():
+        kwargs = PAPER_ENVS[env_id].env_kwargs if env_id in PAPER_ENVS else {}
+        want[env_id] = canonical_json(kwargs) if kwargs else None
+    return np.array(
+        [
+            pd.isna(v) if want[e] is None else v == want[e]
+            for e, v in zip(df["env_id"], df["env_kwargs"], strict=True)
+        ],
+        dtype=bool,
+    )
+
+
 def _defaults(kind: str) -> dict[str, object]:
     """A run kind's fixed defaults (the paper's settings), None for settings whose default
     is to be unset (stored runs leave them out): tabular, the run function's defaults and
     ``update_members`` / ``op_kwargs``; deep, the fixed ``TrainConfig`` defaults (e.g.
-    ``update_members`` 1) and ``hidden`` / ``env_kwargs`` (those taken from the environment
-    registry differ by environment and are not listed)."""
+    ``update_members`` 1), ``hidden`` unset and ``env_kwargs`` as the environment registry
+    sets them (its other settings, e.g. ``steps``, differ by environment and are not
+    listed)."""
     if kind == "deep":
         from maxminq.deep.config import TrainConfig
 
@@ -279,7 +304,7 @@ def _defaults(kind: str) -> dict[str, object]:
             for f in dataclasses.fields(TrainConfig)
             if f.default is not dataclasses.MISSING and f.default is not None
         }
-        return {**fixed, "hidden": None, "env_kwargs": None}
+        return {**fixed, "hidden": None, "env_kwargs": REGISTRY_ENV_KWARGS}
     from maxminq.linear.mountain_car import MC_DEFAULTS
     from maxminq.tabular.agent import OPTIONAL_PARAMS
     from maxminq.tabular.toy_mdp import TOY_DEFAULTS
@@ -301,7 +326,9 @@ def at_defaults(
     keep = np.ones(len(df), dtype=bool)
     for name in (k for k in (defaults if given else names) if k in defaults and k in df.columns):
         col, value = df[name], defaults[name]
-        if value is None:
+        if value == REGISTRY_ENV_KWARGS and "env_id" in df.columns:
+            at = _at_registry_env_kwargs(df)
+        elif value is None:
             at = col.isna().to_numpy()
         elif isinstance(value, (int, float)) and pd.api.types.is_numeric_dtype(col):
             at = np.isclose(col.to_numpy(dtype=float), float(value), rtol=1e-12, atol=0.0)
