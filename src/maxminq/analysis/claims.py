@@ -545,14 +545,21 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
     return claims
 
 
+def _bias_metrics(tables: T.Tables) -> tuple[pd.DataFrame, list[str]] | None:
+    """The metrics table and its setting keys, or None when no run logged a bias."""
+    m = tables.metrics
+    if m is None or m.empty or "bias_mean" not in m.columns:
+        return None
+    return m, T.present_keys(m, T.DEEP_KEYS)
+
+
 def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
     """Beyond the paper, Theorem 1 in practice: where Maxmin DQN ran with several N, its
     measured bias (``T.second_half_bias``) is lower
     at the largest N than at the smallest (each N at its best step size by return)."""
-    m = tables.metrics
-    if m is None or m.empty or "bias_mean" not in m.columns:
+    if (found := _bias_metrics(tables)) is None:
         return []
-    keys = T.present_keys(m, T.DEEP_KEYS)
+    m, keys = found
     out = []
     for env in sorted(maxmin["env_id"].unique(), key=T.env_rank):
         sub = maxmin[maxmin["env_id"] == env]
@@ -576,10 +583,9 @@ def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
 
 def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
     """Beyond the paper: Maxmin DQN's measured bias (second half of training) below DQN's."""
-    m = tables.metrics
-    if m is None or m.empty or "bias_mean" not in m.columns:
+    if (found := _bias_metrics(tables)) is None:
         return []
-    keys = T.present_keys(m, T.DEEP_KEYS)
+    m, keys = found
     out = []
     for env in sorted(best["env_id"].unique(), key=T.env_rank):
         vals = {}
