@@ -338,6 +338,24 @@ def test_resolved_config_round_trips_through_json() -> None:
     assert rms.optimizer_kwargs == {}
 
 
+def test_integer_optimizer_options_give_the_run_id_of_their_floats() -> None:
+    """A sweep names a run by its settings' JSON: {"eps": 1} and {"eps": 1.0} (or Adam betas
+    [1, 0.999]) train the same run and must get one run id, not two."""
+    from maxminq.experiments.config import run_id_for
+    from maxminq.experiments.registry import validate_deep
+
+    def run_id(**options: object) -> str:
+        settings = {"env_id": "CartPole-v1", "agent": "dqn", "steps": 100, **options}
+        return run_id_for("deep", validate_deep(settings))
+
+    assert run_id(optimizer_kwargs={"eps": 1}) == run_id(optimizer_kwargs={"eps": 1.0})
+    assert run_id(optimizer_kwargs={"eps": 1}) != run_id(optimizer_kwargs={"eps": 2.0})
+    adam = {"optimizer": "adam"}
+    assert run_id(**adam, optimizer_kwargs={"betas": [0, 0.999]}) == run_id(
+        **adam, optimizer_kwargs={"betas": [0.0, 0.999]}
+    )
+
+
 def test_update_members_updates_that_many_distinct_members_per_seed() -> None:
     """--update-members 2 with N = 3: every learning step updates exactly two different
     members of each seed (and nothing before learning starts), from two mini-batches."""

@@ -162,6 +162,11 @@ class TrainConfig:
         if c.grad_clip is not None and c.grad_clip <= 0:
             c.grad_clip = None
         c._check_resolved()
+        # Numbers as floats, so {"eps": 1} and {"eps": 1.0} are one run (and one run id).
+        c.optimizer_kwargs = {
+            k: [float(x) for x in v] if isinstance(v, (list, tuple)) else float(v)
+            for k, v in (c.optimizer_kwargs or {}).items()
+        }
         return cast("ResolvedTrainConfig", c)
 
     def _check_basic(self) -> None:
