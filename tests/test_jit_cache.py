@@ -64,3 +64,24 @@ def test_cache_folder_is_named_after_every_kernel_source(tmp_path) -> None:
     assert _jit.sources_hash([a, b], tmp_path) == before
     b.write_text("y = 3\n")
     assert _jit.sources_hash([a, b], tmp_path) != before
+
+
+def test_cache_folders_of_other_sources_go_once_a_week_old(tmp_path) -> None:
+    import os
+    import time
+
+    names = ("cur", "new", "old", "in_use")
+    current, fresh, stale, in_use = (tmp_path / f"numba-{name}" for name in names)
+    other = tmp_path / "elsewhere"  # not a kernel cache: never touched
+    eight_days_ago = time.time() - 8 * 86400
+    for folder in (current, fresh, stale, in_use, other):
+        (folder / "tabular").mkdir(parents=True)  # numba caches per module subfolder
+        (folder / "tabular" / "agent.nbi").write_bytes(b"x")
+        if folder is not fresh:
+            for path in (folder / "tabular" / "agent.nbi", folder / "tabular", folder):
+                os.utime(path, (eight_days_ago, eight_days_ago))
+    (in_use / "tabular" / "agent.nbi").write_bytes(b"y")  # written today: still in use
+    assert _jit.prune_stale_caches(current, days=7) == [stale]
+    assert not stale.exists()
+    assert current.exists() and fresh.exists() and in_use.exists() and other.exists()
+    assert _jit.prune_stale_caches(current, days=7) == []

@@ -5,13 +5,17 @@ other files (``tabular/agent.py``, ``linear/tiles.py``, ``operators_jit.py``, ``
 so after an edit of a helper alone (a ``git pull`` into an editable install) numba would
 load the old machine code and run it without a word. Every kernel is therefore cached in a
 folder named after a hash of all of maxminq's kernel sources (the files that use ``njit``):
-any change to any of them starts a fresh cache (about 2.5 MB; folders of earlier sources
-stay for processes that may still run them: delete ``__pycache__`` to reclaim them).
+any change to any of them starts a fresh cache (about 2.5 MB). Folders of earlier sources
+are deleted on import once untouched for :data:`STALE_AFTER_DAYS` days (a process that may
+still compile into one has had a week to finish).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,30 @@ def sources_hash(paths: list[Path], root: Path = PACKAGE_DIR) -> str:
 
 #: Where the kernels are cached: ``__pycache__/numba-<hash of the kernel sources>``.
 CACHE_DIR = PACKAGE_DIR / "__pycache__" / f"numba-{sources_hash(kernel_sources())}"
+#: Cache folders of other sources untouched this long are deleted on import.
+STALE_AFTER_DAYS = 7
+
+
+def prune_stale_caches(cache_dir: Path = CACHE_DIR, days: float = STALE_AFTER_DAYS) -> list[Path]:
+    """Delete the ``numba-*`` folders beside ``cache_dir`` (other kernel sources) whose
+    last change is more than ``days`` old; best effort (a folder that cannot be deleted
+    stays). A folder's last change is that of the newest entry in it. Returns the folders
+    deleted."""
+    cutoff = time.time() - days * 86400
+    deleted = []
+    for folder in cache_dir.parent.glob("numba-*"):
+        with contextlib.suppress(OSError):  # gone already, or not ours to delete
+            if folder == cache_dir or not folder.is_dir():
+                continue
+            # numba writes into subfolders, which leaves the folder's own mtime behind
+            newest = max(p.stat().st_mtime for p in [folder, *folder.rglob("*")])
+            if newest < cutoff:
+                shutil.rmtree(folder)
+                deleted.append(folder)
+    return deleted
+
+
+prune_stale_caches()
 
 
 def njit(*args: Any, **options: Any) -> Any:
