@@ -484,3 +484,10 @@ def test_figure_titles_count_pooled_runs_per_setting():
     fig = cp.mc_sensitivity_figure(mc)
     assert fig.axes[0].get_title().startswith("Mountain Car, 4 runs, 2 episodes")
     plt.close(fig)
+
+
+def test_toy_gammas_are_the_column_with_the_papers_one_where_unset() -> None:
+    """Runs stored before a sweep set gamma have no value: the paper's gamma = 1."""
+    assert T.toy_gammas(pd.DataFrame({"mu": [0.1, -0.1]})).tolist() == [1.0, 1.0]
+    mixed = pd.DataFrame({"mu": [0.1, 0.1], "gamma": [0.5, np.nan]})
+    assert T.toy_gammas(mixed).tolist() == [0.5, 1.0]

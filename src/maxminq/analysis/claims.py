@@ -191,7 +191,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
         x, truth, name = sel["q_a_left"].to_numpy(), float(mu), "second-half Q(A,Left)"
         # The true Q(A, Left) is gamma * mu (mu at the paper's gamma = 1): runs at another
         # gamma are judged against their own true value, pooled ones by their error.
-        gammas = sel["gamma"].to_numpy(dtype=float) if "gamma" in sel else np.ones(len(sel))
+        gammas = T.toy_gammas(sel)
         text = "μ"
         if len(np.unique(gammas)) == 1 and gammas.size and gammas[0] != 1.0:
             truth, text = float(gammas[0] * mu), f"γμ, γ = {gammas[0]:g}"

@@ -595,7 +595,8 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
         )
         # The true Q(A, Left) is gamma * mu: the runs' discount (a sweep may set one; the
         # paper's is 1). Runs of several discounts have no one true line: drawn at mu.
-        gamma = _one_setting(toy, "gamma", 1.0)
+        gammas = np.unique(T.toy_gammas(toy))
+        gamma = float(gammas[0]) if len(gammas) == 1 else 1.0
         add(
             cp.toy_q_left_figure(toy, gamma=gamma),
             "toy_mdp_q_left",

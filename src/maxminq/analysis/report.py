@@ -467,7 +467,7 @@ def _toy_table(
     sq = T.summarize(qv, keys, "q_a_left", reps=200)
     merged = sd.merge(sq, on=[*keys], suffixes=("_distance", "_q"))
     # Q(A, Left)'s true value is gamma * mu: mu at the paper's gamma = 1.
-    other_gamma = "gamma" in toy and not np.allclose(toy["gamma"].to_numpy(dtype=float), 1.0)
+    other_gamma = not np.allclose(T.toy_gammas(toy), 1.0)
     head = [
         "μ",
         "algorithm",

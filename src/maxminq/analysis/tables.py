@@ -479,6 +479,14 @@ def toy_final(
     return tail.groupby(by, sort=True, dropna=False)[value].mean().reset_index()
 
 
+def toy_gammas(toy: pd.DataFrame) -> np.ndarray:
+    """Each toy-MDP row's discount: its ``gamma`` column (a sweep may set one), else the
+    paper's 1. The true Q(A, Left) of a row is ``gamma * mu``."""
+    if "gamma" not in toy.columns:
+        return np.ones(len(toy))
+    return toy["gamma"].fillna(1.0).to_numpy(dtype=float)
+
+
 def toy_auc(toy: pd.DataFrame, value: str = "distance") -> pd.DataFrame:
     """Per run, the average of ``value`` over all episodes (area under the learning curve)."""
     k = present_keys(toy, TOY_KEYS)
