@@ -118,6 +118,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bias-probe-every", type=int, default=10, help="steps between bias probes (default 10)"
     )
     parser.add_argument(
+        "--save-probes",
+        action="store_true",
+        help="also write probes.csv: every scored bias probe (seed, step, episode_step, "
+        "end_step, estimate, return, bias), not only the per-interval aggregates",
+    )
+    parser.add_argument(
         "--checkpoint-every",
         type=int,
         default=None,
@@ -187,6 +193,7 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         eval_eps=args.eval_eps,
         bias_every=args.bias_every,
         bias_probe_every=args.bias_probe_every,
+        save_probes=args.save_probes,
         checkpoint_every=args.checkpoint_every,
         update_members=args.update_members,
         optimizer_kwargs=_json_object(args.optimizer_kwargs, "--optimizer-kwargs"),

@@ -72,7 +72,7 @@ class TrainConfig:
     sizes, or the one fully connected width of the MinAtar network (default: the paper's,
     ``maxminq.envs.registry.NETWORK_HIDDEN``). ``env_kwargs``: keyword arguments for the
     environment's constructor (``maxminq.envs.make(env_id, **env_kwargs)``), over the
-    registry's.
+    registry's. ``save_probes``: also keep every scored bias probe (the ``probes`` table).
     """
 
     env_id: str
@@ -105,6 +105,7 @@ class TrainConfig:
     tensorboard: bool = False
     hidden: tuple[int, ...] | None = None
     env_kwargs: dict[str, Any] | None = None
+    save_probes: bool = False
 
     @property
     def n_online(self) -> int:
@@ -315,11 +316,13 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-compatible dict of all fields.
 
-        ``hidden`` and ``env_kwargs`` are left out at their defaults (the paper's layers, no
-        keywords): they came later, and so run folders, checkpoints and sweep run ids made
-        before them still match the same options.
+        ``hidden``, ``env_kwargs`` and ``save_probes`` are left out at their defaults (the
+        paper's layers, no keywords, no probes table): they came later, and so run folders,
+        checkpoints and sweep run ids made before them still match the same options.
         """
         d = dataclasses.asdict(self)
+        if not d["save_probes"]:
+            del d["save_probes"]
         if d["env_kwargs"] in (None, {}):
             del d["env_kwargs"]
         if d["hidden"] is None or tuple(d["hidden"]) == _default_hidden().get(self.network or ""):

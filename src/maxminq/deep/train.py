@@ -3,7 +3,8 @@
 ``run_training(config, out_dir)`` trains every seed of ``config.seeds`` side by side
 (one environment, one replay buffer and one random stream per seed; one stacked model
 for all networks), then runs the paper's test protocol (``eval_episodes`` episodes with
-eps = ``eval_eps``, Lan et al. 2020, section 5.2) and writes four tidy tables as CSV:
+eps = ``eval_eps``, Lan et al. 2020, section 5.2) and writes four tidy tables as CSV (five
+with ``save_probes``):
 
 * ``episodes``: seed, episode, step, return, length, return_avg100, terminated, truncated
 * ``tests``: seed, episode, return, length
@@ -11,6 +12,12 @@ eps = ``eval_eps``, Lan et al. 2020, section 5.2) and writes four tidy tables as
   steps_per_s (one row per seed every ``bias_every`` steps, and one for a last partial
   interval)
 * ``runs``: seed, status ('done' or 'diverged'), diverged_step
+* ``probes`` (only with ``save_probes``): seed, episode, step, episode_step, end_step,
+  terminated, estimate, return, bias: one row per scored probe (those ``metrics``
+  aggregates; a seed that diverged has no row there for its last interval), taken after
+  ``step`` steps of the run (a multiple of ``bias_probe_every``) and ``episode_step`` of
+  its episode, which ended at ``end_step`` (its ``step`` in ``episodes``), so
+  ``end_step - step`` steps after the probe
 
 Estimation bias (the paper's subject): every ``bias_probe_every`` steps the visited
 (s, a) of each seed is probed with the estimate its target side uses (min over the N
@@ -18,7 +25,9 @@ target nets for Maxmin, see ``Learner.estimate``); when that episode ends, the
 discounted return actually obtained from the probe onwards is computed, and
 ``bias = estimate - return`` is summarised per metrics interval. Probes in an episode
 cut by the time limit are kept only if the missing tail weighs at most
-``gamma^k <= BIAS_TAIL`` (k = steps from the probe to the cut).
+``gamma^k <= BIAS_TAIL`` (k = steps from the probe to the cut); the ``probes`` table
+keeps exactly these, and only these (a dropped probe's return lacks a tail that may be
+most of it, so its difference is no bias).
 
 Checkpoints (``out_dir/checkpoint/state.pt``, written atomically every
 ``checkpoint_every`` steps, loaded with ``torch.load(weights_only=True)``) hold the
@@ -68,6 +77,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BIAS_TAIL",
     "FIGURE_FILES",
+    "OPTIONAL_TABLES",
     "RUN_FILES",
     "TABLE_COLUMNS",
     "bias_horizon",
@@ -105,8 +115,23 @@ TABLE_COLUMNS: dict[str, list[str]] = {
         "steps_per_s",
     ],
     "runs": ["seed", "status", "diverged_step"],
+    "probes": [
+        "seed",
+        "episode",
+        "step",
+        "episode_step",
+        "end_step",
+        "terminated",
+        "estimate",
+        "return",
+        "bias",
+    ],
 }
+# Tables a run writes only when asked for (``save_probes``); ``read_tables`` reads each one
+# that is there, and requires it when the run's config.json asks for it.
+OPTIONAL_TABLES = {"probes": "save_probes"}
 _CKPT = "state.pt"
+_PROBE_TYPES = (int, int, int, int, int, bool, float, float, float)  # a probes row's columns
 # The figure ``maxminq train`` (and ``maxminq plot RUN_DIR``) draws from the tables.
 FIGURE_FILES = ("curves.png", "curves.svg")
 # Every file a run writes in its folder besides checkpoint/ (and tensorboard/): what
@@ -264,6 +289,7 @@ class Trainer:
         self.ep_rewards: list[list[float]] = [[] for _ in range(self.S)]
         self.ep_count = [0] * self.S
         self.probes: list[list[tuple[int, float]]] = [[] for _ in range(self.S)]
+        self.probe_rows: list[list[Any]] = []  # the probes table (save_probes)
         self._reset_acc()
         self.rows: dict[str, list[list[Any]]] = {"episodes": [], "metrics": [], "tests": []}
         self._interval_start = (0, time.perf_counter())
@@ -350,10 +376,15 @@ class Trainer:
             self._log_episode(row)
         if self.probes[s]:
             g = _discounted_returns(rewards, self.cfg.gamma)
-            n = len(rewards)
+            n, end = len(rewards), self.step + 1
             for t, est in self.probes[s]:
                 if probe_counts(terminated, n - t, self.cfg.gamma):
-                    self.acc_bias[s].append(est - float(g[t]))
+                    ret = float(g[t])
+                    self.acc_bias[s].append(est - ret)
+                    if self.cfg.save_probes:
+                        self.probe_rows.append(
+                            [row[0], row[1], end - n + t, t, end, terminated, est, ret, est - ret]
+                        )
         self._new_episode(s, next_seed)
 
     # --- one training step ------------------------------------------------------------------
@@ -573,7 +604,8 @@ class Trainer:
     # --- tables and checkpoints -------------------------------------------------------------
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The four result tables (see the module docstring)."""
+        """The result tables (see the module docstring): four, and ``probes`` with
+        ``save_probes``."""
         ep = pd.DataFrame(
             self.rows["episodes"],
             columns=[c for c in TABLE_COLUMNS["episodes"] if c != "return_avg100"],
@@ -595,11 +627,15 @@ class Trainer:
             ],
             columns=TABLE_COLUMNS["runs"],
         )
-        return {"episodes": ep, "tests": tests, "metrics": metrics, "runs": runs}
+        out = {"episodes": ep, "tests": tests, "metrics": metrics, "runs": runs}
+        if self.cfg.save_probes:  # rows are appended in step order within each seed
+            probes = pd.DataFrame(self.probe_rows, columns=TABLE_COLUMNS["probes"])
+            out["probes"] = probes.sort_values("seed", kind="stable").reset_index(drop=True)
+        return out
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue exactly (tensors and plain Python values only)."""
-        return {
+        state = {
             "config": self.cfg.result_key(),
             "step": self.step,
             "learner": self.learner.state_dict(),
@@ -619,6 +655,10 @@ class Trainer:
             "acc": [self.acc_loss, self.acc_q, self.acc_n, self.acc_bias],
             "rows": self.rows,
         }
+        if self.cfg.save_probes:  # one float64 array: millions of rows pickle slowly as lists
+            rows = np.array(self.probe_rows, dtype=np.float64).reshape(-1, len(_PROBE_TYPES))
+            state["probe_rows"] = torch.from_numpy(rows)
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore ``state_dict()`` output and rebuild each environment's exact state by
@@ -642,6 +682,11 @@ class Trainer:
         self.probes = [[(int(t), float(e)) for t, e in ps] for ps in state["probes"]]
         self.acc_loss, self.acc_q, self.acc_n, self.acc_bias = (list(x) for x in state["acc"])
         self.rows = {k: [list(r) for r in v] for k, v in state["rows"].items()}
+        if self.cfg.save_probes:  # the float64 array holds the ints and flags exactly
+            self.probe_rows = [
+                [typ(x) for typ, x in zip(_PROBE_TYPES, r, strict=True)]
+                for r in state["probe_rows"].tolist()
+            ]
         self.obs = state["obs"].numpy().copy()
         for s in range(self.S):
             if not self.active[s]:
@@ -691,10 +736,20 @@ def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.
     """The tables a finished ``run_training`` wrote to ``out_dir``, each checked to be
     whole: a file cut short (a copy that did not finish, a full disk) would otherwise read
     as a shorter run. A damaged or missing file is a one-line UsageError starting with
-    ``option`` and naming the file."""
+    ``option`` and naming the file. An optional table (``probes``) is read when it is there
+    or the run's ``config.json`` asks for it."""
     tables = {}
+    try:
+        options = json.loads((pathlib.Path(out_dir) / "config.json").read_text())
+    except (OSError, ValueError):  # none (a sweep's table folder) or unreadable
+        options = {}
+    asked = {
+        k for k, opt in OPTIONAL_TABLES.items() if isinstance(options, dict) and options.get(opt)
+    }
     for name in TABLE_COLUMNS:
         path = pathlib.Path(out_dir) / f"{name}.csv"
+        if name in OPTIONAL_TABLES and name not in asked and not path.exists():
+            continue
         try:
             data = path.read_bytes()
         except OSError as err:
@@ -850,7 +905,9 @@ def _train_in(
             trainer.load_state_dict(state)
         # Only now that the run can start: a finished run is replaced or extended (its
         # figure too: it would show the old run beside the new tables).
-        for name in ("runs.csv", MODEL_FILE, *FIGURE_FILES):
+        # An optional table of an earlier run would be read back with this one.
+        optional = (f"{name}.csv" for name in OPTIONAL_TABLES)
+        for name in ("runs.csv", MODEL_FILE, *FIGURE_FILES, *optional):
             (out_dir / name).unlink(missing_ok=True)
         _remove_stale_temporaries(out_dir)
         # The run's resolved options, there while it trains (runs.csv marks it finished).
@@ -889,7 +946,7 @@ def _train_in(
         trainer.close()
         torch.set_num_threads(saved_threads)
     # runs.csv last: it marks completion, so the tables before it are on disk first (synced).
-    for name in ("episodes", "tests", "metrics", "runs"):
+    for name in sorted(tables, key=lambda k: k == "runs"):
         data = tables[name].to_csv(index=False, lineterminator="\n").encode()
         atomic_write_bytes(out_dir / f"{name}.csv", data)
     (out_dir / PROGRESS_FILE).unlink(missing_ok=True)
