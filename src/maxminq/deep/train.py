@@ -131,7 +131,8 @@ TABLE_COLUMNS: dict[str, list[str]] = {
 # that is there, and requires it when the run's config.json asks for it.
 OPTIONAL_TABLES = {"probes": "save_probes"}
 _CKPT = "state.pt"
-_PROBE_TYPES = (int, int, int, int, int, bool, float, float, float)  # a probes row's columns
+# The integer and flag columns of the probes table, held as float64 (exact) while training.
+_PROBE_INTS = ("seed", "episode", "step", "episode_step", "end_step")
 # The figure ``maxminq train`` (and ``maxminq plot RUN_DIR``) draws from the tables.
 FIGURE_FILES = ("curves.png", "curves.svg")
 # Every file a run writes in its folder besides checkpoint/ (and tensorboard/): what
@@ -289,7 +290,9 @@ class Trainer:
         self.ep_rewards: list[list[float]] = [[] for _ in range(self.S)]
         self.ep_count = [0] * self.S
         self.probes: list[list[tuple[int, float]]] = [[] for _ in range(self.S)]
-        self.probe_rows: list[list[Any]] = []  # the probes table (save_probes)
+        # The probes table (save_probes): float64 blocks of rows, one per episode (compact:
+        # millions of rows as Python lists would take GBs).
+        self.probe_rows: list[np.ndarray] = []
         self._reset_acc()
         self.rows: dict[str, list[list[Any]]] = {"episodes": [], "metrics": [], "tests": []}
         self._interval_start = (0, time.perf_counter())
@@ -377,14 +380,16 @@ class Trainer:
         if self.probes[s]:
             g = _discounted_returns(rewards, self.cfg.gamma)
             n, end = len(rewards), self.step + 1
+            kept = []
             for t, est in self.probes[s]:
                 if probe_counts(terminated, n - t, self.cfg.gamma):
                     ret = float(g[t])
                     self.acc_bias[s].append(est - ret)
-                    if self.cfg.save_probes:
-                        self.probe_rows.append(
-                            [row[0], row[1], end - n + t, t, end, terminated, est, ret, est - ret]
-                        )
+                    kept.append(
+                        [row[0], row[1], end - n + t, t, end, terminated, est, ret, est - ret]
+                    )
+            if self.cfg.save_probes and kept:
+                self.probe_rows.append(np.array(kept, dtype=np.float64))
         self._new_episode(s, next_seed)
 
     # --- one training step ------------------------------------------------------------------
@@ -629,7 +634,8 @@ class Trainer:
         )
         out = {"episodes": ep, "tests": tests, "metrics": metrics, "runs": runs}
         if self.cfg.save_probes:  # rows are appended in step order within each seed
-            probes = pd.DataFrame(self.probe_rows, columns=TABLE_COLUMNS["probes"])
+            probes = pd.DataFrame(self._probe_array(), columns=TABLE_COLUMNS["probes"])
+            probes = probes.astype({**dict.fromkeys(_PROBE_INTS, "int64"), "terminated": bool})
             out["probes"] = probes.sort_values("seed", kind="stable").reset_index(drop=True)
         return out
 
@@ -655,10 +661,14 @@ class Trainer:
             "acc": [self.acc_loss, self.acc_q, self.acc_n, self.acc_bias],
             "rows": self.rows,
         }
-        if self.cfg.save_probes:  # one float64 array: millions of rows pickle slowly as lists
-            rows = np.array(self.probe_rows, dtype=np.float64).reshape(-1, len(_PROBE_TYPES))
-            state["probe_rows"] = torch.from_numpy(rows)
+        if self.cfg.save_probes:
+            state["probe_rows"] = torch.from_numpy(self._probe_array())
         return state
+
+    def _probe_array(self) -> np.ndarray:
+        """The probes table's rows so far as one float64 array."""
+        width = len(TABLE_COLUMNS["probes"])
+        return np.concatenate([np.empty((0, width)), *self.probe_rows])
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore ``state_dict()`` output and rebuild each environment's exact state by
@@ -682,11 +692,8 @@ class Trainer:
         self.probes = [[(int(t), float(e)) for t, e in ps] for ps in state["probes"]]
         self.acc_loss, self.acc_q, self.acc_n, self.acc_bias = (list(x) for x in state["acc"])
         self.rows = {k: [list(r) for r in v] for k, v in state["rows"].items()}
-        if self.cfg.save_probes:  # the float64 array holds the ints and flags exactly
-            self.probe_rows = [
-                [typ(x) for typ, x in zip(_PROBE_TYPES, r, strict=True)]
-                for r in state["probe_rows"].tolist()
-            ]
+        if self.cfg.save_probes:
+            self.probe_rows = [state["probe_rows"].numpy().copy()]
         self.obs = state["obs"].numpy().copy()
         for s in range(self.S):
             if not self.active[s]:
