@@ -221,3 +221,35 @@ def test_cli_save_probes_writes_probes_csv_and_reads_it_back(tmp_path, capsys) -
     # Without the flag the same command trains anew (--overwrite): the old table is gone.
     assert main([*argv, "--overwrite"]) == 0
     assert not (out / "probes.csv").exists()
+
+
+SWEEP = """
+name: cp_probes
+kind: deep
+fixed: {env_id: CartPole-v1, agent: dqn, n: 1, steps: 200, seeds: [0, 1], learning_starts: 100,
+        eval_episodes: 1, bias_probe_every: 4}
+variants:
+  - {save_probes: true}
+scales: {quick: {}, paper: {}}
+"""
+
+
+def test_sweep_setting_stores_the_probes_table(tmp_path: pathlib.Path) -> None:
+    """``save_probes: true`` in a sweep: the run stores probes.csv beside its other tables
+    (in its manifest), ``load_results`` returns it, and it adds up to the metrics."""
+    from maxminq.experiments.runner import run_sweep
+    from maxminq.experiments.store import ResultsStore, load_results
+
+    (tmp_path / "probes.yaml").write_text(SWEEP)
+    out = tmp_path / "out"
+    assert run_sweep(tmp_path / "probes.yaml", out, workers=1, progress=False).ok
+    with ResultsStore(out) as store:
+        (rec,) = store.records()
+        assert rec.settings["save_probes"] is True
+        stored = store.read_tables(rec.run_id)
+    results = load_results(out)
+    probes = results["probes"]
+    assert len(probes) > 10 and list(probes.columns[-len(COLUMNS) :]) == COLUMNS
+    pd.testing.assert_frame_equal(probes[COLUMNS], stored["probes"], check_exact=True)
+    assert (probes["step"] % 4 == 0).all()
+    assert results["metrics"]["bias_n"].sum() == len(probes)
