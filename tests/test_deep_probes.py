@@ -253,3 +253,10 @@ def test_sweep_setting_stores_the_probes_table(tmp_path: pathlib.Path) -> None:
     pd.testing.assert_frame_equal(probes[COLUMNS], stored["probes"], check_exact=True)
     assert (probes["step"] % 4 == 0).all()
     assert results["metrics"]["bias_n"].sum() == len(probes)
+    # The report reads every table but the probes (it has no use for them).
+    from maxminq.analysis.report import load_store
+
+    report_tables = load_store(out)
+    assert "probes" not in report_tables
+    assert set(report_tables) == set(results) - {"probes"}
+    pd.testing.assert_frame_equal(report_tables["metrics"], results["metrics"])

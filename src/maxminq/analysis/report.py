@@ -101,13 +101,19 @@ def check_store(out_dir: Path) -> None:
         ResultsStore(out_dir, create=False).close()
 
 
+#: The run tables the report reads: not ``probes`` (``save_probes``), millions of rows that
+#: ``load_results`` would widen with every setting as a column.
+REPORT_TABLES = ("toy_mdp", "mountain_car", "episodes", "tests", "metrics", "runs")
+
+
 def load_store(out_dir: Path) -> dict[str, pd.DataFrame]:
-    """All done runs' tables from the results store in ``out_dir`` (empty if none)."""
+    """The done runs' tables the report reads (:data:`REPORT_TABLES`) from the results store
+    in ``out_dir`` (empty if none)."""
     if not _has_store(out_dir):
         return {}
     from maxminq.experiments.store import load_results
 
-    return load_results(out_dir)
+    return load_results(out_dir, tables=REPORT_TABLES)
 
 
 _META_TYPES: dict[str, type | tuple[type, ...]] = {
@@ -223,9 +229,9 @@ def _settings_rows(records: Sequence) -> list[list[str]]:
 
 # The settings that identify a row of the report's tables, per run kind; runs that agree on
 # these are pooled as one setting. Seeds and run counts are replicates (pooling them is the
-# point); checkpoint_every and tensorboard do not change what a run computes.
+# point); checkpoint_every, tensorboard and save_probes do not change what a run computes.
 TABLE_KEYS = {"deep": T.DEEP_KEYS, "toy_mdp": T.TOY_KEYS, "mountain_car": T.MOUNTAIN_CAR_KEYS}
-POOLABLE = frozenset({"seed", "seeds", "runs", "checkpoint_every", "tensorboard"})
+POOLABLE = frozenset({"seed", "seeds", "runs", "checkpoint_every", "tensorboard", "save_probes"})
 
 
 def _pooling_groups(records: Sequence) -> dict[tuple, list[dict]]:
