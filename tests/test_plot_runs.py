@@ -1,6 +1,7 @@
 """``maxminq plot`` / ``maxminq train``'s curves figure on the runs a walkthrough found drawn
 badly: no bias measured at all, panels of one run on different step ranges, runs with one
-metrics row, and runs that differ only in ``hidden`` or ``env_kwargs``."""
+metrics row, and runs that differ only in ``hidden`` or ``env_kwargs``; the ``bias_dist``
+panel (quantiles of the per-probe bias of ``--save-probes`` runs)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from maxminq.analysis.figures import training_runs_figure
+from maxminq.analysis.figures import bias_quantiles, probe_intervals, training_runs_figure
 from maxminq.cli import main
 from maxminq.commands.plot import _settings, figure_title, run_labels
 from maxminq.deep.train import read_tables
@@ -235,3 +236,111 @@ def test_runs_without_a_finished_episode_are_one_line_and_write_nothing(tmp_path
         "maxminq plot: error: RUN_DIR: no episode finished in these runs; nothing to plot"
     ]
     assert not (tmp_path / "new").exists()
+
+
+def _probes(folder: Path, probes: list[tuple[int, int, float]], metrics: dict[int, list[int]]):
+    """Give a ``_run`` folder a probes table, as ``--save-probes`` writes it, of ``probes``
+    (seed, end_step, bias) rows, and metrics rows at ``metrics`` (seed: steps) for their
+    seeds (bias columns made up: the bias_dist panel reads the probes)."""
+    p = pd.DataFrame(probes, columns=["seed", "end_step", "bias"])
+    p["episode"], p["step"], p["episode_step"] = 1, p["end_step"] - 1, 0
+    p["terminated"], p["return"] = True, 0.0
+    p["estimate"] = p["bias"]
+    cols = ["seed", "episode", "step", "episode_step", "end_step", "terminated", "estimate"]
+    p[[*cols, "return", "bias"]].to_csv(folder / "probes.csv", index=False)
+    rows = [(seed, step) for seed, steps in metrics.items() for step in steps]
+    m = pd.DataFrame(rows, columns=["seed", "step"])
+    m["loss"], m["q_mean"], m["bias_mean"], m["bias_std"], m["bias_abs"] = 0.1, 1.0, -1, 0, 1
+    m.to_csv(folder / "metrics.csv", index=False)
+
+
+# Two seeds, metrics every 100 steps; seed 1 diverged after step 200 (no row for its last
+# interval), seed 0 ended at 250 (a last, partial interval). A probe counts in the interval
+# its episode ended in: (100, 200] holds end steps 101..200; seed 1's probe ending at 230
+# has no metrics row and is not drawn (as bias_mean leaves it out).
+BINNED_PROBES = [
+    (0, 100, -4.0), (0, 101, 1.0), (0, 150, -2.0), (0, 200, 3.0), (0, 240, 0.5),
+    (0, 250, 2.5), (1, 60, -6.0), (1, 180, 5.0), (1, 199, -1.0), (1, 230, 40.0),
+]  # fmt: skip
+BINNED_METRICS = {0: [100, 200, 250], 1: [100, 200]}
+# By hand from the rows above: each interval's biases, both seeds pooled.
+POOLED = {100: [-4.0, -6.0], 200: [1.0, -2.0, 3.0, 5.0, -1.0], 250: [0.5, 2.5]}
+
+
+def test_bias_dist_draws_pooled_quantiles_per_metrics_interval(tmp_path) -> None:
+    """The bias_dist panel's line is each interval's median of the per-probe bias and its
+    band the 10% and 90% quantiles, the probes of both seeds pooled (numpy's quantiles of
+    the hand-binned biases), at the metrics steps the bias panel draws, with a zero line."""
+    run = _run(tmp_path / "r", "maxmin-dqn", [(100, 10.0), (250, 20.0)], [], 250, seeds=[0, 1])
+    _probes(run, BINNED_PROBES, BINNED_METRICS)
+    steps = sorted(POOLED)
+    want = np.array([np.quantile(POOLED[s], [0.1, 0.5, 0.9]) for s in steps])
+    tables = read_tables(run)
+    q = bias_quantiles(probe_intervals(tables["probes"], tables["metrics"]))
+    np.testing.assert_allclose(q[["step", "q10", "q50", "q90"]], np.c_[steps, want])
+    assert q["n"].tolist() == [len(POOLED[s]) for s in steps]
+
+    # Drawn in a comparison (the run's own curve in its legend colour) and alone.
+    other = _run(tmp_path / "o", "dqn", [(100, 10.0)], [], 250)
+    _probes(other, [(0, 90, 7.0)], {0: [100, 200, 250]})
+    mm = ("Maxmin DQN (N=2)", "maxmin-dqn", tables)
+    for runs in ([mm], [mm, ("DQN", "dqn", read_tables(other))]):
+        fig = training_runs_figure(runs, "t", panels=["return", "bias_dist"])
+        ax = _panels(fig)["bias per probe, all seeds pooled"]
+        (median,) = [ln for ln in ax.get_lines() if ln.get_label() == "Maxmin DQN (N=2)"]
+        np.testing.assert_allclose(median.get_xdata(), steps)
+        np.testing.assert_allclose(median.get_ydata(), want[:, 1])
+        assert median.get_color() == "#2ca02c"  # style's Maxmin colour
+        band = ax.collections[0].get_paths()[0].vertices  # the run's band: first drawn
+        for s, (low, _, high) in zip(steps, want, strict=True):
+            at = band[np.isclose(band[:, 0], s), 1]
+            assert (at.min(), at.max()) == pytest.approx((low, high))
+        zero = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+        assert any(set(ln.get_ydata()) == {0.0} for ln in zero)
+        plt.close(fig)
+
+
+def test_bias_dist_of_a_run_without_probes_is_a_usage_error(tmp_path, capsys) -> None:
+    """A run trained without --save-probes has no per-probe biases: 'maxminq plot --panels
+    ...,bias_dist' says so in one line naming --panels, the folder and --save-probes, exit
+    2, and writes nothing, also next to a run that has them; the Python function raises."""
+    with_probes = _run(tmp_path / "p", "dqn", [(100, 10.0)], [(100, -1.0, 0.5)], 100)
+    _probes(with_probes, [(0, 50, -1.0)], {0: [100]})
+    without = _run(tmp_path / "np", "dqn", [(100, 10.0)], [(100, -1.0, 0.5)], 100)
+    out = tmp_path / "new" / "fig"
+    args = ["plot", str(with_probes), str(without), "--panels", "return,bias_dist"]
+    assert main([*args, "--out", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("maxminq plot: error: --panels: bias_dist ")
+    assert f"{without} has no probes.csv" in line and "--save-probes" in line
+    assert not (tmp_path / "new").exists()
+    assert main([*args[:3], "--panels", "return,bias", "--out", str(out)]) == 0  # no bias_dist
+    with pytest.raises(ValueError, match="bias_dist.*save_probes.*none in 'DQN'$"):
+        training_runs_figure([("DQN", "dqn", read_tables(without))], "t", panels=["bias_dist"])
+
+
+def test_plot_writes_bias_dist_figure_and_names_a_run_without_scored_probes(
+    tmp_path, capsys
+) -> None:
+    """'--panels return,bias_dist' writes the figure (PNG and SVG, the panel's title in it).
+    A run whose probes table has no row (every probe dropped) is named in one warning, as
+    for the bias panel; alone, its panel says no bias was measured."""
+    run = _run(tmp_path / "r", "maxmin-dqn", [(100, 10.0), (250, 20.0)], [], 250, seeds=[0, 1])
+    _probes(run, BINNED_PROBES, BINNED_METRICS)
+    out = tmp_path / "fig"
+    assert main(["plot", str(run), "--panels", "return,bias_dist", "--out", str(out)]) == 0
+    assert capsys.readouterr().err == ""
+    assert (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
+    assert "bias per probe, all seeds pooled" in (tmp_path / "fig.svg").read_text()
+
+    empty = _run(tmp_path / "e", "dqn", [(200, -200.0)], [(200, NAN, 0.1)], 200)
+    _probes(empty, [], {0: [200]})
+    assert len(pd.read_csv(empty / "probes.csv")) == 0
+    assert main(["plot", str(run), str(empty), "--panels", "bias_dist", "--out", str(out)]) == 0
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("maxminq plot: warning: no bias measured in ") and str(empty) in line
+    assert str(run) not in line and "missing from the bias panel" in line
+    fig = training_runs_figure([("DQN", "dqn", read_tables(empty))], "t", panels=["bias_dist"])
+    (ax,) = _panels(fig).values()
+    assert "no bias measured" in _texts(ax) and not ax.get_lines()
+    plt.close(fig)

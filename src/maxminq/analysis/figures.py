@@ -392,7 +392,8 @@ def fig_bias_vs_n(tables: T.Tables, summary: pd.DataFrame, out_dir: Path) -> Fig
 
 #: Panels of ``fig_training_runs`` (``maxminq plot --panels``): table, column, title, y label.
 #: The bias columns come from ``maxminq train``'s probes: per seed and metrics interval, the
-#: mean, mean absolute value and standard deviation of ``estimate - discounted MC return``.
+#: mean, mean absolute value and standard deviation of ``estimate - discounted MC return``;
+#: ``bias_dist`` draws its distribution from the probes table itself (``--save-probes``).
 TRAINING_PANELS: dict[str, tuple[str, str, str, str]] = {
     "return": ("episodes", "return_avg100", "training return", "return (100-episode average)"),
     "bias": ("metrics", "bias_mean", "estimation bias (above 0: over)", "estimate - MC return"),
@@ -410,6 +411,13 @@ TRAINING_PANELS: dict[str, tuple[str, str, str, str]] = {
     ),
     "q": ("metrics", "q_mean", "Q estimates (updated net)", "mean Q(s, a) of replayed batches"),
     "loss": ("metrics", "loss", "training loss", "mean loss of the updates"),
+    # Needs the probes table (--save-probes); binned by the metrics rows: bias_quantiles.
+    "bias_dist": (
+        "probes",
+        "bias",
+        "bias per probe, all seeds pooled",
+        "estimate - MC return: median, 10-90%",
+    ),
 }
 DEFAULT_PANELS = ("return", "bias", "q")
 #: One marker per run of ``training_runs_figure`` (runs of one family share a colour, and a
@@ -422,6 +430,65 @@ NO_BIAS_WHY = (
     "a probe, taken every bias_probe_every steps from learning_starts on, counts once its "
     f"episode terminates, or is cut by the time limit with gamma^(steps to the cut) <= {BIAS_TAIL}"
 )
+
+
+#: The quantiles of the ``bias_dist`` panel: band, line, band.
+BIAS_QUANTILES = (0.1, 0.5, 0.9)
+
+
+def probe_intervals(probes: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
+    """Columns seed, step, bias: each probe with a finite bias at the ``step`` of the metrics
+    row its seed counts it in, the first of that seed's metrics steps at or after the
+    probe's ``end_step`` (a probe counts in the interval its episode ended in). A probe past
+    its seed's last metrics row (a diverged seed's last interval, which ``metrics`` leaves
+    out) is left out, so per seed and step these are the probes of that row's ``bias_mean``."""
+    parts = []
+    for seed, rows in probes.groupby("seed", sort=True):
+        steps = np.sort(metrics.loc[metrics["seed"] == seed, "step"].to_numpy(dtype=float))
+        at = np.searchsorted(steps, rows["end_step"].to_numpy(dtype=float), side="left")
+        bias = rows["bias"].to_numpy(dtype=float)
+        keep = (at < len(steps)) & np.isfinite(bias)
+        parts.append(pd.DataFrame({"seed": seed, "step": steps[at[keep]], "bias": bias[keep]}))
+    if not parts:  # no probe scored (a header-only probes.csv)
+        return pd.DataFrame({"seed": [], "step": [], "bias": []})
+    return pd.concat(parts, ignore_index=True)
+
+
+def bias_quantiles(binned: pd.DataFrame) -> pd.DataFrame:
+    """Per ``step`` of :func:`probe_intervals`' rows, the ``BIAS_QUANTILES`` of their bias
+    (numpy's linear interpolation), all seeds' probes pooled: columns step, q10, q50, q90, n.
+    Pooled rather than per-seed quantiles averaged: the band is then the spread of the
+    per-probe bias itself (within and between seeds); probes come on a fixed step schedule,
+    so each seed weighs about alike (less where its cut episodes drop probes)."""
+    names = [f"q{round(100 * q)}" for q in BIAS_QUANTILES]
+    if binned.empty:
+        return pd.DataFrame(columns=["step", *names, "n"])
+    by_step = binned.groupby("step", sort=True)["bias"]
+    out = by_step.quantile(np.array(BIAS_QUANTILES)).unstack()
+    out.columns = pd.Index(names)
+    out["n"] = by_step.size()
+    return out.reset_index()
+
+
+def _bias_dist(ax: plt.Axes, tables: dict[str, pd.DataFrame], *, color: ColorType, label: str,
+               ls: str, run: int, runs: int) -> float | None:  # fmt: skip
+    """Draw one run's ``bias_dist`` curve (median line, 10-90% band; one run of several
+    seeds: a thin median line per seed too); its last step, or None when it has no probe."""
+    binned = probe_intervals(tables["probes"], tables["metrics"])
+    if binned.empty:
+        return None
+    q = bias_quantiles(binned)
+    if runs == 1 and binned["seed"].nunique() > 1:
+        for _, rows in binned.groupby("seed"):
+            median = rows.groupby("step", sort=True)["bias"].median()
+            ax.plot(median.index, median.to_numpy(), color=color, lw=0.7, alpha=0.35)
+    x = q["step"].to_numpy(dtype=float)
+    low, high = q["q10"].to_numpy(dtype=float), q["q90"].to_numpy(dtype=float)
+    if len(q) == 1:  # a band of one point does not show
+        ax.vlines(x, low, high, color=color, lw=4, alpha=0.3)
+    ax.fill_between(x, low, high, color=color, alpha=0.2, lw=0)
+    ax.plot(x, q["q50"], color=color, label=label, lw=1.6, ls=ls, **_marks(len(q), run, runs))
+    return float(x.max())
 
 
 def _marks(n_points: int, run: int, runs: int) -> dict:
@@ -455,6 +522,13 @@ def training_runs_figure(
     if unknown or not panels:
         raise ValueError(f"panels: choose from {', '.join(TRAINING_PANELS)}, got {panels!r}")
     chosen = [TRAINING_PANELS[p] for p in panels]
+    if "bias_dist" in panels:
+        none = [label for label, _, tables in runs if tables.get("probes") is None]
+        if none:
+            raise ValueError(
+                "panels: bias_dist needs each run's probes table (train with save_probes="
+                f"True); none in {', '.join(map(repr, none))}"
+            )
     fig, grid = plt.subplots(
         1, len(chosen), figsize=(4.5 * len(chosen), 3.6), squeeze=False, sharex=True
     )
@@ -468,6 +542,12 @@ def training_runs_figure(
         ls = styles[seen.get(colour, 0) % len(styles)]  # same family twice: another dash
         seen[colour] = seen.get(colour, 0) + 1
         for k, (ax, (table, value, _, _)) in enumerate(zip(axes, chosen, strict=True)):
+            if table == "probes":
+                end = _bias_dist(ax, tables, color=colour, label=label, ls=ls, run=i,
+                                 runs=len(runs))  # fmt: skip
+                drawn[k] = drawn[k] or end is not None
+                last = max(last, end or 0.0)
+                continue
             df = tables.get(table)
             if df is None or df.empty:
                 continue
@@ -489,17 +569,17 @@ def training_runs_figure(
                 )  # fmt: skip
                 _band(ax, band["step"], band["mean"], band["se"], color=colour, label=label,
                       smooth=False, ls=ls, **_marks(len(band), i, len(runs)))  # fmt: skip
-    for ax, shown, (_, value, panel_title, ylabel) in zip(axes, drawn, chosen, strict=True):
+    for ax, shown, (table, value, panel_title, ylabel) in zip(axes, drawn, chosen, strict=True):
         if not shown:  # say why the panel is empty rather than leave it blank
             note = (
                 "no bias measured: no probe was scored\n" + textwrap.fill(f"({NO_BIAS_WHY})", 40)
-                if value in BIAS_COLUMNS
+                if value in BIAS_COLUMNS or table == "probes"
                 else f"no {value} values logged"
             )
             ax.text(0.5, 0.5, note, transform=ax.transAxes, ha="center", va="center",
                     fontsize=9, color="#555555")  # fmt: skip
             ax.set_yticks([])  # matplotlib's default 0..1 would read as values
-        elif value == "bias_mean":
+        elif value == "bias_mean" or table == "probes":
             ax.axhline(0.0, color="black", lw=0.8, ls="--")
         ax.set_title(panel_title)
         ax.set_xlabel("environment steps")
@@ -545,8 +625,10 @@ def fig_training_runs(
     measured estimation bias and the mean Q(s, a) the updated network predicted for its
     replayed mini-batches (``q_mean``: one member for Maxmin and Ensemble, not their min or
     mean); ``panels`` picks others from ``TRAINING_PANELS``. Per run, the mean over seeds
-    with a one-standard-error band; with a single run also a thin line per seed. Every panel
-    spans steps 0 .. ``steps`` (default: the largest step in the tables)."""
+    with a one-standard-error band; with a single run also a thin line per seed. The
+    ``bias_dist`` panel (runs with a ``probes`` table) draws instead, per metrics interval,
+    the median and 10-90% quantiles of the per-probe bias, seeds pooled (``bias_quantiles``).
+    Every panel spans steps 0 .. ``steps`` (default: the largest step in the tables)."""
     fig = training_runs_figure(runs, title, panels, steps)
     if fig is None:
         return None
@@ -558,6 +640,12 @@ def fig_training_runs(
         "its replayed mini-batches); mean over seeds +- one standard error (thin lines: "
         "single seeds; a diverged seed keeps the return it reached, as in the report)."
     )
+    if "bias_dist" in panels:
+        caption += (
+            " Bias per probe: per metrics interval, the median (line) and 10-90% quantiles "
+            "(band) of estimate - MC return over the probes of all seeds pooled (one run: "
+            "thin lines are single seeds' medians)."
+        )
     return FigureFile(name, title, caption, save_figure(fig, out_dir, name))
 
 

@@ -37,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="return,bias,q",
         help="comma-separated panels, from: return, bias (mean of estimate - MC return), "
         "bias_abs (its mean absolute value), bias_std (its spread), q (mean Q(s, a) of the "
-        "updated net on replayed batches), loss; default return,bias,q",
+        "updated net on replayed batches), loss, bias_dist (median and 10-90%% quantiles of "
+        "the bias per probe, seeds pooled; runs trained with --save-probes); "
+        "default return,bias,q",
     )
 
 
@@ -95,14 +97,29 @@ def _settings(folder: Path) -> dict:
 
 def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
     """Raise UsageError unless every table a panel draws from has the panel's column and
-    ``seed`` and ``step``, as numbers (a table of another program, or edited by hand)."""
+    ``seed`` and ``step``, as numbers (a table of another program, or edited by hand);
+    ``bias_dist`` needs the probes (``--save-probes``) and the metrics steps binning them."""
     import pandas as pd
 
     from maxminq.analysis.figures import TRAINING_PANELS
 
-    for table, column in dict.fromkeys(TRAINING_PANELS[p][:2] for p in panels):
+    if "bias_dist" in panels and "probes" not in tables:
+        raise UsageError(
+            f"--panels: bias_dist draws each probe's bias, and {folder} has no probes.csv "
+            "(trained without --save-probes): train it with --save-probes (a sweep: "
+            "save_probes: true), or leave bias_dist out"
+        )
+    needs: dict[str, list[str]] = {}
+    for p in panels:
+        table, column = TRAINING_PANELS[p][:2]
+        if table == "probes":
+            needs.setdefault("metrics", ["seed", "step"])
+            needs["probes"] = ["seed", "end_step", column]
+        else:
+            needs[table] = list(dict.fromkeys([*needs.get(table, ["seed", "step"]), column]))
+    for table, columns in needs.items():
         df = tables[table]
-        for col in ("seed", "step", column):
+        for col in columns:
             if col not in df.columns:
                 raise UsageError(f"RUN_DIR: {folder}/{table}.csv has no column {col!r}")
             if len(df) and not pd.api.types.is_numeric_dtype(df[col]):  # header only: object
@@ -189,20 +206,24 @@ def _panels(text: str) -> list[str]:
 
 def _warn_if_no_bias(folders: list[Path], tables: list[dict], panels: list[str]) -> None:
     """One warning line (stderr) naming the runs whose bias columns hold no number (every
-    probe dropped, e.g. MountainCar-v0's cut episodes), when a bias panel is drawn: the
-    panel says so too, but a run missing from a comparison is easy to overlook."""
+    probe dropped, e.g. MountainCar-v0's cut episodes), or for ``bias_dist`` whose probes
+    table has no row to draw, when a bias panel is drawn: the panel says so too, but a run
+    missing from a comparison is easy to overlook."""
     import numpy as np
 
-    from maxminq.analysis.figures import BIAS_COLUMNS, NO_BIAS_WHY, TRAINING_PANELS
+    from maxminq.analysis.figures import BIAS_COLUMNS, NO_BIAS_WHY, TRAINING_PANELS, probe_intervals
 
     columns = [TRAINING_PANELS[p][1] for p in panels if TRAINING_PANELS[p][1] in BIAS_COLUMNS]
-    if not columns:
+    dist = "bias_dist" in panels
+    if not columns and not dist:
         return
-    empty = [
-        str(folder)
-        for folder, t in zip(folders, tables, strict=True)
-        if not np.isfinite(t["metrics"][columns].to_numpy(dtype=float)).any()
-    ]
+
+    def none(t: dict) -> bool:
+        if columns and not np.isfinite(t["metrics"][columns].to_numpy(dtype=float)).any():
+            return True
+        return dist and probe_intervals(t["probes"], t["metrics"]).empty
+
+    empty = [str(folder) for folder, t in zip(folders, tables, strict=True) if none(t)]
     if empty:
         missing = (
             "the bias panel is empty"
