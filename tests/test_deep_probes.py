@@ -218,6 +218,7 @@ def test_cli_save_probes_writes_probes_csv_and_reads_it_back(tmp_path, capsys) -
     assert main([*argv, "--save-probes", "--resume"]) == 0  # read back, not trained again
     assert "finished run read back" in capsys.readouterr().out
     assert (out / "probes.csv").read_bytes() == before
+
     # Without the flag the same command trains anew (--overwrite): the old table is gone.
     assert main([*argv, "--overwrite"]) == 0
     assert not (out / "probes.csv").exists()
@@ -260,3 +261,18 @@ def test_sweep_setting_stores_the_probes_table(tmp_path: pathlib.Path) -> None:
     assert "probes" not in report_tables
     assert set(report_tables) == set(results) - {"probes"}
     pd.testing.assert_frame_equal(report_tables["metrics"], results["metrics"])
+
+
+def test_cli_figure_adds_the_bias_distribution_panel_when_probes_are_kept(tmp_path) -> None:
+    """``maxminq train`` draws return, bias and Q; with ``--save-probes`` also the
+    per-probe bias distribution (``bias_dist``): one more panel in curves.svg."""
+    argv = ["train", "--env", "CartPole-v1", "--agent", "dqn", "--steps", "250"]
+    argv += ["--learning-starts", "100", "--eval-episodes", "1", "--no-progress"]
+
+    def panels(*extra: str) -> int:
+        out = tmp_path / "-".join(["run", *extra])
+        assert main([*argv, *extra, "--out", str(out)]) == 0
+        return (out / "curves.svg").read_text().count('<g id="axes_')
+
+    assert panels() == 3
+    assert panels("--save-probes") == 4

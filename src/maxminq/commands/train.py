@@ -348,11 +348,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"tables written to {args.out}")
         if not args.no_plot:
             from maxminq.analysis import style
-            from maxminq.analysis.figures import fig_training_runs, run_title
+            from maxminq.analysis.figures import DEFAULT_PANELS, fig_training_runs, run_title
 
             label = style.label(resolved.agent, resolved.n)
             title = run_title(label, resolved.env_id, len(resolved.seeds), tests)
-            figure = fig_training_runs([(label, resolved.agent, tables)], title, args.out)
+            # A run that kept its probes also shows their distribution.
+            panels = (*DEFAULT_PANELS, "bias_dist") if "probes" in tables else DEFAULT_PANELS
+            figure = fig_training_runs(
+                [(label, resolved.agent, tables)], title, args.out, panels=panels
+            )
             if figure is not None:
                 print(f"figure written to {figure.png}")
         return 0
