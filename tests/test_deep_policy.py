@@ -140,7 +140,7 @@ def test_evaluation_measures_the_bias_at_the_start_state(run_dir, capsys) -> Non
         assert f"seed {seed}: return" in printed
         assert f"start-state bias {b.mean():+.2f} +- {se:.2f} (3 episode(s))" in printed
     # The line runs are compared by: the seeds' means, SE over the 2 seeds = |m0 - m1| / 2.
-    over_seeds = f"{np.mean(means):+.2f} +- {abs(means[0] - means[1]) / 2:.2f} over 2 seed(s)"
+    over_seeds = f"{np.mean(means):+.2f} +- {abs(means[0] - means[1]) / 2:.2f} over 2 seeds"
     assert "all 2 seeds (mean +- SE over seeds): return " in printed
     assert f"start-state bias {over_seeds}" in printed
 

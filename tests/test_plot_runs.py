@@ -218,9 +218,9 @@ def test_one_run_redrawn_names_its_agent_and_n_in_the_title(tmp_path) -> None:
     tables = [read_tables(f) for f in folders]
     labels = run_labels(cfgs, folders)
     # One seed, test returns -150 and -170: mean -160 (one seed has no standard error).
-    want = "Maxmin DQN (N=4) on MountainCar-v0, 1 seed(s); test return -160.0"
+    want = "Maxmin DQN (N=4) on MountainCar-v0, 1 seed; test return -160.0"
     assert figure_title(cfgs[:1], labels[:1], tables[:1]) == want
-    assert figure_title(cfgs, labels, tables) == "MountainCar-v0, 1 seed(s) per run"
+    assert figure_title(cfgs, labels, tables) == "MountainCar-v0, 1 seed per run"
     assert main(["plot", str(one), "--out", str(tmp_path / "one.png")]) == 0
 
 

@@ -584,8 +584,8 @@ def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
     assert lines == [
         # seed 1 at 100 and 600 steps: two experiments; seed 2 twice at 100 steps
         f"deep (env_id E, agent dqn, n 1, lr 0.0001): 3 run ids pooled; steps 100 vs 600; "
-        f"seed(s) 2 {twice}",
-        f"toy_mdp (mu -0.1, algorithm q_learning): 2 run ids pooled; seed(s) 3 {twice}",
+        f"seed 2 {twice}",
+        f"toy_mdp (mu -0.1, algorithm q_learning): 2 run ids pooled; seed 3 {twice}",
         "toy_mdp (mu 0.1, algorithm maxmin, n 4): 2 run ids pooled; "
         "update_members 2 vs unset (default)",
     ]

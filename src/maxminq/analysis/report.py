@@ -382,8 +382,8 @@ def pooled_differences(records: Sequence) -> list[str]:
         repeated = sorted({s for v in experiments.values() for s in v if v.count(s) > 1})
         if repeated:
             parts.append(
-                f"seed(s) {', '.join(map(str, repeated))} in more than one run id "
-                "(the same runs counted twice)"
+                f"seed{'s' * (len(repeated) > 1)} {', '.join(map(str, repeated))} in more "
+                "than one run id (the same runs counted twice)"
             )
         if parts:
             where = ", ".join(f"{k} {json.loads(v)}" for k, v in ident)

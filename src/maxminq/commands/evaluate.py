@@ -123,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
         import pandas as pd
 
         bias_part = (
-            f"start-state bias {_mean_se(pd.Series(biases), '+.2f')} over {len(biases)} seed(s)"
+            f"start-state bias {_mean_se(pd.Series(biases), '+.2f')} over {len(biases)} "
+            f"seed{'s' * (len(biases) != 1)}"
             if biases
             else "start-state bias n/a"
         )

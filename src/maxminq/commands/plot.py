@@ -246,7 +246,7 @@ def figure_title(cfgs: list[dict], labels: list[str], tables: list[dict]) -> str
         return run_title(labels[0], cfgs[0]["env_id"], len(cfgs[0]["seeds"]), tables[0]["tests"])
     title = " vs ".join(dict.fromkeys(cfg["env_id"] for cfg in cfgs))
     seeds = sorted({len(cfg["seeds"]) for cfg in cfgs})
-    return title + f", {'/'.join(map(str, seeds))} seed(s) per run"
+    return title + f", {'/'.join(map(str, seeds))} seed{'s' * (seeds != [1])} per run"
 
 
 def run(args: argparse.Namespace) -> int:
