@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib.ticker import NullFormatter  # noqa: E402
+from matplotlib.ticker import EngFormatter, NullFormatter  # noqa: E402
 from matplotlib.typing import ColorType  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
@@ -583,6 +583,7 @@ def training_runs_figure(
             ax.axhline(0.0, color="black", lw=0.8, ls="--")
         ax.set_title(panel_title)
         ax.set_xlabel("environment steps")
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))  # 50k, 1.5M: no crowded digits
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     if last > 0:  # one step axis for all panels, the runs' whole length (+ room for markers)
