@@ -180,6 +180,22 @@ def test_quick_sweeps_run_each_agent_at_its_best_setting(name: str) -> None:
     assert got == {**assumed, **PAPER[env_id][4]}
 
 
+@pytest.mark.parametrize("name", ["catcher", "pixelcopter", "lunarlander"])
+def test_best_scale_is_the_posted_best_runs_of_the_paper_grid(name: str) -> None:
+    """``--scale best``: each agent once, at its posted step size / N, with the paper's
+    length, 20 seeds and 100 test episodes: the very runs of the paper grid (same run ids)."""
+    env_id = SWEEPS[name]
+    _, steps, _, _, posted = PAPER[env_id]
+    best = load_config(CONFIGS / f"{name}.yaml", "best").runs
+    assert {r.settings["agent"]: (r.settings["lr"], r.settings["n"]) for r in best} == posted
+    assert len(best) == len(posted)
+    for r in best:
+        assert (r.settings["steps"], r.settings["eval_episodes"]) == (steps, 100)
+        assert r.settings["seeds"] == list(range(20))
+    paper = {r.run_id for r in load_config(CONFIGS / f"{name}.yaml", "paper").runs}
+    assert {r.run_id for r in best} <= paper
+
+
 @pytest.mark.parametrize(
     ("name", "env_id"),
     [

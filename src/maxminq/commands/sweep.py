@@ -15,7 +15,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq sweep``."""
     parser.add_argument("config", help="sweep config file (YAML), e.g. configs/toy_mdp.yaml")
     parser.add_argument(
-        "--scale", default="quick", help="scale defined in the config: quick (default) or paper"
+        "--scale",
+        default="quick",
+        help="scale defined in the config: quick (default), paper, or one of its own (the "
+        "feature-environment configs: best, each agent at its posted setting, full length)",
     )
     parser.add_argument("--backend", default="local", help="local (process pool, default) or ray")
     parser.add_argument(
