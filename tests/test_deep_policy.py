@@ -138,7 +138,7 @@ def test_evaluation_measures_the_bias_at_the_start_state(run_dir, capsys) -> Non
         se = np.sqrt(((b - b.mean()) ** 2).sum() / 2) / np.sqrt(3)  # sample sd / sqrt(n)
         means.append(b.mean())
         assert f"seed {seed}: return" in printed
-        assert f"start-state bias {b.mean():+.2f} +- {se:.2f} (3 episode(s))" in printed
+        assert f"start-state bias {b.mean():+.2f} +- {se:.2f} (3 episodes)" in printed
     # The line runs are compared by: the seeds' means, SE over the 2 seeds = |m0 - m1| / 2.
     over_seeds = f"{np.mean(means):+.2f} +- {abs(means[0] - means[1]) / 2:.2f} over 2 seeds"
     assert "all 2 seeds (mean +- SE over seeds): return " in printed
@@ -400,6 +400,9 @@ def test_start_state_bias_counts_episodes_as_training_does() -> None:
     mean, values = _start_bias(g, 0.99)
     assert mean == 1.0 and values.tolist() == [3.0, -1.0]  # (3 - 1) / 2
     # SE: sample sd of (3, -1) is 2 sqrt(2), over sqrt(2) episodes: 2
-    assert _bias_text((mean, values)) == "start-state bias +1.00 +- 2.00 (2 episode(s))"
+    assert _bias_text((mean, values)) == "start-state bias +1.00 +- 2.00 (2 episodes)"
     assert _start_bias(g.iloc[:1], 0.99) is None
     assert _bias_text(None) == "start-state bias n/a (every episode cut short)"
+    # One counted episode has no standard error: not "+- 0.00".
+    one = _start_bias(g.iloc[[0, 2]], 0.99)
+    assert one is not None and _bias_text(one) == "start-state bias -1.00 (1 episode)"

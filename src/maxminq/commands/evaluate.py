@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         max_episode_steps=args.max_episode_steps,
     )
     env = c.env_id + (f" {json.dumps(c.env_kwargs)}" if c.env_kwargs else "")  # its variant
-    print(f"{c.agent} (n = {c.n}) on {env}, eps = {args.eps}, {args.episodes} episode(s):")
+    print(f"{c.agent} (n = {c.n}) on {env}, eps = {args.eps}, {_count(args.episodes, 'episode')}:")
     returns, biases = [], []
     for seed, g in episodes.groupby("seed", sort=False):
         r = g["return"]
@@ -116,15 +116,15 @@ def run(args: argparse.Namespace) -> int:
         returns.append(r.mean())
         biases += [bias[0]] if bias else []
         print(
-            f"seed {seed}: return {_mean_se(r)} (mean +- SE), length {length:.1f}, "
-            + _bias_text(bias)
+            f"seed {seed}: return {_mean_se(r)}{' (mean +- SE)' * (len(r) > 1)}, "
+            f"length {length:.1f}, " + _bias_text(bias)
         )
     if len(returns) > 1:  # what runs are compared by: one number per seed, SE over seeds
         import pandas as pd
 
         bias_part = (
-            f"start-state bias {_mean_se(pd.Series(biases), '+.2f')} over {len(biases)} "
-            f"seed{'s' * (len(biases) != 1)}"
+            f"start-state bias {_mean_se(pd.Series(biases), '+.2f')} over "
+            f"{_count(len(biases), 'seed')}"
             if biases
             else "start-state bias n/a"
         )
@@ -142,9 +142,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _mean_se(x: pd.Series, fmt: str = ".2f") -> str:
-    """``mean +- SE`` of ``x`` (SE 0 for a single value)."""
-    se = x.std() / math.sqrt(len(x)) if len(x) > 1 else 0.0
-    return f"{x.mean():{fmt}} +- {se:.2f}"
+    """``mean +- SE`` of ``x``; a single value alone (it has no standard error, not one of 0)."""
+    if len(x) < 2:
+        return f"{x.mean():{fmt}}"
+    return f"{x.mean():{fmt}} +- {x.std() / math.sqrt(len(x)):.2f}"
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 episode``, ``3 episodes``."""
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def _start_bias(g: pd.DataFrame, gamma: float) -> tuple[float, pd.Series] | None:
@@ -164,7 +170,7 @@ def _bias_text(bias: tuple[float, pd.Series] | None) -> str:
     """A seed's start-state bias as printed: mean +- SE over its counted episodes."""
     if bias is None:
         return "start-state bias n/a (every episode cut short)"
-    return f"start-state bias {_mean_se(bias[1], '+.2f')} ({len(bias[1])} episode(s))"
+    return f"start-state bias {_mean_se(bias[1], '+.2f')} ({_count(len(bias[1]), 'episode')})"
 
 
 def _check_env(config: TrainConfig, gif: bool, env_seed: int) -> None:
