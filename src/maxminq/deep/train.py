@@ -385,10 +385,11 @@ class Trainer:
                 if probe_counts(terminated, n - t, self.cfg.gamma):
                     ret = float(g[t])
                     self.acc_bias[s].append(est - ret)
-                    kept.append(
-                        [row[0], row[1], end - n + t, t, end, terminated, est, ret, est - ret]
-                    )
-            if self.cfg.save_probes and kept:
+                    if self.cfg.save_probes:  # rows only when asked for
+                        kept.append(
+                            [row[0], row[1], end - n + t, t, end, terminated, est, ret, est - ret]
+                        )
+            if kept:
                 self.probe_rows.append(np.array(kept, dtype=np.float64))
         self._new_episode(s, next_seed)
 
