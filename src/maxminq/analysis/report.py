@@ -101,19 +101,14 @@ def check_store(out_dir: Path) -> None:
         ResultsStore(out_dir, create=False).close()
 
 
-#: The run tables the report reads: not ``probes`` (``save_probes``), millions of rows that
-#: ``load_results`` would widen with every setting as a column.
-REPORT_TABLES = ("toy_mdp", "mountain_car", "episodes", "tests", "metrics", "runs")
-
-
 def load_store(out_dir: Path) -> dict[str, pd.DataFrame]:
-    """The done runs' tables the report reads (:data:`REPORT_TABLES`) from the results store
+    """The done runs' tables the report reads (``tables.REPORT_TABLES``) from the results store
     in ``out_dir`` (empty if none)."""
     if not _has_store(out_dir):
         return {}
     from maxminq.experiments.store import load_results
 
-    return load_results(out_dir, tables=REPORT_TABLES)
+    return load_results(out_dir, tables=T.REPORT_TABLES)
 
 
 _META_TYPES: dict[str, type | tuple[type, ...]] = {

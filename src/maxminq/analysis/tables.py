@@ -143,6 +143,12 @@ class Tables:
         return self.episodes is not None and not self.episodes.empty
 
 
+#: The deep tables ``classify`` recognises by name, and every run table the report reads
+#: (``maxminq train``'s optional ``probes`` is not one: millions of rows it has no use for).
+DEEP_TABLES = ("episodes", "tests", "metrics", "runs")
+REPORT_TABLES = ("toy_mdp", "mountain_car", *DEEP_TABLES)
+
+
 def classify(results: dict[str, pd.DataFrame]) -> Tables:
     """Sort the store's tables by their columns (robust to how the sweep names them).
 
@@ -159,7 +165,7 @@ def classify(results: dict[str, pd.DataFrame]) -> Tables:
             kind = "toy"
         elif {"sigma2", "steps", "episode"} <= cols:
             kind = "mountain_car"
-        elif name in ("episodes", "tests", "metrics", "runs") and "agent" in cols:
+        elif name in DEEP_TABLES and "agent" in cols:
             kind = name
         else:
             continue
