@@ -600,7 +600,7 @@ def run_title(label: str, env_id: str, n_seeds: int, tests: pd.DataFrame | None)
     """The title of one run's curves figure (``maxminq train``'s, and ``maxminq plot`` of a
     single run, which has no legend): agent and N, environment, seeds and the mean test
     return (+- SE over seeds, with two or more) when the run has test episodes."""
-    title = f"{label} on {env_id}, {n_seeds} seed{'s' * (n_seeds != 1)}"
+    title = f"{label} on {env_id}, {style.count(n_seeds, 'seed')}"
     if tests is None or "return" not in tests.columns or "seed" not in tests.columns:
         return title
     returns = pd.to_numeric(tests["return"], errors="coerce")

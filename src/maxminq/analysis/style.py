@@ -71,3 +71,8 @@ def label(algorithm: str, n: int | float | None = None) -> str:
     if size is None or n is None or n != n:  # n != n: NaN (an unset N in a table)
         return text
     return f"{text} ({size}={int(n)})"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 seed``, ``4 seeds``: ``n`` and ``noun``, plural unless ``n`` is 1."""
+    return f"{n} {noun}{'s' * (n != 1)}"

@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from maxminq.analysis.style import count
 from maxminq.errors import UsageError
 from maxminq.experiments.store import atomic_write
 
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         max_episode_steps=args.max_episode_steps,
     )
     env = c.env_id + (f" {json.dumps(c.env_kwargs)}" if c.env_kwargs else "")  # its variant
-    print(f"{c.agent} (n = {c.n}) on {env}, eps = {args.eps}, {_count(args.episodes, 'episode')}:")
+    print(f"{c.agent} (n = {c.n}) on {env}, eps = {args.eps}, {count(args.episodes, 'episode')}:")
     returns, biases = [], []
     for seed, g in episodes.groupby("seed", sort=False):
         r = g["return"]
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
 
         bias_part = (
             f"start-state bias {_mean_se(pd.Series(biases), '+.2f')} over "
-            f"{_count(len(biases), 'seed')}"
+            f"{count(len(biases), 'seed')}"
             if biases
             else "start-state bias n/a"
         )
@@ -148,11 +149,6 @@ def _mean_se(x: pd.Series, fmt: str = ".2f") -> str:
     return f"{x.mean():{fmt}} +- {x.std() / math.sqrt(len(x)):.2f}"
 
 
-def _count(n: int, noun: str) -> str:
-    """``1 episode``, ``3 episodes``."""
-    return f"{n} {noun}{'s' * (n != 1)}"
-
-
 def _start_bias(g: pd.DataFrame, gamma: float) -> tuple[float, pd.Series] | None:
     """Q(s_0, a_0) - discounted return over the episodes ``g`` that count as in training
     (terminated, or cut where the missing tail weighs gamma^length <= BIAS_TAIL): their
@@ -170,7 +166,7 @@ def _bias_text(bias: tuple[float, pd.Series] | None) -> str:
     """A seed's start-state bias as printed: mean +- SE over its counted episodes."""
     if bias is None:
         return "start-state bias n/a (every episode cut short)"
-    return f"start-state bias {_mean_se(bias[1], '+.2f')} ({_count(len(bias[1]), 'episode')})"
+    return f"start-state bias {_mean_se(bias[1], '+.2f')} ({count(len(bias[1]), 'episode')})"
 
 
 def _check_env(config: TrainConfig, gif: bool, env_seed: int) -> None:
