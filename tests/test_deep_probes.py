@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from line_env import LineEnv
+from test_deep_train import _small as _train_small
 
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
@@ -39,24 +40,9 @@ COLUMNS = [
 
 
 def _small(**kw) -> TrainConfig:
-    base = dict(
-        env_id="CartPole-v1",
-        agent="maxmin-dqn",
-        n=2,
-        lr=1e-3,
-        steps=350,
-        seeds=[0, 1],
-        eval_episodes=1,
-        bias_every=100,
-        bias_probe_every=3,
-        learning_starts=100,
-        checkpoint_every=0,
-        target_update=50,
-        buffer_size=300,
-        save_probes=True,
-    )
-    base.update(kw)
-    return TrainConfig(**base)
+    """test_deep_train's small CartPole run, with two seeds and every third probe kept."""
+    base = dict(steps=350, seeds=[0, 1], eval_episodes=1, bias_probe_every=3, save_probes=True)
+    return _train_small(**{**base, **kw})
 
 
 def _csv(path: pathlib.Path) -> pd.DataFrame:

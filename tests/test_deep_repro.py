@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from test_deep_train import _small as _train_small
 
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.train import Trainer, read_tables, run_training
@@ -22,22 +23,9 @@ pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 def _small(**kw) -> TrainConfig:
-    base = dict(
-        env_id="CartPole-v1",
-        agent="maxmin-dqn",
-        n=3,
-        lr=1e-3,
-        steps=300,
-        seeds=[0, 4],
-        eval_episodes=2,
-        bias_every=300,
-        learning_starts=30,
-        checkpoint_every=0,
-        target_update=25,
-        buffer_size=300,
-    )
-    base.update(kw)
-    return TrainConfig(**base)
+    """test_deep_train's small CartPole run, with three nets and two seeds."""
+    base = dict(n=3, steps=300, seeds=[0, 4], bias_every=300, learning_starts=30, target_update=25)
+    return _train_small(**{**base, **kw})
 
 
 @pytest.mark.parametrize(
