@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "experiment": ("maxminq.commands.experiment", "toy MDP and noisy Mountain Car experiments"),
     "train": ("maxminq.commands.train", "train DQN-family agents on a Gymnasium environment"),
     "plot": ("maxminq.commands.plot", "draw (and compare) the curves of 'train' runs"),
+    "compare": ("maxminq.commands.compare", "final scores of 'train' runs, tested vs a baseline"),
     "evaluate": ("maxminq.commands.evaluate", "play episodes with a 'train' run's final agents"),
     "envs": ("maxminq.commands.envs", "list the registered environments and paper defaults"),
     "sweep": ("maxminq.commands.sweep", "run a sweep config (local or Ray), resumable"),

@@ -17,6 +17,7 @@ Statistics follow the paper and rliable (Agarwal et al., 2021):
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -97,6 +98,35 @@ def stratified_bootstrap_ci(
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(replicates, [alpha, 1.0 - alpha])
     return float(low), float(high)
+
+
+def welch_t_test(
+    x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray
+) -> tuple[float, float, float]:
+    """Welch's two-sided t-test of equal means without assuming equal variances
+    (``scipy.stats.ttest_ind(x, y, equal_var=False)``): ``(t, df, p)``, NaNs where it is
+    undefined (fewer than 2 values on a side, or no spread on either)."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.size < 2 or b.size < 2 or (np.ptp(a) == 0 and np.ptp(b) == 0):
+        return math.nan, math.nan, math.nan  # no spread: t is 0/0 or +-inf, p meaningless
+    with warnings.catch_warnings():  # scipy's 'nearly identical data' note; the p stands
+        warnings.simplefilter("ignore", RuntimeWarning)
+        r = stats.ttest_ind(a, b, equal_var=False)
+    return float(r.statistic), float(r.df), float(r.pvalue)
+
+
+def probability_of_improvement(
+    x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray
+) -> float:
+    """P(X > Y) + 0.5 P(X = Y) for X drawn from ``x`` and Y from ``y``: the share of the
+    n m pairs (x_i, y_j) with x_i > y_j, ties counting half, i.e. the Mann-Whitney U of ``x``
+    divided by n m (rliable's probability of improvement on one task); NaN if a side is
+    empty."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.size == 0 or b.size == 0:
+        return math.nan
+    u = stats.mannwhitneyu(a, b, method="asymptotic").statistic  # U of x; the method: its p
+    return float(u) / (a.size * b.size)
 
 
 def ema(values: Sequence[float] | np.ndarray, weight: float = 0.9) -> np.ndarray:

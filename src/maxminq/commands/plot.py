@@ -8,9 +8,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maxminq.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _OTHER_FORMATS = (".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif")
 
@@ -93,6 +96,16 @@ def _settings(folder: Path) -> dict:
             + ", ".join(f"{k} = {json.dumps(settings[k])}" for k in bad)
         )
     return settings
+
+
+def load_runs(folders: list[Path]) -> tuple[list[dict], list[dict[str, pd.DataFrame]]]:
+    """The settings (:func:`_settings`) of every folder, then the tables of every folder
+    (``read_tables``, checked whole): what ``maxminq plot`` and ``maxminq compare`` read of
+    their RUN_DIRs, each bad folder a one-line UsageError starting ``RUN_DIR:``."""
+    from maxminq.deep.train import read_tables
+
+    cfgs = [_settings(folder) for folder in folders]
+    return cfgs, [read_tables(folder, "RUN_DIR") for folder in folders]
 
 
 def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
@@ -253,11 +266,9 @@ def run(args: argparse.Namespace) -> int:
     """Check every folder first, then draw one figure."""
     from maxminq.analysis.figures import fig_training_runs
     from maxminq.cli import check_out_folder
-    from maxminq.deep.train import read_tables
 
     panels = _panels(args.panels)
-    cfgs = [_settings(folder) for folder in args.runs]
-    tables = [read_tables(folder, "RUN_DIR") for folder in args.runs]
+    cfgs, tables = load_runs(args.runs)
     for folder, t in zip(args.runs, tables, strict=True):
         _check_columns(folder, t, panels)
     labels = run_labels(cfgs, args.runs)

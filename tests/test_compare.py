@@ -1,0 +1,251 @@
+"""``maxminq compare``: final scores of finished deep runs and their tests against a baseline,
+on run folders written by hand with known per-seed returns, so every expected number is
+worked out here from its formula (Welch's t and df, pairs counted by hand), not by the code
+under test."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from maxminq.analysis.tables import probability_of_improvement, welch_t_test
+from maxminq.cli import main
+from maxminq.commands.plot import load_runs
+
+
+def _run(
+    folder: Path,
+    agent: str,
+    tests: dict[int, list[float]],
+    *,
+    bias: dict[int, tuple[float, float]] | None = None,
+    env_id: str = "CartPole-v1",
+    diverged: tuple[int, ...] = (),
+    **settings: object,
+) -> Path:
+    """A finished run folder as 'maxminq train' writes it: seed s played the test episodes
+    ``tests[s]`` (none: its training return, 10 more than the first test return would be,
+    stands in); ``bias[s]`` = (bias of the first half, of the second half), the metrics rows
+    at steps 500 and 1000 of a 1,000-step run; ``diverged`` seeds are marked so in runs.csv."""
+    folder.mkdir()
+    seeds = sorted(tests)
+    cfg = {"agent": agent, "n": 2 if "maxmin" in agent else 1, "lr": 1e-3, "steps": 1000}
+    (folder / "config.json").write_text(
+        json.dumps(cfg | {"env_id": env_id, "seeds": seeds, "network": "mlp", **settings})
+    )
+    ep = pd.DataFrame(
+        [[s, 1, 900, 7.0, 900, 7.0 + s, True, False] for s in seeds],
+        columns=["seed", "episode", "step", "return", "length", "return_avg100"]
+        + ["terminated", "truncated"],
+    )
+    ep.to_csv(folder / "episodes.csv", index=False)
+    rows = [[s, j + 1, r, 10] for s in seeds for j, r in enumerate(tests[s])]
+    t = pd.DataFrame(rows, columns=["seed", "episode", "return", "length"])
+    t.to_csv(folder / "tests.csv", index=False)
+    halves = bias or {s: (math.nan, math.nan) for s in seeds}
+    m = pd.DataFrame(
+        [[s, step, 0.1, 1.0, b, 1.0, abs(b), 0 if math.isnan(b) else 5, 0.01, 100.0]
+         for s in seeds for step, b in zip((500, 1000), halves[s], strict=True)],
+        columns=["seed", "step", "loss", "q_mean", "bias_mean", "bias_std", "bias_abs"]
+        + ["bias_n", "epsilon", "steps_per_s"],
+    )  # fmt: skip
+    m.to_csv(folder / "metrics.csv", index=False)
+    status = ["diverged" if s in diverged else "done" for s in seeds]
+    r = pd.DataFrame({"seed": seeds, "status": status, "diverged_step": -1})
+    r.to_csv(folder / "runs.csv", index=False)
+    return folder
+
+
+def _welch(x: list[float], y: list[float]) -> tuple[float, float, float]:
+    """Welch's t, its Welch-Satterthwaite df and two-sided p, from the formulas."""
+    n, m = len(x), len(y)
+    vx, vy = np.var(x, ddof=1) / n, np.var(y, ddof=1) / m
+    t = (np.mean(x) - np.mean(y)) / math.sqrt(vx + vy)
+    df = (vx + vy) ** 2 / (vx**2 / (n - 1) + vy**2 / (m - 1))
+    return t, df, 2 * stats.t.sf(abs(t), df)
+
+
+def test_scores_and_tests_against_hand_computed_values(tmp_path, capsys) -> None:
+    """Two runs of 4 seeds, each seed's score the mean of its 2 test episodes: the printed
+    and written mean, SE, IQM, difference, Welch p and P(improve) are the hand-computed ones,
+    and the second-half bias is the mean +- SE of the seeds' second-half bias."""
+    # Seed scores: A = [1, 2, 3, 6], B = [0, 2, 2, 5] (baseline).
+    a = _run(
+        tmp_path / "a",
+        "maxmin-dqn",
+        {0: [0, 2], 1: [2, 2], 2: [1, 5], 3: [6, 6]},
+        bias={0: (100.0, 1.0), 1: (100.0, 3.0), 2: (-100.0, 2.0), 3: (0.0, 2.0)},
+    )
+    b = _run(tmp_path / "b", "dqn", {0: [0, 0], 1: [2, 2], 2: [2, 2], 3: [4, 6]})
+    csv = tmp_path / "cmp.csv"
+    assert main(["compare", str(a), str(b), "--baseline", "2", "--csv", str(csv)]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    x, y = [1.0, 2.0, 3.0, 6.0], [0.0, 2.0, 2.0, 5.0]
+    t, df, p = _welch(x, y)
+    # Pairs (x_i, y_j), x_i > y_j counted 1, ties 1/2: x=1 beats 0 (1); x=2 beats 0, ties
+    # 2 and 2 (2); x=3 beats 0, 2, 2 (3); x=6 beats all 4 (4): 10 of 16.
+    improve = 10 / 16
+    table = pd.read_csv(csv)
+    assert list(table["run"]) == ["Maxmin DQN (N=2)", "DQN"]
+    assert list(table["baseline"]) == [False, True]
+    row = table.iloc[0]
+    assert row["mean"] == pytest.approx(3.0)
+    assert row["se"] == pytest.approx(math.sqrt(((4 + 1 + 0 + 9) / 3) / 4))
+    assert row["iqm"] == pytest.approx(2.5)  # the middle two of 4: (2 + 3) / 2
+    assert row["iqm_low"] <= 2.5 <= row["iqm_high"]
+    assert row["iqm_low"] >= 1.0 and row["iqm_high"] <= 6.0  # resampled from the seeds
+    assert row["diff"] == pytest.approx(3.0 - 2.25)
+    assert row["t"] == pytest.approx(t) and row["df"] == pytest.approx(df)
+    assert row["p"] == pytest.approx(p)
+    assert row["p_improve"] == pytest.approx(improve)
+    assert row["bias_mean"] == pytest.approx(2.0)  # the second half only: 1, 3, 2, 2
+    assert row["bias_se"] == pytest.approx(math.sqrt(2 / 3) / 2)
+    assert table.iloc[1][["diff", "p", "p_improve"]].isna().all()
+    assert math.isnan(table.iloc[1]["bias_mean"])  # DQN's metrics have no probe
+
+    lines = out.splitlines()
+    maxmin = next(line for line in lines if line.startswith("Maxmin DQN (N=2)"))
+    want = [f"3.00 +- {row['se']:.2f}", "2.50 [", "+2.00 +- 0.41", "+0.75", f"{p:.3f}", "0.62"]
+    assert all(w in maxmin for w in want), maxmin
+    assert "baseline" in next(line for line in lines if line.startswith("DQN "))
+    assert "Welch's t-test, two-sided" in out and "rough" in out
+    assert "nan" not in out.lower()
+    assert out.endswith(f"table written to {csv}\n")
+
+    # The same --seed prints the same table; the bootstrap is what the seed moves.
+    assert main(["compare", str(a), str(b), "--baseline", "2"]) == 0
+    again = capsys.readouterr().out
+    assert again.splitlines() == lines[:-1]
+
+
+def test_probability_of_improvement_counts_pairs() -> None:
+    """[1, 2, 3] against [0, 2, 4]: 1 beats 0; 2 beats 0 and ties 2; 3 beats 0 and 2: 4.5
+    of 9 pairs. Against [0, 2, 2]: 1 + (1 + 0.5 + 0.5) + 3 = 6 of 9. The two directions
+    add up to 1."""
+    assert probability_of_improvement([1, 2, 3], [0, 2, 4]) == pytest.approx(4.5 / 9)
+    assert probability_of_improvement([1, 2, 3], [0, 2, 2]) == pytest.approx(6 / 9)
+    assert probability_of_improvement([0, 2, 2], [1, 2, 3]) == pytest.approx(3 / 9)
+
+
+def test_welch_is_undefined_without_two_seeds_or_any_spread() -> None:
+    """A side with one value, or no spread in either: NaN (the command prints n/a), where
+    scipy would give NaN or a p of 0 from t = +-inf; one side without spread is fine."""
+    assert all(math.isnan(v) for v in welch_t_test([1.0], [1.0, 2.0]))
+    assert all(math.isnan(v) for v in welch_t_test([5.0, 5.0], [7.0, 7.0]))
+    t, df, p = welch_t_test([5.0, 5.0, 5.0], [6.0, 8.0])  # t = -2 / 1, df = 1
+    assert (t, df) == pytest.approx((-2.0, 1.0)) and p == pytest.approx(2 * stats.t.sf(2, 1))
+
+
+def test_one_seed_and_no_spread_are_n_a_with_the_reason(tmp_path, capsys) -> None:
+    """A run of one seed has its mean alone (no SE, no CI) and n/a tests, saying why; two
+    runs whose every seed scored the same (CartPole's 500) have no p, but P(improve) counts
+    their pairs (all ties: 0.5). No NaN is printed; the CSV leaves those cells empty."""
+    one = _run(tmp_path / "one", "maxmin-dqn", {0: [3.0, 5.0]})
+    flat = _run(tmp_path / "flat", "dqn", {0: [500.0], 1: [500.0]})
+    flat2 = _run(tmp_path / "flat2", "ddqn", {0: [500.0], 1: [500.0], 2: [500.0]})
+    csv = tmp_path / "c.csv"
+    assert main(["compare", str(flat), str(one), str(flat2), "--csv", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out.lower()
+    lines = out.splitlines()
+    row = next(line for line in lines if line.startswith("Maxmin DQN"))
+    cells = re.split(r"\s{2,}", row)  # run, steps, seeds, score, mean, IQM, diff, p, P
+    assert cells[2:] == ["1", "test", "4.00", "4.00", "-496.00"] + [
+        "n/a (1 seed; a test needs 2 per run)",
+        "n/a",
+    ]  # mean and IQM alone: no SE, no interval
+    row = next(line for line in lines if line.startswith("Double DQN"))
+    assert "n/a (no spread" in row and row.rstrip().endswith("0.50")
+    table = pd.read_csv(csv)
+    assert table["p"].isna().all()
+    assert math.isnan(table.loc[1, "p_improve"]) and table.loc[2, "p_improve"] == 0.5
+    assert table.loc[1, "why_na"].startswith("1 seed")
+
+
+def test_runs_without_tests_fall_back_to_the_training_return_and_say_so(tmp_path, capsys):
+    """A run whose tests.csv has no rows is scored by its last 100-episode training return
+    (7 + seed here, as written), its score column says 'last-100', and a warning names the
+    mix of measures."""
+    a = _run(tmp_path / "a", "maxmin-dqn", {0: [], 1: []})
+    b = _run(tmp_path / "b", "dqn", {0: [1.0], 1: [3.0]})
+    csv = tmp_path / "c.csv"
+    assert main(["compare", str(a), str(b), "--csv", str(csv)]) == 0
+    out, err = capsys.readouterr()
+    table = pd.read_csv(csv)
+    assert list(table["score"]) == ["last-100", "test"]
+    assert table.loc[0, "mean"] == pytest.approx(7.5)
+    assert "last-100 = " in out and "test = " in out
+    assert "warning" in err and "not the same measure" in err
+
+
+def test_a_diverged_seed_is_counted_and_its_fallback_score_said(tmp_path, capsys) -> None:
+    """A seed that diverged (no test episodes) keeps the training return it reached, as in
+    ``deep_final_scores``: the row says how many seeds diverged and where each score comes
+    from; runs with another episode cap are warned about."""
+    a = _run(tmp_path / "a", "dqn", {0: [1.0], 1: [3.0], 2: []}, diverged=(2,))
+    b = _run(tmp_path / "b", "ddqn", {0: [1.0], 1: [3.0]}, max_episode_steps=200)
+    c = _run(tmp_path / "c", "ddqn", {0: [1.0], 1: [3.0]}, max_episode_steps=500)
+    assert main(["compare", str(a), str(b), str(c)]) == 0
+    out, err = capsys.readouterr()
+    cells = re.split(r"\s{2,}", next(line for line in out.splitlines() if line.startswith("DQN")))
+    assert cells[2:5] == ["3 (1 diverged)", "2 test + 1 last-100", f"{13 / 3:.2f} +- 2.40"]
+    assert "not the same measure" in err  # test and training returns mixed
+    assert "max_episode_steps" in err and "200" in err and "500" in err
+
+
+def test_hand_made_runs_are_what_plot_reads_too(tmp_path) -> None:
+    """The folders above pass the loader 'maxminq plot' uses (settings and whole tables),
+    and plot draws them."""
+    a = _run(tmp_path / "a", "maxmin-dqn", {0: [1.0], 1: [2.0]})
+    cfgs, tables = load_runs([a])
+    assert cfgs[0]["agent"] == "maxmin-dqn" and set(tables[0]) >= {"episodes", "tests", "runs"}
+    assert main(["plot", str(a), "--out", str(tmp_path / "fig")]) == 0
+    assert (tmp_path / "fig.png").is_file()
+
+
+@pytest.mark.parametrize(
+    ("case", "option"),
+    [
+        ("other env", "RUN_DIR"),
+        ("other env_kwargs", "RUN_DIR"),
+        ("baseline 3", "--baseline"),
+        ("baseline 0", "--baseline"),
+        ("csv parent missing", "--csv"),
+        ("not a run", "RUN_DIR"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_option_and_writes_nothing(
+    tmp_path, capsys, case: str, option: str
+) -> None:
+    a = _run(tmp_path / "a", "maxmin-dqn", {0: [1.0], 1: [2.0]})
+    env = {"env_id": "Acrobot-v1"} if case == "other env" else {}
+    kwargs = {"env_kwargs": {"gravity": -5.0}} if case == "other env_kwargs" else {}
+    b = _run(tmp_path / "b", "dqn", {0: [1.0], 1: [2.0]}, **env, **kwargs)
+    csv = tmp_path / ("missing/c.csv" if case == "csv parent missing" else "c.csv")
+    runs = [str(a), str(tmp_path) if case == "not a run" else str(b)]
+    base = case.split()[1] if case.startswith("baseline") else "1"
+    assert main(["compare", *runs, "--baseline", base, "--csv", str(csv)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"maxminq compare: error: {option}:"), err
+    if option == "RUN_DIR" and case != "not a run":
+        assert str(b) in lines[0]
+    assert not csv.exists() and not (tmp_path / "missing").exists()
+
+
+def test_one_run_is_its_summary_row_without_tests(tmp_path, capsys) -> None:
+    """One RUN_DIR: the summary row, no comparison columns and no test footer."""
+    a = _run(tmp_path / "a", "dqn", {0: [1.0], 1: [3.0]})
+    assert main(["compare", str(a)]) == 0
+    out = capsys.readouterr().out
+    assert "P(improve)" not in out and "Welch" not in out
+    assert "2.00 +- 1.00" in next(line for line in out.splitlines() if line.startswith("DQN"))
