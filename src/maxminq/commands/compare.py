@@ -307,9 +307,10 @@ def _footer(table: pd.DataFrame, baseline: str, seed: int, compare: bool) -> lis
         fewest = int(table["seeds"].min())
         if fewest < FEW_SEEDS:
             paragraphs.append(
-                f"with {count(fewest, 'seed')} (the fewest per run) these p-values are rough: "
-                "Welch's test assumes normal per-seed scores and has little power at this "
-                "size; read them with the IQM intervals"
+                f"with {count(fewest, 'seed')} (the fewest per run) p-values and intervals are "
+                "rough: Welch's test assumes normal per-seed scores and has little power at "
+                "this size, and a bootstrap over so few seeds gives intervals narrower than "
+                "their 95%"
             )
     return [
         line for text in paragraphs for line in textwrap.wrap(text, 100, subsequent_indent="  ")
