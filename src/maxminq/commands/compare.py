@@ -313,7 +313,9 @@ def _footer(table: pd.DataFrame, baseline: str, seed: int, compare: bool) -> lis
                 "their 95%"
             )
     return [
-        line for text in paragraphs for line in textwrap.wrap(text, 100, subsequent_indent="  ")
+        line
+        for text in paragraphs
+        for line in textwrap.wrap(text, 100, subsequent_indent="  ", break_on_hyphens=False)
     ]
 
 
