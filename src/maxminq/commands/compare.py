@@ -102,18 +102,12 @@ def _check(args: argparse.Namespace) -> None:
 def _check_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
     """Raise UsageError unless the tables hold, as numbers, the columns the scores and the
     bias are computed from (a table of another program, or edited by hand)."""
-    import pandas as pd
+    from maxminq.commands.plot import require_numeric_columns
 
     needs = {**_COLUMNS, "metrics": ()}
     if {"bias_mean", "step"} <= set(tables["metrics"].columns):
         needs["metrics"] = _BIAS_COLUMNS
-    for table, columns in needs.items():
-        df = tables[table]
-        for col in columns:
-            if col not in df.columns:
-                raise UsageError(f"RUN_DIR: {folder}/{table}.csv has no column {col!r}")
-            if len(df) and not pd.api.types.is_numeric_dtype(df[col]):  # header only: object
-                raise UsageError(f"RUN_DIR: {folder}/{table}.csv: column {col!r} holds text")
+    require_numeric_columns(folder, tables, needs)
 
 
 def _check_same_environment(folders: list[Path], cfgs: list[dict]) -> None:
@@ -193,7 +187,7 @@ def compare_table(
     for i, (label, s, bias) in enumerate(zip(labels, scores, biases, strict=True)):
         x = s["score"].to_numpy(dtype=float)
         row = summary.iloc[i]
-        sources = s["source"].value_counts()
+        named = {SOURCES.get(str(k), str(k)): n for k, n in s["source"].value_counts().items()}
         bias_mean, bias_se = mean_se(bias) if bias.size else (math.nan, math.nan)
         t, df, p = welch_t_test(x, base)
         improve = probability_of_improvement(x, base)
@@ -212,10 +206,7 @@ def compare_table(
             "run": label,
             "seeds": int(x.size),
             "diverged": int(s["diverged"].astype(bool).sum()),
-            "score": " + ".join(
-                f"{SOURCES.get(k, k)}" if len(sources) == 1 else f"{n} {SOURCES.get(k, k)}"
-                for k, n in sources.items()
-            ),
+            "score": " + ".join(k if len(named) == 1 else f"{n} {k}" for k, n in named.items()),
             "mean": row["mean"],
             "se": row["se"],
             "iqm": row["iqm"],
@@ -252,21 +243,25 @@ def format_table(table: pd.DataFrame, steps: list[str], compare: bool) -> list[s
     bias = bool((table["bias_seeds"] > 0).any())
     header += ["bias +- SE"] * bias + ["diff", "p", "P(improve)"] * compare
     lines = [header]
-    for r, step in zip(table.itertuples(index=False), steps, strict=True):
-        seeds = str(r.seeds) + (f" ({r.diverged} diverged)" if r.diverged else "")
-        iqm = f"{r.iqm:.2f}" + (f" [{r.iqm_low:.2f}, {r.iqm_high:.2f}]" if r.seeds > 1 else "")
-        cells = [r.run, step, seeds, r.score, _pm(r.mean, r.se), iqm]
+    for r, step in zip(table.to_dict("records"), steps, strict=True):
+        seeds = str(r["seeds"]) + (f" ({r['diverged']} diverged)" if r["diverged"] else "")
+        iqm = f"{r['iqm']:.2f}" + (
+            f" [{r['iqm_low']:.2f}, {r['iqm_high']:.2f}]" if r["seeds"] > 1 else ""
+        )
+        cells = [r["run"], step, seeds, r["score"], _pm(r["mean"], r["se"]), iqm]
         if bias:
-            b = _pm(r.bias_mean, r.bias_se, "+.2f")
-            cells.append(b + (f" ({count(r.bias_seeds, 'seed')})" * (0 < r.bias_seeds < r.seeds)))
-        if compare and r.why_na == "baseline":
+            b = _pm(r["bias_mean"], r["bias_se"], "+.2f")
+            cells.append(
+                b + (f" ({count(r['bias_seeds'], 'seed')})" * (0 < r["bias_seeds"] < r["seeds"]))
+            )
+        if compare and r["why_na"] == "baseline":
             cells += ["baseline", "", ""]
         elif compare:
-            tested = math.isfinite(r.p)
+            tested = math.isfinite(r["p"])
             cells += [
-                f"{r.diff:+.2f}",
-                _p_text(r.p) if tested else f"n/a ({r.why_na})",
-                f"{r.p_improve:.2f}" if math.isfinite(r.p_improve) else "n/a",
+                f"{r['diff']:+.2f}",
+                _p_text(r["p"]) if tested else f"n/a ({r['why_na']})",
+                f"{r['p_improve']:.2f}" if math.isfinite(r["p_improve"]) else "n/a",
             ]
         lines.append(cells)
     widths = [max(len(line[j]) for line in lines) for j in range(len(header))]
@@ -396,7 +391,7 @@ def run(args: argparse.Namespace) -> int:
             agent=[c["agent"] for c in cfgs],
             n=[c["n"] for c in cfgs],
             lr=[c["lr"] for c in cfgs],
-            steps=[c.get("steps") for c in cfgs],
+            steps=[c.get("steps", math.nan) for c in cfgs],
             baseline=[i == b for i in range(len(cfgs))],
         )
         first = ["run", "folder", "env_id", "agent", "n", "lr", "steps", "baseline"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,8 +113,6 @@ def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
     """Raise UsageError unless every table a panel draws from has the panel's column and
     ``seed`` and ``step``, as numbers (a table of another program, or edited by hand);
     ``bias_dist`` needs the probes (``--save-probes``) and the metrics steps binning them."""
-    import pandas as pd
-
     from maxminq.analysis.figures import TRAINING_PANELS
 
     if "bias_dist" in panels and "probes" not in tables:
@@ -130,6 +129,14 @@ def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
             needs["probes"] = ["seed", "end_step", column]
         else:
             needs[table] = list(dict.fromkeys([*needs.get(table, ["seed", "step"]), column]))
+    require_numeric_columns(folder, tables, needs)
+
+
+def require_numeric_columns(folder: Path, tables: dict, needs: Mapping[str, Sequence[str]]) -> None:
+    """Raise UsageError naming the first of ``needs`` (table -> columns) missing from a run's
+    ``tables`` or holding text (a table of another program, or edited by hand)."""
+    import pandas as pd
+
     for table, columns in needs.items():
         df = tables[table]
         for col in columns:
