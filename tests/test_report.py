@@ -1110,3 +1110,21 @@ def test_deep_claims_use_the_runs_at_the_default_update_members(tmp_path):
     (claim,) = [c for c in report.claims if c.text.startswith("Maxmin DQN ≥ DQN")]
     assert claim.status == C.NOT_SUPPORTED
     assert claim.numbers["maxmin_iqm"] == pytest.approx(2.0)  # trimmed mean of 1, 2, 3
+
+
+def test_deep_table_note_names_untested_and_diverged_runs(tmp_path: Path) -> None:
+    """Scores of different kinds in one table are said: seed 2 has no test episodes (scored
+    by its training average) and seed 1 diverged; a fully tested sweep gets no such note."""
+    deep = {"env_id": "E-v0", "agent": "dqn", "n": 1, "lr": 1e-3, "steps": 100}
+    episodes = pd.DataFrame({"seed": [0, 1, 2], "step": [100] * 3, "return": [1.0, 2.0, 3.0]})
+    tests = pd.DataFrame({"seed": [0, 1], "episode": [0, 0], "return": [5.0, 6.0]})
+    runs = pd.DataFrame({"seed": [0, 1, 2], "status": ["done", "diverged", "done"]})
+    mixed = {"episodes": episodes, "tests": tests, "runs": runs}
+    _store_runs(tmp_path / "mixed", [("d1", "deep", deep | {"seeds": [0, 1, 2]}, mixed)])
+    md = build_report(tmp_path / "mixed", reps=50).markdown.read_text()
+    assert "1 of 3 runs have no test episodes and are scored by their training average" in md
+    assert "1 diverged (kept with the score they reached)" in md
+    tested = {"episodes": episodes[:2], "tests": tests}
+    _store_runs(tmp_path / "tested", [("d1", "deep", deep | {"seeds": [0, 1]}, tested)])
+    md = build_report(tmp_path / "tested", reps=50).markdown.read_text()
+    assert "no test episodes" not in md and "diverged (kept" not in md

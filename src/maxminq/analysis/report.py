@@ -396,6 +396,22 @@ def _setting_text(value: object) -> str:
     return str(value)
 
 
+def _deep_score_sources(scores: pd.DataFrame) -> str:
+    """A sentence on the runs a deep table's scores mix: diverged runs and runs scored by
+    their training average beside runs scored by tests ('' when every run was tested)."""
+    parts = []
+    by_training = int((scores["source"] == "train_last100").sum())
+    if by_training and by_training < len(scores):
+        parts.append(
+            f"{by_training} of {len(scores)} runs have no test episodes and are scored by their "
+            "training average, beside test returns"
+        )
+    diverged = int(scores["diverged"].sum())
+    if diverged:
+        parts.append(f"{diverged} diverged (kept with the score they reached)")
+    return "; ".join(parts) + ". " if parts else ""
+
+
 def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str], list[list[str]]]:
     extra = T.present_keys(best, extra)
     head = ["environment", "algorithm", "N", "step size", *extra, "runs", "mean ± SE"]
@@ -776,7 +792,10 @@ def build_report(
             "fewer at quick scale) after "
             "training, or the last-100-episode training average where no test was run. "
             "IQM = interquartile mean over runs with a stratified percentile bootstrap "
-            "95% CI. All settings: `summary/deep_final.csv`."
+            "95% CI; with few runs (under about 10) such an interval is narrower than its 95% "
+            "(it cannot reach past the runs observed): read it as a rough range. "
+            + _deep_score_sources(T.deep_final_scores(tables))
+            + "All settings: `summary/deep_final.csv`."
         )
 
     doc.heading("Figures")
