@@ -393,9 +393,11 @@ def fig_bias_vs_n(tables: T.Tables, summary: pd.DataFrame, out_dir: Path) -> Fig
 #: Panels of ``fig_training_runs`` (``maxminq plot --panels``): table, column, title, y label.
 #: The bias columns come from ``maxminq train``'s probes: per seed and metrics interval, the
 #: mean, mean absolute value and standard deviation of ``estimate - discounted MC return``;
-#: ``bias_dist`` draws its distribution from the probes table itself (``--save-probes``).
+#: ``bias_dist`` draws its distribution from the probes table itself (``--save-probes``),
+#: ``eval`` each seed's mean return per evaluation from the evals table (``--eval-every``).
 TRAINING_PANELS: dict[str, tuple[str, str, str, str]] = {
     "return": ("episodes", "return_avg100", "training return", "return (100-episode average)"),
+    "eval": ("evals", "return", "evaluation return", "mean return per evaluation"),
     "bias": ("metrics", "bias_mean", "estimation bias (above 0: over)", "estimate - MC return"),
     "bias_abs": (
         "metrics",
@@ -522,12 +524,13 @@ def training_runs_figure(
     if unknown or not panels:
         raise ValueError(f"panels: choose from {', '.join(TRAINING_PANELS)}, got {panels!r}")
     chosen = [TRAINING_PANELS[p] for p in panels]
-    if "bias_dist" in panels:
-        none = [label for label, _, tables in runs if tables.get("probes") is None]
-        if none:
+    for panel, table, option in (("bias_dist", "probes", "save_probes=True"),
+                                 ("eval", "evals", "eval_every > 0")):  # fmt: skip
+        none = [label for label, _, tables in runs if tables.get(table) is None]
+        if panel in panels and none:
             raise ValueError(
-                "panels: bias_dist needs each run's probes table (train with save_probes="
-                f"True); none in {', '.join(map(repr, none))}"
+                f"panels: {panel} needs each run's {table} table (train with {option}); none "
+                f"in {', '.join(map(repr, none))}"
             )
     fig, grid = plt.subplots(
         1, len(chosen), figsize=(4.5 * len(chosen), 3.6), squeeze=False, sharex=True
@@ -551,6 +554,8 @@ def training_runs_figure(
             df = tables.get(table)
             if df is None or df.empty:
                 continue
+            if table == "evals":  # a seed's point: its mean return at that evaluation
+                df = df.groupby(["seed", "step"], as_index=False, sort=True)[value].mean()
             last = max(last, float(df["step"].max()))
             df = df[np.isfinite(df[value].to_numpy(dtype=float))]
             if df.empty:
@@ -571,11 +576,14 @@ def training_runs_figure(
                       smooth=False, ls=ls, **_marks(len(band), i, len(runs)))  # fmt: skip
     for ax, shown, (table, value, panel_title, ylabel) in zip(axes, drawn, chosen, strict=True):
         if not shown:  # say why the panel is empty rather than leave it blank
-            note = (
-                "no bias measured: no probe was scored\n" + textwrap.fill(f"({NO_BIAS_WHY})", 40)
-                if value in BIAS_COLUMNS or table == "probes"
-                else f"no {value} values logged"
-            )
+            if value in BIAS_COLUMNS or table == "probes":
+                note = "no bias measured: no probe was scored\n" + textwrap.fill(
+                    f"({NO_BIAS_WHY})", 40
+                )
+            elif table == "evals":
+                note = "no evaluation ran\n(one every eval_every steps)"
+            else:
+                note = f"no {value} values logged"
             ax.text(0.5, 0.5, note, transform=ax.transAxes, ha="center", va="center",
                     fontsize=9, color="#555555")  # fmt: skip
             ax.set_yticks([])  # matplotlib's default 0..1 would read as values
@@ -641,6 +649,11 @@ def fig_training_runs(
         "its replayed mini-batches); mean over seeds +- one standard error (thin lines: "
         "single seeds; a diverged seed keeps the return it reached, as in the report)."
     )
+    if "eval" in panels:
+        caption += (
+            " Evaluation return: every eval_every steps, each seed's mean return over its "
+            "eval_every_episodes episodes with eps = eval_eps, played beside training."
+        )
     if "bias_dist" in panels:
         caption += (
             " Bias per probe: per metrics interval, the median (line) and 10-90% quantiles "

@@ -39,10 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--panels",
         default="return,bias,q",
-        help="comma-separated panels, from: return, bias (mean of estimate - MC return), "
-        "bias_abs (its mean absolute value), bias_std (its spread), q (mean Q(s, a) of the "
-        "updated net on replayed batches), loss, bias_dist (median and 10-90%% quantiles of "
-        "the bias per probe, seeds pooled; runs trained with --save-probes); "
+        help="comma-separated panels, from: return, eval (mean return per evaluation during "
+        "training, per seed; runs trained with --eval-every), bias (mean of estimate - MC "
+        "return), bias_abs (its mean absolute value), bias_std (its spread), q (mean Q(s, a) "
+        "of the updated net on replayed batches), loss, bias_dist (median and 10-90%% "
+        "quantiles of the bias per probe, seeds pooled; runs trained with --save-probes); "
         "default return,bias,q",
     )
 
@@ -112,7 +113,8 @@ def load_runs(folders: list[Path]) -> tuple[list[dict], list[dict[str, pd.DataFr
 def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
     """Raise UsageError unless every table a panel draws from has the panel's column and
     ``seed`` and ``step``, as numbers (a table of another program, or edited by hand);
-    ``bias_dist`` needs the probes (``--save-probes``) and the metrics steps binning them."""
+    ``bias_dist`` needs the probes (``--save-probes``) and the metrics steps binning them,
+    ``eval`` the evaluations during training (``--eval-every``)."""
     from maxminq.analysis.figures import TRAINING_PANELS
 
     if "bias_dist" in panels and "probes" not in tables:
@@ -120,6 +122,12 @@ def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
             f"--panels: bias_dist draws each probe's bias, and {folder} has no probes.csv "
             "(trained without --save-probes): train it with --save-probes (a sweep: "
             "save_probes: true), or leave bias_dist out"
+        )
+    if "eval" in panels and "evals" not in tables:
+        raise UsageError(
+            f"--panels: eval draws the evaluations during training, and {folder} has no "
+            "evals.csv (trained without --eval-every): train it with --eval-every K (a "
+            "sweep: eval_every: K), or leave eval out"
         )
     needs: dict[str, list[str]] = {}
     for p in panels:
@@ -182,7 +190,14 @@ def _differences(cfgs: list[dict]) -> list:
 
     names = dict.fromkeys(k for c in cfgs for k in c.get("env_kwargs") or {})
     # What is measured after settings that change training (bias_every follows steps).
-    late = {"bias_every", "bias_probe_every", "eval_episodes", "eval_eps"}
+    late = {
+        "bias_every",
+        "bias_probe_every",
+        "eval_episodes",
+        "eval_eps",
+        "eval_every",
+        "eval_every_episodes",
+    }
     others = sorted({k for c in cfgs for k in c} - _NOT_NAMED, key=lambda k: (k in late, k))
     return [lambda c: f"lr {c['lr']:g}", hidden, *map(keyword, names), *map(setting, others)]
 

@@ -109,6 +109,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--eval-eps", type=float, default=0.01, help="test epsilon (default 0.01)")
     parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=0,
+        help="beyond the paper: every K steps also play --eval-every-episodes episodes per "
+        "seed with --eval-eps, on environments of their own (evals.csv; training unchanged); "
+        "default 0: none",
+    )
+    parser.add_argument(
+        "--eval-every-episodes",
+        type=int,
+        default=10,
+        help="episodes per seed at each --eval-every evaluation (default 10)",
+    )
+    parser.add_argument(
         "--bias-every",
         type=int,
         default=None,
@@ -191,6 +205,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         timeout_as_terminal=args.timeout_as_terminal,
         eval_episodes=args.eval_episodes,
         eval_eps=args.eval_eps,
+        eval_every=args.eval_every,
+        eval_every_episodes=args.eval_every_episodes,
         bias_every=args.bias_every,
         bias_probe_every=args.bias_probe_every,
         save_probes=args.save_probes,
@@ -352,8 +368,10 @@ def run(args: argparse.Namespace) -> int:
 
             label = style.label(resolved.agent, resolved.n)
             title = run_title(label, resolved.env_id, len(resolved.seeds), tests)
-            # A run that kept its probes also shows their distribution.
-            panels = (*DEFAULT_PANELS, "bias_dist") if "probes" in tables else DEFAULT_PANELS
+            # A run that kept its probes also shows their distribution; one with evaluations,
+            # their returns.
+            optional = {"probes": "bias_dist", "evals": "eval"}
+            panels = (*DEFAULT_PANELS, *(p for t, p in optional.items() if t in tables))
             figure = fig_training_runs(
                 [(label, resolved.agent, tables)], title, args.out, panels=panels
             )

@@ -73,6 +73,9 @@ class TrainConfig:
     ``maxminq.envs.registry.NETWORK_HIDDEN``). ``env_kwargs``: keyword arguments for the
     environment's constructor (``maxminq.envs.make(env_id, **env_kwargs)``), over the
     registry's. ``save_probes``: also keep every scored bias probe (the ``probes`` table).
+    ``eval_every``: beyond the paper's protocol, every ``eval_every`` steps each live seed
+    also plays ``eval_every_episodes`` episodes with eps = ``eval_eps`` on environments of
+    its own (the ``evals`` table); 0 (default) = none. They do not change training.
     """
 
     env_id: str
@@ -106,6 +109,8 @@ class TrainConfig:
     hidden: tuple[int, ...] | None = None
     env_kwargs: dict[str, Any] | None = None
     save_probes: bool = False
+    eval_every: int = 0
+    eval_every_episodes: int = 10
 
     @property
     def n_online(self) -> int:
@@ -197,6 +202,10 @@ class TrainConfig:
                 raise UsageError(f"{_opt(name)}: must be >= 0, got {getattr(self, name)}")
         if self.bias_probe_every < 1:
             raise UsageError(f"--bias-probe-every: must be >= 1, got {self.bias_probe_every}")
+        if self.eval_every < 0:
+            raise UsageError(f"--eval-every: must be >= 0 (0: none), got {self.eval_every}")
+        if self.eval_every_episodes < 1:
+            raise UsageError(f"--eval-every-episodes: must be >= 1, got {self.eval_every_episodes}")
         if not 1 <= self.update_members <= self.n_online:
             raise UsageError(
                 f"--update-members: must be between 1 and {self.n_online} (the online nets of "
@@ -316,13 +325,19 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-compatible dict of all fields.
 
-        ``hidden``, ``env_kwargs`` and ``save_probes`` are left out at their defaults (the
-        paper's layers, no keywords, no probes table): they came later, and so run folders,
-        checkpoints and sweep run ids made before them still match the same options.
+        ``hidden``, ``env_kwargs``, ``save_probes``, ``eval_every`` and
+        ``eval_every_episodes`` are left out at their defaults (the paper's layers, no
+        keywords, no probes table, no evaluations; the episodes also when there are no
+        evaluations): they came later, and so run folders, checkpoints and sweep run ids made
+        before them still match the same options.
         """
         d = dataclasses.asdict(self)
         if not d["save_probes"]:
             del d["save_probes"]
+        if not d["eval_every"] or d["eval_every_episodes"] == TrainConfig.eval_every_episodes:
+            del d["eval_every_episodes"]  # without evaluations it has no effect
+        if not d["eval_every"]:
+            del d["eval_every"]
         if d["env_kwargs"] in (None, {}):
             del d["env_kwargs"]
         if d["hidden"] is None or tuple(d["hidden"]) == _default_hidden().get(self.network or ""):

@@ -3,8 +3,8 @@
 ``run_training(config, out_dir)`` trains every seed of ``config.seeds`` side by side
 (one environment, one replay buffer and one random stream per seed; one stacked model
 for all networks), then runs the paper's test protocol (``eval_episodes`` episodes with
-eps = ``eval_eps``, Lan et al. 2020, section 5.2) and writes four tidy tables as CSV (five
-with ``save_probes``):
+eps = ``eval_eps``, Lan et al. 2020, section 5.2) and writes four tidy tables as CSV (and
+``probes`` with ``save_probes``, ``evals`` with ``eval_every``):
 
 * ``episodes``: seed, episode, step, return, length, return_avg100, terminated, truncated
 * ``tests``: seed, episode, return, length
@@ -18,6 +18,10 @@ with ``save_probes``):
   ``step`` steps of the run (a multiple of ``bias_probe_every``) and ``episode_step`` of
   its episode, which ended at ``end_step`` (its ``step`` in ``episodes``), so
   ``end_step - step`` steps after the probe
+* ``evals`` (only with ``eval_every`` > 0, beyond the paper's protocol): seed, step,
+  episode, return, length: every ``eval_every`` steps, ``eval_every_episodes`` episodes per
+  live seed with eps = ``eval_eps``, on environments of their own and with a random stream
+  of their own (the seed's fourth), so that training goes on exactly as without them
 
 Estimation bias (the paper's subject): every ``bias_probe_every`` steps the visited
 (s, a) of each seed is probed with the estimate its target side uses (min over the N
@@ -126,10 +130,11 @@ TABLE_COLUMNS: dict[str, list[str]] = {
         "return",
         "bias",
     ],
+    "evals": ["seed", "step", "episode", "return", "length"],
 }
-# Tables a run writes only when asked for (``save_probes``); ``read_tables`` reads each one
-# that is there, and requires it when the run's config.json asks for it.
-OPTIONAL_TABLES = {"probes": "save_probes"}
+# Tables a run writes only when asked for (``save_probes``, ``eval_every``); ``read_tables``
+# reads each one that is there, and requires it when the run's config.json asks for it.
+OPTIONAL_TABLES = {"probes": "save_probes", "evals": "eval_every"}
 _CKPT = "state.pt"
 # The integer and flag columns of the probes table, held as float64 (exact) while training.
 _PROBE_INTS = ("seed", "episode", "step", "episode_step", "end_step")
@@ -166,13 +171,18 @@ def bias_horizon(gamma: float) -> int | None:
     return k
 
 
-def _seed_streams(seed: int) -> tuple[np.random.Generator, torch.Generator, np.random.Generator]:
+def _seed_streams(
+    seed: int,
+) -> tuple[np.random.Generator, torch.Generator, np.random.Generator, np.random.Generator]:
     """Independent streams of one seed: training (actions, resets, replay, members),
-    network initialisation, and test episodes."""
+    network initialisation, test episodes, and the evaluations during training
+    (``eval_every``). A SeedSequence's child i depends on i alone, so the fourth, added
+    later, left the first three (and every earlier run) as they were."""
     ss = np.random.SeedSequence(seed)
-    train_ss, init_ss, test_ss = ss.spawn(3)
+    train_ss, init_ss, test_ss, eval_ss = ss.spawn(4)
     gen = torch.Generator().manual_seed(int(init_ss.generate_state(1, np.uint64)[0] >> 1))
-    return np.random.default_rng(train_ss), gen, np.random.default_rng(test_ss)
+    rng = np.random.default_rng
+    return rng(train_ss), gen, rng(test_ss), rng(eval_ss)
 
 
 def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> np.ndarray:
@@ -243,6 +253,13 @@ class SeedUniforms:
         return self.buf[:, self.pos - 1]
 
 
+def _close_all(envs: list[Any]) -> None:
+    """Close each environment of ``envs`` (None: none there)."""
+    for env in envs:
+        if env is not None:
+            env.close()
+
+
 def _scaled(u: np.ndarray, n: int | np.ndarray) -> np.ndarray:
     """floor(u * n) as int64, kept below n against float round-up."""
     return np.minimum((u * n).astype(np.int64), np.asarray(n) - 1)
@@ -258,13 +275,14 @@ class Trainer:
         self.n_actions, self.obs_shape = self._spaces(self.envs[0], cfg)
         image = _image_replay(self.envs[0].observation_space, self.obs_shape)
         streams = [_seed_streams(s) for s in cfg.seeds]
-        self.rngs = [r for r, _, _ in streams]
-        self.test_rngs = [t for _, _, t in streams]
+        self.rngs = [r for r, _, _, _ in streams]
+        self.test_rngs = [t for _, _, t, _ in streams]
+        self.eval_rngs = [e for _, _, _, e in streams]
         self.uniforms = SeedUniforms(self.rngs, 4 + cfg.batch_size)
         self.learner = Learner(
             cfg.agent,
             cfg.n,
-            [g for _, g, _ in streams],
+            [g for _, g, _, _ in streams],
             cfg.network,
             self.obs_shape,
             self.n_actions,
@@ -295,6 +313,8 @@ class Trainer:
         self.probe_rows: list[np.ndarray] = []
         self._reset_acc()
         self.rows: dict[str, list[list[Any]]] = {"episodes": [], "metrics": [], "tests": []}
+        if cfg.eval_every:  # only then: a default run's checkpoint stays as it was
+            self.rows["evals"] = []
         self._interval_start = (0, time.perf_counter())
         self.writer: Any = None
         for s in range(self.S):
@@ -484,6 +504,8 @@ class Trainer:
         self.step = t + 1
         if self.step % c.bias_every == 0:
             self._log_metrics(eps)
+        if c.eval_every and self.step % c.eval_every == 0:
+            self.evaluate_during_training()
 
     def _reset_acc(self) -> None:
         self.acc_loss = [0.0] * self.S
@@ -530,7 +552,8 @@ class Trainer:
 
     def open_writer(self, writer_class: Any, folder: pathlib.Path) -> None:
         """Log to TensorBoard in ``folder``: every metrics row, each episode's return and
-        length at the step it ended, and each seed's mean test return at the last step. A
+        length at the step it ended, each seed's mean evaluation return at each evaluation
+        (``eval_every``) and its mean test return at the last step. A
         run at step k (a resumed one: its checkpoint's) hides what earlier runs logged there
         from step k on (``purge_step``: it would be drawn twice, or it is a finished run's
         last partial interval, which an extended run logs later) and logs its checkpoint's
@@ -545,12 +568,21 @@ class Trainer:
         for row in self.rows["episodes"]:
             if row[2] == self.step:
                 self._log_episode(row)
+        if self.cfg.eval_every:
+            self._log_evals(self.step)
 
     def _log_metrics_row(self, row: list[Any]) -> None:
         tag = f"seed{row[0]}"
         for name, v in zip(TABLE_COLUMNS["metrics"][2:], row[2:], strict=True):
             if math.isfinite(v):  # bias_n (an int) too: how many probes bias_mean rests on
                 self.writer.add_scalar(f"{tag}/{name}", v, row[1])
+
+    def _log_evals(self, step: int) -> None:
+        """Each seed's mean return of its evaluation at ``step`` (if one ran then)."""
+        for seed in self.cfg.seeds:
+            returns = [r[3] for r in self.rows["evals"] if r[0] == seed and r[1] == step]
+            if returns:
+                self.writer.add_scalar(f"seed{seed}/eval_return", np.mean(returns), step)
 
     def _log_episode(self, row: list[Any]) -> None:
         seed, _, step, ret, length = row[:5]
@@ -559,59 +591,101 @@ class Trainer:
 
     # --- evaluation -------------------------------------------------------------------------
 
-    def evaluate(self, progress: bool = False) -> None:
-        """``eval_episodes`` test episodes per live seed with eps = ``eval_eps`` (greedy on
-        the same combined values as the behaviour policy), all seeds in lock-step."""
+    def _live_envs(self) -> list[Any]:
+        """A new environment for each live seed (None for a diverged one), for test and
+        evaluation episodes: never the training environments, whose episodes go on."""
+        return [self.cfg.make_env() if a else None for a in self.active]
+
+    def play_episodes(
+        self,
+        envs: list[Any],
+        rngs: list[np.random.Generator],
+        episodes: int,
+        bar: Any = None,
+    ) -> list[tuple[int, int, float, int]]:
+        """``episodes`` episodes in each environment of ``envs`` (one per seed; None: none)
+        with eps = ``eval_eps``, greedy on the same combined values as the behaviour policy,
+        all seeds in lock-step; seed s draws its episodes' reset seeds and exploration from
+        ``rngs[s]`` alone. Returns (seed index, episode, return, length) per episode, in the
+        order they end; ``bar`` (tqdm) counts them."""
         c = self.cfg
-        if c.eval_episodes == 0:
-            return
-        envs: list[Any] = [c.make_env() if a else None for a in self.active]  # None: diverged
         obs = np.zeros((self.S, *self.obs_shape), dtype=np.float32)
-        remaining = [c.eval_episodes if a else 0 for a in self.active]
+        remaining = [episodes if env is not None else 0 for env in envs]
         ret, length = [0.0] * self.S, [0] * self.S
+        done: list[tuple[int, int, float, int]] = []
 
         def reset(s: int) -> None:
-            o = envs[s].reset(seed=int(self.test_rngs[s].integers(2**31 - 1)))[0]
+            o = envs[s].reset(seed=int(rngs[s].integers(2**31 - 1)))[0]
             obs[s] = _observation(o, self.obs_shape, c.env_id, "reset()")
             ret[s], length[s] = 0.0, 0
 
         for s in range(self.S):
             if remaining[s]:
                 reset(s)
-        bar = tqdm(total=sum(remaining), disable=not progress, desc="test episodes", unit="ep")
         while any(remaining):
             q = self.learner.greedy_values(torch.from_numpy(obs)).numpy()
             for s in range(self.S):
                 if not remaining[s]:
                     continue
-                rng = self.test_rngs[s]
+                rng = rngs[s]
                 a = rng.integers(self.n_actions) if rng.random() < c.eval_eps else np.argmax(q[s])
                 o, r, term, trunc, _ = envs[s].step(int(a))
                 obs[s] = _observation(o, self.obs_shape, c.env_id, "step()")
                 ret[s] += float(r)
                 length[s] += 1
                 if term or trunc:
-                    ep = c.eval_episodes - remaining[s] + 1
-                    self.rows["tests"].append([c.seeds[s], ep, ret[s], length[s]])
+                    done.append((s, episodes - remaining[s] + 1, ret[s], length[s]))
                     remaining[s] -= 1
-                    bar.update(1)
+                    if bar is not None:
+                        bar.update(1)
                     if remaining[s]:
                         reset(s)
-        bar.close()
-        for env in envs:
-            if env is not None:
-                env.close()
+        return done
+
+    def evaluate(self, progress: bool = False) -> None:
+        """The paper's test: ``eval_episodes`` test episodes per live seed with eps =
+        ``eval_eps`` (``play_episodes``, the seeds' test streams), after training."""
+        c = self.cfg
+        if c.eval_episodes == 0:
+            return
+        envs = self._live_envs()
+        total = c.eval_episodes * sum(env is not None for env in envs)
+        bar = tqdm(total=total, disable=not progress, desc="test episodes", unit="ep")
+        try:
+            played = self.play_episodes(envs, self.test_rngs, c.eval_episodes, bar)
+        finally:
+            bar.close()
+            _close_all(envs)
+        for s, ep, ret, length in played:
+            self.rows["tests"].append([c.seeds[s], ep, ret, length])
         if self.writer is not None:  # each seed's mean test return, at the last step
             for seed in c.seeds:
                 returns = [row[2] for row in self.rows["tests"] if row[0] == seed]
                 if returns:
                     self.writer.add_scalar(f"seed{seed}/test_return", np.mean(returns), self.step)
 
+    def evaluate_during_training(self) -> None:
+        """One evaluation during training (``eval_every``): ``eval_every_episodes`` episodes
+        per live seed (``play_episodes``, the seeds' evaluation streams), as rows of the
+        ``evals`` table at this step. Its time is left out of the metrics' ``steps_per_s``."""
+        c, start = self.cfg, time.perf_counter()
+        envs = self._live_envs()
+        try:
+            episodes = self.play_episodes(envs, self.eval_rngs, c.eval_every_episodes)
+        finally:
+            _close_all(envs)
+        for s, ep, ret, length in episodes:
+            self.rows["evals"].append([c.seeds[s], self.step, ep, ret, length])
+        if self.writer is not None:
+            self._log_evals(self.step)
+        interval_step, interval_t0 = self._interval_start
+        self._interval_start = (interval_step, interval_t0 + time.perf_counter() - start)
+
     # --- tables and checkpoints -------------------------------------------------------------
 
     def tables(self) -> dict[str, pd.DataFrame]:
-        """The result tables (see the module docstring): four, and ``probes`` with
-        ``save_probes``."""
+        """The result tables (see the module docstring): four, ``probes`` with
+        ``save_probes`` and ``evals`` with ``eval_every``."""
         ep = pd.DataFrame(
             self.rows["episodes"],
             columns=[c for c in TABLE_COLUMNS["episodes"] if c != "return_avg100"],
@@ -634,6 +708,10 @@ class Trainer:
             columns=TABLE_COLUMNS["runs"],
         )
         out = {"episodes": ep, "tests": tests, "metrics": metrics, "runs": runs}
+        if self.cfg.eval_every:
+            evals = pd.DataFrame(self.rows["evals"], columns=TABLE_COLUMNS["evals"])
+            order = ["seed", "step", "episode"]
+            out["evals"] = evals.sort_values(order, kind="stable").reset_index(drop=True)
         if self.cfg.save_probes:  # rows are appended in step order within each seed
             probes = pd.DataFrame(self._probe_array(), columns=TABLE_COLUMNS["probes"])
             probes = probes.astype({**dict.fromkeys(_PROBE_INTS, "int64"), "terminated": bool})
@@ -664,6 +742,8 @@ class Trainer:
         }
         if self.cfg.save_probes:
             state["probe_rows"] = torch.from_numpy(self._probe_array())
+        if self.cfg.eval_every:
+            state["eval_rngs"] = [r.bit_generator.state for r in self.eval_rngs]
         return state
 
     def _probe_array(self) -> np.ndarray:
@@ -682,6 +762,9 @@ class Trainer:
             r.bit_generator.state = st
         for r, st in zip(self.test_rngs, state["test_rngs"], strict=True):
             r.bit_generator.state = st
+        if self.cfg.eval_every:  # the same options: the checkpoint has them
+            for r, st in zip(self.eval_rngs, state["eval_rngs"], strict=True):
+                r.bit_generator.state = st
         self.uniforms.buf[:] = state["uniforms"].numpy()
         self.uniforms.pos = int(state["uniforms_pos"])
         self.active = np.array(state["active"], dtype=bool)
