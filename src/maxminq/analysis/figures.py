@@ -555,7 +555,7 @@ def training_runs_figure(
             if df is None or df.empty:
                 continue
             if table == "evals":  # a seed's point: its mean return at that evaluation
-                df = df.groupby(["seed", "step"], as_index=False, sort=True)[value].mean()
+                df = df.groupby(["seed", "step"], as_index=False, sort=True)[[value]].mean()
             last = max(last, float(df["step"].max()))
             df = df[np.isfinite(df[value].to_numpy(dtype=float))]
             if df.empty:
