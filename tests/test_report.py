@@ -567,6 +567,11 @@ def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
             kind="deep",
             settings=deep | {"lr": 1e-3, "steps": 600, "seeds": [2], "save_probes": True},
         ),
+        R(
+            kind="deep",
+            settings=deep
+            | {"lr": 1e-3, "steps": 600, "seeds": [3], "eval_every": 100, "eval_every_episodes": 2},
+        ),
         R(kind="toy_mdp", settings={"mu": 0.1, "algorithm": "maxmin", "n": 2, "seed": 0}),
         R(kind="toy_mdp", settings={"mu": 0.1, "algorithm": "maxmin", "n": 2, "seed": 1}),
         # the same seed with more runs: runs 0..49 of seed 3 twice

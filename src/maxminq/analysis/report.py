@@ -224,9 +224,13 @@ def _settings_rows(records: Sequence) -> list[list[str]]:
 
 # The settings that identify a row of the report's tables, per run kind; runs that agree on
 # these are pooled as one setting. Seeds and run counts are replicates (pooling them is the
-# point); checkpoint_every, tensorboard and save_probes do not change what a run computes.
+# point); checkpoint_every, tensorboard, save_probes and the evaluations during training
+# (their own environments and random stream) do not change what a run computes.
 TABLE_KEYS = {"deep": T.DEEP_KEYS, "toy_mdp": T.TOY_KEYS, "mountain_car": T.MOUNTAIN_CAR_KEYS}
-POOLABLE = frozenset({"seed", "seeds", "runs", "checkpoint_every", "tensorboard", "save_probes"})
+POOLABLE = frozenset(
+    {"seed", "seeds", "runs", "checkpoint_every", "tensorboard", "save_probes"}
+    | {"eval_every", "eval_every_episodes"}
+)
 
 
 def _pooling_groups(records: Sequence) -> dict[tuple, list[dict]]:
