@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from test_deep_train import _deterministic, _shown
+from test_deep_train import _deterministic, _shown, train_killed_at_330_then_resumed
 from test_deep_train import _small as _train_small
 
 from maxminq.cli import main
@@ -175,12 +175,7 @@ def test_tensorboard_logs_each_evaluation_and_a_resumed_run_shows_it_once(tmp_pa
     assert sorted(e for e in straight if e[0].endswith("/eval_return")) == sorted(expected)
 
     out = tmp_path / "killed"
-    assert run_training(cfg, out, progress=False, stop_after=200) == {}
-    ckpt = out / "checkpoint" / "state.pt"
-    at_200 = ckpt.read_bytes()
-    assert run_training(cfg, out, progress=False, stop_after=330) == {}
-    ckpt.write_bytes(at_200)  # killed at 330 with its last checkpoint at 200
-    run_training(cfg, out, progress=False)
+    train_killed_at_330_then_resumed(cfg, out)
     assert _shown(out / "tensorboard") == straight
 
 

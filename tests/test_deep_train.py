@@ -839,6 +839,17 @@ def _shown(folder: pathlib.Path) -> list[tuple[str, float, int]]:
     return sorted(shown)
 
 
+def train_killed_at_330_then_resumed(cfg: TrainConfig, out: pathlib.Path) -> None:
+    """Train ``cfg`` in ``out`` as a run killed at step 330, its last checkpoint at 200, and
+    then resumed to the end (``cfg.checkpoint_every`` must be 100)."""
+    assert run_training(cfg, out, progress=False, stop_after=200) == {}
+    ckpt = out / "checkpoint" / "state.pt"
+    at_200 = ckpt.read_bytes()
+    assert run_training(cfg, out, progress=False, stop_after=330) == {}
+    ckpt.write_bytes(at_200)
+    run_training(cfg, out, progress=False)
+
+
 def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_path):
     """With a real writer (tensorboardX), each episode's return and length are logged at
     the step it ended (as episodes.csv); a run killed at step 330 and resumed from its
@@ -865,12 +876,7 @@ def test_tensorboard_shows_episodes_and_a_resumed_run_as_one_straight_run(tmp_pa
         ]
 
     out = tmp_path / "killed"
-    assert run_training(cfg, out, progress=False, stop_after=200) == {}
-    ckpt = out / "checkpoint" / "state.pt"
-    at_200 = ckpt.read_bytes()
-    assert run_training(cfg, out, progress=False, stop_after=330) == {}
-    ckpt.write_bytes(at_200)  # killed at 330 with its last checkpoint at 200
-    run_training(cfg, out, progress=False)
+    train_killed_at_330_then_resumed(cfg, out)
     starts = [
         [e[2] for e in f if e[0] == "START"] for f in _tensorboard_events(out / "tensorboard")
     ]
