@@ -368,10 +368,11 @@ def run(args: argparse.Namespace) -> int:
 
             label = style.label(resolved.agent, resolved.n)
             title = run_title(label, resolved.env_id, len(resolved.seeds), tests)
-            # A run that kept its probes also shows their distribution; one with evaluations,
-            # their returns.
-            optional = {"probes": "bias_dist", "evals": "eval"}
-            panels = (*DEFAULT_PANELS, *(p for t, p in optional.items() if t in tables))
+            # A run with evaluations shows their returns beside the training return; one that
+            # kept its probes, their distribution after the mean bias.
+            first, *rest = DEFAULT_PANELS
+            panels = (first, *["eval"] * ("evals" in tables), *rest)
+            panels += ("bias_dist",) * ("probes" in tables)
             figure = fig_training_runs(
                 [(label, resolved.agent, tables)], title, args.out, panels=panels
             )
