@@ -172,7 +172,7 @@ def _cfg(**extra) -> dict:
         # a longer run is told by its steps, not by the metrics interval they imply
         (
             [_cfg(steps=400_000, bias_every=2000), _cfg(steps=100_000, bias_every=1000)],
-            ["DQN, steps 400000", "DQN, steps 100000"],
+            ["DQN, steps 400,000", "DQN, steps 100,000"],
         ),
         # a Maxmin run alone in its agent and N keeps its plain label
         (
