@@ -249,3 +249,24 @@ def test_one_run_is_its_summary_row_without_tests(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert "P(improve)" not in out and "Welch" not in out
     assert "2.00 +- 1.00" in next(line for line in out.splitlines() if line.startswith("DQN"))
+
+
+def test_no_spread_within_runs_that_differ_is_n_a_but_counts_their_pairs() -> None:
+    """Every seed of one run scored 500, every seed of the other 400: Welch's t is 100 / 0,
+    so no p (the reason names the spread within each run, not equal runs), while each of the
+    2 x 3 pairs is won: P(improve) 1."""
+    from maxminq.commands.compare import compare_table
+
+    def scores(values: list[float]) -> pd.DataFrame:
+        n = len(values)
+        return pd.DataFrame(
+            {"seed": range(n), "score": values, "source": "test", "diverged": False}
+        )
+
+    empty = np.array([])
+    table = compare_table(
+        ["a", "b"], [scores([500.0, 500.0]), scores([400.0] * 3)], [empty, empty], 1
+    )
+    a = table.iloc[0]
+    assert math.isnan(a["p"]) and a["why_na"] == "no spread: in each run every seed scored the same"
+    assert a["diff"] == 100.0 and a["p_improve"] == 1.0

@@ -197,7 +197,7 @@ def compare_table(
         elif few:
             why = f"{count(min(few), 'seed')}; a test needs 2 per run"
         elif not math.isfinite(p):
-            why = "no spread: every seed of both runs scored the same"
+            why = "no spread: in each run every seed scored the same"
         else:
             why = ""
         if few or i == baseline:
