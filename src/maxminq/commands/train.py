@@ -107,7 +107,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--eval-episodes", type=int, default=100, help="test episodes per seed (default 100)"
     )
-    parser.add_argument("--eval-eps", type=float, default=0.01, help="test epsilon (default 0.01)")
+    parser.add_argument(
+        "--eval-eps",
+        type=float,
+        default=0.01,
+        help="epsilon of the test (and --eval-every) episodes (default 0.01)",
+    )
     parser.add_argument(
         "--eval-every",
         type=int,
@@ -119,7 +124,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--eval-every-episodes",
         type=int,
-        default=10,
+        default=None,
         help="episodes per seed at each --eval-every evaluation (default 10)",
     )
     parser.add_argument(
@@ -195,6 +200,11 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
             raise UsageError(
                 f"--hidden: expected sizes separated by commas, e.g. 256,256, got {args.hidden!r}"
             ) from None
+    if args.eval_every_episodes is not None and not args.eval_every:
+        raise UsageError(
+            "--eval-every-episodes: no evaluations to size without --eval-every K (default 0: "
+            "none); give --eval-every too, or leave it out"
+        )
     return TrainConfig(
         env_id=args.env,
         agent=args.agent,
@@ -206,7 +216,11 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         eval_episodes=args.eval_episodes,
         eval_eps=args.eval_eps,
         eval_every=args.eval_every,
-        eval_every_episodes=args.eval_every_episodes,
+        eval_every_episodes=(
+            TrainConfig.eval_every_episodes
+            if args.eval_every_episodes is None
+            else args.eval_every_episodes
+        ),
         bias_every=args.bias_every,
         bias_probe_every=args.bias_probe_every,
         save_probes=args.save_probes,
