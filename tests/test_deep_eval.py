@@ -338,3 +338,13 @@ def test_sweep_setting_stores_the_evals_table(tmp_path: pathlib.Path) -> None:
         [1, 200],
     ]
     assert "evals" not in load_store(out)
+
+
+def test_a_diverged_seed_is_not_evaluated_after_it_diverged() -> None:
+    """Seed 4 marked diverged: the next evaluation plays only seed 6's 2 episodes (the
+    eval panel's mean is then over the live seeds, as its caption says)."""
+    tr = Trainer(_small(seeds=[4, 6]).resolve())
+    tr._diverge(0)
+    tr.evaluate_during_training()
+    assert [(row[0], row[2]) for row in tr.rows["evals"]] == [(6, 1), (6, 2)]
+    tr.close()

@@ -652,7 +652,9 @@ def fig_training_runs(
     if "eval" in panels:
         caption += (
             " Evaluation return: every eval_every steps, each seed's mean return over its "
-            "eval_every_episodes episodes with eps = eval_eps, played beside training."
+            "eval_every_episodes episodes with eps = eval_eps, played beside training; a "
+            "diverged seed is not evaluated after it diverged, so later means are over the "
+            "other seeds."
         )
     if "bias_dist" in panels:
         caption += (
