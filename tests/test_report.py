@@ -1127,9 +1127,11 @@ def test_deep_table_note_names_untested_and_diverged_runs(tmp_path: Path) -> Non
     mixed = {"episodes": episodes, "tests": tests, "runs": runs}
     _store_runs(tmp_path / "mixed", [("d1", "deep", deep | {"seeds": [0, 1, 2]}, mixed)])
     md = build_report(tmp_path / "mixed", reps=50).markdown.read_text()
-    assert "1 of 3 runs have no test episodes and are scored by their training average" in md
-    assert "1 diverged (kept with the score they reached)" in md
+    assert (
+        "Of the 3 runs of all settings, 1 without test episodes (scored by the training "
+        "average, beside test returns); 1 diverged (kept with the score reached)."
+    ) in md
     tested = {"episodes": episodes[:2], "tests": tests}
     _store_runs(tmp_path / "tested", [("d1", "deep", deep | {"seeds": [0, 1]}, tested)])
     md = build_report(tmp_path / "tested", reps=50).markdown.read_text()
-    assert "no test episodes" not in md and "diverged (kept" not in md
+    assert "runs of all settings" not in md

@@ -401,19 +401,20 @@ def _setting_text(value: object) -> str:
 
 
 def _deep_score_sources(scores: pd.DataFrame) -> str:
-    """A sentence on the runs a deep table's scores mix: diverged runs and runs scored by
-    their training average beside runs scored by tests ('' when every run was tested)."""
+    """A sentence on the runs (of every setting, not only the table's best) that the deep
+    scores mix: runs scored by their training average beside runs scored by tests, and
+    diverged runs ('' when every run was tested and none diverged)."""
     parts = []
     by_training = int((scores["source"] == "train_last100").sum())
     if by_training and by_training < len(scores):
         parts.append(
-            f"{by_training} of {len(scores)} runs have no test episodes and are scored by their "
-            "training average, beside test returns"
+            f"{by_training} without test episodes (scored by the training average, beside "
+            "test returns)"
         )
     diverged = int(scores["diverged"].sum())
     if diverged:
-        parts.append(f"{diverged} diverged (kept with the score they reached)")
-    return "; ".join(parts) + ". " if parts else ""
+        parts.append(f"{diverged} diverged (kept with the score reached)")
+    return f"Of the {len(scores)} runs of all settings, " + "; ".join(parts) + ". " if parts else ""
 
 
 def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str], list[list[str]]]:
