@@ -270,3 +270,16 @@ def test_no_spread_within_runs_that_differ_is_n_a_but_counts_their_pairs() -> No
     a = table.iloc[0]
     assert math.isnan(a["p"]) and a["why_na"] == "no spread: in each run every seed scored the same"
     assert a["diff"] == 100.0 and a["p_improve"] == 1.0
+
+
+def test_csv_is_refused_where_it_would_replace_a_runs_table(tmp_path, capsys) -> None:
+    """--csv naming a table of a RUN_DIR (here its tests.csv) is a one-line error and the
+    run's table is left as it was; another file in that folder is fine."""
+    a = _run(tmp_path / "a", "dqn", {0: [1.0], 1: [3.0]})
+    before = (a / "tests.csv").read_bytes()
+    assert main(["compare", str(a), "--csv", str(a / "tests.csv")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("maxminq compare: error: --csv: ") and err.count("\n") == 1
+    assert (a / "tests.csv").read_bytes() == before
+    assert main(["compare", str(a), "--csv", str(a / "compare.csv")]) == 0
+    assert (a / "compare.csv").is_file()

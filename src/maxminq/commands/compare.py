@@ -97,6 +97,15 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"--csv: {args.csv} is a folder; give a file name")
         if not args.csv.resolve().parent.is_dir():
             raise UsageError(f"--csv: the folder {args.csv.resolve().parent} does not exist")
+        from maxminq.deep.train import TABLE_COLUMNS
+
+        target = args.csv.resolve()
+        for folder in args.runs:  # the table would replace one the runs are read from
+            if target.parent == folder.resolve() and target.stem in TABLE_COLUMNS:
+                raise UsageError(
+                    f"--csv: {args.csv} is the {target.stem} table of the RUN_DIR {folder}; "
+                    "give another file name"
+                )
 
 
 def _check_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
