@@ -105,7 +105,7 @@ def welch_t_test(
 ) -> tuple[float, float, float]:
     """Welch's two-sided t-test of equal means without assuming equal variances
     (``scipy.stats.ttest_ind(x, y, equal_var=False)``): ``(t, df, p)``, NaNs where it is
-    undefined (fewer than 2 values on a side, or no spread on either)."""
+    undefined (fewer than 2 values on a side, or no spread on both sides)."""
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.size < 2 or b.size < 2 or (np.ptp(a) == 0 and np.ptp(b) == 0):
         return math.nan, math.nan, math.nan  # no spread: t is 0/0 or +-inf, p meaningless
@@ -125,7 +125,7 @@ def probability_of_improvement(
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.size == 0 or b.size == 0:
         return math.nan
-    u = stats.mannwhitneyu(a, b, method="asymptotic").statistic  # U of x; the method: its p
+    u = stats.mannwhitneyu(a, b, method="asymptotic").statistic  # U of x (method: p only)
     return float(u) / (a.size * b.size)
 
 
