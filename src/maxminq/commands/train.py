@@ -117,6 +117,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--eval-every",
         type=int,
         default=0,
+        metavar="K",
         help="beyond the paper: every K steps also play --eval-every-episodes episodes per "
         "seed with --eval-eps, on environments of their own (evals.csv; training unchanged); "
         "default 0: none",
@@ -125,6 +126,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--eval-every-episodes",
         type=int,
         default=None,
+        metavar="E",
         help="episodes per seed at each --eval-every evaluation (default 10)",
     )
     parser.add_argument(
