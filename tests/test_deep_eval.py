@@ -255,6 +255,14 @@ def test_cli_writes_evals_and_draws_the_eval_panel(tmp_path, capsys) -> None:
     assert main(["plot", str(plain), "--panels", "eval"]) == 2
     err = capsys.readouterr().err
     assert "--panels: eval" in err and "no evals.csv" in err and err.count("\n") == 1
+    # evaluations rarer than the run is long: said before training, and only the header
+    late = tmp_path / "late"
+    argv_late = [*argv, "--eval-every", "300", "--out", str(late), "--no-plot"]
+    assert main(argv_late) == 0
+    assert "warning: --eval-every 300 > --steps 250: no evaluation runs" in capsys.readouterr().err
+    assert _csv(late / "evals.csv").empty
+    assert main([*argv, "--eval-every", "250", "--out", str(tmp_path / "last"), "--no-plot"]) == 0
+    assert "--eval-every" not in capsys.readouterr().err  # one evaluation, at the last step
 
 
 def test_eval_panel_draws_each_seeds_mean_and_their_mean() -> None:

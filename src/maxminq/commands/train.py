@@ -341,6 +341,12 @@ def run(args: argparse.Namespace) -> int:
                 f"{resolved.learning_starts}: only random steps, the agents never learn",
                 file=sys.stderr,
             )
+        if resolved.eval_every > resolved.steps:
+            print(
+                f"maxminq train: warning: --eval-every {resolved.eval_every} > --steps "
+                f"{resolved.steps}: no evaluation runs (evals.csv holds only its header)",
+                file=sys.stderr,
+            )
         _warn_if_cut_episodes_give_no_bias(resolved.max_episode_steps, resolved.gamma)
         before = _file_id(args.out / "runs.csv")  # unchanged after: a finished run read back
         try:
