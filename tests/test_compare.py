@@ -283,3 +283,16 @@ def test_csv_is_refused_where_it_would_replace_a_runs_table(tmp_path, capsys) ->
     assert (a / "tests.csv").read_bytes() == before
     assert main(["compare", str(a), "--csv", str(a / "compare.csv")]) == 0
     assert (a / "compare.csv").is_file()
+
+
+def test_a_seed_without_any_score_is_named_in_a_warning(tmp_path, capsys) -> None:
+    """A seed of the run's config with no finished episode (nor test) has no score: it is
+    left out of the row (3 seeds, not 4) and named on stderr, not dropped silently."""
+    folder = _run(tmp_path / "a", "dqn", {0: [1.0], 1: [2.0], 2: [3.0]})
+    cfg = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(cfg | {"seeds": [0, 1, 2, 7]}))
+    assert main(["compare", str(folder)]) == 0
+    out, err = capsys.readouterr()
+    row = next(line for line in out.splitlines() if line.startswith("DQN"))
+    assert row.split()[2] == "3"  # steps, then seeds
+    assert f"{folder}: no score for 1 seed (7: no episode finished), left out" in err

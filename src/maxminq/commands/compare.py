@@ -374,6 +374,14 @@ def run(args: argparse.Namespace) -> int:
     for folder, s in zip(args.runs, scores, strict=True):
         if s.empty:
             raise UsageError(f"RUN_DIR: no episode finished in {folder}; it has no score")
+    for folder, cfg, s in zip(args.runs, cfgs, scores, strict=True):
+        unscored = sorted(set(cfg["seeds"]) - set(s["seed"].astype(int)))
+        if unscored:  # e.g. diverged before its first episode ended
+            print(
+                f"maxminq compare: warning: {folder}: no score for {count(len(unscored), 'seed')} "
+                f"({', '.join(map(str, unscored))}: no episode finished), left out",
+                file=sys.stderr,
+            )
     labels = run_labels(cfgs, args.runs)
     b = args.baseline - 1
     table = compare_table(labels, scores, [run_bias(t["metrics"]) for t in tables], b, args.seed)
