@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from maxminq.analysis.runs import load_runs
 from maxminq.analysis.tables import probability_of_improvement, welch_t_test
 from maxminq.cli import main
-from maxminq.commands.plot import load_runs
 
 
 def _run(
@@ -255,7 +255,7 @@ def test_no_spread_within_runs_that_differ_is_n_a_but_counts_their_pairs() -> No
     """Every seed of one run scored 500, every seed of the other 400: Welch's t is 100 / 0,
     so no p (the reason names the spread within each run, not equal runs), while each of the
     2 x 3 pairs is won: P(improve) 1."""
-    from maxminq.commands.compare import compare_table
+    from maxminq.analysis.compare import compare_table
 
     def scores(values: list[float]) -> pd.DataFrame:
         n = len(values)
@@ -296,3 +296,26 @@ def test_a_seed_without_any_score_is_named_in_a_warning(tmp_path, capsys) -> Non
     row = next(line for line in out.splitlines() if line.startswith("DQN"))
     assert row.split()[2] == "3"  # steps, then seeds
     assert f"{folder}: no score for 1 seed (7: no episode finished), left out" in err
+
+
+def test_compare_runs_is_the_table_the_command_writes(tmp_path) -> None:
+    """``compare_runs`` on the folders of the first test gives the CSV of ``maxminq compare
+    --csv`` on them, byte for byte once written, with the hand-computed numbers; a bad
+    baseline is the command's UsageError."""
+    from maxminq.analysis.compare import compare_runs
+    from maxminq.errors import UsageError
+
+    a = _run(tmp_path / "a", "maxmin-dqn", {0: [0, 2], 1: [2, 2], 2: [1, 5], 3: [6, 6]})
+    b = _run(tmp_path / "b", "dqn", {0: [0, 0], 1: [2, 2], 2: [2, 2], 3: [4, 6]})
+    csv = tmp_path / "cmp.csv"
+    argv = ["compare", str(a), str(b), "--baseline", "2", "--seed", "3", "--csv", str(csv)]
+    assert main(argv) == 0
+    table = compare_runs([str(a), b], baseline=2, seed=3)
+    assert table.to_csv(index=False) == csv.read_text()
+    pd.testing.assert_frame_equal(pd.read_csv(csv), table.replace({"why_na": {"": np.nan}}))
+    # Seed scores A = [1, 2, 3, 6], B = [0, 2, 2, 5]: 10 of the 16 pairs won (first test).
+    assert table["mean"].tolist() == pytest.approx([3.0, 2.25])
+    assert table["p_improve"].iloc[0] == pytest.approx(10 / 16)
+    assert table["baseline"].tolist() == [False, True]
+    with pytest.raises(UsageError, match=r"^--baseline: .* \(1 to 2\), got 3$"):
+        compare_runs([a, b], baseline=3)

@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 
 from maxminq.analysis.figures import bias_quantiles, probe_intervals, training_runs_figure
+from maxminq.analysis.runs import run_labels, run_settings
 from maxminq.cli import main
-from maxminq.commands.plot import _settings, figure_title, run_labels
+from maxminq.commands.plot import figure_title
 from maxminq.deep.train import read_tables
 
 NAN = math.nan
@@ -214,7 +215,7 @@ def test_one_run_redrawn_names_its_agent_and_n_in_the_title(tmp_path) -> None:
     (one / "tests.csv").write_text("seed,episode,return,length\n0,1,-150,150\n0,2,-170,170\n")
     dqn = _run(tmp_path / "dqn", "dqn", [(100, -200.0)], [(100, 2.0, 0.1)], 100)
     folders = [one, dqn]
-    cfgs = [_settings(f) for f in folders]
+    cfgs = [run_settings(f) for f in folders]
     tables = [read_tables(f) for f in folders]
     labels = run_labels(cfgs, folders)
     # One seed, test returns -150 and -170: mean -160 (one seed has no standard error).

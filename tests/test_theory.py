@@ -586,7 +586,7 @@ def test_plot_labels_name_what_tells_runs_apart(tmp_path) -> None:
     were labelled by their step sizes, as if that were the difference, and a lone Maxmin run
     by neither); runs that still share a label get the step size if theirs differ, then the
     folder; a run alone in its agent and N keeps the plain label."""
-    from maxminq.commands.plot import run_labels
+    from maxminq.analysis.runs import run_labels
 
     def cfg(agent: str, n: int, env: str, lr: float) -> dict:
         return {"agent": agent, "n": n, "env_id": env, "lr": lr}

@@ -20,19 +20,21 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from maxminq.analysis.compare import (
+    REPS,
+    SOURCES,
+    check_options,
+    comparison_table,
+    score_runs,
+)
+from maxminq.analysis.runs import load_runs
 from maxminq.analysis.style import count
 from maxminq.errors import UsageError
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
-REPS = 2000  # bootstrap resamples of the IQM's confidence interval
 FEW_SEEDS = 20  # fewer seeds per run than this: the footer says p-values are rough
-SOURCES = {"test": "test", "train_last100": "last-100"}  # deep_final_scores' source: shown
-# Columns each table must hold as numbers (the bias columns are read only when present).
-_COLUMNS = {"tests": ("seed", "return"), "episodes": ("seed", "step", "return"), "runs": ()}
-_BIAS_COLUMNS = ("seed", "step", "bias_mean", "bias_std", "bias_abs")
 # Settings that change what a return measures: runs that differ in one are warned about.
 _MEASURE = {"max_episode_steps": "episode cap", "eval_eps": "test eps"}
 
@@ -81,15 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check(args: argparse.Namespace) -> None:
     """The options, before any folder is read."""
-    k = len(args.runs)
-    if not 1 <= args.baseline <= k:
-        where = "1" if k == 1 else f"1 to {k}"
-        raise UsageError(
-            f"--baseline: expected a position among the {count(k, 'RUN_DIR')} ({where}), "
-            f"got {args.baseline}"
-        )
-    if args.seed < 0:
-        raise UsageError(f"--seed: expected a whole number >= 0, got {args.seed}")
+    check_options(len(args.runs), args.baseline, args.seed)
     if args.csv is not None:
         if args.csv.suffix.lower() != ".csv":
             raise UsageError(f"--csv: expected a file name ending in .csv, got {args.csv}")
@@ -106,132 +100,6 @@ def _check(args: argparse.Namespace) -> None:
                     f"--csv: {args.csv} is the {target.stem} table of the RUN_DIR {folder}; "
                     "give another file name"
                 )
-
-
-def _check_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
-    """Raise UsageError unless the tables hold, as numbers, the columns the scores and the
-    bias are computed from (a table of another program, or edited by hand)."""
-    from maxminq.commands.plot import require_numeric_columns
-
-    needs = {**_COLUMNS, "metrics": ()}
-    if {"bias_mean", "step"} <= set(tables["metrics"].columns):
-        needs["metrics"] = _BIAS_COLUMNS
-    require_numeric_columns(folder, tables, needs)
-
-
-def _check_same_environment(folders: list[Path], cfgs: list[dict]) -> None:
-    """Raise UsageError naming the first RUN_DIR on another environment (or with other
-    environment keywords) than the first: their returns are not on one scale."""
-    env, kwargs = cfgs[0]["env_id"], cfgs[0].get("env_kwargs") or {}
-    for folder, cfg in zip(folders[1:], cfgs[1:], strict=True):
-        if cfg["env_id"] != env:
-            raise UsageError(
-                f"RUN_DIR: {folder} is a run on {cfg['env_id']}, {folders[0]} on {env}; "
-                "returns on different environments cannot be compared"
-            )
-        other = cfg.get("env_kwargs") or {}
-        if json.dumps(other, sort_keys=True) != json.dumps(kwargs, sort_keys=True):
-            raise UsageError(
-                f"RUN_DIR: {folder} ran {env} with env_kwargs {json.dumps(other)}, {folders[0]} "
-                f"with {json.dumps(kwargs)}; returns of different environments cannot be compared"
-            )
-
-
-def final_scores(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """One row per seed of a run (``read_tables`` of its folder): ``seed``, ``score``,
-    ``source`` ('test' or 'train_last100'), ``diverged``; as ``tables.deep_final_scores``,
-    seeds without a finite score left out."""
-    import numpy as np
-
-    from maxminq.analysis.tables import Tables, deep_final_scores
-
-    t = Tables(episodes=tables["episodes"], tests=tables["tests"], runs=tables["runs"])
-    scores = deep_final_scores(t)
-    return scores[np.isfinite(scores["score"].to_numpy(dtype=float))].reset_index(drop=True)
-
-
-def run_bias(metrics: pd.DataFrame) -> np.ndarray:
-    """Per seed, the measured bias (estimate - MC return) of its probes in the second half
-    of training (``tables.second_half_bias``); empty without bias columns or probes."""
-    import numpy as np
-    import pandas as pd
-
-    from maxminq.analysis.tables import second_half_bias
-
-    if "bias_mean" not in metrics.columns or metrics.empty:
-        return np.array([])
-    return second_half_bias(metrics, pd.Series(dtype=object), ())  # keys (): the whole table
-
-
-def compare_table(
-    labels: list[str],
-    scores: list[pd.DataFrame],
-    biases: list[np.ndarray],
-    baseline: int,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """The comparison as numbers, one row per run: ``run`` (label), ``seeds``, ``diverged``,
-    ``score`` (where the scores come from), ``mean``, ``se``, ``iqm``, ``iqm_low``,
-    ``iqm_high`` (95% stratified bootstrap, ``REPS`` resamples, the run at position i drawing
-    from ``default_rng([seed, i])``), ``bias_mean``, ``bias_se``, ``bias_seeds`` and, against
-    the run at index ``baseline`` (0-based), ``diff`` (mean - its mean), Welch's ``t``,
-    ``df``, ``p`` and ``p_improve`` (P(X > Y) + 0.5 P(X = Y), X this run's seeds, Y the
-    baseline's), with ``why_na`` saying why they are missing (NaN) where they are."""
-    import numpy as np
-    import pandas as pd
-
-    from maxminq.analysis.tables import (
-        mean_se,
-        probability_of_improvement,
-        summarize,
-        welch_t_test,
-    )
-
-    pooled = pd.concat(
-        [s.assign(position=i) for i, s in enumerate(scores)], ignore_index=True
-    )  # one summarize call: run i's bootstrap draws from default_rng([seed, i])
-    summary = summarize(pooled, ["position"], "score", reps=REPS, seed=seed)
-    base = scores[baseline]["score"].to_numpy(dtype=float)
-    rows = []
-    for i, (label, s, bias) in enumerate(zip(labels, scores, biases, strict=True)):
-        x = s["score"].to_numpy(dtype=float)
-        row = summary.iloc[i]
-        named = {SOURCES.get(str(k), str(k)): n for k, n in s["source"].value_counts().items()}
-        bias_mean, bias_se = mean_se(bias) if bias.size else (math.nan, math.nan)
-        t, df, p = welch_t_test(x, base)
-        improve = probability_of_improvement(x, base)
-        few = [n for n in (x.size, base.size) if n < 2]
-        if i == baseline:
-            why = "baseline"
-        elif few:
-            why = f"{count(min(few), 'seed')}; a test needs 2 per run"
-        elif not math.isfinite(p):
-            why = "no spread: in each run every seed scored the same"
-        else:
-            why = ""
-        if few or i == baseline:
-            improve = math.nan
-        rows.append({
-            "run": label,
-            "seeds": int(x.size),
-            "diverged": int(s["diverged"].astype(bool).sum()),
-            "score": " + ".join(k if len(named) == 1 else f"{n} {k}" for k, n in named.items()),
-            "mean": row["mean"],
-            "se": row["se"],
-            "iqm": row["iqm"],
-            "iqm_low": row["iqm_low"],
-            "iqm_high": row["iqm_high"],
-            "bias_mean": bias_mean,
-            "bias_se": bias_se,
-            "bias_seeds": int(bias.size),
-            "diff": math.nan if i == baseline else float(np.mean(x) - np.mean(base)),
-            "t": math.nan if i == baseline else t,
-            "df": math.nan if i == baseline else df,
-            "p": math.nan if i == baseline else p,
-            "p_improve": improve,
-            "why_na": why,
-        })  # fmt: skip
-    return pd.DataFrame(rows)
 
 
 def _pm(mean: float, se: float, fmt: str = ".2f") -> str:
@@ -362,18 +230,11 @@ def _steps(cfg: dict, tables: dict[str, pd.DataFrame]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options and every folder first, then print (and write) the table."""
-    from maxminq.commands.plot import load_runs, run_labels
     from maxminq.experiments.store import atomic_write
 
     _check(args)
     cfgs, tables = load_runs(args.runs)
-    for folder, t in zip(args.runs, tables, strict=True):
-        _check_tables(folder, t)
-    _check_same_environment(args.runs, cfgs)
-    scores = [final_scores(t) for t in tables]
-    for folder, s in zip(args.runs, scores, strict=True):
-        if s.empty:
-            raise UsageError(f"RUN_DIR: no episode finished in {folder}; it has no score")
+    scores = score_runs(args.runs, cfgs, tables)
     for folder, cfg, s in zip(args.runs, cfgs, scores, strict=True):
         unscored = sorted(set(cfg["seeds"]) - set(s["seed"].astype(int)))
         if unscored:  # e.g. diverged before its first episode ended
@@ -382,9 +243,9 @@ def run(args: argparse.Namespace) -> int:
                 f"({', '.join(map(str, unscored))}: no episode finished), left out",
                 file=sys.stderr,
             )
-    labels = run_labels(cfgs, args.runs)
+    table = comparison_table(args.runs, cfgs, tables, scores, args.baseline, args.seed)
+    labels = list(table["run"])
     b = args.baseline - 1
-    table = compare_table(labels, scores, [run_bias(t["metrics"]) for t in tables], b, args.seed)
     steps = [_steps(c, t) for c, t in zip(cfgs, tables, strict=True)]
     compare = len(args.runs) > 1
     env = cfgs[0]["env_id"] + (
@@ -402,17 +263,6 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     _warn_measures(labels, cfgs, table)
     if args.csv is not None:
-        out = table.assign(
-            folder=[str(f) for f in args.runs],
-            env_id=[c["env_id"] for c in cfgs],
-            agent=[c["agent"] for c in cfgs],
-            n=[c["n"] for c in cfgs],
-            lr=[c["lr"] for c in cfgs],
-            steps=[c.get("steps", math.nan) for c in cfgs],
-            baseline=[i == b for i in range(len(cfgs))],
-        )
-        first = ["run", "folder", "env_id", "agent", "n", "lr", "steps", "baseline"]
-        out = out[[*first, *(c for c in out.columns if c not in first)]]
-        atomic_write(args.csv, lambda tmp: out.to_csv(tmp, index=False))
+        atomic_write(args.csv, lambda tmp: table.to_csv(tmp, index=False))
         print(f"table written to {args.csv}")
     return 0

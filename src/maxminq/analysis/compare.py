@@ -1,0 +1,225 @@
+"""The comparison of finished deep runs on one environment behind ``maxminq compare``: per
+seed the final score (``tables.deep_final_scores``: the mean return of the test episodes
+after training, else the training return averaged over the last 100 episodes), per run its
+mean, SE, IQM with a bootstrap CI and measured bias, and tests against a baseline run.
+
+From Python::
+
+    from maxminq.analysis.compare import compare_runs
+
+    table = compare_runs(["runs/lunar-maxmin", "runs/lunar-dqn"], baseline=2)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from maxminq.analysis.runs import load_runs, require_numeric_columns, run_labels
+from maxminq.analysis.style import count
+from maxminq.errors import UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+REPS = 2000  # bootstrap resamples of the IQM's confidence interval
+SOURCES = {"test": "test", "train_last100": "last-100"}  # deep_final_scores' source: shown
+# Columns each table must hold as numbers (the bias columns are read only when present).
+_COLUMNS = {"tests": ("seed", "return"), "episodes": ("seed", "step", "return"), "runs": ()}
+_BIAS_COLUMNS = ("seed", "step", "bias_mean", "bias_std", "bias_abs")
+
+
+def check_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
+    """Raise UsageError unless the tables hold, as numbers, the columns the scores and the
+    bias are computed from (a table of another program, or edited by hand)."""
+    needs = {**_COLUMNS, "metrics": ()}
+    if {"bias_mean", "step"} <= set(tables["metrics"].columns):
+        needs["metrics"] = _BIAS_COLUMNS
+    require_numeric_columns(folder, tables, needs)
+
+
+def check_same_environment(folders: list[Path], cfgs: list[dict]) -> None:
+    """Raise UsageError naming the first RUN_DIR on another environment (or with other
+    environment keywords) than the first: their returns are not on one scale."""
+    env, kwargs = cfgs[0]["env_id"], cfgs[0].get("env_kwargs") or {}
+    for folder, cfg in zip(folders[1:], cfgs[1:], strict=True):
+        if cfg["env_id"] != env:
+            raise UsageError(
+                f"RUN_DIR: {folder} is a run on {cfg['env_id']}, {folders[0]} on {env}; "
+                "returns on different environments cannot be compared"
+            )
+        other = cfg.get("env_kwargs") or {}
+        if json.dumps(other, sort_keys=True) != json.dumps(kwargs, sort_keys=True):
+            raise UsageError(
+                f"RUN_DIR: {folder} ran {env} with env_kwargs {json.dumps(other)}, {folders[0]} "
+                f"with {json.dumps(kwargs)}; returns of different environments cannot be compared"
+            )
+
+
+def final_scores(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per seed of a run (``read_tables`` of its folder): ``seed``, ``score``,
+    ``source`` ('test' or 'train_last100'), ``diverged``; as ``tables.deep_final_scores``,
+    seeds without a finite score left out."""
+    import numpy as np
+
+    from maxminq.analysis.tables import Tables, deep_final_scores
+
+    t = Tables(episodes=tables["episodes"], tests=tables["tests"], runs=tables["runs"])
+    scores = deep_final_scores(t)
+    return scores[np.isfinite(scores["score"].to_numpy(dtype=float))].reset_index(drop=True)
+
+
+def run_bias(metrics: pd.DataFrame) -> np.ndarray:
+    """Per seed, the measured bias (estimate - MC return) of its probes in the second half
+    of training (``tables.second_half_bias``); empty without bias columns or probes."""
+    import numpy as np
+    import pandas as pd
+
+    from maxminq.analysis.tables import second_half_bias
+
+    if "bias_mean" not in metrics.columns or metrics.empty:
+        return np.array([])
+    return second_half_bias(metrics, pd.Series(dtype=object), ())  # keys (): the whole table
+
+
+def compare_table(
+    labels: list[str],
+    scores: list[pd.DataFrame],
+    biases: list[np.ndarray],
+    baseline: int,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """The comparison as numbers, one row per run: ``run`` (label), ``seeds``, ``diverged``,
+    ``score`` (where the scores come from), ``mean``, ``se``, ``iqm``, ``iqm_low``,
+    ``iqm_high`` (95% stratified bootstrap, ``REPS`` resamples, the run at position i drawing
+    from ``default_rng([seed, i])``), ``bias_mean``, ``bias_se``, ``bias_seeds`` and, against
+    the run at index ``baseline`` (0-based), ``diff`` (mean - its mean), Welch's ``t``,
+    ``df``, ``p`` and ``p_improve`` (P(X > Y) + 0.5 P(X = Y), X this run's seeds, Y the
+    baseline's), with ``why_na`` saying why they are missing (NaN) where they are."""
+    import numpy as np
+    import pandas as pd
+
+    from maxminq.analysis.tables import (
+        mean_se,
+        probability_of_improvement,
+        summarize,
+        welch_t_test,
+    )
+
+    pooled = pd.concat(
+        [s.assign(position=i) for i, s in enumerate(scores)], ignore_index=True
+    )  # one summarize call: run i's bootstrap draws from default_rng([seed, i])
+    summary = summarize(pooled, ["position"], "score", reps=REPS, seed=seed)
+    base = scores[baseline]["score"].to_numpy(dtype=float)
+    rows = []
+    for i, (label, s, bias) in enumerate(zip(labels, scores, biases, strict=True)):
+        x = s["score"].to_numpy(dtype=float)
+        row = summary.iloc[i]
+        named = {SOURCES.get(str(k), str(k)): n for k, n in s["source"].value_counts().items()}
+        bias_mean, bias_se = mean_se(bias) if bias.size else (math.nan, math.nan)
+        t, df, p = welch_t_test(x, base)
+        improve = probability_of_improvement(x, base)
+        few = [n for n in (x.size, base.size) if n < 2]
+        if i == baseline:
+            why = "baseline"
+        elif few:
+            why = f"{count(min(few), 'seed')}; a test needs 2 per run"
+        elif not math.isfinite(p):
+            why = "no spread: in each run every seed scored the same"
+        else:
+            why = ""
+        if few or i == baseline:
+            improve = math.nan
+        rows.append({
+            "run": label,
+            "seeds": int(x.size),
+            "diverged": int(s["diverged"].astype(bool).sum()),
+            "score": " + ".join(k if len(named) == 1 else f"{n} {k}" for k, n in named.items()),
+            "mean": row["mean"],
+            "se": row["se"],
+            "iqm": row["iqm"],
+            "iqm_low": row["iqm_low"],
+            "iqm_high": row["iqm_high"],
+            "bias_mean": bias_mean,
+            "bias_se": bias_se,
+            "bias_seeds": int(bias.size),
+            "diff": math.nan if i == baseline else float(np.mean(x) - np.mean(base)),
+            "t": math.nan if i == baseline else t,
+            "df": math.nan if i == baseline else df,
+            "p": math.nan if i == baseline else p,
+            "p_improve": improve,
+            "why_na": why,
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def check_options(runs: int, baseline: int, seed: int) -> None:
+    """Raise UsageError unless ``baseline`` is a position (from 1) among ``runs`` runs and
+    ``seed`` is >= 0 (before any folder is read)."""
+    if not 1 <= baseline <= runs:
+        where = "1" if runs == 1 else f"1 to {runs}"
+        raise UsageError(
+            f"--baseline: expected a position among the {count(runs, 'RUN_DIR')} ({where}), "
+            f"got {baseline}"
+        )
+    if seed < 0:
+        raise UsageError(f"--seed: expected a whole number >= 0, got {seed}")
+
+
+def score_runs(
+    folders: Sequence[Path], cfgs: list[dict], tables: list[dict[str, pd.DataFrame]]
+) -> list[pd.DataFrame]:
+    """Per run (``load_runs`` of ``folders``), its :func:`final_scores`, after checking the
+    columns they and the bias are computed from, that the runs share one environment, and
+    that each run has a score (UsageErrors naming RUN_DIR)."""
+    for folder, t in zip(folders, tables, strict=True):
+        check_tables(folder, t)
+    check_same_environment(list(folders), cfgs)
+    scores = [final_scores(t) for t in tables]
+    for folder, s in zip(folders, scores, strict=True):
+        if s.empty:
+            raise UsageError(f"RUN_DIR: no episode finished in {folder}; it has no score")
+    return scores
+
+
+def comparison_table(
+    folders: Sequence[Path],
+    cfgs: list[dict],
+    tables: list[dict[str, pd.DataFrame]],
+    scores: list[pd.DataFrame],
+    baseline: int,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """:func:`compare_table` of the runs (labelled by ``run_labels``, tested against the run
+    at position ``baseline``, from 1), after ``run``: ``folder``, ``env_id``, ``agent``,
+    ``n``, ``lr``, ``steps`` (NaN if not set) and ``baseline`` (True for the baseline)."""
+    b = baseline - 1
+    biases = [run_bias(t["metrics"]) for t in tables]
+    table = compare_table(run_labels(cfgs, list(folders)), scores, biases, b, seed)
+    table = table.assign(
+        folder=[str(f) for f in folders],
+        env_id=[c["env_id"] for c in cfgs],
+        agent=[c["agent"] for c in cfgs],
+        n=[c["n"] for c in cfgs],
+        lr=[c["lr"] for c in cfgs],
+        steps=[c.get("steps", math.nan) for c in cfgs],
+        baseline=[i == b for i in range(len(cfgs))],
+    )
+    first = ["run", "folder", "env_id", "agent", "n", "lr", "steps", "baseline"]
+    return table[[*first, *(c for c in table.columns if c not in first)]]
+
+
+def compare_runs(folders: Sequence[str | Path], baseline: int = 1, seed: int = 0) -> pd.DataFrame:
+    """The table ``maxminq compare FOLDER ... --baseline BASELINE --seed SEED --csv`` writes:
+    one row per run folder (of ``maxminq train``, or a sweep's ``OUT/tables/<run_id>``, all on
+    one environment), the columns of :func:`comparison_table`, tested against the run at
+    position ``baseline`` (from 1); ``seed`` seeds the IQM's bootstrap. Bad input (options or
+    folders) raises the UsageError the command prints."""
+    paths = [Path(f) for f in folders]
+    check_options(len(paths), baseline, seed)
+    cfgs, tables = load_runs(paths)
+    return comparison_table(paths, cfgs, tables, score_runs(paths, cfgs, tables), baseline, seed)
