@@ -569,7 +569,7 @@ class Trainer:
             if row[2] == self.step:
                 self._log_episode(row)
         if self.cfg.eval_every:
-            self._log_evals(self.step)
+            self._log_evals([r for r in self.rows["evals"] if r[1] == self.step])
 
     def _log_metrics_row(self, row: list[Any]) -> None:
         tag = f"seed{row[0]}"
@@ -577,12 +577,14 @@ class Trainer:
             if math.isfinite(v):  # bias_n (an int) too: how many probes bias_mean rests on
                 self.writer.add_scalar(f"{tag}/{name}", v, row[1])
 
-    def _log_evals(self, step: int) -> None:
-        """Each seed's mean return of its evaluation at ``step`` (if one ran then)."""
-        for seed in self.cfg.seeds:
-            returns = [r[3] for r in self.rows["evals"] if r[0] == seed and r[1] == step]
-            if returns:
-                self.writer.add_scalar(f"seed{seed}/eval_return", np.mean(returns), step)
+    def _log_evals(self, rows: list[list[Any]]) -> None:
+        """Each seed's mean return over ``rows``, the rows of one evaluation (only they are
+        read: the table grows with every evaluation)."""
+        returns: dict[int, list[float]] = {}
+        for seed, _, _, ret, _ in rows:
+            returns.setdefault(seed, []).append(ret)
+        for seed, rets in returns.items():
+            self.writer.add_scalar(f"seed{seed}/eval_return", np.mean(rets), rows[0][1])
 
     def _log_episode(self, row: list[Any]) -> None:
         seed, _, step, ret, length = row[:5]
@@ -674,10 +676,10 @@ class Trainer:
             episodes = self.play_episodes(envs, self.eval_rngs, c.eval_every_episodes)
         finally:
             _close_all(envs)
-        for s, ep, ret, length in episodes:
-            self.rows["evals"].append([c.seeds[s], self.step, ep, ret, length])
-        if self.writer is not None:
-            self._log_evals(self.step)
+        rows = [[c.seeds[s], self.step, ep, ret, length] for s, ep, ret, length in episodes]
+        self.rows["evals"] += rows
+        if self.writer is not None and rows:
+            self._log_evals(rows)
         interval_step, interval_t0 = self._interval_start
         self._interval_start = (interval_step, interval_t0 + time.perf_counter() - start)
 
