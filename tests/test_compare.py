@@ -319,3 +319,37 @@ def test_compare_runs_is_the_table_the_command_writes(tmp_path) -> None:
     assert table["baseline"].tolist() == [False, True]
     with pytest.raises(UsageError, match=r"^--baseline: .* \(1 to 2\), got 3$"):
         compare_runs([a, b], baseline=3)
+
+
+def test_compare_runs_warns_what_the_command_prints(tmp_path, capsys) -> None:
+    """From Python, what ``maxminq compare`` warns about is a CompareWarning at the caller's
+    line: a seed of the settings without a score, test returns beside training returns, and
+    another episode cap; the command prints the same sentences once each on stderr, in that
+    order. Runs scored alike warn nothing."""
+    import warnings
+
+    from maxminq.analysis.compare import CompareWarning, compare_runs
+
+    a = _run(tmp_path / "a", "dqn", {0: [1.0], 1: [3.0]}, max_episode_steps=500)
+    cfg = json.loads((a / "config.json").read_text())
+    (a / "config.json").write_text(json.dumps(cfg | {"seeds": [0, 1, 7]}))
+    b = _run(tmp_path / "b", "maxmin-dqn", {0: [], 1: []}, max_episode_steps=200)
+    want = [
+        f"{a}: no score for 1 seed (7: no episode finished), left out",
+        "some scores are test returns, others training returns (last-100: runs without test "
+        "episodes); they are not the same measure",
+        "the runs differ in max_episode_steps (episode cap): DQN 500, Maxmin DQN (N=2) 200",
+    ]
+    with pytest.warns(CompareWarning) as caught:
+        table = compare_runs([a, b])
+    assert [str(w.message) for w in caught] == want
+    assert {w.filename for w in caught} == {__file__}
+    assert table["seeds"].tolist() == [2, 2]  # seed 7 left out
+    assert main(["compare", str(a), str(b)]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"maxminq compare: warning: {w}" for w in want]
+
+    c = _run(tmp_path / "c", "ddqn", {0: [2.0], 1: [4.0]}, max_episode_steps=500)
+    d = _run(tmp_path / "d", "dqn", {0: [1.0], 1: [5.0]}, max_episode_steps=500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompareWarning)
+        assert compare_runs([c, d])["seeds"].tolist() == [2, 2]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +32,13 @@ SOURCES = {"test": "test", "train_last100": "last-100"}  # deep_final_scores' so
 # Columns each table must hold as numbers (the bias columns are read only when present).
 _COLUMNS = {"tests": ("seed", "return"), "episodes": ("seed", "step", "return"), "runs": ()}
 _BIAS_COLUMNS = ("seed", "step", "bias_mean", "bias_std", "bias_abs")
+# Settings that change what a return measures: runs that differ in one are warned about.
+_MEASURE = {"max_episode_steps": "episode cap", "eval_eps": "test eps"}
+
+
+class CompareWarning(UserWarning):
+    """The compared runs are not scored alike: a seed without a score (left out), scores
+    from tests beside training returns, or runs with another episode cap or test eps."""
 
 
 def check_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
@@ -186,6 +194,34 @@ def score_runs(
     return scores
 
 
+def _unalike(
+    folders: Sequence[Path], cfgs: list[dict], labels: list[str], scores: list[pd.DataFrame]
+) -> list[str]:
+    """What keeps the runs' scores (:func:`score_runs`) from being one measure, a sentence
+    each: seeds of a run's settings without a score, scores from tests beside training
+    returns, and settings of the return (``_MEASURE``) that differ between runs."""
+    texts = []
+    for folder, cfg, s in zip(folders, cfgs, scores, strict=True):
+        unscored = sorted(set(cfg["seeds"]) - set(s["seed"].astype(int)))
+        if unscored:  # e.g. diverged before its first episode ended
+            texts.append(
+                f"{folder}: no score for {count(len(unscored), 'seed')} "
+                f"({', '.join(map(str, unscored))}: no episode finished), left out"
+            )
+    if len({source for s in scores for source in s["source"]}) > 1:
+        texts.append(
+            "some scores are test returns, others training returns (last-100: runs without "
+            "test episodes); they are not the same measure"
+        )
+    for key, name in _MEASURE.items():
+        if len({json.dumps(c.get(key)) for c in cfgs if key in c}) > 1:
+            each = ", ".join(
+                f"{label} {json.dumps(c.get(key))}" for label, c in zip(labels, cfgs, strict=True)
+            )
+            texts.append(f"the runs differ in {key} ({name}): {each}")
+    return texts
+
+
 def comparison_table(
     folders: Sequence[Path],
     cfgs: list[dict],
@@ -196,10 +232,15 @@ def comparison_table(
 ) -> pd.DataFrame:
     """:func:`compare_table` of the runs (labelled by ``run_labels``, tested against the run
     at position ``baseline``, from 1), after ``run``: ``folder``, ``env_id``, ``agent``,
-    ``n``, ``lr``, ``steps`` (NaN if not set) and ``baseline`` (True for the baseline)."""
+    ``n``, ``lr``, ``steps`` (NaN if not set) and ``baseline`` (True for the baseline).
+    Each sentence of :func:`_unalike` is a :class:`CompareWarning` (located at the caller of
+    :func:`compare_runs`)."""
     b = baseline - 1
+    labels = run_labels(cfgs, list(folders))
+    for text in _unalike(folders, cfgs, labels, scores):
+        warnings.warn(text, CompareWarning, stacklevel=3)
     biases = [run_bias(t["metrics"]) for t in tables]
-    table = compare_table(run_labels(cfgs, list(folders)), scores, biases, b, seed)
+    table = compare_table(labels, scores, biases, b, seed)
     table = table.assign(
         folder=[str(f) for f in folders],
         env_id=[c["env_id"] for c in cfgs],
@@ -218,7 +259,9 @@ def compare_runs(folders: Sequence[str | Path], baseline: int = 1, seed: int = 0
     one row per run folder (of ``maxminq train``, or a sweep's ``OUT/tables/<run_id>``, all on
     one environment), the columns of :func:`comparison_table`, tested against the run at
     position ``baseline`` (from 1); ``seed`` seeds the IQM's bootstrap. Bad input (options or
-    folders) raises the UsageError the command prints."""
+    folders) raises the UsageError the command prints; what it warns about (a seed without a
+    score, scores that are not one measure) is a :class:`CompareWarning`. With few seeds per
+    run (under 20) the p-values and intervals are rough, as the command's footer says."""
     paths = [Path(f) for f in folders]
     check_options(len(paths), baseline, seed)
     cfgs, tables = load_runs(paths)

@@ -17,12 +17,13 @@ import argparse
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maxminq.analysis.compare import (
     REPS,
-    SOURCES,
+    CompareWarning,
     check_options,
     comparison_table,
     score_runs,
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 FEW_SEEDS = 20  # fewer seeds per run than this: the footer says p-values are rough
-# Settings that change what a return measures: runs that differ in one are warned about.
-_MEASURE = {"max_episode_steps": "episode cap", "eval_eps": "test eps"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -147,14 +146,16 @@ def format_table(table: pd.DataFrame, steps: list[str], compare: bool) -> list[s
     ]
 
 
-def _footer(table: pd.DataFrame, baseline: str, seed: int, compare: bool) -> list[str]:
-    """What the numbers are, and how far to trust the tests, wrapped at 100 characters."""
+def _footer(
+    table: pd.DataFrame, sources: set[str], baseline: str, seed: int, compare: bool
+) -> list[str]:
+    """What the numbers are (``sources``: the scores' ``source`` values), and how far to
+    trust the tests, wrapped at 100 characters."""
     import textwrap
 
-    sources = set(" ".join(table["score"]).split())
     what = {
         "test": "test = the mean return of the seed's test episodes after training",
-        "last-100": "last-100 = its training return averaged over its last 100 episodes "
+        "train_last100": "last-100 = its training return averaged over its last 100 episodes "
         "(the run has no test episodes)",
     }
     paragraphs = [
@@ -191,28 +192,6 @@ def _footer(table: pd.DataFrame, baseline: str, seed: int, compare: bool) -> lis
     ]
 
 
-def _warn_measures(labels: list[str], cfgs: list[dict], table: pd.DataFrame) -> None:
-    """Warning lines (stderr) when the scores are not the same measure in every run: some
-    from tests, some from training returns, or another episode cap or test eps."""
-    sources = {s for text in table["score"] for s in text.split() if s in SOURCES.values()}
-    if len(sources) > 1:
-        print(
-            "maxminq compare: warning: some scores are test returns, others training "
-            "returns (last-100: runs without test episodes); they are not the same measure",
-            file=sys.stderr,
-        )
-    for key, name in _MEASURE.items():
-        values = {json.dumps(c.get(key)) for c in cfgs if key in c}
-        if len(values) > 1:
-            each = ", ".join(
-                f"{label} {json.dumps(c.get(key))}" for label, c in zip(labels, cfgs, strict=True)
-            )
-            print(
-                f"maxminq compare: warning: the runs differ in {key} ({name}): {each}",
-                file=sys.stderr,
-            )
-
-
 def _steps(cfg: dict, tables: dict[str, pd.DataFrame]) -> str:
     """The run's length as printed: its ``steps`` setting, else its last logged step."""
     if isinstance(cfg.get("steps"), int):
@@ -235,15 +214,9 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     cfgs, tables = load_runs(args.runs)
     scores = score_runs(args.runs, cfgs, tables)
-    for folder, cfg, s in zip(args.runs, cfgs, scores, strict=True):
-        unscored = sorted(set(cfg["seeds"]) - set(s["seed"].astype(int)))
-        if unscored:  # e.g. diverged before its first episode ended
-            print(
-                f"maxminq compare: warning: {folder}: no score for {count(len(unscored), 'seed')} "
-                f"({', '.join(map(str, unscored))}: no episode finished), left out",
-                file=sys.stderr,
-            )
-    table = comparison_table(args.runs, cfgs, tables, scores, args.baseline, args.seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CompareWarning)
+        table = comparison_table(args.runs, cfgs, tables, scores, args.baseline, args.seed)
     labels = list(table["run"])
     b = args.baseline - 1
     steps = [_steps(c, t) for c, t in zip(cfgs, tables, strict=True)]
@@ -258,10 +231,14 @@ def run(args: argparse.Namespace) -> int:
     )
     for line in [
         *format_table(table, steps, compare),
-        *_footer(table, labels[b], args.seed, compare),
+        *_footer(table, {k for s in scores for k in s["source"]}, labels[b], args.seed, compare),
     ]:
         print(line)
-    _warn_measures(labels, cfgs, table)
+    for w in caught:
+        if issubclass(w.category, CompareWarning):
+            print(f"maxminq compare: warning: {w.message}", file=sys.stderr)
+        else:  # not the comparison's: as Python would have shown it
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if args.csv is not None:
         atomic_write(args.csv, lambda tmp: table.to_csv(tmp, index=False))
         print(f"table written to {args.csv}")
