@@ -220,6 +220,7 @@ def test_hand_made_runs_are_what_plot_reads_too(tmp_path) -> None:
         ("baseline 0", "--baseline"),
         ("csv parent missing", "--csv"),
         ("not a run", "RUN_DIR"),
+        ("same run twice", "RUN_DIR"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_option_and_writes_nothing(
@@ -231,14 +232,18 @@ def test_bad_input_is_one_line_naming_the_option_and_writes_nothing(
     b = _run(tmp_path / "b", "dqn", {0: [1.0], 1: [2.0]}, **env, **kwargs)
     csv = tmp_path / ("missing/c.csv" if case == "csv parent missing" else "c.csv")
     runs = [str(a), str(tmp_path) if case == "not a run" else str(b)]
+    if case == "same run twice":  # another spelling of a's path
+        runs = [str(a), str(b), str(tmp_path / "b" / ".." / "a")]
     base = case.split()[1] if case.startswith("baseline") else "1"
     assert main(["compare", *runs, "--baseline", base, "--csv", str(csv)]) == 2
     out, err = capsys.readouterr()
     assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"maxminq compare: error: {option}:"), err
-    if option == "RUN_DIR" and case != "not a run":
+    if option == "RUN_DIR" and case not in ("not a run", "same run twice"):
         assert str(b) in lines[0]
+    if case == "same run twice":
+        assert lines[0].endswith(f"{runs[2]} is given twice (also as {a})")
     assert not csv.exists() and not (tmp_path / "missing").exists()
 
 
@@ -353,3 +358,18 @@ def test_compare_runs_warns_what_the_command_prints(tmp_path, capsys) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", CompareWarning)
         assert compare_runs([c, d])["seeds"].tolist() == [2, 2]
+
+
+def test_runs_in_folders_of_one_name_are_told_apart_by_their_parents(tmp_path) -> None:
+    """Two sets of seeds of one setting in runs/x/dqn and runs/y/dqn were both labelled
+    'DQN' (the folder's name alone); the labels now take as many trailing parts of the
+    path as tell them apart, and a run in a folder of another name keeps its plain label."""
+    from maxminq.analysis.compare import compare_runs
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    x = _run(tmp_path / "x" / "dqn", "dqn", {0: [1.0], 1: [3.0]})
+    y = _run(tmp_path / "y" / "dqn", "dqn", {2: [2.0], 3: [4.0]})
+    m = _run(tmp_path / "y" / "mm", "maxmin-dqn", {0: [2.0], 1: [4.0]})
+    table = compare_runs([x, y, m])
+    assert table["run"].tolist() == ["DQN, x/dqn", "DQN, y/dqn", "Maxmin DQN (N=2)"]

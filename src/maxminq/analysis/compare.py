@@ -165,9 +165,10 @@ def compare_table(
     return pd.DataFrame(rows)
 
 
-def check_options(runs: int, baseline: int, seed: int) -> None:
-    """Raise UsageError unless ``baseline`` is a position (from 1) among ``runs`` runs and
-    ``seed`` is >= 0 (before any folder is read)."""
+def check_options(folders: Sequence[Path], baseline: int, seed: int) -> None:
+    """Raise UsageError unless ``baseline`` is a position (from 1) among the ``folders``,
+    ``seed`` is >= 0 and no folder is given twice (before any folder is read)."""
+    runs = len(folders)
     if not 1 <= baseline <= runs:
         where = "1" if runs == 1 else f"1 to {runs}"
         raise UsageError(
@@ -176,6 +177,12 @@ def check_options(runs: int, baseline: int, seed: int) -> None:
         )
     if seed < 0:
         raise UsageError(f"--seed: expected a whole number >= 0, got {seed}")
+    seen: dict[Path, Path] = {}
+    for folder in folders:  # a run against itself: identical rows, p = 1, looks like a finding
+        first = seen.setdefault(folder.resolve(), folder)
+        if first is not folder:
+            also = f" (also as {first})" if str(first) != str(folder) else ""
+            raise UsageError(f"RUN_DIR: {folder} is given twice{also}")
 
 
 def score_runs(
@@ -263,6 +270,6 @@ def compare_runs(folders: Sequence[str | Path], baseline: int = 1, seed: int = 0
     score, scores that are not one measure) is a :class:`CompareWarning`. With few seeds per
     run (under 20) the p-values and intervals are rough, as the command's footer says."""
     paths = [Path(f) for f in folders]
-    check_options(len(paths), baseline, seed)
+    check_options(paths, baseline, seed)
     cfgs, tables = load_runs(paths)
     return comparison_table(paths, cfgs, tables, score_runs(paths, cfgs, tables), baseline, seed)

@@ -147,14 +147,21 @@ def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
     """Legend labels, e.g. ``Maxmin DQN (N=4)``: with runs on several environments each label
     names its environment; runs that still share a label get what differs between them, in
     turn: their step sizes, hidden layers, environment keywords (``--env-kwargs``), other
-    settings (``gamma 0.9``), then their folder names (e.g. two sets of seeds of one
-    setting)."""
+    settings (``gamma 0.9``), then their folders (e.g. two sets of seeds of one setting),
+    by name or, for folders of one name, by as many trailing parts as tell them apart."""
     from maxminq.analysis import style
 
     labels = [style.label(c["agent"], c["n"]) for c in cfgs]
     if len({c["env_id"] for c in cfgs}) > 1:
         labels = [f"{label}, {c['env_id']}" for label, c in zip(labels, cfgs, strict=True)]
-    folder = [Path(f).resolve().name for f in folders]
+    # Folders of one name (runs/a/dqn, runs/b/dqn): as many trailing parts as tell them apart.
+    paths = [Path(f).resolve().parts for f in folders]
+    depth = next(
+        k
+        for k in range(1, max(map(len, paths), default=1) + 1)
+        if len({p[-k:] for p in paths}) == len(set(paths))
+    )
+    folder = [str(Path(*p[-depth:])) for p in paths]
     texts = [[text(c) for c in cfgs] for text in _differences(cfgs)] + [folder]
     for text in texts:
         shared = [[j for j, other in enumerate(labels) if other == label] for label in labels]

@@ -82,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check(args: argparse.Namespace) -> None:
     """The options, before any folder is read."""
-    check_options(len(args.runs), args.baseline, args.seed)
+    check_options(args.runs, args.baseline, args.seed)
     if args.csv is not None:
         if args.csv.suffix.lower() != ".csv":
             raise UsageError(f"--csv: expected a file name ending in .csv, got {args.csv}")
