@@ -16,6 +16,7 @@ from maxminq.theory import (
     min_variance,
     monte_carlo_bias,
     operator_bias,
+    operator_expected_bias,
     t_mn,
     target_variance,
     variance_ratio,
@@ -294,6 +295,76 @@ def test_operator_bias_against_closed_forms() -> None:
     assert a.bias.shape == (2,) and isinstance(est.bias, float)
 
 
+def _irwin_hall_max_of_means(m: int, n: int) -> float:
+    """E[max of m means of n U(-1, 1)] = 1 - int F^m, F by the Irwin-Hall alternating sum in
+    30-digit arithmetic (its terms cancel: up to 4e3 at n = 30, 4e15 at n = 100)."""
+    with mpmath.workdps(30):
+
+        def cdf(x):
+            s = (x + 1) * n / 2
+            return sum((-1) ** k * mpmath.binomial(n, k) * (s - k) ** n
+                       for k in range(int(mpmath.floor(s)) + 1)) / mpmath.factorial(n)  # fmt: skip
+
+        # F^m rises from 0 to 1 just below x = 1 for large m: split the range there.
+        lo, hi = mpmath.mpf(-1), mpmath.mpf(1)
+        for _ in range(40):  # bisection for F^m = 1/2
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if cdf(mid) ** m < 0.5 else (lo, mid)
+        return float(1 - mpmath.quad(lambda x: cdf(x) ** m, [-1, lo, 1]))
+
+
+def test_operator_expected_bias_against_hand_derived_values() -> None:
+    """The exact means behind operator_bias (README "Operators": 0.778, -0.058, 0, 0.274,
+    0.882, 0.410, -0.044 at M = 8, tau = gamma = 1), scaled by gamma tau; Ensemble's max of
+    means also where F^m is a narrow step (M = 10,000) and for N = 30."""
+    from scipy import integrate
+
+    harter8 = 1.42360  # E[max of 8 N(0, 1)] (Harter 1961)
+    beta = integrate.quad(lambda d: d / (1 + d) * (2 - d) / 2, 0, 2)[0]  # c = 1, tau = 1
+    bc = 7 / 9 - harter8 / math.sqrt(3)
+    want = [
+        ("q_learning", 1, {}, 7 / 9),
+        ("maxmin", 4, {}, 1 - 2 * product_t_mn(8, 4)),
+        ("double_q", 2, {}, 0.0),
+        ("weighted_double_q", 2, {}, beta * 7 / 9),
+        ("historical_best", 2, {}, 15 / 17),
+        ("bias_corrected", 1, {"sigma": 1 / math.sqrt(3)}, bc),
+    ]
+    for name, n, params, value in want:
+        assert operator_expected_bias(name, 8, n, **params) == pytest.approx(value, abs=1e-5)
+    assert round(beta * 7 / 9, 3) == 0.274 and round(bc, 3) == -0.044
+    # gamma and tau scale the mean (bias_corrected's sigma is not scaled by tau)
+    got = operator_expected_bias("maxmin", [2, 8], 3, tau=0.8, gamma=0.9)
+    np.testing.assert_allclose(got, [0.72 * (1 - 2 * product_t_mn(m, 3)) for m in (2, 8)])
+    got = operator_expected_bias("bias_corrected", 2, 1, tau=0.8, gamma=0.5, sigma=0.3)
+    assert got == pytest.approx(0.5 * (0.8 / 3 - 0.3 / math.sqrt(math.pi)), rel=1e-7)
+    beta_tau = integrate.quad(lambda d: 0.8 * d / (2 + 0.8 * d) * (2 - d) / 2, 0, 2)[0]
+    got = operator_expected_bias("weighted_double_q", [1, 4], 2, tau=0.8, gamma=1.0, c=2.0)
+    np.testing.assert_allclose(got, [0.0, 0.8 * beta_tau * 3 / 5], rtol=1e-7)
+    # Ensemble = Averaged (independent snapshots): the max of M means of N errors.
+    for m, n in [(8, 4), (8, 1), (1, 3), (10_000, 2), (5, 30)]:
+        value = _irwin_hall_max_of_means(m, n)
+        for name in ("ensemble", "averaged"):
+            assert operator_expected_bias(name, m, n) == pytest.approx(value, abs=1e-8), (m, n)
+    assert round(_irwin_hall_max_of_means(8, 4), 3) == 0.410
+
+
+@pytest.mark.parametrize(
+    ("name", "n", "params", "match"),
+    [
+        ("q_learning", 2, {}, "q_learning: N must be 1"),
+        ("double_q", [2, 3], {}, "double_q: N must be 2"),
+        ("bias_corrected", 1, {}, "give sigma"),
+        ("weighted_double_q", 2, {"c": 0.0}, "c must be > 0"),
+        ("maxmin", 2, {"c": 1.0}, "maxmin takes no parameter 'c'"),
+        ("maxmn", 2, {}, "unknown operator 'maxmn'"),
+    ],
+)
+def test_operator_expected_bias_errors_name_the_bad_argument(name, n, params, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        operator_expected_bias(name, 4, n, **params)
+
+
 @pytest.mark.parametrize(
     ("args", "params", "match"),
     [
@@ -389,6 +460,9 @@ def test_theory_command_writes_figures_and_tables(tmp_path) -> None:
     for (name, n), value in want.items():
         row = ops[(ops["operator"] == name) & (ops["N"] == n)].iloc[0]
         assert abs(row["bias"] - value) < 4.5 * row["bias_se"], (name, n)
+        assert row["expected_bias"] == pytest.approx(value, abs=1e-9), (name, n)
+    # Every row's exact mean (the figure's lines) agrees with its simulation.
+    assert np.all(np.abs(ops["bias"] - ops["expected_bias"]) < 4.5 * ops["bias_se"])
 
 
 def test_monte_carlo_cells_do_not_depend_on_the_other_m_simulated() -> None:

@@ -24,6 +24,7 @@ from maxminq.theory import (
     min_variance,
     monte_carlo_bias,
     operator_bias,
+    operator_expected_bias,
     t_mn,
     target_variance,
     variance_ratio,
@@ -145,6 +146,7 @@ OPERATOR_BIAS_COLUMNS = [
     "operator",
     "M",
     "N",
+    "expected_bias",
     "bias",
     "bias_se",
     "variance",
@@ -173,7 +175,8 @@ def operator_bias_table(
     ``maxminq.theory.operator_bias`` with M = ``m`` actions, tau = gamma = 1 and the errors of
     law ``noise``, for the operators and parameters of ``OPERATOR_SETTINGS``: Maxmin, Ensemble
     and Historical Best for N = 1..n_max members, the others at their own member count. One row
-    per (operator, N); operator i draws from child i of ``seed``.
+    per (operator, N); operator i draws from child i of ``seed``. ``expected_bias`` is the
+    exact mean for uniform errors (``operator_expected_bias``), whatever ``noise`` is.
     """
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     frames = []
@@ -189,6 +192,7 @@ def operator_bias_table(
                     "operator": name,
                     "M": m,
                     "N": ns,
+                    "expected_bias": operator_expected_bias(name, m, ns, **params),
                     "bias": est.bias,
                     "bias_se": est.bias_se,
                     "variance": est.variance,
@@ -203,11 +207,14 @@ def operator_bias_table(
 
 def plot_operator_bias(table: pd.DataFrame) -> Figure:
     """The bias (left) and standard deviation (right) of each operator's target against N, from
-    ``operator_bias_table``: the operators with N members as points with 2-s.e. bars, the others
-    as horizontal lines at their value (their member count is fixed)."""
+    ``operator_bias_table``: the operators with N members as points with 2-s.e. bars, their
+    exact mean for uniform errors (column ``expected_bias``, when the table has it) as a line
+    under the bias points, the others as horizontal lines at their value (their member count
+    is fixed)."""
     fig = Figure(figsize=(10.0, 5.0), layout="constrained")
     ax_bias, ax_sd = fig.subplots(1, 2)
     n_max = int(table["N"].max())
+    closed = "expected_bias" in table.columns
     groups = cast("Iterable[tuple[str, pd.DataFrame]]", table.groupby("operator", sort=False))
     for name, rows in groups:  # operator names
         colour, params = style.color(name), OPERATOR_SETTINGS.get(name, (None, {}))[1]
@@ -216,8 +223,11 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
         sd_se = rows["variance_se"].to_numpy() / (2 * sd)  # delta method
         if OPERATOR_SETTINGS.get(name, (None, {}))[0] is None:
             ns = rows["N"].to_numpy()
-            for ax, y, err in ((ax_bias, rows["bias"], rows["bias_se"]), (ax_sd, sd, sd_se)):
-                ax.errorbar(ns, y, yerr=2 * np.asarray(err), fmt="o-", color=colour,
+            if closed:  # the exact curve, so the points check it (Theorem 1 for Maxmin)
+                ax_bias.plot(ns, rows["expected_bias"], color=colour, linewidth=1.2)
+            for ax, y, err, fmt in ((ax_bias, rows["bias"], rows["bias_se"], "o" if closed
+                                     else "o-"), (ax_sd, sd, sd_se, "o-")):  # fmt: skip
+                ax.errorbar(ns, y, yerr=2 * np.asarray(err), fmt=fmt, color=colour,
                             markersize=3, capsize=2, label=text)  # fmt: skip
         else:
             text += f", N={int(rows['N'].iloc[0])}"
@@ -232,6 +242,10 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
         ax.set_xlabel("N (estimators, or snapshots for Historical Best)")
         ax.set_xticks(range(1, n_max + 1, max(1, n_max // 10)))
     ax_bias.set_title(f"Target bias, M = {m} equal actions, errors {law}")
+    if closed:  # say what the lines under the points are (exact for uniform errors only)
+        note = "lines: exact mean" + (" for uniform errors" if noise != "uniform" else "")
+        ax_bias.text(0.98, 0.02, note + "; points: Monte Carlo ± 2 s.e.", fontsize="small",
+                     transform=ax_bias.transAxes, ha="right", va="bottom")  # fmt: skip
     ax_sd.set_title("Target spread")
     handles, labels = ax_bias.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="small")
