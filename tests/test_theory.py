@@ -549,6 +549,30 @@ def test_t_mn_stays_accurate_for_huge_m() -> None:
             assert t_mn(m, n) == pytest.approx(gamma(1 + 1 / n) * (m + 1) ** (-1 / n), rel=1e-8)
 
 
+def test_choose_n_with_the_samples_split_among_the_estimators() -> None:
+    """Corollary 1's even split: tau grows as sqrt(N), so |E[Z_MN]| is sqrt(N) |1 - 2 t_MN|,
+    t_MN by the paper's product M! / prod (k + 1/N); brute force over N = 1..30 for every M up
+    to 200. The least biased N first reaches 8 at M = 112 (README), and M = 7, 56, 111 get one
+    N fewer than with a fixed tau."""
+    ks = np.arange(1, 201)[:, None]
+    t = np.cumprod(ks / (ks + 1 / np.arange(1, 31)[None, :]), axis=0)  # t[M - 1, N - 1]
+    scaled = np.sqrt(np.arange(1, 31)) * 0.7 * (1 - 2 * t)
+
+    def least(m: int, split: bool, goal: float = 0.0) -> int:
+        bias = scaled[m - 1] if split else 0.7 * (1 - 2 * t[m - 1])
+        return int(np.argmin(np.abs(bias - goal))) + 1
+
+    ms = np.arange(1, 201)
+    got = choose_n(ms, tau=0.7, n_max=30, split=True)
+    assert got.tolist() == [least(int(m), True) for m in ms]
+    fixed = choose_n(ms, tau=0.7, n_max=30)
+    assert ms[got != fixed].tolist() == [7, 56, 111] and (fixed - got).max() == 1
+    assert min(ms[got >= 8]) == 112
+    assert choose_n(8, tau=0.7, target=-0.3, split=True) == least(8, True, -0.3) == 5
+    with pytest.raises(ValueError, match="split must be True or False"):
+        choose_n(8, split="yes")
+
+
 def test_choose_n_for_a_target_bias() -> None:
     """The N whose exact E[Z_MN] = 1 - 2 t_MN (rational products, tau = gamma = 1) is closest
     to the target; targets beyond Q-learning's bias or below -1 pin N to 1 or n_max."""

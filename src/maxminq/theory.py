@@ -195,7 +195,14 @@ def variance_ratio(N: Any) -> Any:
     return _out(12.0 * n**2 / ((n + 1.0) ** 2 * (n + 2.0)), N)
 
 
-def choose_n(M: Any, tau: Any = 1.0, gamma: Any = 1.0, n_max: int = 1000, target: Any = 0.0) -> Any:
+def choose_n(
+    M: Any,
+    tau: Any = 1.0,
+    gamma: Any = 1.0,
+    n_max: int = 1000,
+    target: Any = 0.0,
+    split: bool = False,
+) -> Any:
     """The N in ``1..n_max`` whose expected bias ``E[Z_MN]`` (Theorem 1 (i)) is closest to
     ``target`` for M actions: by default the least biased N.
 
@@ -203,7 +210,15 @@ def choose_n(M: Any, tau: Any = 1.0, gamma: Any = 1.0, n_max: int = 1000, target
     ``-gamma tau``; a ``target`` outside that range gives N = 1 or ``n_max``. Ties go to the
     smallest N (so ``gamma = 0``, where every N is unbiased, gives N = 1). Broadcasts over
     ``M``, ``tau``, ``gamma`` and ``target``.
+
+    ``split=True``: a fixed sample budget shared evenly by the N estimators, as in Corollary 1,
+    so each estimator's half-width is ``tau sqrt(N)`` (``tau``: that of one estimator using
+    every sample) and the bias ``gamma tau sqrt(N) (1 - 2 t_MN)``. The sign of the bias, and
+    so its zero, do not change, but the least biased whole N can be one smaller (M = 7: 3
+    instead of 4; M = 111: 7 instead of 8).
     """
+    if not isinstance(split, bool | np.bool_):
+        raise ValueError(f"split must be True or False, got {split!r}")
     m = _integers(M, "M")
     s = _tau(tau)
     g = _gamma(gamma)
@@ -226,6 +241,8 @@ def choose_n(M: Any, tau: Any = 1.0, gamma: Any = 1.0, n_max: int = 1000, target
     for lo in range(0, flat_m.size, rows):
         mm = flat_m[lo : lo + rows, None]
         bias = flat_scale[lo : lo + rows, None] * (1.0 - 2.0 * _t_mn(mm, ns[None, :]))
+        if split:  # the errors' half-width grows as sqrt(N) (Corollary 1)
+            bias = bias * np.sqrt(ns[None, :])
         gap = np.abs(bias - flat_goal[lo : lo + rows, None])
         best[lo : lo + rows] = ns[np.argmin(gap, axis=1)]  # argmin: first minimum = smallest N
     return _out(best.reshape(m_b.shape), M, tau, gamma, target)
