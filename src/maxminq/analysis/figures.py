@@ -714,9 +714,12 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             cp.toy_bias_vs_n_figure(toy, gamma=gamma),
             "toy_mdp_bias_vs_n",
             "Beyond the paper: toy MDP, bias of Q(A, Left) against N",
-            "Q(A, Left) averaged over the last 10% of each run's episodes minus its true value, "
-            f"mean over {runs} runs with one standard error; Q-learning is N = 1. The dashed "
-            "line is Theorem 1's zero-bias N for B's M = 8 actions.",
+            "Q(A, Left) as the agent acts on it (Maxmin: the min over its N tables; Double Q, "
+            "Weighted Double Q and Ensemble: their mean; Averaged and Historical Best: the "
+            "newest table) averaged over the last 10% of each run's episodes minus its true "
+            f"value, mean over {runs} runs with one standard error; Q-learning is N = 1, and "
+            "for Averaged and Historical Best N is K, their snapshots. The dashed line is "
+            "Theorem 1's zero-bias N for B's M = 8 actions.",
             "toy",
         )
     mc = tables.mountain_car
