@@ -882,6 +882,26 @@ def test_variance_plot_names_a_non_uniform_error_law(noise) -> None:
     assert set(labels) == want | {"Var[Q] (single estimator)"}
 
 
+@pytest.mark.parametrize("noise", ["uniform", "normal"])
+def test_operator_plot_draws_the_exact_means_under_the_simulation(noise) -> None:
+    """Bias panel: Maxmin's line is Theorem 1 (exact t_MN) and the fixed-N operators' dashed
+    lines sit at their hand-derived means (Q-learning 7/9, Double Q 0), not at the sampled
+    values; the note names the uniform law when the points sampled another."""
+    from maxminq.analysis.theory_plots import operator_bias_table, plot_operator_bias
+
+    table = operator_bias_table(8, 4, 50, 0, noise=noise)
+    ax = plot_operator_bias(table).axes[0]
+    green = [ln for ln in ax.lines if ln.get_linestyle() == "-" and len(ln.get_xdata()) == 4]
+    maxmin = [ln for ln in green if ln.get_ydata()[0] == pytest.approx(7 / 9)]
+    want = [1 - 2 * product_t_mn(8, n) for n in range(1, 5)]
+    assert any(np.allclose(ln.get_ydata(), want, atol=1e-12) for ln in maxmin)
+    flat = {round(float(ln.get_ydata()[0]), 12) for ln in ax.lines if ln.get_linestyle() == "--"}
+    assert {round(7 / 9, 12), 0.0} <= flat
+    assert round(float(table.loc[table["operator"] == "double_q", "bias"].iloc[0]), 12) != 0.0
+    note = " ".join(t.get_text() for t in ax.texts)
+    assert ("for uniform errors" in note) == (noise == "normal") and "Monte Carlo" in note
+
+
 def test_theory_command_says_when_n_max_cuts_choose_n_short(tmp_path, capsys) -> None:
     """With --n-max 3 the table's least biased N stops at 3, but choose_n(8) is 4 (hand
     product formula: E[Z_8,3] = 0.131 > |E[Z_8,4]| = 0.058); the summary line used to print

@@ -210,7 +210,7 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     ``operator_bias_table``: the operators with N members as points with 2-s.e. bars, their
     exact mean for uniform errors (column ``expected_bias``, when the table has it) as a line
     under the bias points, the others as horizontal lines at their value (their member count
-    is fixed)."""
+    is fixed; in the bias panel the exact mean, with the simulated point at their N)."""
     fig = Figure(figsize=(10.0, 5.0), layout="constrained")
     ax_bias, ax_sd = fig.subplots(1, 2)
     n_max = int(table["N"].max())
@@ -230,9 +230,13 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
                 ax.errorbar(ns, y, yerr=2 * np.asarray(err), fmt=fmt, color=colour,
                             markersize=3, capsize=2, label=text)  # fmt: skip
         else:
-            text += f", N={int(rows['N'].iloc[0])}"
-            for ax, y in ((ax_bias, rows["bias"].iloc[0]), (ax_sd, sd[0])):
+            n, text = int(rows["N"].iloc[0]), text + f", N={int(rows['N'].iloc[0])}"
+            line = rows["expected_bias" if closed else "bias"].iloc[0]
+            for ax, y in ((ax_bias, line), (ax_sd, sd[0])):
                 ax.axhline(y, color=colour, linestyle="--", linewidth=1.2, label=text)
+            if closed:  # the simulation at the operator's own N, on its exact line
+                ax_bias.errorbar([n], rows["bias"].iloc[:1], yerr=2 * rows["bias_se"].iloc[:1],
+                                 fmt="o", color=colour, markersize=3, capsize=2)  # fmt: skip
     ax_bias.axhline(0.0, color="black", linewidth=0.8)
     m, noise = int(table["M"].iloc[0]), str(table["noise"].iloc[0])
     law = "U(-1, 1)" if noise == "uniform" else "N(0, 1/3)"
