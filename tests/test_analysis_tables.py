@@ -491,3 +491,25 @@ def test_toy_gammas_are_the_column_with_the_papers_one_where_unset() -> None:
     assert T.toy_gammas(pd.DataFrame({"mu": [0.1, -0.1]})).tolist() == [1.0, 1.0]
     mixed = pd.DataFrame({"mu": [0.1, 0.1], "gamma": [0.5, np.nan]})
     assert T.toy_gammas(mixed).tolist() == [0.5, 1.0]
+
+
+def test_second_half_bias_leaves_out_the_interval_straddling_the_midpoint() -> None:
+    """A 4,000-step run logging every 1,500 steps (rows at 1,500, 3,000 and a last partial
+    one at 4,000): the midpoint 2,000 lies inside (1,500, 3,000], whose probes may come from
+    step 1,500 on, so only (3,000, 4,000] counts; a 3,000-step run logging every 1,000
+    steps pools (2,000, 3,000] alone, not 1,000-3,000; a seed that diverged before the
+    midpoint has no second-half value."""
+    cols = ["seed", "step", "bias_mean", "bias_std", "bias_abs", "bias_n"]
+
+    def table(rows: list[tuple[int, int, float, int]]) -> pd.DataFrame:
+        return pd.DataFrame([[s, step, m, 0.0, abs(m), n] for s, step, m, n in rows], columns=cols)
+
+    m = table([
+        (0, 1500, 9.0, 4), (0, 3000, 7.0, 4), (0, 4000, 1.0, 2),
+        (1, 1500, 9.0, 4), (1, 3000, 7.0, 4), (1, 4000, -3.0, 5),
+        (2, 1500, 9.0, 4),  # diverged at 1,500
+    ])  # fmt: skip
+    got = T.second_half_bias(m, pd.Series(dtype=object), ())
+    assert sorted(got) == [-3.0, 1.0]
+    m = table([(0, 1000, 5.0, 3), (0, 2000, 4.0, 1), (0, 3000, 2.0, 1)])
+    assert list(T.second_half_bias(m, pd.Series(dtype=object), ())) == [2.0]  # not 3.0

@@ -421,18 +421,26 @@ def pooled_bias(metrics: pd.DataFrame, after: int = 0) -> pd.DataFrame:
 
 
 def second_half_bias(metrics: pd.DataFrame, setting: pd.Series, keys: Sequence[str]) -> np.ndarray:
-    """The measured bias of each run (seed) of ``setting`` in a metrics table: its probes of
-    the second half of training pooled by :func:`pooled_bias`; runs without a probe left out.
-    The bias claims and the bias-against-N figure all judge a setting by these values."""
+    """The measured bias of each run (seed) of ``setting`` in a metrics table: the probes of
+    its metrics intervals that start at or after the midpoint of training (``steps // 2``,
+    ``steps`` the last row of the setting's longest run), pooled by :func:`pooled_bias`;
+    runs without such a probe left out. An interval holds the probes whose episodes ended
+    in it, so one straddling the midpoint (in a run of one interval, that interval) is left
+    out: it would reach back up to ``bias_every`` steps into the first half. The bias
+    claims, the bias-against-N figure and ``maxminq compare`` judge a run by these values."""
     runs = select_setting(metrics, setting, keys)
     if runs.empty:
         return np.array([])
-    after = int(runs["step"].max()) // 2
-    vals = np.concatenate([
-        pooled_bias(g, after=after)["bias_mean"].to_numpy(dtype=float)
-        for _, g in runs.groupby(run_cols(runs))
-    ])  # fmt: skip
-    return vals[np.isfinite(vals)]
+    half = int(runs["step"].max()) // 2  # of the longest run: a diverged seed stops early
+    vals = [np.array([])]
+    for _, g in runs.groupby(run_cols(runs)):
+        later = g["step"].to_numpy(dtype=int)
+        later = later[later >= half]
+        if later.size:  # intervals end at the logged steps: those ending after the first
+            # logged step at or past the midpoint are exactly those starting there or later
+            vals.append(pooled_bias(g, after=int(later.min()))["bias_mean"].to_numpy(float))
+    out = np.concatenate(vals)
+    return out[np.isfinite(out)]
 
 
 def deep_curves(
