@@ -72,3 +72,24 @@ def test_experiment_command_writes_the_figure(tmp_path) -> None:
             "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     assert (out / "toy_mdp_bias_vs_n.png").stat().st_size > 1000
+
+
+def test_legend_lies_outside_the_panels_and_the_x_label_names_both_snapshot_agents() -> None:
+    """The legend sat inside the mu = +0.1 panel, over Maxmin's points once more families
+    were drawn; it is the figure's, below the panels, with every family once (Double Q is
+    only in the mu = -0.1 panel here). N is K for Averaged and for Historical Best."""
+    df = _toy_rows()
+    extra = df[(df.mu == -0.1) & (df.algorithm == "maxmin") & (df.n == 2)].assign(
+        algorithm="double_q"
+    )
+    fig = cp.toy_bias_vs_n_figure(pd.concat([df, extra], ignore_index=True))
+    fig.canvas.draw()
+    assert all(ax.get_legend() is None for ax in fig.axes)
+    (legend,) = fig.legends
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert sorted(labels[1:]) == ["Double Q", "Maxmin Q", "Q-learning"]
+    assert labels[0].startswith("Theorem 1")
+    box = legend.get_window_extent()
+    assert not any(box.overlaps(ax.get_window_extent()) for ax in fig.axes)
+    for ax in fig.axes:
+        assert "Averaged and Historical Best" in ax.get_xlabel()

@@ -205,7 +205,11 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
     final["bias"] = final["q_a_left"] - gamma * final["mu"]
     stats_all = _mean_se(final, "bias", ["mu", "algorithm", "n", *extra]).reset_index()
     mus = sorted(stats_all["mu"].unique(), reverse=True)
-    fig, axes = plt.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
+    # constrained layout: the legend goes below the panels, where it hides no point (inside
+    # the first panel it covered Maxmin's points once the other families were plotted)
+    fig, axes = plt.subplots(
+        1, len(mus), figsize=(5.2 * len(mus), 4.4), squeeze=False, layout="constrained"
+    )
     n_zero = zero_bias_n(8)
     for ax, mu in zip(axes[0], mus, strict=True):
         sub = stats_all[stats_all["mu"] == mu]
@@ -228,13 +232,18 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
         ax.axvline(n_zero, color="grey", lw=1, ls="--", label=zero)
         runs = count_runs(final[final["mu"] == mu], [*T.TOY_KEYS, *extra])
         ax.set_title(f"mu = {mu:+g}  ({runs} runs)")
-        ax.set_xlabel("N (estimators; K snapshots for Averaged Q)")
+        ax.set_xlabel("N (estimators; K snapshots for Averaged and Historical Best)")
         truth = "mu" if gamma == 1 else f"gamma mu, gamma = {gamma:g}"
         ax.set_ylabel(f"final Q(A, Left) - {truth}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
+    legend = {}  # label -> handle over all panels, in order
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label, handle)
+    fig.legend(
+        legend.values(), legend.keys(), loc="outside lower center", ncol=2 * len(mus), fontsize=8
+    )
     return fig
 
 
