@@ -1135,3 +1135,33 @@ def test_deep_table_note_names_untested_and_diverged_runs(tmp_path: Path) -> Non
     _store_runs(tmp_path / "tested", [("d1", "deep", deep | {"seeds": [0, 1]}, tested)])
     md = build_report(tmp_path / "tested", reps=50).markdown.read_text()
     assert "runs of all settings" not in md
+
+
+def test_operator_bias_caption_says_what_the_lines_and_points_are() -> None:
+    """operator_bias.png draws each operator's exact mean bias as a line and the Monte-Carlo
+    estimate as points with bars of 2 standard errors (the caption said one s.e. and
+    'by simulation' only); the dashed lines are the fixed-N operators, all named."""
+    from maxminq.analysis import style
+    from maxminq.analysis.report import THEORY_FIGURES
+    from maxminq.analysis.theory_plots import (
+        OPERATOR_SETTINGS,
+        operator_bias_table,
+        plot_operator_bias,
+    )
+
+    table = operator_bias_table(4, 3, 200, 0)
+    ax_bias = plot_operator_bias(table).axes[0]
+    maxmin = table[table.operator == "maxmin"]
+    want = maxmin.expected_bias.to_numpy()
+    exact = [ln for ln in ax_bias.lines if np.array_equal(ln.get_ydata(), want)]
+    assert exact and exact[0].get_linestyle() == "-"
+    (points,) = [c for c in ax_bias.containers if c.get_label() == "Maxmin Q"]
+    bars = points.lines[2][0].get_segments()
+    half = [(seg[1, 1] - seg[0, 1]) / 2 for seg in bars]
+    np.testing.assert_allclose(half, 2 * maxmin.bias_se)  # two standard errors
+    caption = THEORY_FIGURES["operator_bias"][1]
+    assert "Lines are the exact mean" in caption and "± 2 standard errors" in caption
+    assert "one standard" not in caption
+    for name, (members, _) in OPERATOR_SETTINGS.items():
+        if members is not None:
+            assert style.LABELS[name] in caption
