@@ -345,3 +345,22 @@ def test_plot_writes_bias_dist_figure_and_names_a_run_without_scored_probes(
     (ax,) = _panels(fig).values()
     assert "no bias measured" in _texts(ax) and not ax.get_lines()
     plt.close(fig)
+
+
+def test_a_run_given_twice_is_one_line_and_draws_nothing(tmp_path, capsys) -> None:
+    """'maxminq plot a b a' drew a's curves twice; like compare (the same check), it is a
+    RUN_DIR error naming the repeated folder, under either spelling, and writes nothing."""
+    a = _run(tmp_path / "a", "dqn", [(200, -150.0)], [(100, 1.0, -0.3)], 200)
+    b = _run(tmp_path / "b", "maxmin-dqn", [(200, -140.0)], [(100, -1.0, -0.5)], 200)
+    again = tmp_path / "b" / ".." / "a"
+    for runs, named in (
+        ([a, b, a], f"{a} is given twice"),
+        ([a, again], f"{again} is given twice (also as {a})"),
+    ):
+        out = tmp_path / "fig"
+        assert main(["plot", *map(str, runs), "--out", str(out)]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [
+            f"maxminq plot: error: RUN_DIR: {named}"
+        ]
+        assert not list(tmp_path.glob("fig*"))
+    assert main(["plot", str(a), str(b), "--out", str(tmp_path / "fig")]) == 0

@@ -68,12 +68,26 @@ def run_settings(folder: Path) -> dict:
     return settings
 
 
+def check_distinct(folders: Sequence[Path]) -> None:
+    """Raise UsageError if a folder is given twice, also under another path (``runs/a`` and
+    ``runs/../runs/a``): a run against itself prints identical rows and p = 1 in ``maxminq
+    compare`` and draws every curve twice in ``maxminq plot``, which looks like a finding."""
+    seen: dict[Path, Path] = {}
+    for folder in folders:
+        first = seen.setdefault(folder.resolve(), folder)
+        if first is not folder:
+            also = f" (also as {first})" if str(first) != str(folder) else ""
+            raise UsageError(f"RUN_DIR: {folder} is given twice{also}")
+
+
 def load_runs(folders: list[Path]) -> tuple[list[dict], list[dict[str, pd.DataFrame]]]:
     """The settings (:func:`run_settings`) of every folder, then the tables of every folder
     (``read_tables``, checked whole): what ``maxminq plot`` and ``maxminq compare`` read of
-    their RUN_DIRs, each bad folder a one-line UsageError starting ``RUN_DIR:``."""
+    their RUN_DIRs, each bad folder (or one given twice, :func:`check_distinct`) a one-line
+    UsageError starting ``RUN_DIR:``."""
     from maxminq.deep.train import read_tables
 
+    check_distinct(folders)
     cfgs = [run_settings(folder) for folder in folders]
     return cfgs, [read_tables(folder, "RUN_DIR") for folder in folders]
 
