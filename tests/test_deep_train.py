@@ -517,8 +517,10 @@ def test_a_finished_run_extended_equals_one_run_straight_through(tmp_path: pathl
     # Without a checkpoint a finished run cannot be extended: refused, not restarted.
     bare = tmp_path / "bare"
     run_training(_small(steps=150), bare)
-    with pytest.raises(UsageError, match="no checkpoint"):
+    with pytest.raises(UsageError, match="--steps: extending the run in --out from 150 steps"):
         run_training(_small(steps=300), bare, resume=True)
+    with pytest.raises(UsageError, match="other options and has no checkpoint"):
+        run_training(_small(steps=300, lr=5e-4), bare, resume=True)
     assert (bare / "runs.csv").exists()
 
 

@@ -985,6 +985,14 @@ def _train_in(
         cfg = own_interval(saved)
         check_resumable(saved, cfg, int(state["step"]))
     elif resume and finished:
+        saved = json.loads(config_path.read_text())
+        mine = json.loads(own_interval(saved).result_key())
+        if {k for k in saved.keys() | mine.keys() if saved.get(k) != mine.get(k)} == {"steps"}:
+            raise UsageError(
+                f"--steps: extending the run in --out from {saved['steps']:,} steps needs its "
+                "checkpoint (checkpoint/state.pt), which it does not have (e.g. a published "
+                "run, or one trained with --checkpoint-every 0); train a new run in another --out"
+            )
         raise UsageError(
             "--resume: the run in --out was made with other options and has no checkpoint "
             "to continue from; use its options, --overwrite (in Python: delete the folder), or "
