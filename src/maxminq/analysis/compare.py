@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maxminq.analysis.runs import load_runs, require_numeric_columns, run_labels
+from maxminq.analysis.runs import check_distinct, load_runs, require_numeric_columns, run_labels
 from maxminq.analysis.style import count
 from maxminq.errors import UsageError
 
@@ -177,12 +177,7 @@ def check_options(folders: Sequence[Path], baseline: int, seed: int) -> None:
         )
     if seed < 0:
         raise UsageError(f"--seed: expected a whole number >= 0, got {seed}")
-    seen: dict[Path, Path] = {}
-    for folder in folders:  # a run against itself: identical rows, p = 1, looks like a finding
-        first = seen.setdefault(folder.resolve(), folder)
-        if first is not folder:
-            also = f" (also as {first})" if str(first) != str(folder) else ""
-            raise UsageError(f"RUN_DIR: {folder} is given twice{also}")
+    check_distinct(folders)
 
 
 def score_runs(

@@ -163,7 +163,8 @@ def _footer(
         "mean +- SE over seeds; IQM: interquartile mean over seeds, [95% CI] stratified "
         f"bootstrap ({REPS} resamples, --seed {seed})"
         + (
-            "; bias: estimate - MC return of the probes in the second half of training, "
+            "; bias: estimate - MC return of the probes in the metrics intervals starting at or "
+            "after the midpoint of training, "
             "mean +- SE over seeds"
         )
         * bool((table["bias_seeds"] > 0).any()),
