@@ -275,13 +275,16 @@ def test_cli_trains_and_writes_tables(tmp_path: pathlib.Path, capsys) -> None:
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "curves.svg").stat().st_size > 0
     assert f"tables written to {out}" in printed
-    # --resume of the finished run reads it back and says so (it said "tables written").
+    # --resume of the finished run reads it back and says so (it said "tables written"),
+    # writing nothing: not even the figure (it wrote curves.* into published runs).
     runs_csv = (out / "runs.csv").read_bytes()
+    for figure in out.glob("curves.*"):
+        figure.unlink()
     assert main([*argv, "--resume"]) == 0
     printed = capsys.readouterr().out
     assert "seed 0: done" in printed and "tables written" not in printed
-    assert f"finished run read back from {out} (nothing trained)" in printed
-    assert (out / "runs.csv").read_bytes() == runs_csv
+    assert f"finished run read back from {out} (nothing trained, nothing written)" in printed
+    assert (out / "runs.csv").read_bytes() == runs_csv and not list(out.glob("curves.*"))
 
 
 def test_cli_no_plot_writes_no_figure(tmp_path: pathlib.Path, capsys) -> None:
@@ -291,10 +294,12 @@ def test_cli_no_plot_writes_no_figure(tmp_path: pathlib.Path, capsys) -> None:
     assert main(argv) == 0
     assert (out / "runs.csv").exists() and not list(out.glob("curves.*"))
     assert "figure written" not in capsys.readouterr().out
+    # Read back, a run writes nothing, also without --no-plot; plot draws its figure.
+    more = ["--checkpoint-every", "50", "--resume"]
+    assert main([*argv[:-1], *more]) == 0 and not list(out.glob("curves.*"))
+    assert main(["plot", str(out)]) == 0 and (out / "curves.png").exists()
     # A run with its figure, extended with --no-plot: the 150-step figure is not left beside
     # the 200-step tables; read back unchanged, the figure stays.
-    more = ["--checkpoint-every", "50", "--resume"]
-    assert main([*argv[:-1], *more]) == 0 and (out / "curves.png").exists()
     assert main([*argv, *more]) == 0 and (out / "curves.png").exists()
     argv[argv.index("150")] = "200"
     assert main([*argv, *more]) == 0
@@ -388,7 +393,7 @@ def test_plot_compares_finished_runs_and_rejects_other_folders(tmp_path: pathlib
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     legend = (tmp_path / "c.svg").read_text()  # each run in the legend, by its agent
     assert "<!-- DQN -->" in legend and "<!-- Maxmin DQN (N=2) -->" in legend
-    assert main(["plot", both[0], both[0], "--out", str(tmp_path / "c.v2")]) == 0
+    assert main(["plot", *both, "--out", str(tmp_path / "c.v2")]) == 0
     assert (tmp_path / "c.v2.png").exists() and (tmp_path / "c.v2.svg").exists()  # dots kept
     (tmp_path / "figs").mkdir()
     assert main(["plot", *both, "--out", str(tmp_path / "figs")]) == 0  # a folder: inside it

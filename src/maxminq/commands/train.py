@@ -380,11 +380,12 @@ def run(args: argparse.Namespace) -> int:
             score = f"test return {t.mean():.2f} over {len(t)} episodes" if len(t) else "no test"
             extra = f" at step {row['diverged_step']}" if row["status"] == "diverged" else ""
             print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
-        if before is not None and _file_id(args.out / "runs.csv") == before:
-            print(f"finished run read back from {args.out} (nothing trained)")
+        read_back = before is not None and _file_id(args.out / "runs.csv") == before
+        if read_back:  # writes nothing (e.g. into a published run): plot draws it on demand
+            print(f"finished run read back from {args.out} (nothing trained, nothing written)")
         else:
             print(f"tables written to {args.out}")
-        if not args.no_plot:
+        if not args.no_plot and not read_back:
             from maxminq.analysis import style
             from maxminq.analysis.figures import DEFAULT_PANELS, fig_training_runs, run_title
 
