@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -185,20 +186,32 @@ def _check_env(config: TrainConfig, gif: bool, env_seed: int) -> None:
     if not gif:
         return
     try:
-        env = config.make_env(render_mode="rgb_array")
-        try:
-            env.reset(seed=env_seed)
-            frame = env.render()
-        finally:
-            env.close()
+        # Gymnasium's own warnings (e.g. a render_mode missing from the env's metadata) would
+        # print before the one-line error; played episodes show them again if it renders.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env = config.make_env(render_mode="rgb_array")
+            try:
+                env.reset(seed=env_seed)
+                frame = env.render()
+            finally:
+                env.close()
     except Exception as err:  # noqa: BLE001 - any failure of the environment, one line
         why = " ".join(str(err).split())
         raise UsageError(
             f"--gif: {env_id} cannot render rgb_array frames ({type(err).__name__}: {why})"
         ) from None
-    if not (isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] in (3, 4)):
+    # Gymnasium's rgb_array is uint8 (H, W, 3); a float frame failed in Pillow after the
+    # episodes had been played.
+    ok = isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[2] in (3, 4)
+    if not (ok and frame.dtype == np.uint8):
+        what = (
+            f"{frame.dtype} array of shape {frame.shape}"
+            if isinstance(frame, np.ndarray)
+            else type(frame).__name__
+        )
         raise UsageError(
-            f"--gif: {env_id}'s render() gave {type(frame).__name__}, not an RGB frame (H, W, 3)"
+            f"--gif: {env_id}'s render() gave a {what}, not an RGB frame (H, W, 3) of uint8"
         )
 
 
