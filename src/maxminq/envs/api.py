@@ -86,6 +86,9 @@ def _check_id(env_id: str) -> None:
         hint = f" (importing {module!r} did not register it)" if module else ""
         close = difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
         if close:  # another version or a typo: LunarLander-v2 -> LunarLander-v3
+            # With the module named, as the user must give it again: a bare id its import
+            # registered is unknown in a new process.
+            close = [f"{module}:{c}" if module else c for c in close]
             raise UsageError(
                 f"--env: unknown environment {env_id!r}{hint}; did you mean "
                 f"{' or '.join(close)}? ('maxminq envs' lists the ids)"
