@@ -78,6 +78,7 @@ class Report:
     restricted: list[str] = field(default_factory=list)  # claims on the default settings only
     unfinished: bool = False  # the folder's 'maxminq reproduce' did not finish
     without_results: dict[str, int] = field(default_factory=dict)  # by status
+    published: list[str] = field(default_factory=list)  # one line per environment shown
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -619,6 +620,219 @@ class _Doc:
         )
 
 
+# ----------------------------------------------------------------------------- published runs
+PUBLISHED_TITLE = "Published full-length runs (not re-run by this command)"
+PUBLISHED_PANELS = ("return", "bias")  # as `maxminq plot --panels return,bias` draws them
+PUBLISHED_CSV = "published_runs.csv"
+PUBLISHED_CAPTION = (
+    "Training return (100-episode moving average) and measured estimation bias (the agent's "
+    "estimate for a visited (s, a) minus the discounted return obtained from there; above 0: "
+    "over) against environment steps; per run the mean over seeds ± one standard error."
+)
+ONE_RUN = " Thin lines: single seeds."
+
+
+@dataclass
+class PublishedRuns:
+    """The runs of ``--published`` (:func:`published_runs`): the folder given and its run
+    folders, one list per environment."""
+
+    root: Path
+    groups: list[list[Path]]
+
+
+def published_runs(root: Path) -> PublishedRuns:
+    """The run folders of ``--published root`` (laid out as ``docs/runs/<env>/<run>/``, or
+    ``<run>/`` directly in ``root``), grouped by environment (``env_id`` and ``env_kwargs``) in
+    the paper's order, each group's runs in legend order (DQN, the baseline, first).
+
+    Every run is read and scored as ``maxminq compare`` would, so a missing folder, a folder
+    without runs or a damaged run is a one-line UsageError naming ``--published`` before
+    any work; nothing is kept in memory or written.
+    """
+    from maxminq.analysis.compare import score_runs
+    from maxminq.analysis.runs import load_runs, run_settings
+    from maxminq.errors import UsageError
+    from maxminq.experiments.store import canonical_json
+
+    expected = "a folder of 'maxminq train' run folders, as docs/runs"
+    if not root.is_dir():
+        raise UsageError(f"--published: {root} is not a folder (expected {expected})")
+    if (root / "runs.csv").is_file():
+        raise UsageError(f"--published: {root} is one run folder (expected {expected})")
+    folders = sorted(
+        p.parent
+        for pattern in ("*/runs.csv", "*/*/runs.csv")
+        for p in root.glob(pattern)
+        if p.is_file() and not (p.parent.parent / "runs.csv").is_file()  # not inside a run
+    )
+    if not folders:
+        raise UsageError(
+            f"--published: {root} holds no run folders (<env>/<run>/ with the runs.csv and "
+            "config.json 'maxminq train' writes)"
+        )
+    try:
+        groups: dict[str, list[tuple[dict, Path]]] = {}
+        for folder in folders:
+            cfg = run_settings(folder)
+            key = canonical_json([cfg["env_id"], cfg.get("env_kwargs") or {}])
+            groups.setdefault(key, []).append((cfg, folder))
+        out = []
+        for key in sorted(groups, key=lambda k: (T.env_rank(json.loads(k)[0]), k)):
+            runs = sorted(
+                groups[key],
+                key=lambda cf: (T.agent_rank(cf[0]["agent"]), cf[0]["n"], cf[0]["lr"], cf[1]),
+            )
+            paths = [folder for _, folder in runs]
+            cfgs, tables = load_runs(paths)
+            score_runs(paths, cfgs, tables)  # checks the columns and that every run has a score
+            out.append(paths)
+    except UsageError as err:  # the runs' own errors start 'RUN_DIR: '
+        raise UsageError(f"--published: {str(err).removeprefix('RUN_DIR: ')}") from None
+    return PublishedRuns(root, out)
+
+
+def _pm2(mean: float, se: float, fmt: str = ".2f") -> str:
+    """``mean ± SE`` as ``maxminq compare`` prints it (2 decimals; no SE for one value)."""
+    if not np.isfinite(mean):
+        return "n/a"
+    return f"{mean:{fmt}}" + (f" ± {se:.2f}" if np.isfinite(se) else "")
+
+
+def _published_rows(
+    table: pd.DataFrame, root: Path, compare: bool
+) -> tuple[list[str], list[list[str]]]:
+    """The head and rows of one environment's table from :func:`compare_runs`'s numbers."""
+    scored = set(table["score"]) != {"test"}  # a run without test episodes: say so per row
+    head = ["run", "folder", "step size", "steps", "seeds", *["score"] * scored]
+    head += ["mean ± SE", "IQM [95% CI]", "bias ± SE (2nd half)"]
+    head += ["diff vs DQN", "Welch p", "P(improve)"] * compare
+    rows = []
+    for r in table.to_dict("records"):
+        steps = f"{int(r['steps']):,}" if np.isfinite(r["steps"]) else "?"
+        seeds = str(r["seeds"]) + (f" ({r['diverged']} diverged)" if r["diverged"] else "")
+        iqm = f"{r['iqm']:.2f}" + (
+            f" [{r['iqm_low']:.2f}, {r['iqm_high']:.2f}]" if r["seeds"] > 1 else ""
+        )
+        bias = _pm2(r["bias_mean"], r["bias_se"], "+.2f") + (
+            f" ({r['bias_seeds']} seeds)" if 0 < r["bias_seeds"] < r["seeds"] else ""
+        )
+        row = [r["run"], Path(r["folder"]).relative_to(root).as_posix(), f"{r['lr']:g}"]
+        row += [steps, seeds, *[r["score"]] * scored, _pm2(r["mean"], r["se"]), iqm, bias]
+        if compare and r["baseline"]:
+            row += ["baseline", "", ""]
+        elif compare:
+            p, why = r["p"], r["why_na"]
+            row += [
+                f"{r['diff']:+.2f}",
+                (f"{p:.3f}" if p >= 0.001 else "< 0.001") if np.isfinite(p) else f"n/a ({why})",
+                f"{r['p_improve']:.2f}" if np.isfinite(r["p_improve"]) else "n/a",
+            ]
+        rows.append(row)
+    return head, rows
+
+
+def _range(values: Sequence[int], noun: str) -> str:
+    """``1 seed``, ``3 to 4 seeds``, ``? steps`` without a value."""
+    if not values:
+        return f"? {noun}s"
+    low, high = min(values), max(values)
+    return f"{low:,}{f' to {high:,}' * (low != high)} {noun}{'s' * (high != 1)}"
+
+
+def _published_section(
+    doc: _Doc, published: PublishedRuns, fig_dir: Path, summary_dir: Path
+) -> list[str]:
+    """The section of the ``--published`` runs: per environment
+    the table of :func:`maxminq.analysis.compare.compare_runs` against DQN where DQN is among
+    them, and the runs' training return and bias as ``maxminq plot`` draws them (figures in
+    ``fig_dir/published``). Returns one line per environment."""
+    import warnings
+
+    from maxminq.analysis.compare import REPS, CompareWarning, compare_runs
+    from maxminq.analysis.runs import load_runs, run_settings
+    from maxminq.analysis.style import count
+    from maxminq.errors import UsageError
+
+    root, groups = published.root, published.groups
+    doc.heading(PUBLISHED_TITLE)
+    cfgs = [[run_settings(folder) for folder in folders] for folders in groups]
+    every = [c for group in cfgs for c in group]
+    lengths = [c["steps"] for c in every if isinstance(c.get("steps"), int)]
+    doc.para(
+        f"The {count(len(every), 'run')} on {count(len(groups), 'environment')} below were "
+        f"**not trained by this command**: they are finished `maxminq train` runs read from "
+        f"`{root}`, {_range(lengths, 'step')} and "
+        f"{_range([len(c['seeds']) for c in every], 'seed')} each (each table gives its "
+        "runs'), shown to judge the deep agents at full length beside this folder's runs. "
+        "**The paper's protocol differs**: it swept the step size of every agent and "
+        "averaged 20 runs per setting; these are one step size per run with a few seeds, so "
+        "the intervals are wide and a p-value near 0.05 is suggestive, not conclusive. The "
+        "claims above are checked on this folder's runs only, not on these.",
+        cls="note",
+    )
+    doc.para(
+        "Per seed, the score is the mean return of its test episodes after training (a run "
+        "without them: its last-100-episode training average). Per run: mean ± SE over "
+        f"seeds; IQM with a 95% stratified bootstrap CI ({REPS} resamples, seed 0; with a few "
+        "seeds it is narrower than its 95%); bias: measured estimate − MC return of the "
+        "probes in the metrics intervals starting at or after the midpoint of training, "
+        "mean ± SE over seeds. Against DQN (where a DQN run is among them): difference of "
+        "means, Welch's two-sided t-test p and P(improve) = P(X > Y) + 0.5 P(X = Y) over "
+        "seed pairs, not corrected for multiple comparisons. These are the numbers of "
+        "`maxminq compare` on the same folders (unrounded in "
+        f"`summary/{PUBLISHED_CSV}`); the figures draw the runs as `maxminq plot --panels "
+        "return,bias` does."
+    )
+    lines: list[str] = []
+    frames: list[pd.DataFrame] = []
+    names: set[str] = set()
+    for folders, group in zip(groups, cfgs, strict=True):
+        env = group[0]["env_id"] + (
+            f" {json.dumps(group[0]['env_kwargs'])}" if group[0].get("env_kwargs") else ""
+        )
+        doc.heading(env, 3)
+        compare = len(folders) > 1 and group[0]["agent"] == "dqn"  # sorted: DQN first
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", CompareWarning)
+                table = compare_runs(folders, baseline=1)
+            loaded = zip(table["run"], *load_runs(list(folders)), strict=True)
+            runs = [(label, cfg["agent"], tables) for label, cfg, tables in loaded]
+        except UsageError as err:  # read at the start; changed since (e.g. during a sweep)
+            doc.para(f"Not shown, its runs no longer read: {err}", cls="note")
+            continue
+        frames.append(table)
+        if compare:
+            doc.para(f"Against DQN (`{Path(folders[0]).relative_to(root).as_posix()}`).")
+        else:
+            doc.para("One run: no tests." if len(folders) == 1 else "No DQN run: no tests.")
+        doc.table(*_published_rows(table, root, compare))
+        for w in caught:
+            if issubclass(w.category, CompareWarning):
+                doc.para(f"Caution: {w.message}.", cls="note")
+        steps = sorted({c["steps"] for c in group if isinstance(c.get("steps"), int)})
+        seeds = sorted({len(c["seeds"]) for c in group})
+        title = (
+            f"{T.env_title(group[0]['env_id'])}, published runs: "
+            f"{'/'.join(f'{s:,}' for s in steps)} steps, "
+            f"{'/'.join(map(str, seeds))} seeds per run"
+        )
+        base = name = T.env_title(group[0]["env_id"]).lower()
+        while name in names:  # one environment with two sets of env_kwargs
+            name = f"{base}_{len(names)}"
+        names.add(name)
+        figure = F.fig_training_runs(
+            runs, title, fig_dir / "published", name, PUBLISHED_PANELS, max(steps, default=None)
+        )
+        if figure is not None and figure.png is not None:  # its caption names a Q panel too
+            doc.figure(figure.png, title, PUBLISHED_CAPTION + ONE_RUN * (len(runs) == 1))
+        lines.append(f"{env}: {len(folders)} runs" + (", against DQN" if compare else ""))
+    if frames:
+        _write_csv(pd.concat(frames, ignore_index=True), summary_dir / PUBLISHED_CSV)
+    return lines
+
+
 # ----------------------------------------------------------------------------- main entry
 def build_report(
     out_dir: str | Path,
@@ -626,6 +840,7 @@ def build_report(
     results: dict[str, pd.DataFrame] | None = None,
     theory_dir: str | Path | None = None,
     reps: int = 2000,
+    published: PublishedRuns | None = None,
 ) -> Report:
     """Write figures, summary CSVs, ``report.html`` and ``report.md`` for ``out_dir``.
 
@@ -634,6 +849,8 @@ def build_report(
         results: the store's tables (default: read with ``load_results(out_dir)``).
         theory_dir: where the theory command wrote its files (default ``out_dir/theory``).
         reps: bootstrap replicates for the IQM confidence intervals.
+        published: finished runs trained elsewhere (:func:`published_runs`), given their own
+            section; they enter no claim, table or figure of ``out_dir``'s runs.
     """
     out_dir = Path(out_dir)
     results = load_store(out_dir) if results is None else results
@@ -682,7 +899,14 @@ def build_report(
     if meta.get("command"):
         doc.para(f"Command: `{meta['command']}`")
     if scale == "quick":
-        doc.para(QUICK_NOTE, cls="note")
+        doc.para(
+            QUICK_NOTE
+            + (
+                f" Full-length deep runs trained elsewhere: '{PUBLISHED_TITLE}' below."
+                * bool(published)
+            ),
+            cls="note",
+        )
     unfinished = bool(meta.get("started")) and not meta.get("finished")
     if unfinished:  # e.g. Ctrl-C: this report must not pass for the complete one
         doc.para(UNFINISHED_NOTE.format(started=meta["started"]), cls="note")
@@ -806,6 +1030,8 @@ def build_report(
             + "All settings: `summary/deep_final.csv`."
         )
 
+    published_lines = _published_section(doc, published, fig_dir, summary_dir) if published else []
+
     doc.heading("Figures")
     shown = {f.png for f in figures if f.png is not None}
     for name, (ftitle, caption) in THEORY_FIGURES.items():
@@ -839,4 +1065,5 @@ def build_report(
         restricted,
         unfinished,
         without_results,
+        published_lines,
     )

@@ -32,6 +32,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"bootstrap replicates for the IQM confidence intervals, 100..{MAX_REPS} "
         "(default 2000)",
     )
+    add_published(parser)
+
+
+def add_published(parser: argparse.ArgumentParser) -> None:
+    """``--published DIR``, shared with ``maxminq reproduce``."""
+    parser.add_argument(
+        "--published",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also report finished 'maxminq train' runs from DIR (laid out as "
+        "DIR/<env>/<run>/, e.g. docs/runs), in a section of their own: per environment "
+        "the 'maxminq compare' table against DQN and their learning curves; they are not "
+        "re-run and enter no claim",
+    )
 
 
 def _whole(path: Path, option: str) -> None:
@@ -43,7 +58,7 @@ def _whole(path: Path, option: str) -> None:
 
 def validate(args: argparse.Namespace) -> Path:
     """Check the options and the input files before any work; returns the theory folder."""
-    from maxminq.analysis.report import check_store
+    from maxminq.analysis.report import check_store, published_runs
 
     if not args.dir.is_dir():
         raise UsageError(f"DIR: {args.dir} is not a folder (expected a results folder)")
@@ -76,6 +91,7 @@ def validate(args: argparse.Namespace) -> Path:
     if reps is None or not 100 <= reps <= MAX_REPS:
         raise UsageError(f"--reps: expected an integer in 100..{MAX_REPS}, got {args.reps!r}")
     args.reps = reps
+    args.published_runs = None if args.published is None else published_runs(args.published)
     return theory
 
 
@@ -84,11 +100,15 @@ def run(args: argparse.Namespace) -> int:
     theory = validate(args)
     from maxminq.analysis.report import build_report
 
-    report = build_report(args.dir, theory_dir=theory, reps=args.reps)
+    report = build_report(
+        args.dir, theory_dir=theory, reps=args.reps, published=args.published_runs
+    )
     print(report.html)
     print(report.markdown)
     for claim in report.claims:
         print(f"  {claim.status:<17} {claim.text}")
+    for line in report.published:
+        print(f"  published (not re-run, no claims): {line}")
     if report.unchecked:
         print(f"  not checked (no data in this folder): {', '.join(report.unchecked)}")
     for line in report.pooled:

@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from maxminq.commands.report import add_published
 from maxminq.commands.sweep import parse_workers
 from maxminq.errors import UsageError
 
@@ -76,6 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder of sweep configs (default: ./configs, else the installed ones)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_published(parser)
 
 
 def find_configs_dir(explicit: Path | None) -> Path:
@@ -98,9 +100,10 @@ def plan(args: argparse.Namespace):
     """Validate every option and load every selected config; nothing runs or is written
     here.
 
-    Returns ``(out_dir, workers, configs, with_theory)`` with configs in run order.
+    Returns ``(out_dir, workers, configs, with_theory, published)`` with configs in run
+    order and ``published`` the runs of ``--published`` (read and checked), or None.
     """
-    from maxminq.analysis.report import check_store
+    from maxminq.analysis.report import check_store, published_runs
     from maxminq.cli import check_out_folder
     from maxminq.experiments.config import load_config
     from maxminq.experiments.runner import check_options
@@ -138,7 +141,8 @@ def plan(args: argparse.Namespace):
     configs.sort(key=lambda c: (KIND_ORDER.get(c.kind, 2), c.name))
     check_store(out)  # a damaged store would fail only once the runs or the theory are done
     check_out_folder(out, "--out")
-    return out, workers, configs, with_theory
+    published = published_runs(args.published) if args.published is not None else None
+    return out, workers, configs, with_theory, published
 
 
 def _theory_args(out: Path, no_progress: bool) -> argparse.Namespace:
@@ -240,7 +244,7 @@ def stale_run_ids(out: Path, configs: list) -> set[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the selected configs, the theory command and the report; exit 1 if runs failed."""
-    out, workers, configs, with_theory = plan(args)
+    out, workers, configs, with_theory, published = plan(args)
     from maxminq.experiments.runner import run_sweep
     from maxminq.experiments.store import ResultsStore
 
@@ -301,7 +305,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {len(stale)} stored run(s) of an earlier version of these configs are "
               f"left out of the report (still in {where})", flush=True)  # fmt: skip
         results = {name: df[~df["run_id"].isin(stale)] for name, df in results.items()}
-    report = build_report(out, results=results)
+    report = build_report(out, results=results, published=published)
     meta["seconds_with_report"] = round(time.perf_counter() - start, 1)
     _write_meta(meta_path, meta)
     counts: dict[str, int] = {}
@@ -315,6 +319,8 @@ def run(args: argparse.Namespace) -> int:
               f"settings (listed in the report; 'maxminq report {out}' prints them)")  # fmt: skip
     for line in report.restricted:
         print(f"        caution: {line}")
+    for line in report.published:
+        print(f"        published (not re-run, no claims): {line}")
     print(f"        {report.markdown}")
     print(f"total {meta['seconds_with_report'] / 60:.1f} min")
     return 1 if failed else 0
