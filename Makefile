@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 demo: install
-	$(VENV)/bin/maxminq reproduce --scale quick --out results/quick
+	$(VENV)/bin/maxminq reproduce --scale quick --out results/quick --published docs/runs
 
 lint: install
 	$(VENV)/bin/ruff check .
