@@ -165,3 +165,22 @@ def test_bad_published_is_one_line_and_exit_2_before_any_work(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("maxminq reproduce: error: --published: "), err
     assert not again.exists()
+
+
+def test_reproduce_reports_the_published_runs_beside_its_own(
+    tmp_path: Path, published: Path, capsys
+) -> None:
+    from test_report import TINY_TOY
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "tiny_toy.yaml").write_text(TINY_TOY)
+    out = tmp_path / "out"
+    argv = ["reproduce", "--out", str(out), "--configs", str(configs), "--only", "tiny_toy"]
+    assert main([*argv, "--workers", "1", "--no-progress", "--published", str(published)]) == 0
+    assert "published (not re-run, no claims): CartPole-v1: 2 runs, against DQN" in (
+        capsys.readouterr().out
+    )
+    md = (out / "report.md").read_text()
+    assert "| DQN | cartpole/dqn | 0.001 | 1,000 | 4 | 2.25 ± 1.03 |" in _section(md)
+    assert "Toy MDP" in md and "--published" in md  # its own runs, and the command

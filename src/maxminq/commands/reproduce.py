@@ -252,7 +252,9 @@ def run(args: argparse.Namespace) -> int:
     meta_path = out / "reproduce.json"
     command = "maxminq reproduce " + shlex.join(sys.argv[2:] if len(sys.argv) > 2 else [])
     if len(sys.argv) < 2 or sys.argv[1:2] != ["reproduce"]:
-        command = f"maxminq reproduce --scale {args.scale} --out {out}"
+        command = f"maxminq reproduce --scale {args.scale} --out {out}" + (
+            f" --published {args.published}" if args.published is not None else ""
+        )
     start = time.perf_counter()
     meta = {
         "scale": args.scale,
