@@ -20,6 +20,8 @@ from PIL import Image
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.train import Trainer, run_training
+from maxminq.envs import get_env_defaults
+from maxminq.errors import UsageError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -180,3 +182,26 @@ def test_a_close_id_is_suggested_with_its_module(tmp_path, monkeypatch, capsys) 
     capsys.readouterr()
     assert main(["envs", "--env", "LunarLander-v2"]) == 2  # a Gymnasium id: no module
     assert "did you mean LunarLander-v3?" in capsys.readouterr().err
+
+
+class _NeedsSize(LineEnv):
+    """Its constructor needs a keyword (which ``--env-kwargs`` gives); cells = ``size``."""
+
+    def __init__(self, size):
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (size,), np.float32)
+
+
+def test_an_environment_that_needs_keywords(tmp_path, capsys) -> None:
+    """Building it without them for its defaults was a TypeError traceback from gym.make."""
+    env_id = "mmq-test/OwnNeedsSize-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=_NeedsSize, max_episode_steps=7)
+    d = get_env_defaults(env_id, {"size": 3})
+    assert (d.network, d.max_episode_steps, d.paper) == ("mlp", 7, False)
+    with pytest.raises(UsageError, match=r"^--env-kwargs: .* refused \{\"width\": 3\}: "):
+        get_env_defaults(env_id, {"width": 3})
+    out = tmp_path / "run"
+    assert main(["train", "--env", env_id, "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--env: " in err and "'size'" in err, err
+    assert err.endswith("pass them with --env-kwargs") and not out.exists()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -226,20 +227,36 @@ def _build() -> dict[str, EnvDefaults]:
 PAPER_ENVS: dict[str, EnvDefaults] = _build()
 
 
-def get_env_defaults(env_id: str) -> EnvDefaults:
+def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> EnvDefaults:
     """Defaults for ``env_id``: the paper's if listed, else the feature-env defaults.
 
-    For an id outside :data:`PAPER_ENVS` (e.g. ``CartPole-v1``) the environment is built once
-    to read its observation shape (1-D -> ``"mlp"``, 3-D -> ``"minatar_cnn"``) and episode cap;
-    the other values are the paper's feature-env settings with LunarLander's step-size sweep
-    and best settings (an assumption, marked ``paper=False``).
+    For an id outside :data:`PAPER_ENVS` (e.g. ``CartPole-v1``) the environment is built once,
+    with ``env_kwargs`` (``--env-kwargs``: one's own environment may need some), to read its
+    observation shape (1-D -> ``"mlp"``, 3-D -> ``"minatar_cnn"``) and episode cap; the other
+    values are the paper's feature-env settings with LunarLander's step-size sweep and best
+    settings (an assumption, marked ``paper=False``).
 
     Raises:
-        UsageError: if ``env_id`` is not a known Gymnasium id.
+        UsageError: if ``env_id`` is not a known Gymnasium id, or cannot be built with
+            ``env_kwargs``.
     """
     if env_id in PAPER_ENVS:
         return PAPER_ENVS[env_id]
-    env = make(env_id)
+    kwargs = dict(env_kwargs or {})
+    try:
+        env = make(env_id, **kwargs)
+    except UsageError:  # an unknown id (a ValueError too), already one line
+        raise
+    except (TypeError, ValueError, AssertionError) as err:  # e.g. a required keyword missing
+        why = " ".join(str(err).split()) or type(err).__name__
+        if kwargs:
+            raise UsageError(
+                f"--env-kwargs: {env_id} refused {json.dumps(kwargs)}: {why}"
+            ) from None
+        raise UsageError(
+            f"--env: {env_id} cannot be built without keywords ({type(err).__name__}: {why}); "
+            "pass them with --env-kwargs"
+        ) from None
     try:
         space = env.observation_space
         shape = space.shape
