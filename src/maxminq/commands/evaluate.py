@@ -181,7 +181,12 @@ def _check_env(config: TrainConfig, gif: bool, env_seed: int) -> None:
     except UsageError as err:  # the run names it: not an option of this command
         why = str(err).removeprefix("--env: ")
         if why.startswith("unknown environment"):
-            why += " (one the training script registered must be registered here too)"
+            # A bare id that a script registered before training: the run cannot import it.
+            why += (
+                " (an id registered by the training script: train with 'module:EnvId' so "
+                "that evaluate imports the module, or import it in Python and use "
+                "maxminq.deep.evaluate_agent)"
+            )
         raise UsageError(f"RUN_DIR: the run's environment: {why}") from None
     if not gif:
         return
