@@ -364,3 +364,31 @@ def test_a_run_given_twice_is_one_line_and_draws_nothing(tmp_path, capsys) -> No
         ]
         assert not list(tmp_path.glob("fig*"))
     assert main(["plot", str(a), str(b), "--out", str(tmp_path / "fig")]) == 0
+
+
+def _runs_of(n_runs: int) -> list[tuple[str, str, dict[str, pd.DataFrame]]]:
+    """``n_runs`` runs of one seed (tables built in memory), alternating DQN and Maxmin DQN."""
+    episodes = pd.DataFrame({"seed": 0, "step": [100, 200], "return_avg100": [1.0, 2.0]})
+    metrics = pd.DataFrame({"seed": 0, "step": [100, 200], "bias_mean": [0.5, 0.4]})
+    metrics["q_mean"] = 1.0
+    agents = ("dqn", "maxmin-dqn")
+    return [
+        (f"run {i}", agents[i % 2], {"episodes": episodes, "metrics": metrics})
+        for i in range(n_runs)
+    ]
+
+
+@pytest.mark.parametrize("n_runs", [2, 6, 11])
+def test_shared_legend_keeps_clear_of_every_panel(n_runs) -> None:
+    """Six runs wrap the shared legend (five entries a row) to two rows, eleven to three; the
+    layout left room for one, so the second row lay over the panels' x-axis labels. The
+    legend's box, as drawn, lies below each panel's whole box (tick labels and axis label
+    included)."""
+    fig = training_runs_figure(_runs_of(n_runs), "t")
+    (legend,) = fig.legends
+    box = legend.get_window_extent()  # in pixels, from the figure's renderer
+    assert len(legend.texts) == n_runs
+    for ax in _panels(fig).values():
+        panel = ax.get_tightbbox()
+        assert box.y1 < panel.y0, (ax.get_title(), box, panel)
+    plt.close(fig)

@@ -83,7 +83,7 @@ def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
     """One legend for the whole figure, from the union of the panels' labelled lines.
 
     It goes into the first unused grid cell when there is one (e.g. 7 panels in a 3 x 3
-    grid), else below the panels.
+    grid), else below the panels, in rows of five entries.
     """
     handles: dict[str, Any] = {}  # legend handles (artists)
     for ax in axes:
@@ -99,15 +99,17 @@ def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
                    bbox_to_anchor=(box.x0, box.y0, box.width, box.height), frameon=False,
                    fontsize="large")  # fmt: skip
     else:
-        fig.legend(
+        legend = fig.legend(
             list(handles.values()),
             list(handles.keys()),
             loc="lower center",
             ncol=min(len(handles), 5),
             frameon=False,
-            bbox_to_anchor=(0.5, -0.02),
+            bbox_to_anchor=(0.5, 0.0),
         )
-        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        # Room for all its rows (more than five entries wrap), measured as drawn.
+        box = legend.get_window_extent()  # the figure's renderer
+        fig.tight_layout(rect=(0, box.height / fig.bbox.height + 0.01, 1, 1))
 
 
 def _band(ax: plt.Axes, x, mean, se, *, color: ColorType, label: str, smooth: bool = True, **kw):
