@@ -45,7 +45,7 @@ def add_published(parser: argparse.ArgumentParser) -> None:
         help="also report finished 'maxminq train' runs from DIR (laid out as "
         "DIR/<env>/<run>/, e.g. docs/runs), in a section of their own: per environment "
         "the 'maxminq compare' table against DQN and their learning curves; they are not "
-        "re-run and enter no claim",
+        "re-run and enter no claim (default: none)",
     )
 
 
