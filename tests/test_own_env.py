@@ -4,6 +4,7 @@ README's example module and commands, how episode ends reach the replay, and the
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 import shlex
@@ -205,3 +206,8 @@ def test_an_environment_that_needs_keywords(tmp_path, capsys) -> None:
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--env: " in err and "'size'" in err, err
     assert err.endswith("pass them with --env-kwargs") and not out.exists()
+    # Given them, it trains: the defaults are read from the environment built with them.
+    argv = ["train", "--env", env_id, "--env-kwargs", '{"size": 8}', "--steps", "150"]
+    argv += ["--learning-starts", "100", "--eval-episodes", "1", "--no-plot", "--no-progress"]
+    assert main([*argv, "--out", str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["env_kwargs"] == {"size": 8}

@@ -19,6 +19,7 @@ import shutil
 import sys
 from typing import TYPE_CHECKING
 
+from maxminq.analysis.style import count
 from maxminq.errors import UsageError
 
 if TYPE_CHECKING:
@@ -377,7 +378,11 @@ def run(args: argparse.Namespace) -> int:
         runs, tests = tables["runs"], tables["tests"]
         for _, row in runs.iterrows():
             t = tests[tests["seed"] == row["seed"]]["return"]
-            score = f"test return {t.mean():.2f} over {len(t)} episodes" if len(t) else "no test"
+            score = (
+                f"test return {t.mean():.2f} over {count(len(t), 'episode')}"
+                if len(t)
+                else "no test"
+            )
             extra = f" at step {row['diverged_step']}" if row["status"] == "diverged" else ""
             print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
         read_back = before is not None and _file_id(args.out / "runs.csv") == before

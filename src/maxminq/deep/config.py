@@ -124,7 +124,7 @@ class TrainConfig:
         self._check_basic()
         from maxminq.envs.registry import get_env_defaults
 
-        d = get_env_defaults(self.env_id)  # raises UsageError for unknown ids
+        d = get_env_defaults(self.env_id, self.env_kwargs)  # UsageError: unknown id, bad kwargs
         best = _best(d, self.agent)
         c = dataclasses.replace(self, seeds=_seed_list(self.seeds))
         if c.n is None:

@@ -53,6 +53,7 @@ import os
 import pathlib
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -347,8 +348,12 @@ class Trainer:
         try:
             _, obs_shape = Trainer._spaces(env, cfg)
             image = _image_replay(env.observation_space, obs_shape)
-            first = _observation(env.reset(seed=0)[0], obs_shape, cfg.env_id, "reset()")
-            obs, reward, terminated, truncated, _ = env.step(0)
+            # Gymnasium's checker warns here too; its lines must not precede our one-line
+            # error (the training environments are checked again, and warn, when they run).
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                first = _observation(env.reset(seed=0)[0], obs_shape, cfg.env_id, "reset()")
+                obs, reward, terminated, truncated, _ = env.step(0)
             second = _observation(obs, obs_shape, cfg.env_id, "step()")
             pairs = (("reset()", first), ("step()", second)) if image else ()
             for where, o in pairs:  # the replay buffers of a uint8 / bool image space: uint8
