@@ -14,7 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from maxminq.analysis.figures import bias_quantiles, probe_intervals, training_runs_figure
+from maxminq.analysis.figures import (
+    bias_quantiles,
+    fig_training_runs,
+    probe_intervals,
+    training_runs_figure,
+)
 from maxminq.analysis.runs import run_labels, run_settings
 from maxminq.cli import main
 from maxminq.commands.plot import figure_title
@@ -370,7 +375,7 @@ def _runs_of(n_runs: int) -> list[tuple[str, str, dict[str, pd.DataFrame]]]:
     """``n_runs`` runs of one seed (tables built in memory), alternating DQN and Maxmin DQN."""
     episodes = pd.DataFrame({"seed": 0, "step": [100, 200], "return_avg100": [1.0, 2.0]})
     metrics = pd.DataFrame({"seed": 0, "step": [100, 200], "bias_mean": [0.5, 0.4]})
-    metrics["q_mean"] = 1.0
+    metrics["q_mean"], metrics["loss"] = 1.0, 0.1
     agents = ("dqn", "maxmin-dqn")
     return [
         (f"run {i}", agents[i % 2], {"episodes": episodes, "metrics": metrics})
@@ -392,3 +397,85 @@ def test_shared_legend_keeps_clear_of_every_panel(n_runs) -> None:
         panel = ax.get_tightbbox()
         assert box.y1 < panel.y0, (ax.get_title(), box, panel)
     plt.close(fig)
+
+
+def test_long_metrics_are_drawn_as_window_means_and_short_ones_raw() -> None:
+    """2M steps logged every 1,500 drew 1,333 unsmoothed points per bias curve. With more
+    than 100 metrics rows per seed, each seed's rows are averaged over windows of
+    ceil(rows / 100) consecutive rows (at the windows' mean step), then mean +- SE over
+    seeds, as the y label says; with 100 or fewer, every logged value is drawn. Expected
+    values by numpy from the made-up rows."""
+    steps = np.arange(1, 251) * 10  # 250 rows: windows of 3 rows, the last of one
+    bias = {0: np.sin(steps / 70.0), 1: 0.5 + np.cos(steps / 90.0)}
+    metrics = pd.concat(
+        pd.DataFrame({"seed": s, "step": steps, "bias_mean": b, "q_mean": 1.0})
+        for s, b in bias.items()
+    )
+    episodes = pd.DataFrame({"seed": [0, 1], "step": [2500, 2500], "return_avg100": 1.0})
+    runs = [("Maxmin DQN (N=2)", "maxmin-dqn", {"episodes": episodes, "metrics": metrics})]
+
+    def windows(x: np.ndarray) -> np.ndarray:
+        return np.array([x[i : i + 3].mean() for i in range(0, 250, 3)])
+
+    per_seed = np.vstack([windows(b) for b in bias.values()])
+    fig = training_runs_figure(runs, "t", panels=["bias"])
+    ax = _panels(fig)["estimation bias (above 0: over)"]
+    (mean,) = [ln for ln in ax.get_lines() if ln.get_label() == "Maxmin DQN (N=2)"]
+    np.testing.assert_allclose(mean.get_xdata(), windows(steps.astype(float)))
+    np.testing.assert_allclose(mean.get_ydata(), per_seed.mean(axis=0))
+    assert len(mean.get_xdata()) == 84
+    thin = [ln for ln in ax.get_lines() if ln.get_alpha() == 0.35]  # one per seed
+    for line, want in zip(thin, per_seed, strict=True):
+        np.testing.assert_allclose(line.get_ydata(), want)
+    band = ax.collections[0].get_paths()[0].vertices
+    se = per_seed.std(axis=0, ddof=1) / np.sqrt(2)
+    at = band[np.isclose(band[:, 0], 20.0), 1]  # the first window: steps 10, 20, 30
+    first = per_seed[:, 0].mean()
+    assert (at.min(), at.max()) == pytest.approx((first - se[0], first + se[0]))
+    assert ax.get_ylabel() == "estimate - MC return\n(means of 3 metrics rows)"
+    plt.close(fig)
+
+    short = metrics[metrics["step"] <= 1000]  # 100 rows: all drawn as logged
+    runs = [("Maxmin DQN (N=2)", "maxmin-dqn", {"episodes": episodes, "metrics": short})]
+    fig = training_runs_figure(runs, "t", panels=["bias"])
+    ax = _panels(fig)["estimation bias (above 0: over)"]
+    (mean,) = [ln for ln in ax.get_lines() if ln.get_label() == "Maxmin DQN (N=2)"]
+    np.testing.assert_allclose(mean.get_xdata(), steps[:100])
+    np.testing.assert_allclose(mean.get_ydata(), (bias[0][:100] + bias[1][:100]) / 2)
+    assert ax.get_ylabel() == "estimate - MC return"
+    plt.close(fig)
+
+
+# A phrase only the caption's sentence on each panel has (written here, not read from the code).
+CAPTION_PHRASES = {
+    "return": "100-episode moving average",
+    "bias": "minus the discounted return obtained from there",
+    "bias_abs": "|estimate - discounted return|",
+    "q": "mean Q(s, a) on its replayed mini-batches",
+    "loss": "mean loss of the updates",
+    "eval": "eval_every_episodes",
+    "bias_dist": "10-90% quantiles",
+}
+
+
+@pytest.mark.parametrize(
+    ("panels", "n_runs"),
+    [(("return", "bias"), 1), (("return", "bias", "q"), 2), (("q", "loss"), 2), (("return",), 1)],
+)
+def test_caption_describes_the_panels_drawn(tmp_path, panels, n_runs) -> None:
+    """The caption described a Q panel whatever was drawn (the report's published runs,
+    return and bias only, wrote their own). It names the drawn panels' titles in order and
+    explains those and no other; thin lines only for one run; the window means only with
+    a metrics panel."""
+    runs = _runs_of(n_runs)
+    fig = training_runs_figure(runs, "t", panels=panels)
+    titles = [ax.get_title() for ax in fig.axes]  # the panels drawn, left to right
+    plt.close(fig)
+    figure = fig_training_runs(runs, "t", tmp_path, panels=panels)
+    assert figure is not None
+    caption = figure.caption
+    assert caption.lower().startswith(", ".join(titles).lower() + " against environment steps")
+    for panel, phrase in CAPTION_PHRASES.items():
+        assert (phrase in caption) == (panel in panels), (panel, caption)
+    assert ("thin lines" in caption) == (n_runs == 1)
+    assert ("windows of consecutive intervals" in caption) == (panels != ("return",))

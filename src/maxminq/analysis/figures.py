@@ -428,6 +428,39 @@ DEFAULT_PANELS = ("return", "bias", "q")
 #: run with one metrics row is a lone point, whose dashes do not show).
 RUN_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 BIAS_COLUMNS = ("bias_mean", "bias_abs", "bias_std")
+#: For the caption of ``fig_training_runs``: each panel's short name and what it shows.
+PANEL_NOTES: dict[str, tuple[str, str]] = {
+    "return": (
+        "return",
+        "100-episode moving average; a diverged seed keeps the return it reached, as in the report",
+    ),
+    "eval": (
+        "evaluation return",
+        "every eval_every steps, each seed's mean return over its eval_every_episodes "
+        "episodes with eps = eval_eps, played beside training; a diverged seed is not "
+        "evaluated after it diverged, so later means are over the other seeds",
+    ),
+    "bias": (
+        "estimation bias",
+        "the agent's estimate for a visited (s, a) minus the discounted return obtained from "
+        "there, averaged over the probes",
+    ),
+    "bias_abs": ("absolute error", "the mean of |estimate - discounted return| over the probes"),
+    "bias_std": (
+        "spread",
+        "the standard deviation of estimate - discounted return over the probes",
+    ),
+    "q": ("Q", "the updated network's mean Q(s, a) on its replayed mini-batches"),
+    "loss": ("loss", "the mean loss of the updates"),
+    "bias_dist": (
+        "bias per probe",
+        "per metrics interval, the median (line) and 10-90% quantiles (band) of estimate - "
+        "MC return over the probes of all seeds pooled",
+    ),
+}
+#: Points per seed of a metrics panel at most (as the return panel's grid): longer runs are
+#: drawn as means over windows of metrics intervals (:func:`window_means`).
+METRIC_POINTS = 100
 #: Why a run's bias columns can be empty (the trainer's rule; e.g. never met by
 #: MountainCar-v0's 200-step limit at gamma 0.99, which cuts every early episode).
 NO_BIAS_WHY = (
@@ -495,6 +528,25 @@ def _bias_dist(ax: plt.Axes, tables: dict[str, pd.DataFrame], *, color: ColorTyp
     return float(x.max())
 
 
+def window_means(
+    df: pd.DataFrame, value: str, points: int = METRIC_POINTS
+) -> tuple[pd.DataFrame, int]:
+    """``df`` (columns seed, step, ``value``; finite values) as at most ``points`` points
+    per seed, and ``k``, the logged steps per point: with more logged steps than that, each
+    seed's mean of ``value`` over windows of ``k = ceil(steps / points)`` consecutive logged
+    steps, at the mean of those steps (a 2M-step run logging every 1,500 steps: 1,333 noisy
+    points, 96 windows of 14). With ``points`` or fewer, ``df`` itself and ``k = 1``: every
+    logged value of a short run is drawn."""
+    steps = np.sort(df["step"].unique())
+    if len(steps) <= points:
+        return df, 1
+    k = math.ceil(len(steps) / points)
+    window = np.searchsorted(steps, df["step"].to_numpy()) // k
+    centre = pd.Series(steps).groupby(np.arange(len(steps)) // k).mean().to_numpy()
+    binned = df.assign(step=centre[window]).groupby(["seed", "step"], as_index=False)
+    return binned[[value]].mean(), k
+
+
 def _marks(n_points: int, run: int, runs: int) -> dict:
     """Marker keywords for a curve of ``n_points`` of run ``run`` of ``runs``: every point of
     a sparse curve (e.g. bias probes), larger for a lone point; with several runs about eight
@@ -541,6 +593,7 @@ def training_runs_figure(
     styles = ("-", "--", ":", "-.")
     seen: dict[str, int] = {}
     drawn = [False] * len(chosen)
+    windows: list[set[int]] = [set() for _ in chosen]  # metrics rows per point, per panel
     last = float(steps or 0)
     for i, (label, agent, tables) in enumerate(runs):
         colour = style.color(agent)
@@ -562,6 +615,9 @@ def training_runs_figure(
             df = df[np.isfinite(df[value].to_numpy(dtype=float))]
             if df.empty:
                 continue
+            if table == "metrics":  # a long run's 1,000s of noisy points: window means
+                df, per_point = window_means(df, value)
+                windows[k].add(per_point)
             drawn[k] = True
             several = df["seed"].nunique() > 1
             if len(runs) == 1:  # faint per-seed lines under the band; one seed: its curve
@@ -576,7 +632,13 @@ def training_runs_figure(
                 )  # fmt: skip
                 _band(ax, band["step"], band["mean"], band["se"], color=colour, label=label,
                       smooth=False, ls=ls, **_marks(len(band), i, len(runs)))  # fmt: skip
-    for ax, shown, (table, value, panel_title, ylabel) in zip(axes, drawn, chosen, strict=True):
+    for ax, shown, per_point, (table, value, panel_title, ylabel) in zip(
+        axes, drawn, windows, chosen, strict=True
+    ):
+        if max(per_point, default=1) > 1:  # say the points are not single metrics rows
+            counts = sorted(per_point)
+            many = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{counts[0]}"
+            ylabel += f"\n(means of {many} metrics rows)"
         if not shown:  # say why the panel is empty rather than leave it blank
             if value in BIAS_COLUMNS or table == "probes":
                 note = "no bias measured: no probe was scored\n" + textwrap.fill(
@@ -623,6 +685,29 @@ def run_title(label: str, env_id: str, n_seeds: int, tests: pd.DataFrame | None)
     return title
 
 
+def training_runs_caption(panels: Sequence[str], runs: int) -> str:
+    """The caption of :func:`fig_training_runs` with ``panels`` (names of
+    ``TRAINING_PANELS``) of ``runs`` runs: the panels drawn, and a sentence on each."""
+    shown = ", ".join(TRAINING_PANELS[p][2] for p in panels)
+    caption = f"{shown[0].upper()}{shown[1:]} against environment steps."
+    if any(p != "bias_dist" for p in panels):  # bias_dist draws quantiles, said below
+        caption += " Per run the mean over seeds +- one standard error"
+        caption += " (thin lines: single seeds)." if runs == 1 else "."
+    for p in panels:
+        short, note = PANEL_NOTES[p]
+        caption += f" {short[0].upper()}{short[1:]}: {note}."
+    if "bias_dist" in panels and runs == 1:
+        caption += " Thin lines in the bias-per-probe panel: single seeds' medians."
+    metrics = [PANEL_NOTES[p][0] for p in panels if TRAINING_PANELS[p][0] == "metrics"]
+    if metrics:
+        caption += (
+            f" Panels of logged metrics ({', '.join(metrics)}): one value per seed and metrics "
+            f"interval; a run of more than {METRIC_POINTS} intervals is drawn as each seed's "
+            "means over windows of consecutive intervals (how many: in the axis label)."
+        )
+    return caption
+
+
 def fig_training_runs(
     runs: Sequence[tuple[str, str, dict[str, pd.DataFrame]]],
     title: str,
@@ -636,34 +721,16 @@ def fig_training_runs(
     measured estimation bias and the mean Q(s, a) the updated network predicted for its
     replayed mini-batches (``q_mean``: one member for Maxmin and Ensemble, not their min or
     mean); ``panels`` picks others from ``TRAINING_PANELS``. Per run, the mean over seeds
-    with a one-standard-error band; with a single run also a thin line per seed. The
+    with a one-standard-error band; with a single run also a thin line per seed. A metrics
+    panel of a run with more than ``METRIC_POINTS`` metrics rows per seed draws each seed's
+    means over windows of rows (:func:`window_means`; the y label says how many). The
     ``bias_dist`` panel (runs with a ``probes`` table) draws instead, per metrics interval,
     the median and 10-90% quantiles of the per-probe bias, seeds pooled (``bias_quantiles``).
     Every panel spans steps 0 .. ``steps`` (default: the largest step in the tables)."""
     fig = training_runs_figure(runs, title, panels, steps)
     if fig is None:
         return None
-    shown = ", ".join(TRAINING_PANELS[p][2] for p in panels)
-    caption = (
-        f"{shown[0].upper()}{shown[1:]} against environment steps (return: 100-episode "
-        "moving average; estimation error: the agent's estimate for visited (s, a) minus the "
-        "discounted return obtained from there; Q: the updated network's mean Q(s, a) on "
-        "its replayed mini-batches); mean over seeds +- one standard error (thin lines: "
-        "single seeds; a diverged seed keeps the return it reached, as in the report)."
-    )
-    if "eval" in panels:
-        caption += (
-            " Evaluation return: every eval_every steps, each seed's mean return over its "
-            "eval_every_episodes episodes with eps = eval_eps, played beside training; a "
-            "diverged seed is not evaluated after it diverged, so later means are over the "
-            "other seeds."
-        )
-    if "bias_dist" in panels:
-        caption += (
-            " Bias per probe: per metrics interval, the median (line) and 10-90% quantiles "
-            "(band) of estimate - MC return over the probes of all seeds pooled (one run: "
-            "thin lines are single seeds' medians)."
-        )
+    caption = training_runs_caption(panels, len(runs))
     return FigureFile(name, title, caption, save_figure(fig, out_dir, name))
 
 
