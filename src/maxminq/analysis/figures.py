@@ -632,11 +632,11 @@ def training_runs_figure(
                 )  # fmt: skip
                 _band(ax, band["step"], band["mean"], band["se"], color=colour, label=label,
                       smooth=False, ls=ls, **_marks(len(band), i, len(runs)))  # fmt: skip
-    for ax, shown, per_point, (table, value, panel_title, ylabel) in zip(
+    for ax, shown, sizes, (table, value, panel_title, ylabel) in zip(
         axes, drawn, windows, chosen, strict=True
     ):
-        if max(per_point, default=1) > 1:  # say the points are not single metrics rows
-            counts = sorted(per_point)
+        if max(sizes, default=1) > 1:  # say the points are not single metrics rows
+            counts = sorted(sizes)
             many = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{counts[0]}"
             ylabel += f"\n(means of {many} metrics rows)"
         if not shown:  # say why the panel is empty rather than leave it blank
