@@ -624,12 +624,6 @@ class _Doc:
 PUBLISHED_TITLE = "Published full-length runs (not re-run by this command)"
 PUBLISHED_PANELS = ("return", "bias")  # as `maxminq plot --panels return,bias` draws them
 PUBLISHED_CSV = "published_runs.csv"
-PUBLISHED_CAPTION = (
-    "Training return (100-episode moving average) and measured estimation bias (the agent's "
-    "estimate for a visited (s, a) minus the discounted return obtained from there; above 0: "
-    "over) against environment steps; per run the mean over seeds ± one standard error."
-)
-ONE_RUN = " Thin lines: single seeds."
 
 
 @dataclass
@@ -825,8 +819,8 @@ def _published_section(
         figure = F.fig_training_runs(
             runs, title, fig_dir / "published", name, PUBLISHED_PANELS, max(steps, default=None)
         )
-        if figure is not None and figure.png is not None:  # its caption names a Q panel too
-            doc.figure(figure.png, title, PUBLISHED_CAPTION + ONE_RUN * (len(runs) == 1))
+        if figure is not None and figure.png is not None:
+            doc.figure(figure.png, title, figure.caption)
         lines.append(f"{env}: {len(folders)} runs" + (", against DQN" if compare else ""))
     if frames:
         _write_csv(pd.concat(frames, ignore_index=True), summary_dir / PUBLISHED_CSV)
