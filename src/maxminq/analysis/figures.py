@@ -530,21 +530,24 @@ def _bias_dist(ax: plt.Axes, tables: dict[str, pd.DataFrame], *, color: ColorTyp
 
 def window_means(
     df: pd.DataFrame, value: str, points: int = METRIC_POINTS
-) -> tuple[pd.DataFrame, int]:
+) -> tuple[pd.DataFrame, set[int]]:
     """``df`` (columns seed, step, ``value``; finite values) as at most ``points`` points
-    per seed, and ``k``, the logged steps per point: with more logged steps than that, each
-    seed's mean of ``value`` over windows of ``k = ceil(steps / points)`` consecutive logged
-    steps, at the mean of those steps (a 2M-step run logging every 1,500 steps: 1,333 noisy
-    points, 96 windows of 14). With ``points`` or fewer, ``df`` itself and ``k = 1``: every
-    logged value of a short run is drawn."""
+    per seed, and the numbers of logged steps per point: with more logged steps than that,
+    each seed's mean of ``value`` over ``ceil(steps / ceil(steps / points))`` windows of
+    consecutive logged steps as equal as can be, at the mean of their steps (a 2M-step run
+    logging every 1,500 steps: 1,333 noisy points, 96 windows of 13-14; equal windows, so
+    no short, noisy window at the end). With ``points`` or fewer, ``df`` itself and {1}:
+    every logged value of a short run is drawn."""
     steps = np.sort(df["step"].unique())
     if len(steps) <= points:
-        return df, 1
-    k = math.ceil(len(steps) / points)
-    window = np.searchsorted(steps, df["step"].to_numpy()) // k
-    centre = pd.Series(steps).groupby(np.arange(len(steps)) // k).mean().to_numpy()
+        return df, {1}
+    n_windows = math.ceil(len(steps) / math.ceil(len(steps) / points))
+    sizes = [len(w) for w in np.array_split(steps, n_windows)]
+    of_step = np.repeat(np.arange(n_windows), sizes)  # the window of each logged step
+    window = of_step[np.searchsorted(steps, df["step"].to_numpy())]
+    centre = pd.Series(steps).groupby(of_step).mean().to_numpy()
     binned = df.assign(step=centre[window]).groupby(["seed", "step"], as_index=False)
-    return binned[[value]].mean(), k
+    return binned[[value]].mean(), set(sizes)
 
 
 def _marks(n_points: int, run: int, runs: int) -> dict:
@@ -617,7 +620,7 @@ def training_runs_figure(
                 continue
             if table == "metrics":  # a long run's 1,000s of noisy points: window means
                 df, per_point = window_means(df, value)
-                windows[k].add(per_point)
+                windows[k] |= per_point
             drawn[k] = True
             several = df["seed"].nunique() > 1
             if len(runs) == 1:  # faint per-seed lines under the band; one seed: its curve
