@@ -165,6 +165,41 @@ def compare_table(
     return pd.DataFrame(rows)
 
 
+def pm(mean: float, se: float, fmt: str = ".2f", sign: str = "+-") -> str:
+    """``mean +- SE`` (``sign`` between them); a single value alone (it has no standard
+    error, not one of 0); ``n/a`` without a value."""
+    if not math.isfinite(mean):
+        return "n/a"
+    return f"{mean:{fmt}}" + (f" {sign} {se:.2f}" if math.isfinite(se) else "")
+
+
+def row_texts(r: dict, sign: str = "+-") -> dict[str, str]:
+    """The cells of one :func:`compare_table` row (a dict) as ``maxminq compare`` prints them
+    (and the report's published section, with ``sign`` "±"): ``seeds``, ``mean``, ``iqm``,
+    ``bias`` (how many seeds, if not all), and the test against the baseline, ``diff``, ``p``
+    and ``p_improve`` (``baseline`` and two empty cells in the baseline's row)."""
+    partial = 0 < r["bias_seeds"] < r["seeds"]
+    texts = {
+        "seeds": str(r["seeds"]) + (f" ({r['diverged']} diverged)" if r["diverged"] else ""),
+        "mean": pm(r["mean"], r["se"], sign=sign),
+        "iqm": f"{r['iqm']:.2f}"
+        + (f" [{r['iqm_low']:.2f}, {r['iqm_high']:.2f}]" if r["seeds"] > 1 else ""),
+        "bias": pm(r["bias_mean"], r["bias_se"], "+.2f", sign)
+        + f" ({count(r['bias_seeds'], 'seed')})" * partial,
+    }
+    if r["why_na"] == "baseline":
+        return {**texts, "diff": "baseline", "p": "", "p_improve": ""}
+    p = r["p"]
+    return {
+        **texts,
+        "diff": f"{r['diff']:+.2f}",
+        "p": (f"{p:.3f}" if p >= 0.001 else "< 0.001")
+        if math.isfinite(p)
+        else f"n/a ({r['why_na']})",
+        "p_improve": f"{r['p_improve']:.2f}" if math.isfinite(r["p_improve"]) else "n/a",
+    }
+
+
 def check_options(folders: Sequence[Path], baseline: int, seed: int) -> None:
     """Raise UsageError unless ``baseline`` is a position (from 1) among the ``folders``,
     ``seed`` is >= 0 and no folder is given twice (before any folder is read)."""

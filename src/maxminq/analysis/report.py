@@ -686,42 +686,23 @@ def published_runs(root: Path) -> PublishedRuns:
     return PublishedRuns(root, out)
 
 
-def _pm2(mean: float, se: float, fmt: str = ".2f") -> str:
-    """``mean ± SE`` as ``maxminq compare`` prints it (2 decimals; no SE for one value)."""
-    if not np.isfinite(mean):
-        return "n/a"
-    return f"{mean:{fmt}}" + (f" ± {se:.2f}" if np.isfinite(se) else "")
-
-
 def _published_rows(
     table: pd.DataFrame, root: Path, compare: bool
 ) -> tuple[list[str], list[list[str]]]:
     """The head and rows of one environment's table from :func:`compare_runs`'s numbers."""
+    from maxminq.analysis.compare import row_texts
+
     scored = set(table["score"]) != {"test"}  # a run without test episodes: say so per row
     head = ["run", "folder", "step size", "steps", "seeds", *["score"] * scored]
     head += ["mean ± SE", "IQM [95% CI]", "bias ± SE (2nd half)"]
     head += ["diff vs DQN", "Welch p", "P(improve)"] * compare
     rows = []
     for r in table.to_dict("records"):
-        steps = f"{int(r['steps']):,}" if np.isfinite(r["steps"]) else "?"
-        seeds = str(r["seeds"]) + (f" ({r['diverged']} diverged)" if r["diverged"] else "")
-        iqm = f"{r['iqm']:.2f}" + (
-            f" [{r['iqm_low']:.2f}, {r['iqm_high']:.2f}]" if r["seeds"] > 1 else ""
-        )
-        bias = _pm2(r["bias_mean"], r["bias_se"], "+.2f") + (
-            f" ({r['bias_seeds']} seeds)" if 0 < r["bias_seeds"] < r["seeds"] else ""
-        )
+        t = row_texts(r, "±")
         row = [r["run"], Path(r["folder"]).relative_to(root).as_posix(), f"{r['lr']:g}"]
-        row += [steps, seeds, *[r["score"]] * scored, _pm2(r["mean"], r["se"]), iqm, bias]
-        if compare and r["baseline"]:
-            row += ["baseline", "", ""]
-        elif compare:
-            p, why = r["p"], r["why_na"]
-            row += [
-                f"{r['diff']:+.2f}",
-                (f"{p:.3f}" if p >= 0.001 else "< 0.001") if np.isfinite(p) else f"n/a ({why})",
-                f"{r['p_improve']:.2f}" if np.isfinite(r["p_improve"]) else "n/a",
-            ]
+        row += [f"{int(r['steps']):,}" if np.isfinite(r["steps"]) else "?", t["seeds"]]
+        row += [*[r["score"]] * scored, t["mean"], t["iqm"], t["bias"]]
+        row += [t["diff"], t["p"], t["p_improve"]] * compare
         rows.append(row)
     return head, rows
 
@@ -743,7 +724,7 @@ def _published_section(
     ``fig_dir/published``). Returns one line per environment."""
     import warnings
 
-    from maxminq.analysis.compare import REPS, CompareWarning, compare_runs
+    from maxminq.analysis.compare import REPS, CompareWarning, comparison_table, score_runs
     from maxminq.analysis.runs import load_runs, run_settings
     from maxminq.analysis.style import count
     from maxminq.errors import UsageError
@@ -788,11 +769,14 @@ def _published_section(
         doc.heading(env, 3)
         compare = len(folders) > 1 and group[0]["agent"] == "dqn"  # sorted: DQN first
         try:
+            # compare_runs's table, from the one reading the figure draws too
+            read, tables = load_runs(list(folders))
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", CompareWarning)
-                table = compare_runs(folders, baseline=1)
-            loaded = zip(table["run"], *load_runs(list(folders)), strict=True)
-            runs = [(label, cfg["agent"], tables) for label, cfg, tables in loaded]
+                scores = score_runs(folders, read, tables)
+                table = comparison_table(folders, read, tables, scores, baseline=1)
+            loaded = zip(table["run"], read, tables, strict=True)
+            runs = [(label, cfg["agent"], t) for label, cfg, t in loaded]
         except UsageError as err:  # read at the start; changed since (e.g. during a sweep)
             doc.para(f"Not shown, its runs no longer read: {err}", cls="note")
             continue

@@ -26,6 +26,7 @@ from maxminq.analysis.compare import (
     CompareWarning,
     check_options,
     comparison_table,
+    row_texts,
     score_runs,
 )
 from maxminq.analysis.runs import load_runs
@@ -101,17 +102,6 @@ def _check(args: argparse.Namespace) -> None:
                 )
 
 
-def _pm(mean: float, se: float, fmt: str = ".2f") -> str:
-    """``mean +- SE``; a single value alone (it has no standard error, not one of 0)."""
-    if not math.isfinite(mean):
-        return "n/a"
-    return f"{mean:{fmt}}" + (f" +- {se:.2f}" if math.isfinite(se) else "")
-
-
-def _p_text(p: float) -> str:
-    return f"{p:.3f}" if p >= 0.001 else "< 0.001"
-
-
 def format_table(table: pd.DataFrame, steps: list[str], compare: bool) -> list[str]:
     """The lines of the printed table: a header, then one aligned row per run; the bias
     column only if some run measured a bias, the comparison columns only if ``compare``."""
@@ -120,25 +110,9 @@ def format_table(table: pd.DataFrame, steps: list[str], compare: bool) -> list[s
     header += ["bias +- SE"] * bias + ["diff", "p", "P(improve)"] * compare
     lines = [header]
     for r, step in zip(table.to_dict("records"), steps, strict=True):
-        seeds = str(r["seeds"]) + (f" ({r['diverged']} diverged)" if r["diverged"] else "")
-        iqm = f"{r['iqm']:.2f}" + (
-            f" [{r['iqm_low']:.2f}, {r['iqm_high']:.2f}]" if r["seeds"] > 1 else ""
-        )
-        cells = [r["run"], step, seeds, r["score"], _pm(r["mean"], r["se"]), iqm]
-        if bias:
-            b = _pm(r["bias_mean"], r["bias_se"], "+.2f")
-            cells.append(
-                b + (f" ({count(r['bias_seeds'], 'seed')})" * (0 < r["bias_seeds"] < r["seeds"]))
-            )
-        if compare and r["why_na"] == "baseline":
-            cells += ["baseline", "", ""]
-        elif compare:
-            tested = math.isfinite(r["p"])
-            cells += [
-                f"{r['diff']:+.2f}",
-                _p_text(r["p"]) if tested else f"n/a ({r['why_na']})",
-                f"{r['p_improve']:.2f}" if math.isfinite(r["p_improve"]) else "n/a",
-            ]
+        t = row_texts(r)
+        cells = [r["run"], step, t["seeds"], r["score"], t["mean"], t["iqm"]]
+        cells += [t["bias"]] * bias + [t["diff"], t["p"], t["p_improve"]] * compare
         lines.append(cells)
     widths = [max(len(line[j]) for line in lines) for j in range(len(header))]
     return [
