@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maxminq.analysis.runs import check_distinct, load_runs, require_numeric_columns, run_labels
+from maxminq.analysis.runs import load_runs, require_numeric_columns, run_labels
 from maxminq.analysis.style import count
 from maxminq.errors import UsageError
 
@@ -201,8 +201,8 @@ def row_texts(r: dict, sign: str = "+-") -> dict[str, str]:
 
 
 def check_options(folders: Sequence[Path], baseline: int, seed: int) -> None:
-    """Raise UsageError unless ``baseline`` is a position (from 1) among the ``folders``,
-    ``seed`` is >= 0 and no folder is given twice (before any folder is read)."""
+    """Raise UsageError unless ``baseline`` is a position (from 1) among the ``folders`` and
+    ``seed`` is >= 0 (before any folder is read; ``load_runs`` refuses a folder given twice)."""
     runs = len(folders)
     if not 1 <= baseline <= runs:
         where = "1" if runs == 1 else f"1 to {runs}"
@@ -212,7 +212,6 @@ def check_options(folders: Sequence[Path], baseline: int, seed: int) -> None:
         )
     if seed < 0:
         raise UsageError(f"--seed: expected a whole number >= 0, got {seed}")
-    check_distinct(folders)
 
 
 def score_runs(
