@@ -373,3 +373,17 @@ def test_runs_in_folders_of_one_name_are_told_apart_by_their_parents(tmp_path) -
     m = _run(tmp_path / "y" / "mm", "maxmin-dqn", {0: [2.0], 1: [4.0]})
     table = compare_runs([x, y, m])
     assert table["run"].tolist() == ["DQN, x/dqn", "DQN, y/dqn", "Maxmin DQN (N=2)"]
+
+
+def test_compare_warnings_collects_the_comparisons_and_shows_the_others() -> None:
+    """What compare and the report's published section say about a comparison is collected
+    in order; any other warning inside (e.g. numpy's) is shown, not swallowed."""
+    import warnings
+
+    from maxminq.analysis.compare import CompareWarning, compare_warnings
+
+    with pytest.warns(RuntimeWarning, match="^other$"), compare_warnings() as texts:
+        warnings.warn("first", CompareWarning, stacklevel=1)
+        warnings.warn("other", RuntimeWarning, stacklevel=1)
+        warnings.warn("second", CompareWarning, stacklevel=1)
+    assert texts == ["first", "second"]

@@ -12,10 +12,11 @@ From Python::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,22 @@ _MEASURE = {"max_episode_steps": "episode cap", "eval_eps": "test eps"}
 class CompareWarning(UserWarning):
     """The compared runs are not scored alike: a seed without a score (left out), scores
     from tests beside training returns, or runs with another episode cap or test eps."""
+
+
+@contextlib.contextmanager
+def compare_warnings() -> Iterator[list[str]]:
+    """Within, each :class:`CompareWarning` is collected (its text, in order, into the list
+    given, filled on leaving) instead of shown, for the caller to say in its own way; any
+    other warning is shown as Python shows it."""
+    texts: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CompareWarning)
+        yield texts
+    for w in caught:
+        if issubclass(w.category, CompareWarning):
+            texts.append(str(w.message))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def check_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:

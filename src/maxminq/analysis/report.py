@@ -722,9 +722,8 @@ def _published_section(
     the table of :func:`maxminq.analysis.compare.compare_runs` against DQN where DQN is among
     them, and the runs' training return and bias as ``maxminq plot`` draws them (figures in
     ``fig_dir/published``). Returns one line per environment."""
-    import warnings
 
-    from maxminq.analysis.compare import REPS, CompareWarning, comparison_table, score_runs
+    from maxminq.analysis.compare import REPS, compare_warnings, comparison_table, score_runs
     from maxminq.analysis.runs import load_runs, run_settings
     from maxminq.analysis.style import count
     from maxminq.errors import UsageError
@@ -771,8 +770,7 @@ def _published_section(
         try:
             # compare_runs's table, from the one reading the figure draws too
             read, tables = load_runs(list(folders))
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", CompareWarning)
+            with compare_warnings() as cautions:
                 scores = score_runs(folders, read, tables)
                 table = comparison_table(folders, read, tables, scores, baseline=1)
             loaded = zip(table["run"], read, tables, strict=True)
@@ -786,9 +784,8 @@ def _published_section(
         else:
             doc.para("One run: no tests." if len(folders) == 1 else "No DQN run: no tests.")
         doc.table(*_published_rows(table, root, compare))
-        for w in caught:
-            if issubclass(w.category, CompareWarning):
-                doc.para(f"Caution: {w.message}.", cls="note")
+        for text in cautions:
+            doc.para(f"Caution: {text}.", cls="note")
         steps = sorted({c["steps"] for c in group if isinstance(c.get("steps"), int)})
         seeds = sorted({len(c["seeds"]) for c in group})
         title = (

@@ -17,14 +17,13 @@ import argparse
 import json
 import math
 import sys
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maxminq.analysis.compare import (
     REPS,
-    CompareWarning,
     check_options,
+    compare_warnings,
     comparison_table,
     row_texts,
     score_runs,
@@ -189,8 +188,7 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     cfgs, tables = load_runs(args.runs)
     scores = score_runs(args.runs, cfgs, tables)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CompareWarning)
+    with compare_warnings() as cautions:
         table = comparison_table(args.runs, cfgs, tables, scores, args.baseline, args.seed)
     labels = list(table["run"])
     b = args.baseline - 1
@@ -209,11 +207,8 @@ def run(args: argparse.Namespace) -> int:
         *_footer(table, {k for s in scores for k in s["source"]}, labels[b], args.seed, compare),
     ]:
         print(line)
-    for w in caught:
-        if issubclass(w.category, CompareWarning):
-            print(f"maxminq compare: warning: {w.message}", file=sys.stderr)
-        else:  # not the comparison's: as Python would have shown it
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    for text in cautions:
+        print(f"maxminq compare: warning: {text}", file=sys.stderr)
     if args.csv is not None:
         atomic_write(args.csv, lambda tmp: table.to_csv(tmp, index=False))
         print(f"table written to {args.csv}")
