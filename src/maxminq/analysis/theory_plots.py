@@ -230,7 +230,8 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
                 ax.errorbar(ns, y, yerr=2 * np.asarray(err), fmt=fmt, color=colour,
                             markersize=3, capsize=2, label=text)  # fmt: skip
         else:
-            n, text = int(rows["N"].iloc[0]), text + f", N={int(rows['N'].iloc[0])}"
+            n = int(rows["N"].iloc[0])
+            text += f", N={n}"
             line = rows["expected_bias" if closed else "bias"].iloc[0]
             for ax, y in ((ax_bias, line), (ax_sd, sd[0])):
                 ax.axhline(y, color=colour, linestyle="--", linewidth=1.2, label=text)
