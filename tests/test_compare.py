@@ -387,3 +387,14 @@ def test_compare_warnings_collects_the_comparisons_and_shows_the_others() -> Non
         warnings.warn("other", RuntimeWarning, stacklevel=1)
         warnings.warn("second", CompareWarning, stacklevel=1)
     assert texts == ["first", "second"]
+
+
+def test_check_distinct_refuses_one_path_object_given_twice(tmp_path) -> None:
+    """From Python the same Path object can come twice (it passed an identity check)."""
+    from maxminq.analysis.runs import check_distinct
+    from maxminq.errors import UsageError
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    check_distinct([a, b])
+    with pytest.raises(UsageError, match=rf"^RUN_DIR: {re.escape(str(a))} is given twice$"):
+        check_distinct([a, b, a])

@@ -72,12 +72,14 @@ def check_distinct(folders: Sequence[Path]) -> None:
     """Raise UsageError if a folder is given twice, also under another path (``runs/a`` and
     ``runs/../runs/a``): a run against itself prints identical rows and p = 1 in ``maxminq
     compare`` and draws every curve twice in ``maxminq plot``, which looks like a finding."""
-    seen: dict[Path, Path] = {}
+    seen: dict[Path, Path] = {}  # resolved -> as first given
     for folder in folders:
-        first = seen.setdefault(folder.resolve(), folder)
-        if first is not folder:
+        key = folder.resolve()
+        if key in seen:  # by key: the same Path object may also come twice
+            first = seen[key]
             also = f" (also as {first})" if str(first) != str(folder) else ""
             raise UsageError(f"RUN_DIR: {folder} is given twice{also}")
+        seen[key] = folder
 
 
 def load_runs(folders: list[Path]) -> tuple[list[dict], list[dict[str, pd.DataFrame]]]:
