@@ -525,8 +525,10 @@ def test_a_finished_run_extended_equals_one_run_straight_through(tmp_path: pathl
     run_training(_small(steps=150), bare)
     with pytest.raises(UsageError, match="--steps: extending the run in --out from 150 steps"):
         run_training(_small(steps=300), bare, resume=True)
-    with pytest.raises(UsageError, match="other options and has no checkpoint"):
+    with pytest.raises(UsageError, match=r"other options: --lr 0\.001 \(now 0\.0005\);"):
         run_training(_small(steps=300, lr=5e-4), bare, resume=True)
+    with pytest.raises(UsageError, match="--steps: the run in --out is at step 150"):
+        run_training(_small(steps=120), bare, resume=True)  # was told to extend it
     assert (bare / "runs.csv").exists()
 
 

@@ -989,19 +989,12 @@ def _train_in(
         saved = json.loads(state["config"])
         cfg = own_interval(saved)
         check_resumable(saved, cfg, int(state["step"]))
-    elif resume and finished:
-        saved = json.loads(config_path.read_text())
-        mine = json.loads(own_interval(saved).result_key())
-        if {k for k in saved.keys() | mine.keys() if saved.get(k) != mine.get(k)} == {"steps"}:
-            raise UsageError(
-                f"--steps: extending the run in --out from {saved['steps']:,} steps needs its "
-                "checkpoint (checkpoint/state.pt), which it does not have (e.g. a published "
-                "run, or one trained with --checkpoint-every 0); train a new run in another --out"
-            )
+    elif resume and finished:  # saved, cfg: as read above; options differ
+        check_resumable(saved, cfg, saved["steps"])  # names them, or a shorter --steps
         raise UsageError(
-            "--resume: the run in --out was made with other options and has no checkpoint "
-            "to continue from; use its options, --overwrite (in Python: delete the folder), or "
-            "another --out"
+            f"--steps: extending the run in --out from {saved['steps']:,} steps needs its "
+            "checkpoint (checkpoint/state.pt), which it does not have (e.g. a published "
+            "run, or one trained with --checkpoint-every 0); train a new run in another --out"
         )
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
