@@ -14,6 +14,7 @@ import datetime as dt
 import html
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -793,7 +794,8 @@ def _published_section(
             f"{'/'.join(f'{s:,}' for s in steps)} steps, "
             f"{'/'.join(map(str, seeds))} seeds per run"
         )
-        base = name = T.env_title(group[0]["env_id"]).lower()
+        # a file name on every system: 'my_envs:Corridor-v0' has a colon
+        base = name = re.sub(r"[^a-z0-9._-]+", "_", T.env_title(group[0]["env_id"]).lower())
         while name in names:  # one environment with two sets of env_kwargs
             name = f"{base}_{len(names)}"
         names.add(name)
