@@ -216,7 +216,7 @@ def _check_env(config: TrainConfig, gif: bool, env_seed: int) -> None:
             else type(frame).__name__
         )
         raise UsageError(
-            f"--gif: {env_id}'s render() gave a {what}, not an RGB frame (H, W, 3) of uint8"
+            f"--gif: {env_id}'s render() gave a {what}, not an RGB(A) frame (H, W, 3 or 4) of uint8"
         )
 
 
