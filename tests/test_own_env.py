@@ -206,6 +206,10 @@ def test_an_environment_that_needs_keywords(tmp_path, capsys) -> None:
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--env: " in err and "'size'" in err, err
     assert err.endswith("pass them with --env-kwargs") and not out.exists()
+    # maxminq envs shows its defaults when given them (it could not build it).
+    assert main(["envs", "--env", env_id]) == 2 and "'size'" in capsys.readouterr().err
+    assert main(["envs", "--env", env_id, "--env-kwargs", '{"size": 3}']) == 0
+    assert re.search(r"^max_episode_steps +7$", capsys.readouterr().out, re.MULTILINE)
     # Given them, it trains: the defaults are read from the environment built with them.
     argv = ["train", "--env", env_id, "--env-kwargs", '{"size": 8}', "--steps", "150"]
     argv += ["--learning-starts", "100", "--eval-episodes", "1", "--no-plot", "--no-progress"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -69,6 +70,20 @@ def reject_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> Non
             return reject_empty_values(subs[0].choices[token], argv[i + 1 :])
         if owner is not None and nargs.get(owner) not in ("*", "+"):
             owner = None  # its one value is read; what follows is positional
+
+
+def json_object(text: str | None, option: str) -> dict | None:
+    """The JSON object given to ``option`` (None when not given); UsageError naming it
+    otherwise."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise UsageError(f"{option}: expected a JSON object, e.g. '{{\"key\": 1}}', got {text!r}")
+    return value
 
 
 def check_out_folder(path: Path, option: str) -> Path:

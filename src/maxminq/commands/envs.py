@@ -18,6 +18,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "of the paper environments)",
     )
     parser.add_argument(
+        "--env-kwargs",
+        default=None,
+        help="JSON keywords to build --env with, for an environment of one's own whose "
+        "constructor needs some, as train's --env-kwargs (default: none)",
+    )
+    parser.add_argument(
         "--format",
         choices=("table", "json"),
         default="table",
@@ -81,8 +87,11 @@ def table() -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the table, or one id's defaults."""
+    from maxminq.cli import json_object
     from maxminq.envs import get_env_defaults
 
+    if args.env_kwargs is not None and args.env is None:
+        raise UsageError("--env-kwargs: give --env too (the keywords build that environment)")
     if args.env is None:
         if args.format == "json":
             from maxminq.envs.registry import PAPER_ENVS
@@ -93,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.env.strip():
         raise UsageError("--env: empty id; expected an id such as maxminq/Catcher-v0")
-    d = get_env_defaults(args.env)
+    d = get_env_defaults(args.env, json_object(args.env_kwargs, "--env-kwargs"))
     if args.format == "json":
         print(json.dumps(d.as_dict(), indent=2))
     else:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import pathlib
 import shutil
 import sys
 from typing import TYPE_CHECKING
 
 from maxminq.analysis.style import count
+from maxminq.cli import json_object
 from maxminq.errors import UsageError
 
 if TYPE_CHECKING:
@@ -229,25 +229,12 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         save_probes=args.save_probes,
         checkpoint_every=args.checkpoint_every,
         update_members=args.update_members,
-        optimizer_kwargs=_json_object(args.optimizer_kwargs, "--optimizer-kwargs"),
+        optimizer_kwargs=json_object(args.optimizer_kwargs, "--optimizer-kwargs"),
         tensorboard=args.tensorboard,
         hidden=hidden,
-        env_kwargs=_json_object(args.env_kwargs, "--env-kwargs"),
+        env_kwargs=json_object(args.env_kwargs, "--env-kwargs"),
         **{name.replace("-", "_"): getattr(args, name.replace("-", "_")) for name, _, _ in _HYPER},
     )
-
-
-def _json_object(text: str | None, option: str) -> dict | None:
-    """The JSON object given to ``option`` (None when not given)."""
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        value = None
-    if not isinstance(value, dict):
-        raise UsageError(f"{option}: expected a JSON object, e.g. '{{\"key\": 1}}', got {text!r}")
-    return value
 
 
 def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
