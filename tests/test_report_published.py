@@ -119,6 +119,11 @@ def test_published_docs_runs_give_the_numbers_docs_runs_lists(tmp_path: Path) ->
         "| Maxmin DQN (N=6) | catcher/maxmin-dqn | 0.0003 | 300,000 | 4 | 58.81 ± 0.04 |" in section
     )
     assert report.published == ['maxminq/Catcher-v0 {"normalize": true}: 2 runs, against DQN']
+    # Written again without them, the report leaves none of their files behind.
+    assert (tmp_path / "out" / "figures" / "published" / "catcher.png").exists()
+    build_report(tmp_path / "out")
+    assert not (tmp_path / "out" / "figures" / "published").exists()
+    assert not (tmp_path / "out" / "summary" / "published_runs.csv").exists()
 
 
 def test_no_section_without_published(tmp_path: Path) -> None:

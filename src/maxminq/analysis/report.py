@@ -15,6 +15,7 @@ import html
 import json
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1007,6 +1008,9 @@ def build_report(
             + "All settings: `summary/deep_final.csv`."
         )
 
+    # An earlier report's published-runs files would otherwise outlive a report without them.
+    shutil.rmtree(fig_dir / "published", ignore_errors=True)
+    (summary_dir / PUBLISHED_CSV).unlink(missing_ok=True)
     published_lines = _published_section(doc, published, fig_dir, summary_dir) if published else []
 
     doc.heading("Figures")
