@@ -306,19 +306,10 @@ class TrainConfig:
         **env_kwargs)`` with its episode cap (``max_episode_steps`` overrides it) and ``extra``
         keywords (e.g. ``render_mode``). An environment that refuses ``env_kwargs`` is a
         UsageError naming the option."""
-        from maxminq.envs import make
+        from maxminq.envs.api import make_with_kwargs
 
         cap = self.max_episode_steps if max_episode_steps is None else max_episode_steps
-        kwargs = self.env_kwargs or {}
-        try:
-            return make(self.env_id, max_episode_steps=cap, **kwargs, **extra)
-        except (TypeError, ValueError, AssertionError) as err:
-            if not kwargs:
-                raise
-            why = " ".join(str(err).split()) or type(err).__name__
-            raise UsageError(
-                f"--env-kwargs: {self.env_id} refused {json.dumps(kwargs)}: {why}"
-            ) from None
+        return make_with_kwargs(self.env_id, self.env_kwargs, max_episode_steps=cap, **extra)
 
     # --- serialisation --------------------------------------------------------------------
 

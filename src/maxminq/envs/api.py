@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -156,6 +157,23 @@ def make(
     if seed is not None:
         env = _SeedFirstReset(env, seed)
     return env
+
+
+def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: Any) -> gym.Env:
+    """:func:`make` with the user's keywords ``env_kwargs`` (``--env-kwargs``) and ``extra``
+    ones (e.g. ``max_episode_steps``, ``render_mode``): an environment that refuses them is a
+    UsageError naming ``--env-kwargs``; without any, its error propagates (the caller knows
+    what else it asked for)."""
+    kwargs = dict(env_kwargs or {})
+    try:
+        return make(env_id, **kwargs, **extra)
+    except UsageError:  # an unknown id: already one line naming --env
+        raise
+    except (TypeError, ValueError, AssertionError) as err:
+        if not kwargs:
+            raise
+        why = " ".join(str(err).split()) or type(err).__name__
+        raise UsageError(f"--env-kwargs: {env_id} refused {json.dumps(kwargs)}: {why}") from None
 
 
 def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from maxminq.envs.api import CAPS, CATCHER_ID, PIXELCOPTER_ID, make
+from maxminq.envs.api import CAPS, CATCHER_ID, PIXELCOPTER_ID, make_with_kwargs
 from maxminq.errors import UsageError
 
 Network = Literal["mlp", "minatar_cnn"]
@@ -242,17 +241,12 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
     """
     if env_id in PAPER_ENVS:
         return PAPER_ENVS[env_id]
-    kwargs = dict(env_kwargs or {})
     try:
-        env = make(env_id, **kwargs)
-    except UsageError:  # an unknown id (a ValueError too), already one line
+        env = make_with_kwargs(env_id, env_kwargs)  # refused keywords: a UsageError already
+    except UsageError:
         raise
     except (TypeError, ValueError, AssertionError) as err:  # e.g. a required keyword missing
         why = " ".join(str(err).split()) or type(err).__name__
-        if kwargs:
-            raise UsageError(
-                f"--env-kwargs: {env_id} refused {json.dumps(kwargs)}: {why}"
-            ) from None
         raise UsageError(
             f"--env: {env_id} cannot be built without keywords ({type(err).__name__}: {why}); "
             "pass them with --env-kwargs"
