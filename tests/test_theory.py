@@ -352,8 +352,8 @@ def test_operator_expected_bias_against_hand_derived_values() -> None:
 @pytest.mark.parametrize(
     ("name", "n", "params", "match"),
     [
-        ("q_learning", 2, {}, "q_learning: N must be 1"),
-        ("double_q", [2, 3], {}, "double_q: N must be 2"),
+        ("q_learning", 2, {}, "q_learning: q must stack exactly 1"),
+        ("double_q", [2, 3], {}, "double_q: q must stack exactly 2 .* got 3"),
         ("bias_corrected", 1, {}, "give sigma"),
         ("weighted_double_q", 2, {"c": 0.0}, "c must be > 0"),
         ("maxmin", 2, {"c": 1.0}, "maxmin takes no parameter 'c'"),

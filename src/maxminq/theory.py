@@ -500,10 +500,6 @@ def operator_bias(
     return OperatorBias(*values, samples=count, noise=noise)  # type: ignore[misc]
 
 
-# Member counts fixed by an operator (the others take any N >= 1).
-_FIXED_MEMBERS = {"q_learning": 1, "bias_corrected": 1, "double_q": 2, "weighted_double_q": 2}
-
-
 def _max_of_means(m: int, n: int) -> float:
     """E[max of m means of n i.i.d. U(-1, 1)] = 1 - int_{-1}^{1} F_n(x)^m dx, F_n the law of
     one mean: the Irwin-Hall law (sum of n U(0, 1)) is the cardinal B-spline of degree n - 1,
@@ -563,10 +559,8 @@ def operator_expected_bias(
     unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
     if unknown:
         raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
-    fixed = _FIXED_MEMBERS.get(name)
-    if fixed is not None and np.any(n != fixed):
-        raise ValueError(f"{name}: N must be {fixed} (its member count), got {N!r}")
-    bootstrap(name, np.zeros((1, int(n.flat[0]), 2)), **params)  # the operator's own checks
+    for k in np.unique(n):  # the operator's own checks: member count (as operator_bias), params
+        bootstrap(name, np.zeros((1, int(k), 2)), **params)
     m_b, n_b, s_b, g_b = (a.astype(np.float64) for a in np.broadcast_arrays(m, n, s, g))
     q_max = (m_b - 1.0) / (m_b + 1.0)  # E[max of M U(-1, 1)]
     if name == "q_learning":
