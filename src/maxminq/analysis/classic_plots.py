@@ -30,7 +30,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import (  # noqa: E402
     LogFormatter,
@@ -238,10 +237,7 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
         ax.set_ylabel(f"final Q(A, Left) - {truth}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
-    legend: dict[str, Artist] = {}  # label -> handle over all panels, in order
-    for ax in axes[0]:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            legend.setdefault(label, handle)
+    legend = style.legend_handles(axes[0])
     fig.legend(
         list(legend.values()),
         list(legend),

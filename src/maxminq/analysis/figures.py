@@ -85,10 +85,7 @@ def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
     It goes into the first unused grid cell when there is one (e.g. 7 panels in a 3 x 3
     grid), else below the panels, in rows of five entries.
     """
-    handles: dict[str, Any] = {}  # legend handles (artists)
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(lab, h)
+    handles = style.legend_handles(axes)
     spare = [ax for ax in fig.axes if not ax.get_visible()]
     if not handles:
         fig.tight_layout()

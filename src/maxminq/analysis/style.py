@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+
 # Tabular names are the operator names; deep agents map onto the same family so that,
 # e.g., Q-learning and DQN share a colour across all figures.
 FAMILY: dict[str, str] = {
@@ -76,3 +83,13 @@ def label(algorithm: str, n: int | float | None = None) -> str:
 def count(n: int, noun: str) -> str:
     """``1 seed``, ``4 seeds``: ``n`` and ``noun``, plural unless ``n`` is 1."""
     return f"{n} {noun}{'s' * (n != 1)}"
+
+
+def legend_handles(axes: Iterable[Axes]) -> dict[str, Artist]:
+    """The labelled artists of all ``axes``, one per label (the first), in order: a figure's
+    one legend for the curves its panels share."""
+    handles: dict[str, Artist] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    return handles
