@@ -254,13 +254,16 @@ class ResultsStore:
                         "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                         (str(SCHEMA_VERSION),),
                     )
-            else:  # an existing store: a damaged or foreign file is refused here, in one line
-                rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-                missing = sorted(set(_TABLES) - {r[0] for r in rows})
-                if missing:
-                    raise sqlite3.DatabaseError(f"no {', '.join(missing)} table(s)")
-                for table in ("runs", "members"):  # read through: damage past the schema
-                    self._conn.execute(f"SELECT * FROM {table}").fetchall()
+            # A damaged or foreign file is refused here, in one line, also by the writer:
+            # otherwise the first write to a damaged page (perhaps hours into a sweep) raised.
+            rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            missing = sorted(set(_TABLES) - {r[0] for r in rows})
+            if missing:
+                raise sqlite3.DatabaseError(f"no {', '.join(missing)} table(s)")
+            # Read through: damage past the schema. The writer also appends to the events log.
+            for table in ("runs", "members", *(("events",) if create else ())):
+                for _ in self._conn.execute(f"SELECT * FROM {table}"):
+                    pass
         except (sqlite3.DatabaseError, OSError) as err:
             self.close()
             raise StoreError(f"{self.db_path}: cannot open the results database: {err}") from err
