@@ -10,15 +10,22 @@ SIGKILLs itself from inside the store's own write path at a chosen moment.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import test_sweep_helpers as helpers
 
 from maxminq.cli import main
 from maxminq.experiments.config import load_config
-from maxminq.experiments.store import ResultsStore
+from maxminq.experiments.runner import run_sweep
+from maxminq.experiments.store import ResultsStore, load_results
 
 HERE = Path(__file__).resolve().parent
 
@@ -77,3 +84,172 @@ def test_a_sweep_on_a_store_damaged_past_its_schema_is_one_line_not_a_traceback(
     assert len(err) == 1, err
     assert str(out / "results.sqlite") in err[0] and "cannot open" in err[0], err
     assert not (out / "tables").exists()  # nothing ran
+
+
+# A real `maxminq sweep` process that SIGKILLs itself at a chosen point of the store's own
+# write path (a deterministic kill -9), after writing down its pool workers' pids.
+KILLER = """
+import json, os, signal, sys
+sys.path.insert(0, {tests!r})
+import test_sweep_helpers as helpers
+from maxminq.experiments import store
+
+where, nth = sys.argv[1], sys.argv[2]
+calls = []
+
+
+def die():
+    import multiprocessing
+    pids = [p.pid for p in multiprocessing.active_children()]
+    with open(sys.argv[3], "w") as fh:
+        json.dump(pids, fh)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if where == "table_write":  # halfway through writing the nth table file of the sweep
+    real = store.atomic_write_bytes
+
+    def atomic_write_bytes(path, data):
+        calls.append(path)
+        if path.name.endswith(".csv") and sum(p.name.endswith(".csv") for p in calls) == int(nth):
+            def half_then_die(tmp):
+                tmp.write_bytes(data[: len(data) // 2])
+                die()
+            store.atomic_write(path, half_then_die)
+        real(path, data)
+
+    store.atomic_write_bytes = atomic_write_bytes
+elif where == "before_final_status":  # tables stored, this final status not yet written
+    real = store.ResultsStore.mark_finished
+
+    def mark_finished(self, run_id, status="done", *args, **kwargs):
+        if status == nth:
+            die()
+        return real(self, run_id, status, *args, **kwargs)
+
+    store.ResultsStore.mark_finished = mark_finished
+
+if __name__ == "__main__":
+    helpers.register()
+    from maxminq.cli import main
+    raise SystemExit(main(sys.argv[4:]))
+"""
+
+
+def _kill_at(tmp_path: Path, where: str, nth: object, config: Path, out: Path) -> list[int]:
+    """Run a sweep of ``config`` into ``out`` that SIGKILLs itself at ``where`` (see
+    KILLER); returns the pids its pool workers had."""
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER.format(tests=str(HERE)))
+    pids = tmp_path / "workers.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            where,
+            str(nth),
+            str(pids),
+            "sweep",
+            str(config),
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+            "--no-progress",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == -9, proc.stderr  # killed where planned, not ended otherwise
+    return json.loads(pids.read_text())
+
+
+def _gone(pids: list[int], timeout: float = 30.0) -> bool:
+    """Whether every process in ``pids`` has ended (polled up to ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _events(out: Path, event: str) -> Counter:
+    with ResultsStore(out) as store:
+        return Counter(e["run_id"] for e in store.events() if e["event"] == event)
+
+
+def test_kill_9_while_a_table_file_is_half_written_then_status_and_resume(
+    tmp_path, capsys, theory_kinds
+):
+    """SIGKILL halfway through the third run's table file: the two runs stored before
+    survive and are not run again; the cut run (row 'running', half a file in a temporary
+    name, no manifest) is never read as a result, status says it will be re-run and
+    --verify finds no bad finished run; the workers die with the sweep; the resumed sweep
+    runs the six others once each and gives the direct calls' numbers."""
+    path = _theory(tmp_path)
+    out = tmp_path / "out"
+    workers = _kill_at(tmp_path, "table_write", 3, path, out)
+    assert workers and _gone(workers), "pool workers outlived the killed sweep"
+    with ResultsStore(out) as store:
+        recs = {r.run_id: r for r in store.records()}
+        done = {i for i, r in recs.items() if r.status == "done"}
+        cut = [i for i, r in recs.items() if (out / "tables" / i).is_dir() and i not in done]
+    assert len(done) == 2 and len(cut) == 1, recs
+    assert recs[cut[0]].status == "running"
+    assert list((out / "tables" / cut[0]).glob(".bias.csv.*.tmp"))  # the half-written file
+    assert not (out / "tables" / cut[0] / "manifest.json").exists()
+    assert set(load_results(out)["bias"]["run_id"]) == done
+    capsys.readouterr()
+    assert main(["status", str(out), "--verify"]) == 0
+    shown = capsys.readouterr().out
+    assert "no sweep running" in shown
+    assert f"stale    {cut[0]} since" in shown and "(interrupted; will be re-run)" in shown
+    assert "verified: 0 finished run(s) with bad files" in shown
+    assert main(["sweep", str(path), "--out", str(out), "--dry-run"]) == 0
+    assert ": 8 runs, 2 already done in " in capsys.readouterr().out
+    summary = run_sweep(path, out, workers=2, progress=False)
+    assert (summary.skipped, summary.done, summary.failed) == (2, 6, 0)
+    assert set(_events(out, "done").values()) == {1} and len(_events(out, "done")) == 8
+    started = _events(out, "started")
+    assert all(started[i] == 1 for i in done) and started[cut[0]] == 2
+    assert not list((out / "tables").glob("*/.*.tmp"))
+    got = load_results(out)["bias"]
+    for run in load_config(path).runs:  # the numbers of a direct call of the run function
+        want = helpers.execute_theory_mc(run.settings, tmp_path, False).tables["bias"]
+        mine = got[got["run_id"] == run.run_id][list(want.columns)].reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, want, check_exact=True)
+
+
+DIVERGING = """
+name: tiny_diverging
+kind: theory_mc_diverge
+fixed: {{seed: 11, samples: {samples}, chunks: 3, M: 2, N: 3}}
+scales: {{quick: {{}}, paper: {{}}}}
+"""
+
+
+def test_a_diverged_run_killed_before_its_status_was_written_stays_diverged(
+    tmp_path, capsys, theory_kinds
+):
+    """SIGKILL after a diverged run's tables were stored, before its row said so: the next
+    sweep keeps the tables (no re-run) and must record the run as diverged, with its note,
+    not as done (which load_results(include_diverged=False) and the report would take)."""
+    path = _theory(tmp_path, text=DIVERGING)
+    out = tmp_path / "out"
+    (run,) = load_config(path).runs
+    _kill_at(tmp_path, "before_final_status", "diverged", path, out)
+    with ResultsStore(out) as store:
+        assert store.get(run.run_id).status == "running"
+        assert store.verify_tables(run.run_id) is None  # stored before the kill
+    capsys.readouterr()
+    assert main(["status", str(out)]) == 0
+    assert "the next sweep marks it diverged)" in capsys.readouterr().out
+    summary = run_sweep(path, out, workers=1, progress=False)
+    assert (summary.skipped, summary.done, summary.diverged) == (1, 0, 0)
+    with ResultsStore(out) as store:
+        rec = store.get(run.run_id)
+    assert (rec.status, rec.error, rec.attempts) == ("diverged", "diverged at M=2", 1)
+    assert load_results(out, include_diverged=False) == {}
+    assert set(load_results(out)["bias"]["run_status"]) == {"diverged"}

@@ -122,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
             elif rec.status == "running":  # its sweep was killed
                 kept = store.finished(rec)[0]  # as the next sweep decides
                 fate = (
-                    "its tables are stored: the next sweep marks it done"
+                    "its tables are stored: the next sweep marks it "
+                    + store.stored_status(rec.run_id)[0]
                     if kept
                     else "will be re-run"
                 )

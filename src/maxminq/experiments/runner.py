@@ -267,13 +267,14 @@ def _make_backend(
 # --------------------------------------------------------------------------- the sweep
 def _settle(store: ResultsStore, rec: RunRecord | None) -> bool:
     """Whether a run is finished (:meth:`ResultsStore.finished`), with its row brought in
-    line: a ``running`` row whose tables verify is marked done, a row whose tables do not
-    is requeued (tables discarded)."""
+    line: a ``running`` row whose tables verify gets the final status its manifest records
+    (done, or diverged with its note), a row whose tables do not is requeued (tables
+    discarded)."""
     finished, requeue = store.finished(rec)
     if rec is None:  # not registered: nothing to bring in line
         return False
     if finished and rec.status == "running":
-        store.mark_finished(rec.run_id, "done", None)
+        store.mark_finished(rec.run_id, *store.stored_status(rec.run_id))
     elif requeue:
         store.discard_tables(rec.run_id)
         store.mark_pending(rec.run_id, requeue)
@@ -459,7 +460,7 @@ def _store_result(
         store.mark_finished(run.run_id, "failed", result.error, host=result.host, pid=result.pid)
         return
     try:
-        store.save_tables(run, result.output.tables)
+        store.save_tables(run, result.output.tables, result.output.status, result.output.note)
     except Exception as err:  # e.g. a table that cannot be written as CSV
         text = f"could not store the tables: {type(err).__name__}: {err}"
         summary.failed += 1

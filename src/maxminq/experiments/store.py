@@ -458,12 +458,19 @@ class ResultsStore:
         """``OUT/work/<run_id>``: scratch space and checkpoints of a run (created lazily)."""
         return self.work_root / run_id
 
-    def save_tables(self, run: RunLike, tables: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
+    def save_tables(
+        self,
+        run: RunLike,
+        tables: Mapping[str, pd.DataFrame],
+        status: str = "done",
+        note: str | None = None,
+    ) -> dict[str, Any]:
         """Write a finished run's tables atomically, then its manifest; returns the manifest.
 
         Each ``<table>.csv`` is written to a temporary name and renamed; the manifest
-        (row counts, columns, sizes, SHA-256) is renamed into place last, so it exists only
-        when every file it lists is complete.
+        (row counts, columns, sizes, SHA-256, and the run's final ``status`` and ``note``,
+        which a sweep killed before it wrote them to the registry takes from here) is
+        renamed into place last, so it exists only when every file it lists is complete.
         """
         folder = self.run_tables_dir(run.run_id)
         folder.mkdir(parents=True, exist_ok=True)
@@ -488,6 +495,8 @@ class ResultsStore:
             "kind": run.kind,
             "settings": dict(run.settings),
             "written": now(),
+            "status": status,
+            "note": note,
             "tables": entries,
         }
         atomic_write_bytes(folder / MANIFEST, json.dumps(manifest, indent=1).encode())
@@ -515,6 +524,13 @@ class ResultsStore:
         if rec.status == "running":
             return False, INTERRUPTED
         return False, f"results failed verification: {problem}"
+
+    def stored_status(self, run_id: str) -> tuple[str, str | None]:
+        """The final status and note that a run's manifest records (``done`` for a manifest
+        written before they were recorded); for a run whose tables verify."""
+        manifest = _read_manifest(self.run_tables_dir(run_id), run_id)
+        status = manifest.get("status")
+        return (status if status in FINISHED else "done"), manifest.get("note")
 
     def read_tables(self, run_id: str) -> dict[str, pd.DataFrame]:
         """The verified tables of a run; raises :class:`StoreError` if anything is off."""
