@@ -253,3 +253,44 @@ def test_a_diverged_run_killed_before_its_status_was_written_stays_diverged(
     assert (rec.status, rec.error, rec.attempts) == ("diverged", "diverged at M=2", 1)
     assert load_results(out, include_diverged=False) == {}
     assert set(load_results(out)["bias"]["run_status"]) == {"diverged"}
+
+
+EDITABLE = """
+name: tiny_edit
+kind: theory_mc
+fixed: {{seed: 11, samples: {samples}, chunks: 2, M: 2}}
+grid: {{N: {ns}}}
+scales: {{quick: {{}}, paper: {{}}}}
+"""
+
+
+def test_a_config_edited_between_sweeps_reuses_only_equal_runs_and_says_what_stays(
+    tmp_path, capsys, theory_kinds
+):
+    """Runs are reused only when their settings are equal (a grid extended: the old runs are
+    skipped; a fixed setting changed: all run again). Runs the edited config no longer
+    makes stay in the folder under the config's name, counted by 'maxminq status' and the
+    report with the new ones: the sweep (and its dry run) says so in one line."""
+    out = tmp_path / "out"
+    config = tmp_path / "edit.yaml"
+
+    def sweep(samples: int, ns: str, *extra: str) -> tuple[str, list[str]]:
+        config.write_text(EDITABLE.format(samples=samples, ns=ns))
+        argv = ["sweep", str(config), "--out", str(out), "--workers", "2", "--no-progress"]
+        assert main([*argv, *extra]) == 0
+        got = capsys.readouterr()
+        return got.out, got.err.strip().splitlines()
+
+    capsys.readouterr()
+    assert sweep(2000, "[1, 2]")[1] == []
+    printed, err = sweep(2000, "[1, 2, 3]")  # extended: nothing stale
+    assert "3 runs, 2 already done, 1 done" in printed and err == []
+    printed, err = sweep(3000, "[1, 2, 3]")  # a fixed setting changed: new runs
+    assert "3 runs, 0 already done, 3 done" in printed
+    assert len(err) == 1 and "3 run(s) of config tiny_edit" in err[0], err
+    assert str(out) in err[0] and "--out" in err[0]
+    printed, err = sweep(3000, "[1]", "--dry-run")  # a value removed: 5 others stay
+    assert "1 runs, 1 already done" in printed
+    assert len(err) == 1 and "5 run(s) of config tiny_edit" in err[0], err
+    assert main(["status", str(out)]) == 0  # what the note warns of: 6 runs listed
+    assert capsys.readouterr().out.splitlines()[2].split()[-1] == "6"

@@ -88,6 +88,23 @@ def dry_run(config: Any, out: Path) -> str:
     )
 
 
+def runs_not_made(config: Any, out: Path) -> int:
+    """How many runs ``out`` holds under ``config``'s name that the config (at this scale)
+    does not make: swept before it was edited, or at another scale. They stay in the folder
+    and are listed under that name by ``maxminq status``, ``load_results`` and the report."""
+    if not (out / "results.sqlite").is_file():
+        return 0
+    from maxminq.experiments.store import ResultsStore, StoreError
+
+    made = {r.run_id for r in config.runs}
+    try:
+        store = ResultsStore(out, create=False)
+    except StoreError:  # e.g. a first sweep killed before its schema was written: the
+        return 0  # sweep itself sets it up, or refuses a damaged file in one line
+    with store:
+        return sum(r.run_id not in made for r in store.records(config.name))
+
+
 def never_learning(config: Any) -> list[str]:
     """Deep runs whose steps do not exceed learning_starts: only random steps, so their
     agents never learn (as ``maxminq train`` warns)."""
@@ -114,6 +131,14 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"maxminq sweep: warning: {len(idle)} deep run(s) with steps <= learning_starts "
             f"never learn (only random steps): {', '.join(idle[:3])}{more}",
+            file=sys.stderr,
+        )
+    others = runs_not_made(config, out)
+    if others:  # an edited config: its old runs are neither reused nor gone
+        print(
+            f"maxminq sweep: note: {out} also holds {others} run(s) of config {config.name} "
+            "that it does not make (swept before an edit or at another scale); status and "
+            "the report list them with these: use another --out to keep them apart",
             file=sys.stderr,
         )
     if args.dry_run:
