@@ -294,3 +294,25 @@ def test_a_config_edited_between_sweeps_reuses_only_equal_runs_and_says_what_sta
     assert len(err) == 1 and "5 run(s) of config tiny_edit" in err[0], err
     assert main(["status", str(out)]) == 0  # what the note warns of: 6 runs listed
     assert capsys.readouterr().out.splitlines()[2].split()[-1] == "6"
+
+
+def test_a_lost_registry_is_rebuilt_from_the_verified_tables_not_by_rerunning(
+    tmp_path, theory_kinds
+):
+    """results.sqlite truncated to nothing (a lost or emptied registry) next to intact
+    tables: the sweep re-ran every finished run (hours at paper scale). A run registered
+    as pending whose tables verify against their manifest was stored by a sweep (a manifest
+    is written last, only for complete tables), so it is taken as finished; a run whose
+    tables were damaged as well is run again."""
+    path = _theory(tmp_path)
+    out = tmp_path / "out"
+    assert run_sweep(path, out, workers=2, progress=False).done == 8
+    before = load_results(out)["bias"]
+    (out / "results.sqlite").write_bytes(b"")
+    victim = sorted((out / "tables").iterdir())[0]
+    (victim / "bias.csv").write_text("M,N\n")
+    summary = run_sweep(path, out, workers=2, progress=False)
+    assert (summary.skipped, summary.done, summary.failed) == (7, 1, 0)
+    assert _events(out, "started") == Counter({victim.name: 1})
+    after = load_results(out)["bias"]
+    pd.testing.assert_frame_equal(after, before, check_exact=True)

@@ -267,13 +267,13 @@ def _make_backend(
 # --------------------------------------------------------------------------- the sweep
 def _settle(store: ResultsStore, rec: RunRecord | None) -> bool:
     """Whether a run is finished (:meth:`ResultsStore.finished`), with its row brought in
-    line: a ``running`` row whose tables verify gets the final status its manifest records
-    (done, or diverged with its note), a row whose tables do not is requeued (tables
-    discarded)."""
+    line: a ``running`` or ``pending`` row whose tables verify gets the final status its
+    manifest records (done, or diverged with its note), a row whose tables do not is
+    requeued (tables discarded)."""
     finished, requeue = store.finished(rec)
     if rec is None:  # not registered: nothing to bring in line
         return False
-    if finished and rec.status == "running":
+    if finished and rec.status in ("running", "pending"):
         store.mark_finished(rec.run_id, *store.stored_status(rec.run_id))
     elif requeue:
         store.discard_tables(rec.run_id)

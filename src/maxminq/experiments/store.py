@@ -8,8 +8,10 @@ Layout of an output folder ``OUT``::
     OUT/work/<run_id>/                 scratch space and checkpoints of a run in progress
     OUT/.sweep.lock                    held (``flock``) by the sweep currently writing here
 
-A run counts as finished only when its registry row says ``done`` (or ``diverged``) *and* its
-manifest verifies: every table file exists with the recorded size and checksum. Table files
+A run counts as finished only when its manifest verifies: every table file exists with the
+recorded size and checksum (and its registry row says ``done`` or ``diverged``, or a sweep
+brings the row in line: one left ``running`` or ``pending`` by an interrupted sweep or a
+lost registry gets the final status its manifest records). Table files
 and the manifest are written to a temporary name in the same folder and renamed
 (``os.replace``) when complete, manifest last, so a crash at any moment leaves either a
 verifiable run or one that is detected as incomplete and re-run; never a half-written file
@@ -511,16 +513,20 @@ class ResultsStore:
         """Whether a run counts as finished (a sweep skips it, its dry run counts it done),
         and if not, why its row must go back to ``pending``.
 
-        Finished: the row says done or diverged, or running (left by a sweep killed after
-        it stored the run's tables), and the tables verify. Otherwise the reason is
-        ``None`` for a pending or failed row (or no row), else the reason to discard the
-        run's tables and requeue it.
+        Finished: the row says done or diverged, running (left by a sweep killed after
+        it stored the run's tables) or pending (a registry lost and rebuilt, or a sweep
+        interrupted between storing the tables and the status), and the tables verify: a
+        manifest is written last, only by a sweep that stored the run's complete tables.
+        Otherwise the reason is ``None`` for a pending or failed row (or no row), else the
+        reason to discard the run's tables and requeue it.
         """
-        if rec is None or rec.status not in (*FINISHED, "running"):
+        if rec is None or rec.status not in (*FINISHED, "running", "pending"):
             return False, None
         problem = self.verify_tables(rec.run_id)
         if problem is None:
             return True, None
+        if rec.status == "pending":
+            return False, None
         if rec.status == "running":
             return False, INTERRUPTED
         return False, f"results failed verification: {problem}"
