@@ -127,6 +127,24 @@ def test_sweep_in_python(tmp_path: Path) -> None:
     assert "first run:  toy_mdp_example [quick]: 8 runs, 8 already done, 0 done" in again
 
 
+def test_noisy_mountain_car(tmp_path: Path) -> None:
+    out = tmp_path / "mc"
+    text = run_example("noisy_mountain_car.py", out)
+    assert_files(out, "mountain_car.csv", "best_step_sizes.csv", "sensitivity.png", "curves.png")
+    raw = pd.read_csv(out / "mountain_car.csv")
+    assert len(raw) == 4 * 2 * 5 * 60  # algorithms x sigma^2 x runs x episodes
+    best = pd.read_csv(out / "best_step_sizes.csv").set_index(["algorithm", "sigma2"])
+    # Recomputed from the raw table: the mean of each setting's last episode.
+    last = raw[raw.episode == raw.episode.max()].groupby(["algorithm", "sigma2"]).steps.mean()
+    assert (best["mean"] - last.loc[best.index]).abs().max() < 1e-9
+    # The paper's Fig. 3 effect at sigma^2 = 50 (fixed seed): Q-learning's runs are stuck at
+    # the 5,000-step cap, Maxmin's reach the goal.
+    assert best.loc[("q_learning", 50.0), "capped"] > 0.5
+    assert best.loc[("maxmin", 50.0), "capped"] == 0.0
+    assert best.loc[("maxmin", 50.0), "mean"] < best.loc[("q_learning", 50.0), "mean"]
+    assert "Least affected by the reward noise here:" in text
+
+
 def test_every_example_is_tested_and_documented() -> None:
     scripts = sorted(p.name for p in EXAMPLES.glob("*.py"))
     assert scripts, "no examples found"
