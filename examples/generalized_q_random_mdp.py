@@ -46,7 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--reward-noise", type=float, default=0.5, help="sd of the reward noise")
     p.add_argument("--sweeps", type=int, default=40_000, help="synchronous sweeps per operator")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=Path("runs/examples/random_mdp"))
+    p.add_argument("--out", type=Path, default=Path("results/examples/random_mdp"))
     p.add_argument("--quick", action="store_true", help="1,000 sweeps (for tests)")
     args = p.parse_args(argv)
     if args.quick:

@@ -38,7 +38,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sigma2", type=float, nargs="+", default=[0.0, 10.0, 50.0])
     p.add_argument("--step-sizes", type=float, nargs="+", default=[0.005, 0.02])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=Path("runs/examples/mountain_car"))
+    p.add_argument("--out", type=Path, default=Path("results/examples/mountain_car"))
     p.add_argument("--quick", action="store_true", help="5 runs x 60 episodes, sigma^2 0 and 50")
     args = p.parse_args(argv)
     if args.quick:

@@ -49,7 +49,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--samples", type=int, default=400_000, help="Monte Carlo draws per cell")
     p.add_argument("--tau", type=float, default=1.0, help="half-width of the uniform errors")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=Path("runs/examples/operator_bias"))
+    p.add_argument("--out", type=Path, default=Path("results/examples/operator_bias"))
     p.add_argument("--quick", action="store_true", help="20,000 draws per cell (for tests)")
     args = p.parse_args(argv)
     if args.quick:

@@ -24,7 +24,7 @@ any process that can import this file as the module ``own_env_maxmin_vs_dqn`` ca
 the environment. Run as a script, Python puts this file's folder first on ``sys.path``, so
 training here works. ``maxminq evaluate`` (another process) needs the folder on the path too:
 
-    PYTHONPATH=examples maxminq evaluate runs/examples/own_env/maxmin --episodes 10
+    PYTHONPATH=examples maxminq evaluate results/examples/own_env/maxmin --episodes 10
 
 (A bare ``NoisyGamble-v0`` would also train here, but ``maxminq evaluate`` could not rebuild
 it; ``__main__:NoisyGamble-v0`` would name maxminq's own entry point in that process.)
@@ -95,7 +95,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=20_000, help="environment steps per seed")
     p.add_argument("--seeds", type=int, default=5, help="seeds per agent (trained together)")
     p.add_argument("--n", type=int, default=4, help="Maxmin's N (default 4)")
-    p.add_argument("--out", type=Path, default=Path("runs/examples/own_env"))
+    p.add_argument("--out", type=Path, default=Path("results/examples/own_env"))
     p.add_argument("--quick", action="store_true", help="3,000 steps x 2 seeds (for tests)")
     args = p.parse_args(argv)
     if args.quick:
