@@ -99,16 +99,18 @@ def final_scores(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def run_bias(metrics: pd.DataFrame) -> np.ndarray:
-    """Per seed, the measured bias (estimate - MC return) of its probes in the second half
-    of training (``tables.second_half_bias``); empty without bias columns or probes."""
+    """The measured bias (estimate - MC return) of the run's seeds in the second half of
+    training, those with a probe there: the finite ``bias_mean`` of
+    ``tables.pooled_bias(metrics, second_half=True)`` (per seed, with its seed, for users);
+    empty without bias columns or probes."""
     import numpy as np
-    import pandas as pd
 
-    from maxminq.analysis.tables import second_half_bias
+    from maxminq.analysis.tables import pooled_bias
 
     if "bias_mean" not in metrics.columns or metrics.empty:
         return np.array([])
-    return second_half_bias(metrics, pd.Series(dtype=object), ())  # keys (): the whole table
+    out = pooled_bias(metrics, second_half=True)["bias_mean"].to_numpy(dtype=float)
+    return out[np.isfinite(out)]
 
 
 def compare_table(

@@ -390,56 +390,78 @@ def deep_best(
     return best_settings(summary, present_keys(summary, ["env_id", "agent", *extra]), score=score)
 
 
-def pooled_bias(metrics: pd.DataFrame, after: int = 0) -> pd.DataFrame:
-    """Per seed, the statistics of every bias probe scored in the metrics intervals that end
-    after step ``after``, pooled exactly from the intervals' aggregates (an unweighted mean
-    of ``bias_mean`` over intervals would weigh an interval of 3 probes like one of 100):
-    ``bias_n`` = sum n_i, ``bias_mean`` = sum n_i m_i / n, ``bias_abs`` likewise,
-    ``bias_std`` (ddof 0, as per interval) from sum n_i (s_i^2 + m_i^2) / n - mean^2.
+BIAS_STATS = ["bias_mean", "bias_std", "bias_abs", "bias_n"]  # what pooled_bias gives
+
+
+def _pool(g: pd.DataFrame) -> list[float]:
+    """``bias_mean, bias_std, bias_abs, bias_n`` of all the probes of the metrics rows ``g``
+    (one run's intervals), pooled exactly from the intervals' aggregates; NaNs and 0
+    without a probe."""
+    n_i = g["bias_n"].to_numpy(dtype=float) if "bias_n" in g else np.ones(len(g))
+    used = (n_i > 0) & np.isfinite(g["bias_mean"].to_numpy(float))  # NaN: no probes
+    n = float(n_i[used].sum())
+    if n == 0:
+        return [math.nan, math.nan, math.nan, 0]
+    w = n_i[used] / n
+    mean_i, std_i = g["bias_mean"].to_numpy(float)[used], g["bias_std"].to_numpy(float)[used]
+    mean = float(w @ mean_i)
+    second = float(w @ (std_i**2 + mean_i**2))  # E[bias^2] over all the probes
+    std = math.sqrt(max(second - mean**2, 0.0))
+    return [mean, std, float(w @ g["bias_abs"].to_numpy(float)[used]), int(n)]
+
+
+def pooled_bias(
+    metrics: pd.DataFrame, after: int = 0, *, second_half: bool = False
+) -> pd.DataFrame:
+    """Per seed, the statistics of the bias probes scored in some of its metrics intervals,
+    pooled exactly from the intervals' aggregates (an unweighted mean of ``bias_mean`` over
+    intervals would weigh an interval of 3 probes like one of 100): ``bias_n`` = sum n_i,
+    ``bias_mean`` = sum n_i m_i / n, ``bias_abs`` likewise, ``bias_std`` (ddof 0, as per
+    interval) from sum n_i (s_i^2 + m_i^2) / n - mean^2.
+
+    Which intervals: those that end after step ``after`` (default: all); or, with
+    ``second_half=True``, the second half of training as ``maxminq compare``, the report's
+    bias claims and the bias-against-N figure count it (the one place that rule lives): the
+    intervals that *start* at or after the midpoint ``steps // 2`` (``steps`` the last
+    metrics step of the table's longest run, so a seed that diverged early does not move
+    it). An interval holds the probes whose episodes ended in it, so one straddling the
+    midpoint (in a run of one interval, that interval) is left out: it would reach back up
+    to ``bias_every`` steps into the first half.
 
     ``metrics`` is a run's metrics table (``read_tables(OUT)["metrics"]``, or a sweep's
-    rows of one setting); one row per seed (seed, bias_mean, bias_std, bias_abs, bias_n),
-    NaN where no probe counted. Without ``bias_n`` (tables made before it was logged)
-    every interval weighs the same.
+    rows of one setting); one row per seed (``run_id`` too when the table has it): seed,
+    bias_mean, bias_std, bias_abs, bias_n; NaN statistics and bias_n 0 where no probe
+    counted (e.g. a seed that diverged before the midpoint). Without ``bias_n`` (tables
+    made before it was logged) every interval weighs the same.
     """
-    m = metrics[metrics["step"] > after]
+    if second_half and after:
+        raise ValueError("pooled_bias: give after or second_half=True, not both")
+    by = run_cols(metrics) or ["seed"]
+    if metrics.empty:
+        return pd.DataFrame(columns=[*by, *BIAS_STATS])
+    half = int(metrics["step"].max()) // 2  # of the longest run: a diverged seed stops early
     rows = []
-    for seed, g in m.groupby("seed", sort=True):
-        n_i = g["bias_n"].to_numpy(dtype=float) if "bias_n" in g else np.ones(len(g))
-        used = (n_i > 0) & np.isfinite(g["bias_mean"].to_numpy(float))  # NaN: no probes
-        n = float(n_i[used].sum())
-        if n == 0:
-            rows.append([seed, math.nan, math.nan, math.nan, 0])
-            continue
-        w = n_i[used] / n
-        mean_i, std_i = g["bias_mean"].to_numpy(float)[used], g["bias_std"].to_numpy(float)[used]
-        mean = float(w @ mean_i)
-        second = float(w @ (std_i**2 + mean_i**2))  # E[bias^2] over all the probes
-        std = math.sqrt(max(second - mean**2, 0.0))
-        rows.append([seed, mean, std, float(w @ g["bias_abs"].to_numpy(float)[used]), int(n)])
-    return pd.DataFrame(rows, columns=["seed", "bias_mean", "bias_std", "bias_abs", "bias_n"])
+    for key, g in metrics.groupby(by, sort=True):
+        start: int | None = after
+        if second_half:  # intervals end at the logged steps: those ending after the first
+            # logged step at or past the midpoint are exactly those starting there or later
+            later = g["step"].to_numpy(dtype=int)
+            later = later[later >= half]
+            start = int(later.min()) if later.size else None
+        stats_ = [math.nan, math.nan, math.nan, 0] if start is None else _pool(g[g["step"] > start])
+        rows.append([*(key if isinstance(key, tuple) else (key,)), *stats_])
+    return pd.DataFrame(rows, columns=[*by, *BIAS_STATS])
 
 
 def second_half_bias(metrics: pd.DataFrame, setting: pd.Series, keys: Sequence[str]) -> np.ndarray:
-    """The measured bias of each run (seed) of ``setting`` in a metrics table: the probes of
-    its metrics intervals that start at or after the midpoint of training (``steps // 2``,
-    ``steps`` the last row of the setting's longest run), pooled by :func:`pooled_bias`;
-    runs without such a probe left out. An interval holds the probes whose episodes ended
-    in it, so one straddling the midpoint (in a run of one interval, that interval) is left
-    out: it would reach back up to ``bias_every`` steps into the first half. The bias
-    claims, the bias-against-N figure and ``maxminq compare`` judge a run by these values."""
+    """The measured bias of each run (seed) of ``setting`` in a metrics table, those with a
+    probe in the second half of training: :func:`pooled_bias` with ``second_half=True`` of
+    the setting's rows (its midpoint that of the setting's longest run). The bias claims,
+    the bias-against-N figure and ``maxminq compare`` judge a run by these values."""
     runs = select_setting(metrics, setting, keys)
     if runs.empty:
         return np.array([])
-    half = int(runs["step"].max()) // 2  # of the longest run: a diverged seed stops early
-    vals = [np.array([])]
-    for _, g in runs.groupby(run_cols(runs)):
-        later = g["step"].to_numpy(dtype=int)
-        later = later[later >= half]
-        if later.size:  # intervals end at the logged steps: those ending after the first
-            # logged step at or past the midpoint are exactly those starting there or later
-            vals.append(pooled_bias(g, after=int(later.min()))["bias_mean"].to_numpy(float))
-    out = np.concatenate(vals)
+    out = pooled_bias(runs, second_half=True)["bias_mean"].to_numpy(dtype=float)
     return out[np.isfinite(out)]
 
 

@@ -1,0 +1,78 @@
+"""The Python API a researcher reaches for: one call per job, agreeing with the command
+that does the same job (hand-made run folders, expected numbers worked out here)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+
+def _run_folder(folder: Path, metrics: list[tuple[int, int, float, int]], steps: int) -> Path:
+    """A finished 'maxminq train' folder of DQN on CartPole-v1: seeds 0-2 scoring their seed
+    number in one test episode, and the metrics rows (seed, step, bias_mean, bias_n)."""
+    folder.mkdir(parents=True)
+    seeds = [0, 1, 2]
+    cfg = {"env_id": "CartPole-v1", "agent": "dqn", "n": 1, "lr": 1e-3, "steps": steps}
+    (folder / "config.json").write_text(json.dumps(cfg | {"seeds": seeds, "network": "mlp"}))
+    pd.DataFrame(
+        [[s, 1, steps - 10, 9.0, 10, 9.0, True, False] for s in seeds],
+        columns=["seed", "episode", "step", "return", "length", "return_avg100"]
+        + ["terminated", "truncated"],
+    ).to_csv(folder / "episodes.csv", index=False)
+    pd.DataFrame(
+        [[s, 1, float(s), 10] for s in seeds], columns=["seed", "episode", "return", "length"]
+    ).to_csv(folder / "tests.csv", index=False)
+    pd.DataFrame(
+        [[s, step, 0.1, 1.0, m, 0.0, abs(m), n, 0.01, 100.0] for s, step, m, n in metrics],
+        columns=["seed", "step", "loss", "q_mean", "bias_mean", "bias_std", "bias_abs"]
+        + ["bias_n", "epsilon", "steps_per_s"],
+    ).to_csv(folder / "metrics.csv", index=False)
+    pd.DataFrame({"seed": seeds, "status": "done", "diverged_step": -1}).to_csv(
+        folder / "runs.csv", index=False
+    )
+    return folder
+
+
+# An 8,000-step run logging every 2,000 steps: the midpoint is 4,000, so the intervals
+# (4,000, 6,000] and (6,000, 8,000] count, (2,000, 4,000] (ending at it) does not.
+# Seed 0: 1 probe of 1.0 and 3 of 4.0 -> 13 / 4 = 3.25; seed 1: -2 throughout -> -2.0;
+# seed 2 stopped at 2,000 (no second half).
+METRICS = [
+    (0, 2000, 9.0, 5), (0, 4000, 8.0, 5), (0, 6000, 1.0, 1), (0, 8000, 4.0, 3),
+    (1, 2000, 9.0, 5), (1, 4000, 8.0, 5), (1, 6000, -2.0, 2), (1, 8000, -2.0, 2),
+    (2, 2000, 9.0, 5),
+]  # fmt: skip
+
+
+def test_second_half_bias_per_seed_is_what_compare_runs_reports(tmp_path) -> None:
+    from maxminq.analysis.compare import compare_runs
+    from maxminq.analysis.tables import pooled_bias
+    from maxminq.deep.train import read_tables
+
+    folder = _run_folder(tmp_path / "run", METRICS, steps=8000)
+    per_seed = pooled_bias(read_tables(folder)["metrics"], second_half=True)
+    assert per_seed["seed"].tolist() == [0, 1, 2]
+    assert per_seed["bias_mean"].iloc[:2].tolist() == pytest.approx([3.25, -2.0])
+    assert per_seed["bias_n"].tolist() == [4, 4, 0] and math.isnan(per_seed["bias_mean"].iloc[2])
+    row = compare_runs([folder]).iloc[0]
+    assert row["bias_seeds"] == 2
+    assert row["bias_mean"] == pytest.approx((3.25 - 2.0) / 2)
+    assert row["bias_se"] == pytest.approx(abs(3.25 + 2.0) / 2)  # sd / sqrt(2) of two values
+    # after=b counts the intervals *ending* after b: after=3000 takes in (2,000, 4,000]
+    # across the midpoint, 5 + 1 + 3 = 9 probes of seed 0.
+    assert pooled_bias(read_tables(folder)["metrics"], after=3000)["bias_n"].tolist() == [9, 9, 0]
+
+
+def test_second_half_cannot_be_combined_with_after() -> None:
+    from maxminq.analysis.tables import pooled_bias
+
+    m = pd.DataFrame(METRICS, columns=["seed", "step", "bias_mean", "bias_n"])
+    m = m.assign(bias_std=0.0, bias_abs=m["bias_mean"].abs())
+    with pytest.raises(ValueError, match="after or second_half"):
+        pooled_bias(m, after=100, second_half=True)
+    assert np.isfinite(pooled_bias(m, second_half=True)["bias_mean"]).sum() == 2
