@@ -76,3 +76,13 @@ def test_second_half_cannot_be_combined_with_after() -> None:
     with pytest.raises(ValueError, match="after or second_half"):
         pooled_bias(m, after=100, second_half=True)
     assert np.isfinite(pooled_bias(m, second_half=True)["bias_mean"]).sum() == 2
+
+
+def test_a_runs_tables_and_bias_are_importable_from_maxminq_deep() -> None:
+    import maxminq.deep
+    from maxminq.analysis import tables
+    from maxminq.deep import pooled_bias, read_tables, train
+
+    assert pooled_bias is tables.pooled_bias is train.pooled_bias  # README's older import
+    assert read_tables is train.read_tables
+    assert {"pooled_bias", "read_tables"} <= set(maxminq.deep.__all__)

@@ -9,6 +9,10 @@ Modules: ``nets`` (stacked networks), ``optim`` (per-member RMSprop / Adam), ``r
 (S preallocated replay buffers), ``agents`` (the learner: acting values, targets through
 ``maxminq.operators``, updates), ``config`` (``TrainConfig``) and ``train``
 (``run_training``: the training loop, checkpoints, tables, bias metrics).
+
+What a script needs is importable from here: ``TrainConfig``, ``run_training``,
+``read_tables`` (a run folder's tables), ``pooled_bias`` (a run's measured bias per seed,
+``second_half=True`` as ``maxminq compare`` counts it), ``load_agent``, ``evaluate_agent``.
 """
 
 from typing import Any
@@ -19,6 +23,7 @@ _API = {
     "TrainConfig": "maxminq.deep.config",
     "run_training": "maxminq.deep.train",
     "read_tables": "maxminq.deep.train",
+    "pooled_bias": "maxminq.analysis.tables",
     "load_agent": "maxminq.deep.policy",
     "evaluate_agent": "maxminq.deep.policy",
     "TrainedAgent": "maxminq.deep.policy",
