@@ -86,3 +86,29 @@ def test_a_runs_tables_and_bias_are_importable_from_maxminq_deep() -> None:
     assert pooled_bias is tables.pooled_bias is train.pooled_bias  # README's older import
     assert read_tables is train.read_tables
     assert {"pooled_bias", "read_tables"} <= set(maxminq.deep.__all__)
+
+
+def test_python_dash_m_maxminq_is_the_command(tmp_path) -> None:
+    """``python -m maxminq`` passes its arguments to the command and its exit status back."""
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "maxminq", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+
+    from maxminq import __version__
+
+    assert run("--version").stdout.strip() == f"maxminq {__version__}"
+    folder = _run_folder(tmp_path / "run", METRICS, steps=8000)
+    done = run("compare", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert "DQN" in done.stdout and "+0.62" in done.stdout  # the second-half bias, (3.25 - 2) / 2
+    missing = run("compare", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+    assert "RUN_DIR:" in missing.stderr
