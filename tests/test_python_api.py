@@ -88,6 +88,12 @@ def test_a_runs_tables_and_bias_are_importable_from_maxminq_deep() -> None:
     assert {"pooled_bias", "read_tables"} <= set(maxminq.deep.__all__)
 
 
+def test_compare_runs_and_plot_runs_are_importable_from_maxminq_analysis() -> None:
+    from maxminq.analysis import compare, compare_runs, plot_runs, runs
+
+    assert compare_runs is compare.compare_runs and plot_runs is runs.plot_runs
+
+
 def test_python_dash_m_maxminq_is_the_command(tmp_path) -> None:
     """``python -m maxminq`` passes its arguments to the command and its exit status back."""
     import subprocess
@@ -112,3 +118,58 @@ def test_python_dash_m_maxminq_is_the_command(tmp_path) -> None:
     missing = run("compare", str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
     assert "RUN_DIR:" in missing.stderr
+
+
+def _second_run(folder: Path) -> Path:
+    """A Maxmin DQN run beside :data:`METRICS`' DQN one, no bias measured in any seed."""
+    _run_folder(folder, [(s, step, math.nan, 0) for s in (0, 1, 2) for step in (4000, 8000)], 8000)
+    cfg = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(cfg | {"agent": "maxmin-dqn", "n": 2}))
+    return folder
+
+
+def _svg_drawing(path: Path) -> str:
+    """An SVG without its creation date and with its element ids blanked (matplotlib writes
+    the time it was saved and ids hashed with a per-process salt)."""
+    import re
+
+    text = re.sub(r"<dc:date>.*?</dc:date>", "", path.read_text())
+    return re.sub(r"\b[mp][0-9a-f]{10}\b", "ID", text)
+
+
+def test_plot_runs_writes_what_the_command_writes(tmp_path, capsys) -> None:
+    import warnings
+
+    from maxminq.analysis import PlotWarning, plot_runs
+    from maxminq.cli import main
+
+    dqn = _run_folder(tmp_path / "dqn", METRICS, steps=8000)
+    maxmin = _second_run(tmp_path / "maxmin")
+    (tmp_path / "cli").mkdir()
+    assert main(["plot", str(dqn), str(maxmin), "--out", str(tmp_path / "cli" / "both.png"),
+                 "--panels", "return,bias"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert err.startswith("maxminq plot: warning: no bias measured in ") and str(maxmin) in err
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        paths = plot_runs([dqn, maxmin], tmp_path / "py" / "both", panels=["return", "bias"])
+    assert paths == [tmp_path / "py" / "both.png", tmp_path / "py" / "both.svg"]
+    assert [w.category for w in caught] == [PlotWarning] and str(maxmin) in str(caught[0].message)
+    assert err.strip() == f"maxminq plot: warning: {caught[0].message}"
+    for suffix in (".png", ".svg"):
+        assert not list((tmp_path / "py").glob(f".*{suffix}*"))  # no temporary left
+    assert paths[0].read_bytes() == (tmp_path / "cli" / "both.png").read_bytes()
+    assert _svg_drawing(paths[1]) == _svg_drawing(tmp_path / "cli" / "both.svg")
+    # Own labels and title are drawn; a wrong number of labels names the option.
+    with pytest.warns(PlotWarning):
+        mine = plot_runs(
+            [dqn, maxmin], tmp_path / "own", labels=["plain", "min of 2"], title="Mine"
+        )
+    svg = mine[1].read_text()
+    assert "plain" in svg and "min of 2" in svg and "Mine" in svg and "DQN (N=2)" not in svg
+    from maxminq.errors import UsageError
+
+    with pytest.raises(UsageError, match="^labels: expected 2 strings"):
+        plot_runs([dqn, maxmin], tmp_path / "bad", labels=["one"])
+    with pytest.raises(UsageError, match="^--panels: "):
+        plot_runs([dqn], tmp_path / "bad", panels=["returns"])

@@ -1,12 +1,18 @@
 """Reading finished deep runs: the settings and tables of run folders (written by ``maxminq
 train``, or a sweep's ``OUT/tables/<run_id>``) and the labels that tell them apart, shared by
-``maxminq plot``, ``maxminq compare`` and :func:`maxminq.analysis.compare.compare_runs`.
+``maxminq plot``, ``maxminq compare`` and :func:`maxminq.analysis.compare.compare_runs`; and
+:func:`plot_runs`, ``maxminq plot`` from Python::
+
+    from maxminq.analysis import compare_runs, plot_runs
+
+    plot_runs(["runs/lunar-maxmin", "runs/lunar-dqn"], "runs/lunar.png", panels=["return", "bias"])
 
 A bad folder is a one-line :class:`~maxminq.errors.UsageError` starting ``RUN_DIR:``."""
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +21,9 @@ from maxminq.errors import UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+# Image formats asked for by an --out suffix that figures are not written in.
+_OTHER_FORMATS = (".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif")
 
 # What the labels and the title use, with the type each must have.
 _SETTINGS = {
@@ -186,3 +195,158 @@ def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
             for i, (label, same) in enumerate(zip(labels, shared, strict=True))
         ]
     return labels
+
+
+def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
+    """Raise UsageError unless every table a panel draws from has the panel's column and
+    ``seed`` and ``step``, as numbers (a table of another program, or edited by hand);
+    ``bias_dist`` needs the probes (``--save-probes``) and the metrics steps binning them,
+    ``eval`` the evaluations during training (``--eval-every``)."""
+    from maxminq.analysis.figures import TRAINING_PANELS
+
+    if "bias_dist" in panels and "probes" not in tables:
+        raise UsageError(
+            f"--panels: bias_dist draws each probe's bias, and {folder} has no probes.csv "
+            "(trained without --save-probes): train it with --save-probes (a sweep: "
+            "save_probes: true), or leave bias_dist out"
+        )
+    if "eval" in panels and "evals" not in tables:
+        raise UsageError(
+            f"--panels: eval draws the evaluations during training, and {folder} has no "
+            "evals.csv (trained without --eval-every): train it with --eval-every K (a "
+            "sweep: eval_every: K), or leave eval out"
+        )
+    needs: dict[str, list[str]] = {}
+    for p in panels:
+        table, column = TRAINING_PANELS[p][:2]
+        if table == "probes":
+            needs.setdefault("metrics", ["seed", "step"])
+            needs["probes"] = ["seed", "end_step", column]
+        else:
+            needs[table] = list(dict.fromkeys([*needs.get(table, ["seed", "step"]), column]))
+    require_numeric_columns(folder, tables, needs)
+
+
+def _panels(text: str) -> list[str]:
+    """The panel names of ``--panels`` (comma-separated), checked: known, each once."""
+    from maxminq.analysis.figures import TRAINING_PANELS
+
+    panels = [p.strip() for p in text.split(",") if p.strip()]
+    bad = [p for p in panels if p not in TRAINING_PANELS]
+    if bad or not panels:
+        raise UsageError(
+            f"--panels: expected names from {', '.join(TRAINING_PANELS)}, got {text!r}"
+        )
+    twice = sorted({p for p in panels if panels.count(p) > 1})
+    if twice:
+        raise UsageError(f"--panels: {', '.join(twice)} given twice; give each panel once")
+    return panels
+
+
+def _no_bias_text(folders: Sequence[Path], tables: list[dict], panels: list[str]) -> str:
+    """The sentence naming the runs whose bias columns hold no number (every probe dropped,
+    e.g. MountainCar-v0's cut episodes), or for ``bias_dist`` whose probes table has no row
+    to draw, when a bias panel is drawn ('' if none): the panel says so too, but a run
+    missing from a comparison is easy to overlook."""
+    import numpy as np
+
+    from maxminq.analysis.figures import BIAS_COLUMNS, NO_BIAS_WHY, TRAINING_PANELS, probe_intervals
+
+    columns = [TRAINING_PANELS[p][1] for p in panels if TRAINING_PANELS[p][1] in BIAS_COLUMNS]
+    dist = "bias_dist" in panels
+    if not columns and not dist:
+        return ""
+
+    def none(t: dict) -> bool:
+        if columns and not np.isfinite(t["metrics"][columns].to_numpy(dtype=float)).any():
+            return True
+        return dist and probe_intervals(t["probes"], t["metrics"]).empty
+
+    empty = [str(folder) for folder, t in zip(folders, tables, strict=True) if none(t)]
+    if not empty:
+        return ""
+    missing = (
+        "the bias panel is empty"
+        if len(empty) == len(folders)
+        else f"{'its' if len(empty) == 1 else 'their'} curves are missing from the bias panel"
+    )
+    return f"no bias measured in {', '.join(empty)}: no probe was scored ({NO_BIAS_WHY}); {missing}"
+
+
+def figure_title(cfgs: list[dict], labels: list[str], tables: list[dict]) -> str:
+    """One run (no legend): what ``maxminq train`` titles its figure, agent and N included;
+    several: their environments and seeds per run (the legend names each run)."""
+    from maxminq.analysis.figures import run_title
+
+    if len(cfgs) == 1:
+        return run_title(labels[0], cfgs[0]["env_id"], len(cfgs[0]["seeds"]), tables[0]["tests"])
+    title = " vs ".join(dict.fromkeys(cfg["env_id"] for cfg in cfgs))
+    seeds = sorted({len(cfg["seeds"]) for cfg in cfgs})
+    return title + f", {'/'.join(map(str, seeds))} seed{'s' * (seeds != [1])} per run"
+
+
+class PlotWarning(UserWarning):
+    """A run drawn by :func:`plot_runs` is missing from a panel (no bias measured in it)."""
+
+
+def plot_runs(
+    folders: Sequence[str | Path],
+    out: str | Path | None = None,
+    *,
+    panels: str | Sequence[str] | None = None,
+    labels: Sequence[str] | None = None,
+    title: str | None = None,
+) -> list[Path]:
+    """Draw the training curves of finished deep runs (folders of ``maxminq train``, or a
+    sweep's ``OUT/tables/<run_id>``) in one figure, one colour per run, as ``maxminq plot
+    FOLDER ... --out OUT --panels PANELS`` does (the command calls this); returns the
+    written files, ``[<out>.png, <out>.svg]``.
+
+    ``out``: the figure's path, with or without ``.png``; an existing folder gets the
+    default name inside it (default: ``FOLDER/curves`` for one run, ``./compare`` for
+    several). ``panels``: names from ``figures.TRAINING_PANELS`` (a list, or the command's
+    comma-separated text; default ``figures.DEFAULT_PANELS``: return, bias, q). ``labels``:
+    the legend's names of the runs (default: what tells them apart, ``run_labels``);
+    ``title``: the figure's (default: the command's). Bad
+    input is the UsageError the command prints (naming its option: ``--out``, ``--panels``,
+    ``RUN_DIR``); a run without a measured bias in a bias panel is a :class:`PlotWarning`.
+    """
+    from maxminq.analysis.figures import DEFAULT_PANELS, fig_training_runs
+    from maxminq.cli import check_out_folder
+
+    if panels is None:
+        panels = DEFAULT_PANELS
+    chosen = _panels(panels if isinstance(panels, str) else ",".join(panels))
+    paths = [Path(f) for f in folders]
+    cfgs, tables = load_runs(paths)
+    for folder, t in zip(paths, tables, strict=True):
+        _check_columns(folder, t, chosen)
+    if labels is None:
+        labels = run_labels(cfgs, paths)
+    elif len(labels) != len(paths) or not all(isinstance(x, str) for x in labels):
+        raise UsageError(f"labels: expected {len(paths)} strings, one per run, got {labels!r}")
+    runs = [(label, cfg["agent"], t) for label, cfg, t in zip(labels, cfgs, tables, strict=True)]
+    default = paths[0] / "curves" if len(runs) == 1 else Path("compare")
+    target = (default if out is None else Path(out)).resolve()
+    if target.is_dir():  # "--out figs/": the default name inside it
+        target = target / default.name
+    if target.suffix.lower() in _OTHER_FORMATS:
+        raise UsageError(f"--out: figures are written as .png and .svg, not {target.suffix}")
+    if target.suffix.lower() in (".png", ".svg"):  # "a.png" -> a.png, a.svg; "run.v2" stays
+        target = target.with_suffix("")
+    check_out_folder(target.parent, "--out")
+    for fmt in (".png", ".svg"):
+        if target.with_name(target.name + fmt).is_dir():
+            raise UsageError(
+                f"--out: {target.name + fmt} in {target.parent} is a folder, not a figure"
+            )
+    if title is None:
+        title = figure_title(cfgs, list(labels), tables)
+    steps = max((c["steps"] for c in cfgs if isinstance(c.get("steps"), int)), default=None)
+    figure = fig_training_runs(runs, title, target.parent, target.name, chosen, steps)
+    if figure is None:
+        raise UsageError("RUN_DIR: no episode finished in these runs; nothing to plot")
+    text = _no_bias_text(paths, tables, chosen)
+    if text:
+        warnings.warn(text, PlotWarning, stacklevel=2)
+    return figure.paths
