@@ -173,3 +173,24 @@ def test_plot_runs_writes_what_the_command_writes(tmp_path, capsys) -> None:
         plot_runs([dqn, maxmin], tmp_path / "bad", labels=["one"])
     with pytest.raises(UsageError, match="^--panels: "):
         plot_runs([dqn], tmp_path / "bad", panels=["returns"])
+
+
+def test_learn_with_q_star_records_without_record_every() -> None:
+    """The reproducer that recorded nothing (``res.biases[-1]`` an IndexError): 100 sweeps
+    record at every update by default (100 // 100), the last at the end, where the error and
+    Maxmin's bias are recomputed here from the final tables."""
+    from maxminq.tabular.finite_mdp import random_mdp
+
+    mdp = random_mdp(4, 2, np.random.default_rng(0))
+    q = mdp.q_star()
+    res = mdp.learn("maxmin", 2, 1, 100, np.random.default_rng(1), q_star=q)
+    assert res.error_updates.tolist() == list(range(1, 101))
+    assert res.errors[-1] == pytest.approx(np.max(np.abs(res.q - q[None])))
+    g = res.q.min(axis=0).max(axis=1)  # Maxmin, K = 1: max_a min_i Q^i(s, a); no terminal
+    assert res.biases[-1] == pytest.approx(np.mean(g - q.max(axis=1)))
+    longer = mdp.learn("maxmin", 2, 1, 1000, np.random.default_rng(1), q_star=q)
+    assert longer.error_updates[:2].tolist() == [10, 20] and len(longer.errors) == 100
+    none = mdp.learn("maxmin", 2, 1, 100, np.random.default_rng(1), q_star=q, record_every=0)
+    assert none.errors.size == 0  # asked for no record
+    with pytest.raises(ValueError, match="^record_every needs q_star"):
+        mdp.learn("maxmin", 2, 1, 100, np.random.default_rng(1), record_every=10)

@@ -87,7 +87,9 @@ class FiniteMDP:
         **kwargs: Any,
     ) -> GQResult:
         """:func:`generalized_q_learning` on this MDP, with its reward noise and terminal
-        states (passing ``P``, ``R`` and ``gamma`` alone silently dropped the noise)."""
+        states (passing ``P``, ``R`` and ``gamma`` alone silently dropped the noise). With
+        ``q_star=`` the errors and biases are recorded every ``steps // 100`` updates
+        unless ``record_every`` says otherwise."""
         return generalized_q_learning(
             self.P, self.R, self.gamma, operator, n, k, steps, rng,
             reward_noise=self.reward_noise, terminal=self.terminal, **kwargs,
@@ -277,7 +279,7 @@ def generalized_q_learning(
     snapshot_every: int = 1,
     operator_kwargs: dict[str, Any] | None = None,
     q_star: np.ndarray | None = None,
-    record_every: int = 0,
+    record_every: int | None = None,
     progress: bool = False,
 ) -> GQResult:
     """Tabular Generalized Q-learning (Lan et al. 2020, section 6, Theorem 2).
@@ -314,7 +316,10 @@ def generalized_q_learning(
         operator_kwargs: extra keyword arguments for the G function (e.g. ``c``, ``sigma``).
         q_star: if given, the error against it and the bootstrap's bias (see
             :class:`GQResult`) are recorded every ``record_every`` updates.
-        record_every: recording interval in updates (0: no recording).
+        record_every: recording interval in updates; default (None) with ``q_star``
+            ``max(1, steps // 100)`` (about 100 records, the last at or near ``steps``);
+            0: no recording. Without ``q_star`` there is nothing to record: a positive
+            value is a ValueError rather than an empty record.
         progress: show a progress bar.
     """
     P, R = np.asarray(P, dtype=np.float64), np.asarray(R, dtype=np.float64)
@@ -334,7 +339,7 @@ def generalized_q_learning(
         ("k", k, 1),
         ("snapshot_every", snapshot_every, 1),
         ("steps", steps, 0),
-        ("record_every", record_every, 0),
+        ("record_every", 0 if record_every is None else record_every, 0),
     ):
         if isinstance(value, bool) or not (isinstance(value, int | np.integer) and value >= low):
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -355,6 +360,10 @@ def generalized_q_learning(
         raise ValueError("terminal: at least one state must be non-terminal")
     kwargs = dict(operator_kwargs or {})
     S, A = R.shape
+    if record_every is None:  # asked for q_star: record it, without a second option to find
+        record_every = 0 if q_star is None else max(1, steps // 100)
+    elif record_every > 0 and q_star is None:
+        raise ValueError("record_every needs q_star: the errors and biases are against Q*")
     if q_star is not None and np.shape(q_star) != (S, A):
         raise ValueError(f"q_star must have shape (S, A) = {(S, A)}, got {np.shape(q_star)}")
     op(np.zeros((1, n * k, A)), **kwargs)  # fail now if G rejects N * K members
