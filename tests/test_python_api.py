@@ -194,3 +194,66 @@ def test_learn_with_q_star_records_without_record_every() -> None:
     assert none.errors.size == 0  # asked for no record
     with pytest.raises(ValueError, match="^record_every needs q_star"):
         mdp.learn("maxmin", 2, 1, 100, np.random.default_rng(1), record_every=10)
+
+
+def _tiny(**kw: object):
+    """A CartPole-v1 DQN run of a few hundred steps (a few seconds on this machine)."""
+    from maxminq.deep import TrainConfig
+
+    base: dict = dict(env_id="CartPole-v1", agent="dqn", lr=1e-3, steps=300, seeds=[0])
+    base |= dict(eval_episodes=1, bias_every=100, learning_starts=100, buffer_size=300)
+    return TrainConfig(**(base | kw))
+
+
+def test_run_training_overwrite_replaces_a_run_with_other_options(tmp_path) -> None:
+    """Re-running a script with other options into its folder: refused by default (naming
+    overwrite=True), replaced with it, old checkpoint and figure gone, other files kept."""
+    from maxminq.deep import run_training
+    from maxminq.errors import UsageError
+
+    out = tmp_path / "run"
+    run_training(_tiny(checkpoint_every=100), out, progress=False)
+    assert (out / "checkpoint" / "state.pt").exists()
+    (out / "curves.png").write_bytes(b"old figure")
+    (out / "notes.txt").write_text("mine")
+    new = _tiny(lr=5e-4, checkpoint_every=0)  # no checkpoint of its own: the old one must go
+    with pytest.raises(UsageError, match=r"other options: .*--lr .*overwrite=True"):
+        run_training(new, out, progress=False)
+    tables = run_training(new, out, overwrite=True, progress=False)
+    assert json.loads((out / "config.json").read_text())["lr"] == 5e-4
+    assert not (out / "checkpoint").exists() and not (out / "curves.png").exists()
+    assert (out / "notes.txt").read_text() == "mine"
+    assert int(tables["metrics"]["step"].max()) == 300
+    # Read back as a finished run of these options (resume, the default), not retrained.
+    assert run_training(new, out, progress=False)["runs"].equals(tables["runs"])
+
+
+def test_run_training_overwrite_refuses_a_folder_another_run_trains_in(tmp_path) -> None:
+    """The folder's lock held by a run in another thread (as by another process): overwrite
+    is a one-line UsageError and deletes nothing."""
+    import threading
+
+    from maxminq.deep import run_training
+    from maxminq.deep.train import folder_lock
+    from maxminq.errors import UsageError
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "runs.csv").write_text("seed,status,diverged_step\n0,done,-1\n")
+    held, release = threading.Event(), threading.Event()
+
+    def other_run() -> None:
+        with folder_lock(out):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=other_run)
+    holder.start()
+    try:
+        assert held.wait(30)
+        with pytest.raises(UsageError, match="in use by another training run"):
+            run_training(_tiny(), out, overwrite=True, progress=False)
+        assert (out / "runs.csv").exists()
+    finally:
+        release.set()
+        holder.join()

@@ -51,6 +51,7 @@ import json
 import math
 import os
 import pathlib
+import shutil
 import threading
 import time
 import warnings
@@ -90,6 +91,7 @@ __all__ = [
     "probe_counts",
     "Trainer",
     "check_resumable",
+    "clear_run",
     "folder_lock",
     "run_training",
     "tensorboard_writer_class",
@@ -878,8 +880,8 @@ def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) 
         )
         raise UsageError(
             f"--resume: the run in --out was made with other options: {options}; use its "
-            "options (only --steps may grow, to extend it), --overwrite (in Python: delete the "
-            "folder), or another --out"
+            "options (only --steps may grow, to extend it), --overwrite (in Python: "
+            "overwrite=True), or another --out"
         )
     if cfg.steps < step:
         raise UsageError(f"--steps: the run in --out is at step {step}; give at least that")
@@ -928,11 +930,24 @@ def folder_lock(folder: pathlib.Path) -> Iterator[None]:
         os.close(fd)
 
 
+def clear_run(out_dir: pathlib.Path) -> None:
+    """Delete the run in ``out_dir``: every file a run writes there (``RUN_FILES``), its
+    ``checkpoint/`` and ``tensorboard/`` folders, so no stale table, figure or checkpoint is
+    left beside a new run's; other files stay. What ``run_training(..., overwrite=True)``
+    does under the folder's lock (``folder_lock``: never while another run trains there)."""
+    out_dir = pathlib.Path(out_dir)
+    for name in RUN_FILES:
+        (out_dir / name).unlink(missing_ok=True)
+    for name in ("checkpoint", "tensorboard"):
+        shutil.rmtree(out_dir / name, ignore_errors=True)
+
+
 def run_training(
     config: TrainConfig,
     out_dir: pathlib.Path,
     *,
     resume: bool = True,
+    overwrite: bool = False,
     progress: bool = True,
     stop_after: int | None = None,
     threads: int = 1,
@@ -941,7 +956,12 @@ def run_training(
 
     With ``resume`` a finished run in ``out_dir`` is read back instead of re-run, and a
     checkpoint there is continued; a larger ``steps`` extends a run from its checkpoint
-    (the last one of a finished run), keeping its metrics interval (``check_resumable``).
+    (the last one of a finished run), keeping its metrics interval (``check_resumable``);
+    a run there with other options is a UsageError. ``overwrite=True`` (``maxminq train
+    --overwrite``) replaces whatever run is in ``out_dir`` instead: its tables, figure,
+    model, checkpoint and TensorBoard logs are deleted (:func:`clear_run`) once the
+    environment has been checked, and ``config`` trains from the start (``resume`` is not
+    consulted); a folder another run is training in is refused (UsageError) untouched.
     ``stop_after`` (steps) stops early after writing a checkpoint, as a kill would (used by
     tests); it then returns an empty dict.
     ``threads``: torch threads while training (default 1: the small networks gain little
@@ -953,6 +973,9 @@ def run_training(
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
+        if overwrite:  # under the lock: a run training there keeps its files
+            clear_run(out_dir)
+            resume = False
         return _train_in(cfg, config, writer_class, out_dir, resume, progress, stop_after, threads)
 
 
