@@ -11,6 +11,8 @@ SIGKILLs itself from inside the store's own write path at a chosen moment.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -316,3 +318,55 @@ def test_a_lost_registry_is_rebuilt_from_the_verified_tables_not_by_rerunning(
     assert _events(out, "started") == Counter({victim.name: 1})
     after = load_results(out)["bias"]
     pd.testing.assert_frame_equal(after, before, check_exact=True)
+
+
+def crash_at_n3(settings: dict, work_dir: Path, progress: bool) -> helpers.RunOutput:
+    """``theory_mc`` whose N = 3 run kills its own worker process (as a segfault or an
+    out-of-memory kill would) once the three other runs are computing (their first
+    attempts wait, up to a minute, so the pool breaks under them); the others' next
+    attempts compute at once."""
+    started = work_dir / "started"
+    first = not started.exists()
+    work_dir.mkdir(parents=True, exist_ok=True)
+    started.touch()
+    deadline = time.monotonic() + 60
+    while first and settings["N"] == 3 and len(list(work_dir.parent.glob("*/started"))) < 4:
+        assert time.monotonic() < deadline, "the other runs did not start"
+        time.sleep(0.02)
+    if settings["N"] == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    while first and time.monotonic() < deadline:  # ended by the broken pool
+        time.sleep(0.05)
+    return helpers.execute_theory_mc(settings, work_dir, progress)
+
+
+CRASHING = """
+name: tiny_crash
+kind: theory_mc_crash
+fixed: {{seed: 11, samples: {samples}, chunks: 2, M: 2}}
+grid: {{N: [1, 2, 3, 4]}}
+scales: {{quick: {{}}, paper: {{}}}}
+"""
+
+
+def test_a_worker_that_dies_fails_its_own_run_only(tmp_path, theory_kinds):
+    """One run kills its worker while three others are in flight: the local pool breaks and
+    every run in flight got 'worker process died' and counted as failed, so a run that
+    never crashes failed on every resume where it ran beside the culprit. The runs in
+    flight at a break are now requeued and run alone; only the one that kills its worker
+    alone fails."""
+    from maxminq.experiments.registry import KINDS, RunKind
+
+    KINDS["theory_mc_crash"] = RunKind("theory_mc_crash", helpers.validate_theory_mc, crash_at_n3)
+    try:
+        path = _theory(tmp_path, text=CRASHING)
+        out = tmp_path / "out"
+        summary = run_sweep(path, out, workers=4, progress=False)
+    finally:
+        KINDS.pop("theory_mc_crash", None)
+    with ResultsStore(out) as store:
+        recs = {r.settings["N"]: r for r in store.records()}
+    assert {n: r.status for n, r in recs.items()} == {1: "done", 2: "done", 3: "failed", 4: "done"}
+    assert "worker process died" in recs[3].error
+    assert (summary.done, summary.failed) == (3, 1) and list(summary.failures) == [recs[3].run_id]
+    assert {n: r.attempts for n, r in recs.items()} == {1: 2, 2: 2, 3: 2, 4: 2}  # then alone

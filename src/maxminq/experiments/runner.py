@@ -85,6 +85,7 @@ class _Result:
     host: str
     pid: int
     seconds: float
+    broken: bool = False  # the local pool broke: this run's worker, or another, died
 
 
 def execute_run(
@@ -158,7 +159,7 @@ class _LocalBackend:
             except Exception as err:  # BrokenProcessPool: a worker died (OOM, segfault)
                 broken = True
                 msg = f"worker process died: {type(err).__name__}: {err}"
-                out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0)))
+                out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0, True)))
         if broken:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = self._new_pool()
@@ -409,6 +410,11 @@ def _drive(
     """Keep ``backend.workers`` runs in flight; store each result as it arrives."""
     queue = list(reversed(todo))
     inflight: dict[Any, RunSpec] = {}
+    # A worker that dies breaks the local pool and ends every run in flight, and which run
+    # killed it is not known: those runs are queued again and each then runs alone, so
+    # that only the run that kills its worker by itself fails.
+    suspects: set[str] = set()
+    ran_alone: set[str] = set()
     bar = tqdm(
         total=summary.total,
         initial=summary.skipped,
@@ -429,6 +435,12 @@ def _drive(
     try:
         while queue or inflight:
             while queue and len(inflight) < backend.workers:
+                if any(r.run_id in suspects for r in inflight.values()):
+                    break  # a suspect runs alone
+                if queue[-1].run_id in suspects:
+                    if inflight:
+                        break
+                    ran_alone.add(queue[-1].run_id)
                 run = queue.pop()
                 # In `inflight` before it is marked running, and until its result is stored,
                 # so that an interrupt at any point puts it back in the queue (below).
@@ -436,7 +448,19 @@ def _drive(
                 store.mark_running(run.run_id)
             postfix()
             for handle, result in backend.wait(list(inflight), timeout=0.5):
-                _store_result(store, inflight[handle], result, summary, keep_work)
+                run = inflight[handle]
+                if (
+                    result.broken
+                    and run.run_id not in ran_alone
+                    and (run.run_id in suspects or len(inflight) > 1)
+                ):
+                    suspects.update(r.run_id for r in inflight.values())
+                    store.mark_pending(run.run_id, "a worker process died while it ran "
+                                       "beside others; run again alone")  # fmt: skip
+                    queue.append(run)  # next
+                    del inflight[handle]
+                    continue
+                _store_result(store, run, result, summary, keep_work)
                 del inflight[handle]
                 bar.update(1)
                 postfix()
