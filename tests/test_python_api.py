@@ -257,3 +257,33 @@ def test_run_training_overwrite_refuses_a_folder_another_run_trains_in(tmp_path)
     finally:
         release.set()
         holder.join()
+
+
+def test_an_env_id_no_other_process_can_rebuild_is_warned_before_training(tmp_path) -> None:
+    """'__main__:EnvId' and a bare id registered by the calling script train, but 'maxminq
+    evaluate' could not rebuild them: an EnvIdWarning naming module:EnvId comes before the
+    run touches its folder (raised as an error here, so nothing trains); ids another
+    process knows are not warned about."""
+    import warnings
+
+    import gymnasium as gym
+    from gymnasium.envs.classic_control import CartPoleEnv
+
+    from maxminq.deep import run_training
+    from maxminq.deep.config import EnvIdWarning, env_id_elsewhere
+
+    if "ApiOnlyHere-v0" not in gym.registry:  # as a user's script registers its own env
+        gym.register("ApiOnlyHere-v0", entry_point=CartPoleEnv, max_episode_steps=50)
+    for env_id, says in (
+        ("__main__:ApiOnlyHere-v0", "names the module run as the main script"),
+        ("ApiOnlyHere-v0", "registered in this process only"),
+    ):
+        out = tmp_path / env_id.replace(":", "_")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", EnvIdWarning)
+            with pytest.raises(EnvIdWarning, match=says) as caught:
+                run_training(_tiny(env_id=env_id), out, progress=False)
+        assert "'my_envs:ApiOnlyHere-v0' (module:EnvId)" in str(caught.value)
+        assert not out.exists()
+    for env_id in ("CartPole-v1", "LunarLander-v3", "maxminq/Catcher-v0", "line_env:Line-v0"):
+        assert env_id_elsewhere(env_id) is None, env_id

@@ -12,11 +12,19 @@ import json
 import math
 import operator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 from maxminq.errors import UsageError
 
-__all__ = ["AGENT_NAMES", "BIAS_TAIL", "OPTIMIZER_DEFAULTS", "TrainConfig"]
+__all__ = [
+    "AGENT_NAMES",
+    "BIAS_TAIL",
+    "OPTIMIZER_DEFAULTS",
+    "EnvIdWarning",
+    "TrainConfig",
+    "env_id_elsewhere",
+]
 
 AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
 ENSEMBLE_AGENTS = ("maxmin-dqn", "ensemble-dqn")  # N online nets, a subset updated per step
@@ -27,6 +35,62 @@ OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
     "centered_rmsprop": {"alpha": 0.99, "eps": 1e-8},
     "adam": {"betas": (0.9, 0.999), "eps": 1e-8},
 }
+
+
+class EnvIdWarning(UserWarning):
+    """The run's env id names an environment that only this process knows: training works,
+    but ``maxminq evaluate`` (and any other process) cannot rebuild it from the run."""
+
+
+@lru_cache(maxsize=64)
+def _registered_when_fresh(env_id: str) -> bool | None:
+    """Whether ``env_id`` is registered in a new Python process once Gymnasium is imported
+    (what ``maxminq evaluate`` finds for a bare id besides maxminq's own): asked of a new
+    interpreter (about 0.3 s, once per id and process); None if it could not say."""
+    import subprocess
+    import sys
+
+    code = "import sys, gymnasium as g; print(sys.argv[1] in g.registry)"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code, env_id], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    answer = done.stdout.strip().splitlines()[-1:] if done.returncode == 0 else []
+    return {"True": True, "False": False}.get(answer[0]) if answer else None
+
+
+def env_id_elsewhere(env_id: str) -> str | None:
+    """Why another process (``maxminq evaluate``, a sweep's worker) could not rebuild the
+    environment ``env_id`` names, and what to use instead, or None if it can: the module
+    part is ``__main__`` (in another process that is another program), or a bare id is
+    neither maxminq's nor registered by Gymnasium itself (e.g. registered by the script that
+    trains). The remedy is ``module:EnvId`` with an importable module that registers it."""
+    from maxminq.envs.api import CATCHER_ID, MINATAR_IDS, PIXELCOPTER_ID
+
+    module, _, name = env_id.rpartition(":")
+    use = (
+        f"register it in a module of yours (e.g. my_envs.py, on PYTHONPATH) and use "
+        f"'my_envs:{name}' (module:EnvId), which any process imports to rebuild it"
+    )
+    if module == "__main__":
+        return (
+            f"--env: {env_id!r} names the module run as the main script: maxminq evaluate "
+            f"(or any other process) imports its own __main__, which does not register "
+            f"{name!r}; {use}"
+        )
+    if module or env_id in (CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS):
+        return None
+    if _registered_when_fresh(env_id) is not False:  # Gymnasium's own (or unknown: quiet)
+        return None
+    return (
+        f"--env: {env_id!r} is registered in this process only (not by Gymnasium or "
+        f"maxminq), so maxminq evaluate of this run (or any other process) cannot rebuild "
+        f"it; {use}"
+    )
+
+
 # Bias probes of an episode cut by the time limit count only if the missing tail of the
 # return weighs gamma^k <= BIAS_TAIL (k = steps from the probe to the cut).
 BIAS_TAIL = 0.05

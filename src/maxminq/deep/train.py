@@ -66,7 +66,7 @@ from tqdm import tqdm
 
 from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
-from maxminq.deep.config import BIAS_TAIL, TrainConfig
+from maxminq.deep.config import BIAS_TAIL, EnvIdWarning, TrainConfig, env_id_elsewhere
 from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.errors import UsageError
@@ -962,6 +962,9 @@ def run_training(
     model, checkpoint and TensorBoard logs are deleted (:func:`clear_run`) once the
     environment has been checked, and ``config`` trains from the start (``resume`` is not
     consulted); a folder another run is training in is refused (UsageError) untouched.
+    An env id that another process could not rebuild (``"__main__:EnvId"``, or a bare id
+    registered by the calling script) trains, after an :class:`EnvIdWarning` saying to use
+    ``module:EnvId`` (``deep.config.env_id_elsewhere``).
     ``stop_after`` (steps) stops early after writing a checkpoint, as a kill would (used by
     tests); it then returns an empty dict.
     ``threads``: torch threads while training (default 1: the small networks gain little
@@ -970,6 +973,9 @@ def run_training(
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     Trainer.check_env(cfg)  # a one-line error before out_dir is touched
+    elsewhere = env_id_elsewhere(cfg.env_id)
+    if elsewhere:  # trains here, but the run could not be evaluated later: say so first
+        warnings.warn(elsewhere, EnvIdWarning, stacklevel=2)
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
