@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import sqlite3
 import subprocess
@@ -370,3 +371,42 @@ def test_a_worker_that_dies_fails_its_own_run_only(tmp_path, theory_kinds):
     assert "worker process died" in recs[3].error
     assert (summary.done, summary.failed) == (3, 1) and list(summary.failures) == [recs[3].run_id]
     assert {n: r.attempts for n, r in recs.items()} == {1: 2, 2: 2, 3: 2, 4: 2}  # then alone
+
+
+def _no_bigger_files_than(limit: int) -> None:
+    """In a child process: files can grow to ``limit`` bytes (a full disk or a quota)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond it fails (EFBIG)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_a_full_disk_during_a_sweep_is_one_line_and_the_resume_completes(tmp_path, theory_kinds):
+    """The results database cannot grow past 200 kB (its write-ahead log fills up after a
+    few runs): the sweep stopped with a sqlite3.OperationalError traceback (twice over:
+    again while requeueing the runs in flight). Now one line naming the database, exit 2;
+    the next sweep, with space again, finishes every run exactly once."""
+    path = _theory(tmp_path)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "test_sweep_helpers.py"),
+            "sweep",
+            str(path),
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+            "--no-progress",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=180,
+        preexec_fn=lambda: _no_bigger_files_than(200_000),
+    )
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1, proc.stderr
+    assert err[0].startswith(f"maxminq sweep: error: {out / 'results.sqlite'}: ")
+    assert "disk I/O error" in err[0] or "full" in err[0], err
+    summary = run_sweep(path, out, workers=2, progress=False)
+    assert summary.ok and summary.skipped + summary.done == 8
+    assert len(_events(out, "done")) == 8 and set(_events(out, "done").values()) == {1}

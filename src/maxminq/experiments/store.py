@@ -266,6 +266,9 @@ class ResultsStore:
             for table in ("runs", "members", *(("events",) if create else ())):
                 for _ in self._conn.execute(f"SELECT * FROM {table}"):
                     pass
+        except StoreError:  # locked by another sweep, or the schema could not be written
+            self.close()
+            raise
         except (sqlite3.DatabaseError, OSError) as err:
             self.close()
             raise StoreError(f"{self.db_path}: cannot open the results database: {err}") from err
@@ -287,16 +290,21 @@ class ResultsStore:
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Cursor]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception)."""
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any exception). A database
+        that cannot be written (a full disk, an I/O error) is a one-line StoreError, not a
+        traceback; a failed COMMIT is rolled back too, so the next write can begin."""
         cur = self._conn.cursor()
-        cur.execute("BEGIN IMMEDIATE")
         try:
-            yield cur
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        else:
-            cur.execute("COMMIT")
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    cur.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as err:
+            raise StoreError(f"{self.db_path}: cannot write the results database: {err}") from err
 
     def _event(
         self, cur: sqlite3.Cursor, run_id: str, event: str, detail: str | None = None
