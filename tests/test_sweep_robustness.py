@@ -145,40 +145,34 @@ def _kill_at(tmp_path: Path, where: str, nth: object, config: Path, out: Path) -
     script = tmp_path / "killer.py"
     script.write_text(KILLER.format(tests=str(HERE)))
     pids = tmp_path / "workers.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            where,
-            str(nth),
-            str(pids),
-            "sweep",
-            str(config),
-            "--out",
-            str(out),
-            "--workers",
-            "2",
-            "--no-progress",
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    cmd = [sys.executable, str(script), where, str(nth), str(pids), "sweep", str(config)]
+    cmd += ["--out", str(out), "--workers", "2", "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert proc.returncode == -9, proc.stderr  # killed where planned, not ended otherwise
     return json.loads(pids.read_text())
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie waiting to be reaped does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _gone(pids: list[int], timeout: float = 30.0) -> bool:
     """Whether every process in ``pids`` has ended (polled up to ``timeout`` s)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+        if not any(_alive(pid) for pid in pids):
             return True
         time.sleep(0.05)
     return False
 
 
 def _events(out: Path, event: str) -> Counter:
+    """How many ``event`` entries each run has in the store's event log."""
     with ResultsStore(out) as store:
         return Counter(e["run_id"] for e in store.events() if e["event"] == event)
 
@@ -386,18 +380,10 @@ def test_a_full_disk_during_a_sweep_is_one_line_and_the_resume_completes(tmp_pat
     the next sweep, with space again, finishes every run exactly once."""
     path = _theory(tmp_path)
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(HERE / "test_sweep_helpers.py"),
-            "sweep",
-            str(path),
-            "--out",
-            str(out),
-            "--workers",
-            "2",
-            "--no-progress",
-        ],  # fmt: skip
+    cmd = [sys.executable, str(HERE / "test_sweep_helpers.py"), "sweep", str(path)]
+    cmd += ["--out", str(out), "--workers", "2", "--no-progress"]
+    proc = subprocess.run(  # the CLI, with the test kinds registered
+        cmd,
         capture_output=True,
         text=True,
         timeout=180,
