@@ -80,7 +80,6 @@ def main(argv: list[str] | None = None) -> int:
         f"reward noise sd {args.reward_noise}; max |Q*| = {scale:.3f}"
     )
 
-    record_every = max(1, args.sweeps // 100)
     curves, rows = [], []
     for (name, n, k), stream in zip(SETTINGS, streams, strict=True):
         res = mdp.learn(
@@ -91,8 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             np.random.default_rng(stream),
             update="all",  # every estimator updated in every sweep, each from its own sample
             step_power=0.8,  # alpha = visits^-0.8: Robbins-Monro (Assumption 2)
-            q_star=q_star,
-            record_every=record_every,
+            q_star=q_star,  # errors and biases recorded every sweeps // 100 sweeps
         )
         label = name if n == k == 1 else f"{name} ({'N' if n > 1 else 'K'}={max(n, k)})"
         curves.append(

@@ -12,12 +12,18 @@ The script trains both agents with ``maxminq.deep.TrainConfig`` / ``run_training
 seeds of one agent in one call), then prints
 
 * how often each agent still went to B late in training (the temptation),
-* the measured estimation bias over the second half of training (``pooled_bias``),
-* the comparison table of ``maxminq.analysis.compare.compare_runs`` (``maxminq compare``),
+* the measured estimation bias over the second half of training per seed
+  (``pooled_bias(metrics, second_half=True)``, the values ``maxminq compare`` averages),
+* the comparison table of ``maxminq.analysis.compare_runs`` (``maxminq compare``),
 
-and draws the learning curves with the library's own figure code (``maxminq plot``'s).
+and draws the learning curves with ``maxminq.analysis.plot_runs`` (``maxminq plot``).
 
-Run:  python examples/own_env_maxmin_vs_dqn.py [--steps 20000] [--seeds 5] [--out DIR] [--quick]
+Run:  python examples/own_env_maxmin_vs_dqn.py [--steps 20000] [--seeds 5] [--out DIR]
+      [--overwrite] [--quick]
+
+Run again with the same options, it reads the finished runs back; with more ``--steps`` it
+extends them from their checkpoints; with other options it stops with a one-line error
+unless ``--overwrite`` (``run_training(..., overwrite=True)``) replaces the runs.
 
 Environment id: the run records ``own_env_maxmin_vs_dqn:NoisyGamble-v0`` (module:EnvId), so
 any process that can import this file as the module ``own_env_maxmin_vs_dqn`` can rebuild
@@ -27,7 +33,8 @@ training here works. ``maxminq evaluate`` (another process) needs the folder on 
     PYTHONPATH=examples maxminq evaluate results/examples/own_env/maxmin --episodes 10
 
 (A bare ``NoisyGamble-v0`` would also train here, but ``maxminq evaluate`` could not rebuild
-it; ``__main__:NoisyGamble-v0`` would name maxminq's own entry point in that process.)
+it; ``__main__:NoisyGamble-v0`` would name maxminq's own entry point in that process.
+``run_training`` warns about both, an ``EnvIdWarning``, before it trains.)
 """
 
 from __future__ import annotations
@@ -96,6 +103,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seeds", type=int, default=5, help="seeds per agent (trained together)")
     p.add_argument("--n", type=int, default=4, help="Maxmin's N (default 4)")
     p.add_argument("--out", type=Path, default=Path("results/examples/own_env"))
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace runs in --out made with other options"
+    )
     p.add_argument("--quick", action="store_true", help="3,000 steps x 2 seeds (for tests)")
     args = p.parse_args(argv)
     if args.quick:
@@ -123,11 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     if here not in sys.path:
         sys.path.insert(0, here)
 
-    from maxminq.analysis.compare import compare_runs
-    from maxminq.analysis.figures import fig_training_runs
-    from maxminq.analysis.runs import load_runs, run_labels
-    from maxminq.deep import TrainConfig, run_training
-    from maxminq.deep.train import pooled_bias
+    from maxminq.analysis import compare_runs, plot_runs
+    from maxminq.deep import TrainConfig, pooled_bias, run_training
+    from maxminq.errors import UsageError
 
     seeds = list(range(args.seeds))
     folders = {"maxmin": args.out / "maxmin", "dqn": args.out / "dqn"}
@@ -147,10 +155,15 @@ def main(argv: list[str] | None = None) -> int:
             eval_episodes=100,
         )
         # resume=True (the default): a finished run with these options is read back, not
-        # retrained; other options in the same folder are refused (delete the folder).
-        tables[key] = run_training(config, folders[key], progress=False)
+        # retrained; other options in the same folder are refused unless overwrite=True.
+        try:
+            tables[key] = run_training(
+                config, folders[key], overwrite=args.overwrite, progress=False
+            )
+        except UsageError as err:  # e.g. other options than the run there: one line
+            print(f"{Path(__file__).name}: error: {err}", file=sys.stderr)
+            return 2
 
-    half = args.steps // 2
     print(f"{ENV_ID}: DQN vs Maxmin DQN (N = {args.n}), {args.steps:,} steps x {args.seeds} seeds")
     print(
         f"\nPer seed: share of episodes that went to B after step {EXPLORED:,} (when eps has "
@@ -160,12 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     summary = {}
     for key in ("dqn", "maxmin"):
         rate = gamble_rate(tables[key]["episodes"], after=EXPLORED)
-        # The second half as `maxminq compare` counts it: the metrics intervals that *start*
-        # at or after the midpoint, i.e. those ending after the first logged step >= half
-        # (pooled_bias(after=b) pools the intervals ending after b, per seed).
-        metrics = tables[key]["metrics"]
-        first = int(metrics.loc[metrics["step"] >= half, "step"].min())
-        bias = pooled_bias(metrics, after=first).set_index("seed")["bias_mean"]
+        # Per seed, the probes of the metrics intervals starting at or after the midpoint,
+        # pooled by count: the values compare_runs' bias_mean is the mean of.
+        per_seed = pooled_bias(tables[key]["metrics"], second_half=True)
+        bias = per_seed.set_index("seed")["bias_mean"]
         summary[key] = (rate, bias)
         print(
             f"  {key:7s} went to B: {' '.join(f'{r:.2f}' for r in rate)}   "
@@ -189,18 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     print("\ncompare_runs (score: mean test return over 100 episodes with eps = 0.01):")
     print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
-    # Learning curves through the code behind `maxminq plot`: the runs as (label, agent, tables).
-    paths = [folders["maxmin"], folders["dqn"]]
-    cfgs, run_tables = load_runs(paths)
-    labels = run_labels(cfgs, paths)
-    runs = [(lab, c["agent"], t) for lab, c, t in zip(labels, cfgs, run_tables, strict=True)]
-    figure = fig_training_runs(
-        runs,
-        f"{ENV_ID.split(':')[1]}, {args.seeds} seeds",
-        args.out,
-        "curves",
-        panels=("return", "bias", "q"),
-        steps=args.steps,
+    # Learning curves: `maxminq plot` from Python; returns [curves.png, curves.svg].
+    figure = plot_runs(
+        [folders["maxmin"], folders["dqn"]],
+        args.out / "curves",
+        panels=["return", "bias", "q"],
+        title=f"{ENV_ID.split(':')[1]}, {args.seeds} seeds",
     )
 
     # Conclusions only as far as the numbers carry them.
@@ -220,8 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"On average DQN {what} than Maxmin, but single seeds overlap.")
         else:
             print(f"Not shown at this scale: DQN {what} than Maxmin.")
-    if figure is not None:
-        print(f"Wrote {figure.png}, {args.out / 'comparison.csv'} and the runs in {args.out}")
+    print(f"Wrote {figure[0]}, {args.out / 'comparison.csv'} and the runs in {args.out}")
     return 0
 
 

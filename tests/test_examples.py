@@ -110,6 +110,17 @@ def test_own_env_maxmin_vs_dqn(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "NoisyGamble-v0" in proc.stdout
 
+    # Run again with another N into the same --out: refused in one line, naming the remedy;
+    # with --overwrite the runs are replaced (DQN's too: --overwrite replaces each run).
+    again = [sys.executable, str(EXAMPLES / "own_env_maxmin_vs_dqn.py"), "--quick"]
+    again += ["--out", str(out), "--n", "2"]
+    refused = subprocess.run(again, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.count("\n") == 1 and "overwrite=True" in refused.stderr
+    assert pd.read_csv(out / "comparison.csv").n.tolist() == [4, 1]  # untouched
+    run_example("own_env_maxmin_vs_dqn.py", out, "--n", "2", "--overwrite")
+    assert pd.read_csv(out / "comparison.csv").n.tolist() == [2, 1]
+
 
 def test_sweep_in_python(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
