@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import pathlib
-import shutil
 import sys
 from typing import TYPE_CHECKING
 
@@ -241,7 +240,7 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     """Check ``--out`` can hold the run; refuse to replace a run unless ``--overwrite``
     (then delete its outputs, so no stale table or figure is left beside the new ones)."""
     from maxminq.cli import check_out_folder
-    from maxminq.deep.train import RUN_FILES
+    from maxminq.deep.train import clear_run
 
     check_out_folder(out, "--out")
     previous = (out / "runs.csv").exists() or (out / "checkpoint").exists()
@@ -255,10 +254,7 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
             f"--out: {out} holds a run already; add --resume to continue it (or read it "
             "back), --overwrite to replace it, or choose another folder"
         )
-    for name in RUN_FILES:
-        (out / name).unlink(missing_ok=True)
-    for name in ("checkpoint", "tensorboard"):
-        shutil.rmtree(out / name, ignore_errors=True)
+    clear_run(out)  # the caller holds the folder's lock
 
 
 def warn_if_uncapped(command: str, env_id: str, cap: int | None) -> None:
