@@ -349,7 +349,9 @@ def test_a_worker_that_dies_fails_its_own_run_only(tmp_path, theory_kinds):
     every run in flight got 'worker process died' and counted as failed, so a run that
     never crashes failed on every resume where it ran beside the culprit. The runs in
     flight at a break are now requeued and run alone; only the one that kills its worker
-    alone fails."""
+    alone fails. (The death of a worker spawned last also went unnoticed until another run
+    ended: here the others' first attempts, after a minute, so they finished as 'done' at
+    attempt 1 in about one sweep in five; now the sweep notices within half a second.)"""
     from maxminq.experiments.registry import KINDS, RunKind
 
     KINDS["theory_mc_crash"] = RunKind("theory_mc_crash", helpers.validate_theory_mc, crash_at_n3)
@@ -396,3 +398,34 @@ def test_a_full_disk_during_a_sweep_is_one_line_and_the_resume_completes(tmp_pat
     summary = run_sweep(path, out, workers=2, progress=False)
     assert summary.ok and summary.skipped + summary.done == 8
     assert len(_events(out, "done")) == 8 and set(_events(out, "done").values()) == {1}
+
+
+def unpicklable_at_n1(settings: dict, work_dir: Path, progress: bool) -> helpers.RunOutput:
+    """``theory_mc`` whose N = 1 run returns a table its worker cannot send back (a cell
+    holding a local function), as a run kind of one's own might."""
+    out = helpers.execute_theory_mc(settings, work_dir, progress)
+    if settings["N"] == 1:
+        out.tables["bias"]["note"] = [lambda: 0] * len(out.tables["bias"])
+    return out
+
+
+def test_a_result_that_cannot_be_sent_back_fails_its_run_not_the_pool(tmp_path, theory_kinds):
+    """A worker that cannot pickle its run's result is alive and well: the run fails with
+    that reason, once, and the pool is left alone (it was taken for a dead worker: 'worker
+    process died', the pool replaced, the run tried again alone)."""
+    from maxminq.experiments.registry import KINDS, RunKind
+
+    text = CRASHING.replace("tiny_crash", "tiny_pickle").replace("N: [1, 2, 3, 4]", "N: [1, 2]")
+    KINDS["theory_mc_crash"] = RunKind(
+        "theory_mc_crash", helpers.validate_theory_mc, unpicklable_at_n1
+    )
+    try:
+        out = tmp_path / "out"
+        summary = run_sweep(_theory(tmp_path, text=text), out, workers=2, progress=False)
+    finally:
+        KINDS.pop("theory_mc_crash", None)
+    with ResultsStore(out) as store:
+        recs = {r.settings["N"]: r for r in store.records()}
+    assert (summary.done, summary.failed) == (1, 1)
+    assert (recs[1].status, recs[1].attempts, recs[2].status) == ("failed", 1, "done")
+    assert "pickle" in recs[1].error and "worker process died" not in recs[1].error

@@ -14,6 +14,7 @@ removed. A kill at any moment therefore loses at most the runs in flight, which 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -24,6 +25,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,16 +152,29 @@ class _LocalBackend:
         return self._pool.submit(execute_run, execute, run.settings, str(work_dir))
 
     def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, _Result]]:
+        """The runs that ended within ``timeout`` s, with their answers."""
+        # The pool's manager thread watches the workers it knew when it last woke up; a
+        # worker spawned after that which dies went unnoticed, its run shown running, until
+        # another run ended (hours, for deep runs). A dead worker wakes the manager now.
+        procs = list((getattr(self._pool, "_processes", None) or {}).values())
+        if any(proc.exitcode is not None for proc in procs):
+            wakeup = getattr(self._pool, "_executor_manager_thread_wakeup", None)
+            if wakeup is not None:
+                with contextlib.suppress(Exception):  # closed: the pool is shutting down
+                    wakeup.wakeup()
         done, _ = cf.wait(handles, timeout=timeout, return_when=cf.FIRST_COMPLETED)
         out = []
         broken = False
         for fut in done:
             try:
                 out.append((fut, fut.result()))
-            except Exception as err:  # BrokenProcessPool: a worker died (OOM, segfault)
+            except BrokenProcessPool as err:  # a worker died (OOM, segfault)
                 broken = True
                 msg = f"worker process died: {type(err).__name__}: {err}"
                 out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0, True)))
+            except Exception as err:  # e.g. a result its (living) worker could not pickle
+                msg = f"the run's result could not be returned: {type(err).__name__}: {err}"
+                out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0)))
         if broken:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = self._new_pool()
