@@ -57,6 +57,17 @@ def _write(tmp_path: Path, text: str, name: str = "c.yaml") -> Path:
     return path
 
 
+def test_a_config_of_ones_own_needs_any_one_scale(tmp_path):
+    # Only maxminq reproduce needs quick and paper (of the shipped configs); a user's own
+    # sweep may have one scale of any name, and asking for another names the ones it has.
+    text = TOY.replace("  quick: {fixed: {runs: 4}}\n  paper: {fixed: {runs: 40}}", "  main: {}")
+    path = _write(tmp_path, text.replace("episodes: 5}", "episodes: 5, runs: 6}"))
+    config = load_config(path, "main")
+    assert len(config.runs) == 6 and {r.settings["runs"] for r in config.runs} == {6}
+    with pytest.raises(ConfigError, match="no scale 'quick'; expected one of main"):
+        load_config(path, "quick")
+
+
 def test_every_paper_figure_has_a_config_that_loads_at_both_scales():
     names = {p.stem for p in CONFIGS.glob("*.yaml")}
     assert names >= PAPER_FIGURES
@@ -155,7 +166,11 @@ def test_yaml_12_floats_and_duplicate_keys():
         (("mu: [0.1, -0.1]", "mu: [0.1, x]"), "grid.mu", "valid number"),
         (("seed: 3,", "sed: 3,"), "fixed.seed", "required setting missing"),
         (("episodes: 5}", "episodes: 5, stepsize: 1}"), "fixed.stepsize", "unknown setting"),
-        (("paper: {fixed: {runs: 40}}", ""), "scales.paper", "missing required scale"),
+        (
+            ("  quick: {fixed: {runs: 4}}\n  paper: {fixed: {runs: 40}}", "  {}"),
+            "scales",
+            "at least one scale",
+        ),
         (("name: tiny", "name: 'a b'"), "name", "expected letters"),
         (("fixed: {", "fixd: {"), "fixd", "unknown key"),
         (("grid: {mu: [0.1, -0.1]}", "grid: {mu: [0.1, -0.1]"), "line", "invalid YAML"),
