@@ -518,7 +518,9 @@ def test_ctrl_c_stops_a_sweep_at_once_with_one_line_and_the_runs_requeued(tmp_pa
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert err.strip().splitlines() == ["maxminq sweep: interrupted"], err
+    assert err.strip().splitlines() == [
+        "maxminq sweep: interrupted; finished runs are kept: the same command resumes"
+    ], err
     with ResultsStore(out) as store:  # no run left "running": each is queued, or stored
         for rec in store.records():
             assert rec.status == "pending" or (

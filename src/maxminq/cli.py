@@ -140,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     except MaxminqError as err:
         print(f"maxminq {name}: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"maxminq {name}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt:  # a command may say how to go on (RESUME_HINT)
+        hint = getattr(module, "RESUME_HINT", "")
+        print(f"maxminq {name}: interrupted{'; ' + hint if hint else ''}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. 'maxminq envs | head': the reader left, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -26,6 +26,9 @@ from maxminq.commands.report import add_published
 from maxminq.commands.sweep import parse_workers
 from maxminq.errors import UsageError
 
+# What cli.main adds to "interrupted" after Ctrl-C: the store keeps every finished run.
+RESUME_HINT = "finished runs are kept: the same command resumes"
+
 SCALES = ("quick", "paper")
 THEORY = "theory"
 # Cheap, claim-bearing experiments first so a cut-short run still reports them.

@@ -10,6 +10,9 @@ from typing import Any
 
 from maxminq.errors import UsageError
 
+# What cli.main adds to "interrupted" after Ctrl-C: the store keeps every finished run.
+RESUME_HINT = "finished runs are kept: the same command resumes"
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq sweep``."""
