@@ -1165,3 +1165,31 @@ def test_operator_bias_caption_says_what_the_lines_and_points_are() -> None:
     for name, (members, _) in OPERATOR_SETTINGS.items():
         if members is not None:
             assert style.LABELS[name] in caption
+
+
+def test_report_names_finished_runs_whose_tables_fail_verification(tmp_path: Path, capsys):
+    """A finished run whose table was damaged after the sweep is left out of the report: the
+    command says so in one warning line (not Python's file:line warning) and a caution line,
+    and the report in a caution box naming the run; intact runs stay in."""
+    write_store(tmp_path, {"mountain_car": mc_results(runs=4)})
+    with ResultsStore(tmp_path) as store:
+        run_ids = sorted(r.run_id for r in store.records())
+    damaged = tmp_path / "tables" / run_ids[0] / "mountain_car.csv"
+    damaged.write_bytes(damaged.read_bytes()[:-50])  # cut short: size and checksum differ
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"maxminq report: warning: skipping run {run_ids[0]}: {damaged}: size or checksum "
+        "differs from the manifest (corrupt)"
+    ]
+    assert (
+        "caution, finished runs failing verification (not in this report): " + run_ids[0]
+        in captured.out
+    )
+    md = (tmp_path / "report.md").read_text()
+    caution = [line for line in md.splitlines() if "failed verification" in line]
+    assert len(caution) == 1 and "**Caution: 1 finished run of this folder failed" in caution[0]
+    assert run_ids[0] in caution[0] and not any(r in caution[0] for r in run_ids[1:])
+    # the intact runs are reported: the per-setting summary counts them
+    summary = pd.read_csv(tmp_path / "summary" / "mountain_car_final.csv")
+    assert len(run_ids) > 1 and len(summary) == len(run_ids) - 1

@@ -8,14 +8,18 @@ is imported, so ``maxminq theory`` does not pay for importing torch or ray.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
 import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 from maxminq import __version__
-from maxminq.errors import MaxminqError, UsageError
+from maxminq.errors import MaxminqError, MaxminqWarning, UsageError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "theory": ("maxminq.commands.theory", "Theorem 1 / Corollary 1 figures and tables"),
@@ -103,6 +107,31 @@ def check_out_folder(path: Path, option: str) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def one_line_warnings(command: str) -> Iterator[None]:
+    """Within, a :class:`MaxminqWarning` is shown as ``maxminq COMMAND: warning: ...`` on
+    stderr (not Python's two lines of file, line number and source); others as usual."""
+    shown = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, MaxminqWarning):
+            print(f"maxminq {command}: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():  # restores the filters and showwarning on leaving
+        warnings.simplefilter("always", MaxminqWarning)  # each time, as an error would be
+        warnings.showwarning = show
+        yield
+
+
 def _top_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="maxminq",
@@ -136,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         if "-h" not in argv and "--help" not in argv:
             reject_empty_values(parser, argv[1:])
         args = parser.parse_args(argv[1:])
-        return int(module.run(args) or 0)
+        with one_line_warnings(name):
+            return int(module.run(args) or 0)
     except MaxminqError as err:
         print(f"maxminq {name}: error: {err}", file=sys.stderr)
         return 2

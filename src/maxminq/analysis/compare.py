@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from maxminq.analysis.runs import load_runs, require_numeric_columns, run_labels
 from maxminq.analysis.style import count
-from maxminq.errors import UsageError
+from maxminq.errors import MaxminqWarning, UsageError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +37,7 @@ _BIAS_COLUMNS = ("seed", "step", "bias_mean", "bias_std", "bias_abs")
 _MEASURE = {"max_episode_steps": "episode cap", "eval_eps": "test eps"}
 
 
-class CompareWarning(UserWarning):
+class CompareWarning(MaxminqWarning):
     """The compared runs are not scored alike: a seed without a score (left out), scores
     from tests beside training returns, or runs with another episode cap or test eps."""
 

@@ -80,6 +80,7 @@ class Report:
     restricted: list[str] = field(default_factory=list)  # claims on the default settings only
     unfinished: bool = False  # the folder's 'maxminq reproduce' did not finish
     without_results: dict[str, int] = field(default_factory=dict)  # by status
+    unreadable: list[str] = field(default_factory=list)  # finished runs failing verification
     published: list[str] = field(default_factory=list)  # one line per environment shown
 
 
@@ -181,15 +182,40 @@ def _iqm_ci(r: pd.Series) -> str:
     return f"{_f(r['iqm'])} [{_f(r['iqm_low'])}, {_f(r['iqm_high'])}]"
 
 
+def _run_ids(results: dict[str, pd.DataFrame]) -> set[str]:
+    """The run ids present in any of ``results``' tables."""
+    return {i for df in results.values() if df is not None and "run_id" in df for i in df["run_id"]}
+
+
 def _result_records(out_dir: Path, results: dict[str, pd.DataFrame]) -> list:
     """The store's records of the runs present in ``results`` (none without a store)."""
-    ids = {i for df in results.values() if df is not None and "run_id" in df for i in df["run_id"]}
+    ids = _run_ids(results)
     if not ids or not _has_store(out_dir):
         return []
     from maxminq.experiments.store import ResultsStore
 
     with ResultsStore(out_dir, create=False) as store:
         return [r for r in store.records() if r.run_id in ids]
+
+
+def _unreadable_runs(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[str]:
+    """Finished runs of the store left out of ``results`` because their tables fail
+    verification (``load_results`` skips them with a warning); only runs absent from
+    ``results`` are checked, so runs left out on purpose (e.g. stale) are not re-hashed
+    unless absent, and then pass."""
+    if not _has_store(out_dir):
+        return []
+    from maxminq.experiments.store import FINISHED, ResultsStore
+
+    present = _run_ids(results)
+    with ResultsStore(out_dir, create=False) as store:
+        return [
+            r.run_id
+            for r in store.records()
+            if r.status in FINISHED
+            and r.run_id not in present
+            and store.verify_tables(r.run_id) is not None
+        ]
 
 
 def _runs_without_results(out_dir: Path) -> dict[str, int]:
@@ -897,6 +923,19 @@ def build_report(
             "DIR` lists them; rerunning the sweep completes pending and failed runs).",
             cls="note",
         )
+    unreadable = _unreadable_runs(out_dir, results)
+    if unreadable:
+        doc.para(
+            f"**Caution: {style.count(len(unreadable), 'finished run')} of this folder failed "
+            "verification and "
+            + ("is" if len(unreadable) == 1 else "are")
+            + " left out** of the tables, claims and figures below ("
+            + ", ".join(unreadable[:5])
+            + (", ..." if len(unreadable) > 5 else "")
+            + "): their files differ from their manifests. `maxminq status DIR --verify` "
+            "says why; rerunning the sweep runs them again.",
+            cls="note",
+        )
     pooled = pooled_differences(records)
     restricted = claim_restrictions(claim_defaults)
     if pooled:
@@ -1046,5 +1085,6 @@ def build_report(
         restricted,
         unfinished,
         without_results,
+        unreadable,
         published_lines,
     )

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maxminq.errors import UsageError
+from maxminq.errors import MaxminqWarning, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -285,7 +285,7 @@ def figure_title(cfgs: list[dict], labels: list[str], tables: list[dict]) -> str
     return title + f", {'/'.join(map(str, seeds))} seed{'s' * (seeds != [1])} per run"
 
 
-class PlotWarning(UserWarning):
+class PlotWarning(MaxminqWarning):
     """A run drawn by :func:`plot_runs` is missing from a panel (no bias measured in it)."""
 
 

@@ -5,11 +5,9 @@ estimation bias, Q estimates), one colour per run."""
 from __future__ import annotations
 
 import argparse
-import sys
-import warnings
 from pathlib import Path
 
-from maxminq.analysis.runs import PlotWarning, figure_title, plot_runs
+from maxminq.analysis.runs import figure_title, plot_runs
 
 __all__ = ["add_arguments", "figure_title", "run"]  # figure_title: now in analysis.runs
 
@@ -45,14 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check every folder first, then draw one figure (:func:`~maxminq.analysis.runs.plot_runs`);
-    its warning (a run missing from the bias panel) is one line on stderr."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PlotWarning)
-        paths = plot_runs(args.runs, args.out, panels=args.panels)
-    for w in caught:
-        if issubclass(w.category, PlotWarning):
-            print(f"maxminq plot: warning: {w.message}", file=sys.stderr)
-        else:
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    its warning (a run missing from the bias panel) is one line on stderr (``cli.main``)."""
+    paths = plot_runs(args.runs, args.out, panels=args.panels)
     print(f"figure written to {next(p for p in paths if p.suffix == '.png')}")
     return 0

@@ -118,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
     if report.without_results:
         counts = ", ".join(f"{n} {status}" for status, n in report.without_results.items())
         print(f"  caution, runs without results (not in this report): {counts}")
+    if report.unreadable:
+        ids = ", ".join(report.unreadable)
+        print(f"  caution, finished runs failing verification (not in this report): {ids}")
     if report.unfinished:
         print(
             "  caution: the 'maxminq reproduce' of this folder did not finish; its report "

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
-from maxminq.errors import UsageError
+from maxminq.errors import MaxminqWarning, UsageError
 
 __all__ = [
     "AGENT_NAMES",
@@ -37,7 +37,7 @@ OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
-class EnvIdWarning(UserWarning):
+class EnvIdWarning(MaxminqWarning):
     """The run's env id names an environment that only this process knows: training works,
     but ``maxminq evaluate`` (and any other process) cannot rebuild it from the run."""
 

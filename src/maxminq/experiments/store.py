@@ -42,7 +42,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from maxminq.errors import MaxminqError
+from maxminq.errors import MaxminqError, MaxminqWarning
 
 STATUSES = ("pending", "running", "done", "failed", "diverged")
 FINISHED = ("done", "diverged")
@@ -88,6 +88,10 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_run ON events(run_id);
 """
+
+
+class StoreWarning(MaxminqWarning):
+    """A stored run left out of what is read (its tables fail verification)."""
 
 
 class StoreError(MaxminqError):
@@ -669,7 +673,7 @@ def load_results(
             try:
                 run_tables = read_run_tables(store.run_tables_dir(rec.run_id), rec.run_id, wanted)
             except StoreError as err:
-                warnings.warn(f"skipping run {rec.run_id}: {err}", stacklevel=2)
+                warnings.warn(f"skipping run {rec.run_id}: {err}", StoreWarning, stacklevel=2)
                 continue
             for name, frame in run_tables.items():
                 front = {
