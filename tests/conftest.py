@@ -11,6 +11,17 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
 @pytest.fixture
+def theory_kinds():
+    """The test-only ``theory_mc`` run kinds of ``test_sweep_helpers``, registered while a
+    test runs."""
+    import test_sweep_helpers as helpers
+
+    helpers.register()
+    yield
+    helpers.unregister()
+
+
+@pytest.fixture
 def torch_one_thread():
     """Tiny nets: one torch thread is as fast, and avoids OpenMP spinning on a shared machine."""
     import torch

@@ -39,20 +39,7 @@ variants:
 scales: {{quick: {{}}, paper: {{}}}}
 """
 
-THEORY = """
-name: tiny_theory
-kind: {kind}
-fixed: {{seed: 11, samples: {samples}, chunks: 3}}
-grid: {{M: [2, 8], N: [1, 2, 3, 4]}}
-scales: {{quick: {{}}, paper: {{}}}}
-"""
-
-
-@pytest.fixture
-def theory_kinds():
-    helpers.register()
-    yield
-    helpers.unregister()
+THEORY = helpers.THEORY_CONFIG
 
 
 def _toy(tmp_path: Path, runs: int = 5, episodes: int = 20) -> Path:

@@ -18,6 +18,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from maxminq.experiments.registry import KINDS, RunKind, RunOutput, SettingsError
 
+# A sweep of this kind (or a variant registered by a test) over 8 (M, N) cells; fill in
+# ``kind`` and ``samples`` with ``str.format``.
+THEORY_CONFIG = """
+name: tiny_theory
+kind: {kind}
+fixed: {{seed: 11, samples: {samples}, chunks: 3}}
+grid: {{M: [2, 8], N: [1, 2, 3, 4]}}
+scales: {{quick: {{}}, paper: {{}}}}
+"""
+
 
 class TheoryMCSettings(BaseModel):
     """Settings of one Monte-Carlo estimate."""

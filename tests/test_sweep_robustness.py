@@ -32,20 +32,7 @@ from maxminq.experiments.store import ResultsStore, load_results
 
 HERE = Path(__file__).resolve().parent
 
-THEORY = """
-name: tiny_theory
-kind: theory_mc
-fixed: {{seed: 11, samples: {samples}, chunks: 3}}
-grid: {{M: [2, 8], N: [1, 2, 3, 4]}}
-scales: {{quick: {{}}, paper: {{}}}}
-"""
-
-
-@pytest.fixture
-def theory_kinds():
-    helpers.register()
-    yield
-    helpers.unregister()
+THEORY = helpers.THEORY_CONFIG.replace("{kind}", "theory_mc")  # then .format(samples=...)
 
 
 def _theory(tmp_path: Path, samples: int = 2_000, text: str = THEORY) -> Path:
