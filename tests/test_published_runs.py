@@ -20,7 +20,11 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "docs" / "runs"
 TABLES = ("config.json", "episodes.csv", "metrics.csv", "tests.csv", "runs.csv")
 # Held back for its size (docs/runs/README.md says why); every other folder has its model.
-NO_MODEL = {"minatar-asterix/maxmin-dqn", "minatar-breakout/maxmin-dqn"}
+NO_MODEL = {
+    "minatar-asterix/maxmin-dqn",
+    "minatar-breakout/maxmin-dqn",
+    "minatar-space-invaders/maxmin-dqn",
+}
 
 
 def seed_scores(run: str) -> pd.Series:
@@ -129,7 +133,7 @@ def seed_range(cell: str) -> list[int]:
 def test_published_table_matches_each_config() -> None:
     table = published_table()
     folders = {str(p.parent.relative_to(RUNS)) for p in RUNS.glob("*/*/config.json")}
-    assert set(table) == folders and len(folders) == 17
+    assert set(table) == folders and len(folders) == 19
     for folder, cells in table.items():
         _, env, agent, n, lr, steps, seeds, env_kwargs, score, _ = cells
         config = json.loads((RUNS / folder / "config.json").read_text())
@@ -202,3 +206,10 @@ def test_minatar_row() -> None:
     assert f"Maxmin N = 4 {mean_se('minatar-breakout/maxmin-dqn', 1)}" in row
     p = float(welch_p("minatar-breakout/maxmin-dqn", "minatar-breakout/dqn"))
     assert f"(p {p:.2f})" in row
+    # "Space Invaders at 500 k (2 seeds): ... DQN test 29.3 +- 0.5, Maxmin N = 4 30.9 +- 3.2
+    # (p 0.72)"
+    invaders = row.split("Space Invaders at 500 k", 1)[1]
+    assert f"DQN test {mean_se('minatar-space-invaders/dqn', 1)}" in invaders
+    assert f"Maxmin N = 4 {mean_se('minatar-space-invaders/maxmin-dqn', 1)}" in invaders
+    p = float(welch_p("minatar-space-invaders/maxmin-dqn", "minatar-space-invaders/dqn"))
+    assert f"(p {p:.2f})" in invaders
