@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 
 from maxminq.commands.report import add_published
-from maxminq.commands.sweep import parse_workers
+from maxminq.commands.sweep import RESUME_HINT, parse_workers
 from maxminq.errors import UsageError
 
-# What cli.main adds to "interrupted" after Ctrl-C: the store keeps every finished run.
-RESUME_HINT = "finished runs are kept: the same command resumes"
+# What cli.main adds to "interrupted" after Ctrl-C: a sweep's, as the store is the same.
+__all__ = ["RESUME_HINT", "add_arguments", "run"]
 
 SCALES = ("quick", "paper")
 THEORY = "theory"
