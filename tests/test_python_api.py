@@ -287,3 +287,18 @@ def test_an_env_id_no_other_process_can_rebuild_is_warned_before_training(tmp_pa
         assert not out.exists()
     for env_id in ("CartPole-v1", "LunarLander-v3", "maxminq/Catcher-v0", "line_env:Line-v0"):
         assert env_id_elsewhere(env_id) is None, env_id
+
+
+def test_every_id_maxminq_registers_is_known_to_be_rebuilt_elsewhere() -> None:
+    """The ids of ``register_envs`` are listed once (``envs.api.OUR_IDS``): an id missing
+    there would be asked of a fresh interpreter (which does not import maxminq) and warned
+    about as registered in this process only."""
+    import gymnasium as gym
+
+    import maxminq.envs  # noqa: F401 - registers maxminq's ids
+    from maxminq.deep.config import env_id_elsewhere
+    from maxminq.envs.api import OUR_IDS, known_ids
+
+    assert {k for k in gym.registry if k.startswith("maxminq/")} == set(OUR_IDS)
+    assert len(OUR_IDS) == 7 and known_ids()[: len(OUR_IDS) + 1] == [*OUR_IDS, "LunarLander-v3"]
+    assert [i for i in OUR_IDS if env_id_elsewhere(i) is not None] == []

@@ -67,7 +67,7 @@ def env_id_elsewhere(env_id: str) -> str | None:
     part is ``__main__`` (in another process that is another program), or a bare id is
     neither maxminq's nor registered by Gymnasium itself (e.g. registered by the script that
     trains). The remedy is ``module:EnvId`` with an importable module that registers it."""
-    from maxminq.envs.api import CATCHER_ID, MINATAR_IDS, PIXELCOPTER_ID
+    from maxminq.envs.api import OUR_IDS
 
     module, _, name = env_id.rpartition(":")
     use = (
@@ -80,7 +80,7 @@ def env_id_elsewhere(env_id: str) -> str | None:
             f"(or any other process) imports its own __main__, which does not register "
             f"{name!r}; {use}"
         )
-    if module or env_id in (CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS):
+    if module or env_id in OUR_IDS:
         return None
     if _registered_when_fresh(env_id) is not False:  # Gymnasium's own (or unknown: quiet)
         return None

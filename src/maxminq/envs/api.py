@@ -30,6 +30,8 @@ MINATAR_IDS: dict[str, str] = {
         "SpaceInvaders": "space_invaders",
     }.items()
 }
+#: Every id maxminq registers (``register_envs``), in the order ``known_ids`` lists them.
+OUR_IDS: tuple[str, ...] = (CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS)
 #: Episode caps of the paper's code (truncation, not termination).
 CAPS: dict[str, int | None] = {
     CATCHER_ID: 2_000,
@@ -62,9 +64,8 @@ def register_envs() -> None:
 def known_ids() -> list[str]:
     """Our ids, then LunarLander-v3, then the other Gymnasium ids."""
     register_envs()
-    ours = [CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS]
-    rest = sorted(k for k in gym.registry if k not in ours and k != "LunarLander-v3")
-    return [*ours, "LunarLander-v3", *rest]
+    rest = sorted(k for k in gym.registry if k not in OUR_IDS and k != "LunarLander-v3")
+    return [*OUR_IDS, "LunarLander-v3", *rest]
 
 
 def _check_id(env_id: str) -> None:
@@ -83,7 +84,7 @@ def _check_id(env_id: str) -> None:
                 f"({type(e).__name__}: {why}); is it on PYTHONPATH or installed?"
             ) from None
     if name not in gym.registry:
-        ours = ", ".join([CATCHER_ID, PIXELCOPTER_ID, *MINATAR_IDS, "LunarLander-v3"])
+        ours = ", ".join([*OUR_IDS, "LunarLander-v3"])
         hint = f" (importing {module!r} did not register it)" if module else ""
         close = difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
         if close:  # another version or a typo: LunarLander-v2 -> LunarLander-v3
