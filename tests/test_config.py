@@ -57,7 +57,7 @@ def _write(tmp_path: Path, text: str, name: str = "c.yaml") -> Path:
     return path
 
 
-def test_a_config_of_ones_own_needs_any_one_scale(tmp_path):
+def test_a_config_of_ones_own_needs_any_one_scale(tmp_path, capsys):
     # Only maxminq reproduce needs quick and paper (of the shipped configs); a user's own
     # sweep may have one scale of any name, and asking for another names the ones it has.
     text = TOY.replace("  quick: {fixed: {runs: 4}}\n  paper: {fixed: {runs: 40}}", "  main: {}")
@@ -66,6 +66,14 @@ def test_a_config_of_ones_own_needs_any_one_scale(tmp_path):
     assert len(config.runs) == 6 and {r.settings["runs"] for r in config.runs} == {6}
     with pytest.raises(ConfigError, match="no scale 'quick'; expected one of main"):
         load_config(path, "quick")
+    # `maxminq sweep` asks for `quick` unless told: the one line says which option picks it.
+    from maxminq.cli import main
+
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith("expected one of main (--scale)"), err
+    assert main(["sweep", str(path), "--out", str(tmp_path / "out"), "--scale", "main",
+                 "--dry-run"]) == 0  # fmt: skip
 
 
 def test_every_paper_figure_has_a_config_that_loads_at_both_scales():

@@ -270,7 +270,9 @@ def config_from_document(doc: Any, path: Path | str, scale: str = "quick") -> Sw
     if not scales:  # any names: `quick` and `paper` are what maxminq reproduce runs
         raise check.fail("scales", "expected at least one scale, e.g. {quick: {}}")
     if scale not in scales:
-        raise check.fail("scales", f"no scale {scale!r}; expected one of {', '.join(scales)}")
+        raise check.fail(  # named: a one-scale config fails at the default, quick
+            "scales", f"no scale {scale!r}; expected one of {', '.join(scales)} (--scale)"
+        )
     for other, body in scales.items():
         if body is not None:
             check.mapping(body, f"scales.{other}", _SCALE_KEYS)
