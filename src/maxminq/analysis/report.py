@@ -199,10 +199,10 @@ def _result_records(out_dir: Path, results: dict[str, pd.DataFrame]) -> list:
 
 
 def _unreadable_runs(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[str]:
-    """Finished runs of the store left out of ``results`` because their tables fail
-    verification (``load_results`` skips them with a warning); only runs absent from
-    ``results`` are checked, so runs left out on purpose (e.g. stale) are not re-hashed
-    unless absent, and then pass."""
+    """Finished runs of the store whose tables fail verification, which ``load_results``
+    left out of ``results`` (with a warning). Only the finished runs absent from
+    ``results`` are verified again (a run present was verified as it was read); one absent
+    for another reason (e.g. ``results`` passed in without it) verifies and is not named."""
     if not _has_store(out_dir):
         return []
     from maxminq.experiments.store import FINISHED, ResultsStore
