@@ -281,7 +281,7 @@ def test_a_config_edited_between_sweeps_reuses_only_equal_runs_and_says_what_sta
 
 
 def test_a_lost_registry_is_rebuilt_from_the_verified_tables_not_by_rerunning(
-    tmp_path, theory_kinds
+    tmp_path, capsys, theory_kinds
 ):
     """results.sqlite truncated to nothing (a lost or emptied registry) next to intact
     tables: the sweep re-ran every finished run (hours at paper scale). A run registered
@@ -295,6 +295,15 @@ def test_a_lost_registry_is_rebuilt_from_the_verified_tables_not_by_rerunning(
     (out / "results.sqlite").write_bytes(b"")
     victim = sorted((out / "tables").iterdir())[0]
     (victim / "bias.csv").write_text("M,N\n")
+    # The dry run counts as the sweep will: it said '0 already done' for a lost registry
+    # (and refused an emptied one), and it writes nothing.
+    capsys.readouterr()
+    for lost in (False, True):
+        if lost:
+            (out / "results.sqlite").unlink()
+        assert main(["sweep", str(path), "--out", str(out), "--dry-run"]) == 0
+        assert ": 8 runs, 7 already done in " in capsys.readouterr().out
+    assert not (out / "results.sqlite").exists()
     summary = run_sweep(path, out, workers=2, progress=False)
     assert (summary.skipped, summary.done, summary.failed) == (7, 1, 0)
     assert _events(out, "started") == Counter({victim.name: 1})

@@ -78,12 +78,25 @@ def dry_run(config: Any, out: Path) -> str:
     """What ``maxminq sweep`` would do, without writing anything: run counts (finished ones
     in ``out`` are skipped, as the sweep decides: :meth:`ResultsStore.finished`) and the
     total work left."""
-    finished: set[str] = set()
-    if (out / "results.sqlite").is_file():
-        from maxminq.experiments.store import ResultsStore
+    from maxminq.experiments.store import TABLES_DIR, ResultsStore, verify_run_tables
 
+    finished: set[str] = set()
+    registered: set[str] = set()
+    db = out / "results.sqlite"
+    if db.is_file() and db.stat().st_size:  # emptied (0 bytes): the sweep sets it up anew
         with ResultsStore(out, create=False) as store:
-            finished = {r.run_id for r in config.runs if store.finished(store.get(r.run_id))[0]}
+            for run in config.runs:
+                rec = store.get(run.run_id)
+                registered.update([run.run_id] if rec else [])
+                finished.update([run.run_id] if store.finished(rec)[0] else [])
+    # A run without a row (a lost registry) is registered pending by the sweep, which takes
+    # it as finished when its tables verify (ResultsStore.finished).
+    finished.update(
+        run.run_id
+        for run in config.runs
+        if run.run_id not in registered
+        and verify_run_tables(out / TABLES_DIR / run.run_id, run.run_id) is None
+    )
     todo = [r for r in config.runs if r.run_id not in finished]
     return (
         f"{config.name} [{config.scale}]: {len(config.runs)} runs, {len(finished)} already "
