@@ -201,8 +201,9 @@ def _result_records(out_dir: Path, results: dict[str, pd.DataFrame]) -> list:
 def _unreadable_runs(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[str]:
     """Finished runs of the store whose tables fail verification, which ``load_results``
     left out of ``results`` (with a warning). Only the finished runs absent from
-    ``results`` are verified again (a run present was verified as it was read); one absent
-    for another reason (e.g. ``results`` passed in without it) verifies and is not named."""
+    ``results`` are verified again (a run present was verified as it was read), also those
+    absent for another reason (e.g. the stale runs ``maxminq reproduce`` leaves out): they
+    are named only if their files fail."""
     if not _has_store(out_dir):
         return []
     from maxminq.experiments.store import FINISHED, ResultsStore
