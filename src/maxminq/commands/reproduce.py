@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from maxminq.commands.report import add_published
-from maxminq.commands.sweep import RESUME_HINT, parse_workers
+from maxminq.commands.sweep import RESUME_HINT, parse_workers, stale_run_ids
 from maxminq.errors import UsageError
 
 # What cli.main adds to "interrupted" after Ctrl-C: a sweep's, as the store is the same.
@@ -225,24 +225,6 @@ def config_rows(out: Path, configs: list) -> list[dict]:
                 }
             )
     return rows
-
-
-def stale_run_ids(out: Path, configs: list) -> set[str]:
-    """Runs stored under these configs' names that the configs no longer contain.
-
-    They come from an earlier version of a config (e.g. another default) in the same folder;
-    they stay in the store, but the report of this reproduction leaves them out.
-    """
-    from maxminq.experiments.store import ResultsStore
-
-    current = {run.run_id for config in configs for run in config.runs}
-    with ResultsStore(out) as store:
-        return {
-            rec.run_id
-            for config in configs
-            for rec in store.records(config.name)
-            if rec.run_id not in current
-        }
 
 
 def run(args: argparse.Namespace) -> int:

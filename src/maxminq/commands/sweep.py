@@ -104,21 +104,28 @@ def dry_run(config: Any, out: Path) -> str:
     )
 
 
-def runs_not_made(config: Any, out: Path) -> int:
-    """How many runs ``out`` holds under ``config``'s name that the config (at this scale)
-    does not make: swept before it was edited, or at another scale. They stay in the folder
-    and are listed under that name by ``maxminq status``, ``load_results`` and the report."""
+def stale_run_ids(out: Path, configs: list[Any]) -> set[str]:
+    """Runs ``out`` holds under these configs' names that none of them makes (at its scale):
+    swept before an edit, or at another scale. They stay in the folder and are listed under
+    that name by ``maxminq status``, ``load_results`` and the report (``maxminq reproduce``'s
+    report leaves them out). None without a readable store: a first sweep sets it up, and
+    refuses a damaged one in one line."""
     if not (out / "results.sqlite").is_file():
-        return 0
+        return set()
     from maxminq.experiments.store import ResultsStore, StoreError
 
-    made = {r.run_id for r in config.runs}
+    made = {run.run_id for config in configs for run in config.runs}
     try:
         store = ResultsStore(out, create=False)
-    except StoreError:  # e.g. a first sweep killed before its schema was written: the
-        return 0  # sweep itself sets it up, or refuses a damaged file in one line
+    except StoreError:  # e.g. a first sweep killed before its schema was written
+        return set()
     with store:
-        return sum(r.run_id not in made for r in store.records(config.name))
+        return {
+            rec.run_id
+            for config in configs
+            for rec in store.records(config.name)
+            if rec.run_id not in made
+        }
 
 
 def never_learning(config: Any) -> list[str]:
@@ -149,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
             f"never learn (only random steps): {', '.join(idle[:3])}{more}",
             file=sys.stderr,
         )
-    others = runs_not_made(config, out)
+    others = len(stale_run_ids(out, [config]))
     if others:  # an edited config: its old runs are neither reused nor gone
         print(
             f"maxminq sweep: note: {out} also holds {others} run(s) of config {config.name} "
