@@ -104,7 +104,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--n", type=int, default=4, help="Maxmin's N (default 4)")
     p.add_argument("--out", type=Path, default=Path("results/examples/own_env"))
     p.add_argument(
-        "--overwrite", action="store_true", help="replace runs in --out made with other options"
+        "--overwrite",
+        action="store_true",
+        help="delete both runs in --out and train anew, also one made with these options "
+        "(without it, a run there with other options is refused)",
     )
     p.add_argument("--quick", action="store_true", help="3,000 steps x 2 seeds (for tests)")
     args = p.parse_args(argv)
