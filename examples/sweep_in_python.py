@@ -23,8 +23,8 @@ import argparse
 import time
 from pathlib import Path
 
-# The two scales are required by the config format; `paper` is only our default scale here,
-# not the paper's (configs/toy_mdp.yaml has that: 5,000 runs x 1,000 episodes).
+# Scales may have any names (one is enough); `full` is this script's default scale, far
+# below the paper's (configs/toy_mdp.yaml has that: 5,000 runs x 1,000 episodes).
 CONFIG = """
 name: toy_mdp_example
 kind: toy_mdp
@@ -40,7 +40,7 @@ variants:                    # a union of settings, each crossed with the grid
 scales:
   quick:
     fixed: {runs: 20, episodes: 150}
-  paper:
+  full:
     fixed: {runs: 300, episodes: 600}
 """
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     from maxminq.experiments.runner import run_sweep
     from maxminq.experiments.store import load_results
 
-    scale = "quick" if args.quick else "paper"
+    scale = "quick" if args.quick else "full"
     # The path only names the config in error messages (a bad key says where it came from).
     config = config_from_document(parse_document(CONFIG), "<sweep_in_python.CONFIG>", scale)
     print(f"{config.name} [{scale}]: {len(config.runs)} runs; ids depend only on the settings:")
