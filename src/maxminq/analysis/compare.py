@@ -99,9 +99,9 @@ def final_scores(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def run_bias(metrics: pd.DataFrame) -> np.ndarray:
-    """The measured bias (estimate - MC return) of the run's seeds in the second half of
-    training, those with a probe there: the finite ``bias_mean`` of
-    ``tables.pooled_bias(metrics, second_half=True)`` (per seed, with its seed, for users);
+    """The measured bias (estimate - MC return) over the second half of training of each
+    seed with a probe there, as an array: the finite ``bias_mean`` values of
+    ``tables.pooled_bias(metrics, second_half=True)`` (which gives them per seed, labelled);
     empty without bias columns or probes."""
     import numpy as np
 
