@@ -7,7 +7,7 @@ plot``'s figure)::
     from maxminq.analysis import compare_runs, plot_runs
 """
 
-from typing import Any
+from maxminq._lazy import lazy_attributes
 
 # Imported on first use: ``maxminq.analysis.tables`` (read by every command) must not pull
 # in matplotlib and the figure code.
@@ -20,9 +20,4 @@ _API = {
 __all__ = list(_API)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _API:
-        raise AttributeError(f"module 'maxminq.analysis' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(_API[name]), name)
+__getattr__ = lazy_attributes(__name__, _API)

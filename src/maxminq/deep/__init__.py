@@ -15,7 +15,7 @@ What a script needs is importable from here: ``TrainConfig``, ``run_training``,
 ``second_half=True`` as ``maxminq compare`` counts it), ``load_agent``, ``evaluate_agent``.
 """
 
-from typing import Any
+from maxminq._lazy import lazy_attributes
 
 # The user-facing API, imported on first use so that ``maxminq.deep.config`` (read by the
 # sweep runner) does not pull in torch and the training loop.
@@ -31,9 +31,4 @@ _API = {
 __all__ = list(_API)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _API:
-        raise AttributeError(f"module 'maxminq.deep' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(_API[name]), name)
+__getattr__ = lazy_attributes(__name__, _API)
