@@ -342,6 +342,13 @@ def test_status_says_what_the_next_sweep_does_with_a_run_left_running(tmp_path, 
             store.register([Run(run_id, "k", "c")])
             store.mark_running(run_id)
         store.save_tables(Run("stored", "k", "c"), {"t": _frame(0)})
+        # Pending rows (a sweep interrupted between a run's tables and its status): only the
+        # one whose tables verify is named, with the status its manifest records.
+        for run_id in ("queued", "saved", "damaged"):
+            store.register([Run(run_id, "k", "c")])
+        store.save_tables(Run("saved", "k", "c"), {"t": _frame(0)}, "diverged", "seed 0")
+        store.save_tables(Run("damaged", "k", "c"), {"t": _frame(0)})
+    (tmp_path / "tables" / "damaged" / "t.csv").write_text("cut")
     assert main(["status", str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
     stale = {line.split()[1]: line for line in out if line.startswith("stale ")}
@@ -349,6 +356,10 @@ def test_status_says_what_the_next_sweep_does_with_a_run_left_running(tmp_path, 
     assert stale["stored"].endswith(
         "(interrupted; its tables are stored: the next sweep marks it done)"
     )
+    stored = [line for line in out if line.startswith("stored ")]
+    assert stored == [
+        "stored   saved (pending; its tables are stored: the next sweep marks it diverged)"
+    ]
 
 
 def test_atomic_write_replaces_whole_files_and_keeps_the_old_one_on_error(tmp_path):

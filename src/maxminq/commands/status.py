@@ -73,6 +73,7 @@ def _print_table(rows: list[list[str]]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the folder's counts; exit 0 when nothing failed, 1 otherwise."""
     from maxminq.experiments.store import (
+        MANIFEST,
         STATUSES,
         ResultsStore,
         StoreError,
@@ -130,6 +131,14 @@ def run(args: argparse.Namespace) -> int:
                 print(f"stale    {rec.run_id} since {rec.started} (interrupted; {fate})")
             elif rec.status == "diverged":
                 print(f"diverged {rec.run_id}: {last_line(rec.error)}")
+            elif (  # e.g. Ctrl-C after its tables were stored: not to be run again
+                rec.status == "pending"
+                and (store.run_tables_dir(rec.run_id) / MANIFEST).exists()
+                and store.finished(rec)[0]
+            ):
+                final = store.stored_status(rec.run_id)[0]
+                print(f"stored   {rec.run_id} (pending; its tables are stored: the next sweep "
+                      f"marks it {final})")  # fmt: skip
         bad = 0
         if args.verify:
             for rec in records:
