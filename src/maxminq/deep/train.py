@@ -51,6 +51,7 @@ import json
 import math
 import os
 import pathlib
+import pickle
 import shutil
 import threading
 import time
@@ -887,6 +888,40 @@ def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) 
         raise UsageError(f"--steps: the run in --out is at step {step}; give at least that")
 
 
+# What restoring a checkpoint of another layout raises (a key missing, a tensor of another
+# shape), and what reading a damaged or foreign torch file raises besides (UsageError, a
+# ValueError, is re-raised as it is: it already names the option).
+_RESTORE_ERRORS: tuple[type[Exception], ...] = (KeyError, IndexError, TypeError, ValueError)
+_RESTORE_ERRORS += (RuntimeError, AttributeError)
+_DAMAGED: tuple[type[Exception], ...] = (*_RESTORE_ERRORS, EOFError, OSError)
+_DAMAGED += (pickle.UnpicklingError,)
+
+
+def _damaged_checkpoint(path: pathlib.Path, err: BaseException) -> UsageError:
+    """The one-line error for a checkpoint that cannot be read or restored."""
+    why = " ".join(f"{type(err).__name__}: {err}".split())[:200]
+    return UsageError(
+        f"--resume: {path} is damaged or not a checkpoint of this version of maxminq ({why}); "
+        "--overwrite starts the run again"
+    )
+
+
+def _read_checkpoint(path: pathlib.Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The checkpoint at ``path`` and its saved options; a file cut short, not a torch
+    file, or without the run's options is a one-line UsageError naming it."""
+    try:
+        state = torch.load(path, weights_only=True)
+        saved = json.loads(state["config"])
+        int(state["step"])
+        if not isinstance(saved, dict) or not isinstance(saved.get("bias_every"), int):
+            raise TypeError("its options are not a run's")
+    except UsageError:
+        raise
+    except _DAMAGED as err:
+        raise _damaged_checkpoint(path, err) from None
+    return state, saved
+
+
 def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
     """Delete the temporary files of atomic writes that a killed run left in ``out_dir``
     (``atomic_write`` names them ``.<name>.<random>.tmp``): a checkpoint's is as large as
@@ -1014,8 +1049,7 @@ def _train_in(
             return read_tables(out_dir, "--out")
     state = None
     if resume and (ckpt_dir / _CKPT).exists():
-        state = torch.load(ckpt_dir / _CKPT, weights_only=True)
-        saved = json.loads(state["config"])
+        state, saved = _read_checkpoint(ckpt_dir / _CKPT)
         cfg = own_interval(saved)
         check_resumable(saved, cfg, int(state["step"]))
     elif resume and finished:  # saved, cfg: as read above; options differ
@@ -1030,7 +1064,12 @@ def _train_in(
     trainer = Trainer(cfg)
     try:
         if state is not None:
-            trainer.load_state_dict(state)
+            try:
+                trainer.load_state_dict(state)
+            except UsageError:
+                raise
+            except _RESTORE_ERRORS as err:  # a key missing, a tensor of another shape, ...
+                raise _damaged_checkpoint(ckpt_dir / _CKPT, err) from None
         # Only now that the run can start: a finished run is replaced or extended (its
         # figure too: it would show the old run beside the new tables).
         # An optional table of an earlier run would be read back with this one.

@@ -1,0 +1,208 @@
+"""Robustness of ``maxminq train`` / ``run_training`` and ``maxminq evaluate`` against what
+happens to real runs: a process killed (SIGKILL) while it writes a checkpoint or its final
+tables, a full disk, a damaged or foreign checkpoint, model or ``config.json``, and a seed
+that diverges in a run that is interrupted and resumed. Kills and file-size limits act on
+real ``maxminq train`` subprocesses; the rest calls the command in-process."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import torch
+
+from maxminq.cli import main
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.train import read_tables, run_training
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+# A tiny CartPole run: 240 steps, a checkpoint every 40, learning after 40.
+ARGV = ["train", "--env", "CartPole-v1", "--agent", "maxmin-dqn", "--n", "2", "--lr", "1e-3"]
+ARGV += ["--steps", "240", "--seeds", "0-1", "--learning-starts", "40", "--eval-episodes", "2"]
+ARGV += ["--bias-every", "60", "--buffer-size", "200", "--target-update", "30"]
+ARGV += ["--checkpoint-every", "40", "--no-progress", "--no-plot"]
+
+
+def _config(steps: int = 240) -> TrainConfig:
+    """The run ``ARGV`` trains, as a TrainConfig."""
+    return TrainConfig(
+        env_id="CartPole-v1",
+        agent="maxmin-dqn",
+        n=2,
+        lr=1e-3,
+        steps=steps,
+        seeds=[0, 1],
+        learning_starts=40,
+        eval_episodes=2,
+        bias_every=60,
+        buffer_size=200,
+        target_update=30,
+        checkpoint_every=40,
+    )
+
+
+def _same_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:
+    """``a`` and ``b`` hold the same tables, bitwise (all but the wall-clock steps_per_s)."""
+    assert sorted(a) == sorted(b)
+    for name in a:
+        x, y = a[name], b[name]
+        if name == "metrics":
+            x, y = x.drop(columns="steps_per_s"), y.drop(columns="steps_per_s")
+        pd.testing.assert_frame_equal(x.reset_index(drop=True), y.reset_index(drop=True))
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> tuple[pathlib.Path, dict]:
+    """A finished run of ``ARGV`` (tables, model, final checkpoint) and its tables as read
+    back: what every uninterrupted run of ``ARGV`` must give."""
+    out = tmp_path_factory.mktemp("finished") / "run"
+    with torch.random.fork_rng():
+        run_training(_config(), out, resume=False, progress=False)
+    return out, read_tables(out)
+
+
+def _copy(run: pathlib.Path, tmp_path: pathlib.Path) -> pathlib.Path:
+    out = tmp_path / "copy"
+    shutil.copytree(run, out)
+    return out
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], *needles: str) -> str:
+    """The command's stderr, checked to be one line naming each of ``needles``."""
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "Traceback" not in err and all(n in err for n in needles), err
+    return err
+
+
+def _spawn(out: pathlib.Path, *extra: str, fsize: int | None = None) -> subprocess.Popen:
+    """``maxminq train`` of ``ARGV`` into ``out`` as a subprocess (a file-size limit of
+    ``fsize`` bytes: a full disk for every file it writes)."""
+
+    def limit() -> None:
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
+    code = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *ARGV, "--out", str(out), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=limit,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+
+
+def _kill_when(proc: subprocess.Popen, ready, timeout: float = 120.0) -> bool:
+    """SIGKILL ``proc`` as soon as ``ready()`` holds (polled); False if it ended first."""
+    end = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < end:
+        if ready():
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            return True
+        time.sleep(0.002)
+    proc.wait(timeout=timeout)
+    return False
+
+
+@pytest.mark.parametrize("damage", ["truncated", "foreign", "older"])
+def test_a_damaged_or_foreign_checkpoint_is_one_line_and_keeps_the_run(
+    finished, tmp_path, capsys, damage: str
+) -> None:
+    """A checkpoint cut short (a copy that did not finish), one that is not a checkpoint,
+    and one of an older layout (a key missing) were tracebacks on --resume. Now one line
+    naming the file, exit 2, and a finished run it was to extend keeps its tables and
+    model."""
+    out = _copy(finished[0], tmp_path)
+    ckpt = out / "checkpoint" / "state.pt"
+    if damage == "truncated":
+        os.truncate(ckpt, ckpt.stat().st_size // 2)
+    elif damage == "foreign":
+        torch.save({"weights": torch.zeros(3)}, ckpt)
+    else:
+        state = torch.load(ckpt, weights_only=True)
+        del state["uniforms_pos"]
+        torch.save(state, ckpt)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    extend = [a if a != "240" else "280" for a in ARGV]  # --steps 280: extends the run
+    assert main([*extend, "--out", str(out), "--resume"]) == 2
+    _one_line_error(capsys, "--resume", str(ckpt))
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize("moment", ["checkpoint", "tables"])
+def test_sigkill_while_writing_then_resume_gives_the_uninterrupted_run(
+    finished, tmp_path, capsys, moment: str
+) -> None:
+    """SIGKILL while a checkpoint (after the first) is being written, or while the final
+    tables are: no table set looks finished (runs.csv is absent or every table is whole),
+    and --resume gives bitwise the tables of the uninterrupted run."""
+    out = tmp_path / "killed"
+    proc = _spawn(out)
+    ckpt_dir = out / "checkpoint"
+    if moment == "checkpoint":  # a later checkpoint's temporary beside an earlier one
+
+        def ready() -> bool:
+            return (ckpt_dir / "state.pt").exists() and any(ckpt_dir.glob(".state.pt.*.tmp"))
+
+    else:  # the first final table (episodes.csv) in place: the others may be under way
+
+        def ready() -> bool:
+            return (out / "episodes.csv").exists()
+
+    killed = _kill_when(proc, ready)
+    assert killed, proc.stderr.read() if proc.stderr else ""
+    if (out / "runs.csv").exists():  # marks a finished run: every table is there, whole
+        read_tables(out)
+    assert main([*ARGV, "--out", str(out), "--resume"]) == 0
+    capsys.readouterr()
+    _same_tables(read_tables(out), finished[1])
+    assert not list(out.rglob("*.tmp"))
+
+
+def test_a_diverged_seed_resumes_to_the_uninterrupted_run_and_leaves_the_other_alone(
+    tmp_path,
+) -> None:
+    """Step size 60 without gradient clipping: seed 2's values blow up (NaN/inf) as soon
+    as it learns, seed 0's do not. Stopped after the divergence and resumed, the run gives
+    the uninterrupted one's tables (seed 2 recorded as diverged at the same step), and seed
+    0's rows are those of seed 0 trained alone."""
+
+    def config(seeds: list[int]) -> TrainConfig:
+        return TrainConfig(
+            env_id="CartPole-v1",
+            agent="dqn",
+            n=1,
+            lr=60.0,
+            grad_clip=0,
+            steps=200,
+            seeds=seeds,
+            eval_episodes=1,
+            learning_starts=50,
+            checkpoint_every=100,
+            buffer_size=200,
+            target_update=50,
+            bias_every=100,
+        )
+
+    full = run_training(config([0, 2]), tmp_path / "full", resume=False, progress=False)
+    runs = full["runs"].set_index("seed")
+    assert runs.loc[2, "status"] == "diverged" and 50 < runs.loc[2, "diverged_step"] < 100
+    assert runs.loc[0, "status"] == "done"
+    out = tmp_path / "stopped"
+    assert run_training(config([0, 2]), out, resume=False, progress=False, stop_after=150) == {}
+    _same_tables(run_training(config([0, 2]), out, progress=False), full)
+    alone = run_training(config([0]), tmp_path / "alone", resume=False, progress=False)
+    seed0 = {k: v[v["seed"] == 0] for k, v in full.items()}
+    _same_tables(seed0, alone)
