@@ -141,6 +141,17 @@ def test_a_damaged_or_foreign_checkpoint_is_one_line_and_keeps_the_run(
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
+def test_a_damaged_config_json_of_a_finished_run_is_one_line(finished, tmp_path, capsys):
+    """A finished run's config.json edited into invalid JSON, or without its options, made
+    --resume a traceback (JSONDecodeError, KeyError). Now one line naming the file."""
+    out = _copy(finished[0], tmp_path)
+    for text in ("{bad", '{"lr": 0.001}', "[1, 2]"):
+        (out / "config.json").write_text(text)
+        assert main([*ARGV, "--out", str(out), "--resume"]) == 2
+        _one_line_error(capsys, str(out / "config.json"))
+        assert (out / "runs.csv").exists() and (out / "model.pt").exists()
+
+
 @pytest.mark.parametrize("moment", ["checkpoint", "tables"])
 def test_sigkill_while_writing_then_resume_gives_the_uninterrupted_run(
     finished, tmp_path, capsys, moment: str

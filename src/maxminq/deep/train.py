@@ -922,6 +922,27 @@ def _read_checkpoint(path: pathlib.Path) -> tuple[dict[str, Any], dict[str, Any]
     return state, saved
 
 
+def _read_options(path: pathlib.Path) -> dict[str, Any]:
+    """The options a finished run saved in ``path`` (its config.json); unreadable, not JSON,
+    or without the run's ``steps`` and ``bias_every`` (edited by hand) is a one-line
+    UsageError naming it."""
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        saved = err
+    if not (
+        isinstance(saved, dict)
+        and isinstance(saved.get("steps"), int)
+        and isinstance(saved.get("bias_every"), int)
+    ):
+        why = " ".join(str(saved).split())[:120] if isinstance(saved, Exception) else "edited?"
+        raise UsageError(
+            f"--out: {path} does not hold the finished run's options ({why}); restore it, or "
+            "give --overwrite to train the run again"
+        )
+    return saved
+
+
 def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
     """Delete the temporary files of atomic writes that a killed run left in ``out_dir``
     (``atomic_write`` names them ``.<name>.<random>.tmp``): a checkpoint's is as large as
@@ -1043,7 +1064,7 @@ def _train_in(
         return cfg
 
     if resume and finished:
-        saved = json.loads(config_path.read_text())
+        saved = _read_options(config_path)
         cfg = own_interval(saved)
         if saved == json.loads(cfg.result_key()):
             return read_tables(out_dir, "--out")
