@@ -152,6 +152,22 @@ def test_a_damaged_config_json_of_a_finished_run_is_one_line(finished, tmp_path,
         assert (out / "runs.csv").exists() and (out / "model.pt").exists()
 
 
+@pytest.mark.parametrize("damage", ["truncated", "not_a_model", "garbage"])
+def test_evaluate_a_damaged_model_is_one_line_exit_2(finished, tmp_path, capsys, damage):
+    """model.pt cut short, a torch file that is no model of maxminq's, or bytes that are no
+    torch file were tracebacks in ``maxminq evaluate``. Now one line naming model.pt."""
+    out = _copy(finished[0], tmp_path)
+    model = out / "model.pt"
+    if damage == "truncated":
+        os.truncate(model, model.stat().st_size - 100)
+    elif damage == "not_a_model":
+        torch.save({"format": 1, "config": "{}"}, model)
+    else:
+        model.write_bytes(b"not a torch archive\n" * 50)
+    assert main(["evaluate", str(out), "--episodes", "1", "--no-progress"]) == 2
+    _one_line_error(capsys, "RUN_DIR", str(model))
+
+
 @pytest.mark.parametrize("moment", ["checkpoint", "tables"])
 def test_sigkill_while_writing_then_resume_gives_the_uninterrupted_run(
     finished, tmp_path, capsys, moment: str

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import pickle
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,9 @@ __all__ = ["MODEL_FILE", "TrainedAgent", "evaluate_agent", "load_agent", "save_m
 
 MODEL_FILE = "model.pt"
 _FORMAT = 1
+# What reading a damaged or foreign model.pt raises (UsageError, a ValueError, passes as is).
+_DAMAGED: tuple[type[Exception], ...] = (RuntimeError, EOFError, OSError, KeyError)
+_DAMAGED += (pickle.UnpicklingError, TypeError, ValueError, AttributeError, IndexError)
 
 
 def save_model(
@@ -159,10 +163,18 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
         raise UsageError(
             f"RUN_DIR: {path} not found; it is written when 'maxminq train' finishes a run"
         )
-    state = torch.load(path, weights_only=True)
-    if state.get("format") != _FORMAT:
-        raise UsageError(f"RUN_DIR: {path} has an unknown format {state.get('format')!r}")
-    return TrainedAgent(state)
+    try:
+        state = torch.load(path, weights_only=True)
+        if not isinstance(state, dict):
+            raise TypeError(f"it holds a {type(state).__name__}, not a model")
+        if state.get("format") != _FORMAT:
+            raise UsageError(f"RUN_DIR: {path} has an unknown format {state.get('format')!r}")
+        return TrainedAgent(state)
+    except UsageError:
+        raise
+    except _DAMAGED as err:  # cut short, not a torch file, or not maxminq's model
+        why = " ".join(f"{type(err).__name__}: {err}".split())[:200]
+        raise UsageError(f"RUN_DIR: {path} is damaged or not a maxminq model ({why})") from None
 
 
 def evaluate_agent(
