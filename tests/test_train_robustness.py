@@ -198,6 +198,22 @@ def test_sigkill_while_writing_then_resume_gives_the_uninterrupted_run(
     assert not list(out.rglob("*.tmp"))
 
 
+def test_a_full_disk_during_a_checkpoint_is_one_line_naming_it(tmp_path) -> None:
+    """A file-size limit below a checkpoint's size (a full disk) made torch.save's
+    RuntimeError ('unexpected pos') a traceback. Now one line naming checkpoint/state.pt
+    and the system's reason, exit 1, and nothing that looks like a checkpoint or a
+    finished run."""
+    out = tmp_path / "full"
+    proc = _spawn(out, fsize=60_000)  # config.json fits; a checkpoint (~300 kB) does not
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert str(out / "checkpoint" / "state.pt") in lines[0] and "too large" in lines[0]
+    assert not (out / "checkpoint" / "state.pt").exists() and not (out / "runs.csv").exists()
+    assert not list(out.rglob("*.tmp"))
+
+
 def test_a_diverged_seed_resumes_to_the_uninterrupted_run_and_leaves_the_other_alone(
     tmp_path,
 ) -> None:

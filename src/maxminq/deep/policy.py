@@ -17,10 +17,12 @@ for Ensemble DQN)::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import pickle
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -58,7 +60,8 @@ def save_model(
         "status": list(status),
         "online": online.flat.clone(),
     }
-    atomic_write(path, lambda tmp: torch_save(state, tmp))
+    with naming(path):
+        atomic_write(path, lambda tmp: torch_save(state, tmp))
 
 
 def torch_save(obj: Any, path: pathlib.Path) -> None:
@@ -68,9 +71,48 @@ def torch_save(obj: Any, path: pathlib.Path) -> None:
     the machine (not only of the process) a checkpoint is then the old one or the new one
     whole, never a file of the right name cut short."""
     with open(path, "wb") as f:
-        torch.save(obj, f)
+        writes = _KeptWriteError(f)
+        try:
+            torch.save(obj, cast("IO[bytes]", writes))  # it calls write() only
+        except RuntimeError:  # torch's 'unexpected pos': say the real reason (a full disk)
+            if writes.error is not None:
+                raise writes.error from None
+            raise
         f.flush()
         os.fsync(f.fileno())
+
+
+class _KeptWriteError:
+    """A file's ``write`` as ``torch.save`` calls it, keeping the OSError it raises:
+    ``torch.save`` turns one into a RuntimeError ('unexpected pos') that hides it."""
+
+    def __init__(self, f: Any) -> None:
+        self.f = f
+        self.error: OSError | None = None
+
+    def write(self, data: Any) -> int:
+        """Write ``data`` to the file (an OSError is kept, then raised)."""
+        try:
+            return int(self.f.write(data))
+        except OSError as err:
+            self.error = err
+            raise
+
+    def flush(self) -> None:
+        """Flush the file."""
+        self.f.flush()
+
+
+@contextlib.contextmanager
+def naming(path: pathlib.Path) -> Iterator[None]:
+    """Give an OSError raised inside (a full disk while ``path`` is written through a
+    temporary file) the file name ``path`` when it has none, so the error names it."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None and err.filename2 is None:
+            raise OSError(err.errno, err.strerror or str(err), str(path)) from None
+        raise
 
 
 class TrainedAgent:

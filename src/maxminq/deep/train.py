@@ -68,7 +68,7 @@ from tqdm import tqdm
 from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
 from maxminq.deep.config import BIAS_TAIL, EnvIdWarning, TrainConfig, env_id_elsewhere
-from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
+from maxminq.deep.policy import MODEL_FILE, naming, save_model, torch_save
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.errors import UsageError
 from maxminq.experiments.store import (
@@ -807,7 +807,8 @@ class Trainer:
     def save_checkpoint(self, folder: pathlib.Path) -> None:
         """Write ``folder/state.pt`` atomically (temp file + ``os.replace``)."""
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(folder / _CKPT, lambda tmp: torch_save(self.state_dict(), tmp))
+        with naming(folder / _CKPT):
+            atomic_write(folder / _CKPT, lambda tmp: torch_save(self.state_dict(), tmp))
 
     def close(self) -> None:
         """Close environments and the TensorBoard writer."""
@@ -1136,6 +1137,7 @@ def _train_in(
     # runs.csv last: it marks completion, so the tables before it are on disk first (synced).
     for name in sorted(tables, key=lambda k: k == "runs"):
         data = tables[name].to_csv(index=False, lineterminator="\n").encode()
-        atomic_write_bytes(out_dir / f"{name}.csv", data)
+        with naming(out_dir / f"{name}.csv"):
+            atomic_write_bytes(out_dir / f"{name}.csv", data)
     (out_dir / PROGRESS_FILE).unlink(missing_ok=True)
     return tables
