@@ -141,14 +141,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # --- validation (everything is checked before any work starts) -------------------------------
 
 
-def _int(value: Any, option: str, minimum: int = 1) -> int:
+INT64_MAX = 2**63 - 1  # the compiled kernels' integers are int64
+
+
+def _int(value: Any, option: str, minimum: int = 1, maximum: int = INT64_MAX) -> int:
+    """``value`` as a whole number in ``minimum..maximum`` (by default up to the largest int64,
+    as the kernels take them: a larger one was a numba traceback), else a UsageError."""
     try:
         x = int(str(value))
     except ValueError:
         raise UsageError(f"{option}: expected a whole number >= {minimum}, got {value!r}") from None
     if x < minimum:
         raise UsageError(f"{option}: expected a whole number >= {minimum}, got {value!r}")
+    if x > maximum:
+        raise UsageError(f"{option}: expected a whole number <= {maximum}, got {value!r}")
     return x
+
+
+def physical_memory() -> float:
+    """This machine's memory in bytes (infinite where the OS does not say)."""
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return math.inf
+
+
+#: Bytes a result row takes at the least once gathered (the compact frame of ``_slim``).
+ROW_BYTES = 30
+
+
+def check_memory(need: int, scale: dict[str, float]) -> None:
+    """Refuse, before any work, settings whose arrays cannot fit in this machine's memory.
+
+    ``need`` is a lower bound on the bytes (the arrays the kernels and the gathered results
+    certainly take); ``scale`` maps each option that drives it to its value over its default,
+    and the error names the one furthest above (an absurd ``--runs`` or ``--batch-size`` was a
+    MemoryError traceback, or one after hours of work)."""
+    have = physical_memory()
+    if need > have:
+        option = max(scale, key=lambda k: scale[k])
+        raise UsageError(
+            f"{option}: these settings need at least {need / 1e9:.3g} GB of memory, more than "
+            f"this machine's {have / 1e9:.3g} GB; make {option} smaller"
+        )
 
 
 def _floats(
@@ -410,6 +445,17 @@ def run_toy(args: argparse.Namespace) -> int:
 
     for task in tasks:  # every value checked before any work (e.g. --gamma 0, --step-size 0)
         check_settings(task)
+    # One task holds all its runs as lanes (tables, buffer, mini-batch indices, metrics per
+    # episode); the parent gathers every row.
+    n_max = max(n for _, n, _ in algos)
+    u_max = max(t.get("update_members", 1) for t in tasks)
+    agent = common["agent"]
+    lane = 192 * n_max + 16 * agent["buffer_size"] + 8 * batch * u_max + 16 * episodes
+    check_memory(runs * lane + len(tasks) * runs * episodes * ROW_BYTES, {
+        "--runs": runs / TOY_FULL["runs"], "--episodes": episodes / TOY_FULL["episodes"],
+        "--buffer-size": agent["buffer_size"] / 100, "--batch-size": batch * u_max / 32,
+        "--algorithms": n_max / max(TOY_MAXMIN_N),
+    })  # fmt: skip
     start = time.perf_counter()
     frames = _run_tasks(_toy_task, tasks, common["workers"], common["progress"], "toy MDP")
     df = pd.concat(frames, ignore_index=True)
@@ -487,6 +533,20 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     # (seed, r) whichever chunk it lands in.
     chunks = -(-runs // 200)
     bounds = [round(runs * k / chunks) for k in range(chunks + 1)]
+    from maxminq.linear.mountain_car import N_FEATURES, N_TILINGS
+
+    lanes = -(-runs // chunks)  # the largest task's
+    n_max = max(n for _, n, _ in algos)
+    u_max = max(x.get("update_members", 1) for x in subset.values())
+    buffer = common["agent"]["buffer_size"]
+    lane = 24 * N_FEATURES * n_max + 8 * (2 * N_TILINGS + 2) * buffer
+    lane += 8 * batch * (u_max + N_TILINGS * n_max) + 8 * episodes
+    rows = len(algos) * len(sig) * len(alphas) * runs * episodes
+    check_memory(lanes * lane + rows * ROW_BYTES, {
+        "--runs": runs / MC_FULL["runs"], "--episodes": episodes / MC_FULL["episodes"],
+        "--buffer-size": buffer / 100, "--batch-size": batch * u_max / 4, "--algorithms": n_max / 4,
+    })  # fmt: skip
+
     tasks = [
         {"algorithm": a, "n": n, "sigma2": [s2], "step_sizes": [alpha],
          "runs": bounds[k + 1] - bounds[k], "run_offset": bounds[k], "episodes": episodes,

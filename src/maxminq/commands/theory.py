@@ -89,12 +89,10 @@ def _validate(args: argparse.Namespace) -> list[int]:
         raise UsageError(f"--m-max: expected an integer in 1..10000, got {args.m_max}")
     if not 1 <= args.n_max <= 1_000:
         raise UsageError(f"--n-max: expected an integer in 1..1000, got {args.n_max}")
-    if args.samples < 2:
-        raise UsageError(f"--samples: expected an integer >= 2, got {args.samples}")
-    if args.variance_samples < 2:
-        raise UsageError(
-            f"--variance-samples: expected an integer >= 2, got {args.variance_samples}"
-        )
+    counts = (("--samples", args.samples), ("--variance-samples", args.variance_samples))
+    for option, value in counts:
+        if not 2 <= value <= 2**63 - 1:  # numpy's sample counts are int64: a traceback above
+            raise UsageError(f"{option}: expected an integer in 2..{2**63 - 1}, got {value}")
     from maxminq.theory import NOISES  # here: scipy would slow every option error by 0.4 s
 
     if args.noise not in NOISES:
