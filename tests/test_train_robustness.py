@@ -22,6 +22,7 @@ import torch
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.train import read_tables, run_training
+from maxminq.errors import UsageError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -249,3 +250,21 @@ def test_a_diverged_seed_resumes_to_the_uninterrupted_run_and_leaves_the_other_a
     alone = run_training(config([0]), tmp_path / "alone", resume=False, progress=False)
     seed0 = {k: v[v["seed"] == 0] for k, v in full.items()}
     _same_tables(seed0, alone)
+
+
+def test_a_finished_run_is_not_shortened_from_an_older_checkpoint(tmp_path) -> None:
+    """A run resumed with --checkpoint-every 0 finishes without a final checkpoint, so its
+    folder keeps an older one (step 250 of 300). --resume --steps 270 continued that one and
+    replaced the finished 300-step run by a 270-step run, where only --steps may grow. Now
+    refused, naming --steps, and the finished run is kept."""
+    base = dict(env_id="CartPole-v1", agent="dqn", n=1, lr=1e-3, seeds=[0], eval_episodes=1)
+    base |= dict(learning_starts=50, buffer_size=200, target_update=50, bias_every=100)
+    out = tmp_path / "run"
+    ckpt = TrainConfig(steps=300, checkpoint_every=100, **base)
+    assert run_training(ckpt, out, progress=False, stop_after=250) == {}
+    run_training(TrainConfig(steps=300, checkpoint_every=0, **base), out, progress=False)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert torch.load(out / "checkpoint" / "state.pt", weights_only=True)["step"] == 250
+    with pytest.raises(UsageError, match=r"^--steps: .*300"):
+        run_training(TrainConfig(steps=270, checkpoint_every=0, **base), out, progress=False)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before

@@ -1069,11 +1069,17 @@ def _train_in(
         cfg = own_interval(saved)
         if saved == json.loads(cfg.result_key()):
             return read_tables(out_dir, "--out")
+        finished_steps = saved["steps"]
     state = None
     if resume and (ckpt_dir / _CKPT).exists():
         state, saved = _read_checkpoint(ckpt_dir / _CKPT)
         cfg = own_interval(saved)
         check_resumable(saved, cfg, int(state["step"]))
+        if finished and cfg.steps < finished_steps:  # an older checkpoint (--checkpoint-every 0)
+            raise UsageError(
+                f"--steps: the run in --out finished at {finished_steps:,} steps; give at "
+                "least that (only --steps may grow, to extend it), or use another --out"
+            )
     elif resume and finished:  # saved, cfg: as read above; options differ
         check_resumable(saved, cfg, saved["steps"])  # names them, or a shorter --steps
         raise UsageError(
