@@ -6,6 +6,8 @@ test_cli_bad_input.py, test_toy_mdp.py, test_mountain_car.py and test_theory.py.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,48 @@ def test_absurdly_large_values_are_one_line_before_the_work(
     line = _one_line(capsys)
     assert line.startswith(f"maxminq {base[0]}: error: {option}: "), line
     assert not out.exists()
+
+
+def _run_with_file_limit(argv: list[str], limit: int) -> subprocess.CompletedProcess[str]:
+    """``maxminq ARGV`` in a subprocess that may write files of at most ``limit`` bytes
+    (RLIMIT_FSIZE: a write beyond it fails with EFBIG, as on a full disk)."""
+    code = (
+        "import resource, sys\n"
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+        "from maxminq.cli import main\n"
+        f"sys.exit(main({argv!r}))\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+# The first output each command writes (small), then the rest; a figure is > 20 kB.
+EARLIER = {
+    "toy": (TOY, "toy_mdp.csv", ["--mu", "-0.2"]),
+    "mc": (MC, "mountain_car.csv", ["--sigma2", "1"]),
+    "theory": (THEORY, "bias.csv", ["--seed", "1"]),
+}
+
+
+@pytest.mark.parametrize("name", EARLIER)
+def test_a_failed_write_leaves_no_outputs_of_the_earlier_setting(name: str, tmp_path: Path) -> None:
+    """Run once, then again with another setting into the same folder on a disk that fills
+    up after the first (small) file. The second run fails in one line naming the file it
+    could not write (it said only 'File too large'), exit 1; and the folder must not hold the
+    new table beside figures and tables of the earlier setting (mountain_car_step_sizes.csv
+    of another sigma^2, the earlier seed's operator_bias.csv), which looked like one result."""
+    base, first, other = EARLIER[name]
+    out = tmp_path / "out"
+    argv = [*base, "--out", str(out)]
+    assert main(argv) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    proc = _run_with_file_limit([*argv, *other], 20_000)
+    assert proc.returncode == 1, proc.stderr
+    command = base[0]
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"maxminq {command}: error: {out}/"), proc.stderr
+    assert "Traceback" not in proc.stderr
+    left = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert left[first] != before[first]  # the new table is in place
+    stale = [n for n in left if n in before and left[n] == before[n]]
+    assert stale == [], f"outputs of the earlier setting left beside the new ones: {stale}"
+    assert not [n for n in left if n.endswith(".tmp")]

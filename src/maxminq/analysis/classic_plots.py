@@ -18,9 +18,10 @@ atomically. Colours and labels come from ``maxminq.analysis.style``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -369,11 +370,34 @@ def _per_text(df: pd.DataFrame) -> str:
     return f", step sizes per {', '.join(str(v) for v in pd.unique(df.step_size_per))}"
 
 
+@contextlib.contextmanager
+def naming(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Within, an OSError that names no file (a full disk while matplotlib or pyarrow writes:
+    just 'File too large') is raised again naming ``path``, so that the command's one-line
+    error says which output failed."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None and err.filename2 is None:
+            raise OSError(err.errno, err.strerror or str(err), str(path)) from err
+        raise
+
+
+def remove_stale(folder: Path, names: Iterable[str]) -> None:
+    """Remove ``names`` from ``folder`` where an earlier run left them. Called once a command's
+    first new output is in place: a failure (full disk, Ctrl-C) while the rest is written
+    must not leave figures and tables of another setting beside the new ones."""
+    for name in names:
+        with naming(folder / name):
+            (folder / name).unlink(missing_ok=True)
+
+
 def save_figure(fig: Figure, path: str | os.PathLike[str], dpi: int = 130) -> Path:
     """Write ``fig`` to ``path`` atomically (temporary file in the same folder, then rename)."""
     path = Path(path)
     try:
-        atomic_write(path, partial(fig.savefig, format=path.suffix[1:], dpi=dpi))
+        with naming(path):
+            atomic_write(path, partial(fig.savefig, format=path.suffix[1:], dpi=dpi))
     finally:
         plt.close(fig)
     return path

@@ -53,6 +53,12 @@ MC_QUICK: dict[str, Any] = {
     "step_sizes": [0.02, 0.08],
 }
 MC_ALGORITHMS = ["q_learning", "double_q", "averaged", "maxmin"]
+#: What each command writes after its CSV (an earlier run's are removed once the CSV is in).
+TOY_OUTPUTS = ("settings.json", "fig2_toy_mdp_distance.png", "figC1_toy_mdp_q_a_left.png",
+               "toy_mdp_bias_vs_n.png")  # fmt: skip
+MC_OUTPUTS = ("settings.json", "fig3a_mountain_car_sensitivity.png",
+              "fig3b_mountain_car_curve.png", "figC2_mountain_car_curves.png",
+              "mountain_car_step_sizes.csv")  # fmt: skip
 MAX_SIGMA2 = 1e6  # noise sd 1000x the reward of -1; near 1e308 the figures' axes overflow
 MC_DEFAULT_N: dict[str, tuple[int, ...]] = {
     "maxmin": (4,),
@@ -393,12 +399,14 @@ def write_settings(out: Path, experiment: str, settings: dict[str, Any]) -> None
     """``settings.json`` beside the CSV: every resolved setting of the command (the CSV's
     columns name only what varies between its rows), the maxminq version, atomically."""
     import maxminq
+    from maxminq.analysis.classic_plots import naming
     from maxminq.experiments.store import atomic_write
 
     text = json.dumps(
         {"experiment": experiment, "maxminq": maxminq.__version__, **settings}, indent=2
     )
-    atomic_write(out / "settings.json", lambda tmp: tmp.write_text(text + "\n"))
+    with naming(out / "settings.json"):
+        atomic_write(out / "settings.json", lambda tmp: tmp.write_text(text + "\n"))
 
 
 def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
@@ -407,6 +415,7 @@ def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
     Uses pyarrow's CSV writer when it is installed (about 8x faster than pandas on the
     tens of millions of rows of a full-scale run), pandas otherwise.
     """
+    from maxminq.analysis.classic_plots import naming
     from maxminq.experiments.store import atomic_write
 
     def write(tmp: Path) -> None:
@@ -418,7 +427,8 @@ def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
         except ImportError:
             df.to_csv(tmp, index=False)
 
-    atomic_write(path, write)
+    with naming(path):  # pyarrow's errors name no file
+        atomic_write(path, write)
 
 
 def run_toy(args: argparse.Namespace) -> int:
@@ -465,6 +475,9 @@ def run_toy(args: argparse.Namespace) -> int:
           f"simulated in {wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
     t_csv = time.perf_counter()
     write_csv_atomic(df, out / "toy_mdp.csv")
+    from maxminq.analysis import classic_plots as cp
+
+    cp.remove_stale(out, TOY_OUTPUTS)
     write_settings(out, "toy-mdp", {
         "runs": runs, "episodes": episodes, "mu": mus,
         "algorithms": [_algorithm_text(*a) for a in algos], "seed": common["seed"],
@@ -472,9 +485,6 @@ def run_toy(args: argparse.Namespace) -> int:
         "update_members": common["update_members"],
     })  # fmt: skip
     t_fig = time.perf_counter()
-
-    from maxminq.analysis import classic_plots as cp
-
     shown = _plot_frame(df, algos)
     cp.save_figure(cp.toy_distance_figure(shown), out / "fig2_toy_mdp_distance.png")
     cp.save_figure(
@@ -570,6 +580,9 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     )
     df.insert(df.columns.get_loc("step_size") + 1, "step_size_per", per)
     write_csv_atomic(df, out / "mountain_car.csv")
+    from maxminq.analysis import classic_plots as cp
+
+    cp.remove_stale(out, MC_OUTPUTS)
     write_settings(out, "mountain-car", {
         "runs": runs, "episodes": episodes, "sigma2": sig, "step_sizes": alphas,
         "step_size_per": args.step_size_per, "max_steps": max_steps,
@@ -577,8 +590,6 @@ def run_mountain_car(args: argparse.Namespace) -> int:
         "batch_size": batch, **common["agent"],
         "update_members": common["update_members"],
     })  # fmt: skip
-
-    from maxminq.analysis import classic_plots as cp
 
     shown = _plot_frame(df, algos)
     cp.save_figure(cp.mc_sensitivity_figure(shown, max_steps),

@@ -176,8 +176,13 @@ def run(args: argparse.Namespace) -> int:
             p, format="png", dpi=150
         ),
     }
-    for name, write in outputs.items():
-        atomic_write(args.out / name, write)
+    from maxminq.analysis.classic_plots import naming, remove_stale
+
+    for k, (name, write) in enumerate(outputs.items()):
+        with naming(args.out / name):  # matplotlib's errors name no file
+            atomic_write(args.out / name, write)
+        if k == 0:  # the earlier run's others are of another setting now
+            remove_stale(args.out, list(outputs)[1:])
         print(args.out / name)
     from maxminq.theory import choose_n
 
