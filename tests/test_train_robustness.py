@@ -199,18 +199,19 @@ def test_sigkill_while_writing_then_resume_gives_the_uninterrupted_run(
     assert not list(out.rglob("*.tmp"))
 
 
-def test_a_full_disk_during_a_checkpoint_is_one_line_naming_it(tmp_path) -> None:
-    """A file-size limit below a checkpoint's size (a full disk) made torch.save's
-    RuntimeError ('unexpected pos') a traceback. Now one line naming checkpoint/state.pt
-    and the system's reason, exit 1, and nothing that looks like a checkpoint or a
-    finished run."""
+@pytest.mark.parametrize(("fsize", "name"), [(60_000, "checkpoint/state.pt"), (100, "config.json")])
+def test_a_full_disk_is_one_line_naming_the_file(tmp_path, fsize: int, name: str) -> None:
+    """A file-size limit (a full disk) below a checkpoint's size made torch.save's
+    RuntimeError ('unexpected pos') a traceback; below config.json's, the one line named no
+    file ('File too large'). Now one line naming the file and the system's reason, exit 1,
+    and nothing that looks like a checkpoint or a finished run."""
     out = tmp_path / "full"
-    proc = _spawn(out, fsize=60_000)  # config.json fits; a checkpoint (~300 kB) does not
+    proc = _spawn(out, fsize=fsize)  # a checkpoint is ~300 kB, config.json ~600 B
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 1, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
-    assert str(out / "checkpoint" / "state.pt") in lines[0] and "too large" in lines[0]
+    assert f"{out / name}: " in lines[0] and "too large" in lines[0], err
     assert not (out / "checkpoint" / "state.pt").exists() and not (out / "runs.csv").exists()
     assert not list(out.rglob("*.tmp"))
 

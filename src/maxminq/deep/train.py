@@ -1107,7 +1107,8 @@ def _train_in(
         _remove_stale_temporaries(out_dir)
         # The run's resolved options, there while it trains (runs.csv marks it finished).
         config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
-        atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
+        with naming(config_path):
+            atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
         if cfg.tensorboard:
             trainer.open_writer(writer_class, out_dir / "tensorboard")
         bar = tqdm(
@@ -1122,7 +1123,8 @@ def _train_in(
             trainer.train_step()
             bar.update(1)
             if trainer.step % every == 0:
-                write_progress(out_dir, trainer.step, cfg.steps)
+                with naming(out_dir / PROGRESS_FILE):
+                    write_progress(out_dir, trainer.step, cfg.steps)
             k = cfg.checkpoint_every
             if (k and trainer.step % k == 0) or trainer.step == stop_after:
                 trainer.save_checkpoint(ckpt_dir)
