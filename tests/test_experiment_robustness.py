@@ -6,10 +6,12 @@ test_cli_bad_input.py, test_toy_mdp.py, test_mountain_car.py and test_theory.py.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from maxminq.cli import main
@@ -105,3 +107,16 @@ def test_a_failed_write_leaves_no_outputs_of_the_earlier_setting(name: str, tmp_
     stale = [n for n in left if n in before and left[n] == before[n]]
     assert stale == [], f"outputs of the earlier setting left beside the new ones: {stale}"
     assert not [n for n in left if n.endswith(".tmp")]
+
+
+def test_a_noise_variance_of_minus_zero_is_written_as_zero(tmp_path: Path) -> None:
+    """'--sigma2 -0' passes the check (it equals 0) and was written as sigma2 '-0' in both
+    CSVs and settings.json: a negative variance to whoever reads them."""
+    out = tmp_path / "out"
+    argv = [*MC, "--sigma2", "-0", "--out", str(out)]
+    assert main(argv) == 0
+    for name in ("mountain_car.csv", "mountain_car_step_sizes.csv"):
+        frame = pd.read_csv(out / name, dtype={"sigma2": str})
+        assert set(frame["sigma2"]) <= {"0", "0.0"}, (name, set(frame["sigma2"]))
+    assert json.loads((out / "settings.json").read_text())["sigma2"] == [0.0]
+    assert "-0" not in (out / "settings.json").read_text()

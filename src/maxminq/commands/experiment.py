@@ -525,6 +525,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
                     "--episodes")  # fmt: skip
     sig = _floats(args.sigma2 if args.sigma2 is not None else [str(s) for s in preset["sigma2"]],
                   "--sigma2", positive=False, maximum=MAX_SIGMA2)  # fmt: skip
+    sig = [s2 + 0.0 for s2 in sig]  # -0 passes as 0; written, it read as a negative variance
     steps = args.step_sizes if args.step_sizes is not None else preset["step_sizes"]
     alphas = _floats([str(s) for s in steps], "--step-sizes", positive=True)
     algos = _algorithms(args.algorithms, MC_ALGORITHMS, MC_DEFAULT_N)
