@@ -269,3 +269,19 @@ def test_a_finished_run_is_not_shortened_from_an_older_checkpoint(tmp_path) -> N
     with pytest.raises(UsageError, match=r"^--steps: .*300"):
         run_training(TrainConfig(steps=270, checkpoint_every=0, **base), out, progress=False)
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_a_checkpoint_folder_without_a_checkpoint_holds_no_run(tmp_path, capsys) -> None:
+    """Ctrl-C or a kill during the first checkpoint's write leaves checkpoint/ without
+    state.pt (a kill: with its temporary). Ctrl-C then says --resume would start again, but
+    the same command without --resume was refused: '--out holds a run already; add --resume
+    to continue it'. Now it trains there, and leaves no temporary behind."""
+    out = tmp_path / "run"
+    (out / "checkpoint").mkdir(parents=True)
+    (out / "checkpoint" / ".state.pt.x1y2.tmp").write_bytes(b"PK\x03\x04 cut")
+    (out / "config.json").write_text("{}")
+    short = [a if a != "240" else "60" for a in ARGV]
+    assert main([*short, "--out", str(out)]) == 0, capsys.readouterr().err
+    assert "holds a run" not in capsys.readouterr().err
+    assert (out / "runs.csv").exists() and (out / "checkpoint" / "state.pt").exists()
+    assert not list(out.rglob("*.tmp"))

@@ -243,10 +243,11 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     from maxminq.deep.train import clear_run
 
     check_out_folder(out, "--out")
-    previous = (out / "runs.csv").exists() or (out / "checkpoint").exists()
+    # A checkpoint folder without state.pt (killed or interrupted during its first write)
+    # holds no run: there is nothing --resume could continue.
+    previous = (out / "runs.csv").exists() or (out / "checkpoint" / "state.pt").exists()
     if resume:
-        # A checkpoint folder without state.pt (killed during its first write) holds none.
-        if not (out / "runs.csv").exists() and not (out / "checkpoint" / "state.pt").exists():
+        if not previous:
             print(f"maxminq train: no checkpoint in {out}: starting a new run", file=sys.stderr)
         return
     if previous and not overwrite:
