@@ -7,6 +7,7 @@ test_cli_bad_input.py, test_toy_mdp.py, test_mountain_car.py and test_theory.py.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pandas as pd
 import pytest
 
 from maxminq.cli import main
+from maxminq.commands import experiment
 
 HUGE = "99999999999999999999"  # above int64
 TOY = ["experiment", "toy-mdp", "--runs", "2", "--episodes", "2", "--mu", "0.1",
@@ -120,3 +122,11 @@ def test_a_noise_variance_of_minus_zero_is_written_as_zero(tmp_path: Path) -> No
         assert set(frame["sigma2"]) <= {"0", "0.0"}, (name, set(frame["sigma2"]))
     assert json.loads((out / "settings.json").read_text())["sigma2"] == [0.0]
     assert "-0" not in (out / "settings.json").read_text()
+
+
+def test_a_worker_that_dies_is_one_error_not_a_traceback() -> None:
+    """A worker killed (the OOM killer, kill -9) raised BrokenProcessPool through the
+    command: a traceback. Now an OSError, which the command line prints as one line with
+    exit status 1 (the work failed); os._exit is a real worker dying at once."""
+    with pytest.raises(OSError, match=r"^a worker process died .*nothing was written"):
+        experiment._run_tasks(os._exit, [9, 9, 9], 2, False, "test")

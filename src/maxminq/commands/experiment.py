@@ -26,6 +26,7 @@ import signal
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, cast
 
@@ -379,7 +380,15 @@ def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, de
                 finally:
                     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
                 for fut in futures:
-                    results.append(fut.result())
+                    try:
+                        results.append(fut.result())
+                    except BrokenProcessPool:  # killed (OOM killer, kill -9): say so in one
+                        # line (an OSError: the command line's exit status 1, a failure)
+                        raise ChildProcessError(
+                            "a worker process died (killed, e.g. for want of memory) before "
+                            "its settings were done; nothing was written (fewer --workers or "
+                            "--runs need less memory)"
+                        ) from None
                     bar.update(1)
             except BaseException:
                 if pool is not None:
