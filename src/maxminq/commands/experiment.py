@@ -23,6 +23,7 @@ import math
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -321,6 +322,23 @@ def _mc_task(kwargs: dict[str, Any]) -> pd.DataFrame:
     return _slim(cast(pd.DataFrame, run_mountain_car_grid(**kwargs)), [])  # no return_weights
 
 
+def _die_with_parent() -> None:
+    """On Linux, have the kernel kill this worker when the command dies (kill -9, the OOM
+    killer): else it runs its task, minutes of a full run, on a core for nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = multiprocessing.parent_process()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no prctl: the worker ends with its task, as before
+        return
+    if parent is not None and os.getppid() != parent.pid:  # the command died before prctl
+        os._exit(1)
+
+
 def _init_worker() -> None:
     """Worker initializer. Ctrl-C is the parent's business: a worker that raised
     KeyboardInterrupt could die holding the executor's queue locks and hang the parent.
@@ -328,6 +346,7 @@ def _init_worker() -> None:
     resource tracker warns of a leak), while a worker's own lock syncs nothing across
     processes anyway (spawned workers each make their own), so a thread lock does the same."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     import tqdm as tqdm_module
 
     tqdm_module.tqdm.set_lock(threading.RLock())
@@ -482,10 +501,10 @@ def run_toy(args: argparse.Namespace) -> int:
     names = ", ".join(_algorithm_text(*a) for a in algos)
     print(f"toy MDP: {len(tasks)} settings ({names}) x {runs} runs x {episodes} episodes "
           f"simulated in {wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
+    from maxminq.analysis import classic_plots as cp  # before the clock: matplotlib's import
+
     t_csv = time.perf_counter()
     write_csv_atomic(df, out / "toy_mdp.csv")
-    from maxminq.analysis import classic_plots as cp
-
     cp.remove_stale(out, TOY_OUTPUTS)
     write_settings(out, "toy-mdp", {
         "runs": runs, "episodes": episodes, "mu": mus,
