@@ -6,6 +6,7 @@ real ``maxminq train`` subprocesses; the rest calls the command in-process."""
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import resource
@@ -13,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pandas as pd
@@ -21,6 +23,7 @@ import torch
 
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
+from maxminq.deep.policy import torch_save
 from maxminq.deep.train import read_tables, run_training
 from maxminq.errors import UsageError
 
@@ -285,3 +288,75 @@ def test_a_checkpoint_folder_without_a_checkpoint_holds_no_run(tmp_path, capsys)
     assert "holds a run" not in capsys.readouterr().err
     assert (out / "runs.csv").exists() and (out / "checkpoint" / "state.pt").exists()
     assert not list(out.rglob("*.tmp"))
+
+
+def _progress_step(out: pathlib.Path) -> int:
+    """The step ``out/progress.json`` reports (-1 while it is not there)."""
+    try:
+        return int(json.loads((out / "progress.json").read_text())["step"])
+    except (OSError, ValueError, KeyError):
+        return -1
+
+
+@pytest.mark.parametrize("moment", ["start", "mid", "end"])
+def test_ctrl_c_says_the_truth_and_resume_gives_the_uninterrupted_run(
+    finished, tmp_path, capsys, moment: str
+) -> None:
+    """SIGINT to a real run as it starts (config.json written), after a checkpoint (step
+    100 reported), and once its steps are done (the test episodes or the tables): exit 130
+    with a message that matches the disk (it promises a continuation exactly when
+    checkpoint/state.pt is there), and --resume then gives the uninterrupted run."""
+    out = tmp_path / "interrupted"
+    proc = _spawn(out)
+    ready = {
+        "start": lambda: (out / "config.json").exists(),
+        "mid": lambda: _progress_step(out) >= 100,
+        "end": lambda: _progress_step(out) == 240,
+    }[moment]
+    end = time.monotonic() + 120
+    while proc.poll() is None and not ready() and time.monotonic() < end:
+        time.sleep(0.002)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode == 130:
+        has_checkpoint = (out / "checkpoint" / "state.pt").exists()
+        assert "Traceback" not in err, err
+        if has_checkpoint:
+            assert "the same command with --resume continues from it" in err, err
+        else:
+            assert "no checkpoint was written yet (every 40 steps)" in err, err
+        assert moment != "end" or has_checkpoint  # the last checkpoint precedes the tests
+    else:  # the signal came after the run: it is finished
+        assert proc.returncode == 0 and moment == "end", err
+    assert main([*ARGV, "--out", str(out), "--resume"]) == 0
+    capsys.readouterr()
+    _same_tables(read_tables(out), finished[1])
+
+
+def test_ctrl_c_while_a_checkpoint_is_written_stays_a_ctrl_c(tmp_path) -> None:
+    """torch.save turns an exception raised in the file's write() into a RuntimeError
+    ('unexpected pos'): a Ctrl-C arriving while a checkpoint or model.pt was written (the
+    last checkpoint comes right before the test episodes) ended 'maxminq train' with a
+    traceback, exit 1, instead of exit 130 and what --resume will do. The write here goes
+    to a pipe whose reader sends SIGINT to the writing thread while it waits."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.get_ident()
+    got = []
+
+    def read() -> None:
+        with open(fifo, "rb") as f:
+            got.append(f.read(65536))
+            time.sleep(0.2)  # the writer is blocked on the full pipe by now
+            signal.pthread_kill(writer, signal.SIGINT)
+            while f.read(1 << 20):
+                pass
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            torch_save({"weights": torch.zeros(4_000_000)}, fifo)
+    finally:
+        reader.join(timeout=30)
+    assert got and len(got[0]) == 65536

@@ -74,7 +74,7 @@ def torch_save(obj: Any, path: pathlib.Path) -> None:
         writes = _KeptWriteError(f)
         try:
             torch.save(obj, cast("IO[bytes]", writes))  # it calls write() only
-        except RuntimeError:  # torch's 'unexpected pos': say the real reason (a full disk)
+        except RuntimeError:  # torch's 'unexpected pos': raise what write() raised instead
             if writes.error is not None:
                 raise writes.error from None
             raise
@@ -83,18 +83,19 @@ def torch_save(obj: Any, path: pathlib.Path) -> None:
 
 
 class _KeptWriteError:
-    """A file's ``write`` as ``torch.save`` calls it, keeping the OSError it raises:
-    ``torch.save`` turns one into a RuntimeError ('unexpected pos') that hides it."""
+    """A file's ``write`` as ``torch.save`` calls it, keeping what it raises: ``torch.save``
+    turns an exception raised there (an OSError of a full disk, the KeyboardInterrupt of a
+    Ctrl-C that arrives while it writes) into a RuntimeError ('unexpected pos')."""
 
     def __init__(self, f: Any) -> None:
         self.f = f
-        self.error: OSError | None = None
+        self.error: BaseException | None = None
 
     def write(self, data: Any) -> int:
-        """Write ``data`` to the file (an OSError is kept, then raised)."""
+        """Write ``data`` to the file (what it raises is kept, then raised)."""
         try:
             return int(self.f.write(data))
-        except OSError as err:
+        except BaseException as err:
             self.error = err
             raise
 
