@@ -185,3 +185,21 @@ def test_workers_stop_when_the_command_is_killed(tmp_path: Path) -> None:
         for w in workers:  # ours: started by this test
             if _alive(w):
                 os.kill(w, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("base", [TOY, THEORY], ids=["experiment", "theory"])
+def test_an_existing_folder_that_cannot_be_written_is_refused_before_the_work(
+    base: list[str], tmp_path: Path
+) -> None:
+    """--out was checked by creating it, so an existing folder where nothing can be written
+    (read-only, or a full disk: here RLIMIT_FSIZE 0) passed, and the work was lost when the
+    first file failed (naming a temporary file). Now refused first: one line naming --out,
+    exit 2, nothing simulated."""
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = _run_with_file_limit([*base, "--out", str(out)], 0)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"maxminq {base[0]}: error: --out: cannot write in {out} ")
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stdout == ""  # no "simulated in ..." line: refused before the work
+    assert list(out.iterdir()) == []
