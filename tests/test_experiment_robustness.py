@@ -126,12 +126,17 @@ def test_a_noise_variance_of_minus_zero_is_written_as_zero(tmp_path: Path) -> No
     assert "-0" not in (out / "settings.json").read_text()
 
 
+def _die(task: dict[str, int]) -> None:
+    """A task whose worker process dies at once (as one the OOM killer takes)."""
+    os._exit(9)
+
+
 def test_a_worker_that_dies_is_one_error_not_a_traceback() -> None:
     """A worker killed (the OOM killer, kill -9) raised BrokenProcessPool through the
     command: a traceback. Now an OSError, which the command line prints as one line with
-    exit status 1 (the work failed); os._exit is a real worker dying at once."""
+    exit status 1 (the work failed)."""
     with pytest.raises(OSError, match=r"^a worker process died .*nothing was written"):
-        experiment._run_tasks(os._exit, [9, 9, 9], 2, False, "test")
+        experiment._run_tasks(_die, [{"runs": 1}] * 3, 2, False, "test")
 
 
 def _workers_of(pid: int) -> list[int]:
@@ -203,3 +208,13 @@ def test_an_existing_folder_that_cannot_be_written_is_refused_before_the_work(
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert proc.stdout == ""  # no "simulated in ..." line: refused before the work
     assert list(out.iterdir()) == []
+
+
+def test_the_progress_bar_counts_runs_not_tasks_as_settings(tmp_path: Path, capsys) -> None:
+    """450 runs of one Mountain Car setting are three tasks (at most 200 runs each); the bar
+    showed '3/3 setting'. It counts runs now."""
+    argv = [*MC, "--runs", "450", "--max-steps", "5", "--out", str(tmp_path / "out")]
+    argv.remove("--no-progress")
+    assert main(argv) == 0
+    bar = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert "450/450" in bar and "run/s" in bar, bar

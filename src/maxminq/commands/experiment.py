@@ -394,13 +394,15 @@ def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, de
     On Ctrl-C (or any error) the workers are terminated before the exception propagates,
     so the command exits within about a second instead of after the running tasks.
     """
-    bar = tqdm(total=len(tasks), desc=desc, unit="setting", disable=not progress)
+    # Counted in runs: a Mountain Car setting of more than 200 runs is several tasks, and a
+    # bar counting tasks as "settings" showed 3/3 settings for one.
+    bar = tqdm(total=sum(t["runs"] for t in tasks), desc=desc, unit="run", disable=not progress)
     results: list[pd.DataFrame] = []
     try:
         if workers == 1 or len(tasks) == 1:
             for task in tasks:
                 results.append(fn(task))
-                bar.update(1)
+                bar.update(task["runs"])
         else:
             ctx = multiprocessing.get_context("spawn")
             pool: ProcessPoolExecutor | None = None
@@ -416,7 +418,7 @@ def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, de
                     futures = [pool.submit(fn, task) for task in tasks]
                 finally:
                     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-                for fut in futures:
+                for task, fut in zip(tasks, futures, strict=True):
                     try:
                         results.append(fut.result())
                     except BrokenProcessPool:  # killed (OOM killer, kill -9): say so in one
@@ -426,7 +428,7 @@ def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, de
                             "its settings were done; nothing was written (fewer --workers or "
                             "--runs need less memory)"
                         ) from None
-                    bar.update(1)
+                    bar.update(task["runs"])
             except BaseException:
                 if pool is not None:
                     _stop_pool(pool, futures)
