@@ -156,18 +156,25 @@ def test_a_damaged_config_json_of_a_finished_run_is_one_line(finished, tmp_path,
         assert (out / "runs.csv").exists() and (out / "model.pt").exists()
 
 
-@pytest.mark.parametrize("damage", ["truncated", "not_a_model", "garbage"])
+@pytest.mark.parametrize("damage", ["truncated", "not_a_model", "garbage", "flipped"])
 def test_evaluate_a_damaged_model_is_one_line_exit_2(finished, tmp_path, capsys, damage):
     """model.pt cut short, a torch file that is no model of maxminq's, or bytes that are no
-    torch file were tracebacks in ``maxminq evaluate``. Now one line naming model.pt."""
+    torch file were tracebacks in ``maxminq evaluate``; a byte flipped inside its weights
+    played (and printed the returns of) other networks. Now one line naming model.pt."""
     out = _copy(finished[0], tmp_path)
     model = out / "model.pt"
     if damage == "truncated":
         os.truncate(model, model.stat().st_size - 100)
     elif damage == "not_a_model":
         torch.save({"format": 1, "config": "{}"}, model)
-    else:
+    elif damage == "garbage":
         model.write_bytes(b"not a torch archive\n" * 50)
+    else:  # one byte inside the networks' weights (torch.load checks no checksum)
+        data = bytearray(model.read_bytes())
+        weights = torch.load(model, weights_only=True)["online"].numpy().tobytes()
+        at = data.find(weights[:64]) + len(weights) // 2
+        data[at] ^= 0x40
+        model.write_bytes(bytes(data))
     assert main(["evaluate", str(out), "--episodes", "1", "--no-progress"]) == 2
     _one_line_error(capsys, "RUN_DIR", str(model))
 

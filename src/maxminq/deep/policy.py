@@ -18,6 +18,7 @@ for Ensemble DQN)::
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import pathlib
 import pickle
@@ -52,16 +53,26 @@ def save_model(
     status: list[str],
 ) -> None:
     """Write the online networks and the resolved options to ``path``, atomically."""
-    state = {
+    key, weights = config.result_key(), online.flat.clone()
+    state: dict[str, Any] = {
         "format": _FORMAT,
-        "config": config.result_key(),
+        "config": key,
         "obs_shape": list(obs_shape),
         "n_actions": online.n_actions,
         "status": list(status),
-        "online": online.flat.clone(),
+        "online": weights,
+        "sha256": _digest(key, weights),
     }
     with naming(path):
         atomic_write(path, lambda tmp: torch_save(state, tmp))
+
+
+def _digest(config: str, online: torch.Tensor) -> str:
+    """SHA-256 of a model's options and networks: torch.load checks no checksum, so bytes
+    damaged inside the networks would load as other (wrong) weights."""
+    h = hashlib.sha256(config.encode())
+    h.update(online.detach().contiguous().numpy().tobytes())
+    return h.hexdigest()
 
 
 def torch_save(obj: Any, path: pathlib.Path) -> None:
@@ -212,6 +223,9 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
             raise TypeError(f"it holds a {type(state).__name__}, not a model")
         if state.get("format") != _FORMAT:
             raise UsageError(f"RUN_DIR: {path} has an unknown format {state.get('format')!r}")
+        # Models written before the checksum existed have none (the published runs' too).
+        if "sha256" in state and state["sha256"] != _digest(state["config"], state["online"]):
+            raise ValueError("its contents do not match their checksum")
         return TrainedAgent(state)
     except UsageError:
         raise
