@@ -24,7 +24,7 @@ import torch
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.policy import torch_save
-from maxminq.deep.train import read_tables, run_training
+from maxminq.deep.train import clear_run, read_tables, run_training
 from maxminq.errors import UsageError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -367,3 +367,16 @@ def test_ctrl_c_while_a_checkpoint_is_written_stays_a_ctrl_c(tmp_path) -> None:
     finally:
         reader.join(timeout=30)
     assert got and len(got[0]) == 65536
+
+
+def test_a_clear_cut_short_leaves_no_finished_run_with_a_table_missing(finished, tmp_path):
+    """--overwrite deletes the run's files (clear_run) in turn, runs.csv after the other
+    tables: cut short after episodes.csv (a kill; here a deletion that fails), the folder
+    still looked finished, with a table missing. Now runs.csv goes first."""
+    out = _copy(finished[0], tmp_path)
+    (out / "episodes.csv").unlink()
+    (out / "episodes.csv").mkdir()  # cannot be unlinked: the clear stops there
+    (out / "episodes.csv" / "keep").write_text("x")
+    with pytest.raises(OSError):
+        clear_run(out)
+    assert not (out / "runs.csv").exists()

@@ -993,7 +993,9 @@ def clear_run(out_dir: pathlib.Path) -> None:
     left beside a new run's; other files stay. What ``run_training(..., overwrite=True)``
     does under the folder's lock (``folder_lock``: never while another run trains there)."""
     out_dir = pathlib.Path(out_dir)
-    for name in RUN_FILES:
+    # runs.csv first: it marks a finished run, which a clear cut short must not leave
+    # beside a missing table.
+    for name in sorted(RUN_FILES, key=lambda n: n != "runs.csv"):
         (out_dir / name).unlink(missing_ok=True)
     for name in ("checkpoint", "tensorboard"):
         shutil.rmtree(out_dir / name, ignore_errors=True)
