@@ -1,7 +1,9 @@
 """Adversarial checks of ``maxminq experiment toy-mdp``, ``experiment mountain-car`` and
-``maxminq theory``: absurd option values end in one line and exit status 2 before any work,
-a failed write (a full disk) names the file and leaves no outputs of another setting beside
-the new ones. (Ordinary bad input, Ctrl-C and the batch independence of runs are tested in
+``maxminq theory``: absurd option values and an --out folder that cannot be written end in one
+line and exit status 2 before any work; a failed write (a full disk) names the file and leaves
+no outputs of another setting beside the new ones; a dying worker is one line, a killed
+command takes its workers with it; the progress bar counts runs, and no variance reads
+'-0'. (Ordinary bad input, Ctrl-C and the batch independence of runs are tested in
 test_cli_bad_input.py, test_toy_mdp.py, test_mountain_car.py and test_theory.py.)"""
 
 from __future__ import annotations
