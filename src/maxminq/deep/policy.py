@@ -1,7 +1,8 @@
 """Trained agents as policies: the final networks of a ``maxminq train`` run, loaded back.
 
 ``run_training`` writes ``OUT/model.pt`` when it finishes: the online networks of every
-seed (what the agents act with) and the run's resolved options, read back with
+seed (what the agents act with), the run's resolved options and a SHA-256 of both (checked
+on loading, when there: torch checks none), read back with
 ``torch.load(weights_only=True)``. ``load_agent(OUT)`` returns a ``TrainedAgent`` that
 gives each seed's action values and eps-greedy actions for new observations, with the same
 combined values as the behaviour policy (min over the N nets for Maxmin DQN, their mean
