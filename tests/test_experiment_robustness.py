@@ -220,3 +220,15 @@ def test_the_progress_bar_counts_runs_not_tasks_as_settings(tmp_path: Path, caps
     assert main(argv) == 0
     bar = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
     assert "450/450" in bar and "run/s" in bar, bar
+
+
+def test_a_gamma_so_small_that_left_is_worth_zero_is_refused(capsys) -> None:
+    """gamma = 5e-324 passes 'gamma > 0', but gamma * mu underflows to 0: Left and Right tie
+    as with gamma = 0, and the distance would be measured against Left. One line, exit 2."""
+    from maxminq.cli import main
+
+    argv = ["experiment", "toy-mdp", "--runs", "1", "--episodes", "2", "--algorithms",
+            "q_learning", "--mu", "0.1", "--no-progress"]  # fmt: skip
+    assert main([*argv, "--gamma", "5e-324"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("maxminq experiment: error: --gamma: gamma * mu")

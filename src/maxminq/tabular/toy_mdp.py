@@ -296,6 +296,11 @@ def _validate(mu: Any, runs: Any, episodes: Any, params: dict[str, Any]) -> dict
             "--gamma: the toy MDP needs gamma > 0 (with gamma = 0 Left and Right are both "
             "worth 0, so there is no optimal policy to measure the distance to)"
         )
+    if p["gamma"] * mu == 0:  # a tiny gamma: Left's worth underflows to 0, the same tie
+        raise UsageError(
+            f"--gamma: gamma * mu = {p['gamma']!r} * {mu!r} is 0 in floating point, so Left and "
+            "Right tie and there is no optimal policy; use a larger gamma"
+        )
     p["step_size"] = check_real(p["step_size"], "--step-size", 0.0, strict=True)
     p["init_std"] = check_real(p["init_std"], "--init-std", 0.0)
     return p
