@@ -18,10 +18,9 @@ atomically. Colours and labels come from ``maxminq.analysis.style``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from matplotlib.ticker import (  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
+from maxminq.errors import naming  # noqa: E402
 from maxminq.experiments.store import atomic_write  # noqa: E402
 
 __all__ = [
@@ -368,19 +368,6 @@ def _per_text(df: pd.DataFrame) -> str:
     if "step_size_per" not in df or df.empty:
         return ""
     return f", step sizes per {', '.join(str(v) for v in pd.unique(df.step_size_per))}"
-
-
-@contextlib.contextmanager
-def naming(path: str | os.PathLike[str]) -> Iterator[None]:
-    """Within, an OSError that names no file (a full disk while matplotlib or pyarrow writes:
-    just 'File too large') is raised again naming ``path``, so that the command's one-line
-    error says which output failed."""
-    try:
-        yield
-    except OSError as err:
-        if err.filename is None and err.filename2 is None:
-            raise OSError(err.errno, err.strerror or str(err), str(path)) from err
-        raise
 
 
 def remove_stale(folder: Path, names: Iterable[str]) -> None:

@@ -447,7 +447,7 @@ def write_settings(out: Path, experiment: str, settings: dict[str, Any]) -> None
     """``settings.json`` beside the CSV: every resolved setting of the command (the CSV's
     columns name only what varies between its rows), the maxminq version, atomically."""
     import maxminq
-    from maxminq.analysis.classic_plots import naming
+    from maxminq.errors import naming
     from maxminq.experiments.store import atomic_write
 
     text = json.dumps(
@@ -463,7 +463,7 @@ def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
     Uses pyarrow's CSV writer when it is installed (about 8x faster than pandas on the
     tens of millions of rows of a full-scale run), pandas otherwise.
     """
-    from maxminq.analysis.classic_plots import naming
+    from maxminq.errors import naming
     from maxminq.experiments.store import atomic_write
 
     def write(tmp: Path) -> None:

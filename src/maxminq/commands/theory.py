@@ -177,7 +177,8 @@ def run(args: argparse.Namespace) -> int:
             p, format="png", dpi=150
         ),
     }
-    from maxminq.analysis.classic_plots import naming, remove_stale
+    from maxminq.analysis.classic_plots import remove_stale
+    from maxminq.errors import naming
 
     for k, (name, write) in enumerate(outputs.items()):
         with naming(args.out / name):  # matplotlib's errors name no file

@@ -18,12 +18,10 @@ for Ensemble DQN)::
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import pathlib
 import pickle
-from collections.abc import Iterator
 from typing import IO, Any, cast
 
 import numpy as np
@@ -34,7 +32,7 @@ from tqdm import tqdm
 from maxminq.deep.agents import behaviour_values
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import StackedNet, build_net
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, naming
 from maxminq.experiments.store import atomic_write
 
 __all__ = ["MODEL_FILE", "TrainedAgent", "evaluate_agent", "load_agent", "save_model"]
@@ -114,18 +112,6 @@ class _KeptWriteError:
     def flush(self) -> None:
         """Flush the file."""
         self.f.flush()
-
-
-@contextlib.contextmanager
-def naming(path: pathlib.Path) -> Iterator[None]:
-    """Give an OSError raised inside (a full disk while ``path`` is written through a
-    temporary file) the file name ``path`` when it has none, so the error names it."""
-    try:
-        yield
-    except OSError as err:
-        if err.filename is None and err.filename2 is None:
-            raise OSError(err.errno, err.strerror or str(err), str(path)) from None
-        raise
 
 
 class TrainedAgent:

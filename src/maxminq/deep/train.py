@@ -68,9 +68,9 @@ from tqdm import tqdm
 from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
 from maxminq.deep.config import BIAS_TAIL, EnvIdWarning, TrainConfig, env_id_elsewhere
-from maxminq.deep.policy import MODEL_FILE, naming, save_model, torch_save
+from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
 from maxminq.deep.replay import ReplayBuffers
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, naming
 from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
