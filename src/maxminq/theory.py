@@ -565,8 +565,8 @@ def operator_expected_bias(
     q_max = (m_b - 1.0) / (m_b + 1.0)  # E[max of M U(-1, 1)]
     if name == "q_learning":
         unit = q_max
-    elif name == "maxmin":
-        unit = 1.0 - 2.0 * _t_mn(m_b, n_b)
+    elif name == "maxmin":  # Theorem 1 (i)
+        unit = np.asarray(expected_bias(*np.broadcast_arrays(m, n)))
     elif name == "double_q":
         unit = np.zeros_like(q_max)
     elif name == "historical_best":
