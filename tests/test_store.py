@@ -421,3 +421,24 @@ def test_a_damaged_or_foreign_store_is_one_line_for_status(tmp_path, capsys, con
     assert main(["status", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(path) in err
+
+
+def test_atomic_write_names_the_target_in_an_os_error_that_names_no_file(tmp_path):
+    """matplotlib, pyarrow and torch.save raise 'File too large' with no file name on a full
+    disk; the error must name the output, and leave neither it nor a temporary file."""
+    import errno
+
+    def full_disk(tmp):
+        raise OSError(errno.EFBIG, "File too large")
+
+    def named(tmp):
+        raise OSError(errno.EACCES, "Permission denied", str(tmp_path / "elsewhere"))
+
+    target = tmp_path / "fig.png"
+    with pytest.raises(OSError) as info:
+        atomic_write(target, full_disk)
+    assert info.value.filename == str(target) and info.value.errno == errno.EFBIG
+    with pytest.raises(OSError) as info:  # an error that names its own file keeps it
+        atomic_write(target, named)
+    assert info.value.filename == str(tmp_path / "elsewhere")
+    assert list(tmp_path.iterdir()) == []

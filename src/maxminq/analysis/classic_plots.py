@@ -40,7 +40,6 @@ from matplotlib.ticker import (  # noqa: E402
 
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
-from maxminq.errors import naming  # noqa: E402
 from maxminq.experiments.store import atomic_write  # noqa: E402
 
 __all__ = [
@@ -375,16 +374,14 @@ def remove_stale(folder: Path, names: Iterable[str]) -> None:
     first new output is in place: a failure (full disk, Ctrl-C) while the rest is written
     must not leave figures and tables of another setting beside the new ones."""
     for name in names:
-        with naming(folder / name):
-            (folder / name).unlink(missing_ok=True)
+        (folder / name).unlink(missing_ok=True)
 
 
 def save_figure(fig: Figure, path: str | os.PathLike[str], dpi: int = 130) -> Path:
     """Write ``fig`` to ``path`` atomically (temporary file in the same folder, then rename)."""
     path = Path(path)
     try:
-        with naming(path):
-            atomic_write(path, partial(fig.savefig, format=path.suffix[1:], dpi=dpi))
+        atomic_write(path, partial(fig.savefig, format=path.suffix[1:], dpi=dpi))
     finally:
         plt.close(fig)
     return path

@@ -447,14 +447,12 @@ def write_settings(out: Path, experiment: str, settings: dict[str, Any]) -> None
     """``settings.json`` beside the CSV: every resolved setting of the command (the CSV's
     columns name only what varies between its rows), the maxminq version, atomically."""
     import maxminq
-    from maxminq.errors import naming
     from maxminq.experiments.store import atomic_write
 
     text = json.dumps(
         {"experiment": experiment, "maxminq": maxminq.__version__, **settings}, indent=2
     )
-    with naming(out / "settings.json"):
-        atomic_write(out / "settings.json", lambda tmp: tmp.write_text(text + "\n"))
+    atomic_write(out / "settings.json", lambda tmp: tmp.write_text(text + "\n"))
 
 
 def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
@@ -463,7 +461,6 @@ def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
     Uses pyarrow's CSV writer when it is installed (about 8x faster than pandas on the
     tens of millions of rows of a full-scale run), pandas otherwise.
     """
-    from maxminq.errors import naming
     from maxminq.experiments.store import atomic_write
 
     def write(tmp: Path) -> None:
@@ -475,8 +472,7 @@ def write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
         except ImportError:
             df.to_csv(tmp, index=False)
 
-    with naming(path):  # pyarrow's errors name no file
-        atomic_write(path, write)
+    atomic_write(path, write)
 
 
 def run_toy(args: argparse.Namespace) -> int:

@@ -178,11 +178,9 @@ def run(args: argparse.Namespace) -> int:
         ),
     }
     from maxminq.analysis.classic_plots import remove_stale
-    from maxminq.errors import naming
 
     for k, (name, write) in enumerate(outputs.items()):
-        with naming(args.out / name):  # matplotlib's errors name no file
-            atomic_write(args.out / name, write)
+        atomic_write(args.out / name, write)
         if k == 0:  # the earlier run's others are of another setting now
             remove_stale(args.out, list(outputs)[1:])
         print(args.out / name)

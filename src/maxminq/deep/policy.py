@@ -32,7 +32,7 @@ from tqdm import tqdm
 from maxminq.deep.agents import behaviour_values
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import StackedNet, build_net
-from maxminq.errors import UsageError, naming
+from maxminq.errors import UsageError
 from maxminq.experiments.store import atomic_write
 
 __all__ = ["MODEL_FILE", "TrainedAgent", "evaluate_agent", "load_agent", "save_model"]
@@ -62,8 +62,7 @@ def save_model(
         "online": weights,
         "sha256": _digest(key, weights),
     }
-    with naming(path):
-        atomic_write(path, lambda tmp: torch_save(state, tmp))
+    atomic_write(path, lambda tmp: torch_save(state, tmp))
 
 
 def _digest(config: str, online: torch.Tensor) -> str:

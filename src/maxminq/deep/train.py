@@ -70,7 +70,7 @@ from maxminq.deep.agents import Learner
 from maxminq.deep.config import BIAS_TAIL, EnvIdWarning, TrainConfig, env_id_elsewhere
 from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
 from maxminq.deep.replay import ReplayBuffers
-from maxminq.errors import UsageError, naming
+from maxminq.errors import UsageError
 from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
@@ -807,8 +807,7 @@ class Trainer:
     def save_checkpoint(self, folder: pathlib.Path) -> None:
         """Write ``folder/state.pt`` atomically (temp file + ``os.replace``)."""
         folder.mkdir(parents=True, exist_ok=True)
-        with naming(folder / _CKPT):
-            atomic_write(folder / _CKPT, lambda tmp: torch_save(self.state_dict(), tmp))
+        atomic_write(folder / _CKPT, lambda tmp: torch_save(self.state_dict(), tmp))
 
     def close(self) -> None:
         """Close environments and the TensorBoard writer."""
@@ -1109,8 +1108,7 @@ def _train_in(
         _remove_stale_temporaries(out_dir)
         # The run's resolved options, there while it trains (runs.csv marks it finished).
         config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
-        with naming(config_path):
-            atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
+        atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
         if cfg.tensorboard:
             trainer.open_writer(writer_class, out_dir / "tensorboard")
         bar = tqdm(
@@ -1125,8 +1123,7 @@ def _train_in(
             trainer.train_step()
             bar.update(1)
             if trainer.step % every == 0:
-                with naming(out_dir / PROGRESS_FILE):
-                    write_progress(out_dir, trainer.step, cfg.steps)
+                write_progress(out_dir, trainer.step, cfg.steps)
             k = cfg.checkpoint_every
             if (k and trainer.step % k == 0) or trainer.step == stop_after:
                 trainer.save_checkpoint(ckpt_dir)
@@ -1147,7 +1144,6 @@ def _train_in(
     # runs.csv last: it marks completion, so the tables before it are on disk first (synced).
     for name in sorted(tables, key=lambda k: k == "runs"):
         data = tables[name].to_csv(index=False, lineterminator="\n").encode()
-        with naming(out_dir / f"{name}.csv"):
-            atomic_write_bytes(out_dir / f"{name}.csv", data)
+        atomic_write_bytes(out_dir / f"{name}.csv", data)
     (out_dir / PROGRESS_FILE).unlink(missing_ok=True)
     return tables

@@ -162,6 +162,9 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     The one atomic-write mechanism of the package (results, report, figures, theory files):
     an error or a crash leaves ``path`` as it was, and no temporary file is left behind on
     an error. The file is made readable by all (0644): results are meant to be shared.
+    An OSError that names no file or the temporary one (a full disk under matplotlib,
+    pyarrow or ``torch.save`` says just 'File too large') is raised again naming ``path``,
+    so that a command's one-line error says which output failed.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -172,6 +175,10 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
         write(tmp)
         os.chmod(tmp, 0o644)  # mkstemp makes 0600
         os.replace(tmp, path)
+    except OSError as err:
+        if err.filename2 is None and err.filename in (None, name):
+            raise OSError(err.errno, err.strerror or str(err), str(path)) from err
+        raise
     finally:
         tmp.unlink(missing_ok=True)
 
