@@ -194,7 +194,15 @@ def test_workers_stop_when_the_command_is_killed(tmp_path: Path) -> None:
                 os.kill(w, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("base", [TOY, THEORY], ids=["experiment", "theory"])
+TRAIN = ["train", "--env", "CartPole-v1", "--agent", "dqn", "--steps", "50", "--no-progress"]
+SWEEP = ["sweep", str(Path(__file__).resolve().parents[1] / "configs" / "toy_mdp.yaml"),
+         "--no-progress"]  # fmt: skip
+
+
+# The probe lives in cli.check_out_folder, so every command with an --out folder has it.
+@pytest.mark.parametrize(
+    "base", [TOY, THEORY, TRAIN, SWEEP], ids=["experiment", "theory", "train", "sweep"]
+)
 def test_an_existing_folder_that_cannot_be_written_is_refused_before_the_work(
     base: list[str], tmp_path: Path
 ) -> None:

@@ -94,7 +94,11 @@ def check_out_folder(path: Path, option: str) -> Path:
     """Check, as the last step before any work, that the output folder ``path`` can be
     created (or is one): a path under a file, or where one cannot write, is a one-line
     UsageError now rather than a traceback once the work is done. Folders made for the test
-    are removed again, so a run stopped before it writes leaves nothing. Returns ``path``."""
+    are removed again, so a run stopped before it writes leaves nothing. In a folder that
+    exists a byte is written and removed: one that cannot take a file (read-only, a full
+    disk) would otherwise fail only once the work is done. Returns ``path``."""
+    import tempfile
+
     if path.exists() and not path.is_dir():
         raise UsageError(f"{option}: {path} exists and is not a folder")
     new = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
@@ -104,6 +108,13 @@ def check_out_folder(path: Path, option: str) -> Path:
             folder.rmdir()
     except OSError as err:
         raise UsageError(f"{option}: cannot create the folder {path} ({err.strerror})") from None
+    if path.is_dir():
+        try:
+            with tempfile.TemporaryFile(dir=path, prefix=".maxminq-write-check.") as probe:
+                probe.write(b"x")
+                probe.flush()
+        except OSError as err:
+            raise UsageError(f"{option}: cannot write in {path} ({err.strerror})") from None
     return path
 
 

@@ -270,29 +270,12 @@ def _plot_frame(df: pd.DataFrame, algos: list[tuple[str, int, dict[str, float]]]
     return df.assign(op_kwargs=pd.Categorical.from_codes(codes, categories=texts))  # type: ignore[call-overload]
 
 
-def check_writable(path: Path, option: str) -> Path:
-    """If the folder ``path`` exists, write and remove a byte there now: a folder that
-    exists but cannot take a file (read-only, a full disk) otherwise passed
-    ``check_out_folder`` (which creates only missing folders) and failed once the work was
-    done. Raises a one-line UsageError naming ``option``; returns ``path``."""
-    import tempfile
-
-    if path.is_dir():
-        try:
-            with tempfile.TemporaryFile(dir=path, prefix=".maxminq-write-check.") as probe:
-                probe.write(b"x")
-                probe.flush()
-        except OSError as err:
-            raise UsageError(f"{option}: cannot write in {path} ({err.strerror})") from None
-    return path
-
-
 def _out_dir(value: str | None, name: str) -> Path:
     """The output folder, checked now: the last check before the work starts."""
     from maxminq.cli import check_out_folder
 
     out = Path(value) if value is not None else Path("results") / name
-    return check_writable(check_out_folder(out, "--out"), "--out")
+    return check_out_folder(out, "--out")
 
 
 def _common(args: argparse.Namespace) -> dict[str, Any]:

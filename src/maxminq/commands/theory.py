@@ -103,9 +103,8 @@ def _validate(args: argparse.Namespace) -> list[int]:
         raise UsageError(f"--seed: expected a non-negative integer, got {args.seed}")
     mc_m = _mc_m(args.mc_m, args.m_max)
     from maxminq.cli import check_out_folder
-    from maxminq.commands.experiment import check_writable
 
-    check_writable(check_out_folder(args.out, "--out"), "--out")
+    check_out_folder(args.out, "--out")
     return mc_m
 
 
