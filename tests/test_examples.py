@@ -20,9 +20,9 @@ from scipy.special import gamma as gamma_fn
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-def run_example(name: str, out: Path, *args: str) -> str:
-    """Run ``examples/<name> --quick --out out``; return its stdout (exit status 0 asserted)."""
-    proc = subprocess.run(
+def example_process(name: str, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``examples/<name> --quick --out out`` as a user does; whatever its exit status."""
+    return subprocess.run(
         [sys.executable, str(EXAMPLES / name), "--quick", "--out", str(out), *args],
         capture_output=True,
         text=True,
@@ -30,6 +30,11 @@ def run_example(name: str, out: Path, *args: str) -> str:
         cwd=out.parent,  # nothing lands in the repository, whatever the script writes
         env={**os.environ, "MPLBACKEND": "Agg"},
     )
+
+
+def run_example(name: str, out: Path, *args: str) -> str:
+    """Run ``examples/<name> --quick --out out``; return its stdout (exit status 0 asserted)."""
+    proc = example_process(name, out, *args)
     assert proc.returncode == 0, f"{name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout
 
@@ -112,9 +117,7 @@ def test_own_env_maxmin_vs_dqn(tmp_path: Path) -> None:
 
     # Run again with another N into the same --out: refused in one line, naming the remedy;
     # with --overwrite the runs are replaced (DQN's too: --overwrite replaces each run).
-    again = [sys.executable, str(EXAMPLES / "own_env_maxmin_vs_dqn.py"), "--quick"]
-    again += ["--out", str(out), "--n", "2"]
-    refused = subprocess.run(again, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    refused = example_process("own_env_maxmin_vs_dqn.py", out, "--n", "2")
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.count("\n") == 1 and "overwrite=True" in refused.stderr
     assert pd.read_csv(out / "comparison.csv").n.tolist() == [4, 1]  # untouched
