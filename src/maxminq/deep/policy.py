@@ -40,8 +40,19 @@ __all__ = ["MODEL_FILE", "TrainedAgent", "evaluate_agent", "load_agent", "save_m
 MODEL_FILE = "model.pt"
 _FORMAT = 1
 # What reading a damaged or foreign model.pt raises (UsageError, a ValueError, passes as is).
-_DAMAGED: tuple[type[Exception], ...] = (RuntimeError, EOFError, OSError, KeyError)
-_DAMAGED += (pickle.UnpicklingError, TypeError, ValueError, AttributeError, IndexError)
+# What restoring a saved state of another layout raises (a key missing, a tensor of another
+# shape), and what reading a damaged or foreign torch file raises besides (model.pt here,
+# checkpoint/state.pt in deep.train). UsageError, a ValueError, is re-raised as it is.
+RESTORE_ERRORS: tuple[type[Exception], ...] = (KeyError, IndexError, TypeError, ValueError)
+RESTORE_ERRORS += (RuntimeError, AttributeError)
+DAMAGED_FILE_ERRORS: tuple[type[Exception], ...] = (*RESTORE_ERRORS, EOFError, OSError)
+DAMAGED_FILE_ERRORS += (pickle.UnpicklingError,)
+
+
+def describe_error(err: BaseException) -> str:
+    """``Type: message`` of ``err`` on one line, at most 200 characters (for a one-line
+    error that says why a file could not be read)."""
+    return " ".join(f"{type(err).__name__}: {err}".split())[:200]
 
 
 def save_model(
@@ -215,8 +226,8 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
         return TrainedAgent(state)
     except UsageError:
         raise
-    except _DAMAGED as err:  # cut short, not a torch file, or not maxminq's model
-        why = " ".join(f"{type(err).__name__}: {err}".split())[:200]
+    except DAMAGED_FILE_ERRORS as err:  # cut short, not a torch file, or not maxminq's model
+        why = describe_error(err)
         raise UsageError(f"RUN_DIR: {path} is damaged or not a maxminq model ({why})") from None
 
 

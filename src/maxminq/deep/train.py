@@ -51,7 +51,6 @@ import json
 import math
 import os
 import pathlib
-import pickle
 import shutil
 import threading
 import time
@@ -68,7 +67,14 @@ from tqdm import tqdm
 from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
 from maxminq.deep.config import BIAS_TAIL, EnvIdWarning, TrainConfig, env_id_elsewhere
-from maxminq.deep.policy import MODEL_FILE, save_model, torch_save
+from maxminq.deep.policy import (
+    DAMAGED_FILE_ERRORS,
+    MODEL_FILE,
+    RESTORE_ERRORS,
+    describe_error,
+    save_model,
+    torch_save,
+)
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.errors import UsageError
 from maxminq.experiments.store import (
@@ -888,18 +894,9 @@ def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) 
         raise UsageError(f"--steps: the run in --out is at step {step}; give at least that")
 
 
-# What restoring a checkpoint of another layout raises (a key missing, a tensor of another
-# shape), and what reading a damaged or foreign torch file raises besides (UsageError, a
-# ValueError, is re-raised as it is: it already names the option).
-_RESTORE_ERRORS: tuple[type[Exception], ...] = (KeyError, IndexError, TypeError, ValueError)
-_RESTORE_ERRORS += (RuntimeError, AttributeError)
-_DAMAGED: tuple[type[Exception], ...] = (*_RESTORE_ERRORS, EOFError, OSError)
-_DAMAGED += (pickle.UnpicklingError,)
-
-
 def _damaged_checkpoint(path: pathlib.Path, err: BaseException) -> UsageError:
     """The one-line error for a checkpoint that cannot be read or restored."""
-    why = " ".join(f"{type(err).__name__}: {err}".split())[:200]
+    why = describe_error(err)
     return UsageError(
         f"--resume: {path} is damaged or not a checkpoint of this version of maxminq ({why}); "
         "--overwrite starts the run again"
@@ -917,7 +914,7 @@ def _read_checkpoint(path: pathlib.Path) -> tuple[dict[str, Any], dict[str, Any]
             raise TypeError("its options are not a run's")
     except UsageError:
         raise
-    except _DAMAGED as err:
+    except DAMAGED_FILE_ERRORS as err:
         raise _damaged_checkpoint(path, err) from None
     return state, saved
 
@@ -1097,7 +1094,7 @@ def _train_in(
                 trainer.load_state_dict(state)
             except UsageError:
                 raise
-            except _RESTORE_ERRORS as err:  # a key missing, a tensor of another shape, ...
+            except RESTORE_ERRORS as err:  # a key missing, a tensor of another shape, ...
                 raise _damaged_checkpoint(ckpt_dir / _CKPT, err) from None
         # Only now that the run can start: a finished run is replaced or extended (its
         # figure too: it would show the old run beside the new tables).
