@@ -236,8 +236,11 @@ def test_run_training_overwrite_replaces_a_run_with_other_options(tmp_path) -> N
     assert not (out / "checkpoint").exists() and not (out / "curves.png").exists()
     assert (out / "notes.txt").read_text() == "mine"
     assert int(tables["metrics"]["step"].max()) == 300
-    # Read back as a finished run of these options (resume, the default), not retrained.
+    # Read back as a finished run of these options (resume, the default), not retrained: a
+    # retrained run would give equal tables, but write them anew (new files, new inodes).
+    files = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in out.glob("*.csv")}
     assert run_training(new, out, progress=False)["runs"].equals(tables["runs"])
+    assert {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in out.glob("*.csv")} == files
 
 
 def test_run_training_overwrite_refuses_a_folder_another_run_trains_in(tmp_path) -> None:
