@@ -77,6 +77,16 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"{option}: {path} is a folder; give a file name")
         if path is not None:  # a file in its folder's place, not after the episodes
             check_out_folder(path.parent, option)
+    if args.csv is not None:
+        from maxminq.deep.train import TABLE_COLUMNS
+
+        # RUN_DIR/tests.csv would replace the run's own test episodes (what compare scores)
+        target = args.csv.resolve()
+        if target.parent == args.run.resolve() and target.stem in TABLE_COLUMNS:
+            raise UsageError(
+                f"--csv: {args.csv} is the {target.stem} table of the RUN_DIR {args.run}; "
+                "give another file name"
+            )
 
 
 def run(args: argparse.Namespace) -> int:
