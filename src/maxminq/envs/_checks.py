@@ -72,3 +72,27 @@ def check_cap(max_episode_steps: Any) -> int | None:
             f"got {max_episode_steps!r}"
         )
     return int(max_episode_steps)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``value`` as a bool if it is one (Python or NumPy bool).
+
+    Raises:
+        ValueError: naming ``name`` otherwise: a JSON string such as ``"false"`` is truthy
+            and would silently mean True.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """``seed`` as an int if it is a non-negative integer (Python or NumPy, not bool).
+
+    Raises:
+        ValueError: naming ``name`` otherwise (a float such as 1.5 would be truncated
+            silently; Gymnasium refuses negative seeds with a less direct error).
+    """
+    if _is_int(seed) and seed >= 0:
+        return int(seed)
+    raise ValueError(f"{name} must be a non-negative integer, got {seed!r}")

@@ -20,7 +20,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from maxminq._jit import njit
-from maxminq.envs._checks import check_action, check_actions, check_cap
+from maxminq.envs._checks import check_action, check_actions, check_bool, check_cap, check_seed
 from maxminq.envs._rng import state_from_generator
 
 
@@ -147,6 +147,13 @@ class GameCore(ABC):
         return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
 
+def _check_render_mode(render_mode: Any) -> None:
+    """ValueError unless ``render_mode`` is None or ``"rgb_array"`` (the only mode drawn here;
+    ``gym.make`` adds ``"human"`` on top of it with its HumanRendering wrapper)."""
+    if render_mode not in (None, "rgb_array"):
+        raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+
+
 def fill_rect(img: np.ndarray, x: float, y: float, w: float, h: float, color: tuple) -> None:
     """Draw an axis-aligned filled rectangle (top-left x, y) clipped to the image."""
     height, width = img.shape[:2]
@@ -168,10 +175,9 @@ class GameEnv(gym.Env):
     core_cls: ClassVar[type[GameCore]]
 
     def __init__(self, normalize: bool = False, render_mode: str | None = None) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        _check_render_mode(render_mode)
         self.render_mode = render_mode
-        self.normalize = bool(normalize)
+        self.normalize = check_bool("normalize", normalize)
         self.core = self.core_cls(1)
         self.observation_space = self.core_cls.observation_space(self.normalize)
         self.action_space = spaces.Discrete(self.core_cls.n_actions)
@@ -241,7 +247,8 @@ class GameVectorEnv(VectorEnv):
         self.num_envs = len(seeds) if seeds is not None else int(num_envs)  # type: ignore[arg-type]
         self._init_seeds: list[int | None] | None = list(seeds) if seeds is not None else None
         self.max_episode_steps = check_cap(max_episode_steps)
-        self.normalize = bool(normalize)
+        self.normalize = check_bool("normalize", normalize)
+        _check_render_mode(render_mode)
         self.render_mode = render_mode
         self.core = self.core_cls(self.num_envs)
         self.single_observation_space = self.core_cls.observation_space(self.normalize)
@@ -264,11 +271,15 @@ class GameVectorEnv(VectorEnv):
         """
         if seed is None and not self._seeded and self._init_seeds is not None:
             seed = self._init_seeds
-        if isinstance(seed, (int, np.integer)):
-            seed = [int(seed) + i for i in range(self.num_envs)]
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seed = [check_seed(seed) + i for i in range(self.num_envs)]
         if seed is not None:
-            if len(seed) != self.num_envs:
-                raise ValueError(f"expected {self.num_envs} seeds, got {len(seed)}")
+            if not isinstance(seed, (list, tuple)) or len(seed) != self.num_envs:
+                raise ValueError(
+                    f"seed must be None, an integer or a list of {self.num_envs} seeds "
+                    f"(integers or None), got {seed!r}"
+                )
+            seed = [None if s is None else check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
             for i, s in enumerate(seed):
                 if s is not None or not self._seeded:
                     self.core.rng[i] = state_from_generator(seeding.np_random(s)[0])
@@ -289,7 +300,10 @@ class GameVectorEnv(VectorEnv):
         Raises:
             ValueError: ``actions`` is not ``num_envs`` integers in ``[0, n_actions)``
                 (checked before any slot moves).
+            gymnasium.error.ResetNeeded: before the first ``reset()``.
         """
+        if not self._seeded:  # the games are not set up before the first reset
+            raise gym.error.ResetNeeded("Cannot call step() before calling reset()")
         actions = check_actions(actions, self.core_cls.n_actions, self.num_envs)
         cap = self.max_episode_steps or 0  # 0: no time limit in the kernels
         obs, reward, terminated, truncated, idx, final_rows = self.core.vector_step(

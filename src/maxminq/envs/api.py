@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
-from maxminq.envs._checks import check_actions, check_cap
+from maxminq.envs._checks import check_actions, check_cap, check_seed
 from maxminq.errors import UsageError
 
 if TYPE_CHECKING:
@@ -72,6 +72,8 @@ def _check_id(env_id: str) -> None:
     """Raise UsageError unless ``env_id`` names a registered environment. As in
     ``gym.make``, ``"module:EnvId"`` first imports ``module`` (which registers ``EnvId``):
     the way to train on one's own environment."""
+    if not isinstance(env_id, str):
+        raise UsageError(f"--env: an environment id must be a string, got {env_id!r}")
     register_envs()
     module, _, name = env_id.rpartition(":")
     if module:
@@ -107,8 +109,8 @@ class _SeedFirstReset(gym.Wrapper):
 
     def __init__(self, env: gym.Env, seed: int) -> None:
         super().__init__(env)
-        self._first_seed: int | None = int(seed)
-        env.action_space.seed(int(seed))
+        self._first_seed: int | None = seed
+        env.action_space.seed(seed)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         """Reset, injecting the construction seed the first time if none is given."""
@@ -128,6 +130,16 @@ class _CheckedSyncVectorEnv(SyncVectorEnv):
         if isinstance(space, gym.spaces.Discrete) and space.start == 0:
             actions = check_actions(actions, int(space.n), self.num_envs)
         return super().step(actions)
+
+
+def _check_fixed_kwargs(env_id: str, kwargs: dict[str, Any]) -> None:
+    """Refuse a ``game`` keyword for our MinAtar ids: Gymnasium would let it replace the
+    registered game, so e.g. Breakout's id would silently play (and store runs of) Freeway."""
+    if env_id.rpartition(":")[2] in MINATAR_IDS and "game" in kwargs:
+        raise ValueError(
+            f"game is fixed by the id {env_id}; name another game by its id "
+            f"({', '.join(MINATAR_IDS)})"
+        )
 
 
 def make(
@@ -150,10 +162,13 @@ def make(
     Raises:
         UsageError: unknown ``env_id``.
         ValueError: ``max_episode_steps`` not None nor a positive integer (Gymnasium's
-            ``-1`` would silently remove the time limit).
+            ``-1`` would silently remove the time limit); ``seed`` not None nor a
+            non-negative integer; a ``game`` keyword for a MinAtar id (the id names its game).
     """
     _check_id(env_id)
     max_episode_steps = check_cap(max_episode_steps)
+    seed = None if seed is None else check_seed(seed)
+    _check_fixed_kwargs(env_id, kwargs)
     env = gym.make(env_id, max_episode_steps=max_episode_steps, **kwargs)
     if seed is not None:
         env = _SeedFirstReset(env, seed)
@@ -194,7 +209,8 @@ def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
     _check_id(env_id)
     if not seeds:
         raise UsageError("--seeds: need at least one seed")
-    seeds = [int(s) for s in seeds]
+    seeds = [check_seed(s, f"seeds[{i}]") for i, s in enumerate(seeds)]
+    _check_fixed_kwargs(env_id, kwargs)
     if env_id in (CATCHER_ID, PIXELCOPTER_ID):
         cap = kwargs.pop("max_episode_steps", None)
         cap = CAPS[env_id] if cap is None else cap  # checked by the vector env

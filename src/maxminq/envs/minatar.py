@@ -24,7 +24,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from maxminq.envs._checks import check_action
+from maxminq.envs._checks import _is_int, check_action, check_bool
+
+#: The games of ``minatar.environments`` (module names).
+GAMES: tuple[str, ...] = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
 
 
 def _palette(n_channels: int) -> np.ndarray:
@@ -63,6 +66,18 @@ class MinAtarEnv(gym.Env):
     ) -> None:
         from minatar import Environment
 
+        if game not in GAMES:  # else a ModuleNotFoundError from inside minatar
+            raise ValueError(f"game {game!r} is not a MinAtar game: one of {', '.join(GAMES)}")
+        difficulty_ramping = check_bool("difficulty_ramping", difficulty_ramping)
+        minimal_action_set = check_bool("minimal_action_set", minimal_action_set)
+        if not _is_int(render_scale) or render_scale < 1:
+            raise ValueError(f"render_scale must be a positive integer, got {render_scale!r}")
+        if isinstance(sticky_action_prob, (bool, np.bool_)) or not isinstance(
+            sticky_action_prob, (int, float, np.integer, np.floating)
+        ):
+            raise ValueError(
+                f"sticky_action_prob must be a number in [0, 1], got {sticky_action_prob!r}"
+            )
         if obs_dtype not in ("uint8", "float32"):
             raise ValueError(f"obs_dtype must be 'uint8' or 'float32', got {obs_dtype!r}")
         if render_mode not in (None, "rgb_array"):
@@ -72,7 +87,9 @@ class MinAtarEnv(gym.Env):
         self.game_name = game
         self._ends_by_time = game == "freeway"  # its only end is its frame timer
         self.game = Environment(
-            game, sticky_action_prob=sticky_action_prob, difficulty_ramping=difficulty_ramping
+            game,
+            sticky_action_prob=float(sticky_action_prob),
+            difficulty_ramping=difficulty_ramping,
         )
         self.action_set = (
             list(self.game.minimal_action_set())

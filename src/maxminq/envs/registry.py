@@ -229,6 +229,9 @@ PAPER_ENVS: dict[str, EnvDefaults] = _build()
 def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> EnvDefaults:
     """Defaults for ``env_id``: the paper's if listed, else the feature-env defaults.
 
+    For a paper id, ``env_kwargs`` (if any) must build the environment and are merged over
+    the paper's own ``env_kwargs`` in the answer (the keywords a run with them uses).
+
     For an id outside :data:`PAPER_ENVS` (e.g. ``CartPole-v1``) the environment is built once,
     with ``env_kwargs`` (``--env-kwargs``: one's own environment may need some), to read its
     observation shape (1-D -> ``"mlp"``, 3-D -> ``"minatar_cnn"``) and episode cap; the other
@@ -240,7 +243,14 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
             ``env_kwargs``.
     """
     if env_id in PAPER_ENVS:
-        return PAPER_ENVS[env_id]
+        d = PAPER_ENVS[env_id]
+        if not env_kwargs:
+            return d
+        # The user's keywords override the paper's (as a run merges them): check they build
+        # and show what such a run uses, rather than the registry's keywords alone.
+        kwargs = {**d.env_kwargs, **env_kwargs}
+        make_with_kwargs(env_id, kwargs).close()
+        return dataclasses.replace(d, env_kwargs=kwargs)
     try:
         env = make_with_kwargs(env_id, env_kwargs)  # refused keywords: a UsageError already
     except UsageError:

@@ -1,0 +1,170 @@
+"""Bad inputs to our environments: each is refused with a one-line error naming the option,
+never accepted silently (a misspelt boolean, another game under an id, a fractional seed),
+and the paths found in the session-13 review stay fixed."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from maxminq.cli import main
+from maxminq.envs import get_env_defaults, make, make_vector
+from maxminq.envs.api import make_with_kwargs
+from maxminq.envs.catcher import CatcherVectorEnv
+from maxminq.errors import UsageError
+
+PLE_IDS = ["maxminq/Catcher-v0", "maxminq/Pixelcopter-v0"]
+BREAKOUT = "maxminq/MinAtar-Breakout-v0"
+
+
+def _one_line(err: pytest.ExceptionInfo[BaseException]) -> str:
+    msg = str(err.value)
+    assert "\n" not in msg
+    return msg
+
+
+@pytest.mark.parametrize("env_id", PLE_IDS)
+@pytest.mark.parametrize("value", ["false", 0, 1.0, None])
+def test_normalize_must_be_a_bool(env_id: str, value: object) -> None:
+    # "false" (a JSON string) is truthy: it used to switch normalisation on silently.
+    with pytest.raises(ValueError, match="normalize") as err:
+        make(env_id, normalize=value)
+    _one_line(err)
+    with pytest.raises(ValueError, match="normalize"):
+        make_vector(env_id, [0], normalize=value)
+    # numpy's bool is a bool: the same observations as normalize=True
+    a = make(env_id, normalize=np.True_).reset(seed=3)[0]
+    np.testing.assert_array_equal(a, make(env_id, normalize=True).reset(seed=3)[0])
+    assert not np.array_equal(a, make(env_id).reset(seed=3)[0])
+
+
+def test_env_kwargs_string_boolean_is_a_usage_error_for_train() -> None:
+    with pytest.raises(UsageError, match=r"--env-kwargs: .*normalize") as err:
+        make_with_kwargs("maxminq/Catcher-v0", {"normalize": "false"})
+    _one_line(err)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"difficulty_ramping": "no"}, "difficulty_ramping"),
+        ({"minimal_action_set": 1}, "minimal_action_set"),
+        ({"sticky_action_prob": "0.1"}, "sticky_action_prob"),
+        ({"sticky_action_prob": True}, "sticky_action_prob"),
+        ({"render_scale": 0}, "render_scale"),
+        ({"render_scale": 2.5}, "render_scale"),
+    ],
+)
+def test_minatar_options_are_type_checked(kwargs: dict, name: str) -> None:
+    with pytest.raises(ValueError, match=name) as err:
+        make(BREAKOUT, **kwargs)
+    _one_line(err)
+
+
+def test_minatar_accepts_its_documented_option_values() -> None:
+    env = make(
+        BREAKOUT,
+        sticky_action_prob=0,
+        difficulty_ramping=False,
+        minimal_action_set=np.True_,
+        render_mode="rgb_array",
+        render_scale=np.int64(3),
+    )
+    env.reset(seed=0)
+    assert env.action_space.n == 3
+    assert env.render().shape == (30, 30, 3)
+
+
+@pytest.mark.parametrize("game", ["freeway", "pong"])
+def test_game_keyword_cannot_change_the_game_of_an_id(game: str) -> None:
+    # Breakout's id with {"game": "freeway"} used to train Freeway under Breakout's name;
+    # with "pong" it was a ModuleNotFoundError traceback.
+    with pytest.raises(ValueError, match="game") as err:
+        make(BREAKOUT, game=game)
+    assert "maxminq/MinAtar-Breakout-v0" in _one_line(err)
+    with pytest.raises(UsageError, match="--env-kwargs"):
+        make_with_kwargs(BREAKOUT, {"game": game})
+
+
+def test_unknown_minatar_game_is_one_line() -> None:
+    from maxminq.envs.minatar import MinAtarEnv
+
+    with pytest.raises(ValueError, match="game 'pong'") as err:
+        MinAtarEnv("pong")
+    assert "breakout" in _one_line(err)
+
+
+@pytest.mark.parametrize("seed", [1.5, True, -1, "3"])
+def test_seed_must_be_a_non_negative_integer(seed: object) -> None:
+    # 1.5 used to be truncated to 1 silently; True meant seed 1.
+    with pytest.raises(ValueError, match="seed") as err:
+        make("maxminq/Catcher-v0", seed=seed)
+    _one_line(err)
+    with pytest.raises(ValueError, match="seed"):
+        make_vector("maxminq/Catcher-v0", [0, seed])
+    with pytest.raises(ValueError, match="seed"):
+        make_vector(BREAKOUT, [seed])
+
+
+def test_numpy_integer_seeds_are_seeds() -> None:
+    a = make("maxminq/Catcher-v0", seed=np.int64(5)).reset()[0]
+    b = make("maxminq/Catcher-v0").reset(seed=5)[0]
+    np.testing.assert_array_equal(a, b)
+    v = make_vector("maxminq/Catcher-v0", [np.int32(5)]).reset()[0]
+    np.testing.assert_array_equal(v[0], b)
+
+
+def test_env_id_must_be_a_string() -> None:
+    with pytest.raises(UsageError, match="--env") as err:
+        make(None)  # type: ignore[arg-type]
+    _one_line(err)
+
+
+@pytest.mark.parametrize("env_id", PLE_IDS)
+def test_vector_render_mode_is_checked(env_id: str) -> None:
+    # "human" used to be accepted and render() then returned None without a word.
+    with pytest.raises(ValueError, match="render_mode"):
+        make_vector(env_id, [0, 1], render_mode="human")
+    v = make_vector(env_id, [0, 1], render_mode="rgb_array")
+    v.reset()
+    frames = v.render()
+    assert len(frames) == 2 and frames[0].dtype == np.uint8
+
+
+@pytest.mark.parametrize("env_id", PLE_IDS)
+def test_vector_step_before_reset_is_refused(env_id: str) -> None:
+    # It used to step games that were never set up (fruit at (0, 0), zero random state).
+    v = make_vector(env_id, [0, 1])
+    with pytest.raises(gym.error.ResetNeeded):
+        v.step(np.zeros(2, dtype=np.int64))
+    v.reset()
+    v.step(np.zeros(2, dtype=np.int64))
+
+
+def test_vector_reset_seed_of_the_wrong_type_is_one_line() -> None:
+    v = CatcherVectorEnv(num_envs=2)
+    with pytest.raises(ValueError, match="seed") as err:
+        v.reset(seed=1.0)  # type: ignore[arg-type]
+    _one_line(err)
+    # an int gives slot i the seed + i, as documented
+    a = v.reset(seed=7)[0]
+    b = make("maxminq/Catcher-v0").reset(seed=8)[0]
+    np.testing.assert_array_equal(a[1], b)
+
+
+def test_paper_ids_check_and_show_the_users_env_kwargs(capsys: pytest.CaptureFixture) -> None:
+    # For a paper id the keywords used to be ignored: a refused one passed, and the shown
+    # env_kwargs were the registry's, not what a run with them would use.
+    with pytest.raises(UsageError, match="--env-kwargs: .*foo"):
+        get_env_defaults("maxminq/Catcher-v0", {"foo": 1})
+    d = get_env_defaults("maxminq/Catcher-v0", {"normalize": False})
+    assert d.env_kwargs == {"normalize": False}
+    assert d.paper and d.train_steps == 3_500_000
+    d = get_env_defaults("maxminq/MinAtar-Asterix-v0", {"sticky_action_prob": 0.0})
+    assert d.env_kwargs == {"sticky_action_prob": 0.0}
+    assert get_env_defaults("maxminq/Catcher-v0").env_kwargs == {"normalize": True}
+
+    assert main(["envs", "--env", "maxminq/Catcher-v0", "--env-kwargs", '{"foo": 1}']) == 2
+    err = capsys.readouterr().err.strip()
+    assert "foo" in err and len(err.splitlines()) == 1
