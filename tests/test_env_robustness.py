@@ -168,3 +168,18 @@ def test_paper_ids_check_and_show_the_users_env_kwargs(capsys: pytest.CaptureFix
     assert main(["envs", "--env", "maxminq/Catcher-v0", "--env-kwargs", '{"foo": 1}']) == 2
     err = capsys.readouterr().err.strip()
     assert "foo" in err and len(err.splitlines()) == 1
+
+
+def test_unknown_id_message_points_to_a_real_list_of_ids(capsys: pytest.CaptureFixture) -> None:
+    # It said "'maxminq envs' lists them" of every registered Gymnasium id, but that command
+    # prints the paper's ids only.
+    with pytest.raises(UsageError) as err:
+        make("NoSuchThing-v0")
+    msg = _one_line(err)
+    assert "gymnasium.pprint_registry()" in msg
+    assert main(["envs"]) == 0
+    table = capsys.readouterr().out
+    assert "CartPole-v1" not in table  # so the message must not send the user there for it
+    with pytest.raises(UsageError) as err:
+        make("maxminq/Catcher-v9")
+    assert _one_line(err).endswith("('maxminq envs' lists the paper's ids)")

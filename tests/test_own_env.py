@@ -178,7 +178,8 @@ def test_a_close_id_is_suggested_with_its_module(tmp_path, monkeypatch, capsys) 
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["envs", "--env", f"{name}:OwnTiny-v1"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith(f"did you mean {name}:OwnTiny-v0? ('maxminq envs' lists the ids)"), err
+    hint = f"did you mean {name}:OwnTiny-v0? ('maxminq envs' lists the paper's ids)"
+    assert err.endswith(hint), err
     assert main(["envs", "--env", f"{name}:OwnTiny-v0"]) == 0
     capsys.readouterr()
     assert main(["envs", "--env", "LunarLander-v2"]) == 2  # a Gymnasium id: no module

@@ -95,11 +95,11 @@ def _check_id(env_id: str) -> None:
             close = [f"{module}:{c}" if module else c for c in close]
             raise UsageError(
                 f"--env: unknown environment {env_id!r}{hint}; did you mean "
-                f"{' or '.join(close)}? ('maxminq envs' lists the ids)"
+                f"{' or '.join(close)}? ('maxminq envs' lists the paper's ids)"
             )
         raise UsageError(
             f"--env: unknown environment {env_id!r}{hint}; expected one of {ours}, any "
-            "registered Gymnasium id (e.g. CartPole-v1; 'maxminq envs' lists them) or "
+            "registered Gymnasium id (e.g. CartPole-v1; gymnasium.pprint_registry() lists them) or "
             "'module:EnvId' for an environment that module registers"
         )
 
