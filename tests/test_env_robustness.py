@@ -183,3 +183,20 @@ def test_unknown_id_message_points_to_a_real_list_of_ids(capsys: pytest.CaptureF
     with pytest.raises(UsageError) as err:
         make("maxminq/Catcher-v9")
     assert _one_line(err).endswith("('maxminq envs' lists the paper's ids)")
+
+
+@pytest.mark.parametrize("env_id", [*PLE_IDS, BREAKOUT, "CartPole-v1"])
+def test_vector_envs_pickle_and_continue_identically(env_id: str) -> None:
+    # make_vector's SyncVectorEnv held lambdas, which the standard pickle refuses
+    # (multiprocessing, copy-by-pickle); the native batched envs always pickled.
+    import pickle
+
+    v = make_vector(env_id, [1, 2])
+    v.reset()
+    ones = np.ones(2, dtype=np.int64)
+    v.step(ones)
+    w = pickle.loads(pickle.dumps(v))
+    for _ in range(20):
+        a, b = v.step(ones), w.step(ones)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])

@@ -7,6 +7,7 @@ import importlib
 import json
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -221,9 +222,7 @@ def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
             from maxminq.envs.pixelcopter import PixelcopterVectorEnv as cls
         return cls(seeds=seeds, max_episode_steps=cap, **kwargs)
 
-    def thunk(s: int) -> Callable[[], gym.Env]:
-        return lambda: make(env_id, seed=s, **kwargs)
-
-    return _CheckedSyncVectorEnv(
-        [thunk(s) for s in seeds], autoreset_mode=AutoresetMode.SAME_STEP, copy=True
-    )
+    # partial, not a lambda: the vector env keeps its factories, and pickle (multiprocessing,
+    # copies) refuses lambdas.
+    fns: list[Callable[[], gym.Env]] = [partial(make, env_id, seed=s, **kwargs) for s in seeds]
+    return _CheckedSyncVectorEnv(fns, autoreset_mode=AutoresetMode.SAME_STEP, copy=True)
