@@ -200,3 +200,18 @@ def test_vector_envs_pickle_and_continue_identically(env_id: str) -> None:
         a, b = v.step(ones), w.step(ones)
         np.testing.assert_array_equal(a[0], b[0])
         np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_a_class_given_instead_of_an_id_gets_the_register_hint() -> None:
+    # 'module:Class' (an entry point) is a common mix-up with 'module:EnvId'.
+    with pytest.raises(UsageError) as err:
+        make("maxminq.envs.catcher:CatcherEnv")
+    msg = _one_line(err)
+    assert "CatcherEnv is a class in 'maxminq.envs.catcher', not a registered id" in msg
+    assert "gymnasium.register(id=" in msg
+    assert "entry_point='maxminq.envs.catcher:CatcherEnv'" in msg
+
+
+def test_module_prefixed_ids_of_our_games_use_the_native_batched_kernels() -> None:
+    v = make_vector("maxminq.envs:maxminq/Catcher-v0", [0, 1])
+    assert isinstance(v, CatcherVectorEnv) and v.max_episode_steps == 2000

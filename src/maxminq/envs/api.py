@@ -77,9 +77,10 @@ def _check_id(env_id: str) -> None:
         raise UsageError(f"--env: an environment id must be a string, got {env_id!r}")
     register_envs()
     module, _, name = env_id.rpartition(":")
+    imported = None
     if module:
         try:
-            importlib.import_module(module)
+            imported = importlib.import_module(module)
         except Exception as e:  # noqa: BLE001 - any failure of the user's module, one line
             why = " ".join(str(e).split())  # a multi-line message kept on one line
             raise UsageError(
@@ -87,6 +88,12 @@ def _check_id(env_id: str) -> None:
                 f"({type(e).__name__}: {why}); is it on PYTHONPATH or installed?"
             ) from None
     if name not in gym.registry:
+        if isinstance(getattr(imported, name, None), type):  # an entry point, not an id
+            raise UsageError(
+                f"--env: {name} is a class in {module!r}, not a registered id; register it "
+                f"in that module with gymnasium.register(id='{name}-v0', "
+                f"entry_point='{module}:{name}') and give --env {module}:{name}-v0"
+            )
         ours = ", ".join([*OUR_IDS, "LunarLander-v3"])
         hint = f" (importing {module!r} did not register it)" if module else ""
         close = difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
@@ -212,11 +219,12 @@ def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
         raise UsageError("--seeds: need at least one seed")
     seeds = [check_seed(s, f"seeds[{i}]") for i, s in enumerate(seeds)]
     _check_fixed_kwargs(env_id, kwargs)
-    if env_id in (CATCHER_ID, PIXELCOPTER_ID):
+    bare = env_id.rpartition(":")[2]  # "maxminq.envs:maxminq/Catcher-v0" is Catcher too
+    if bare in (CATCHER_ID, PIXELCOPTER_ID):
         cap = kwargs.pop("max_episode_steps", None)
-        cap = CAPS[env_id] if cap is None else cap  # checked by the vector env
+        cap = CAPS[bare] if cap is None else cap  # checked by the vector env
         cls: type[GameVectorEnv]
-        if env_id == CATCHER_ID:
+        if bare == CATCHER_ID:
             from maxminq.envs.catcher import CatcherVectorEnv as cls
         else:
             from maxminq.envs.pixelcopter import PixelcopterVectorEnv as cls
