@@ -5,6 +5,8 @@ traceback instead of one line) and checks, from the CSVs themselves, that it is 
 
 from __future__ import annotations
 
+import json
+import math
 import pathlib
 import shutil
 
@@ -51,3 +53,72 @@ def test_evaluate_refuses_a_csv_that_is_one_of_the_runs_own_tables(
     assert main(["evaluate", str(run), "--episodes", "1", "--no-progress",
                  "--csv", str(run / "greedy.csv")]) == 0  # fmt: skip
     assert len(pd.read_csv(run / "greedy.csv")) == 2  # one episode of each of the 2 seeds
+
+
+def _hand_run(
+    folder: pathlib.Path,
+    metrics: list[tuple[int, int, float, int]],
+    *,
+    steps: int,
+    diverged: dict[int, int] | None = None,
+    agent: str = "dqn",
+    env_id: str = "CartPole-v1",
+    extra: dict | None = None,
+) -> pathlib.Path:
+    """A finished 'maxminq train' folder written by hand: seeds 0 and 1, the metrics rows
+    (seed, step, bias_mean, bias_n), one training episode per seed ending at the seed's last
+    metrics step with return 10 + seed, and one test episode of return 20 + 10 * seed for
+    each seed that did not diverge (``diverged``: seed -> step)."""
+    diverged = diverged or {}
+    folder.mkdir(parents=True)
+    seeds = [0, 1]
+    cfg = {"env_id": env_id, "agent": agent, "n": 1, "lr": 1e-3, "steps": steps, "seeds": seeds}
+    (folder / "config.json").write_text(json.dumps(cfg | (extra or {})))
+    last = {s: max(step for seed, step, _, _ in metrics if seed == s) for s in seeds}
+    pd.DataFrame(
+        [[s, 1, last[s], 10.0 + s, 10, 10.0 + s, True, False] for s in seeds],
+        columns=["seed", "episode", "step", "return", "length", "return_avg100"]
+        + ["terminated", "truncated"],
+    ).to_csv(folder / "episodes.csv", index=False)
+    pd.DataFrame(
+        [[s, 1, 20.0 + 10 * s, 10] for s in seeds if s not in diverged],
+        columns=["seed", "episode", "return", "length"],
+    ).to_csv(folder / "tests.csv", index=False)
+    pd.DataFrame(
+        [[s, step, 0.1, 1.0, m, 0.0, abs(m), n, 0.01, 100.0] for s, step, m, n in metrics],
+        columns=["seed", "step", "loss", "q_mean", "bias_mean", "bias_std", "bias_abs"]
+        + ["bias_n", "epsilon", "steps_per_s"],
+    ).to_csv(folder / "metrics.csv", index=False)
+    pd.DataFrame(
+        {
+            "seed": seeds,
+            "status": ["diverged" if s in diverged else "done" for s in seeds],
+            "diverged_step": [diverged.get(s, -1) for s in seeds],
+        }
+    ).to_csv(folder / "runs.csv", index=False)
+    return folder
+
+
+def test_the_second_half_of_a_run_whose_seeds_all_diverged_is_that_of_its_steps(
+    tmp_path: pathlib.Path,
+) -> None:
+    """A 400-step run logging every 100 steps whose two seeds both diverged at step 250 has
+    no metrics interval starting at or after its midpoint, 200: its bias over the second
+    half is n/a. The midpoint was taken from the last logged step (200), so the interval
+    (100, 200] of the first half was reported as the second half's bias."""
+    from maxminq.analysis.compare import compare_runs
+    from maxminq.analysis.tables import pooled_bias
+    from maxminq.deep.train import read_tables
+
+    rows = [(s, step, b, 4) for s in (0, 1) for step, b in ((100, 7.0), (200, 3.0 + s))]
+    gone = _hand_run(tmp_path / "gone", rows, steps=400, diverged={0: 250, 1: 250})
+    table = compare_runs([gone])
+    assert table["bias_seeds"].tolist() == [0]
+    assert math.isnan(table["bias_mean"].iloc[0])
+    per_seed = pooled_bias(read_tables(gone)["metrics"], second_half=True, steps=400)
+    assert per_seed["bias_n"].tolist() == [0, 0]
+    # The same rows in a run of 200 steps: (100, 200] is its second half, pooled by count.
+    whole = _hand_run(tmp_path / "whole", rows, steps=200)
+    assert compare_runs([whole])["bias_mean"].iloc[0] == pytest.approx((3.0 + 4.0) / 2)
+    with pytest.raises(ValueError, match="steps"):
+        pooled_bias(read_tables(gone)["metrics"], steps=400)

@@ -98,19 +98,26 @@ def final_scores(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return scores[np.isfinite(scores["score"].to_numpy(dtype=float))].reset_index(drop=True)
 
 
-def run_bias(metrics: pd.DataFrame) -> np.ndarray:
+def run_bias(metrics: pd.DataFrame, steps: int | None = None) -> np.ndarray:
     """The measured bias (estimate - MC return) over the second half of training of each
     seed with a probe there, as an array: the finite ``bias_mean`` values of
-    ``tables.pooled_bias(metrics, second_half=True)`` (which gives them per seed, labelled);
-    empty without bias columns or probes."""
+    ``tables.pooled_bias(metrics, second_half=True, steps=steps)`` (which gives them per
+    seed, labelled; ``steps``: the run's length as trained, whose midpoint counts even when
+    every seed diverged before the end); empty without bias columns or probes."""
     import numpy as np
 
     from maxminq.analysis.tables import pooled_bias
 
     if "bias_mean" not in metrics.columns or metrics.empty:
         return np.array([])
-    out = pooled_bias(metrics, second_half=True)["bias_mean"].to_numpy(dtype=float)
+    out = pooled_bias(metrics, second_half=True, steps=steps)["bias_mean"].to_numpy(dtype=float)
     return out[np.isfinite(out)]
+
+
+def _length(cfg: dict) -> int | None:
+    """A run's ``steps`` as trained (None if its settings lack a whole number)."""
+    steps = cfg.get("steps")
+    return steps if isinstance(steps, int) and not isinstance(steps, bool) else None
 
 
 def compare_table(
@@ -294,7 +301,7 @@ def comparison_table(
     labels = run_labels(cfgs, list(folders))
     for text in _unalike(folders, cfgs, labels, scores):
         warnings.warn(text, CompareWarning, stacklevel=3)
-    biases = [run_bias(t["metrics"]) for t in tables]
+    biases = [run_bias(t["metrics"], _length(c)) for c, t in zip(cfgs, tables, strict=True)]
     table = compare_table(labels, scores, biases, b, seed)
     table = table.assign(
         folder=[str(f) for f in folders],

@@ -411,7 +411,7 @@ def _pool(g: pd.DataFrame) -> list[float]:
 
 
 def pooled_bias(
-    metrics: pd.DataFrame, after: int = 0, *, second_half: bool = False
+    metrics: pd.DataFrame, after: int = 0, *, second_half: bool = False, steps: int | None = None
 ) -> pd.DataFrame:
     """Per seed, the statistics of the bias probes scored in some of its metrics intervals,
     pooled exactly from the intervals' aggregates (an unweighted mean of ``bias_mean`` over
@@ -422,11 +422,14 @@ def pooled_bias(
     Which intervals: those that end after step ``after`` (default: all); or, with
     ``second_half=True``, the second half of training as ``maxminq compare``, the report's
     bias claims and the bias-against-N figure count it (the one place that rule lives): the
-    intervals that *start* at or after the midpoint ``steps // 2`` (``steps`` the last
-    metrics step of the table's longest run, so a seed that diverged early does not move
-    it). An interval holds the probes whose episodes ended in it, so one straddling the
-    midpoint (in a run of one interval, that interval) is left out: it would reach back up
-    to ``bias_every`` steps into the first half.
+    intervals that *start* at or after the midpoint ``steps // 2``: ``steps`` the run's
+    length as trained (its ``config.json``'s, or a sweep's ``steps`` column), by default
+    the last metrics step of the table's longest run (so a seed that diverged early does
+    not move it; give ``steps`` where every seed may have stopped early: the midpoint of a
+    run whose seeds all diverged at 60% would otherwise fall at 30%). An interval holds the
+    probes whose episodes ended in it, so one straddling the midpoint (in a run of one
+    interval, that interval) is left out: it would reach back up to ``bias_every`` steps
+    into the first half.
 
     ``metrics`` is a run's metrics table (``read_tables(OUT)["metrics"]``, or a sweep's
     rows of one setting); one row per seed (``run_id`` too when the table has it): seed,
@@ -436,10 +439,16 @@ def pooled_bias(
     """
     if second_half and after:
         raise ValueError("pooled_bias: give after or second_half=True, not both")
+    if steps is not None and not second_half:
+        raise ValueError("pooled_bias: steps sets the midpoint of second_half=True")
     by = run_cols(metrics) or ["seed"]
     if metrics.empty:
         return pd.DataFrame(columns=[*by, *BIAS_STATS])
-    half = int(metrics["step"].max()) // 2  # of the longest run: a diverged seed stops early
+    if steps is None and "steps" in metrics.columns:  # a sweep's rows carry their setting
+        longest = pd.to_numeric(metrics["steps"], errors="coerce").max()
+        steps = int(longest) if np.isfinite(longest) else None
+    # Of the run as trained; else of the longest run logged (a diverged seed stops early).
+    half = (int(metrics["step"].max()) if steps is None else int(steps)) // 2
     rows = []
     for key, g in metrics.groupby(by, sort=True):
         start: int | None = after
