@@ -3,6 +3,12 @@
 Each sub-command lives in ``maxminq.commands.<name>`` and defines
 ``add_arguments(parser)`` and ``run(args) -> int``. Only the chosen command's module
 is imported, so ``maxminq theory`` does not pay for importing torch or ray.
+
+SIGTERM (how SLURM, Kubernetes and ``timeout`` stop a job) is handled as Ctrl-C is: while a
+command runs, it raises :class:`Terminated`, a KeyboardInterrupt, in the main thread, so
+every command's Ctrl-C path runs (train keeps its last checkpoint, a sweep requeues its runs
+in flight and kills its workers, temporary files are removed); the command then ends with
+``maxminq NAME: terminated`` and exit status 143 (128 + 15) instead of 130.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ import contextlib
 import importlib
 import json
 import os
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,6 +151,40 @@ def one_line_warnings(command: str) -> Iterator[None]:
         yield
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM received while a command ran. A KeyboardInterrupt, so that every
+    ``except KeyboardInterrupt`` and clean-up written for Ctrl-C applies unchanged; only
+    :func:`main`'s last line and exit status (143, not 130) tell the two apart."""
+
+
+# Set by the SIGTERM handler: a library may catch the KeyboardInterrupt and raise a plain
+# one in its place (Ray's ray.wait turns any into its own), which must still read as SIGTERM.
+_sigterm_received = threading.Event()
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    """The SIGTERM handler: raise :class:`Terminated` where the main thread is."""
+    _sigterm_received.set()
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within, SIGTERM raises :class:`Terminated` in the main thread (as SIGINT raises
+    KeyboardInterrupt); the previous handler is restored on leaving. Outside the main
+    thread (``main`` called from another thread) Python cannot set handlers: nothing
+    changes. Worker processes are spawned afresh and keep the default SIGTERM (die)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _sigterm_received.clear()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _top_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="maxminq",
@@ -176,15 +218,17 @@ def main(argv: list[str] | None = None) -> int:
         if "-h" not in argv and "--help" not in argv:
             reject_empty_values(parser, argv[1:])
         args = parser.parse_args(argv[1:])
-        with one_line_warnings(name):
+        with one_line_warnings(name), sigterm_as_interrupt():
             return int(module.run(args) or 0)
     except MaxminqError as err:
         print(f"maxminq {name}: error: {err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # a command may say how to go on (RESUME_HINT)
+    except KeyboardInterrupt as err:  # a command may say how to go on (RESUME_HINT)
         hint = getattr(module, "RESUME_HINT", "")
-        print(f"maxminq {name}: interrupted{'; ' + hint if hint else ''}", file=sys.stderr)
-        return 130
+        term = isinstance(err, Terminated) or _sigterm_received.is_set()
+        how, status = ("terminated", 143) if term else ("interrupted", 130)
+        print(f"maxminq {name}: {how}{'; ' + hint if hint else ''}", file=sys.stderr)
+        return status
     except BrokenPipeError:  # e.g. 'maxminq envs | head': the reader left, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

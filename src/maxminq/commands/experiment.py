@@ -323,6 +323,11 @@ def _mc_task(kwargs: dict[str, Any]) -> pd.DataFrame:
     return _slim(cast(pd.DataFrame, run_mountain_car_grid(**kwargs)), [])  # no return_weights
 
 
+# Ctrl-C and SIGTERM (which cli.main turns into a KeyboardInterrupt too): held back while
+# the workers are started or stopped, and raised once that is done.
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _die_with_parent() -> None:
     """On Linux, have the kernel kill this worker when the command dies (kill -9, the OOM
     killer): else it runs its task, minutes of a full run, on a core for nothing."""
@@ -356,8 +361,9 @@ def _init_worker() -> None:
 def _stop_pool(pool: ProcessPoolExecutor, futures: list[Future]) -> None:
     """Stop ``pool`` at once: cancel queued tasks, kill the workers (a running task is one
     numba call that cannot be interrupted) and release the executor's queues."""
-    # A second Ctrl-C must not cut the clean-up short (it is raised once the workers are gone).
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # A second Ctrl-C or SIGTERM must not cut the clean-up short (raised once the workers
+    # are gone).
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         for fut in futures:
             fut.cancel()
@@ -390,10 +396,10 @@ def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, de
             ctx = multiprocessing.get_context("spawn")
             pool: ProcessPoolExecutor | None = None
             futures: list[Future] = []
-            # SIGINT stays blocked while the workers are spawned (submit starts them), so
-            # they inherit the block and no Ctrl-C finds one half-started; a Ctrl-C arriving
+            # SIGINT and SIGTERM stay blocked while the workers are spawned (submit starts
+            # them), so that no Ctrl-C or SIGTERM finds one half-started; one arriving
             # meanwhile is raised when the block is lifted, inside the try that stops them.
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
             try:
                 try:
                     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,

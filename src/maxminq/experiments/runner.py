@@ -24,7 +24,7 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,6 +199,23 @@ class _LocalBackend:
             writer.close()
 
 
+@contextlib.contextmanager
+def _sigterm_kept() -> Iterator[None]:
+    """Within, whatever ``ray.init`` does to SIGTERM is undone on leaving: it installs a
+    handler of its own (``sys.exit``), and its core worker then a C-level one that aborts the
+    process (exit 134, a stack dump), so a sweep on Ray ignored ``maxminq``'s SIGTERM
+    handling (``cli.Terminated``: runs in flight requeued, Ray shut down, exit 143). The
+    handler set before (maxminq's, or the default: die) is put back, in the main thread
+    only (where Python sets handlers); one not set from Python (None) is left to Ray."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
 class _RayBackend:
     """Ray tasks (one CPU each); starts a local Ray unless ``address`` names a cluster."""
 
@@ -207,6 +224,15 @@ class _RayBackend:
 
         self.ray = ray
         self.started = False
+        with _sigterm_kept():
+            self._init(ray, workers, address)
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.workers = max(1, min(workers or cpus, cpus))
+        self._task = ray.remote(num_cpus=1, max_retries=0)(execute_run)
+
+    def _init(self, ray: Any, workers: int | None, address: str | None) -> None:
+        """Start or join Ray unless this process has it already (then ``started`` stays
+        False, and ``close`` leaves it running)."""
         if not ray.is_initialized():
             if address:
                 try:
@@ -235,9 +261,6 @@ class _RayBackend:
                     log_to_driver=False,
                 )
             self.started = True
-        cpus = int(ray.cluster_resources().get("CPU", 1))
-        self.workers = max(1, min(workers or cpus, cpus))
-        self._task = ray.remote(num_cpus=1, max_retries=0)(execute_run)
 
     def submit(self, run: RunSpec, work_dir: Path) -> Any:
         """Start one run as a Ray task; returns its object ref."""

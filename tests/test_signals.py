@@ -1,0 +1,262 @@
+"""SIGTERM, how batch schedulers (SLURM, Kubernetes, ``timeout``) stop a job, handled as
+Ctrl-C is: ``maxminq train``, ``sweep`` and ``experiment`` end with exit status 143 and the
+one line ``maxminq NAME: terminated`` (plus the command's resume hint), keep what the next
+run needs, leave no worker process running, and the same command (``train --resume``, the
+same ``sweep``) then finishes to what an uninterrupted run gives. (Before, SIGTERM killed
+the driver on the spot: exit -15, no message, workers left to the kernel, a sweep's runs
+in flight left 'running'.) Each test starts the real command as a subprocess at a tiny
+scale and sends SIGTERM to it alone (not to its process group) once it has started work."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pandas as pd
+import pytest
+import test_sweep_helpers as helpers
+import torch
+
+from maxminq.cli import main
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.train import read_tables, run_training
+from maxminq.experiments.config import load_config
+from maxminq.experiments.store import ResultsStore, load_results
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+HERE = pathlib.Path(__file__).resolve().parent
+CLI = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
+
+# A tiny CartPole run: 200 steps, a checkpoint every 40 (the run of test_train_robustness,
+# shorter).
+TRAIN = ["train", "--env", "CartPole-v1", "--agent", "maxmin-dqn", "--n", "2", "--lr", "1e-3"]
+TRAIN += ["--steps", "200", "--seeds", "0-1", "--learning-starts", "40", "--eval-episodes", "2"]
+TRAIN += ["--bias-every", "50", "--buffer-size", "200", "--target-update", "30"]
+TRAIN += ["--checkpoint-every", "40", "--no-progress", "--no-plot"]
+
+
+def _children(pid: int) -> list[int]:
+    """The pids of ``pid``'s child processes (from /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = (pathlib.Path("/proc") / entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _workers(pid: int) -> list[int]:
+    """``pid``'s multiprocessing workers (spawned: their command line says spawn_main)."""
+    found = []
+    for child in _children(pid):
+        try:
+            cmdline = (pathlib.Path("/proc") / str(child) / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in cmdline:
+            found.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        stat = (pathlib.Path("/proc") / str(pid) / "stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _terminate_when(proc: subprocess.Popen, ready, timeout: float = 60.0) -> tuple[int, str]:
+    """SIGTERM ``proc`` once ``ready()`` holds; its exit status and stderr."""
+    try:
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None and not ready() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, f"it ended first: {proc.communicate()}"
+        assert ready(), "it never started work"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # ours: started by this test
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, err
+
+
+def _gone(pids: list[int], within: float = 10.0) -> bool:
+    """Whether every process in ``pids`` has ended (polled for up to ``within`` s)."""
+    deadline = time.monotonic() + within
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(map(_alive, pids))
+
+
+def _progress_step(out: pathlib.Path) -> int:
+    """The step ``out/progress.json`` reports (-1 while it is not there)."""
+    try:
+        return int(json.loads((out / "progress.json").read_text())["step"])
+    except (OSError, ValueError, KeyError):
+        return -1
+
+
+def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
+    tmp_path, capsys, torch_one_thread
+) -> None:
+    """SIGTERM after the checkpoint of step 80: exit 143, what --resume will find, then
+    'maxminq train: terminated'; no temporary file left; --resume gives the tables of an
+    uninterrupted run, bitwise (all but the wall-clock steps_per_s)."""
+    out = tmp_path / "terminated"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLI, *TRAIN, "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    status, err = _terminate_when(proc, lambda: _progress_step(out) >= 100)
+    assert status == 143, err
+    assert err.strip().splitlines() == [
+        f"maxminq train: {out}/checkpoint holds the last checkpoint; the same command with "
+        "--resume continues from it",
+        "maxminq train: terminated",
+    ], err
+    assert not (out / "runs.csv").exists() and not list(out.rglob("*.tmp"))
+    assert main([*TRAIN, "--out", str(out), "--resume"]) == 0
+    capsys.readouterr()
+    whole = tmp_path / "whole"
+    config = TrainConfig(
+        env_id="CartPole-v1", agent="maxmin-dqn", n=2, lr=1e-3, steps=200, seeds=[0, 1],
+        learning_starts=40, eval_episodes=2, bias_every=50, buffer_size=200,
+        target_update=30, checkpoint_every=40,
+    )  # fmt: skip
+    with torch.random.fork_rng():
+        run_training(config, whole, resume=False, progress=False)
+    resumed, uninterrupted = read_tables(out), read_tables(whole)
+    assert sorted(resumed) == sorted(uninterrupted)
+    for name in resumed:
+        a, b = resumed[name], uninterrupted[name]
+        if name == "metrics":
+            a, b = a.drop(columns="steps_per_s"), b.drop(columns="steps_per_s")
+        pd.testing.assert_frame_equal(a, b)
+
+
+def _started(out: pathlib.Path) -> int:
+    """Run attempts started so far (0 while the store is not there or is busy)."""
+    import sqlite3
+
+    if not (out / "results.sqlite").exists():
+        return 0
+    con = sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True, timeout=30)
+    try:
+        return con.execute("SELECT COUNT(*) FROM events WHERE event='started'").fetchone()[0]
+    except sqlite3.OperationalError:  # tables not created yet
+        return 0
+    finally:
+        con.close()
+
+
+def test_sigterm_stops_a_sweep_like_ctrl_c_and_the_same_command_finishes_it(
+    tmp_path, theory_kinds
+) -> None:
+    """SIGTERM to the driver alone (a scheduler's stop) while runs are in flight: exit 143,
+    'maxminq sweep: terminated; ...', the workers gone with it, no run left 'running'; the
+    same command then stores every run exactly once, with the numbers of the direct calls."""
+    config = tmp_path / "theory.yaml"
+    config.write_text(helpers.THEORY_CONFIG.format(kind="theory_mc", samples=80_000))
+    out = tmp_path / "out"
+    argv = ["sweep", str(config), "--out", str(out), "--workers", "2", "--no-progress"]
+    script = [sys.executable, str(HERE / "test_sweep_helpers.py")]  # the test kinds known
+    proc = subprocess.Popen([*script, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    workers: list[int] = []
+
+    def working() -> bool:
+        workers[:] = _workers(proc.pid) or workers
+        return _started(out) >= 2 and len(workers) == 2
+
+    status, err = _terminate_when(proc, working)
+    assert status == 143, err
+    assert err.strip().splitlines() == [
+        "maxminq sweep: terminated; finished runs are kept: the same command resumes"
+    ], err
+    assert _gone(workers), "workers outlived the terminated sweep"
+    with ResultsStore(out) as store:
+        statuses = Counter(rec.status for rec in store.records())
+    assert set(statuses) <= {"pending", "done"} and statuses["pending"] >= 1, statuses
+    again = subprocess.run([*script, *argv], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    with ResultsStore(out) as store:
+        done = Counter(e["run_id"] for e in store.events() if e["event"] == "done")
+        records = store.records()
+    runs = load_config(config, "quick").runs
+    assert {r.run_id for r in records} == {r.run_id for r in runs}
+    assert {r.status for r in records} == {"done"}
+    assert sorted(done.values()) == [1] * len(runs)  # each run stored once
+    stored = load_results(out)["bias"]
+    for run in runs:
+        direct = helpers.execute_theory_mc(run.settings, tmp_path, False).tables["bias"]
+        mine = stored[stored["run_id"] == run.run_id].sort_values("chunk")[list(direct.columns)]
+        pd.testing.assert_frame_equal(mine.reset_index(drop=True), direct, check_dtype=False)
+
+
+def test_sigterm_stops_experiment_and_its_workers_and_writes_nothing(tmp_path) -> None:
+    """SIGTERM to ``maxminq experiment mountain-car`` alone while its two workers run tasks
+    of about 10^9 steps: exit 143, 'maxminq experiment: terminated', both workers gone
+    within seconds, no CSV, figure or temporary file in --out (it writes only at the end;
+    the same command starts again)."""
+    out = tmp_path / "mc"
+    argv = ["experiment", "mountain-car", "--runs", "20", "--episodes", "100000",
+            "--sigma2", "50", "--algorithms", "q_learning", "--step-sizes", "0.02", "0.04",
+            "0.08", "--workers", "2", "--no-progress", "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", CLI, *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    workers: list[int] = []
+    seen: dict[str, float] = {}
+
+    def working() -> bool:  # both workers up, then 2 s into their tasks
+        workers[:] = _workers(proc.pid) or workers
+        if len(workers) == 2:
+            seen.setdefault("at", time.monotonic())
+        return "at" in seen and time.monotonic() - seen["at"] > 2.0
+
+    status, err = _terminate_when(proc, working)
+    assert status == 143, err
+    assert err.strip().splitlines() == ["maxminq experiment: terminated"], err
+    assert _gone(workers), "workers outlived the terminated command"
+    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
+
+
+def test_sigterm_stops_a_ray_sweep_like_ctrl_c(tmp_path, theory_kinds) -> None:
+    """With --backend ray, ray.init put its own SIGTERM handlers in place (its core
+    worker's aborts: exit 134 and a stack dump, runs in flight left 'running'), and Ray turns
+    the exception a handler raises inside ray.wait into a plain KeyboardInterrupt. Now the
+    same as the local backend: exit 143, the one line, the runs in flight requeued."""
+    config = tmp_path / "theory.yaml"
+    config.write_text(helpers.THEORY_CONFIG.format(kind="theory_mc", samples=80_000))
+    out = tmp_path / "out"
+    argv = ["sweep", str(config), "--out", str(out), "--workers", "2", "--no-progress"]
+    argv += ["--backend", "ray"]
+    script = [sys.executable, str(HERE / "test_sweep_helpers.py")]
+    proc = subprocess.Popen([*script, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    status, err = _terminate_when(proc, lambda: _started(out) >= 1, timeout=120)
+    lines = [line for line in err.strip().splitlines() if "INFO worker.py" not in line]
+    assert status == 143, err
+    assert lines == [
+        "maxminq sweep: terminated; finished runs are kept: the same command resumes"
+    ], err
+    with ResultsStore(out) as store:
+        statuses = Counter(rec.status for rec in store.records())
+    assert set(statuses) <= {"pending", "done"} and statuses["pending"] >= 1, statuses
