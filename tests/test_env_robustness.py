@@ -215,3 +215,30 @@ def test_a_class_given_instead_of_an_id_gets_the_register_hint() -> None:
 def test_module_prefixed_ids_of_our_games_use_the_native_batched_kernels() -> None:
     v = make_vector("maxminq.envs:maxminq/Catcher-v0", [0, 1])
     assert isinstance(v, CatcherVectorEnv) and v.max_episode_steps == 2000
+
+
+def _video_driver_after_import(**display: str) -> str:
+    """SDL_VIDEODRIVER in a fresh interpreter after ``import maxminq.envs``."""
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY")
+    }
+    env.update(display)
+    code = "import os, maxminq.envs; print(os.environ.get('SDL_VIDEODRIVER', '<unset>'))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()
+
+
+def test_import_forces_the_dummy_video_driver_only_without_a_display() -> None:
+    # It was forced on every import, so render_mode="human" (ours through gym's
+    # HumanRendering, LunarLander's own) never opened a window on a desktop.
+    assert _video_driver_after_import() == "dummy"
+    assert _video_driver_after_import(DISPLAY=":0") == "<unset>"
+    assert _video_driver_after_import(WAYLAND_DISPLAY="wayland-0") == "<unset>"

@@ -6,6 +6,7 @@ import difflib
 import importlib
 import json
 import os
+import sys
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -42,8 +43,17 @@ CAPS: dict[str, int | None] = {
 
 
 def register_envs() -> None:
-    """Register our ids with Gymnasium (idempotent; runs on ``import maxminq.envs``)."""
-    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    """Register our ids with Gymnasium (idempotent; runs on ``import maxminq.envs``).
+
+    Without a display (Linux with neither ``DISPLAY`` nor ``WAYLAND_DISPLAY``) SDL's video
+    driver defaults to ``dummy`` so pygame-based rendering works headless; with one it is
+    left alone, so ``render_mode="human"`` opens a window. Sound is never needed.
+    """
+    headless = sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
+    if headless:
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     entries: dict[str, tuple[str, dict[str, Any]]] = {
         CATCHER_ID: ("maxminq.envs.catcher:CatcherEnv", {}),
