@@ -242,3 +242,33 @@ def test_import_forces_the_dummy_video_driver_only_without_a_display() -> None:
     assert _video_driver_after_import() == "dummy"
     assert _video_driver_after_import(DISPLAY=":0") == "<unset>"
     assert _video_driver_after_import(WAYLAND_DISPLAY="wayland-0") == "<unset>"
+
+
+@pytest.mark.parametrize("env_id", PLE_IDS)
+def test_reset_mask_restarts_only_the_masked_slots(env_id: str) -> None:
+    # The native batched envs ignored options["reset_mask"] and restarted every slot;
+    # Gymnasium's SyncVectorEnv (used for every other id) restarts the masked ones only.
+    cap = 12
+    v = make_vector(env_id, [3, 4], max_episode_steps=cap)
+    ref = make_vector(env_id, [3, 4], max_episode_steps=cap)  # never partially reset
+    v.reset()
+    ref.reset()
+    noop = np.full(2, v.single_action_space.n - 1, dtype=np.int64)
+    for _ in range(5):
+        v.step(noop)
+        ref.step(noop)
+    before = v.step(noop)[0]
+    ref.step(noop)
+    obs, _ = v.reset(seed=[9, 123], options={"reset_mask": np.array([True, False])})
+    np.testing.assert_array_equal(obs[0], make(env_id).reset(seed=9)[0])
+    np.testing.assert_array_equal(obs[1], before[1])  # slot 1 untouched, its seed unused
+    for t in range(6, cap):
+        a, b = v.step(noop), ref.step(noop)
+        np.testing.assert_array_equal(a[0][1], b[0][1])
+        # slot 1 keeps its elapsed steps: truncated at the cap with the reference
+        assert a[3][1] == b[3][1] == (t + 1 == cap)
+        assert not a[3][0]
+    with pytest.raises(ValueError, match="reset_mask"):
+        v.reset(options={"reset_mask": np.array([1, 0])})
+    with pytest.raises(ValueError, match="first reset"):
+        make_vector(env_id, [0, 1]).reset(options={"reset_mask": np.array([True, False])})

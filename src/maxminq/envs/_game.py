@@ -264,11 +264,18 @@ class GameVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Reset every slot. ``seed``: int (slot i gets seed + i), list, or None.
+        """Reset every slot, or those of ``options["reset_mask"]``. ``seed``: int (slot i gets
+        seed + i), list, or None.
 
         With None, the first reset uses the seeds given at construction; later ones continue
-        each slot's own stream.
+        each slot's own stream. With a ``reset_mask`` (bool[num_envs], as Gymnasium's
+        ``SyncVectorEnv``) only the masked slots restart (and take their seeds); the others
+        keep their game and elapsed steps, and their rows of the observation are unchanged.
+
+        Raises:
+            ValueError: a malformed seed or ``reset_mask``, or a mask at the first reset.
         """
+        mask = self._reset_mask(options)
         if seed is None and not self._seeded and self._init_seeds is not None:
             seed = self._init_seeds
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
@@ -281,16 +288,35 @@ class GameVectorEnv(VectorEnv):
                 )
             seed = [None if s is None else check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
             for i, s in enumerate(seed):
-                if s is not None or not self._seeded:
+                if mask[i] and (s is not None or not self._seeded):
                     self.core.rng[i] = state_from_generator(seeding.np_random(s)[0])
             self._np_random, _ = seeding.np_random(seed[0])
         elif not self._seeded:
             for i in range(self.num_envs):
                 self.core.rng[i] = state_from_generator(seeding.np_random(None)[0])
         self._seeded = True
-        self._elapsed[:] = 0
-        self.core.reset_slots(self._all)
+        self._elapsed[mask] = 0
+        self.core.reset_slots(mask)
         return self.core.observe(self.normalize), {}
+
+    def _reset_mask(self, options: dict[str, Any] | None) -> np.ndarray:
+        """The slots a reset restarts: ``options["reset_mask"]`` (checked) or all."""
+        if not options or "reset_mask" not in options:
+            return self._all
+        mask = options["reset_mask"]
+        if (
+            not isinstance(mask, np.ndarray)
+            or mask.dtype != np.bool_
+            or mask.shape != (self.num_envs,)
+            or not mask.any()
+        ):
+            raise ValueError(
+                f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with "
+                f"at least one True, got {mask!r}"
+            )
+        if not self._seeded and not mask.all():  # the other slots hold no game yet
+            raise ValueError("options['reset_mask']: the first reset must reset every slot")
+        return mask.copy()
 
     def step(
         self, actions: np.ndarray
