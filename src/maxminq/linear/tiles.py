@@ -45,9 +45,20 @@ class TileCoder:
         n_tilings: int = 8,
         tiles_per_dim: int = 8,
     ) -> None:
-        if n_tilings < 1 or tiles_per_dim < 1 or not (lo[0] < hi[0] and lo[1] < hi[1]):
-            raise ValueError("TileCoder: need n_tilings, tiles_per_dim >= 1 and lo < hi")
-        self.lo, self.hi = (float(lo[0]), float(lo[1])), (float(hi[0]), float(hi[1]))
+        for name, count in (("n_tilings", n_tilings), ("tiles_per_dim", tiles_per_dim)):
+            # 2.5 was read as 2 and True as 1
+            if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
+                raise ValueError(f"TileCoder: {name} must be a whole number >= 1, got {count!r}")
+        bounds = [float(b) for b in (*lo, *hi)]
+        # an infinite bound (or width) put every input in tile 0
+        widths = (bounds[2] - bounds[0], bounds[3] - bounds[1]) if len(bounds) == 4 else ()
+        if len(bounds) != 4 or not all(map(math.isfinite, (*bounds, *widths))):
+            raise ValueError(
+                f"TileCoder: lo and hi must be finite pairs, hi - lo too; got {lo}, {hi}"
+            )
+        if not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
+            raise ValueError(f"TileCoder: need lo < hi in both dimensions, got {lo}, {hi}")
+        self.lo, self.hi = (bounds[0], bounds[1]), (bounds[2], bounds[3])
         self.n_tilings, self.tiles_per_dim = int(n_tilings), int(tiles_per_dim)
 
     @property
@@ -56,10 +67,15 @@ class TileCoder:
         return self.n_tilings * (self.tiles_per_dim + 3) ** 2
 
     def __call__(self, x: float, y: float) -> np.ndarray:
-        """The ``n_tilings`` active feature indices of point (x, y)."""
+        """The ``n_tilings`` active feature indices of point (x, y); ValueError for NaN.
+
+        Infinite coordinates are clipped to the box like any other outside it."""
         out = np.empty(self.n_tilings, dtype=np.int64)
-        x = min(max(float(x), self.lo[0]), self.hi[0])
-        y = min(max(float(y), self.lo[1]), self.hi[1])
+        x, y = float(x), float(y)
+        if math.isnan(x) or math.isnan(y):  # floor(NaN) gave indices far past n_features
+            raise ValueError(f"TileCoder: the point must not be NaN, got ({x}, {y})")
+        x = min(max(x, self.lo[0]), self.hi[0])
+        y = min(max(y, self.lo[1]), self.hi[1])
         tile_indices(x, y, self.lo[0], self.hi[0], self.lo[1], self.hi[1],
                      self.n_tilings, self.tiles_per_dim, out)  # fmt: skip
         return out
