@@ -272,3 +272,28 @@ def test_reset_mask_restarts_only_the_masked_slots(env_id: str) -> None:
         v.reset(options={"reset_mask": np.array([1, 0])})
     with pytest.raises(ValueError, match="first reset"):
         make_vector(env_id, [0, 1]).reset(options={"reset_mask": np.array([True, False])})
+
+
+@pytest.mark.parametrize("env_id", [*PLE_IDS, "maxminq/MinAtar-Asterix-v0"])
+def test_no_global_random_state_is_read_or_written(env_id: str) -> None:
+    import random
+
+    def run(global_seed: int) -> tuple[list[np.ndarray], bool]:
+        # The legacy global state is the thing under test here.
+        np.random.seed(global_seed)  # noqa: NPY002
+        random.seed(global_seed)
+        np_state, py_state = np.random.get_state()[1].copy(), random.getstate()  # noqa: NPY002
+        env = make(env_id, seed=21)
+        obs = [env.reset()[0]]
+        for t in range(300):
+            o, _, term, trunc, _ = env.step(t % 2)
+            obs.append(o)
+            if term or trunc:
+                obs.append(env.reset()[0])
+        untouched = np.array_equal(np.random.get_state()[1], np_state)  # noqa: NPY002
+        return obs, untouched and random.getstate() == py_state
+
+    a, untouched_a = run(0)
+    b, untouched_b = run(1)
+    assert untouched_a and untouched_b
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
