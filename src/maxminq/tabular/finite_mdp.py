@@ -141,6 +141,40 @@ def _check_mdp(P: np.ndarray, R: np.ndarray, gamma: float, terminal: np.ndarray)
             raise ValueError(f"terminal state {s} must be absorbing with zero reward")
     if gamma == 1.0 and not terminal.any():
         raise ValueError("gamma = 1 needs an absorbing terminal state (Theorem 2 (ii))")
+    if gamma == 1.0:
+        # Else value iteration ran its 10^6 sweeps before failing (18 s on 2 states) and
+        # Generalized Q-learning drifted without bound, both without a word.
+        trapped = _improper_start(P, terminal)
+        if trapped is not None:
+            s, a = trapped
+            raise ValueError(
+                "gamma = 1 needs every policy to reach a terminal state (Theorem 2 (ii)), but "
+                f"a policy that takes action {a} in state {s} can stay among the non-terminal "
+                "states forever; use gamma < 1 or give every such loop a way out"
+            )
+
+
+def _improper_start(P: np.ndarray, terminal: np.ndarray) -> tuple[int, int] | None:
+    """A (state, action) from which some policy never reaches a terminal state, or None when
+    every policy is proper.
+
+    ``sure`` grows from the terminal states by the states all of whose actions have a
+    positive chance to enter it: from those, every policy (any history dependence included)
+    terminates with probability one. The states never added form a set that some action of
+    each keeps the process in; ``hit`` is updated only with the newly added states, so the
+    whole computation reads P once (S * A * S)."""
+    sure = terminal.copy()
+    hit = np.zeros(P.shape[:2], dtype=bool)  # (s, a) can enter `sure` in one step
+    new = terminal
+    while new.any():
+        hit |= P[:, :, new].sum(axis=-1) > 0
+        new = hit.all(axis=1) & ~sure
+        sure |= new
+    stuck = np.flatnonzero(~sure)
+    if stuck.size == 0:
+        return None
+    s = int(stuck[0])
+    return s, int(np.flatnonzero(~hit[s])[0])
 
 
 def random_mdp(
