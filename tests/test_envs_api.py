@@ -435,3 +435,53 @@ def test_cap_none_keeps_the_registered_one_and_numpy_ints_work() -> None:
     assert [env.step(2)[3] for _ in range(3)] == [False, False, True]
     venv = make_vector("maxminq/Catcher-v0", [0], max_episode_steps=None)
     assert venv.max_episode_steps == 2000
+
+
+@pytest.mark.parametrize(
+    ("game", "kwargs"),
+    [
+        ("asterix", {}),
+        ("breakout", {"minimal_action_set": True, "sticky_action_prob": 0.3}),
+        ("freeway", {}),
+        ("seaquest", {"difficulty_ramping": False, "sticky_action_prob": 0.3}),
+        ("space_invaders", {}),
+    ],
+)
+def test_minatar_trajectories_match_the_minatar_package(game: str, kwargs: dict) -> None:
+    """Frame by frame against ``minatar.Environment`` given the RandomState our reset(seed)
+    derives (one draw from Gymnasium's np_random seeds an MT19937, shared by the sticky-action
+    draw and the game). The one difference, mirrored here: our reset sets MinAtar's sticky
+    ``last_action`` to 0, where MinAtar carries it over from the previous episode."""
+    from gymnasium.utils import seeding
+    from minatar import Environment
+
+    name = {"space_invaders": "SpaceInvaders"}.get(game, game.title())
+    env = make(f"maxminq/MinAtar-{name}-v0", max_episode_steps=None, **kwargs)
+    raw = Environment(
+        game,
+        sticky_action_prob=kwargs.get("sticky_action_prob", 0.1),
+        difficulty_ramping=kwargs.get("difficulty_ramping", True),
+    )
+    seed = 4
+    draw = int(seeding.np_random(seed)[0].integers(0, 2**63))
+    raw.random = raw.env.random = np.random.RandomState(np.random.MT19937(draw))
+    action_set = raw.minimal_action_set() if kwargs.get("minimal_action_set") else range(6)
+    action_set = list(action_set)
+    obs, _ = env.reset(seed=seed)
+    raw.last_action = 0
+    raw.reset()
+    actions = np.random.default_rng(0).integers(len(action_set), size=6000)
+    episodes = 0
+    for a in actions:
+        np.testing.assert_array_equal(obs, raw.state().transpose(2, 0, 1))
+        obs, r, term, trunc, _ = env.step(int(a))
+        r_raw, done_raw = raw.act(action_set[a])
+        assert r == r_raw
+        assert (term or trunc) == bool(done_raw)
+        assert trunc == (bool(done_raw) and game == "freeway")  # only Freeway's timer
+        if term or trunc:
+            episodes += 1
+            obs, _ = env.reset()
+            raw.last_action = 0
+            raw.reset()
+    assert episodes >= 2
