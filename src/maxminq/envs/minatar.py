@@ -10,6 +10,11 @@ stops at the 2,501st ``act``), which MinAtar reports as terminal although the ob
 has no clock. We report that end as ``truncated=True, terminated=False`` (a time limit, so
 agents keep bootstrapping); every other game's end stays ``terminated=True``.
 
+Second deviation: ``reset()`` sets MinAtar's sticky ``last_action`` to 0 (no-op), so an
+episode never repeats the previous episode's last action at its first frame (raw MinAtar
+carries it over). With that mirrored, our trajectories equal ``minatar.Environment``'s frame
+by frame under the same RandomState (``tests/test_envs_api.py``).
+
 Options: ``sticky_action_prob`` (MinAtar default 0.1), ``difficulty_ramping`` (default
 True), ``minimal_action_set`` (default False: all 6 actions, as MinAtar's DQN and the paper's
 code use), ``obs_dtype`` ("uint8" default, or "float32"). Seaquest is registered with the
