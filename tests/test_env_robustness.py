@@ -297,3 +297,18 @@ def test_no_global_random_state_is_read_or_written(env_id: str) -> None:
     b, untouched_b = run(1)
     assert untouched_a and untouched_b
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def test_make_vector_takes_any_sequence_of_seeds_and_refuses_others() -> None:
+    # np.arange(4) used to fail on "truth value of an array is ambiguous"; an int on
+    # "'int' object is not iterable".
+    for env_id in ("maxminq/Catcher-v0", BREAKOUT):
+        v = make_vector(env_id, np.arange(3))
+        w = make_vector(env_id, range(3))
+        np.testing.assert_array_equal(v.reset()[0], w.reset()[0])
+        for bad in (5, "012", None):
+            with pytest.raises(ValueError, match="seeds") as err:
+                make_vector(env_id, bad)  # type: ignore[arg-type]
+            _one_line(err)
+    with pytest.raises(ValueError, match="num_envs"):
+        CatcherVectorEnv(num_envs=0)

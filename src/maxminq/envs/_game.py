@@ -245,6 +245,8 @@ class GameVectorEnv(VectorEnv):
         if seeds is None and num_envs is None:
             raise ValueError("give seeds or num_envs")
         self.num_envs = len(seeds) if seeds is not None else int(num_envs)  # type: ignore[arg-type]
+        if self.num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, got {self.num_envs}")
         self._init_seeds: list[int | None] | None = list(seeds) if seeds is not None else None
         self.max_episode_steps = check_cap(max_episode_steps)
         self.normalize = check_bool("normalize", normalize)

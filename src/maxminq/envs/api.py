@@ -7,11 +7,12 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
+import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
 from maxminq.envs._checks import check_actions, check_cap, check_seed
@@ -210,7 +211,7 @@ def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: An
         raise UsageError(f"--env-kwargs: {env_id} refused {json.dumps(kwargs)}: {why}") from None
 
 
-def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
+def make_vector(env_id: str, seeds: Sequence[int] | np.ndarray, **kwargs: Any) -> VectorEnv:
     """Build ``len(seeds)`` copies of ``env_id`` as one VectorEnv with same-step autoreset.
 
     Sub-env i uses ``seeds[i]`` at the first ``reset()`` and continues its own stream after,
@@ -221,11 +222,13 @@ def make_vector(env_id: str, seeds: list[int], **kwargs: Any) -> VectorEnv:
 
     Args:
         env_id: as for :func:`make`.
-        seeds: one seed per sub-env.
+        seeds: one non-negative integer seed per sub-env (a list, range or NumPy array).
         **kwargs: ``max_episode_steps`` and env keyword arguments, as for :func:`make`.
     """
     _check_id(env_id)
-    if not seeds:
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
+        raise UsageError(f"seeds must be a list of non-negative integers, got {seeds!r}")
+    if len(seeds) == 0:
         raise UsageError("--seeds: need at least one seed")
     seeds = [check_seed(s, f"seeds[{i}]") for i, s in enumerate(seeds)]
     _check_fixed_kwargs(env_id, kwargs)
