@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from maxminq import theory
 from maxminq.linear.tiles import TileCoder
 from maxminq.tabular.finite_mdp import FiniteMDP, generalized_q_learning, value_iteration
 
@@ -149,3 +150,31 @@ def test_properness_check_agrees_with_enumerating_the_policies() -> None:
             with pytest.raises(ValueError, match="every policy to reach a terminal state"):
                 FiniteMDP(P, np.zeros((S, A)), 1.0, terminal=terminal)
     assert min(seen.values()) >= 20  # both kinds of MDP were drawn
+
+
+# --- theory: empty arrays and array parameters ------------------------------------------------
+
+
+def test_operator_bias_takes_empty_arrays_as_the_other_theory_functions_do() -> None:
+    """An empty M raised IndexError (the first element was read to check the operator);
+    monte_carlo_bias and operator_expected_bias return empty arrays, and so does it now."""
+    rng = np.random.default_rng(0)
+    for m, n in (([], 2), (8, [])):
+        est = theory.operator_bias("maxmin", m, n, 1.0, 1.0, 10, rng)
+        assert est.bias.shape == (0,) and est.variance_se.shape == (0,)
+        assert theory.operator_expected_bias("maxmin", m, n).shape == (0,)
+    # a bad member count is still caught before any sampling, wherever it sits in N
+    with pytest.raises(ValueError, match="exactly 2 estimator"):
+        theory.operator_bias("double_q", 8, [2, 3], 1.0, 1.0, 10, rng)
+
+
+def test_operator_expected_bias_takes_one_number_per_parameter() -> None:
+    """A one-element array sigma passed the operator's check and then failed float() with a
+    TypeError; it is now a one-line ValueError, and a plain number gives the hand value
+    (M - 1) / (M + 1) - sigma E[max of M N(0, 1)], E for M = 2 being 1 / sqrt(pi)."""
+    with pytest.raises(ValueError, match="sigma must be one number here"):
+        theory.operator_expected_bias("bias_corrected", 8, 1, sigma=np.array([0.1]))
+    with pytest.raises(ValueError, match="c must be one number here"):
+        theory.operator_expected_bias("weighted_double_q", 8, 2, c=np.array([2.0]))
+    value = theory.operator_expected_bias("bias_corrected", 2, 1, sigma=0.3)
+    assert value == pytest.approx(1 / 3 - 0.3 / math.sqrt(math.pi), rel=1e-12)

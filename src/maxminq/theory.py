@@ -482,7 +482,8 @@ def operator_bias(
     unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
     if unknown:  # else Python's TypeError
         raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
-    bootstrap(name, np.zeros((1, int(n.flat[0]), int(m.flat[0]))), **params)  # their values
+    for k in np.unique(n):  # the operator's own checks: member count, params' values
+        bootstrap(name, np.zeros((1, int(k), 2)), **params)  # (an empty N checks none)
     m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
     fields = np.empty((4, *m_b.shape))
     for idx in np.ndindex(m_b.shape):
@@ -561,6 +562,9 @@ def operator_expected_bias(
         raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
     for k in np.unique(n):  # the operator's own checks: member count (as operator_bias), params
         bootstrap(name, np.zeros((1, int(k), 2)), **params)
+    for key, value in params.items():  # an array passed the check above, then float() failed
+        if np.ndim(value) != 0:
+            raise ValueError(f"{name}: {key} must be one number here, got {value!r}")
     m_b, n_b, s_b, g_b = (a.astype(np.float64) for a in np.broadcast_arrays(m, n, s, g))
     q_max = (m_b - 1.0) / (m_b + 1.0)  # E[max of M U(-1, 1)]
     if name == "q_learning":
