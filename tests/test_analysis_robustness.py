@@ -122,3 +122,32 @@ def test_the_second_half_of_a_run_whose_seeds_all_diverged_is_that_of_its_steps(
     assert compare_runs([whole])["bias_mean"].iloc[0] == pytest.approx((3.0 + 4.0) / 2)
     with pytest.raises(ValueError, match="steps"):
         pooled_bias(read_tables(gone)["metrics"], steps=400)
+
+
+def test_compare_warns_when_runs_trained_for_different_lengths_or_discounts(
+    tmp_path: pathlib.Path, capsys
+) -> None:
+    """A DQN run of 3,000 steps against a Maxmin DQN run of 5,000 was tested (Welch's p,
+    P(improve)) without a word: its labels do not name steps when the agents differ. Runs
+    of other lengths, or whose bias is measured against returns of another discount, are
+    now a CompareWarning (one stderr line each from the command); the numbers stay."""
+    from maxminq.analysis.compare import CompareWarning, compare_runs
+
+    rows = [(s, step, -1.0, 4) for s in (0, 1) for step in (1000, 2000, 3000)]
+    short = _hand_run(tmp_path / "short", rows, steps=3000, extra={"gamma": 0.99})
+    rows5 = [(s, step, -2.0, 4) for s in (0, 1) for step in (1000, 3000, 5000)]
+    long = _hand_run(tmp_path / "long", rows5, steps=5000, agent="maxmin-dqn",
+                     extra={"gamma": 0.9})  # fmt: skip
+    with pytest.warns(CompareWarning) as caught:
+        table = compare_runs([short, long])
+    texts = [str(w.message) for w in caught]
+    assert texts == [
+        "the runs differ in steps (training length): DQN 3000, Maxmin DQN (N=1) 5000",
+        "the runs differ in gamma (discount of the returns the bias is measured against): "
+        "DQN 0.99, Maxmin DQN (N=1) 0.9",
+    ]
+    # the numbers are still those of the CSVs: test returns 20 and 30 per seed in each run
+    assert table["mean"].tolist() == [25.0, 25.0] and table["diff"].iloc[1] == 0.0
+    assert main(["compare", str(short), str(long)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"maxminq compare: warning: {t}" for t in texts]

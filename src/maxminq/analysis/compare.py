@@ -33,13 +33,21 @@ SOURCES = {"test": "test", "train_last100": "last-100"}  # deep_final_scores' so
 # Columns each table must hold as numbers (the bias columns are read only when present).
 _COLUMNS = {"tests": ("seed", "return"), "episodes": ("seed", "step", "return"), "runs": ()}
 _BIAS_COLUMNS = ("seed", "step", "bias_mean", "bias_std", "bias_abs")
-# Settings that change what a return measures: runs that differ in one are warned about.
-_MEASURE = {"max_episode_steps": "episode cap", "eval_eps": "test eps"}
+# Settings that change what a score or the bias measures: runs that differ in one are warned
+# about (a final score after 3,000 steps against one after 5,000 is no test of the agents; a
+# bias against returns discounted by 0.9 is not on the scale of one against 0.99).
+_MEASURE = {
+    "max_episode_steps": "episode cap",
+    "eval_eps": "test eps",
+    "steps": "training length",
+    "gamma": "discount of the returns the bias is measured against",
+}
 
 
 class CompareWarning(MaxminqWarning):
     """The compared runs are not scored alike: a seed without a score (left out), scores
-    from tests beside training returns, or runs with another episode cap or test eps."""
+    from tests beside training returns, or runs with another episode cap, test eps,
+    training length or discount."""
 
 
 @contextlib.contextmanager
