@@ -312,3 +312,33 @@ def test_make_vector_takes_any_sequence_of_seeds_and_refuses_others() -> None:
             _one_line(err)
     with pytest.raises(ValueError, match="num_envs"):
         CatcherVectorEnv(num_envs=0)
+
+
+def test_a_module_in_the_current_folder_not_on_the_path_gets_the_pythonpath_hint(
+    tmp_path, monkeypatch
+) -> None:
+    # The console script does not put the current folder on sys.path, so `maxminq train
+    # --env my_envs:X-v0` next to my_envs.py fails to import it; say how to fix that.
+    (tmp_path / "hint_envs_s13.py").write_text("X = 1\n")
+    monkeypatch.chdir(tmp_path)
+    import sys
+
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    with pytest.raises(UsageError) as err:
+        make("hint_envs_s13:X-v0")
+    msg = _one_line(err)
+    assert "hint_envs_s13.py is in the current folder" in msg
+    assert "PYTHONPATH=." in msg
+
+
+def test_a_dependency_missing_in_ones_module_is_not_blamed_on_the_path(
+    tmp_path, monkeypatch
+) -> None:
+    (tmp_path / "dep_envs_s13.py").write_text("import no_such_dependency_s13\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError) as err:
+        make("dep_envs_s13:X-v0")
+    msg = _one_line(err)
+    assert "No module named 'no_such_dependency_s13'" in msg
+    assert "PYTHONPATH=." not in msg

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -94,9 +95,18 @@ def _check_id(env_id: str) -> None:
             imported = importlib.import_module(module)
         except Exception as e:  # noqa: BLE001 - any failure of the user's module, one line
             why = " ".join(str(e).split())  # a multi-line message kept on one line
+            # The console script does not put the current folder on sys.path (python does).
+            here = Path(*module.split(".")).with_suffix(".py")
+            where = (
+                f"{here} is in the current folder but not on sys.path: run with PYTHONPATH=."
+                if isinstance(e, ModuleNotFoundError)
+                and e.name in (module, module.split(".")[0])  # not a dependency it lacks
+                and here.is_file()
+                else "is it on PYTHONPATH or installed?"
+            )
             raise UsageError(
                 f"--env: cannot import module {module!r} of {env_id!r} "
-                f"({type(e).__name__}: {why}); is it on PYTHONPATH or installed?"
+                f"({type(e).__name__}: {why}); {where}"
             ) from None
     if name not in gym.registry:
         if isinstance(getattr(imported, name, None), type):  # an entry point, not an id
