@@ -120,20 +120,29 @@ def _kill_when(proc: subprocess.Popen, ready, timeout: float = 120.0) -> bool:
     return False
 
 
-@pytest.mark.parametrize("damage", ["truncated", "foreign", "older"])
+@pytest.mark.parametrize("damage", ["truncated", "foreign", "older", "flipped"])
 def test_a_damaged_or_foreign_checkpoint_is_one_line_and_keeps_the_run(
     finished, tmp_path, capsys, damage: str
 ) -> None:
     """A checkpoint cut short (a copy that did not finish), one that is not a checkpoint,
-    and one of an older layout (a key missing) were tracebacks on --resume. Now one line
-    naming the file, exit 2, and a finished run it was to extend keeps its tables and
-    model."""
+    and one of an older layout (a key missing) were tracebacks on --resume; one byte
+    flipped inside its networks (torch.load checks no checksum) extended the run silently
+    from other weights. Now one line naming the file, exit 2, and a finished run it was to
+    extend keeps its tables and model."""
     out = _copy(finished[0], tmp_path)
     ckpt = out / "checkpoint" / "state.pt"
     if damage == "truncated":
         os.truncate(ckpt, ckpt.stat().st_size // 2)
     elif damage == "foreign":
         torch.save({"weights": torch.zeros(3)}, ckpt)
+    elif damage == "flipped":  # still a torch file that loads, with other numbers
+        data = bytearray(ckpt.read_bytes())
+        weights = torch.load(ckpt, weights_only=True)["learner"]["online"].numpy().tobytes()
+        at = data.find(weights[:64])
+        assert at > 0
+        data[at + len(weights) // 2] ^= 0x40
+        ckpt.write_bytes(bytes(data))
+        torch.load(ckpt, weights_only=True)  # loads: only a checksum can tell
     else:
         state = torch.load(ckpt, weights_only=True)
         del state["uniforms_pos"]
@@ -141,8 +150,30 @@ def test_a_damaged_or_foreign_checkpoint_is_one_line_and_keeps_the_run(
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     extend = [a if a != "240" else "280" for a in ARGV]  # --steps 280: extends the run
     assert main([*extend, "--out", str(out), "--resume"]) == 2
-    _one_line_error(capsys, "--resume", str(ckpt))
+    err = _one_line_error(capsys, "--resume", str(ckpt), "damaged", "--overwrite")
+    assert damage != "flipped" or "checksum" in err, err
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_a_checkpoint_without_a_checksum_resumes_with_a_one_line_warning(
+    finished, tmp_path, capsys
+) -> None:
+    """A checkpoint written before checkpoints carried a SHA-256 (an older maxminq, a run
+    under way across an upgrade) cannot be checked: it is resumed, not refused (the run
+    would be lost), after one warning line naming it; the resumed run equals the
+    uninterrupted one."""
+    out = tmp_path / "old"
+    with torch.random.fork_rng():
+        run_training(_config(), out, resume=False, progress=False, stop_after=120)
+    ckpt = out / "checkpoint" / "state.pt"
+    state = torch.load(ckpt, weights_only=True)
+    state.pop("sha256", None)
+    torch_save(state, ckpt)
+    assert main([*ARGV, "--out", str(out), "--resume"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"maxminq train: warning: {ckpt} has no checksum"), err
+    _same_tables(read_tables(out), finished[1])
 
 
 def test_a_damaged_config_json_of_a_finished_run_is_one_line(finished, tmp_path, capsys):

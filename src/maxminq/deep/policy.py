@@ -35,7 +35,14 @@ from maxminq.deep.nets import StackedNet, build_net
 from maxminq.errors import UsageError
 from maxminq.experiments.store import atomic_write
 
-__all__ = ["MODEL_FILE", "TrainedAgent", "evaluate_agent", "load_agent", "save_model"]
+__all__ = [
+    "MODEL_FILE",
+    "TrainedAgent",
+    "evaluate_agent",
+    "load_agent",
+    "save_model",
+    "state_digest",
+]
 
 MODEL_FILE = "model.pt"
 _FORMAT = 1
@@ -82,6 +89,40 @@ def _digest(config: str, online: torch.Tensor) -> str:
     h = hashlib.sha256(config.encode())
     h.update(online.detach().contiguous().numpy().tobytes())
     return h.hexdigest()
+
+
+def state_digest(state: dict[str, Any]) -> str:
+    """SHA-256 of a saved state (what ``checkpoint/state.pt`` holds: nested dicts, lists and
+    tuples of tensors and plain Python values), its own ``sha256`` entry left out. As for
+    ``model.pt`` (:func:`_digest`): torch.load checks no checksum, so a byte flipped inside
+    a checkpoint that still unpickles would resume with other numbers. Computed on the
+    values, not the file's bytes, so the state read back with
+    ``torch.load(weights_only=True)`` gives the digest it was saved with."""
+    h = hashlib.sha256()
+    _feed(h, {k: v for k, v in state.items() if k != "sha256"})
+    return h.hexdigest()
+
+
+def _feed(h: Any, value: Any) -> None:
+    """Add ``value`` to the hash ``h``, tagged with its type and size so that no two
+    different states feed the same bytes (dict keys in sorted order)."""
+    if isinstance(value, torch.Tensor):
+        array = np.ascontiguousarray(value.detach().cpu().numpy())
+        h.update(f"T{array.dtype.str}{array.shape};".encode())
+        h.update(array)  # no copy: gigabytes of replay buffers for MinAtar
+    elif isinstance(value, dict):
+        h.update(f"D{len(value)};".encode())
+        for key in sorted(value, key=repr):
+            h.update(f"{key!r}:".encode())
+            _feed(h, value[key])
+    elif isinstance(value, list | tuple) and any(
+        isinstance(v, torch.Tensor | dict | list | tuple) for v in value
+    ):
+        h.update(f"{type(value).__name__}{len(value)};".encode())
+        for item in value:
+            _feed(h, item)
+    else:  # a plain value, or a list of them (one repr: episodes' actions, table rows)
+        h.update(f"{type(value).__name__}:{value!r};".encode())
 
 
 def torch_save(obj: Any, path: pathlib.Path) -> None:

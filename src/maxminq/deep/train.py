@@ -34,7 +34,8 @@ keeps exactly these, and only these (a dropped probe's return lacks a tail that 
 most of it, so its difference is no bias).
 
 Checkpoints (``out_dir/checkpoint/state.pt``, written atomically every
-``checkpoint_every`` steps, loaded with ``torch.load(weights_only=True)``) hold the
+``checkpoint_every`` steps with a SHA-256 of their contents inside, checked when loaded
+with ``torch.load(weights_only=True)``: see :func:`_read_checkpoint`) hold the
 networks, optimiser states, replay buffers, counters, RNG states and, per seed, the
 current episode's reset seed and actions: on resume each environment is reset with that
 seed and the actions are replayed, which restores its exact state, so a killed run
@@ -73,10 +74,11 @@ from maxminq.deep.policy import (
     RESTORE_ERRORS,
     describe_error,
     save_model,
+    state_digest,
     torch_save,
 )
 from maxminq.deep.replay import ReplayBuffers
-from maxminq.errors import UsageError
+from maxminq.errors import MaxminqWarning, UsageError
 from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
@@ -811,9 +813,12 @@ class Trainer:
         self._interval_start = (self.step, time.perf_counter())
 
     def save_checkpoint(self, folder: pathlib.Path) -> None:
-        """Write ``folder/state.pt`` atomically (temp file + ``os.replace``)."""
+        """Write ``folder/state.pt`` atomically (temp file + ``os.replace``), with the
+        SHA-256 of its contents in the same file (``sha256``, :func:`state_digest`)."""
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(folder / _CKPT, lambda tmp: torch_save(self.state_dict(), tmp))
+        state = self.state_dict()
+        state["sha256"] = state_digest(state)
+        atomic_write(folder / _CKPT, lambda tmp: torch_save(state, tmp))
 
     def close(self) -> None:
         """Close environments and the TensorBoard writer."""
@@ -903,11 +908,26 @@ def _damaged_checkpoint(path: pathlib.Path, err: BaseException) -> UsageError:
     )
 
 
+class CheckpointWarning(MaxminqWarning):
+    """A checkpoint that is resumed although its contents cannot be checked."""
+
+
 def _read_checkpoint(path: pathlib.Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The checkpoint at ``path`` and its saved options; a file cut short, not a torch
-    file, or without the run's options is a one-line UsageError naming it."""
+    """The checkpoint at ``path`` (without its ``sha256``) and its saved options; a file
+    cut short, not a torch file, without the run's options, or whose contents do not match
+    their SHA-256 (a byte flipped on disk or in a copy) is a one-line UsageError naming it.
+
+    A checkpoint without a SHA-256 (written before checkpoints had one, e.g. by a run under
+    way across an upgrade of maxminq) is resumed after a :class:`CheckpointWarning` naming
+    it, not refused: refusing would throw away the run, and its options and environment
+    states are still checked on loading (``check_resumable``, the replayed episodes)."""
     try:
         state = torch.load(path, weights_only=True)
+        if not isinstance(state, dict):
+            raise TypeError(f"it holds a {type(state).__name__}, not a checkpoint")
+        digest = state.pop("sha256", None)
+        if digest is not None and digest != state_digest(state):
+            raise ValueError("its contents do not match their checksum")
         saved = json.loads(state["config"])
         int(state["step"])
         if not isinstance(saved, dict) or not isinstance(saved.get("bias_every"), int):
@@ -916,6 +936,13 @@ def _read_checkpoint(path: pathlib.Path) -> tuple[dict[str, Any], dict[str, Any]
         raise
     except DAMAGED_FILE_ERRORS as err:
         raise _damaged_checkpoint(path, err) from None
+    if digest is None:
+        warnings.warn(
+            f"{path} has no checksum (written by an earlier maxminq): resumed without "
+            "checking its contents; --overwrite starts the run again",
+            CheckpointWarning,
+            stacklevel=2,
+        )
     return state, saved
 
 
