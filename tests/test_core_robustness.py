@@ -178,3 +178,21 @@ def test_operator_expected_bias_takes_one_number_per_parameter() -> None:
         theory.operator_expected_bias("weighted_double_q", 8, 2, c=np.array([2.0]))
     value = theory.operator_expected_bias("bias_corrected", 2, 1, sigma=0.3)
     assert value == pytest.approx(1 / 3 - 0.3 / math.sqrt(math.pi), rel=1e-12)
+
+
+def test_sync_sweeps_never_draw_a_transition_of_probability_zero() -> None:
+    """Sync mode drew s' as the number of cumulative probabilities below u: at u = 0 (which
+    Generator.random can return) that is state 0 even where P(s, a, 0) = 0, and at u equal to
+    a cumulative value it is the state before the boundary. The draw now matches async mode's
+    searchsorted(side="right"): the first state whose cumulative probability exceeds u."""
+    from maxminq.tabular.finite_mdp import _next_states
+
+    P = np.array([[0.0, 0.5, 0.0, 0.5], [0.25, 0.25, 0.5, 0.0]])
+    cdf = np.cumsum(P, axis=-1)
+    for u in (0.0, 0.25, 0.5, 0.7, 1.0 - 2**-53):
+        got = _next_states(cdf, np.full((2, 1), u))
+        expected = [int(np.searchsorted(row, u, side="right")) for row in cdf]
+        assert got.tolist() == expected
+        assert all(P[i, s] > 0 for i, s in enumerate(got))  # never a zero-probability state
+    # the cap: a cumulative sum that rounds below 1 still gives the last state, not S
+    assert _next_states(np.array([[0.3, 1.0 - 1e-16]]), np.array([[1.0 - 2**-53]])).tolist() == [1]

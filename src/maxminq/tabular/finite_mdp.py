@@ -110,6 +110,14 @@ def _terminal_mask(terminal: Any, n_states: int) -> np.ndarray:
     return flags.astype(bool)
 
 
+def _next_states(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Inverse-CDF draws: for each row of ``cdf`` (U, S) the first state whose cumulative
+    probability exceeds ``u`` (U, 1) in [0, 1), as ``searchsorted(side="right")`` in async
+    mode. (Counting ``cdf < u`` instead drew a state of probability zero when u hit a cumulative
+    value exactly, e.g. state 0 at u = 0.) Capped at S - 1 against cdf rounding below 1."""
+    return np.minimum((cdf <= u).sum(axis=1), cdf.shape[1] - 1)
+
+
 def _check_rng(rng: Any) -> None:
     if not isinstance(rng, np.random.Generator):  # an int seed failed deep inside the code
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -458,14 +466,13 @@ def generalized_q_learning(
                 ests = rng.integers(n, size=(size, s_idx.size))
             for j in range(size):
                 t = lo + j
-                nxt = (cdf_sa < us[j]).sum(axis=1)
-                np.minimum(nxt, S - 1, out=nxt)  # guards against cdf rounding below 1
+                nxts = _next_states(cdf_sa, us[j])
                 if update == "one":
                     est = ests[j]
                 # (S, N, K, A) stack of next-state values; G once per sweep for every state.
                 g = g_values(history.transpose(2, 1, 0, 3))
-                g_next = g[est, nxt] if rotate else g[nxt]
-                target = td_target(r_sa + noises[j], gamma, terminal_f[nxt], g_next)
+                g_next = g[est, nxts] if rotate else g[nxts]
+                target = td_target(r_sa + noises[j], gamma, terminal_f[nxts], g_next)
                 push_snapshot(t)
                 current = history[0]
                 counts[est, s_idx, a_idx] += 1
