@@ -31,7 +31,9 @@ the previous step's updates. Both paths give the same runs (tested).
 Random draws per lane and step, in order: exploration uniform, action uniform (exploring) or
 tie-break uniform (greedy, on exact ties only), two uniforms for the reward's normal
 (Box-Muller), on update steps the chosen table (estimator and double kinds with M > 1) and
-``batch_size`` buffer indices, and on an episode end one uniform for the next start.
+``batch_size`` buffer indices (with ``update_members`` u > 1, Algorithm 1's subset S for
+maxmin and ensemble, then for each further member one draw choosing it among those left and
+its own ``batch_size`` indices), and on an episode end one uniform for the next start.
 """
 
 from __future__ import annotations
