@@ -342,3 +342,23 @@ def test_a_dependency_missing_in_ones_module_is_not_blamed_on_the_path(
     msg = _one_line(err)
     assert "No module named 'no_such_dependency_s13'" in msg
     assert "PYTHONPATH=." not in msg
+
+
+@pytest.mark.parametrize(
+    ("given", "suggested"),
+    [
+        ("Catcher-PLE-v0", "maxminq/Catcher-v0"),  # the id of the authors' gym-games
+        ("Pixelcopter-PLE-v0", "maxminq/Pixelcopter-v0"),
+        ("Catcher-v0", "maxminq/Catcher-v0"),
+        ("MinAtar/Breakout-v0", "maxminq/MinAtar-Breakout-v0"),  # minatar.gym's ids
+        ("MinAtar/SpaceInvaders-v1", "maxminq/MinAtar-SpaceInvaders-v0"),
+        ("asterix", "maxminq/MinAtar-Asterix-v0"),
+    ],
+)
+def test_ids_of_the_original_packages_suggest_ours(given: str, suggested: str) -> None:
+    with pytest.raises(UsageError) as err:
+        make(given)
+    msg = _one_line(err)
+    assert f"did you mean {suggested}" in msg
+    if given.endswith("-v1"):  # minatar.gym's v1 ids use the minimal action set
+        assert "--env-kwargs '{\"minimal_action_set\": true}'" in msg

@@ -6,6 +6,7 @@ import difflib
 import importlib
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -81,6 +82,24 @@ def known_ids() -> list[str]:
     return [*OUR_IDS, "LunarLander-v3", *rest]
 
 
+_V1_HINT = """ with --env-kwargs '{"minimal_action_set": true}'"""
+
+
+def _game_key(env_id: str) -> str:
+    """The game an id names, without namespace, suite or version: ``Catcher-PLE-v0``,
+    ``MinAtar/Breakout-v1`` and ``maxminq/MinAtar-Breakout-v0`` give catcher, breakout."""
+    key = env_id.lower().rpartition("/")[2]
+    key = re.sub(r"(-ple)?(-v\d+)?$", "", key)
+    return key.removeprefix("minatar-").replace("_", "").replace("-", "")
+
+
+def _our_id_for(name: str) -> str | None:
+    """Our id of the game another package's id names (the authors' gym-games
+    ``Catcher-PLE-v0``, minatar.gym's ``MinAtar/Breakout-v0``), or None."""
+    key = _game_key(name)
+    return next((ours for ours in OUR_IDS if _game_key(ours) == key), None)
+
+
 def _check_id(env_id: str) -> None:
     """Raise UsageError unless ``env_id`` names a registered environment. As in
     ``gym.make``, ``"module:EnvId"`` first imports ``module`` (which registers ``EnvId``):
@@ -117,6 +136,13 @@ def _check_id(env_id: str) -> None:
             )
         ours = ", ".join([*OUR_IDS, "LunarLander-v3"])
         hint = f" (importing {module!r} did not register it)" if module else ""
+        same_game = _our_id_for(name)
+        if same_game is not None and not module:
+            raise UsageError(
+                f"--env: unknown environment {env_id!r}; did you mean {same_game}"
+                f"{_V1_HINT if name.endswith('-v1') and 'MinAtar' in same_game else ''}? "
+                "('maxminq envs' lists the paper's ids)"
+            )
         close = difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
         if close:  # another version or a typo: LunarLander-v2 -> LunarLander-v3
             # With the module named, as the user must give it again: a bare id its import
