@@ -156,8 +156,9 @@ def test_vector_reset_seed_of_the_wrong_type_is_one_line() -> None:
 def test_paper_ids_check_and_show_the_users_env_kwargs(capsys: pytest.CaptureFixture) -> None:
     # For a paper id the keywords used to be ignored: a refused one passed, and the shown
     # env_kwargs were the registry's, not what a run with them would use.
-    with pytest.raises(UsageError, match="--env-kwargs: .*foo"):
+    with pytest.raises(UsageError, match="--env-kwargs: .*foo") as err:
         get_env_defaults("maxminq/Catcher-v0", {"foo": 1})
+    assert 'refused {"foo": 1}:' in _one_line(err)  # the user's keywords, not the paper's
     d = get_env_defaults("maxminq/Catcher-v0", {"normalize": False})
     assert d.env_kwargs == {"normalize": False}
     assert d.paper and d.train_steps == 3_500_000

@@ -248,9 +248,9 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
             return d
         # The user's keywords override the paper's (as a run merges them): check they build
         # and show what such a run uses, rather than the registry's keywords alone.
-        kwargs = {**d.env_kwargs, **env_kwargs}
-        make_with_kwargs(env_id, kwargs).close()
-        return dataclasses.replace(d, env_kwargs=kwargs)
+        paper_only = {k: v for k, v in d.env_kwargs.items() if k not in env_kwargs}
+        make_with_kwargs(env_id, env_kwargs, **paper_only).close()  # names the user's only
+        return dataclasses.replace(d, env_kwargs={**d.env_kwargs, **env_kwargs})
     try:
         env = make_with_kwargs(env_id, env_kwargs)  # refused keywords: a UsageError already
     except UsageError:
