@@ -151,3 +151,37 @@ def test_compare_warns_when_runs_trained_for_different_lengths_or_discounts(
     assert main(["compare", str(short), str(long)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [f"maxminq compare: warning: {t}" for t in texts]
+
+
+def test_a_tested_run_with_an_unset_key_is_scored_once() -> None:
+    """``deep_final_scores`` scores a run by its test episodes, else by its training
+    average. It recognised the tested runs by tuples of their keys, and a tuple holding
+    NaN (an unset N of DQN, which ``select_setting`` and ``summarize`` are written to
+    handle) never equals another: each DQN seed was counted twice, once per source, which
+    doubled its runs and shrank its standard error. Hand-made tables; the means are worked
+    out here."""
+    import numpy as np
+
+    from maxminq.analysis import tables as T
+
+    keys = {"env_id": "E", "agent": "dqn", "n": np.nan, "lr": 1e-3, "run_id": "r"}
+    episodes = pd.DataFrame(
+        [keys | {"seed": s, "step": step, "return": r}
+         for s, rets in ((0, (1.0, 2.0)), (1, (3.0, 4.0)))
+         for step, r in zip((10, 20), rets, strict=True)]
+    )  # fmt: skip
+    tests = pd.DataFrame(
+        [keys | {"seed": s, "episode": e, "return": r}
+         for s, rets in ((0, (5.0, 7.0)), (1, (6.0, 6.0)))
+         for e, r in enumerate(rets, 1)]
+    )  # fmt: skip
+    # seed 2 has no test episode: scored by its training average, (8 + 10) / 2
+    episodes = pd.concat([episodes, pd.DataFrame(
+        [keys | {"seed": 2, "step": step, "return": r} for step, r in ((10, 8.0), (20, 10.0))]
+    )], ignore_index=True)  # fmt: skip
+    scores = T.deep_final_scores(T.Tables(episodes=episodes, tests=tests))
+    got = sorted(zip(scores["seed"], scores["score"], scores["source"], strict=True))
+    assert got == [(0, 6.0, "test"), (1, 6.0, "test"), (2, 9.0, "train_last100")]
+    summary = T.deep_summary(T.Tables(episodes=episodes, tests=tests))
+    assert summary["runs"].tolist() == [3]
+    assert summary["mean"].iloc[0] == pytest.approx(7.0)

@@ -321,7 +321,7 @@ def deep_final_scores(tables: Tables, keys: Sequence[str] = DEEP_KEYS) -> pd.Dat
     Diverged seeds (``runs`` table) are kept with the score they reached, marked ``diverged``.
     """
     scores: list[pd.DataFrame] = []
-    seen: set[tuple] = set()
+    tested: pd.DataFrame | None = None  # the key columns of the runs scored by tests
     if tables.tests is not None and not tables.tests.empty:
         t = tables.tests
         k = present_keys(t, keys)
@@ -329,7 +329,7 @@ def deep_final_scores(tables: Tables, keys: Sequence[str] = DEEP_KEYS) -> pd.Dat
         s = t.groupby(by, sort=True, dropna=False)["return"].mean().rename("score").reset_index()
         s["source"] = "test"
         scores.append(s)
-        seen = set(map(tuple, s[by].itertuples(index=False, name=None)))
+        tested = s[by].drop_duplicates()
     if tables.episodes is not None and not tables.episodes.empty:
         e = tables.episodes
         k = present_keys(e, keys)
@@ -337,8 +337,13 @@ def deep_final_scores(tables: Tables, keys: Sequence[str] = DEEP_KEYS) -> pd.Dat
         e = _with_avg100(e, by)
         last = e.sort_values("step").groupby(by, sort=True, dropna=False).tail(1)
         s = last[[*by, "return_avg100"]].rename(columns={"return_avg100": "score"})
-        mask = [tuple(r) not in seen for r in s[by].itertuples(index=False, name=None)]
-        s = s[mask].copy()
+        if tested is not None:
+            # A merge, whose keys match NaN to NaN (an unset N of DQN): tuples with NaN never
+            # compare equal, which scored every tested run a second time by its training.
+            on = [c for c in by if c in tested.columns]
+            found = s[on].merge(tested[on].drop_duplicates(), on=on, how="left", indicator=True)
+            s = s[(found["_merge"] == "left_only").to_numpy()]
+        s = s.copy()
         s["source"] = "train_last100"
         scores.append(s)
     if not scores:
