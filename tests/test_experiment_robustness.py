@@ -240,3 +240,52 @@ def test_a_gamma_so_small_that_left_is_worth_zero_is_refused(capsys) -> None:
     assert main([*argv, "--gamma", "5e-324"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("maxminq experiment: error: --gamma: gamma * mu")
+
+
+# Run as a script: 'maxminq experiment ARGS', killed (SIGKILL, as kill -9) while the file
+# named by the first argument is written: its temporary is whole, not yet renamed into place.
+KILLED_WHILE_WRITING = """
+import os, signal, sys
+from maxminq.experiments import store
+
+atomic_write = store.atomic_write
+
+def killed_while_writing(path, write):
+    if path.name == sys.argv[1]:
+        atomic_write(path, lambda tmp: (write(tmp), os.kill(os.getpid(), signal.SIGKILL)))
+    return atomic_write(path, write)
+
+store.atomic_write = killed_while_writing
+from maxminq.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("base", "name"),
+    [(TOY, "toy_mdp.csv"), (TOY, "fig2_toy_mdp_distance.png"), (MC, "mountain_car.csv")],
+)
+def test_a_killed_experiments_temporary_is_removed_by_the_next_run_and_nothing_else(
+    tmp_path: Path, base: list[str], name: str
+) -> None:
+    """kill -9 while a table or figure was written left its hidden temporary
+    (.NAME.XXXXXXXX.tmp, as large as a full run's CSV) in --out for good: the next run of
+    the same command replaced the outputs but not that. It now removes the temporaries of
+    its own outputs that a killed run left; files it does not own stay, also hidden
+    temporaries of other names and files that only look like its own."""
+    out = tmp_path / "out"
+    argv = [*base, "--out", str(out)]
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_WHILE_WRITING)
+    proc = subprocess.run([sys.executable, str(script), name, *argv], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    stale = [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+    assert len(stale) == 1 and stale[0].startswith(f".{name}."), stale
+    others = [f".{name}.backup-1.tmp", f".{name}.tmp", ".notes.csv.abcd1234.tmp", "notes.tmp"]
+    for other in others:  # not written by atomic_write (or by it for another file)
+        (out / other).write_text("the user's")
+    assert main(argv) == 0
+    left = sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp"))
+    assert left == sorted(others)
+    assert all((out / other).read_text() == "the user's" for other in others)

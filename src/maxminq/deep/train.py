@@ -83,6 +83,7 @@ from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
     atomic_write_bytes,
+    remove_stale_temporaries,
     write_progress,
 )
 
@@ -970,10 +971,10 @@ def _read_options(path: pathlib.Path) -> dict[str, Any]:
 def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
     """Delete the temporary files of atomic writes that a killed run left in ``out_dir``
     (``atomic_write`` names them ``.<name>.<random>.tmp``): a checkpoint's is as large as
-    the replay buffers (GBs for MinAtar), and every kill during a write would leave one."""
-    for path in [*(out_dir / name for name in RUN_FILES), out_dir / "checkpoint" / _CKPT]:
-        for tmp in path.parent.glob(f".{path.name}.*.tmp"):
-            tmp.unlink(missing_ok=True)
+    the replay buffers (GBs for MinAtar), and every kill during a write would leave one.
+    Called under the folder's lock (``folder_lock``): no other run writes there."""
+    files = [*(out_dir / name for name in RUN_FILES), out_dir / "checkpoint" / _CKPT]
+    remove_stale_temporaries(files)
 
 
 _LOCKED: set[tuple[int, str]] = set()  # (thread, folder) held: re-entrant in one thread

@@ -183,6 +183,30 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def remove_stale_temporaries(paths: Iterable[Path]) -> None:
+    """Delete the temporary files that :func:`atomic_write` calls to ``paths`` left behind
+    in a process that was killed (kill -9, the OOM killer, a power cut) before renaming
+    them: ``.<name>.<random>.tmp`` beside each path, the random part made of the characters
+    ``tempfile.mkstemp`` uses. A file of another name stays: the user's (``.<name>.tmp``,
+    ``.<name>.backup-1.tmp``) and other outputs' temporaries. A killed run's temporary of
+    a table or checkpoint is as large as the file itself (GBs for a MinAtar checkpoint or a
+    full ``experiment`` CSV), and each kill would leave one more.
+
+    Only for a caller that alone writes ``paths`` (``run_training`` under its folder lock;
+    a command replacing its own outputs): a temporary another process is writing now would
+    be deleted under it.
+    """
+    import glob
+    import re
+
+    for path in paths:
+        path = Path(path)
+        ours = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]+\.tmp")
+        for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+            if ours.fullmatch(tmp.name):
+                tmp.unlink(missing_ok=True)
+
+
 PROGRESS_FILE = "progress.json"
 
 
