@@ -196,3 +196,31 @@ def test_sync_sweeps_never_draw_a_transition_of_probability_zero() -> None:
         assert all(P[i, s] > 0 for i, s in enumerate(got))  # never a zero-probability state
     # the cap: a cumulative sum that rounds below 1 still gives the last state, not S
     assert _next_states(np.array([[0.3, 1.0 - 1e-16]]), np.array([[1.0 - 2**-53]])).tolist() == [1]
+
+
+def test_choose_n_with_a_large_n_max_works_in_bounded_memory() -> None:
+    """choose_n kept one row of n_max cells per M: n_max = 10^9 asked for about 40 GB of
+    temporaries. With the N axis in chunks, the peak stays near one chunk (8 MB per array)
+    however large n_max is, and the answer is the exact minimiser: here the N whose bias,
+    by scipy's gamma functions in this test, is closest to a target near -1 (M = 8), found in
+    the third of six chunks of N."""
+    import tracemalloc
+
+    from scipy.special import gammaln
+
+    def bias(m: int, n: np.ndarray) -> np.ndarray:  # 1 - 2 t_MN, t_MN by log-gammas
+        return 1.0 - 2.0 * np.exp(gammaln(m + 1) + gammaln(1 + 1 / n) - gammaln(m + 1 + 1 / n))
+
+    target = -1.0 + 2.0 * sum(1.0 / k for k in range(1, 9)) / 2.4e6  # E[Z] ~ -1 + 2 H_M / N
+    n_max = 6 * 2**20
+    tracemalloc.start()
+    try:
+        got = theory.choose_n(8, n_max=n_max, target=target)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 80e6  # 200 MB before (one row of 6.3 M cells), 50 MB now (one chunk)
+    assert 2**21 < got <= n_max
+    near = np.arange(got - 50, got + 51)
+    gaps = np.abs(bias(8, near.astype(float)) - target)
+    assert gaps[50] <= gaps.min() + 1e-15  # no neighbour is closer to the target

@@ -235,16 +235,26 @@ def choose_n(
     n_cap = int(_integers(n_max, "n_max"))
     m_b, s_b, g_b, goal_b = np.broadcast_arrays(m, s, g, goal)
     flat_m, flat_scale, flat_goal = m_b.ravel(), (s_b * g_b).ravel(), goal_b.ravel()
-    ns = np.arange(1, n_cap + 1, dtype=np.int64)
+    # Chunks of at most _CHUNK_ELEMENTS cells in both M and N: one row of a large n_max was
+    # n_max long (10^9 asked for 40 GB of temporaries).
+    cols = min(n_cap, _CHUNK_ELEMENTS)
+    rows = max(1, _CHUNK_ELEMENTS // cols)
     best = np.empty(flat_m.shape, dtype=np.int64)
-    rows = max(1, _CHUNK_ELEMENTS // n_cap)
     for lo in range(0, flat_m.size, rows):
         mm = flat_m[lo : lo + rows, None]
-        bias = flat_scale[lo : lo + rows, None] * (1.0 - 2.0 * _t_mn(mm, ns[None, :]))
-        if split:  # the errors' half-width grows as sqrt(N) (Corollary 1)
-            bias = bias * np.sqrt(ns[None, :])
-        gap = np.abs(bias - flat_goal[lo : lo + rows, None])
-        best[lo : lo + rows] = ns[np.argmin(gap, axis=1)]  # argmin: first minimum = smallest N
+        best_gap = np.full(mm.shape[0], np.inf)
+        for n_lo in range(1, n_cap + 1, cols):
+            ns = np.arange(n_lo, min(n_lo + cols, n_cap + 1), dtype=np.int64)
+            bias = flat_scale[lo : lo + rows, None] * (1.0 - 2.0 * _t_mn(mm, ns[None, :]))
+            if split:  # the errors' half-width grows as sqrt(N) (Corollary 1)
+                bias = bias * np.sqrt(ns[None, :])
+            gap = np.abs(bias - flat_goal[lo : lo + rows, None])
+            first = np.argmin(gap, axis=1)  # argmin: first minimum = smallest N
+            chunk_gap = gap[np.arange(gap.shape[0]), first]
+            # strictly smaller only: on a tie the earlier chunk's (smaller) N stays
+            better = (chunk_gap < best_gap) | (n_lo == 1)
+            best_gap[better] = chunk_gap[better]
+            best[lo : lo + rows][better] = ns[first[better]]
     return _out(best.reshape(m_b.shape), M, tau, gamma, target)
 
 
