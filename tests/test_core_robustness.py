@@ -224,3 +224,19 @@ def test_choose_n_with_a_large_n_max_works_in_bounded_memory() -> None:
     near = np.arange(got - 50, got + 51)
     gaps = np.abs(bias(8, near.astype(float)) - target)
     assert gaps[50] <= gaps.min() + 1e-15  # no neighbour is closer to the target
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: theory.t_mn(2**70, 2), "M must be < 2\\*\\*63"),
+        (lambda: theory.expected_bias(8, [2, 2**64]), "N must be < 2\\*\\*63"),
+        (lambda: theory.choose_n(8, n_max=2**64), "n_max must be < 2\\*\\*63"),
+        (lambda: theory.min_variance(-(2**70)), "N must be >= 1"),
+    ],
+)
+def test_theory_names_the_range_of_an_integer_too_large_for_numpy(call, words) -> None:
+    """Python ints past 64 bits reach NumPy as objects and were refused as 'must be an
+    integer', which they are; the error now names the range they are outside."""
+    with pytest.raises(ValueError, match=words):
+        call()

@@ -58,6 +58,13 @@ _INT64_MAX = np.iinfo(np.int64).max
 def _integers(value: Any, name: str, minimum: int = 1) -> np.ndarray:
     """``value`` as an int64 array; integral values >= ``minimum`` only."""
     arr = np.asarray(value)
+    if (
+        arr.dtype == object
+        and arr.size
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in arr.flat)
+    ):  # Python ints past 64 bits (NumPy keeps them as objects): whole, but out of range
+        low = any(v < minimum for v in arr.flat)
+        raise ValueError(f"{name} must be {f'>= {minimum}' if low else '< 2**63'}, got {value!r}")
     if arr.dtype == bool or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ):
