@@ -260,3 +260,22 @@ def test_sigterm_stops_a_ray_sweep_like_ctrl_c(tmp_path, theory_kinds) -> None:
     with ResultsStore(out) as store:
         statuses = Counter(rec.status for rec in store.records())
     assert set(statuses) <= {"pending", "done"} and statuses["pending"] >= 1, statuses
+
+
+def test_main_puts_the_sigterm_handler_it_replaced_back(tmp_path, capsys) -> None:
+    """main() handles SIGTERM only while its command runs: a program (or test session)
+    calling it keeps its own handler afterwards, also when the command failed."""
+
+    def mine(signum: int, frame: object) -> None:
+        """A caller's own handler."""
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        assert main(["envs"]) == 0
+        assert signal.getsignal(signal.SIGTERM) is mine
+        argv = ["train", "--env", "CartPole-v1", "--out", str(tmp_path / "run")]
+        assert main([*argv, "--threads", "0"]) == 2  # a UsageError in the command
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    capsys.readouterr()
