@@ -12,7 +12,9 @@ Ties and NaN follow NumPy: ``argmax`` takes the first maximum; a NaN anywhere in
 reduced values makes min/max NaN, as a diverged run's values do in NumPy. One exception, which
 no kernel meets (the toy MDP has 8 actions at B, Mountain Car 3): with a single action and 8 or
 more members, ``np.mean`` sums the contiguous member axis pairwise, so Ensemble and Averaged
-can differ from these sequential sums in the last bits.
+can differ from these sequential sums in the last bits. And the sign of a zero result may
+differ (NumPy's mean of -0.0 is +0.0; its max of -0.0 and 0.0 is either), which no later
+arithmetic can tell apart.
 """
 
 from __future__ import annotations

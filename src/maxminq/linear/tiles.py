@@ -8,6 +8,11 @@ displaced by ``t * (2 i + 1) / n_tilings`` tile widths in dimension i (the asymm
 ``(tiles_per_dim + 3) ** 2`` cells (the displacement of up to 3 (n_tilings - 1) / n_tilings
 tile widths plus the upper bound itself reach at most two cells past the last tile), so the
 feature index of tiling t is ``t * cells + ix * side + iy``.
+
+The grid starts at ``lo``: inputs are scaled as ``(x - lo) / (hi - lo) * tiles_per_dim``.
+The common ``tiles3`` recipe for Mountain Car scales ``x`` itself (``8 x / 1.7``), which puts
+the tilings' origin at 0 instead: for velocity (-0.07 is exactly 4 tiles from 0) the
+partitions are the same, for position they are shifted by 0.18 / 8 of a tile.
 """
 
 from __future__ import annotations
