@@ -185,3 +185,27 @@ def test_a_tested_run_with_an_unset_key_is_scored_once() -> None:
     summary = T.deep_summary(T.Tables(episodes=episodes, tests=tests))
     assert summary["runs"].tolist() == [3]
     assert summary["mean"].iloc[0] == pytest.approx(7.0)
+
+
+def test_a_figure_an_earlier_report_drew_is_not_shown_as_one_of_these_results(
+    tmp_path: pathlib.Path,
+) -> None:
+    """A report lists every PNG in DIR/figures it did not draw as an 'Additional figure
+    found in the results folder'. A figure of its own that an earlier report of the folder
+    drew and this one does not (its data no longer allow it, e.g. a run left out after
+    failing verification, or its drawing failed) was listed so, drawn from other data.
+    Such files are now removed; a figure of the user's own stays listed."""
+    from PIL import Image
+
+    from maxminq.analysis.report import build_report
+
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for name in ("deep_varying_n_pixelcopter", "mountain_car_curves_sigma2_10", "my_own"):
+        Image.new("RGB", (8, 8), "white").save(figures / f"{name}.png")
+    (figures / "deep_varying_n_pixelcopter.svg").write_text("<svg/>")
+    report = build_report(tmp_path, results={}, theory_dir=tmp_path / "no_theory")
+    md = report.markdown.read_text(encoding="utf-8")
+    assert sorted(p.name for p in figures.iterdir()) == ["my_own.png"]
+    assert "deep_varying_n_pixelcopter" not in md and "mountain_car_curves" not in md
+    assert "figures/my_own.png" in md and "Additional figure found" in md

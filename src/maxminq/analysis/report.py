@@ -838,6 +838,28 @@ def _published_section(
     return lines
 
 
+#: The names of the figures the report draws itself begin with these (``make_figures``).
+REPORT_FIGURE_PREFIXES = ("deep_", "toy_mdp_", "mountain_car_")
+
+
+def _remove_stale_figures(fig_dir: Path, figures: Sequence[F.FigureFile]) -> None:
+    """Delete the report's own figures (by :data:`REPORT_FIGURE_PREFIXES`) that an earlier
+    report wrote and this one did not (its data no longer allow them, or drawing failed):
+    they would be listed as 'Additional figure found in the results folder' and pass for
+    figures of these results. Other files in ``fig_dir`` (a user's own) are kept."""
+    written = {p.name for f in figures for p in f.paths}
+    if not fig_dir.is_dir():
+        return
+    for path in fig_dir.iterdir():
+        if (
+            path.is_file()
+            and path.suffix in (".png", ".svg")
+            and path.name.startswith(REPORT_FIGURE_PREFIXES)
+            and path.name not in written
+        ):
+            path.unlink(missing_ok=True)
+
+
 # ----------------------------------------------------------------------------- main entry
 def build_report(
     out_dir: str | Path,
@@ -890,6 +912,7 @@ def build_report(
     figures = F.make_figures(
         claim_tables, fig_dir, deep_summary=figure_summary, errors=figure_errors
     )
+    _remove_stale_figures(fig_dir, figures)
     claims = [c for c in C.all_claims(claim_tables, theory_dir) if c.section not in unchecked]
     scale = infer_scale(results, meta)
 
