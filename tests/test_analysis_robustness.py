@@ -209,3 +209,21 @@ def test_a_figure_an_earlier_report_drew_is_not_shown_as_one_of_these_results(
     assert sorted(p.name for p in figures.iterdir()) == ["my_own.png"]
     assert "deep_varying_n_pixelcopter" not in md and "mountain_car_curves" not in md
     assert "figures/my_own.png" in md and "Additional figure found" in md
+
+
+def test_one_folder_given_alone_is_one_run(trained: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """``compare_runs("runs/a")`` read the string as the folders 'r', 'u', 'n', ... and
+    said 'RUN_DIR: r holds no finished deep run'; ``compare_runs(Path("runs/a"))`` raised a
+    TypeError. One folder alone is one run, for ``plot_runs`` too; its numbers are those of
+    its tests.csv (each seed's mean test return, then mean over seeds, worked out here)."""
+    from maxminq.analysis import compare_runs, plot_runs
+
+    per_seed = pd.read_csv(trained / "tests.csv").groupby("seed")["return"].mean()
+    for given in (str(trained), trained):
+        table = compare_runs(given)
+        assert table["folder"].tolist() == [str(trained)]
+        assert table["mean"].iloc[0] == pytest.approx(per_seed.mean())
+        assert table["seeds"].iloc[0] == 2
+    written = plot_runs(trained, tmp_path / "one.png", panels="return")
+    assert [p.name for p in written] == ["one.png", "one.svg"]
+    assert all(p.stat().st_size > 0 for p in written)

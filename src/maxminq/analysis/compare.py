@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maxminq.analysis.runs import load_runs, require_numeric_columns, run_labels
+from maxminq.analysis.runs import as_folders, load_runs, require_numeric_columns, run_labels
 from maxminq.analysis.style import count
 from maxminq.errors import MaxminqWarning, UsageError
 
@@ -324,15 +324,18 @@ def comparison_table(
     return table[[*first, *(c for c in table.columns if c not in first)]]
 
 
-def compare_runs(folders: Sequence[str | Path], baseline: int = 1, seed: int = 0) -> pd.DataFrame:
+def compare_runs(
+    folders: Sequence[str | Path] | str | Path, baseline: int = 1, seed: int = 0
+) -> pd.DataFrame:
     """The table ``maxminq compare FOLDER ... --baseline BASELINE --seed SEED --csv`` writes:
     one row per run folder (of ``maxminq train``, or a sweep's ``OUT/tables/<run_id>``, all on
-    one environment), the columns of :func:`comparison_table`, tested against the run at
-    position ``baseline`` (from 1); ``seed`` seeds the IQM's bootstrap. Bad input (options or
-    folders) raises the UsageError the command prints; what it warns about (a seed without a
-    score, scores that are not one measure) is a :class:`CompareWarning`. With few seeds per
-    run (under 20) the p-values and intervals are rough, as the command's footer says."""
-    paths = [Path(f) for f in folders]
+    one environment; one folder alone may be given as a ``str`` or path), the columns of
+    :func:`comparison_table`, tested against the run at position ``baseline`` (from 1);
+    ``seed`` seeds the IQM's bootstrap. Bad input (options or folders) raises the UsageError
+    the command prints; what it warns about (a seed without a score, scores that are not one
+    measure) is a :class:`CompareWarning`. With few seeds per run (under 20) the p-values and
+    intervals are rough, as the command's footer says."""
+    paths = as_folders(folders)  # one folder alone: one run
     check_options(paths, baseline, seed)
     cfgs, tables = load_runs(paths)
     return comparison_table(paths, cfgs, tables, score_runs(paths, cfgs, tables), baseline, seed)

@@ -12,6 +12,7 @@ A bad folder is a one-line :class:`~maxminq.errors.UsageError` starting ``RUN_DI
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -75,6 +76,15 @@ def run_settings(folder: Path) -> dict:
             + ", ".join(f"{k} = {json.dumps(settings[k])}" for k in bad)
         )
     return settings
+
+
+def as_folders(folders: Sequence[str | Path] | str | Path) -> list[Path]:
+    """The RUN_DIRs given to :func:`plot_runs` or ``compare_runs`` as paths: one folder
+    (a ``str`` or path) is one run, not a sequence of one-letter folders (``"runs/a"`` was
+    read as ``r``, ``u``, ... and a ``Path`` raised a TypeError)."""
+    if isinstance(folders, (str, os.PathLike)):
+        return [Path(folders)]
+    return [Path(f) for f in folders]
 
 
 def check_distinct(folders: Sequence[Path]) -> None:
@@ -290,7 +300,7 @@ class PlotWarning(MaxminqWarning):
 
 
 def plot_runs(
-    folders: Sequence[str | Path],
+    folders: Sequence[str | Path] | str | Path,
     out: str | Path | None = None,
     *,
     panels: str | Sequence[str] | None = None,
@@ -298,9 +308,9 @@ def plot_runs(
     title: str | None = None,
 ) -> list[Path]:
     """Draw the training curves of finished deep runs (folders of ``maxminq train``, or a
-    sweep's ``OUT/tables/<run_id>``) in one figure, one colour per run, as ``maxminq plot
-    FOLDER ... --out OUT --panels PANELS`` does (the command calls this); returns the
-    written files, ``[<out>.png, <out>.svg]``.
+    sweep's ``OUT/tables/<run_id>``; one folder alone may be given as a ``str`` or path) in
+    one figure, one colour per run, as ``maxminq plot FOLDER ... --out OUT --panels PANELS``
+    does (the command calls this); returns the written files, ``[<out>.png, <out>.svg]``.
 
     ``out``: the figure's path, with or without ``.png``; an existing folder gets the
     default name inside it (default: ``FOLDER/curves`` for one run, ``./compare`` for
@@ -317,7 +327,7 @@ def plot_runs(
     if panels is None:
         panels = DEFAULT_PANELS
     chosen = _panels(panels if isinstance(panels, str) else ",".join(panels))
-    paths = [Path(f) for f in folders]
+    paths = as_folders(folders)
     cfgs, tables = load_runs(paths)
     for folder, t in zip(paths, tables, strict=True):
         _check_columns(folder, t, chosen)
