@@ -227,3 +227,27 @@ def test_one_folder_given_alone_is_one_run(trained: pathlib.Path, tmp_path: path
     written = plot_runs(trained, tmp_path / "one.png", panels="return")
     assert [p.name for p in written] == ["one.png", "one.svg"]
     assert all(p.stat().st_size > 0 for p in written)
+
+
+def test_published_refuses_a_sweeps_own_runs(tmp_path: pathlib.Path, capsys) -> None:
+    """``maxminq report OUT --published OUT`` (or ``OUT/tables``) presented the sweep's own
+    runs a second time, as 'finished maxminq train runs ... not trained by this command ...
+    at full length'. A results folder, and run folders without the config.json of
+    ``maxminq train`` (a sweep's stored runs), are refused in one line, exit 2, before any
+    report is written."""
+    from maxminq.experiments.store import ResultsStore
+
+    out = tmp_path / "sweep"
+    with ResultsStore(out):
+        pass  # an empty results folder: results.sqlite
+    rows = [(s, step, -1.0, 4) for s in (0, 1) for step in (100, 200)]
+    stored = _hand_run(out / "tables" / "deep-0123456789ab", rows, steps=200)
+    settings = json.loads((stored / "config.json").read_text())
+    (stored / "config.json").unlink()  # a sweep stores its settings in manifest.json
+    (stored / "manifest.json").write_text(json.dumps({"kind": "deep", "settings": settings}))
+    for published in (out, out / "tables"):
+        code = main(["report", str(out), "--published", str(published)])
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and len(err.splitlines()) == 1
+        assert err.startswith("maxminq report: error: --published: ")
+        assert not (out / "report.md").exists()

@@ -683,6 +683,11 @@ def published_runs(root: Path) -> PublishedRuns:
         raise UsageError(f"--published: {root} is not a folder (expected {expected})")
     if (root / "runs.csv").is_file():
         raise UsageError(f"--published: {root} is one run folder (expected {expected})")
+    if (root / "results.sqlite").is_file():  # its runs are the report's own, not published
+        raise UsageError(
+            f"--published: {root} is a results folder of 'maxminq sweep' or 'reproduce' "
+            f"(its runs are reported by 'maxminq report {root}'; expected {expected})"
+        )
     folders = sorted(
         p.parent
         for pattern in ("*/runs.csv", "*/*/runs.csv")
@@ -694,6 +699,13 @@ def published_runs(root: Path) -> PublishedRuns:
             f"--published: {root} holds no run folders (<env>/<run>/ with the runs.csv and "
             "config.json 'maxminq train' writes)"
         )
+    for folder in folders:  # a sweep's stored run (manifest.json): not a run of its own
+        if not (folder / "config.json").is_file():
+            raise UsageError(
+                f"--published: {folder} holds no config.json: not a 'maxminq train' run "
+                f"(a sweep's stored runs are reported by 'maxminq report' of the sweep's "
+                f"folder; expected {expected})"
+            )
     try:
         groups: dict[str, list[tuple[dict, Path]]] = {}
         for folder in folders:
