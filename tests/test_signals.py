@@ -279,3 +279,41 @@ def test_main_puts_the_sigterm_handler_it_replaced_back(tmp_path, capsys) -> Non
     finally:
         signal.signal(signal.SIGTERM, previous)
     capsys.readouterr()
+
+
+def test_sigterm_stops_reproduce_like_ctrl_c_and_the_same_command_finishes_it(
+    tmp_path, theory_kinds
+) -> None:
+    """'maxminq reproduce' runs its sweeps through the same path: SIGTERM while runs are in
+    flight ends it with exit 143 and the sweep's resume hint, its workers gone and no
+    report written; the same command then stores every run once and writes the report."""
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "tiny_theory.yaml").write_text(
+        helpers.THEORY_CONFIG.format(kind="theory_mc", samples=80_000)
+    )
+    out = tmp_path / "out"
+    argv = ["reproduce", "--configs", str(configs), "--only", "tiny_theory", "--out", str(out)]
+    argv += ["--workers", "2", "--no-progress"]
+    script = [sys.executable, str(HERE / "test_sweep_helpers.py")]  # the test kinds known
+    proc = subprocess.Popen([*script, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    workers: list[int] = []
+
+    def working() -> bool:
+        workers[:] = _workers(proc.pid) or workers
+        return _started(out) >= 2 and len(workers) == 2
+
+    status, err = _terminate_when(proc, working)
+    assert status == 143, err
+    assert err.strip().splitlines() == [
+        "maxminq reproduce: terminated; finished runs are kept: the same command resumes"
+    ], err
+    assert _gone(workers), "workers outlived the terminated command"
+    assert not (out / "report.html").exists()
+    again = subprocess.run([*script, *argv], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    with ResultsStore(out) as store:
+        done = Counter(e["run_id"] for e in store.events() if e["event"] == "done")
+    assert sorted(done.values()) == [1] * 8
+    assert (out / "report.html").exists()
