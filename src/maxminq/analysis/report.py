@@ -700,11 +700,11 @@ def published_runs(root: Path) -> PublishedRuns:
             "config.json 'maxminq train' writes)"
         )
     for folder in folders:  # a sweep's stored run (manifest.json): not a run of its own
-        if not (folder / "config.json").is_file():
+        if not (folder / "config.json").is_file() and (folder / "manifest.json").is_file():
             raise UsageError(
-                f"--published: {folder} holds no config.json: not a 'maxminq train' run "
-                f"(a sweep's stored runs are reported by 'maxminq report' of the sweep's "
-                f"folder; expected {expected})"
+                f"--published: {folder} is a run stored by a sweep (manifest.json, no "
+                "config.json), not a 'maxminq train' run (a sweep's runs are reported by "
+                f"'maxminq report' of the sweep's folder; expected {expected})"
             )
     try:
         groups: dict[str, list[tuple[dict, Path]]] = {}
