@@ -299,3 +299,38 @@ def test_compiled_operators_agree_with_numpy_on_nan_inf_and_ties() -> None:
             assert (math.isnan(want) and math.isnan(got)) or want == got, (name, q, want, got)
             checked += 1
     assert checked > 8000
+
+
+# --- run ids past int64 -----------------------------------------------------------------------
+
+
+def test_run_ids_past_int64_are_refused_instead_of_merging_two_runs() -> None:
+    """run_offset = 2**63 - 1 with two runs: NumPy made the ids floats, both 9.223372036854776e18,
+    and the lanes' seeds came from those floats, so the two 'independent' runs were one run
+    twice. Now a UsageError names --run-offset; the largest offset that fits still gives two
+    distinct ids and two different runs."""
+    from maxminq.errors import UsageError
+    from maxminq.linear.mountain_car import run_mountain_car_grid
+    from maxminq.tabular import toy_mdp
+
+    toy = {"mu": 0.1, "algorithm": "q_learning", "n": 1, "runs": 2, "episodes": 30, "seed": 0}
+    for offset in (2**63 - 1, 2**64):
+        with pytest.raises(UsageError, match="--run-offset: run ids .* below 2\\*\\*63"):
+            toy_mdp.run_toy_mdp(**toy, run_offset=offset)
+        with pytest.raises(UsageError, match="--run-offset"):
+            toy_mdp.check_settings({**toy, "run_offset": offset})
+        with pytest.raises(UsageError, match="--run-offset"):
+            run_mountain_car_grid(
+                algorithm="q_learning", n=1, sigma2=[0.0], step_sizes=[0.01], runs=2,
+                episodes=1, seed=0, run_offset=offset, max_steps=10,
+            )  # fmt: skip
+    df = toy_mdp.run_toy_mdp(**toy, run_offset=2**63 - 2)
+    assert df["run"].dtype == np.int64
+    assert sorted(set(df["run"])) == [2**63 - 2, 2**63 - 1]
+    first, second = (g["q_a_left"].to_numpy() for _, g in df.groupby("run"))
+    assert not np.array_equal(first, second)  # two streams, not one run twice
+    mc = run_mountain_car_grid(
+        algorithm="q_learning", n=1, sigma2=[0.0], step_sizes=[0.01], runs=2, episodes=1,
+        seed=0, run_offset=2**63 - 2, max_steps=10,
+    )  # fmt: skip
+    assert mc["run"].dtype == np.int64 and mc["run"].tolist() == [2**63 - 2, 2**63 - 1]

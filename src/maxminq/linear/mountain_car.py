@@ -62,6 +62,7 @@ from maxminq.tabular.agent import (
     check_op_kwargs,
     check_positive_int,
     check_real,
+    check_run_offset,
     check_update_members,
     draw_more_members,
     draw_update,
@@ -448,7 +449,7 @@ def run_mountain_car_grid(
     alphas = check_float_list(step_sizes, "--step-sizes", positive=True)
     runs = check_positive_int(runs, "--runs")
     episodes = check_positive_int(episodes, "--episodes")
-    check_positive_int(run_offset, "--run-offset", minimum=0)
+    run_offset = check_run_offset(run_offset, runs)
     p = _validate(params)
     op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None), "op_kwargs")
     extra = check_update_members(algorithm, n, p.pop("update_members", 1)) - 1
@@ -456,7 +457,7 @@ def run_mountain_car_grid(
     n_lanes, n_members, batch = len(settings) * runs, int(n), p["batch_size"]
     capacity = p["buffer_size"]
 
-    rng = np.tile(lane_seeds(seed, np.arange(run_offset, run_offset + runs)), len(settings))
+    rng = np.tile(lane_seeds(seed, run_offset + np.arange(runs, dtype=np.int64)), len(settings))
     sd = np.repeat([math.sqrt(s) for s, _ in settings], runs)
     alpha = np.repeat([a for _, a in settings], runs)
     # step per active weight (division by 8 is exact, so "total" matches a / 8 bit for bit)
@@ -511,7 +512,7 @@ def run_mountain_car_grid(
     bar.update(n_lanes * episodes - bar.n)
     bar.close()
 
-    run_ids = np.arange(run_offset, run_offset + runs)
+    run_ids = run_offset + np.arange(runs, dtype=np.int64)
     df = pd.DataFrame(
         {
             "algorithm": algorithm,

@@ -191,6 +191,18 @@ def check_positive_int(value: Any, option: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def check_run_offset(run_offset: Any, runs: int) -> int:
+    """``run_offset`` as int: a whole number >= 0 whose run ids ``run_offset .. run_offset +
+    runs - 1`` fit in int64 (past it NumPy made them floats: two runs got one id and, through
+    :func:`lane_seeds`, one random stream); raises UsageError naming ``--run-offset``."""
+    offset = check_positive_int(run_offset, "--run-offset", minimum=0)
+    if offset + int(runs) > 2**63:
+        raise UsageError(
+            f"--run-offset: run ids {offset} .. {offset} + {runs} - 1 must stay below 2**63"
+        )
+    return offset
+
+
 def check_update_members(algorithm: str, n: int, value: Any) -> int:
     """``update_members``, the size of Algorithm 1's update subset S: a whole number from 1
     to n, above 1 only for the operators with n estimators (maxmin, ensemble)."""

@@ -46,6 +46,7 @@ from maxminq.tabular.agent import (
     check_op_kwargs,
     check_positive_int,
     check_real,
+    check_run_offset,
     check_update_members,
     draw_more_members,
     draw_update,
@@ -311,8 +312,10 @@ def check_settings(settings: dict[str, Any]) -> None:
     it, as a sweep config is checked before any work starts; raises UsageError naming the
     option."""
     s = check_algorithm_settings(settings)
-    check_positive_int(s.pop("run_offset", 0), "--run-offset", minimum=0)
-    _validate(s.pop("mu", None), s.pop("runs", None), s.pop("episodes", None), s)
+    run_offset, runs = s.pop("run_offset", 0), s.pop("runs", None)
+    check_positive_int(run_offset, "--run-offset", minimum=0)
+    _validate(s.pop("mu", None), runs, s.pop("episodes", None), s)
+    check_run_offset(run_offset, runs)
 
 
 def run_toy_mdp(
@@ -342,11 +345,11 @@ def run_toy_mdp(
     spec = resolve_algorithm(algorithm, n)
     p = _validate(mu, runs, episodes, params)
     extra = check_update_members(algorithm, n, p.pop("update_members", 1)) - 1
-    check_positive_int(run_offset, "--run-offset", minimum=0)
+    run_offset = check_run_offset(run_offset, runs)
     op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None), "op_kwargs")
     n_lanes, n_members, batch = int(runs), int(n), p["batch_size"]
     capacity = p["buffer_size"]
-    rng = lane_seeds(seed, np.arange(run_offset, run_offset + n_lanes))
+    rng = lane_seeds(seed, run_offset + np.arange(n_lanes, dtype=np.int64))
     q = np.zeros((n_lanes, n_members, 2, N_ACTIONS_B))
     _init_lanes(q, rng, spec.kind, float(p["init_std"]))
     cur = np.zeros(n_lanes, dtype=np.int64)
@@ -405,7 +408,7 @@ def run_toy_mdp(
     bar.update(n_lanes * episodes - bar.n)
     bar.close()
 
-    run_ids = np.arange(run_offset, run_offset + n_lanes)
+    run_ids = run_offset + np.arange(n_lanes, dtype=np.int64)
     distance = np.abs(p_left - optimal_p_left(float(mu), eps))
     df = pd.DataFrame(
         {
