@@ -78,15 +78,22 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def _terminate_when(proc: subprocess.Popen, ready, timeout: float = 60.0) -> tuple[int, str]:
-    """SIGTERM ``proc`` once ``ready()`` holds; its exit status and stderr."""
+def _terminate_when(
+    proc: subprocess.Popen, ready, timeout: float = 60.0, group: bool = False
+) -> tuple[int, str]:
+    """SIGTERM ``proc`` once ``ready()`` holds; its exit status and stderr. ``group``: to
+    its whole process group (started with ``start_new_session``), as SLURM signals every
+    process of a job step; else to ``proc`` alone, as Kubernetes or ``timeout`` do."""
     try:
         deadline = time.monotonic() + timeout
         while proc.poll() is None and not ready() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert proc.poll() is None, f"it ended first: {proc.communicate()}"
         assert ready(), "it never started work"
-        proc.send_signal(signal.SIGTERM)
+        if group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:  # ours: started by this test
@@ -167,26 +174,28 @@ def _started(out: pathlib.Path) -> int:
         con.close()
 
 
+@pytest.mark.parametrize("target", ["driver", "group"])
 def test_sigterm_stops_a_sweep_like_ctrl_c_and_the_same_command_finishes_it(
-    tmp_path, theory_kinds
+    tmp_path, theory_kinds, target: str
 ) -> None:
-    """SIGTERM to the driver alone (a scheduler's stop) while runs are in flight: exit 143,
-    'maxminq sweep: terminated; ...', the workers gone with it, no run left 'running'; the
-    same command then stores every run exactly once, with the numbers of the direct calls."""
+    """SIGTERM to the driver alone (Kubernetes, timeout) or to it and its workers (SLURM)
+    while runs are in flight: exit 143, 'maxminq sweep: terminated; ...', the workers gone,
+    no run left 'running' or failed; the same command then stores every run exactly once,
+    with the numbers of the direct calls."""
     config = tmp_path / "theory.yaml"
     config.write_text(helpers.THEORY_CONFIG.format(kind="theory_mc", samples=80_000))
     out = tmp_path / "out"
     argv = ["sweep", str(config), "--out", str(out), "--workers", "2", "--no-progress"]
     script = [sys.executable, str(HERE / "test_sweep_helpers.py")]  # the test kinds known
     proc = subprocess.Popen([*script, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
+                            text=True, start_new_session=True)  # fmt: skip
     workers: list[int] = []
 
     def working() -> bool:
         workers[:] = _workers(proc.pid) or workers
         return _started(out) >= 2 and len(workers) == 2
 
-    status, err = _terminate_when(proc, working)
+    status, err = _terminate_when(proc, working, group=target == "group")
     assert status == 143, err
     assert err.strip().splitlines() == [
         "maxminq sweep: terminated; finished runs are kept: the same command resumes"
@@ -211,17 +220,19 @@ def test_sigterm_stops_a_sweep_like_ctrl_c_and_the_same_command_finishes_it(
         pd.testing.assert_frame_equal(mine.reset_index(drop=True), direct, check_dtype=False)
 
 
-def test_sigterm_stops_experiment_and_its_workers_and_writes_nothing(tmp_path) -> None:
-    """SIGTERM to ``maxminq experiment mountain-car`` alone while its two workers run tasks
-    of about 10^9 steps: exit 143, 'maxminq experiment: terminated', both workers gone
-    within seconds, no CSV, figure or temporary file in --out (it writes only at the end;
-    the same command starts again)."""
+@pytest.mark.parametrize("target", ["driver", "group"])
+def test_sigterm_stops_experiment_and_its_workers_and_writes_nothing(tmp_path, target: str) -> None:
+    """SIGTERM to ``maxminq experiment mountain-car`` alone, or to it and its workers, while
+    its two workers run tasks of about 10^9 steps: exit 143, 'maxminq experiment:
+    terminated' (not 'a worker process died'), both workers gone within seconds, no CSV,
+    figure or temporary file in --out (it writes only at the end; the same command starts
+    again)."""
     out = tmp_path / "mc"
     argv = ["experiment", "mountain-car", "--runs", "20", "--episodes", "100000",
             "--sigma2", "50", "--algorithms", "q_learning", "--step-sizes", "0.02", "0.04",
             "0.08", "--workers", "2", "--no-progress", "--out", str(out)]  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-c", CLI, *argv], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
     workers: list[int] = []
     seen: dict[str, float] = {}
 
@@ -231,7 +242,7 @@ def test_sigterm_stops_experiment_and_its_workers_and_writes_nothing(tmp_path) -
             seen.setdefault("at", time.monotonic())
         return "at" in seen and time.monotonic() - seen["at"] > 2.0
 
-    status, err = _terminate_when(proc, working)
+    status, err = _terminate_when(proc, working, group=target == "group")
     assert status == 143, err
     assert err.strip().splitlines() == ["maxminq experiment: terminated"], err
     assert _gone(workers), "workers outlived the terminated command"
