@@ -49,6 +49,14 @@ def test_evaluate_refuses_a_csv_that_is_one_of_the_runs_own_tables(
     assert err.startswith("maxminq evaluate: error: --csv:") and len(err.splitlines()) == 1
     assert table in err
     assert (run / f"{table}.csv").read_bytes() == before
+    # Nor another run's table: evaluate's episodes, or compare's table, in its place.
+    other = _copy(trained, tmp_path, "other")
+    kept = (other / f"{table}.csv").read_bytes()
+    for argv in (["evaluate", str(run), "--episodes", "1", "--no-progress"], ["compare", str(run)]):
+        assert main([*argv, "--csv", str(other / f"{table}.csv")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"maxminq {argv[0]}: error: --csv:") and table in err
+    assert (other / f"{table}.csv").read_bytes() == kept
     # Another name in the run's folder is fine: the episodes are written there.
     assert main(["evaluate", str(run), "--episodes", "1", "--no-progress",
                  "--csv", str(run / "greedy.csv")]) == 0  # fmt: skip

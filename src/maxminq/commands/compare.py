@@ -99,6 +99,11 @@ def _check(args: argparse.Namespace) -> None:
                     f"--csv: {args.csv} is the {target.stem} table of the RUN_DIR {folder}; "
                     "give another file name"
                 )
+        if target.stem in TABLE_COLUMNS and (target.parent / "runs.csv").is_file():
+            raise UsageError(  # the table of a run not compared here, replaced no less
+                f"--csv: {args.csv} is the {target.stem} table of the run in "
+                f"{args.csv.parent}; give another file name"
+            )
 
 
 def format_table(table: pd.DataFrame, steps: list[str], compare: bool) -> list[str]:

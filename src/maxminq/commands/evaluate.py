@@ -80,12 +80,14 @@ def _check(args: argparse.Namespace) -> None:
     if args.csv is not None:
         from maxminq.deep.train import TABLE_COLUMNS
 
-        # RUN_DIR/tests.csv would replace the run's own test episodes (what compare scores)
+        # RUN_DIR/tests.csv would replace the run's own test episodes (what compare
+        # scores); another run's tables (a folder holding runs.csv) no less
         target = args.csv.resolve()
-        if target.parent == args.run.resolve() and target.stem in TABLE_COLUMNS:
+        owner = target.parent == args.run.resolve() or (target.parent / "runs.csv").is_file()
+        if owner and target.stem in TABLE_COLUMNS:
             raise UsageError(
-                f"--csv: {args.csv} is the {target.stem} table of the RUN_DIR {args.run}; "
-                "give another file name"
+                f"--csv: {args.csv} is the {target.stem} table of the run in "
+                f"{args.csv.parent}; give another file name"
             )
 
 
