@@ -259,3 +259,24 @@ def test_published_refuses_a_sweeps_own_runs(tmp_path: pathlib.Path, capsys) -> 
         assert code == 2 and len(err.splitlines()) == 1
         assert err.startswith("maxminq report: error: --published: ")
         assert not (out / "report.md").exists()
+
+
+def test_plot_legend_says_which_runs_had_seeds_diverge(tmp_path: pathlib.Path) -> None:
+    """A run whose seed diverged drew a curve that stops (its bias) or holds the return the
+    seed reached, under a legend that said nothing of it: beside a healthy run it looked
+    like a seed that learned no more. The default legend now says how many seeds diverged
+    (from each run's runs.csv); a run without divergence keeps its plain label."""
+    import matplotlib
+
+    from maxminq.analysis import plot_runs
+
+    rows = [(s, step, -1.0, 4) for s in (0, 1) for step in (100, 200, 300, 400)]
+    healthy = _hand_run(tmp_path / "healthy", rows, steps=400)
+    cut = [(0, step, -2.0, 4) for step in (100, 200, 300, 400)] + [(1, 100, -2.0, 4)]
+    broken = _hand_run(tmp_path / "broken", cut, steps=400, agent="maxmin-dqn",
+                       diverged={1: 150})  # fmt: skip
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # text kept as text in the SVG
+        written = plot_runs([healthy, broken], tmp_path / "both.png", panels="return,bias")
+    svg = next(p for p in written if p.suffix == ".svg").read_text(encoding="utf-8")
+    assert "Maxmin DQN (N=1) (1 of 2 seeds diverged)" in svg
+    assert "DQN (" not in svg.replace("Maxmin DQN (N=1)", "")  # the healthy run: plain 'DQN'

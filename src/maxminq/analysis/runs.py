@@ -295,6 +295,16 @@ def figure_title(cfgs: list[dict], labels: list[str], tables: list[dict]) -> str
     return title + f", {'/'.join(map(str, seeds))} seed{'s' * (seeds != [1])} per run"
 
 
+def _diverged_note(runs: pd.DataFrame) -> str:
+    """`` (1 of 4 seeds diverged)`` for a run's ``runs`` table with diverged seeds, else ''
+    (a diverged seed's curves stop, or hold the return it reached, which looks like a seed
+    that learned nothing more)."""
+    if "status" not in runs.columns or runs.empty:
+        return ""
+    gone = int((runs["status"] == "diverged").sum())
+    return f" ({gone} of {len(runs)} seeds diverged)" if gone else ""
+
+
 class PlotWarning(MaxminqWarning):
     """A run drawn by :func:`plot_runs` is missing from a panel (no bias measured in it)."""
 
@@ -316,8 +326,8 @@ def plot_runs(
     default name inside it (default: ``FOLDER/curves`` for one run, ``./compare`` for
     several). ``panels``: names from ``figures.TRAINING_PANELS`` (a list, or the command's
     comma-separated text; default ``figures.DEFAULT_PANELS``: return, bias, q). ``labels``:
-    the legend's names of the runs (default: what tells them apart, ``run_labels``);
-    ``title``: the figure's (default: the command's). Bad
+    the legend's names of the runs (default: what tells them apart, ``run_labels``, and
+    how many seeds diverged, if any); ``title``: the figure's (default: the command's). Bad
     input is the UsageError the command prints (naming its option: ``--out``, ``--panels``,
     ``RUN_DIR``); a run without a measured bias in a bias panel is a :class:`PlotWarning`.
     """
@@ -331,8 +341,11 @@ def plot_runs(
     cfgs, tables = load_runs(paths)
     for folder, t in zip(paths, tables, strict=True):
         _check_columns(folder, t, chosen)
-    if labels is None:
-        labels = run_labels(cfgs, paths)
+    if labels is None:  # and what a curve alone does not show: seeds that diverged
+        labels = [
+            label + _diverged_note(t["runs"])
+            for label, t in zip(run_labels(cfgs, paths), tables, strict=True)
+        ]
     elif len(labels) != len(paths) or not all(isinstance(x, str) for x in labels):
         raise UsageError(f"labels: expected {len(paths)} strings, one per run, got {labels!r}")
     runs = [(label, cfg["agent"], t) for label, cfg, t in zip(labels, cfgs, tables, strict=True)]
