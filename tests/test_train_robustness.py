@@ -6,9 +6,11 @@ real ``maxminq train`` subprocesses; the rest calls the command in-process."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pathlib
+import pickle
 import resource
 import shutil
 import signal
@@ -25,7 +27,8 @@ from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.policy import torch_save
 from maxminq.deep.train import clear_run, read_tables, run_training
-from maxminq.errors import UsageError
+from maxminq.errors import CannotResumeError, UsageError
+from maxminq.experiments.registry import execute_deep
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -153,6 +156,25 @@ def test_a_damaged_or_foreign_checkpoint_is_one_line_and_keeps_the_run(
     err = _one_line_error(capsys, "--resume", str(ckpt), "damaged", "--overwrite")
     assert damage != "flipped" or "checksum" in err, err
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_a_sweep_run_with_a_damaged_checkpoint_says_to_delete_its_work_folder(
+    finished, tmp_path
+) -> None:
+    """In a sweep, a deep run whose checkpoint is damaged failed on every resume with
+    train's advice, '--overwrite', an option ``maxminq sweep`` does not have. Its error now
+    names the work folder to delete, and survives pickling (workers send errors back)."""
+    work = _copy(finished[0], tmp_path)
+    ckpt = work / "checkpoint" / "state.pt"
+    os.truncate(ckpt, ckpt.stat().st_size // 2)
+    settings = dataclasses.asdict(_config(steps=280))  # extends the run: reads the checkpoint
+    with pytest.raises(CannotResumeError) as caught:
+        execute_deep(settings, work, progress=False)
+    text = str(caught.value)
+    assert str(ckpt) in text and "damaged" in text, text
+    assert f"delete {work} and run the sweep again" in text and "--overwrite" not in text, text
+    assert str(pickle.loads(pickle.dumps(caught.value))) == text
+    assert ckpt.exists()  # nothing deleted for the user
 
 
 def test_a_checkpoint_without_a_checksum_resumes_with_a_one_line_warning(

@@ -12,6 +12,21 @@ class UsageError(MaxminqError, ValueError):
     """A bad option or argument value; the message names the option and what it expects."""
 
 
+class CannotResumeError(UsageError):
+    """A run that cannot be continued (a damaged checkpoint, an environment that does not
+    replay): only training it again from the start helps. ``reason`` says why, ``remedy``
+    how to start again where the error is raised (``--overwrite`` for ``maxminq train``,
+    deleting the run's work folder in a sweep)."""
+
+    def __init__(self, reason: str, remedy: str = "--overwrite starts the run again") -> None:
+        super().__init__(reason, remedy)  # both in args: the error pickles (Ray, pools)
+        self.reason = reason
+        self.remedy = remedy
+
+    def __str__(self) -> str:
+        return f"{self.reason}; {self.remedy}"
+
+
 class MaxminqWarning(UserWarning):
     """Base class for warnings meant for the user: ``maxminq`` prints each as one line,
     ``maxminq COMMAND: warning: ...``; from Python they are ordinary warnings."""

@@ -78,7 +78,7 @@ from maxminq.deep.policy import (
     torch_save,
 )
 from maxminq.deep.replay import ReplayBuffers
-from maxminq.errors import MaxminqWarning, UsageError
+from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError
 from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
@@ -805,11 +805,10 @@ class Trainer:
             for a in self.ep_actions[s]:
                 o = self.envs[s].step(a)[0]
             if not np.array_equal(np.asarray(o, dtype=np.float32), self.obs[s]):
-                raise UsageError(
+                raise CannotResumeError(
                     f"--resume: {self.cfg.env_id} did not replay to its checkpointed state "
                     f"(seed {self.cfg.seeds[s]}): the environment is not deterministic given "
-                    "its reset seed and actions, so it cannot be resumed exactly; --overwrite "
-                    "starts the run again"
+                    "its reset seed and actions, so it cannot be resumed exactly"
                 )
         self._interval_start = (self.step, time.perf_counter())
 
@@ -900,12 +899,11 @@ def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) 
         raise UsageError(f"--steps: the run in --out is at step {step}; give at least that")
 
 
-def _damaged_checkpoint(path: pathlib.Path, err: BaseException) -> UsageError:
+def _damaged_checkpoint(path: pathlib.Path, err: BaseException) -> CannotResumeError:
     """The one-line error for a checkpoint that cannot be read or restored."""
     why = describe_error(err)
-    return UsageError(
-        f"--resume: {path} is damaged or not a checkpoint of this version of maxminq ({why}); "
-        "--overwrite starts the run again"
+    return CannotResumeError(
+        f"--resume: {path} is damaged or not a checkpoint of this version of maxminq ({why})"
     )
 
 

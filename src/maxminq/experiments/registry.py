@@ -34,7 +34,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from maxminq.errors import MaxminqError
+from maxminq.errors import CannotResumeError, MaxminqError
 
 
 class SettingsError(MaxminqError):
@@ -401,9 +401,16 @@ def _diverged(tables: Mapping[str, pd.DataFrame]) -> str | None:
 
 
 def execute_deep(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
-    """Train one deep setting (all its seeds in one call), resuming from ``work_dir``."""
+    """Train one deep setting (all its seeds in one call), resuming from ``work_dir``.
+
+    A checkpoint there that cannot be continued fails the run on every resume; the error
+    says to delete ``work_dir`` (a sweep has no ``--overwrite``)."""
     config = _import(TRAIN_CONFIG)(**settings)
-    tables = _import(TRAIN_FUNC)(config, Path(work_dir), resume=True, progress=progress)
+    try:
+        tables = _import(TRAIN_FUNC)(config, Path(work_dir), resume=True, progress=progress)
+    except CannotResumeError as err:
+        remedy = f"delete {work_dir} and run the sweep again to train this run from the start"
+        raise CannotResumeError(err.reason, remedy) from None
     note = _diverged(tables)
     return RunOutput(dict(tables), "diverged" if note else "done", note)
 
