@@ -280,3 +280,60 @@ def test_plot_legend_says_which_runs_had_seeds_diverge(tmp_path: pathlib.Path) -
     svg = next(p for p in written if p.suffix == ".svg").read_text(encoding="utf-8")
     assert "Maxmin DQN (N=1) (1 of 2 seeds diverged)" in svg
     assert "DQN (" not in svg.replace("Maxmin DQN (N=1)", "")  # the healthy run: plain 'DQN'
+
+
+BLOWUP = '''
+import gymnasium as gym
+import numpy as np
+
+
+class Blowup(gym.Env):
+    """Five steps of reward 1; now and then (drawn at reset) a reward that overflows the
+    networks, so that some seeds of a run diverge and others do not."""
+
+    def __init__(self):
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (2,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.big, self.t = self.np_random.random() < 0.002, 0
+        return np.array([1.0, 0.0], np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        reward = 1e308 if self.big else 1.0
+        return np.array([0.0, 1.0], np.float32), reward, self.t >= 5, False, {}
+
+
+gym.register("S13Blowup-v0", entry_point=Blowup, max_episode_steps=10)
+'''
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # the point
+def test_evaluate_says_which_seeds_diverged_and_were_not_played(
+    tmp_path: pathlib.Path, monkeypatch, capsys
+) -> None:
+    """``maxminq evaluate RUN`` plays the seeds that finished training and printed 'all 2
+    seeds (mean +- SE over seeds)' for a run of 6 seeds of which 4 diverged, without a word
+    of the 4: a mean over the survivors passed for the run's. It now names them. (A real
+    run: an environment whose rare overflowing reward makes seeds 0, 1, 3 and 5 diverge.)"""
+    from maxminq.deep.config import TrainConfig
+
+    (tmp_path / "s13_blowup_env.py").write_text(BLOWUP)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = TrainConfig(env_id="s13_blowup_env:S13Blowup-v0", agent="dqn", steps=1500,
+                         seeds=list(range(6)), learning_starts=100, eval_episodes=2)  # fmt: skip
+    run_training(config, tmp_path / "run", progress=False)
+    status = pd.read_csv(tmp_path / "run" / "runs.csv").set_index("seed")["status"]
+    gone = [s for s, st in status.items() if st == "diverged"]
+    assert 0 < len(gone) < 6  # the premise: some seeds diverged, some did not
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "run"), "--episodes", "1", "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    played = 6 - len(gone)
+    assert out[1] == (
+        f"{len(gone)} seeds of 6 diverged during training and cannot act, not played: "
+        + ", ".join(map(str, gone))
+    )
+    assert out[-1].startswith(f"all {played} seeds (mean +- SE over seeds)")

@@ -122,6 +122,13 @@ def run(args: argparse.Namespace) -> int:
     )
     env = c.env_id + (f" {json.dumps(c.env_kwargs)}" if c.env_kwargs else "")  # its variant
     print(f"{c.agent} (n = {c.n}) on {env}, eps = {args.eps}, {count(args.episodes, 'episode')}:")
+    if args.seeds is None:  # the mean over seeds below is not the run's: say who is missing
+        gone = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st != "done"]
+        if gone:
+            print(
+                f"{count(len(gone), 'seed')} of {len(agent.seeds)} diverged during training "
+                f"and cannot act, not played: {', '.join(map(str, gone))}"
+            )
     returns, biases = [], []
     for seed, g in episodes.groupby("seed", sort=False):
         r = g["return"]
