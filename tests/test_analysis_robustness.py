@@ -337,3 +337,20 @@ def test_evaluate_says_which_seeds_diverged_and_were_not_played(
         + ", ".join(map(str, gone))
     )
     assert out[-1].startswith(f"all {played} seeds (mean +- SE over seeds)")
+
+
+def test_compare_footer_says_why_a_seed_is_scored_by_its_training(
+    tmp_path: pathlib.Path, capsys
+) -> None:
+    """A seed that diverged has no test episodes and is scored by its last-100 training
+    average; the footer said '(the run has no test episodes)', false of a run whose other
+    seeds were tested. It now gives both reasons; the scores are those of the CSVs (tests
+    20 for seed 0; seed 1's training return 11)."""
+    rows = [(s, step, -1.0, 4) for s in (0, 1) for step in (100, 200)]
+    run = _hand_run(tmp_path / "run", rows, steps=200, diverged={1: 150})
+    assert main(["compare", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "2 (1 diverged)" in out and "1 test + 1 last-100" in out
+    assert "15.50" in out  # (20 + 11) / 2
+    assert "the run has no test episodes" not in out
+    assert "it diverged, or the run was trained" in " ".join(out.split())

@@ -134,7 +134,7 @@ def _footer(
     what = {
         "test": "test = the mean return of the seed's test episodes after training",
         "train_last100": "last-100 = its training return averaged over its last 100 episodes "
-        "(the run has no test episodes)",
+        "(the seed has no test episodes: it diverged, or the run was trained without tests)",
     }
     paragraphs = [
         "score: " + "; ".join(text for key, text in what.items() if key in sources),
