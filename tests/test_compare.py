@@ -341,8 +341,8 @@ def test_compare_runs_warns_what_the_command_prints(tmp_path, capsys) -> None:
     b = _run(tmp_path / "b", "maxmin-dqn", {0: [], 1: []}, max_episode_steps=200)
     want = [
         f"{a}: no score for 1 seed (7: no episode finished), left out",
-        "some scores are test returns, others training returns (last-100: runs without test "
-        "episodes); they are not the same measure",
+        "some scores are test returns, others training returns (last-100: seeds without test "
+        "episodes, e.g. diverged); they are not the same measure",
         "the runs differ in max_episode_steps (episode cap): DQN 500, Maxmin DQN (N=2) 200",
     ]
     with pytest.warns(CompareWarning) as caught:

@@ -280,8 +280,8 @@ def _unalike(
             )
     if len({source for s in scores for source in s["source"]}) > 1:
         texts.append(
-            "some scores are test returns, others training returns (last-100: runs without "
-            "test episodes); they are not the same measure"
+            "some scores are test returns, others training returns (last-100: seeds without "
+            "test episodes, e.g. diverged); they are not the same measure"
         )
     for key, name in _MEASURE.items():
         if len({json.dumps(c.get(key)) for c in cfgs if key in c}) > 1:
