@@ -334,3 +334,29 @@ def test_run_ids_past_int64_are_refused_instead_of_merging_two_runs() -> None:
         seed=0, run_offset=2**63 - 2, max_steps=10,
     )  # fmt: skip
     assert mc["run"].dtype == np.int64 and mc["run"].tolist() == [2**63 - 2, 2**63 - 1]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_td_target_of_a_terminal_transition_is_its_reward_whatever_g_is(backend) -> None:
+    """r + gamma (1 - 1) G was NaN for an infinite or NaN G (0 * inf): a diverged network's
+    value of a terminal state made the terminal target NaN in NumPy and torch, while the
+    compiled twin gave the reward. Non-terminal targets still carry G's inf or NaN."""
+    import torch
+
+    from maxminq.operators import td_target
+    from maxminq.operators_jit import td_target as compiled
+
+    def wrap(values: list) -> object:  # float64 in both, so the sums are the same
+        return torch.from_numpy(np.array(values)) if backend == "torch" else np.array(values)
+
+    reward = wrap([-1.0, 2.0, 0.5, 3.0])
+    done = wrap([True, True, False, False])
+    g = wrap([math.inf, math.nan, math.inf, 4.0])
+    got = np.asarray(td_target(reward, 0.9, done, g), dtype=float)
+    assert got[:2].tolist() == [-1.0, 2.0]  # terminal: the reward
+    assert got[2] == math.inf and got[3] == pytest.approx(3.0 + 0.9 * 4.0, abs=0)
+    for i in range(4):  # as the compiled twin, element by element
+        want = compiled(float(reward[i]), 0.9, bool(done[i]), float(g[i]))
+        assert got[i] == want or (math.isnan(got[i]) and math.isnan(want))
+    assert td_target(-1.0, 0.9, True, math.nan) == -1.0  # plain numbers too
+    assert td_target(-1.0, 0.9, 1.0, -math.inf) == -1.0  # a 0/1 float flag too

@@ -345,8 +345,10 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
     """One-step target ``r + gamma * (1 - terminated) * G(Q_s')`` (Lan et al. 2020, Y^GQ).
 
     ``terminated`` marks true terminal transitions only: a time-limit truncation
-    still bootstraps, so it must be passed as not terminated. The three arrays must have
-    one shape (no silent broadcasting); ``terminated`` may be boolean; ``0 <= discount <= 1``.
+    still bootstraps, so it must be passed as not terminated. A terminal transition's target
+    is its reward even where G is infinite or NaN (``0 * inf`` would be NaN). The three
+    arrays must have one shape (no silent broadcasting); ``terminated`` may be boolean;
+    ``0 <= discount <= 1``.
     """
     try:  # one number (an array gave NumPy's 'truth value of an array is ambiguous')
         gamma = math.nan if isinstance(discount, bool | str) else float(discount)
@@ -369,8 +371,19 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
             "NumPy arrays (or Python numbers), got "
             + ", ".join(type(x).__name__ for x in (reward, terminated, next_value))
         )
+    # A terminal transition's target is its reward whatever G is: 0 * inf and 0 * NaN are NaN
+    # (a diverged network's value of a terminal state), so G is zeroed there first, as
+    # operators_jit.td_target ignores it. (A boolean flag compares equal to 1 too.)
+    done = terminated == 1
+    g: Any = next_value
+    if _is_torch(next_value):
+        g = next_value.where(~done, 0)  # no .any(): that would sync a GPU
+    elif isinstance(done, np.ndarray):
+        g = np.where(done, 0, next_value) if done.any() else next_value
+    elif done:  # plain numbers (a per-transition loop: no NumPy call on this path)
+        g = 0.0
     if _is_torch(terminated) and not terminated.is_floating_point():
         terminated = (
             terminated.to(next_value.dtype) if _is_torch(next_value) else terminated.double()
         )
-    return reward + discount * (1 - terminated) * next_value
+    return reward + discount * (1 - terminated) * g
