@@ -129,7 +129,7 @@ def apply_operator(code: int, q: np.ndarray) -> float:
 def td_target(reward: float, discount: float, terminated: bool, next_value: float) -> float:
     """``r + gamma * (1 - terminated) * G`` for one transition: ``maxminq.operators.td_target``
     (Lan et al. 2020, Y^GQ), bit for bit for finite G. A terminal transition's target is the
-    reward alone, whatever G is (NumPy's ``0 * G`` would turn an infinite G into NaN)."""
+    reward alone, whatever G is (an infinite or NaN G too, as in ``maxminq.operators``)."""
     if terminated:
         return reward
     return reward + discount * next_value
