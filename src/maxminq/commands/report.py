@@ -83,7 +83,12 @@ def validate(args: argparse.Namespace) -> Path:
         )
     for name in ("bias.csv", "variance.csv"):
         _whole(theory / name, option)
-    check_store(args.dir)
+    from maxminq.experiments.store import StoreError
+
+    try:
+        check_store(args.dir)
+    except StoreError as err:  # named like 'maxminq status DIR' names it
+        raise UsageError(f"DIR: {err}") from None
     try:  # parsed here, not by argparse, so that a bad value is one line like the others
         reps = int(str(args.reps))
     except ValueError:

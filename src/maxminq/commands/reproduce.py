@@ -142,7 +142,12 @@ def plan(args: argparse.Namespace):
         configs = [c for c in configs if c.name in wanted or c.path.stem in wanted]
         with_theory = THEORY in wanted
     configs.sort(key=lambda c: (KIND_ORDER.get(c.kind, 2), c.name))
-    check_store(out)  # a damaged store would fail only once the runs or the theory are done
+    from maxminq.experiments.store import StoreError
+
+    try:  # a damaged store would fail only once the runs or the theory are done
+        check_store(out)
+    except StoreError as err:  # named by its option, as 'maxminq status DIR' names DIR
+        raise UsageError(f"--out: {err}") from None
     check_out_folder(out, "--out")
     published = published_runs(args.published) if args.published is not None else None
     return out, workers, configs, with_theory, published
