@@ -691,6 +691,9 @@ def test_reproduce_exits_1_and_names_the_runs_that_failed(tmp_path: Path, capsys
         (bad,) = [r.run_id for r in store.records() if r.settings["N"] == 3]
     assert f"  failed {bad}: ValueError: boom for N=3" in printed
     assert (out / "report.md").is_file() and "report: " in printed
+    # the report's caution, printed as 'maxminq report' prints it (it was in report.md only)
+    assert "        caution, runs without results (not in this report): 1 failed\n" in printed
+    assert "registered in this folder has results:** 1 failed." in (out / "report.md").read_text()
 
 
 def test_report_names_registered_runs_without_results(tmp_path: Path, capsys):

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from maxminq.errors import UsageError
+
+if TYPE_CHECKING:  # the analysis imports pandas and matplotlib: not for every option error
+    from maxminq.analysis.report import Report
 
 MAX_REPS = 100_000  # the bootstrap holds reps x runs indices in memory
 
@@ -100,6 +104,26 @@ def validate(args: argparse.Namespace) -> Path:
     return theory
 
 
+def caution_lines(report: Report) -> list[str]:
+    """The cautions of a written report that the command prints after it (claims restricted
+    to a setting's default, runs without results, finished runs failing verification, an
+    unfinished reproduction), each one line: shared by ``maxminq report`` and ``maxminq
+    reproduce``, so that neither keeps them to report.md alone."""
+    lines = [f"caution: {line}" for line in report.restricted]
+    if report.without_results:
+        counts = ", ".join(f"{n} {status}" for status, n in report.without_results.items())
+        lines.append(f"caution, runs without results (not in this report): {counts}")
+    if report.unreadable:
+        ids = ", ".join(report.unreadable)
+        lines.append(f"caution, finished runs failing verification (not in this report): {ids}")
+    if report.unfinished:
+        lines.append(
+            "caution: the 'maxminq reproduce' of this folder did not finish; its report "
+            "lacks the runs it did not complete (rerun the command to complete them)"
+        )
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     """Write DIR/report.html, DIR/report.md, DIR/figures/ and DIR/summary/."""
     theory = validate(args)
@@ -118,17 +142,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"  not checked (no data in this folder): {', '.join(report.unchecked)}")
     for line in report.pooled:
         print(f"  caution, runs of different experiments pooled: {line}")
-    for line in report.restricted:
-        print(f"  caution: {line}")
-    if report.without_results:
-        counts = ", ".join(f"{n} {status}" for status, n in report.without_results.items())
-        print(f"  caution, runs without results (not in this report): {counts}")
-    if report.unreadable:
-        ids = ", ".join(report.unreadable)
-        print(f"  caution, finished runs failing verification (not in this report): {ids}")
-    if report.unfinished:
-        print(
-            "  caution: the 'maxminq reproduce' of this folder did not finish; its report "
-            "lacks the runs it did not complete (rerun the command to complete them)"
-        )
+    for line in caution_lines(report):
+        print(f"  {line}")
     return 0

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from maxminq.commands.report import add_published
+from maxminq.commands.report import add_published, caution_lines
 from maxminq.commands.sweep import RESUME_HINT, parse_workers, stale_run_ids
 from maxminq.errors import UsageError
 
@@ -309,8 +309,8 @@ def run(args: argparse.Namespace) -> int:
     if report.pooled:  # e.g. configs of one's own sweeping update_members or gamma
         print(f"        caution: {len(report.pooled)} row(s) pool runs that differ in other "
               f"settings (listed in the report; 'maxminq report {out}' prints them)")  # fmt: skip
-    for line in report.restricted:
-        print(f"        caution: {line}")
+    for line in caution_lines(report):  # as 'maxminq report' prints them
+        print(f"        {line}")
     for line in report.published:
         print(f"        published (not re-run, no claims): {line}")
     print(f"        {report.markdown}")
