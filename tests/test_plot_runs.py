@@ -180,6 +180,15 @@ def _cfg(**extra) -> dict:
             [_cfg(steps=400_000, bias_every=2000), _cfg(steps=100_000, bias_every=1000)],
             ["DQN, steps 400,000", "DQN, steps 100,000"],
         ),
+        # one format at every length: "steps 1200" stood beside "steps 300,000"
+        (
+            [_cfg(steps=300_000), _cfg(steps=1200)],
+            ["DQN, steps 300,000", "DQN, steps 1,200"],
+        ),
+        (
+            [_cfg(env_kwargs={"max_steps": 5000}), _cfg(env_kwargs={"max_steps": 20_000})],
+            ["DQN, max_steps=5,000", "DQN, max_steps=20,000"],
+        ),
         # a Maxmin run alone in its agent and N keeps its plain label
         (
             [_cfg(hidden=[256, 256]), _cfg(), _cfg(agent="maxmin-dqn", n=2, hidden=[8])],

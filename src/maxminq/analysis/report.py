@@ -741,7 +741,7 @@ def _published_rows(
     for r in table.to_dict("records"):
         t = row_texts(r, "±")
         row = [r["run"], Path(r["folder"]).relative_to(root).as_posix(), f"{r['lr']:g}"]
-        row += [f"{int(r['steps']):,}" if np.isfinite(r["steps"]) else "?", t["seeds"]]
+        row += [style.integer(r["steps"]) if np.isfinite(r["steps"]) else "?", t["seeds"]]
         row += [*[r["score"]] * scored, t["mean"], t["iqm"], t["bias"]]
         row += [t["diff"], t["p"], t["p_improve"]] * compare
         rows.append(row)

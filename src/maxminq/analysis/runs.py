@@ -128,12 +128,14 @@ def require_numeric_columns(folder: Path, tables: dict, needs: Mapping[str, Sequ
 
 
 def _value(v: object) -> str:
-    """A setting's value in a label: ``-5.0`` as ``-5``, ``2000000`` as ``2,000,000``, a
-    string bare, others as JSON."""
+    """A setting's value in a label: ``-5.0`` as ``-5``, an integer as ``style.integer``
+    gives it (``1,200``, ``2,000,000``), a string bare, others as JSON."""
+    from maxminq.analysis import style
+
     if isinstance(v, float):
         return f"{v:g}"
-    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10_000:
-        return f"{v:,}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return style.integer(v)
     return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
 
 

@@ -80,6 +80,13 @@ def label(algorithm: str, n: int | float | None = None) -> str:
     return f"{text} ({size}={int(n)})"
 
 
+def integer(n: int) -> str:
+    """An integer as labels and tables print it, thousands separated at every size
+    (``1,200``, ``300,000``, ``500``): one format, so that runs of 1200 and 300000 steps
+    side by side read alike (labels once wrote ``steps 1200`` beside ``steps 300,000``)."""
+    return f"{int(n):,}"
+
+
 def count(n: int, noun: str) -> str:
     """``1 seed``, ``4 seeds``: ``n`` and ``noun``, plural unless ``n`` is 1."""
     return f"{n} {noun}{'s' * (n != 1)}"

@@ -173,8 +173,10 @@ def _footer(
 
 def _steps(cfg: dict, tables: dict[str, pd.DataFrame]) -> str:
     """The run's length as printed: its ``steps`` setting, else its last logged step."""
+    from maxminq.analysis.style import integer  # the labels' format of steps
+
     if isinstance(cfg.get("steps"), int):
-        return f"{cfg['steps']:,}"
+        return integer(cfg["steps"])
     last = max(
         (
             float(tables[k]["step"].max())
@@ -183,7 +185,7 @@ def _steps(cfg: dict, tables: dict[str, pd.DataFrame]) -> str:
         ),
         default=math.nan,
     )
-    return f"{int(last):,}" if math.isfinite(last) else "?"
+    return integer(int(last)) if math.isfinite(last) else "?"
 
 
 def run(args: argparse.Namespace) -> int:
