@@ -398,3 +398,19 @@ def test_check_distinct_refuses_one_path_object_given_twice(tmp_path) -> None:
     check_distinct([a, b])
     with pytest.raises(UsageError, match=rf"^RUN_DIR: {re.escape(str(a))} is given twice$"):
         check_distinct([a, b, a])
+
+
+def test_csv_removes_the_temporaries_a_killed_compare_left(tmp_path, capsys) -> None:
+    """A compare killed (kill -9) while writing --csv left a hidden .NAME.XXXXXXXX.tmp beside
+    it; the next compare to that file removes it, and nothing else."""
+    from test_theory_cli import decoys, killed_write
+
+    a = _run(tmp_path / "a", "dqn", {0: [1.0], 1: [2.0]})
+    b = _run(tmp_path / "b", "maxmin-dqn", {0: [3.0], 1: [4.0]})
+    csv = tmp_path / "out" / "c.csv"
+    csv.parent.mkdir()
+    left = killed_write(csv)
+    keep = decoys(csv.parent, "c.csv")
+    assert main(["compare", str(a), str(b), "--csv", str(csv)]) == 0
+    assert not left.exists() and all(p.read_text() == "keep" for p in keep)
+    assert len(pd.read_csv(csv)) == 2

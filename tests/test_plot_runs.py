@@ -488,3 +488,23 @@ def test_caption_describes_the_panels_drawn(tmp_path, panels, n_runs) -> None:
         assert (phrase in caption) == (panel in panels), (panel, caption)
     assert ("thin lines" in caption) == (n_runs == 1)
     assert ("windows of consecutive intervals" in caption) == (panels != ("return",))
+
+
+def test_plot_removes_the_temporaries_a_killed_plot_left(tmp_path, capsys) -> None:
+    """A plot killed (kill -9) while writing its figure left a hidden .NAME.XXXXXXXX.tmp
+    beside it for good; the next plot to that path removes its own figure's temporaries,
+    not a user's file or another figure's."""
+    from test_theory_cli import decoys, killed_write
+
+    rows = [(1000, 0.5, 1.0), (2000, 0.2, 1.2)]
+    run = _run(tmp_path / "r", "dqn", [(200, -150.0), (400, -120.0)], rows, 2000)
+    figs = tmp_path / "figs"
+    figs.mkdir()
+    left = [killed_write(figs / "a.png"), killed_write(figs / "a.svg")]
+    other = killed_write(figs / "b.png")  # another figure's: maybe being written now
+    keep = [*decoys(figs, "a.png"), other]
+    assert main(["plot", str(run), "--out", str(figs / "a.png")]) == 0
+    assert not any(p.exists() for p in left)
+    assert all(p.is_file() for p in keep)
+    names = ["a.png", "a.svg", *(p.name for p in keep)]
+    assert sorted(p.name for p in figs.iterdir()) == sorted(names)

@@ -1200,3 +1200,39 @@ def test_report_names_finished_runs_whose_tables_fail_verification(tmp_path: Pat
     # the intact runs are reported: the per-setting summary counts them
     summary = pd.read_csv(tmp_path / "summary" / "mountain_car_final.csv")
     assert len(run_ids) > 1 and len(summary) == len(run_ids) - 1
+
+
+def test_report_removes_the_temporaries_a_killed_report_left(tmp_path: Path, capsys):
+    """A report killed (kill -9) while writing left hidden .NAME.XXXXXXXX.tmp files (of
+    report.md, a summary table, a figure) for good; the next report removes those of its own
+    outputs, not a user's files nor another program's temporaries."""
+    from test_theory_cli import decoys, killed_write
+
+    write_store(tmp_path, {"mountain_car": mc_results(runs=4)})
+    (tmp_path / "summary").mkdir()
+    (tmp_path / "figures").mkdir()
+    left = [killed_write(tmp_path / "report.md"), killed_write(tmp_path / "report.html")]
+    left += [killed_write(tmp_path / "summary" / "mountain_car_final.csv")]
+    left += [killed_write(tmp_path / "figures" / "mountain_car_gone.png")]  # any of its names
+    keep = [killed_write(tmp_path / "figures" / "my_figure.png"), *decoys(tmp_path, "report.md")]
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    assert not any(p.exists() for p in left)
+    assert all(p.is_file() for p in keep)
+
+
+def test_reproduce_removes_the_temporaries_a_killed_reproduce_left(tmp_path: Path, capsys):
+    """The same for 'maxminq reproduce': its reproduce.json and its report stage's."""
+    from test_theory_cli import decoys, killed_write
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "tiny_toy.yaml").write_text(TINY_TOY)
+    out = tmp_path / "out"
+    out.mkdir()
+    left = [killed_write(out / "reproduce.json"), killed_write(out / "report.html")]
+    keep = decoys(out, "reproduce.json")
+    argv = ["reproduce", "--out", str(out), "--configs", str(configs), "--only", "tiny_toy"]
+    assert main([*argv, "--workers", "1", "--no-progress"]) == 0
+    assert not any(p.exists() for p in left)
+    hidden = sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp"))
+    assert hidden == sorted(p.name for p in keep)

@@ -872,6 +872,29 @@ def _remove_stale_figures(fig_dir: Path, figures: Sequence[F.FigureFile]) -> Non
             path.unlink(missing_ok=True)
 
 
+#: The summary tables the report writes (``summary/``), the published runs' one included.
+SUMMARY_TABLES = ("toy_mdp_final.csv", "mountain_car_final.csv", "deep_final.csv", PUBLISHED_CSV)
+
+
+def remove_killed_report_writes(out_dir: Path) -> None:
+    """Delete the hidden temporaries (``.NAME.XXXXXXXX.tmp``) of the report's own outputs
+    that a report killed while writing them (kill -9) left: report.md and report.html, the
+    summary tables, and the figures named by :data:`REPORT_FIGURE_PREFIXES` (those in
+    ``figures/published`` go with the folder). A user's files and other commands'
+    temporaries stay (``store.remove_stale_temporaries``)."""
+    from maxminq.experiments.store import remove_stale_temporaries
+
+    paths = [out_dir / "report.md", out_dir / "report.html"]
+    paths += [out_dir / "summary" / name for name in SUMMARY_TABLES]
+    fig_dir = out_dir / "figures"
+    if fig_dir.is_dir():  # figure names vary with the data: read them off the temporaries
+        for tmp in fig_dir.glob(".*.tmp"):
+            name = tmp.name[1:].rsplit(".", 2)[0]  # .deep_x.png.k2j4_a9z.tmp -> deep_x.png
+            if name.startswith(REPORT_FIGURE_PREFIXES) and name.endswith((".png", ".svg")):
+                paths.append(fig_dir / name)
+    remove_stale_temporaries(paths)
+
+
 # ----------------------------------------------------------------------------- main entry
 def build_report(
     out_dir: str | Path,
@@ -892,6 +915,7 @@ def build_report(
             section; they enter no claim, table or figure of ``out_dir``'s runs.
     """
     out_dir = Path(out_dir)
+    remove_killed_report_writes(out_dir)
     results = load_store(out_dir) if results is None else results
     theory_dir = Path(theory_dir) if theory_dir is not None else out_dir / "theory"
     meta = read_meta(out_dir)
@@ -1054,13 +1078,13 @@ def build_report(
     doc.heading("Final performance")
     if tables.toy is not None and not tables.toy.empty:
         head, rows, merged = _toy_table(tables.toy, split.get("toy_mdp", ()))
-        _write_csv(merged, summary_dir / "toy_mdp_final.csv")
+        _write_csv(merged, summary_dir / SUMMARY_TABLES[0])
         doc.heading("Toy MDP (average over the last 10% of episodes)", 3)
         doc.table(head, rows)
     if tables.mountain_car is not None and not tables.mountain_car.empty:
         mc_extra = T.present_keys(tables.mountain_car, split.get("mountain_car", ()))
         mcs = T.mountain_car_summary(tables.mountain_car, reps=reps, extra=mc_extra)
-        _write_csv(mcs, summary_dir / "mountain_car_final.csv")
+        _write_csv(mcs, summary_dir / SUMMARY_TABLES[1])
         doc.heading("Mountain Car (steps in the last training episode; fewer is better)", 3)
         doc.table(*_mc_table(T.mountain_car_best(mcs, mc_extra), mc_extra))
     if not deep_summary.empty:
@@ -1069,7 +1093,7 @@ def build_report(
         split_summary = (
             T.deep_summary(tables, reps=reps, extra=deep_extra) if deep_extra else deep_summary
         )
-        _write_csv(split_summary, summary_dir / "deep_final.csv")
+        _write_csv(split_summary, summary_dir / SUMMARY_TABLES[2])
         doc.heading("Deep RL (best setting per agent; test return, higher is better)", 3)
         doc.table(*_deep_table(T.deep_best(split_summary, extra=deep_extra), deep_extra))
         doc.para(

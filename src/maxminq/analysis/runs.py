@@ -367,6 +367,10 @@ def plot_runs(
             )
     if title is None:
         title = figure_title(cfgs, list(labels), tables)
+    from maxminq.experiments.store import remove_stale_temporaries
+
+    # What a plot killed while writing (kill -9) left: this figure's temporaries only.
+    remove_stale_temporaries(target.with_name(target.name + fmt) for fmt in (".png", ".svg"))
     steps = max((c["steps"] for c in cfgs if isinstance(c.get("steps"), int)), default=None)
     figure = fig_training_runs(runs, title, target.parent, target.name, chosen, steps)
     if figure is None:

@@ -190,7 +190,7 @@ def _steps(cfg: dict, tables: dict[str, pd.DataFrame]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options and every folder first, then print (and write) the table."""
-    from maxminq.experiments.store import atomic_write
+    from maxminq.experiments.store import atomic_write, remove_stale_temporaries
 
     _check(args)
     cfgs, tables = load_runs(args.runs)
@@ -217,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
     for text in cautions:
         print(f"maxminq compare: warning: {text}", file=sys.stderr)
     if args.csv is not None:
+        remove_stale_temporaries([args.csv])  # what a compare killed while writing left
         atomic_write(args.csv, lambda tmp: table.to_csv(tmp, index=False))
         print(f"table written to {args.csv}")
     return 0

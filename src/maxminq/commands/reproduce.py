@@ -236,10 +236,13 @@ def run(args: argparse.Namespace) -> int:
     """Run the selected configs, the theory command and the report; exit 1 if runs failed."""
     out, workers, configs, with_theory, published = plan(args)
     from maxminq.experiments.runner import run_sweep
-    from maxminq.experiments.store import ResultsStore
+    from maxminq.experiments.store import ResultsStore, remove_stale_temporaries
 
     out.mkdir(parents=True, exist_ok=True)
     meta_path = out / "reproduce.json"
+    # A reproduce killed while writing its metadata left a hidden temporary (the theory
+    # stage and the report remove their own outputs' ones).
+    remove_stale_temporaries([meta_path])
     command = "maxminq reproduce " + shlex.join(sys.argv[2:] if len(sys.argv) > 2 else [])
     if len(sys.argv) < 2 or sys.argv[1:2] != ["reproduce"]:
         command = f"maxminq reproduce --scale {args.scale} --out {out}" + (

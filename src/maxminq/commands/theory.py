@@ -177,7 +177,11 @@ def run(args: argparse.Namespace) -> int:
         ),
     }
     from maxminq.analysis.classic_plots import remove_stale
+    from maxminq.experiments.store import remove_stale_temporaries
 
+    # A run killed while writing (kill -9) left its hidden .NAME.XXXXXXXX.tmp: these
+    # outputs' only, not the user's other files in --out.
+    remove_stale_temporaries(args.out / name for name in outputs)
     for k, (name, write) in enumerate(outputs.items()):
         atomic_write(args.out / name, write)
         if k == 0:  # the earlier run's others are of another setting now

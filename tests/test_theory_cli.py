@@ -1,0 +1,90 @@
+"""``maxminq theory`` as a command: what it leaves in --out after a killed run, and its
+behaviour on edge inputs (the numbers themselves are tested in test_theory.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from maxminq.cli import main
+
+TINY = ["--m-max", "4", "--n-max", "3", "--samples", "100", "--variance-samples", "1000"]
+TINY += ["--no-progress"]
+
+# A process killed by SIGKILL while store.atomic_write writes `path`: the temporary it was
+# writing stays behind, as after a kill -9 (or the OOM killer) of a command in its writes.
+_KILLED_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from maxminq.experiments.store import atomic_write
+
+def write(tmp):
+    tmp.write_text("half a file")
+    print(tmp, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+atomic_write(Path(sys.argv[1]), write)
+"""
+
+
+def killed_write(path: Path) -> Path:
+    """Kill -9 a real ``atomic_write(path, ...)`` midway; returns the temporary it left."""
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITE, str(path)], capture_output=True, text=True
+    )
+    assert done.returncode == -9, done.stderr
+    tmp = Path(done.stdout.strip())
+    assert tmp.is_file() and tmp.parent == path.parent and tmp.name.startswith(f".{path.name}.")
+    return tmp
+
+
+def decoys(folder: Path, name: str) -> list[Path]:
+    """Files a command must leave alone beside its output ``name``: a user's own
+    temporaries of that name, and another program's atomic-write temporary."""
+    files = [
+        folder / f".{name}.tmp",
+        folder / f".{name}.backup-1.tmp",
+        folder / ".notes.txt.x1.tmp",
+    ]
+    for f in files:
+        f.write_text("keep")
+    return files
+
+
+def test_theory_removes_the_temporaries_of_a_killed_run(tmp_path: Path, capsys) -> None:
+    """A theory run killed (kill -9) while writing its tables or figures left hidden
+    .NAME.XXXXXXXX.tmp files in --out for good, one more per kill; the next run removes
+    those of its own outputs only."""
+    out = tmp_path / "t"
+    out.mkdir()
+    left = [killed_write(out / "bias.csv"), killed_write(out / "operator_bias.png")]
+    keep = decoys(out, "bias.csv")
+    assert main(["theory", "--out", str(out), *TINY]) == 0
+    assert not any(p.exists() for p in left)
+    assert all(p.read_text() == "keep" for p in keep)
+    hidden = sorted(p.name for p in out.iterdir() if p.name.startswith("."))
+    assert hidden == sorted(p.name for p in keep)
+    assert (out / "bias.csv").read_text().startswith("M,N,")
+
+
+def test_theory_killed_by_sigkill_as_a_process_then_rerun(tmp_path: Path) -> None:
+    """The same for real: the command itself is killed with SIGKILL as soon as its first
+    output is in place (mid-writes), then rerun; no temporary of its outputs is left."""
+    out = tmp_path / "t"
+    argv = [sys.executable, "-m", "maxminq", "theory", "--out", str(out), *TINY]
+    env = os.environ | {"PYTHONUNBUFFERED": "1"}  # each path is read as soon as printed
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # printed once bias.csv is renamed into place
+    os.kill(proc.pid, 9)
+    proc.wait()
+    assert first.strip() == str(out / "bias.csv")
+    assert not (out / "operator_bias.png").exists()  # killed before its last write
+    left = killed_write(out / "variance_ratio.png")  # what a kill one write later leaves
+    assert subprocess.run(argv, capture_output=True).returncode == 0
+    assert not left.exists()
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
