@@ -88,3 +88,21 @@ def test_theory_killed_by_sigkill_as_a_process_then_rerun(tmp_path: Path) -> Non
     assert subprocess.run(argv, capture_output=True).returncode == 0
     assert not left.exists()
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+
+
+def test_an_output_that_is_a_folder_is_refused_before_the_monte_carlo(tmp_path, capsys):
+    """A folder named like one of the outputs (operator_bias.png/) was found only after the
+    whole Monte Carlo (minutes at the default sizes), with exit status 1 and bias.csv
+    already replaced; it is a usage error before any work, and --out is left as it was."""
+    for name in ("bias.csv", "variance_ratio.png"):
+        out = tmp_path / name.replace(".", "_")
+        (out / name).mkdir(parents=True)
+        (out / "variance.csv").write_text("an earlier run's\n")
+        assert main(["theory", "--out", str(out), *TINY]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == (
+            f"maxminq theory: error: --out: {name} in {out} is a folder, where theory "
+            "writes that file"
+        )
+        assert sorted(p.name for p in out.iterdir()) == sorted([name, "variance.csv"])
+        assert (out / "variance.csv").read_text() == "an earlier run's\n"

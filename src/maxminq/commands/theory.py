@@ -24,6 +24,16 @@ import numpy as np
 
 from maxminq.errors import UsageError
 
+#: The files written to --out, in the order written (the report reads the first two).
+OUTPUTS = (
+    "bias.csv",
+    "variance.csv",
+    "bias_heatmap.png",
+    "variance_ratio.png",
+    "operator_bias.csv",
+    "operator_bias.png",
+)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq theory``."""
@@ -105,6 +115,11 @@ def _validate(args: argparse.Namespace) -> list[int]:
     from maxminq.cli import check_out_folder
 
     check_out_folder(args.out, "--out")
+    for name in OUTPUTS:  # else found only once the Monte Carlo is done, and half written
+        if (args.out / name).is_dir():
+            raise UsageError(
+                f"--out: {name} in {args.out} is a folder, where theory writes that file"
+            )
     return mc_m
 
 
@@ -182,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
     # A run killed while writing (kill -9) left its hidden .NAME.XXXXXXXX.tmp: these
     # outputs' only, not the user's other files in --out.
     remove_stale_temporaries(args.out / name for name in outputs)
+    assert tuple(outputs) == OUTPUTS  # the names checked before the work
     for k, (name, write) in enumerate(outputs.items()):
         atomic_write(args.out / name, write)
         if k == 0:  # the earlier run's others are of another setting now
