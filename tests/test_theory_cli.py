@@ -106,3 +106,31 @@ def test_an_output_that_is_a_folder_is_refused_before_the_monte_carlo(tmp_path, 
         )
         assert sorted(p.name for p in out.iterdir()) == sorted([name, "variance.csv"])
         assert (out / "variance.csv").read_text() == "an earlier run's\n"
+
+
+def test_two_samples_are_refused_and_three_give_standard_errors(tmp_path, capsys) -> None:
+    """Of 2 samples every variance's standard error came out exactly 0 (the variance ratio
+    '5.3 +- 0' for N = 1, whose ratio is 1), printed as if exact; 2 is refused, and from 3
+    samples on every such standard error is positive."""
+    small = ["--m-max", "2", "--n-max", "2", "--no-progress"]
+    for option in ("--samples", "--variance-samples"):
+        out = tmp_path / option
+        assert main(["theory", "--out", str(out), *small, option, "2"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert (
+            err == f"maxminq theory: error: {option}: expected an integer in 3..{2**63 - 1}, got 2"
+        )
+        assert not out.exists()
+    out = tmp_path / "three"
+    assert (
+        main(["theory", "--out", str(out), *small, "--samples", "3", "--variance-samples", "3"])
+        == 0
+    )
+    import pandas as pd
+
+    bias = pd.read_csv(out / "bias.csv").dropna(subset=["mc_bias"])
+    variance = pd.read_csv(out / "variance.csv")
+    operators = pd.read_csv(out / "operator_bias.csv")
+    assert len(bias) == 4 and (bias["mc_target_variance_se"] > 0).all()
+    assert (variance[["mc_min_variance_se", "mc_variance_ratio_se"]] > 0).all().all()
+    assert (operators["variance_se"] > 0).all()
