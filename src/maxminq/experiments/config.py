@@ -153,7 +153,7 @@ class _Check:
         if not isinstance(value, dict):
             raise self.fail(where, f"expected a mapping, got {_short(value)}")
         for key in value:
-            if not isinstance(key, str) or not _KEY.match(key):
+            if not isinstance(key, str) or not _KEY.fullmatch(key):
                 raise self.fail(where, f"expected identifier keys, got {_short(key)}")
             if allowed is not None and key not in allowed:
                 raise self.fail(
@@ -178,7 +178,14 @@ class _Check:
             for key in value:
                 if not isinstance(key, str):
                     raise self.fail(where, f"expected names (strings) as keys, got {_short(key)}")
-            return {k: self.value(v, f"{where}.{k}", depth + 1) for k, v in value.items()}
+            # A name that is no identifier (a newline, a space) is quoted in the key path:
+            # the error stays one line.
+            return {
+                k: self.value(
+                    v, f"{where}.{k}" if _KEY.fullmatch(k) else f"{where}[{k!r}]", depth + 1
+                )
+                for k, v in value.items()
+            }
         raise self.fail(
             where, f"expected a number, string, boolean, list or mapping, got {_short(value)}"
         )
@@ -197,9 +204,23 @@ class _Check:
 
     def distinct(self, values: list[Any], where: str) -> list[Any]:
         """Check that no value of an axis repeats: the runs would be merged into one, and a
-        repeat is mostly a typo (``mu: [0.1, 0.1]`` for ``[0.1, -0.1]``)."""
+        repeat is mostly a typo (``mu: [0.1, 0.1]`` for ``[0.1, -0.1]``). Equal as Python
+        compares them (``1`` and ``1.0`` repeat), except that a boolean is not a number.
+
+        Linear in the axis length for scalars (a set): pairwise comparison took 1.1 s for a
+        ``seed`` axis of 3,000 values. Lists and mappings are compared pairwise among
+        themselves (few, short)."""
+        seen: set[tuple[bool, Any]] = set()
+        compound: list[Any] = []
         for i, v in enumerate(values):
-            if any(v == w and isinstance(v, bool) == isinstance(w, bool) for w in values[:i]):
+            if isinstance(v, (list, dict)):
+                repeat = any(v == w for w in compound)
+                compound.append(v)
+            else:
+                key = (isinstance(v, bool), v)
+                repeat = key in seen
+                seen.add(key)
+            if repeat:
                 raise self.fail(f"{where}[{i}]", f"{_short(v)} is given twice; give each once")
         return values
 
@@ -258,7 +279,7 @@ def config_from_document(doc: Any, path: Path | str, scale: str = "quick") -> Sw
         if key not in top:
             raise check.fail(key, "missing required key")
     name = check.text(top["name"], "name")
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise check.fail("name", f"expected letters, digits, '_', '.', '-', got {_short(name)}")
     kind = check.text(top["kind"], "kind")
     if kind not in KINDS:
@@ -339,16 +360,21 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
     blocks: list[tuple[int, dict[str, list[Any]]]] = []
     for i, variant in enumerate(config.variants or [{}]):
         axes = {k: (v if isinstance(v, list) else [v]) for k, v in variant.items()}
-        if any(not v for v in axes.values()):
-            raise check.fail(f"{variants_where}[{i}]", "expected non-empty lists of values")
+        for key, values in axes.items():
+            if not values:
+                raise check.fail(
+                    f"{variants_where}[{i}].{key}", "expected a value or a non-empty list, got []"
+                )
         blocks.append((i, axes))
     total = count * sum(math.prod(len(v) for v in axes.values()) for _, axes in blocks)
     if total > MAX_RUNS:
         raise check.fail("grid", f"expected at most {MAX_RUNS} runs, the grid gives {total}")
     kind = KINDS[config.kind]
     runs: dict[str, RunSpec] = {}
+    made_by: dict[str, str] = {}  # run id -> the variant (or the grid) that made it first
     for grid_combo in _combos(config.grid):
         for i, axes in blocks:
+            source = f"{variants_where}[{i}]" if config.variants else "grid"
             for variant_combo in _combos(axes):
                 settings = {**config.fixed, **grid_combo, **variant_combo}
                 origins = dict(config.origins)
@@ -361,10 +387,29 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
                     if isinstance(value, bool) and not isinstance(clean.get(key, value), bool):
                         raise check.fail(origins[key], f"expected a number, got {value}")
                 run_id = run_id_for(config.kind, clean)
-                runs.setdefault(run_id, RunSpec(run_id, config.kind, clean, config.name))
+                if run_id in runs:
+                    # Merged away in silence before: the config ran fewer runs than it
+                    # lists (two equal variants, or a value equal to the default it sets).
+                    raise check.fail(
+                        source,
+                        _repeat_message(source, made_by[run_id], {**grid_combo, **variant_combo}),
+                    )
+                made_by[run_id] = source
+                runs[run_id] = RunSpec(run_id, config.kind, clean, config.name)
     if not runs:
         raise check.fail("grid", "expected at least one run")
     return list(runs.values())
+
+
+def _repeat_message(source: str, first: str, settings: Mapping[str, Any]) -> str:
+    """Why a run is made twice: by which part of the config, with the grid and variant
+    settings of the second making (the fixed ones are the same for every run)."""
+    given = ", ".join(f"{k}: {_short(v, 30)}" for k, v in settings.items())
+    also = "another of its combinations" if first == source else first
+    return (
+        f"makes the same run as {also} ({{{given}}}, with the defaults filled in); "
+        "give each run once"
+    )
 
 
 _LEADING_OPTION = re.compile(r"^--[a-z][a-z0-9-]*:?\s+")
