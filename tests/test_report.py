@@ -1236,3 +1236,19 @@ def test_reproduce_removes_the_temporaries_a_killed_reproduce_left(tmp_path: Pat
     assert not any(p.exists() for p in left)
     hidden = sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp"))
     assert hidden == sorted(p.name for p in keep)
+
+
+def test_operator_figure_caption_names_normal_errors(tmp_path: Path, capsys) -> None:
+    """'maxminq theory --noise normal' draws the operator figure's points with normal errors;
+    the report's caption said they were uniform and that the points check the lines."""
+    argv = ["theory", "--out", str(tmp_path), "--m-max", "4", "--n-max", "3", "--samples"]
+    argv += ["100", "--variance-samples", "1000", "--noise", "normal", "--no-progress"]
+    assert main(argv) == 0
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    md = (tmp_path / "report.md").read_text()
+    caption = md.split("](operator_bias.png)\n\n", 1)[1].splitlines()[0]
+    assert "with normal errors of the same variance" in caption
+    assert "exact mean bias for errors uniform" in caption
+    assert "so the points check the lines" not in caption
+    html = (tmp_path / "report.html").read_text()
+    assert "with normal errors of the same variance (&#x27;maxminq theory --noise normal" in html

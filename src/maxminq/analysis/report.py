@@ -51,6 +51,35 @@ THEORY_FIGURES = {
         "Double Q, Bias-corrected Q), each with its simulated point at its own N.",
     ),
 }
+#: The caption of operator_bias.png drawn with normal errors (``maxminq theory --noise
+#: normal``): its points then sample another law than the lines' closed forms.
+OPERATOR_NORMAL_CAPTION = (
+    "Bias (left) and standard deviation (right) of each operator's target against N: M equal "
+    "true action values, γ = τ = 1. Lines are the exact mean bias for errors uniform on "
+    "[−τ, τ] (closed forms; Theorem 1's for Maxmin); the points are Monte-Carlo estimates "
+    "± 2 standard errors with normal errors of the same variance ('maxminq theory "
+    "--noise normal'), so they show how far the closed forms carry beyond their assumption "
+    "and do not check them; the spread is simulated. Dashed: the operators of fixed N "
+    "(Q-learning, Double Q, Weighted Double Q, Bias-corrected Q), each with its simulated "
+    "point at its own N."
+)
+
+
+def theory_caption(theory_dir: Path, name: str) -> str:
+    """The report's caption of the theory figure ``name`` (:data:`THEORY_FIGURES`), for the
+    error law its table names: operator_bias.png of normal errors gets
+    :data:`OPERATOR_NORMAL_CAPTION` (the default one says the errors are uniform and that the
+    points check the lines). An unreadable table keeps the default caption."""
+    caption = THEORY_FIGURES[name][1]
+    if name != "operator_bias":
+        return caption
+    try:
+        laws = set(pd.read_csv(theory_dir / "operator_bias.csv", usecols=["noise"])["noise"])
+    except (OSError, ValueError):  # missing, damaged or another program's table
+        return caption
+    return OPERATOR_NORMAL_CAPTION if laws == {"normal"} else caption
+
+
 QUICK_NOTE = (
     "This report was produced at **quick scale**: the tabular, Mountain Car and theory results "
     "use reduced run counts, and the deep-RL panels are reduced-scale runs (far fewer steps, "
@@ -1114,10 +1143,10 @@ def build_report(
 
     doc.heading("Figures")
     shown = {f.png for f in figures if f.png is not None}
-    for name, (ftitle, caption) in THEORY_FIGURES.items():
+    for name, (ftitle, _) in THEORY_FIGURES.items():
         p = theory_dir / f"{name}.png"
         if p.is_file():
-            doc.figure(p, ftitle, caption)
+            doc.figure(p, ftitle, theory_caption(theory_dir, name))
             shown.add(p)
     for f in figures:
         if f.png is not None:
