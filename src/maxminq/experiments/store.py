@@ -681,7 +681,8 @@ def load_results(
     Runs are included when their status is ``done`` (and ``diverged``, which also finished
     with complete tables, unless ``include_diverged=False``) and their files verify against
     the manifest; a run whose files do not verify is left out with a warning, never read.
-    ``config`` selects the runs belonging to that config (a run shared by two configs is
+    ``config`` selects the runs belonging to that config (:class:`StoreError` for a name
+    that registered no runs here; a run shared by two configs is
     stored once; its ``config`` column then shows the requested config, and otherwise the
     first config that registered it); ``kind`` filters by run kind. For large sweeps,
     ``tables`` limits the table names read and ``settings`` the settings turned into columns
@@ -691,6 +692,11 @@ def load_results(
 
     store = ResultsStore(out_dir, create=False)
     try:
+        if config is not None and config not in store.configs():
+            # An unknown name (a typo, the file name for the config's name) gave {}, and
+            # the caller's ``[table]`` then failed with a bare KeyError.
+            known = ", ".join(store.configs()) or "none"
+            raise StoreError(f"{out_dir}: no config {config!r} here; known: {known}")
         statuses = FINISHED if include_diverged else ("done",)
         records = [
             r
