@@ -587,3 +587,15 @@ def test_a_trailing_newline_is_no_part_of_a_name_or_key(tmp_path):
         "c.yaml: fixed.op_kwargs[0][0]['A\\n']: expected a number, string, boolean, list or "
         "mapping, got []"
     )
+
+
+def test_a_variant_overriding_a_grid_axis_is_no_repeat(tmp_path):
+    """A variant's key overrides the grid's (README): the grid's values of that key give the
+    variant's run once, on purpose, and are not reported as the same run made twice."""
+    text = TOY.replace("q_learning, n: 1}", "q_learning, n: 1, mu: 0.5}")
+    runs = load_config(_write(tmp_path, text), "quick").runs
+    mus = sorted((r.settings["algorithm"], r.settings["n"], r.settings["mu"]) for r in runs)
+    assert mus == [
+        ("maxmin", 2, -0.1), ("maxmin", 2, 0.1), ("maxmin", 4, -0.1), ("maxmin", 4, 0.1),
+        ("q_learning", 1, 0.5),
+    ]  # fmt: skip

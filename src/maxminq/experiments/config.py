@@ -375,6 +375,11 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
     for grid_combo in _combos(config.grid):
         for i, axes in blocks:
             source = f"{variants_where}[{i}]" if config.variants else "grid"
+            # A variant's key overrides that grid axis (documented): the grid's values of it
+            # give this variant's runs once, on purpose; only the first is expanded.
+            shadowed = [k for k in grid_combo if k in axes]
+            if any(grid_combo[k] != config.grid[k][0] for k in shadowed):
+                continue
             for variant_combo in _combos(axes):
                 settings = {**config.fixed, **grid_combo, **variant_combo}
                 origins = dict(config.origins)
@@ -390,9 +395,10 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
                 if run_id in runs:
                     # Merged away in silence before: the config ran fewer runs than it
                     # lists (two equal variants, or a value equal to the default it sets).
+                    shown = {k: v for k, v in grid_combo.items() if k not in axes}
                     raise check.fail(
                         source,
-                        _repeat_message(source, made_by[run_id], {**grid_combo, **variant_combo}),
+                        _repeat_message(source, made_by[run_id], {**shown, **variant_combo}),
                     )
                 made_by[run_id] = source
                 runs[run_id] = RunSpec(run_id, config.kind, clean, config.name)
