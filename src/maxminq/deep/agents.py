@@ -137,7 +137,8 @@ class Learner:
         qt = self.target.forward_shared(next_obs, self.n_target)
         qt = qt.reshape(s, self.n_target, b, self.n_actions).transpose(1, 2)
         if self.spec.operator == "double_q":
-            qo = self.online.forward(next_obs).reshape(s, 1, b, self.n_actions).transpose(1, 2)
+            qo = self.online.forward_shared(next_obs, 1).reshape(s, 1, b, self.n_actions)
+            qo = qo.transpose(1, 2)
             qt = torch.cat([qo, qt], dim=2)  # member 0 selects (online), 1 evaluates (target)
         return qt
 

@@ -33,6 +33,37 @@ def _uniform(shape: tuple[int, ...], bound: float, gen: torch.Generator) -> torc
     return (torch.rand(shape, generator=gen) * 2.0 - 1.0) * bound
 
 
+def _groups(x: torch.Tensor) -> int:
+    """How many separate products ``linear`` takes for inputs ``x`` (G, B, ...) shared by
+    groups of members: G for one observation per group (B = 1), else 1."""
+    return x.shape[0] if x.shape[1] == 1 else 1
+
+
+def linear(bias: torch.Tensor, h: torch.Tensor, w: torch.Tensor, groups: int = 1) -> torch.Tensor:
+    """``bias + h @ w`` for every member (one ``torch.baddbmm``), or, when ``groups`` > 1
+    and the product is one that rounds by position, one product per group of consecutive
+    members (a seed's members).
+
+    torch multiplies small matrices (in x out < 400 for one row) one by one; larger
+    batched one-row products (B = 1: acting, bias probes, test episodes) go to a batched
+    BLAS kernel that, for a width not a multiple of 4, rounds a member's result
+    differently by its index in the batch (measured here for widths 5-7, 9-11, ...:
+    MinAtar's 6 actions). One product over all seeds would then make a seed's Q-values
+    depend on its position among the other seeds; its own product is the one it has
+    alone. Widths that are multiples of 16 (the hidden layers, 64 and 128) and mini-batch
+    products (B = 32) showed no such dependence and stay one product."""
+    k_in, k_out = w.shape[-2], w.shape[-1]
+    if groups == 1 or k_in * k_out < 400 or k_out % 16 == 0:
+        return torch.baddbmm(bias, h, w)
+    k = h.shape[0] // groups
+    return torch.cat(
+        [
+            torch.baddbmm(bias[i : i + k], h[i : i + k], w[i : i + k])
+            for i in range(0, h.shape[0], k)
+        ]
+    )
+
+
 class StackedNet:
     """Base class: all parameters of member m live in row m of one flat tensor.
 
@@ -73,11 +104,17 @@ class StackedNet:
 
     def forward_shared(self, x: torch.Tensor, n: int) -> torch.Tensor:
         """Q-values ``(M, B, A)`` when consecutive groups of ``n`` members see the same
-        inputs: ``x`` is ``(M // n, B, *obs)`` (e.g. one batch per seed, N nets each)."""
-        return self.forward(tile_members(x, n))
+        inputs: ``x`` is ``(M // n, B, *obs)`` (e.g. one batch per seed, N nets each).
 
-    def _forward_saved(self, ps: list[torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, Any]:
-        """Q-values (k, B, A) and what ``_backward`` needs."""
+        With one observation per group (B = 1: acting, bias probes, test episodes) each
+        group's layers are products of their own (``linear``): one product for all seeds
+        would make a seed's values depend on its position among them."""
+        return self._forward_saved(self.params, tile_members(x, n), groups=_groups(x))[0]
+
+    def _forward_saved(
+        self, ps: list[torch.Tensor], x: torch.Tensor, *, groups: int = 1
+    ) -> tuple[torch.Tensor, Any]:
+        """Q-values (k, B, A) and what ``_backward`` needs; ``groups``: see ``linear``."""
         raise NotImplementedError
 
     def _backward(self, ps: list[torch.Tensor], saved: Any, dq: torch.Tensor) -> list[torch.Tensor]:
@@ -156,13 +193,13 @@ class StackedMLP(StackedNet):
         return out
 
     def _forward_saved(
-        self, ps: list[torch.Tensor], x: torch.Tensor
+        self, ps: list[torch.Tensor], x: torch.Tensor, *, groups: int = 1
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         acts = [x.reshape(x.shape[0], x.shape[1], -1)]
         h = acts[0]
         n_layers = len(ps) // 2
         for i in range(n_layers):
-            h = torch.baddbmm(ps[2 * i + 1], h, ps[2 * i])
+            h = linear(ps[2 * i + 1], h, ps[2 * i], groups)
             if i < n_layers - 1:
                 h = h.relu_()
                 acts.append(h)
@@ -252,10 +289,10 @@ class StackedMinAtarCNN(StackedNet):
     def forward_shared(self, x: torch.Tensor, n: int) -> torch.Tensor:
         """As the base method, with the im2col patches built once per input group and the
         group's n convolutions as one matrix product (no n-fold copy of the inputs)."""
-        return self._forward_saved(self.params, x, n)[0]
+        return self._forward_saved(self.params, x, n, groups=_groups(x))[0]
 
     def _forward_saved(
-        self, ps: list[torch.Tensor], x: torch.Tensor, n: int = 1
+        self, ps: list[torch.Tensor], x: torch.Tensor, n: int = 1, *, groups: int = 1
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
         """Q-values (G * n, B, A) for inputs ``x`` (G, B, C, H, W), each seen by ``n``
         consecutive members (n = 1: one input batch per member), and what ``_backward``
@@ -276,8 +313,8 @@ class StackedMinAtarCNN(StackedNet):
         conv = torch.bmm(w.reshape(g * b, n * 16, c * 9), cols)  # a view of w when G = 1
         conv = conv.view(g, b, n * 16, n_pos).add_(cb.reshape(g, 1, n * 16, 1)).relu_()
         a1 = conv.view(g, b, n, self.conv_out).transpose(1, 2).reshape(g * n, b, self.conv_out)
-        a2 = torch.baddbmm(b1, a1, w1).relu_()
-        return torch.baddbmm(b2, a2, w2), (cols, conv, a1, a2)
+        a2 = linear(b1, a1, w1, groups).relu_()
+        return linear(b2, a2, w2, groups), (cols, conv, a1, a2)
 
     def _backward(
         self, ps: list[torch.Tensor], saved: tuple[torch.Tensor, ...], dq: torch.Tensor
