@@ -321,7 +321,8 @@ class TrainConfig:
 
     def _check_optimizer_values(self) -> None:
         """The values of ``optimizer_kwargs``, in the ranges torch.optim accepts (alpha also
-        at most 1: a larger one makes the square average negative and the run NaN)."""
+        at most 1: a larger one makes the square average negative and the run NaN; eps also
+        above 0: torch takes 0, and its first update turns the weights NaN)."""
 
         def number(name: str, v: Any, lo: float, hi: float, hi_open: bool) -> None:
             ok = isinstance(v, (int, float)) and not isinstance(v, bool) and lo <= v
@@ -343,8 +344,14 @@ class TrainConfig:
                     number(f"betas[{i}]", b, 0.0, 1.0, True)
             elif name == "alpha":
                 number(name, v, 0.0, 1.0, False)
-            else:  # eps
+            else:  # eps: 0 would divide 0 by 0 wherever a gradient is still zero (a dead
+                # ReLU unit, an action not yet taken): NaN weights, every seed "diverged"
                 number(name, v, 0.0, math.inf, True)
+                if v == 0:
+                    raise UsageError(
+                        f"--optimizer-kwargs: {self.optimizer} eps must be > 0 (0 divides 0 "
+                        "by 0 where a gradient is zero, and every seed would turn NaN), got 0"
+                    )
 
     def check_observation_shape(self, obs_shape: tuple[int, ...]) -> None:
         """Reject a network that cannot read the environment's observations."""
