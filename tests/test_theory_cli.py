@@ -4,6 +4,7 @@ behaviour on edge inputs (the numbers themselves are tested in test_theory.py)."
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +135,24 @@ def test_two_samples_are_refused_and_three_give_standard_errors(tmp_path, capsys
     assert len(bias) == 4 and (bias["mc_target_variance_se"] > 0).all()
     assert (variance[["mc_min_variance_se", "mc_variance_ratio_se"]] > 0).all().all()
     assert (operators["variance_se"] > 0).all()
+
+
+def test_a_large_table_is_announced_before_the_wait(tmp_path) -> None:
+    """--m-max 10000 --n-max 1000 makes bias.csv 10^7 rows (0.7 GB, over 3 minutes here) with
+    a tiny Monte Carlo; the note on a long wait counted the Monte Carlo alone, so the command
+    was silent. Now the note comes first and names the table's size and its options."""
+    out = tmp_path / "big"
+    argv = [sys.executable, "-m", "maxminq", "theory", "--out", str(out), "--m-max", "10000"]
+    argv += ["--n-max", "1000", "--mc-m", "1", "--samples", "3", "--variance-samples", "3"]
+    argv += ["--operator-m", "1", "--no-progress"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    try:  # the note comes before the work (seconds); the work alone takes minutes
+        ready, _, _ = select.select([proc.stderr], [], [], 30)
+        line = proc.stderr.readline().strip() if ready else ""
+    finally:
+        proc.kill()
+        proc.wait()
+    assert line.startswith("maxminq theory: note: bias.csv gets 10,000,000 rows (M x N; about ")
+    assert line.endswith(" min on one core; --m-max or --n-max shorten it")
+    assert not (out / "bias.csv").exists()

@@ -142,21 +142,43 @@ def simulated_errors(
 
 #: Errors drawn per second, roughly (one core here: 0.8-2 x 10^8 by N and M).
 _ERRORS_PER_SECOND = 1e8
+#: Rows of bias.csv (one per M and N) computed and written per second, roughly (one core
+#: here: 10^7 rows, --m-max 10000 --n-max 1000, took 3.3 min; the CSV is 0.7 GB).
+_ROWS_PER_SECOND = 5e4
+_BYTES_PER_ROW = 72
+
+
+def time_note(errors: int, rows: int) -> str | None:
+    """The note printed before a long silent wait (over a minute, roughly): what makes it
+    long (the Monte Carlo's ``errors``, bias.csv's ``rows``) and which options shorten it;
+    None for a short run."""
+    seconds = errors / _ERRORS_PER_SECOND + rows / _ROWS_PER_SECOND
+    if seconds <= 60:
+        return None
+    parts, options = [], []
+    if errors > 10 * _ERRORS_PER_SECOND:  # a part that alone takes over 10 s
+        parts.append(f"the Monte Carlo draws {errors:.2g} errors")
+        options += ["--mc-m", "--samples"]
+    if rows > 10 * _ROWS_PER_SECOND:
+        size = rows * _BYTES_PER_ROW / 1e9
+        parts.append(f"bias.csv gets {rows:,} rows (M x N; about {size:.1f} GB)")
+        options.append("--m-max")
+    options.append("--n-max")
+    return (
+        f"{' and '.join(parts)}, roughly {seconds / 60:,.0f} min on one core; "
+        f"{', '.join(options[:-1])} or {options[-1]} shorten it"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Compute the tables, draw the figures, write all four files atomically."""
+    """Compute the tables, draw the figures, write all six files atomically."""
     mc_m = _validate(args)
     errors = simulated_errors(
         mc_m, args.n_max, args.samples, args.variance_samples, args.operator_m
     )
-    if errors > 60 * _ERRORS_PER_SECOND:  # say so before a long silent wait
-        minutes = errors / _ERRORS_PER_SECOND / 60
-        print(
-            f"maxminq theory: note: the Monte Carlo draws {errors:.2g} errors, roughly "
-            f"{minutes:,.0f} min on one core; --mc-m, --samples or --n-max shorten it",
-            file=sys.stderr,
-        )
+    note = time_note(errors, args.m_max * args.n_max)
+    if note is not None:  # say so before a long silent wait
+        print(f"maxminq theory: note: {note}", file=sys.stderr, flush=True)
     # Imported here so that option errors are reported before the heavier imports.
     from maxminq.analysis.theory_plots import (
         bias_table,
