@@ -1,0 +1,169 @@
+"""How long a finished sweep takes to resume, and ``maxminq status`` to answer, on a large store.
+
+A resumed ``maxminq sweep`` decides for every run of its config whether it is finished,
+which means checking the run's stored tables against their manifest. This script builds a
+results folder of many finished runs through the store's own API (a toy-MDP config whose
+grid is ``seed``, so that every run has its own id; the tables are synthetic numeric CSVs of
+about ``--table-kb`` KB per run, since only their bytes matter here), then times, each as a
+fresh process as a user would run it:
+
+* ``maxminq sweep CONFIG --out DIR`` with every run already done (the resume check), both
+  on the folder as written and on a copy of it (``cp -r``: new inodes and times, so the
+  resume cannot trust any recorded file fingerprint and must hash everything once);
+* the same sweep with the folder's files dropped from the page cache first (as after a
+  reboot, or on another node of a shared filesystem: the tables are read from disk);
+* the same sweep again on the copy (fingerprints refreshed by the first resume);
+* ``maxminq sweep ... --dry-run``, ``maxminq status DIR`` and ``maxminq status DIR --verify``
+  (which always hashes every file).
+
+Each line prints the command's wall and CPU time (Python start-up included, about 1-2 s
+here) and, for the sweep, the seconds its own summary reports (``run_sweep``: the resume
+check; the rest is start-up and loading the config, validating each of its runs). Other
+than the cold-cache line, the page cache is warm: the folder was just written or read.
+
+Usage: ``python benchmarks/bench_sweep_resume.py [--runs 3000] [--table-kb 20]
+[--dir /tmp/bench_sweep_resume] [--keep] [--reuse]``; the README's numbers: ``--runs 3000 --table-kb
+20`` (Mountain-Car-sized runs) and ``--runs 600 --table-kb 1500`` (paper-scale deep runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from maxminq.experiments.config import load_config
+from maxminq.experiments.store import ResultsStore
+
+
+def write_config(path: Path, runs: int) -> None:
+    """A toy-MDP sweep config of ``runs`` runs (one per seed), tiny settings."""
+    seeds = ", ".join(str(s) for s in range(runs))
+    path.write_text(
+        "name: bench_resume\n"
+        "kind: toy_mdp\n"
+        "fixed: {step_size: 0.01, epsilon: 0.1, buffer_size: 100, mu: 0.1, algorithm: maxmin,"
+        " n: 2}\n"
+        f"grid:\n  seed: [{seeds}]\n"
+        "scales:\n  quick:\n    fixed: {runs: 2, episodes: 10}\n"
+        "  paper:\n    fixed: {runs: 2, episodes: 10}\n"
+    )
+
+
+def build_store(config_path: Path, out: Path, table_kb: float) -> float:
+    """Register every run of the config in ``out`` and store synthetic tables of about
+    ``table_kb`` KB for each, marked done; returns the seconds it took."""
+    start = time.perf_counter()
+    config = load_config(config_path)
+    rng = np.random.default_rng(0)
+    rows = max(1, int(table_kb * 1024 / 76))  # 4 float columns: ~76 bytes a row as CSV
+    frame = pd.DataFrame(rng.normal(size=(rows, 4)), columns=["episode", "a", "b", "c"])
+    with ResultsStore(out, lock=True) as store:
+        store.register(config.runs)
+        for run in config.runs:
+            store.save_tables(run, {"toy_mdp": frame})
+            store.mark_finished(run.run_id, "done")
+    return time.perf_counter() - start
+
+
+def evict(folder: Path) -> None:
+    """Drop ``folder``'s files from the page cache (``posix_fadvise DONTNEED``; they were
+    synced when written), as after a reboot or on another node of a shared filesystem."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)  # a dirty page cannot be dropped
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+def timed(args: list[str]) -> tuple[float, float, str]:
+    """Run a ``maxminq`` command; its wall and CPU seconds (user + system: steadier than
+    wall time on a loaded machine) and last output line."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "maxminq", *args], capture_output=True, text=True, check=False
+    )
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    if proc.returncode != 0:
+        raise SystemExit(f"maxminq {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    return seconds, cpu, lines[-1] if lines else ""
+
+
+def main() -> None:
+    """Build the store, time the commands, print one line each."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3000, help="finished runs in the store")
+    parser.add_argument("--table-kb", type=float, default=20.0, help="table bytes per run (KB)")
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_sweep_resume"))
+    parser.add_argument("--keep", action="store_true", help="keep the folders afterwards")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="time the store --dir holds from an earlier --keep run (e.g. to compare two "
+        "versions of maxminq on the same files: PYTHONPATH=OTHER/src)",
+    )
+    args = parser.parse_args()
+    root = args.dir
+    config = root / "bench.yaml"
+    out, copy = root / "out", root / "copy"
+    if args.reuse:
+        built = 0.0
+        args.runs = len(load_config(config).runs)
+        shutil.rmtree(copy, ignore_errors=True)
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
+        write_config(config, args.runs)
+        built = build_store(config, out, args.table_kb)
+    size = sum(f.stat().st_size for f in (out / "tables").rglob("*.csv")) / 2**20
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    print(
+        f"{stamp}, {platform.node()}: {args.runs} finished runs, {size:.0f} MiB of tables "
+        f"({'reused' if args.reuse else f'built in {built:.0f} s'}); per command: wall and "
+        "CPU seconds"
+    )
+
+    def sweep(folder: Path, label: str) -> None:
+        wall, cpu, line = timed(["sweep", str(config), "--out", str(folder), "--no-progress"])
+        inner = re.search(r" in ([0-9.]+) s ->", line)
+        assert inner and f"{args.runs} already done" in line, line
+        print(f"  {label:<46} {wall:6.2f} s  {cpu:6.2f} s CPU  (run_sweep: {inner.group(1)} s)")
+
+    sweep(out, "sweep, all done (folder as written)")
+    sweep(out, "sweep, all done, again")
+    evict(out)
+    sweep(out, "sweep, all done, cold page cache")
+    shutil.copytree(out, copy)  # new inodes and times: nothing recorded can be trusted
+    sweep(copy, "sweep, all done, on a cp -r copy (first time)")
+    sweep(copy, "sweep, all done, on the copy again")
+    for label, cmd in (
+        ("sweep --dry-run", ["sweep", str(config), "--out", str(out), "--dry-run"]),
+        ("status", ["status", str(out)]),
+        ("status --verify (hashes every file)", ["status", str(out), "--verify"]),
+    ):
+        wall, cpu, _ = timed(cmd)
+        print(f"  {label:<46} {wall:6.2f} s  {cpu:6.2f} s CPU")
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
