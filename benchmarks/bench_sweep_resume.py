@@ -7,12 +7,12 @@ grid is ``seed``, so that every run has its own id; the tables are synthetic num
 about ``--table-kb`` KB per run, since only their bytes matter here), then times, each as a
 fresh process as a user would run it:
 
-* ``maxminq sweep CONFIG --out DIR`` with every run already done (the resume check), both
-  on the folder as written and on a copy of it (``cp -r``: new inodes and times, so the
-  resume cannot trust any recorded file fingerprint and must hash everything once);
+* ``maxminq sweep CONFIG --out DIR`` with every run already done (the resume check: every
+  table file is read and its SHA-256 compared with the manifest's), twice;
 * the same sweep with the folder's files dropped from the page cache first (as after a
   reboot, or on another node of a shared filesystem: the tables are read from disk);
-* the same sweep again on the copy (fingerprints refreshed by the first resume);
+* the same sweep, twice, on a copy of the folder (``cp -r``: new inodes and times; the
+  numbers show that nothing is cached by file identity);
 * ``maxminq sweep ... --dry-run``, ``maxminq status DIR`` and ``maxminq status DIR --verify``
   (which always hashes every file).
 
@@ -22,8 +22,9 @@ check; the rest is start-up and loading the config, validating each of its runs)
 than the cold-cache line, the page cache is warm: the folder was just written or read.
 
 Usage: ``python benchmarks/bench_sweep_resume.py [--runs 3000] [--table-kb 20]
-[--dir /tmp/bench_sweep_resume] [--keep] [--reuse]``; the README's numbers: ``--runs 3000 --table-kb
-20`` (Mountain-Car-sized runs) and ``--runs 600 --table-kb 1500`` (paper-scale deep runs).
+[--dir /tmp/bench_sweep_resume] [--keep] [--reuse]``; the README's numbers: ``--runs 3000
+--table-kb 20`` (Mountain-Car-sized runs) and ``--runs 600 --table-kb 1500`` (paper-scale
+deep runs).
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def main() -> None:
     sweep(out, "sweep, all done, again")
     evict(out)
     sweep(out, "sweep, all done, cold page cache")
-    shutil.copytree(out, copy)  # new inodes and times: nothing recorded can be trusted
+    shutil.copytree(out, copy)  # new inodes and times
     sweep(copy, "sweep, all done, on a cp -r copy (first time)")
     sweep(copy, "sweep, all done, on the copy again")
     for label, cmd in (
