@@ -227,6 +227,9 @@ def run(args: argparse.Namespace) -> int:
         atomic_write(args.out / name, write)
         if k == 0:  # the earlier run's others are of another setting now
             remove_stale(args.out, list(outputs)[1:])
+    # Printed once all are written: a reader that leaves early ('| head -1') ends the command
+    # at its next print (BrokenPipeError), which must not leave half the outputs written.
+    for name in outputs:
         print(args.out / name)
     from maxminq.theory import choose_n
 
