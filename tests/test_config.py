@@ -171,7 +171,7 @@ def test_yaml_12_floats_and_duplicate_keys():
         (("algorithm: maxmin", "algorithm: maxi"), "variants[1].algorithm", "unknown algorithm"),
         (("kind: toy_mdp", "kind: toys"), "kind", "expected one of"),
         (("mu: [0.1, -0.1]", "mu: []"), "grid.mu", "non-empty list"),
-        (("mu: [0.1, -0.1]", "mu: [0.1, x]"), "grid.mu", "valid number"),
+        (("mu: [0.1, -0.1]", "mu: [0.1, x]"), "grid.mu", "expected a number, got 'x'"),
         (("seed: 3,", ""), "fixed.seed", "required setting missing"),
         (("seed: 3,", "sed: 3,"), "fixed.sed", "unknown setting"),  # the typo, named
         (("episodes: 5}", "episodes: 5, stepsize: 1}"), "fixed.stepsize", "unknown setting"),
@@ -599,3 +599,23 @@ def test_a_variant_overriding_a_grid_axis_is_no_repeat(tmp_path):
         ("maxmin", 2, -0.1), ("maxmin", 2, 0.1), ("maxmin", 4, -0.1), ("maxmin", 4, 0.1),
         ("q_learning", 1, 0.5),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "value"),
+    [
+        (("seed: 3,", 'seed: "3",'), "fixed.seed", "'3'"),
+        (("episodes: 5}", 'episodes: "5"}'), "fixed.episodes", "'5'"),
+        (("runs: 4}", "runs: '4'}"), "scales.quick.fixed.runs", "'4'"),
+        (("mu: [0.1, -0.1]", 'mu: ["0.1", -0.1]'), "grid.mu", "'0.1'"),
+        (("n: [2, 4]", 'n: [2, "4"]'), "variants[1].n", "'4'"),
+    ],
+)
+def test_a_quoted_number_is_the_wrong_type_for_every_setting(tmp_path, edit, where, value):
+    """'seed: "3"' or 'episodes: "5"' were turned into numbers (pydantic's lax mode, for
+    the tabular model's own fields only), while 'step_size: "0.01"' and every deep setting
+    were refused as 'expected a number': one rule now, refused."""
+    path = _write(tmp_path, TOY.replace(*edit))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    assert str(info.value) == f"{path}: {where}: expected a number, got {value}"

@@ -217,6 +217,15 @@ def _validate_tabular(
             if key not in known and key not in defaults and key not in optional:
                 allowed = ", ".join(sorted(known | set(defaults) | set(optional)))
                 raise SettingsError(key, f"unknown setting; expected one of {allowed}")
+    # Pydantic's lax mode turned a quoted number into one ("10" -> 10) for the model's own
+    # fields only; every other numeric setting (step_size, epsilon, the deep ones) refuses
+    # a string. Refused here too: one rule, and the README's "a value of the wrong type is
+    # caught". (Integrality stays pydantic's: 2.0 -> 2, 2.5 refused.)
+    for key, info in model.model_fields.items():
+        if key in settings and info.annotation in (int, float):
+            problem = _type_problem(settings[key], "float")
+            if problem:
+                raise SettingsError(key, problem)
     try:
         parsed: Any = model.model_validate(settings)  # a model with algorithm and n
     except ValidationError as err:
