@@ -580,3 +580,24 @@ def test_sweep_warns_of_deep_runs_that_never_learn(tmp_path, capsys):
     catcher = HERE.parent / "configs" / "catcher.yaml"
     assert main(["sweep", str(catcher), "--out", str(tmp_path / "c"), "--dry-run"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_sweep_warns_of_more_local_workers_than_cores(tmp_path, capsys):
+    """Each local worker is a process of its own, started as runs need one: --workers 200
+    on a 2-core machine started up to 200 processes (hundreds of MB each) without a word.
+    The sweep warns on stderr; as many workers as cores give no warning."""
+    import os
+
+    from maxminq.cli import main
+
+    cfg = HERE.parent / "configs" / "toy_mdp.yaml"
+    cores = os.cpu_count() or 1
+    out = str(tmp_path / "o")
+    assert main(["sweep", str(cfg), "--out", out, "--dry-run", "--workers", str(cores + 1)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"maxminq sweep: warning: --workers {cores + 1} is more than this machine's {cores} "
+        "cores: each worker is a process with its own memory, and they slow each other down"
+    ]
+    assert main(["sweep", str(cfg), "--out", out, "--dry-run", "--workers", str(cores)]) == 0
+    assert capsys.readouterr().err == ""

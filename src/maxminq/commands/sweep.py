@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -146,6 +147,16 @@ def run(args: argparse.Namespace) -> int:
 
     workers = parse_workers(args.workers)
     check_options(args.backend, workers, args.address)
+    cores = os.cpu_count() or 1
+    if args.backend == "local" and workers is not None and workers > cores:
+        # Each local worker is a process of its own (numpy, numba, torch: hundreds of MB),
+        # started as runs need one: a typo such as --workers 200 would start 200 of them.
+        print(
+            f"maxminq sweep: warning: --workers {workers} is more than this machine's {cores} "
+            "cores: each worker is a process with its own memory, and they slow each other "
+            "down",
+            file=sys.stderr,
+        )
     config = load_config(args.config, args.scale)
     out = check_out_folder(Path(args.out) if args.out else Path("results") / config.name, "--out")
     idle = never_learning(config)
