@@ -3,6 +3,7 @@ that flip with the data; the report and reproduce commands' option checks."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -1252,3 +1253,27 @@ def test_operator_figure_caption_names_normal_errors(tmp_path: Path, capsys) -> 
     assert "so the points check the lines" not in caption
     html = (tmp_path / "report.html").read_text()
     assert "with normal errors of the same variance (&#x27;maxminq theory --noise normal" in html
+
+
+def test_reproduce_finishes_its_work_when_the_reader_leaves(tmp_path: Path) -> None:
+    """'maxminq reproduce | head -1': the reader gone, the sweep's summary line ended the
+    command (broken pipe) before the theory stage and the report; the work is now finished
+    and the exit status is the work's (0), with nothing on stderr."""
+    import subprocess
+    import sys
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "tiny_toy.yaml").write_text(TINY_TOY)
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "maxminq", "reproduce", "--out", str(out), "--configs"]
+    argv += [str(configs), "--only", "tiny_toy,theory", "--workers", "1", "--no-progress"]
+    read, write = os.pipe()
+    os.close(read)  # the reader left before the first line
+    try:
+        done = subprocess.run(argv, stdout=write, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (out / "theory" / "operator_bias.png").is_file() and (out / "report.md").is_file()
+    assert '"finished"' in (out / "reproduce.json").read_text()

@@ -169,6 +169,21 @@ def _write_meta(path: Path, meta: dict) -> None:
     atomic_write_bytes(path, json.dumps(meta, indent=2, default=str).encode())
 
 
+def _reader_left() -> None:
+    """After a BrokenPipeError on stdout (the reader left: 'maxminq reproduce | head -3'):
+    send the rest of the output to /dev/null, so that the theory stage and the report are
+    still written (the command's files are its work; its printed lines only a summary)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _say(text: str) -> None:
+    """Print ``text`` now; a reader that left ends the printing, not the work."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        _reader_left()
+
+
 def _machine() -> str:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return f"{os.cpu_count()} cores, load average {load} (1/5/15 min) at the end"
@@ -271,9 +286,9 @@ def run(args: argparse.Namespace) -> int:
             address=args.address,
             progress=not args.no_progress,
         )
-        print(summary.line(), flush=True)
+        _say(summary.line())
         for run_id, error in summary.failures.items():
-            print(f"  failed {run_id}: {error}", flush=True)
+            _say(f"  failed {run_id}: {error}")
         failed = summary.failed
         meta["sweep_seconds"] = round(summary.seconds, 1)
         meta["configs"] = config_rows(out, configs)
@@ -282,7 +297,11 @@ def run(args: argparse.Namespace) -> int:
         from maxminq.commands import theory
 
         t0 = time.perf_counter()
-        theory.run(_theory_args(out / "theory", args.no_progress))
+        try:
+            theory.run(_theory_args(out / "theory", args.no_progress))
+            sys.stdout.flush()  # here, not in the report stage: the reader may have left
+        except BrokenPipeError:  # raised by a print after theory's writes: they are done
+            _reader_left()
         meta["configs"].append(
             {"name": THEORY, "kind": THEORY, "run_seconds": round(time.perf_counter() - t0, 1)}
         )
@@ -297,8 +316,8 @@ def run(args: argparse.Namespace) -> int:
     stale = stale_run_ids(out, configs) if configs else set()
     if stale:
         where = out / "results.sqlite"
-        print(f"note: {len(stale)} stored run(s) of an earlier version of these configs are "
-              f"left out of the report (still in {where})", flush=True)  # fmt: skip
+        _say(f"note: {len(stale)} stored run(s) of an earlier version of these configs are "
+             f"left out of the report (still in {where})")  # fmt: skip
         results = {name: df[~df["run_id"].isin(stale)] for name, df in results.items()}
     report = build_report(out, results=results, published=published)
     meta["seconds_with_report"] = round(time.perf_counter() - start, 1)
