@@ -360,3 +360,16 @@ def test_td_target_of_a_terminal_transition_is_its_reward_whatever_g_is(backend)
         assert got[i] == want or (math.isnan(got[i]) and math.isnan(want))
     assert td_target(-1.0, 0.9, True, math.nan) == -1.0  # plain numbers too
     assert td_target(-1.0, 0.9, 1.0, -math.inf) == -1.0  # a 0/1 float flag too
+
+
+def test_two_samples_give_no_variance_error_rather_than_a_false_zero() -> None:
+    """Of two values the fourth-moment standard error of a variance is exactly 0 whatever
+    the truth (c4 = c2^2 for any two points): monte_carlo_bias(samples=2) reported
+    'variance +- 0'. It is now NaN (unknown); the bias's own error stays finite, and from
+    three samples on the variance errors are positive."""
+    two = theory.monte_carlo_bias(4, 2, 1.0, 1.0, 2, np.random.default_rng(0))
+    assert math.isnan(two.target_variance_se) and math.isnan(two.min_variance_se)
+    assert math.isnan(two.variance_ratio_se)
+    assert np.isfinite(two.bias_se) and two.bias_se > 0
+    three = theory.monte_carlo_bias(4, 2, 1.0, 1.0, 3, np.random.default_rng(0))
+    assert three.target_variance_se > 0 and three.min_variance_se > 0

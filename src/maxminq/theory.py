@@ -335,7 +335,8 @@ class MonteCarloEstimate:
         bias: mean of ``Z_MN = gamma * max_a min_i e^i_a`` (estimates ``expected_bias``).
         bias_se: its standard error.
         target_variance: sample variance of ``Z_MN`` (estimates ``target_variance``).
-        target_variance_se: its standard error (from the fourth central moment).
+        target_variance_se: its standard error (from the fourth central moment; NaN for
+            ``samples`` = 2, where the moments give exactly 0 whatever the truth).
         min_variance: sample variance of ``min_i e^i`` for one action (``min_variance``).
         min_variance_se: its standard error (from the fourth central moment).
         variance_ratio: Corollary 1's ratio, sampled: the variance of the minimum of N errors
@@ -387,10 +388,14 @@ class _Moments:
         return mean, float(np.sqrt(var / self.n))
 
     def var_se(self) -> tuple[float, float]:
+        """The sample variance and its standard error (from the fourth central moment);
+        the error is NaN below 3 values, where the moments make it exactly 0."""
         m1, m2, m3, m4 = self.sums / self.n
         c2 = max(m2 - m1**2, 0.0)
         c4 = m4 - 4 * m3 * m1 + 6 * m2 * m1**2 - 3 * m1**4
         var = c2 * self.n / (self.n - 1)
+        if self.n < 3:  # two values: c4 = c2^2 always, an error of 0 that means nothing
+            return var, float("nan")
         return var, float(np.sqrt(max(c4 - c2**2, 0.0) / self.n))
 
 
