@@ -159,21 +159,6 @@ def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
         pd.testing.assert_frame_equal(a, b)
 
 
-def _started(out: pathlib.Path) -> int:
-    """Run attempts started so far (0 while the store is not there or is busy)."""
-    import sqlite3
-
-    if not (out / "results.sqlite").exists():
-        return 0
-    con = sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True, timeout=30)
-    try:
-        return con.execute("SELECT COUNT(*) FROM events WHERE event='started'").fetchone()[0]
-    except sqlite3.OperationalError:  # tables not created yet
-        return 0
-    finally:
-        con.close()
-
-
 @pytest.mark.parametrize("target", ["driver", "group"])
 def test_sigterm_stops_a_sweep_like_ctrl_c_and_the_same_command_finishes_it(
     tmp_path, theory_kinds, target: str
@@ -193,7 +178,7 @@ def test_sigterm_stops_a_sweep_like_ctrl_c_and_the_same_command_finishes_it(
 
     def working() -> bool:
         workers[:] = _workers(proc.pid) or workers
-        return _started(out) >= 2 and len(workers) == 2
+        return helpers.started_runs(out) >= 2 and len(workers) == 2
 
     status, err = _terminate_when(proc, working, group=target == "group")
     assert status == 143, err
@@ -262,7 +247,7 @@ def test_sigterm_stops_a_ray_sweep_like_ctrl_c(tmp_path, theory_kinds) -> None:
     script = [sys.executable, str(HERE / "test_sweep_helpers.py")]
     proc = subprocess.Popen([*script, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)  # fmt: skip
-    status, err = _terminate_when(proc, lambda: _started(out) >= 1, timeout=120)
+    status, err = _terminate_when(proc, lambda: helpers.started_runs(out) >= 1, timeout=120)
     lines = [line for line in err.strip().splitlines() if "INFO worker.py" not in line]
     assert status == 143, err
     assert lines == [
@@ -313,7 +298,7 @@ def test_sigterm_stops_reproduce_like_ctrl_c_and_the_same_command_finishes_it(
 
     def working() -> bool:
         workers[:] = _workers(proc.pid) or workers
-        return _started(out) >= 2 and len(workers) == 2
+        return helpers.started_runs(out) >= 2 and len(workers) == 2
 
     status, err = _terminate_when(proc, working)
     assert status == 143, err

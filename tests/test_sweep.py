@@ -80,19 +80,6 @@ def _done_events(out: Path) -> Counter:
         return Counter(e["run_id"] for e in store.events() if e["event"] == "done")
 
 
-def _started(out: Path) -> int:
-    """Number of run attempts started so far (read-only; 0 before the database exists)."""
-    if not (out / "results.sqlite").exists():
-        return 0
-    con = sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True, timeout=30)
-    try:
-        return con.execute("SELECT COUNT(*) FROM events WHERE event='started'").fetchone()[0]
-    except sqlite3.OperationalError:  # tables not created yet
-        return 0
-    finally:
-        con.close()
-
-
 def _integrity_ok(out: Path) -> bool:
     con = sqlite3.connect(out / "results.sqlite")
     try:
@@ -341,11 +328,15 @@ def test_sigkill_at_random_moments_then_resume_gives_the_uninterrupted_results(
     rng = np.random.default_rng(2020)
     kills = 0
     for _ in range(4):
-        before = _started(out)
+        before = helpers.started_runs(out)
         proc = subprocess.Popen(_sweep_cmd(path, out), stdout=subprocess.DEVNULL)
         # Random moments while runs are in flight (start-up time varies with machine load).
         deadline = time.monotonic() + 60
-        while _started(out) == before and proc.poll() is None and time.monotonic() < deadline:
+        while (
+            helpers.started_runs(out) == before
+            and proc.poll() is None
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.02)
         time.sleep(float(rng.uniform(0.0, 1.2)))
         if proc.poll() is None:
@@ -498,7 +489,7 @@ def test_ctrl_c_stops_a_sweep_at_once_with_one_line_and_the_runs_requeued(tmp_pa
            "--workers", "2", "--no-progress"]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while _started(out) < 2 and proc.poll() is None and time.monotonic() < deadline:
+    while helpers.started_runs(out) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(5.0)  # the workers are inside run_toy_mdp (kernels loaded, bar created)
     assert proc.poll() is None

@@ -9,6 +9,7 @@ set by ``samples``. Running this file as a script registers the kind and runs th
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -38,6 +39,20 @@ class TheoryMCSettings(BaseModel):
     samples: int = Field(ge=2)
     seed: int = Field(ge=0)
     chunks: int = Field(default=4, ge=1)
+
+
+def started_runs(out: Path) -> int:
+    """Run attempts a sweep in ``out`` has started so far, read-only (0 while its database
+    is not there or its tables are not created yet); tests poll it to act mid-sweep."""
+    if not (out / "results.sqlite").exists():
+        return 0
+    con = sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True, timeout=30)
+    try:
+        return con.execute("SELECT COUNT(*) FROM events WHERE event='started'").fetchone()[0]
+    except sqlite3.OperationalError:  # tables not created yet
+        return 0
+    finally:
+        con.close()
 
 
 def validate_theory_mc(settings: dict) -> dict:
