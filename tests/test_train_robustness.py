@@ -25,7 +25,7 @@ import torch
 
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
-from maxminq.deep.policy import torch_save
+from maxminq.deep.policy import state_digest, torch_save
 from maxminq.deep.train import clear_run, read_tables, run_training
 from maxminq.errors import CannotResumeError, UsageError
 from maxminq.experiments.registry import execute_deep
@@ -146,15 +146,17 @@ def test_a_damaged_or_foreign_checkpoint_is_one_line_and_keeps_the_run(
         data[at + len(weights) // 2] ^= 0x40
         ckpt.write_bytes(bytes(data))
         torch.load(ckpt, weights_only=True)  # loads: only a checksum can tell
-    else:
+    else:  # an older layout with a valid checksum: only the missing key can tell
         state = torch.load(ckpt, weights_only=True)
         del state["uniforms_pos"]
-        torch.save(state, ckpt)
+        state["sha256"] = state_digest({k: v for k, v in state.items() if k != "sha256"})
+        torch_save(state, ckpt)
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     extend = [a if a != "240" else "280" for a in ARGV]  # --steps 280: extends the run
     assert main([*extend, "--out", str(out), "--resume"]) == 2
     err = _one_line_error(capsys, "--resume", str(ckpt), "damaged", "--overwrite")
     assert damage != "flipped" or "checksum" in err, err
+    assert damage != "older" or "checksum" not in err, err  # refused for the missing key
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
@@ -225,8 +227,9 @@ def test_evaluate_a_damaged_model_is_one_line_exit_2(finished, tmp_path, capsys,
     else:  # one byte inside the networks' weights (torch.load checks no checksum)
         data = bytearray(model.read_bytes())
         weights = torch.load(model, weights_only=True)["online"].numpy().tobytes()
-        at = data.find(weights[:64]) + len(weights) // 2
-        data[at] ^= 0x40
+        at = data.find(weights[:64])
+        assert at > 0  # the weights' bytes were found: the flip lands inside them
+        data[at + len(weights) // 2] ^= 0x40
         model.write_bytes(bytes(data))
     assert main(["evaluate", str(out), "--episodes", "1", "--no-progress"]) == 2
     _one_line_error(capsys, "RUN_DIR", str(model))
