@@ -12,6 +12,7 @@ import shutil
 
 import pandas as pd
 import pytest
+from run_folders import finished_run
 from test_deep_train import _small
 
 from maxminq.cli import main
@@ -78,33 +79,13 @@ def _hand_run(
     metrics step with return 10 + seed, and one test episode of return 20 + 10 * seed for
     each seed that did not diverge (``diverged``: seed -> step)."""
     diverged = diverged or {}
-    folder.mkdir(parents=True)
     seeds = [0, 1]
-    cfg = {"env_id": env_id, "agent": agent, "n": 1, "lr": 1e-3, "steps": steps, "seeds": seeds}
-    (folder / "config.json").write_text(json.dumps(cfg | (extra or {})))
     last = {s: max(step for seed, step, _, _ in metrics if seed == s) for s in seeds}
-    pd.DataFrame(
-        [[s, 1, last[s], 10.0 + s, 10, 10.0 + s, True, False] for s in seeds],
-        columns=["seed", "episode", "step", "return", "length", "return_avg100"]
-        + ["terminated", "truncated"],
-    ).to_csv(folder / "episodes.csv", index=False)
-    pd.DataFrame(
-        [[s, 1, 20.0 + 10 * s, 10] for s in seeds if s not in diverged],
-        columns=["seed", "episode", "return", "length"],
-    ).to_csv(folder / "tests.csv", index=False)
-    pd.DataFrame(
-        [[s, step, 0.1, 1.0, m, 0.0, abs(m), n, 0.01, 100.0] for s, step, m, n in metrics],
-        columns=["seed", "step", "loss", "q_mean", "bias_mean", "bias_std", "bias_abs"]
-        + ["bias_n", "epsilon", "steps_per_s"],
-    ).to_csv(folder / "metrics.csv", index=False)
-    pd.DataFrame(
-        {
-            "seed": seeds,
-            "status": ["diverged" if s in diverged else "done" for s in seeds],
-            "diverged_step": [diverged.get(s, -1) for s in seeds],
-        }
-    ).to_csv(folder / "runs.csv", index=False)
-    return folder
+    return finished_run(
+        folder, metrics, steps=steps, train={s: (last[s], 10.0 + s) for s in seeds},
+        tests={s: 20.0 + 10 * s for s in seeds if s not in diverged}, diverged=diverged,
+        agent=agent, env_id=env_id, extra=extra,
+    )  # fmt: skip
 
 
 def test_the_second_half_of_a_run_whose_seeds_all_diverged_is_that_of_its_steps(

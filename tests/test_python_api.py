@@ -10,32 +10,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from run_folders import finished_run
 
 
 def _run_folder(folder: Path, metrics: list[tuple[int, int, float, int]], steps: int) -> Path:
     """A finished 'maxminq train' folder of DQN on CartPole-v1: seeds 0-2 scoring their seed
     number in one test episode, and the metrics rows (seed, step, bias_mean, bias_n)."""
-    folder.mkdir(parents=True)
     seeds = [0, 1, 2]
-    cfg = {"env_id": "CartPole-v1", "agent": "dqn", "n": 1, "lr": 1e-3, "steps": steps}
-    (folder / "config.json").write_text(json.dumps(cfg | {"seeds": seeds, "network": "mlp"}))
-    pd.DataFrame(
-        [[s, 1, steps - 10, 9.0, 10, 9.0, True, False] for s in seeds],
-        columns=["seed", "episode", "step", "return", "length", "return_avg100"]
-        + ["terminated", "truncated"],
-    ).to_csv(folder / "episodes.csv", index=False)
-    pd.DataFrame(
-        [[s, 1, float(s), 10] for s in seeds], columns=["seed", "episode", "return", "length"]
-    ).to_csv(folder / "tests.csv", index=False)
-    pd.DataFrame(
-        [[s, step, 0.1, 1.0, m, 0.0, abs(m), n, 0.01, 100.0] for s, step, m, n in metrics],
-        columns=["seed", "step", "loss", "q_mean", "bias_mean", "bias_std", "bias_abs"]
-        + ["bias_n", "epsilon", "steps_per_s"],
-    ).to_csv(folder / "metrics.csv", index=False)
-    pd.DataFrame({"seed": seeds, "status": "done", "diverged_step": -1}).to_csv(
-        folder / "runs.csv", index=False
-    )
-    return folder
+    return finished_run(
+        folder, metrics, steps=steps, train={s: (steps - 10, 9.0) for s in seeds},
+        tests={s: float(s) for s in seeds}, extra={"network": "mlp"},
+    )  # fmt: skip
 
 
 # An 8,000-step run logging every 2,000 steps: the midpoint is 4,000, so the intervals

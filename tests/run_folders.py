@@ -1,0 +1,61 @@
+"""Finished 'maxminq train' run folders written by hand, for tests that need a run's tables
+with numbers chosen in the test (so the expected scores and biases can be worked out there)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+
+def finished_run(
+    folder: Path,
+    metrics: list[tuple[int, int, float, int]],
+    *,
+    steps: int,
+    train: dict[int, tuple[int, float]],
+    tests: dict[int, float],
+    diverged: dict[int, int] | None = None,
+    agent: str = "dqn",
+    env_id: str = "CartPole-v1",
+    extra: dict | None = None,
+) -> Path:
+    """Write the folder: config.json (``agent`` N = 1, lr 1e-3, ``steps``, the seeds of
+    ``train``, updated by ``extra``); one training episode per seed, ``train[seed]`` = (its
+    last step, its return), of length 10; one test episode per seed of ``tests`` with that
+    return; the metrics rows (seed, step, bias_mean, bias_n); runs.csv marking the seeds of
+    ``diverged`` (seed -> step) so, the others done. The tables' columns are those
+    'maxminq train' writes."""
+    from maxminq.deep.train import TABLE_COLUMNS
+
+    diverged = diverged or {}
+    folder.mkdir(parents=True)
+    seeds = sorted(train)
+    cfg = {"env_id": env_id, "agent": agent, "n": 1, "lr": 1e-3, "steps": steps, "seeds": seeds}
+    (folder / "config.json").write_text(json.dumps(cfg | (extra or {})))
+    tables = {
+        "episodes": pd.DataFrame(
+            [[s, 1, train[s][0], train[s][1], 10, train[s][1], True, False] for s in seeds],
+            columns=list(TABLE_COLUMNS["episodes"]),
+        ),
+        "tests": pd.DataFrame(
+            [[s, 1, float(r), 10] for s, r in sorted(tests.items())],
+            columns=list(TABLE_COLUMNS["tests"]),
+        ),
+        "metrics": pd.DataFrame(
+            [[s, step, 0.1, 1.0, m, 0.0, abs(m), n, 0.01, 100.0] for s, step, m, n in metrics],
+            columns=list(TABLE_COLUMNS["metrics"]),
+        ),
+        "runs": pd.DataFrame(
+            {
+                "seed": seeds,
+                "status": ["diverged" if s in diverged else "done" for s in seeds],
+                "diverged_step": [diverged.get(s, -1) for s in seeds],
+            },
+            columns=list(TABLE_COLUMNS["runs"]),
+        ),
+    }
+    for name, table in tables.items():
+        table.to_csv(folder / f"{name}.csv", index=False)
+    return folder
