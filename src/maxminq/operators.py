@@ -371,19 +371,15 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
             "NumPy arrays (or Python numbers), got "
             + ", ".join(type(x).__name__ for x in (reward, terminated, next_value))
         )
-    # A terminal transition's target is its reward whatever G is: 0 * inf and 0 * NaN are NaN
-    # (a diverged network's value of a terminal state), so G is zeroed there first, as
-    # operators_jit.td_target ignores it. (A boolean flag compares equal to 1 too.)
+    # A terminal transition's target is its reward whatever G is: zeroing G there (rather
+    # than multiplying by 1 - terminated) also keeps 0 * inf and 0 * NaN, a diverged
+    # network's value of a terminal state, out of the target, as operators_jit.td_target
+    # does. (A boolean flag compares equal to 1 too.)
     done = terminated == 1
-    g: Any = next_value
     if _is_torch(next_value):
         g = next_value.where(~done, 0)  # no .any(): that would sync a GPU
     elif isinstance(done, np.ndarray):
         g = np.where(done, 0, next_value) if done.any() else next_value
-    elif done:  # plain numbers (a per-transition loop: no NumPy call on this path)
-        g = 0.0
-    if _is_torch(terminated) and not terminated.is_floating_point():
-        terminated = (
-            terminated.to(next_value.dtype) if _is_torch(next_value) else terminated.double()
-        )
-    return reward + discount * (1 - terminated) * g
+    else:  # plain numbers (a per-transition loop: no NumPy call on this path)
+        g = 0.0 if done else next_value
+    return reward + discount * g
