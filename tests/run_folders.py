@@ -25,8 +25,8 @@ def finished_run(
     ``train``, updated by ``extra``); one training episode per seed, ``train[seed]`` = (its
     last step, its return), of length 10; one test episode per seed of ``tests`` with that
     return; the metrics rows (seed, step, bias_mean, bias_n); runs.csv marking the seeds of
-    ``diverged`` (seed -> step) so, the others done. The tables' columns are those
-    'maxminq train' writes."""
+    ``diverged`` (seed -> step) so, the others done. The tables' columns, written out here,
+    are checked to be those 'maxminq train' writes."""
     from maxminq.deep.train import TABLE_COLUMNS
 
     diverged = diverged or {}
@@ -37,15 +37,17 @@ def finished_run(
     tables = {
         "episodes": pd.DataFrame(
             [[s, 1, train[s][0], train[s][1], 10, train[s][1], True, False] for s in seeds],
-            columns=list(TABLE_COLUMNS["episodes"]),
+            columns=["seed", "episode", "step", "return", "length", "return_avg100"]
+            + ["terminated", "truncated"],
         ),
         "tests": pd.DataFrame(
             [[s, 1, float(r), 10] for s, r in sorted(tests.items())],
-            columns=list(TABLE_COLUMNS["tests"]),
+            columns=["seed", "episode", "return", "length"],
         ),
         "metrics": pd.DataFrame(
             [[s, step, 0.1, 1.0, m, 0.0, abs(m), n, 0.01, 100.0] for s, step, m, n in metrics],
-            columns=list(TABLE_COLUMNS["metrics"]),
+            columns=["seed", "step", "loss", "q_mean", "bias_mean", "bias_std", "bias_abs"]
+            + ["bias_n", "epsilon", "steps_per_s"],
         ),
         "runs": pd.DataFrame(
             {
@@ -53,9 +55,10 @@ def finished_run(
                 "status": ["diverged" if s in diverged else "done" for s in seeds],
                 "diverged_step": [diverged.get(s, -1) for s in seeds],
             },
-            columns=list(TABLE_COLUMNS["runs"]),
+            columns=["seed", "status", "diverged_step"],
         ),
     }
     for name, table in tables.items():
+        assert table.columns.tolist() == list(TABLE_COLUMNS[name]), name
         table.to_csv(folder / f"{name}.csv", index=False)
     return folder
