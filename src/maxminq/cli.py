@@ -185,6 +185,13 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
+def stdout_to_devnull() -> None:
+    """After a BrokenPipeError on stdout (the reader left: ``maxminq ... | head``), send
+    the rest of the output to /dev/null, so that neither a later print nor the interpreter's
+    final flush fails again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def _top_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="maxminq",
@@ -230,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"maxminq {name}: {how}{'; ' + hint if hint else ''}", file=sys.stderr)
         return status
     except BrokenPipeError:  # e.g. 'maxminq envs | head': the reader left, nothing to say
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        stdout_to_devnull()
         return 141
     except OSError as err:  # a file that cannot be written once the work is done (a folder
         # in its place, a full disk): one line naming it, not a traceback; exit 1, a failure

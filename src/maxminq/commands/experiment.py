@@ -36,6 +36,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from maxminq.errors import UsageError
+from maxminq.experiments.store import remove_stale_temporaries
 
 TOY_FULL = {"runs": 5000, "episodes": 1000}
 TOY_QUICK = {"runs": 300, "episodes": 300}
@@ -432,17 +433,6 @@ def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, de
     return results
 
 
-def remove_killed_writes(out: Path, names: tuple[str, ...]) -> None:
-    """Before the work: delete the hidden temporaries (``.NAME.XXXXXXXX.tmp``) of this
-    command's outputs ``names`` that a run killed while writing them (kill -9) left in
-    ``out``; nothing else in ``out`` is touched (``store.remove_stale_temporaries``). Two
-    commands writing one --out at once are not supported (each replaces the other's
-    outputs): the second would delete the first's temporary while it writes it."""
-    from maxminq.experiments.store import remove_stale_temporaries
-
-    remove_stale_temporaries(out / name for name in names)
-
-
 def write_settings(out: Path, experiment: str, settings: dict[str, Any]) -> None:
     """``settings.json`` beside the CSV: every resolved setting of the command (the CSV's
     columns name only what varies between its rows), the maxminq version, atomically."""
@@ -510,7 +500,8 @@ def run_toy(args: argparse.Namespace) -> int:
         "--buffer-size": agent["buffer_size"] / 100, "--batch-size": batch * u_max / 32,
         "--algorithms": n_max / max(TOY_MAXMIN_N),
     })  # fmt: skip
-    remove_killed_writes(out, ("toy_mdp.csv", *TOY_OUTPUTS))
+    # What a run killed while writing (kill -9) left: these outputs' temporaries only.
+    remove_stale_temporaries(out / name for name in ("toy_mdp.csv", *TOY_OUTPUTS))
     start = time.perf_counter()
     frames = _run_tasks(_toy_task, tasks, common["workers"], common["progress"], "toy MDP")
     df = pd.concat(frames, ignore_index=True)
@@ -611,7 +602,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
          **({"op_kwargs": kw} if kw else {})}
         for a, n, kw in algos for s2 in sig for alpha in alphas for k in range(chunks)
     ]  # fmt: skip
-    remove_killed_writes(out, ("mountain_car.csv", *MC_OUTPUTS))
+    remove_stale_temporaries(out / name for name in ("mountain_car.csv", *MC_OUTPUTS))
     start = time.perf_counter()
     frames = _run_tasks(_mc_task, tasks, common["workers"], common["progress"], "mountain car")
     df = pd.concat(frames, ignore_index=True)

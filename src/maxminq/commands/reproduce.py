@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from maxminq.cli import stdout_to_devnull
 from maxminq.commands.report import add_published, caution_lines
 from maxminq.commands.sweep import RESUME_HINT, parse_workers, stale_run_ids
 from maxminq.errors import UsageError
@@ -169,19 +170,12 @@ def _write_meta(path: Path, meta: dict) -> None:
     atomic_write_bytes(path, json.dumps(meta, indent=2, default=str).encode())
 
 
-def _reader_left() -> None:
-    """After a BrokenPipeError on stdout (the reader left: 'maxminq reproduce | head -3'):
-    send the rest of the output to /dev/null, so that the theory stage and the report are
-    still written (the command's files are its work; its printed lines only a summary)."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-
-
 def _say(text: str) -> None:
     """Print ``text`` now; a reader that left ends the printing, not the work."""
     try:
         print(text, flush=True)
     except BrokenPipeError:
-        _reader_left()
+        stdout_to_devnull()
 
 
 def _machine() -> str:
@@ -301,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
             theory.run(_theory_args(out / "theory", args.no_progress))
             sys.stdout.flush()  # here, not in the report stage: the reader may have left
         except BrokenPipeError:  # raised by a print after theory's writes: they are done
-            _reader_left()
+            stdout_to_devnull()
         meta["configs"].append(
             {"name": THEORY, "kind": THEORY, "run_seconds": round(time.perf_counter() - t0, 1)}
         )

@@ -101,8 +101,8 @@ def _validate(args: argparse.Namespace) -> list[int]:
         raise UsageError(f"--n-max: expected an integer in 1..1000, got {args.n_max}")
     counts = (("--samples", args.samples), ("--variance-samples", args.variance_samples))
     for option, value in counts:
-        # 3: of 2 samples, the fourth-moment standard error of a variance is always 0
-        # (theory._Moments.var_se), which the tables would print as exact; numpy's sample
+        # 3: of 2 samples a variance has no standard error (the fourth-moment one is
+        # always 0; theory reports NaN), and the tables would show none; numpy's sample
         # counts are int64: a traceback above 2**63 - 1.
         if not 3 <= value <= 2**63 - 1:
             raise UsageError(f"{option}: expected an integer in 3..{2**63 - 1}, got {value}")

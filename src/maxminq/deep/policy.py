@@ -46,7 +46,6 @@ __all__ = [
 
 MODEL_FILE = "model.pt"
 _FORMAT = 1
-# What reading a damaged or foreign model.pt raises (UsageError, a ValueError, passes as is).
 # What restoring a saved state of another layout raises (a key missing, a tensor of another
 # shape), and what reading a damaged or foreign torch file raises besides (model.pt here,
 # checkpoint/state.pt in deep.train). UsageError, a ValueError, is re-raised as it is.
