@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import test_sweep_helpers as helpers
 
 from maxminq.cli import main
 from maxminq.commands import experiment
@@ -141,29 +142,6 @@ def test_a_worker_that_dies_is_one_error_not_a_traceback() -> None:
         experiment._run_tasks(_die, [{"runs": 1}] * 3, 2, False, "test")
 
 
-def _workers_of(pid: int) -> list[int]:
-    """The multiprocessing worker processes (spawned) whose parent is ``pid``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:  # not a process, or gone
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid and b"spawn_main" in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie does not)."""
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and prctl are Linux's")
 def test_workers_stop_when_the_command_is_killed(tmp_path: Path) -> None:
     """kill -9 of the command left its workers running their (minutes-long) tasks on the
@@ -179,18 +157,15 @@ def test_workers_stop_when_the_command_is_killed(tmp_path: Path) -> None:
         deadline = time.monotonic() + 60
         while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
-            workers = _workers_of(proc.pid)
+            workers = helpers.workers(proc.pid)
         assert len(workers) == 2, "the workers did not start"
         time.sleep(0.5)  # into their tasks (any time would do: the check is their end)
         proc.kill()
         proc.wait()
-        deadline = time.monotonic() + 15
-        while any(map(_alive, workers)) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not [w for w in workers if _alive(w)], "workers outlived the killed command"
+        assert helpers.gone(workers, within=15.0), "workers outlived the killed command"
     finally:
         for w in workers:  # ours: started by this test
-            if _alive(w):
+            if helpers.alive(w):
                 os.kill(w, signal.SIGKILL)
 
 

@@ -9,7 +9,6 @@ scale and sends SIGTERM to it alone (not to its process group) once it has start
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import signal
@@ -42,42 +41,6 @@ TRAIN += ["--bias-every", "50", "--buffer-size", "200", "--target-update", "30"]
 TRAIN += ["--checkpoint-every", "40", "--no-progress", "--no-plot"]
 
 
-def _children(pid: int) -> list[int]:
-    """The pids of ``pid``'s child processes (from /proc)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = (pathlib.Path("/proc") / entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry))
-    return out
-
-
-def _workers(pid: int) -> list[int]:
-    """``pid``'s multiprocessing workers (spawned: their command line says spawn_main)."""
-    found = []
-    for child in _children(pid):
-        try:
-            cmdline = (pathlib.Path("/proc") / str(child) / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"spawn_main" in cmdline:
-            found.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie."""
-    try:
-        stat = (pathlib.Path("/proc") / str(pid) / "stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def _terminate_when(
     proc: subprocess.Popen, ready, timeout: float = 60.0, group: bool = False
 ) -> tuple[int, str]:
@@ -102,22 +65,6 @@ def _terminate_when(
     return proc.returncode, err
 
 
-def _gone(pids: list[int], within: float = 10.0) -> bool:
-    """Whether every process in ``pids`` has ended (polled for up to ``within`` s)."""
-    deadline = time.monotonic() + within
-    while any(map(_alive, pids)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not any(map(_alive, pids))
-
-
-def _progress_step(out: pathlib.Path) -> int:
-    """The step ``out/progress.json`` reports (-1 while it is not there)."""
-    try:
-        return int(json.loads((out / "progress.json").read_text())["step"])
-    except (OSError, ValueError, KeyError):
-        return -1
-
-
 def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
     tmp_path, capsys, torch_one_thread
 ) -> None:
@@ -132,7 +79,7 @@ def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
         text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
-    status, err = _terminate_when(proc, lambda: _progress_step(out) >= 100)
+    status, err = _terminate_when(proc, lambda: helpers.progress_step(out) >= 100)
     assert status == 143, err
     assert err.strip().splitlines() == [
         f"maxminq train: {out}/checkpoint holds the last checkpoint; the same command with "
@@ -177,7 +124,7 @@ def test_sigterm_stops_a_sweep_like_ctrl_c_and_the_same_command_finishes_it(
     workers: list[int] = []
 
     def working() -> bool:
-        workers[:] = _workers(proc.pid) or workers
+        workers[:] = helpers.workers(proc.pid) or workers
         return helpers.started_runs(out) >= 2 and len(workers) == 2
 
     status, err = _terminate_when(proc, working, group=target == "group")
@@ -185,7 +132,7 @@ def test_sigterm_stops_a_sweep_like_ctrl_c_and_the_same_command_finishes_it(
     assert err.strip().splitlines() == [
         "maxminq sweep: terminated; finished runs are kept: the same command resumes"
     ], err
-    assert _gone(workers), "workers outlived the terminated sweep"
+    assert helpers.gone(workers), "workers outlived the terminated sweep"
     with ResultsStore(out) as store:
         statuses = Counter(rec.status for rec in store.records())
     assert set(statuses) <= {"pending", "done"} and statuses["pending"] >= 1, statuses
@@ -222,7 +169,7 @@ def test_sigterm_stops_experiment_and_its_workers_and_writes_nothing(tmp_path, t
     seen: dict[str, float] = {}
 
     def working() -> bool:  # both workers up, then 2 s into their tasks
-        workers[:] = _workers(proc.pid) or workers
+        workers[:] = helpers.workers(proc.pid) or workers
         if len(workers) == 2:
             seen.setdefault("at", time.monotonic())
         return "at" in seen and time.monotonic() - seen["at"] > 2.0
@@ -230,7 +177,7 @@ def test_sigterm_stops_experiment_and_its_workers_and_writes_nothing(tmp_path, t
     status, err = _terminate_when(proc, working, group=target == "group")
     assert status == 143, err
     assert err.strip().splitlines() == ["maxminq experiment: terminated"], err
-    assert _gone(workers), "workers outlived the terminated command"
+    assert helpers.gone(workers), "workers outlived the terminated command"
     assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
 
 
@@ -297,7 +244,7 @@ def test_sigterm_stops_reproduce_like_ctrl_c_and_the_same_command_finishes_it(
     workers: list[int] = []
 
     def working() -> bool:
-        workers[:] = _workers(proc.pid) or workers
+        workers[:] = helpers.workers(proc.pid) or workers
         return helpers.started_runs(out) >= 2 and len(workers) == 2
 
     status, err = _terminate_when(proc, working)
@@ -305,7 +252,7 @@ def test_sigterm_stops_reproduce_like_ctrl_c_and_the_same_command_finishes_it(
     assert err.strip().splitlines() == [
         "maxminq reproduce: terminated; finished runs are kept: the same command resumes"
     ], err
-    assert _gone(workers), "workers outlived the terminated command"
+    assert helpers.gone(workers), "workers outlived the terminated command"
     assert not (out / "report.html").exists()
     again = subprocess.run([*script, *argv], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr

@@ -9,8 +9,11 @@ set by ``samples``. Running this file as a script registers the kind and runs th
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +56,59 @@ def started_runs(out: Path) -> int:
         return 0
     finally:
         con.close()
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (from /proc; a zombie waiting to be reaped does not)."""
+    try:
+        stat = (Path("/proc") / str(pid) / "stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def gone(pids: list[int], within: float = 10.0) -> bool:
+    """Whether every process in ``pids`` has ended (polled for up to ``within`` s)."""
+    deadline = time.monotonic() + within
+    while any(map(alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(map(alive, pids))
+
+
+def children(pid: int) -> list[int]:
+    """The pids of ``pid``'s child processes (from /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = (Path("/proc") / entry / "stat").read_text()
+            except OSError:  # gone
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def workers(pid: int) -> list[int]:
+    """``pid``'s multiprocessing workers (spawned: their command line says spawn_main)."""
+    found = []
+    for child in children(pid):
+        try:
+            cmdline = (Path("/proc") / str(child) / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"spawn_main" in cmdline:
+            found.append(child)
+    return found
+
+
+def progress_step(out: Path) -> int:
+    """The step a ``maxminq train`` run in ``out`` reports in progress.json (-1 while it is
+    not there or not whole)."""
+    try:
+        return int(json.loads((out / "progress.json").read_text())["step"])
+    except (OSError, ValueError, KeyError):
+        return -1
 
 
 def validate_theory_mc(settings: dict) -> dict:

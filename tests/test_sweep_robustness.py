@@ -139,25 +139,6 @@ def _kill_at(tmp_path: Path, where: str, nth: object, config: Path, out: Path) -
     return json.loads(pids.read_text())
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie waiting to be reaped does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _gone(pids: list[int], timeout: float = 30.0) -> bool:
-    """Whether every process in ``pids`` has ended (polled up to ``timeout`` s)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not any(_alive(pid) for pid in pids):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _events(out: Path, event: str) -> Counter:
     """How many ``event`` entries each run has in the store's event log."""
     with ResultsStore(out) as store:
@@ -175,7 +156,7 @@ def test_kill_9_while_a_table_file_is_half_written_then_status_and_resume(
     path = _theory(tmp_path)
     out = tmp_path / "out"
     workers = _kill_at(tmp_path, "table_write", 3, path, out)
-    assert workers and _gone(workers), "pool workers outlived the killed sweep"
+    assert workers and helpers.gone(workers, within=30.0), "pool workers outlived the killed sweep"
     with ResultsStore(out) as store:
         recs = {r.run_id: r for r in store.records()}
         done = {i for i, r in recs.items() if r.status == "done"}

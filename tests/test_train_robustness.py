@@ -7,7 +7,6 @@ real ``maxminq train`` subprocesses; the rest calls the command in-process."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pathlib
 import pickle
@@ -21,6 +20,7 @@ import time
 
 import pandas as pd
 import pytest
+import test_sweep_helpers as helpers
 import torch
 
 from maxminq.cli import main
@@ -353,14 +353,6 @@ def test_a_checkpoint_folder_without_a_checkpoint_holds_no_run(tmp_path, capsys)
     assert not list(out.rglob("*.tmp"))
 
 
-def _progress_step(out: pathlib.Path) -> int:
-    """The step ``out/progress.json`` reports (-1 while it is not there)."""
-    try:
-        return int(json.loads((out / "progress.json").read_text())["step"])
-    except (OSError, ValueError, KeyError):
-        return -1
-
-
 @pytest.mark.parametrize("moment", ["start", "mid", "end"])
 def test_ctrl_c_says_the_truth_and_resume_gives_the_uninterrupted_run(
     finished, tmp_path, capsys, moment: str
@@ -373,8 +365,8 @@ def test_ctrl_c_says_the_truth_and_resume_gives_the_uninterrupted_run(
     proc = _spawn(out)
     ready = {
         "start": lambda: (out / "config.json").exists(),
-        "mid": lambda: _progress_step(out) >= 100,
-        "end": lambda: _progress_step(out) == 240,
+        "mid": lambda: helpers.progress_step(out) >= 100,
+        "end": lambda: helpers.progress_step(out) == 240,
     }[moment]
     end = time.monotonic() + 120
     while proc.poll() is None and not ready() and time.monotonic() < end:
