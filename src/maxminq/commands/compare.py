@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,20 +91,25 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"--csv: {args.csv} is a folder; give a file name")
         if not args.csv.resolve().parent.is_dir():
             raise UsageError(f"--csv: the folder {args.csv.resolve().parent} does not exist")
-        from maxminq.deep.train import TABLE_COLUMNS
+        refuse_run_table(args.csv, args.runs)
 
-        target = args.csv.resolve()
-        for folder in args.runs:  # the table would replace one the runs are read from
-            if target.parent == folder.resolve() and target.stem in TABLE_COLUMNS:
-                raise UsageError(
-                    f"--csv: {args.csv} is the {target.stem} table of the RUN_DIR {folder}; "
-                    "give another file name"
-                )
-        if target.stem in TABLE_COLUMNS and (target.parent / "runs.csv").is_file():
-            raise UsageError(  # the table of a run not compared here, replaced no less
-                f"--csv: {args.csv} is the {target.stem} table of the run in "
-                f"{args.csv.parent}; give another file name"
-            )
+
+def refuse_run_table(csv: Path, run_dirs: Sequence[Path]) -> None:
+    """A UsageError naming ``--csv`` when ``csv`` is a run's own table (``tests.csv``,
+    ``episodes.csv``, ...) in one of ``run_dirs`` or in any other run's folder (one holding
+    ``runs.csv``): writing there would replace what ``compare`` scores. Shared by
+    ``compare`` and ``evaluate``."""
+    from maxminq.deep.train import TABLE_COLUMNS
+
+    target = csv.resolve()
+    runs = {Path(d).resolve() for d in run_dirs}
+    if target.stem in TABLE_COLUMNS and (
+        target.parent in runs or (target.parent / "runs.csv").is_file()
+    ):
+        raise UsageError(
+            f"--csv: {csv} is the {target.stem} table of the run in {csv.parent}; "
+            "give another file name"
+        )
 
 
 def format_table(table: pd.DataFrame, steps: list[str], compare: bool) -> list[str]:

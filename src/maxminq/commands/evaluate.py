@@ -77,18 +77,10 @@ def _check(args: argparse.Namespace) -> None:
             raise UsageError(f"{option}: {path} is a folder; give a file name")
         if path is not None:  # a file in its folder's place, not after the episodes
             check_out_folder(path.parent, option)
-    if args.csv is not None:
-        from maxminq.deep.train import TABLE_COLUMNS
+    if args.csv is not None:  # RUN_DIR/tests.csv would replace what compare scores
+        from maxminq.commands.compare import refuse_run_table
 
-        # RUN_DIR/tests.csv would replace the run's own test episodes (what compare
-        # scores); another run's tables (a folder holding runs.csv) no less
-        target = args.csv.resolve()
-        owner = target.parent == args.run.resolve() or (target.parent / "runs.csv").is_file()
-        if owner and target.stem in TABLE_COLUMNS:
-            raise UsageError(
-                f"--csv: {args.csv} is the {target.stem} table of the run in "
-                f"{args.csv.parent}; give another file name"
-            )
+        refuse_run_table(args.csv, [args.run])
 
 
 def run(args: argparse.Namespace) -> int:
