@@ -35,10 +35,7 @@ CLI = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
 
 # A tiny CartPole run: 200 steps, a checkpoint every 40 (the run of test_train_robustness,
 # shorter).
-TRAIN = ["train", "--env", "CartPole-v1", "--agent", "maxmin-dqn", "--n", "2", "--lr", "1e-3"]
-TRAIN += ["--steps", "200", "--seeds", "0-1", "--learning-starts", "40", "--eval-episodes", "2"]
-TRAIN += ["--bias-every", "50", "--buffer-size", "200", "--target-update", "30"]
-TRAIN += ["--checkpoint-every", "40", "--no-progress", "--no-plot"]
+TRAIN, TRAIN_KW = helpers.tiny_train(200, bias_every=50)
 
 
 def _terminate_when(
@@ -90,20 +87,9 @@ def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
     assert main([*TRAIN, "--out", str(out), "--resume"]) == 0
     capsys.readouterr()
     whole = tmp_path / "whole"
-    config = TrainConfig(
-        env_id="CartPole-v1", agent="maxmin-dqn", n=2, lr=1e-3, steps=200, seeds=[0, 1],
-        learning_starts=40, eval_episodes=2, bias_every=50, buffer_size=200,
-        target_update=30, checkpoint_every=40,
-    )  # fmt: skip
     with torch.random.fork_rng():
-        run_training(config, whole, resume=False, progress=False)
-    resumed, uninterrupted = read_tables(out), read_tables(whole)
-    assert sorted(resumed) == sorted(uninterrupted)
-    for name in resumed:
-        a, b = resumed[name], uninterrupted[name]
-        if name == "metrics":
-            a, b = a.drop(columns="steps_per_s"), b.drop(columns="steps_per_s")
-        pd.testing.assert_frame_equal(a, b)
+        run_training(TrainConfig(**TRAIN_KW), whole, resume=False, progress=False)
+    helpers.same_tables(read_tables(out), read_tables(whole))
 
 
 @pytest.mark.parametrize("target", ["driver", "group"])

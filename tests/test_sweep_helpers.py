@@ -15,6 +15,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -109,6 +110,33 @@ def progress_step(out: Path) -> int:
         return int(json.loads((out / "progress.json").read_text())["step"])
     except (OSError, ValueError, KeyError):
         return -1
+
+
+def tiny_train(steps: int, bias_every: int) -> tuple[list[str], dict[str, Any]]:
+    """A tiny CartPole run of Maxmin DQN (N = 2, seeds 0 and 1, learning after 40 steps, a
+    checkpoint every 40): its ``maxminq train`` arguments (without --out) and the same run
+    as TrainConfig keywords, so the two cannot drift apart."""
+    kw: dict[str, Any] = dict(
+        env_id="CartPole-v1", agent="maxmin-dqn", n=2, lr=1e-3, steps=steps, seeds=[0, 1],
+        learning_starts=40, eval_episodes=2, bias_every=bias_every, buffer_size=200,
+        target_update=30, checkpoint_every=40,
+    )  # fmt: skip
+    argv = ["train", "--env", kw["env_id"], "--agent", kw["agent"], "--n", "2", "--lr", "1e-3"]
+    argv += ["--steps", str(steps), "--seeds", "0-1", "--learning-starts", "40"]
+    argv += ["--eval-episodes", "2", "--bias-every", str(bias_every), "--buffer-size", "200"]
+    argv += ["--target-update", "30", "--checkpoint-every", "40", "--no-progress", "--no-plot"]
+    return argv, kw
+
+
+def same_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:
+    """``a`` and ``b`` (a deep run's tables) hold the same tables, bitwise, all but the
+    wall-clock steps_per_s of metrics (row labels ignored: a seed's rows may be a subset)."""
+    assert sorted(a) == sorted(b)
+    for name in a:
+        x, y = a[name], b[name]
+        if name == "metrics":
+            x, y = x.drop(columns="steps_per_s"), y.drop(columns="steps_per_s")
+        pd.testing.assert_frame_equal(x.reset_index(drop=True), y.reset_index(drop=True))
 
 
 def validate_theory_mc(settings: dict) -> dict:

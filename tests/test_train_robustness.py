@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 
-import pandas as pd
 import pytest
 import test_sweep_helpers as helpers
 import torch
@@ -33,38 +32,13 @@ from maxminq.experiments.registry import execute_deep
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 # A tiny CartPole run: 240 steps, a checkpoint every 40, learning after 40.
-ARGV = ["train", "--env", "CartPole-v1", "--agent", "maxmin-dqn", "--n", "2", "--lr", "1e-3"]
-ARGV += ["--steps", "240", "--seeds", "0-1", "--learning-starts", "40", "--eval-episodes", "2"]
-ARGV += ["--bias-every", "60", "--buffer-size", "200", "--target-update", "30"]
-ARGV += ["--checkpoint-every", "40", "--no-progress", "--no-plot"]
+ARGV, _KW = helpers.tiny_train(240, bias_every=60)
+_same_tables = helpers.same_tables
 
 
 def _config(steps: int = 240) -> TrainConfig:
-    """The run ``ARGV`` trains, as a TrainConfig."""
-    return TrainConfig(
-        env_id="CartPole-v1",
-        agent="maxmin-dqn",
-        n=2,
-        lr=1e-3,
-        steps=steps,
-        seeds=[0, 1],
-        learning_starts=40,
-        eval_episodes=2,
-        bias_every=60,
-        buffer_size=200,
-        target_update=30,
-        checkpoint_every=40,
-    )
-
-
-def _same_tables(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:
-    """``a`` and ``b`` hold the same tables, bitwise (all but the wall-clock steps_per_s)."""
-    assert sorted(a) == sorted(b)
-    for name in a:
-        x, y = a[name], b[name]
-        if name == "metrics":
-            x, y = x.drop(columns="steps_per_s"), y.drop(columns="steps_per_s")
-        pd.testing.assert_frame_equal(x.reset_index(drop=True), y.reset_index(drop=True))
+    """The run ``ARGV`` trains, as a TrainConfig (``steps`` changed: extended)."""
+    return TrainConfig(**{**_KW, "steps": steps})
 
 
 @pytest.fixture(scope="module")
