@@ -130,7 +130,7 @@ def test_a_damaged_or_foreign_checkpoint_is_one_line_and_keeps_the_run(
     assert main([*extend, "--out", str(out), "--resume"]) == 2
     err = _one_line_error(capsys, "--resume", str(ckpt), "damaged", "--overwrite")
     assert damage != "flipped" or "checksum" in err, err
-    assert damage != "older" or "checksum" not in err, err  # refused for the missing key
+    assert damage != "older" or ("uniforms_pos" in err and "checksum" not in err), err
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
