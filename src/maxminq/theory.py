@@ -106,6 +106,18 @@ def _tau(tau: Any) -> np.ndarray:
     return _reals(tau, "tau", 0.0, np.inf, low_open=True)
 
 
+def _sampled_tau(tau: Any) -> np.ndarray:
+    """``tau`` for the Monte Carlo: also small enough that ``U(-tau, tau)`` can be drawn (NumPy
+    raised OverflowError once ``2 tau`` passed the largest double)."""
+    s = _tau(tau)
+    if np.any(s > np.finfo(np.float64).max / 2):
+        raise ValueError(
+            f"tau must be below {np.finfo(np.float64).max / 2:.4g} to be sampled (2 tau must be "
+            f"a finite number), got {tau!r}"
+        )
+    return s
+
+
 def _gamma(gamma: Any) -> np.ndarray:
     return _reals(gamma, "gamma", 0.0, 1.0)
 
@@ -362,41 +374,60 @@ class MonteCarloEstimate:
 
 
 class _Moments:
-    """Running raw moments 1..4 of a bounded stream (float64 sums are exact enough here).
+    """Running moments 1..4 of a bounded stream, about the first chunk's mean and in units of
+    its largest deviation from that mean (``shift`` and ``scale``).
 
-    ``center``: moments about the first chunk's mean, for a stream whose spread is tiny beside
-    its mean (Z_MN for many actions: mean near gamma tau, variance ~ 4 / M^2), where raw
-    moments lose the fourth central moment to cancellation. Only ``var_se`` is offered then.
+    Raw moments lost the spread of a stream whose spread is tiny beside its mean (the standard
+    error of Bias-corrected Q's mean, near -1.42 sigma with a spread of 0.2 tau, was 10x too
+    large at tau = 1e-8 and noise below), and sums of x^2 and x^4 underflowed to 0 below
+    tau ~ 1e-75 (standard errors of 0) and overflowed above ~ 1e75 (NaN). In these units every
+    sum is of order one; the results are scaled back at the end.
     """
 
-    def __init__(self, center: bool = False) -> None:
+    def __init__(self) -> None:
         self.n = 0
         self.sums = np.zeros(4)
-        self.center, self.shift = center, 0.0
+        self.shift, self.scale = 0.0, 1.0
 
     def add(self, x: np.ndarray) -> None:
-        if self.center:
-            if self.n == 0:
-                self.shift = float(x.mean())
-            x = x - self.shift
-        self.n += x.size
-        self.sums += [x.sum(), (x**2).sum(), (x**3).sum(), (x**4).sum()]
+        if self.n == 0 and x.size:
+            size = float(np.max(np.abs(x)))  # x / size first: the mean of huge x overflowed
+            size = size if 0.0 < size < np.inf else 1.0
+            self.shift = float(np.mean(x / size)) * size
+            spread = float(np.max(np.abs(x - self.shift)))
+            # one value (a chunk of one sample) has no spread: its size is the scale then
+            self.scale = spread if 0.0 < spread < np.inf else size
+        y = (x - self.shift) / self.scale
+        self.n += y.size
+        self.sums += [y.sum(), (y**2).sum(), (y**3).sum(), (y**4).sum()]
 
-    def mean_se(self) -> tuple[float, float]:
-        mean = self.sums[0] / self.n
-        var = max(self.sums[1] / self.n - mean**2, 0.0) * self.n / (self.n - 1)
-        return mean, float(np.sqrt(var / self.n))
-
-    def var_se(self) -> tuple[float, float]:
-        """The sample variance and its standard error (from the fourth central moment);
-        the error is NaN below 3 values, where the moments make it exactly 0."""
+    def _central(self) -> tuple[float, float, float]:
+        """Mean, second and fourth central moments, in units of ``scale`` (about ``shift``)."""
         m1, m2, m3, m4 = self.sums / self.n
         c2 = max(m2 - m1**2, 0.0)
         c4 = m4 - 4 * m3 * m1 + 6 * m2 * m1**2 - 3 * m1**4
+        return m1, c2, c4
+
+    def mean_se(self) -> tuple[float, float]:
+        """The mean and its standard error (from the sample variance)."""
+        m1, c2, _ = self._central()
+        unit_var = c2 * self.n / (self.n - 1)
+        return self.shift + self.scale * m1, self.scale * float(np.sqrt(unit_var / self.n))
+
+    def unit_var_se(self) -> tuple[float, float]:
+        """The sample variance and its standard error (from the fourth central moment), both
+        in units of ``scale**2``; the error is NaN below 3 values, where the moments make it
+        exactly 0."""
+        _, c2, c4 = self._central()
         var = c2 * self.n / (self.n - 1)
         if self.n < 3:  # two values: c4 = c2^2 always, an error of 0 that means nothing
             return var, float("nan")
         return var, float(np.sqrt(max(c4 - c2**2, 0.0) / self.n))
+
+    def var_se(self) -> tuple[float, float]:
+        """:meth:`unit_var_se` scaled back (0 where a variance is below the smallest double)."""
+        var, se = self.unit_var_se()
+        return var * self.scale * self.scale, se * self.scale * self.scale
 
 
 def _mc_options(samples: Any, rng: Any, noise: Any) -> int:
@@ -423,7 +454,7 @@ def _simulate(
     m: int, n: int, tau: float, gamma: float, samples: int, rng: np.random.Generator, noise: str
 ) -> tuple[float, ...]:
     draw = _draw(rng, tau, noise)
-    bias, spread, qmin, single = _Moments(), _Moments(center=True), _Moments(), _Moments()
+    bias, qmin, single = _Moments(), _Moments(), _Moments()
     rows = max(1, _CHUNK_ELEMENTS // (n * m))
     for lo in range(0, samples, rows):
         size = min(rows, samples - lo)
@@ -431,18 +462,18 @@ def _simulate(
         # Z_MN = gamma (max_a min_i Q^i - max_a Q*) = gamma * maxmin(errors) (equal true values).
         z = gamma * maxmin(errors)
         bias.add(z)
-        spread.add(z)
         # Q^min of one action: maxmin over a single action is the min over the N estimators.
         qmin.add(maxmin(errors[:, :, :1]))
         single.add(draw(size=size))
     b, b_se = bias.mean_se()
-    bv, bv_se = spread.var_se()
+    bv, bv_se = bias.var_se()
     v, v_se = qmin.var_se()
-    v1, v1_se = single.var_se()
     # Corollary 1: N estimators each see n_sa/N samples, so their errors' variance is N times
-    # a single estimator's (half-width sqrt(N) tau; for normal errors sd sqrt(N) times).
-    ratio = n * v / v1
-    ratio_se = ratio * np.sqrt((v_se / v) ** 2 + (v1_se / v1) ** 2)
+    # a single estimator's (half-width sqrt(N) tau; for normal errors sd sqrt(N) times). From
+    # the variances in their own units: a pure number, whatever tau's magnitude.
+    (u, u_se), (u1, u1_se) = qmin.unit_var_se(), single.unit_var_se()
+    ratio = n * u / u1 * (qmin.scale / single.scale) ** 2
+    ratio_se = ratio * np.sqrt((u_se / u) ** 2 + (u1_se / u1) ** 2)
     return b, b_se, bv, bv_se, v, v_se, ratio, float(ratio_se)
 
 
@@ -477,7 +508,7 @@ def monte_carlo_bias(
     """
     m = _integers(M, "M")
     n = _integers(N, "N")
-    s = _tau(tau)
+    s = _sampled_tau(tau)
     g = _gamma(gamma)
     count = _mc_options(samples, rng, noise)
     m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
@@ -538,7 +569,7 @@ def operator_bias(
     """
     m = _integers(M, "M")
     n = _integers(N, "N")
-    s = _tau(tau)
+    s = _sampled_tau(tau)
     g = _gamma(gamma)
     count = _mc_options(samples, rng, noise)
     unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
@@ -551,13 +582,12 @@ def operator_bias(
     for idx in np.ndindex(m_b.shape):
         mm, nn, tt, gg = int(m_b[idx]), int(n_b[idx]), float(s_b[idx]), float(g_b[idx])
         draw = _draw(rng, tt, noise)
-        bias, spread = _Moments(), _Moments(center=True)
+        bias = _Moments()
         rows = max(1, _CHUNK_ELEMENTS // (nn * mm))
         for lo in range(0, count, rows):
             z = gg * bootstrap(name, draw(size=(min(rows, count - lo), nn, mm)), **params)
             bias.add(z)
-            spread.add(z)
-        fields[(slice(None),) + idx] = (*bias.mean_se(), *spread.var_se())
+        fields[(slice(None),) + idx] = (*bias.mean_se(), *bias.var_se())
     values = [_out(f, M, N, tau, gamma) for f in fields]
     # the fields before samples, in order (mypy cannot count a list)
     return OperatorBias(*values, samples=count, noise=noise)  # type: ignore[misc]
