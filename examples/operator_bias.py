@@ -31,14 +31,24 @@ from maxminq import operators, theory
 # Operators whose member count N is free (for Averaged and Historical Best the members are K
 # snapshots, drawn independently here: real snapshots of one table are correlated).
 FREE_N = ("maxmin", "ensemble", "averaged", "historical_best")
-# Operators with a fixed member count, and the keyword parameters we give them.
+# Operators with a fixed member count, and the keyword parameters we give them at tau = 1.
 FIXED_N = {
     "q_learning": (1, {}),
     "double_q": (2, {}),
-    "weighted_double_q": (2, {"c": 1.0}),
+    "weighted_double_q": (2, {"c": 1.0}),  # Zhang et al.'s constant: the same at every tau
     # Lee et al.'s correction needs the errors' standard deviation: tau / sqrt(3) for U(-tau, tau).
     "bias_corrected": (1, {"sigma": 1.0 / math.sqrt(3.0)}),
 }
+#: Parameters that are a multiple of tau (FIXED_N gives them at tau = 1).
+PER_TAU = ("sigma",)
+# U(-tau, tau) is drawn as low + (high - low) u: 2 tau must be a finite double.
+TAU_MAX = float(np.finfo(np.float64).max) / 2
+
+
+def fixed_params(name: str, tau: float) -> dict[str, float]:
+    """The parameters of fixed-N operator ``name`` for errors of half-width ``tau`` (sigma,
+    the errors' standard deviation, scales with tau; it stayed 1 / sqrt(3) at every tau)."""
+    return {k: v * tau if k in PER_TAU else v for k, v in FIXED_N[name][1].items()}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -54,33 +64,38 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.quick:
         args.samples = 20_000
-    for name in ("actions", "n_max", "samples"):
+    for name in ("actions", "n_max"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
-    if not args.tau > 0:
-        p.error("--tau must be > 0")
+    if args.samples < 2:  # one draw has no standard error (it printed 0, and z = inf)
+        p.error("--samples must be >= 2")
+    if not 0 < args.tau <= TAU_MAX:  # inf and 1e308 ended in NumPy's OverflowError
+        p.error(f"--tau must be > 0 and at most {TAU_MAX:.4g}")
     return args
 
 
 def sampled_bias(
     name: str, m: int, n: int, tau: float, samples: int, rng: np.random.Generator, **params
 ) -> tuple[float, float, float]:
-    """Mean, standard error and variance of G over ``samples`` draws of N x M estimates.
+    """Mean, standard error and variance of G over ``samples`` (>= 2) draws of N x M estimates.
 
     The true values are all 0, so G itself is the error of the bootstrap value. Drawn in
-    chunks so memory stays bounded for large ``samples``.
+    chunks so memory stays bounded for large ``samples``; each chunk's mean and sum of squared
+    deviations are pooled (Chan et al.'s update), in units of tau: sums of G^2 underflowed to
+    0 at tau = 1e-200 (a standard error of 0) and overflowed at 1e200.
     """
-    total, total_sq, done = 0.0, 0.0, 0
+    mean, m2, done = 0.0, 0.0, 0  # mean and sum of squared deviations of G / tau
     while done < samples:
         size = min(50_000, samples - done)
         q = rng.uniform(-tau, tau, size=(size, n, m))  # (samples, N, A), as operators expect
-        g = operators.bootstrap(name, q, **params)  # shape (samples,)
-        total += float(g.sum())
-        total_sq += float((g * g).sum())
-        done += size
-    mean = total / samples
-    var = max(total_sq / samples - mean * mean, 0.0) * samples / max(samples - 1, 1)
-    return mean, math.sqrt(var / samples), var
+        g = operators.bootstrap(name, q, **params) / tau  # shape (samples,)
+        g_mean = float(g.mean())
+        delta, total = g_mean - mean, done + size
+        mean += delta * size / total
+        m2 += float(((g - g_mean) ** 2).sum()) + delta * delta * done * size / total
+        done = total
+    var = m2 / (samples - 1)
+    return mean * tau, math.sqrt(var / samples) * tau, var * tau * tau
 
 
 def bias_table(args: argparse.Namespace) -> pd.DataFrame:
@@ -93,7 +108,7 @@ def bias_table(args: argparse.Namespace) -> pd.DataFrame:
         rng = np.random.default_rng(stream)
         fixed = FIXED_N.get(name)
         ns = [fixed[0]] if fixed else list(range(1, args.n_max + 1))
-        params = fixed[1] if fixed else {}
+        params = fixed_params(name, args.tau) if fixed else {}
         for n in ns:
             mean, se, var = sampled_bias(
                 name, args.actions, n, args.tau, args.samples, rng, **params
@@ -194,9 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     free = cells[cells.operator.isin(FREE_N)].pivot(index="N", columns="operator", values="text")
     print(free[list(FREE_N)].to_string())
-    for name, (n, params) in FIXED_N.items():
+    for name, (n, _) in FIXED_N.items():
         row = cells[cells.operator == name].iloc[0]
-        extra = "".join(f", {k}={v:.3g}" for k, v in params.items())
+        extra = "".join(f", {k}={v:.3g}" for k, v in fixed_params(name, args.tau).items())
         print(f"{name} (N={n}{extra}): {row.text}")
 
     # Theorem 1 for Maxmin and Corollary 1, from maxminq.theory.

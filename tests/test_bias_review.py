@@ -9,9 +9,15 @@ error of the mean is sqrt(s2 / n) and that of the sample variance sqrt((m4 - s2^
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+from scipy import integrate, stats
 
 from maxminq import theory
 
@@ -83,3 +89,91 @@ def test_tau_too_large_to_sample_is_a_value_error(call: str) -> None:
             theory.monte_carlo_bias(*args)
         else:
             theory.operator_bias("maxmin", *args)
+
+
+# --- examples/operator_bias.py ------------------------------------------------------------------
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _operator_bias_example(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``examples/operator_bias.py --quick --out out ARGS`` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / "operator_bias.py"), "--quick", "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=out.parent,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+
+
+def _expected_max_std_normal(m: int) -> float:
+    """E[max of m i.i.d. N(0, 1)] = int x m phi(x) Phi(x)^(m-1) dx, by scipy's quadrature."""
+    value, _ = integrate.quad(
+        lambda x: x * m * stats.norm.pdf(x) * stats.norm.cdf(x) ** (m - 1), -np.inf, np.inf
+    )
+    return float(value)
+
+
+def test_operator_bias_example_corrects_with_the_errors_sd_at_any_tau(tmp_path: Path) -> None:
+    """The example gives Bias-corrected Q 'the errors' standard deviation', tau / sqrt(3), but
+    kept 1 / sqrt(3) whatever --tau was: at --tau 5 it reported +3.07 where the correction
+    with the true sd leaves 5 x (-0.044) = -0.22."""
+    out = tmp_path / "bias"
+    proc = _operator_bias_example(out, "--tau", "5")
+    assert proc.returncode == 0, proc.stderr
+    row = pd.read_csv(out / "operator_bias.csv").set_index("operator").loc["bias_corrected"]
+    m, tau = 8, 5.0
+    exact = tau * ((m - 1) / (m + 1) - _expected_max_std_normal(m) / math.sqrt(3))  # -0.221
+    assert row.exact_bias == pytest.approx(exact, rel=1e-6)
+    assert abs(row.mc_bias - exact) < 5 * row.mc_se
+    assert f"sigma={tau / math.sqrt(3):.3g}" in proc.stdout
+
+
+def test_operator_bias_example_refuses_one_sample(tmp_path: Path) -> None:
+    """One draw per cell has no standard error: it printed SE 0 and 'Largest |Monte Carlo -
+    exact| / SE: inf ... some cells differ by more than 4 SE'."""
+    out = tmp_path / "bias"
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / "operator_bias.py"), "--samples", "1", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2
+    assert "--samples" in proc.stderr.splitlines()[-1]
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("tau", ["inf", "1e309", "nan", "1e308"])
+def test_operator_bias_example_refuses_a_tau_it_cannot_sample(tmp_path: Path, tau: str) -> None:
+    """--tau inf or 1e308 (2 tau past the largest double) ended in NumPy's OverflowError
+    traceback; now a usage error naming --tau, before anything is written."""
+    out = tmp_path / "bias"
+    proc = _operator_bias_example(out, "--tau", tau)
+    assert proc.returncode == 2
+    assert "--tau" in proc.stderr.splitlines()[-1]
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("tau", ["1e-200", "1e200"])
+def test_operator_bias_example_standard_errors_at_extreme_tau(tmp_path: Path, tau: str) -> None:
+    """Sums of g^2 underflowed to 0 at --tau 1e-200 (SE 0: 'Largest |Monte Carlo - exact| /
+    SE: inf; some cells differ by more than 4 SE') and overflowed at 1e200 (a traceback).
+    The bias and its standard error scale with tau, so the verdict must be the one at tau = 1."""
+    out = tmp_path / "bias"
+    proc = _operator_bias_example(out, "--tau", tau)
+    assert proc.returncode == 0, proc.stderr
+    table = pd.read_csv(out / "operator_bias.csv")
+    scale = float(tau)
+    assert (table.mc_se > 0).all() and np.isfinite(table.mc_se).all()
+    # Maxmin N = 1 is the max of 8 uniforms: SE sqrt(Var / n), Var = 4 tau^2 M/((M+1)^2 (M+2)).
+    row = table[(table.operator == "maxmin") & (table.N == 1)].iloc[0]
+    assert row.mc_se / scale == pytest.approx(
+        math.sqrt(4 * 8 / (81 * 10) / 20_000), rel=0.05, abs=0
+    )
+    assert "every cell within 4 SE of its exact value" in proc.stdout
