@@ -44,18 +44,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--actions", type=int, default=4)
     p.add_argument("--gamma", type=float, default=0.8)
     p.add_argument("--reward-noise", type=float, default=0.5, help="sd of the reward noise")
-    p.add_argument("--sweeps", type=int, default=40_000, help="synchronous sweeps per operator")
+    p.add_argument("--sweeps", type=int, help="synchronous sweeps per operator (default 40,000)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("results/examples/random_mdp"))
-    p.add_argument("--quick", action="store_true", help="1,000 sweeps (for tests)")
+    p.add_argument("--quick", action="store_true", help="1,000 sweeps unless --sweeps (for tests)")
     args = p.parse_args(argv)
-    if args.quick:
-        args.sweeps = 1000
+    if args.sweeps is None:  # --quick sets the scale, not a --sweeps given with it
+        args.sweeps = 1000 if args.quick else 40_000
     for name in ("states", "actions", "sweeps"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be >= 1")
     if not 0 <= args.gamma < 1:
         p.error("--gamma must lie in [0, 1)")
+    # else random_mdp's ValueError or SeedSequence's, as a traceback after --out was made
+    if not 0 <= args.reward_noise < float("inf"):
+        p.error(f"--reward-noise must be finite and >= 0, got {args.reward_noise}")
+    if args.seed < 0:
+        p.error(f"--seed must be >= 0, got {args.seed}")
     return args
 
 

@@ -13,7 +13,8 @@ learning where Q-learning and Averaged Q-learning break down. This script
 3. prints that table and draws Fig. 3(a) and the learning curves with the library's own
    figure functions (``mc_sensitivity_figure``, ``mc_learning_curve_figure``).
 
-Run:  python examples/noisy_mountain_car.py [--runs 30] [--episodes 300] [--out DIR] [--quick]
+Run:  python examples/noisy_mountain_car.py [--runs 30] [--episodes 300] [--sigma2 0 10 50]
+      [--step-sizes 0.005 0.02] [--out DIR] [--quick]
 
 The command-line twin is ``maxminq experiment mountain-car`` (all cores, the paper's grid).
 """
@@ -30,19 +31,43 @@ import pandas as pd
 ALGORITHMS = [("q_learning", 1), ("double_q", 2), ("averaged", 4), ("maxmin", 4)]
 
 
+#: The --quick scale, for whatever of these options is not given.
+QUICK = {"runs": 5, "episodes": 60, "sigma2": [0.0, 50.0], "step_sizes": [0.02]}
+DEFAULTS = {"runs": 30, "episodes": 300, "sigma2": [0.0, 10.0, 50.0], "step_sizes": [0.005, 0.02]}
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """Command-line options."""
+    """Command-line options, checked before anything is written (a bad value is a one-line
+    usage error, exit status 2, naming the option)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=30, help="independent runs per setting")
-    p.add_argument("--episodes", type=int, default=300)
-    p.add_argument("--sigma2", type=float, nargs="+", default=[0.0, 10.0, 50.0])
-    p.add_argument("--step-sizes", type=float, nargs="+", default=[0.005, 0.02])
+    p.add_argument("--runs", type=int, help="independent runs per setting (default 30)")
+    p.add_argument("--episodes", type=int, help="episodes per run (default 300)")
+    p.add_argument("--sigma2", type=float, nargs="+", help="reward variances (default 0 10 50)")
+    p.add_argument("--step-sizes", type=float, nargs="+", help="step sizes (default 0.005 0.02)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("results/examples/mountain_car"))
-    p.add_argument("--quick", action="store_true", help="5 runs x 60 episodes, sigma^2 0 and 50")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="5 runs x 60 episodes, sigma^2 0 and 50, step size 0.02 (each unless given)",
+    )
     args = p.parse_args(argv)
-    if args.quick:
-        args.runs, args.episodes, args.sigma2, args.step_sizes = 5, 60, [0.0, 50.0], [0.02]
+    # --quick sets the scale of what was not given (it overrode the values given with it)
+    for key, value in (QUICK if args.quick else DEFAULTS).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    from maxminq.errors import UsageError
+    from maxminq.linear.mountain_car import check_settings
+
+    try:  # the library's own checks (they were a traceback, after --out had been made)
+        if args.seed < 0:
+            raise UsageError(f"--seed: expected a whole number >= 0, got {args.seed}")
+        for algorithm, n in ALGORITHMS:
+            check_settings({"algorithm": algorithm, "n": n, "sigma2": args.sigma2,
+                            "step_size": args.step_sizes, "runs": args.runs,
+                            "episodes": args.episodes})  # fmt: skip
+    except UsageError as err:
+        p.error(str(err))
     return args
 
 
@@ -65,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     frames = []
     for algorithm, n in ALGORITHMS:
         start = time.perf_counter()
-        # Bad values (a negative variance, an unknown algorithm) are a one-line UsageError.
+        # Every value was checked in parse_args (a bad one is a one-line usage error there).
         frames.append(
             run_mountain_car_grid(
                 algorithm=algorithm, n=n, sigma2=args.sigma2, step_sizes=args.step_sizes,

@@ -56,17 +56,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--actions", type=int, default=8, help="M, actions of equal value (default 8)")
     p.add_argument("--n-max", type=int, default=8, help="largest N for the free-N operators")
-    p.add_argument("--samples", type=int, default=400_000, help="Monte Carlo draws per cell")
+    p.add_argument("--samples", type=int, help="Monte Carlo draws per cell (default 400,000)")
     p.add_argument("--tau", type=float, default=1.0, help="half-width of the uniform errors")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("results/examples/operator_bias"))
-    p.add_argument("--quick", action="store_true", help="20,000 draws per cell (for tests)")
+    p.add_argument(
+        "--quick", action="store_true", help="20,000 draws per cell unless --samples (for tests)"
+    )
     args = p.parse_args(argv)
-    if args.quick:
-        args.samples = 20_000
+    if args.samples is None:  # --quick sets the scale, not a --samples given with it
+        args.samples = 20_000 if args.quick else 400_000
     for name in ("actions", "n_max"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.seed < 0:  # else SeedSequence's ValueError, as a traceback
+        p.error(f"--seed must be >= 0, got {args.seed}")
     if args.samples < 2:  # one draw has no standard error (it printed 0, and z = inf)
         p.error("--samples must be >= 2")
     if not 0 < args.tau <= TAU_MAX:  # inf and 1e308 ended in NumPy's OverflowError

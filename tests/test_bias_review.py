@@ -177,3 +177,69 @@ def test_operator_bias_example_standard_errors_at_extreme_tau(tmp_path: Path, ta
         math.sqrt(4 * 8 / (81 * 10) / 20_000), rel=0.05, abs=0
     )
     assert "every cell within 4 SE of its exact value" in proc.stdout
+
+
+# --- the other two examples: bad values and --quick ---------------------------------------------
+
+
+def _example(name: str, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``examples/<name> --out out ARGS`` (no --quick unless given) as a user runs it."""
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / name), "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=out.parent,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "option", "value"),
+    [
+        ("noisy_mountain_car.py", "--runs", "0"),
+        ("noisy_mountain_car.py", "--episodes", "0"),
+        ("noisy_mountain_car.py", "--sigma2", "-1"),
+        ("noisy_mountain_car.py", "--step-sizes", "0"),
+        ("noisy_mountain_car.py", "--seed", "-1"),
+        ("generalized_q_random_mdp.py", "--reward-noise", "-1"),
+        ("generalized_q_random_mdp.py", "--reward-noise", "nan"),
+        ("generalized_q_random_mdp.py", "--seed", "-1"),
+        ("operator_bias.py", "--seed", "-1"),
+    ],
+)
+def test_examples_refuse_bad_values_in_one_line(
+    tmp_path: Path, name: str, option: str, value: str
+) -> None:
+    """A bad value was a library traceback (UsageError / ValueError, exit status 1) after the
+    --out folder had been created; now the usage error naming the option (exit status 2)
+    before anything is written."""
+    out = tmp_path / "out"
+    proc = _example(name, out, option, value)
+    assert proc.returncode == 2, proc.stderr[-500:]
+    assert option in proc.stderr.splitlines()[-1]
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
+
+
+def test_quick_keeps_the_values_given(tmp_path: Path) -> None:
+    """--quick set the scale and also threw away the values given with it: '--quick --sigma2
+    10 --runs 2' ran sigma^2 = 0 and 50 with 5 runs, and said nothing. It now fills in only
+    what was not given (as ``maxminq experiment --quick`` does)."""
+    out = tmp_path / "mc"
+    proc = _example("noisy_mountain_car.py", out, "--quick", "--sigma2", "10", "--runs", "2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    raw = pd.read_csv(out / "mountain_car.csv")
+    assert set(raw.sigma2) == {10.0}
+    assert set(raw.run) == {0, 1}
+    assert raw.episode.max() == 60  # --quick's episodes, as not given
+
+    out = tmp_path / "bias"
+    proc = _example("operator_bias.py", out, "--quick", "--samples", "1000", "--n-max", "2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "1,000 draws per cell" in proc.stdout
+
+    out = tmp_path / "mdp"
+    proc = _example("generalized_q_random_mdp.py", out, "--quick", "--sweeps", "300")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert pd.read_csv(out / "errors.csv").sweep.max() == 300
