@@ -65,9 +65,11 @@ def _terminate_when(
 def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
     tmp_path, capsys, torch_one_thread
 ) -> None:
-    """SIGTERM after the checkpoint of step 80: exit 143, what --resume will find, then
-    'maxminq train: terminated'; no temporary file left; --resume gives the tables of an
-    uninterrupted run, bitwise (all but the wall-clock steps_per_s)."""
+    """SIGTERM once step 100 is reported (the last periodic checkpoint: step 80): exit 143,
+    a checkpoint of the step it stopped at (100 or later: not the periodic one of step 80),
+    what --resume will find, then 'maxminq train: terminated'; no temporary file left;
+    --resume gives the tables of an uninterrupted run, bitwise (all but the wall-clock
+    steps_per_s)."""
     out = tmp_path / "terminated"
     proc = subprocess.Popen(
         [sys.executable, "-c", CLI, *TRAIN, "--out", str(out)],
@@ -78,9 +80,11 @@ def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
     )
     status, err = _terminate_when(proc, lambda: helpers.progress_step(out) >= 100)
     assert status == 143, err
+    step = int(torch.load(out / "checkpoint" / "state.pt", weights_only=True)["step"])
+    assert 100 <= step <= 200, err
     assert err.strip().splitlines() == [
-        f"maxminq train: {out}/checkpoint holds the last checkpoint; the same command with "
-        "--resume continues from it",
+        f"maxminq train: {out}/checkpoint holds the checkpoint of step {step} (of 200); the "
+        "same command with --resume continues from it",
         "maxminq train: terminated",
     ], err
     assert not (out / "runs.csv").exists() and not list(out.rglob("*.tmp"))

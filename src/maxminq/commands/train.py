@@ -342,12 +342,18 @@ def run(args: argparse.Namespace) -> int:
                 progress=not args.no_progress,
                 threads=args.threads,
             )
-        except KeyboardInterrupt:  # say what a rerun with --resume will find
+        except KeyboardInterrupt as err:  # say what a rerun with --resume will find
             if (args.out / "checkpoint" / "state.pt").exists():
                 how = "--resume instead of --overwrite" if args.overwrite else "--resume"
+                # The step, when run_training knows it: the interrupted step's checkpoint,
+                # or the last one if the signal came outside the steps or a second time.
+                step = getattr(err, "checkpoint_step", None)
+                which = "the last checkpoint"
+                if step is not None:
+                    which = f"the checkpoint of step {step:,} (of {resolved.steps:,})"
                 print(
-                    f"maxminq train: {args.out}/checkpoint holds the last checkpoint; the same "
-                    f"command with {how} continues from it",
+                    f"maxminq train: {args.out}/checkpoint holds {which}; the same command "
+                    f"with {how} continues from it",
                     file=sys.stderr,
                 )
             else:

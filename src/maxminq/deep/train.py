@@ -39,8 +39,11 @@ with ``torch.load(weights_only=True)``: see :func:`_read_checkpoint`) hold the
 networks, optimiser states, replay buffers, counters, RNG states and, per seed, the
 current episode's reset seed and actions: on resume each environment is reset with that
 seed and the actions are replayed, which restores its exact state, so a killed run
-resumes to the same result as an uninterrupted one. A finished run also writes
-``model.pt``: the final online networks, loaded by ``maxminq.deep.policy.load_agent``.
+resumes to the same result as an uninterrupted one. Ctrl-C and SIGTERM during training
+take effect at the end of the step under way (:class:`StepBoundary`), after a checkpoint of
+that step (unless ``checkpoint_every`` is 0), so a stopped run loses no step. A finished
+run also writes ``model.pt``: the final online networks, loaded by
+``maxminq.deep.policy.load_agent``.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ import math
 import os
 import pathlib
 import shutil
+import signal
 import threading
 import time
 import warnings
@@ -828,6 +832,77 @@ class Trainer:
             self.writer.close()
 
 
+class StepBoundary:
+    """Within (a context manager), Ctrl-C (SIGINT) and SIGTERM only mark the run as to stop:
+    the training loop asks :meth:`requested` once per step, for all seeds at once, writes a
+    checkpoint of that step, then :meth:`deliver` hands the signal to the handler that was
+    there before, which stops the run as it would have (``KeyboardInterrupt``, maxminq's
+    ``Terminated``, or death by SIGTERM). A signal raised at once could land anywhere in a
+    step (after the environments stepped but before the replay write, within the optimiser
+    update), and a checkpoint of that state would not resume to the uninterrupted run.
+
+    A second signal before the first is delivered (a step that takes long, or the
+    checkpoint's write) is not deferred: the first one is delivered at once, leaving the
+    previous checkpoint as it was (its write is atomic). A signal that is ignored (SIG_IGN,
+    as in a sweep's workers for SIGINT) or whose handler was not set from Python is left
+    alone; outside the main thread, where Python cannot set handlers, nothing changes. On
+    leaving, the previous handlers are back, and a signal still pending is delivered (unless
+    a KeyboardInterrupt is already on its way)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.previous: dict[int, Any] = {}
+        self.pending: int | None = None
+
+    def __enter__(self) -> StepBoundary:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                handler = signal.getsignal(signum)
+                if handler not in (signal.SIG_IGN, None):
+                    self.previous[signum] = handler
+        self._arm()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self.restore()
+        if self.pending is not None and not (kind and issubclass(kind, KeyboardInterrupt)):
+            self.deliver()
+        self.pending = None
+
+    def _arm(self) -> None:
+        for signum in self.previous:
+            signal.signal(signum, self._defer)
+
+    def _defer(self, signum: int, frame: object) -> None:
+        """The handler while deferring: remember the signal; a second one acts at once."""
+        if self.pending is None:
+            self.pending = signum
+        else:
+            self.deliver()
+
+    @property
+    def requested(self) -> bool:
+        """Whether a signal waits for the end of the step."""
+        return self.pending is not None
+
+    def restore(self) -> None:
+        """Put the previous handlers back: a signal now acts as it did before."""
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+    def deliver(self) -> None:
+        """Give the pending signal to the previous handler (raised again, as the kernel
+        would have delivered it). A handler that returns (neither raises nor ends the
+        process) lets the run go on, deferring signals again."""
+        signum, self.pending = self.pending, None
+        if signum is None:
+            return
+        self.restore()
+        signal.raise_signal(signum)  # runs the Python handler before it returns
+        self._arm()
+
+
 def tensorboard_writer_class() -> Any:
     """TensorBoard's ``SummaryWriter`` (or tensorboardX's); UsageError naming
     ``--tensorboard`` if neither is installed (asked for, it must not silently log nothing)."""
@@ -1050,6 +1125,15 @@ def run_training(
     tests); it then returns an empty dict.
     ``threads``: torch threads while training (default 1: the small networks gain little
     from more, and sweeps run one process per core); results do not depend on it (tested).
+
+    Ctrl-C (SIGINT) and SIGTERM during the training steps (in the main thread) stop the run
+    at the end of the step under way, after a checkpoint of that step (none with
+    ``checkpoint_every`` 0), through the handler that was in place (Ctrl-C: a
+    KeyboardInterrupt; SIGTERM: the process ends, or ``maxminq.cli.Terminated`` inside
+    ``sigterm_as_interrupt()``); a second signal stops at once, the previous checkpoint
+    kept. A KeyboardInterrupt that ends the run carries ``checkpoint_step``: the step of
+    the checkpoint this call last wrote to ``out_dir`` or resumed from, which ``resume``
+    continues (None: neither).
     """
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
@@ -1113,6 +1197,8 @@ def _train_in(
         )
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
+    # The step of the checkpoint in ckpt_dir, told to the caller on an interrupt.
+    on_disk = None if state is None else int(state["step"])
     trainer = Trainer(cfg)
     try:
         if state is not None:
@@ -1142,25 +1228,37 @@ def _train_in(
             unit="step",
         )
         every = max(1, cfg.steps // 200)  # progress.json: 0.5% steps, for watchers
-        while trainer.step < cfg.steps and trainer.active.any():
-            trainer.train_step()
-            bar.update(1)
-            if trainer.step % every == 0:
-                write_progress(out_dir, trainer.step, cfg.steps)
-            k = cfg.checkpoint_every
-            if (k and trainer.step % k == 0) or trainer.step == stop_after:
-                trainer.save_checkpoint(ckpt_dir)
-            if trainer.step == stop_after:
-                bar.close()
-                return {}
+        k = cfg.checkpoint_every
+        with StepBoundary() as boundary:  # Ctrl-C and SIGTERM act between steps
+            while trainer.step < cfg.steps and trainer.active.any():
+                trainer.train_step()
+                bar.update(1)
+                if trainer.step % every == 0:
+                    write_progress(out_dir, trainer.step, cfg.steps)
+                if (k and trainer.step % k == 0) or trainer.step == stop_after:
+                    trainer.save_checkpoint(ckpt_dir)
+                    on_disk = trainer.step
+                if trainer.step == stop_after:
+                    bar.close()
+                    return {}
+                if boundary.requested:  # a checkpoint of this step, then stop as asked
+                    boundary.restore()  # a second signal stops the write at once
+                    if k and on_disk != trainer.step:
+                        trainer.save_checkpoint(ckpt_dir)
+                        on_disk = trainer.step
+                    boundary.deliver()
         bar.close()
-        if cfg.checkpoint_every and trainer.step % cfg.checkpoint_every:
+        if k and trainer.step % k:
             trainer.save_checkpoint(ckpt_dir)
+            on_disk = trainer.step
         trainer.log_final_metrics()
         trainer.evaluate(progress)
         tables = trainer.tables()
         status = tables["runs"]["status"].tolist()
         save_model(out_dir / MODEL_FILE, cfg, trainer.learner.online, trainer.obs_shape, status)
+    except KeyboardInterrupt as err:  # where --resume will continue (maxminq train says it)
+        err.checkpoint_step = on_disk  # type: ignore[attr-defined]
+        raise
     finally:
         trainer.close()
         torch.set_num_threads(saved_threads)

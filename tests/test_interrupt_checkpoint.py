@@ -1,0 +1,186 @@
+"""A training run stopped by Ctrl-C (SIGINT) or SIGTERM writes a checkpoint of the step it
+stopped at, not only the last periodic one, and ``--resume`` from it gives the tables of an
+uninterrupted run, bitwise.
+
+The signal must not cut a step in two: each test here raises a real signal in this process
+from inside the environment's ``step()`` of seed 0, after the physics moved and before the
+other seed stepped and the replay was written (the worst place for it). The run must
+finish that step, write its checkpoint (step 137 here, between the periodic ones of steps
+120 and 160), then stop with the exit status and message of before. Each test runs
+``maxminq train`` (or ``run_training``) as a subprocess at a tiny CartPole scale."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+import torch
+from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+HERE = pathlib.Path(__file__).resolve().parent
+ENV_ID = "SignalledCartPole-v0"
+# 'SIGTERM:137:1': raise SIGTERM in the 137th step() call of an environment, in the first
+# environment of the process to get there (the second and later: TIMES of them).
+SIGNAL_VAR = "MAXMINQ_TEST_SIGNAL_AT"
+STOP = 137  # not a multiple of the checkpoint interval (40)
+
+
+class SignalledCartPole(CartPoleEnv):
+    """CartPole-v1 that raises a signal to its own process mid-step when ``SIGNAL_VAR`` asks
+    for it (and is CartPole-v1 otherwise: the reference run uses it without the variable)."""
+
+    sent = 0  # signals raised in this process, by every instance
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.calls = 0
+
+    def step(self, action):  # type: ignore[no-untyped-def]
+        """CartPole's step, then the signal if this is the call asked for."""
+        out = super().step(action)
+        self.calls += 1
+        plan = os.environ.get(SIGNAL_VAR)
+        if plan:
+            name, at, times = plan.split(":")
+            if self.calls == int(at) and SignalledCartPole.sent < int(times):
+                SignalledCartPole.sent += 1
+                signal.raise_signal(getattr(signal, name))  # delivered before it returns
+        return out
+
+
+if ENV_ID not in gym.registry:
+    gym.register(ENV_ID, entry_point=SignalledCartPole, max_episode_steps=500)
+
+import test_sweep_helpers as helpers  # noqa: E402 - after the environment is registered
+
+from maxminq.cli import main  # noqa: E402
+from maxminq.deep.config import TrainConfig  # noqa: E402
+from maxminq.deep.train import read_tables, run_training  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+MODULE_ENV = f"{pathlib.Path(__file__).stem}:{ENV_ID}"
+_ARGV, _KW = helpers.tiny_train(200, bias_every=50)  # a checkpoint every 40 steps
+TRAIN = [MODULE_ENV if a == "CartPole-v1" else a for a in _ARGV]
+KW = {**_KW, "env_id": MODULE_ENV}
+CLI = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The tables of the run uninterrupted (no signal asked for in this process)."""
+    out = tmp_path_factory.mktemp("whole") / "run"
+    with torch.random.fork_rng():
+        run_training(TrainConfig(**KW), out, resume=False, progress=False)
+    return read_tables(out)
+
+
+def _run(code: list[str], plan: str, *argv: str) -> subprocess.CompletedProcess:
+    """``python code... argv`` with the test environment importable and ``plan`` as the
+    signal to raise (see ``SIGNAL_VAR``)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", SIGNAL_VAR: plan}
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, *code, *argv], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def _checkpoint_step(out: pathlib.Path) -> int:
+    """The step of the checkpoint in ``out``."""
+    return int(torch.load(out / "checkpoint" / "state.pt", weights_only=True)["step"])
+
+
+@pytest.mark.parametrize(("name", "status", "how"), [
+    ("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted"),
+])  # fmt: skip
+def test_a_signal_mid_step_checkpoints_that_step_and_resume_gives_the_whole_run(
+    whole, tmp_path, capsys, name: str, status: int, how: str
+) -> None:
+    """The signal lands inside step 137 (periodic checkpoints at 120 and 160): the
+    checkpoint is then that of step 137, the exit status and last line are those of before
+    (143 'terminated' / 130 'interrupted'), the message names the step, no temporary is
+    left, and --resume finishes to the uninterrupted run's tables, bitwise. (Before, the
+    checkpoint was that of step 120: 17 steps lost.)"""
+    out = tmp_path / "run"
+    done = _run(["-c", CLI], f"{name}:{STOP}:1", *TRAIN, "--out", str(out))
+    assert done.returncode == status, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"maxminq train: {out}/checkpoint holds the checkpoint of step {STOP} (of 200); the "
+        "same command with --resume continues from it",
+        f"maxminq train: {how}",
+    ], done.stderr
+    assert _checkpoint_step(out) == STOP
+    assert not (out / "runs.csv").exists() and not list(out.rglob("*.tmp"))
+    assert main([*TRAIN, "--out", str(out), "--resume"]) == 0
+    capsys.readouterr()
+    helpers.same_tables(read_tables(out), whole)
+
+
+def test_no_checkpoint_at_the_signal_with_checkpoint_every_0(tmp_path) -> None:
+    """--checkpoint-every 0 turns checkpoints off: a signal writes none either, and the
+    message says --resume would start again, as before."""
+    out = tmp_path / "run"
+    argv = [*TRAIN, "--out", str(out), "--checkpoint-every", "0"]
+    done = _run(["-c", CLI], f"SIGTERM:{STOP}:1", *argv)
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "maxminq train: no checkpoint was written yet (--checkpoint-every 0): --resume would "
+        "start again",
+        "maxminq train: terminated",
+    ], done.stderr
+    assert not (out / "checkpoint").exists() and not list(out.rglob("*.tmp"))
+
+
+def test_a_second_signal_before_the_step_ends_stops_at_once(whole, tmp_path, capsys) -> None:
+    """A second Ctrl-C while the first waits for the end of the step (here: seed 1's
+    environment, in the same step) stops at once, mid-step, without a checkpoint of that
+    half-done step: the periodic one of step 120 stays, and --resume from it still gives
+    the uninterrupted run."""
+    out = tmp_path / "run"
+    done = _run(["-c", CLI], f"SIGINT:{STOP}:2", *TRAIN, "--out", str(out))
+    assert done.returncode == 130, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"maxminq train: {out}/checkpoint holds the checkpoint of step 120 (of 200); the "
+        "same command with --resume continues from it",
+        "maxminq train: interrupted",
+    ], done.stderr
+    assert _checkpoint_step(out) == 120
+    assert main([*TRAIN, "--out", str(out), "--resume"]) == 0
+    capsys.readouterr()
+    helpers.same_tables(read_tables(out), whole)
+
+
+# run_training from a Python program (a notebook, a script): the KeyboardInterrupt says the
+# checkpoint's step, and the caller's handlers are back afterwards.
+API = f"""
+import signal, sys
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.train import run_training
+handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+try:
+    run_training(TrainConfig(**{KW!r}), sys.argv[1], resume=False, progress=False)
+except KeyboardInterrupt as err:
+    back = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
+    print(err.checkpoint_step, back)
+    sys.exit(7)
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_run_training_from_python_checkpoints_the_step_of_the_signal(tmp_path, name: str) -> None:
+    """From Python, Ctrl-C raises a KeyboardInterrupt whose checkpoint_step is the step of
+    the signal, with the caller's handlers back; SIGTERM, whose handler is the default
+    (die), still ends the process by SIGTERM (status -15), after the checkpoint of that
+    step."""
+    out = tmp_path / "run"
+    done = _run(["-c", API], f"{name}:{STOP}:1", str(out))
+    if name == "SIGINT":
+        assert (done.returncode, done.stdout.split()) == (7, [str(STOP), "True"]), done.stderr
+    else:
+        assert done.returncode == -signal.SIGTERM, done.stderr
+    assert _checkpoint_step(out) == STOP
