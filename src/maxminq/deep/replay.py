@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from maxminq.errors import UsageError
+
 __all__ = ["ReplayBuffers"]
 
 
@@ -22,7 +24,10 @@ class ReplayBuffers:
     ``terminated`` is the flag that stops bootstrapping: true terminal states only
     (time-limit truncation still bootstraps), unless the caller chooses otherwise.
     Observations are stored as uint8 when the environment's are boolean/uint8 images
-    (MinAtar), float32 otherwise.
+    (MinAtar), float32 otherwise. ``add`` refuses what it cannot store faithfully: a value a
+    uint8 buffer would wrap or truncate, a NaN or infinite observation or reward (an
+    environment's fault, which would otherwise turn the networks NaN and be recorded as
+    the seed's divergence).
     """
 
     def __init__(
@@ -47,15 +52,55 @@ class ReplayBuffers:
         next_obs: np.ndarray,
         terminated: np.ndarray,
     ) -> None:
-        """Store one transition per seed (arrays with leading dimension S)."""
+        """Store one transition per seed (arrays with leading dimension S).
+
+        Raises:
+            UsageError: naming ``--env``, if an observation or reward cannot be stored as
+                given (see the class docstring); the buffers' size and position are then
+                unchanged, so the row written is never sampled.
+        """
         p = self.pos
-        self.obs[:, p] = obs
-        self.next_obs[:, p] = next_obs
+        with np.errstate(invalid="ignore"):  # NaN / out-of-range into uint8: refused below
+            self.obs[:, p] = obs
+            self.next_obs[:, p] = next_obs
         self.action[:, p] = action
         self.reward[:, p] = reward
         self.terminated[:, p] = terminated
+        self._check_stored(obs, next_obs, p)
         self.pos = (p + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
+
+    def _check_stored(self, obs: np.ndarray, next_obs: np.ndarray, p: int) -> None:
+        """UsageError unless row ``p`` holds ``obs``, ``next_obs`` and a finite reward as
+        given (one comparison per array: cheap next to a training step)."""
+        uint8 = self.obs.dtype == np.uint8
+        for given, stored in ((obs, self.obs[:, p]), (next_obs, self.next_obs[:, p])):
+            # A float32 buffer holds float32 observations exactly: only NaN / inf to refuse.
+            if np.array_equal(stored, given) if uint8 else np.isfinite(stored).all():
+                continue
+            given = np.asarray(given).reshape(self.seeds, -1)
+            stored = stored.reshape(self.seeds, -1)
+            bad = (stored != given) | ~np.isfinite(given)
+            s, i = (int(k[0]) for k in np.nonzero(bad))
+            value = given[s, i]
+            if uint8 and np.isfinite(value):
+                raise UsageError(
+                    f"--env: an observation (seed position {s} in --seeds) holds {value:g}, "
+                    "which the uint8 replay buffers of a uint8 / bool image observation space "
+                    "cannot hold; return whole numbers in [0, 255] or declare the space's "
+                    "actual dtype (e.g. float32)"
+                )
+            raise UsageError(
+                f"--env: an observation (seed position {s} in --seeds) holds {value}; "
+                "observations must be finite numbers"
+            )
+        reward = self.reward[:, p]
+        if not np.isfinite(reward).all():
+            s = int(np.flatnonzero(~np.isfinite(reward))[0])
+            raise UsageError(
+                f"--env: a reward (seed position {s} in --seeds) is {reward[s]} as float32; "
+                "rewards must be finite numbers"
+            )
 
     def gather(self, seeds: np.ndarray, idx: np.ndarray) -> dict[str, torch.Tensor]:
         """The transitions ``idx[k]`` of seed ``seeds[k]``: tensors ``(k, batch, ...)``."""

@@ -1,0 +1,128 @@
+"""Adversarial review of training on one's own Gymnasium environment (README "Your own
+environment"): environments that break the contract in ways the first ``reset()`` /
+``step(0)`` check cannot see, and what reaches the replay buffers and the tables then."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from line_env import LineEnv
+
+from maxminq.cli import main
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.train import Trainer, run_training
+from maxminq.errors import UsageError
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+
+def _register(cls: type[gym.Env], cap: int | None = 50) -> str:
+    """A test id for ``cls`` (registered once per process)."""
+    env_id = f"mmq-review/{cls.__name__}-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=cls, max_episode_steps=cap)
+    return env_id
+
+
+class _LateBadImage(gym.Env):
+    """A (2, 4, 4) uint8 image space; from the 4th step on, step() returns an image holding
+    300.0 (a float the uint8 space cannot hold). The first reset() and step(0), which the
+    trainer checks before it starts, are in range."""
+
+    observation_space = gym.spaces.Box(0, 255, (2, 4, 4), np.uint8)
+    action_space = gym.spaces.Discrete(2)
+    bad_value = 300.0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros((2, 4, 4), np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        obs = np.zeros((2, 4, 4), np.float32)
+        obs[0, 0, 0] = self.bad_value if self.t >= 4 else 1.0
+        return obs, 0.0, self.t == 6, False, {}
+
+
+class _LateFractionImage(_LateBadImage):
+    """As ``_LateBadImage`` with 0.5: a uint8 buffer would store 0."""
+
+    bad_value = 0.5
+
+
+@pytest.mark.parametrize("cls,shown", [(_LateBadImage, "300"), (_LateFractionImage, "0.5")])
+def test_a_uint8_image_value_the_replay_cannot_hold_is_refused_not_wrapped(cls, shown) -> None:
+    """300.0 in a uint8 replay buffer would be stored as 44 (0.5 as 0) and learned from
+    silently: the step that returns it is a one-line error naming --env and the value, and
+    no wrapped value is ever in the buffers."""
+    cfg = TrainConfig(
+        env_id=_register(cls), agent="dqn", steps=20, learning_starts=20, seeds=[0]
+    ).resolve()
+    Trainer.check_env(cfg)  # the first observations are fine: training starts
+    tr = Trainer(cfg)
+    try:
+        with pytest.raises(UsageError, match=rf"^--env: .*holds {shown}\b.*uint8") as err:
+            for _ in range(10):
+                tr.train_step()
+        assert "\n" not in str(err.value)
+        assert tr.replay.size == 3  # the three good steps, not the refused one
+        held = np.unique(tr.replay.next_obs[0, : tr.replay.size])
+        np.testing.assert_array_equal(held, [0, 1])
+    finally:
+        tr.close()
+
+
+class _NanReward(LineEnv):
+    """Rewards NaN from the 30th step of the process on (an environment bug)."""
+
+    steps = 0
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        type(self).steps += 1
+        return obs, (np.nan if type(self).steps >= 30 else reward), terminated, truncated, info
+
+
+class _NanObservation(LineEnv):
+    """Observations hold NaN from the 30th step of the process on."""
+
+    steps = 0
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        type(self).steps += 1
+        if type(self).steps >= 30:
+            obs = obs.copy()
+            obs[0] = np.nan
+        return obs, reward, terminated, truncated, info
+
+
+@pytest.mark.parametrize("cls,what", [(_NanReward, "reward"), (_NanObservation, "observation")])
+def test_a_nan_from_the_environment_is_its_error_not_the_seeds_divergence(
+    cls, what, tmp_path, capsys
+) -> None:
+    """A NaN reward or observation turns the loss NaN; the run used to finish and record
+    the seed as 'diverged', as if learning had blown up. It is the environment's fault: a
+    one-line error naming --env and what was not finite, exit status 2."""
+    cls.steps = 0
+    env_id = _register(cls)
+    argv = ["train", "--env", env_id, "--agent", "dqn", "--steps", "120"]
+    argv += ["--learning-starts", "10", "--eval-episodes", "1", "--no-progress", "--no-plot"]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("maxminq train: error: --env: ")
+    assert what in err[-1] and "nan" in err[-1] and "finite" in err[-1]
+    assert not (tmp_path / "run" / "runs.csv").exists()  # no run recorded as finished
+
+
+def test_a_nan_reward_is_refused_through_the_python_api_too(tmp_path) -> None:
+    """run_training raises the same UsageError (not a 'diverged' seed in the tables)."""
+    _NanReward.steps = 0
+    cfg = TrainConfig(
+        env_id=_register(_NanReward), agent="maxmin-dqn", n=2, steps=120, seeds=[0, 1]
+    )
+    cfg.learning_starts, cfg.eval_episodes = 10, 1
+    with pytest.raises(UsageError, match=r"^--env: a reward \(seed position \d in --seeds\)"):
+        run_training(cfg, tmp_path / "run", progress=False)
