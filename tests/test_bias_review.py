@@ -243,3 +243,37 @@ def test_quick_keeps_the_values_given(tmp_path: Path) -> None:
     proc = _example("generalized_q_random_mdp.py", out, "--quick", "--sweeps", "300")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert pd.read_csv(out / "errors.csv").sweep.max() == 300
+
+
+# --- maxminq experiment: an output name taken by a folder ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("experiment", "taken", "args"),
+    [
+        ("toy-mdp", "toy_mdp.csv", ["--runs", "2", "--episodes", "2"]),
+        ("toy-mdp", "fig2_toy_mdp_distance.png", ["--runs", "2", "--episodes", "2"]),
+        ("mountain-car", "mountain_car_step_sizes.csv",
+         ["--runs", "1", "--episodes", "1", "--sigma2", "0", "--step-sizes", "0.02"]),
+    ],
+)  # fmt: skip
+def test_experiment_refuses_a_folder_where_an_output_goes(
+    tmp_path: Path, experiment: str, taken: str, args: list[str]
+) -> None:
+    """A folder named like one of the outputs in --out was found only once the simulation had
+    run (minutes at full scale): 'error: OUT/NAME: Is a directory', exit status 1, and for a
+    figure or the step-size table the new CSV already written beside it. Now refused before
+    any work, as ``maxminq theory`` does: one line naming --out, exit status 2, nothing
+    written."""
+    out = tmp_path / "out"
+    (out / taken).mkdir(parents=True)
+    cli = Path(sys.executable).with_name("maxminq")
+    proc = subprocess.run(
+        [str(cli), "experiment", experiment, "--out", str(out), "--workers", "1",
+         "--algorithms", "q_learning", "--no-progress", *args],
+        capture_output=True, text=True, timeout=240, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "--out" in proc.stderr and taken in proc.stderr
+    assert "simulated" not in proc.stdout  # refused before the work
+    assert sorted(p.name for p in out.iterdir()) == [taken]  # nothing else written

@@ -271,12 +271,19 @@ def _plot_frame(df: pd.DataFrame, algos: list[tuple[str, int, dict[str, float]]]
     return df.assign(op_kwargs=pd.Categorical.from_codes(codes, categories=texts))  # type: ignore[call-overload]
 
 
-def _out_dir(value: str | None, name: str) -> Path:
-    """The output folder, checked now: the last check before the work starts."""
+def _out_dir(value: str | None, name: str, outputs: tuple[str, ...]) -> Path:
+    """The output folder, checked now: the last check before the work starts. A folder in it
+    named like one of ``outputs`` (the files the command writes) is refused too: it was found
+    only once the simulation was done, with the CSV already written beside it."""
     from maxminq.cli import check_out_folder
 
-    out = Path(value) if value is not None else Path("results") / name
-    return check_out_folder(out, "--out")
+    out = check_out_folder(Path(value) if value is not None else Path("results") / name, "--out")
+    for output in outputs:
+        if (out / output).is_dir():
+            raise UsageError(
+                f"--out: {output} in {out} is a folder, where the experiment writes that file"
+            )
+    return out
 
 
 def _common(args: argparse.Namespace) -> dict[str, Any]:
@@ -477,7 +484,7 @@ def run_toy(args: argparse.Namespace) -> int:
     step_size = _floats([args.step_size], "--step-size", positive=True)[0]
     common = _common(args)
     subset = _subset_sizes(common["update_members"], algos)
-    out = _out_dir(args.out, "toy_mdp")
+    out = _out_dir(args.out, "toy_mdp", ("toy_mdp.csv", *TOY_OUTPUTS))
 
     tasks = [
         {"mu": mu, "algorithm": a, "n": n, "runs": runs, "episodes": episodes,
@@ -572,7 +579,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     check_step_size_per(args.step_size_per)
     common = _common(args)
     subset = _subset_sizes(common["update_members"], algos)
-    out = _out_dir(args.out, "mountain_car")
+    out = _out_dir(args.out, "mountain_car", ("mountain_car.csv", *MC_OUTPUTS))
 
     # One task per (algorithm, sigma2, step size), split into chunks of at most 200 runs so
     # that many runs of one setting still spread over the workers (each lane's run is one
