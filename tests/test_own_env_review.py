@@ -126,3 +126,50 @@ def test_a_nan_reward_is_refused_through_the_python_api_too(tmp_path) -> None:
     cfg.learning_starts, cfg.eval_episodes = 10, 1
     with pytest.raises(UsageError, match=r"^--env: a reward \(seed position \d in --seeds\)"):
         run_training(cfg, tmp_path / "run", progress=False)
+
+
+_LEVELS = {"easy": 4, "hard": 8}
+
+
+class _Levels(LineEnv):
+    """Takes a ``level`` keyword looked up in a table: an unknown level is a KeyError, the
+    usual way a constructor refuses a value it does not know."""
+
+    def __init__(self, level: str = "easy") -> None:
+        self.size = _LEVELS[level]
+
+
+class _NeedsADependency(LineEnv):
+    """Its constructor needs a package that is not installed (as LunarLander without
+    box2d): Gymnasium's DependencyNotInstalled."""
+
+    def __init__(self) -> None:
+        raise gym.error.DependencyNotInstalled('no_such_sim is not installed, run "pip install x"')
+
+
+def _train_argv(env_id: str, out) -> list[str]:
+    """A tiny train command line."""
+    argv = ["train", "--env", env_id, "--agent", "dqn", "--steps", "50", "--no-progress"]
+    return [*argv, "--no-plot", "--out", str(out)]
+
+
+@pytest.mark.parametrize(
+    "cls,extra,option,shown",
+    [
+        (_Levels, ["--env-kwargs", '{"level": "medium"}'], "--env-kwargs", "KeyError"),
+        (_NeedsADependency, [], "--env", "no_such_sim is not installed"),
+    ],
+)
+def test_an_environment_that_cannot_be_built_is_one_line_before_out(
+    cls, extra, option, shown, tmp_path, capsys
+) -> None:
+    """A keyword value the constructor refuses with a KeyError (README: "an environment
+    that refuses them is a one-line error before --out is touched"), or a missing
+    dependency, was a traceback (exit status 1): now one line naming the option, exit
+    status 2, and --out is not created."""
+    out = tmp_path / "run"
+    assert main([*_train_argv(_register(cls), out), *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"maxminq train: error: {option}: "), err
+    assert shown in err[0]
+    assert not out.exists()

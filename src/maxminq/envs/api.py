@@ -230,20 +230,32 @@ def make(
     return env
 
 
+#: What a constructor raises when it refuses a keyword or its value (a ``KeyError`` for a
+#: name its table lacks, e.g. ``level="medium"``).
+REFUSALS = (TypeError, ValueError, AssertionError, LookupError)
+
+
 def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: Any) -> gym.Env:
     """:func:`make` with the user's keywords ``env_kwargs`` (``--env-kwargs``) and ``extra``
-    ones (e.g. ``max_episode_steps``, ``render_mode``): an environment that refuses them is a
-    UsageError naming ``--env-kwargs``; without any, its error propagates (the caller knows
-    what else it asked for)."""
+    ones (e.g. ``max_episode_steps``, ``render_mode``): an environment that refuses them
+    (one of :data:`REFUSALS`) is a UsageError naming ``--env-kwargs``; without any, its
+    error propagates (the caller knows what else it asked for). A package the environment
+    needs and lacks (Gymnasium's ``DependencyNotInstalled``, e.g. box2d for LunarLander)
+    is a UsageError naming ``--env``."""
     kwargs = dict(env_kwargs or {})
     try:
         return make(env_id, **kwargs, **extra)
     except UsageError:  # an unknown id: already one line naming --env
         raise
-    except (TypeError, ValueError, AssertionError) as err:
+    except gym.error.DependencyNotInstalled as err:
+        why = " ".join(str(err).split()) or type(err).__name__
+        raise UsageError(f"--env: {env_id} cannot be built: {why}") from None
+    except REFUSALS as err:
         if not kwargs:
             raise
-        why = " ".join(str(err).split()) or type(err).__name__
+        why = " ".join(str(err).split()) or repr(err)
+        if isinstance(err, LookupError):  # str(KeyError('medium')) is just 'medium'
+            why = f"{type(err).__name__}: {why}"
         raise UsageError(f"--env-kwargs: {env_id} refused {json.dumps(kwargs)}: {why}") from None
 
 

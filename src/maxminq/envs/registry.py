@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from maxminq.envs.api import CAPS, CATCHER_ID, PIXELCOPTER_ID, make_with_kwargs
+from maxminq.envs.api import CAPS, CATCHER_ID, PIXELCOPTER_ID, REFUSALS, make_with_kwargs
 from maxminq.errors import UsageError
 
 Network = Literal["mlp", "minatar_cnn"]
@@ -255,7 +255,7 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
         env = make_with_kwargs(env_id, env_kwargs)  # refused keywords: a UsageError already
     except UsageError:
         raise
-    except (TypeError, ValueError, AssertionError) as err:  # e.g. a required keyword missing
+    except REFUSALS as err:  # e.g. a required keyword missing
         why = " ".join(str(err).split()) or type(err).__name__
         raise UsageError(
             f"--env: {env_id} cannot be built without keywords ({type(err).__name__}: {why}); "
