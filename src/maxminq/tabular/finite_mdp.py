@@ -344,7 +344,9 @@ def generalized_q_learning(
 
     Args:
         P, R, gamma: the MDP (shapes (S, A, S) and (S, A)); see :class:`FiniteMDP`.
-        operator: a key of ``maxminq.operators.OPERATORS`` or a G function.
+        operator: a key of ``maxminq.operators.OPERATORS`` or a G function (one of those
+            keys' functions runs as its key; another sees the members in estimator order,
+            with no role rotation).
         n: number of estimators N. k: number of snapshots K (1 = the current tables only).
         steps: number of updates (sweeps in sync mode, transitions in async mode).
         rng: the only source of randomness.
@@ -373,7 +375,10 @@ def generalized_q_learning(
             raise ValueError(f"operator must be one of {sorted(OPERATORS)}, got {operator!r}")
         op, rotate = OPERATORS[operator], operator in ASYMMETRIC_OPERATORS
     elif callable(operator):
-        op, rotate = operator, False
+        # The library's own G as a function is its name (operators.double_q skipped the swap
+        # and so learnt another rule than "double_q"); any other G sees estimator 0 first.
+        name = next((key for key, fn in OPERATORS.items() if fn is operator), None)
+        op, rotate = operator, name in ASYMMETRIC_OPERATORS
     else:
         raise ValueError(f"operator must be a name or a callable, got {operator!r}")
     for name, value, low in (
