@@ -173,3 +173,45 @@ def test_an_environment_that_cannot_be_built_is_one_line_before_out(
     assert len(err) == 1 and err[0].startswith(f"maxminq train: error: {option}: "), err
     assert shown in err[0]
     assert not out.exists()
+
+
+class _Resizable(gym.Env):
+    """One-hot cells, ``size`` of them (a class attribute, as a module constant a user
+    edits between training and evaluating), ``actions`` actions."""
+
+    size, actions = 6, 2
+
+    def __init__(self) -> None:
+        self.observation_space = gym.spaces.Box(0.0, 1.0, (self.size,), np.float32)
+        self.action_space = gym.spaces.Discrete(self.actions)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.pos = 0
+        return np.eye(self.size, dtype=np.float32)[0], {}
+
+    def step(self, action):
+        self.pos = min(self.size - 1, self.pos + 1)
+        done = self.pos == self.size - 1
+        return np.eye(self.size, dtype=np.float32)[self.pos], float(done), done, False, {}
+
+
+@pytest.mark.parametrize("changed,shown", [({"size": 8}, "(8,)"), ({"actions": 3}, "3 actions")])
+def test_evaluating_a_run_whose_environment_changed_since_is_one_line(
+    changed, shown, tmp_path, monkeypatch, capsys
+) -> None:
+    """The run's networks read observations of shape (6,) and give 2 action values; after
+    the environment's module changed (8 cells, or 3 actions), ``maxminq evaluate`` was a
+    traceback from q_values in the first episode (or played actions the networks never
+    learned): now one line naming RUN_DIR and what changed, exit status 2, before any
+    episode is played."""
+    env_id = _register(_Resizable)
+    run = tmp_path / "run"
+    cfg = TrainConfig(env_id=env_id, agent="dqn", steps=30, learning_starts=10, eval_episodes=1)
+    run_training(cfg, run, progress=False)
+    for name, value in changed.items():
+        monkeypatch.setattr(_Resizable, name, value)
+    assert main(["evaluate", str(run), "--episodes", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("maxminq evaluate: error: RUN_DIR: "), err
+    assert shown in err[0] and "changed" in err[0]

@@ -24,6 +24,7 @@ import pathlib
 import pickle
 from typing import IO, Any, cast
 
+import gymnasium as gym
 import numpy as np
 import pandas as pd
 import torch
@@ -271,6 +272,27 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
         raise UsageError(f"RUN_DIR: {path} is damaged or not a maxminq model ({why})") from None
 
 
+def _check_spaces(agent: TrainedAgent, env: Any) -> None:
+    """UsageError naming RUN_DIR unless ``env`` still has the observation shape and the
+    number of actions the run's networks were built for: one's own environment may have
+    changed since training (a traceback in the first step, or actions the networks never
+    learned played silently)."""
+    c = agent.config
+    shape = getattr(env.observation_space, "shape", None)
+    space = env.action_space
+    if shape is not None and tuple(shape) != agent.obs_shape:
+        what = f"observations of shape {tuple(shape)} (the run's networks read {agent.obs_shape})"
+    elif not (isinstance(space, gym.spaces.Discrete) and int(space.start) == 0):
+        what = f"the action space {space} (the run's networks act with Discrete({agent.n_actions}))"
+    elif int(space.n) != agent.n_actions:
+        what = f"{int(space.n)} actions (the run's networks value {agent.n_actions})"
+    else:
+        return
+    raise UsageError(
+        f"RUN_DIR: the run's environment {c.env_id} now gives {what}: it changed since training"
+    )
+
+
 def evaluate_agent(
     agent: TrainedAgent,
     seeds: list[int],
@@ -306,6 +328,11 @@ def evaluate_agent(
     c = agent.config
     kwargs = {"render_mode": "rgb_array"} if frames is not None else {}
     env = c.make_env(max_episode_steps, **kwargs)
+    try:
+        _check_spaces(agent, env)
+    except UsageError:
+        env.close()
+        raise
     rows = []
     bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
     try:
