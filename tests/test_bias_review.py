@@ -300,3 +300,37 @@ def test_library_operator_function_learns_as_its_name(name: str) -> None:
     )
     np.testing.assert_array_equal(by_function.q, by_name.q)
     np.testing.assert_array_equal(by_function.biases, by_name.biases)
+
+
+# --- theory: arguments of shapes that do not broadcast --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "names"),
+    [
+        (lambda: theory.t_mn([1, 2, 3], [1, 2]), "M, N"),
+        (lambda: theory.expected_bias(8, [1, 2], tau=[1.0, 2.0, 3.0]), "N, tau"),
+        (lambda: theory.target_variance([1, 2], 3, gamma=[0.5, 0.6, 0.7]), "M, gamma"),
+        (lambda: theory.min_variance([1, 2], tau=[1.0, 2.0, 3.0]), "N, tau"),
+        (lambda: theory.choose_n([1, 2], target=[0.0, 0.1, 0.2]), "M, target"),
+        (
+            lambda: theory.monte_carlo_bias(
+                [1, 2], [1, 2, 3], 1.0, 1.0, 10, np.random.default_rng(0)
+            ),
+            "M, N",
+        ),  # fmt: skip
+        (
+            lambda: theory.operator_bias(
+                "maxmin", [1, 2], [1, 2, 3], 1.0, 1.0, 10, np.random.default_rng(0)
+            ),
+            "M, N",
+        ),  # fmt: skip
+        (lambda: theory.operator_expected_bias("ensemble", 8, [1, 2], [1.0, 2.0, 3.0]), "N, tau"),
+    ],
+)
+def test_theory_names_the_arguments_that_do_not_broadcast(call, names: str) -> None:
+    """The module promises 'ValueError naming the argument'; arguments whose shapes do not
+    broadcast gave NumPy's 'operands could not be broadcast together with shapes (3,) (2,)'
+    (or 'shape mismatch: ... arg 0 ... arg 1'), naming none."""
+    with pytest.raises(ValueError, match=f"^{names} must broadcast together, got shapes"):
+        call()

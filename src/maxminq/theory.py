@@ -95,6 +95,21 @@ def _reals(value: Any, name: str, low: float, high: float, low_open: bool = Fals
     return arr
 
 
+def _broadcast(**arrays: np.ndarray) -> None:
+    """ValueError naming two of ``arrays`` (checked arguments, in signature order) whose shapes
+    do not broadcast together (NumPy's own message named none). Pairs suffice: shapes that
+    broadcast pairwise broadcast together."""
+    shapes = [(name, np.shape(arr)) for name, arr in arrays.items()]
+    for k, (name, shape) in enumerate(shapes):
+        for other, other_shape in shapes[:k]:
+            try:
+                np.broadcast_shapes(other_shape, shape)
+            except ValueError:
+                raise ValueError(
+                    f"{other}, {name} must broadcast together, got shapes {other_shape} and {shape}"
+                ) from None
+
+
 def _out(result: np.ndarray, *args: Any) -> Any:
     """A Python scalar when every argument was a scalar, else the array."""
     if all(np.ndim(a) == 0 for a in args):
@@ -146,12 +161,15 @@ def t_mn(M: Any, N: Any) -> Any:
     """
     m = _integers(M, "M")
     n = _integers(N, "N")
+    _broadcast(M=m, N=n)
     return _out(_t_mn(m, n), M, N)
 
 
 def _theorem_args(M: Any, N: Any, tau: Any, gamma: Any) -> tuple[Any, Any, Any, Any]:
     """Theorem 1's M, N, tau and gamma, each checked (an error names the bad one)."""
-    return _integers(M, "M"), _integers(N, "N"), _gamma(gamma), _tau(tau)
+    m, n, g, s = _integers(M, "M"), _integers(N, "N"), _gamma(gamma), _tau(tau)
+    _broadcast(M=m, N=n, tau=s, gamma=g)
+    return m, n, g, s
 
 
 def expected_bias(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
@@ -240,6 +258,7 @@ def min_variance(N: Any, tau: Any = 1.0) -> Any:
     """
     n = _integers(N, "N").astype(np.float64)
     s = _tau(tau)
+    _broadcast(N=n, tau=s)
     return _out(4.0 * n * s**2 / ((n + 1.0) ** 2 * (n + 2.0)), N, tau)
 
 
@@ -292,6 +311,7 @@ def choose_n(
     if np.ndim(n_max) != 0:
         raise ValueError(f"n_max must be a scalar integer, got {n_max!r}")
     n_cap = int(_integers(n_max, "n_max"))
+    _broadcast(M=m, tau=s, gamma=g, target=goal)
     m_b, s_b, g_b, goal_b = np.broadcast_arrays(m, s, g, goal)
     flat_m, flat_scale, flat_goal = m_b.ravel(), (s_b * g_b).ravel(), goal_b.ravel()
     # Chunks of at most _CHUNK_ELEMENTS cells in both M and N: one row of a large n_max was
@@ -511,6 +531,7 @@ def monte_carlo_bias(
     s = _sampled_tau(tau)
     g = _gamma(gamma)
     count = _mc_options(samples, rng, noise)
+    _broadcast(M=m, N=n, tau=s, gamma=g)
     m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
     fields = np.empty((8, *m_b.shape))
     for idx in np.ndindex(m_b.shape):
@@ -572,6 +593,7 @@ def operator_bias(
     s = _sampled_tau(tau)
     g = _gamma(gamma)
     count = _mc_options(samples, rng, noise)
+    _broadcast(M=m, N=n, tau=s, gamma=g)
     unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
     if unknown:  # else Python's TypeError
         raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
@@ -649,6 +671,7 @@ def operator_expected_bias(
     n = _integers(N, "N")
     s = _tau(tau)
     g = _gamma(gamma)
+    _broadcast(M=m, N=n, tau=s, gamma=g)
     unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
     if unknown:
         raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
