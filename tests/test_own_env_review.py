@@ -215,3 +215,36 @@ def test_evaluating_a_run_whose_environment_changed_since_is_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("maxminq evaluate: error: RUN_DIR: "), err
     assert shown in err[0] and "changed" in err[0]
+
+
+def _mlp_parameters(inputs: int, actions: int, hidden: tuple[int, ...] = (64, 64)) -> int:
+    """Weights and biases of an MLP ``inputs -> hidden -> actions``."""
+    sizes = (inputs, *hidden, actions)
+    return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=False))
+
+
+@pytest.mark.parametrize("changed,inputs,actions", [({"size": 8}, 8, 2), ({"actions": 3}, 6, 3)])
+def test_resuming_a_run_whose_environment_changed_names_the_environment(
+    changed, inputs, actions, tmp_path, monkeypatch
+) -> None:
+    """A checkpoint whose networks were built for the environment as it was (6 cells, 2
+    actions): resuming after the module changed was refused as "damaged or not a checkpoint
+    of this version of maxminq" (a tensor size mismatch), which sends the user looking for a
+    broken file. Now it says the environment changed, with both networks' sizes."""
+    env_id = _register(_Resizable)
+    run = tmp_path / "run"
+    cfg = TrainConfig(
+        env_id=env_id, agent="maxmin-dqn", n=2, steps=40, learning_starts=10, eval_episodes=1
+    )
+    cfg.checkpoint_every = 20
+    run_training(cfg, run, progress=False)
+    for name, value in changed.items():
+        monkeypatch.setattr(_Resizable, name, value)
+    cfg.steps = 60  # extend it: the checkpoint is loaded
+    with pytest.raises(UsageError) as err:
+        run_training(cfg, run, progress=False)
+    assert "damaged" not in str(err.value)
+    message = str(err.value)
+    assert message.startswith("--resume: ") and "environment" in message and "changed" in message
+    assert f"{_mlp_parameters(6, 2)} parameters" in message  # the checkpoint's networks
+    assert f"{_mlp_parameters(inputs, actions)} parameters" in message  # the ones now

@@ -31,6 +31,7 @@ import torch
 from maxminq import operators
 from maxminq.deep.nets import StackedNet, build_net
 from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
+from maxminq.errors import CannotResumeError
 
 __all__ = ["AGENTS", "AgentSpec", "Learner", "behaviour_values"]
 
@@ -247,7 +248,21 @@ class Learner:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what ``state_dict`` wrote."""
+        """Restore what ``state_dict`` wrote.
+
+        Raises:
+            CannotResumeError: the saved networks have another number of parameters per
+                member than these (the options are checked before, so the environment's
+                observation shape or number of actions changed since it was saved: one's
+                own environment's module edited between a run and its ``--resume``).
+        """
+        saved = state["online"]
+        if saved.ndim == 2 and saved.shape[1] != self.online.n_params:
+            raise CannotResumeError(
+                f"--resume: the checkpoint's networks have {saved.shape[1]} parameters each, "
+                f"those for the environment now {self.online.n_params} parameters: its "
+                "observation shape or number of actions changed since the checkpoint"
+            )
         self.online.flat.copy_(state["online"])
         self.target.flat.copy_(state["target"])
         self.opt.load_state_dict(state["opt"])
