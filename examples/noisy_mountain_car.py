@@ -117,14 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     capped = table.pivot(index=["algorithm", "n", "step_size"], columns="sigma2", values="capped")
     print(capped.to_string(float_format=lambda x: f"{x:.2f}"))
 
-    # How much each algorithm lost from the smallest to the largest variance, measured.
+    # How much each algorithm lost from the smallest to the largest variance, measured (with
+    # one variance there is nothing to compare: it named an algorithm at x1.00).
     lo, hi = min(args.sigma2), max(args.sigma2)
-    mean = best.set_index(["algorithm", "sigma2"])["mean"]
-    growth = {alg: mean[(alg, hi)] / mean[(alg, lo)] for alg, _ in ALGORITHMS}
-    print(f"\nLast-episode steps at sigma^2 = {hi:g} relative to sigma^2 = {lo:g}:")
-    print("  " + ", ".join(f"{alg} x{g:.2f}" for alg, g in growth.items()))
-    robust = min(growth, key=growth.get)
-    print(f"Least affected by the reward noise here: {robust} (x{growth[robust]:.2f}).")
+    if lo < hi:
+        mean = best.set_index(["algorithm", "sigma2"])["mean"]
+        growth = {alg: mean[(alg, hi)] / mean[(alg, lo)] for alg, _ in ALGORITHMS}
+        print(f"\nLast-episode steps at sigma^2 = {hi:g} relative to sigma^2 = {lo:g}:")
+        print("  " + ", ".join(f"{alg} x{g:.2f}" for alg, g in growth.items()))
+        robust = min(growth, key=growth.get)
+        print(f"Least affected by the reward noise here: {robust} (x{growth[robust]:.2f}).")
 
     save_figure(mc_sensitivity_figure(df, max_steps=cap), args.out / "sensitivity.png")
     curves = mc_learning_curve_figure(
