@@ -337,3 +337,15 @@ def test_theory_names_the_arguments_that_do_not_broadcast(call, names: str) -> N
     (or 'shape mismatch: ... arg 0 ... arg 1'), naming none."""
     with pytest.raises(ValueError, match=f"^{names} must broadcast together, got shapes"):
         call()
+
+
+def test_choose_n_when_gamma_tau_underflows() -> None:
+    """Theorem 1's bias is gamma tau (1 - 2 t_MN): which N is least biased does not depend on
+    gamma tau > 0. choose_n multiplied gamma by tau first, so a product below the smallest
+    double (1e-200 x 1e-200) made every bias 0 and answered N = 1, as for gamma = 0."""
+    assert theory.choose_n(8, tau=1e-200, gamma=1e-200) == 4  # as at gamma tau = 1 (README)
+    assert theory.choose_n(8, tau=1e-200, gamma=1e-200, split=True) == 4
+    # a target far below every bias (about -1e-400 at most): the most negative, N = n_max
+    assert theory.choose_n(8, tau=1e-200, gamma=1e-200, target=-1e-300, n_max=50) == 50
+    assert theory.choose_n(8, tau=1e-200, gamma=1e-200, target=1e-300, n_max=50) == 1
+    assert theory.choose_n(8, tau=1e-200, gamma=0.0) == 1  # gamma = 0: every N unbiased

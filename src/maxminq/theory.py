@@ -313,7 +313,16 @@ def choose_n(
     n_cap = int(_integers(n_max, "n_max"))
     _broadcast(M=m, tau=s, gamma=g, target=goal)
     m_b, s_b, g_b, goal_b = np.broadcast_arrays(m, s, g, goal)
-    flat_m, flat_scale, flat_goal = m_b.ravel(), (s_b * g_b).ravel(), goal_b.ravel()
+    flat_m = m_b.ravel()
+    # Compared in units of gamma tau, |unit bias - target / (gamma tau)|: the same order, but
+    # gamma * tau no longer underflows to 0 (1e-200 x 1e-200 made every bias 0: N = 1). A
+    # target beyond every unit bias (|unit| <= sqrt(n_max)) is clipped: the order stays.
+    # gamma = 0: every N is unbiased, all gaps tie (N = 1).
+    bound = 2.0 * np.sqrt(n_cap) + 2.0
+    flat_zero = (g_b == 0.0).ravel()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        unit_goal = np.where(flat_zero, 0.0, goal_b.ravel() / s_b.ravel() / g_b.ravel())
+    flat_goal = np.clip(unit_goal, -bound, bound)
     # Chunks of at most _CHUNK_ELEMENTS cells in both M and N: one row of a large n_max was
     # n_max long (10^9 asked for 40 GB of temporaries).
     cols = min(n_cap, _CHUNK_ELEMENTS)
@@ -324,10 +333,11 @@ def choose_n(
         best_gap = np.full(mm.shape[0], np.inf)
         for n_lo in range(1, n_cap + 1, cols):
             ns = np.arange(n_lo, min(n_lo + cols, n_cap + 1), dtype=np.int64)
-            bias = flat_scale[lo : lo + rows, None] * (1.0 - 2.0 * _t_mn(mm, ns[None, :]))
+            bias = 1.0 - 2.0 * _t_mn(mm, ns[None, :])  # in units of gamma tau
             if split:  # the errors' half-width grows as sqrt(N) (Corollary 1)
                 bias = bias * np.sqrt(ns[None, :])
             gap = np.abs(bias - flat_goal[lo : lo + rows, None])
+            gap[flat_zero[lo : lo + rows]] = 0.0  # gamma = 0: all N tie
             first = np.argmin(gap, axis=1)  # argmin: first minimum = smallest N
             chunk_gap = gap[np.arange(gap.shape[0]), first]
             # strictly smaller only: on a tie the earlier chunk's (smaller) N stays
