@@ -248,3 +248,33 @@ def test_resuming_a_run_whose_environment_changed_names_the_environment(
     assert message.startswith("--resume: ") and "environment" in message and "changed" in message
     assert f"{_mlp_parameters(6, 2)} parameters" in message  # the checkpoint's networks
     assert f"{_mlp_parameters(inputs, actions)} parameters" in message  # the ones now
+
+
+def test_a_file_name_instead_of_a_module_name_gets_the_module_name(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """``--env my_envs.py:Corridor-v0`` (or a path to the file), as one names the file
+    on the command line, used to answer 'is it on PYTHONPATH or installed?' although the
+    module is there: the error now names the module to give instead."""
+    (tmp_path / "review_file_envs.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for given in ("review_file_envs.py", str(tmp_path / "review_file_envs.py")):
+        out = tmp_path / "run"
+        assert main(_train_argv(f"{given}:Corridor-v0", out)) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("maxminq train: error: --env: "), err
+        assert "--env review_file_envs:Corridor-v0" in err[0]
+        assert not out.exists()
+
+
+def test_an_id_given_without_its_version_suggests_the_versioned_id(tmp_path, capsys) -> None:
+    """``Name`` for an environment registered as ``Name-v0`` (the version left out; for a
+    short name difflib's closeness cutoff missed it) gets the versioned id suggested, as
+    Gymnasium's own error does."""
+    if "Lv-v0" not in gym.registry:
+        gym.register("Lv-v0", entry_point=_Levels, max_episode_steps=50)
+    out = tmp_path / "run"
+    assert main(_train_argv("Lv", out)) == 2
+    err = capsys.readouterr().err.strip()
+    assert "did you mean Lv-v0?" in err
+    assert not out.exists()

@@ -109,6 +109,12 @@ def _check_id(env_id: str) -> None:
     register_envs()
     module, _, name = env_id.rpartition(":")
     imported = None
+    if module.endswith(".py"):  # a file named as on the command line: its module is meant
+        stem = Path(module).stem
+        raise UsageError(
+            f"--env: {module!r} in {env_id!r} is a file; give the module's import name "
+            f"(its folder on PYTHONPATH): --env {stem}:{name}"
+        )
     if module:
         try:
             imported = importlib.import_module(module)
@@ -143,7 +149,9 @@ def _check_id(env_id: str) -> None:
                 f"{_V1_HINT if name.endswith('-v1') and 'MinAtar' in same_game else ''}? "
                 "('maxminq envs' lists the paper's ids)"
             )
-        close = difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
+        # The id without its version (Name for Name-v0) first: too short for the cutoff.
+        close = [k for k in gym.registry if re.fullmatch(rf"{re.escape(name)}-v\d+", k)][:3]
+        close = close or difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
         if close:  # another version or a typo: LunarLander-v2 -> LunarLander-v3
             # With the module named, as the user must give it again: a bare id its import
             # registered is unknown in a new process.
