@@ -278,3 +278,49 @@ def test_an_id_given_without_its_version_suggests_the_versioned_id(tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert "did you mean Lv-v0?" in err
     assert not out.exists()
+
+
+class _CutsItself(gym.Env):
+    """Position t in the episode as the observation [t]; the environment truncates
+    itself at t = 3 (no registered time limit) and terminates at t = 3 as well when
+    ``both`` (the two flags at once)."""
+
+    observation_space = gym.spaces.Box(0.0, 10.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    both = False
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.array([0.0], np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.array([self.t], np.float32), 1.0, self.both and self.t == 3, self.t == 3, {}
+
+
+class _CutsAndEnds(_CutsItself):
+    both = True
+
+
+@pytest.mark.parametrize("cls,done", [(_CutsItself, 0.0), (_CutsAndEnds, 1.0)])
+def test_an_environments_own_truncation_bootstraps_from_its_real_last_observation(
+    cls, done
+) -> None:
+    """README: truncation from the environment itself (no registered max_episode_steps)
+    bootstraps like the time limit's, from the real next observation (here [3], not the
+    next episode's first [0]); with terminated also True the transition is terminal."""
+    cfg = TrainConfig(
+        env_id=_register(cls, cap=None), agent="dqn", steps=9, learning_starts=9
+    ).resolve()
+    tr = Trainer(cfg)
+    try:
+        for _ in range(9):
+            tr.train_step()
+        np.testing.assert_array_equal(tr.replay.obs[0, :9, 0], [0, 1, 2] * 3)
+        np.testing.assert_array_equal(tr.replay.next_obs[0, :9, 0], [1, 2, 3] * 3)
+        np.testing.assert_array_equal(tr.replay.terminated[0, :9], [0, 0, done] * 3)
+        episodes = tr.rows["episodes"]
+        assert [(e[4], e[5], e[6]) for e in episodes] == [(3, bool(done), True)] * 3
+    finally:
+        tr.close()
