@@ -237,6 +237,10 @@ def test_quick_keeps_the_values_given(tmp_path: Path) -> None:
     # least (it printed 'Least affected by the reward noise here: ... (x1.00)').
     assert "Least affected" not in proc.stdout and "relative to" not in proc.stdout
 
+
+def test_quick_keeps_samples_and_sweeps_given(tmp_path: Path) -> None:
+    """As above for operator_bias.py's --samples and generalized_q_random_mdp.py's --sweeps
+    (--quick replaced them by 20,000 and 1,000)."""
     out = tmp_path / "bias"
     proc = _example("operator_bias.py", out, "--quick", "--samples", "1000", "--n-max", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]
