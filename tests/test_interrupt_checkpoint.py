@@ -16,6 +16,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import time
 
 import gymnasium as gym
 import pytest
@@ -61,6 +62,8 @@ import test_sweep_helpers as helpers  # noqa: E402 - after the environment is re
 from maxminq.cli import main  # noqa: E402
 from maxminq.deep.config import TrainConfig  # noqa: E402
 from maxminq.deep.train import read_tables, run_training  # noqa: E402
+from maxminq.experiments.config import load_config  # noqa: E402
+from maxminq.experiments.registry import execute_deep  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -155,6 +158,16 @@ def test_a_second_signal_before_the_step_ends_stops_at_once(whole, tmp_path, cap
     helpers.same_tables(read_tables(out), whole)
 
 
+def test_a_second_sigterm_changes_nothing(tmp_path) -> None:
+    """SIGTERM sent again before the step ends (schedulers and the sweep's process pool do)
+    means the same: the step still ends with its checkpoint (137), exit 143."""
+    out = tmp_path / "run"
+    done = _run(["-c", CLI], f"SIGTERM:{STOP}:2", *TRAIN, "--out", str(out))
+    assert done.returncode == 143, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "maxminq train: terminated", done.stderr
+    assert _checkpoint_step(out) == STOP
+
+
 # run_training from a Python program (a notebook, a script): the KeyboardInterrupt says the
 # checkpoint's step, and the caller's handlers are back afterwards.
 API = f"""
@@ -184,3 +197,65 @@ def test_run_training_from_python_checkpoints_the_step_of_the_signal(tmp_path, n
     else:
         assert done.returncode == -signal.SIGTERM, done.stderr
     assert _checkpoint_step(out) == STOP
+
+
+SWEEP = """
+name: interrupted
+kind: deep
+fixed: {env_id: CartPole-v1, agent: maxmin-dqn, n: 2, lr: 0.001, steps: 400, seeds: [0],
+        learning_starts: 40, buffer_size: 200, target_update: 30, eval_episodes: 2,
+        checkpoint_every: 400}
+scales: {quick: {}, paper: {}}
+"""
+
+
+def test_a_terminated_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) -> None:
+    """SIGTERM to a sweep's driver alone (Kubernetes, timeout) while a deep run trains
+    (step 100 reported; its only periodic checkpoint would be that of step 400): the
+    driver asks its worker to stop with SIGTERM and waits, so the run writes the checkpoint
+    of the step it is at (>= 100) before its worker ends; exit 143 and the sweep's line as
+    before, no worker left. Resumed as the next sweep does, the run gives the tables of a
+    direct uninterrupted run_training, bitwise. (Before, the worker was killed at once,
+    and the run started again from step 0.)"""
+    config = tmp_path / "sweep.yaml"
+    config.write_text(SWEEP)
+    out = tmp_path / "out"
+    argv = ["sweep", str(config), "--out", str(out), "--workers", "1", "--no-progress"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLI, *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    workers: list[int] = []
+
+    def training() -> bool:
+        workers[:] = helpers.workers(proc.pid) or workers
+        return any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))
+
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and not training() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None and training(), "the run never reached step 100"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # ours: started by this test
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == [
+        "maxminq sweep: terminated; finished runs are kept: the same command resumes"
+    ], err
+    assert helpers.gone(workers), "the worker outlived the terminated sweep"
+    (work,) = out.glob("work/*")
+    assert 100 <= _checkpoint_step(work) < 400
+    # What the next sweep's worker does with the run (here, not in a new worker process:
+    # its start alone takes seconds), and the run uninterrupted.
+    settings = load_config(config, "quick").runs[0].settings
+    with torch.random.fork_rng():
+        resumed = execute_deep(settings, work, False).tables
+        direct = run_training(TrainConfig(**settings), tmp_path / "direct", progress=False)
+    helpers.same_tables(dict(resumed), direct)

@@ -841,13 +841,15 @@ class StepBoundary:
     step (after the environments stepped but before the replay write, within the optimiser
     update), and a checkpoint of that state would not resume to the uninterrupted run.
 
-    A second signal before the first is delivered (a step that takes long, or the
-    checkpoint's write) is not deferred: the first one is delivered at once, leaving the
-    previous checkpoint as it was (its write is atomic). A signal that is ignored (SIG_IGN,
-    as in a sweep's workers for SIGINT) or whose handler was not set from Python is left
-    alone; outside the main thread, where Python cannot set handlers, nothing changes. On
-    leaving, the previous handlers are back, and a signal still pending is delivered (unless
-    a KeyboardInterrupt is already on its way)."""
+    Until the signal is delivered (a step that takes long, then the checkpoint's write), a
+    second Ctrl-C delivers it at once, mid-step or mid-write, leaving the previous
+    checkpoint as it was (the write is atomic); a second SIGTERM changes nothing: schedulers
+    and process pools send it again with the same meaning (a local sweep's pool sends it to
+    every worker when one dies), and insist with SIGKILL. A signal that is ignored (SIG_IGN,
+    as SIGINT in a sweep's workers) or whose handler was not set from Python is left alone;
+    outside the main thread, where Python cannot set handlers, nothing changes. On leaving,
+    the previous handlers are back, and a signal still pending is delivered (unless a
+    KeyboardInterrupt is already on its way)."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -875,10 +877,10 @@ class StepBoundary:
             signal.signal(signum, self._defer)
 
     def _defer(self, signum: int, frame: object) -> None:
-        """The handler while deferring: remember the signal; a second one acts at once."""
+        """The handler while deferring: remember the signal; a second Ctrl-C delivers it."""
         if self.pending is None:
             self.pending = signum
-        else:
+        elif signum == signal.SIGINT:
             self.deliver()
 
     @property
@@ -1130,7 +1132,7 @@ def run_training(
     at the end of the step under way, after a checkpoint of that step (none with
     ``checkpoint_every`` 0), through the handler that was in place (Ctrl-C: a
     KeyboardInterrupt; SIGTERM: the process ends, or ``maxminq.cli.Terminated`` inside
-    ``sigterm_as_interrupt()``); a second signal stops at once, the previous checkpoint
+    ``sigterm_as_interrupt()``); a second Ctrl-C stops at once, the previous checkpoint
     kept. A KeyboardInterrupt that ends the run carries ``checkpoint_step``: the step of
     the checkpoint this call last wrote to ``out_dir`` or resumed from, which ``resume``
     continues (None: neither).
@@ -1242,15 +1244,14 @@ def _train_in(
                     bar.close()
                     return {}
                 if boundary.requested:  # a checkpoint of this step, then stop as asked
-                    boundary.restore()  # a second signal stops the write at once
-                    if k and on_disk != trainer.step:
+                    if k and on_disk != trainer.step:  # a second Ctrl-C cuts it short
                         trainer.save_checkpoint(ckpt_dir)
                         on_disk = trainer.step
                     boundary.deliver()
-        bar.close()
-        if k and trainer.step % k:
-            trainer.save_checkpoint(ckpt_dir)
-            on_disk = trainer.step
+            bar.close()
+            if k and on_disk != trainer.step:  # the last step's (a signal now: after it)
+                trainer.save_checkpoint(ckpt_dir)
+                on_disk = trainer.step
         trainer.log_final_metrics()
         trainer.evaluate(progress)
         tables = trainer.tables()

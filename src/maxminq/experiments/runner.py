@@ -8,7 +8,9 @@ and returns the tables. Only this driver process writes to the output folder: ta
 first (atomically, manifest last), then the run's status, then the run's scratch folder is
 removed. A kill at any moment therefore loses at most the runs in flight, which the next
 ``run_sweep`` on the same folder runs again (deep runs continue from their checkpoints in
-``OUT/work/<run_id>``).
+``OUT/work/<run_id>``). Interrupted (Ctrl-C, SIGTERM), the local backend stops its workers
+with SIGTERM and waits up to ``STOP_GRACE`` s before it kills them: a deep run first ends
+its training step and writes a checkpoint of it, so its next attempt loses no step.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import concurrent.futures as cf
 import contextlib
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import shutil
 import signal
@@ -45,6 +48,10 @@ from maxminq.experiments.store import (
 )
 
 BACKENDS = ("local", "ray")
+# Seconds a local worker gets to end after SIGTERM before it is killed: a deep run first
+# ends its step and writes a checkpoint of it (run_training defers the signal), which the
+# next sweep continues from; other runs end at once. SLURM's default grace is 30 s too.
+STOP_GRACE = 30.0
 RAY_CURRENT_CLUSTER = "/tmp/ray/ray_current_cluster"  # Ray's record of the last `ray start`
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
@@ -130,6 +137,25 @@ def _worker_init() -> None:
         os._exit(1)
 
 
+def _stop_workers(procs: list[Any], grace: float = STOP_GRACE) -> None:
+    """SIGTERM each process of ``procs`` still alive, wait up to ``grace`` s for them to
+    end, then SIGKILL those left (at once on a KeyboardInterrupt meanwhile: a second
+    Ctrl-C). SIGTERM ends a worker at once, unless it is in a deep run's training steps:
+    that ends its step and writes a checkpoint of it first."""
+    alive = [proc for proc in procs if proc.exitcode is None]
+    try:
+        for proc in alive:
+            proc.terminate()
+        deadline = time.monotonic() + grace
+        waiting = [proc.sentinel for proc in alive]
+        while waiting and (left := deadline - time.monotonic()) > 0:
+            ended = multiprocessing.connection.wait(waiting, timeout=left)
+            waiting = [sentinel for sentinel in waiting if sentinel not in ended]
+    finally:
+        for proc in alive:
+            proc.kill()  # one that ended: nothing happens
+
+
 # --------------------------------------------------------------------------- backends
 class _LocalBackend:
     """A pool of worker processes (spawned, so no state leaks in from the driver)."""
@@ -176,7 +202,11 @@ class _LocalBackend:
                 msg = f"the run's result could not be returned: {type(err).__name__}: {err}"
                 out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0)))
         if broken:
+            procs = list((getattr(self._pool, "_processes", None) or {}).values())
             self._pool.shutdown(wait=False, cancel_futures=True)
+            # The pool sent SIGTERM to its other workers: a deep run checkpoints its step
+            # first, and must be gone (its folder unlocked) before it runs again.
+            _stop_workers(procs)
             self._pool = self._new_pool()
         return out
 
@@ -185,15 +215,15 @@ class _LocalBackend:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def abort(self) -> None:
-        """Stop at once (interrupt): workers are killed, queued runs dropped."""
+        """Stop (interrupt): queued runs dropped, workers stopped (``_stop_workers``: at
+        once, or, for a deep run, after a checkpoint of its step, within ``STOP_GRACE`` s)."""
         # A worker killed while sending its tables leaves the pool's result thread waiting
         # for the rest of the message, and the interpreter joins that thread at exit: the
         # sweep hung after "interrupted". Once the workers are dead, closing the driver's
         # copy of the result pipe's write end gives that thread EOF and lets the pool wind
         # down. (Taken before shutdown(), which drops the queue.)
         writer = getattr(getattr(self._pool, "_result_queue", None), "_writer", None)
-        for proc in list((getattr(self._pool, "_processes", None) or {}).values()):
-            proc.kill()
+        _stop_workers(list((getattr(self._pool, "_processes", None) or {}).values()))
         self._pool.shutdown(wait=False, cancel_futures=True)
         if writer is not None:
             writer.close()
