@@ -41,6 +41,8 @@ FIXED_N = {
 }
 #: Parameters that are a multiple of tau (FIXED_N gives them at tau = 1).
 PER_TAU = ("sigma",)
+#: Errors drawn per chunk of ``sampled_bias`` (8 MB of doubles).
+CHUNK_ERRORS = 1 << 20
 # U(-tau, tau) is drawn as low + (high - low) u: 2 tau must be a finite double.
 TAU_MAX = float(np.finfo(np.float64).max) / 2
 
@@ -84,13 +86,15 @@ def sampled_bias(
     """Mean, standard error and variance of G over ``samples`` (>= 2) draws of N x M estimates.
 
     The true values are all 0, so G itself is the error of the bootstrap value. Drawn in
-    chunks so memory stays bounded for large ``samples``; each chunk's mean and sum of squared
+    chunks of about ``CHUNK_ERRORS`` errors so memory stays bounded whatever ``samples``, N
+    and M (the draws are the same whatever the chunks); each chunk's mean and sum of squared
     deviations are pooled (Chan et al.'s update), in units of tau: sums of G^2 underflowed to
     0 at tau = 1e-200 (a standard error of 0) and overflowed at 1e200.
     """
     mean, m2, done = 0.0, 0.0, 0  # mean and sum of squared deviations of G / tau
+    rows = max(1, CHUNK_ERRORS // (n * m))  # 50,000 samples a chunk took 11 GB at M = 1000, N = 20
     while done < samples:
-        size = min(50_000, samples - done)
+        size = min(rows, samples - done)
         q = rng.uniform(-tau, tau, size=(size, n, m))  # (samples, N, A), as operators expect
         g = operators.bootstrap(name, q, **params) / tau  # shape (samples,)
         g_mean = float(g.mean())
