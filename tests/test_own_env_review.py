@@ -324,3 +324,24 @@ def test_an_environments_own_truncation_bootstraps_from_its_real_last_observatio
         assert [(e[4], e[5], e[6]) for e in episodes] == [(3, bool(done), True)] * 3
     finally:
         tr.close()
+
+
+def test_a_module_that_runs_a_script_on_import_is_one_line(tmp_path, monkeypatch, capsys) -> None:
+    """``--env train_script:Env-v0`` naming a script that parses its own arguments at import
+    (no ``if __name__ == "__main__":``): argparse printed its usage as ``usage: maxminq
+    [-h] --episodes EPISODES`` and exited, which reads as maxminq's own options. Now one
+    line naming --env, the module, what it said, and the remedy; exit status 2."""
+    (tmp_path / "review_script_envs.py").write_text(
+        "import argparse\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--episodes', type=int, required=True)\n"
+        "args = parser.parse_args()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "run"
+    assert main(_train_argv("review_script_envs:Corridor-v0", out)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("maxminq train: error: --env: "), err
+    assert "'review_script_envs'" in err[0] and "--episodes" in err[0]
+    assert "__main__" in err[0]
+    assert not out.exists()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
+import io
 import json
 import os
 import re
@@ -100,6 +102,32 @@ def _our_id_for(name: str) -> str | None:
     return next((ours for ours in OUR_IDS if _game_key(ours) == key), None)
 
 
+def _import_module(module: str, env_id: str) -> Any:
+    """Import ``module`` (of ``env_id``). A module that runs a program when imported and
+    exits (a script's top-level argparse: ``usage: maxminq ...`` would read as maxminq's own
+    options) is a UsageError quoting the last line it wrote to stderr; the first import's
+    stderr is held back until then (and written out when the import does not exit)."""
+    if module in sys.modules:  # imported already: nothing runs, nothing to hold back
+        return sys.modules[module]
+    held = io.StringIO()
+    exited = False
+    try:
+        with contextlib.redirect_stderr(held):
+            return importlib.import_module(module)
+    except SystemExit as e:
+        exited = True
+        said = [line.strip() for line in held.getvalue().splitlines() if line.strip()]
+        last = f": {said[-1]}" if said else ""
+        raise UsageError(
+            f"--env: importing module {module!r} of {env_id!r} ran a program that exited "
+            f"(status {e.code}{last}); put that module's script part under "
+            "if __name__ == '__main__': so that importing it only registers the environment"
+        ) from None
+    finally:
+        if not exited:
+            sys.stderr.write(held.getvalue())
+
+
 def _check_id(env_id: str) -> None:
     """Raise UsageError unless ``env_id`` names a registered environment. As in
     ``gym.make``, ``"module:EnvId"`` first imports ``module`` (which registers ``EnvId``):
@@ -117,7 +145,9 @@ def _check_id(env_id: str) -> None:
         )
     if module:
         try:
-            imported = importlib.import_module(module)
+            imported = _import_module(module, env_id)
+        except UsageError:
+            raise
         except Exception as e:  # noqa: BLE001 - any failure of the user's module, one line
             why = " ".join(str(e).split())  # a multi-line message kept on one line
             # The console script does not put the current folder on sys.path (python does).
