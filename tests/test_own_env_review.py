@@ -345,3 +345,26 @@ def test_a_module_that_runs_a_script_on_import_is_one_line(tmp_path, monkeypatch
     assert "'review_script_envs'" in err[0] and "--episodes" in err[0]
     assert "__main__" in err[0]
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "source,said,hint",
+    [
+        ("raise RuntimeError('no licence file')\n", "RuntimeError: no licence file", "raised"),
+        ("import no_such_dependency_h2\n", "No module named 'no_such_dependency_h2'", "imports"),
+    ],
+)
+def test_a_module_found_but_failing_is_not_blamed_on_the_path(
+    source, said, hint, tmp_path, monkeypatch, capsys
+) -> None:
+    """A module on the path that raises while importing (or imports a package that is not
+    installed) was answered with 'is it on PYTHONPATH or installed?', which sends the user
+    looking for the module they gave; the hint now says the module was found and failed."""
+    (tmp_path / "review_failing_envs.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "run"
+    assert main(_train_argv("review_failing_envs:Corridor-v0", out)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("maxminq train: error: --env: "), err
+    assert said in err[0] and hint in err[0] and "PYTHONPATH" not in err[0]
+    assert not out.exists()

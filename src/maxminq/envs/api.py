@@ -152,13 +152,21 @@ def _check_id(env_id: str) -> None:
             why = " ".join(str(e).split())  # a multi-line message kept on one line
             # The console script does not put the current folder on sys.path (python does).
             here = Path(*module.split(".")).with_suffix(".py")
-            where = (
-                f"{here} is in the current folder but not on sys.path: run with PYTHONPATH=."
-                if isinstance(e, ModuleNotFoundError)
-                and e.name in (module, module.split(".")[0])  # not a dependency it lacks
-                and here.is_file()
-                else "is it on PYTHONPATH or installed?"
-            )
+            parts = module.split(".")
+            names = {".".join(parts[: i + 1]) for i in range(len(parts))}
+            if isinstance(e, ModuleNotFoundError) and e.name in names:  # the module itself
+                where = (
+                    f"{here} is in the current folder but not on sys.path: run with PYTHONPATH=."
+                    if here.is_file()
+                    else "is it on PYTHONPATH or installed?"
+                )
+            elif isinstance(e, ModuleNotFoundError):  # found; a package it needs is not
+                where = f"the module was found; it imports {e.name}, which is not installed"
+            else:  # found, and its own code failed
+                where = (
+                    f"the module was found and raised while importing (python -c "
+                    f"'import {module}' shows the traceback)"
+                )
             raise UsageError(
                 f"--env: cannot import module {module!r} of {env_id!r} "
                 f"({type(e).__name__}: {why}); {where}"
