@@ -380,3 +380,21 @@ def test_operator_bias_example_memory_is_bounded_in_n_and_m() -> None:
 
     exact = 1 - 2 * math.exp(gammaln(m + 1) + gammaln(1 + 1 / n) - gammaln(m + 1 + 1 / n))
     assert abs(mean - exact) < 5 * se
+
+
+@pytest.mark.parametrize("experiment", ["toy-mdp", "mountain-car"])
+def test_experiment_update_members_no_algorithm_can_use(tmp_path: Path, experiment: str) -> None:
+    """--update-members 2 with only one-table algorithms (here Double Q) was ignored without a
+    word, while settings.json recorded update_members 2 (the Python API and ``maxminq train
+    --agent dqn --update-members 2`` refuse it). Now a one-line error naming the option."""
+    out = tmp_path / "out"
+    cli = Path(sys.executable).with_name("maxminq")
+    proc = subprocess.run(
+        [str(cli), "experiment", experiment, "--out", str(out), "--runs", "1", "--episodes", "1",
+         "--algorithms", "double_q", "q_learning", "--update-members", "2", "--workers", "1",
+         "--no-progress"],
+        capture_output=True, text=True, timeout=240, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "--update-members" in proc.stderr
+    assert not out.exists()

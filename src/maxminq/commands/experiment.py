@@ -240,6 +240,13 @@ def _subset_sizes(
     take it (checked against N now, before any work), the others update one table."""
     from maxminq.tabular.agent import ALGORITHMS, KIND_ESTIMATORS, check_update_members
 
+    if u > 1 and all(ALGORITHMS[a].kind != KIND_ESTIMATORS for a, _, _ in algos):
+        # else ignored without a word, while settings.json recorded it (the API refuses it)
+        names = ", ".join(dict.fromkeys(a for a, _, _ in algos))
+        raise UsageError(
+            f"--update-members: none of the algorithms ({names}) updates a subset of its "
+            f"tables (only maxmin and ensemble do), got {u}"
+        )
     return {
         (a, n): {"update_members": check_update_members(a, n, u)}
         if u > 1 and ALGORITHMS[a].kind == KIND_ESTIMATORS
