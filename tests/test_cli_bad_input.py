@@ -209,15 +209,17 @@ def test_plot_out_options(tmp_path, capsys):
 
 
 def test_a_folder_where_an_output_file_goes(tmp_path, capsys):
-    """Found only when the file is written: one line naming it (exit 1, the work failed),
-    not a traceback naming a temporary file; found before drawing where it can be."""
+    """Found before the work (experiment: exit 2, one line naming --out; it was found only
+    once the CSV was written, after the simulation) or before drawing (plot), not a
+    traceback naming a temporary file."""
     out = tmp_path / "out"
     (out / "toy_mdp.csv").mkdir(parents=True)
     argv = ["experiment", "toy-mdp", "--runs", "2", "--episodes", "2", "--mu", "0.1"]
     argv += ["--algorithms", "q_learning", "--workers", "1", "--no-progress", "--out", str(out)]
-    assert main(argv) == 1
-    _, err = capsys.readouterr()
-    assert err == f"maxminq experiment: error: {out / 'toy_mdp.csv'}: Is a directory\n"
+    assert main(argv) == 2
+    assert _one_line(capsys).endswith(
+        f"--out: toy_mdp.csv in {out} is a folder, where the experiment writes that file"
+    )
     assert [p.name for p in out.iterdir()] == ["toy_mdp.csv"]  # no temporary file left
     run = str(_run_folder(tmp_path / "run"))
     (tmp_path / "fig.svg").mkdir()
