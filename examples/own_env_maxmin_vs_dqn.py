@@ -228,7 +228,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"On average DQN {what} than Maxmin, but single seeds overlap.")
         else:
             print(f"Not shown at this scale: DQN {what} than Maxmin.")
-    print(f"Wrote {figure[0]}, {args.out / 'comparison.csv'} and the runs in {args.out}")
+    # plot_runs answers absolute paths; name the figure as the other files, under --out
+    png = args.out / figure[0].name
+    print(f"Wrote {png}, {args.out / 'comparison.csv'} and the runs in {args.out}")
     return 0
 
 
