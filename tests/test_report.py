@@ -278,11 +278,12 @@ def test_claims_flip_with_the_data(tmp_path: Path):
 
 
 def test_mean_claims_need_the_difference_beyond_its_95_percent_interval():
-    """Runs 1..5 (mean 3, SE sqrt(2.5 / 5) = 1/sqrt(2)) against the same shifted by 2 or by
-    1.9: the difference's SE is 1, so its 95% half-width is 1.96; 2 is beyond it, 1.9 is
-    not. Against a value: 3 - 1.96 / sqrt(2) = 1.614 is above 1.5 but not above 1.7."""
+    """Runs 1..5 (mean 3, SE sqrt(2.5 / 5) = 1/sqrt(2)) against the same shifted by 2.4 or
+    by 2.2: the difference's SE is 1 with Welch df 8, so its 95% half-width is t(8) = 2.306;
+    2.4 is beyond it, 2.2 is not. Against a value: 3 - t(4) / sqrt(2) = 3 - 2.776 / 1.414 =
+    1.037 is above 1.0 but not above 1.1."""
     a = np.arange(1.0, 6.0)
-    for shift, verdict in ((2.0, C.SUPPORTED), (1.9, C.NOT_SUPPORTED)):
+    for shift, verdict in ((2.4, C.SUPPORTED), (2.2, C.NOT_SUPPORTED)):
         status, _, nums = C.compare_means(a, a + shift, lower_is_claimed=True, name_a="a",
                                           name_b="b")  # fmt: skip
         assert status == verdict, shift
@@ -293,7 +294,7 @@ def test_mean_claims_need_the_difference_beyond_its_95_percent_interval():
                                name_b="a")[0] == verdict  # fmt: skip
         assert C.compare_means(a + shift, a, lower_is_claimed=True, name_a="b",
                                name_b="a")[0] == C.NOT_SUPPORTED  # fmt: skip
-    for value, verdict in ((1.5, C.SUPPORTED), (1.7, C.NOT_SUPPORTED)):
+    for value, verdict in ((1.0, C.SUPPORTED), (1.1, C.NOT_SUPPORTED)):
         assert C.compare_to_value(a, value, above=True, name="a")[0] == verdict, value
         assert C.compare_to_value(6.0 - a, 6.0 - value, above=False, name="a")[0] == verdict
     assert C.compare_means(a[:2], a, lower_is_claimed=True, name_a="a", name_b="b")[0] == (

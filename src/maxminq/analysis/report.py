@@ -1060,7 +1060,8 @@ def build_report(
         f"fewer than {C.MIN_RUNS} runs. A claim 'A ≥ B' (deep RL) is supported only when A's "
         "IQM is at least B's and A's 95% CI does not lie entirely below B's; overlapping "
         "CIs alone are no support, so a lower IQM is 'not supported' even within noise. "
-        "'A below B' needs the 95% interval of the difference of means on the claimed side."
+        "'A below B' needs the 95% interval of the difference of means (Welch's, Student's t "
+        "quantile) on the claimed side."
     )
     counts = {s: sum(c.status == s for c in claims) for s in STATUS_CLASS}
     doc.para("In total: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + ".")

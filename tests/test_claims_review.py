@@ -1,0 +1,45 @@
+"""Adversarial review of the claim checks (session 14): each test pins a bug found in the
+verdict logic of :mod:`maxminq.analysis.claims` or its report, with expected values worked out
+by hand from textbook quantiles, not by the code under test."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from maxminq.analysis import claims as C
+
+# Student's t 97.5% quantiles (tables): 2 and 4 degrees of freedom.
+T975_DF2 = 4.302653
+T975_DF4 = 2.776445
+
+
+def test_few_runs_widen_the_interval_to_students_t_not_the_normal_one():
+    """Runs 0, 1, 2 (mean 1, SE 1/sqrt(3)) against the same shifted by d: the difference's
+    SE is sqrt(2/3) = 0.8165 with Welch df = 4, so its 95% half-width is 2.776 * 0.8165 =
+    2.267 (the normal one, 1.96 * 0.8165 = 1.600, passed d = 2 as significant)."""
+    a = np.array([0.0, 1.0, 2.0])
+    half = T975_DF4 * np.sqrt(2.0 / 3.0)
+    assert abs(half - 2.2670) < 1e-3
+    for shift, verdict in ((2.0, C.NOT_SUPPORTED), (2.4, C.SUPPORTED)):
+        status, evidence, _ = C.compare_means(
+            a, a + shift, lower_is_claimed=True, name_a="a", name_b="b"
+        )
+        assert status == verdict, shift
+        assert "± 2.27 at 95%" in evidence
+    # Against a value: mean 1, half-width t(2) / sqrt(3) = 2.484; 1 - 2.484 = -1.484.
+    assert C.compare_to_value(a, -1.0, above=True, name="a")[0] == C.NOT_SUPPORTED
+    assert C.compare_to_value(a, -1.6, above=True, name="a")[0] == C.SUPPORTED
+    assert abs(1 - T975_DF2 / np.sqrt(3) - (-1.484)) < 1e-3
+
+
+def test_equal_means_pass_as_different_at_most_at_the_nominal_rate():
+    """3 runs against 3 runs of the same normal law, 4,000 times (fixed seed): a claim "A
+    below B" may be supported at most about 2.5% of the time (one side of a 95% interval);
+    the normal quantile gave about 6%. 3.5% is 4 binomial SEs above 2.5%."""
+    rng = np.random.default_rng(14)
+    draws = rng.normal(size=(4000, 2, 3))
+    supported = sum(
+        C.compare_means(x[0], x[1], lower_is_claimed=True, name_a="a", name_b="b")[0] == C.SUPPORTED
+        for x in draws
+    )
+    assert supported / len(draws) < 0.035, supported
