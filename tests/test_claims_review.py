@@ -4,10 +4,13 @@ by hand from textbook quantiles, not by the code under test."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from test_analysis_tables import mc_results
 
 from maxminq.analysis import claims as C
+from maxminq.cli import main
 
 # Student's t 97.5% quantiles (tables): 2 and 4 degrees of freedom.
 T975_DF2 = 4.302653
@@ -58,3 +61,16 @@ def test_mountain_car_is_not_judged_at_a_variance_where_the_paper_claims_no_adva
     assert all("σ² ≥ 10 decide it" in c.evidence for c in claims)
     # At sigma^2 = 50 in the same tables the check runs as before.
     assert C.mountain_car_claims(mc)[0].status == C.SUPPORTED
+
+
+def test_theorem_1_is_not_supported_by_a_table_of_one_n(tmp_path: Path, capsys):
+    """'maxminq theory --n-max 1' writes one N per M: nothing shows the bias falling with N,
+    yet the check said 'supported' with a largest change of -inf (the maximum of none)."""
+    out = tmp_path / "theory"
+    argv = ["theory", "--out", str(out), "--n-max", "1", "--m-max", "4", "--samples", "200"]
+    assert main([*argv, "--variance-samples", "2000", "--no-progress"]) == 0
+    bias, variance = C.theory_claims(out)
+    assert bias.status == C.INSUFFICIENT, bias.line()
+    assert "only N = 1" in bias.evidence and "--n-max 2" in bias.evidence
+    assert "inf" not in bias.evidence
+    assert variance.status == C.INSUFFICIENT  # no N >= 8 either

@@ -454,25 +454,36 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
         for _, g in sim.sort_values("N").groupby("M"):
             mc, se = g["mc_bias"].to_numpy(float), g["mc_bias_se"].to_numpy(float)
             rises += list(np.diff(mc) / np.hypot(se[1:], se[:-1]))
-        closed_step, z_rise = max(steps, default=-np.inf), max(rises, default=-np.inf)
-        limit_fit, limit_rise = _bonferroni_z(len(sim)), _bonferroni_z(len(rises))
-        ok = closed_step < 0 and z_fit < limit_fit and z_rise < limit_rise
-        ev = (
-            f"closed form: largest change from N to N+1 {closed_step:+.3g}; "
-            f"Monte Carlo ({len(sim)} cells, M in {sim['M'].min()}..{sim['M'].max()}): "
-            f"largest |closed form - simulated| = {z_fit:.2f} SE (limit {limit_fit:.2f}); "
-            f"largest simulated increase from N to N+1 = {z_rise:+.2f} SE (limit {limit_rise:.2f})"
-        )
-        claims.append(
-            Claim(
-                sec,
-                t_bias,
-                SUPPORTED if ok else NOT_SUPPORTED,
-                ev,
-                "closed form falls with N, simulation matches it and never rises significantly",
-                {"max_step_change": closed_step, "max_fit_z": z_fit, "max_rise_z": z_rise},
+        if not (steps and rises):
+            # One N per M (e.g. 'maxminq theory --n-max 1'): nothing shows how the bias moves
+            # with N, and the maxima of no changes (-inf) read as a decrease.
+            why = (
+                f"only N = {', '.join(f'{n:g}' for n in sorted(bias['N'].unique()))} "
+                "(closed form or simulated): a change with N needs two N per M "
+                "(`maxminq theory --n-max 2` or more)"
             )
-        )
+            claims.append(Claim(sec, t_bias, INSUFFICIENT, why))
+        else:
+            closed_step, z_rise = max(steps), max(rises)
+            limit_fit, limit_rise = _bonferroni_z(len(sim)), _bonferroni_z(len(rises))
+            ok = closed_step < 0 and z_fit < limit_fit and z_rise < limit_rise
+            ev = (
+                f"closed form: largest change from N to N+1 {closed_step:+.3g}; "
+                f"Monte Carlo ({len(sim)} cells, M in {sim['M'].min()}..{sim['M'].max()}): "
+                f"largest |closed form - simulated| = {z_fit:.2f} SE (limit {limit_fit:.2f}); "
+                f"largest simulated increase from N to N+1 = {z_rise:+.2f} SE "
+                f"(limit {limit_rise:.2f})"
+            )
+            claims.append(
+                Claim(
+                    sec,
+                    t_bias,
+                    SUPPORTED if ok else NOT_SUPPORTED,
+                    ev,
+                    "closed form falls with N, simulation matches it and never rises significantly",
+                    {"max_step_change": closed_step, "max_fit_z": z_fit, "max_rise_z": z_rise},
+                )
+            )
     var = _read_theory(theory_dir, "variance.csv", ["N", "variance_ratio"])
     big = None if var is None else var[var["N"] >= 8]
     sim = None
