@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from test_analysis_tables import mc_results
+from test_analysis_tables import deep_results, mc_results
 
 from maxminq.analysis import claims as C
+from maxminq.analysis import tables as T
 from maxminq.cli import main
 
 # Student's t 97.5% quantiles (tables): 2 and 4 degrees of freedom.
@@ -47,6 +48,30 @@ def test_equal_means_pass_as_different_at_most_at_the_nominal_rate():
         for x in draws
     )
     assert supported / len(draws) < 0.035, supported
+
+
+def test_deep_verdicts_name_the_settings_they_rest_on():
+    """Like the Mountain Car verdicts, each deep verdict names the settings it compares: in
+    the builder's tables the best step size is 1e-3 for every agent (+5) and Maxmin's best N
+    is 4 (its level grows with N), so Catcher's 'Maxmin DQN ≥ DQN' rests on Maxmin DQN
+    (N=4) at 0.001 and DQN at 0.001; the varying-N claim on Pixelcopter on N=4 and N=2, both
+    at 0.001; the bias claims on the same rows (best by return)."""
+    claims = C.deep_claims(T.classify(deep_results(seeds=4)))
+    (vs_dqn,) = [c for c in claims if c.text == "Maxmin DQN ≥ DQN on Catcher"]
+    assert vs_dqn.evidence.endswith(
+        "; settings: Maxmin DQN (N=4) step size 0.001; DQN step size 0.001"
+    )
+    (by_n,) = [c for c in claims if "larger N" in c.text and "final performance" in c.text]
+    assert by_n.evidence.endswith(
+        "; settings: Maxmin DQN (N=4) step size 0.001; Maxmin DQN (N=2) step size 0.001"
+    )
+    bias = [c for c in claims if "measured estimation bias is below DQN's" in c.text]
+    assert bias and all(
+        c.evidence.endswith(
+            "; settings (best by return): Maxmin DQN (N=4) step size 0.001; DQN step size 0.001"
+        )
+        for c in bias
+    )
 
 
 def test_mountain_car_is_not_judged_at_a_variance_where_the_paper_claims_no_advantage():

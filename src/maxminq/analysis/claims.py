@@ -528,6 +528,14 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
 
 
 # ----------------------------------------------------------------------------- deep
+def _deep_setting(row: pd.Series) -> str:
+    """A deep setting as a verdict names it, e.g. 'Maxmin DQN (N=6) step size 0.0003'."""
+    n = row.get("n")
+    text = style.label(str(row.get("agent", "")), None if n is None else float(n))
+    lr = row.get("lr")
+    return text + (f" step size {float(lr):g}" if lr is not None and lr == lr else "")
+
+
 def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
     """Sec. 6: Maxmin DQN as well as or better than the baselines, per environment; varying N;
     and (beyond the paper) lower measured estimation bias than DQN."""
@@ -550,6 +558,10 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
     def runs_of(row: pd.Series) -> np.ndarray:
         return T.select_setting(scores, row, keys)["score"].to_numpy(dtype=float)
 
+    def chosen(*rows: pd.Series) -> str:
+        """The settings a verdict rests on, as the Mountain Car claims name theirs."""
+        return "; settings: " + "; ".join(_deep_setting(r) for r in rows)
+
     for env in sorted(best["env_id"].unique(), key=T.env_rank):
         b_env = best[best["env_id"] == env]
         mm = b_env[b_env["agent"] == "maxmin-dqn"]
@@ -565,6 +577,8 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
             s, ev, nums = compare_iqm(
                 runs_of(mm.iloc[0]), runs_of(bb.iloc[0]), name_a="maxmin", name_b=base, seed=seed
             )
+            if s != INSUFFICIENT:
+                ev += chosen(mm.iloc[0], bb.iloc[0])
             claims.append(Claim(sec, text, s, ev, RULE_IQM + " (best setting of each)", nums))
     # Varying N (Fig. 4(h)/(i)): larger N reaches better final performance.
     mm_all = summary[summary["agent"] == "maxmin-dqn"]
@@ -587,6 +601,8 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
             name_b=f"N{int(lo['n'])}",
             seed=seed,
         )
+        if s != INSUFFICIENT:
+            ev += chosen(hi, lo)
         claims.append(Claim(sec, text, s, ev, RULE_IQM + " (best step size per N)", nums))
     claims += _bias_claims(tables, best)
     claims += _bias_by_n_claims(tables, mm_all)
@@ -624,6 +640,8 @@ def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
             vals[0], vals[1], lower_is_claimed=True, name_a=f"N={int(hi['n'])}",
             name_b=f"N={int(lo['n'])}",
         )  # fmt: skip
+        if s != INSUFFICIENT:
+            ev += "; settings (best by return): " + "; ".join(_deep_setting(r) for r in (hi, lo))
         rule = RULE_MEANS + " (bias pooled over each seed's probes of the second half)"
         out.append(Claim("Deep RL", text, s, "bias " + ev, rule, nums))
     return out
@@ -657,6 +675,11 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
             name_a="Maxmin DQN",
             name_b="DQN",
         )
+        if s != INSUFFICIENT:
+            ev += "; settings (best by return): " + "; ".join(
+                _deep_setting(best[(best["env_id"] == env) & (best["agent"] == a)].iloc[0])
+                for a in ("maxmin-dqn", "dqn")
+            )
         out.append(
             Claim("Deep RL", text, s, "bias (second half of training) " + ev, RULE_MEANS, nums)
         )
