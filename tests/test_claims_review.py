@@ -8,9 +8,11 @@ from pathlib import Path
 
 import numpy as np
 from test_analysis_tables import deep_results, mc_results
+from test_report import write_store
 
 from maxminq.analysis import claims as C
 from maxminq.analysis import tables as T
+from maxminq.analysis.report import build_report
 from maxminq.cli import main
 
 # Student's t 97.5% quantiles (tables): 2 and 4 degrees of freedom.
@@ -72,6 +74,18 @@ def test_deep_verdicts_name_the_settings_they_rest_on():
         )
         for c in bias
     )
+
+
+def test_insufficient_checks_say_what_would_decide_them(tmp_path: Path):
+    """A folder of deep runs with 2 seeds per setting (as at quick scale): every deep check
+    is 'insufficient data' for want of a third run, and the report says how many runs would
+    decide them and which command gives them."""
+    write_store(tmp_path, deep_results(seeds=2))
+    build_report(tmp_path, reps=50)
+    text = (tmp_path / "report.md").read_text()
+    assert "2 and 2 runs (need 3)" in text
+    assert "decided by at least 3 runs (seeds) of each setting compared" in text
+    assert "`maxminq reproduce --scale paper` runs 20 seeds per deep setting" in text
 
 
 def test_mountain_car_is_not_judged_at_a_variance_where_the_paper_claims_no_advantage():

@@ -88,6 +88,14 @@ QUICK_NOTE = (
     "Run `maxminq reproduce --scale paper` for the full reproduction."
 )
 
+# What would decide a check left undecided for want of runs (a quick-scale folder's deep
+# settings have 2 seeds each; the shipped configs' paper scale has 20).
+RUNS_HINT = (
+    f" Those marked 'need {C.MIN_RUNS}' are decided by at least {C.MIN_RUNS} runs (seeds) of "
+    "each setting compared: `maxminq reproduce --scale paper` runs 20 seeds per deep setting "
+    "(or sweep the same configs with more seeds into this folder)."
+)
+
 UNFINISHED_NOTE = (
     "**Caution: the reproduction in this folder did not finish** (started {started}; "
     "`reproduce.json` has no end time: interrupted, failed or still running). Runs it did not "
@@ -1084,6 +1092,7 @@ def build_report(
                 f"**{C.INSUFFICIENT}** for {len(missing)} check(s): "
                 + "; ".join(f"{c.text} ({c.evidence})" for c in missing)
                 + "."
+                + (RUNS_HINT if any(f"(need {C.MIN_RUNS})" in c.evidence for c in missing) else "")
             )
 
     doc.heading("Settings and scale")
