@@ -259,3 +259,55 @@ def test_a_terminated_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) -> N
         resumed = execute_deep(settings, work, False).tables
         direct = run_training(TrainConfig(**settings), tmp_path / "direct", progress=False)
     helpers.same_tables(dict(resumed), direct)
+
+
+SECOND_CTRL_C_WHILE_A_RESULT_IS_HALF_SENT = """
+import os, pathlib, signal, struct, sys, threading, time
+from maxminq.experiments.runner import _LocalBackend
+
+def stubborn(flag):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a run that does not end on SIGTERM
+    pathlib.Path(flag).touch()
+    time.sleep(120)
+
+if __name__ == "__main__":
+    flag = sys.argv[1]
+    backend = _LocalBackend(1)
+    backend._pool.submit(os.getpid).result(timeout=60)  # workers and result thread running
+    backend._pool.submit(stubborn, flag)
+    while not os.path.exists(flag):
+        time.sleep(0.01)
+    # A message header promising 1,000 bytes, then 10 of them: what a worker killed while
+    # sending its tables leaves in the result pipe.
+    os.write(backend._pool._result_queue._writer.fileno(), struct.pack("!i", 1000) + b"x" * 10)
+    time.sleep(0.5)
+    manager = backend._pool._executor_manager_thread
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()  # the second Ctrl-C
+    start = time.monotonic()
+    try:
+        backend.abort()  # the first Ctrl-C's: waits up to STOP_GRACE for the worker
+    except KeyboardInterrupt:
+        print(f"cut short after {time.monotonic() - start:.1f} s", flush=True)
+    manager.join(timeout=20)
+    print("ended" if not manager.is_alive() else "alive", flush=True)
+    os._exit(0)  # not the interpreter's exit, which joins that thread: it hung there
+"""
+
+
+def test_a_second_ctrl_c_during_the_workers_grace_does_not_hang_the_exit(tmp_path) -> None:
+    """A second Ctrl-C while an interrupted sweep waits for a worker that does not end on
+    SIGTERM (a run in a long step, a kind that ignores it) kills the workers at once; it
+    must still release the pool: its result thread, stuck on a result half sent when the
+    worker died, is joined at interpreter exit, and 'maxminq sweep' hung after
+    'interrupted' (the KeyboardInterrupt left abort() before it closed the result pipe)."""
+    script = tmp_path / "abort.py"
+    script.write_text(SECOND_CTRL_C_WHILE_A_RESULT_IS_HALF_SENT)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "ignoring")],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    lines = proc.stdout.split("\n")
+    assert proc.returncode == 0 and lines[0].startswith("cut short after 1."), proc.stderr
+    assert lines[1] == "ended", proc.stdout + proc.stderr

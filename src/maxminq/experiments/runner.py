@@ -223,10 +223,12 @@ class _LocalBackend:
         # copy of the result pipe's write end gives that thread EOF and lets the pool wind
         # down. (Taken before shutdown(), which drops the queue.)
         writer = getattr(getattr(self._pool, "_result_queue", None), "_writer", None)
-        _stop_workers(list((getattr(self._pool, "_processes", None) or {}).values()))
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        if writer is not None:
-            writer.close()
+        try:
+            _stop_workers(list((getattr(self._pool, "_processes", None) or {}).values()))
+        finally:  # also after a second Ctrl-C during the grace (the workers are dead then)
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            if writer is not None:
+                writer.close()
 
 
 @contextlib.contextmanager
