@@ -113,3 +113,42 @@ def test_theorem_1_is_not_supported_by_a_table_of_one_n(tmp_path: Path, capsys):
     assert "only N = 1" in bias.evidence and "--n-max 2" in bias.evidence
     assert "inf" not in bias.evidence
     assert variance.status == C.INSUFFICIENT  # no N >= 8 either
+
+
+def _stop_early(results: dict, seeds: list[int], env: str = "Catcher-v0") -> dict:
+    """``results`` with the best Maxmin DQN setting's (N=4, step size 1e-3) ``seeds`` stopped
+    (diverged) at step 500 of 1,000, their last probes' bias exploding to 50: the store
+    then holds no metrics of theirs in the second half."""
+    m = results["metrics"]
+    mine = (m["env_id"] == env) & (m["agent"] == "maxmin-dqn") & (m["n"] == 4)
+    mine &= (m["lr"] == 1e-3) & m["seed"].isin(seeds)
+    m = m[~(mine & (m["step"] > 500))].copy()
+    m.loc[mine & (m["step"] == 500), "bias_mean"] = 50.0
+    r = results["runs"]
+    hit = (r["env_id"] == env) & (r["agent"] == "maxmin-dqn") & (r["n"] == 4)
+    hit &= (r["lr"] == 1e-3) & r["seed"].isin(seeds)
+    r = r.copy()
+    r.loc[hit, "status"] = "diverged"
+    return results | {"metrics": m, "runs": r}
+
+
+def test_bias_verdicts_name_the_seeds_that_diverged_before_the_second_half():
+    """8 seeds per setting; Maxmin DQN's bias is -0.2, DQN's 1.0. When 4 of Maxmin's 8 seeds
+    stop at the midpoint with an exploding bias, the comparison rests on the 4 survivors:
+    the verdict must say that 4 of 8 were left out (it only said '4 vs 8 runs'). With all
+    8 stopped the check is 'insufficient data', not silently dropped from the report."""
+    needle = "Catcher (beyond the paper): Maxmin DQN's measured estimation bias is below DQN's"
+    half = C.deep_claims(T.classify(_stop_early(deep_results(seeds=8), [0, 1, 2, 3])))
+    (claim,) = [c for c in half if c.text == needle]
+    assert "(mean ± SE; 4 vs 8 runs" in claim.evidence
+    assert claim.evidence.endswith(
+        "; left out, no bias probe in the second half (stopped early, e.g. diverged): "
+        "4 of 8 Maxmin DQN seeds"
+    )
+    every = C.deep_claims(T.classify(_stop_early(deep_results(seeds=8), list(range(8)))))
+    (claim,) = [c for c in every if c.text == needle]
+    assert claim.status == C.INSUFFICIENT
+    assert "8 of 8 Maxmin DQN seeds" in claim.evidence
+    # Nothing stopped early: nothing said.
+    (claim,) = [c for c in C.deep_claims(T.classify(deep_results(seeds=8))) if c.text == needle]
+    assert "left out" not in claim.evidence

@@ -617,6 +617,25 @@ def _bias_metrics(tables: T.Tables) -> tuple[pd.DataFrame, list[str]] | None:
     return m, T.present_keys(m, T.DEEP_KEYS)
 
 
+def _left_out(metrics: pd.DataFrame, rows: dict[str, pd.Series], keys: list[str],
+              kept: dict[str, int]) -> str:  # fmt: skip
+    """'; 4 of 8 Maxmin DQN (N=4) seeds ... left out' for each setting of ``rows`` (by name)
+    with seeds that logged no bias probe in the second half (a run stopped early, e.g. one
+    that diverged: its bias, often the largest, is not in the means compared), else ''."""
+    out = []
+    for name, row in rows.items():
+        runs = T.select_setting(metrics, row, keys)
+        total = len(runs[T.run_cols(runs) or ["seed"]].drop_duplicates())
+        if total > kept[name]:
+            out.append(f"{total - kept[name]} of {total} {name} seeds")
+    if not out:
+        return ""
+    return (
+        "; left out, no bias probe in the second half (stopped early, e.g. diverged): "
+        + ", ".join(out)
+    )
+
+
 def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
     """Beyond the paper, Theorem 1 in practice: where Maxmin DQN ran with several N, its
     measured bias (``T.second_half_bias``) is lower
@@ -642,6 +661,12 @@ def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
         )  # fmt: skip
         if s != INSUFFICIENT:
             ev += "; settings (best by return): " + "; ".join(_deep_setting(r) for r in (hi, lo))
+        ev += _left_out(
+            m,
+            {f"N={int(r['n'])}": r for r in (hi, lo)},
+            keys,
+            {f"N={int(r['n'])}": v.size for r, v in zip((hi, lo), vals, strict=True)},
+        )
         rule = RULE_MEANS + " (bias pooled over each seed's probes of the second half)"
         out.append(Claim("Deep RL", text, s, "bias " + ev, rule, nums))
     return out
@@ -659,9 +684,11 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
             row = best[(best["env_id"] == env) & (best["agent"] == agent)]
             if row.empty:
                 continue
-            bias = T.second_half_bias(m, row.iloc[0], keys)
-            if bias.size:
-                vals[agent] = bias
+            # A setting that logged bias but has no seed with a second-half probe (all
+            # stopped early) is 'insufficient data', named below; one that logged none is
+            # no bias check at all.
+            if not T.select_setting(m, row.iloc[0], keys).empty:
+                vals[agent] = T.second_half_bias(m, row.iloc[0], keys)
         if len(vals) < 2:
             continue
         text = (
@@ -675,11 +702,20 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
             name_a="Maxmin DQN",
             name_b="DQN",
         )
+        rows = {
+            style.LABELS[a]: best[(best["env_id"] == env) & (best["agent"] == a)].iloc[0]
+            for a in ("maxmin-dqn", "dqn")
+        }
         if s != INSUFFICIENT:
             ev += "; settings (best by return): " + "; ".join(
-                _deep_setting(best[(best["env_id"] == env) & (best["agent"] == a)].iloc[0])
-                for a in ("maxmin-dqn", "dqn")
+                _deep_setting(r) for r in rows.values()
             )
+        ev += _left_out(
+            m,
+            rows,
+            keys,
+            {style.LABELS[a]: vals[a].size for a in ("maxmin-dqn", "dqn")},
+        )
         out.append(
             Claim("Deep RL", text, s, "bias (second half of training) " + ev, RULE_MEANS, nums)
         )
