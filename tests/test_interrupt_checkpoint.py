@@ -199,6 +199,35 @@ def test_run_training_from_python_checkpoints_the_step_of_the_signal(tmp_path, n
     assert _checkpoint_step(out) == STOP
 
 
+RETURNING_HANDLER = f"""
+import signal, sys
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.train import run_training
+seen = []
+def note(signum, frame):  # a handler that returns: e.g. one that sets a flag to stop later
+    seen.append(signum)
+signal.signal(signal.SIGTERM, note)
+out = run_training(
+    TrainConfig(**{KW!r}), sys.argv[1], resume=False, progress=False, stop_after={STOP}
+)
+back = signal.getsignal(signal.SIGTERM) is note
+signal.raise_signal(signal.SIGTERM)  # after the run: the caller's handler must get it
+print(out == {{}}, back, len(seen))
+"""
+
+
+def test_a_caller_handler_that_returns_is_back_after_a_signal_at_the_run_s_end(tmp_path) -> None:
+    """A signal whose handler returns (the caller's own, e.g. one that sets a flag) that
+    comes at the run's end (its last checkpoint's write; here the step ``stop_after``
+    stops at) is handed to that handler when run_training leaves; the handler must then
+    be the caller's again. The deferring handler was put back after it, so every later
+    SIGTERM of the process was swallowed (noted for a run long gone, never delivered)."""
+    done = _run(["-c", RETURNING_HANDLER], f"SIGTERM:{STOP}:1", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "2"], done.stdout + done.stderr
+    assert _checkpoint_step(tmp_path / "run") == STOP
+
+
 SWEEP = """
 name: interrupted
 kind: deep

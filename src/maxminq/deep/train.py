@@ -869,7 +869,9 @@ class StepBoundary:
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
         self.restore()
         if self.pending is not None and not (kind and issubclass(kind, KeyboardInterrupt)):
-            self.deliver()
+            # Not deferring again after a handler that returns: its handlers stay the
+            # caller's (a deferring one left behind would swallow every later signal).
+            self.deliver(rearm=False)
         self.pending = None
 
     def _arm(self) -> None:
@@ -893,16 +895,17 @@ class StepBoundary:
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)
 
-    def deliver(self) -> None:
+    def deliver(self, *, rearm: bool = True) -> None:
         """Give the pending signal to the previous handler (raised again, as the kernel
         would have delivered it). A handler that returns (neither raises nor ends the
-        process) lets the run go on, deferring signals again."""
+        process) lets the run go on, deferring signals again (``rearm``; not on leaving)."""
         signum, self.pending = self.pending, None
         if signum is None:
             return
         self.restore()
         signal.raise_signal(signum)  # runs the Python handler before it returns
-        self._arm()
+        if rearm:
+            self._arm()
 
 
 def tensorboard_writer_class() -> Any:
