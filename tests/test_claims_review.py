@@ -152,3 +152,15 @@ def test_bias_verdicts_name_the_seeds_that_diverged_before_the_second_half():
     # Nothing stopped early: nothing said.
     (claim,) = [c for c in C.deep_claims(T.classify(deep_results(seeds=8))) if c.text == needle]
     assert "left out" not in claim.evidence
+
+
+def test_report_says_best_settings_are_picked_on_the_runs_they_are_judged_on(tmp_path: Path):
+    """The claims at each agent's best setting select and test on the same runs (selection
+    bias in favour of the agent with more settings, Maxmin with its N): the report said
+    nothing of it, only the README did."""
+    write_store(tmp_path, deep_results(seeds=3))
+    build_report(tmp_path, reps=50)
+    text = " ".join((tmp_path / "report.md").read_text().split())
+    claims_part = text[text.index("## Claims checked") : text.index("## Settings and scale")]
+    assert "pick it on the same runs they then judge" in claims_part
+    assert "such a 'supported' is optimistic" in claims_part

@@ -96,6 +96,16 @@ RUNS_HINT = (
     "(or sweep the same configs with more seeds into this folder)."
 )
 
+# The claims at each agent's best setting inherit the paper's protocol: chosen and judged on
+# the same runs (README "Statistics").
+SELECTION_NOTE = (
+    "Claims at each agent's best setting (Mountain Car: step size and N; deep RL: step size "
+    "and N) pick it on the same runs they then judge, as the paper does: the more settings "
+    "an agent has (Maxmin's N multiplies them), the more its best is flattered by luck, so "
+    "such a 'supported' is optimistic; to remove this, run the chosen settings again with "
+    "new seeds into another folder and report that one."
+)
+
 UNFINISHED_NOTE = (
     "**Caution: the reproduction in this folder did not finish** (started {started}; "
     "`reproduce.json` has no end time: interrupted, failed or still running). Runs it did not "
@@ -1069,7 +1079,7 @@ def build_report(
         "IQM is at least B's and A's 95% CI does not lie entirely below B's; overlapping "
         "CIs alone are no support, so a lower IQM is 'not supported' even within noise. "
         "'A below B' needs the 95% interval of the difference of means (Welch's, Student's t "
-        "quantile) on the claimed side."
+        "quantile) on the claimed side. " + SELECTION_NOTE
     )
     counts = {s: sum(c.status == s for c in claims) for s in STATUS_CLASS}
     doc.para("In total: " + ", ".join(f"{v} {k}" for k, v in counts.items()) + ".")
