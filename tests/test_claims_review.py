@@ -85,7 +85,7 @@ def test_insufficient_checks_say_what_would_decide_them(tmp_path: Path):
     text = (tmp_path / "report.md").read_text()
     assert "2 and 2 runs (need 3)" in text
     assert "decided by at least 3 runs (seeds) of each setting compared" in text
-    assert "`maxminq reproduce --scale paper` runs 20 seeds per deep setting" in text
+    assert "`maxminq reproduce --scale paper` (20 seeds per deep setting)" in text
 
 
 def test_mountain_car_is_not_judged_at_a_variance_where_the_paper_claims_no_advantage():

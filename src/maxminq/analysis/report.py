@@ -92,9 +92,15 @@ QUICK_NOTE = (
 # settings have 2 seeds each; the shipped configs' paper scale has 20).
 RUNS_HINT = (
     f" Those marked 'need {C.MIN_RUNS}' are decided by at least {C.MIN_RUNS} runs (seeds) of "
-    "each setting compared: `maxminq reproduce --scale paper` runs 20 seeds per deep setting "
-    "(or sweep the same configs with more seeds into this folder)."
+    "each setting compared, e.g. `maxminq reproduce --scale paper` ({runs}), or the same "
+    "configs swept with more seeds into this folder."
 )
+# The shipped configs' run counts per setting at paper scale, by claim section.
+PAPER_RUNS = {
+    "Toy MDP": "5,000 runs per setting",
+    "Mountain Car": "100 runs per setting",
+    "Deep RL": "20 seeds per deep setting",
+}
 
 # The claims at each agent's best setting inherit the paper's protocol: chosen and judged on
 # the same runs (README "Statistics").
@@ -1102,7 +1108,11 @@ def build_report(
                 f"**{C.INSUFFICIENT}** for {len(missing)} check(s): "
                 + "; ".join(f"{c.text} ({c.evidence})" for c in missing)
                 + "."
-                + (RUNS_HINT if any(f"(need {C.MIN_RUNS})" in c.evidence for c in missing) else "")
+                + (
+                    RUNS_HINT.format(runs=PAPER_RUNS.get(section, "more runs per setting"))
+                    if any(f"(need {C.MIN_RUNS})" in c.evidence for c in missing)
+                    else ""
+                )
             )
 
     doc.heading("Settings and scale")
