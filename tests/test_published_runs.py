@@ -207,9 +207,9 @@ def test_minatar_row() -> None:
     assert f"Maxmin N = 4 {mean_se('minatar-breakout/maxmin-dqn', 1)}" in row
     p = float(welch_p("minatar-breakout/maxmin-dqn", "minatar-breakout/dqn"))
     assert f"(p {p:.2f})" in row
-    # "Space Invaders at 500 k (2 seeds): ... DQN test 29.3 +- 0.5, Maxmin N = 4 30.9 +- 3.2
-    # (p 0.72)"
-    invaders = row.split("Space Invaders at 500 k", 1)[1]
+    # "Space Invaders at 750 k (2 seeds): ... DQN test 29.2 +- 7.9, Maxmin N = 4 54.6 +- 9.9
+    # (p 0.19)"
+    invaders = row.split("Space Invaders at 750 k", 1)[1]
     assert f"DQN test {mean_se('minatar-space-invaders/dqn', 1)}" in invaders
     assert f"Maxmin N = 4 {mean_se('minatar-space-invaders/maxmin-dqn', 1)}" in invaders
     p = float(welch_p("minatar-space-invaders/maxmin-dqn", "minatar-space-invaders/dqn"))
