@@ -368,3 +368,40 @@ def test_a_module_found_but_failing_is_not_blamed_on_the_path(
     assert len(err) == 1 and err[0].startswith("maxminq train: error: --env: "), err
     assert said in err[0] and hint in err[0] and "PYTHONPATH" not in err[0]
     assert not out.exists()
+
+
+class _OldApiStep(LineEnv):
+    """step() in the old Gym API (obs, reward, done, info): 4 values, a common leftover
+    of gym < 0.26 tutorials."""
+
+    def step(self, action):
+        obs, reward, terminated, _, info = super().step(action)
+        return obs, reward, terminated, info
+
+
+class _OldApiReset(LineEnv):
+    """reset() returns the observation alone, not (obs, info)."""
+
+    def reset(self, *, seed=None, options=None):
+        return super().reset(seed=seed)[0]
+
+
+@pytest.mark.parametrize(
+    "cls,shown,api",
+    [
+        (_OldApiStep, "step() returned 4 values", "(obs, reward, terminated, truncated, info)"),
+        (_OldApiReset, "reset() returned", "(obs, info)"),
+    ],
+)
+def test_the_old_gym_api_is_one_line_naming_the_gymnasium_api(cls, shown, api, tmp_path, capsys):
+    """A 4-value step() was a traceback from Gymnasium's TimeLimit (exit 1); a reset()
+    returning the observation alone was 'an observation of shape ()' (its first element,
+    taken as the observation). Both: one line naming --env and the (obs, info) /
+    (obs, reward, terminated, truncated, info) API, exit 2, --out not created."""
+    out = tmp_path / "run"
+    argv = ["train", "--env", _register(cls), "--agent", "dqn", "--steps", "50"]
+    assert main([*argv, "--no-progress", "--no-plot", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("maxminq train: error: --env: "), err
+    assert shown in err[0] and api in err[0]
+    assert not out.exists()

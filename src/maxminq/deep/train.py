@@ -218,6 +218,27 @@ def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> n
     return arr
 
 
+def _check_api(env: Any, env_id: str) -> None:
+    """UsageError naming ``--env`` unless the environment itself (``env.unwrapped``: the
+    wrappers would fail on an old-API result first, with a traceback) follows Gymnasium's
+    API: ``reset()`` -> (obs, info), ``step()`` -> (obs, reward, terminated, truncated,
+    info). The old Gym API (reset -> obs, step -> 4 values) is a common leftover."""
+    result = env.reset(seed=0)
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
+        raise UsageError(
+            f"--env: {env_id}'s reset() returned {type(result).__name__}"
+            f"{f' of {len(result)} values' if isinstance(result, tuple) else ''}; Gymnasium's "
+            "API (gymnasium >= 0.26) returns (obs, info)"
+        )
+    result = env.step(0)
+    if not (isinstance(result, tuple) and len(result) == 5):
+        n = f"{len(result)} values" if isinstance(result, tuple) else type(result).__name__
+        raise UsageError(
+            f"--env: {env_id}'s step() returned {n}; Gymnasium's API (gymnasium >= 0.26) "
+            "returns (obs, reward, terminated, truncated, info)"
+        )
+
+
 def _image_replay(space: Any, obs_shape: tuple[int, ...]) -> bool:
     """Whether observations are replayed as uint8 (a bool / uint8 image, e.g. MinAtar's)."""
     return space.dtype in (np.bool_, np.uint8) and len(obs_shape) == 3
@@ -368,6 +389,7 @@ class Trainer:
             # error (the training environments are checked again, and warn, when they run).
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
+                _check_api(env.unwrapped, cfg.env_id)  # the old Gym API: one line
                 first = _observation(env.reset(seed=0)[0], obs_shape, cfg.env_id, "reset()")
                 obs, reward, terminated, truncated, _ = env.step(0)
             second = _observation(obs, obs_shape, cfg.env_id, "step()")
