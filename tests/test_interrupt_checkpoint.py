@@ -340,3 +340,41 @@ def test_a_second_ctrl_c_during_the_workers_grace_does_not_hang_the_exit(tmp_pat
     lines = proc.stdout.split("\n")
     assert proc.returncode == 0 and lines[0].startswith("cut short after 1."), proc.stderr
     assert lines[1] == "ended", proc.stdout + proc.stderr
+
+
+STUBBORN_WORKER = """
+import multiprocessing, signal, sys, time
+from maxminq.experiments.runner import _stop_workers
+
+def stubborn(ready):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a worker that does not end on SIGTERM
+    ready.set()
+    time.sleep(120)
+
+if __name__ == "__main__":
+    spawn = multiprocessing.get_context("spawn")
+    ready = spawn.Event()
+    worker = spawn.Process(target=stubborn, args=(ready,))
+    worker.start()
+    ready.wait(60)
+    start = time.monotonic()
+    _stop_workers([worker], grace=3.0, notice=True)
+    worker.join(10)
+    print(worker.exitcode, round(time.monotonic() - start))
+"""
+
+
+def test_a_sweep_waiting_for_its_workers_says_so(tmp_path) -> None:
+    """After Ctrl-C a sweep gives its workers up to STOP_GRACE s to checkpoint their step;
+    it printed nothing meanwhile, which read as a hang. A worker still busy after a second
+    gets one line saying how long the wait can last and how to cut it short (when stderr is
+    a terminal: the sweep's ``abort``); one that outlasts the grace is killed."""
+    script = tmp_path / "stop.py"
+    script.write_text(STUBBORN_WORKER)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(-signal.SIGKILL), "3"], proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "maxminq: waiting up to 2 s for 1 worker(s) to stop (a deep run checkpoints its step "
+        "first; Ctrl-C again to stop at once)"
+    ], proc.stderr

@@ -24,6 +24,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -137,20 +138,31 @@ def _worker_init() -> None:
         os._exit(1)
 
 
-def _stop_workers(procs: list[Any], grace: float = STOP_GRACE) -> None:
+def _stop_workers(procs: list[Any], grace: float = STOP_GRACE, notice: bool = False) -> None:
     """SIGTERM each process of ``procs`` still alive, wait up to ``grace`` s for them to
     end, then SIGKILL those left (at once on a KeyboardInterrupt meanwhile: a second
     Ctrl-C). SIGTERM ends a worker at once, unless it is in a deep run's training steps:
-    that ends its step and writes a checkpoint of it first."""
+    that ends its step and writes a checkpoint of it first. With ``notice``, workers still
+    busy after a second get one line on stderr, so the wait is not mistaken for a hang."""
+    start = time.monotonic()
     alive = [proc for proc in procs if proc.exitcode is None]
     try:
         for proc in alive:
             proc.terminate()
         deadline = time.monotonic() + grace
         waiting = [proc.sentinel for proc in alive]
+        told = not notice
         while waiting and (left := deadline - time.monotonic()) > 0:
-            ended = multiprocessing.connection.wait(waiting, timeout=left)
+            ended = multiprocessing.connection.wait(waiting, timeout=min(left, 1.0))
             waiting = [sentinel for sentinel in waiting if sentinel not in ended]
+            if waiting and not told and time.monotonic() - start >= 1.0:
+                told, left = True, deadline - time.monotonic()
+                print(
+                    f"maxminq: waiting up to {left:.0f} s for {len(waiting)} worker(s) to stop "
+                    "(a deep run checkpoints its step first; Ctrl-C again to stop at once)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
         for proc in alive:
             proc.kill()  # one that ended: nothing happens
@@ -224,7 +236,8 @@ class _LocalBackend:
         # down. (Taken before shutdown(), which drops the queue.)
         writer = getattr(getattr(self._pool, "_result_queue", None), "_writer", None)
         try:
-            _stop_workers(list((getattr(self._pool, "_processes", None) or {}).values()))
+            procs = list((getattr(self._pool, "_processes", None) or {}).values())
+            _stop_workers(procs, notice=sys.stderr.isatty())  # for whoever watches it
         finally:  # also after a second Ctrl-C during the grace (the workers are dead then)
             self._pool.shutdown(wait=False, cancel_futures=True)
             if writer is not None:
