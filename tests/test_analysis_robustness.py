@@ -285,7 +285,7 @@ class Blowup(gym.Env):
 
     def step(self, action):
         self.t += 1
-        reward = 1e308 if self.big else 1.0
+        reward = 3e38 if self.big else 1.0  # finite in float32 (an inf is an --env error)
         return np.array([0.0, 1.0], np.float32), reward, self.t >= 5, False, {}
 
 
