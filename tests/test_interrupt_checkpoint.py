@@ -16,7 +16,6 @@ import pathlib
 import signal
 import subprocess
 import sys
-import time
 
 import gymnasium as gym
 import pytest
@@ -28,6 +27,9 @@ ENV_ID = "SignalledCartPole-v0"
 # 'SIGTERM:137:1': raise SIGTERM in the 137th step() call of an environment, in the first
 # environment of the process to get there (the second and later: TIMES of them).
 SIGNAL_VAR = "MAXMINQ_TEST_SIGNAL_AT"
+# With the signal, limit the size of files the process may write to this many bytes (as a
+# full disk would stop the checkpoint's write; SIGXFSZ ignored, so a write fails with EFBIG).
+FULL_DISK_VAR = "MAXMINQ_TEST_FILE_LIMIT_AT_SIGNAL"
 STOP = 137  # not a multiple of the checkpoint interval (40)
 
 
@@ -50,6 +52,13 @@ class SignalledCartPole(CartPoleEnv):
             name, at, times = plan.split(":")
             if self.calls == int(at) and SignalledCartPole.sent < int(times):
                 SignalledCartPole.sent += 1
+                limit = os.environ.get(FULL_DISK_VAR)
+                if limit:
+                    import resource
+
+                    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+                    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+                    resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), hard))
                 signal.raise_signal(getattr(signal, name))  # delivered before it returns
         return out
 
@@ -83,10 +92,14 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return read_tables(out)
 
 
-def _run(code: list[str], plan: str, *argv: str) -> subprocess.CompletedProcess:
+def _run(
+    code: list[str], plan: str, *argv: str, file_limit: int | None = None
+) -> subprocess.CompletedProcess:
     """``python code... argv`` with the test environment importable and ``plan`` as the
-    signal to raise (see ``SIGNAL_VAR``)."""
+    signal to raise (see ``SIGNAL_VAR``; ``file_limit``: ``FULL_DISK_VAR``)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", SIGNAL_VAR: plan}
+    if file_limit is not None:
+        env[FULL_DISK_VAR] = str(file_limit)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
     return subprocess.run(
         [sys.executable, *code, *argv], capture_output=True, text=True, timeout=120, env=env
@@ -119,6 +132,31 @@ def test_a_signal_mid_step_checkpoints_that_step_and_resume_gives_the_whole_run(
     ], done.stderr
     assert _checkpoint_step(out) == STOP
     assert not (out / "runs.csv").exists() and not list(out.rglob("*.tmp"))
+    assert main([*TRAIN, "--out", str(out), "--resume"]) == 0
+    capsys.readouterr()
+    helpers.same_tables(read_tables(out), whole)
+
+
+def test_a_stop_whose_checkpoint_cannot_be_written_says_so(whole, tmp_path, capsys) -> None:
+    """SIGTERM in step 137 on a disk that just filled up: the stop's own checkpoint fails.
+    The run still stops (exit 143), says in one line why that checkpoint is missing (it
+    said nothing: the write error was dropped for the signal), and names the periodic
+    checkpoint of step 120 it keeps, whole, from which --resume gives the uninterrupted
+    run."""
+    out = tmp_path / "run"
+    done = _run(["-c", CLI], f"SIGTERM:{STOP}:1", *TRAIN, "--out", str(out), file_limit=4096)
+    assert done.returncode == 143, done.stderr
+    first, *rest = done.stderr.strip().splitlines()
+    assert first.startswith(
+        "maxminq train: the checkpoint of the step it stopped at could not be written ("
+    ), done.stderr
+    assert first.endswith("File too large)"), done.stderr
+    assert rest == [
+        f"maxminq train: {out}/checkpoint holds the checkpoint of step 120 (of 200); the "
+        "same command with --resume continues from it",
+        "maxminq train: terminated",
+    ], done.stderr
+    assert _checkpoint_step(out) == 120
     assert main([*TRAIN, "--out", str(out), "--resume"]) == 0
     capsys.readouterr()
     helpers.same_tables(read_tables(out), whole)
@@ -263,18 +301,8 @@ def test_a_terminated_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) -> N
         workers[:] = helpers.workers(proc.pid) or workers
         return any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))
 
-    try:
-        deadline = time.monotonic() + 60
-        while proc.poll() is None and not training() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert proc.poll() is None and training(), "the run never reached step 100"
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:  # ours: started by this test
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 143, err
+    status, err = helpers.terminate_when(proc, training)  # once the run is at step 100
+    assert status == 143, err
     assert err.strip().splitlines() == [
         "maxminq sweep: terminated; finished runs are kept: the same command resumes"
     ], err

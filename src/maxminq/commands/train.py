@@ -343,6 +343,14 @@ def run(args: argparse.Namespace) -> int:
                 threads=args.threads,
             )
         except KeyboardInterrupt as err:  # say what a rerun with --resume will find
+            failed = getattr(err, "checkpoint_error", None)  # e.g. a full disk
+            if failed is not None:
+                path = failed.filename2 or failed.filename
+                print(
+                    "maxminq train: the checkpoint of the step it stopped at could not be "
+                    f"written ({f'{path}: ' if path else ''}{failed.strerror or failed})",
+                    file=sys.stderr,
+                )
             if (args.out / "checkpoint" / "state.pt").exists():
                 how = "--resume instead of --overwrite" if args.overwrite else "--resume"
                 # The step, when run_training knows it: the interrupted step's checkpoint,

@@ -1160,7 +1160,8 @@ def run_training(
     ``sigterm_as_interrupt()``); a second Ctrl-C stops at once, the previous checkpoint
     kept. A KeyboardInterrupt that ends the run carries ``checkpoint_step``: the step of
     the checkpoint this call last wrote to ``out_dir`` or resumed from, which ``resume``
-    continues (None: neither).
+    continues (None: neither), and ``checkpoint_error``: the OSError (a full disk) that
+    kept the stop's own checkpoint from being written, else None.
     """
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
@@ -1226,6 +1227,7 @@ def _train_in(
     torch.set_num_threads(threads)
     # The step of the checkpoint in ckpt_dir, told to the caller on an interrupt.
     on_disk = None if state is None else int(state["step"])
+    stop_error: OSError | None = None  # why the stop's own checkpoint could not be written
     trainer = Trainer(cfg)
     try:
         if state is not None:
@@ -1270,8 +1272,11 @@ def _train_in(
                     return {}
                 if boundary.requested:  # a checkpoint of this step, then stop as asked
                     if k and on_disk != trainer.step:  # a second Ctrl-C cuts it short
-                        trainer.save_checkpoint(ckpt_dir)
-                        on_disk = trainer.step
+                        try:
+                            trainer.save_checkpoint(ckpt_dir)
+                            on_disk = trainer.step
+                        except OSError as err:  # a full disk: stop still, on the last one
+                            stop_error = err
                     boundary.deliver()
             bar.close()
             if k and on_disk != trainer.step:  # the last step's (a signal now: after it)
@@ -1284,6 +1289,7 @@ def _train_in(
         save_model(out_dir / MODEL_FILE, cfg, trainer.learner.online, trainer.obs_shape, status)
     except KeyboardInterrupt as err:  # where --resume will continue (maxminq train says it)
         err.checkpoint_step = on_disk  # type: ignore[attr-defined]
+        err.checkpoint_error = stop_error  # type: ignore[attr-defined]
         raise
     finally:
         trainer.close()
