@@ -38,30 +38,6 @@ CLI = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
 TRAIN, TRAIN_KW = helpers.tiny_train(200, bias_every=50)
 
 
-def _terminate_when(
-    proc: subprocess.Popen, ready, timeout: float = 60.0, group: bool = False
-) -> tuple[int, str]:
-    """SIGTERM ``proc`` once ``ready()`` holds; its exit status and stderr. ``group``: to
-    its whole process group (started with ``start_new_session``), as SLURM signals every
-    process of a job step; else to ``proc`` alone, as Kubernetes or ``timeout`` do."""
-    try:
-        deadline = time.monotonic() + timeout
-        while proc.poll() is None and not ready() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert proc.poll() is None, f"it ended first: {proc.communicate()}"
-        assert ready(), "it never started work"
-        if group:
-            os.killpg(proc.pid, signal.SIGTERM)
-        else:
-            proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:  # ours: started by this test
-            proc.kill()
-            proc.communicate()
-    return proc.returncode, err
-
-
 def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
     tmp_path, capsys, torch_one_thread
 ) -> None:
@@ -78,7 +54,7 @@ def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
         text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
-    status, err = _terminate_when(proc, lambda: helpers.progress_step(out) >= 100)
+    status, err = helpers.terminate_when(proc, lambda: helpers.progress_step(out) >= 100)
     assert status == 143, err
     step = int(torch.load(out / "checkpoint" / "state.pt", weights_only=True)["step"])
     assert 100 <= step <= 200, err
@@ -117,7 +93,7 @@ def test_sigterm_stops_a_sweep_like_ctrl_c_and_the_same_command_finishes_it(
         workers[:] = helpers.workers(proc.pid) or workers
         return helpers.started_runs(out) >= 2 and len(workers) == 2
 
-    status, err = _terminate_when(proc, working, group=target == "group")
+    status, err = helpers.terminate_when(proc, working, group=target == "group")
     assert status == 143, err
     assert err.strip().splitlines() == [
         "maxminq sweep: terminated; finished runs are kept: the same command resumes"
@@ -164,7 +140,7 @@ def test_sigterm_stops_experiment_and_its_workers_and_writes_nothing(tmp_path, t
             seen.setdefault("at", time.monotonic())
         return "at" in seen and time.monotonic() - seen["at"] > 2.0
 
-    status, err = _terminate_when(proc, working, group=target == "group")
+    status, err = helpers.terminate_when(proc, working, group=target == "group")
     assert status == 143, err
     assert err.strip().splitlines() == ["maxminq experiment: terminated"], err
     assert helpers.gone(workers), "workers outlived the terminated command"
@@ -184,7 +160,7 @@ def test_sigterm_stops_a_ray_sweep_like_ctrl_c(tmp_path, theory_kinds) -> None:
     script = [sys.executable, str(HERE / "test_sweep_helpers.py")]
     proc = subprocess.Popen([*script, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)  # fmt: skip
-    status, err = _terminate_when(proc, lambda: helpers.started_runs(out) >= 1, timeout=120)
+    status, err = helpers.terminate_when(proc, lambda: helpers.started_runs(out) >= 1, timeout=120)
     lines = [line for line in err.strip().splitlines() if "INFO worker.py" not in line]
     assert status == 143, err
     assert lines == [
@@ -237,7 +213,7 @@ def test_sigterm_stops_reproduce_like_ctrl_c_and_the_same_command_finishes_it(
         workers[:] = helpers.workers(proc.pid) or workers
         return helpers.started_runs(out) >= 2 and len(workers) == 2
 
-    status, err = _terminate_when(proc, working)
+    status, err = helpers.terminate_when(proc, working)
     assert status == 143, err
     assert err.strip().splitlines() == [
         "maxminq reproduce: terminated; finished runs are kept: the same command resumes"

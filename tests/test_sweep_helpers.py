@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
+import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +104,30 @@ def workers(pid: int) -> list[int]:
         if b"spawn_main" in cmdline:
             found.append(child)
     return found
+
+
+def terminate_when(
+    proc: subprocess.Popen, ready: Callable[[], bool], timeout: float = 60.0, group: bool = False
+) -> tuple[int, str]:
+    """SIGTERM ``proc`` once ``ready()`` holds; its exit status and stderr. ``group``: to
+    its whole process group (started with ``start_new_session``), as SLURM signals every
+    process of a job step; else to ``proc`` alone, as Kubernetes or ``timeout`` do."""
+    try:
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None and not ready() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, f"it ended first: {proc.communicate()}"
+        assert ready(), "it never started work"
+        if group:
+            os.killpg(proc.pid, signal.SIGTERM)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # ours: started by this test
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, err
 
 
 def progress_step(out: Path) -> int:
