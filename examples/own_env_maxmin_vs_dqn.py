@@ -99,8 +99,8 @@ if ENV_ID.split(":")[1] not in gym.registry:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=20_000, help="environment steps per seed")
-    p.add_argument("--seeds", type=int, default=5, help="seeds per agent (trained together)")
+    p.add_argument("--steps", type=int, help="environment steps per seed (default 20,000)")
+    p.add_argument("--seeds", type=int, help="seeds per agent, trained together (default 5)")
     p.add_argument("--n", type=int, default=4, help="Maxmin's N (default 4)")
     p.add_argument("--out", type=Path, default=Path("results/examples/own_env"))
     p.add_argument(
@@ -109,10 +109,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="delete both runs in --out and train anew, also one made with these options "
         "(without it, a run there with other options is refused)",
     )
-    p.add_argument("--quick", action="store_true", help="3,000 steps x 2 seeds (for tests)")
+    p.add_argument(
+        "--quick", action="store_true", help="3,000 steps x 2 seeds, each unless given (for tests)"
+    )
     args = p.parse_args(argv)
-    if args.quick:
-        args.steps, args.seeds = 3_000, 2
+    # --quick sets the scale of what was not given (it replaced --steps / --seeds given with it)
+    if args.steps is None:
+        args.steps = 3_000 if args.quick else 20_000
+    if args.seeds is None:
+        args.seeds = 2 if args.quick else 5
     if args.seeds < 1 or args.n < 1:
         p.error("--seeds and --n must be >= 1")
     if args.steps <= EXPLORED:
