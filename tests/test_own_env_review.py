@@ -128,6 +128,34 @@ def test_a_nan_reward_is_refused_through_the_python_api_too(tmp_path) -> None:
         run_training(cfg, tmp_path / "run", progress=False)
 
 
+class _HugeObservation(LineEnv):
+    """A float64 observation space; from the 3rd step on, observations hold 1e39: finite
+    as float64, beyond float32 (the networks' precision), where it is inf."""
+
+    observation_space = gym.spaces.Box(-np.inf, np.inf, (8,), np.float64)
+    t = 0
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        self.t += 1
+        huge = obs.astype(np.float64) * (1e39 if self.t >= 3 else 1.0)
+        return huge, reward, terminated, truncated, info
+
+
+def test_an_observation_beyond_float32_is_not_reported_as_an_inf_the_environment_returned(
+    tmp_path, capsys
+) -> None:
+    """1e39 from the environment was reported as 'holds inf': a value it never returned. The
+    one line names float32 and its range, so the user looks for a huge value, not an inf."""
+    _HugeObservation.t = 0
+    argv = ["train", "--env", _register(_HugeObservation), "--agent", "dqn", "--steps", "20"]
+    argv += ["--learning-starts", "10", "--no-progress", "--no-plot"]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("maxminq train: error: --env: an observation (seed position 0"), err
+    assert "float32" in err and "3.4e+38" in err, err
+
+
 _LEVELS = {"easy": 4, "hard": 8}
 
 

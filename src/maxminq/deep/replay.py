@@ -57,7 +57,8 @@ class ReplayBuffers:
         Raises:
             UsageError: naming ``--env``, if an observation or reward cannot be stored as
                 given (see the class docstring); the buffers' size and position are then
-                unchanged, so the row written is never sampled.
+                unchanged, but row ``pos`` holds the refused transition (in a full buffer,
+                in place of a sampled one): the run must stop, as training does.
         """
         p = self.pos
         with np.errstate(invalid="ignore"):  # NaN / out-of-range into uint8: refused below
@@ -90,8 +91,11 @@ class ReplayBuffers:
                     "cannot hold; return whole numbers in [0, 255] or declare the space's "
                     "actual dtype (e.g. float32)"
                 )
+            # Observations reach here as float32: inf may be a finite value beyond its range.
+            top = float(np.finfo(np.float32).max)
+            as32 = "" if np.isnan(value) else f" as float32 (a value beyond +-{top:.2g} or inf)"
             raise UsageError(
-                f"--env: an observation (seed position {s} in --seeds) holds {value}; "
+                f"--env: an observation (seed position {s} in --seeds) holds {value}{as32}; "
                 "observations must be finite numbers"
             )
         reward = self.reward[:, p]
