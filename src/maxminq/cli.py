@@ -6,8 +6,9 @@ is imported, so ``maxminq theory`` does not pay for importing torch or ray.
 
 SIGTERM (how SLURM, Kubernetes and ``timeout`` stop a job) is handled as Ctrl-C is: while a
 command runs, it raises :class:`Terminated`, a KeyboardInterrupt, in the main thread, so
-every command's Ctrl-C path runs (train keeps its last checkpoint, a sweep requeues its runs
-in flight and kills its workers, temporary files are removed); the command then ends with
+every command's Ctrl-C path runs (train first checkpoints the step under way, a sweep
+requeues its runs in flight and stops its workers, giving a deep run up to ``STOP_GRACE`` s to
+checkpoint its step, temporary files are removed); the command then ends with
 ``maxminq NAME: terminated`` and exit status 143 (128 + 15) instead of 130.
 """
 
