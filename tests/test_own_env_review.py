@@ -433,3 +433,42 @@ def test_the_old_gym_api_is_one_line_naming_the_gymnasium_api(cls, shown, api, t
     assert len(err) == 1 and err[0].startswith("maxminq train: error: --env: "), err
     assert shown in err[0] and api in err[0]
     assert not out.exists()
+
+
+class _ToGymnasiumApi(gym.Wrapper):
+    """An adapter an old-API environment's author may write: Gymnasium's API outside."""
+
+    def reset(self, *, seed=None, options=None):
+        return self.env.reset(seed=seed), {}
+
+    def step(self, action):
+        obs, reward, done, info = self.env.step(action)
+        return obs, reward, done, False, info
+
+
+class _OldApiBoth(LineEnv):
+    """Old Gym API in both reset() and step()."""
+
+    def reset(self, *, seed=None, options=None):
+        return super().reset(seed=seed)[0]
+
+    def step(self, action):
+        obs, reward, terminated, _, info = super().step(action)
+        return obs, reward, terminated, info
+
+
+def test_an_old_api_environment_inside_an_adapter_trains(tmp_path) -> None:
+    """The old-API check looked at ``env.unwrapped`` only, so an environment that follows
+    Gymnasium's API through an adapter wrapper of its own (its entry point returns the
+    wrapped one) was refused as 'reset() returned ndarray'; it trained before, and must."""
+    env_id = "mmq-review/AdaptedOldApi-v0"
+    if env_id not in gym.registry:
+        gym.register(
+            env_id, entry_point=lambda: _ToGymnasiumApi(_OldApiBoth()), max_episode_steps=50
+        )
+    tables = run_training(
+        TrainConfig(env_id=env_id, agent="dqn", steps=40, learning_starts=20, eval_episodes=1),
+        tmp_path / "run",
+        progress=False,
+    )
+    assert tables["runs"]["status"].tolist() == ["done"]

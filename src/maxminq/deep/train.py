@@ -218,14 +218,13 @@ def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> n
     return arr
 
 
-def _check_api(env: Any, env_id: str) -> None:
-    """UsageError naming ``--env`` unless the environment itself (``env.unwrapped``: the
-    wrappers would fail on an old-API result first, with a traceback) follows Gymnasium's
-    API: ``reset()`` -> (obs, info), ``step()`` -> (obs, reward, terminated, truncated,
-    info). The old Gym API (reset -> obs, step -> 4 values) is a common leftover."""
+def _api_problem(env: Any, env_id: str) -> str | None:
+    """What in ``env``'s first ``reset()`` and ``step(0)`` breaks Gymnasium's API
+    (``reset()`` -> (obs, info), ``step()`` -> (obs, reward, terminated, truncated, info)),
+    as an ``--env`` error line; None if nothing."""
     result = env.reset(seed=0)
     if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
-        raise UsageError(
+        return (
             f"--env: {env_id}'s reset() returned {type(result).__name__}"
             f"{f' of {len(result)} values' if isinstance(result, tuple) else ''}; Gymnasium's "
             "API (gymnasium >= 0.26) returns (obs, info)"
@@ -233,10 +232,29 @@ def _check_api(env: Any, env_id: str) -> None:
     result = env.step(0)
     if not (isinstance(result, tuple) and len(result) == 5):
         n = f"{len(result)} values" if isinstance(result, tuple) else type(result).__name__
-        raise UsageError(
+        return (
             f"--env: {env_id}'s step() returned {n}; Gymnasium's API (gymnasium >= 0.26) "
             "returns (obs, reward, terminated, truncated, info)"
         )
+    return None
+
+
+def _check_api(env: Any, env_id: str) -> None:
+    """UsageError naming ``--env`` unless ``env`` follows Gymnasium's API. The old Gym API
+    (reset -> obs, step -> 4 values) is a common leftover; Gymnasium's own wrappers fail on
+    it with a traceback, so the environment itself (``env.unwrapped``) is asked first, and
+    ``env`` only when that one breaks the API: an adapter wrapper of the user's own, inside
+    the registered wrappers, may still make the whole Gymnasium-compliant."""
+    problem = _api_problem(env.unwrapped, env_id)
+    if problem is None:
+        return
+    if env.unwrapped is not env:
+        try:  # a wrapper's traceback here: the old API reached Gymnasium's wrappers
+            if _api_problem(env, env_id) is None:
+                return
+        except Exception:  # noqa: BLE001 - any failure: the API is not followed
+            pass
+    raise UsageError(problem)
 
 
 def _image_replay(space: Any, obs_shape: tuple[int, ...]) -> bool:
@@ -389,7 +407,7 @@ class Trainer:
             # error (the training environments are checked again, and warn, when they run).
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                _check_api(env.unwrapped, cfg.env_id)  # the old Gym API: one line
+                _check_api(env, cfg.env_id)  # the old Gym API: one line
                 first = _observation(env.reset(seed=0)[0], obs_shape, cfg.env_id, "reset()")
                 obs, reward, terminated, truncated, _ = env.step(0)
             second = _observation(obs, obs_shape, cfg.env_id, "step()")
