@@ -1,5 +1,6 @@
-"""Every example's ``--quick`` sets the scale of the options not given with it (examples/
-README.md): a value given alongside it is kept, never silently replaced."""
+"""An example's ``--quick`` sets the scale of the options not given with it (examples/
+README.md): a value given alongside it is kept, never silently replaced. (The other examples
+with scale options are run that way in ``test_bias_review.py``.)"""
 
 from __future__ import annotations
 
