@@ -375,6 +375,32 @@ def test_a_module_that_runs_a_script_on_import_is_one_line(tmp_path, monkeypatch
     assert not out.exists()
 
 
+def test_a_module_that_sets_up_logging_at_import_keeps_its_log(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """stderr was a StringIO while the --env module was imported (to hold back a script's
+    usage text), so a logging handler the module made then (``StreamHandler()``, as
+    ``logging.basicConfig`` at import does) wrote into it for the whole run: every line the
+    environment logged was lost. It reaches stderr, as before."""
+    (tmp_path / "review_logged_envs.py").write_text(
+        "import logging\n"
+        "import gymnasium as gym\n"
+        "from line_env import LineEnv\n"
+        "log = logging.getLogger('review_logged_envs')\n"
+        "log.addHandler(logging.StreamHandler())\n"
+        "log.propagate = False\n"
+        "class Logged(LineEnv):\n"
+        "    def reset(self, *, seed=None, options=None):\n"
+        "        log.warning('review_logged_envs: reset')\n"
+        "        return super().reset(seed=seed, options=options)\n"
+        "gym.register('ReviewLogged-v0', entry_point=Logged, max_episode_steps=20)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = _train_argv("review_logged_envs:ReviewLogged-v0", tmp_path / "run")
+    assert main([*argv, "--eval-episodes", "1"]) == 0
+    assert "review_logged_envs: reset" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "source,said,hint",
     [

@@ -102,6 +102,39 @@ def _our_id_for(name: str) -> str | None:
     return next((ours for ours in OUR_IDS if _game_key(ours) == key), None)
 
 
+class _HeldStderr(io.TextIOBase):
+    """Stands in for ``sys.stderr`` while a user's module is imported: what is written is
+    held until :meth:`release`, and passes straight through to ``target`` afterwards. A
+    plain StringIO kept for good whatever the module bound to stderr then (a logging
+    handler made at import, as ``logging.basicConfig`` does): every later line was lost."""
+
+    def __init__(self, target: Any) -> None:
+        super().__init__()
+        self.target, self.held, self.holding = target, io.StringIO(), True
+
+    def write(self, text: str) -> int:
+        """Hold ``text`` while holding, else write it to the target."""
+        return (self.held if self.holding else self.target).write(text)
+
+    def flush(self) -> None:
+        if not self.holding:
+            self.target.flush()
+
+    def fileno(self) -> int:  # e.g. faulthandler.enable() at import needs a real file
+        return int(self.target.fileno())
+
+    def isatty(self) -> bool:
+        return bool(self.target.isatty())
+
+    def release(self, show: bool) -> str:
+        """Stop holding (writing out what was held if ``show``); what was held."""
+        self.holding = False
+        text = self.held.getvalue()
+        if show:
+            self.target.write(text)
+        return text
+
+
 def _import_module(module: str, env_id: str) -> Any:
     """Import ``module`` (of ``env_id``). A module that runs a program when imported and
     exits (a script's top-level argparse: ``usage: maxminq ...`` would read as maxminq's own
@@ -109,14 +142,14 @@ def _import_module(module: str, env_id: str) -> Any:
     stderr is held back until then (and written out when the import does not exit)."""
     if module in sys.modules:  # imported already: nothing runs, nothing to hold back
         return sys.modules[module]
-    held = io.StringIO()
+    held = _HeldStderr(sys.stderr)
     exited = False
     try:
         with contextlib.redirect_stderr(held):
             return importlib.import_module(module)
     except SystemExit as e:
         exited = True
-        said = [line.strip() for line in held.getvalue().splitlines() if line.strip()]
+        said = [line.strip() for line in held.release(show=False).splitlines() if line.strip()]
         last = f": {said[-1]}" if said else ""
         raise UsageError(
             f"--env: importing module {module!r} of {env_id!r} ran a program that exited "
@@ -125,7 +158,7 @@ def _import_module(module: str, env_id: str) -> Any:
         ) from None
     finally:
         if not exited:
-            sys.stderr.write(held.getvalue())
+            held.release(show=True)
 
 
 def _check_id(env_id: str) -> None:
