@@ -126,6 +126,14 @@ class _HeldStderr(io.TextIOBase):
     def isatty(self) -> bool:
         return bool(self.target.isatty())
 
+    @property
+    def encoding(self) -> Any:  # type: ignore[override]  # the real stream's, not None
+        return getattr(self.target, "encoding", None)
+
+    @property
+    def errors(self) -> Any:  # type: ignore[override]
+        return getattr(self.target, "errors", None)
+
     def release(self, show: bool) -> str:
         """Stop holding (writing out what was held if ``show``); what was held."""
         self.holding = False
