@@ -1,8 +1,15 @@
 """Test-wide settings: headless SDL/matplotlib, Ray without an auth token; shared fixtures."""
 
 import os
+import signal
 
 import pytest
+
+# A test run started in the background (nohup, `cmd &` in a script) inherits SIGINT
+# ignored, and so would every process the tests start: the Ctrl-C tests would fail for
+# want of a Ctrl-C. A handler set here is not inherited as "ignored" by those processes.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
