@@ -12,6 +12,7 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -84,11 +85,22 @@ def test_tau_too_large_to_sample_is_a_value_error(call: str) -> None:
     a ValueError naming tau now, as for any other bad tau."""
     rng = np.random.default_rng(0)
     args = (8, 4, 1e308, 1.0, 10, rng)
-    with pytest.raises(ValueError, match="^tau "):
+    with pytest.raises(ValueError, match="^tau must be at most 8.988e"):
         if call == "monte_carlo_bias":
             theory.monte_carlo_bias(*args)
         else:
             theory.operator_bias("maxmin", *args)
+
+
+def test_the_largest_tau_that_can_be_sampled_is_taken() -> None:
+    """The limit is inclusive, as its message says ('at most'; it said 'below'): with tau
+    half the largest double, 2 tau is still finite and U(-tau, tau) is drawn."""
+    limit = np.finfo(np.float64).max / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nor a RuntimeWarning for the variance's inf
+        est = theory.monte_carlo_bias(8, 1, limit, 1.0, 10, np.random.default_rng(0))
+    assert np.isfinite(est.bias) and abs(est.bias) <= limit
+    assert est.target_variance == np.inf  # (tau^2 / 3 is past the largest double)
 
 
 # --- examples/operator_bias.py ------------------------------------------------------------------

@@ -127,7 +127,7 @@ def _sampled_tau(tau: Any) -> np.ndarray:
     s = _tau(tau)
     if np.any(s > np.finfo(np.float64).max / 2):
         raise ValueError(
-            f"tau must be below {np.finfo(np.float64).max / 2:.4g} to be sampled (2 tau must be "
+            f"tau must be at most {np.finfo(np.float64).max / 2:.4g} to be sampled (2 tau must be "
             f"a finite number), got {tau!r}"
         )
     return s
@@ -455,9 +455,11 @@ class _Moments:
         return var, float(np.sqrt(max(c4 - c2**2, 0.0) / self.n))
 
     def var_se(self) -> tuple[float, float]:
-        """:meth:`unit_var_se` scaled back (0 where a variance is below the smallest double)."""
+        """:meth:`unit_var_se` scaled back (0 where a variance is below the smallest double,
+        inf where it is above the largest: tau**2 past 1.8e308, the units' own limit)."""
         var, se = self.unit_var_se()
-        return var * self.scale * self.scale, se * self.scale * self.scale
+        with np.errstate(over="ignore"):  # inf is the answer there, not a fault
+            return var * self.scale * self.scale, se * self.scale * self.scale
 
 
 def _mc_options(samples: Any, rng: Any, noise: Any) -> int:
