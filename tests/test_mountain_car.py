@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import test_sweep_helpers as helpers
 from reference_loops import mountain_car_reference
 
 from maxminq.errors import UsageError
@@ -319,30 +320,6 @@ def test_numpy_operator_path_equals_compiled_path() -> None:
 # --- Ctrl-C ------------------------------------------------------------------------------------
 
 
-def _children(pid: int) -> list[int]:
-    """Process ids whose parent is ``pid`` (from /proc)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    stat = fh.read()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry))
-    return out
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("target", ["group", "parent"])
 def test_ctrl_c_stops_workers_promptly(tmp_path, target: str) -> None:
@@ -363,7 +340,7 @@ def test_ctrl_c_stops_workers_promptly(tmp_path, target: str) -> None:
         workers: list[int] = []
         while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
-            workers = [c for c in _children(proc.pid) if "spawn_main" in _cmdline(c)]
+            workers = helpers.workers(proc.pid)
         assert len(workers) == 2, "the workers never started"
         time.sleep(2.0)  # let them import and get into their first tasks
         assert proc.poll() is None
@@ -379,17 +356,8 @@ def test_ctrl_c_stops_workers_promptly(tmp_path, target: str) -> None:
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["maxminq experiment: interrupted"], err
     time.sleep(0.2)
-    assert not [w for w in workers if _alive(w)]
+    assert not [w for w in workers if helpers.alive(w)]
     assert not (out / "mountain_car.csv").exists() and not list(tmp_path.rglob("*.png"))
-
-
-def _cmdline(pid: int) -> str:
-    """A process's command line ('' once it is gone)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return fh.read().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
 
 
 # --- operator parameters -----------------------------------------------------------------------
