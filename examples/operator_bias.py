@@ -5,11 +5,12 @@ same true value (0 here), and each of the N estimates of each action carries an 
 error drawn from U(-tau, tau). An operator G turns the N x M estimates into one bootstrap
 value; its *bias* is E[G] - max_a Q*(s', a) = E[G]. This script
 
-1. draws the estimates itself with a seeded ``numpy.random.Generator``,
-2. applies each operator of ``maxminq.operators`` to them (``operators.bootstrap``),
-3. sets the sampled mean against ``maxminq.theory``'s exact value
+1. samples each operator's bootstrap value with ``theory.operator_bias``: seeded draws of
+   the N x M estimates from a ``numpy.random.Generator``, in memory-bounded chunks, with
+   ``operators.bootstrap`` applied to them,
+2. sets the sampled mean against ``maxminq.theory``'s exact value
    (``operator_expected_bias``; for Maxmin, Theorem 1's ``expected_bias``), and
-4. reports the N that ``theory.choose_n`` recommends for M actions.
+3. reports the N that ``theory.choose_n`` recommends for M actions.
 
 It prints a table of sampled and exact biases for N = 1..8 and writes ``operator_bias.csv``
 and ``operator_bias.png`` to ``--out``.
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from maxminq import operators, theory
+from maxminq import theory
 
 # Operators whose member count N is free (for Averaged and Historical Best the members are K
 # snapshots, drawn independently here: real snapshots of one table are correlated).
@@ -41,8 +42,6 @@ FIXED_N = {
 }
 #: Parameters that are a multiple of tau (FIXED_N gives them at tau = 1).
 PER_TAU = ("sigma",)
-#: Errors drawn per chunk of ``sampled_bias`` (8 MB of doubles).
-CHUNK_ERRORS = 1 << 20
 # U(-tau, tau) is drawn as low + (high - low) u: 2 tau must be a finite double.
 TAU_MAX = float(np.finfo(np.float64).max) / 2
 
@@ -80,32 +79,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def sampled_bias(
-    name: str, m: int, n: int, tau: float, samples: int, rng: np.random.Generator, **params
-) -> tuple[float, float, float]:
-    """Mean, standard error and variance of G over ``samples`` (>= 2) draws of N x M estimates.
-
-    The true values are all 0, so G itself is the error of the bootstrap value. Drawn in
-    chunks of about ``CHUNK_ERRORS`` errors so memory stays bounded whatever ``samples``, N
-    and M (the draws are the same whatever the chunks); each chunk's mean and sum of squared
-    deviations are pooled (Chan et al.'s update), in units of tau: sums of G^2 underflowed to
-    0 at tau = 1e-200 (a standard error of 0) and overflowed at 1e200.
-    """
-    mean, m2, done = 0.0, 0.0, 0  # mean and sum of squared deviations of G / tau
-    rows = max(1, CHUNK_ERRORS // (n * m))  # 50,000 samples a chunk took 11 GB at M = 1000, N = 20
-    while done < samples:
-        size = min(rows, samples - done)
-        q = rng.uniform(-tau, tau, size=(size, n, m))  # (samples, N, A), as operators expect
-        g = operators.bootstrap(name, q, **params) / tau  # shape (samples,)
-        g_mean = float(g.mean())
-        delta, total = g_mean - mean, done + size
-        mean += delta * size / total
-        m2 += float(((g - g_mean) ** 2).sum()) + delta * delta * done * size / total
-        done = total
-    var = m2 / (samples - 1)
-    return mean * tau, math.sqrt(var / samples) * tau, var * tau * tau
-
-
 def bias_table(args: argparse.Namespace) -> pd.DataFrame:
     """One row per (operator, N): sampled bias +- SE, variance, and the exact mean."""
     # One child stream per operator: adding an operator does not change the others' draws.
@@ -118,9 +91,11 @@ def bias_table(args: argparse.Namespace) -> pd.DataFrame:
         ns = [fixed[0]] if fixed else list(range(1, args.n_max + 1))
         params = fixed_params(name, args.tau) if fixed else {}
         for n in ns:
-            mean, se, var = sampled_bias(
-                name, args.actions, n, args.tau, args.samples, rng, **params
+            # gamma = 1: G's own error (every true value is 0)
+            est = theory.operator_bias(
+                name, args.actions, n, args.tau, 1.0, args.samples, rng, **params
             )
+            mean, se, var = est.bias, est.bias_se, est.variance
             exact = theory.operator_expected_bias(name, args.actions, n, tau=args.tau, **params)
             rows.append(
                 {
