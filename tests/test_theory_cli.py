@@ -132,7 +132,10 @@ def test_two_samples_are_refused_and_three_give_standard_errors(tmp_path, capsys
     variance = pd.read_csv(out / "variance.csv")
     operators = pd.read_csv(out / "operator_bias.csv")
     assert len(bias) == 4 and (bias["mc_target_variance_se"] > 0).all()
+    # the rows checked are there (.all() of no row holds): N = 1, 2 of --n-max 2 in both
+    assert variance["N"].tolist() == [1, 2]
     assert (variance[["mc_min_variance_se", "mc_variance_ratio_se"]] > 0).all().all()
+    assert set(operators.loc[operators["operator"] == "maxmin", "N"]) == {1, 2}
     assert (operators["variance_se"] > 0).all()
 
 
