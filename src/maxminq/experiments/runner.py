@@ -144,12 +144,12 @@ def _stop_workers(procs: list[Any], grace: float = STOP_GRACE, notice: bool = Fa
     Ctrl-C). SIGTERM ends a worker at once, unless it is in a deep run's training steps:
     that ends its step and writes a checkpoint of it first. With ``notice``, workers still
     busy after a second get one line on stderr, so the wait is not mistaken for a hang."""
-    start = time.monotonic()
     alive = [proc for proc in procs if proc.exitcode is None]
     try:
         for proc in alive:
             proc.terminate()
-        deadline = time.monotonic() + grace
+        start = time.monotonic()
+        deadline = start + grace
         waiting = [proc.sentinel for proc in alive]
         told = not notice
         while waiting and (left := deadline - time.monotonic()) > 0:
@@ -184,6 +184,11 @@ class _LocalBackend:
             initializer=_worker_init,
         )
 
+    def _workers(self) -> list[Any]:
+        """The pool's worker processes now (a private attribute of the executor: none if a
+        future Python renames it)."""
+        return list((getattr(self._pool, "_processes", None) or {}).values())
+
     def submit(self, run: RunSpec, work_dir: Path) -> cf.Future:
         """Start one run; returns its future."""
         execute = KINDS[run.kind].execute
@@ -194,7 +199,7 @@ class _LocalBackend:
         # The pool's manager thread watches the workers it knew when it last woke up; a
         # worker spawned after that which dies went unnoticed, its run shown running, until
         # another run ended (hours, for deep runs). A dead worker wakes the manager now.
-        procs = list((getattr(self._pool, "_processes", None) or {}).values())
+        procs = self._workers()
         if any(proc.exitcode is not None for proc in procs):
             wakeup = getattr(self._pool, "_executor_manager_thread_wakeup", None)
             if wakeup is not None:
@@ -214,7 +219,7 @@ class _LocalBackend:
                 msg = f"the run's result could not be returned: {type(err).__name__}: {err}"
                 out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0)))
         if broken:
-            procs = list((getattr(self._pool, "_processes", None) or {}).values())
+            procs = self._workers()
             self._pool.shutdown(wait=False, cancel_futures=True)
             # The pool sent SIGTERM to its other workers: a deep run checkpoints its step
             # first, and must be gone (its folder unlocked) before it runs again.
@@ -236,8 +241,7 @@ class _LocalBackend:
         # down. (Taken before shutdown(), which drops the queue.)
         writer = getattr(getattr(self._pool, "_result_queue", None), "_writer", None)
         try:
-            procs = list((getattr(self._pool, "_processes", None) or {}).values())
-            _stop_workers(procs, notice=sys.stderr.isatty())  # for whoever watches it
+            _stop_workers(self._workers(), notice=sys.stderr.isatty())  # for a watcher
         finally:  # also after a second Ctrl-C during the grace (the workers are dead then)
             self._pool.shutdown(wait=False, cancel_futures=True)
             if writer is not None:
