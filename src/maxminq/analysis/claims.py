@@ -528,6 +528,12 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
 
 
 # ----------------------------------------------------------------------------- deep
+def _settings_note(*rows: pd.Series, how: str = "") -> str:
+    """'; settings: A; B', the deep settings a verdict rests on, as the Mountain Car claims
+    name theirs (``how``: how they were chosen, e.g. ' (best by return)')."""
+    return f"; settings{how}: " + "; ".join(_deep_setting(r) for r in rows)
+
+
 def _deep_setting(row: pd.Series) -> str:
     """A deep setting as a verdict names it, e.g. 'Maxmin DQN (N=6) step size 0.0003'."""
     n = row.get("n")
@@ -558,10 +564,6 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
     def runs_of(row: pd.Series) -> np.ndarray:
         return T.select_setting(scores, row, keys)["score"].to_numpy(dtype=float)
 
-    def chosen(*rows: pd.Series) -> str:
-        """The settings a verdict rests on, as the Mountain Car claims name theirs."""
-        return "; settings: " + "; ".join(_deep_setting(r) for r in rows)
-
     for env in sorted(best["env_id"].unique(), key=T.env_rank):
         b_env = best[best["env_id"] == env]
         mm = b_env[b_env["agent"] == "maxmin-dqn"]
@@ -578,7 +580,7 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
                 runs_of(mm.iloc[0]), runs_of(bb.iloc[0]), name_a="maxmin", name_b=base, seed=seed
             )
             if s != INSUFFICIENT:
-                ev += chosen(mm.iloc[0], bb.iloc[0])
+                ev += _settings_note(mm.iloc[0], bb.iloc[0])
             claims.append(Claim(sec, text, s, ev, RULE_IQM + " (best setting of each)", nums))
     # Varying N (Fig. 4(h)/(i)): larger N reaches better final performance.
     mm_all = summary[summary["agent"] == "maxmin-dqn"]
@@ -602,7 +604,7 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
             seed=seed,
         )
         if s != INSUFFICIENT:
-            ev += chosen(hi, lo)
+            ev += _settings_note(hi, lo)
         claims.append(Claim(sec, text, s, ev, RULE_IQM + " (best step size per N)", nums))
     claims += _bias_claims(tables, best)
     claims += _bias_by_n_claims(tables, mm_all)
@@ -660,7 +662,7 @@ def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
             name_b=f"N={int(lo['n'])}",
         )  # fmt: skip
         if s != INSUFFICIENT:
-            ev += "; settings (best by return): " + "; ".join(_deep_setting(r) for r in (hi, lo))
+            ev += _settings_note(hi, lo, how=" (best by return)")
         ev += _left_out(
             m,
             {f"N={int(r['n'])}": r for r in (hi, lo)},
@@ -707,9 +709,7 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
             for a in ("maxmin-dqn", "dqn")
         }
         if s != INSUFFICIENT:
-            ev += "; settings (best by return): " + "; ".join(
-                _deep_setting(r) for r in rows.values()
-            )
+            ev += _settings_note(*rows.values(), how=" (best by return)")
         ev += _left_out(
             m,
             rows,
