@@ -8,6 +8,12 @@ class MaxminqError(Exception):
     """Base class for errors the user can fix (bad option, bad config, bad data)."""
 
 
+def one_line(text: object) -> str:
+    """``str(text)`` with every run of whitespace (newlines too) as one space: an error's
+    message inside a one-line error."""
+    return " ".join(str(text).split())
+
+
 class UsageError(MaxminqError, ValueError):
     """A bad option or argument value; the message names the option and what it expects."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from maxminq.analysis.style import count
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, one_line
 from maxminq.experiments.store import atomic_write
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ def _check_env(config: TrainConfig, gif: bool, env_seed: int) -> None:
             finally:
                 env.close()
     except Exception as err:  # noqa: BLE001 - any failure of the environment, one line
-        why = " ".join(str(err).split())
+        why = one_line(err)
         raise UsageError(
             f"--gif: {env_id} cannot render rgb_array frames ({type(err).__name__}: {why})"
         ) from None

@@ -33,7 +33,7 @@ from tqdm import tqdm
 from maxminq.deep.agents import behaviour_values
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import StackedNet, build_net
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, one_line
 from maxminq.experiments.store import atomic_write
 
 __all__ = [
@@ -59,7 +59,7 @@ DAMAGED_FILE_ERRORS += (pickle.UnpicklingError,)
 def describe_error(err: BaseException) -> str:
     """``Type: message`` of ``err`` on one line, at most 200 characters (for a one-line
     error that says why a file could not be read)."""
-    return " ".join(f"{type(err).__name__}: {err}".split())[:200]
+    return one_line(f"{type(err).__name__}: {err}")[:200]
 
 
 def save_model(

@@ -82,7 +82,7 @@ from maxminq.deep.policy import (
     torch_save,
 )
 from maxminq.deep.replay import ReplayBuffers
-from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError
+from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, one_line
 from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
@@ -992,7 +992,7 @@ def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.
         try:
             tables[name] = pd.read_csv(io.BytesIO(data))
         except (ValueError, pd.errors.ParserError) as err:
-            why = " ".join(str(err).split())
+            why = one_line(err)
             raise UsageError(f"{option}: {path} is not a table ({why})") from None
     return tables
 
@@ -1078,7 +1078,7 @@ def _read_options(path: pathlib.Path) -> dict[str, Any]:
         and isinstance(saved.get("steps"), int)
         and isinstance(saved.get("bias_every"), int)
     ):
-        why = " ".join(str(saved).split())[:120] if isinstance(saved, Exception) else "edited?"
+        why = one_line(saved)[:120] if isinstance(saved, Exception) else "edited?"
         raise UsageError(
             f"--out: {path} does not hold the finished run's options ({why}); restore it, or "
             "give --overwrite to train the run again"

@@ -20,7 +20,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
 from maxminq.envs._checks import check_actions, check_cap, check_seed
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, one_line
 
 if TYPE_CHECKING:
     from maxminq.envs._game import GameVectorEnv
@@ -190,7 +190,7 @@ def _check_id(env_id: str) -> None:
         except UsageError:
             raise
         except Exception as e:  # noqa: BLE001 - any failure of the user's module, one line
-            why = " ".join(str(e).split())  # a multi-line message kept on one line
+            why = one_line(e)  # a multi-line message kept on one line
             # The console script does not put the current folder on sys.path (python does).
             here = Path(*module.split(".")).with_suffix(".py")
             parts = module.split(".")
@@ -335,12 +335,12 @@ def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: An
     except UsageError:  # an unknown id: already one line naming --env
         raise
     except gym.error.DependencyNotInstalled as err:
-        why = " ".join(str(err).split()) or type(err).__name__
+        why = one_line(err) or type(err).__name__
         raise UsageError(f"--env: {env_id} cannot be built: {why}") from None
     except REFUSALS as err:
         if not kwargs:
             raise
-        why = " ".join(str(err).split()) or repr(err)
+        why = one_line(err) or repr(err)
         if isinstance(err, LookupError):  # str(KeyError('medium')) is just 'medium'
             why = f"{type(err).__name__}: {why}"
         raise UsageError(f"--env-kwargs: {env_id} refused {json.dumps(kwargs)}: {why}") from None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from maxminq.envs.api import CAPS, CATCHER_ID, PIXELCOPTER_ID, REFUSALS, make_with_kwargs
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, one_line
 
 Network = Literal["mlp", "minatar_cnn"]
 Loss = Literal["mse", "huber"]
@@ -256,7 +256,7 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
     except UsageError:
         raise
     except REFUSALS as err:  # e.g. a required keyword missing
-        why = " ".join(str(err).split()) or type(err).__name__
+        why = one_line(err) or type(err).__name__
         raise UsageError(
             f"--env: {env_id} cannot be built without keywords ({type(err).__name__}: {why}); "
             "pass them with --env-kwargs"

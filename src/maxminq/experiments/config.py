@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from maxminq.errors import MaxminqError
+from maxminq.errors import MaxminqError, one_line
 from maxminq.experiments.registry import KINDS, SettingsError, options_to_keys
 from maxminq.experiments.store import canonical_json
 
@@ -254,7 +254,7 @@ def parse_document(text: str, path: Path | str = "<config>") -> Any:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = " ".join(str(err.problem or err.context or "invalid YAML").split())
+        problem = one_line(err.problem or err.context or "invalid YAML")
         raise check.fail(where, f"invalid YAML: {problem}") from None
     except (yaml.YAMLError, RecursionError, ValueError, OverflowError) as err:
         raise check.fail(

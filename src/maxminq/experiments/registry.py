@@ -35,7 +35,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from maxminq.errors import CannotResumeError, MaxminqError
+from maxminq.errors import CannotResumeError, MaxminqError, one_line
 
 
 class SettingsError(MaxminqError):
@@ -374,7 +374,7 @@ def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
     except TypeError as err:
         raise SettingsError(None, str(err)) from None
     except (ValueError, MaxminqError) as err:
-        message = " ".join(str(err).split())
+        message = one_line(err)
         match = _OPTION.search(message)
         name = option_key(match.group(1)) if match else None
         message = message.split(": ", 1)[-1] if message.startswith("--") else message
