@@ -3,7 +3,7 @@
 ``run_training(config, out_dir)`` trains every seed of ``config.seeds`` side by side
 (one environment, one replay buffer and one random stream per seed; one stacked model
 for all networks), then runs the paper's test protocol (``eval_episodes`` episodes with
-eps = ``eval_eps``, Lan et al. 2020, section 5.2) and writes four tidy tables as CSV (and
+eps = ``eval_eps``, Lan et al. 2020, section 5) and writes four tidy tables as CSV (and
 ``probes`` with ``save_probes``, ``evals`` with ``eval_every``):
 
 * ``episodes``: seed, episode, step, return, length, return_avg100, terminated, truncated

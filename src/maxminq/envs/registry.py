@@ -1,9 +1,10 @@
 """Paper defaults per environment id: network, training length, sweep and DQN settings.
 
-One :class:`EnvDefaults` per environment used in the paper (Lan et al., ICLR 2020, Sec. 5.2
-and Appendix), so ``maxminq train --env maxminq/Catcher-v0 --agent maxmin-dqn`` needs no
-further flags. Values come from the paper, from the authors' public code, and (for MinAtar)
-from the MinAtar paper's DQN (Young and Tian, 2019).
+One :class:`EnvDefaults` per environment used in the paper (Lan et al., ICLR 2020, Sec. 5,
+"Results on Benchmark Environments"; its appendix adds only the sensitivity plots), so
+``maxminq train --env maxminq/Catcher-v0 --agent maxmin-dqn`` needs no further flags.
+Values come from the paper, from the authors' public code, and (for MinAtar) from the
+MinAtar paper's DQN (Young and Tian, 2019), whose settings the paper reuses.
 
 ``best`` holds the step size / N the authors later posted as their best settings. Where they
 posted nothing (every MinAtar agent except DQN, and N for Maxmin outside Asterix), the value
@@ -26,14 +27,14 @@ Optimizer = Literal["rmsprop", "centered_rmsprop", "adam"]
 
 AGENTS: tuple[str, ...] = ("dqn", "ddqn", "averaged-dqn", "maxmin-dqn")
 
-#: Step-size sweeps stated in the paper (Sec. 5.2).
+#: Step-size sweeps stated in the paper (Sec. 5, "Results on Benchmark Environments").
 LR_SWEEP_LUNAR: tuple[float, ...] = (3e-3, 1e-3, 3e-4, 1e-4, 3e-5)
 LR_SWEEP_PLE: tuple[float, ...] = (1e-3, 3e-4, 1e-4, 3e-5, 1e-5)
 LR_SWEEP_MINATAR: tuple[float, ...] = (3e-3, 1e-3, 3e-4, 1e-4, 3e-5)
 #: Number of estimators swept for Maxmin / Averaged DQN.
 N_SWEEP: tuple[int, ...] = tuple(range(2, 10))
 #: The paper's hidden layers per network, the one source of these sizes (``deep.config``
-#: reads them): the MLP's [64, 64] (Sec. 5.2) and the one fully connected layer of 128
+#: reads them): the MLP's [64, 64] (Sec. 5) and the one fully connected layer of 128
 #: after the MinAtar network's convolution (Young and Tian 2019).
 NETWORK_HIDDEN: dict[str, tuple[int, ...]] = {"mlp": (64, 64), "minatar_cnn": (128,)}
 
