@@ -198,6 +198,26 @@ def test_double_dqn_selects_with_the_online_net_and_evaluates_with_the_target() 
     torch.testing.assert_close(dqn.bootstrap(x)[0], target.max(1).values, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("agent", ["maxmin-dqn", "averaged-dqn", "ensemble-dqn"])
+def test_one_estimator_is_dqn(agent: str) -> None:
+    """Sec. 4: "For N = 1, the update is simply Q-learning"; Sec. 6: Generalized Q-learning
+    "can be reduced to Q-learning simply by setting K = 1, N = 1" (Averaged with K = 1,
+    Ensemble with N = 1 alike). With one estimator each agent trains exactly as DQN: the
+    same networks and the same episodes, step for step."""
+
+    def train(name: str) -> tuple[torch.Tensor, list]:
+        options = dict(lr=3e-4, steps=900, learning_starts=200, target_update=100)
+        tr = _maxmin_trainer(agent=name, n=1, **options)
+        while tr.step < 900:
+            tr.train_step()
+        tr.close()
+        return tr.learner.online.flat.clone(), tr.rows["episodes"]
+
+    net, episodes = train(agent)
+    dqn_net, dqn_episodes = train("dqn")
+    assert torch.equal(net, dqn_net) and episodes == dqn_episodes and len(episodes) > 3
+
+
 # --- the training loop --------------------------------------------------------------------
 
 
