@@ -570,3 +570,36 @@ def test_fig2_plots_the_mean_distance_over_runs() -> None:
     fig = cp.toy_distance_figure(pd.DataFrame(rows, columns=cols))
     (line,) = [ln for ln in fig.axes[0].lines if ln.get_label() == "Q-learning"]
     np.testing.assert_allclose(line.get_ydata(), np.abs(p - 0.95).mean(axis=0))
+
+
+def test_figures_keep_the_two_step_size_readings_apart() -> None:
+    """A table holding both step-size readings (two commands' CSVs side by side, to compare
+    them as the README does) is two settings per algorithm: mc_best_step_sizes keeps them
+    apart, and so must Fig. 3(a) and the learning curves (they drew one zig-zag line through
+    both and pooled the runs of both into one curve)."""
+    from maxminq.analysis import classic_plots as cp
+
+    tiling = _mc_frame().assign(step_size_per="tiling")
+    total = _mc_frame().assign(step_size_per="total")
+    total.loc[total.episode == 2, "steps"] += 1000
+    df = pd.concat([tiling, total], ignore_index=True)
+    fig = cp.mc_sensitivity_figure(df)
+    drawn = [list(line.get_ydata()) for line in fig.axes[0].lines if len(line.get_ydata()) == 2]
+    for expected in ([155.0, 165.0], [1155.0, 1165.0], [160.0, 250.0], [1160.0, 1250.0]):
+        assert expected in drawn
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert len(labels) == 4 and len(set(labels)) == 4
+    fig = cp.mc_learning_curve_figure(df, sigma2=[10.0], smooth=1)
+    curves = {ln.get_label(): list(ln.get_ydata()) for ln in fig.axes[0].lines}
+    assert len(curves) == 4
+    assert sorted(c[-1] for c in curves.values()) == [165.0, 250.0, 1165.0, 1250.0]
+
+
+def test_compiled_operator_refuses_a_code_it_has_no_twin_for() -> None:
+    """Bias-corrected Q has a kernel code (OPERATOR_CODES follows OPERATORS) but no compiled
+    twin (its sigma is required): apply_operator gave plain Q-learning's max for it, sigma
+    silently 0, and for any unknown code; it now raises."""
+    q = np.array([[0.5, 2.0, -1.0]])
+    for code in (operators_jit.OPERATOR_CODES["bias_corrected"], -1, 99):
+        with pytest.raises(ValueError, match="no compiled operator"):
+            operators_jit.apply_operator(code, q)

@@ -28,9 +28,10 @@ __all__ = ["OPERATOR_CODES", "apply_operator", "operator_code", "td_target"]
 
 #: Kernel codes of the operators, in ``operators.OPERATORS`` order.
 OPERATOR_CODES: dict[str, int] = {name: i for i, name in enumerate(operators.OPERATORS)}
-_MAXMIN, _ENSEMBLE, _AVERAGED, _HBQ, _DOUBLE, _WDOUBLE = (
+_Q, _MAXMIN, _ENSEMBLE, _AVERAGED, _HBQ, _DOUBLE, _WDOUBLE = (
     OPERATOR_CODES[name]
     for name in (
+        "q_learning",
         "maxmin",
         "ensemble",
         "averaged",
@@ -39,6 +40,14 @@ _MAXMIN, _ENSEMBLE, _AVERAGED, _HBQ, _DOUBLE, _WDOUBLE = (
         "weighted_double_q",
     )
 )
+
+
+#: The compiled operators' codes are 0 .. _N_COMPILED - 1 (bias_corrected, with its required
+#: sigma, comes after them in ``operators.OPERATORS``): one range check refuses every other code.
+_N_COMPILED = 7
+assert sorted((_Q, _MAXMIN, _ENSEMBLE, _AVERAGED, _HBQ, _DOUBLE, _WDOUBLE)) == list(
+    range(_N_COMPILED)
+), "the compiled operators must come first in operators.OPERATORS"
 
 
 def operator_code(name: str, op_kwargs: dict | None = None) -> int:
@@ -91,8 +100,11 @@ def _arg_extreme(row: np.ndarray, n_actions: int, largest: bool) -> int:
 @njit(inline="always")
 def apply_operator(code: int, q: np.ndarray) -> float:
     """G(Q_{s'}) of operator ``code`` (from ``operator_code``) for one state's values ``q``
-    (M, A). ``bias_corrected`` has no code: its sigma is required, so it takes the NumPy
-    path."""
+    (M, A). ``bias_corrected`` has no compiled twin (its sigma is required: the NumPy path):
+    its code, like any code ``operator_code`` does not return (-1 included), is a ValueError
+    rather than a value (it gave Q-learning's max, sigma silently 0)."""
+    if code < 0 or code >= _N_COMPILED:
+        raise ValueError("apply_operator: no compiled operator has this code")
     n_members, n_actions = q.shape[0], q.shape[1]
     if code == _DOUBLE or code == _WDOUBLE:  # noqa: SIM109 (plain compares for numba)
         best = _arg_extreme(q[0], n_actions, True)
