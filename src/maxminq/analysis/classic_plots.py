@@ -79,11 +79,28 @@ def _params_text(value: object) -> str:
 def _with_params(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """``df`` with a column ``op_params`` (``"sigma=0.5"``, ``""`` for none) when it records
     the operators' parameters (``op_kwargs``, as stored sweeps do), and the setting columns
-    to add for it: settings that differ only in a parameter are separate curves, not pooled."""
-    if "op_kwargs" not in df.columns:
+    to add for it: settings that differ only in a parameter are separate curves, not pooled.
+    A table holding both step-size readings (``step_size_per``: two Mountain Car CSVs side by
+    side) adds the reading too (``"step per total"``): Fig. 3 drew one line through both and
+    pooled their runs. One reading alone changes nothing (the titles name it)."""
+    per = df["step_size_per"] if "step_size_per" in df.columns else None
+    if per is not None and per.nunique(dropna=False) < 2:
+        per = None
+    if "op_kwargs" not in df.columns and per is None:
         return df, []
-    codes, uniques = pd.factorize(df["op_kwargs"], use_na_sentinel=False)
+    kwargs = df["op_kwargs"] if "op_kwargs" in df.columns else pd.Series("", index=df.index)
+    codes, uniques = pd.factorize(kwargs, use_na_sentinel=False)
     texts = [_params_text(u) for u in uniques]
+    if per is not None:  # one code per (parameters, reading) pair
+        per_codes, readings = pd.factorize(per, use_na_sentinel=False)
+        pairs, codes = np.unique(codes * len(readings) + per_codes, return_inverse=True)
+        pair_texts = []
+        for pair in pairs:
+            kw, reading = divmod(int(pair), len(readings))
+            pair_texts.append(
+                ", ".join(t for t in (texts[kw], f"step per {readings[reading]}") if t)
+            )
+        texts = pair_texts
     labels = sorted(set(texts))  # categorical: one byte a row on a full run's 10^7 rows
     lookup = np.array([labels.index(t) for t in texts], dtype=np.int64)
     # pandas-stubs want categories as an Index; pandas takes any list-like
