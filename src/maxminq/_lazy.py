@@ -4,7 +4,9 @@ does not pull in torch or matplotlib through its package's ``__init__``."""
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
 
@@ -18,3 +20,16 @@ def lazy_attributes(package: str, api: Mapping[str, str]) -> Callable[[str], Any
         return getattr(importlib.import_module(api[name]), name)
 
     return __getattr__
+
+
+def lazy_dir(package: str, api: Mapping[str, str]) -> Callable[[], list[str]]:
+    """A module-level ``__dir__`` for ``package``: the names of ``api``, its submodules and
+    its dunders, so that ``dir()``, ``help()`` and tab completion show the lazy API (they
+    listed only the helpers the ``__init__`` imports) and not those helpers."""
+
+    def __dir__() -> list[str]:
+        own = vars(sys.modules[package])
+        kept = {k for k, v in own.items() if k.startswith("__") or isinstance(v, ModuleType)}
+        return sorted(kept | set(api))
+
+    return __dir__

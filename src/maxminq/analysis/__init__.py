@@ -7,7 +7,16 @@ plot``'s figure)::
     from maxminq.analysis import compare_runs, plot_runs
 """
 
-from maxminq._lazy import lazy_attributes
+from typing import TYPE_CHECKING
+
+from maxminq._lazy import lazy_attributes, lazy_dir
+
+if TYPE_CHECKING:  # what type checkers see: the real signatures, not the lazy Any;
+    # "X as X" re-exports them under mypy --strict (no implicit re-export)
+    from maxminq.analysis.compare import CompareWarning as CompareWarning
+    from maxminq.analysis.compare import compare_runs as compare_runs
+    from maxminq.analysis.runs import PlotWarning as PlotWarning
+    from maxminq.analysis.runs import plot_runs as plot_runs
 
 # Imported on first use: ``maxminq.analysis.tables`` (read by every command) must not pull
 # in matplotlib and the figure code.
@@ -21,3 +30,4 @@ __all__ = list(_API)
 
 
 __getattr__ = lazy_attributes(__name__, _API)
+__dir__ = lazy_dir(__name__, _API)

@@ -81,10 +81,14 @@ def run_settings(folder: Path) -> dict:
 def as_folders(folders: Sequence[str | Path] | str | Path) -> list[Path]:
     """The RUN_DIRs given to :func:`plot_runs` or ``compare_runs`` as paths: one folder
     (a ``str`` or path) is one run, not a sequence of one-letter folders (``"runs/a"`` was
-    read as ``r``, ``u``, ... and a ``Path`` raised a TypeError)."""
+    read as ``r``, ``u``, ... and a ``Path`` raised a TypeError). No folder at all is a
+    UsageError (it read as "no episode finished" or a bad ``--baseline``)."""
     if isinstance(folders, (str, os.PathLike)):
         return [Path(folders)]
-    return [Path(f) for f in folders]
+    paths = [Path(f) for f in folders]
+    if not paths:
+        raise UsageError("RUN_DIR: give at least one run folder")
+    return paths
 
 
 def check_distinct(folders: Sequence[Path]) -> None:

@@ -15,7 +15,19 @@ What a script needs is importable from here: ``TrainConfig``, ``run_training``,
 ``second_half=True`` as ``maxminq compare`` counts it), ``load_agent``, ``evaluate_agent``.
 """
 
-from maxminq._lazy import lazy_attributes
+from typing import TYPE_CHECKING
+
+from maxminq._lazy import lazy_attributes, lazy_dir
+
+if TYPE_CHECKING:  # what type checkers see: the real signatures, not the lazy Any;
+    # "X as X" re-exports them under mypy --strict (no implicit re-export)
+    from maxminq.analysis.tables import pooled_bias as pooled_bias
+    from maxminq.deep.config import TrainConfig as TrainConfig
+    from maxminq.deep.policy import TrainedAgent as TrainedAgent
+    from maxminq.deep.policy import evaluate_agent as evaluate_agent
+    from maxminq.deep.policy import load_agent as load_agent
+    from maxminq.deep.train import read_tables as read_tables
+    from maxminq.deep.train import run_training as run_training
 
 # The user-facing API, imported on first use so that ``maxminq.deep.config`` (read by the
 # sweep runner) does not pull in torch and the training loop.
@@ -32,3 +44,4 @@ __all__ = list(_API)
 
 
 __getattr__ = lazy_attributes(__name__, _API)
+__dir__ = lazy_dir(__name__, _API)

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
+
 from maxminq.errors import MaxminqWarning, UsageError
 
 __all__ = [
@@ -184,15 +186,19 @@ class TrainConfig:
     # --- defaults and validation ----------------------------------------------------------
 
     def resolve(self) -> ResolvedTrainConfig:
-        """A copy with every ``None`` replaced by the registry default, validated."""
-        self._check_basic()
+        """A copy with every ``None`` replaced by the registry default, validated (a value
+        of the wrong type, e.g. ``lr="3e-4"`` or ``save_probes="no"``, is a UsageError
+        naming the option; NumPy numbers become Python ones, a whole float ``steps=1e5`` an
+        int)."""
+        typed = self._typed()
+        typed._check_basic()
         from maxminq.envs.registry import get_env_defaults
 
-        d = get_env_defaults(self.env_id, self.env_kwargs)  # UsageError: unknown id, bad kwargs
-        best = _best(d, self.agent)
-        c = dataclasses.replace(self, seeds=_seed_list(self.seeds))
+        d = get_env_defaults(typed.env_id, typed.env_kwargs)  # UsageError: unknown id, kwargs
+        best = _best(d, typed.agent)
+        c = dataclasses.replace(typed, seeds=_seed_list(typed.seeds))
         if c.n is None:
-            c.n = 1 if self.agent in ("dqn", "ddqn") else int(best.get("n") or 2)
+            c.n = 1 if typed.agent in ("dqn", "ddqn") else int(best.get("n") or 2)
         if c.lr is None:
             c.lr = float(best.get("lr") or d.lr_sweep[len(d.lr_sweep) // 2])
         for name in (
@@ -238,6 +244,24 @@ class TrainConfig:
             for k, v in (c.optimizer_kwargs or {}).items()
         }
         return cast("ResolvedTrainConfig", c)
+
+    def _typed(self) -> TrainConfig:
+        """A copy whose scalar fields hold values of their declared types (``None`` where
+        allowed), as Python numbers: a NumPy integer or float (a sweep over ``np.arange`` or
+        ``np.geomspace``) cannot be saved as JSON, and a string or bool where a number or a
+        flag belongs would reach a comparison's TypeError, or count as true (``"no"``)."""
+        changes: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            kind = _SCALAR_KINDS.get(str(f.type).split("|")[0].strip())
+            value = getattr(self, f.name)
+            if kind is None or (value is None and "None" in str(f.type)):
+                continue
+            typed = _as_kind(value, kind)
+            if typed is None:
+                raise UsageError(f"{_opt(f.name)}: expected {_KIND_WORDS[kind]}, got {value!r}")
+            if typed is not value:
+                changes[f.name] = typed
+        return dataclasses.replace(self, **changes) if changes else self
 
     def _check_basic(self) -> None:
         if self.agent not in AGENT_NAMES:
@@ -475,9 +499,38 @@ def _check_hidden(hidden: Any, network: str) -> tuple[int, ...]:
     return sizes
 
 
+# The scalar field types ``TrainConfig._typed`` checks (the others, seeds, hidden and the
+# keyword mappings, have checks of their own), and how its errors name them.
+_SCALAR_KINDS = {"int": "int", "float": "float", "bool": "bool"}
+_KIND_WORDS = {"int": "a whole number", "float": "a number", "bool": "True or False"}
+
+
+def _as_kind(value: Any, kind: str) -> Any:
+    """``value`` as a Python value of ``kind`` ("int", "float" or "bool"), or None if it is
+    not one: bools are neither numbers nor whole numbers here (``steps=True`` is a slip),
+    NumPy numbers become Python ones, and a whole float is an int (``steps=1e5``, as a
+    sweep config's ``1.0e+5``)."""
+    if kind == "bool":
+        return bool(value) if isinstance(value, (bool, np.bool_)) else None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return None
+    if kind == "float":
+        if isinstance(value, np.number) and not isinstance(value, np.complexfloating):
+            return float(value) if isinstance(value, np.floating) else int(value)
+        return value if isinstance(value, (int, float)) else None
+    if isinstance(value, (int, np.integer)):
+        return value if type(value) is int else int(value)
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return int(value)
+    return None
+
+
 def _seed_list(seeds: Any) -> list[int]:
-    """Seeds as Python ints (a NumPy array or range of them too; JSON needs plain ints)."""
+    """Seeds as Python ints (a NumPy array or range of them too; JSON needs plain ints); a
+    bool is refused (``seeds=[True]`` would be seed 1)."""
     try:
+        if isinstance(seeds, (str, bytes)) or any(isinstance(s, (bool, np.bool_)) for s in seeds):
+            raise TypeError
         return [operator.index(s) for s in seeds]
     except TypeError:
         raise UsageError(f"--seeds: expected a list of whole numbers, got {seeds!r}") from None

@@ -233,7 +233,15 @@ class TrainedAgent:
         """An eps-greedy action of seed ``seed``'s policy (greedy when ``eps`` = 0; ties go
         to the lowest action, as in training); for a batch of B observations, an array of
         B actions, each drawn as for one observation in turn. ``rng`` is needed when
-        ``eps`` > 0."""
+        ``eps`` > 0.
+
+        Raises:
+            ValueError: ``eps`` is not a number in [0, 1] (2, -1 or NaN would silently act
+                greedily or always at random), or is > 0 without ``rng``.
+        """
+        number = isinstance(eps, (int, float, np.integer, np.floating))
+        if not number or isinstance(eps, bool) or not 0.0 <= eps <= 1.0:
+            raise ValueError(f"act: eps must be a number in [0, 1], got {eps!r}")
         if eps > 0.0 and rng is None:
             raise ValueError("act: eps > 0 needs an np.random.Generator rng")
         q = self.q_values(obs, seed)
@@ -293,6 +301,28 @@ def _check_spaces(agent: TrainedAgent, env: Any) -> None:
     )
 
 
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a whole number (a Python or NumPy integer, not a bool)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_play_options(seeds: Any, episodes: Any, eps: Any, env_seed: Any) -> None:
+    """UsageError naming the option of ``maxminq evaluate`` unless ``evaluate_agent``'s
+    arguments are what the command accepts (from Python, ``episodes=0`` returned an empty
+    table and ``episodes="3"`` or ``seeds=0`` raised a TypeError naming nothing)."""
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
+        raise UsageError(f"--seeds: expected a list of the run's seeds, got {seeds!r}")
+    if len(seeds) == 0:
+        raise UsageError("--seeds: give at least one of the run's seeds")
+    if not _whole(episodes) or episodes < 1:
+        raise UsageError(f"--episodes: expected a whole number >= 1, got {episodes!r}")
+    real = isinstance(eps, (int, float, np.integer, np.floating)) and not isinstance(eps, bool)
+    if not (real and 0.0 <= eps <= 1.0):
+        raise UsageError(f"--eps: expected a probability in [0, 1], got {eps!r}")
+    if not _whole(env_seed) or env_seed < 0:
+        raise UsageError(f"--env-seed: expected a whole number >= 0, got {env_seed!r}")
+
+
 def evaluate_agent(
     agent: TrainedAgent,
     seeds: list[int],
@@ -319,8 +349,12 @@ def evaluate_agent(
     and after each step, at most ``max_frames``. ``max_episode_steps`` caps the episodes
     (truncation) instead of the run's cap (None keeps it; an environment without one plays
     each episode until it ends by itself). A seed unknown, diverged or given twice is a
-    UsageError naming ``--seeds``, before any episode.
+    UsageError naming ``--seeds``, before any episode; so is no seed at all, and so are
+    ``episodes`` (a whole number >= 1), ``eps`` (in [0, 1]) and ``env_seed`` (a whole number
+    >= 0) out of range, naming the option of ``maxminq evaluate``.
     """
+    _check_play_options(seeds, episodes, eps, env_seed)
+    episodes, env_seed = int(episodes), int(env_seed)  # Gymnasium's reset takes Python ints
     if len(set(seeds)) != len(seeds):  # a seed twice would count its episodes twice
         raise UsageError(f"--seeds: must be distinct, got {list(seeds)}")
     for seed in seeds:

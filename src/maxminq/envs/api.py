@@ -169,12 +169,38 @@ def _import_module(module: str, env_id: str) -> Any:
             held.release(show=True)
 
 
+def _not_an_id(value: Any) -> str:
+    """The error for an environment given as something other than its id: an instance (as
+    Stable-Baselines3 takes one), an ``EnvSpec`` or a class. maxminq builds its environments
+    itself (one per seed, and again for tests and ``maxminq evaluate``), so it needs the id;
+    the message says which one, or how to register a class of one's own."""
+    spec = value if isinstance(value, gym.envs.registration.EnvSpec) else None
+    if isinstance(value, (gym.Env, gym.vector.VectorEnv)):
+        spec = getattr(value, "spec", None)
+        what = f"an environment instance ({type(value).__name__})"
+    elif spec is not None:
+        what = "an EnvSpec"
+    elif isinstance(value, type):
+        what = f"the class {value.__name__}"
+    else:
+        return f"--env: an environment id must be a string, got {value!r}"
+    use = (
+        f"give its id, {spec.id!r}"
+        if spec is not None and isinstance(getattr(spec, "id", None), str)
+        else "register it with gymnasium.register in a module of yours and give 'module:EnvId'"
+    )
+    return (
+        f"--env: expected an environment id (a string), got {what}; maxminq builds its "
+        f"environments itself (one per seed): {use}"
+    )
+
+
 def _check_id(env_id: str) -> None:
     """Raise UsageError unless ``env_id`` names a registered environment. As in
     ``gym.make``, ``"module:EnvId"`` first imports ``module`` (which registers ``EnvId``):
     the way to train on one's own environment."""
     if not isinstance(env_id, str):
-        raise UsageError(f"--env: an environment id must be a string, got {env_id!r}")
+        raise UsageError(_not_an_id(env_id))
     register_envs()
     module, _, name = env_id.rpartition(":")
     imported = None

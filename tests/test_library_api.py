@@ -1,0 +1,269 @@
+"""maxminq as a library, used from a researcher's own code: what the packages show
+(``dir``, type checkers), how the Python entry points refuse bad arguments (one line naming
+the option, never a TypeError from deep inside), NumPy numbers where Python ones are
+expected, and that training neither reads nor moves the global random state."""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from maxminq.errors import UsageError
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "maxminq"
+# A run that trains in about a second: CartPole, 300 steps, learning from step 100.
+TINY = dict(
+    env_id="CartPole-v1",
+    steps=300,
+    learning_starts=100,
+    eval_episodes=1,
+    checkpoint_every=0,
+    bias_every=100,
+)
+
+
+# --- TrainConfig: one line naming the option for a value of the wrong type ----------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("lr", "3e-4", "--lr: expected a number, got '3e-4'"),  # was: 'must be real number'
+        ("n", 2.5, "--n: expected a whole number, got 2.5"),  # was: zeros() takes 1 ...
+        ("n", "4", "--n: expected a whole number, got '4'"),  # was: '<' not supported
+        ("buffer_size", "100", "--buffer-size: expected a whole number, got '100'"),
+        ("eps_start", "1", "--eps-start: expected a number, got '1'"),
+        ("steps", 1500.5, "--steps: expected a whole number, got 1500.5"),  # trained 1,501
+        ("steps", True, "--steps: expected a whole number, got True"),  # trained 1 step
+        ("lr", True, "--lr: expected a number, got True"),  # trained at lr 1
+        ("save_probes", "no", "--save-probes: expected True or False, got 'no'"),  # on
+        ("timeout_as_terminal", "yes", "--timeout-as-terminal: expected True or False"),
+        ("tensorboard", 1, "--tensorboard: expected True or False, got 1"),
+        ("eval_eps", "0.1", "--eval-eps: expected a number, got '0.1'"),
+        ("seeds", [True], "--seeds: expected a list of whole numbers, got [True]"),  # seed 1
+    ],
+)
+def test_a_train_config_value_of_the_wrong_type_is_one_line_naming_it(field, value, message):
+    from maxminq.deep import TrainConfig
+
+    config = TrainConfig(**{**TINY, "agent": "maxmin-dqn", "n": 2, field: value})
+    with pytest.raises(UsageError) as err:
+        config.resolve()
+    assert str(err.value).startswith(message)
+    assert "\n" not in str(err.value)
+
+
+def test_numpy_numbers_in_a_train_config_train_and_are_saved_as_python_numbers(tmp_path):
+    """A sweep over np.arange / np.geomspace values: run_training raised 'Object of type
+    int64 is not JSON serializable' after creating the run folder."""
+    from maxminq.deep import TrainConfig, run_training
+
+    config = TrainConfig(
+        **{**TINY, "steps": np.int64(300), "learning_starts": np.int32(100)},
+        agent="maxmin-dqn",
+        n=np.int64(2),
+        lr=np.float32(0.5),  # exactly representable: the same number as a Python float
+        gamma=np.float64(0.9),
+        seeds=np.arange(2),
+    )
+    resolved = config.resolve()
+    assert (resolved.n, resolved.steps, resolved.lr, resolved.seeds) == (2, 300, 0.5, [0, 1])
+    assert type(resolved.n) is int and type(resolved.steps) is int
+    assert type(resolved.lr) is float and type(resolved.learning_starts) is int
+    tables = run_training(config, tmp_path / "run", progress=False)
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert (saved["n"], saved["steps"], saved["lr"], saved["gamma"]) == (2, 300, 0.5, 0.9)
+    assert sorted(tables["runs"]["seed"]) == [0, 1]
+
+
+def test_a_whole_float_is_a_whole_number_as_in_a_sweep_config():
+    from maxminq.deep import TrainConfig
+
+    resolved = TrainConfig(**{**TINY, "steps": 3e2, "buffer_size": 1e3}).resolve()
+    assert (resolved.steps, resolved.buffer_size) == (300, 1000)
+    assert type(resolved.steps) is int and type(resolved.buffer_size) is int
+
+
+# --- a loaded policy from one's own loop ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A finished two-seed DQN run on CartPole and its loaded agent."""
+    from maxminq.deep import TrainConfig, load_agent, run_training
+
+    out = tmp_path_factory.mktemp("lib") / "run"
+    run_training(TrainConfig(**TINY, agent="dqn", seeds=[0, 1]), out, progress=False)
+    return load_agent(out)
+
+
+@pytest.mark.parametrize("eps", [2.0, -1.0, float("nan"), True])
+def test_act_refuses_an_eps_outside_0_1(trained, eps):
+    """eps = 2 or NaN acted greedily without a word (and -1 too)."""
+    obs = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match=r"^act: eps must be a number in \[0, 1\]"):
+        trained.act(obs, seed=0, eps=eps, rng=np.random.default_rng(0))
+
+
+def test_act_on_one_observation_and_on_a_batch_agree(trained):
+    rng = np.random.default_rng(3)
+    batch = rng.normal(size=(5, 4)).astype(np.float32)
+    one_by_one = [trained.act(obs, seed=1) for obs in batch]
+    assert trained.act(batch, seed=1).tolist() == one_by_one
+    q = trained.q_values(batch, seed=1)
+    assert q.shape == (5, 2) and one_by_one == q.argmax(axis=1).tolist()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"episodes": 0}, "--episodes: expected a whole number >= 1, got 0"),  # empty table
+        ({"episodes": "3"}, "--episodes: expected a whole number >= 1, got '3'"),
+        ({"eps": 2.0}, r"--eps: expected a probability in \[0, 1\], got 2.0"),
+        ({"env_seed": -1}, "--env-seed: expected a whole number >= 0, got -1"),
+        ({"seeds": 0}, "--seeds: expected a list of the run's seeds, got 0"),
+        ({"seeds": []}, "--seeds: give at least one of the run's seeds"),  # empty table
+    ],
+)
+def test_evaluate_agent_refuses_what_maxminq_evaluate_refuses(trained, kwargs, message):
+    from maxminq.deep import evaluate_agent
+
+    arguments = {"seeds": [0], "episodes": 1, **kwargs}
+    with pytest.raises(UsageError, match="^" + message):
+        evaluate_agent(trained, **arguments)
+
+
+def test_evaluate_agent_takes_numpy_integers(trained):
+    """Gymnasium's reset refused the NumPy env_seed ('Seed must be a python integer')."""
+    from maxminq.deep import evaluate_agent
+
+    as_numpy = evaluate_agent(trained, np.array([0, 1]), episodes=np.int64(2), env_seed=np.int64(5))
+    plain = evaluate_agent(trained, [0, 1], episodes=2, env_seed=5)
+    assert len(plain) == 4
+    assert as_numpy.drop(columns="seed").equals(plain.drop(columns="seed"))
+
+
+# --- reproducibility through the API -------------------------------------------------------
+
+
+def _global_states() -> tuple:
+    import torch
+
+    legacy = np.random.get_state()[1].tolist()  # noqa: NPY002 - the global state is the subject
+    return random.getstate(), legacy, torch.get_rng_state().tolist()
+
+
+def test_a_run_neither_reads_nor_moves_the_global_random_state(tmp_path, trained):
+    """The same config twice in one process, the global generators reseeded differently in
+    between: bitwise the same tables and networks, and the generators a script relies on
+    are where they were (evaluating a policy included)."""
+    import torch
+
+    from maxminq.deep import TrainConfig, evaluate_agent, run_training
+
+    config = TrainConfig(**TINY, agent="maxmin-dqn", n=2, seeds=[0, 3], save_probes=True)
+    tables = []
+    for k, seed in enumerate([1, 12345]):
+        random.seed(seed)
+        np.random.seed(seed)  # noqa: NPY002 - what a script using the global state does
+        torch.manual_seed(seed)
+        before = _global_states()
+        tables.append(run_training(config, tmp_path / f"run{k}", progress=False))
+        evaluate_agent(trained, [0], episodes=1, eps=0.5)
+        assert _global_states() == before
+    assert tables[0].keys() == tables[1].keys()
+    for name in tables[0]:
+        a, b = (t[name].drop(columns="steps_per_s", errors="ignore") for t in tables)
+        assert a.equals(b), name
+    weights = [torch.load(tmp_path / f"run{k}" / "model.pt")["online"] for k in (0, 1)]
+    assert torch.equal(*weights)
+
+
+# --- what the packages show ----------------------------------------------------------------
+
+
+def test_dir_of_a_lazy_package_lists_its_api_without_importing_it():
+    """dir(maxminq.deep) listed only 'lazy_attributes' (so did help() and tab completion)."""
+    code = (
+        "import sys, maxminq.deep as d, maxminq.analysis as a\n"
+        "print([n for n in dir(d) if not n.startswith('_')])\n"
+        "print([n for n in dir(a) if not n.startswith('_')])\n"
+        "print('torch' in sys.modules, 'matplotlib' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    deep = ["TrainConfig", "TrainedAgent", "evaluate_agent", "load_agent", "pooled_bias"]
+    assert eval(out[0]) == [*deep, "read_tables", "run_training"]
+    assert eval(out[1]) == ["CompareWarning", "PlotWarning", "compare_runs", "plot_runs"]
+    assert out[2] == "False False"  # dir() imports nothing
+
+
+@pytest.mark.parametrize("package", ["deep", "analysis"])
+def test_type_checkers_see_the_real_signatures_of_a_lazy_api(package):
+    """mypy saw ``from maxminq.deep import TrainConfig`` as Any through the lazy
+    ``__getattr__`` (``TrainConfig(n="two")`` passed --strict): every name of the package's
+    ``_API`` must be imported under TYPE_CHECKING from its module, re-exported (``X as X``)."""
+    tree = ast.parse((SRC / package / "__init__.py").read_text())
+    api = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "_API"
+    )
+    seen = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom)
+                for alias in imp.names:
+                    assert alias.asname == alias.name  # re-exported for mypy --strict
+                    seen[alias.name] = imp.module
+    assert seen == api
+
+
+# --- compare_runs / plot_runs arguments ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("compare_runs([])", "RUN_DIR: give at least one run folder"),  # was: '--baseline'
+        ("plot_runs([], 'x.png')", "RUN_DIR: give at least one run folder"),  # 'no episode'
+        ("compare_runs(['a', 'b'], baseline='2')", "--baseline: expected a position"),
+        ("compare_runs(['a', 'b'], baseline=1.5)", "--baseline: expected a position"),
+        ("compare_runs(['a'], seed='0')", "--seed: expected a whole number >= 0, got '0'"),
+        ("compare_runs(['a'], seed=1.5)", "--seed: expected a whole number >= 0, got 1.5"),
+    ],
+)
+def test_compare_and_plot_runs_refuse_bad_arguments_in_one_line(call, message):
+    from maxminq.analysis import compare_runs, plot_runs
+
+    names = {"compare_runs": compare_runs, "plot_runs": plot_runs}
+    with pytest.raises(UsageError, match="^" + message):
+        eval(call, names)
+
+
+# --- environments given as objects ---------------------------------------------------------
+
+
+def test_an_environment_instance_or_spec_is_refused_naming_its_id():
+    from maxminq.deep import TrainConfig
+    from maxminq.envs import make
+
+    env = gym.make("CartPole-v1")
+    for given in (env, gym.spec("CartPole-v1")):
+        with pytest.raises(UsageError, match=r"^--env: expected an environment id .*'CartPole-v1'"):
+            make(given)
+    with pytest.raises(UsageError, match="give its id, 'CartPole-v1'"):
+        TrainConfig(env_id=env).resolve()  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="the class CartPoleEnv; .* 'module:EnvId'$"):
+        make(type(env.unwrapped))
+    env.close()
