@@ -18,10 +18,12 @@ for Ensemble DQN)::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pathlib
 import pickle
+from collections.abc import Iterator
 from typing import IO, Any, cast
 
 import gymnasium as gym
@@ -165,6 +167,24 @@ class _KeptWriteError:
         self.f.flush()
 
 
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Run the block on one torch thread, then restore the caller's setting. A policy's
+    networks are small: a forward pass of one observation (or a few) has nothing to split,
+    and torch's default of one thread per core made one action of LunarLander's Maxmin
+    N = 3 take 4 to 23 ms instead of 0.1 ms here (2 cores, busy), as the threads wait for
+    each other; training runs on one thread by default for the same reason."""
+    threads = torch.get_num_threads()
+    if threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 class TrainedAgent:
     """The final policies of one training run (one per seed), ready to act.
 
@@ -224,7 +244,8 @@ class TrainedAgent:
         if x.size == 0:  # an empty batch (the stacked forward cannot reshape 0 rows)
             return np.zeros((0, self.n_actions), np.float32)
         batch = torch.from_numpy(x.reshape(-1, *self.obs_shape))[None]  # (1, B, *obs_shape)
-        q = behaviour_values(self.config.agent, net, self.n_online, batch)[0].numpy()
+        with one_torch_thread():
+            q = behaviour_values(self.config.agent, net, self.n_online, batch)[0].numpy()
         return q[0] if one else q
 
     def act(
@@ -367,35 +388,53 @@ def evaluate_agent(
     except UsageError:
         env.close()
         raise
-    rows = []
     bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
     try:
-        for seed in seeds:
-            rng = np.random.default_rng([env_seed, seed])
-            for j in range(episodes):
-                obs, _ = env.reset(seed=env_seed + j)
-                total, length, term, trunc = 0.0, 0, False, False
-                discounted, weight, q_first = 0.0, 1.0, float("nan")
-                record = frames is not None and seed == seeds[0] and j == 0
-                while True:
-                    if record and frames is not None and len(frames) < max_frames:
-                        frames.append(env.render())
-                    if term or trunc:
-                        break
-                    action = agent.act(obs, seed, eps, rng)
-                    if length == 0:
-                        q_first = float(agent.q_values(obs, seed)[action])
-                    obs, r, term, trunc, _ = env.step(action)
-                    total += float(r)
-                    discounted += weight * float(r)
-                    weight *= c.gamma
-                    length += 1
-                row = [seed, j + 1, total, length, bool(term), bool(trunc), q_first, discounted]
-                rows.append(row)
-                bar.update(1)
+        with one_torch_thread():  # for the whole loop, not once per action
+            rows = _play(agent, env, seeds, episodes, eps, env_seed, frames, max_frames, bar)
     finally:
         bar.close()
         env.close()
     columns = ["seed", "episode", "return", "length", "terminated", "truncated"]
     columns += ["q_first", "discounted_return"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _play(
+    agent: TrainedAgent,
+    env: Any,
+    seeds: list[int],
+    episodes: int,
+    eps: float,
+    env_seed: int,
+    frames: list[np.ndarray] | None,
+    max_frames: int,
+    bar: Any,
+) -> list[list[Any]]:
+    """The episodes of :func:`evaluate_agent`, one row each (its columns, in order)."""
+    c = agent.config
+    rows = []
+    for seed in seeds:
+        rng = np.random.default_rng([env_seed, seed])
+        for j in range(episodes):
+            obs, _ = env.reset(seed=env_seed + j)
+            total, length, term, trunc = 0.0, 0, False, False
+            discounted, weight, q_first = 0.0, 1.0, float("nan")
+            record = frames is not None and seed == seeds[0] and j == 0
+            while True:
+                if record and frames is not None and len(frames) < max_frames:
+                    frames.append(env.render())
+                if term or trunc:
+                    break
+                action = agent.act(obs, seed, eps, rng)
+                if length == 0:
+                    q_first = float(agent.q_values(obs, seed)[action])
+                obs, r, term, trunc, _ = env.step(action)
+                total += float(r)
+                discounted += weight * float(r)
+                weight *= c.gamma
+                length += 1
+            row = [seed, j + 1, total, length, bool(term), bool(trunc), q_first, discounted]
+            rows.append(row)
+            bar.update(1)
+    return rows

@@ -202,8 +202,13 @@ def _check_id(env_id: str) -> None:
     if not isinstance(env_id, str):
         raise UsageError(_not_an_id(env_id))
     register_envs()
-    module, _, name = env_id.rpartition(":")
+    module, colon, name = env_id.rpartition(":")
     imported = None
+    if colon and not module:  # gym.make's "Empty module name", which read as a keywords problem
+        raise UsageError(
+            f"--env: {env_id!r} has nothing before its ':'; give the id alone ({name!r}) or "
+            f"'module:{name}' for an environment that module registers"
+        )
     if module.endswith(".py"):  # a file named as on the command line: its module is meant
         stem = Path(module).stem
         raise UsageError(
