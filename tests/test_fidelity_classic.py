@@ -603,3 +603,24 @@ def test_compiled_operator_refuses_a_code_it_has_no_twin_for() -> None:
     for code in (operators_jit.OPERATOR_CODES["bias_corrected"], -1, 99):
         with pytest.raises(ValueError, match="no compiled operator"):
             operators_jit.apply_operator(code, q)
+
+
+def test_fig3a_takes_each_runs_own_last_episode() -> None:
+    """Sec. 5: "the number of steps ... in the last training episode" of each run. A table
+    whose settings ran different numbers of episodes (a store holding a quick-scale setting
+    beside a longer one) lost every setting shorter than the longest from Fig. 3(a) and
+    mountain_car_step_sizes.csv (it took the table's last episode), while the report's
+    tables (``tables.mountain_car_final``) take each run's own."""
+    from maxminq.analysis import classic_plots as cp
+
+    df = _mc_frame()
+    longer = df[(df.algorithm == "maxmin") & (df.episode == 2)].assign(episode=3, steps=100)
+    df = pd.concat([df, longer], ignore_index=True)
+    best = cp.mc_best_step_sizes(df)
+    q = best[(best.algorithm == "q_learning") & best.best].set_index("sigma2")["mean"]
+    assert q.to_dict() == {0.0: pytest.approx(160.0), 10.0: pytest.approx(250.0)}
+    assert (best[best.algorithm == "maxmin"]["mean"] == 100.0).all()
+    fig = cp.mc_sensitivity_figure(df)
+    drawn = [list(line.get_ydata()) for line in fig.axes[0].lines if len(line.get_ydata()) == 2]
+    assert [160.0, 250.0] in drawn and [100.0, 100.0] in drawn
+    assert "2-3 episodes" in fig.axes[0].get_title()

@@ -275,8 +275,10 @@ def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.Dat
     not reach the goal (the paper's "fail to reach the goal within 5,000 steps")."""
     df, extra = _with_params(df)
     per = ["step_size_per"] if "step_size_per" in df.columns else []
-    last = df[df.episode == df.episode.max()]
     setting = ["algorithm", "n", *extra, *per, "sigma2"]
+    # each run's own last episode (as tables.mountain_car_final): the table's last episode
+    # dropped every setting that ran fewer episodes than the longest
+    last = df[df.episode == _last_episodes(df, [*setting, "step_size"])]
     g = last.groupby([*setting, "step_size"], observed=True).steps
     table = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count())})
     if max_steps is not None:
@@ -285,6 +287,23 @@ def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.Dat
     best = table.loc[table.groupby(setting, observed=True)["mean"].idxmin()]
     table["best"] = table.index.isin(best.index)
     return table
+
+
+def _last_episodes(df: pd.DataFrame, setting: list[str]) -> pd.Series:
+    """Each row's run's last episode (a run: ``setting`` plus its run columns)."""
+    by = [*setting, *T.tabular_run_cols(df)]
+    # sort=False: 2.6x faster on a full Fig. 3 table (8 million rows: 1.1 s)
+    return df.groupby(by, observed=True, dropna=False, sort=False)["episode"].transform("max")
+
+
+def _episodes_text(df: pd.DataFrame, extra: list[str]) -> str:
+    """'1000 episodes', or '300-1000 episodes' when the runs' lengths differ (``df`` and
+    ``extra`` from :func:`_with_params`)."""
+    lengths = _last_episodes(
+        df, T.present_keys(df, [*T.MOUNTAIN_CAR_KEYS, *extra, "step_size_per"])
+    )
+    low, high = int(lengths.min()), int(lengths.max())
+    return f"{high} episodes" if low == high else f"{low}-{high} episodes"
 
 
 def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Figure:
@@ -309,7 +328,7 @@ def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Fig
     ax.set_ylabel("steps in the last episode")
     keyed, extra = _with_params(df)
     runs = count_runs(keyed, [*T.MOUNTAIN_CAR_KEYS, *extra])
-    title = f"Mountain Car, {runs} runs, {df.episode.max()} episodes"
+    title = f"Mountain Car, {runs} runs, {_episodes_text(keyed, extra)}"
     # "" for tables without the column and no cap: the report's figure is unchanged
     more = (_cap_text(max_steps) + _per_text(df)).removeprefix(", ")
     ax.set_title(title + ("\n" + more if more else ""))
