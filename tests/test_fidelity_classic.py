@@ -296,6 +296,28 @@ def test_theorem_2_maxmin_converges_to_hand_derived_q_star() -> None:
     assert np.abs(res.q - q_star[None]).max() < 0.1
 
 
+@pytest.mark.parametrize(
+    ("name", "n", "k"),
+    [("maxmin", 3, 1), ("ensemble", 3, 1), ("averaged", 1, 3), ("historical_best", 1, 3)],
+)
+def test_theorem_2_discounted_case_for_each_covered_operator(name: str, n: int, k: int) -> None:
+    """Theorem 2 (i), gamma = 0.9, for Sec. 6's cases (N estimators or K snapshots). S0: a0
+    stays (r 1), a1 -> S1 (r 0); S1: a0 stays (r 2), a1 -> S0 (r 0). By hand: V(S1) =
+    2 / 0.1 = 20, V(S0) = max(1 / 0.1, 0.9 * 20) = 18, so Q = [[17.2, 18], [20, 16.2]]."""
+    from maxminq.tabular.finite_mdp import generalized_q_learning, value_iteration
+
+    P = np.zeros((2, 2, 2))
+    P[0, 0, 0] = P[0, 1, 1] = P[1, 0, 1] = P[1, 1, 0] = 1.0
+    R = np.array([[1.0, 0.0], [2.0, 0.0]])
+    q_star = np.array([[17.2, 18.0], [20.0, 16.2]])
+    np.testing.assert_allclose(value_iteration(P, R, 0.9, None), q_star, atol=1e-9)
+    res = generalized_q_learning(
+        P, R, 0.9, name, n, k, 20000, np.random.default_rng(1), reward_noise=0.5,
+        init_scale=1.0, step_power=0.6,
+    )  # fmt: skip
+    assert np.abs(res.q - q_star[None]).max() < 0.4  # from errors of about 20 at the start
+
+
 # --- the toy MDP (Sec. 3, Fig. 1-2, App. C.1) ---------------------------------------------------
 
 
