@@ -269,6 +269,16 @@ def test_an_environment_instance_or_spec_is_refused_naming_its_id():
     env.close()
 
 
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "maxminq/Catcher-v0"])
+def test_make_vector_refuses_a_single_seed_keyword(env_id):
+    """make's seed= given to make_vector: 'functools.partial() got multiple values for
+    keyword argument' (CartPole) or 'GameVectorEnv.__init__() got an unexpected keyword'."""
+    from maxminq.envs import make_vector
+
+    with pytest.raises(UsageError, match=r"^seed: make_vector takes one seed per sub-env"):
+        make_vector(env_id, [0, 1], seed=3)
+
+
 def test_an_id_with_an_empty_module_part_is_named_as_such():
     """':CartPole-v1' passed the id check, then gym.make's 'Empty module name' came out of
     run_training as 'cannot be built without keywords; pass them with --env-kwargs'."""

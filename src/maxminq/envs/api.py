@@ -392,6 +392,11 @@ def make_vector(env_id: str, seeds: Sequence[int] | np.ndarray, **kwargs: Any) -
         **kwargs: ``max_episode_steps`` and env keyword arguments, as for :func:`make`.
     """
     _check_id(env_id)
+    if "seed" in kwargs:  # was functools.partial's "got multiple values for keyword 'seed'"
+        raise UsageError(
+            f"seed: make_vector takes one seed per sub-env in seeds (e.g. seeds=range(4)), "
+            f"not seed={kwargs['seed']!r}"
+        )
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
         raise UsageError(f"seeds must be a list of non-negative integers, got {seeds!r}")
     if len(seeds) == 0:
