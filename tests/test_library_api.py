@@ -113,6 +113,14 @@ def test_act_refuses_an_eps_outside_0_1(trained, eps):
         trained.act(obs, seed=0, eps=eps, rng=np.random.default_rng(0))
 
 
+@pytest.mark.parametrize("rng", [None, 0, np.random.RandomState(0)])
+def test_act_with_eps_needs_a_generator(trained, rng):
+    """rng=0 or a legacy RandomState: 'int' object has no attribute 'random' from inside."""
+    obs = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match=r"^act: eps > 0 needs an np.random.Generator rng"):
+        trained.act(obs, seed=0, eps=0.5, rng=rng)
+
+
 def test_act_on_one_observation_and_on_a_batch_agree(trained):
     rng = np.random.default_rng(3)
     batch = rng.normal(size=(5, 4)).astype(np.float32)

@@ -263,8 +263,8 @@ class TrainedAgent:
         number = isinstance(eps, (int, float, np.integer, np.floating))
         if not number or isinstance(eps, bool) or not 0.0 <= eps <= 1.0:
             raise ValueError(f"act: eps must be a number in [0, 1], got {eps!r}")
-        if eps > 0.0 and rng is None:
-            raise ValueError("act: eps > 0 needs an np.random.Generator rng")
+        if eps > 0.0 and not isinstance(rng, np.random.Generator):  # rng=0 raised deep inside
+            raise ValueError(f"act: eps > 0 needs an np.random.Generator rng, got {rng!r}")
         q = self.q_values(obs, seed)
 
         def one(values: np.ndarray) -> int:
