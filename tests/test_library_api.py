@@ -84,6 +84,21 @@ def test_numpy_numbers_in_a_train_config_train_and_are_saved_as_python_numbers(t
     assert sorted(tables["runs"]["seed"]) == [0, 1]
 
 
+def test_numpy_numbers_inside_env_and_optimizer_keywords_are_python_numbers():
+    """{"gravity": np.float32(-5)} was refused as 'values must be numbers', {"alpha":
+    np.float32(0.5)} as 'alpha must be a number', betas=np.array(...) as 'not a pair'."""
+    from maxminq.deep import TrainConfig
+
+    env = TrainConfig(env_id="CartPole-v1", env_kwargs={"sutton_barto_reward": np.bool_(True)})
+    assert env.resolve().env_kwargs == {"sutton_barto_reward": True}
+    rms = TrainConfig(env_id="CartPole-v1", optimizer_kwargs={"alpha": np.float32(0.5)})
+    assert rms.resolve().optimizer_kwargs == {"alpha": 0.5}
+    betas = {"betas": np.array([0.5, 0.75])}
+    adam = TrainConfig(env_id="CartPole-v1", optimizer="adam", optimizer_kwargs=betas)
+    assert adam.resolve().optimizer_kwargs == {"betas": [0.5, 0.75]}
+    assert json.dumps(env.resolve().to_dict())  # saved with the run
+
+
 def test_a_whole_float_is_a_whole_number_as_in_a_sweep_config():
     from maxminq.deep import TrainConfig
 

@@ -261,6 +261,10 @@ class TrainConfig:
                 raise UsageError(f"{_opt(f.name)}: expected {_KIND_WORDS[kind]}, got {value!r}")
             if typed is not value:
                 changes[f.name] = typed
+        for name, arrays in (("env_kwargs", False), ("optimizer_kwargs", True)):
+            mapping = getattr(self, name)
+            if isinstance(mapping, dict):  # NumPy numbers inside: JSON refused them as such
+                changes[name] = _plain(mapping, arrays)
         return dataclasses.replace(self, **changes) if changes else self
 
     def _check_basic(self) -> None:
@@ -523,6 +527,22 @@ def _as_kind(value: Any, kind: str) -> Any:
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return int(value)
     return None
+
+
+def _plain(value: Any, arrays: bool) -> Any:
+    """``value`` with every NumPy number in it (in dicts, lists and tuples) a Python one, and
+    with ``arrays`` every NumPy array a list: ``{"gravity": np.float32(-5)}`` was refused as
+    not a number, as was ``{"alpha": np.float32(0.9)}``, and ``betas=np.array(...)`` as not
+    a pair."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if arrays and isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: _plain(v, arrays) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v, arrays) for v in value)
+    return value
 
 
 def _seed_list(seeds: Any) -> list[int]:
