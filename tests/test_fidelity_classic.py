@@ -646,3 +646,35 @@ def test_fig3a_takes_each_runs_own_last_episode() -> None:
     drawn = [list(line.get_ydata()) for line in fig.axes[0].lines if len(line.get_ydata()) == 2]
     assert [160.0, 250.0] in drawn and [100.0, 100.0] in drawn
     assert "2-3 episodes" in fig.axes[0].get_title()
+
+
+def test_figures_refuse_an_empty_table_or_an_absent_variance_in_one_line() -> None:
+    """The plotting functions are public (README: they take the runners' DataFrames): an
+    empty table gave ZeroDivisionError, 'cannot convert float NaN to integer' or KeyError
+    'mu', and a sigma^2 the table does not hold an empty panel titled with it."""
+    from maxminq.analysis import classic_plots as cp
+
+    mc = _mc_frame()
+    toy = pd.DataFrame(
+        [(0.1, "q_learning", 1, 0, 1, 0.95, 0.0, 0.1)],
+        columns=["mu", "algorithm", "n", "run", "episode", "p_left", "distance", "q_a_left"],
+    )
+    calls = {
+        "mc_sensitivity_figure": lambda: cp.mc_sensitivity_figure(mc.iloc[:0]),
+        "mc_learning_curve_figure": lambda: cp.mc_learning_curve_figure(mc.iloc[:0]),
+        "mc_best_step_sizes": lambda: cp.mc_best_step_sizes(mc.iloc[:0]),
+        "toy_distance_figure": lambda: cp.toy_distance_figure(toy.iloc[:0]),
+        "toy_q_left_figure": lambda: cp.toy_q_left_figure(toy.iloc[:0]),
+        "toy_bias_vs_n_figure": lambda: cp.toy_bias_vs_n_figure(toy.iloc[:0]),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=f"^{name}: the table has no rows$"):
+            call()
+    with pytest.raises(
+        ValueError, match=r"^mc_learning_curve_figure: sigma2 7 is not in the table"
+    ):
+        cp.mc_learning_curve_figure(mc, sigma2=[7.0])
+    with pytest.raises(
+        ValueError, match=r"^toy_distance_figure: the table has no column 'distance'"
+    ):
+        cp.toy_distance_figure(toy.drop(columns="distance"))

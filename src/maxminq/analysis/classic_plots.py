@@ -108,6 +108,21 @@ def _with_params(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return df.assign(op_params=params), ["op_params"]
 
 
+_TOY_COLUMNS = ("mu", "algorithm", "n", "run", "episode")
+_MC_COLUMNS = ("algorithm", "n", "sigma2", "step_size", "run", "episode", "steps")
+
+
+def _check_table(df: pd.DataFrame, what: str, columns: Sequence[str]) -> None:
+    """ValueError in one line naming ``what`` (the public function) if ``df`` is empty or
+    lacks one of ``columns`` (an empty table gave ZeroDivisionError, NaN-to-integer or
+    KeyError tracebacks)."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what}: the table has no column {missing[0]!r}")
+    if df.empty:
+        raise ValueError(f"{what}: the table has no rows")
+
+
 def _groups(df: pd.DataFrame) -> list[tuple[str, int, str, int]]:
     """(algorithm, n, operator parameters, rank among that algorithm's settings), in a stable
     legend order."""
@@ -159,8 +174,12 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
     return (c[idx] - c[lo]) / (idx - lo)
 
 
-def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, gamma: float | None) -> Figure:
-    """One panel per mu; with a discount ``gamma``, a dotted line at the true value gamma * mu."""
+def _toy_panels(
+    df: pd.DataFrame, value: str, ylabel: str, gamma: float | None, what: str
+) -> Figure:
+    """One panel per mu; with a discount ``gamma``, a dotted line at the true value gamma * mu.
+    ``what``: the public function, named in errors."""
+    _check_table(df, what, [*_TOY_COLUMNS, value])
     df, extra = _with_params(df)
     keys = ["mu", "algorithm", "n", *extra, "episode"]
     stats_all = _mean_se(df, value, keys).reset_index()
@@ -199,13 +218,15 @@ def _toy_panels(df: pd.DataFrame, value: str, ylabel: str, gamma: float | None) 
 
 def toy_distance_figure(df: pd.DataFrame) -> Figure:
     """Fig. 2: |P(Left | A) - P*(Left | A)| over episodes, mean and one standard error."""
-    return _toy_panels(df, "distance", "distance to optimal eps-greedy policy", gamma=None)
+    return _toy_panels(
+        df, "distance", "distance to optimal eps-greedy policy", None, "toy_distance_figure"
+    )
 
 
 def toy_q_left_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
     """Appendix C.1: the learned Q(A, Left) over episodes; the dotted line is its true value
     gamma * mu (``gamma``: the discount the runs used; the paper's and the command's is 1)."""
-    return _toy_panels(df, "q_a_left", "Q(A, Left)", gamma=float(gamma))
+    return _toy_panels(df, "q_a_left", "Q(A, Left)", float(gamma), "toy_q_left_figure")
 
 
 def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
@@ -217,6 +238,7 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
     are an idealisation of the tables' errors)."""
     from maxminq.theory import zero_bias_n
 
+    _check_table(df, "toy_bias_vs_n_figure", [*_TOY_COLUMNS, "q_a_left"])
     df, extra = _with_params(df)
     final = T.toy_final(df, "q_a_left", extra=extra)
     final["bias"] = final["q_a_left"] - gamma * final["mu"]
@@ -273,6 +295,7 @@ def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.Dat
     table then says how its step sizes are read. With ``max_steps`` (the episode cap the runs
     used), column ``capped`` is the fraction of runs whose last episode hit the cap, i.e. did
     not reach the goal (the paper's "fail to reach the goal within 5,000 steps")."""
+    _check_table(df, "mc_best_step_sizes", _MC_COLUMNS)
     df, extra = _with_params(df)
     per = ["step_size_per"] if "step_size_per" in df.columns else []
     setting = ["algorithm", "n", *extra, *per, "sigma2"]
@@ -310,6 +333,7 @@ def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Fig
     """Fig. 3(a): steps in the last episode vs sigma^2, best step size per algorithm and
     sigma^2, one standard error; ``max_steps`` (the runs' episode cap) is named in the
     title."""
+    _check_table(df, "mc_sensitivity_figure", _MC_COLUMNS)
     table = mc_best_step_sizes(df)
     best = table[table.best]
     fig, ax = plt.subplots(figsize=(5.4, 3.9))
@@ -349,7 +373,15 @@ def mc_learning_curve_figure(
     step size, mean over runs with one standard error (trailing ``smooth``-episode average).
     ``title`` goes above the panels, followed by the episode cap ``max_steps`` if given (a
     curve at the cap is one that never reaches the goal)."""
-    levels = sorted(df.sigma2.unique()) if sigma2 is None else list(sigma2)
+    _check_table(df, "mc_learning_curve_figure", _MC_COLUMNS)
+    present = sorted(float(v) for v in df.sigma2.unique())
+    levels = present if sigma2 is None else [float(v) for v in sigma2]
+    for level in levels:  # else an empty panel titled with it
+        if level not in present:  # exact: the rows are selected by equality below
+            raise ValueError(
+                f"mc_learning_curve_figure: sigma2 {level:g} is not in the table (it has "
+                f"{', '.join(f'{v:g}' for v in present)})"
+            )
     best = mc_best_step_sizes(df)
     best = best[best.best]
     df, extra = _with_params(df)
