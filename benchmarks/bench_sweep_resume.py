@@ -22,9 +22,10 @@ check; the rest is start-up and loading the config, validating each of its runs)
 than the cold-cache line, the page cache is warm: the folder was just written or read.
 
 Usage: ``python benchmarks/bench_sweep_resume.py [--runs 3000] [--table-kb 20]
-[--dir /tmp/bench_sweep_resume] [--keep] [--reuse]``; the README's numbers: ``--runs 3000
---table-kb 20`` (Mountain-Car-sized runs) and ``--runs 600 --table-kb 1500`` (paper-scale
-deep runs).
+[--dir /tmp/bench_sweep_resume] [--keep] [--reuse] [--smoke]`` (``--dir`` must be new, empty
+or this script's: it is emptied first; ``--smoke``: a check that it works); the README's
+numbers: ``--runs 3000 --table-kb 20`` (Mountain-Car-sized runs) and ``--runs 600 --table-kb
+1500`` (paper-scale deep runs).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _cli import Parser, non_empty, positive_float, positive_int  # this folder (_cli.py)
 
 from maxminq.experiments.config import load_config
 from maxminq.experiments.store import ResultsStore
@@ -103,26 +105,69 @@ def timed(args: list[str]) -> tuple[float, float, str]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if proc.returncode != 0:
-        raise SystemExit(f"maxminq {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
+        last = (proc.stderr.strip().splitlines() or ["(no error output)"])[-1]
+        raise SystemExit(f"maxminq {' '.join(args)} exited {proc.returncode}: {last}")
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     return seconds, cpu, lines[-1] if lines else ""
 
 
-def main() -> None:
+OURS = {"bench.yaml", "out", "copy"}  # what this script writes in --dir
+
+
+def check_dir(parser: argparse.ArgumentParser, root: Path, reuse: bool) -> None:
+    """Refuse a ``--dir`` this script must not delete (it is emptied first and removed at
+    the end), or, with ``--reuse``, one that holds no store of an earlier ``--keep`` run."""
+    config = root / "bench.yaml"
+    ours = config.is_file() and config.read_text().startswith("name: bench_resume\n")
+    if reuse:
+        if not (ours and (root / "out" / "results.sqlite").is_file()):
+            parser.error(f"--reuse: {root} holds no store of an earlier --keep run")
+        return
+    if root.exists() and not root.is_dir():
+        parser.error(f"--dir: {root} is a file, not a folder")
+    if root.is_dir() and any(root.iterdir()):
+        others = sorted(p.name for p in root.iterdir() if p.name not in OURS)
+        if others or not ours:
+            what = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+            parser.error(
+                f"--dir: {root} holds files this script did not write ({what or 'no bench.yaml'}"
+                ") and would delete them; give a new or empty folder"
+            )
+
+
+def main(argv: list[str] | None = None) -> None:
     """Build the store, time the commands, print one line each."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3000, help="finished runs in the store")
-    parser.add_argument("--table-kb", type=float, default=20.0, help="table bytes per run (KB)")
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/bench_sweep_resume"))
+    parser = Parser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--runs", type=positive_int, default=3000, help="finished runs in the store (3000)"
+    )
+    parser.add_argument(
+        "--table-kb", type=positive_float, default=20.0, help="table bytes per run (KB; 20)"
+    )
+    parser.add_argument(
+        "--dir",
+        type=non_empty,
+        default="/tmp/bench_sweep_resume",
+        help="scratch folder, emptied first and removed at the end (new, empty or one this "
+        "script wrote; default /tmp/bench_sweep_resume)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the folders afterwards")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="check that the script works: each kind of timing once (no repeats, --dry-run "
+        "or plain status)",
+    )
     parser.add_argument(
         "--reuse",
         action="store_true",
         help="time the store --dir holds from an earlier --keep run (e.g. to compare two "
-        "versions of maxminq on the same files: PYTHONPATH=OTHER/src)",
+        "versions of maxminq on the same files: PYTHONPATH=OTHER/src; add --keep to keep it "
+        "for the next)",
     )
-    args = parser.parse_args()
-    root = args.dir
+    args = parser.parse_args(argv)
+    root = Path(args.dir)
+    check_dir(parser, root, args.reuse)
     config = root / "bench.yaml"
     out, copy = root / "out", root / "copy"
     if args.reuse:
@@ -142,24 +187,29 @@ def main() -> None:
         "CPU seconds"
     )
 
-    def sweep(folder: Path, label: str) -> None:
+    def sweep(folder: Path, label: str, repeat: bool = False) -> None:
+        if repeat and args.smoke:
+            return
         wall, cpu, line = timed(["sweep", str(config), "--out", str(folder), "--no-progress"])
         inner = re.search(r" in ([0-9.]+) s ->", line)
-        assert inner and f"{args.runs} already done" in line, line
+        if not (inner and f"{args.runs} already done" in line):
+            raise SystemExit(f"unexpected summary of maxminq sweep: {line!r}")
         print(f"  {label:<46} {wall:6.2f} s  {cpu:6.2f} s CPU  (run_sweep: {inner.group(1)} s)")
 
     sweep(out, "sweep, all done (folder as written)")
-    sweep(out, "sweep, all done, again")
+    sweep(out, "sweep, all done, again", repeat=True)
     evict(out)
     sweep(out, "sweep, all done, cold page cache")
     shutil.copytree(out, copy)  # new inodes and times
     sweep(copy, "sweep, all done, on a cp -r copy (first time)")
-    sweep(copy, "sweep, all done, on the copy again")
+    sweep(copy, "sweep, all done, on the copy again", repeat=True)
     for label, cmd in (
         ("sweep --dry-run", ["sweep", str(config), "--out", str(out), "--dry-run"]),
         ("status", ["status", str(out)]),
         ("status --verify (hashes every file)", ["status", str(out), "--verify"]),
     ):
+        if args.smoke and "--verify" not in cmd:
+            continue
         wall, cpu, _ = timed(cmd)
         print(f"  {label:<46} {wall:6.2f} s  {cpu:6.2f} s CPU")
     if not args.keep:

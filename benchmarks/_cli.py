@@ -1,0 +1,50 @@
+"""Command-line helpers shared by the benchmark scripts (not a benchmark itself).
+
+The scripts import this module from their own folder (Python puts a script's folder first
+on ``sys.path``). It gives them the package CLI's convention for bad options: one line,
+``prog: error: message`` naming the option, exit status 2, instead of argparse's usage
+text or a traceback from deep inside a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line (``prog: error: message``, exit 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print ``message`` on one line and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (argparse ``type``; its error names the option)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (argparse ``type``; its error names the option)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
+def non_empty(text: str) -> str:
+    """A non-empty string: ``Path('')`` is the current folder, so ``--dir ''`` (an unset shell
+    variable) would otherwise name the working directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    return text
