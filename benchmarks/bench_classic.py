@@ -5,21 +5,22 @@ unit, for: the vectorised agents at the paper's run counts in one process and in
 processes at once (both cores), and the plain single-run reference loops of
 ``tests/reference_loops.py`` on the same settings. Ratios are measured within this one run.
 
-    .venv/bin/python benchmarks/bench_classic.py [--quick] [--part toy|mountain-car]
+    .venv/bin/python benchmarks/bench_classic.py [--quick | --smoke] [--part toy|mountain-car]
 """
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from _cli import Parser  # noqa: E402  (this folder: one-line errors for bad options)
 from reference_loops import mountain_car_reference, toy_reference  # noqa: E402
 
 from maxminq.linear.mountain_car import run_mountain_car_grid  # noqa: E402
@@ -53,51 +54,100 @@ def _warm_up() -> None:
                           episodes=1, seed=0, max_steps=50)  # fmt: skip
 
 
-def _pair(fn, args_a, args_b) -> tuple[float, float]:
-    """Run two jobs in two processes at once; (total transitions, wall seconds)."""
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(2, mp_context=ctx, initializer=_warm_up) as pool:
-        # start both workers (each runs the warm-up) before the clock starts
-        list(pool.map(time.sleep, [0.5, 0.5]))
+def _pid_after(seconds: float) -> int:
+    """Sleep, then return this worker's process id (to see which workers are ready)."""
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def _pid_and(fn: Callable[..., tuple[float, ...]], args: tuple) -> tuple[int, tuple[float, ...]]:
+    """``fn(*args)`` and the id of the process that ran it."""
+    return os.getpid(), fn(*args)
+
+
+class TwoWorkers:
+    """Two spawned worker processes, each warmed up (``initializer``) before any timing, so
+    that two jobs submitted at once run at once, one per core."""
+
+    def __init__(self, initializer: Callable[..., None] = _warm_up, initargs: tuple = ()) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.pool = ProcessPoolExecutor(2, mp_context=ctx, initializer=initializer,
+                                        initargs=initargs)  # fmt: skip
+        # A worker takes tasks only after its warm-up; one that is ready first may answer
+        # both, so ask until both have answered (a fixed sleep does not ensure it under load).
+        pids: set[int] = set()
+        while len(pids) < 2:
+            pids.update(self.pool.map(_pid_after, [0.2, 0.2]))
+
+    def pair(
+        self, fn: Callable[..., tuple[float, ...]], args_a: tuple, args_b: tuple
+    ) -> tuple[float, float]:
+        """Run ``fn(*args_a)`` and ``fn(*args_b)`` in the two workers at once; (sum of the
+        results' first entries, wall seconds). Raises RuntimeError if one worker ran both."""
         t = time.perf_counter()
-        fa, fb = pool.submit(fn, *args_a), pool.submit(fn, *args_b)
-        ta, tb = fa.result()[0], fb.result()[0]
-        return ta + tb, time.perf_counter() - t
+        fa = self.pool.submit(_pid_and, fn, args_a)
+        fb = self.pool.submit(_pid_and, fn, args_b)
+        (pa, ra), (pb, rb) = fa.result(), fb.result()
+        wall = time.perf_counter() - t
+        if pa == pb:
+            raise RuntimeError("both jobs ran in one worker process: no two-core measurement")
+        return ra[0] + rb[0], wall
+
+    def __enter__(self) -> TwoWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pool.shutdown()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="shorter runs")
+# What each run size times: toy runs and episodes (the single-run loop runs the same number
+# of episodes), Mountain Car episodes and its (runs, settings) lane plans.
+SIZES: dict[str, tuple[int, int, int, tuple[tuple[int, int], ...]]] = {
+    "full": (5000, 200, 5, ((100, 1), (100, 10))),
+    "quick": (5000, 60, 2, ((100, 1), (100, 10))),
+    "smoke": (100, 3, 1, ((10, 1), (10, 2))),
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the options, warm up, run the chosen parts and print their rates and ratios."""
+    parser = Parser(description=__doc__)
+    size_group = parser.add_mutually_exclusive_group()
+    size_group.add_argument("--quick", action="store_true", help="shorter runs")
+    size_group.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny runs (seconds): checks that the script works; the numbers mean nothing",
+    )
     parser.add_argument("--part", choices=("all", "toy", "mountain-car"), default="all",
                         help="which benchmark to run (default: both)")  # fmt: skip
-    args = parser.parse_args()
-    q = args.quick
+    args = parser.parse_args(argv)
+    size = SIZES["smoke" if args.smoke else "quick" if args.quick else "full"]
     load = os.getloadavg()[0]
     print(f"cores: {os.cpu_count()}, load average (1 min) at start: {load:.1f}")
 
     _warm_up()
-    if args.part != "mountain-car":
-        _toy(q)
-    if args.part != "toy":
-        _mountain_car(q)
+    with TwoWorkers() as workers:
+        if args.part != "mountain-car":
+            _toy(workers, size[0], size[1])
+        if args.part != "toy":
+            _mountain_car(workers, size[2], size[3])
     print(f"load average (1 min) at end: {os.getloadavg()[0]:.1f}")
 
 
-def _toy(q: bool) -> None:
+def _toy(workers: TwoWorkers, runs: int, eps: int) -> None:
     """Toy MDP: vectorised in one and two processes, and the single-run loop."""
-    eps = 60 if q else 200
-    n_tr, dt, dc = toy_vectorised(0.1, 5000, eps)
+    n_tr, dt, dc = toy_vectorised(0.1, runs, eps)
     toy_one, toy_cpu = n_tr / dt, n_tr / dc
-    n_tr2, dt2 = _pair(toy_vectorised, (0.1, 5000, eps), (-0.1, 5000, eps))
+    n_tr2, dt2 = workers.pair(toy_vectorised, (0.1, runs, eps), (-0.1, runs, eps))
     toy_two = n_tr2 / dt2
     t, c = time.perf_counter(), time.process_time()
-    ref_eps = 60 if q else 200
-    toy_reference(mu=0.1, algorithm="maxmin", n=4, episodes=ref_eps, seed=1, run=0)
+    toy_reference(mu=0.1, algorithm="maxmin", n=4, episodes=eps, seed=1, run=0)
     ref_dt, ref_dc = time.perf_counter() - t, time.process_time() - c
-    ref_steps = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=1, episodes=ref_eps, seed=1)
+    ref_steps = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=1, episodes=eps, seed=1)
     toy_ref = ref_steps.attrs["agent_steps"] * TOY_B / ref_dt  # same run, same step count
     toy_ref_cpu = ref_steps.attrs["agent_steps"] * TOY_B / ref_dc
-    print(f"toy MDP, Maxmin N=4, batch {TOY_B}, 5000 runs x {eps} episodes:")
+    print(f"toy MDP, Maxmin N=4, batch {TOY_B}, {runs} runs x {eps} episodes:")
     print(f"  vectorised, 1 process : {toy_one / 1e6:8.1f} M replayed transitions/s wall, "
           f"{toy_cpu / 1e6:.1f} M per CPU-second")  # fmt: skip
     print(f"  vectorised, 2 processes: {toy_two / 1e6:8.1f} M/s wall (both cores)")
@@ -106,22 +156,22 @@ def _toy(q: bool) -> None:
           f"{toy_cpu / toy_ref_cpu:,.0f}x (per CPU-second)")  # fmt: skip
 
 
-def _mountain_car(q: bool) -> None:
-    """Mountain Car: vectorised (100 and 1,000 lanes) in one and two processes, and the loop."""
-    mc_eps = 2 if q else 5
-    for runs, settings in ((100, 1), (100, 10)):
+def _mountain_car(workers: TwoWorkers, mc_eps: int, plans: tuple[tuple[int, int], ...]) -> None:
+    """Mountain Car: vectorised (each plan's lanes) in one and two processes, and the loop;
+    ratios against the first plan and the last."""
+    two_rates, cpu_rate = [], 0.0
+    for runs, settings in plans:
         n_tr, dt, dc = mc_vectorised(runs, settings, mc_eps)
-        one, cpu = n_tr / dt, n_tr / dc
-        n_tr2, dt2 = _pair(mc_vectorised, (runs, settings, mc_eps), (runs, settings, mc_eps))
-        two = n_tr2 / dt2
+        one, cpu_rate = n_tr / dt, n_tr / dc
+        n_tr2, dt2 = workers.pair(mc_vectorised, (runs, settings, mc_eps),
+                                  (runs, settings, mc_eps))  # fmt: skip
+        two_rates.append(n_tr2 / dt2)
         print(f"Mountain Car, Maxmin N=4, batch {MC_B}, {runs * settings} lanes "
               f"({settings} setting(s) x {runs} runs) x {mc_eps} episodes:")  # fmt: skip
         print(f"  vectorised, 1 process : {one / 1e6:8.2f} M replayed transitions/s wall, "
-              f"{cpu / 1e6:.2f} M per CPU-second")  # fmt: skip
-        print(f"  vectorised, 2 processes: {two / 1e6:8.2f} M/s  (both cores)")
-        if settings == 1:
-            mc_two_100 = two
-        mc_two_best, mc_cpu_best = two, cpu
+              f"{cpu_rate / 1e6:.2f} M per CPU-second")  # fmt: skip
+        print(f"  vectorised, 2 processes: {two_rates[-1] / 1e6:8.2f} M/s  (both cores)")
+    first, last = (r * s for r, s in (plans[0], plans[-1]))
     t, c = time.perf_counter(), time.process_time()
     steps, _ = mountain_car_reference(algorithm="maxmin", n=4, sigma2=10.0, step_size=0.04,
                                       episodes=1, seed=1, run=0, max_steps=1500)  # fmt: skip
@@ -129,8 +179,8 @@ def _mountain_car(q: bool) -> None:
     mc_ref, mc_ref_cpu = sum(steps) * MC_B / ref_dt, sum(steps) * MC_B / ref_dc
     print(
         f"  single-run loop       : {mc_ref / 1e6:8.4f} M/s wall -> ratio "
-        f"{mc_two_100 / mc_ref:,.0f}x (100 lanes), {mc_two_best / mc_ref:,.0f}x (1000 lanes); "
-        f"per CPU-second {mc_cpu_best / mc_ref_cpu:,.0f}x (1000 lanes, 1 process)"
+        f"{two_rates[0] / mc_ref:,.0f}x ({first} lanes), {two_rates[-1] / mc_ref:,.0f}x "
+        f"({last} lanes); per CPU-second {cpu_rate / mc_ref_cpu:,.0f}x ({last} lanes, 1 process)"
     )
 
 

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,46 @@ def assert_rates(values: list[str], count: int) -> list[float]:
     return floats
 
 
+def test_bench_classic_smoke() -> None:
+    out = run_script("bench_classic.py", "--smoke")
+    assert re.search(r"^cores: [0-9]+, load average \(1 min\) at start: [0-9.]+$", out, re.M)
+    toy = re.search(
+        rf"^toy MDP, Maxmin N=4, batch 32, ([0-9]+) runs x ([0-9]+) episodes:\n"
+        rf"  vectorised, 1 process : +{NUM} M replayed transitions/s wall, {NUM} M per "
+        rf"CPU-second\n"
+        rf"  vectorised, 2 processes: +{NUM} M/s wall \(both cores\)\n"
+        rf"  single-run loop       : +{NUM} M/s wall, {NUM} M per CPU-second -> ratio "
+        rf"{NUM}x \(wall, 2 processes\), {NUM}x \(per CPU-second\)$",
+        out,
+        re.M,
+    )
+    assert toy, out
+    assert_rates(list(toy.groups()), 9)
+    lanes = re.findall(
+        rf"^Mountain Car, Maxmin N=4, batch 4, ([0-9]+) lanes \(([0-9]+) setting\(s\) x "
+        rf"([0-9]+) runs\) x ([0-9]+) episodes:\n"
+        rf"  vectorised, 1 process : +{NUM} M replayed transitions/s wall, {NUM} M per "
+        rf"CPU-second\n"
+        rf"  vectorised, 2 processes: +{NUM} M/s  \(both cores\)$",
+        out,
+        re.M,
+    )
+    assert len(lanes) == 2, out
+    for row in lanes:
+        assert_rates(list(row), 7)
+        assert int(row[0]) == int(row[1]) * int(row[2])
+    small, large = lanes[0][0], lanes[1][0]
+    loop = re.search(
+        rf"^  single-run loop       : +{NUM} M/s wall -> ratio {NUM}x \({small} lanes\), "
+        rf"{NUM}x \({large} lanes\); per CPU-second {NUM}x \({large} lanes, 1 process\)$",
+        out,
+        re.M,
+    )
+    assert loop, out
+    assert_rates(list(loop.groups()), 4)
+    assert re.search(r"^load average \(1 min\) at end: [0-9.]+$", out, re.M)
+
+
 def test_bench_sweep_resume_smoke(tmp_path: Path) -> None:
     folder = tmp_path / "resume"
     out = run_script("bench_sweep_resume.py", "--runs", "2", "--table-kb", "1", "--smoke",
@@ -91,6 +132,8 @@ def test_bench_sweep_resume_smoke(tmp_path: Path) -> None:
         ("bench_sweep_resume", ["--table-kb", "nan"], "--table-kb"),
         ("bench_sweep_resume", ["--dir", ""], "--dir"),  # was: the working folder deleted
         ("bench_sweep_resume", ["--reuse", "--dir", "/nonexistent/h6"], "--reuse"),
+        ("bench_classic", ["--quick", "--smoke"], "--smoke"),
+        ("bench_classic", ["--part", "foo"], "--part"),
     ],
 )
 def test_bad_option_is_one_line_naming_it(script: str, argv: list[str], option: str,
@@ -120,3 +163,33 @@ def test_sweep_resume_refuses_to_delete_a_folder_it_did_not_write(tmp_path: Path
     assert proc.stderr.count("\n") == 1 and "--dir" in proc.stderr and "notes.txt" in proc.stderr
     assert keep.read_text() == "not a benchmark's"
     assert sorted(p.name for p in keep.parent.iterdir()) == ["notes.txt"]
+
+
+# --- bench_classic's two-process measurement ------------------------------------------------
+
+
+def _ready_late_if_second(flag_dir: str) -> None:
+    """Worker initializer: the second worker to start is ready 2.5 s after the first (as
+    when one worker's warm-up is slower on a loaded machine)."""
+    try:
+        os.close(os.open(os.path.join(flag_dir, "first"), os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        time.sleep(2.5)
+
+
+def _sleep_job(seconds: float) -> tuple[float]:
+    """A job of known length that needs no CPU."""
+    time.sleep(seconds)
+    return (seconds,)
+
+
+def test_two_workers_time_a_pair_at_once_when_one_worker_is_ready_late(tmp_path: Path) -> None:
+    """The "2 processes" rate must time two jobs running at once. Before, a fixed 0.5 s task
+    per worker was to ensure both were warmed up, but a worker ready first took both tasks,
+    then both timed jobs: one process, timed as two."""
+    import bench_classic
+
+    with bench_classic.TwoWorkers(_ready_late_if_second, (str(tmp_path),)) as workers:
+        total, wall = workers.pair(_sleep_job, (0.5,), (0.5,))
+    assert total == 1.0
+    assert wall < 0.95  # one after the other takes at least 1 s
