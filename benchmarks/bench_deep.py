@@ -19,8 +19,8 @@ one torch thread (the default) speeds are env-steps per CPU-second of this proce
 on an idle machine the two agree. With ``--threads 2`` or more they are env-steps per wall-
 clock second (CPU time would count the threads' spinning).
 
-Run: ``.venv/bin/python benchmarks/bench_deep.py [--quick] [--rounds R]
-[--envs lunarlander minatar] [--threads T]``.
+Run: ``.venv/bin/python benchmarks/bench_deep.py [--quick | --smoke] [--rounds R] [--steps K]
+[--envs lunarlander minatar] [--threads T]`` (``--smoke``: a check that it runs, seconds).
 """
 
 from __future__ import annotations
@@ -38,12 +38,17 @@ from torch.nn import functional as F
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
+from _cli import Parser, positive_int  # noqa: E402  (this folder: see _cli.py)
+
 from maxminq.deep.config import TrainConfig  # noqa: E402
 from maxminq.deep.nets import build_net  # noqa: E402
 from maxminq.deep.train import Trainer  # noqa: E402
 from maxminq.envs import make  # noqa: E402
 
-WARM = 250  # learning starts at 200
+LEARNING_STARTS = 200  # random steps first
+WARM = 250  # steps before the clock starts: the random ones, then 50 training steps
+# --smoke: a few of each, so that every code path runs in seconds (numbers meaningless)
+SMOKE_LEARNING_STARTS, SMOKE_WARM, SMOKE_STEPS = 5, 8, 2
 clock = time.process_time  # time.perf_counter with more than one torch thread (see main)
 
 
@@ -55,7 +60,7 @@ def _config(env_id: str, agent: str, n: int, seeds: int) -> TrainConfig:
         lr=1e-4,
         steps=10**9,
         seeds=list(range(seeds)),
-        learning_starts=200,
+        learning_starts=LEARNING_STARTS,
         eps_decay_steps=0,  # eps at its final value: the steady state of a run (see above)
         eval_episodes=0,
         checkpoint_every=0,
@@ -160,22 +165,56 @@ def loop_sps(env_id: str, n: int, steps: int) -> float:
     return steps / dt
 
 
-def main() -> None:
-    """Run every measurement (interleaved rounds) and print tables with ratios."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer steps and rounds")
-    parser.add_argument("--rounds", type=int, default=None)
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (one-line errors naming a bad option, exit 2)."""
+    parser = Parser(description=__doc__.splitlines()[0])
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="fewer steps and rounds")
+    size.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"checks that the script works, in seconds: learning starts after "
+        f"{SMOKE_LEARNING_STARTS} steps, {SMOKE_STEPS} steps timed, 1 round; numbers meaningless",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=None,
+        help="interleaved rounds, medians reported (default 3; 1 with --quick or --smoke)",
+    )
+    parser.add_argument(
+        "--steps",
+        type=positive_int,
+        default=None,
+        help="timed training steps per measurement (default 500 LunarLander, 150 MinAtar; "
+        "200 / 60 with --quick; S = 20 seeds: half as many)",
+    )
     envs = ("lunarlander", "minatar")
-    parser.add_argument("--envs", nargs="*", choices=envs, default=list(envs), help="what to time")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--envs", nargs="+", choices=envs, default=list(envs), help="what to time (default both)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=1,
+        help="torch threads (default 1: CPU time; more: wall-clock time)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run every measurement (interleaved rounds) and print tables with ratios."""
+    args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    global clock
+    global clock, LEARNING_STARTS, WARM
     clock = time.process_time if args.threads == 1 else time.perf_counter
-    rounds = args.rounds or (1 if args.quick else 3)
+    if args.smoke:
+        LEARNING_STARTS, WARM = SMOKE_LEARNING_STARTS, SMOKE_WARM
+        args.steps = args.steps or SMOKE_STEPS
+    rounds = args.rounds or (1 if args.quick or args.smoke else 3)
     plans = {
-        "LunarLander-v3": 200 if args.quick else 500,
-        "maxminq/MinAtar-Breakout-v0": 60 if args.quick else 150,
+        "LunarLander-v3": args.steps or (200 if args.quick else 500),
+        "maxminq/MinAtar-Breakout-v0": args.steps or (60 if args.quick else 150),
     }
     wanted = {"lunarlander": "LunarLander-v3", "minatar": "maxminq/MinAtar-Breakout-v0"}
     plans = {env: steps for env, steps in plans.items() if env in map(wanted.get, args.envs)}
@@ -194,7 +233,7 @@ def main() -> None:
             for n in (2, 4, 8):
                 rec(f"batched maxmin N={n}", batched_sps(env_id, "maxmin-dqn", n, 1, steps))
                 rec(f"loop maxmin N={n}", loop_sps(env_id, n, steps))
-            s20 = max(steps // 2, 30)  # S = 20 steps are ~5x longer: half the steps, 10x the work
+            s20 = max(steps // 2, 1)  # S = 20 steps are ~5x longer: half the steps, 10x the work
             rec("batched dqn S=20", batched_sps(env_id, "dqn", 1, 20, s20))
             rec("batched maxmin N=4 S=20", batched_sps(env_id, "maxmin-dqn", 4, 20, s20))
         med = {k: statistics.median(v) for k, v in res.items()}
@@ -213,7 +252,7 @@ def main() -> None:
             s20 = med[f"batched {name} S=20"]
             print(f"| {name}, S=1 | {med[one]:.0f} | 1.00 |")
             print(f"| {name}, S=20 | {s20:.0f} | {s20 / med[one]:.2f} |")
-    print(f"\nload average at the end: {os.getloadavg()[0]:.1f} (2 cores, shared)")
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ DQN lowers the bound; only a slower one raises it.
 
 Times are CPU seconds with one torch thread (less noisy on a shared machine), wall-clock
 seconds with more. Run: ``.venv/bin/python benchmarks/bench_minatar_bound.py [--threads T]
-[--steps K]``.
+[--steps K] [--reps R]`` (``--steps 2 --reps 2``: a check that it runs).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import time
 
 import bench_deep  # same folder: its batched_sps times full training steps
 import torch
+from _cli import Parser, positive_int  # same folder: one-line errors for bad options
 
 from maxminq.deep.nets import build_net
 
@@ -37,9 +38,12 @@ N = 8
 clock = time.process_time  # time.perf_counter with more than one torch thread (see main)
 
 
-def per_call(fn, reps: int = 200) -> float:
+REPS = 200  # default calls per timed block (--reps)
+
+
+def per_call(fn, reps: int = REPS) -> float:
     """Median seconds of ``fn()`` over 5 blocks of ``reps`` calls (after a warm-up)."""
-    for _ in range(20):
+    for _ in range(min(20, reps)):
         fn()
     blocks = []
     for _ in range(5):
@@ -50,9 +54,10 @@ def per_call(fn, reps: int = 200) -> float:
     return statistics.median(blocks)
 
 
-def gemm_seconds_per_net(batch: int, channels: int, n_actions: int) -> float:
+def gemm_seconds_per_net(batch: int, channels: int, n_actions: int, reps: int = REPS) -> float:
     """Fastest measured seconds of one MinAtar net's matrix products on ``batch`` inputs:
-    conv as im2col GEMM (16 x 9C @ 9C x 64B), 1024 -> 128 and 128 -> A layers."""
+    conv as im2col GEMM (16 x 9C @ 9C x 64B), 1024 -> 128 and 128 -> A layers (each timed
+    by ``per_call`` with ``reps`` calls a block)."""
     g = torch.Generator().manual_seed(0)
     rows = batch * 64  # 8 x 8 conv positions per input
     cols = torch.rand(1, 9 * channels, rows, generator=g)
@@ -60,26 +65,45 @@ def gemm_seconds_per_net(batch: int, channels: int, n_actions: int) -> float:
     for k, m_out in ((9 * channels, 16), (1024, 128), (128, n_actions)):
         if k == 9 * channels:  # conv: output channels x positions
             w, bias = torch.rand(1, N * m_out, k, generator=g), torch.rand(1, N * m_out, 1)
-            batched = per_call(lambda w=w, b=bias: torch.baddbmm(b, w, cols)) / N
+            batched = per_call(lambda w=w, b=bias: torch.baddbmm(b, w, cols), reps) / N
             w1 = torch.rand(m_out, k, generator=g)
-            single = per_call(lambda w1=w1: w1 @ cols[0]) * 1.0
+            single = per_call(lambda w1=w1: w1 @ cols[0], reps)
         else:
             x = torch.rand(N, batch, k, generator=g)
             w, bias = torch.rand(N, k, m_out, generator=g), torch.rand(N, 1, m_out)
-            batched = per_call(lambda x=x, w=w, b=bias: torch.baddbmm(b, x, w)) / N
+            batched = per_call(lambda x=x, w=w, b=bias: torch.baddbmm(b, x, w), reps) / N
             xs, w1 = x.reshape(N * batch, k), w[0]
-            single = per_call(lambda xs=xs, w1=w1: xs @ w1) / N
+            single = per_call(lambda xs=xs, w1=w1: xs @ w1, reps) / N
         total += min(batched, single)
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    parser.add_argument("--steps", type=int, default=300, help="training steps timed per agent")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (one-line errors naming a bad option, exit 2)."""
+    parser = Parser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=1,
+        help="torch threads (default 1: CPU time; more: wall-clock time)",
+    )
+    parser.add_argument(
+        "--steps", type=positive_int, default=300, help="training steps timed per agent (300)"
+    )
+    parser.add_argument(
+        "--reps",
+        type=positive_int,
+        default=REPS,
+        help=f"calls per timed block of each matrix product (5 blocks, median; {REPS})",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Time DQN's and Maxmin N=8's training steps and the extra GEMMs; print the bound."""
     global clock
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
     clock = time.process_time if args.threads == 1 else time.perf_counter
     bench_deep.clock = clock
     probe = build_net("minatar_cnn", 1, (4, 10, 10), 6)  # Breakout: 4 channels, 6 actions
@@ -88,8 +112,8 @@ def main() -> None:
           f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
     dqn = 1.0 / bench_deep.batched_sps(ENV, "dqn", 1, 1, args.steps)  # seconds per step
     maxmin = 1.0 / bench_deep.batched_sps(ENV, "maxmin-dqn", N, 1, args.steps)
-    target = gemm_seconds_per_net(32, channels, n_actions)  # mini-batch of 32 next states
-    act = gemm_seconds_per_net(1, channels, n_actions)  # the one state acted in
+    target = gemm_seconds_per_net(32, channels, n_actions, args.reps)  # 32 next states
+    act = gemm_seconds_per_net(1, channels, n_actions, args.reps)  # the one state acted in
     # Acting needs the online nets only on greedy steps (a fraction 1 - eps of them).
     greedy = 1.0 - bench_deep._config(ENV, "dqn", 1, 1).eps_end
     extra = (N - 1) * (target + greedy * act)

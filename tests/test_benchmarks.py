@@ -54,6 +54,62 @@ def assert_rates(values: list[str], count: int) -> list[float]:
     return floats
 
 
+def test_bench_deep_smoke() -> None:
+    out = run_script("bench_deep.py", "--smoke", "--envs", "lunarlander", "minatar")
+    assert re.search(r"^bench_deep: 1 round\(s\), torch threads 1 \(CPU time\), load", out, re.M)
+    for env_id in ("LunarLander-v3", "maxminq/MinAtar-Breakout-v0"):
+        head = f"\n{env_id} (median env-steps/s over 1 round(s), 2 steps each)\n"
+        assert head in out, out
+        part = out.split(head, 1)[1].split("\n\n", 2)
+        net_table, seed_table = part[0], part[1]
+        assert net_table.startswith(
+            "| agent | batched | per-net loop | batched / loop | batched / batched DQN |"
+        )
+        for agent in ("dqn", "maxmin N=2", "maxmin N=4", "maxmin N=8"):
+            row = re.search(rf"^\| {agent} \| {NUM} \| {NUM} \| {NUM} \| {NUM} \|$",
+                            net_table, re.M)  # fmt: skip
+            assert row, (agent, net_table)
+            batched, loop, ratio, vs_dqn = assert_rates(list(row.groups()), 4)
+            # the ratios are the printed rates' quotients (to the printed rounding)
+            assert ratio == pytest.approx(batched / loop, abs=0.01 + 0.01 * ratio)
+        assert re.search(r"^\| dqn \| [0-9]+ \| [0-9]+ \| [0-9.]+ \| 1\.00 \|$", net_table, re.M)
+        loop_row = re.search(rf"^\| loop maxmin N=8 / loop dqn \| \| \| \| {NUM} \|$",
+                             net_table, re.M)  # fmt: skip
+        assert loop_row, net_table
+        assert_rates([loop_row.group(1)], 1)
+        assert seed_table.startswith("| seeds in one process | aggregate env-steps/s | vs S=1 |")
+        for agent in ("dqn", "maxmin N=4"):
+            one = re.search(rf"^\| {agent}, S=1 \| {NUM} \| 1\.00 \|$", seed_table, re.M)
+            twenty = re.search(rf"^\| {agent}, S=20 \| {NUM} \| {NUM} \|$", seed_table, re.M)
+            assert one and twenty, (agent, seed_table)
+            assert_rates([one.group(1), *twenty.groups()], 3)
+    assert re.search(r"^load average at the end: [0-9.]+ \([0-9]+ cores\)$", out, re.M)
+
+
+def test_bench_minatar_bound_smallest() -> None:
+    out = run_script("bench_minatar_bound.py", "--steps", "2", "--reps", "2")
+    assert "bench_minatar_bound: maxminq/MinAtar-Breakout-v0, torch threads 1" in out
+    labels = {
+        "dqn": r"DQN training step:",
+        "maxmin": r"Maxmin N=8 training step:",
+        "measured": r"measured DQN / Maxmin N=8 speed:",
+        "extra": r"GEMMs of the 7 extra target \+ online nets:",
+        "bound": r"bound DQN / \(DQN \+ extra GEMMs\):",
+    }
+    got = {}
+    for key, label in labels.items():
+        m = re.search(rf"^{label}\s+{NUM}( ms)?$", out, re.M)
+        assert m, (label, out)
+        got[key] = assert_rates([m.group(1)], 1)[0]
+    per_net = re.search(rf"^GEMMs of one net, batch 32 / batch 1:\s+{NUM} / {NUM} ms$", out, re.M)
+    assert per_net, out
+    assert_rates(list(per_net.groups()), 2)
+    # the bound is Y / (Y + X) of the printed times, below 1 since X > 0
+    assert got["bound"] < 1
+    assert got["bound"] == pytest.approx(got["dqn"] / (got["dqn"] + got["extra"]), abs=2e-3)
+    assert got["measured"] == pytest.approx(got["dqn"] / got["maxmin"], abs=2e-3)
+
+
 def test_bench_classic_smoke() -> None:
     out = run_script("bench_classic.py", "--smoke")
     assert re.search(r"^cores: [0-9]+, load average \(1 min\) at start: [0-9.]+$", out, re.M)
@@ -128,6 +184,15 @@ def test_bench_sweep_resume_smoke(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("script", "argv", "option"),
     [
+        ("bench_deep", ["--rounds", "0"], "--rounds"),  # was: the default rounds, silently
+        ("bench_deep", ["--rounds", "-1"], "--rounds"),  # was: KeyError after the runs
+        ("bench_deep", ["--threads", "0"], "--threads"),  # was: RuntimeError from torch
+        ("bench_deep", ["--steps", "0"], "--steps"),
+        ("bench_deep", ["--envs"], "--envs"),  # was: an empty report
+        ("bench_deep", ["--quick", "--smoke"], "--smoke"),
+        ("bench_minatar_bound", ["--steps", "0"], "--steps"),  # was: ZeroDivisionError
+        ("bench_minatar_bound", ["--threads", "0"], "--threads"),
+        ("bench_minatar_bound", ["--reps", "0"], "--reps"),
         ("bench_sweep_resume", ["--runs", "0"], "--runs"),  # was: a ConfigError traceback
         ("bench_sweep_resume", ["--table-kb", "nan"], "--table-kb"),
         ("bench_sweep_resume", ["--dir", ""], "--dir"),  # was: the working folder deleted
