@@ -22,10 +22,13 @@ import platform
 import time
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
+from _cli import Parser, non_empty, positive_float, positive_int  # this folder (_cli.py)
 from tqdm import tqdm
 
 from maxminq.envs import CATCHER_ID, PIXELCOPTER_ID, make, make_vector
+from maxminq.errors import UsageError
 from maxminq.experiments.store import atomic_write
 
 ENV_IDS = [
@@ -112,23 +115,52 @@ def episode_stats(env_id: str, episodes: int, rng: np.random.Generator) -> dict[
     }
 
 
-def main() -> None:
-    """Measure every env and print a Markdown table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="time per speed measurement")
-    parser.add_argument("--episodes", type=int, default=2000, help="episodes for PLE games")
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; a bad option or an unknown env id is one line naming it (exit 2)."""
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--other-episodes", type=int, default=300, help="episodes for MinAtar / LunarLander"
+        "--seconds", type=positive_float, default=2.0, help="time per speed measurement (2)"
     )
-    parser.add_argument("--envs", nargs="*", default=ENV_IDS, help="env ids to measure")
-    parser.add_argument("--out", default=None, help="also write the results as JSON here")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--episodes",
+        type=positive_int,
+        default=2000,
+        help="episodes for PLE games (2000; rounded up to a multiple of the 50 envs)",
+    )
+    parser.add_argument(
+        "--other-episodes",
+        type=positive_int,
+        default=300,
+        help="episodes for MinAtar / LunarLander (300; rounded up likewise)",
+    )
+    parser.add_argument(
+        "--envs", nargs="+", default=ENV_IDS, help="env ids to measure (default: all eight)"
+    )
+    parser.add_argument(
+        "--out", type=non_empty, default=None, help="also write the results as JSON here"
+    )
+    args = parser.parse_args(argv)
+    for env_id in args.envs:  # a bad id fails here, not after the others' minutes
+        try:
+            env = make(env_id)
+        except UsageError as err:
+            parser.error(f"--envs: {str(err).removeprefix('--env: ')}")  # maxminq's option name
+        space = env.action_space
+        env.close()
+        if not isinstance(space, gym.spaces.Discrete):  # the random policy draws integers
+            parser.error(f"--envs: {env_id} has actions {space}; only Discrete ones are timed")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure every env and print a Markdown table."""
+    args = parse_args(argv)
     rng = np.random.default_rng(0)
     rows = []
     for env_id in tqdm(args.envs, desc="envs"):
         # Warm up (numba compilation, imports) outside the timed region.
-        single_speed(env_id, 0.2, rng)
-        batched_speed(env_id, 0.2, rng)
+        single_speed(env_id, min(0.2, args.seconds), rng)
+        batched_speed(env_id, min(0.2, args.seconds), rng)
         row: dict[str, object] = {"env_id": env_id}
         row["single_wall"], row["single_cpu"] = single_speed(env_id, args.seconds, rng)
         row["batched64_wall"], row["batched64_cpu"] = batched_speed(env_id, args.seconds, rng)

@@ -7,6 +7,7 @@ print what README records is. Bad options must give one line naming the option, 
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -52,6 +53,34 @@ def assert_rates(values: list[str], count: int) -> list[float]:
     floats = [number(v) for v in values]
     assert all(math.isfinite(v) and v > 0 for v in floats), floats
     return floats
+
+
+def test_bench_envs_smallest(tmp_path: Path) -> None:
+    ids = ["maxminq/Catcher-v0", "LunarLander-v3", "maxminq/MinAtar-Breakout-v0"]
+    out_json = tmp_path / "envs.json"
+    out = run_script(
+        "bench_envs.py", "--seconds", "0.02", "--episodes", "1", "--other-episodes", "1",
+        "--envs", *ids, "--out", str(out_json),
+    )  # fmt: skip
+    assert re.search(r"^machine: .+, [0-9]+ cores, load [0-9.]+$", out, re.M), out
+    header = "| env | single steps/s | batched B=64 env-steps/s | random: episodes |"
+    assert header in out
+    for env_id in ids:
+        # wall / CPU rates, single and batched; 50 episodes (one per seeded env); mean ± s.e.
+        row = re.search(
+            rf"^\| {re.escape(env_id)} \| {NUM} / {NUM} \| {NUM} / {NUM} \| 50 \| "
+            rf"{NUM} ± {NUM} \| (-?[0-9.]+) ± {NUM} \|$",
+            out,
+            re.M,
+        )
+        assert row, (env_id, out)
+        assert_rates(list(row.groups()[:5]), 5)
+    rows = json.loads(out_json.read_text())["rows"]
+    assert [r["env_id"] for r in rows] == ids
+    for r in rows:
+        for key in ("single_wall", "single_cpu", "batched64_wall", "batched64_cpu"):
+            assert math.isfinite(r[key]) and r[key] > 0, (key, r)
+        assert r["episodes"] == 50 and r["mean_length"] >= 1
 
 
 def test_bench_deep_smoke() -> None:
@@ -193,6 +222,15 @@ def test_bench_sweep_resume_smoke(tmp_path: Path) -> None:
         ("bench_minatar_bound", ["--steps", "0"], "--steps"),  # was: ZeroDivisionError
         ("bench_minatar_bound", ["--threads", "0"], "--threads"),
         ("bench_minatar_bound", ["--reps", "0"], "--reps"),
+        ("bench_envs", ["--seconds", "0"], "--seconds"),  # was: rates of 0 printed
+        ("bench_envs", ["--seconds", "nan"], "--seconds"),
+        ("bench_envs", ["--seconds", "-1"], "--seconds"),
+        ("bench_envs", ["--episodes", "0"], "--episodes"),  # was: nan in the table and JSON
+        ("bench_envs", ["--other-episodes", "0"], "--other-episodes"),
+        ("bench_envs", ["--envs", "Foo-v0"], "--envs"),  # was: a traceback
+        ("bench_envs", ["--envs", "Pendulum-v1"], "--envs"),  # continuous actions
+        ("bench_envs", ["--envs"], "--envs"),  # was: an empty table
+        ("bench_envs", ["--out", ""], "--out"),
         ("bench_sweep_resume", ["--runs", "0"], "--runs"),  # was: a ConfigError traceback
         ("bench_sweep_resume", ["--table-kb", "nan"], "--table-kb"),
         ("bench_sweep_resume", ["--dir", ""], "--dir"),  # was: the working folder deleted
