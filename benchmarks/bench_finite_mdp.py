@@ -13,11 +13,11 @@ Run: ``.venv/bin/python benchmarks/bench_finite_mdp.py [--quick]``.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import numpy as np
+from _cli import Parser  # this folder: one-line errors for bad options
 
 from maxminq.operators import maxmin
 from maxminq.tabular.finite_mdp import generalized_q_learning, random_mdp
@@ -42,10 +42,11 @@ def loop_sweeps(P, R, gamma, n, sweeps, rng, step_power=0.8) -> np.ndarray:
     return q
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    """Time the three variants in interleaved rounds; print their medians and ratios."""
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds and updates")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rounds, sweeps = (3, 20) if args.quick else (5, 60)
     S, A, n = 50, 4, 4
     mdp = random_mdp(S, A, np.random.default_rng(0), gamma=0.9, branching=5)

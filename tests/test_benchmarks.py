@@ -55,6 +55,15 @@ def assert_rates(values: list[str], count: int) -> list[float]:
     return floats
 
 
+def test_bench_finite_mdp_quick() -> None:
+    out = run_script("bench_finite_mdp.py", "--quick")
+    assert re.search(r"random MDP S=50 A=4, Maxmin N=4, 3 rounds \(medians, updates/s\)", out)
+    rows = dict(re.findall(rf"^  (sync|loop|async)\s+{NUM}\s+x[0-9.]+ vs loop$", out, re.M))
+    assert set(rows) == {"sync", "loop", "async"}, out
+    assert_rates(list(rows.values()), 3)
+    assert re.search(r"^  loop\s+[0-9,]+\s+x1\.0 vs loop$", out, re.M), out
+
+
 def test_bench_envs_smallest(tmp_path: Path) -> None:
     ids = ["maxminq/Catcher-v0", "LunarLander-v3", "maxminq/MinAtar-Breakout-v0"]
     out_json = tmp_path / "envs.json"
@@ -237,6 +246,7 @@ def test_bench_sweep_resume_smoke(tmp_path: Path) -> None:
         ("bench_sweep_resume", ["--reuse", "--dir", "/nonexistent/h6"], "--reuse"),
         ("bench_classic", ["--quick", "--smoke"], "--smoke"),
         ("bench_classic", ["--part", "foo"], "--part"),
+        ("bench_finite_mdp", ["--rounds", "3"], "--rounds"),
     ],
 )
 def test_bad_option_is_one_line_naming_it(script: str, argv: list[str], option: str,
