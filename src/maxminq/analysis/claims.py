@@ -24,6 +24,7 @@ Decision rules (stated in each claim's ``rule``):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,29 +174,57 @@ def _toy_select(df: pd.DataFrame, mu: float, algorithm: str, n: int | None = Non
     return df[m]
 
 
+def _absent(names: list[str], where: str) -> str:
+    """Why a check has no data when the folder holds no run of an algorithm it compares
+    (a study of one's own that left it out): 'no Double Q runs at μ = +0.1 in this
+    folder'. Unlike 'N runs (need 3)', more seeds would not decide it."""
+    return f"no {' or '.join(names)} runs at {where} in this folder"
+
+
+def _signed(mu: float) -> str:
+    """A mu as the policy claims name it: '+0.1', '−0.1' (a minus sign, not a hyphen)."""
+    return f"{mu:+g}".replace("-", "−")
+
+
 def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
     """Fig. 2 and the appendix Q(A, Left) figure (Sec. 4 and App. C.1)."""
     sec = "Toy MDP"
     texts = {
         "qover": "Q-learning overestimates Q(A, Left) = {truth} (μ = {mu:+g})",
         "dunder": "Double Q underestimates Q(A, Left) = {truth} (μ = {mu:+g}, where it hurts)",
-        "posfast": "μ = +0.1: Q-learning approaches the optimal policy fastest",
-        "pos": "μ = +0.1: Q-learning ends closer to the optimal ε-greedy policy than Double Q",
-        "neg": "μ = −0.1: Double Q approaches the optimal policy faster than Q-learning",
-        "negN": "μ = −0.1: Maxmin with the largest N ends closer to the optimal policy than "
+        # {at}: the mu these are checked at (the paper's +-0.1, or a study's own values)
+        "posfast": "μ = {at}: Q-learning approaches the optimal policy fastest",
+        "pos": "μ = {at}: Q-learning ends closer to the optimal ε-greedy policy than Double Q",
+        "neg": "μ = {at}: Double Q approaches the optimal policy faster than Q-learning",
+        "negN": "μ = {at}: Maxmin with the largest N ends closer to the optimal policy than "
         "with the smallest N",
     }
+    paper_at = {"pos": _signed(0.1), "posfast": _signed(0.1)}
+    paper_at |= {"neg": _signed(-0.1), "negN": _signed(-0.1)}
     if toy is None or toy.empty:
         return [
-            Claim(sec, texts[k].format(mu=0.1, truth="μ"), INSUFFICIENT, "no toy MDP results")
+            Claim(
+                sec,
+                texts[k].format(mu=0.1, truth="μ", at=paper_at.get(k, "")),
+                INSUFFICIENT,
+                "no toy MDP results",
+            )
             for k in ("qover", "dunder", "posfast", "pos", "neg", "negN")
         ]
     claims = []
 
-    def claim_lower(key: str, a, b, name_a: str, name_b: str, measured: str, how: str) -> None:
-        """Append the claim ``texts[key]``: the mean of ``a`` below that of ``b``."""
+    def claim_lower(
+        key: str, mu: float, a, b, name_a: str, name_b: str, measured: str, how: str
+    ) -> None:
+        """Append the claim ``texts[key]`` at ``mu``: the mean of ``a`` below that of ``b``."""
+        text = texts[key].format(at=_signed(mu))
+        absent = [name for name, x in ((name_a, a), (name_b, b)) if not len(x)]
+        if absent:  # an algorithm the study left out: no matter of more runs
+            why = _absent(absent, f"μ = {_signed(mu)}")
+            claims.append(Claim(sec, text, INSUFFICIENT, why, f"{RULE_MEANS} ({how})"))
+            return
         s, ev, nums = compare_means(a, b, lower_is_claimed=True, name_a=name_a, name_b=name_b)
-        claims.append(Claim(sec, texts[key], s, f"{measured} {ev}", f"{RULE_MEANS} ({how})", nums))
+        claims.append(Claim(sec, text, s, f"{measured} {ev}", f"{RULE_MEANS} ({how})", nums))
 
     # Second half of training: past the initial transient from Q ~ N(0, 0.01), which on its
     # own looks like over- (mu < 0) or underestimation (mu > 0).
@@ -208,6 +237,11 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
     checks += [("dunder", "double_q", False, mu) for mu in toy["mu"].unique() if mu > 0]
     for key, alg, above, mu in checks:
         sel = _toy_select(final_q, mu, alg)
+        if sel.empty:
+            why = _absent([style.label(alg)], f"μ = {mu:+g}")
+            text = texts[key].format(mu=mu, truth="μ")
+            claims.append(Claim(sec, text, INSUFFICIENT, why, RULE_VALUE))
+            continue
         x, truth, name = sel["q_a_left"].to_numpy(), float(mu), "second-half Q(A,Left)"
         # The true Q(A, Left) is gamma * mu (mu at the paper's gamma = 1): runs at another
         # gamma are judged against their own true value, pooled ones by their error.
@@ -239,6 +273,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
         mu = max(pos)
         claim_lower(
             "pos",
+            mu,
             _toy_select(final_d, mu, "q_learning")["distance"].to_numpy(),
             _toy_select(final_d, mu, "double_q")["distance"].to_numpy(),
             "Q-learning",
@@ -257,6 +292,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
             name = style.label(row["algorithm"], row.get("n"))
             claim_lower(
                 "posfast",
+                mu,
                 _toy_select(auc, mu, "q_learning")["distance"].to_numpy(),
                 T.select_setting(others, row, by)["distance"].to_numpy(),
                 "Q-learning",
@@ -266,11 +302,13 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
             )
     else:
         for k in ("pos", "posfast"):
-            claims.append(Claim(sec, texts[k], INSUFFICIENT, "no μ > 0 results"))
+            text = texts[k].format(at=paper_at[k])
+            claims.append(Claim(sec, text, INSUFFICIENT, "no μ > 0 results"))
     if neg:
         mu = min(neg)
         claim_lower(
             "neg",
+            mu,
             _toy_select(auc, mu, "double_q")["distance"].to_numpy(),
             _toy_select(auc, mu, "q_learning")["distance"].to_numpy(),
             "Double Q",
@@ -283,6 +321,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
         if len(ns) >= 2:
             claim_lower(
                 "negN",
+                mu,
                 mm[mm["n"] == ns[-1]]["distance"].to_numpy(),
                 mm[mm["n"] == ns[0]]["distance"].to_numpy(),
                 f"N={ns[-1]}",
@@ -291,10 +330,12 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
                 LAST_TENTH,
             )
         else:
-            claims.append(Claim(sec, texts["negN"], INSUFFICIENT, "fewer than two Maxmin N"))
+            text = texts["negN"].format(at=_signed(mu))
+            claims.append(Claim(sec, text, INSUFFICIENT, "fewer than two Maxmin N"))
     else:
         for k in ("neg", "negN"):
-            claims.append(Claim(sec, texts[k], INSUFFICIENT, "no μ < 0 results"))
+            text = texts[k].format(at=paper_at[k])
+            claims.append(Claim(sec, text, INSUFFICIENT, "no μ < 0 results"))
     return claims
 
 
@@ -375,6 +416,14 @@ def _mc_compare(
     for base in baselines:
         text = f"σ² = {sig:g} ({how}): Maxmin Q's last-episode steps below {style.label(base)}'s"
         b, desc_b = runs_of(base)
+        # An algorithm the folder has no run of here (a study of one's own that left it
+        # out) is no matter of more seeds: said so, without the 'need 3' advice.
+        absent = [name for name, x in (("Maxmin Q", a), (style.label(base), b)) if not x.size]
+        if absent:
+            why = _absent(absent, f"σ² = {sig:g}")
+            claims.append(Claim("Mountain Car", text, INSUFFICIENT, why,
+                                RULE_MEANS + f" ({how})"))  # fmt: skip
+            continue
         s, ev, nums = compare_means(
             a, b, lower_is_claimed=True, name_a="Maxmin Q", name_b=style.label(base)
         )
@@ -559,6 +608,7 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
     keys = T.present_keys(scores, T.DEEP_KEYS)
     summary = T.summarize(scores, keys, "score", reps=200)
     best = T.deep_best(summary)
+    among = list(best["env_id"].unique())  # named in full where short names collide
     claims: list[Claim] = []
 
     def runs_of(row: pd.Series) -> np.ndarray:
@@ -567,7 +617,7 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
     for env in sorted(best["env_id"].unique(), key=T.env_rank):
         b_env = best[best["env_id"] == env]
         mm = b_env[b_env["agent"] == "maxmin-dqn"]
-        title = T.env_title(env)
+        title = T.env_title(env, among)
         for base in ("dqn", "ddqn", "averaged-dqn"):
             bb = b_env[b_env["agent"] == base]
             if bb.empty:
@@ -593,7 +643,7 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
         per_n = T.best_settings(sub, ["n"])
         lo, hi = per_n.sort_values("n").iloc[0], per_n.sort_values("n").iloc[-1]
         text = (
-            f"{T.env_title(env)}: Maxmin DQN with larger N (N={int(hi['n'])}) reaches "
+            f"{T.env_title(env, among)}: Maxmin DQN with larger N (N={int(hi['n'])}) reaches "
             f"final performance ≥ smaller N (N={int(lo['n'])})"
         )
         s, ev, nums = compare_iqm(
@@ -606,8 +656,8 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
         if s != INSUFFICIENT:
             ev += _settings_note(hi, lo)
         claims.append(Claim(sec, text, s, ev, RULE_IQM + " (best step size per N)", nums))
-    claims += _bias_claims(tables, best)
-    claims += _bias_by_n_claims(tables, mm_all)
+    claims += _bias_claims(tables, best, among)
+    claims += _bias_by_n_claims(tables, mm_all, among)
     return claims
 
 
@@ -622,23 +672,63 @@ def _bias_metrics(tables: T.Tables) -> tuple[pd.DataFrame, list[str]] | None:
 def _left_out(metrics: pd.DataFrame, rows: dict[str, pd.Series], keys: list[str],
               kept: dict[str, int]) -> str:  # fmt: skip
     """'; 4 of 8 Maxmin DQN (N=4) seeds ... left out' for each setting of ``rows`` (by name)
-    with seeds that logged no bias probe in the second half (a run stopped early, e.g. one
-    that diverged: its bias, often the largest, is not in the means compared), else ''."""
-    out = []
+    with seeds that logged no bias probe in the second half, else ''. Two reasons, named
+    apart: a run stopped early (e.g. one that diverged: its bias, often the largest, is not
+    in the means compared), or a run that ran all its steps but whose metrics intervals
+    (``bias_every``) leave none starting in the second half, e.g. a short study at the
+    default ``bias_every`` of 1,000 steps."""
+    early, full = [], []
+    steps_seen: set[int] = set()
+    every_seen: set[int] = set()
     for name, row in rows.items():
         runs = T.select_setting(metrics, row, keys)
-        total = len(runs[T.run_cols(runs) or ["seed"]].drop_duplicates())
-        if total > kept[name]:
-            out.append(f"{total - kept[name]} of {total} {name} seeds")
-    if not out:
-        return ""
-    return (
-        "; left out, no bias probe in the second half (stopped early, e.g. diverged): "
-        + ", ".join(out)
-    )
+        by = T.run_cols(runs) or ["seed"]
+        total = len(runs[by].drop_duplicates())
+        if total <= kept[name]:
+            continue
+        pooled = T.pooled_bias(runs, second_half=True)
+        missing = pooled[~np.isfinite(pooled["bias_mean"].to_numpy(dtype=float))]
+        last = runs.groupby(by)["step"].max()
+        steps = pd.to_numeric(runs["steps"], errors="coerce") if "steps" in runs else None
+        length = float(steps.max()) if steps is not None else math.nan
+        ended = 0
+        if math.isfinite(length):
+            ended = sum(
+                float(last.loc[tuple(k) if len(by) > 1 else k[0]]) >= length
+                for k in missing[by].itertuples(index=False)
+            )
+            if ended:
+                steps_seen.add(int(length))
+                if "bias_every" in runs:
+                    every = pd.to_numeric(runs["bias_every"], errors="coerce").max()
+                    every_seen.update([int(every)] if math.isfinite(every) else [])
+        if total - kept[name] - ended:
+            early.append(f"{total - kept[name] - ended} of {total} {name} seeds")
+        if ended:
+            full.append(f"{ended} of {total} {name} seeds")
+    out = ""
+    if early:
+        out += (
+            "; left out, no bias probe in the second half (stopped early, e.g. diverged): "
+            + ", ".join(early)
+        )
+    if full:
+        length_text = " or ".join(f"{s:,}" for s in sorted(steps_seen))
+        why = "no probe was scored in a metrics interval starting in the second half"
+        if every_seen and min(every_seen) > max(steps_seen) / 2:
+            every_text = " or ".join(f"{e:,}" for e in sorted(every_seen))
+            why = (
+                f"bias_every {every_text} leaves no metrics interval starting in the second "
+                "half; set bias_every to at most steps / 2"
+            )
+        out += (
+            f"; left out, no bias probe in the second half though they ran all {length_text} "
+            f"steps ({why}): " + ", ".join(full)
+        )
+    return out
 
 
-def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
+def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame, among: list[str]) -> list[Claim]:
     """Beyond the paper, Theorem 1 in practice: where Maxmin DQN ran with several N, its
     measured bias (``T.second_half_bias``) is lower
     at the largest N than at the smallest (each N at its best step size by return)."""
@@ -654,7 +744,8 @@ def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
         lo, hi = per_n.iloc[0], per_n.iloc[-1]
         vals = [T.second_half_bias(m, row, keys) for row in (hi, lo)]
         text = (
-            f"{T.env_title(env)} (beyond the paper): Maxmin DQN's measured estimation bias is "
+            f"{T.env_title(env, among)} (beyond the paper): Maxmin DQN's "
+            "measured estimation bias is "
             f"lower with larger N (N={int(hi['n'])}) than with smaller N (N={int(lo['n'])})"
         )
         s, ev, nums = compare_means(
@@ -674,8 +765,9 @@ def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame) -> list[Claim]:
     return out
 
 
-def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
-    """Beyond the paper: Maxmin DQN's measured bias (second half of training) below DQN's."""
+def _bias_claims(tables: T.Tables, best: pd.DataFrame, among: list[str]) -> list[Claim]:
+    """Beyond the paper: Maxmin DQN's measured bias (second half of training) below DQN's
+    (``among``: the environments of the folder, named in full where short names collide)."""
     if (found := _bias_metrics(tables)) is None:
         return []
     m, keys = found
@@ -694,8 +786,8 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame) -> list[Claim]:
         if len(vals) < 2:
             continue
         text = (
-            f"{T.env_title(env)} (beyond the paper): Maxmin DQN's measured estimation bias "
-            "is below DQN's"
+            f"{T.env_title(env, among)} (beyond the paper): Maxmin DQN's "
+            "measured estimation bias is below DQN's"
         )
         s, ev, nums = compare_means(
             vals["maxmin-dqn"],

@@ -14,6 +14,7 @@ Every figure is written as PNG and SVG, atomically, with colours and labels from
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -144,9 +145,10 @@ def _best_agent_bands(
     return ", ".join(settings)
 
 
-def _panel_title(ax: plt.Axes, env: str, settings: str) -> None:
-    """The environment, and under it the panel's best N / K (smaller) when there are any."""
-    ax.set_title(T.env_title(env) + (f"\n{settings}" if settings else ""),
+def _panel_title(ax: plt.Axes, env: str, settings: str, among: Sequence[str] = ()) -> None:
+    """The environment (in full where its short name is another's of ``among``), and under
+    it the panel's best N / K (smaller) when there are any."""
+    ax.set_title(T.env_title(env, among) + (f"\n{settings}" if settings else ""),
                  fontsize=None if not settings else 10)  # fmt: skip
 
 
@@ -171,7 +173,8 @@ def fig_learning_curves(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> 
     fig, axes = _grid(len(envs))
     keys = T.present_keys(curves, T.DEEP_KEYS)
     for ax, env in zip(axes, envs, strict=True):
-        _panel_title(ax, env, _best_agent_bands(ax, best[best["env_id"] == env], curves, keys))
+        settings = _best_agent_bands(ax, best[best["env_id"] == env], curves, keys)
+        _panel_title(ax, env, settings, envs)
         ax.set_xlabel("steps")
         ax.set_ylabel("return (avg. last 100 ep.)")
         ax.grid(alpha=0.3)
@@ -198,6 +201,7 @@ def fig_varying_n(
         return []
     assert tables.episodes is not None  # has_deep
     mm = summary[summary["agent"] == "maxmin-dqn"]
+    among = _envs(mm)
     out = []
     for token in envs:
         env_ids = [e for e in _envs(mm) if token in str(e).lower()]
@@ -226,22 +230,24 @@ def fig_varying_n(
                     color=shade,
                     label=f"N={int(row['n'])} (lr={row['lr']:g})",
                 )
-            ax.set_title(f"{T.env_title(env)}: Maxmin DQN with varying N")
+            title = T.env_title(env, among)
+            ax.set_title(f"{title}: Maxmin DQN with varying N")
             ax.set_xlabel("steps")
             ax.set_ylabel("return (avg. last 100 ep.)")
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8, frameon=False)
             fig.tight_layout()
-            name = f"deep_varying_n_{T.env_title(env).lower()}"
+            # a file name: an id of one's own in full holds ':' or '/'
+            name = "deep_varying_n_" + re.sub(r"[^a-z0-9._-]+", "_", title.lower())
             panel = {"pixelcopter": "Fig. 4(h)", "asterix": "Fig. 4(i)"}.get(token, "Fig. 4")
             caption = (
-                f"Maxmin DQN on {T.env_title(env)} with N in {ns} ({panel}); each N at its "
+                f"Maxmin DQN on {title} with N in {ns} ({panel}); each N at its "
                 "best step size; mean over seeds, one standard error shaded."
             )
             out.append(
                 FigureFile(
                     name,
-                    f"Varying N on {T.env_title(env)} ({panel})",
+                    f"Varying N on {title} ({panel})",
                     caption,
                     save_figure(fig, out_dir, name),
                 )
@@ -276,7 +282,7 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
         lrs = sorted(float(v) for v in sub["lr"].dropna().unique())
         ax.set_xticks(lrs, [f"{v:g}" for v in lrs], rotation=30 if len(lrs) > 3 else 0)
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_title(T.env_title(env))
+        ax.set_title(T.env_title(env, envs))
         ax.set_xlabel("step size")
         ax.set_ylabel("final return")
         ax.grid(alpha=0.3)
@@ -308,7 +314,7 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     for ax, env in zip(axes, envs, strict=True):
         settings = _best_agent_bands(ax, best[best["env_id"] == env], curves, keys, smooth=False)
         ax.axhline(0.0, color="black", lw=0.8, ls="--")
-        _panel_title(ax, env, settings)
+        _panel_title(ax, env, settings, envs)
         ax.set_xlabel("environment steps")
         ax.set_ylabel("estimate - MC return")
         ax.grid(alpha=0.3)
@@ -371,7 +377,7 @@ def fig_bias_vs_n(tables: T.Tables, summary: pd.DataFrame, out_dir: Path) -> Fig
                             color=style.color(agent), label=label)  # fmt: skip
         ax.axhline(0.0, color="black", lw=0.8, ls="--")
         ax.set_xticks(sorted(d["n"].astype(int).unique()))
-        ax.set_title(T.env_title(env))
+        ax.set_title(T.env_title(env, list(data)))
         ax.set_xlabel("N (DQN: 1)")
         ax.set_ylabel("estimate - MC return")
         ax.grid(alpha=0.3)

@@ -112,6 +112,14 @@ SELECTION_NOTE = (
     "new seeds into another folder and report that one."
 )
 
+# A folder with deep runs on environments the paper did not study (a study of one's own):
+# the deep checks then carry the paper's statements over to them.
+OUTSIDE_NOTE = (
+    "**Environments outside the paper:** {envs}. The deep checks below carry the paper's "
+    "statements about its games (Sec. 6: Maxmin DQN as well as or better than the "
+    "baselines) over to {them}: findings of this study, not a reproduction of the paper."
+)
+
 UNFINISHED_NOTE = (
     "**Caution: the reproduction in this folder did not finish** (started {started}; "
     "`reproduce.json` has no end time: interrupted, failed or still running). Runs it did not "
@@ -361,6 +369,18 @@ def split_settings(records: Sequence) -> dict[str, list[str]]:
 REGISTRY_ENV_KWARGS = "as the environment registry sets them"
 
 
+def _outside_paper(tables: T.Tables) -> list[str]:
+    """The deep environment ids of ``tables`` that the paper did not study (the registry's
+    paper ids less Freeway, which it offers beyond the paper), in panel order."""
+    from maxminq.envs.registry import PAPER_ENVS
+
+    if not tables.has_deep or tables.episodes is None:
+        return []
+    paper = {e for e in PAPER_ENVS if "Freeway" not in e}
+    ids = {str(e) for e in tables.episodes["env_id"].dropna().unique()}
+    return sorted(ids - paper, key=T.env_rank)
+
+
 def _at_registry_env_kwargs(df: pd.DataFrame) -> np.ndarray:
     """Per row of a deep table, whether its ``env_kwargs`` (canonical JSON text, NaN where
     unset) are the ones the registry gives its ``env_id``."""
@@ -508,6 +528,7 @@ def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str
     head = ["environment", "algorithm", "N", "step size", *extra, "runs", "mean ± SE"]
     head.append("IQM [95% CI]")
     rows = []
+    among = list(best["env_id"].unique())  # named in full where short names collide
     for _, r in best.sort_values(
         ["env_id", "agent", *extra],
         key=lambda s: (
@@ -520,7 +541,7 @@ def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str
     ).iterrows():
         rows.append(
             [
-                T.env_title(r["env_id"]),
+                T.env_title(r["env_id"], among),
                 style.LABELS.get(r["agent"], r["agent"]),
                 str(int(r["n"])) if "n" in r and pd.notna(r["n"]) else "",
                 f"{r['lr']:g}" if "lr" in r else "",
@@ -1024,6 +1045,10 @@ def build_report(
             ),
             cls="note",
         )
+    outside = _outside_paper(tables)
+    if outside:
+        them = "it" if len(outside) == 1 else "them"
+        doc.para(OUTSIDE_NOTE.format(envs=", ".join(outside), them=them), cls="note")
     unfinished = bool(meta.get("started")) and not meta.get("finished")
     if unfinished:  # e.g. Ctrl-C: this report must not pass for the complete one
         doc.para(UNFINISHED_NOTE.format(started=meta["started"]), cls="note")

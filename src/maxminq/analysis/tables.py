@@ -17,8 +17,9 @@ Statistics follow the paper and rliable (Agarwal et al., 2021):
 from __future__ import annotations
 
 import math
+import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -224,10 +225,23 @@ def agent_rank(agent: str) -> int:
     return order.index(agent) if agent in order else len(order)
 
 
-def env_title(env_id: str) -> str:
-    """A short panel title: 'MinAtar/Asterix-v1' -> 'Asterix', 'LunarLander-v3' -> 'LunarLander'."""
-    name = str(env_id).split("/")[-1]
-    return name.split("-v")[0] if "-v" in name else name
+_VERSION = re.compile(r"-v\d+$")
+
+
+def _short_title(env_id: str) -> str:
+    """'MinAtar/Asterix-v1' -> 'Asterix', 'LunarLander-v3' -> 'LunarLander'."""
+    return _VERSION.sub("", str(env_id).split("/")[-1])
+
+
+def env_title(env_id: str, among: Iterable[str] = ()) -> str:
+    """A short panel title: 'MinAtar/Asterix-v1' -> 'Asterix', 'LunarLander-v3' ->
+    'LunarLander'; the full id where another id of ``among`` (the environments shown
+    together) has the same short title, e.g. two versions of one's own environment,
+    'mymod:MyEnv-v0' and 'mymod:MyEnv-v1', whose rows and verdicts read alike otherwise."""
+    short = _short_title(env_id)
+    if any(str(o) != str(env_id) and _short_title(o) == short for o in among):
+        return str(env_id)
+    return short
 
 
 def select_setting(df: pd.DataFrame, row: pd.Series | dict, keys: Sequence[str]) -> pd.DataFrame:

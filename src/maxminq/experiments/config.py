@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import math
 import os
 import re
@@ -438,9 +439,23 @@ def _config_message(message: str, value: Any = None, *, has_value: bool = False)
         message = message.replace(cli, yaml_text)
     head, sep, _ = message.rpartition(", got ")
     message = head if sep else message
-    if not has_value or (isinstance(value, str) and repr(value) in message):
+    if not has_value or _quotes(message, value):
         return message
     return f"{message}, got {_short(value)}"
+
+
+def _quotes(message: str, value: Any) -> bool:
+    """Whether ``message`` already quotes ``value``: a string as its repr (``unknown agent
+    'foo'``), a list or mapping as JSON (``... refused {"lenght": 5}: ...``, the check of
+    an environment's keywords)."""
+    if isinstance(value, str):
+        return repr(value) in message
+    if isinstance(value, (list, dict)):
+        try:
+            return json.dumps(value) in message or json.dumps(value, sort_keys=True) in message
+        except (TypeError, ValueError):
+            return False
+    return False
 
 
 def _settings_failure(
