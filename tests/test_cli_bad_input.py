@@ -37,7 +37,7 @@ def test_a_value_argparse_rejects_is_one_line(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["theory", "--out", "x", "--seed", "x"])
     assert exit_.value.code == 2
-    assert _one_line(capsys) == "maxminq theory: error: argument --seed: invalid int value: 'x'"
+    assert _one_line(capsys) == "maxminq theory: error: --seed: expected a whole number, got 'x'"
     with pytest.raises(SystemExit):  # the positional is DIR, as in every message about it
         main(["report"])
     assert _one_line(capsys) == "maxminq report: error: the following arguments are required: DIR"

@@ -18,7 +18,9 @@ import argparse
 import contextlib
 import importlib
 import json
+import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -45,13 +47,79 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _close(word: str, candidates: list[str]) -> str | None:
+    """The candidate ``word`` was most likely meant as (a case slip first, then a typo), or
+    None when none is close."""
+    import difflib
+
+    same_case = [c for c in candidates if c.lower() == word.lower()]
+    close = same_case or difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """The long options of ``parser`` and of its sub-commands (``experiment toy-mdp``'s
+    options are reported unknown by ``experiment``'s parser)."""
+    names: list[str] = []
+    for action in parser._actions:  # argparse has no public list of its actions
+        names += [s for s in action.option_strings if s.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                names += _option_strings(sub)
+    return sorted(set(names))
+
+
+def explain_parse_error(parser: argparse.ArgumentParser, message: str) -> str:
+    """argparse's ``message`` in the form of every other error of the command line, naming
+    the option first (``--steps: expected a whole number, got '1e5'``), with a "did you
+    mean" for a mistyped command, choice or option."""
+    message = " ".join(message.split())
+    bad_type = re.fullmatch(r"argument (\S+): invalid (int|float) value: (.*)", message)
+    if bad_type:
+        option, kind, value = bad_type.groups()
+        if kind == "float":
+            return f"{option}: expected a number, got {value}"
+        try:  # 1e5 or 1_000.0 for a count: say how to write it
+            number = float(value.strip("'").replace(",", ""))
+        except ValueError:
+            number = math.nan
+        how = f" (write {int(number)})" if number.is_integer() else ""
+        return f"{option}: expected a whole number, got {value}{how}"
+    choice = re.fullmatch(r"argument (\S+): invalid choice: '(.*)' \(choose from (.*)\)", message)
+    if choice:
+        option, value, listed = choice.groups()
+        choices = re.findall(r"'([^']*)'", listed)
+        meant = _close(value, choices)
+        if value == "help" and option == "COMMAND":
+            hint = "; 'maxminq --help' lists the commands, 'maxminq COMMAND --help' their options"
+        else:
+            hint = f"; did you mean {meant}?" if meant else ""
+        return f"{option}: unknown {value!r}{hint} (choose from {', '.join(choices)})"
+    unknown = re.fullmatch(r"unrecognized arguments: (.*)", message)
+    if unknown:
+        options = _option_strings(parser)
+        tokens = []
+        for token in unknown.group(1).split():
+            meant = _close(token.partition("=")[0], options) if token.startswith("-") else None
+            tokens.append(f"{token} (did you mean {meant}?)" if meant else token)
+        return f"unrecognized arguments: {' '.join(tokens)}"
+    required = re.fullmatch(r"the following arguments are required: (.*)", message)
+    if required:  # a missing sub-command: say which there are
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and subs[0].metavar in required.group(1).split(", "):
+            return f"{message} ({' or '.join(subs[0].choices)})"
+        return message
+    return message.removeprefix("argument ")  # e.g. '--out: expected one argument'
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, but a bad option is one line (``prog: error: message``, exit 2)
     like every other error of the command line, not the whole usage text first."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        """Print ``message`` on one line and exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+        """Print ``message`` on one line (:func:`explain_parse_error`) and exit with
+        status 2."""
+        self.exit(2, f"{self.prog}: error: {explain_parse_error(self, message)}\n")
 
 
 def reject_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> None:
