@@ -218,7 +218,7 @@ def test_hand_made_runs_are_what_plot_reads_too(tmp_path) -> None:
         ("other env_kwargs", "RUN_DIR"),
         ("baseline 3", "--baseline"),
         ("baseline 0", "--baseline"),
-        ("csv parent missing", "--csv"),
+        ("csv parent a file", "--csv"),  # a missing parent folder is created (as plot --out)
         ("not a run", "RUN_DIR"),
         ("same run twice", "RUN_DIR"),
     ],
@@ -230,7 +230,9 @@ def test_bad_input_is_one_line_naming_the_option_and_writes_nothing(
     env = {"env_id": "Acrobot-v1"} if case == "other env" else {}
     kwargs = {"env_kwargs": {"gravity": -5.0}} if case == "other env_kwargs" else {}
     b = _run(tmp_path / "b", "dqn", {0: [1.0], 1: [2.0]}, **env, **kwargs)
-    csv = tmp_path / ("missing/c.csv" if case == "csv parent missing" else "c.csv")
+    csv = tmp_path / ("missing/c.csv" if case == "csv parent a file" else "c.csv")
+    if case == "csv parent a file":
+        (tmp_path / "missing").write_text("a file where the folder would go")
     runs = [str(a), str(tmp_path) if case == "not a run" else str(b)]
     if case == "same run twice":  # another spelling of a's path
         runs = [str(a), str(b), str(tmp_path / "b" / ".." / "a")]
@@ -244,7 +246,8 @@ def test_bad_input_is_one_line_naming_the_option_and_writes_nothing(
         assert str(b) in lines[0]
     if case == "same run twice":
         assert lines[0].endswith(f"{runs[2]} is given twice (also as {a})")
-    assert not csv.exists() and not (tmp_path / "missing").exists()
+    assert not csv.exists()
+    assert not (tmp_path / "missing").exists() or case == "csv parent a file"
 
 
 def test_one_run_is_its_summary_row_without_tests(tmp_path, capsys) -> None:

@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from maxminq.commands.train import parse_seeds, warn_if_uncapped
     from maxminq.deep.policy import evaluate_agent, load_agent
 
+    _check_run_dir(args.run)
     agent = load_agent(args.run)
     c = agent.config
     _check_env(c, args.gif is not None, args.env_seed)
@@ -100,6 +101,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"RUN_DIR: every seed of {args.run} diverged; nothing can act")
     else:
         seeds = parse_seeds(args.seeds)
+        absent = [s for s in seeds if s not in agent.seeds]
+        if absent:  # every one named, not only the first met
+            raise UsageError(
+                f"--seeds: this run trained seeds {', '.join(map(str, agent.seeds))}; "
+                f"not {', '.join(map(str, absent))}"
+            )
     frames: list | None = [] if args.gif is not None else None
     episodes = evaluate_agent(
         agent,
@@ -152,6 +159,30 @@ def run(args: argparse.Namespace) -> int:
         _write_gif(args.gif, frames, frame_ms=40)
         print(f"episode of seed {seeds[0]} written to {args.gif} ({len(frames)} frames)")
     return 0
+
+
+def _check_run_dir(run: Path) -> None:
+    """A one-line ``RUN_DIR`` error saying what the folder is when it cannot hold trained
+    agents: not a run at all (:func:`~maxminq.commands.compare.not_a_run`), or a sweep's
+    folder or one of its runs' tables, which keep no networks (``--keep-work`` keeps them)."""
+    from maxminq.commands.compare import check_run_dirs
+    from maxminq.deep.policy import MODEL_FILE
+
+    check_run_dirs([run], "evaluate")
+    if (run / MODEL_FILE).is_file():
+        return
+    keep = "'maxminq sweep --keep-work' keeps them (with model.pt) in OUT/work/<run_id>"
+    if (run / "results.sqlite").is_file():
+        raise UsageError(
+            f"RUN_DIR: {run} is a sweep folder; a sweep keeps its runs' tables, not their "
+            f"networks: {keep}"
+        )
+    if (run / "manifest.json").is_file() and (run / "runs.csv").is_file():
+        work = run.parent.parent / "work" / run.name
+        raise UsageError(
+            f"RUN_DIR: {run} holds a sweep run's tables, not its networks: {keep}, here "
+            f"{work}; plot and compare read the tables"
+        )
 
 
 def _mean_se(x: pd.Series, fmt: str = ".2f") -> str:
