@@ -31,9 +31,16 @@ GIF_MAX_FRAMES = 2000
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq evaluate``."""
     parser.add_argument("run", type=Path, metavar="RUN_DIR", help="a 'maxminq train' folder")
-    parser.add_argument("--episodes", type=int, default=10, help="episodes per seed (10)")
-    parser.add_argument("--eps", type=float, default=0.0, help="exploration rate (0: greedy)")
-    parser.add_argument("--seeds", default=None, help="training seeds to play (default: all)")
+    parser.add_argument("--episodes", type=int, default=10, help="episodes per seed (default 10)")
+    parser.add_argument(
+        "--eps", type=float, default=0.0, help="epsilon of the episodes (default 0: greedy)"
+    )
+    parser.add_argument(
+        "--seeds",
+        default=None,
+        help="training seeds to play, as train's --seeds: 0-4 or 0,3,7 (default: every seed that "
+        "finished training)",
+    )
     parser.add_argument(
         "--env-seed",
         type=int,
