@@ -198,3 +198,23 @@ def test_checks_against_an_algorithm_the_study_did_not_run_say_so(tmp_path: Path
     }
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "Those marked 'need 3'" not in report
+
+
+def test_a_seeds_axis_of_single_seeds_says_what_the_axis_holds(tmp_path: Path):
+    """``grid: {seeds: [0, 1, 2]}`` for one run per seed: the error said 'grid.seeds:
+    expected a list, got 0', which reads as if the axis were not a list; it now says that
+    each value of a seeds axis is the seed list of one run."""
+    import pytest
+
+    from maxminq.experiments.config import ConfigError
+
+    doc = parse_document(
+        "name: s\nkind: deep\nscales: {quick: {}}\n"
+        "fixed: {env_id: CartPole-v1, steps: 100}\ngrid: {seeds: [0, 1, 2]}\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        config_from_document(doc, tmp_path / "s.yaml")
+    assert str(err.value) == (
+        f"{tmp_path / 's.yaml'}: grid.seeds: expected a list, got 0; a grid or variant axis "
+        "of seeds is a list of seed lists, e.g. [[0], [1]]"
+    )

@@ -468,7 +468,12 @@ def _settings_failure(
         # the value of an unknown key is not what is wrong with it
         known = not err.message.startswith("unknown setting")
         message = _config_message(err.message, settings[err.key], has_value=known)
-        return check.fail(origins.get(err.key, err.key), message)
+        where = origins.get(err.key, err.key)
+        if err.key == "seeds" and not isinstance(settings["seeds"], list) and "[" not in where:
+            # `grid: {seeds: [0, 1, 2]}` meant one run per seed: each value of the axis is
+            # the seed list of one (vectorised) run
+            message += "; a grid or variant axis of seeds is a list of seed lists, e.g. [[0], [1]]"
+        return check.fail(where, message)
     message = _config_message(err.message)
     if message.lower() in ("field required", "required setting missing"):
         return check.fail(f"fixed.{err.key}", "required setting missing")
