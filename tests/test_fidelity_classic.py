@@ -678,3 +678,34 @@ def test_figures_refuse_an_empty_table_or_an_absent_variance_in_one_line() -> No
         ValueError, match=r"^toy_distance_figure: the table has no column 'distance'"
     ):
         cp.toy_distance_figure(toy.drop(columns="distance"))
+
+
+def test_theory_plots_refuse_empty_tables_and_sizes_below_one() -> None:
+    """The Theorem 1 figure functions are public (README: ``maxminq.analysis.theory_plots``):
+    an empty table gave IndexError or 'cannot convert float NaN to integer', and
+    ``operator_bias_table`` with n_max = 0 numpy's 'cannot call vectorize on size 0 inputs'
+    (``bias_table`` and ``variance_table`` returned empty tables that no plot takes)."""
+    from maxminq.analysis import theory_plots as tp
+
+    rng = np.random.default_rng(0)
+    bias = tp.bias_table(3, 2, [2], 3, 0)
+    variance = tp.variance_table(3, 3, rng)
+    ops = tp.operator_bias_table(4, 2, 3, 0)
+    for name, call in {
+        "plot_bias_heatmap": lambda: tp.plot_bias_heatmap(bias.iloc[:0]),
+        "plot_variance_ratio": lambda: tp.plot_variance_ratio(variance.iloc[:0]),
+        "plot_operator_bias": lambda: tp.plot_operator_bias(ops.iloc[:0]),
+    }.items():
+        with pytest.raises(ValueError, match=f"^{name}: the table has no rows$"):
+            call()
+    with pytest.raises(ValueError, match="^plot_bias_heatmap: the table has no column 'chosen_n'"):
+        tp.plot_bias_heatmap(bias.drop(columns="chosen_n"))
+    for call, option in (
+        (lambda: tp.bias_table(0, 2, [], 3, 0), "m_max"),
+        (lambda: tp.bias_table(3, 0, [], 3, 0), "n_max"),
+        (lambda: tp.variance_table(0, 3, rng), "n_max"),
+        (lambda: tp.operator_bias_table(0, 2, 3, 0), "m"),
+        (lambda: tp.operator_bias_table(4, 0, 3, 0), "n_max"),
+    ):
+        with pytest.raises(ValueError, match=f"^{option} must be a whole number >= 1"):
+            call()

@@ -58,6 +58,24 @@ VARIANCE_COLUMNS = [
 ]
 
 
+def _size(value: object, name: str) -> int:
+    """``value`` as an int if it is a whole number >= 1, else a one-line ValueError naming
+    ``name`` (0 gave empty tables no plot takes, or numpy's 'cannot call vectorize')."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def _check_table(table: pd.DataFrame, what: str, columns: Sequence[str]) -> None:
+    """One-line ValueError naming ``what`` if ``table`` lacks one of ``columns`` or is empty
+    (an empty table gave IndexError or 'cannot convert float NaN to integer')."""
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise ValueError(f"{what}: the table has no column {missing[0]!r}")
+    if table.empty:
+        raise ValueError(f"{what}: the table has no rows")
+
+
 def bias_table(
     m_max: int,
     n_max: int,
@@ -80,6 +98,7 @@ def bias_table(
     """
     from tqdm import tqdm
 
+    m_max, n_max = _size(m_max, "m_max"), _size(n_max, "n_max")
     ms, ns = np.meshgrid(np.arange(1, m_max + 1), np.arange(1, n_max + 1), indexing="ij")
     frame = pd.DataFrame({"M": ms.ravel(), "N": ns.ravel()})
     frame["t_mn"] = t_mn(frame["M"].to_numpy(), frame["N"].to_numpy())
@@ -125,7 +144,7 @@ def variance_table(
     """Tidy table of Theorem 1 (ii) (tau = 1) and Corollary 1 for N = 1..n_max, with
     Monte-Carlo estimates (``monte_carlo_bias`` with M = 1, errors of the law ``noise``,
     named in ``mc_noise``) and their standard errors."""
-    ns = np.arange(1, n_max + 1)
+    ns = np.arange(1, _size(n_max, "n_max") + 1)
     est = monte_carlo_bias(1, ns, 1.0, 1.0, samples, rng, noise=noise)
     return pd.DataFrame(
         {
@@ -178,6 +197,7 @@ def operator_bias_table(
     per (operator, N); operator i draws from child i of ``seed``. ``expected_bias`` is the
     exact mean for uniform errors (``operator_expected_bias``), whatever ``noise`` is.
     """
+    m, n_max = _size(m, "m"), _size(n_max, "n_max")
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     frames = []
     for i, (name, (members, params)) in enumerate(OPERATOR_SETTINGS.items()):
@@ -211,6 +231,8 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     exact mean for uniform errors (column ``expected_bias``, when the table has it) as a line
     under the bias points, the others as horizontal lines at their value (their member count
     is fixed; in the bias panel the exact mean, with the simulated point at their N)."""
+    _check_table(table, "plot_operator_bias", ["operator", "M", "N", "bias", "bias_se",
+                                               "variance", "variance_se", "noise"])  # fmt: skip
     fig = Figure(figsize=(10.0, 5.0), layout="constrained")
     ax_bias, ax_sd = fig.subplots(1, 2)
     n_max = int(table["N"].max())
@@ -269,6 +291,7 @@ def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
     Diverging colours centred at zero bias (red: over-, blue: underestimation), the real N of
     zero bias (``zero_bias_n``), and the N chosen by ``choose_n`` for every M.
     """
+    _check_table(bias, "plot_bias_heatmap", ["M", "N", "expected_bias", "chosen_n"])
     grid = bias.pivot(index="N", columns="M", values="expected_bias").sort_index()
     ms, ns = grid.columns.to_numpy(), grid.index.to_numpy()
     fig = Figure(figsize=(7.0, 4.2), layout="constrained")  # no pyplot: no global state
@@ -314,6 +337,8 @@ def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
     """Corollary 1: Var[Q^min] / Var[Q] = 12 N^2 / ((N+1)^2 (N+2)) against N, with the
     Monte-Carlo estimates (error bars: 2 standard errors; their error law named when it is
     not the uniform one of the closed form) and the line ratio = 1."""
+    _check_table(variance, "plot_variance_ratio",
+                 ["N", "mc_variance_ratio", "mc_variance_ratio_se", "mc_noise"])  # fmt: skip
     colour = style.color("maxmin")
     n_max = int(variance["N"].max())
     fine = np.linspace(1.0, n_max, 400)
