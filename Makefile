@@ -33,7 +33,7 @@ format: install
 	$(VENV)/bin/ruff format .
 
 bench: install
-	for f in benchmarks/*.py; do $(PY) $$f || exit 1; done
+	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache results
