@@ -210,3 +210,12 @@ def test_more_seeds_than_memory_is_refused_before_out_is_touched(tmp_path, capsy
         "transitions need 480 GB, more than this machine's"
     ), line
     assert not out.exists()
+
+
+def test_env_id_in_the_wrong_case_gets_a_suggestion(capsys) -> None:
+    # 'lunarlander' (how people write it) got no suggestion where 'LunarLander' got one.
+    from maxminq.cli import main as cli_main
+
+    assert cli_main(["train", "--env", "lunarlander", "--steps", "10", "--out", "unused"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "did you mean LunarLander-v" in err, err

@@ -260,7 +260,9 @@ def _check_id(env_id: str) -> None:
                 "('maxminq envs' lists the paper's ids)"
             )
         # The id without its version (Name for Name-v0) first: too short for the cutoff.
-        close = [k for k in gym.registry if re.fullmatch(rf"{re.escape(name)}-v\d+", k)][:3]
+        close = [
+            k for k in gym.registry if re.fullmatch(rf"{re.escape(name)}-v\d+", k, re.IGNORECASE)
+        ][:3]  # any case: --env lunarlander
         close = close or difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
         if close:  # another version or a typo: LunarLander-v2 -> LunarLander-v3
             # With the module named, as the user must give it again: a bare id its import
