@@ -219,3 +219,13 @@ def test_env_id_in_the_wrong_case_gets_a_suggestion(capsys) -> None:
     assert cli_main(["train", "--env", "lunarlander", "--steps", "10", "--out", "unused"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "did you mean LunarLander-v" in err, err
+
+
+def test_unknown_agent_gets_a_suggestion_and_a_plain_list(capsys) -> None:
+    # 'maxmin' printed "choose one of ('dqn', 'ddqn', ...)", a Python tuple, and no guess.
+    from maxminq.cli import main as cli_main
+
+    assert cli_main(["train", "--env", "CartPole-v1", "--agent", "maxmin", "--out", "x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "did you mean maxmin-dqn?" in err and "('dqn'" not in err, err
+    assert "dqn, ddqn, maxmin-dqn, averaged-dqn, ensemble-dqn" in err, err

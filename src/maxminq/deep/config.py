@@ -8,6 +8,7 @@ errors are ``maxminq.errors.UsageError`` naming the command-line option.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import math
 import operator
@@ -269,7 +270,13 @@ class TrainConfig:
 
     def _check_basic(self) -> None:
         if self.agent not in AGENT_NAMES:
-            raise UsageError(f"--agent: unknown agent {self.agent!r}; choose one of {AGENT_NAMES}")
+            near = [a for a in AGENT_NAMES if a.startswith(f"{self.agent}-")]  # maxmin
+            near = near or difflib.get_close_matches(str(self.agent), AGENT_NAMES, n=1)
+            guess = f"; did you mean {near[0]}?" if near else ""
+            raise UsageError(
+                f"--agent: unknown agent {self.agent!r}{guess} (choose one of "
+                f"{', '.join(AGENT_NAMES)})"
+            )
         if self.n is not None:
             if self.n < 1:
                 raise UsageError(f"--n: must be >= 1, got {self.n}")
