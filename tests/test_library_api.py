@@ -366,3 +366,19 @@ def test_a_policy_plays_on_one_torch_thread_and_restores_the_callers(tmp_path):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)
+
+
+def test_run_training_refuses_a_dict_and_a_file_as_folder(tmp_path) -> None:
+    # A dict of options was an AttributeError ('dict' object has no attribute 'resolve') and
+    # an existing file as out_dir a raw FileExistsError; both are one-line UsageErrors now.
+    from maxminq.deep import TrainConfig, run_training
+    from maxminq.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"^config: expected a maxminq.deep.TrainConfig, got dict"):
+        run_training({"env_id": "CartPole-v1"}, tmp_path / "a", progress=False)  # type: ignore[arg-type]
+    afile = tmp_path / "afile"
+    afile.write_text("notes")
+    config = TrainConfig(env_id="CartPole-v1", agent="dqn", steps=50, seeds=[0])
+    with pytest.raises(UsageError, match=r"^--out: .*afile exists and is not a folder$"):
+        run_training(config, str(afile), progress=False)
+    assert afile.read_text() == "notes" and not (tmp_path / "a").exists()

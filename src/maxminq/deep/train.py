@@ -1145,7 +1145,7 @@ def clear_run(out_dir: pathlib.Path) -> None:
 
 def run_training(
     config: TrainConfig,
-    out_dir: pathlib.Path,
+    out_dir: str | os.PathLike[str],
     *,
     resume: bool = True,
     overwrite: bool = False,
@@ -1181,6 +1181,13 @@ def run_training(
     continues (None: neither), and ``checkpoint_error``: the OSError (a full disk) that
     kept the stop's own checkpoint from being written, else None.
     """
+    if not isinstance(config, TrainConfig):  # e.g. a dict of options
+        raise UsageError(
+            f"config: expected a maxminq.deep.TrainConfig, got {type(config).__name__} "
+            "(write TrainConfig(**options))"
+        )
+    if pathlib.Path(out_dir).exists() and not pathlib.Path(out_dir).is_dir():
+        raise UsageError(f"--out: {out_dir} exists and is not a folder")
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     Trainer.check_env(cfg)  # a one-line error before out_dir is touched
