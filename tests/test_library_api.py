@@ -382,3 +382,29 @@ def test_run_training_refuses_a_dict_and_a_file_as_folder(tmp_path) -> None:
     with pytest.raises(UsageError, match=r"^--out: .*afile exists and is not a folder$"):
         run_training(config, str(afile), progress=False)
     assert afile.read_text() == "notes" and not (tmp_path / "a").exists()
+
+
+def test_drawing_figures_leaves_the_users_matplotlib_session_alone(tmp_path) -> None:
+    # Importing the figure modules switched the backend to Agg (a notebook's inline backend
+    # too), and the report's error path closed every open pyplot figure; figures are now
+    # built without pyplot. In a fresh interpreter, so that this process's backend is moot.
+    code = f"""
+import matplotlib
+matplotlib.use("svg")
+import matplotlib.pyplot as plt
+mine = plt.figure()
+import pandas as pd
+from maxminq.analysis import classic_plots, figures
+from maxminq.analysis.runs import plot_runs
+paths = plot_runs([{str(SRC.parents[1] / "docs/runs/catcher/dqn")!r}], {str(tmp_path / "curves")!r})
+table = pd.DataFrame({{"mu": [0.1, 0.1], "algorithm": ["maxmin", "maxmin"], "n": [2, 2],
+                      "run": [0, 0], "episode": [0, 1], "p_left": [0.5, 0.9],
+                      "distance": [0.4, 0.1], "q_a_left": [0.0, 0.1]}})
+classic_plots.save_figure(classic_plots.toy_distance_figure(table), {str(tmp_path / "toy.png")!r})
+assert matplotlib.get_backend() == "svg", matplotlib.get_backend()
+assert plt.get_fignums() == [mine.number], plt.get_fignums()
+print(len(paths))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "2" and (tmp_path / "toy.png").stat().st_size > 1000

@@ -24,10 +24,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
@@ -187,7 +183,7 @@ def _toy_panels(
         mu: count_runs(part, [*T.TOY_KEYS, *extra]) for mu, part in df.groupby("mu", observed=True)
     }
     mus = sorted(stats_all["mu"].unique(), reverse=True)
-    fig, axes = plt.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
+    fig, axes = style.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
     for ax, mu in zip(axes[0], mus, strict=True):
         sub = stats_all[stats_all["mu"] == mu]
         for algorithm, n, params, rank in _groups(sub):
@@ -246,7 +242,7 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
     mus = sorted(stats_all["mu"].unique(), reverse=True)
     # constrained layout: the legend goes below the panels, where it hides no point (inside
     # the first panel it covered Maxmin's points once the other families were plotted)
-    fig, axes = plt.subplots(
+    fig, axes = style.subplots(
         1, len(mus), figsize=(5.2 * len(mus), 4.4), squeeze=False, layout="constrained"
     )
     n_zero = zero_bias_n(8)
@@ -336,7 +332,7 @@ def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Fig
     _check_table(df, "mc_sensitivity_figure", _MC_COLUMNS)
     table = mc_best_step_sizes(df)
     best = table[table.best]
-    fig, ax = plt.subplots(figsize=(5.4, 3.9))
+    fig, ax = style.subplots(figsize=(5.4, 3.9))
     for algorithm, n, params, rank in _groups(best):
         sub = best[_select(best, algorithm, n, params)].sort_values("sigma2")
         kw = _series_style(algorithm, n, rank, params)
@@ -389,7 +385,7 @@ def mc_learning_curve_figure(
     curves = _mean_se(df[df.sigma2.isin(levels)], "steps", keys).reset_index()
     cols = min(len(levels), 2)
     rows = int(np.ceil(len(levels) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(5.4 * cols, 3.8 * rows), squeeze=False)
+    fig, axes = style.subplots(rows, cols, figsize=(5.4 * cols, 3.8 * rows), squeeze=False)
     for ax, s2 in zip(axes.ravel(), levels, strict=False):
         for algorithm, n, params, rank in _groups(best):
             pick = best[_select(best, algorithm, n, params) & (best.sigma2 == s2)]
@@ -448,8 +444,5 @@ def remove_stale(folder: Path, names: Iterable[str]) -> None:
 def save_figure(fig: Figure, path: str | os.PathLike[str], dpi: int = 130) -> Path:
     """Write ``fig`` to ``path`` atomically (temporary file in the same folder, then rename)."""
     path = Path(path)
-    try:
-        atomic_write(path, partial(fig.savefig, format=path.suffix[1:], dpi=dpi))
-    finally:
-        plt.close(fig)
+    atomic_write(path, partial(fig.savefig, format=path.suffix[1:], dpi=dpi))
     return path

@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import EngFormatter, NullFormatter  # noqa: E402
 from matplotlib.typing import ColorType  # noqa: E402
 
@@ -56,14 +55,13 @@ class FigureFile:
         return next((p for p in self.paths if p.suffix == ".png"), None)
 
 
-def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
-    """Write ``fig`` as ``name.png`` and ``name.svg`` in ``out_dir`` atomically, then close it."""
+def save_figure(fig: Figure, out_dir: Path, name: str) -> list[Path]:
+    """Write ``fig`` as ``name.png`` and ``name.svg`` in ``out_dir`` atomically."""
     paths = []
     for fmt in FORMATS:
         final = out_dir / f"{name}.{fmt}"
         atomic_write(final, partial(fig.savefig, format=fmt, dpi=120, bbox_inches="tight"))
         paths.append(final)
-    plt.close(fig)
     return paths
 
 
@@ -71,7 +69,7 @@ def _grid(n_panels: int, ncols: int = 3, size: tuple[float, float] = (4.2, 3.2))
     """A figure with ``n_panels`` axes in rows of ``ncols`` (extra axes hidden)."""
     ncols = max(1, min(ncols, n_panels))
     nrows = math.ceil(n_panels / ncols)
-    fig, axes = plt.subplots(
+    fig, axes = style.subplots(
         nrows, ncols, figsize=(size[0] * ncols, size[1] * nrows), squeeze=False
     )
     flat = list(axes.ravel())
@@ -80,7 +78,7 @@ def _grid(n_panels: int, ncols: int = 3, size: tuple[float, float] = (4.2, 3.2))
     return fig, flat[:n_panels]
 
 
-def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
+def _shared_legend(fig: Figure, axes: Sequence[Axes]) -> None:
     """One legend for the whole figure, from the union of the panels' labelled lines.
 
     It goes into the first unused grid cell when there is one (e.g. 7 panels in a 3 x 3
@@ -110,7 +108,7 @@ def _shared_legend(fig: plt.Figure, axes: Sequence[plt.Axes]) -> None:
         fig.tight_layout(rect=(0, box.height / fig.bbox.height + 0.01, 1, 1))
 
 
-def _band(ax: plt.Axes, x, mean, se, *, color: ColorType, label: str, smooth: bool = True, **kw):
+def _band(ax: Axes, x, mean, se, *, color: ColorType, label: str, smooth: bool = True, **kw):
     """A mean line with a one-standard-error band, EMA-smoothed for display when asked."""
     x = np.asarray(x, dtype=float)
     m = np.asarray(mean, dtype=float)
@@ -125,7 +123,7 @@ def _band(ax: plt.Axes, x, mean, se, *, color: ColorType, label: str, smooth: bo
 
 
 def _best_agent_bands(
-    ax: plt.Axes, best_env: pd.DataFrame, curves: pd.DataFrame, keys: list[str], **kw
+    ax: Axes, best_env: pd.DataFrame, curves: pd.DataFrame, keys: list[str], **kw
 ) -> str:
     """One band per agent: the curve of that agent's best setting (rows of ``best_env``),
     labelled with the agent's name (one legend entry per agent across panels). Returns the
@@ -145,7 +143,7 @@ def _best_agent_bands(
     return ", ".join(settings)
 
 
-def _panel_title(ax: plt.Axes, env: str, settings: str, among: Sequence[str] = ()) -> None:
+def _panel_title(ax: Axes, env: str, settings: str, among: Sequence[str] = ()) -> None:
     """The environment (in full where its short name is another's of ``among``), and under
     it the panel's best N / K (smaller) when there are any."""
     ax.set_title(T.env_title(env, among) + (f"\n{settings}" if settings else ""),
@@ -217,8 +215,8 @@ def fig_varying_n(
             )
             keys = T.present_keys(curves, T.DEEP_KEYS)
             ns = sorted(best_n["n"].astype(int))
-            cmap = plt.get_cmap("Greens")
-            fig, ax = plt.subplots(figsize=(5.2, 3.6))
+            cmap = matplotlib.colormaps["Greens"]
+            fig, ax = style.subplots(figsize=(5.2, 3.6))
             for i, (_, row) in enumerate(best_n.sort_values("n").iterrows()):
                 c = T.select_setting(curves, row, keys).sort_values("step")
                 shade = cmap(0.45 + 0.55 * i / max(1, len(ns) - 1))
@@ -510,7 +508,7 @@ def bias_quantiles(binned: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _bias_dist(ax: plt.Axes, tables: dict[str, pd.DataFrame], *, color: ColorType, label: str,
+def _bias_dist(ax: Axes, tables: dict[str, pd.DataFrame], *, color: ColorType, label: str,
                ls: str, run: int, runs: int) -> float | None:  # fmt: skip
     """Draw one run's ``bias_dist`` curve (median line, 10-90% band; one run of several
     seeds: a thin median line per seed too); its last step, or None when it has no probe."""
@@ -572,7 +570,7 @@ def training_runs_figure(
     title: str,
     panels: Sequence[str] = DEFAULT_PANELS,
     steps: int | None = None,
-) -> plt.Figure | None:
+) -> Figure | None:
     """The figure of :func:`fig_training_runs`, not yet saved (None if no run has an
     episode): one panel per name of ``TRAINING_PANELS`` in ``panels``, all on one step axis
     from 0 to ``steps`` (default: the largest step in the tables); a panel no run has a value
@@ -592,7 +590,7 @@ def training_runs_figure(
                 f"panels: {panel} needs each run's {table} table (train with {option}); none "
                 f"in {', '.join(map(repr, none))}"
             )
-    fig, grid = plt.subplots(
+    fig, grid = style.subplots(
         1, len(chosen), figsize=(4.5 * len(chosen), 3.6), squeeze=False, sharex=True
     )
     axes = list(grid[0])
@@ -758,7 +756,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
 
     out: list[FigureFile] = []
 
-    def add(fig: plt.Figure, name: str, title: str, caption: str, section: str) -> None:
+    def add(fig: Figure, name: str, title: str, caption: str, section: str) -> None:
         out.append(FigureFile(name, title, caption, save_figure(fig, out_dir, name), section))
 
     toy = tables.toy
@@ -854,7 +852,6 @@ def make_figures(
             if errors is None:
                 raise
             errors.append(f"{name}: {type(err).__name__}: {err}")
-            plt.close("all")
             return
         figures.extend(f for f in (made if isinstance(made, list) else [made]) if f is not None)
 

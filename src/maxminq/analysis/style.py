@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -100,3 +100,18 @@ def legend_handles(axes: Iterable[Axes]) -> dict[str, Artist]:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
     return handles
+
+
+def subplots(
+    *grid: int,
+    figsize: tuple[float, float],
+    layout: Literal["constrained", "tight"] | None = None,
+    **kw: Any,
+):
+    """``(figure, axes)`` as ``pyplot.subplots`` gives them, without pyplot: no global
+    figure registry and no backend switch, so drawing a figure leaves a user's session (a
+    notebook's inline backend, their open figures) as it was."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, layout=layout)
+    return fig, fig.subplots(*grid, **kw)
