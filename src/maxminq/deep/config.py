@@ -253,9 +253,9 @@ class TrainConfig:
         flag belongs would reach a comparison's TypeError, or count as true (``"no"``)."""
         changes: dict[str, Any] = {}
         for f in dataclasses.fields(self):
-            kind = _SCALAR_KINDS.get(str(f.type).split("|")[0].strip())
+            kind = str(f.type).split("|")[0].strip()  # "int | None" -> "int"
             value = getattr(self, f.name)
-            if kind is None or (value is None and "None" in str(f.type)):
+            if kind not in _KIND_WORDS or (value is None and "None" in str(f.type)):
                 continue
             typed = _as_kind(value, kind)
             if typed is None:
@@ -512,7 +512,6 @@ def _check_hidden(hidden: Any, network: str) -> tuple[int, ...]:
 
 # The scalar field types ``TrainConfig._typed`` checks (the others, seeds, hidden and the
 # keyword mappings, have checks of their own), and how its errors name them.
-_SCALAR_KINDS = {"int": "int", "float": "float", "bool": "bool"}
 _KIND_WORDS = {"int": "a whole number", "float": "a number", "bool": "True or False"}
 
 

@@ -1186,8 +1186,9 @@ def run_training(
             f"config: expected a maxminq.deep.TrainConfig, got {type(config).__name__} "
             "(write TrainConfig(**options))"
         )
-    if pathlib.Path(out_dir).exists() and not pathlib.Path(out_dir).is_dir():
-        raise UsageError(f"--out: {out_dir} exists and is not a folder")
+    from maxminq.cli import check_out_folder  # the command's check: a file, no rights
+
+    check_out_folder(pathlib.Path(out_dir), "--out")
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     Trainer.check_env(cfg)  # a one-line error before out_dir is touched
