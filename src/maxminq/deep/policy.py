@@ -260,8 +260,7 @@ class TrainedAgent:
             ValueError: ``eps`` is not a number in [0, 1] (2, -1 or NaN would silently act
                 greedily or always at random), or is > 0 without ``rng``.
         """
-        number = isinstance(eps, (int, float, np.integer, np.floating))
-        if not number or isinstance(eps, bool) or not 0.0 <= eps <= 1.0:
+        if not _probability(eps):
             raise ValueError(f"act: eps must be a number in [0, 1], got {eps!r}")
         if eps > 0.0 and not isinstance(rng, np.random.Generator):  # rng=0 raised deep inside
             raise ValueError(f"act: eps > 0 needs an np.random.Generator rng, got {rng!r}")
@@ -327,6 +326,12 @@ def _whole(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
+def _probability(value: Any) -> bool:
+    """Whether ``value`` is a real number (not a bool) in [0, 1]; NaN is not."""
+    real = isinstance(value, (int, float, np.integer, np.floating))
+    return real and not isinstance(value, (bool, np.bool_)) and 0.0 <= value <= 1.0
+
+
 def _check_play_options(seeds: Any, episodes: Any, eps: Any, env_seed: Any) -> None:
     """UsageError naming the option of ``maxminq evaluate`` unless ``evaluate_agent``'s
     arguments are what the command accepts (from Python, ``episodes=0`` returned an empty
@@ -337,8 +342,7 @@ def _check_play_options(seeds: Any, episodes: Any, eps: Any, env_seed: Any) -> N
         raise UsageError("--seeds: give at least one of the run's seeds")
     if not _whole(episodes) or episodes < 1:
         raise UsageError(f"--episodes: expected a whole number >= 1, got {episodes!r}")
-    real = isinstance(eps, (int, float, np.integer, np.floating)) and not isinstance(eps, bool)
-    if not (real and 0.0 <= eps <= 1.0):
+    if not _probability(eps):
         raise UsageError(f"--eps: expected a probability in [0, 1], got {eps!r}")
     if not _whole(env_seed) or env_seed < 0:
         raise UsageError(f"--env-seed: expected a whole number >= 0, got {env_seed!r}")
