@@ -3,7 +3,10 @@
 The scripts import this module from their own folder (Python puts a script's folder first
 on ``sys.path``). It gives them the package CLI's convention for bad options: one line,
 ``prog: error: message`` naming the option, exit status 2, instead of argparse's usage
-text or a traceback from deep inside a measurement.
+text or a traceback from deep inside a measurement. The message is the package's own
+(:func:`maxminq.cli.explain_parse_error`: the option first, a did-you-mean for a mistyped
+option or choice); only the argument types below are the scripts' own, as the package
+checks its numbers after parsing.
 """
 
 from __future__ import annotations
@@ -11,13 +14,17 @@ from __future__ import annotations
 import argparse
 import math
 
+from maxminq.cli import explain_parse_error
+
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser whose errors are one line (``prog: error: message``, exit 2)."""
+    """argparse's parser whose errors are one line (``prog: error: message``, exit 2), worded
+    as the ``maxminq`` command's are."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        """Print ``message`` on one line and exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+        """Print ``message`` on one line (:func:`maxminq.cli.explain_parse_error`) and exit
+        with status 2."""
+        self.exit(2, f"{self.prog}: error: {explain_parse_error(self, message)}\n")
 
 
 def positive_int(text: str) -> int:

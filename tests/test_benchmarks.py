@@ -306,3 +306,23 @@ def test_two_workers_time_a_pair_at_once_when_one_worker_is_ready_late(tmp_path:
         total, wall = workers.pair(_sleep_job, (0.5,), (0.5,))
     assert total == 1.0
     assert wall < 0.95  # one after the other takes at least 1 s
+
+
+@pytest.mark.parametrize(
+    ("script", "argv", "expected"),
+    [
+        ("bench_classic", ["--part", "toi"], "--part: unknown 'toi'; did you mean toy?"),
+        ("bench_classic", ["--quik"], "--quik (did you mean --quick?)"),
+        ("bench_deep", ["--envs", "minatr"], "--envs: unknown 'minatr'; did you mean minatar?"),
+        ("bench_deep", ["--rounds", "0"], "error: --rounds: expected an integer >= 1, got '0'"),
+    ],
+)
+def test_bad_option_is_worded_as_the_package_cli(script: str, argv: list[str], expected: str,
+                                                 capsys) -> None:  # fmt: skip
+    """The scripts' errors read as ``maxminq``'s (its explain_parse_error): the option first,
+    not argparse's 'argument --part: invalid choice', and a did-you-mean for a typo."""
+    module = __import__(script)
+    with pytest.raises(SystemExit) as exc:
+        module.main(argv)
+    assert exc.value.code == 2
+    assert expected in capsys.readouterr().err
