@@ -49,7 +49,7 @@ LEARNING_STARTS = 200  # random steps first
 WARM = 250  # steps before the clock starts: the random ones, then 50 training steps
 # --smoke: a few of each, so that every code path runs in seconds (numbers meaningless)
 SMOKE_LEARNING_STARTS, SMOKE_WARM, SMOKE_STEPS = 5, 8, 2
-clock = time.process_time  # time.perf_counter with more than one torch thread (see main)
+clock = time.process_time  # time.perf_counter with more than one torch thread (use_threads)
 
 
 def _config(env_id: str, agent: str, n: int, seeds: int) -> TrainConfig:
@@ -165,6 +165,25 @@ def loop_sps(env_id: str, n: int, steps: int) -> float:
     return steps / dt
 
 
+def add_threads_option(parser: argparse.ArgumentParser) -> None:
+    """``--threads``, as this script and ``bench_minatar_bound.py`` take it."""
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=1,
+        help="torch threads (default 1: CPU time; more: wall-clock time)",
+    )
+
+
+def use_threads(threads: int) -> None:
+    """Give torch ``threads`` threads and set the :data:`clock` every timing here reads (also
+    ``bench_minatar_bound.py``'s): CPU time with one thread, wall-clock time with more (CPU
+    time would count the threads' spinning)."""
+    global clock
+    torch.set_num_threads(threads)
+    clock = time.process_time if threads == 1 else time.perf_counter
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (one-line errors naming a bad option, exit 2)."""
     parser = Parser(description=__doc__.splitlines()[0])
@@ -193,21 +212,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--envs", nargs="+", choices=envs, default=list(envs), help="what to time (default both)"
     )
-    parser.add_argument(
-        "--threads",
-        type=positive_int,
-        default=1,
-        help="torch threads (default 1: CPU time; more: wall-clock time)",
-    )
+    add_threads_option(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run every measurement (interleaved rounds) and print tables with ratios."""
     args = parse_args(argv)
-    torch.set_num_threads(args.threads)
-    global clock, LEARNING_STARTS, WARM
-    clock = time.process_time if args.threads == 1 else time.perf_counter
+    use_threads(args.threads)
+    global LEARNING_STARTS, WARM
     if args.smoke:
         LEARNING_STARTS, WARM = SMOKE_LEARNING_STARTS, SMOKE_WARM
         args.steps = args.steps or SMOKE_STEPS

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 
 import bench_deep  # same folder: its batched_sps times full training steps
 import torch
@@ -35,9 +34,6 @@ from maxminq.deep.nets import build_net
 
 ENV = "maxminq/MinAtar-Breakout-v0"
 N = 8
-clock = time.process_time  # time.perf_counter with more than one torch thread (see main)
-
-
 REPS = 200  # default calls per timed block (--reps)
 
 
@@ -47,10 +43,10 @@ def per_call(fn, reps: int = REPS) -> float:
         fn()
     blocks = []
     for _ in range(5):
-        t0 = clock()
+        t0 = bench_deep.clock()  # CPU or wall-clock time: see bench_deep.use_threads
         for _ in range(reps):
             fn()
-        blocks.append((clock() - t0) / reps)
+        blocks.append((bench_deep.clock() - t0) / reps)
     return statistics.median(blocks)
 
 
@@ -81,12 +77,7 @@ def gemm_seconds_per_net(batch: int, channels: int, n_actions: int, reps: int = 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (one-line errors naming a bad option, exit 2)."""
     parser = Parser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--threads",
-        type=positive_int,
-        default=1,
-        help="torch threads (default 1: CPU time; more: wall-clock time)",
-    )
+    bench_deep.add_threads_option(parser)
     parser.add_argument(
         "--steps", type=positive_int, default=300, help="training steps timed per agent (300)"
     )
@@ -101,11 +92,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     """Time DQN's and Maxmin N=8's training steps and the extra GEMMs; print the bound."""
-    global clock
     args = parse_args(argv)
-    torch.set_num_threads(args.threads)
-    clock = time.process_time if args.threads == 1 else time.perf_counter
-    bench_deep.clock = clock
+    bench_deep.use_threads(args.threads)  # torch threads and the clock of every timing here
     probe = build_net("minatar_cnn", 1, (4, 10, 10), 6)  # Breakout: 4 channels, 6 actions
     channels, n_actions = probe.in_channels, probe.n_actions
     print(f"bench_minatar_bound: {ENV}, torch threads {args.threads}, "
