@@ -24,19 +24,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import (  # noqa: E402
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import (
     LogFormatter,
     MaxNLocator,
     NullLocator,
     ScalarFormatter,
 )
 
-from maxminq.analysis import style  # noqa: E402
-from maxminq.analysis import tables as T  # noqa: E402
-from maxminq.experiments.store import atomic_write  # noqa: E402
+from maxminq.analysis import style
+from maxminq.analysis import tables as T
+from maxminq.experiments.store import atomic_write
 
 __all__ = [
     "mc_best_step_sizes",
@@ -108,17 +108,6 @@ _TOY_COLUMNS = ("mu", "algorithm", "n", "run", "episode")
 _MC_COLUMNS = ("algorithm", "n", "sigma2", "step_size", "run", "episode", "steps")
 
 
-def _check_table(df: pd.DataFrame, what: str, columns: Sequence[str]) -> None:
-    """ValueError in one line naming ``what`` (the public function) if ``df`` is empty or
-    lacks one of ``columns`` (an empty table gave ZeroDivisionError, NaN-to-integer or
-    KeyError tracebacks)."""
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what}: the table has no column {missing[0]!r}")
-    if df.empty:
-        raise ValueError(f"{what}: the table has no rows")
-
-
 def _groups(df: pd.DataFrame) -> list[tuple[str, int, str, int]]:
     """(algorithm, n, operator parameters, rank among that algorithm's settings), in a stable
     legend order."""
@@ -175,7 +164,7 @@ def _toy_panels(
 ) -> Figure:
     """One panel per mu; with a discount ``gamma``, a dotted line at the true value gamma * mu.
     ``what``: the public function, named in errors."""
-    _check_table(df, what, [*_TOY_COLUMNS, value])
+    style.check_table(df, what, [*_TOY_COLUMNS, value])
     df, extra = _with_params(df)
     keys = ["mu", "algorithm", "n", *extra, "episode"]
     stats_all = _mean_se(df, value, keys).reset_index()
@@ -234,7 +223,7 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
     are an idealisation of the tables' errors)."""
     from maxminq.theory import zero_bias_n
 
-    _check_table(df, "toy_bias_vs_n_figure", [*_TOY_COLUMNS, "q_a_left"])
+    style.check_table(df, "toy_bias_vs_n_figure", [*_TOY_COLUMNS, "q_a_left"])
     df, extra = _with_params(df)
     final = T.toy_final(df, "q_a_left", extra=extra)
     final["bias"] = final["q_a_left"] - gamma * final["mu"]
@@ -291,7 +280,7 @@ def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.Dat
     table then says how its step sizes are read. With ``max_steps`` (the episode cap the runs
     used), column ``capped`` is the fraction of runs whose last episode hit the cap, i.e. did
     not reach the goal (the paper's "fail to reach the goal within 5,000 steps")."""
-    _check_table(df, "mc_best_step_sizes", _MC_COLUMNS)
+    style.check_table(df, "mc_best_step_sizes", _MC_COLUMNS)
     df, extra = _with_params(df)
     per = ["step_size_per"] if "step_size_per" in df.columns else []
     setting = ["algorithm", "n", *extra, *per, "sigma2"]
@@ -329,7 +318,7 @@ def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Fig
     """Fig. 3(a): steps in the last episode vs sigma^2, best step size per algorithm and
     sigma^2, one standard error; ``max_steps`` (the runs' episode cap) is named in the
     title."""
-    _check_table(df, "mc_sensitivity_figure", _MC_COLUMNS)
+    style.check_table(df, "mc_sensitivity_figure", _MC_COLUMNS)
     table = mc_best_step_sizes(df)
     best = table[table.best]
     fig, ax = style.subplots(figsize=(5.4, 3.9))
@@ -369,7 +358,7 @@ def mc_learning_curve_figure(
     step size, mean over runs with one standard error (trailing ``smooth``-episode average).
     ``title`` goes above the panels, followed by the episode cap ``max_steps`` if given (a
     curve at the cap is one that never reaches the goal)."""
-    _check_table(df, "mc_learning_curve_figure", _MC_COLUMNS)
+    style.check_table(df, "mc_learning_curve_figure", _MC_COLUMNS)
     present = sorted(float(v) for v in df.sigma2.unique())
     levels = present if sigma2 is None else [float(v) for v in sigma2]
     for level in levels:  # else an empty panel titled with it

@@ -23,17 +23,17 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import EngFormatter, NullFormatter  # noqa: E402
-from matplotlib.typing import ColorType  # noqa: E402
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter, NullFormatter
+from matplotlib.typing import ColorType
 
-from maxminq.analysis import style  # noqa: E402
-from maxminq.analysis import tables as T  # noqa: E402
-from maxminq.deep.config import BIAS_TAIL  # noqa: E402 - torch-free
-from maxminq.experiments.store import atomic_write  # noqa: E402
+from maxminq.analysis import style
+from maxminq.analysis import tables as T
+from maxminq.deep.config import BIAS_TAIL  # torch-free
+from maxminq.experiments.store import atomic_write
 
 FORMATS = ("png", "svg")
 EMA_WEIGHT = 0.6  # display smoothing of the grid curves (100 points per run)

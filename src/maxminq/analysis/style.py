@@ -115,3 +115,14 @@ def subplots(
 
     fig = Figure(figsize=figsize, layout=layout)
     return fig, fig.subplots(*grid, **kw)
+
+
+def check_table(table: Any, what: str, columns: Iterable[str]) -> None:
+    """One-line ValueError naming ``what`` (the public figure function) if the DataFrame
+    ``table`` lacks one of ``columns`` or has no rows (an empty table gave ZeroDivisionError,
+    IndexError or 'cannot convert float NaN to integer' tracebacks)."""
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise ValueError(f"{what}: the table has no column {missing[0]!r}")
+    if table.empty:
+        raise ValueError(f"{what}: the table has no rows")

@@ -66,16 +66,6 @@ def _size(value: object, name: str) -> int:
     return int(value)
 
 
-def _check_table(table: pd.DataFrame, what: str, columns: Sequence[str]) -> None:
-    """One-line ValueError naming ``what`` if ``table`` lacks one of ``columns`` or is empty
-    (an empty table gave IndexError or 'cannot convert float NaN to integer')."""
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise ValueError(f"{what}: the table has no column {missing[0]!r}")
-    if table.empty:
-        raise ValueError(f"{what}: the table has no rows")
-
-
 def bias_table(
     m_max: int,
     n_max: int,
@@ -231,7 +221,7 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     exact mean for uniform errors (column ``expected_bias``, when the table has it) as a line
     under the bias points, the others as horizontal lines at their value (their member count
     is fixed; in the bias panel the exact mean, with the simulated point at their N)."""
-    _check_table(table, "plot_operator_bias", ["operator", "M", "N", "bias", "bias_se",
+    style.check_table(table, "plot_operator_bias", ["operator", "M", "N", "bias", "bias_se",
                                                "variance", "variance_se", "noise"])  # fmt: skip
     fig = Figure(figsize=(10.0, 5.0), layout="constrained")
     ax_bias, ax_sd = fig.subplots(1, 2)
@@ -291,7 +281,7 @@ def plot_bias_heatmap(bias: pd.DataFrame) -> Figure:
     Diverging colours centred at zero bias (red: over-, blue: underestimation), the real N of
     zero bias (``zero_bias_n``), and the N chosen by ``choose_n`` for every M.
     """
-    _check_table(bias, "plot_bias_heatmap", ["M", "N", "expected_bias", "chosen_n"])
+    style.check_table(bias, "plot_bias_heatmap", ["M", "N", "expected_bias", "chosen_n"])
     grid = bias.pivot(index="N", columns="M", values="expected_bias").sort_index()
     ms, ns = grid.columns.to_numpy(), grid.index.to_numpy()
     fig = Figure(figsize=(7.0, 4.2), layout="constrained")  # no pyplot: no global state
@@ -337,7 +327,7 @@ def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
     """Corollary 1: Var[Q^min] / Var[Q] = 12 N^2 / ((N+1)^2 (N+2)) against N, with the
     Monte-Carlo estimates (error bars: 2 standard errors; their error law named when it is
     not the uniform one of the closed form) and the line ratio = 1."""
-    _check_table(variance, "plot_variance_ratio",
+    style.check_table(variance, "plot_variance_ratio",
                  ["N", "mc_variance_ratio", "mc_variance_ratio_se", "mc_noise"])  # fmt: skip
     colour = style.color("maxmin")
     n_max = int(variance["N"].max())
