@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from run_folders import finished_run
+from test_sweep_helpers import tiny_train
 
 from maxminq.cli import main
 
@@ -92,16 +93,10 @@ def test_a_count_argparse_cannot_read_is_named_like_every_other_error(
     assert not (tmp_path / "r").exists()
 
 
-def _tiny_train(out: Path, seeds: str) -> None:
-    """A real two-seed DQN run of 200 steps on CartPole (model.pt included)."""
-    argv = ["train", "--env", "CartPole-v1", "--agent", "dqn", "--steps", "200"]
-    argv += ["--learning-starts", "100", "--eval-episodes", "1", "--seeds", seeds]
-    assert main([*argv, "--out", str(out), "--no-progress", "--no-plot"]) == 0
-
-
 def test_evaluate_names_every_seed_the_run_did_not_train(tmp_path, capsys):
     """'--seeds 0-4' on a run of seeds 0 and 1 said 'not 2', as if only seed 2 were missing."""
-    _tiny_train(tmp_path / "run", "0-1")
+    argv, _ = tiny_train(200, bias_every=100)  # seeds 0 and 1, model.pt included
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 0
     capsys.readouterr()
     assert main(["evaluate", str(tmp_path / "run"), "--seeds", "0-4", "--no-progress"]) == 2
     assert _error(capsys) == (
