@@ -3,6 +3,8 @@ warnings it shows as one line."""
 
 from __future__ import annotations
 
+import numbers
+
 
 class MaxminqError(Exception):
     """Base class for errors the user can fix (bad option, bad config, bad data)."""
@@ -12,6 +14,12 @@ def one_line(text: object) -> str:
     """``str(text)`` with every run of whitespace (newlines too) as one space: an error's
     message inside a one-line error."""
     return " ".join(str(text).split())
+
+
+def is_whole(value: object) -> bool:
+    """Whether ``value`` is a whole number: a Python or NumPy integer, not a bool (``True``
+    where a count or seed belongs is a slip, not 1)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 class UsageError(MaxminqError, ValueError):

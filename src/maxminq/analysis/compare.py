@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import numbers
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from maxminq.analysis.runs import as_folders, load_runs, require_numeric_columns, run_labels
 from maxminq.analysis.style import count
-from maxminq.errors import MaxminqWarning, UsageError
+from maxminq.errors import MaxminqWarning, UsageError, is_whole
 
 if TYPE_CHECKING:
     import numpy as np
@@ -235,23 +234,17 @@ def row_texts(r: dict, sign: str = "+-") -> dict[str, str]:
     }
 
 
-def _whole(value: object) -> bool:
-    """Whether ``value`` is a whole number (a Python or NumPy integer, not a bool): from
-    Python, ``baseline="2"`` or ``seed=1.5`` raised a TypeError naming no option."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
 def check_options(folders: Sequence[Path], baseline: int, seed: int) -> None:
     """Raise UsageError unless ``baseline`` is a position (from 1) among the ``folders`` and
     ``seed`` is >= 0 (before any folder is read; ``load_runs`` refuses a folder given twice)."""
     runs = len(folders)
-    if not _whole(baseline) or not 1 <= baseline <= runs:
+    if not is_whole(baseline) or not 1 <= baseline <= runs:
         where = "1" if runs == 1 else f"1 to {runs}"
         raise UsageError(
             f"--baseline: expected a position among the {count(runs, 'RUN_DIR')} ({where}), "
             f"got {baseline!r}"
         )
-    if not _whole(seed) or seed < 0:
+    if not is_whole(seed) or seed < 0:
         raise UsageError(f"--seed: expected a whole number >= 0, got {seed!r}")
 
 

@@ -9,7 +9,7 @@ global figure state; save it with ``fig.savefig``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, MaxNLocator
 
 from maxminq.analysis import style
+from maxminq.errors import is_whole
 from maxminq.theory import (
     choose_n,
     expected_bias,
@@ -58,10 +59,10 @@ VARIANCE_COLUMNS = [
 ]
 
 
-def _size(value: object, name: str) -> int:
+def _size(value: Any, name: str) -> int:
     """``value`` as an int if it is a whole number >= 1, else a one-line ValueError naming
     ``name`` (0 gave empty tables no plot takes, or numpy's 'cannot call vectorize')."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+    if not is_whole(value) or value < 1:
         raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
     return int(value)
 

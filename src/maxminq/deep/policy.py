@@ -35,7 +35,7 @@ from tqdm import tqdm
 from maxminq.deep.agents import behaviour_values
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import StackedNet, build_net
-from maxminq.errors import UsageError, one_line
+from maxminq.errors import UsageError, is_whole, one_line
 from maxminq.experiments.store import atomic_write
 
 __all__ = [
@@ -321,11 +321,6 @@ def _check_spaces(agent: TrainedAgent, env: Any) -> None:
     )
 
 
-def _whole(value: Any) -> bool:
-    """Whether ``value`` is a whole number (a Python or NumPy integer, not a bool)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 def _probability(value: Any) -> bool:
     """Whether ``value`` is a real number (not a bool) in [0, 1]; NaN is not."""
     real = isinstance(value, (int, float, np.integer, np.floating))
@@ -340,11 +335,11 @@ def _check_play_options(seeds: Any, episodes: Any, eps: Any, env_seed: Any) -> N
         raise UsageError(f"--seeds: expected a list of the run's seeds, got {seeds!r}")
     if len(seeds) == 0:
         raise UsageError("--seeds: give at least one of the run's seeds")
-    if not _whole(episodes) or episodes < 1:
+    if not is_whole(episodes) or episodes < 1:
         raise UsageError(f"--episodes: expected a whole number >= 1, got {episodes!r}")
     if not _probability(eps):
         raise UsageError(f"--eps: expected a probability in [0, 1], got {eps!r}")
-    if not _whole(env_seed) or env_seed < 0:
+    if not is_whole(env_seed) or env_seed < 0:
         raise UsageError(f"--env-seed: expected a whole number >= 0, got {env_seed!r}")
 
 
