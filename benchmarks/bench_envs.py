@@ -24,7 +24,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-from _cli import Parser, non_empty, positive_float, positive_int  # this folder (_cli.py)
+from _cli import Parser, positive_float, positive_int  # this folder (_cli.py)
 from tqdm import tqdm
 
 from maxminq.envs import CATCHER_ID, PIXELCOPTER_ID, make, make_vector
@@ -136,9 +136,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--envs", nargs="+", default=ENV_IDS, help="env ids to measure (default: all eight)"
     )
-    parser.add_argument(
-        "--out", type=non_empty, default=None, help="also write the results as JSON here"
-    )
+    parser.add_argument("--out", default=None, help="also write the results as JSON here")
     args = parser.parse_args(argv)
     for env_id in args.envs:  # a bad id fails here, not after the others' minutes
         try:

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _cli import Parser, non_empty, positive_float, positive_int  # this folder (_cli.py)
+from _cli import Parser, positive_float, positive_int  # this folder (_cli.py)
 
 from maxminq.experiments.config import load_config
 from maxminq.experiments.store import ResultsStore
@@ -146,7 +146,6 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--dir",
-        type=non_empty,
         default="/tmp/bench_sweep_resume",
         help="scratch folder, emptied first and removed at the end (new, empty or one this "
         "script wrote; default /tmp/bench_sweep_resume)",

@@ -315,12 +315,16 @@ def test_two_workers_time_a_pair_at_once_when_one_worker_is_ready_late(tmp_path:
         ("bench_classic", ["--quik"], "--quik (did you mean --quick?)"),
         ("bench_deep", ["--envs", "minatr"], "--envs: unknown 'minatr'; did you mean minatar?"),
         ("bench_deep", ["--rounds", "0"], "error: --rounds: expected an integer >= 1, got '0'"),
+        # an empty value is refused for every option (maxminq.cli.reject_empty_values)
+        ("bench_envs", ["--envs", ""], "--envs: expected a value, got an empty string"),
+        ("bench_classic", ["--part="], "--part: expected a value, got an empty string"),
     ],
 )
 def test_bad_option_is_worded_as_the_package_cli(script: str, argv: list[str], expected: str,
                                                  capsys) -> None:  # fmt: skip
-    """The scripts' errors read as ``maxminq``'s (its explain_parse_error): the option first,
-    not argparse's 'argument --part: invalid choice', and a did-you-mean for a typo."""
+    """The scripts' errors read as ``maxminq``'s (its explain_parse_error and
+    reject_empty_values): the option first, not argparse's 'argument --part: invalid choice',
+    a did-you-mean for a typo, an empty value refused as such."""
     module = __import__(script)
     with pytest.raises(SystemExit) as exc:
         module.main(argv)
