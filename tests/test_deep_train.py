@@ -19,6 +19,7 @@ from line_env import LineEnv as _Line
 
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
+from maxminq.deep.replay import ReplayBuffers
 from maxminq.deep.train import Trainer, _discounted_returns, run_training
 from maxminq.errors import UsageError
 from maxminq.experiments.config import ConfigError, load_config
@@ -1037,3 +1038,19 @@ def test_the_folder_lock_is_reentrant_in_its_thread_only(tmp_path: pathlib.Path)
             pass
         assert in_other_thread()  # still held after the inner exit
     assert not in_other_thread()  # released
+
+
+@pytest.mark.parametrize(("shape", "dtype"), [((8,), np.float32), ((4, 10, 10), np.uint8)])
+def test_replay_nbytes_is_what_the_buffers_take(shape, dtype) -> None:
+    # The memory check reads ReplayBuffers.nbytes; it must be the arrays' real size.
+    buffers = ReplayBuffers(3, 50, shape, np.dtype(dtype))
+    arrays = (buffers.obs, buffers.next_obs, buffers.action, buffers.reward, buffers.terminated)
+    assert ReplayBuffers.nbytes(3, 50, shape, np.dtype(dtype)) == sum(a.nbytes for a in arrays)
+
+
+def test_run_training_refuses_replay_buffers_beyond_memory(tmp_path) -> None:
+    # From Python as from the command: 10^6 seeds x 10,000 CartPole transitions (480 GB).
+    config = TrainConfig(env_id="CartPole-v1", agent="dqn", steps=20_000, seeds=range(10**6))
+    with pytest.raises(UsageError, match=r"^--seeds: the replay buffers of 1000000 seeds"):
+        run_training(config, tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()

@@ -17,8 +17,6 @@ import pathlib
 import sys
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from maxminq.analysis.style import count
 from maxminq.cli import json_object
 from maxminq.errors import UsageError
@@ -313,47 +311,6 @@ def _warn_if_cut_episodes_give_no_bias(cap: int | None, gamma: float) -> None:
     )
 
 
-def replay_bytes(resolved: TrainConfig) -> int:
-    """Bytes the replay buffers of ``resolved`` (a resolved config) take once filled: per
-    seed min(buffer size, steps) transitions of two observations (uint8 for a bool / uint8
-    image, as the buffers store MinAtar's, float32 otherwise), an int64 action and two
-    float32 (reward, terminal flag). Builds the environment once for its observation
-    space."""
-    import math
-
-    env = resolved.make_env()
-    try:
-        space = env.observation_space
-        shape = tuple(int(d) for d in space.shape or ())
-        image = space.dtype in (np.bool_, np.uint8) and len(shape) == 3
-    finally:
-        env.close()
-    per_transition = 2 * math.prod(shape) * (1 if image else 4) + 8 + 4 + 4
-    return len(resolved.seeds) * _replay_rows(resolved) * per_transition
-
-
-def _replay_rows(resolved: TrainConfig) -> int:
-    """Transitions per seed the replay buffers fill: min(buffer size, steps)."""
-    assert resolved.buffer_size is not None and resolved.steps is not None  # resolved
-    return min(resolved.buffer_size, resolved.steps)
-
-
-def check_replay_memory(resolved: TrainConfig) -> None:
-    """Refuse, before ``--out`` is touched, a run whose replay buffers alone exceed this
-    machine's memory (``--seeds 0-20000`` took 15 GB and a minute to reach its first step,
-    on the way to the OOM killer, before it was stopped)."""
-    from maxminq.commands.experiment import physical_memory
-
-    need, have = replay_bytes(resolved), physical_memory()
-    if need > have:
-        raise UsageError(
-            f"--seeds: the replay buffers of {count(len(resolved.seeds), 'seed')} x "
-            f"{_replay_rows(resolved):,} transitions need "
-            f"{need / 1e9:.3g} GB, more than this machine's {have / 1e9:.3g} GB; give fewer "
-            "--seeds (several runs) or a smaller --buffer-size"
-        )
-
-
 def _file_id(path: pathlib.Path) -> tuple[int, int] | None:
     """(inode, mtime) of ``path``, None if absent: tables are replaced atomically, so a
     rewritten one has another."""
@@ -375,7 +332,6 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     resolved = config.resolve()
     Trainer.check_env(resolved)
-    check_replay_memory(resolved)
     if resolved.tensorboard:
         tensorboard_writer_class()  # not installed: an error before --out is touched
     with contextlib.ExitStack() as held:

@@ -38,11 +38,28 @@ class ReplayBuffers:
         # there than as torch ops; batches are handed to torch without copying.
         self.obs = np.zeros((seeds, capacity, *obs_shape), dtype=obs_dtype)
         self.next_obs = np.zeros((seeds, capacity, *obs_shape), dtype=obs_dtype)
-        self.action = np.zeros((seeds, capacity), dtype=np.int64)
-        self.reward = np.zeros((seeds, capacity), dtype=np.float32)
-        self.terminated = np.zeros((seeds, capacity), dtype=np.float32)
+        self.action = np.zeros((seeds, capacity), dtype=self.SCALARS["action"])
+        self.reward = np.zeros((seeds, capacity), dtype=self.SCALARS["reward"])
+        self.terminated = np.zeros((seeds, capacity), dtype=self.SCALARS["terminated"])
         self.pos = 0
         self.size = 0
+
+    #: The per-transition scalars and how they are stored.
+    SCALARS: dict[str, type[np.generic]] = {
+        "action": np.int64,
+        "reward": np.float32,
+        "terminated": np.float32,
+    }
+
+    @classmethod
+    def nbytes(
+        cls, seeds: int, capacity: int, obs_shape: tuple[int, ...], obs_dtype: np.dtype
+    ) -> int:
+        """Bytes the buffers of these arguments take once filled (as ``__init__`` lays them
+        out), for a memory check before any is made."""
+        obs = 2 * int(np.prod(obs_shape)) * np.dtype(obs_dtype).itemsize
+        row = obs + sum(np.dtype(t).itemsize for t in cls.SCALARS.values())
+        return seeds * capacity * row
 
     def add(
         self,

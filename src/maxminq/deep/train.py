@@ -69,6 +69,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from maxminq.analysis.style import count
 from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
 from maxminq.deep.config import BIAS_TAIL, EnvIdWarning, TrainConfig, env_id_elsewhere
@@ -262,6 +263,30 @@ def _image_replay(space: Any, obs_shape: tuple[int, ...]) -> bool:
     return space.dtype in (np.bool_, np.uint8) and len(obs_shape) == 3
 
 
+def _replay_dtype(image: bool) -> np.dtype:
+    """How the replay buffers store observations: uint8 images, float32 otherwise."""
+    return np.dtype(np.uint8 if image else np.float32)
+
+
+def _check_replay_memory(cfg: TrainConfig, obs_shape: tuple[int, ...], image: bool) -> None:
+    """Refuse a run whose replay buffers alone exceed this machine's memory (``--seeds
+    0-20000`` took 15 GB and a minute to reach its first step, on the way to the OOM
+    killer)."""
+    from maxminq.commands.experiment import physical_memory
+
+    assert cfg.buffer_size is not None and cfg.steps is not None  # resolved
+    rows = min(cfg.buffer_size, cfg.steps)  # what the buffers fill
+    seeds = len(cfg.seeds)
+    need = ReplayBuffers.nbytes(seeds, rows, obs_shape, _replay_dtype(image))
+    have = physical_memory()
+    if need > have:
+        raise UsageError(
+            f"--seeds: the replay buffers of {count(seeds, 'seed')} x {rows:,} transitions "
+            f"need {need / 1e9:.3g} GB, more than this machine's {have / 1e9:.3g} GB; give "
+            "fewer --seeds (several runs) or a smaller --buffer-size"
+        )
+
+
 def _observations(obs: tuple[Any, ...], shape: tuple[int, ...], env_id: str) -> np.ndarray:
     """The observations of one step of the live seeds, stacked: (len(obs), *shape)."""
     try:
@@ -351,9 +376,7 @@ class Trainer:
             cfg.update_members,
             cfg.hidden,
         )
-        self.replay = ReplayBuffers(
-            self.S, cfg.buffer_size, self.obs_shape, np.dtype(np.uint8 if image else np.float32)
-        )
+        self.replay = ReplayBuffers(self.S, cfg.buffer_size, self.obs_shape, _replay_dtype(image))
         # Counters and per-seed episode state.
         self.step = 0
         self.active = np.ones(self.S, dtype=bool)
@@ -398,11 +421,12 @@ class Trainer:
         """Build one environment and check it suits the (resolved) config: its spaces, the
         observations of a first ``reset()`` and ``step(0)`` against its observation space's
         shape (a wrong shape would otherwise be broadcast into the buffers), and that step's
-        reward (a number) and flags (bools)."""
+        reward (a number) and flags (bools); and that the replay buffers fit in memory."""
         env = cfg.make_env()
         try:
             _, obs_shape = Trainer._spaces(env, cfg)
             image = _image_replay(env.observation_space, obs_shape)
+            _check_replay_memory(cfg, obs_shape, image)
             # Gymnasium's checker warns here too; its lines must not precede our one-line
             # error (the training environments are checked again, and warn, when they run).
             with warnings.catch_warnings():
