@@ -167,7 +167,7 @@ MC_HIGH_SIGMA2 = 10.0
 
 
 # ----------------------------------------------------------------------------- toy MDP
-def _toy_select(df: pd.DataFrame, mu: float, algorithm: str, n: int | None = None):
+def _toy_select(df: pd.DataFrame, mu: float, algorithm: str, n: int | None = None) -> pd.DataFrame:
     m = np.isclose(df["mu"].to_numpy(dtype=float), mu) & (df["algorithm"] == algorithm).to_numpy()
     if n is not None and "n" in df.columns:
         m &= df["n"].to_numpy() == n
@@ -214,7 +214,14 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
     claims = []
 
     def claim_lower(
-        key: str, mu: float, a, b, name_a: str, name_b: str, measured: str, how: str
+        key: str,
+        mu: float,
+        a: np.ndarray,
+        b: np.ndarray,
+        name_a: str,
+        name_b: str,
+        measured: str,
+        how: str,
     ) -> None:
         """Append the claim ``texts[key]`` at ``mu``: the mean of ``a`` below that of ``b``."""
         text = texts[key].format(at=_signed(mu))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -65,7 +65,9 @@ def save_figure(fig: Figure, out_dir: Path, name: str) -> list[Path]:
     return paths
 
 
-def _grid(n_panels: int, ncols: int = 3, size: tuple[float, float] = (4.2, 3.2)):
+def _grid(
+    n_panels: int, ncols: int = 3, size: tuple[float, float] = (4.2, 3.2)
+) -> tuple[Figure, list[Axes]]:
     """A figure with ``n_panels`` axes in rows of ``ncols`` (extra axes hidden)."""
     ncols = max(1, min(ncols, n_panels))
     nrows = math.ceil(n_panels / ncols)
@@ -108,7 +110,17 @@ def _shared_legend(fig: Figure, axes: Sequence[Axes]) -> None:
         fig.tight_layout(rect=(0, box.height / fig.bbox.height + 0.01, 1, 1))
 
 
-def _band(ax: Axes, x, mean, se, *, color: ColorType, label: str, smooth: bool = True, **kw):
+def _band(
+    ax: Axes,
+    x: Any,
+    mean: Any,
+    se: Any,
+    *,
+    color: ColorType,
+    label: str,
+    smooth: bool = True,
+    **kw: Any,
+) -> None:
     """A mean line with a one-standard-error band, EMA-smoothed for display when asked."""
     x = np.asarray(x, dtype=float)
     m = np.asarray(mean, dtype=float)
@@ -123,7 +135,7 @@ def _band(ax: Axes, x, mean, se, *, color: ColorType, label: str, smooth: bool =
 
 
 def _best_agent_bands(
-    ax: Axes, best_env: pd.DataFrame, curves: pd.DataFrame, keys: list[str], **kw
+    ax: Axes, best_env: pd.DataFrame, curves: pd.DataFrame, keys: list[str], **kw: Any
 ) -> str:
     """One band per agent: the curve of that agent's best setting (rows of ``best_env``),
     labelled with the agent's name (one legend entry per agent across panels). Returns the
@@ -845,7 +857,7 @@ def make_figures(
     out_dir = Path(out_dir)
     figures: list[FigureFile] = []
 
-    def attempt(name: str, make) -> None:
+    def attempt(name: str, make: Callable[[], Any]) -> None:
         try:
             made = make()
         except Exception as err:  # reported in the report, not hidden

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -160,14 +160,14 @@ def _differences(cfgs: list[dict]) -> list:
         sizes = c.get("hidden") or NETWORK_HIDDEN.get(c.get("network", ""), ())
         return "hidden " + ",".join(map(str, sizes)) if sizes else ""
 
-    def keyword(name: str):
+    def keyword(name: str) -> Callable[[dict], str]:
         def text(c: dict) -> str:
             kwargs = c.get("env_kwargs") or {}
             return f"{name}={_value(kwargs[name])}" if name in kwargs else ""
 
         return text
 
-    def setting(name: str):
+    def setting(name: str) -> Callable[[dict], str]:
         return lambda c: f"{name} {_value(c[name])}" if name in c else ""
 
     names = dict.fromkeys(k for c in cfgs for k in c.get("env_kwargs") or {})

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 # Tabular names are the operator names; deep agents map onto the same family so that,
 # e.g., Q-learning and DQN share a colour across all figures.
@@ -107,7 +108,7 @@ def subplots(
     figsize: tuple[float, float],
     layout: Literal["constrained", "tight"] | None = None,
     **kw: Any,
-):
+) -> tuple[Figure, Any]:
     """``(figure, axes)`` as ``pyplot.subplots`` gives them, without pyplot: no global
     figure registry and no backend switch, so drawing a figure leaves a user's session (a
     notebook's inline backend, their open figures) as it was."""

@@ -1,0 +1,1 @@
+"""One module per ``maxminq`` sub-command, each with ``add_arguments`` and ``run``."""

@@ -21,11 +21,16 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from maxminq.cli import stdout_to_devnull
 from maxminq.commands.report import add_published, caution_lines
 from maxminq.commands.sweep import RESUME_HINT, parse_workers, stale_run_ids
 from maxminq.errors import UsageError
+
+if TYPE_CHECKING:
+    from maxminq.analysis.report import PublishedRuns
+    from maxminq.experiments.config import RunSpec, SweepConfig
 
 # What cli.main adds to "interrupted" after Ctrl-C: a sweep's, as the store is the same.
 __all__ = ["RESUME_HINT", "add_arguments", "run"]
@@ -100,7 +105,9 @@ def find_configs_dir(explicit: Path | None) -> Path:
     raise UsageError("--configs: no configs/*.yaml found; pass the folder with --configs")
 
 
-def plan(args: argparse.Namespace):
+def plan(
+    args: argparse.Namespace,
+) -> tuple[Path, int | None, list[SweepConfig], bool, PublishedRuns | None]:
     """Validate every option and load every selected config; nothing runs or is written
     here.
 
@@ -183,16 +190,16 @@ def _machine() -> str:
     return f"{os.cpu_count()} cores, load average {load} (1/5/15 min) at the end"
 
 
-def combined_sweep(configs: list, scale: str):
+def combined_sweep(configs: list[SweepConfig], scale: str) -> SweepConfig:
     """All runs of ``configs`` as one sweep, so the worker pool stays full across configs.
 
     A run shared by two configs (same settings, same id) is executed once. Order: tabular
     kinds first (cheap, they carry most claims), then deep runs by decreasing size (steps x
     seeds x members), which keeps the pool busy until the end.
     """
-    from maxminq.experiments.config import RunSpec, SweepConfig
+    from maxminq.experiments.config import SweepConfig
 
-    def size(run) -> float:
+    def size(run: RunSpec) -> float:
         st = run.settings
         seeds = st.get("seeds") or [0]
         return float(st.get("steps") or 0) * len(seeds) * (1 + 0.1 * float(st.get("n") or 1))

@@ -184,6 +184,7 @@ class StackedMLP(StackedNet):
         self._allocate(shapes)
 
     def init_member_params(self, gen: torch.Generator) -> list[torch.Tensor]:
+        """One member's layers drawn as ``nn.Linear`` draws them (weight, then bias)."""
         out = []
         for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:], strict=True):
             bound = 1.0 / math.sqrt(fan_in)
@@ -219,6 +220,7 @@ class StackedMLP(StackedNet):
         return grads
 
     def to_modules(self) -> list[nn.Module]:
+        """One ordinary ``nn.Module`` per member, with copies of its parameters."""
         mods: list[nn.Module] = []
         for m in range(self.members):
             layers: list[nn.Module] = []
@@ -273,6 +275,7 @@ class StackedMinAtarCNN(StackedNet):
         )
 
     def init_member_params(self, gen: torch.Generator) -> list[torch.Tensor]:
+        """One member's conv and linear layers drawn as ``nn.Conv2d`` / ``nn.Linear`` draw them."""
         cb = 1.0 / math.sqrt(self.in_channels * 9)
         fb = 1.0 / math.sqrt(self.conv_out)
         h = self.hidden
@@ -336,6 +339,7 @@ class StackedMinAtarCNN(StackedNet):
         return [g_cw, g_cb, g_w1, g_b1, g_w2, g_b2]
 
     def to_modules(self) -> list[nn.Module]:
+        """One ordinary ``nn.Module`` per member, with copies of its parameters."""
         mods: list[nn.Module] = []
         for m in range(self.members):
             conv = nn.Conv2d(self.in_channels, 16, 3, 1)

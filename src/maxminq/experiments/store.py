@@ -109,13 +109,20 @@ class RunLike(Protocol):
     a frozen RunSpec fits)."""
 
     @property
-    def run_id(self) -> str: ...
+    def run_id(self) -> str:
+        """``<kind>-`` and 12 hex digits of a digest of kind and settings."""
+
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> str:
+        """The run kind's registered name (see ``maxminq.experiments.registry``)."""
+
     @property
-    def settings(self) -> Mapping[str, Any]: ...
+    def settings(self) -> Mapping[str, Any]:
+        """The run's settings, as the runner passes them to its kind."""
+
     @property
-    def config(self) -> str: ...
+    def config(self) -> str:
+        """The name of the sweep config the run belongs to."""
 
 
 @dataclass(frozen=True)
@@ -419,7 +426,7 @@ class ResultsStore:
                 )
         return added
 
-    def mark_running(self, run_id: str, *, host: str | None = None, pid: int | None = None):
+    def mark_running(self, run_id: str, *, host: str | None = None, pid: int | None = None) -> None:
         """Record that an attempt of ``run_id`` starts now (``attempts`` += 1)."""
         with self._transaction() as cur:
             cur.execute(

@@ -67,10 +67,12 @@ class FiniteMDP:
 
     @property
     def n_states(self) -> int:
+        """The number of states."""
         return int(self.P.shape[0])
 
     @property
     def n_actions(self) -> int:
+        """The number of actions."""
         return int(self.P.shape[1])
 
     def q_star(self, tol: float = 1e-12) -> np.ndarray:
