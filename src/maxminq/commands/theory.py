@@ -170,6 +170,16 @@ def time_note(errors: int, rows: int) -> str | None:
     )
 
 
+def remove_empty_folders(folders: list[Path]) -> None:
+    """Remove each of ``folders`` (deepest first) while it is empty; stop at the first that
+    is not (a file was written, or someone else put one there) or cannot be removed."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 def run(args: argparse.Namespace) -> int:
     """Compute the tables, draw the figures, write all six files atomically."""
     mc_m = _validate(args)
@@ -223,10 +233,17 @@ def run(args: argparse.Namespace) -> int:
     # outputs' only, not the user's other files in --out.
     remove_stale_temporaries(args.out / name for name in outputs)
     assert tuple(outputs) == OUTPUTS  # the names checked before the work
-    for k, (name, write) in enumerate(outputs.items()):
-        atomic_write(args.out / name, write)
-        if k == 0:  # the earlier run's others are of another setting now
-            remove_stale(args.out, list(outputs)[1:])
+    # The folders the first write creates (deepest first): removed again if the command is
+    # stopped (Ctrl-C, SIGTERM, a full disk) before a file is in place; the user's stay.
+    new_folders = [p for p in (args.out, *args.out.parents) if not p.exists()]
+    try:
+        for k, (name, write) in enumerate(outputs.items()):
+            atomic_write(args.out / name, write)
+            if k == 0:  # the earlier run's others are of another setting now
+                remove_stale(args.out, list(outputs)[1:])
+    except BaseException:
+        remove_empty_folders(new_folders)
+        raise
     # Printed once all are written: a reader that leaves early ('| head -1') ends the command
     # at its next print (BrokenPipeError), which must not leave half the outputs written.
     for name in outputs:

@@ -1,0 +1,122 @@
+"""``maxminq theory`` and the benchmark scripts: what they leave behind when stopped, and
+what they delete.
+
+* ``maxminq theory --out NEW`` stopped by Ctrl-C (SIGINT) or SIGTERM before its first file
+  is in place must not leave the empty folder (nor empty parents) it created; a folder the
+  user already had stays. Tested for real: a ``maxminq`` process gets the signal once the
+  folder appears, while it writes ``bias.csv`` (a 300,000-row table: about 2 s here).
+* ``benchmarks/bench_sweep_resume.py --reuse`` without ``--keep`` must not delete the store
+  it reused (an earlier ``--keep`` run's, possibly the user's only copy).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+
+# bias.csv of 1000 x 300 rows takes about 2 s to write here: the window for the signal. The
+# Monte Carlo is kept tiny (one simulated M, three samples, operator M = 1).
+SLOW_WRITE = ["--m-max", "1000", "--n-max", "300", "--samples", "3", "--variance-samples", "3",
+              "--mc-m", "1", "--operator-m", "1", "--no-progress"]  # fmt: skip
+
+
+def stop_theory_while_writing(out: Path, signum: int) -> subprocess.CompletedProcess[str]:
+    """Start ``maxminq theory --out OUT``, send ``signum`` as soon as the folder OUT exists
+    (the command creates it for its first write), and wait for the command to end."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "maxminq", "theory", "--out", str(out), *SLOW_WRITE],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 60
+    # A folder the user had exists from the start: wait for the first temporary in it.
+    has_started = (lambda: any(out.iterdir())) if out.exists() else out.exists
+    while not has_started():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the command never started writing"
+        time.sleep(0.002)
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+@pytest.mark.parametrize(
+    ("signum", "status", "word"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_theory_stopped_before_writing_removes_the_folders_it_created(
+    tmp_path: Path, signum: int, status: int, word: str
+) -> None:
+    out = tmp_path / "new" / "theory"  # both folders are new: both are the command's
+    done = stop_theory_while_writing(out, signum)
+    assert done.returncode == status, done.stderr
+    assert done.stderr.strip().endswith(f"maxminq theory: {word}"), done.stderr
+    assert not (out / "bias.csv").exists()  # the signal came before the first file was in
+    assert not out.exists() and not out.parent.exists()  # was: an empty folder left behind
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_theory_stopped_before_writing_keeps_a_folder_the_user_had(tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()  # the user's, empty: the command must not remove it
+    done = stop_theory_while_writing(out, signal.SIGINT)
+    assert done.returncode == 130, done.stderr
+    assert out.is_dir() and sorted(out.iterdir()) == []  # kept; no temporary left either
+
+
+# --- bench_sweep_resume.py --reuse ----------------------------------------------------------
+
+
+def run_resume(*args: str) -> subprocess.CompletedProcess[str]:
+    """``benchmarks/bench_sweep_resume.py --smoke ARGS`` from the repository root."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_sweep_resume.py"), "--smoke", *args],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+        env=dict(os.environ),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+def test_sweep_resume_reuse_without_keep_keeps_the_reused_store(tmp_path: Path) -> None:
+    """``--reuse`` times a store an earlier ``--keep`` run left; without ``--keep`` it
+    deleted that store at the end (a second --reuse then failed: 'holds no store')."""
+    folder = tmp_path / "resume"
+    run_resume("--runs", "2", "--table-kb", "1", "--dir", str(folder), "--keep")
+    db = folder / "out" / "results.sqlite"
+    assert db.is_file()
+    tables = sorted(p.relative_to(folder) for p in (folder / "out" / "tables").rglob("*.csv"))
+    assert len(tables) == 2
+    reused = run_resume("--reuse", "--dir", str(folder))  # no --keep
+    assert "2 finished runs" in reused.stdout and "(reused)" in reused.stdout
+    assert db.is_file()  # was: the whole --dir deleted
+    assert sorted(p.relative_to(folder) for p in (folder / "out" / "tables").rglob("*.csv")) == (
+        tables
+    )
+    assert not (folder / "copy").exists()  # the copy this run made is its own: removed
+    run_resume("--reuse", "--dir", str(folder))  # and it can be reused again
+
+
+@pytest.mark.parametrize("argv", [["--runs", "600"], ["--table-kb", "1500"]])
+def test_sweep_resume_reuse_refuses_store_options(tmp_path: Path, argv: list[str]) -> None:
+    """``--reuse`` times the store as it is: ``--runs``/``--table-kb`` beside it were
+    ignored in silence (the header then printed the store's own count)."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "bench_sweep_resume.py"), "--reuse", *argv,
+         "--dir", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and f"error: {argv[0]}: not with --reuse" in lines[0], proc.stderr
