@@ -23,7 +23,9 @@ than the cold-cache line, the page cache is warm: the folder was just written or
 
 Usage: ``python benchmarks/bench_sweep_resume.py [--runs 3000] [--table-kb 20]
 [--dir /tmp/bench_sweep_resume] [--keep] [--reuse] [--smoke]`` (``--dir`` must be new, empty
-or this script's: it is emptied first; ``--smoke``: a check that it works); the README's
+or this script's: it is emptied first, and removed at the end unless ``--keep``; ``--reuse``
+times the store an earlier ``--keep`` run left there and keeps it, removing only the copy
+it makes; ``--smoke``: a check that it works); the README's
 numbers: ``--runs 3000 --table-kb 20`` (Mountain-Car-sized runs) and ``--runs 600 --table-kb
 1500`` (paper-scale deep runs).
 """
@@ -138,17 +140,19 @@ def check_dir(parser: argparse.ArgumentParser, root: Path, reuse: bool) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Build the store, time the commands, print one line each."""
     parser = Parser(description=__doc__.splitlines()[0])
+    # None: not given (--reuse times the store as it is, and refuses them)
     parser.add_argument(
-        "--runs", type=positive_int, default=3000, help="finished runs in the store (3000)"
+        "--runs", type=positive_int, default=None, help="finished runs in the store (3000)"
     )
     parser.add_argument(
-        "--table-kb", type=positive_float, default=20.0, help="table bytes per run (KB; 20)"
+        "--table-kb", type=positive_float, default=None, help="table bytes per run (KB; 20)"
     )
     parser.add_argument(
         "--dir",
         default="/tmp/bench_sweep_resume",
-        help="scratch folder, emptied first and removed at the end (new, empty or one this "
-        "script wrote; default /tmp/bench_sweep_resume)",
+        help="scratch folder, emptied first and removed at the end unless --keep (new, empty "
+        "or one this script wrote; default /tmp/bench_sweep_resume); with --reuse it is kept "
+        "and only the copy the run makes in it is removed",
     )
     parser.add_argument("--keep", action="store_true", help="keep the folders afterwards")
     parser.add_argument(
@@ -165,17 +169,35 @@ def main(argv: list[str] | None = None) -> None:
         "for the next)",
     )
     args = parser.parse_args(argv)
+    for option, value in (("--runs", args.runs), ("--table-kb", args.table_kb)):
+        if args.reuse and value is not None:  # else silently not what was asked for
+            parser.error(f"{option}: not with --reuse, which times the store --dir holds")
+    args.runs = 3000 if args.runs is None else args.runs
+    args.table_kb = 20.0 if args.table_kb is None else args.table_kb
     root = Path(args.dir)
     check_dir(parser, root, args.reuse)
     config = root / "bench.yaml"
     out, copy = root / "out", root / "copy"
     if args.reuse:
-        built = 0.0
         args.runs = len(load_config(config).runs)
         shutil.rmtree(copy, ignore_errors=True)
     else:
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
+    try:
+        measure(args, config, out, copy)
+    finally:  # also on an error or Ctrl-C: a paper-scale store is about 1 GB
+        if not args.keep:
+            # A reused store is an earlier run's (perhaps the only copy of it): only the
+            # copy this run made goes; a store this run built goes whole.
+            shutil.rmtree(copy if args.reuse else root, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace, config: Path, out: Path, copy: Path) -> None:
+    """Build the store (unless ``--reuse``), then time the commands, one line each."""
+    if args.reuse:
+        built = 0.0
+    else:
         write_config(config, args.runs)
         built = build_store(config, out, args.table_kb)
     size = sum(f.stat().st_size for f in (out / "tables").rglob("*.csv")) / 2**20
@@ -211,8 +233,6 @@ def main(argv: list[str] | None = None) -> None:
             continue
         wall, cpu, _ = timed(cmd)
         print(f"  {label:<46} {wall:6.2f} s  {cpu:6.2f} s CPU")
-    if not args.keep:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
