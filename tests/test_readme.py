@@ -248,3 +248,23 @@ def test_quick_start_names_what_make_demo_runs() -> None:
     recipe = (ROOT / "Makefile").read_text().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
     assert recipe.rstrip().endswith("/bin/" + command.group(1))
     assert re.search(r"^test: lint$", (ROOT / "Makefile").read_text(), re.M)  # "lint, then tests"
+
+
+def test_quick_start_own_env_snippet_trains(tmp_path, monkeypatch, capsys) -> None:
+    """Quick start's "your own Gymnasium environment" block, with the README's `my_envs.py`
+    (Deep agents) in the current folder, trains both seeds and writes the run's tables;
+    shortened to 1,500 steps (every other setting as written)."""
+    block = _blocks(_section("Quick start"), "python")[0]
+    module = _blocks(README.split("**Your own environment.**", 1)[1], "python")[0]
+    assert 'env_id="my_envs:Corridor-v0"' in block and 'gym.register("Corridor-v0"' in module
+    (tmp_path / "my_envs.py").write_text(module)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert block.count("steps=20_000") == 1
+    ns: dict = {}
+    exec(compile(block.replace("steps=20_000", "steps=1_500"), "README.md", "exec"), ns)
+    tests = ns["tables"]["tests"]
+    assert sorted(tests["seed"].unique().tolist()) == [0, 1]
+    assert (tmp_path / "runs" / "corridor" / "runs.csv").is_file()
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0] == "seed" and len(printed.splitlines()) == 4
