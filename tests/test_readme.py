@@ -268,3 +268,59 @@ def test_quick_start_own_env_snippet_trains(tmp_path, monkeypatch, capsys) -> No
     assert (tmp_path / "runs" / "corridor" / "runs.csv").is_file()
     printed = capsys.readouterr().out
     assert printed.splitlines()[0] == "seed" and len(printed.splitlines()) == 4
+
+
+# Published run -> the decimals of its measured bias over the second half, which Deep agents
+# quotes as "mean +- SE" over seeds.
+PUBLISHED_BIAS = {
+    "catcher/dqn": 2,
+    "catcher/maxmin-dqn": 2,
+    "minatar-asterix/dqn": 2,
+    "minatar-asterix/maxmin-dqn": 2,
+    "minatar-breakout/dqn": 1,
+    "minatar-breakout/maxmin-dqn": 2,
+    "minatar-space-invaders/dqn": 1,
+    "minatar-space-invaders/maxmin-dqn": 2,
+    "minatar-seaquest/dqn": 2,
+    "minatar-seaquest/maxmin-dqn": 3,
+    "pixelcopter/dqn": 1,
+    "pixelcopter/maxmin-dqn": 1,
+    "pixelcopter/ddqn": 1,
+    "pixelcopter/averaged-dqn": 1,
+    "pixelcopter/maxmin-dqn-n2": 1,
+    "pixelcopter/maxmin-dqn-n4": 1,
+    "pixelcopter/maxmin-dqn-n8": 1,
+    "lunarlander/dqn": 1,
+    "lunarlander/maxmin-dqn": 1,
+    "lunarlander/ddqn": 1,
+    "lunarlander/averaged-dqn": 1,
+}
+
+
+def _second_half_bias(run: Path) -> tuple[float, float]:
+    """Mean +- SE over seeds of each seed's probes pooled (weighted by bias_n) over the
+    metrics intervals that start at or after steps // 2: the README's definition, computed
+    here from metrics.csv without maxminq."""
+    import json
+
+    import pandas as pd
+
+    metrics = pd.read_csv(run / "metrics.csv")
+    middle = json.loads((run / "config.json").read_text())["steps"] // 2
+    per_seed = []
+    for _, m in metrics.sort_values(["seed", "step"]).groupby("seed"):
+        start = np.r_[0, m["step"].to_numpy()[:-1]]  # an interval starts where the last ended
+        keep = (start >= middle) & (m["bias_n"].to_numpy() > 0)
+        n, b = m["bias_n"].to_numpy()[keep], m["bias_mean"].to_numpy()[keep]
+        per_seed.append(float((n * b).sum() / n.sum()))
+    x = np.array(per_seed)
+    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(len(x)))
+
+
+@pytest.mark.parametrize("run", sorted(PUBLISHED_BIAS))
+def test_published_bias_numbers_are_the_runs(run: str) -> None:
+    decimals = PUBLISHED_BIAS[run]
+    mean, se = _second_half_bias(ROOT / "docs" / "runs" / run)
+    quoted = f"{mean:+.{decimals}f} +- {se:.{decimals}f}"
+    text = " ".join(_section("Deep agents").split())  # numbers may wrap across lines
+    assert re.search(rf"(?<![\d.]){re.escape(quoted)}(?![\d])", text), quoted
