@@ -350,7 +350,7 @@ def test_hidden_sizes_and_env_kwargs_reach_the_networks_and_every_environment(tm
     capsys.readouterr()
     assert main(["evaluate", str(out), "--episodes", "1", "--no-progress"]) == 0
     header = capsys.readouterr().out.splitlines()[0]
-    assert header.startswith('dqn (n = 1) on CartPole-v1 {"sutton_barto_reward": true}, eps')
+    assert header.startswith('DQN on CartPole-v1 {"sutton_barto_reward": true}, eps')
     # The loaded network is the trained one, as a plain nn.Module of those sizes.
     obs = np.array([0.01, -0.02, 0.03, 0.04], np.float32)
     (module,) = net.to_modules()

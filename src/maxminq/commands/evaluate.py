@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maxminq.analysis.style import count
+from maxminq.analysis.style import count, label
 from maxminq.errors import UsageError, one_line
 from maxminq.experiments.store import atomic_write
 
@@ -127,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
         max_episode_steps=args.max_episode_steps,
     )
     env = c.env_id + (f" {json.dumps(c.env_kwargs)}" if c.env_kwargs else "")  # its variant
-    print(f"{c.agent} (n = {c.n}) on {env}, eps = {args.eps}, {count(args.episodes, 'episode')}:")
+    # The run's name as plot and compare give it (DQN, Maxmin DQN (N=4)), not its option.
+    print(f"{label(c.agent, c.n)} on {env}, eps = {args.eps}, {count(args.episodes, 'episode')}:")
     if args.seeds is None:  # the mean over seeds below is not the run's: say who is missing
         gone = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st != "done"]
         if gone:
