@@ -355,6 +355,20 @@ def make(
 REFUSALS = (TypeError, ValueError, AssertionError, LookupError)
 
 
+# Gymnasium re-raises what an environment's constructor raised as the same type, with this
+# and the id and all its keywords appended (``from`` the original).
+_CREATOR_SUFFIX = " was raised from the environment creator for "
+
+
+def creator_error(err: BaseException) -> BaseException:
+    """The constructor's own exception behind Gymnasium's re-raised ``err`` (whose text
+    repeats the keywords that our one-line error already quotes), else ``err``."""
+    cause = err.__cause__
+    if cause is not None and type(cause) is type(err) and _CREATOR_SUFFIX in str(err):
+        return cause
+    return err
+
+
 def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: Any) -> gym.Env:
     """:func:`make` with the user's keywords ``env_kwargs`` (``--env-kwargs``) and ``extra``
     ones (e.g. ``max_episode_steps``, ``render_mode``): an environment that refuses them
@@ -368,14 +382,15 @@ def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: An
     except UsageError:  # an unknown id: already one line naming --env
         raise
     except gym.error.DependencyNotInstalled as err:
-        why = one_line(err) or type(err).__name__
+        why = one_line(creator_error(err)) or type(err).__name__
         raise UsageError(f"--env: {env_id} cannot be built: {why}") from None
     except REFUSALS as err:
         if not kwargs:
             raise
-        why = one_line(err) or repr(err)
-        if isinstance(err, LookupError):  # str(KeyError('medium')) is just 'medium'
-            why = f"{type(err).__name__}: {why}"
+        own = creator_error(err)
+        why = one_line(own) or repr(own)
+        if isinstance(own, LookupError):  # str(KeyError('medium')) is just 'medium'
+            why = f"{type(own).__name__}: {why}"
         raise UsageError(f"--env-kwargs: {env_id} refused {json.dumps(kwargs)}: {why}") from None
 
 

@@ -18,7 +18,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from maxminq.envs.api import CAPS, CATCHER_ID, PIXELCOPTER_ID, REFUSALS, make_with_kwargs
+from maxminq.envs.api import (
+    CAPS,
+    CATCHER_ID,
+    PIXELCOPTER_ID,
+    REFUSALS,
+    creator_error,
+    make_with_kwargs,
+)
 from maxminq.errors import UsageError, one_line
 
 Network = Literal["mlp", "minatar_cnn"]
@@ -257,7 +264,7 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
     except UsageError:
         raise
     except REFUSALS as err:  # e.g. a required keyword missing
-        why = one_line(err) or type(err).__name__
+        why = one_line(creator_error(err)) or type(err).__name__
         raise UsageError(
             f"--env: {env_id} cannot be built without keywords ({type(err).__name__}: {why}); "
             "pass them with --env-kwargs"
