@@ -193,6 +193,7 @@ class CatcherCore(GameCore):
     norm_scale = np.array([26.0, 8.0, 26.0, 45.0])
 
     def __init__(self, num_games: int) -> None:
+        """Arrays for ``num_games`` games, filled in when each is reset."""
         super().__init__(num_games)
         b = num_games
         self.px = np.full(b, PADDLE_X0, dtype=np.int64)

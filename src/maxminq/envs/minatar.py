@@ -55,6 +55,7 @@ class MinAtarEnv(gym.Env):
         minimal_action_set: use the game's minimal action set instead of all 6 actions.
         obs_dtype: ``"uint8"`` or ``"float32"`` observation dtype.
         render_mode: None or ``"rgb_array"`` (10x10 upscaled by ``render_scale``).
+        render_scale: pixels per cell of the rendered frames (a whole number >= 1).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 30}  # gym's type
@@ -69,6 +70,8 @@ class MinAtarEnv(gym.Env):
         render_mode: str | None = None,
         render_scale: int = 8,
     ) -> None:
+        """The game ``game`` with these options (see the class docstring), each checked: a
+        bad one is a ValueError naming it (Gymnasium's ``make`` passes the keywords on)."""
         from minatar import Environment
 
         if game not in GAMES:  # else a ModuleNotFoundError from inside minatar

@@ -323,6 +323,7 @@ class PixelcopterCore(GameCore):
     norm_scale = np.array([24.0, 10.0, 24.0, 24.0, 48.0, 24.0, 24.0])
 
     def __init__(self, num_games: int) -> None:
+        """Arrays for ``num_games`` games, filled in when each is reset."""
         super().__init__(num_games)
         b = num_games
         self.py = np.full(b, PLAYER_Y0)
