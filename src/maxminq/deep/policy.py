@@ -45,6 +45,7 @@ __all__ = [
     "load_agent",
     "save_model",
     "state_digest",
+    "torch_threads",
 ]
 
 MODEL_FILE = "model.pt"
@@ -168,21 +169,29 @@ class _KeptWriteError:
 
 
 @contextlib.contextmanager
-def one_torch_thread() -> Iterator[None]:
+def torch_threads(threads: int) -> Iterator[None]:
+    """Run the block on ``threads`` torch threads, then restore the caller's setting, also
+    when the block raises (a KeyboardInterrupt too): the one place training
+    (``run_training(threads=...)``) and the policies (:func:`one_torch_thread`) change
+    torch's process-wide thread count."""
+    saved = torch.get_num_threads()
+    if saved == threads:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
+
+
+def one_torch_thread() -> contextlib.AbstractContextManager[None]:
     """Run the block on one torch thread, then restore the caller's setting. A policy's
     networks are small: a forward pass of one observation (or a few) has nothing to split,
     and torch's default of one thread per core made one action of LunarLander's Maxmin
     N = 3 take 4 to 23 ms instead of 0.1 ms here (2 cores, busy), as the threads wait for
     each other; training runs on one thread by default for the same reason."""
-    threads = torch.get_num_threads()
-    if threads == 1:
-        yield
-        return
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
+    return torch_threads(1)
 
 
 class TrainedAgent:
@@ -195,6 +204,8 @@ class TrainedAgent:
     """
 
     def __init__(self, state: dict[str, Any]) -> None:
+        """The agent held by ``state``, a ``model.pt`` as read back by :func:`load_agent`
+        (UsageError if its networks do not have the sizes its options name)."""
         self.config = TrainConfig.from_key(state["config"])
         self.seeds: list[int] = list(self.config.seeds)
         self.status: list[str] = list(state["status"])
@@ -212,6 +223,7 @@ class TrainedAgent:
             net.flat.copy_(online[k * n : (k + 1) * n])
 
     def __repr__(self) -> str:
+        """The run's agent, N, environment, steps, seeds and their status."""
         c = self.config
         return (
             f"TrainedAgent(agent={c.agent!r}, n={c.n}, env_id={c.env_id!r}, "

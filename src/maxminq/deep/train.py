@@ -81,6 +81,7 @@ from maxminq.deep.policy import (
     save_model,
     state_digest,
     torch_save,
+    torch_threads,
 )
 from maxminq.deep.replay import ReplayBuffers
 from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, one_line
@@ -219,42 +220,53 @@ def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> n
     return arr
 
 
-def _api_problem(env: Any, env_id: str) -> str | None:
-    """What in ``env``'s first ``reset()`` and ``step(0)`` breaks Gymnasium's API
-    (``reset()`` -> (obs, info), ``step()`` -> (obs, reward, terminated, truncated, info)),
-    as an ``--env`` error line; None if nothing."""
+def _api_problem(env: Any, env_id: str) -> tuple[str | None, Any, Any]:
+    """``env``'s first ``reset(seed=0)`` and ``step(0)``, and what in them breaks Gymnasium's
+    API (``reset()`` -> (obs, info), ``step()`` -> (obs, reward, terminated, truncated,
+    info)) as an ``--env`` error line: (problem or None, reset's result, step's result or
+    None when reset already broke it)."""
     result = env.reset(seed=0)
     if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
         return (
             f"--env: {env_id}'s reset() returned {type(result).__name__}"
             f"{f' of {len(result)} values' if isinstance(result, tuple) else ''}; Gymnasium's "
-            "API (gymnasium >= 0.26) returns (obs, info)"
+            "API (gymnasium >= 0.26) returns (obs, info)",
+            result,
+            None,
         )
-    result = env.step(0)
-    if not (isinstance(result, tuple) and len(result) == 5):
-        n = f"{len(result)} values" if isinstance(result, tuple) else type(result).__name__
+    stepped = env.step(0)
+    if not (isinstance(stepped, tuple) and len(stepped) == 5):
+        n = f"{len(stepped)} values" if isinstance(stepped, tuple) else type(stepped).__name__
         return (
             f"--env: {env_id}'s step() returned {n}; Gymnasium's API (gymnasium >= 0.26) "
-            "returns (obs, reward, terminated, truncated, info)"
+            "returns (obs, reward, terminated, truncated, info)",
+            result,
+            stepped,
         )
-    return None
+    return None, result, stepped
 
 
-def _check_api(env: Any, env_id: str) -> None:
-    """UsageError naming ``--env`` unless ``env`` follows Gymnasium's API. The old Gym API
-    (reset -> obs, step -> 4 values) is a common leftover; Gymnasium's own wrappers fail on
-    it with a traceback, so the environment itself (``env.unwrapped``) is asked first, and
-    ``env`` only when that one breaks the API: an adapter wrapper of the user's own, inside
-    the registered wrappers, may still make the whole Gymnasium-compliant."""
-    problem = _api_problem(env.unwrapped, env_id)
+def _check_api(env: Any, env_id: str) -> tuple[Any, tuple[Any, ...]]:
+    """``env``'s first ``reset(seed=0)`` (obs, info) and ``step(0)`` (5 values), once each;
+    a UsageError naming ``--env`` if ``env`` does not follow Gymnasium's API. The old Gym
+    API (reset -> obs, step -> 4 values) is a common leftover, on which Gymnasium's own
+    wrappers fail with a traceback: when ``env`` fails or breaks the API, the environment
+    itself (``env.unwrapped``) is asked, and its problem is the error (else ``env``'s own
+    error: a wrapper of the user's, inside the registered ones, broke it)."""
+    try:
+        problem, first, stepped = _api_problem(env, env_id)
+    except Exception:
+        if env.unwrapped is env:
+            raise
+        inner = _api_problem(env.unwrapped, env_id)[0]
+        if inner is not None:
+            raise UsageError(inner) from None
+        raise
     if problem is None:
-        return
+        return first, stepped
     if env.unwrapped is not env:
-        try:  # a wrapper's traceback here: the old API reached Gymnasium's wrappers
-            if _api_problem(env, env_id) is None:
-                return
-        except Exception:  # noqa: BLE001 - any failure: the API is not followed
-            pass
+        inner = _api_problem(env.unwrapped, env_id)[0]
+        problem = inner or problem
     raise UsageError(problem)
 
 
@@ -350,6 +362,8 @@ class Trainer:
     """State of one batched training run (all seeds); see the module docstring."""
 
     def __init__(self, config: ResolvedTrainConfig) -> None:
+        """Build every seed's environment, random streams, networks and replay buffer for
+        the resolved ``config``, and start each seed's first episode (step 0)."""
         self.cfg = cfg = config
         self.S = len(cfg.seeds)
         self.envs = [cfg.make_env() for _ in range(self.S)]
@@ -431,10 +445,10 @@ class Trainer:
             # error (the training environments are checked again, and warn, when they run).
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                _check_api(env, cfg.env_id)  # the old Gym API: one line
-                first = _observation(env.reset(seed=0)[0], obs_shape, cfg.env_id, "reset()")
-                obs, reward, terminated, truncated, _ = env.step(0)
-            second = _observation(obs, obs_shape, cfg.env_id, "step()")
+                # One reset and one step (the old Gym API: one line).
+                (obs, _), (next_obs, reward, terminated, truncated, _) = _check_api(env, cfg.env_id)
+            first = _observation(obs, obs_shape, cfg.env_id, "reset()")
+            second = _observation(next_obs, obs_shape, cfg.env_id, "step()")
             pairs = (("reset()", first), ("step()", second)) if image else ()
             for where, o in pairs:  # the replay buffers of a uint8 / bool image space: uint8
                 lost = o != o.astype(np.uint8)
@@ -1273,8 +1287,22 @@ def _train_in(
             "checkpoint (checkpoint/state.pt), which it does not have (e.g. a published "
             "run, or one trained with --checkpoint-every 0); train a new run in another --out"
         )
-    saved_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
+    with torch_threads(threads):  # the caller's count back on every way out
+        return _train_with(cfg, writer_class, out_dir, state, progress, stop_after)
+
+
+def _train_with(
+    cfg: ResolvedTrainConfig,
+    writer_class: Any,
+    out_dir: pathlib.Path,
+    state: dict[str, Any] | None,
+    progress: bool,
+    stop_after: int | None,
+) -> dict[str, pd.DataFrame]:
+    """Train (from the checkpoint ``state`` if not None), test and write the tables: the
+    part of ``_train_in`` that runs on the run's torch threads."""
+    ckpt_dir = out_dir / "checkpoint"
+    config_path = out_dir / "config.json"
     # The step of the checkpoint in ckpt_dir, told to the caller on an interrupt.
     on_disk = None if state is None else int(state["step"])
     stop_error: OSError | None = None  # why the stop's own checkpoint could not be written
@@ -1343,7 +1371,6 @@ def _train_in(
         raise
     finally:
         trainer.close()
-        torch.set_num_threads(saved_threads)
     # runs.csv last: it marks completion, so the tables before it are on disk first (synced).
     for name in sorted(tables, key=lambda k: k == "runs"):
         data = tables[name].to_csv(index=False, lineterminator="\n").encode()
