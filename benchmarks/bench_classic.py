@@ -18,6 +18,8 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from _cli import Parser  # noqa: E402  (this folder: one-line errors for bad options)
@@ -35,6 +37,35 @@ def toy_vectorised(mu: float, runs: int, episodes: int) -> tuple[float, float, f
     df = run_toy_mdp(mu=mu, algorithm="maxmin", n=4, runs=runs, episodes=episodes, seed=1)
     dt, dc = time.perf_counter() - t, time.process_time() - c
     return float(df.attrs["agent_steps"]) * TOY_B, dt, dc
+
+
+def toy_reference_rate(episodes: int, min_seconds: float) -> tuple[float, float, float, int]:
+    """(replayed transitions, wall seconds, CPU seconds, runs) of the plain single-run loop
+    of ``tests/reference_loops.py`` (Maxmin N=4, mu = 0.1, seed 1), timed over its runs 0, 1,
+    ... until ``min_seconds`` of wall time have passed (at least one run): one run of 200
+    episodes takes about 10 ms, too short a time to measure on a shared machine.
+
+    The loop does not count its steps, so they are taken from the vectorised agent's runs
+    0, 1, ... of the same seed (under a millisecond), after checking that they are the same
+    runs: equal P(Left | A) and Q(A, Left) after every episode."""
+    results: list[tuple[list[float], list[float]]] = []
+    t, c = time.perf_counter(), time.process_time()
+    while not results or time.perf_counter() - t < min_seconds:
+        results.append(
+            toy_reference(mu=0.1, algorithm="maxmin", n=4, episodes=episodes, seed=1,
+                          run=len(results))
+        )  # fmt: skip
+    dt, dc = time.perf_counter() - t, time.process_time() - c
+    df = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=len(results), episodes=episodes,
+                     seed=1)  # fmt: skip
+    for run, (p_left, q_left) in enumerate(results):
+        lane = df[df["run"] == run]
+        same = np.array_equal(lane["p_left"].to_numpy(), p_left) and np.array_equal(
+            lane["q_a_left"].to_numpy(), q_left
+        )
+        if not same:  # the step count below would be another run's
+            raise RuntimeError(f"run {run}: the reference loop and the vectorised agent differ")
+    return float(df.attrs["agent_steps"]) * TOY_B, dt, dc, len(results)
 
 
 def mc_vectorised(runs: int, settings: int, episodes: int) -> tuple[float, float, float]:
@@ -70,6 +101,7 @@ class TwoWorkers:
     that two jobs submitted at once run at once, one per core."""
 
     def __init__(self, initializer: Callable[..., None] = _warm_up, initargs: tuple = ()) -> None:
+        """Start the two workers and wait until both have run ``initializer``."""
         ctx = multiprocessing.get_context("spawn")
         self.pool = ProcessPoolExecutor(2, mp_context=ctx, initializer=initializer,
                                         initargs=initargs)  # fmt: skip
@@ -94,18 +126,21 @@ class TwoWorkers:
         return ra[0] + rb[0], wall
 
     def __enter__(self) -> TwoWorkers:
+        """The pool itself (its workers are ready)."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Shut the workers down."""
         self.pool.shutdown()
 
 
 # What each run size times: toy runs and episodes (the single-run loop runs the same number
-# of episodes), Mountain Car episodes and its (runs, settings) lane plans.
-SIZES: dict[str, tuple[int, int, int, tuple[tuple[int, int], ...]]] = {
-    "full": (5000, 200, 5, ((100, 1), (100, 10))),
-    "quick": (5000, 60, 2, ((100, 1), (100, 10))),
-    "smoke": (100, 3, 1, ((10, 1), (10, 2))),
+# of episodes), Mountain Car episodes and its (runs, settings) lane plans, and the least
+# wall time over which the toy single-run loop is timed (as many runs as it takes).
+SIZES: dict[str, tuple[int, int, int, tuple[tuple[int, int], ...], float]] = {
+    "full": (5000, 200, 5, ((100, 1), (100, 10)), 2.0),
+    "quick": (5000, 60, 2, ((100, 1), (100, 10)), 1.0),
+    "smoke": (100, 3, 1, ((10, 1), (10, 2)), 0.0),
 }
 
 
@@ -129,24 +164,21 @@ def main(argv: list[str] | None = None) -> None:
     _warm_up()
     with TwoWorkers() as workers:
         if args.part != "mountain-car":
-            _toy(workers, size[0], size[1])
+            _toy(workers, size[0], size[1], size[4])
         if args.part != "toy":
             _mountain_car(workers, size[2], size[3])
     print(f"load average (1 min) at end: {os.getloadavg()[0]:.1f}")
 
 
-def _toy(workers: TwoWorkers, runs: int, eps: int) -> None:
-    """Toy MDP: vectorised in one and two processes, and the single-run loop."""
+def _toy(workers: TwoWorkers, runs: int, eps: int, ref_seconds: float) -> None:
+    """Toy MDP: vectorised in one and two processes, and the single-run loop (timed over at
+    least ``ref_seconds``)."""
     n_tr, dt, dc = toy_vectorised(0.1, runs, eps)
     toy_one, toy_cpu = n_tr / dt, n_tr / dc
     n_tr2, dt2 = workers.pair(toy_vectorised, (0.1, runs, eps), (-0.1, runs, eps))
     toy_two = n_tr2 / dt2
-    t, c = time.perf_counter(), time.process_time()
-    toy_reference(mu=0.1, algorithm="maxmin", n=4, episodes=eps, seed=1, run=0)
-    ref_dt, ref_dc = time.perf_counter() - t, time.process_time() - c
-    ref_steps = run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=1, episodes=eps, seed=1)
-    toy_ref = ref_steps.attrs["agent_steps"] * TOY_B / ref_dt  # same run, same step count
-    toy_ref_cpu = ref_steps.attrs["agent_steps"] * TOY_B / ref_dc
+    ref_tr, ref_dt, ref_dc, _ = toy_reference_rate(eps, ref_seconds)
+    toy_ref, toy_ref_cpu = ref_tr / ref_dt, ref_tr / ref_dc
     print(f"toy MDP, Maxmin N=4, batch {TOY_B}, {runs} runs x {eps} episodes:")
     print(f"  vectorised, 1 process : {toy_one / 1e6:8.1f} M replayed transitions/s wall, "
           f"{toy_cpu / 1e6:.1f} M per CPU-second")  # fmt: skip

@@ -330,3 +330,26 @@ def test_bad_option_is_worded_as_the_package_cli(script: str, argv: list[str], e
         module.main(argv)
     assert exc.value.code == 2
     assert expected in capsys.readouterr().err
+
+
+def test_toy_reference_rate_times_many_runs_and_counts_their_own_steps(monkeypatch) -> None:
+    """bench_classic timed the toy single-run loop over one run (about 10 ms at 200
+    episodes: noise on a shared machine); it now runs it until ``min_seconds`` have passed,
+    and the transitions it divides by are the steps those runs took: counted here in the
+    reference loop itself (one eps-greedy choice per agent step), x the batch of 32."""
+    import bench_classic
+    import reference_loops
+
+    steps = 0
+    choose = reference_loops.eps_greedy
+
+    def counted(*args):  # the real choice, counted
+        nonlocal steps
+        steps += 1
+        return choose(*args)
+
+    monkeypatch.setattr(reference_loops, "eps_greedy", counted)
+    transitions, wall, cpu, runs = bench_classic.toy_reference_rate(20, 0.3)
+    assert runs > 1 and wall >= 0.3 and cpu > 0
+    assert steps > 20 * runs  # at least one step an episode, some of two
+    assert transitions == 32 * steps
