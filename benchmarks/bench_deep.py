@@ -84,6 +84,8 @@ class LoopAgent:
     """Maxmin DQN (N = 1: DQN) as N separate modules in Python loops, authors' style."""
 
     def __init__(self, cfg: TrainConfig, obs_shape: tuple[int, ...], n_actions: int) -> None:
+        """N separate online and target nets (initialised as the batched agent's) and one
+        optimizer each, from ``cfg``."""
         proto = build_net(cfg.network, cfg.n, obs_shape, n_actions)
         proto.init_members([torch.Generator().manual_seed(0)], cfg.n)
         self.nets = proto.to_modules()
@@ -97,6 +99,7 @@ class LoopAgent:
         self.cfg, self.n_actions = cfg, n_actions
 
     def act(self, obs: np.ndarray, eps: float, rng: np.random.Generator) -> int:
+        """Epsilon-greedy action on the minimum of the N online nets' values."""
         if rng.random() < eps:
             return int(rng.integers(self.n_actions))
         with torch.no_grad():
@@ -105,6 +108,7 @@ class LoopAgent:
         return int(q.argmax())
 
     def update(self, batch: tuple[torch.Tensor, ...], rng: np.random.Generator) -> None:
+        """One Maxmin update: the target from all N target nets, one random net trained."""
         obs, act, rew, nxt, done = batch
         with torch.no_grad():
             q_next = torch.stack([t(nxt) for t in self.targets]).min(0).values.max(1).values
@@ -119,6 +123,7 @@ class LoopAgent:
         self.opts[i].step()
 
     def sync(self) -> None:
+        """Copy every online net into its target net."""
         for t, m in zip(self.targets, self.nets, strict=True):
             t.load_state_dict(m.state_dict())
 

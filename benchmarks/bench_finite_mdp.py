@@ -23,7 +23,15 @@ from maxminq.operators import maxmin
 from maxminq.tabular.finite_mdp import generalized_q_learning, random_mdp
 
 
-def loop_sweeps(P, R, gamma, n, sweeps, rng, step_power=0.8) -> np.ndarray:
+def loop_sweeps(
+    P: np.ndarray,
+    R: np.ndarray,
+    gamma: float,
+    n: int,
+    sweeps: int,
+    rng: np.random.Generator,
+    step_power: float = 0.8,
+) -> np.ndarray:
     """Reference: Algorithm 1's update, one (s, a) at a time in Python."""
     S, A = R.shape
     q = np.zeros((n, S, A))

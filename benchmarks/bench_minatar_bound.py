@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+from collections.abc import Callable
 
 import bench_deep  # same folder: its batched_sps times full training steps
 import torch
@@ -37,7 +38,7 @@ N = 8
 REPS = 200  # default calls per timed block (--reps)
 
 
-def per_call(fn, reps: int = REPS) -> float:
+def per_call(fn: Callable[..., object], reps: int = REPS) -> float:
     """Median seconds of ``fn()`` over 5 blocks of ``reps`` calls (after a warm-up)."""
     for _ in range(min(20, reps)):
         fn()
