@@ -265,3 +265,66 @@ def test_every_published_model_loads_and_the_checksummed_ones_verify(tmp_path) -
     torch.save(state, tmp_path / "copy" / MODEL_FILE)
     with pytest.raises(UsageError, match="do not match their checksum"):
         load_agent(tmp_path / "copy")
+
+
+# --- the env-id check: a new interpreter, asked early, answers as before -------------------
+
+
+def test_the_env_id_check_starts_early_and_still_warns(tmp_path, capsys) -> None:
+    """``EnvIdWarning`` asks a new interpreter whether it knows a bare id (0.2-0.5 s here):
+    ``maxminq train`` now starts it before importing torch and checking the run, and waited
+    0.18-0.20 s for it after them before (0.000 s now). The answers are the same: a
+    script-registered id is warned about, Gymnasium's own and module:EnvId ids are not,
+    maxminq's ids start no interpreter."""
+    from gymnasium.envs.classic_control import CartPoleEnv
+
+    from maxminq.deep import config
+    from maxminq.deep.config import env_id_elsewhere, start_env_id_check
+
+    for env_id in ("LeftoverOnlyHere-v0", "LeftoverOnlyHereToo-v0"):
+        if env_id not in gym.registry:  # as a user's script registers its own env
+            gym.register(env_id, entry_point=CartPoleEnv, max_episode_steps=50)
+    start_env_id_check("maxminq/Catcher-v0")
+    start_env_id_check("line_env:Line-v0")
+    start_env_id_check("LeftoverOnlyHere-v0")
+    assert "maxminq/Catcher-v0" not in config._FRESH and "line_env:Line-v0" not in config._FRESH
+    assert "LeftoverOnlyHere-v0" in config._FRESH  # asked, answered or not yet
+    assert "registered in this process only" in (env_id_elsewhere("LeftoverOnlyHere-v0") or "")
+    assert env_id_elsewhere("Acrobot-v1") is None
+    argv = ["train", "--env", "LeftoverOnlyHereToo-v0", "--agent", "dqn", "--steps", "50"]
+    argv += ["--eval-episodes", "1", "--checkpoint-every", "0", "--out", str(tmp_path / "run")]
+    capsys.readouterr()
+    assert main([*argv, "--no-progress", "--no-plot"]) == 0
+    err = capsys.readouterr().err
+    said = "maxminq train: warning: --env: 'LeftoverOnlyHereToo-v0' is registered in this process"
+    assert err.count(said) == 1
+
+
+def _answer_in_child(env_id: str, answers) -> None:
+    from maxminq.deep.config import env_id_elsewhere
+
+    answers.put(env_id_elsewhere(env_id))
+
+
+def test_a_forked_process_asks_again_instead_of_waiting_for_its_parents_thread() -> None:
+    """A process forked while the check was under way in a thread (a sweep's worker) has
+    no such thread: it waited forever for its answer."""
+    import multiprocessing
+
+    from gymnasium.envs.classic_control import CartPoleEnv
+
+    from maxminq.deep.config import start_env_id_check
+
+    if "LeftoverForked-v0" not in gym.registry:
+        gym.register("LeftoverForked-v0", entry_point=CartPoleEnv, max_episode_steps=50)
+    ctx = multiprocessing.get_context("fork")
+    answers = ctx.Queue()
+    start_env_id_check("LeftoverForked-v0")
+    child = ctx.Process(target=_answer_in_child, args=("LeftoverForked-v0", answers))
+    child.start()  # at once: the parent's new interpreter is still starting
+    child.join(timeout=30)
+    if child.is_alive():
+        child.kill()
+        child.join()
+    assert child.exitcode == 0
+    assert "registered in this process only" in answers.get(timeout=5)

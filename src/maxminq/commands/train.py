@@ -323,6 +323,11 @@ def _file_id(path: pathlib.Path) -> tuple[int, int] | None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate everything (including the environment's observations), then train."""
+    from maxminq.deep.config import start_env_id_check
+
+    # A new interpreter's answer to whether it knows --env (EnvIdWarning), found while torch
+    # is imported and the options and the environment are checked, not after them.
+    start_env_id_check(args.env)
     from maxminq.deep.train import Trainer, folder_lock, run_training, tensorboard_writer_class
 
     if args.threads < 1:

@@ -12,8 +12,10 @@ import difflib
 import json
 import math
 import operator
+import os
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -27,6 +29,7 @@ __all__ = [
     "EnvIdWarning",
     "TrainConfig",
     "env_id_elsewhere",
+    "start_env_id_check",
 ]
 
 AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
@@ -45,11 +48,10 @@ class EnvIdWarning(MaxminqWarning):
     but ``maxminq evaluate`` (and any other process) cannot rebuild it from the run."""
 
 
-@lru_cache(maxsize=64)
-def _registered_when_fresh(env_id: str) -> bool | None:
+def _ask_fresh_interpreter(env_id: str) -> bool | None:
     """Whether ``env_id`` is registered in a new Python process once Gymnasium is imported
-    (what ``maxminq evaluate`` finds for a bare id besides maxminq's own): asked of a new
-    interpreter (about 0.3 s, once per id and process); None if it could not say."""
+    (what ``maxminq evaluate`` finds for a bare id besides maxminq's own), asked of a new
+    interpreter (0.2 s here, 0.5 s on a loaded machine); None if it could not say."""
     import subprocess
     import sys
 
@@ -64,14 +66,70 @@ def _registered_when_fresh(env_id: str) -> bool | None:
     return {"True": True, "False": False}.get(answer[0]) if answer else None
 
 
+# The answers of _ask_fresh_interpreter, asked once per id and process, each in a thread
+# of its own: started early (``start_env_id_check``), the new interpreter runs while this
+# one resolves the options and checks the environment, instead of after.
+_FRESH: dict[str, Future[bool | None]] = {}
+_FRESH_LOCK = threading.Lock()
+
+
+def _forget_in_child() -> None:
+    """A forked process (a sweep's worker) has none of its parent's threads: an answer
+    still pending there would never come, so it asks again itself."""
+    global _FRESH_LOCK
+    _FRESH_LOCK = threading.Lock()
+    _FRESH.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _fresh_answer(env_id: str) -> Future[bool | None]:
+    """The (pending or known) answer of :func:`_ask_fresh_interpreter` for ``env_id``."""
+    with _FRESH_LOCK:
+        answer = _FRESH.get(env_id)
+        if answer is not None:
+            return answer
+        answer = _FRESH[env_id] = Future()
+
+    def ask() -> None:
+        result = None
+        try:
+            result = _ask_fresh_interpreter(env_id)
+        finally:  # an answer always (None: cannot say), so no caller waits forever
+            answer.set_result(result)
+
+    threading.Thread(target=ask, name=f"env-id-check {env_id}", daemon=True).start()
+    return answer
+
+
+def _registered_when_fresh(env_id: str) -> bool | None:
+    """:func:`_ask_fresh_interpreter`'s answer for ``env_id``, asked once per process."""
+    return _fresh_answer(env_id).result()
+
+
+def _asks_fresh(env_id: object) -> bool:
+    """Whether :func:`env_id_elsewhere` asks a new interpreter about ``env_id``: a bare id
+    (no ``module:``) that is not maxminq's."""
+    from maxminq.envs.api import OUR_IDS
+
+    return isinstance(env_id, str) and not env_id.rpartition(":")[0] and env_id not in OUR_IDS
+
+
+def start_env_id_check(env_id: object) -> None:
+    """Start, in the background, what :func:`env_id_elsewhere` will need to know about
+    ``env_id`` (a new interpreter's registry, for a bare id that is not maxminq's), so that
+    it is known by the time the run has been checked; nothing for any other id."""
+    if _asks_fresh(env_id):
+        _fresh_answer(cast(str, env_id))
+
+
 def env_id_elsewhere(env_id: str) -> str | None:
     """Why another process (``maxminq evaluate``, a sweep's worker) could not rebuild the
     environment ``env_id`` names, and what to use instead, or None if it can: the module
     part is ``__main__`` (in another process that is another program), or a bare id is
     neither maxminq's nor registered by Gymnasium itself (e.g. registered by the script that
     trains). The remedy is ``module:EnvId`` with an importable module that registers it."""
-    from maxminq.envs.api import OUR_IDS
-
     module, _, name = env_id.rpartition(":")
     use = (
         f"register it in a module of yours (e.g. my_envs.py, on PYTHONPATH) and use "
@@ -83,7 +141,7 @@ def env_id_elsewhere(env_id: str) -> str | None:
             f"(or any other process) imports its own __main__, which does not register "
             f"{name!r}; {use}"
         )
-    if module or env_id in OUR_IDS:
+    if not _asks_fresh(env_id):
         return None
     if _registered_when_fresh(env_id) is not False:  # Gymnasium's own (or unknown: quiet)
         return None

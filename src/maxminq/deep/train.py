@@ -72,7 +72,13 @@ from tqdm import tqdm
 from maxminq.analysis.style import count
 from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
-from maxminq.deep.config import BIAS_TAIL, EnvIdWarning, TrainConfig, env_id_elsewhere
+from maxminq.deep.config import (
+    BIAS_TAIL,
+    EnvIdWarning,
+    TrainConfig,
+    env_id_elsewhere,
+    start_env_id_check,
+)
 from maxminq.deep.policy import (
     DAMAGED_FILE_ERRORS,
     MODEL_FILE,
@@ -1224,6 +1230,7 @@ def run_training(
             f"config: expected a maxminq.deep.TrainConfig, got {type(config).__name__} "
             "(write TrainConfig(**options))"
         )
+    start_env_id_check(config.env_id)  # runs while the options and the env are checked
     from maxminq.cli import check_out_folder  # the command's check: a file, no rights
 
     check_out_folder(pathlib.Path(out_dir), "--out")
