@@ -88,7 +88,9 @@ def save_model(
 
 def _digest(config: str, online: torch.Tensor) -> str:
     """SHA-256 of a model's options and networks: torch.load checks no checksum, so bytes
-    damaged inside the networks would load as other (wrong) weights."""
+    damaged inside the networks would load as other (wrong) weights. Not
+    :func:`state_digest` (which came later, for checkpoints, and hashes other bytes): the
+    model.pt files written since, two published runs' among them, must keep verifying."""
     h = hashlib.sha256(config.encode())
     h.update(online.detach().contiguous().numpy().tobytes())
     return h.hexdigest()
