@@ -120,3 +120,64 @@ def test_sweep_resume_reuse_refuses_store_options(tmp_path: Path, argv: list[str
     assert proc.returncode == 2 and proc.stdout == ""
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and f"error: {argv[0]}: not with --reuse" in lines[0], proc.stderr
+
+
+# --- maxminq theory: the note on a long wait names the options that shorten it ------------
+
+
+def theory_note(tmp_path: Path, *argv: str) -> str:
+    """The first stderr line of ``maxminq theory ARGV`` (the note, printed before the work;
+    the command is stopped right after it)."""
+    out = tmp_path / "note"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "maxminq", "theory", "--out", str(out), *argv, "--no-progress"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not out.exists()
+    return line
+
+
+@pytest.mark.parametrize(
+    ("argv", "options", "duration"),
+    [
+        # 2.3e12 errors, all in the variance table: only --variance-samples (or --n-max)
+        # shortens it; the note named --mc-m and --samples, which change nothing there
+        # (2.3e12 errors at 1e8 a second: 6.4 h, was printed as 383 min)
+        (["--variance-samples", "10000000000"], "--variance-samples or --n-max", "6 h"),
+        # 4.5e13 errors (5.2 days), nearly all in the every-operator table of M = 10000
+        (
+            [
+                "--operator-m",
+                "10000",
+                "--n-max",
+                "1000",
+                "--mc-m",
+                "1",
+                "--samples",
+                "3000",
+                "--variance-samples",
+                "3",
+            ],
+            "--operator-m, --samples or --n-max",
+            "5 days",
+        ),  # fmt: skip
+        # the bias table's Monte Carlo (4.8e12 of 4.83e12 errors: 13.4 h): as before
+        (
+            ["--samples", "100000000", "--operator-m", "1"],
+            "--mc-m, --samples or --n-max",
+            "13 h",
+        ),  # fmt: skip
+    ],
+)
+def test_theory_long_wait_note_names_the_options_of_the_slow_part(
+    tmp_path: Path, argv: list[str], options: str, duration: str
+) -> None:
+    line = theory_note(tmp_path, *argv)
+    assert line.startswith("maxminq theory: note: the Monte Carlo draws "), line
+    assert line.endswith(f", roughly {duration} on one core; {options} shorten it"), line

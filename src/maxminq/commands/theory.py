@@ -126,18 +126,30 @@ def _validate(args: argparse.Namespace) -> list[int]:
     return mc_m
 
 
-def simulated_errors(
+def simulated_error_parts(
     mc_m: list[int], n_max: int, samples: int, variance_samples: int, operator_m: int = 0
-) -> int:
-    """How many errors the Monte Carlo draws: ``samples`` (N, M) tensors per simulated cell
-    of the bias table, per N of the variance table N errors plus one single-estimator
-    error per sample, and ``samples`` (N, operator_m) tensors per row of the operator table."""
+) -> dict[str, int]:
+    """How many errors each Monte Carlo draws: ``"bias"``, ``samples`` (N, M) tensors per
+    simulated cell of the bias table; ``"variance"``, per N of the variance table N errors
+    plus one single-estimator error per sample; ``"operators"``, ``samples`` (N,
+    operator_m) tensors per row of the operator table."""
     from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
 
     sum_n = n_max * (n_max + 1) // 2
     members = sum(sum_n if k is None else k for k, _ in OPERATOR_SETTINGS.values())
-    operators = samples * operator_m * members
-    return samples * sum(mc_m) * sum_n + variance_samples * (sum_n + n_max) + operators
+    return {
+        "bias": samples * sum(mc_m) * sum_n,
+        "variance": variance_samples * (sum_n + n_max),
+        "operators": samples * operator_m * members,
+    }
+
+
+def simulated_errors(
+    mc_m: list[int], n_max: int, samples: int, variance_samples: int, operator_m: int = 0
+) -> int:
+    """How many errors the Monte Carlo draws in all (:func:`simulated_error_parts`)."""
+    parts = simulated_error_parts(mc_m, n_max, samples, variance_samples, operator_m)
+    return sum(parts.values())
 
 
 #: Errors drawn per second, roughly (one core here: 0.8-2 x 10^8 by N and M).
@@ -146,26 +158,48 @@ _ERRORS_PER_SECOND = 1e8
 #: here: 10^7 rows, --m-max 10000 --n-max 1000, took 3.3 min; the CSV is 0.7 GB).
 _ROWS_PER_SECOND = 5e4
 _BYTES_PER_ROW = 72
+#: The options that shorten each Monte Carlo of simulated_error_parts (besides --n-max).
+_PART_OPTIONS = {
+    "bias": ["--mc-m", "--samples"],
+    "variance": ["--variance-samples"],
+    "operators": ["--operator-m", "--samples"],
+}
 
 
-def time_note(errors: int, rows: int) -> str | None:
+def _duration(seconds: float) -> str:
+    """``seconds`` as a rough duration a reader takes in at once: minutes up to two hours,
+    then hours up to two days, then days (5,060 min reads as 84 h)."""
+    for unit, size in (("days", 86400.0), ("h", 3600.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.0f} {unit}"
+    return f"{seconds / 60:,.0f} min"
+
+
+def time_note(errors: int | dict[str, int], rows: int) -> str | None:
     """The note printed before a long silent wait (over a minute, roughly): what makes it
     long (the Monte Carlo's ``errors``, bias.csv's ``rows``) and which options shorten it;
-    None for a short run."""
-    seconds = errors / _ERRORS_PER_SECOND + rows / _ROWS_PER_SECOND
+    None for a short run. ``errors`` by part (:func:`simulated_error_parts`) names the
+    options of the parts that make the wait long; a plain count is taken as the bias
+    table's."""
+    parts = errors if isinstance(errors, dict) else {"bias": errors}
+    total = sum(parts.values())
+    seconds = total / _ERRORS_PER_SECOND + rows / _ROWS_PER_SECOND
     if seconds <= 60:
         return None
-    parts, options = [], []
-    if errors > 10 * _ERRORS_PER_SECOND:  # a part that alone takes over 10 s
-        parts.append(f"the Monte Carlo draws {errors:.2g} errors")
-        options += ["--mc-m", "--samples"]
+    texts, options = [], []
+    if total > 10 * _ERRORS_PER_SECOND:  # the Monte Carlo alone takes over 10 s
+        texts.append(f"the Monte Carlo draws {total:.2g} errors")
+        for part, count in parts.items():
+            # a part of over 10 s and a tenth of the wait: its options shorten it
+            if count > 10 * _ERRORS_PER_SECOND and count > 0.1 * seconds * _ERRORS_PER_SECOND:
+                options += [o for o in _PART_OPTIONS[part] if o not in options]
     if rows > 10 * _ROWS_PER_SECOND:
         size = rows * _BYTES_PER_ROW / 1e9
-        parts.append(f"bias.csv gets {rows:,} rows (M x N; about {size:.1f} GB)")
+        texts.append(f"bias.csv gets {rows:,} rows (M x N; about {size:.1f} GB)")
         options.append("--m-max")
     options.append("--n-max")
     return (
-        f"{' and '.join(parts)}, roughly {seconds / 60:,.0f} min on one core; "
+        f"{' and '.join(texts)}, roughly {_duration(seconds)} on one core; "
         f"{', '.join(options[:-1])} or {options[-1]} shorten it"
     )
 
@@ -183,7 +217,7 @@ def remove_empty_folders(folders: list[Path]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compute the tables, draw the figures, write all six files atomically."""
     mc_m = _validate(args)
-    errors = simulated_errors(
+    errors = simulated_error_parts(
         mc_m, args.n_max, args.samples, args.variance_samples, args.operator_m
     )
     note = time_note(errors, args.m_max * args.n_max)
