@@ -328,3 +328,21 @@ def test_a_forked_process_asks_again_instead_of_waiting_for_its_parents_thread()
         child.join()
     assert child.exitcode == 0
     assert "registered in this process only" in answers.get(timeout=5)
+
+
+def test_resume_names_differing_keyword_options_as_json(tmp_path) -> None:
+    """``--resume`` with other ``--env-kwargs`` named them as Python's ``{'x': True}``,
+    which ``--env-kwargs`` (JSON) does not take back."""
+    config = TrainConfig(**{**TINY, "checkpoint_every": 100}, agent="dqn")
+    run_training(config, tmp_path / "run", progress=False, stop_after=100)
+    other = TrainConfig(
+        **{**TINY, "checkpoint_every": 100},
+        agent="dqn",
+        env_kwargs={"sutton_barto_reward": True},
+        optimizer_kwargs={"alpha": 0.9},
+    )
+    with pytest.raises(UsageError) as info:
+        run_training(other, tmp_path / "run", progress=False)
+    text = str(info.value)
+    assert '--env-kwargs default (now {"sutton_barto_reward": true})' in text
+    assert '--optimizer-kwargs {} (now {"alpha": 0.9})' in text  # CartPole: torch's

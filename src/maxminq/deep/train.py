@@ -1048,9 +1048,16 @@ def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) 
     now = json.loads(cfg.result_key())
     differ = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
     if [k for k in differ if k != "steps"]:
+
+        def value(options: dict[str, Any], k: str) -> str:
+            # A mapping or list as JSON, as --env-kwargs and --optimizer-kwargs take them
+            # (Python's {'x': True} cannot be given back); absent: at its default.
+            v = options.get(k, "default")
+            return json.dumps(v) if isinstance(v, dict | list) else str(v)
+
         options = "; ".join(  # as the command's options, with the run's values
             f"{'--env' if k == 'env_id' else '--' + k.replace('_', '-')} "
-            f"{saved.get(k, 'default')} (now {now.get(k, 'default')})"  # absent: at default
+            f"{value(saved, k)} (now {value(now, k)})"
             for k in differ
             if k != "steps"
         )
