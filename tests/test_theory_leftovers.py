@@ -181,3 +181,65 @@ def test_theory_long_wait_note_names_the_options_of_the_slow_part(
     line = theory_note(tmp_path, *argv)
     assert line.startswith("maxminq theory: note: the Monte Carlo draws "), line
     assert line.endswith(f", roughly {duration} on one core; {options} shorten it"), line
+
+
+# --- maxminq theory: one progress bar over all three Monte Carlos ---------------------------
+
+
+def test_theory_progress_bar_counts_every_monte_carlo(tmp_path: Path) -> None:
+    """The bar counted the bias table's errors only, so it stood at 100% while the variance
+    and operator tables (at the defaults three times as long) were drawn in silence. Hand
+    count for --m-max 4 --n-max 3 (simulated M 1, 2, 4; sum of N = 6), --samples 100,
+    --variance-samples 1000: bias 100 x 7 x 6 = 4,200; variance 1000 x (6 + 3) = 9,000;
+    operators 100 x 8 x (1 + 2 + 2 + 1 + 3 x 6) = 19,200; in all 32,400."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()  # stderr a terminal: the bar is shown
+    # 24 x 120 characters (a new pty is 0 wide, and tqdm then draws an empty bar)
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "maxminq", "theory", "--out", str(tmp_path / "t"),
+             "--m-max", "4", "--n-max", "3", "--samples", "100", "--variance-samples", "1000"],
+            stdout=subprocess.DEVNULL, stderr=follower, cwd=ROOT, timeout=120, check=False,
+        )  # fmt: skip
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # EIO: the pty's other end is closed and drained
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0
+    states = [s.strip() for s in b"".join(chunks).decode().replace("\n", "\r").split("\r")]
+    states = [s for s in states if s.startswith("Monte Carlo")]
+    assert states, b"".join(chunks)
+    assert "32.4k/32.4k" in states[-1], states[-1]  # was: 'Monte Carlo bias' ... 4.20k/4.20k
+    assert all("32.4k/32.4k" in s for s in states if "100%" in s)  # 100% only at the end
+
+
+def test_variance_table_with_a_bar_gives_the_same_numbers() -> None:
+    """With a bar, variance_table draws one N at a time (to advance it); the numbers must be
+    those of the one call over all N, bit for bit (the same rng draws, in the same order)."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+    from tqdm import tqdm
+
+    from maxminq.analysis.theory_plots import variance_table
+
+    for noise in ("uniform", "normal"):
+        plain = variance_table(6, 500, np.random.default_rng(3), noise=noise)
+        with tqdm(total=500 * (21 + 6), file=io.StringIO()) as bar:
+            barred = variance_table(6, 500, np.random.default_rng(3), noise=noise, bar=bar)
+            assert bar.n == 500 * (21 + 6)  # sum of N + 1 over N = 1..6, per sample
+        pd.testing.assert_frame_equal(barred, plain, check_exact=True)

@@ -75,6 +75,7 @@ def bias_table(
     seed: int | np.random.SeedSequence,
     progress: bool = False,
     noise: str = "uniform",
+    bar: Any = None,
 ) -> pd.DataFrame:
     """Tidy table of Theorem 1 (i) over M = 1..m_max, N = 1..n_max with gamma * tau = 1.
 
@@ -85,7 +86,8 @@ def bias_table(
     elsewhere; they sample errors of the law ``noise`` (see ``monte_carlo_bias``), named in
     ``mc_noise``.
     The rows of M draw from their own stream, child M of ``seed``, so they do not depend on
-    which other M are simulated.
+    which other M are simulated. ``progress`` shows a bar of the errors drawn; ``bar``, a
+    tqdm bar the caller shares with other tables, is advanced instead (and left open).
     """
     from tqdm import tqdm
 
@@ -103,13 +105,15 @@ def bias_table(
     frame["mc_target_variance_se"] = np.nan
     frame["mc_samples"] = 0
     sum_n = n_max * (n_max + 1) // 2  # errors per sample for one M, over N = 1..n_max: M sum_n
-    bar = tqdm(
-        total=samples * sum_n * sum(set(mc_m)),
-        desc="Monte Carlo bias",
-        unit="error",
-        unit_scale=True,
-        disable=not progress,
-    )
+    own_bar = bar is None
+    if own_bar:
+        bar = tqdm(
+            total=samples * sum_n * sum(set(mc_m)),
+            desc="Monte Carlo bias",
+            unit="error",
+            unit_scale=True,
+            disable=not progress,
+        )
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     for m in sorted(set(mc_m)):
         rows = frame["M"] == m
@@ -124,28 +128,45 @@ def bias_table(
         frame.loc[rows, "mc_target_variance_se"] = est.target_variance_se
         frame.loc[rows, "mc_samples"] = samples
         bar.update(samples * sum_n * m)  # weighted by work: large M dominate the wait
-    bar.close()
+    if own_bar:
+        bar.close()
     frame["mc_noise"] = noise
     return frame[BIAS_COLUMNS]
 
 
 def variance_table(
-    n_max: int, samples: int, rng: np.random.Generator, noise: str = "uniform"
+    n_max: int,
+    samples: int,
+    rng: np.random.Generator,
+    noise: str = "uniform",
+    bar: Any = None,
 ) -> pd.DataFrame:
     """Tidy table of Theorem 1 (ii) (tau = 1) and Corollary 1 for N = 1..n_max, with
     Monte-Carlo estimates (``monte_carlo_bias`` with M = 1, errors of the law ``noise``,
-    named in ``mc_noise``) and their standard errors."""
+    named in ``mc_noise``) and their standard errors. ``bar``: a tqdm bar to advance by the
+    errors drawn, N + 1 a sample for each N (the same numbers: N = 1, 2, ... draw from
+    ``rng`` in turn either way)."""
     ns = np.arange(1, _size(n_max, "n_max") + 1)
-    est = monte_carlo_bias(1, ns, 1.0, 1.0, samples, rng, noise=noise)
+    if bar is None:
+        ests = [monte_carlo_bias(1, ns, 1.0, 1.0, samples, rng, noise=noise)]
+    else:
+        ests = []
+        for n in ns:  # one N at a time, to advance the bar
+            ests.append(monte_carlo_bias(1, n, 1.0, 1.0, samples, rng, noise=noise))
+            bar.update(samples * (int(n) + 1))
+
+    def column(name: str) -> np.ndarray:
+        return np.concatenate([np.atleast_1d(getattr(est, name)) for est in ests])
+
     return pd.DataFrame(
         {
             "N": ns,
             "min_variance": min_variance(ns),
             "variance_ratio": variance_ratio(ns),
-            "mc_min_variance": est.min_variance,
-            "mc_min_variance_se": est.min_variance_se,
-            "mc_variance_ratio": est.variance_ratio,
-            "mc_variance_ratio_se": est.variance_ratio_se,
+            "mc_min_variance": column("min_variance"),
+            "mc_min_variance_se": column("min_variance_se"),
+            "mc_variance_ratio": column("variance_ratio"),
+            "mc_variance_ratio_se": column("variance_ratio_se"),
             "mc_samples": samples,
             "mc_noise": noise,
         }
@@ -178,7 +199,12 @@ OPERATOR_SETTINGS: dict[str, tuple[int | None, dict[str, float]]] = {
 
 
 def operator_bias_table(
-    m: int, n_max: int, samples: int, seed: int | np.random.SeedSequence, noise: str = "uniform"
+    m: int,
+    n_max: int,
+    samples: int,
+    seed: int | np.random.SeedSequence,
+    noise: str = "uniform",
+    bar: Any = None,
 ) -> pd.DataFrame:
     """Every operator's target bias and variance in Theorem 1's setting, by Monte Carlo.
 
@@ -187,6 +213,8 @@ def operator_bias_table(
     and Historical Best for N = 1..n_max members, the others at their own member count. One row
     per (operator, N); operator i draws from child i of ``seed``. ``expected_bias`` is the
     exact mean for uniform errors (``operator_expected_bias``), whatever ``noise`` is.
+    ``bar``: a tqdm bar to advance by the errors drawn (``samples x m x N`` a row), operator
+    by operator.
     """
     m, n_max = _size(m, "m"), _size(n_max, "n_max")
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
@@ -213,6 +241,8 @@ def operator_bias_table(
                 }
             )
         )
+        if bar is not None:
+            bar.update(samples * m * int(ns.sum()))
     return pd.concat(frames, ignore_index=True)[OPERATOR_BIAS_COLUMNS]
 
 

@@ -224,6 +224,8 @@ def run(args: argparse.Namespace) -> int:
     if note is not None:  # say so before a long silent wait
         print(f"maxminq theory: note: {note}", file=sys.stderr, flush=True)
     # Imported here so that option errors are reported before the heavier imports.
+    from tqdm import tqdm
+
     from maxminq.analysis.theory_plots import (
         bias_table,
         operator_bias_table,
@@ -235,18 +237,29 @@ def run(args: argparse.Namespace) -> int:
     from maxminq.experiments.store import atomic_write  # creates --out
 
     bias_seed, variance_seed = np.random.SeedSequence(args.seed).spawn(2)
-    progress = not args.no_progress and sys.stderr.isatty()
-    bias = bias_table(
-        args.m_max, args.n_max, mc_m, args.samples, bias_seed, progress=progress, noise=args.noise
+    # One bar over the three tables' Monte Carlo, in errors drawn: the bias table's alone
+    # reached 100% with most of the wait (the variance table's, at the defaults) to come.
+    bar = tqdm(
+        total=sum(errors.values()),
+        desc="Monte Carlo",
+        unit="error",
+        unit_scale=True,
+        disable=args.no_progress or not sys.stderr.isatty(),
     )
-    variance_rng = np.random.default_rng(variance_seed)
-    variance = variance_table(args.n_max, args.variance_samples, variance_rng, noise=args.noise)
-    # The third child of --seed (spawn(2) above made the first two): the other tables keep
-    # their numbers.
-    operator_seed = np.random.SeedSequence(args.seed, spawn_key=(2,))
-    operators = operator_bias_table(
-        args.operator_m, args.n_max, args.samples, operator_seed, noise=args.noise
-    )
+    with bar:
+        bias = bias_table(
+            args.m_max, args.n_max, mc_m, args.samples, bias_seed, noise=args.noise, bar=bar
+        )
+        variance_rng = np.random.default_rng(variance_seed)
+        variance = variance_table(
+            args.n_max, args.variance_samples, variance_rng, noise=args.noise, bar=bar
+        )
+        # The third child of --seed (spawn(2) above made the first two): the other tables
+        # keep their numbers.
+        operator_seed = np.random.SeedSequence(args.seed, spawn_key=(2,))
+        operators = operator_bias_table(
+            args.operator_m, args.n_max, args.samples, operator_seed, noise=args.noise, bar=bar
+        )
 
     outputs = {
         "bias.csv": lambda p: bias.to_csv(p, index=False, float_format="%.10g"),
