@@ -346,3 +346,28 @@ def test_resume_names_differing_keyword_options_as_json(tmp_path) -> None:
     text = str(info.value)
     assert '--env-kwargs default (now {"sutton_barto_reward": true})' in text
     assert '--optimizer-kwargs {} (now {"alpha": 0.9})' in text  # CartPole: torch's
+
+
+# --- a trained agent's seeds are whole numbers ---------------------------------------------
+
+
+def test_a_bool_or_float_seed_is_refused_naming_seeds(tmp_path) -> None:
+    """``seed=True`` acted as seed 1 (``True == 1``), and ``evaluate_agent(agent, [True])``
+    played seed 1 and wrote ``True`` in its seed column; ``[1.0]`` was a TypeError from
+    NumPy naming nothing; ``['0']`` said ``not 0``."""
+    from maxminq.deep import evaluate_agent
+
+    run_training(TrainConfig(**TINY, agent="dqn", seeds=[0, 1]), tmp_path / "run", progress=False)
+    agent = load_agent(tmp_path / "run")
+    obs = np.zeros(4, np.float32)
+    with pytest.raises(UsageError, match=r"^--seeds: this run trained seeds \[0, 1\], not True$"):
+        agent.q_values(obs, seed=True)
+    with pytest.raises(UsageError, match=r"not '0'$"):
+        agent.act(obs, seed="0")
+    for seeds, shown in (([True], "True"), ([1.0], "1.0"), ([0, "1"], "'1'")):
+        with pytest.raises(UsageError) as info:
+            evaluate_agent(agent, seeds, episodes=1)
+        assert str(info.value) == f"--seeds: expected the run's seeds as whole numbers, got {shown}"
+    played = evaluate_agent(agent, np.array([1, 0]), episodes=1)
+    assert played["seed"].tolist() == [1, 0] and played["seed"].dtype == np.int64
+    assert [type(s) for s in played["seed"].tolist()] == [int, int]

@@ -233,8 +233,9 @@ class TrainedAgent:
         )
 
     def _position(self, seed: int) -> int:
-        if seed not in self.seeds:
-            raise UsageError(f"--seeds: this run trained seeds {self.seeds}, not {seed}")
+        if not is_whole(seed) or seed not in self.seeds:  # True == 1 acted as seed 1
+            shown = int(seed) if is_whole(seed) else repr(seed)
+            raise UsageError(f"--seeds: this run trained seeds {self.seeds}, not {shown}")
         k = self.seeds.index(seed)
         if self.status[k] != "done":
             raise UsageError(f"--seeds: seed {seed} diverged during training and cannot act")
@@ -349,6 +350,9 @@ def _check_play_options(seeds: Any, episodes: Any, eps: Any, env_seed: Any) -> N
         raise UsageError(f"--seeds: expected a list of the run's seeds, got {seeds!r}")
     if len(seeds) == 0:
         raise UsageError("--seeds: give at least one of the run's seeds")
+    odd = [s for s in seeds if not is_whole(s)]  # True played seed 1; 1.0 a TypeError
+    if odd:
+        raise UsageError(f"--seeds: expected the run's seeds as whole numbers, got {odd[0]!r}")
     if not is_whole(episodes) or episodes < 1:
         raise UsageError(f"--episodes: expected a whole number >= 1, got {episodes!r}")
     if not _probability(eps):
@@ -389,6 +393,7 @@ def evaluate_agent(
     """
     _check_play_options(seeds, episodes, eps, env_seed)
     episodes, env_seed = int(episodes), int(env_seed)  # Gymnasium's reset takes Python ints
+    seeds = [int(s) for s in seeds]
     if len(set(seeds)) != len(seeds):  # a seed twice would count its episodes twice
         raise UsageError(f"--seeds: must be distinct, got {list(seeds)}")
     for seed in seeds:
