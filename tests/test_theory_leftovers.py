@@ -243,3 +243,19 @@ def test_variance_table_with_a_bar_gives_the_same_numbers() -> None:
             barred = variance_table(6, 500, np.random.default_rng(3), noise=noise, bar=bar)
             assert bar.n == 500 * (21 + 6)  # sum of N + 1 over N = 1..6, per sample
         pd.testing.assert_frame_equal(barred, plain, check_exact=True)
+
+
+def test_theory_help_says_what_each_sample_count_drives() -> None:
+    """--samples also sets the every-operator table's samples (its help named the bias table
+    only, so a user shortening that table's wait did not know which option to use); both
+    counts need 3 or more; --out names the six files it replaces."""
+    import argparse
+
+    from maxminq.commands.theory import OUTPUTS, add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    lines = {a.option_strings[0]: str(a.help) for a in parser._actions if a.option_strings}
+    assert "operator_bias.csv" in lines["--samples"] and "3 or more" in lines["--samples"]
+    assert "3 or more" in lines["--variance-samples"]
+    assert all(name in lines["--out"] for name in OUTPUTS), lines["--out"]

@@ -37,7 +37,14 @@ OUTPUTS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq theory``."""
-    parser.add_argument("--out", required=True, type=Path, help="output folder (created)")
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="output folder, created if needed: bias.csv, variance.csv, operator_bias.csv and "
+        "their figures (bias_heatmap.png, variance_ratio.png, operator_bias.png) replace an "
+        "earlier run's there; other files stay",
+    )
     parser.add_argument(
         "--m-max", type=int, default=100, help="largest M (actions), 1..10000; default 100"
     )
@@ -48,13 +55,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--samples",
         type=int,
         default=2000,
-        help="Monte-Carlo samples per (M, N) cell of the bias table; default 2000",
+        help="Monte-Carlo samples per (M, N) cell of the bias table and per row of the "
+        "every-operator table (operator_bias.csv), 3 or more; default 2000",
     )
     parser.add_argument(
         "--variance-samples",
         type=int,
         default=200_000,
-        help="Monte-Carlo samples per N for the variance ratio; default 200000",
+        help="Monte-Carlo samples per N for the variance ratio, 3 or more; default 200000",
     )
     parser.add_argument(
         "--mc-m",
