@@ -169,12 +169,25 @@ def test_check_env_still_names_the_old_gym_api_in_one_line() -> None:
         (
             "CartPole-v1",
             {"bad": 1},
-            "CartPoleEnv.__init__() got an unexpected keyword argument 'bad'",
+            "CartPoleEnv.__init__() got an unexpected keyword argument 'bad' (its keywords: "
+            "sutton_barto_reward)",
         ),
         (
             "maxminq/Catcher-v0",
             {"bad": 1},
-            "GameEnv.__init__() got an unexpected keyword argument 'bad'",
+            "GameEnv.__init__() got an unexpected keyword argument 'bad' (its keywords: normalize)",
+        ),
+        (
+            "maxminq/MinAtar-Breakout-v0",
+            {"bad": 1},
+            "MinAtarEnv.__init__() got an unexpected keyword argument 'bad' (its keywords: "
+            "sticky_action_prob, difficulty_ramping, minimal_action_set, obs_dtype, "
+            "render_scale)",
+        ),
+        (
+            "Acrobot-v1",
+            {"x": 1},
+            "AcrobotEnv.__init__() got an unexpected keyword argument 'x' (it takes no keywords)",
         ),
         (
             "LunarLander-v3",
@@ -186,7 +199,9 @@ def test_check_env_still_names_the_old_gym_api_in_one_line() -> None:
 def test_refused_env_kwargs_are_one_line_quoting_them_once(env_id, kwargs, why) -> None:
     """Gymnasium re-raises a constructor's error with ``... was raised from the environment
     creator for ID with kwargs ({...})`` appended: after ours, the keywords were quoted
-    twice (the second time with the registry's own beside them)."""
+    twice (the second time with the registry's own beside them). An unknown keyword is
+    answered with the ones the environment takes (besides render_mode and what its id
+    fixes, MinAtar's game)."""
     with pytest.raises(UsageError) as info:
         make_with_kwargs(env_id, kwargs)
     text = str(info.value)
@@ -201,7 +216,8 @@ def test_refused_env_kwargs_on_the_command_line(tmp_path, capsys) -> None:
     err = capsys.readouterr().err.strip()
     assert err == (
         'maxminq train: error: --env-kwargs: CartPole-v1 refused {"bad": 1}: '
-        "CartPoleEnv.__init__() got an unexpected keyword argument 'bad'"
+        "CartPoleEnv.__init__() got an unexpected keyword argument 'bad' (its keywords: "
+        "sutton_barto_reward)"
     )
 
 

@@ -369,6 +369,29 @@ def creator_error(err: BaseException) -> BaseException:
     return err
 
 
+def _keywords_hint(env_id: str) -> str:
+    """`` (its keywords: a, b)``: what the constructor of ``env_id`` takes by name, besides
+    ``render_mode`` (``evaluate --gif``'s) and those its id fixes (MinAtar's ``game``); ''
+    if that cannot be told (a creator taking ``**kwargs``, one that cannot be inspected)."""
+    import inspect
+
+    from gymnasium.envs.registration import load_env_creator
+
+    try:
+        spec = gym.spec(env_id.rpartition(":")[2])
+        entry = spec.entry_point
+        creator: Any = load_env_creator(entry) if isinstance(entry, str) else entry
+        params = inspect.signature(creator).parameters.values()
+    except Exception:  # noqa: BLE001 - only a hint: none rather than another error
+        return ""
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return ""
+    fixed = {"render_mode", *(spec.kwargs or {})}
+    names = [p.name for p in params if p.kind in named and p.name not in fixed]
+    return f" (its keywords: {', '.join(names)})" if names else " (it takes no keywords)"
+
+
 def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: Any) -> gym.Env:
     """:func:`make` with the user's keywords ``env_kwargs`` (``--env-kwargs``) and ``extra``
     ones (e.g. ``max_episode_steps``, ``render_mode``): an environment that refuses them
@@ -391,6 +414,8 @@ def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: An
         why = one_line(own) or repr(own)
         if isinstance(own, LookupError):  # str(KeyError('medium')) is just 'medium'
             why = f"{type(own).__name__}: {why}"
+        if isinstance(own, TypeError) and "unexpected keyword argument" in why:
+            why += _keywords_hint(env_id)
         raise UsageError(f"--env-kwargs: {env_id} refused {json.dumps(kwargs)}: {why}") from None
 
 
