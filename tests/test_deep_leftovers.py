@@ -387,3 +387,22 @@ def test_a_bool_or_float_seed_is_refused_naming_seeds(tmp_path) -> None:
     played = evaluate_agent(agent, np.array([1, 0]), episodes=1)
     assert played["seed"].tolist() == [1, 0] and played["seed"].dtype == np.int64
     assert [type(s) for s in played["seed"].tolist()] == [int, int]
+
+
+# --- run_training's threads are checked before --out is touched ---------------------------
+
+
+def test_bad_threads_are_refused_before_overwrite_deletes_the_run(tmp_path) -> None:
+    """``run_training(..., overwrite=True, threads=0)`` deleted the finished run in the
+    folder, then failed in torch (``RuntimeError: set_num_threads expects a positive
+    integer``): the run was lost to a bad argument."""
+    config = TrainConfig(**TINY, agent="dqn")
+    out = tmp_path / "run"
+    run_training(config, out, progress=False)
+    before = sorted(p.name for p in out.iterdir())
+    assert "runs.csv" in before and MODEL_FILE in before
+    for threads, shown in ((0, "0"), (-1, "-1"), (1.5, "1.5"), ("2", "'2'"), (True, "True")):
+        with pytest.raises(UsageError) as info:
+            run_training(config, out, progress=False, overwrite=True, threads=threads)
+        assert str(info.value) == f"--threads: expected a whole number >= 1, got {shown}"
+    assert sorted(p.name for p in out.iterdir()) == before

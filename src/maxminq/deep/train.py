@@ -90,7 +90,7 @@ from maxminq.deep.policy import (
     torch_threads,
 )
 from maxminq.deep.replay import ReplayBuffers
-from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, one_line
+from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, is_whole, one_line
 from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
@@ -1237,6 +1237,8 @@ def run_training(
             f"config: expected a maxminq.deep.TrainConfig, got {type(config).__name__} "
             "(write TrainConfig(**options))"
         )
+    if not is_whole(threads) or threads < 1:  # torch's RuntimeError came after --overwrite
+        raise UsageError(f"--threads: expected a whole number >= 1, got {threads!r}")
     start_env_id_check(config.env_id)  # runs while the options and the env are checked
     from maxminq.cli import check_out_folder  # the command's check: a file, no rights
 
