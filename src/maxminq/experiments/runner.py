@@ -20,6 +20,7 @@ import contextlib
 import logging
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.context
 import os
 import shutil
 import signal
@@ -55,6 +56,18 @@ BACKENDS = ("local", "ray")
 STOP_GRACE = 30.0
 RAY_CURRENT_CLUSTER = "/tmp/ray/ray_current_cluster"  # Ray's record of the last `ray start`
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+# The local backend's workers are spawned: each imports the script that called run_sweep
+# again (as __mp_main__), and a script without the __main__ guard calls run_sweep once more
+# there. Such a worker (named WORKER_NAME-N, which its start-up already knows) exits at once
+# with UNGUARDED_EXIT, and the driver, seeing that status, stops with UNGUARDED.
+WORKER_NAME = "maxminq-sweep-worker"
+UNGUARDED_EXIT = 87
+UNGUARDED = (
+    "run_sweep: the local backend's worker processes import the calling script again, and "
+    "it called run_sweep again in each of them; put the call under "
+    '`if __name__ == "__main__":` (nothing was run; run it again once it is there)'
+)
+UNGUARDED_REQUEUE = "not run: the calling script lacked the __main__ guard (run_sweep)"
 
 
 @dataclass
@@ -138,6 +151,59 @@ def _worker_init() -> None:
         os._exit(1)
 
 
+class _UnguardedScript(Exception):
+    """A worker exited with :data:`UNGUARDED_EXIT`: the script that called ``run_sweep`` ran
+    it again while the worker imported it."""
+
+
+def _refuse_worker_startup() -> None:
+    """Stop a spawned process that is importing the script which called ``run_sweep`` (its
+    ``__main__`` guard is missing), before it opens the store or starts processes.
+
+    A worker of our pool exits quietly with :data:`UNGUARDED_EXIT` (its driver reports it,
+    once, as a one-line error); in any other process's start-up the error is raised here.
+    """
+    proc = multiprocessing.current_process()
+    # ``_inheriting`` is set while a spawned process unpickles its start-up data and imports
+    # the parent's main module; multiprocessing's own check of this mistake reads it too.
+    if not getattr(proc, "_inheriting", False):
+        return
+    if proc.name.startswith(WORKER_NAME + "-"):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(UNGUARDED_EXIT)  # not SystemExit: a script's `except` could swallow that
+    raise UsageError(UNGUARDED)
+
+
+class _WorkerProcess(multiprocessing.context.SpawnProcess):
+    """A spawned pool worker named ``WORKER_NAME-N``: the name reaches the worker before it
+    imports the main module, so :func:`_refuse_worker_startup` knows whose worker it is."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = f"{WORKER_NAME}-{self.name.rpartition('-')[2]}"
+
+
+class _WorkerContext(multiprocessing.context.SpawnContext):
+    """The spawn start method, with workers that are :class:`_WorkerProcess`."""
+
+    Process = _WorkerProcess
+
+
+def _exit_codes(procs: list[Any], within: float = 5.0) -> list[int | None]:
+    """The exit statuses of ``procs`` (``None`` for one still running after ``within`` s).
+
+    The pool's own thread reaps its dead workers too; a status read while it does may come
+    back ``None`` for a moment, so a dead worker is asked again until it answers."""
+    deadline = time.monotonic() + within
+    codes = [proc.exitcode for proc in procs]
+    while None in codes and time.monotonic() < deadline:
+        time.sleep(0.01)
+        codes = [proc.exitcode for proc in procs]
+    return codes
+
+
 def _stop_workers(procs: list[Any], grace: float = STOP_GRACE, notice: bool = False) -> None:
     """SIGTERM each process of ``procs`` still alive, wait up to ``grace`` s for them to
     end, then SIGKILL those left (at once on a KeyboardInterrupt meanwhile: a second
@@ -180,7 +246,7 @@ class _LocalBackend:
         """Spawned workers: no torch/numba state is inherited from the driver."""
         return cf.ProcessPoolExecutor(
             max_workers=self.workers,
-            mp_context=multiprocessing.get_context("spawn"),
+            mp_context=_WorkerContext(),
             initializer=_worker_init,
         )
 
@@ -199,7 +265,7 @@ class _LocalBackend:
         # The pool's manager thread watches the workers it knew when it last woke up; a
         # worker spawned after that which dies went unnoticed, its run shown running, until
         # another run ended (hours, for deep runs). A dead worker wakes the manager now.
-        procs = self._workers()
+        procs = dead = self._workers()
         if any(proc.exitcode is not None for proc in procs):
             wakeup = getattr(self._pool, "_executor_manager_thread_wakeup", None)
             if wakeup is not None:
@@ -223,8 +289,11 @@ class _LocalBackend:
             self._pool.shutdown(wait=False, cancel_futures=True)
             # The pool sent SIGTERM to its other workers: a deep run checkpoints its step
             # first, and must be gone (its folder unlocked) before it runs again.
+            procs = list({id(proc): proc for proc in procs + dead}.values())
             _stop_workers(procs)
             self._pool = self._new_pool()
+            if UNGUARDED_EXIT in _exit_codes(procs):  # not a run's fault: stop the sweep
+                raise _UnguardedScript(UNGUARDED)
         return out
 
     def close(self) -> None:
@@ -450,7 +519,12 @@ def run_sweep(
     Finished runs whose files verify are skipped; failed, interrupted and corrupt ones are
     run again. ``workers`` defaults to the number of cores (local) or the Ray cluster's
     CPUs. ``keep_work`` keeps each finished run's scratch/checkpoint folder.
+
+    The local backend's workers import the calling script again: a script must call this
+    under ``if __name__ == "__main__":``, else :class:`UsageError` says so (nothing is run,
+    no run is recorded failed).
     """
+    _refuse_worker_startup()  # first: this process may be a worker importing the script
     check_options(backend, workers, address)
     if isinstance(config_or_path, SweepConfig):
         config = config_or_path
@@ -468,6 +542,10 @@ def run_sweep(
             backend_obj = _make_backend(backend, workers, address)
             try:
                 _drive(store, backend_obj, todo, summary, progress, keep_work)
+            except _UnguardedScript:
+                backend_obj.abort()
+                # Raised here, without the chain: the user's traceback ends at their call.
+                raise UsageError(UNGUARDED) from None
             except BaseException:
                 backend_obj.abort()
                 raise
@@ -551,11 +629,12 @@ def _drive(
                 del inflight[handle]
                 bar.update(1)
                 postfix()
-    except BaseException:
+    except BaseException as err:
+        why = UNGUARDED_REQUEUE if isinstance(err, _UnguardedScript) else INTERRUPTED
         for run in inflight.values():
             rec = store.get(run.run_id)
             if rec is None or rec.status in ("pending", "running"):  # not stored yet
-                store.mark_pending(run.run_id, INTERRUPTED)
+                store.mark_pending(run.run_id, why)
         raise
     finally:
         bar.close()
