@@ -27,6 +27,7 @@ import numpy as np
 from _cli import Parser, positive_float, positive_int  # this folder (_cli.py)
 from tqdm import tqdm
 
+from maxminq.cli import check_out_folder
 from maxminq.envs import CATCHER_ID, PIXELCOPTER_ID, make, make_vector
 from maxminq.errors import UsageError
 from maxminq.experiments.store import atomic_write
@@ -138,6 +139,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--out", default=None, help="also write the results as JSON here")
     args = parser.parse_args(argv)
+    if args.out is not None:  # else a folder or an unwritable place fails after the timing
+        out = Path(args.out)
+        if out.is_dir():
+            parser.error(f"--out: {out} is a folder; give a file name, e.g. {out / 'envs.json'}")
+        try:
+            check_out_folder(out.parent, "--out")
+        except UsageError as err:
+            parser.error(str(err))
     for env_id in args.envs:  # a bad id fails here, not after the others' minutes
         try:
             env = make(env_id)

@@ -240,6 +240,8 @@ def test_bench_sweep_resume_smoke(tmp_path: Path) -> None:
         ("bench_envs", ["--envs", "Pendulum-v1"], "--envs"),  # continuous actions
         ("bench_envs", ["--envs"], "--envs"),  # was: an empty table
         ("bench_envs", ["--out", ""], "--out"),
+        ("bench_envs", ["--out", "/"], "--out"),  # was: a traceback after all the timing
+        ("bench_envs", ["--out", "/etc/hostname/envs.json"], "--out"),  # under a file: same
         ("bench_sweep_resume", ["--runs", "0"], "--runs"),  # was: a ConfigError traceback
         ("bench_sweep_resume", ["--table-kb", "nan"], "--table-kb"),
         ("bench_sweep_resume", ["--dir", ""], "--dir"),  # was: the working folder deleted
