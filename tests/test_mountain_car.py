@@ -321,13 +321,18 @@ def test_numpy_operator_path_equals_compiled_path() -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("target", ["group", "parent"])
+@pytest.mark.parametrize("target", ["group", "parent", "group-at-start"])
 def test_ctrl_c_stops_workers_promptly(tmp_path, target: str) -> None:
     # Each task (one step size) is 20 runs of 100,000 episodes, which Q-learning at
     # sigma^2 = 50 and these step sizes ends at the 5,000-step cap (Appendix C.2): about 10^10
     # steps. An interrupt that waited for the running (or all) tasks, or a hung pool, cannot
     # end within the 60 s hang guard, so no tight wall-clock bound (a loaded machine) is needed.
-    # "group" is a terminal's Ctrl-C (the workers get SIGINT too); "parent" is kill -INT.
+    # "group" is a terminal's Ctrl-C (the workers get SIGINT too); "parent" is kill -INT;
+    # "group-at-start" is a Ctrl-C while the workers start Python and import numpy and pandas
+    # (seconds on a loaded machine, so "group" can meet it too): it reaches the workers as
+    # soon as they exist, and the whole group a second later, as when a busy parent takes
+    # its SIGINT late. A worker that turned it into a KeyboardInterrupt printed a traceback
+    # (under load, 4 "group" Ctrl-Cs in 10 at that moment did).
     out = tmp_path / "mc"
     cmd = [sys.executable, "-m", "maxminq.cli", "experiment", "mountain-car", "--runs", "20",
            "--episodes", "100000", "--sigma2", "50", "--algorithms", "q_learning",
@@ -339,12 +344,17 @@ def test_ctrl_c_stops_workers_promptly(tmp_path, target: str) -> None:
         deadline = time.monotonic() + 30
         workers: list[int] = []
         while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.1)
+            time.sleep(0.01)
             workers = helpers.workers(proc.pid)
         assert len(workers) == 2, "the workers never started"
-        time.sleep(2.0)  # let them import and get into their first tasks
+        if target == "group-at-start":
+            for worker in workers:
+                os.kill(worker, signal.SIGINT)
+            time.sleep(1.0)
+        else:
+            time.sleep(2.0)  # let them import and get into their first tasks
         assert proc.poll() is None
-        if target == "group":
+        if target.startswith("group"):
             os.killpg(proc.pid, signal.SIGINT)
         else:
             os.kill(proc.pid, signal.SIGINT)

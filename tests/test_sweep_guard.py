@@ -1,17 +1,26 @@
-"""``run_sweep`` from a script without the ``if __name__ == "__main__":`` guard.
+"""What a sweep's worker does while it starts up (imports the calling script, numpy...).
 
-The local backend's spawned workers import the calling script again, which runs
-``run_sweep`` once more in each of them. That must end as one error in the calling process
-that names the fix, with no run recorded failed, so that the same sweep, once the script is
-guarded, runs every run.
+* ``run_sweep`` from a script without the ``if __name__ == "__main__":`` guard: the local
+  backend's spawned workers import the calling script again, which runs ``run_sweep`` once
+  more in each of them. That must end as one error in the calling process that names the
+  fix, with no run recorded failed, so that the same sweep, once the script is guarded,
+  runs every run.
+* Ctrl-C while the workers start: a worker must not turn it into a traceback (or die and
+  have its runs recorded failed); the driver stops the sweep with its one line.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
+import test_sweep_helpers as helpers
 
 # Two toy-MDP runs (Q-learning, mu = +-0.1) of 2 x 5 episodes: the smallest real sweep.
 SCRIPT = '''
@@ -84,3 +93,55 @@ def test_unguarded_script_gets_one_error_and_the_guarded_one_runs_everything(tmp
     assert "2 runs, 0 already done, 2 done, 0 diverged, 0 failed" in good.stdout
     assert store_state(out) == ({"done": 2}, 0)
     assert len(list((out / "tables").glob("*/toy_mdp.csv"))) == 2
+
+
+# Toy-MDP runs far longer than the test: the interrupt always finds them in flight.
+LONG_TOY = """
+name: long_toy
+kind: toy_mdp
+fixed: {seed: 0, runs: 300, episodes: 100000}
+grid: {mu: [0.1, -0.1]}
+variants: [{algorithm: q_learning, n: 1}, {algorithm: double_q, n: 2}]
+scales: {quick: {}}
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_while_the_workers_start_stops_the_sweep_with_one_line(tmp_path) -> None:
+    # A terminal's Ctrl-C reaches every process of the group; on a busy machine the workers
+    # can take it while Python starts or imports numpy, before their initializer ignores it,
+    # and the driver take it late. Here they get it as soon as they exist, the whole group a
+    # second later. A worker that raised KeyboardInterrupt then printed a traceback and died,
+    # which broke the pool (its runs requeued, then run alone).
+    config = tmp_path / "long_toy.yaml"
+    config.write_text(LONG_TOY)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "maxminq.cli", "sweep", str(config), "--out", str(out),
+           "--workers", "2", "--no-progress"]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 30
+        workers: list[int] = []
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+            workers = helpers.workers(proc.pid)
+        assert len(workers) == 2, "the workers never started"
+        for worker in workers:
+            os.kill(worker, signal.SIGINT)
+        time.sleep(1.0)
+        assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # ours: started by this test
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [
+        "maxminq sweep: interrupted; finished runs are kept: the same command resumes"
+    ], err
+    assert helpers.gone(workers, within=5.0)
+    counts, failed = store_state(out)
+    assert failed == 0 and counts == {"pending": 4}, counts

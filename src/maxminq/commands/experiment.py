@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -392,7 +393,13 @@ def _stop_pool(pool: ProcessPoolExecutor, futures: list[Future]) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, desc: str):
+def _run_tasks(
+    fn: Callable[[dict[str, Any]], pd.DataFrame],
+    tasks: list[dict[str, Any]],
+    workers: int,
+    progress: bool,
+    desc: str,
+) -> list[pd.DataFrame]:
     """Run ``fn`` on every task, in ``workers`` processes; results in task order.
 
     On Ctrl-C (or any error) the workers are terminated before the exception propagates,
@@ -414,12 +421,17 @@ def _run_tasks(fn, tasks: list[dict[str, Any]], workers: int, progress: bool, de
             # SIGINT and SIGTERM stay blocked while the workers are spawned (submit starts
             # them), so that no Ctrl-C or SIGTERM finds one half-started; one arriving
             # meanwhile is raised when the block is lifted, inside the try that stops them.
+            # The workers are spawned ignoring SIGINT (workers_ignore_sigint): one still
+            # importing when a terminal's Ctrl-C reached the group printed a traceback.
+            from maxminq.experiments.runner import workers_ignore_sigint
+
             blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
             try:
                 try:
-                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                                               initializer=_init_worker)  # fmt: skip
-                    futures = [pool.submit(fn, task) for task in tasks]
+                    with workers_ignore_sigint():
+                        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                                   initializer=_init_worker)  # fmt: skip
+                        futures = [pool.submit(fn, task) for task in tasks]
                 finally:
                     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
                 for task, fut in zip(tasks, futures, strict=True):

@@ -204,6 +204,46 @@ def _exit_codes(procs: list[Any], within: float = 5.0) -> list[int | None]:
     return codes
 
 
+@contextlib.contextmanager
+def workers_ignore_sigint() -> Iterator[None]:
+    """Within, processes this thread spawns ignore SIGINT from their first instruction.
+
+    Ctrl-C reaches every process of the terminal's group. A spawned worker ignores it once
+    its initializer runs, but before that (the interpreter's start-up, the imports of numpy,
+    pandas, numba: seconds on a busy machine) Python turned it into a KeyboardInterrupt
+    whose traceback the worker printed beside the driver's one-line "interrupted". A process
+    started while SIGINT is ignored ignores it too (exec keeps SIG_IGN, and Python then does
+    not install its KeyboardInterrupt handler), so the driver ignores it while it spawns:
+    with SIGINT blocked, so that a Ctrl-C meanwhile stays pending (Linux keeps a blocked
+    signal even while it is ignored) and is raised on leaving, in the driver only. The
+    driver stops its workers itself (SIGTERM). Only in the main thread, where Python sets
+    handlers; elsewhere, or when the handler was not set from Python, nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None or previous == signal.SIG_IGN:  # not ours to change, or already so
+        yield
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        # Setting SIG_IGN discards a SIGINT already pending (blocked before we came in, or
+        # since): raised again below, before the block is lifted.
+        pending = signal.SIGINT in signal.sigpending()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            if pending:
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
 def _stop_workers(procs: list[Any], grace: float = STOP_GRACE, notice: bool = False) -> None:
     """SIGTERM each process of ``procs`` still alive, wait up to ``grace`` s for them to
     end, then SIGKILL those left (at once on a KeyboardInterrupt meanwhile: a second
@@ -258,7 +298,8 @@ class _LocalBackend:
     def submit(self, run: RunSpec, work_dir: Path) -> cf.Future:
         """Start one run; returns its future."""
         execute = KINDS[run.kind].execute
-        return self._pool.submit(execute_run, execute, run.settings, str(work_dir))
+        with workers_ignore_sigint():  # submit may spawn a worker
+            return self._pool.submit(execute_run, execute, run.settings, str(work_dir))
 
     def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, _Result]]:
         """The runs that ended within ``timeout`` s, with their answers."""
