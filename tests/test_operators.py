@@ -494,12 +494,14 @@ def test_td_target_checks_its_inputs_and_takes_boolean_flags() -> None:
     assert ops.td_target(1.0, 0.5, 0.0, 4.0) == 3.0  # Python numbers are fine with either
 
 
-def test_double_q_keeps_integer_values_as_the_other_operators_do() -> None:
-    """The NaN check must not turn integer q into floats (NumPy) nor fail (torch)."""
+def test_double_q_of_integer_values_is_float64_as_every_operator() -> None:
+    """The NaN check must not fail on integer q (torch's isnan did); integer q is read as
+    float64 by every operator (tests/test_operators_inputs.py)."""
     q = np.array([[1, 3, 2], [4, 5, 6]])  # member 0 picks action 1; member 1 gives 5
     for x in (q, torch.from_numpy(q)):
         got = ops.double_q(x)
-        assert got == 5 and got.dtype == ops.q_learning(x[..., :1, :]).dtype
+        assert got == 5 and str(got.dtype).endswith("float64")
+        assert got.dtype == ops.q_learning(x[..., :1, :]).dtype
         # Averages of integers are float64 in both (torch's mean refused integer tensors):
         # max_a of the column means (2.5, 4, 4) is 4.
         for name in ("ensemble", "averaged"):

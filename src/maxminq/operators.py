@@ -18,6 +18,10 @@ Conventions (shared by every function):
   sample.
 * ``q`` may be a NumPy array or a torch tensor; the result has the same type.
   Functions are pure: they never modify ``q``.
+* Floating ``q`` keeps its dtype; integer or boolean ``q`` is read as float64 (NumPy and
+  torch alike, every operator: no integer results, no unsigned wrap-around); complex or
+  object values are a TypeError. No axis is guessed: a ``(samples, A)`` array passed to
+  ``maxmin`` is one state with ``samples`` estimators.
 
 Assumption 1 of Lan et al. (2020) (G of equal members is their max; G is 1-Lipschitz in the
 max norm), on which Theorem 2's convergence rests, holds for ``q_learning``, ``maxmin``,
@@ -69,7 +73,9 @@ def _is_torch(x: Any) -> bool:
     return type(x).__module__.startswith("torch")
 
 
-def _check(q: Any, name: str, members: int | None = None) -> None:
+def _check(q: Any, name: str, members: int | None = None) -> Any:
+    """Refuse what is not a ``(..., N, A)`` array of N >= 1 (``members`` if given) estimators
+    of A >= 1 actions; return ``q`` with floating values (see :func:`_floating`)."""
     if not (isinstance(q, np.ndarray) or _is_torch(q)):
         raise TypeError(
             f"{name}: q must be a NumPy array or a torch tensor, got {type(q).__name__}"
@@ -84,12 +90,33 @@ def _check(q: Any, name: str, members: int | None = None) -> None:
         raise ValueError(
             f"{name}: q needs at least one estimator and one action, got {tuple(q.shape)}"
         )
+    return _floating(q, name)
 
 
-def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool = False) -> None:
+def _floating(q: Any, name: str) -> Any:
+    """``q`` itself if it holds floats, else integer or boolean values as float64 (NumPy and
+    torch alike): maxmin kept integers while ensemble averaged them into float64, and
+    weighted_double_q's gap V(a*) - V(a_L) wrapped around in unsigned integers. Complex or
+    object values are a TypeError (NumPy orders complex numbers, but not as action values)."""
+    if _is_torch(q):
+        if q.is_floating_point():
+            return q
+        if not q.is_complex():  # integers and bool
+            return q.double()
+    else:
+        kind = q.dtype.kind
+        if kind == "f":
+            return q
+        if kind in "biu":
+            return q.astype(np.float64)
+    raise TypeError(f"{name}: q must hold real numbers, got {q.dtype}")
+
+
+def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool = False) -> Any:
     """Operator parameter ``name``: a number, or an array broadcasting to ``q``'s batch shape
     (a larger one silently changed the result's shape), ``low`` (">= 0" or "> 0"), and finite
-    if ``finite``."""
+    if ``finite``. Returns it, a list or tuple as an array of ``q``'s backend (a list failed
+    inside the formula: "can't multiply sequence by non-int of type 'float'")."""
     if isinstance(value, (bool, str)):  # True read as 1, "0.5" failed inside the formula
         raise ValueError(f"{op}: {name} must be a number (or array), got {value!r}")
     if (_is_torch(value) or isinstance(value, np.ndarray)) and _is_torch(value) != _is_torch(q):
@@ -98,7 +125,10 @@ def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool 
         raise ValueError(
             f"{op}: {name} must be a number or {like}, as q is, got {type(value).__name__}"
         )
-    arr = value if _is_torch(value) else np.asarray(value, dtype=float)
+    try:
+        arr = value if _is_torch(value) else np.asarray(value, dtype=float)
+    except (TypeError, ValueError):  # complex, None inside a list, ragged lists
+        raise ValueError(f"{op}: {name} must be a number (or array), got {value!r}") from None
     batch = tuple(q.shape[:-2])
     try:
         fits = np.broadcast_shapes(tuple(arr.shape), batch) == batch
@@ -114,6 +144,9 @@ def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool 
         raise ValueError(f"{op}: {name} must be {low}{shown}")
     if finite and not bool((arr < math.inf).all()):  # an infinite sigma gave a -inf bootstrap
         raise ValueError(f"{op}: {name} must be finite")
+    if isinstance(value, list | tuple):
+        return q.new_tensor(arr) if _is_torch(q) else arr  # new_tensor: q's dtype and device
+    return value
 
 
 def _max(x: Any, axis: int) -> Any:
@@ -125,9 +158,7 @@ def _min(x: Any, axis: int) -> Any:
 
 
 def _mean(x: Any, axis: int) -> Any:
-    if _is_torch(x):  # torch cannot average integers; NumPy gives float64, so torch does too
-        return (x if x.is_floating_point() or x.is_complex() else x.double()).mean(dim=axis)
-    return np.mean(x, axis=axis)
+    return x.mean(dim=axis) if _is_torch(x) else np.mean(x, axis=axis)  # x floats (_check)
 
 
 def _argmax(x: Any, axis: int = -1) -> Any:
@@ -169,7 +200,7 @@ def q_learning(q: Array) -> Array:
     Lan et al. (2020), section 6: Generalized Q-learning with N = 1, K = 1.
     ``q`` has shape (..., 1, A).
     """
-    _check(q, "q_learning", members=1)
+    q = _check(q, "q_learning", members=1)
     return _max(q[..., 0, :], axis=-1)
 
 
@@ -180,7 +211,7 @@ def maxmin(q: Array) -> Array:
     this is Q-learning; larger N moves the bias from over- to underestimation
     (Theorem 1). ``q`` has shape (..., N, A).
     """
-    _check(q, "maxmin")
+    q = _check(q, "maxmin")
     return _max(_min(q, axis=-2), axis=-1)
 
 
@@ -190,7 +221,7 @@ def ensemble(q: Array) -> Array:
     Anschel et al. (2017); Lan et al. (2020), section 6 (K = 1, N estimators
     learned side by side). ``q`` has shape (..., N, A).
     """
-    _check(q, "ensemble")
+    q = _check(q, "ensemble")
     return _max(_mean(q, axis=-2), axis=-1)
 
 
@@ -200,7 +231,7 @@ def averaged(q: Array) -> Array:
     Anschel et al. (2017), Averaged-DQN; Lan et al. (2020), section 6 (N = 1,
     K snapshots). ``q`` stacks the K most recent snapshots: shape (..., K, A).
     """
-    _check(q, "averaged")
+    q = _check(q, "averaged")
     return _max(_mean(q, axis=-2), axis=-1)
 
 
@@ -210,7 +241,7 @@ def historical_best(q: Array) -> Array:
     Yu et al. (2018); Lan et al. (2020), section 6: ``G^HBQ = max_{a, j}
     Q(s', a; t - j)`` for j = 1..K. ``q`` has shape (..., K, A).
     """
-    _check(q, "historical_best")
+    q = _check(q, "historical_best")
     return _max(_max(q, axis=-2), axis=-1)
 
 
@@ -221,11 +252,11 @@ def double_q(q: Array) -> Array:
     selects the action, member 1 evaluates it; Double DQN (van Hasselt et al.
     2016) passes (online, target). ``q`` has shape (..., 2, A).
     """
-    _check(q, "double_q", members=2)
+    q = _check(q, "double_q", members=2)
     best = _argmax(q[..., 0, :])
     value, chosen = _at(q[..., 1, :], best), _at(q[..., 0, :], best)
     # argmax takes a NaN as the maximum, so a diverged selector's choice is NaN: give it, as
-    # every other G does (and operators_jit); the input dtype is kept (integer q included).
+    # every other G does (and operators_jit).
     if _is_torch(q):
         return value.where(~chosen.isnan(), chosen)
     return np.where(np.isnan(chosen), chosen, value)[()]  # [()]: 0-d -> scalar
@@ -240,8 +271,8 @@ def weighted_double_q(q: Array, c: float = 1.0) -> Array:
     ``G = beta * Q^U(a*) + (1 - beta) * Q^V(a*)``: beta -> 1 gives Q-learning,
     beta -> 0 gives Double Q. ``q`` has shape (..., 2, A); ``c > 0``.
     """
-    _check(q, "weighted_double_q", members=2)
-    _check_param(c, "weighted_double_q", "c", q, "> 0")
+    q = _check(q, "weighted_double_q", members=2)
+    c = _check_param(c, "weighted_double_q", "c", q, "> 0")
     qu, qv = q[..., 0, :], q[..., 1, :]
     best, worst = _argmax(qu), _argmin(qu)
     gap = _abs(_at(qv, best) - _at(qv, worst))
@@ -284,10 +315,10 @@ def bias_corrected(q: Array, sigma: Any = None) -> Array:
     greedy policy is Q*'s). Lee et al.'s correction shrinks as the visits grow, which keeps
     their algorithm asymptotically unbiased: pass such a sigma as an array of the batch shape.
     """
-    _check(q, "bias_corrected", members=1)
+    q = _check(q, "bias_corrected", members=1)
     if sigma is None:
         raise ValueError("bias_corrected: give sigma, the estimates' noise standard deviation")
-    _check_param(sigma, "bias_corrected", "sigma", q, ">= 0", finite=True)
+    sigma = _check_param(sigma, "bias_corrected", "sigma", q, ">= 0", finite=True)
     correction = expected_max_standard_normal(int(q.shape[-1]))
     return q_learning(q) - sigma * correction
 
@@ -337,7 +368,7 @@ def action_values(name: str, q: Array) -> Array:
     if name not in _ACTION_VALUES:
         raise ValueError(f"action_values: {name!r} has no per-action estimate; "
                          f"one of {', '.join(_ACTION_VALUES)}")  # fmt: skip
-    _check(q, name, members=1 if name == "q_learning" else None)
+    q = _check(q, name, members=1 if name == "q_learning" else None)
     return _ACTION_VALUES[name](q)
 
 
@@ -347,7 +378,8 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
     ``terminated`` marks true terminal transitions only: a time-limit truncation
     still bootstraps, so it must be passed as not terminated. A terminal transition's target
     is its reward even where G is infinite or NaN (``0 * inf`` would be NaN). The three
-    arrays must have one shape (no silent broadcasting); ``terminated`` may be boolean;
+    arrays must have one shape (no silent broadcasting); ``terminated`` holds 0 or 1 or is
+    boolean (any other value is a ValueError: it is a flag, not a probability);
     ``0 <= discount <= 1``.
     """
     try:  # one number (an array gave NumPy's 'truth value of an array is ambiguous')
@@ -376,6 +408,20 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
     # network's value of a terminal state, out of the target, as operators_jit.td_target
     # does. (A boolean flag compares equal to 1 too.)
     done = terminated == 1
+    # A flag of 0.5 (or NaN, 2, -1) bootstrapped fully here, gave the reward alone in
+    # operators_jit and r + gamma / 2 * G in neither: refused. Boolean flags (done's own
+    # dtype) need no look; 0/1 flags equal done (NaN equals nothing): one comparison (on a
+    # GPU, one synchronisation; Tensor.equal is the cheapest on CPU, about 2 us).
+    if hasattr(terminated, "dtype"):
+        if terminated.dtype != done.dtype and not (
+            terminated.equal(done.to(terminated.dtype))
+            if _is_torch(terminated)
+            else not (terminated != done).any()
+        ):
+            bad = terminated[~((terminated == 0) | done)].reshape(-1)[0]
+            raise ValueError(f"td_target: terminated must be 0 or 1 (or boolean), got {bad}")
+    elif not (done or terminated == 0):  # plain numbers
+        raise ValueError(f"td_target: terminated must be 0 or 1 (or boolean), got {terminated}")
     if _is_torch(next_value):
         g = next_value.where(~done, 0)  # no .any(): that would sync a GPU
     elif isinstance(done, np.ndarray):

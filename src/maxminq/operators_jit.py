@@ -3,10 +3,12 @@
 A kernel that keeps a whole run inside numba (Mountain Car's per-run loop) cannot call back
 into Python for every bootstrap value: the call would cost more than the update. These are
 the same G functions as ``maxminq.operators`` (Lan et al. 2020, section 6), written as loops
-over one state's values ``q`` of shape (M, A) in the operators' member order, with the
-operators' default parameters. ``tests/test_operators.py`` checks each against its NumPy
-original on random and tied inputs, bit for bit; an operator called with parameters (e.g.
-``weighted_double_q`` with another ``c``) stays on the NumPy path.
+over one state's float64 values ``q`` of shape (M, A) in the operators' member order, with
+the operators' default parameters (and the same shapes refused: ValueError).
+``tests/test_operators.py`` checks each against its NumPy original on random and tied inputs,
+bit for bit (``tests/test_operators_inputs.py`` on infinities, NaN and signed zeros); an
+operator called with parameters (e.g. ``weighted_double_q`` with another ``c``) stays on the
+NumPy path.
 
 Ties and NaN follow NumPy: ``argmax`` takes the first maximum; a NaN anywhere in the
 reduced values makes min/max NaN, as a diverged run's values do in NumPy. One exception, which
@@ -106,6 +108,15 @@ def apply_operator(code: int, q: np.ndarray) -> float:
     if code < 0 or code >= _N_COMPILED:
         raise ValueError("apply_operator: no compiled operator has this code")
     n_members, n_actions = q.shape[0], q.shape[1]
+    # The shapes maxminq.operators refuses: an empty axis read memory past the array (or
+    # gave 0.0), one member too few for the two-table operators too, one too many was
+    # silently ignored. (Two integer compares per call: no measurable cost in a kernel.)
+    if n_members == 0 or n_actions == 0:
+        raise ValueError("apply_operator: q needs at least one estimator and one action")
+    if code == _Q and n_members != 1:
+        raise ValueError("apply_operator: q_learning takes exactly 1 estimator")
+    if (code == _DOUBLE or code == _WDOUBLE) and n_members != 2:  # noqa: SIM109 (numba)
+        raise ValueError("apply_operator: double_q and weighted_double_q take exactly 2")
     if code == _DOUBLE or code == _WDOUBLE:  # noqa: SIM109 (plain compares for numba)
         best = _arg_extreme(q[0], n_actions, True)
         if code == _DOUBLE:  # van Hasselt (2010): member 1 evaluates member 0's choice
@@ -141,7 +152,13 @@ def apply_operator(code: int, q: np.ndarray) -> float:
 def td_target(reward: float, discount: float, terminated: bool, next_value: float) -> float:
     """``r + gamma * (1 - terminated) * G`` for one transition: ``maxminq.operators.td_target``
     (Lan et al. 2020, Y^GQ), bit for bit for finite G. A terminal transition's target is the
-    reward alone, whatever G is (an infinite or NaN G too, as in ``maxminq.operators``)."""
+    reward alone, whatever G is (an infinite or NaN G too, as in ``maxminq.operators``).
+    ``terminated`` is 0 or 1 (or boolean) and ``0 <= discount <= 1``, else ValueError, as
+    there (0.5 counted as terminal here and as not terminal there)."""
+    if terminated != 0 and terminated != 1:
+        raise ValueError("td_target: terminated must be 0 or 1 (or boolean)")
+    if not 0.0 <= discount <= 1.0:
+        raise ValueError("td_target: discount must be in [0, 1]")
     if terminated:
         return reward
     return reward + discount * next_value

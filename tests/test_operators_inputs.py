@@ -1,0 +1,211 @@
+"""The operators as a researcher calls them directly: unusual dtypes, flags, parameters and
+shapes, for NumPy and torch, and the compiled twins on the same inputs.
+
+Expected values are worked out by hand in the comments (not produced by the code under test).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from maxminq import operators as ops
+from maxminq.operators_jit import apply_operator, operator_code
+from maxminq.operators_jit import td_target as jit_td_target
+
+# Two tables U (member 0) and V (member 1), integer values, three actions.
+_U, _V = [0, 5, 1], [10, 2, 0]
+# By hand: a* = argmax U = 1, a_L = argmin U = 0.
+_EXPECTED = {
+    "q_learning": 5.0,  # max U
+    "maxmin": 2.0,  # max(min(0, 10), min(5, 2), min(1, 0))
+    "ensemble": 5.0,  # max(5, 3.5, 0.5)
+    "averaged": 5.0,
+    "historical_best": 10.0,
+    "double_q": 2.0,  # V(a*)
+    # gap = |V(a*) - V(a_L)| = |2 - 10| = 8, beta = 8/9: 8/9 * 5 + 1/9 * 2 = 42/9
+    "weighted_double_q": 42 / 9,
+    # max U - 0.5 * E[max of 3 N(0, 1)] = 5 - 0.5 * 3 / (2 sqrt(pi))
+    "bias_corrected": 5.0 - 0.75 / math.sqrt(math.pi),
+}
+_ONE_TABLE = ("q_learning", "bias_corrected")
+_PARAMS = {"bias_corrected": {"sigma": 0.5}}
+
+
+def _stack(name: str, dtype: str, backend: str):
+    """The (1, N, 3) stack of U (and V) in ``dtype`` for ``backend``."""
+    q = np.array([[_U] if name in _ONE_TABLE else [_U, _V]], dtype=dtype)
+    return q if backend == "numpy" else torch.from_numpy(q)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_integer_q_gives_float64_and_the_float_answer_from_every_operator(dtype, backend):
+    """Integer tables: maxmin and double_q kept the integer dtype while ensemble gave float64
+    and weighted_double_q float32 (torch) or float64 (NumPy); with uint8, V(a*) - V(a_L)
+    wrapped around (2 - 10 = 248), so weighted_double_q gave 4.988 instead of 42/9."""
+    for name, expected in _EXPECTED.items():
+        got = ops.bootstrap(name, _stack(name, dtype, backend), **_PARAMS.get(name, {}))
+        assert str(got.dtype).endswith("float64"), (name, got.dtype)
+        assert float(got[0]) == pytest.approx(expected, rel=1e-12), name
+    for name in ("q_learning", "maxmin", "ensemble", "historical_best"):
+        values = ops.action_values(name, _stack(name, dtype, backend))
+        assert str(values.dtype).endswith("float64"), name
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_boolean_q_is_read_as_zero_and_one(backend):
+    """Boolean tables gave bool results (maxmin), float64 (ensemble), or failed inside the
+    formula: NumPy's "boolean subtract is not supported", torch's "argmax(): does not support
+    bool input" (double_q)."""
+    q = np.array([[[True, False], [False, False]]])  # U = (1, 0), V = (0, 0)
+    x = q if backend == "numpy" else torch.from_numpy(q)
+    # a* = 0, a_L = 1; gap 0, so beta = 0 and weighted_double_q is V(a*) = 0
+    expected = {"maxmin": 0.0, "ensemble": 0.5, "historical_best": 1.0, "double_q": 0.0}
+    expected["weighted_double_q"] = 0.0
+    for name, value in expected.items():
+        got = ops.bootstrap(name, x)
+        assert str(got.dtype).endswith("float64") and float(got[0]) == value, name
+    got = ops.bias_corrected(x[:, :1], sigma=1.0)  # 1 - E[max of 2 N(0, 1)] = 1 - 1/sqrt(pi)
+    assert float(got[0]) == pytest.approx(1 - 1 / math.sqrt(math.pi), rel=1e-12)
+
+
+def test_float32_and_float16_keep_their_dtype():
+    for backend in (np.asarray, torch.as_tensor):
+        for dtype in ("float32", "float16"):
+            q = backend(np.array([[[1.0, 2.0], [3.0, 0.5]]], dtype=dtype))
+            for name in ("maxmin", "ensemble", "double_q", "weighted_double_q"):
+                assert str(ops.bootstrap(name, q).dtype).endswith(dtype), (name, dtype)
+
+
+def test_complex_and_object_q_are_one_line_errors():
+    """max of complex numbers (ordered lexicographically by NumPy) is no action value."""
+    bad = [
+        np.ones((2, 3), dtype=complex),
+        torch.ones((2, 3), dtype=torch.complex64),
+        np.array([[1.0, 2.0], [3.0, None]], dtype=object),
+    ]
+    for q in bad:
+        for name in ("maxmin", "ensemble", "double_q"):
+            with pytest.raises(TypeError, match=f"^{name}: q must hold real numbers, got"):
+                ops.bootstrap(name, q)
+        with pytest.raises(TypeError, match="^maxmin: q must hold real numbers"):
+            ops.action_values("maxmin", q)
+
+
+# --- operator parameters ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_a_list_of_parameters_is_one_per_sample(backend):
+    """A list c or sigma: torch failed with "can only concatenate list (not "Tensor") to list"
+    and bias_corrected with "can't multiply sequence by non-int of type 'float'"."""
+    q2 = np.array([[_U, _V], [_U, _V]], dtype=float)
+    q1 = q2[:, :1]
+    conv = np.asarray if backend == "numpy" else torch.from_numpy
+    # c = 8: beta = 8/16 = 1/2, G = 5/2 + 2/2 = 3.5; c = 1: 42/9 (above)
+    got = ops.weighted_double_q(conv(q2), c=[8.0, 1.0])
+    np.testing.assert_allclose(np.asarray(got), [3.5, 42 / 9], rtol=1e-12)
+    got = ops.bias_corrected(conv(q1), sigma=(0.0, 0.5))
+    np.testing.assert_allclose(np.asarray(got), [5.0, _EXPECTED["bias_corrected"]], rtol=1e-12)
+    assert type(got) is type(conv(q1))
+    with pytest.raises(ValueError, match=r"c must be a number or broadcast to the batch shape"):
+        ops.weighted_double_q(conv(q2), c=[1.0, 2.0, 3.0])
+
+
+def test_a_complex_parameter_is_a_one_line_error():
+    """sigma = 1j was "float() argument must be a string or a real number, not 'complex'"."""
+    with pytest.raises(ValueError, match=r"^bias_corrected: sigma must be a number .*got 1j"):
+        ops.bias_corrected(np.zeros((2, 1, 3)), sigma=1j)
+    with pytest.raises(ValueError, match=r"^weighted_double_q: c must be a number"):
+        ops.weighted_double_q(np.zeros((2, 2, 3)), c=[1j, 1.0])
+
+
+# --- td_target's terminal flags -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", [0.5, 2.0, -1.0, math.nan])
+def test_a_terminal_flag_other_than_0_or_1_is_an_error(flag):
+    """terminated = 0.5 bootstrapped fully in NumPy and torch (0.5 == 1 is false) while the
+    compiled twin returned the reward alone (0.5 is truthy): three answers for one input,
+    none of them r + gamma * 0.5 * G."""
+    match = r"^td_target: terminated must be 0 or 1 \(or boolean\)"
+    r, g = np.array([1.0, 1.0]), np.array([2.0, 2.0])
+    flags = np.array([0.0, flag])
+    for conv in (np.asarray, torch.from_numpy):
+        with pytest.raises(ValueError, match=match):
+            ops.td_target(conv(r), 0.9, conv(flags), conv(g))
+        with pytest.raises(ValueError, match=match):
+            ops.td_target(conv(r), 0.9, conv(flags.astype(np.float32)), conv(g))
+    with pytest.raises(ValueError, match=match):
+        ops.td_target(1.0, 0.9, flag, 2.0)
+    with pytest.raises(ValueError, match=match):
+        jit_td_target(1.0, 0.9, flag, 2.0)
+
+
+def test_terminal_flags_of_every_kind_that_are_0_or_1_still_work():
+    r, g = np.array([1.0, 1.0, 1.0]), np.array([2.0, -4.0, math.inf])
+    expected = [1.0 + 0.5 * 2.0, 1.0, 1.0]  # bootstrap, terminal, terminal (inf ignored)
+    flags = [0, 1, 1]
+    for flag_dtype in ("float64", "float32", "int64", "int8", "bool"):
+        f = np.array(flags, dtype=flag_dtype)
+        np.testing.assert_array_equal(ops.td_target(r, 0.5, f, g), expected)
+        got = ops.td_target(torch.from_numpy(r), 0.5, torch.from_numpy(f), torch.from_numpy(g))
+        np.testing.assert_array_equal(got.numpy(), expected)
+    for flag in (0, 1, 0.0, 1.0, True, False, np.float32(1.0), np.bool_(True)):
+        want = 1.0 if flag else 2.0
+        assert ops.td_target(1.0, 0.5, flag, 2.0) == want
+        assert jit_td_target(1.0, 0.5, flag, 2.0) == want
+    assert ops.td_target(np.zeros(0), 0.5, np.zeros(0), np.zeros(0)).shape == (0,)
+
+
+def test_compiled_td_target_checks_its_discount_as_numpy_does():
+    """The compiled twin took discount = 2 (r + 2 G) where the NumPy one refused it."""
+    for gamma in (1.5, -0.1, math.nan):
+        with pytest.raises(ValueError, match=r"^td_target: discount must be one number in"):
+            ops.td_target(1.0, gamma, 0.0, 2.0)
+        with pytest.raises(ValueError, match=r"^td_target: discount must be in \[0, 1\]"):
+            jit_td_target(1.0, gamma, False, 2.0)
+    assert jit_td_target(1.0, 1.0, False, 2.0) == 3.0 and jit_td_target(1.0, 0.0, 0, 2.0) == 1.0
+
+
+# --- the compiled twins on shapes the NumPy operators refuse ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "shape"),
+    [
+        ("maxmin", (0, 3)),  # read memory past the array: a garbage number
+        ("maxmin", (2, 0)),  # no action: returned 0.0
+        ("double_q", (2, 0)),  # garbage
+        ("weighted_double_q", (1, 3)),  # read member 1 past the array: garbage
+        ("double_q", (3, 3)),  # silently ignored member 2
+        ("q_learning", (2, 3)),  # silently ignored member 1
+    ],
+)
+def test_compiled_twins_refuse_the_shapes_the_operators_refuse(name, shape):
+    q = np.arange(math.prod(shape), dtype=float).reshape(shape)
+    with pytest.raises(ValueError):
+        ops.bootstrap(name, q)
+    with pytest.raises(ValueError, match="^apply_operator: "):
+        apply_operator(operator_code(name), q)
+
+
+def test_compiled_twins_agree_with_the_operators_on_infinities_nans_and_signed_zeros():
+    """Every (N, A) up to (4, 4) drawn from inf, -inf, NaN, +-0 and a few numbers: the compiled
+    value equals NumPy's (NaN where NumPy is NaN; the sign of a zero is not compared)."""
+    rng = np.random.default_rng(11)
+    specials = np.array([math.inf, -math.inf, math.nan, -0.0, 0.0, 1.0, -1.0, 2.0])
+    counts = {"q_learning": [1], "double_q": [2], "weighted_double_q": [2]}
+    with np.errstate(invalid="ignore"):  # inf - inf, inf / inf: NaN, as intended
+        for name in sorted(set(ops.OPERATORS) - {"bias_corrected"}):
+            code = operator_code(name)
+            for n in counts.get(name, [1, 2, 3, 4]):
+                for a in (1, 2, 3, 4):
+                    q = rng.choice(specials, size=(200, n, a))
+                    expected = ops.bootstrap(name, q)
+                    got = np.array([apply_operator(code, x) for x in q])
+                    np.testing.assert_array_equal(got, expected, err_msg=f"{name} {n}x{a}")
