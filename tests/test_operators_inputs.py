@@ -209,3 +209,14 @@ def test_compiled_twins_agree_with_the_operators_on_infinities_nans_and_signed_z
                     expected = ops.bootstrap(name, q)
                     got = np.array([apply_operator(code, x) for x in q])
                     np.testing.assert_array_equal(got, expected, err_msg=f"{name} {n}x{a}")
+
+
+def test_a_plain_number_flag_with_a_0d_tensor_value():
+    """td_target(1.0, 0.5, True, torch.tensor(2.0)) failed with torch's many-line "where()
+    received an invalid combination of arguments" (~True is the integer -2); plain numbers
+    go with either backend, as the docstring says."""
+    for flag, want in ((True, 1.0), (1.0, 1.0), (0, 2.0), (False, 2.0)):  # r + 0.5 * 2 = 2
+        got = ops.td_target(1.0, 0.5, flag, torch.tensor(2.0))
+        assert isinstance(got, torch.Tensor) and float(got) == want, flag
+        got = ops.td_target(torch.tensor(1.0), 0.5, flag, torch.tensor(math.inf))
+        assert float(got) == (1.0 if want == 1.0 else math.inf), flag

@@ -423,6 +423,8 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
     elif not (done or terminated == 0):  # plain numbers
         raise ValueError(f"td_target: terminated must be 0 or 1 (or boolean), got {terminated}")
     if _is_torch(next_value):
+        if not _is_torch(done):  # a plain-number flag (~True is the integer -2)
+            done = next_value.new_tensor(float(done)) == 1
         g = next_value.where(~done, 0)  # no .any(): that would sync a GPU
     elif isinstance(done, np.ndarray):
         g = np.where(done, 0, next_value) if done.any() else next_value
