@@ -23,11 +23,11 @@ than the cold-cache line, the page cache is warm: the folder was just written or
 
 Usage: ``python benchmarks/bench_sweep_resume.py [--runs 3000] [--table-kb 20]
 [--dir /tmp/bench_sweep_resume] [--keep] [--reuse] [--smoke]`` (``--dir`` must be new, empty
-or this script's: it is emptied first, and removed at the end unless ``--keep``; ``--reuse``
-times the store an earlier ``--keep`` run left there and keeps it, removing only the copy
-it makes; ``--smoke``: a check that it works); the README's
-numbers: ``--runs 3000 --table-kb 20`` (Mountain-Car-sized runs) and ``--runs 600 --table-kb
-1500`` (paper-scale deep runs).
+or this script's: an earlier run's files in it are deleted first, and this run's at the
+end unless ``--keep``, with the folder if the script made it; ``--reuse`` times the store an
+earlier ``--keep`` run left there and keeps it, removing only the copy it makes; ``--smoke``:
+a check that it works); the README's numbers: ``--runs 3000 --table-kb 20`` (Mountain-Car-
+sized runs) and ``--runs 600 --table-kb 1500`` (paper-scale deep runs).
 """
 
 from __future__ import annotations
@@ -117,8 +117,9 @@ OURS = {"bench.yaml", "out", "copy"}  # what this script writes in --dir
 
 
 def check_dir(parser: argparse.ArgumentParser, root: Path, reuse: bool) -> None:
-    """Refuse a ``--dir`` this script must not delete (it is emptied first and removed at
-    the end), or, with ``--reuse``, one that holds no store of an earlier ``--keep`` run."""
+    """Refuse a ``--dir`` holding files this script did not write (it deletes an earlier
+    run's first and its own at the end), or, with ``--reuse``, one that holds no store of an
+    earlier ``--keep`` run."""
     config = root / "bench.yaml"
     ours = config.is_file() and config.read_text().startswith("name: bench_resume\n")
     if reuse:
@@ -150,9 +151,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--dir",
         default="/tmp/bench_sweep_resume",
-        help="scratch folder, emptied first and removed at the end unless --keep (new, empty "
-        "or one this script wrote; default /tmp/bench_sweep_resume); with --reuse it is kept "
-        "and only the copy the run makes in it is removed",
+        help="scratch folder (new, empty or one this script wrote; default "
+        "/tmp/bench_sweep_resume): an earlier run's files in it are deleted first, and this "
+        "run's at the end unless --keep, with the folder if the script made it; with --reuse "
+        "only the copy the run makes in it is removed",
     )
     parser.add_argument("--keep", action="store_true", help="keep the folders afterwards")
     parser.add_argument(
@@ -178,19 +180,35 @@ def main(argv: list[str] | None = None) -> None:
     check_dir(parser, root, args.reuse)
     config = root / "bench.yaml"
     out, copy = root / "out", root / "copy"
+    made = [p for p in (root, *root.parents) if not p.exists()]  # deepest first
     if args.reuse:
         args.runs = len(load_config(config).runs)
-        shutil.rmtree(copy, ignore_errors=True)
+        remove(copy)
     else:
-        shutil.rmtree(root, ignore_errors=True)
-        root.mkdir(parents=True)
+        for path in (config, out, copy):  # an earlier run's; the folder itself may be the user's
+            remove(path)
+        root.mkdir(parents=True, exist_ok=True)
     try:
         measure(args, config, out, copy)
     finally:  # also on an error or Ctrl-C: a paper-scale store is about 1 GB
         if not args.keep:
             # A reused store is an earlier run's (perhaps the only copy of it): only the
-            # copy this run made goes; a store this run built goes whole.
-            shutil.rmtree(copy if args.reuse else root, ignore_errors=True)
+            # copy this run made goes; a store this run built goes, and the folders it made.
+            for path in (copy,) if args.reuse else (config, out, copy):
+                remove(path)
+            for folder in made:
+                try:
+                    folder.rmdir()
+                except OSError:  # not empty: someone else's files are in it
+                    break
+
+
+def remove(path: Path) -> None:
+    """Delete the file or folder ``path`` if it is there."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def measure(args: argparse.Namespace, config: Path, out: Path, copy: Path) -> None:

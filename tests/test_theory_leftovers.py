@@ -259,3 +259,15 @@ def test_theory_help_says_what_each_sample_count_drives() -> None:
     assert "operator_bias.csv" in lines["--samples"] and "3 or more" in lines["--samples"]
     assert "3 or more" in lines["--variance-samples"]
     assert all(name in lines["--out"] for name in OUTPUTS), lines["--out"]
+
+
+def test_sweep_resume_keeps_an_empty_folder_the_user_gave(tmp_path: Path) -> None:
+    """``--dir`` may be an empty folder of the user's (made with mkdir, a mount point): the
+    script removed the folder itself at the end; only what it wrote in it goes now."""
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    run_resume("--runs", "1", "--table-kb", "1", "--dir", str(folder))
+    assert folder.is_dir() and sorted(folder.iterdir()) == []
+    new = tmp_path / "new" / "bench"  # a folder it made (and its parent): removed as before
+    run_resume("--runs", "1", "--table-kb", "1", "--dir", str(new))
+    assert not new.exists() and not new.parent.exists()
