@@ -17,7 +17,9 @@ Conventions (shared by every function):
   then the action axis. The result has shape ``(...)``: one bootstrap value per
   sample.
 * ``q`` may be a NumPy array or a torch tensor; the result has the same type.
-  Functions are pure: they never modify ``q``.
+  Functions are pure: they never modify ``q``. The two backends agree bit for bit, except
+  Ensemble's and Averaged's mean of 5 or more members, which torch sums in another order
+  (the last bits differ; tests/test_operators_inputs.py).
 * Floating ``q`` keeps its dtype; integer or boolean ``q`` is read as float64 (NumPy and
   torch alike, every operator: no integer results, no unsigned wrap-around); complex or
   object values are a TypeError. No axis is guessed: a ``(samples, A)`` array passed to
