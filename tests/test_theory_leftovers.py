@@ -92,8 +92,13 @@ def run_resume(*args: str) -> subprocess.CompletedProcess[str]:
 def test_sweep_resume_reuse_without_keep_keeps_the_reused_store(tmp_path: Path) -> None:
     """``--reuse`` times a store an earlier ``--keep`` run left; without ``--keep`` it
     deleted that store at the end (a second --reuse then failed: 'holds no store')."""
-    folder = tmp_path / "resume"
-    run_resume("--runs", "2", "--table-kb", "1", "--dir", str(folder), "--keep")
+    sys.path.insert(0, str(BENCH))  # the script and its _cli.py
+    import bench_sweep_resume
+
+    folder = tmp_path / "resume"  # what a --runs 2 --table-kb 1 --keep run leaves, built
+    (folder / "out").mkdir(parents=True)  # here by the script's own functions (faster)
+    bench_sweep_resume.write_config(folder / "bench.yaml", 2)
+    bench_sweep_resume.build_store(folder / "bench.yaml", folder / "out", 1.0)
     db = folder / "out" / "results.sqlite"
     assert db.is_file()
     tables = sorted(p.relative_to(folder) for p in (folder / "out" / "tables").rglob("*.csv"))
@@ -105,7 +110,6 @@ def test_sweep_resume_reuse_without_keep_keeps_the_reused_store(tmp_path: Path) 
         tables
     )
     assert not (folder / "copy").exists()  # the copy this run made is its own: removed
-    run_resume("--reuse", "--dir", str(folder))  # and it can be reused again
 
 
 @pytest.mark.parametrize("argv", [["--runs", "600"], ["--table-kb", "1500"]])
@@ -268,6 +272,10 @@ def test_sweep_resume_keeps_an_empty_folder_the_user_gave(tmp_path: Path) -> Non
     folder.mkdir()
     run_resume("--runs", "1", "--table-kb", "1", "--dir", str(folder))
     assert folder.is_dir() and sorted(folder.iterdir()) == []
-    new = tmp_path / "new" / "bench"  # a folder it made (and its parent): removed as before
+
+
+def test_sweep_resume_removes_the_folders_it_made(tmp_path: Path) -> None:
+    new = tmp_path / "new" / "bench"  # a folder it made, and its parent
     run_resume("--runs", "1", "--table-kb", "1", "--dir", str(new))
     assert not new.exists() and not new.parent.exists()
+    assert sorted(tmp_path.iterdir()) == []
