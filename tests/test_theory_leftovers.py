@@ -12,6 +12,7 @@ what they delete.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -227,6 +228,7 @@ def test_theory_progress_bar_counts_every_monte_carlo(tmp_path: Path) -> None:
     states = [s for s in states if s.startswith("Monte Carlo")]
     assert states, b"".join(chunks)
     assert "32.4k/32.4k" in states[-1], states[-1]  # was: 'Monte Carlo bias' ... 4.20k/4.20k
+    assert re.search(r" [0-9.]+k? errors/s\]$", states[-1]), states[-1]  # was: '803kerror/s'
     assert all("32.4k/32.4k" in s for s in states if "100%" in s)  # 100% only at the end
 
 

@@ -110,7 +110,7 @@ def bias_table(
         bar = tqdm(
             total=samples * sum_n * sum(set(mc_m)),
             desc="Monte Carlo bias",
-            unit="error",
+            unit=" errors",
             unit_scale=True,
             disable=not progress,
         )

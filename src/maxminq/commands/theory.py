@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
     bar = tqdm(
         total=sum(errors.values()),
         desc="Monte Carlo",
-        unit="error",
+        unit=" errors",  # the rate reads "79.5k errors/s", not "79.5kerror/s"
         unit_scale=True,
         disable=args.no_progress or not sys.stderr.isatty(),
     )
