@@ -240,3 +240,16 @@ def test_torch_and_numpy_agree_bit_for_bit_except_long_means():
                 np.testing.assert_allclose(got, expected, rtol=1e-14, atol=1e-12)
             else:
                 np.testing.assert_array_equal(got, expected, err_msg=f"{name} N={n}")
+
+
+def test_td_target_names_a_list_argument():
+    """Lists were read as one number: [0, 1] was "terminated must be 0 or 1 ..., got [0, 1]",
+    a list next_value "can't multiply sequence by non-int of type 'float'", a list flag beside
+    arrays "must have one shape, got (2,), (), (2,)"."""
+    match = r"^td_target: {} must be a NumPy array, a torch tensor or a number, got list"
+    with pytest.raises(ValueError, match=match.format("reward")):
+        ops.td_target([1.0, 2.0], 0.5, [0, 1], [3.0, 4.0])
+    with pytest.raises(ValueError, match=match.format("terminated")):
+        ops.td_target(np.ones(2), 0.5, [0, 1], np.ones(2))
+    with pytest.raises(ValueError, match=match.format("next_value")):
+        ops.td_target(1.0, 0.5, 0, [3.0])

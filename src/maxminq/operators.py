@@ -78,7 +78,8 @@ def _is_torch(x: Any) -> bool:
 def _check(q: Any, name: str, members: int | None = None) -> Any:
     """Refuse what is not a ``(..., N, A)`` array of N >= 1 (``members`` if given) estimators
     of A >= 1 actions; return ``q`` with floating values (see :func:`_floating`)."""
-    if not (isinstance(q, np.ndarray) or _is_torch(q)):
+    numpy = isinstance(q, np.ndarray)
+    if not (numpy or _is_torch(q)):
         raise TypeError(
             f"{name}: q must be a NumPy array or a torch tensor, got {type(q).__name__}"
         )
@@ -92,6 +93,8 @@ def _check(q: Any, name: str, members: int | None = None) -> Any:
         raise ValueError(
             f"{name}: q needs at least one estimator and one action, got {tuple(q.shape)}"
         )
+    if q.dtype.kind == "f" if numpy else q.is_floating_point():  # the common case, inline
+        return q
     return _floating(q, name)
 
 
@@ -374,6 +377,9 @@ def action_values(name: str, q: Array) -> Array:
     return _ACTION_VALUES[name](q)
 
 
+_NUMBERS = (int, float)  # a tuple: isinstance is faster than with int | float (per transition)
+
+
 def td_target(reward: Array, discount: float, terminated: Array, next_value: Array) -> Array:
     """One-step target ``r + gamma * (1 - terminated) * G(Q_s')`` (Lan et al. 2020, Y^GQ).
 
@@ -390,9 +396,16 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
         gamma = math.nan
     if getattr(discount, "ndim", 0) != 0 or not 0.0 <= gamma <= 1.0:
         raise ValueError(f"td_target: discount must be one number in [0, 1], got {discount!r}")
-    shapes = [
-        tuple(x.shape) if hasattr(x, "shape") else () for x in (reward, terminated, next_value)
+    shapes = [  # None: neither an array nor a Python number (bool is an int)
+        tuple(x.shape) if hasattr(x, "shape") else () if isinstance(x, _NUMBERS) else None
+        for x in (reward, terminated, next_value)
     ]
+    if None in shapes:  # a list was read as one number: "can't multiply sequence by ...", ...
+        i = shapes.index(None)
+        raise ValueError(
+            f"td_target: {('reward', 'terminated', 'next_value')[i]} must be a NumPy array, "
+            f"a torch tensor or a number, got {type((reward, terminated, next_value)[i]).__name__}"
+        )
     if len(set(shapes)) > 1:
         raise ValueError(
             "td_target: reward, terminated and next_value must have one shape, got "
