@@ -253,3 +253,15 @@ def test_td_target_names_a_list_argument():
         ops.td_target(np.ones(2), 0.5, [0, 1], np.ones(2))
     with pytest.raises(ValueError, match=match.format("next_value")):
         ops.td_target(1.0, 0.5, 0, [3.0])
+
+
+def test_weighted_double_q_with_an_infinite_gap_is_nan_everywhere():
+    """U = (0, 1): a* = 1, a_L = 0; V(a_L) = inf makes the gap inf and beta inf / inf, NaN
+    (documented), in NumPy, torch and the compiled twin alike; a finite V gives a number."""
+    q = np.array([[0.0, 1.0], [math.inf, 2.0]])
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(ops.weighted_double_q(q))
+    assert math.isnan(float(ops.weighted_double_q(torch.from_numpy(q))))
+    assert math.isnan(apply_operator(operator_code("weighted_double_q"), q))
+    q[1, 0] = 3.0  # gap 1, beta 1/2: (1 + 2) / 2
+    assert ops.weighted_double_q(q) == 1.5

@@ -274,7 +274,9 @@ def weighted_double_q(q: Array, c: float = 1.0) -> Array:
     ``a* = argmax_a Q^U(s', a)``, ``a_L = argmin_a Q^U(s', a)``,
     ``beta = |Q^V(a*) - Q^V(a_L)| / (c + |Q^V(a*) - Q^V(a_L)|)`` and
     ``G = beta * Q^U(a*) + (1 - beta) * Q^V(a*)``: beta -> 1 gives Q-learning,
-    beta -> 0 gives Double Q. ``q`` has shape (..., 2, A); ``c > 0``.
+    beta -> 0 gives Double Q. ``q`` has shape (..., 2, A); ``c > 0``, a number or one per
+    sample (an array, or a list, broadcasting to the batch shape). An infinite estimate that
+    V contributes to the gap makes beta inf / inf: NaN, as for any diverged estimate.
     """
     q = _check(q, "weighted_double_q", members=2)
     c = _check_param(c, "weighted_double_q", "c", q, "> 0")
@@ -309,7 +311,7 @@ def bias_corrected(q: Array, sigma: Any = None) -> Array:
     Gaussian errors of standard deviation ``sigma`` is subtracted from the
     Q-learning bootstrap. Lee et al. estimate ``sigma`` from the sample variance of
     the rewards and the visit counts; here the caller passes it (a scalar or an
-    array broadcasting to the batch shape), and the expectation is computed exactly
+    array or list broadcasting to the batch shape), and the expectation is computed exactly
     by quadrature instead of by their large-M approximation. ``q`` has shape
     (..., 1, A). ``sigma`` must be given (sigma = 0 is plain Q-learning).
 
