@@ -33,7 +33,7 @@ from maxminq import __version__
 from maxminq.errors import MaxminqError, MaxminqWarning, UsageError
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "theory": ("maxminq.commands.theory", "Theorem 1 / Corollary 1 figures and tables"),
+    "theory": ("maxminq.commands.theory", "Theorem 1, Corollary 1, each operator's bias"),
     "experiment": ("maxminq.commands.experiment", "toy MDP and noisy Mountain Car experiments"),
     "train": ("maxminq.commands.train", "train DQN-family agents on a Gymnasium environment"),
     "plot": ("maxminq.commands.plot", "draw (and compare) the curves of 'train' runs"),
