@@ -45,3 +45,39 @@ def test_double_dqn_bias_estimate_reads_the_target_net_not_the_online_net() -> N
         other = [float(online[s](obs[s : s + 1])[0, action[s]]) for s in range(2)]
     assert min(abs(w - o) for w, o in zip(want, other, strict=True)) > 1e-4  # they differ
     assert got.tolist() == pytest.approx(want, abs=1e-6)
+
+
+def test_update_reports_the_mean_loss_and_q_over_the_updated_members() -> None:
+    """With ``update_members`` u = 2 the loss ``Learner.update`` returns per seed is the mean
+    over the u updated members of each one's mean squared TD error on its own mini-batch (and
+    ``q`` the mean predicted Q(s, a)); recomputed here from plain modules (mutant: the sum)."""
+    gamma, b, u = 0.9, 8, 2
+    learner = Learner(
+        "maxmin-dqn", 3, [torch.Generator().manual_seed(5)], "mlp", (4,), 3, "rmsprop", 0.01,
+        gamma=gamma, update_members=u, hidden=(8,),
+    )  # fmt: skip
+    data = torch.Generator().manual_seed(8)
+    batch = {
+        "obs": torch.randn((1, u * b, 4), generator=data),
+        "next_obs": torch.randn((1, u * b, 4), generator=data),
+        "action": torch.randint(0, 3, (1, u * b), generator=data),
+        "reward": torch.randn((1, u * b), generator=data),
+        "terminated": (torch.rand((1, u * b), generator=data) < 0.3).float(),
+    }
+    members = np.array([[0, 2]])
+    online, target = learner.online.to_modules(), learner.target.to_modules()
+    losses, qs = [], []
+    with torch.no_grad():
+        for j, i in enumerate(members[0]):
+            blk = slice(j * b, (j + 1) * b)
+            nxt = torch.stack([t(batch["next_obs"][0, blk]) for t in target])  # (3, b, A)
+            g = nxt.min(0).values.max(1).values  # Maxmin: max_a min_i
+            y = batch["reward"][0, blk] + gamma * (1 - batch["terminated"][0, blk]) * g
+            q = online[i](batch["obs"][0, blk]).gather(1, batch["action"][0, blk, None])[:, 0]
+            losses.append(float(((q - y) ** 2).mean()))
+            qs.append(float(q.mean()))
+    loss, q_mean, ok = learner.update(np.array([0]), members, batch)
+    assert abs(losses[0] - losses[1]) > 1e-3  # the two members' losses differ
+    assert loss.tolist() == pytest.approx([(losses[0] + losses[1]) / 2], rel=1e-5)
+    assert q_mean.tolist() == pytest.approx([(qs[0] + qs[1]) / 2], rel=1e-5, abs=1e-6)
+    assert ok.tolist() == [True]
