@@ -265,3 +265,12 @@ def test_weighted_double_q_with_an_infinite_gap_is_nan_everywhere():
     assert math.isnan(apply_operator(operator_code("weighted_double_q"), q))
     q[1, 0] = 3.0  # gap 1, beta 1/2: (1 + 2) / 2
     assert ops.weighted_double_q(q) == 1.5
+
+
+def test_a_boolean_parameter_is_refused_in_every_form():
+    """c = True was refused but np.True_, a boolean array or a boolean tensor was read as 1."""
+    for c in (np.True_, np.array([True, True]), [True, True]):
+        with pytest.raises(ValueError, match=r"^weighted_double_q: c must be a number"):
+            ops.weighted_double_q(np.zeros((2, 2, 3)), c=c)
+    with pytest.raises(ValueError, match=r"^bias_corrected: sigma must be a number"):
+        ops.bias_corrected(torch.zeros((2, 1, 3)), sigma=torch.tensor([True, False]))

@@ -117,12 +117,16 @@ def _floating(q: Any, name: str) -> Any:
     raise TypeError(f"{name}: q must hold real numbers, got {q.dtype}")
 
 
+_BOOLS = ("bool", "torch.bool")  # the dtype names of NumPy's and torch's booleans
+
+
 def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool = False) -> Any:
     """Operator parameter ``name``: a number, or an array broadcasting to ``q``'s batch shape
     (a larger one silently changed the result's shape), ``low`` (">= 0" or "> 0"), and finite
     if ``finite``. Returns it, a list or tuple as an array of ``q``'s backend (a list failed
     inside the formula: "can't multiply sequence by non-int of type 'float'")."""
-    if isinstance(value, (bool, str)):  # True read as 1, "0.5" failed inside the formula
+    if isinstance(value, (bool, str)) or str(getattr(value, "dtype", "")) in _BOOLS:
+        # True read as 1 (np.True_ and boolean arrays too), "0.5" failed inside the formula
         raise ValueError(f"{op}: {name} must be a number (or array), got {value!r}")
     if (_is_torch(value) or isinstance(value, np.ndarray)) and _is_torch(value) != _is_torch(q):
         # else NumPy's or torch's puzzling error, or a torch result from NumPy q
@@ -132,7 +136,9 @@ def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool 
         )
     try:
         arr = value if _is_torch(value) else np.asarray(value, dtype=float)
-    except (TypeError, ValueError):  # complex, None inside a list, ragged lists
+        if isinstance(value, list | tuple) and np.asarray(value).dtype == bool:
+            raise TypeError
+    except (TypeError, ValueError):  # complex, None inside a list, ragged lists, booleans
         raise ValueError(f"{op}: {name} must be a number (or array), got {value!r}") from None
     batch = tuple(q.shape[:-2])
     try:
