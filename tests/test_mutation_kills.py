@@ -81,3 +81,36 @@ def test_update_reports_the_mean_loss_and_q_over_the_updated_members() -> None:
     assert loss.tolist() == pytest.approx([(losses[0] + losses[1]) / 2], rel=1e-5)
     assert q_mean.tolist() == pytest.approx([(qs[0] + qs[1]) / 2], rel=1e-5, abs=1e-6)
     assert ok.tolist() == [True]
+
+
+def test_updating_a_subset_of_seeds_uses_each_seeds_own_targets() -> None:
+    """Training goes on for the live seeds when others have finished or diverged
+    (``Learner.update`` with a subset of seeds): each updated seed's step must equal the one
+    it takes when every seed is updated, and the others stay as they were (mutant: the
+    bootstrap rows of the first seeds were used instead of the updated seeds' own)."""
+    seeds, b = 3, 8
+
+    def make() -> Learner:
+        gens = [torch.Generator().manual_seed(40 + s) for s in range(seeds)]
+        return Learner("maxmin-dqn", 2, gens, "mlp", (4,), 3, "rmsprop", 0.05, hidden=(8,))
+
+    data = torch.Generator().manual_seed(2)
+    batch = {
+        "obs": torch.randn((seeds, b, 4), generator=data),
+        "next_obs": torch.randn((seeds, b, 4), generator=data),
+        "action": torch.randint(0, 3, (seeds, b), generator=data),
+        "reward": torch.randn((seeds, b), generator=data),
+        "terminated": torch.zeros((seeds, b)),
+    }
+    members = np.array([[1], [0], [1]])
+    every, subset = make(), make()
+    before = subset.online.flat.clone()
+    every.update(np.arange(seeds), members, batch)
+    live = np.array([1, 2])
+    subset.update(live, members[live], {k: v[live] for k, v in batch.items()})
+    n = subset.n_online
+    assert torch.equal(subset.online.flat[:n], before[:n])  # seed 0 not touched
+    for s in live:
+        moved = every.online.flat[s * n : (s + 1) * n]
+        assert not torch.equal(moved, before[s * n : (s + 1) * n])
+        torch.testing.assert_close(subset.online.flat[s * n : (s + 1) * n], moved)
