@@ -274,3 +274,15 @@ def test_a_boolean_parameter_is_refused_in_every_form():
             ops.weighted_double_q(np.zeros((2, 2, 3)), c=c)
     with pytest.raises(ValueError, match=r"^bias_corrected: sigma must be a number"):
         ops.bias_corrected(torch.zeros((2, 1, 3)), sigma=torch.tensor([True, False]))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_action_values_never_share_memory_with_q(backend):
+    """Q-learning's per-action estimate was a view of q: subtracting the true values from it
+    in place (a bias study's first step) changed the caller's q."""
+    q = np.array([[[1.0, 2.0, 3.0]]])
+    x = q if backend == "numpy" else torch.from_numpy(q)
+    for name in ("q_learning", "maxmin", "ensemble", "averaged", "historical_best"):
+        values = ops.action_values(name, x)
+        values -= 10.0
+        np.testing.assert_array_equal(q, [[[1.0, 2.0, 3.0]]], err_msg=name)

@@ -17,9 +17,9 @@ Conventions (shared by every function):
   then the action axis. The result has shape ``(...)``: one bootstrap value per
   sample.
 * ``q`` may be a NumPy array or a torch tensor; the result has the same type.
-  Functions are pure: they never modify ``q``. The two backends agree bit for bit, except
-  Ensemble's and Averaged's mean of 5 or more members, which torch sums in another order
-  (the last bits differ; tests/test_operators_inputs.py).
+  Functions are pure: they never modify ``q``, nor return a view of it. The two backends
+  agree bit for bit, except Ensemble's and Averaged's mean of 5 or more members, which torch
+  sums in another order (the last bits differ; tests/test_operators_inputs.py).
 * Floating ``q`` keeps its dtype; integer or boolean ``q`` is read as float64 (NumPy and
   torch alike, every operator: no integer results, no unsigned wrap-around); complex or
   object values are a TypeError. No axis is guessed: a ``(samples, A)`` array passed to
@@ -194,7 +194,8 @@ def _abs(x: Any) -> Any:
 #: Per-action estimate of the operators that maximise one (see :func:`action_values`); the G
 #: functions below spell their formulas out, and a test checks G = max_a of these.
 _ACTION_VALUES: dict[str, Callable[[Any], Any]] = {
-    "q_learning": lambda x: x[..., 0, :],
+    # a copy, as the others' reductions are (a view let an in-place edit reach the caller's q)
+    "q_learning": lambda x: x[..., 0, :].clone() if _is_torch(x) else x[..., 0, :].copy(),
     "maxmin": lambda x: _min(x, axis=-2),
     "ensemble": lambda x: _mean(x, axis=-2),
     "averaged": lambda x: _mean(x, axis=-2),
