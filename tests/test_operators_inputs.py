@@ -286,3 +286,15 @@ def test_action_values_never_share_memory_with_q(backend):
         values = ops.action_values(name, x)
         values -= 10.0
         np.testing.assert_array_equal(q, [[[1.0, 2.0, 3.0]]], err_msg=name)
+
+
+def test_td_target_names_a_pandas_column():
+    """A DataFrame's columns passed the shape check and failed in pandas: "The truth value of
+    a Series is ambiguous"."""
+    import pandas as pd
+
+    df = pd.DataFrame({"r": [1.0, 2.0], "done": [0.0, 1.0], "g": [3.0, 4.0]})
+    with pytest.raises(ValueError, match=r"^td_target: reward must be a NumPy array, .* Series"):
+        ops.td_target(df.r, 0.5, df.done, df.g)
+    got = ops.td_target(df.r.to_numpy(), 0.5, df.done.to_numpy(), df.g.to_numpy())
+    np.testing.assert_array_equal(got, [2.5, 2.0])  # 1 + 0.5 * 3; terminal: 2

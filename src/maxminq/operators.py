@@ -386,7 +386,8 @@ def action_values(name: str, q: Array) -> Array:
     return _ACTION_VALUES[name](q)
 
 
-_NUMBERS = (int, float)  # a tuple: isinstance is faster than with int | float (per transition)
+_NUMBERS = (int, float)  # tuples: isinstance is faster than with int | float (per transition)
+_ARRAYS = (np.ndarray, np.generic)
 
 
 def td_target(reward: Array, discount: float, terminated: Array, next_value: Array) -> Array:
@@ -405,11 +406,16 @@ def td_target(reward: Array, discount: float, terminated: Array, next_value: Arr
         gamma = math.nan
     if getattr(discount, "ndim", 0) != 0 or not 0.0 <= gamma <= 1.0:
         raise ValueError(f"td_target: discount must be one number in [0, 1], got {discount!r}")
-    shapes = [  # None: neither an array nor a Python number (bool is an int)
-        tuple(x.shape) if hasattr(x, "shape") else () if isinstance(x, _NUMBERS) else None
+    shapes = [  # None: neither a NumPy or torch array nor a Python number (bool is an int)
+        ()  # first: the per-transition loop passes Python floats (np.float64 is one too)
+        if isinstance(x, _NUMBERS)
+        else tuple(x.shape)
+        if isinstance(x, _ARRAYS) or _is_torch(x)
+        else None
         for x in (reward, terminated, next_value)
     ]
-    if None in shapes:  # a list was read as one number: "can't multiply sequence by ...", ...
+    if None in shapes:  # a list was read as one number ("can't multiply sequence by ..."),
+        # a pandas column failed in pandas ("the truth value of a Series is ambiguous")
         i = shapes.index(None)
         raise ValueError(
             f"td_target: {('reward', 'terminated', 'next_value')[i]} must be a NumPy array, "
