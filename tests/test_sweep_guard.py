@@ -145,3 +145,63 @@ def test_ctrl_c_while_the_workers_start_stops_the_sweep_with_one_line(tmp_path) 
     assert helpers.gone(workers, within=5.0)
     counts, failed = store_state(out)
     assert failed == 0 and counts == {"pending": 4}, counts
+
+
+# A driver that spawns a worker inside workers_ignore_sigint, with a Ctrl-C to its main
+# thread before (while the caller blocks SIGINT itself) or during the
+# spawn. (Sent to the thread: the kernel could hand a process-wide one to a thread of
+# OpenBLAS's instead.)
+SPAWN_SCRIPT = """
+import multiprocessing, os, signal, sys, threading, time
+from maxminq.experiments.runner import start_resource_tracker, workers_ignore_sigint
+
+def ignored(pid):  # whether process pid ignores SIGINT (bit 2 of SigIgn)
+    line = next(l for l in open(f"/proc/{pid}/status") if l.startswith("SigIgn:"))
+    return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+
+def ctrl_c():
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context("spawn")
+    before = sys.argv[1] == "before"
+    if before:  # a caller that blocks SIGINT starts it first (starting it lifts a block)
+        start_resource_tracker()
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    if before:
+        ctrl_c()
+    try:
+        try:
+            with workers_ignore_sigint():
+                if not before:
+                    ctrl_c()
+                worker = ctx.Process(target=time.sleep, args=(30,))
+                worker.start()
+                print("worker ignores SIGINT" if ignored(worker.pid) else "worker takes it")
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        for _ in range(3):  # the interpreter raises it at its next check
+            time.sleep(0.01)
+        print("Ctrl-C lost")
+    except KeyboardInterrupt:
+        print("Ctrl-C raised in the driver")
+    print("driver ignores SIGINT" if ignored(os.getpid()) else "driver takes SIGINT")
+    worker.kill()
+    worker.join()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_workers_spawned_ignoring_sigint_and_a_ctrl_c_meanwhile_is_kept(tmp_path, when) -> None:
+    script = tmp_path / "spawn.py"
+    script.write_text(SPAWN_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, str(script), when], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "worker ignores SIGINT",  # from exec on: no KeyboardInterrupt while it starts
+        "Ctrl-C raised in the driver",  # not discarded by the driver's SIG_IGN meanwhile
+        "driver takes SIGINT",  # its handler is back
+    ], proc.stderr

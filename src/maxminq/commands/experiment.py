@@ -368,6 +368,9 @@ def _init_worker() -> None:
     resource tracker warns of a leak), while a worker's own lock syncs nothing across
     processes anyway (spawned workers each make their own), so a thread lock does the same."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Spawned with SIGINT blocked (workers_ignore_sigint): ignored now, so let it in again
+    # (a task's own subprocesses would inherit the block).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _die_with_parent()
     import tqdm as tqdm_module
 
@@ -418,22 +421,19 @@ def _run_tasks(
             ctx = multiprocessing.get_context("spawn")
             pool: ProcessPoolExecutor | None = None
             futures: list[Future] = []
-            # SIGINT and SIGTERM stay blocked while the workers are spawned (submit starts
-            # them), so that no Ctrl-C or SIGTERM finds one half-started; one arriving
-            # meanwhile is raised when the block is lifted, inside the try that stops them.
-            # The workers are spawned ignoring SIGINT (workers_ignore_sigint): one still
-            # importing when a terminal's Ctrl-C reached the group printed a traceback.
+            # The workers are spawned ignoring SIGINT, and a Ctrl-C meanwhile is raised once
+            # they are (workers_ignore_sigint): a worker still importing when a terminal's
+            # Ctrl-C reached the group printed a traceback, or died and broke the pool. (Not
+            # SIGTERM: blocked here, it stays blocked in the workers, which the pool's
+            # terminate() then cannot stop. Blocking both here was undone anyway, unseen: the
+            # pool starts multiprocessing's resource tracker, which unblocks them.)
             from maxminq.experiments.runner import workers_ignore_sigint
 
-            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
             try:
-                try:
-                    with workers_ignore_sigint():
-                        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                                                   initializer=_init_worker)  # fmt: skip
-                        futures = [pool.submit(fn, task) for task in tasks]
-                finally:
-                    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+                with workers_ignore_sigint():
+                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                               initializer=_init_worker)  # fmt: skip
+                    futures = [pool.submit(fn, task) for task in tasks]
                 for task, fut in zip(tasks, futures, strict=True):
                     try:
                         results.append(fut.result())

@@ -136,6 +136,9 @@ def _worker_init() -> None:
     # Ctrl-C goes to the whole process group: the driver handles it (requeues the runs in
     # flight and stops the workers); a worker must not turn it into a "failed" run.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Spawned with SIGINT blocked (workers_ignore_sigint): ignored now, so let it in again
+    # (a run's own subprocesses would inherit the block).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     # tqdm's default lock is a multiprocessing RLock: a named semaphore registered with the
     # resource tracker, which a worker killed on Ctrl-C never unregisters (the tracker then
     # warns of "leaked semaphore objects"). Workers draw no bars; a thread lock suffices.
@@ -204,6 +207,19 @@ def _exit_codes(procs: list[Any], within: float = 5.0) -> list[int | None]:
     return codes
 
 
+def start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker now if it is not running (POSIX).
+
+    The first spawned process starts it, and starting it unblocks SIGINT and SIGTERM in the
+    calling thread (``SIG_UNBLOCK`` after its own spawn): a block meant to hold a Ctrl-C
+    back while workers are spawned (and a SIGINT held meanwhile) was lifted by it."""
+    if sys.platform == "win32":
+        return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+
+
 @contextlib.contextmanager
 def workers_ignore_sigint() -> Iterator[None]:
     """Within, processes this thread spawns ignore SIGINT from their first instruction.
@@ -214,16 +230,21 @@ def workers_ignore_sigint() -> Iterator[None]:
     whose traceback the worker printed beside the driver's one-line "interrupted". A process
     started while SIGINT is ignored ignores it too (exec keeps SIG_IGN, and Python then does
     not install its KeyboardInterrupt handler), so the driver ignores it while it spawns:
-    with SIGINT blocked, so that a Ctrl-C meanwhile stays pending (Linux keeps a blocked
-    signal even while it is ignored) and is raised on leaving, in the driver only. The
-    driver stops its workers itself (SIGTERM). Only in the main thread, where Python sets
-    handlers; elsewhere, or when the handler was not set from Python, nothing changes.
+    with SIGINT blocked in this thread, so that a Ctrl-C meanwhile stays pending (Linux
+    keeps a blocked signal even while it is ignored) and is raised on leaving, in the driver
+    only. (A Ctrl-C that the kernel hands to another thread of the driver, e.g. one of
+    OpenBLAS's, within these milliseconds is lost: press it again.) The driver stops its
+    workers itself (SIGTERM). Only in the main thread, where Python sets handlers;
+    elsewhere, or when the handler was not set from Python, nothing changes.
     """
     if threading.current_thread() is not threading.main_thread() or not hasattr(
         signal, "pthread_sigmask"
     ):
         yield
         return
+    start_resource_tracker()  # before the block: starting it unblocks SIGINT
+    # The workers inherit the block too (their initializers lift it): SIGINT only, never
+    # SIGTERM, with which the driver stops them.
     previous = signal.getsignal(signal.SIGINT)
     if previous is None or previous == signal.SIG_IGN:  # not ours to change, or already so
         yield
@@ -298,7 +319,9 @@ class _LocalBackend:
     def submit(self, run: RunSpec, work_dir: Path) -> cf.Future:
         """Start one run; returns its future."""
         execute = KINDS[run.kind].execute
-        with workers_ignore_sigint():  # submit may spawn a worker
+        if len(self._workers()) >= self.workers:  # a full pool spawns none
+            return self._pool.submit(execute_run, execute, run.settings, str(work_dir))
+        with workers_ignore_sigint():  # this submit may spawn a worker
             return self._pool.submit(execute_run, execute, run.settings, str(work_dir))
 
     def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, _Result]]:
