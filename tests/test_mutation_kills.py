@@ -5,11 +5,17 @@ from the code under test."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 from maxminq.deep.agents import Learner
+from maxminq.experiments.store import ResultsStore
+from maxminq.linear.tiles import TileCoder
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -114,3 +120,56 @@ def test_updating_a_subset_of_seeds_uses_each_seeds_own_targets() -> None:
         moved = every.online.flat[s * n : (s + 1) * n]
         assert not torch.equal(moved, before[s * n : (s + 1) * n])
         torch.testing.assert_close(subset.online.flat[s * n : (s + 1) * n], moved)
+
+
+@pytest.mark.parametrize(
+    ("point", "inside"),
+    [
+        ((0.3, 7.0), (0.3, 1.0)),  # above the box in y
+        ((0.3, float("inf")), (0.3, 1.0)),
+        ((0.3, -2.0), (0.3, 0.0)),  # below it
+        ((-3.0, 0.0), (0.0, 0.0)),  # left of it in x
+        ((float("inf"), 0.0), (1.0, 0.0)),
+    ],
+)
+def test_tile_coder_clips_points_outside_the_box_in_each_dimension(point, inside) -> None:
+    """``TileCoder`` documents that inputs are clipped to its box (infinite ones too): a point
+    outside has the features of the nearest point of the box (mutant: y left unclipped gave
+    indices past the tiling, or a crash at y = inf). Expected indices by hand: 2 tilings of
+    2 x 2 tiles on [0, 1]^2, so side 5, 25 cells per tiling; scaled by 4, q = floor(4 x),
+    tiling t sits at ``t * 25 + ((qx + t) // 2) * 5 + (qy + 3 t) // 2``."""
+    coder = TileCoder((0.0, 0.0), (1.0, 1.0), n_tilings=2, tiles_per_dim=2)
+
+    def by_hand(x: float, y: float) -> list[int]:
+        qx, qy = int(np.floor(4 * x)), int(np.floor(4 * y))
+        return [t * 25 + (qx + t) // 2 * 5 + (qy + 3 * t) // 2 for t in range(2)]
+
+    want = by_hand(*inside)
+    assert coder(*point).tolist() == want
+    assert all(0 <= i < coder.n_features for i in want)
+
+
+@dataclass
+class _Run:
+    run_id: str
+    kind: str = "k"
+    config: str = "cfg"
+    settings: dict = field(default_factory=dict)
+
+
+def test_rewriting_tables_drops_the_old_manifest_before_replacing_files(tmp_path: Path) -> None:
+    """``save_tables`` removes a run's old manifest before it replaces the tables: a rewrite
+    that stops part-way (here: the second table's name is refused after the first was
+    written) leaves no manifest at all, so the run is plainly incomplete, rather than an old
+    manifest that vouches for files it no longer describes (mutant: the old one kept)."""
+    store = ResultsStore(tmp_path / "out")
+    run = _Run("k-1")
+    store.register([run])
+    old, new = pd.DataFrame({"x": [1.0, 2.0]}), pd.DataFrame({"x": [3.0, 4.0, 5.0]})
+    store.save_tables(run, {"a": old})
+    assert store.verify_tables("k-1") is None
+    with pytest.raises(ValueError, match="identifier"):
+        store.save_tables(run, {"a": new, "not a name": new})
+    problem = store.verify_tables("k-1")
+    assert problem is not None and "missing (tables incomplete)" in problem
+    store.close()
