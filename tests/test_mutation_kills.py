@@ -5,6 +5,7 @@ from the code under test."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +14,8 @@ import pandas as pd
 import pytest
 import torch
 
+from maxminq import theory
+from maxminq.analysis import tables as T
 from maxminq.deep.agents import Learner
 from maxminq.experiments.store import ResultsStore
 from maxminq.linear.tiles import TileCoder
@@ -173,3 +176,32 @@ def test_rewriting_tables_drops_the_old_manifest_before_replacing_files(tmp_path
     problem = store.verify_tables("k-1")
     assert problem is not None and "missing (tables incomplete)" in problem
     store.close()
+
+
+def test_metric_curves_standard_error_is_sd_over_root_n() -> None:
+    """``metric_curves`` gives, per logged step, the mean over seeds and its standard error
+    sd (ddof 1) / sqrt(n), NaNs left out (mutant: sd / n). By hand: step 10 holds 1, 2, 4
+    (mean 7/3, sd^2 = 7/3, SE sqrt(7) / 3); step 20 holds 0, 2 and a NaN (mean 1, SE 1)."""
+    metrics = pd.DataFrame(
+        {
+            "seed": [0, 1, 2, 0, 1, 2],
+            "step": [10, 10, 10, 20, 20, 20],
+            "bias_mean": [1.0, 2.0, 4.0, 0.0, 2.0, math.nan],
+        }
+    )
+    out = T.metric_curves(metrics, "bias_mean", keys=()).sort_values("step")
+    assert out["step"].tolist() == [10, 20]
+    assert out["runs"].tolist() == [3, 2]
+    assert out["mean"].tolist() == pytest.approx([7 / 3, 1.0])
+    assert out["se"].tolist() == pytest.approx([math.sqrt(7) / 3, 1.0])
+
+
+def test_choose_n_with_gamma_zero_gives_one_past_the_first_chunk() -> None:
+    """With gamma = 0 every N is unbiased and ``choose_n`` documents that the tie goes to
+    N = 1; it must hold when n_max spans more than one chunk of 2**20 values of N (mutant:
+    a later chunk's equal gap replaced N = 1 by 2**20 + 1)."""
+    assert theory.choose_n(8, gamma=0.0, n_max=2**20 + 3) == 1
+    # with gamma > 0 the least biased N for M = 8 is 4: t_83 = 0.435 and t_84 = 0.529 (by
+    # quadrature of int (1 - y^N)^8 dy), biases 1 - 2 t of +0.13 and -0.06; the second chunk's
+    # biases are all further from 0
+    assert theory.choose_n(8, n_max=2**20 + 3) == 4
