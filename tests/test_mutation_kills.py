@@ -205,3 +205,46 @@ def test_choose_n_with_gamma_zero_gives_one_past_the_first_chunk() -> None:
     # quadrature of int (1 - y^N)^8 dy), biases 1 - 2 t of +0.13 and -0.06; the second chunk's
     # biases are all further from 0
     assert theory.choose_n(8, n_max=2**20 + 3) == 4
+
+
+def test_pooled_bias_std_pools_the_intervals_exactly() -> None:
+    """``pooled_bias`` pools per-interval aggregates into the statistics of all the probes:
+    checked against the raw probes themselves (mutant: the intervals' means left out of the
+    pooled second moment, so the spread between intervals was lost)."""
+    probes = [[-1.0, 1.0], [1.0, 3.0], [4.0]]  # seed 0's probes in three intervals
+    rows = [
+        {
+            "seed": 0,
+            "step": 100 * (i + 1),
+            "bias_mean": np.mean(p),
+            "bias_std": np.std(p),  # ddof 0, as logged per interval
+            "bias_abs": np.mean(np.abs(p)),
+            "bias_n": len(p),
+        }
+        for i, p in enumerate(probes)
+    ]
+    out = T.pooled_bias(pd.DataFrame(rows))
+    every = np.concatenate(probes)
+    row = out.iloc[0]
+    assert row["bias_n"] == 5
+    assert row["bias_mean"] == pytest.approx(every.mean())  # 1.6
+    assert row["bias_std"] == pytest.approx(np.sqrt(3.04))  # mean of x^2 5.6 - 1.6^2
+    assert row["bias_std"] == pytest.approx(every.std())
+    assert row["bias_abs"] == pytest.approx(np.abs(every).mean())
+
+
+def test_requeued_run_has_no_finish_time(tmp_path: Path) -> None:
+    """``mark_pending`` puts a run back in the queue: its row is pending with the reason as
+    its error and no longer carries the finish time of the attempt it undoes (mutant: the
+    old ``finished`` stamp was kept on a pending row)."""
+    store = ResultsStore(tmp_path / "out")
+    store.register([_Run("k-1")])
+    store.mark_running("k-1")
+    store.mark_finished("k-1", "done")
+    done = store.get("k-1")
+    assert done is not None and done.finished is not None
+    store.mark_pending("k-1", "tables corrupt")
+    rec = store.get("k-1")
+    assert rec is not None
+    assert (rec.status, rec.error, rec.finished) == ("pending", "tables corrupt", None)
+    store.close()
