@@ -248,3 +248,58 @@ def test_requeued_run_has_no_finish_time(tmp_path: Path) -> None:
     assert rec is not None
     assert (rec.status, rec.error, rec.finished) == ("pending", "tables corrupt", None)
     store.close()
+
+
+@pytest.mark.parametrize(("level", "z"), [(0.95, 1.95996), (0.5, 0.67449)])
+def test_bootstrap_interval_has_the_asked_for_level(level: float, z: float) -> None:
+    """``stratified_bootstrap_ci(level=...)`` is a two-sided percentile interval: cutting
+    (1 - level) / 2 from each end. For the mean of 400 values the bootstrap distribution is
+    close to normal with SE = std(ddof 0) / sqrt(n), so the half-width is about z SE with z
+    the normal quantile of (1 + level) / 2 (mutant: 1 - level cut from each end, a 90%
+    interval reported as 95%)."""
+    x = np.random.default_rng(1).standard_normal(400)
+    low, high = T.stratified_bootstrap_ci(
+        x, lambda s: s.mean(axis=-1), reps=20_000, level=level, rng=7
+    )
+    se = x.std() / math.sqrt(x.size)
+    assert (high - low) / 2 / se == pytest.approx(z, rel=0.04)
+    assert low < x.mean() < high
+
+
+def test_averaged_dqn_resume_refreshes_the_same_snapshot_as_straight_through() -> None:
+    """Averaged DQN refreshes its K target snapshots round-robin; a learner restored from
+    ``state_dict`` must go on with the next snapshot in turn, as the uninterrupted learner
+    does (mutant: the snapshot pointer not restored, so a resumed run overwrote snapshot 0)."""
+
+    def make() -> Learner:
+        return Learner(
+            "averaged-dqn", 3, [torch.Generator().manual_seed(1)], "mlp", (4,), 3, "rmsprop",
+            0.05, hidden=(8,),
+        )  # fmt: skip
+
+    data = torch.Generator().manual_seed(4)
+
+    def batch() -> dict[str, torch.Tensor]:
+        return {
+            "obs": torch.randn((1, 8, 4), generator=data),
+            "next_obs": torch.randn((1, 8, 4), generator=data),
+            "action": torch.randint(0, 3, (1, 8), generator=data),
+            "reward": torch.randn((1, 8), generator=data),
+            "terminated": torch.zeros((1, 8)),
+        }
+
+    straight = make()
+    one = np.zeros((1, 1), dtype=np.int64)
+    for _ in range(2):  # two refreshes: snapshots 0 and 1 replaced, 2 is next
+        straight.update(np.array([0]), one, batch())
+        straight.sync_targets()
+    resumed = make()
+    resumed.load_state_dict(straight.state_dict())
+    last = batch()
+    for learner in (straight, resumed):
+        learner.update(np.array([0]), one, {k: v.clone() for k, v in last.items()})
+        learner.sync_targets()
+    # the third refresh wrote snapshot 2; 0 and 1 still hold the first two online nets
+    assert torch.equal(straight.target.flat[2], straight.online.flat[0])
+    assert not torch.equal(straight.target.flat[0], straight.online.flat[0])
+    assert torch.equal(resumed.target.flat, straight.target.flat)
