@@ -17,6 +17,7 @@ import torch
 from maxminq import theory
 from maxminq.analysis import tables as T
 from maxminq.deep.agents import Learner
+from maxminq.deep.optim import MemberOptimizer
 from maxminq.experiments.store import ResultsStore
 from maxminq.linear.tiles import TileCoder
 
@@ -303,3 +304,23 @@ def test_averaged_dqn_resume_refreshes_the_same_snapshot_as_straight_through() -
     assert torch.equal(straight.target.flat[2], straight.online.flat[0])
     assert not torch.equal(straight.target.flat[0], straight.online.flat[0])
     assert torch.equal(resumed.target.flat, straight.target.flat)
+
+
+def test_adam_resumed_from_its_state_dict_steps_as_if_never_stopped() -> None:
+    """``MemberOptimizer.state_dict`` / ``load_state_dict`` carry each member's Adam step
+    count, which sets the bias correction 1 - beta^t: a resumed optimiser must take the
+    very step the uninterrupted one takes (mutant: the step counts not restored, so the
+    resumed run corrected its moments as at step 1). Members get different step counts."""
+    gen = torch.Generator().manual_seed(0)
+    flat = torch.randn((3, 5), generator=gen)
+    straight = MemberOptimizer(flat, "adam", 0.01)
+    for idx in ([0, 1], [0], [0, 2], [1]):
+        straight.step(torch.tensor(idx), torch.randn((len(idx), 5), generator=gen))
+    resumed_flat = flat.clone()
+    resumed = MemberOptimizer(resumed_flat, "adam", 0.01)
+    resumed.load_state_dict(straight.state_dict())
+    grad = torch.randn((3, 5), generator=gen)
+    straight.step(None, grad.clone())
+    resumed.step(None, grad.clone())
+    assert straight.step_count.tolist() == [4.0, 3.0, 2.0]
+    assert torch.equal(resumed_flat, flat)
