@@ -120,6 +120,16 @@ def _floating(q: Any, name: str) -> Any:
 _BOOLS = ("bool", "torch.bool")  # the dtype names of NumPy's and torch's booleans
 
 
+def _shown(value: Any) -> str:
+    """``value`` for a one-line error: an array (or a list or tuple of several) by its type
+    and shape (the repr of a long one spans many lines), anything else by its repr."""
+    if hasattr(value, "shape") and len(value.shape) > 0:
+        return f"a {value.dtype} {type(value).__name__} of shape {tuple(value.shape)}"
+    if isinstance(value, list | tuple) and len(value) > 4:
+        return f"a {type(value).__name__} of {len(value)} values starting {value[0]!r}"
+    return repr(value)
+
+
 def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool = False) -> Any:
     """Operator parameter ``name``: a number, or an array broadcasting to ``q``'s batch shape
     (a larger one silently changed the result's shape), ``low`` (">= 0" or "> 0"), and finite
@@ -127,7 +137,7 @@ def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool 
     inside the formula: "can't multiply sequence by non-int of type 'float'")."""
     if isinstance(value, (bool, str)) or str(getattr(value, "dtype", "")) in _BOOLS:
         # True read as 1 (np.True_ and boolean arrays too), "0.5" failed inside the formula
-        raise ValueError(f"{op}: {name} must be a number (or array), got {value!r}")
+        raise ValueError(f"{op}: {name} must be a number (or array), got {_shown(value)}")
     if (_is_torch(value) or isinstance(value, np.ndarray)) and _is_torch(value) != _is_torch(q):
         # else NumPy's or torch's puzzling error, or a torch result from NumPy q
         like = "a torch tensor" if _is_torch(q) else "a NumPy array"
@@ -139,7 +149,7 @@ def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool 
         if isinstance(value, list | tuple) and np.asarray(value).dtype == bool:
             raise TypeError
     except (TypeError, ValueError):  # complex, None inside a list, ragged lists, booleans
-        raise ValueError(f"{op}: {name} must be a number (or array), got {value!r}") from None
+        raise ValueError(f"{op}: {name} must be a number (or array), got {_shown(value)}") from None
     batch = tuple(q.shape[:-2])
     try:
         fits = np.broadcast_shapes(tuple(arr.shape), batch) == batch
