@@ -297,6 +297,8 @@ def run(args: argparse.Namespace) -> int:
             if k == 0:  # the earlier run's others are of another setting now
                 remove_stale(args.out, list(outputs)[1:])
     except BaseException:
+        # A signal can land between a temporary's creation and atomic_write's cleanup.
+        remove_stale_temporaries(args.out / name for name in outputs)
         remove_empty_folders(new_folders)
         raise
     # Printed once all are written: a reader that leaves early ('| head -1') ends the command

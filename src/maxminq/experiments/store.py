@@ -181,19 +181,20 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> None:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600
-        os.replace(tmp, path)
+    name = ""
+    try:  # from mkstemp on: a Ctrl-C just after it must not leave the temporary behind
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        write(Path(name))
+        os.chmod(name, 0o644)  # mkstemp makes 0600
+        os.replace(name, path)
     except OSError as err:
         if err.filename2 is None and err.filename in (None, name):
             raise OSError(err.errno, err.strerror or str(err), str(path)) from err
         raise
     finally:
-        tmp.unlink(missing_ok=True)
+        if name:
+            Path(name).unlink(missing_ok=True)
 
 
 def remove_stale_temporaries(paths: Iterable[Path]) -> None:
