@@ -154,10 +154,7 @@ def test_workers_stop_when_the_command_is_killed(tmp_path: Path) -> None:
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers: list[int] = []
     try:
-        deadline = time.monotonic() + 60
-        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.1)
-            workers = helpers.workers(proc.pid)
+        workers = helpers.wait_for_workers(proc, within=60.0, poll=0.1)
         assert len(workers) == 2, "the workers did not start"
         time.sleep(0.5)  # into their tasks (any time would do: the check is their end)
         proc.kill()

@@ -341,11 +341,7 @@ def test_ctrl_c_stops_workers_promptly(tmp_path, target: str) -> None:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)  # fmt: skip
     try:
-        deadline = time.monotonic() + 30
-        workers: list[int] = []
-        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
-            workers = helpers.workers(proc.pid)
+        workers = helpers.wait_for_workers(proc)
         assert len(workers) == 2, "the workers never started"
         if target == "group-at-start":
             for worker in workers:

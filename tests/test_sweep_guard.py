@@ -122,11 +122,7 @@ def test_ctrl_c_while_the_workers_start_stops_the_sweep_with_one_line(tmp_path) 
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
-        deadline = time.monotonic() + 30
-        workers: list[int] = []
-        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.01)
-            workers = helpers.workers(proc.pid)
+        workers = helpers.wait_for_workers(proc)
         assert len(workers) == 2, "the workers never started"
         for worker in workers:
             os.kill(worker, signal.SIGINT)

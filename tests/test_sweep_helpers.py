@@ -106,6 +106,19 @@ def workers(pid: int) -> list[int]:
     return found
 
 
+def wait_for_workers(
+    proc: subprocess.Popen, count: int = 2, within: float = 30.0, poll: float = 0.01
+) -> list[int]:
+    """``proc``'s spawned workers once ``count`` of them exist (fewer if ``proc`` ends or
+    ``within`` seconds pass first: the caller asserts how many it needs)."""
+    deadline = time.monotonic() + within
+    found: list[int] = []
+    while len(found) < count and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(poll)
+        found = workers(proc.pid)
+    return found
+
+
 def terminate_when(
     proc: subprocess.Popen, ready: Callable[[], bool], timeout: float = 60.0, group: bool = False
 ) -> tuple[int, str]:
