@@ -24,6 +24,23 @@ from maxminq.linear.tiles import TileCoder
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
+def _random_batch(
+    data: torch.Generator, seeds: int, rows: int, terminal_p: float = 0.0
+) -> dict[str, torch.Tensor]:
+    """A replay mini-batch of ``rows`` CartPole-sized transitions per seed (3 actions), drawn
+    from ``data``; terminal with probability ``terminal_p`` (0: none, and nothing drawn)."""
+    shape = (seeds, rows)
+    batch = {
+        "obs": torch.randn((*shape, 4), generator=data),
+        "next_obs": torch.randn((*shape, 4), generator=data),
+        "action": torch.randint(0, 3, shape, generator=data),
+        "reward": torch.randn(shape, generator=data),
+    }
+    terminal = torch.rand(shape, generator=data) < terminal_p if terminal_p else torch.zeros(shape)
+    batch["terminated"] = terminal.float()
+    return batch
+
+
 def _ddqn_after_one_update(seeds: int = 2) -> tuple[Learner, torch.Tensor, torch.Tensor]:
     """A Double DQN learner whose online nets have moved away from its target nets (one
     update, no sync), plus observations (S, 4) and actions (S,) to probe it with."""
@@ -31,13 +48,7 @@ def _ddqn_after_one_update(seeds: int = 2) -> tuple[Learner, torch.Tensor, torch
     learner = Learner("ddqn", 1, gens, "mlp", (4,), 3, "adam", 0.05, hidden=(8,))
     data = torch.Generator().manual_seed(3)
     b = 16
-    batch = {
-        "obs": torch.randn((seeds, b, 4), generator=data),
-        "next_obs": torch.randn((seeds, b, 4), generator=data),
-        "action": torch.randint(0, 3, (seeds, b), generator=data),
-        "reward": torch.randn((seeds, b), generator=data),
-        "terminated": torch.zeros((seeds, b)),
-    }
+    batch = _random_batch(data, seeds, b)
     learner.update(np.arange(seeds), np.zeros((seeds, 1), dtype=np.int64), batch)
     obs = torch.randn((seeds, 4), generator=data)
     action = torch.tensor([2, 0][:seeds])
@@ -67,13 +78,7 @@ def test_update_reports_the_mean_loss_and_q_over_the_updated_members() -> None:
         gamma=gamma, update_members=u, hidden=(8,),
     )  # fmt: skip
     data = torch.Generator().manual_seed(8)
-    batch = {
-        "obs": torch.randn((1, u * b, 4), generator=data),
-        "next_obs": torch.randn((1, u * b, 4), generator=data),
-        "action": torch.randint(0, 3, (1, u * b), generator=data),
-        "reward": torch.randn((1, u * b), generator=data),
-        "terminated": (torch.rand((1, u * b), generator=data) < 0.3).float(),
-    }
+    batch = _random_batch(data, 1, u * b, 0.3)
     members = np.array([[0, 2]])
     online, target = learner.online.to_modules(), learner.target.to_modules()
     losses, qs = [], []
@@ -105,13 +110,7 @@ def test_updating_a_subset_of_seeds_uses_each_seeds_own_targets() -> None:
         return Learner("maxmin-dqn", 2, gens, "mlp", (4,), 3, "rmsprop", 0.05, hidden=(8,))
 
     data = torch.Generator().manual_seed(2)
-    batch = {
-        "obs": torch.randn((seeds, b, 4), generator=data),
-        "next_obs": torch.randn((seeds, b, 4), generator=data),
-        "action": torch.randint(0, 3, (seeds, b), generator=data),
-        "reward": torch.randn((seeds, b), generator=data),
-        "terminated": torch.zeros((seeds, b)),
-    }
+    batch = _random_batch(data, seeds, b)
     members = np.array([[1], [0], [1]])
     every, subset = make(), make()
     before = subset.online.flat.clone()
@@ -281,13 +280,7 @@ def test_averaged_dqn_resume_refreshes_the_same_snapshot_as_straight_through() -
     data = torch.Generator().manual_seed(4)
 
     def batch() -> dict[str, torch.Tensor]:
-        return {
-            "obs": torch.randn((1, 8, 4), generator=data),
-            "next_obs": torch.randn((1, 8, 4), generator=data),
-            "action": torch.randint(0, 3, (1, 8), generator=data),
-            "reward": torch.randn((1, 8), generator=data),
-            "terminated": torch.zeros((1, 8)),
-        }
+        return _random_batch(data, 1, 8)
 
     straight = make()
     one = np.zeros((1, 1), dtype=np.int64)

@@ -99,21 +99,16 @@ def _check(q: Any, name: str, members: int | None = None) -> Any:
 
 
 def _floating(q: Any, name: str) -> Any:
-    """``q`` itself if it holds floats, else integer or boolean values as float64 (NumPy and
-    torch alike): maxmin kept integers while ensemble averaged them into float64, and
-    weighted_double_q's gap V(a*) - V(a_L) wrapped around in unsigned integers. Complex or
-    object values are a TypeError (NumPy orders complex numbers, but not as action values)."""
+    """Non-floating ``q`` (:func:`_check` returns floats as they are): integer or boolean
+    values as float64, NumPy and torch alike (maxmin kept integers while ensemble averaged
+    them into float64, and weighted_double_q's gap V(a*) - V(a_L) wrapped around in unsigned
+    integers). Complex or object values are a TypeError (NumPy orders complex numbers, but
+    not as action values)."""
     if _is_torch(q):
-        if q.is_floating_point():
-            return q
         if not q.is_complex():  # integers and bool
             return q.double()
-    else:
-        kind = q.dtype.kind
-        if kind == "f":
-            return q
-        if kind in "biu":
-            return q.astype(np.float64)
+    elif q.dtype.kind in "biu":
+        return q.astype(np.float64)
     raise TypeError(f"{name}: q must hold real numbers, got {q.dtype}")
 
 

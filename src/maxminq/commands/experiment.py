@@ -367,10 +367,9 @@ def _init_worker() -> None:
     tqdm's default lock is a named semaphore; a terminated worker never unlinks it (and the
     resource tracker warns of a leak), while a worker's own lock syncs nothing across
     processes anyway (spawned workers each make their own), so a thread lock does the same."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Spawned with SIGINT blocked (workers_ignore_sigint): ignored now, so let it in again
-    # (a task's own subprocesses would inherit the block).
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    from maxminq.experiments.runner import ignore_sigint_in_worker
+
+    ignore_sigint_in_worker()
     _die_with_parent()
     import tqdm as tqdm_module
 

@@ -135,10 +135,7 @@ def _worker_init() -> None:
         os.environ.setdefault(var, "1")
     # Ctrl-C goes to the whole process group: the driver handles it (requeues the runs in
     # flight and stops the workers); a worker must not turn it into a "failed" run.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # Spawned with SIGINT blocked (workers_ignore_sigint): ignored now, so let it in again
-    # (a run's own subprocesses would inherit the block).
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    ignore_sigint_in_worker()
     # tqdm's default lock is a multiprocessing RLock: a named semaphore registered with the
     # resource tracker, which a worker killed on Ctrl-C never unregisters (the tracker then
     # warns of "leaked semaphore objects"). Workers draw no bars; a thread lock suffices.
@@ -152,6 +149,14 @@ def _worker_init() -> None:
         pass
     if os.getppid() == 1:  # the driver died before prctl took effect
         os._exit(1)
+
+
+def ignore_sigint_in_worker() -> None:
+    """A pool worker's first step (its initializer): ignore Ctrl-C, which the driver handles
+    for the whole group, then lift the SIGINT block it was spawned with
+    (:func:`workers_ignore_sigint`), which a task's own subprocesses would inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 class _UnguardedScript(Exception):
@@ -329,8 +334,9 @@ class _LocalBackend:
         # The pool's manager thread watches the workers it knew when it last woke up; a
         # worker spawned after that which dies went unnoticed, its run shown running, until
         # another run ended (hours, for deep runs). A dead worker wakes the manager now.
-        procs = dead = self._workers()
-        if any(proc.exitcode is not None for proc in procs):
+        # The pool drops the workers it reaps: those seen now keep their exit status.
+        before = self._workers()
+        if any(proc.exitcode is not None for proc in before):
             wakeup = getattr(self._pool, "_executor_manager_thread_wakeup", None)
             if wakeup is not None:
                 with contextlib.suppress(Exception):  # closed: the pool is shutting down
@@ -349,11 +355,10 @@ class _LocalBackend:
                 msg = f"the run's result could not be returned: {type(err).__name__}: {err}"
                 out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0)))
         if broken:
-            procs = self._workers()
+            procs = list({id(proc): proc for proc in before + self._workers()}.values())
             self._pool.shutdown(wait=False, cancel_futures=True)
             # The pool sent SIGTERM to its other workers: a deep run checkpoints its step
             # first, and must be gone (its folder unlocked) before it runs again.
-            procs = list({id(proc): proc for proc in procs + dead}.values())
             _stop_workers(procs)
             self._pool = self._new_pool()
             if UNGUARDED_EXIT in _exit_codes(procs):  # not a run's fault: stop the sweep
