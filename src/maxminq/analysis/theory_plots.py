@@ -144,15 +144,12 @@ def variance_table(
     """Tidy table of Theorem 1 (ii) (tau = 1) and Corollary 1 for N = 1..n_max, with
     Monte-Carlo estimates (``monte_carlo_bias`` with M = 1, errors of the law ``noise``,
     named in ``mc_noise``) and their standard errors. ``bar``: a tqdm bar to advance by the
-    errors drawn, N + 1 a sample for each N (the same numbers: N = 1, 2, ... draw from
-    ``rng`` in turn either way)."""
+    errors drawn, N + 1 a sample for each N."""
     ns = np.arange(1, _size(n_max, "n_max") + 1)
-    if bar is None:
-        ests = [monte_carlo_bias(1, ns, 1.0, 1.0, samples, rng, noise=noise)]
-    else:
-        ests = []
-        for n in ns:  # one N at a time, to advance the bar
-            ests.append(monte_carlo_bias(1, n, 1.0, 1.0, samples, rng, noise=noise))
+    ests = []
+    for n in ns:  # one N at a time (the draws of one call over all N), so a bar can follow
+        ests.append(monte_carlo_bias(1, n, 1.0, 1.0, samples, rng, noise=noise))
+        if bar is not None:
             bar.update(samples * (int(n) + 1))
 
     def column(name: str) -> np.ndarray:
