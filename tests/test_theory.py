@@ -508,13 +508,15 @@ def test_theory_counts_the_errors_it_will_draw() -> None:
     draw N x M errors per sample, (1+2+3) x 10 for M = 1 and (2+4+6) x 10 for M = 2; the
     variance table N + 1 per sample, (2+3+4) x 5. Long runs are announced from this count
     (2.7e13 errors for --m-max 10000 --n-max 1000, where the command used to sit silent)."""
-    from maxminq.commands.theory import simulated_errors
+    from maxminq.commands.theory import simulated_error_parts
 
-    assert simulated_errors([1, 2], 3, 10, 5) == 60 + 120 + 45
+    parts = simulated_error_parts([1, 2], 3, 10, 5)
+    assert parts == {"bias": 60 + 120, "variance": 45, "operators": 0}
     # Operator table: 10 samples x 4 actions x members (1 + 2 + 2 + 1 + 3 x (1 + 2 + 3)).
-    assert simulated_errors([1, 2], 3, 10, 5, operator_m=4) == 225 + 10 * 4 * 24
+    assert simulated_error_parts([1, 2], 3, 10, 5, operator_m=4)["operators"] == 10 * 4 * 24
     powers = [2**k for k in range(14)] + [10_000]
-    assert simulated_errors(powers, 1000, 2000, 200_000) == pytest.approx(2.7e13, rel=0.02)
+    total = sum(simulated_error_parts(powers, 1000, 2000, 200_000).values())
+    assert total == pytest.approx(2.7e13, rel=0.02)
 
 
 @pytest.mark.parametrize(

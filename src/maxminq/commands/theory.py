@@ -152,14 +152,6 @@ def simulated_error_parts(
     }
 
 
-def simulated_errors(
-    mc_m: list[int], n_max: int, samples: int, variance_samples: int, operator_m: int = 0
-) -> int:
-    """How many errors the Monte Carlo draws in all (:func:`simulated_error_parts`)."""
-    parts = simulated_error_parts(mc_m, n_max, samples, variance_samples, operator_m)
-    return sum(parts.values())
-
-
 #: Errors drawn per second, roughly (one core here: 0.8-2 x 10^8 by N and M).
 _ERRORS_PER_SECOND = 1e8
 #: Rows of bias.csv (one per M and N) computed and written per second, roughly (one core
@@ -183,13 +175,10 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:,.0f} min"
 
 
-def time_note(errors: int | dict[str, int], rows: int) -> str | None:
+def time_note(parts: dict[str, int], rows: int) -> str | None:
     """The note printed before a long silent wait (over a minute, roughly): what makes it
-    long (the Monte Carlo's ``errors``, bias.csv's ``rows``) and which options shorten it;
-    None for a short run. ``errors`` by part (:func:`simulated_error_parts`) names the
-    options of the parts that make the wait long; a plain count is taken as the bias
-    table's."""
-    parts = errors if isinstance(errors, dict) else {"bias": errors}
+    long (the Monte Carlo's errors by part, :func:`simulated_error_parts`; bias.csv's
+    ``rows``) and the options of the parts that do; None for a short run."""
     total = sum(parts.values())
     seconds = total / _ERRORS_PER_SECOND + rows / _ROWS_PER_SECOND
     if seconds <= 60:
