@@ -18,9 +18,11 @@ CSV is written atomically once everything has finished, then the figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing
+import multiprocessing.context
 import os
 import signal
 import sys
@@ -361,6 +363,53 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+# The workers are spawned: each imports the calling script again (as __mp_main__), and a
+# script that called maxminq.cli.main(["experiment", ...]) without the __main__ guard ran
+# the experiment again there, whose own pool then failed to start: a traceback per worker,
+# then "a worker process died". Such a worker (named WORKER_NAME-N, which its start-up
+# already knows) now exits at once with UNGUARDED_EXIT, as run_sweep's do, and the command,
+# seeing that status, stops with UNGUARDED.
+WORKER_NAME = "maxminq-experiment-worker"
+UNGUARDED_EXIT = 87  # the sweep's too (runner.UNGUARDED_EXIT)
+UNGUARDED = (
+    "the worker processes import the calling script again, and it ran the experiment again "
+    'in each of them; put the call under `if __name__ == "__main__":` (nothing was run or '
+    "written; run it again once it is there), or use --workers 1"
+)
+
+
+def _refuse_worker_startup() -> None:
+    """Stop a spawned process that is importing a script which runs the experiment without
+    the ``__main__`` guard (``runner._refuse_worker_startup``'s check, without importing the
+    runner: a quarter of a second in which the pool's SIGTERM to a worker became the
+    command's "terminated"): a worker of the pool exits quietly with :data:`UNGUARDED_EXIT`
+    (:func:`_run_tasks` reports it), any other process raises :data:`UNGUARDED`."""
+    proc = multiprocessing.current_process()
+    if not getattr(proc, "_inheriting", False):  # set while a spawned process imports main
+        return
+    if proc.name.startswith(WORKER_NAME + "-"):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(UNGUARDED_EXIT)  # not SystemExit: a script's `except` could swallow that
+    raise UsageError(UNGUARDED)
+
+
+class _WorkerProcess(multiprocessing.context.SpawnProcess):
+    """A spawned worker named ``WORKER_NAME-N``: the name reaches the worker before it
+    imports the main module, so :func:`_refuse_worker_startup` knows whose worker it is."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = f"{WORKER_NAME}-{self.name.rpartition('-')[2]}"
+
+
+class _WorkerContext(multiprocessing.context.SpawnContext):
+    """The spawn start method, with workers that are :class:`_WorkerProcess`."""
+
+    Process = _WorkerProcess
+
+
 def _init_worker() -> None:
     """Worker initializer. Ctrl-C is the parent's business: a worker that raised
     KeyboardInterrupt could die holding the executor's queue locks and hang the parent.
@@ -417,7 +466,6 @@ def _run_tasks(
                 results.append(fn(task))
                 bar.update(task["runs"])
         else:
-            ctx = multiprocessing.get_context("spawn")
             pool: ProcessPoolExecutor | None = None
             futures: list[Future] = []
             # The workers are spawned ignoring SIGINT, and a Ctrl-C meanwhile is raised once
@@ -426,18 +474,24 @@ def _run_tasks(
             # SIGTERM: blocked here, it stays blocked in the workers, which the pool's
             # terminate() then cannot stop. Blocking both here was undone anyway, unseen: the
             # pool starts multiprocessing's resource tracker, which unblocks them.)
-            from maxminq.experiments.runner import workers_ignore_sigint
+            from maxminq.experiments.runner import _exit_codes, workers_ignore_sigint
 
+            procs: list[Any] = []  # the workers, kept: the pool forgets those that died
             try:
                 with workers_ignore_sigint():
-                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                    # Named workers: _refuse_worker_startup knows them (spawned, as before).
+                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_WorkerContext(),
                                                initializer=_init_worker)  # fmt: skip
                     futures = [pool.submit(fn, task) for task in tasks]
+                procs = list((getattr(pool, "_processes", None) or {}).values())
                 for task, fut in zip(tasks, futures, strict=True):
                     try:
                         results.append(fut.result())
-                    except BrokenProcessPool:  # killed (OOM killer, kill -9): say so in one
-                        # line (an OSError: the command line's exit status 1, a failure)
+                    except BrokenProcessPool:
+                        if UNGUARDED_EXIT in _exit_codes(procs):  # the script, not the run
+                            raise UsageError(UNGUARDED) from None
+                        # Killed (OOM killer, kill -9): say so in one line (an OSError: the
+                        # command line's exit status 1, a failure)
                         raise ChildProcessError(
                             "a worker process died (killed, e.g. for want of memory) before "
                             "its settings were done; nothing was written (fewer --workers or "
@@ -678,7 +732,8 @@ def run_mountain_car(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch to the chosen experiment."""
+    """Dispatch to the chosen experiment (first: this may be a worker importing the script)."""
+    _refuse_worker_startup()
     if args.experiment == "toy-mdp":
         return run_toy(args)
     return run_mountain_car(args)
