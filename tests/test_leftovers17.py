@@ -9,11 +9,19 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
+
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.nets import build_net
+from maxminq.deep.policy import MODEL_FILE, evaluate_agent, load_agent, save_model
+from maxminq.errors import UsageError
 
 # A user's script that runs a small experiment through the command line's main(), on two
 # spawned workers; {call} is its last statement, with or without the __main__ guard.
@@ -76,3 +84,69 @@ def test_an_unguarded_script_running_an_experiment_gets_one_error_naming_the_fix
     assert good.returncode == 0, good.stderr
     assert good.stdout.splitlines()[-1] == "status 0", good.stdout
     assert (out / f"{name.replace('-', '_')}.csv").is_file()
+
+
+# --- evaluate_agent's arguments -------------------------------------------------------------
+
+
+def _model_run(folder: Path) -> Path:
+    """A run folder with only a model.pt: a CartPole DQN's untrained networks (seed 0),
+    written without training (what load_agent reads)."""
+    cfg = TrainConfig(env_id="CartPole-v1", agent="dqn", n=1, steps=100, seeds=[0]).resolve()
+    net = build_net("mlp", 1, (4,), 2)
+    net.init_members([torch.Generator().manual_seed(0)], 1)
+    folder.mkdir()
+    save_model(folder / MODEL_FILE, cfg, net, (4,), ["done"])
+    return folder
+
+
+@pytest.fixture
+def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The agent of :func:`_model_run`; ``made`` counts the environments made of its
+    config (none: the argument was refused before any episode)."""
+    loaded = load_agent(_model_run(tmp_path / "run"))
+    made = []
+    make_env = TrainConfig.make_env
+
+    def counting(self, *args, **kwargs):
+        made.append(args)
+        return make_env(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrainConfig, "make_env", counting)
+    loaded.made = made
+    return loaded
+
+
+@pytest.mark.parametrize(
+    "kwargs, option",
+    [
+        ({"max_episode_steps": 0}, "--max-episode-steps"),
+        ({"max_episode_steps": -3}, "--max-episode-steps"),
+        ({"max_episode_steps": 2.5}, "--max-episode-steps"),
+        ({"max_episode_steps": "5"}, "--max-episode-steps"),
+        ({"max_episode_steps": True}, "--max-episode-steps"),
+        ({"max_episode_steps": math.nan}, "--max-episode-steps"),
+        ({"frames": ()}, "frames"),
+        ({"frames": np.zeros(3)}, "frames"),
+        ({"frames": [], "max_frames": 0}, "max_frames"),
+        ({"frames": [], "max_frames": 2.0}, "max_frames"),
+    ],
+)
+def test_a_bad_argument_of_evaluate_agent_is_one_line_naming_it_before_any_episode(
+    agent, kwargs: dict, option: str
+) -> None:
+    with pytest.raises(UsageError) as info:
+        evaluate_agent(agent, [0], 1, **kwargs)
+    text = str(info.value)
+    assert text.startswith(f"{option}: expected ") and "\n" not in text, text
+    assert agent.made == []  # refused before the environment was made
+
+
+def test_a_numpy_episode_cap_is_taken_and_frames_count_from_what_the_list_holds(agent) -> None:
+    episodes = evaluate_agent(agent, [0], 2, max_episode_steps=np.int64(3))
+    # A CartPole episode lasts more than 3 steps whatever the policy: cut at 3.
+    assert list(episodes["length"]) == [3, 3] and episodes["truncated"].all()
+    frames: list = ["mine"]
+    evaluate_agent(agent, [0], 1, frames=frames, max_frames=2, max_episode_steps=5)
+    assert frames[0] == "mine" and len(frames) == 3  # the caller's, then 2 new frames
+    assert all(f.shape == (400, 600, 3) for f in frames[1:])

@@ -342,10 +342,22 @@ def _probability(value: Any) -> bool:
     return real and not isinstance(value, (bool, np.bool_)) and 0.0 <= value <= 1.0
 
 
-def _check_play_options(seeds: Any, episodes: Any, eps: Any, env_seed: Any) -> None:
+def _check_play_options(
+    seeds: Any,
+    episodes: Any,
+    eps: Any,
+    env_seed: Any,
+    max_episode_steps: Any = None,
+    frames: Any = None,
+    max_frames: Any = 1,
+) -> None:
     """UsageError naming the option of ``maxminq evaluate`` unless ``evaluate_agent``'s
     arguments are what the command accepts (from Python, ``episodes=0`` returned an empty
-    table and ``episodes="3"`` or ``seeds=0`` raised a TypeError naming nothing)."""
+    table and ``episodes="3"`` or ``seeds=0`` raised a TypeError naming nothing;
+    ``max_episode_steps=0`` a ValueError of Gymnasium's naming no option), and ``frames``
+    and ``max_frames`` (no option of the command: named as the arguments) what it passes
+    (``frames=()`` raised an AttributeError once the first episode had begun, and
+    ``max_frames=0`` recorded nothing, silently)."""
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
         raise UsageError(f"--seeds: expected a list of the run's seeds, got {seeds!r}")
     if len(seeds) == 0:
@@ -359,6 +371,18 @@ def _check_play_options(seeds: Any, episodes: Any, eps: Any, env_seed: Any) -> N
         raise UsageError(f"--eps: expected a probability in [0, 1], got {eps!r}")
     if not is_whole(env_seed) or env_seed < 0:
         raise UsageError(f"--env-seed: expected a whole number >= 0, got {env_seed!r}")
+    if max_episode_steps is not None and (not is_whole(max_episode_steps) or max_episode_steps < 1):
+        raise UsageError(
+            "--max-episode-steps: expected a whole number >= 1 (or None: the run's cap), "
+            f"got {max_episode_steps!r}"
+        )
+    if frames is not None and not isinstance(frames, list):
+        raise UsageError(
+            "frames: expected a list to record the frames in (or None), got "
+            f"{type(frames).__name__}"
+        )
+    if not is_whole(max_frames) or max_frames < 1:
+        raise UsageError(f"max_frames: expected a whole number >= 1, got {max_frames!r}")
 
 
 def evaluate_agent(
@@ -384,15 +408,19 @@ def evaluate_agent(
     come from ``np.random.default_rng([env_seed, seed])``, so policies meet the same start
     states and a call is reproducible. With a ``frames`` list, the first policy's first
     episode is rendered (``render_mode="rgb_array"``) into it: the frame after the reset
-    and after each step, at most ``max_frames``. ``max_episode_steps`` caps the episodes
-    (truncation) instead of the run's cap (None keeps it; an environment without one plays
-    each episode until it ends by itself). A seed unknown, diverged or given twice is a
-    UsageError naming ``--seeds``, before any episode; so is no seed at all, and so are
-    ``episodes`` (a whole number >= 1), ``eps`` (in [0, 1]) and ``env_seed`` (a whole number
-    >= 0) out of range, naming the option of ``maxminq evaluate``.
+    and after each step, at most ``max_frames`` (appended after what the list holds).
+    ``max_episode_steps`` caps the episodes (truncation) instead of the run's cap (None
+    keeps it; an environment without one plays each episode until it ends by itself). A
+    seed unknown, diverged or given twice is a UsageError naming ``--seeds``, before any
+    episode; so is no seed at all, and so are ``episodes`` (a whole number >= 1), ``eps``
+    (in [0, 1]), ``env_seed`` (a whole number >= 0) and ``max_episode_steps`` (a whole
+    number >= 1, or None) out of range, naming the option of ``maxminq evaluate``, and
+    ``frames`` not a list or ``max_frames`` not a whole number >= 1, naming the argument.
     """
-    _check_play_options(seeds, episodes, eps, env_seed)
+    _check_play_options(seeds, episodes, eps, env_seed, max_episode_steps, frames, max_frames)
     episodes, env_seed = int(episodes), int(env_seed)  # Gymnasium's reset takes Python ints
+    if max_episode_steps is not None:  # a NumPy integer: Gymnasium's cap takes a Python int
+        max_episode_steps = int(max_episode_steps)
     seeds = [int(s) for s in seeds]
     if len(set(seeds)) != len(seeds):  # a seed twice would count its episodes twice
         raise UsageError(f"--seeds: must be distinct, got {list(seeds)}")
@@ -432,6 +460,7 @@ def _play(
     """The episodes of :func:`evaluate_agent`, one row each (its columns, in order)."""
     c = agent.config
     rows = []
+    limit = max_frames + (len(frames) if frames is not None else 0)  # new frames: max_frames
     for seed in seeds:
         rng = np.random.default_rng([env_seed, seed])
         for j in range(episodes):
@@ -440,7 +469,7 @@ def _play(
             discounted, weight, q_first = 0.0, 1.0, float("nan")
             record = frames is not None and seed == seeds[0] and j == 0
             while True:
-                if record and frames is not None and len(frames) < max_frames:
+                if record and frames is not None and len(frames) < limit:
                     frames.append(env.render())
                 if term or trunc:
                     break
