@@ -61,7 +61,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -1242,36 +1242,51 @@ def run_training(
     start_env_id_check(config.env_id)  # runs while the options and the env are checked
     from maxminq.cli import check_out_folder  # the command's check: a file, no rights
 
-    check_out_folder(pathlib.Path(out_dir), "--out")
+    out_dir = pathlib.Path(out_dir)
+    check_out_folder(out_dir, "--out")
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     Trainer.check_env(cfg)  # a one-line error before out_dir is touched
     elsewhere = env_id_elsewhere(cfg.env_id)
     if elsewhere:  # trains here, but the run could not be evaluated later: say so first
         warnings.warn(elsewhere, EnvIdWarning, stacklevel=2)
-    out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
         if overwrite:  # under the lock: a run training there keeps its files
             clear_run(out_dir)
             resume = False
-        return _train_in(cfg, config, writer_class, out_dir, resume, progress, stop_after, threads)
+        files = _RunFiles.of(out_dir)
+        return _train_in(cfg, config, writer_class, files, resume, progress, stop_after, threads)
+
+
+class _RunFiles(NamedTuple):
+    """Where ``run_training`` keeps a run's files in its folder ``out``: derived once
+    (:meth:`of`), for ``_train_in`` and ``_train_with``."""
+
+    out: pathlib.Path
+    checkpoint_dir: pathlib.Path  # what Trainer.save_checkpoint writes in
+    checkpoint: pathlib.Path  # the checkpoint it writes there, read to resume
+    config: pathlib.Path  # the run's resolved options, there while it trains
+
+    @classmethod
+    def of(cls, out: pathlib.Path) -> _RunFiles:
+        """The files of the run in ``out``."""
+        checkpoint_dir = out / "checkpoint"
+        return cls(out, checkpoint_dir, checkpoint_dir / _CKPT, out / "config.json")
 
 
 def _train_in(
     cfg: ResolvedTrainConfig,
     config: TrainConfig,
     writer_class: Any,
-    out_dir: pathlib.Path,
+    files: _RunFiles,
     resume: bool,
     progress: bool,
     stop_after: int | None,
     threads: int,
 ) -> dict[str, pd.DataFrame]:
-    """``run_training`` once ``out_dir`` is held: ``cfg`` is ``config`` resolved."""
-    ckpt_dir = out_dir / "checkpoint"
-    config_path = out_dir / "config.json"
-    finished = (out_dir / "runs.csv").exists() and config_path.exists()
+    """``run_training`` once ``files.out`` is held: ``cfg`` is ``config`` resolved."""
+    finished = (files.out / "runs.csv").exists() and files.config.exists()
 
     def own_interval(saved: dict[str, Any]) -> ResolvedTrainConfig:
         # Unless given, the metrics interval (derived from --steps) stays the run's own,
@@ -1281,14 +1296,14 @@ def _train_in(
         return cfg
 
     if resume and finished:
-        saved = _read_options(config_path)
+        saved = _read_options(files.config)
         cfg = own_interval(saved)
         if saved == json.loads(cfg.result_key()):
-            return read_tables(out_dir, "--out")
+            return read_tables(files.out, "--out")
         finished_steps = saved["steps"]
     state = None
-    if resume and (ckpt_dir / _CKPT).exists():
-        state, saved = _read_checkpoint(ckpt_dir / _CKPT)
+    if resume and files.checkpoint.exists():
+        state, saved = _read_checkpoint(files.checkpoint)
         cfg = own_interval(saved)
         check_resumable(saved, cfg, int(state["step"]))
         if finished and cfg.steps < finished_steps:  # an older checkpoint (--checkpoint-every 0)
@@ -1304,21 +1319,20 @@ def _train_in(
             "run, or one trained with --checkpoint-every 0); train a new run in another --out"
         )
     with torch_threads(threads):  # the caller's count back on every way out
-        return _train_with(cfg, writer_class, out_dir, state, progress, stop_after)
+        return _train_with(cfg, writer_class, files, state, progress, stop_after)
 
 
 def _train_with(
     cfg: ResolvedTrainConfig,
     writer_class: Any,
-    out_dir: pathlib.Path,
+    files: _RunFiles,
     state: dict[str, Any] | None,
     progress: bool,
     stop_after: int | None,
 ) -> dict[str, pd.DataFrame]:
     """Train (from the checkpoint ``state`` if not None), test and write the tables: the
     part of ``_train_in`` that runs on the run's torch threads."""
-    ckpt_dir = out_dir / "checkpoint"
-    config_path = out_dir / "config.json"
+    out_dir, ckpt_dir = files.out, files.checkpoint_dir
     # The step of the checkpoint in ckpt_dir, told to the caller on an interrupt.
     on_disk = None if state is None else int(state["step"])
     stop_error: OSError | None = None  # why the stop's own checkpoint could not be written
@@ -1330,7 +1344,7 @@ def _train_with(
             except UsageError:
                 raise
             except RESTORE_ERRORS as err:  # a key missing, a tensor of another shape, ...
-                raise _damaged_checkpoint(ckpt_dir / _CKPT, err) from None
+                raise _damaged_checkpoint(files.checkpoint, err) from None
         # Only now that the run can start: a finished run is replaced or extended (its
         # figure too: it would show the old run beside the new tables).
         # An optional table of an earlier run would be read back with this one.
@@ -1340,7 +1354,7 @@ def _train_with(
         _remove_stale_temporaries(out_dir)
         # The run's resolved options, there while it trains (runs.csv marks it finished).
         config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
-        atomic_write(config_path, lambda tmp: tmp.write_text(config_text))
+        atomic_write(files.config, lambda tmp: tmp.write_text(config_text))
         if cfg.tensorboard:
             trainer.open_writer(writer_class, out_dir / "tensorboard")
         bar = tqdm(
