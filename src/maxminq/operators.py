@@ -128,8 +128,9 @@ def _shown(value: Any) -> str:
 def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool = False) -> Any:
     """Operator parameter ``name``: a number, or an array broadcasting to ``q``'s batch shape
     (a larger one silently changed the result's shape), ``low`` (">= 0" or "> 0"), and finite
-    if ``finite``. Returns it, a list or tuple as an array of ``q``'s backend (a list failed
-    inside the formula: "can't multiply sequence by non-int of type 'float'")."""
+    if ``finite``. Returns it in ``q``'s dtype: a list or tuple as an array of ``q``'s backend (a
+    list failed inside the formula: "can't multiply sequence by non-int of type 'float'"), an
+    array cast, a NumPy scalar as a plain number."""
     if isinstance(value, (bool, str)) or str(getattr(value, "dtype", "")) in _BOOLS:
         # True read as 1 (np.True_ and boolean arrays too), "0.5" failed inside the formula
         raise ValueError(f"{op}: {name} must be a number (or array), got {_shown(value)}")
@@ -160,8 +161,18 @@ def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool 
         raise ValueError(f"{op}: {name} must be {low}{shown}")
     if finite and not bool((arr < math.inf).all()):  # an infinite sigma gave a -inf bootstrap
         raise ValueError(f"{op}: {name} must be finite")
-    if isinstance(value, list | tuple):
-        return q.new_tensor(arr) if _is_torch(q) else arr  # new_tensor: q's dtype and device
+    # In q's dtype, so that the result keeps it (float32 q with a per-sample float64 c or
+    # sigma gave float64 in NumPy, and with a list float32 in torch but float64 in NumPy).
+    if _is_torch(q):
+        if isinstance(value, list | tuple):
+            return q.new_tensor(arr)  # q's dtype and device
+        if _is_torch(value) and value.dtype != q.dtype:
+            return value.to(dtype=q.dtype)
+        return value  # numbers, as NumPy scalars, keep q's dtype in torch
+    if isinstance(value, np.ndarray | list | tuple):
+        return arr.astype(q.dtype)
+    if isinstance(value, np.generic):  # a plain number as torch reads it (np.float64 promoted)
+        return float(value)
     return value
 
 

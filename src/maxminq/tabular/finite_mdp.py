@@ -62,6 +62,8 @@ class FiniteMDP:
         terminal = None if np.size(self.terminal) == 0 else self.terminal
         object.__setattr__(self, "terminal", _terminal_mask(terminal, self.P.shape[0]))
         _check_mdp(self.P, self.R, self.gamma, self.terminal)
+        object.__setattr__(self, "gamma", float(self.gamma))
+        object.__setattr__(self, "reward_noise", _number(self.reward_noise, "reward_noise"))
         if not 0 <= self.reward_noise < np.inf:
             raise ValueError(f"reward_noise must be finite and >= 0, got {self.reward_noise}")
 
@@ -125,6 +127,25 @@ def _check_rng(rng: Any) -> None:
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
 
 
+def _number(value: Any, name: str) -> float:
+    """``value`` as one real number (NaN and infinities pass, for the range checks that follow
+    to name); ValueError naming ``name`` otherwise (a string or None failed later with
+    "'<=' not supported between instances of 'float' and 'str'", an array of one gamma was
+    kept as an array)."""
+    if isinstance(value, bool | str) or np.ndim(value) != 0:
+        raise ValueError(f"{name} must be one real number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be one real number, got {value!r}") from None
+
+
+def _is_count(value: Any, low: int) -> bool:
+    """Whether ``value`` is a whole number (not a bool, float or string) >= ``low``."""
+    whole = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    return bool(whole and value >= low)
+
+
 def _check_mdp(P: np.ndarray, R: np.ndarray, gamma: float, terminal: np.ndarray) -> None:
     if P.ndim != 3 or P.shape[0] != P.shape[2] or P.shape[0] < 1 or P.shape[1] < 1:
         raise ValueError(f"P must have shape (S, A, S), got {P.shape}")
@@ -142,7 +163,7 @@ def _check_mdp(P: np.ndarray, R: np.ndarray, gamma: float, terminal: np.ndarray)
         raise ValueError(f"each P[s, a] must sum to 1, got P[{s}, {a}].sum() = {sums[s, a]:.12g}")
     if not np.all(np.isfinite(R)):
         raise ValueError("R must be finite")
-    if not 0.0 <= gamma <= 1.0:
+    if not 0.0 <= _number(gamma, "gamma") <= 1.0:
         raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
     if terminal.shape != (P.shape[0],):
         raise ValueError(f"terminal must have shape (S,) = ({P.shape[0]},), got {terminal.shape}")
@@ -198,11 +219,13 @@ def random_mdp(
     """A random discounted MDP: each (s, a) leads to ``branching`` random successor states
     (all S by default) with Dirichlet(1) probabilities; expected rewards ``R ~ U(-1, 1)``."""
     _check_rng(rng)
-    if n_states < 1 or n_actions < 1:
-        raise ValueError("n_states and n_actions must be >= 1")
+    if not (_is_count(n_states, 1) and _is_count(n_actions, 1)):  # 3.0 failed inside NumPy
+        raise ValueError(
+            f"n_states and n_actions must be whole numbers >= 1, got {n_states!r}, {n_actions!r}"
+        )
     branching = n_states if branching is None else branching
-    if not 1 <= branching <= n_states:
-        raise ValueError(f"branching must lie in 1..n_states, got {branching}")
+    if not (_is_count(branching, 1) and branching <= n_states):
+        raise ValueError(f"branching must be a whole number in 1..n_states, got {branching!r}")
     P = np.zeros((n_states, n_actions, n_states))
     for s in range(n_states):
         for a in range(n_actions):
@@ -229,14 +252,17 @@ def episodic_mdp(
     ``R ~ U(-1, 1)`` off the terminal state, 0 on it.
     """
     _check_rng(rng)
-    if n_states < 2 or n_actions < 1:
-        raise ValueError("an episodic MDP needs n_states >= 2 and n_actions >= 1")
-    if not 0.0 < termination <= 1.0:
+    if not (_is_count(n_states, 2) and _is_count(n_actions, 1)):
+        raise ValueError(
+            "an episodic MDP needs whole numbers n_states >= 2 and n_actions >= 1, got "
+            f"{n_states!r}, {n_actions!r}"
+        )
+    if not 0.0 < _number(termination, "termination") <= 1.0:
         raise ValueError(f"termination must lie in (0, 1], got {termination}")
     end = n_states - 1
     branching = end if branching is None else branching
-    if not 1 <= branching <= end:
-        raise ValueError(f"branching must lie in 1..n_states - 1, got {branching}")
+    if not (_is_count(branching, 1) and branching <= end):
+        raise ValueError(f"branching must be a whole number in 1..n_states - 1, got {branching!r}")
     P = np.zeros((n_states, n_actions, n_states))
     for s in range(end):
         for a in range(n_actions):
@@ -265,6 +291,12 @@ def value_iteration(
     P, R = np.asarray(P, dtype=np.float64), np.asarray(R, dtype=np.float64)
     terminal = _terminal_mask(terminal, P.shape[0])
     _check_mdp(P, R, gamma, terminal)
+    # A tolerance of 0 or below is never met (tol=-1 ran all 10^6 sweeps, then blamed the MDP:
+    # "did not converge ... (improper?)"), nor is any with max_iter = 0.
+    if not 0.0 < _number(tol, "tol") < np.inf:
+        raise ValueError(f"tol must be a finite number > 0, got {tol!r}")
+    if not _is_count(max_iter, 1):
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
     q = np.zeros_like(R)
     for _ in range(max_iter):
         v = np.where(terminal, 0.0, q.max(axis=1))
@@ -272,7 +304,10 @@ def value_iteration(
         if np.max(np.abs(new - q)) < tol:
             return new
         q = new
-    raise ValueError(f"value_iteration did not converge in {max_iter} iterations (improper?)")
+    raise ValueError(
+        f"value_iteration did not converge to tol = {tol:g} in {max_iter} iterations (gamma "
+        "near 1 needs more: raise max_iter, or tol if the values are large)"
+    )
 
 
 @dataclass(frozen=True)
@@ -398,12 +433,12 @@ def generalized_q_learning(
         raise ValueError(f"update must be 'one' or 'all', got {update!r}")
     if update == "all" and mode != "sync":
         raise ValueError("update='all' is only available in sync mode")
-    if not 0.5 < step_power <= 1.0:
+    if not 0.5 < _number(step_power, "step_power") <= 1.0:
         raise ValueError(f"step_power must lie in (0.5, 1] (Robbins-Monro), got {step_power}")
     # Infinite noise or initial values only gave NaN tables (and NumPy warnings).
-    if not 0 <= reward_noise < np.inf:
+    if not 0 <= _number(reward_noise, "reward_noise") < np.inf:
         raise ValueError(f"reward_noise must be finite and >= 0, got {reward_noise}")
-    if not np.isfinite(init_scale):
+    if not np.isfinite(_number(init_scale, "init_scale")):
         raise ValueError(f"init_scale must be finite, got {init_scale}")
     if terminal.all():
         raise ValueError("terminal: at least one state must be non-terminal")
@@ -415,7 +450,14 @@ def generalized_q_learning(
         raise ValueError("record_every needs q_star: the errors and biases are against Q*")
     if q_star is not None and np.shape(q_star) != (S, A):
         raise ValueError(f"q_star must have shape (S, A) = {(S, A)}, got {np.shape(q_star)}")
-    op(np.zeros((1, n * k, A)), **kwargs)  # fail now if G rejects N * K members
+    if q_star is not None and not np.isfinite(np.asarray(q_star, dtype=np.float64)).all():
+        # every recorded error and bias was NaN, without a word
+        raise ValueError("q_star must be finite")
+    try:  # fail now if G rejects N * K members (or the parameters)
+        op(np.zeros((1, n * k, A)), **kwargs)
+    except ValueError as err:  # G saw N * K members: say where that count came from
+        members = f"n = {n} estimators x k = {k} snapshots = {n * k} members"
+        raise ValueError(f"{members}: {err}") from None
 
     if q0 is None:
         start = init_scale * rng.standard_normal((n, S, A))

@@ -1,0 +1,148 @@
+"""Session 17, helper h4: the operators, the theory and the tabular code as a researcher of
+estimation bias calls them, checked against numbers computed here by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from maxminq import operators as ops
+from maxminq.tabular.finite_mdp import (
+    FiniteMDP,
+    episodic_mdp,
+    generalized_q_learning,
+    random_mdp,
+    value_iteration,
+)
+
+# --- operator parameters in q's dtype ---------------------------------------------------------
+
+_Q32 = np.array(
+    [
+        [[0.3, -1.2, 0.7, 0.1], [0.5, 0.2, -0.4, 0.9]],
+        [[-0.6, 0.8, 0.25, 0.0], [1.1, -0.3, 0.6, 0.2]],
+    ],
+    dtype=np.float32,
+)  # two samples of (U, V) over 4 actions
+
+
+def _wdq_by_hand(q: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Zhang et al.'s target, in float64, written out per sample."""
+    out = []
+    for (u, v), ci in zip(q.astype(np.float64), c, strict=True):
+        best, worst = int(np.argmax(u)), int(np.argmin(u))
+        gap = abs(v[best] - v[worst])
+        beta = gap / (ci + gap)
+        out.append(beta * u[best] + (1 - beta) * v[best])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("form", ["numpy scalar", "list", "array"])
+def test_a_parameter_keeps_float32_q_in_float32_and_both_backends_agree(form):
+    """float32 tables with a per-sample c or sigma as a list or float64 array (or a np.float64
+    scalar) gave float64 in NumPy (float32 in torch for the list): the documented "floating q
+    keeps its dtype" and "the two backends agree bit for bit" both failed."""
+    c = np.array([0.5, 2.0])
+    sigma = np.array([0.25, 0.75])
+    if form == "numpy scalar":
+        c, sigma = np.float64(0.5), np.float64(0.25)
+    as_param = {"numpy scalar": lambda x: x, "list": lambda x: list(x), "array": lambda x: x}[form]
+    as_torch = {
+        "numpy scalar": lambda x: x,
+        "list": lambda x: list(x),
+        "array": lambda x: torch.tensor(x),  # float64, as the NumPy array
+    }[form]
+
+    got = ops.weighted_double_q(_Q32, c=as_param(c))
+    got_t = ops.weighted_double_q(torch.tensor(_Q32), c=as_torch(c))
+    assert got.dtype == np.float32 and got_t.dtype == torch.float32
+    np.testing.assert_array_equal(got, got_t.numpy())
+    np.testing.assert_allclose(got, _wdq_by_hand(_Q32, np.broadcast_to(c, 2)), atol=1e-6)
+
+    q1 = _Q32[:, :1]  # one table per sample
+    got = ops.bias_corrected(q1, sigma=as_param(sigma))
+    got_t = ops.bias_corrected(torch.tensor(q1), sigma=as_torch(sigma))
+    assert got.dtype == np.float32 and got_t.dtype == torch.float32
+    np.testing.assert_array_equal(got, got_t.numpy())
+    e_max4 = 1.0293753730039641  # E[max of 4 N(0, 1)], tabulated (Harter 1961: 1.02938)
+    hand = q1[:, 0].astype(np.float64).max(axis=-1) - np.broadcast_to(sigma, 2) * e_max4
+    np.testing.assert_allclose(got, hand, rtol=0, atol=1e-6)  # float32 rounding
+
+
+# --- finite MDPs: arguments a researcher may get wrong ----------------------------------------
+
+_RNG_MDP = random_mdp(3, 2, np.random.default_rng(0))
+
+
+def test_value_iteration_refuses_a_tolerance_it_can_never_meet():
+    """tol <= 0 is never met: value iteration ran every sweep (10^6 by default, 18 s) and then
+    blamed the MDP ("did not converge ... (improper?)"); the same for max_iter = 0."""
+    P, R = _RNG_MDP.P, _RNG_MDP.R
+    for tol in (-1.0, 0.0, float("nan")):
+        with pytest.raises(ValueError, match=r"^tol must be a finite number > 0"):
+            value_iteration(P, R, 0.9, tol=tol, max_iter=50)
+    with pytest.raises(ValueError, match=r"^max_iter must be an integer >= 1"):
+        value_iteration(P, R, 0.9, max_iter=0)
+    with pytest.raises(ValueError, match=r"^tol must be"):
+        _RNG_MDP.q_star(tol=0.0)
+    # A reachable tolerance still converges: Q* = R at gamma = 0, by hand.
+    np.testing.assert_array_equal(value_iteration(P, R, 0.0, tol=1e-9), R)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, "0.9"), "gamma"),
+        (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, None), "gamma"),
+        (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, np.array([0.9])), "gamma"),
+        (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, 0.9, reward_noise="1"), "reward_noise"),
+        (
+            lambda: _RNG_MDP.learn("maxmin", 2, 1, 5, np.random.default_rng(0), step_power="0.7"),
+            "step_power",
+        ),
+        (
+            lambda: _RNG_MDP.learn("maxmin", 2, 1, 5, np.random.default_rng(0), init_scale="1"),
+            "init_scale",
+        ),
+        (
+            lambda: generalized_q_learning(
+                _RNG_MDP.P,
+                _RNG_MDP.R,
+                0.9,
+                "maxmin",
+                2,
+                1,
+                5,
+                np.random.default_rng(0),
+                reward_noise=None,
+            ),  # fmt: skip
+            "reward_noise",
+        ),
+        (lambda: episodic_mdp(3, 2, np.random.default_rng(0), termination="0.2"), "termination"),
+        (lambda: random_mdp(3.0, 2, np.random.default_rng(0)), "n_states"),
+        (lambda: random_mdp(3, 2, np.random.default_rng(0), branching=2.0), "branching"),
+        (lambda: episodic_mdp(3, 2.0, np.random.default_rng(0)), "n_actions"),
+    ],
+)
+def test_a_bad_scalar_argument_is_a_value_error_naming_it(call, name):
+    """A string, None or a one-element array (gamma) was a TypeError from a comparison inside
+    ("'<=' not supported between instances of 'float' and 'str'") or was kept as an array; a
+    float count failed inside NumPy ("'float' object cannot be interpreted as an integer")."""
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_learning_refuses_a_q_star_that_is_not_finite():
+    """A NaN in q_star made every recorded error and bias NaN, without a word."""
+    q_star = _RNG_MDP.q_star()
+    q_star[1, 0] = np.nan
+    with pytest.raises(ValueError, match="q_star must be finite"):
+        _RNG_MDP.learn("maxmin", 2, 1, 5, np.random.default_rng(0), q_star=q_star)
+
+
+def test_too_many_members_for_double_q_names_n_and_k():
+    """double_q with k = 2 snapshots said only "q must stack exactly 2 estimator(s) on axis -2,
+    got 4": the 4 is n x k, which the caller never wrote."""
+    with pytest.raises(ValueError, match=r"n = 2 estimators x k = 2 snapshots = 4 members"):
+        _RNG_MDP.learn("double_q", 2, 2, 5, np.random.default_rng(0))
