@@ -343,7 +343,6 @@ def run(args: argparse.Namespace) -> int:
         if args.out.is_dir():  # a run training there now keeps its files (--overwrite too)
             held.enter_context(folder_lock(args.out))
         _prepare_out(args.out, args.resume, args.overwrite)
-        warn_if_uncapped("train", resolved.env_id, resolved.max_episode_steps)
         if resolved.steps <= resolved.learning_starts:
             print(
                 f"maxminq train: warning: --steps {resolved.steps} <= --learning-starts "

@@ -27,6 +27,7 @@ __all__ = [
     "BIAS_TAIL",
     "OPTIMIZER_DEFAULTS",
     "EnvIdWarning",
+    "EnvWarning",
     "TrainConfig",
     "env_id_elsewhere",
     "start_env_id_check",
@@ -46,6 +47,12 @@ OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
 class EnvIdWarning(MaxminqWarning):
     """The run's env id names an environment that only this process knows: training works,
     but ``maxminq evaluate`` (and any other process) cannot rebuild it from the run."""
+
+
+class EnvWarning(MaxminqWarning):
+    """The environment trains, but part of the run will not behave as one expects: it has
+    no time limit (a test episode the policy never ends never finishes), or a wrapper keeps
+    statistics across episodes that checkpoints and new environments do not carry."""
 
 
 def _ask_fresh_interpreter(env_id: str) -> bool | None:

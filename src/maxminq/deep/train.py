@@ -75,6 +75,7 @@ from maxminq.deep.agents import Learner
 from maxminq.deep.config import (
     BIAS_TAIL,
     EnvIdWarning,
+    EnvWarning,
     TrainConfig,
     env_id_elsewhere,
     start_env_id_check,
@@ -276,6 +277,56 @@ def _check_api(env: Any, env_id: str) -> tuple[Any, tuple[Any, ...]]:
     raise UsageError(problem)
 
 
+# Gymnasium wrappers whose running statistics outlive an episode: a checkpoint does not hold
+# them, and every new environment (tests, evaluations, maxminq evaluate) starts them afresh.
+_CROSS_EPISODE_WRAPPERS = (gym.wrappers.NormalizeObservation, gym.wrappers.NormalizeReward)
+
+
+def _cross_episode_wrappers(env: Any) -> list[str]:
+    """The names of the :data:`_CROSS_EPISODE_WRAPPERS` around ``env``, sorted."""
+    chain = _wrapper_chain(env)
+    return sorted({type(e).__name__ for e in chain if isinstance(e, _CROSS_EPISODE_WRAPPERS)})
+
+
+def _wrapper_chain(env: Any) -> list[Any]:
+    """``env`` and every environment it wraps, outermost first."""
+    chain = [env]
+    while isinstance(chain[-1], gym.Wrapper):
+        chain.append(chain[-1].env)
+    return chain
+
+
+def _warn_about_env(env: Any, cfg: TrainConfig) -> None:
+    """Warn (:class:`EnvWarning`) when ``env``, one of the run's environments, has no time
+    limit (neither ``cfg``'s cap nor a ``TimeLimit`` of its own; the paper's environments
+    without one end every episode themselves), or holds a wrapper that keeps statistics
+    across episodes (``NormalizeObservation``, ``NormalizeReward``)."""
+    from maxminq.envs.registry import PAPER_ENVS
+
+    chain = _wrapper_chain(env)
+    capped = cfg.max_episode_steps is not None or any(
+        isinstance(e, gym.wrappers.TimeLimit) for e in chain
+    )
+    if not capped and cfg.env_id not in PAPER_ENVS:
+        warnings.warn(
+            f"{cfg.env_id} has no time limit: an episode the policy never ends would not "
+            "finish (the test episodes after training too); --max-episode-steps sets one",
+            EnvWarning,
+            stacklevel=3,
+        )
+    stateful = _cross_episode_wrappers(env)
+    if stateful:
+        warnings.warn(
+            f"{cfg.env_id} is wrapped in {' and '.join(stateful)}, whose running statistics "
+            "are not in checkpoints (--resume refuses the run) and start afresh in every new "
+            "environment (the test episodes, maxminq evaluate): the agent is tested on other "
+            "scales than it learned on; scale by fixed constants instead (TransformObservation, "
+            "TransformReward)",
+            EnvWarning,
+            stacklevel=3,
+        )
+
+
 def _image_replay(space: Any, obs_shape: tuple[int, ...]) -> bool:
     """Whether observations are replayed as uint8 (a bool / uint8 image, e.g. MinAtar's)."""
     return space.dtype in (np.bool_, np.uint8) and len(obs_shape) == 3
@@ -374,6 +425,7 @@ class Trainer:
         self.S = len(cfg.seeds)
         self.envs = [cfg.make_env() for _ in range(self.S)]
         self.n_actions, self.obs_shape = self._spaces(self.envs[0], cfg)
+        _warn_about_env(self.envs[0], cfg)
         image = _image_replay(self.envs[0].observation_space, self.obs_shape)
         streams = [_seed_streams(s) for s in cfg.seeds]
         self.rngs = [r for r, _, _, _ in streams]
@@ -721,9 +773,23 @@ class Trainer:
         ret, length = [0.0] * self.S, [0] * self.S
         done: list[tuple[int, int, float, int]] = []
 
+        def finite(s: int, o: Any, where: str, reward: float = 0.0) -> np.ndarray:
+            # As the replay buffers refuse them in training: a NaN observation was played
+            # as action 0 (argmax of NaN values), a NaN reward written as the test return.
+            arr = _observation(o, self.obs_shape, c.env_id, where)
+            if not (np.isfinite(arr).all() and math.isfinite(reward)):
+                what = "reward" if not math.isfinite(reward) else "observation"
+                value = reward if what == "reward" else arr[~np.isfinite(arr)][0]
+                raise UsageError(
+                    f"--env: {'a' if what == 'reward' else 'an'} {what} of a test or evaluation "
+                    f"episode (seed position {s} in --seeds, {where}) is {value} as float32; "
+                    f"{what}s must be finite numbers"
+                )
+            return arr
+
         def reset(s: int) -> None:
             o = envs[s].reset(seed=int(rngs[s].integers(2**31 - 1)))[0]
-            obs[s] = _observation(o, self.obs_shape, c.env_id, "reset()")
+            obs[s] = finite(s, o, "reset()")
             ret[s], length[s] = 0.0, 0
 
         for s in range(self.S):
@@ -737,7 +803,9 @@ class Trainer:
                 rng = rngs[s]
                 a = rng.integers(self.n_actions) if rng.random() < c.eval_eps else np.argmax(q[s])
                 o, r, term, trunc, _ = envs[s].step(int(a))
-                obs[s] = _observation(o, self.obs_shape, c.env_id, "step()")
+                with np.errstate(over="ignore"):  # beyond float32: inf, refused as in training
+                    r32 = float(np.float32(r))
+                obs[s] = finite(s, o, "step()", r32)
                 ret[s] += float(r)
                 length[s] += 1
                 if term or trunc:
@@ -886,17 +954,29 @@ class Trainer:
         if self.cfg.save_probes:
             self.probe_rows = [state["probe_rows"].numpy().copy()]
         self.obs = state["obs"].numpy().copy()
+        stateful = _cross_episode_wrappers(self.envs[0])
+        if stateful:  # replaying one episode cannot restore statistics of all before it
+            raise CannotResumeError(
+                f"--resume: {self.cfg.env_id} is wrapped in {' and '.join(stateful)}, whose "
+                "running statistics a checkpoint does not hold, so it cannot be resumed exactly"
+            )
         for s in range(self.S):
             if not self.active[s]:
                 continue
             o, _ = self.envs[s].reset(seed=self.ep_seed[s])
-            for a in self.ep_actions[s]:
-                o = self.envs[s].step(a)[0]
-            if not np.array_equal(np.asarray(o, dtype=np.float32), self.obs[s]):
+            # Its rewards and flags too, not the last observation alone: an environment
+            # whose rewards drift across episodes replays the same observations with other
+            # rewards, and the resumed run differed silently.
+            same = True
+            for a, reward in zip(self.ep_actions[s], self.ep_rewards[s], strict=True):
+                o, now, term, trunc, _ = self.envs[s].step(a)
+                same = same and float(now) == reward and not (term or trunc)
+            if not (same and np.array_equal(np.asarray(o, dtype=np.float32), self.obs[s])):
                 raise CannotResumeError(
                     f"--resume: {self.cfg.env_id} did not replay to its checkpointed state "
                     f"(seed {self.cfg.seeds[s]}): the environment is not deterministic given "
-                    "its reset seed and actions, so it cannot be resumed exactly"
+                    "its reset seed and actions (e.g. it draws from np.random or random, or "
+                    "keeps state across episodes), so it cannot be resumed exactly"
                 )
         self._interval_start = (self.step, time.perf_counter())
 

@@ -392,6 +392,13 @@ def _keywords_hint(env_id: str) -> str:
     return f" (its keywords: {', '.join(names)})" if names else " (it takes no keywords)"
 
 
+def _requires_render_mode(err: BaseException) -> bool:
+    """Whether ``err`` is a constructor's complaint that it was called without its required
+    ``render_mode`` argument (``missing 1 required positional argument: 'render_mode'``)."""
+    missing = r"missing \d+ required (positional|keyword-only) arguments?: .*'render_mode'"
+    return isinstance(err, TypeError) and re.search(missing, str(err)) is not None
+
+
 def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: Any) -> gym.Env:
     """:func:`make` with the user's keywords ``env_kwargs`` (``--env-kwargs``) and ``extra``
     ones (e.g. ``max_episode_steps``, ``render_mode``): an environment that refuses them
@@ -408,9 +415,16 @@ def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: An
         why = one_line(creator_error(err)) or type(err).__name__
         raise UsageError(f"--env: {env_id} cannot be built: {why}") from None
     except REFUSALS as err:
+        own = creator_error(err)
+        if "render_mode" not in extra and _requires_render_mode(own):
+            # "pass them with --env-kwargs" would be refused: render_mode is not one of them.
+            raise UsageError(
+                f"--env: {env_id}'s constructor requires render_mode; give it a default, "
+                "render_mode=None, as Gymnasium's environments do (maxminq trains without "
+                "rendering; maxminq evaluate --gif asks for render_mode='rgb_array')"
+            ) from None
         if not kwargs:
             raise
-        own = creator_error(err)
         why = one_line(own) or repr(own)
         if isinstance(own, LookupError):  # str(KeyError('medium')) is just 'medium'
             why = f"{type(own).__name__}: {why}"

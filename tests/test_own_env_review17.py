@@ -1,0 +1,195 @@
+"""Review of training Maxmin DQN and its baselines on one's own Gymnasium environment
+(session 17): environments whose state outlives an episode (a wrapper's running statistics,
+a reward that drifts), non-finite values that come only in the test episodes, no time limit
+from Python, and a constructor that requires ``render_mode``."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from maxminq.cli import main
+from maxminq.deep.config import EnvWarning, TrainConfig
+from maxminq.deep.train import Trainer, run_training
+from maxminq.errors import CannotResumeError, UsageError
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+
+class _Steps(gym.Env):
+    """Three features; every episode lasts exactly 6 steps (terminated); reward 1 for
+    action 1, 0 for action 0; all randomness from ``np_random`` (none used)."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (3,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    length = 6
+
+    def __init__(self, render_mode=None):
+        self.render_mode = render_mode
+
+    def _obs(self) -> np.ndarray:
+        return np.array([self.t / self.length, 1.0, 0.0], np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self._obs(), {}
+
+    def step(self, action):
+        self.t += 1
+        return self._obs(), float(action == 1), self.t == self.length, False, {}
+
+
+class _DriftingReward(_Steps):
+    """The reward of action 1 shrinks with the episodes this instance has played: the
+    observations replay exactly from a reset seed and actions, the rewards do not."""
+
+    def reset(self, *, seed=None, options=None):
+        self.played = getattr(self, "played", -1) + 1
+        return super().reset(seed=seed)
+
+    def step(self, action):
+        obs, reward, *rest = super().step(action)
+        return obs, reward / (1 + self.played), *rest
+
+
+def _normalized(**kwargs):
+    """_Steps in Gymnasium's NormalizeReward (running statistics across episodes)."""
+    return gym.wrappers.NormalizeReward(_Steps(**kwargs))
+
+
+class _NanLater(_Steps):
+    """Finite until ``bad`` is set on the class, then a NaN observation, a NaN reward or a
+    reward beyond float32's range from the next step on (for the test episodes only)."""
+
+    bad: str | None = None
+
+    def step(self, action):
+        obs, reward, *rest = super().step(action)
+        if type(self).bad == "obs":
+            obs[0] = np.nan
+        elif type(self).bad == "reward":
+            reward = float("nan")
+        elif type(self).bad == "huge":
+            reward = 1e39
+        return obs, reward, *rest
+
+
+class _NeedsRenderMode(_Steps):
+    def __init__(self, render_mode):  # no default: gym.make without one fails
+        self.render_mode = render_mode
+
+
+def _capped_inside(**kwargs):
+    """No registered cap, but a TimeLimit of the entry point's own."""
+    return gym.wrappers.TimeLimit(_Steps(**kwargs), 20)
+
+
+def _register(entry, cap: int | None = 50) -> str:
+    name = getattr(entry, "__name__", "env").strip("_")
+    env_id = f"mmq-review17/{name}-{cap}-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=entry, max_episode_steps=cap)
+    return env_id
+
+
+def _config(env_id: str, **kw) -> TrainConfig:
+    base = dict(
+        env_id=env_id,
+        agent="maxmin-dqn",
+        n=2,
+        steps=60,
+        seeds=[0, 1],
+        learning_starts=20,
+        buffer_size=100,
+        batch_size=8,
+        eval_episodes=2,
+        checkpoint_every=0,
+    )
+    return TrainConfig(**{**base, **kw})
+
+
+def test_a_reward_that_does_not_replay_is_refused_on_resume_not_resumed_silently(tmp_path):
+    """The replay on --resume compared only the last observation: an environment whose
+    rewards drift across episodes resumed to other tables than the uninterrupted run."""
+    cfg = _config(_register(_DriftingReward))
+    out = tmp_path / "run"
+    assert run_training(cfg, out, progress=False, stop_after=33) == {}  # 3 steps into an episode
+    with pytest.raises(CannotResumeError, match=r"--resume: .* did not replay"):
+        run_training(cfg, out, progress=False)
+    assert (out / "checkpoint" / "state.pt").exists() and not (out / "runs.csv").exists()
+    # An environment that replays (the same without the drift) resumes as before.
+    cfg = _config(_register(_Steps))
+    run_training(cfg, tmp_path / "ok", progress=False, stop_after=33)
+    resumed = run_training(cfg, tmp_path / "ok", progress=False)
+    straight = run_training(cfg, tmp_path / "straight", progress=False)
+    for name in ("episodes", "tests", "runs"):
+        assert resumed[name].equals(straight[name]), name
+
+
+def test_normalize_reward_is_warned_about_and_refused_on_resume_at_an_episode_boundary(tmp_path):
+    """At an episode boundary there is no step to replay, so the reward check cannot see the
+    lost statistics: the resumed run silently differed. Now the wrapper is named at the start
+    and --resume refuses it."""
+    cfg = _config(_register(_normalized))
+    out = tmp_path / "run"
+    with pytest.warns(EnvWarning, match="NormalizeReward, whose running statistics"):
+        run_training(cfg, out, progress=False, stop_after=30)  # 5 whole episodes of 6 steps
+    with pytest.raises(CannotResumeError, match="NormalizeReward"):
+        run_training(cfg, out, progress=False)
+    assert not (out / "runs.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "bad,needle",
+    [
+        ("obs", "an observation of a test or evaluation episode .* is nan"),
+        ("reward", "a reward of a test or evaluation episode .* is nan"),
+        ("huge", "a reward of a test or evaluation episode .* is inf"),
+    ],
+)
+def test_a_non_finite_value_in_a_test_episode_is_the_environments_error(bad, needle) -> None:
+    """Training refuses them at any step; the test episodes took them silently (a NaN
+    observation played action 0, the argmax of NaN values; a NaN reward became the test
+    return)."""
+    cfg = _config(_register(_NanLater)).resolve()
+    _NanLater.bad = None
+    tr = Trainer(cfg)
+    try:
+        for _ in range(30):
+            tr.train_step()
+        _NanLater.bad = bad
+        with pytest.raises(UsageError, match=f"--env: {needle}"):
+            tr.evaluate()
+    finally:
+        _NanLater.bad = None
+        tr.close()
+
+
+def test_no_time_limit_is_warned_about_from_python_and_once_by_the_command(tmp_path, capsys):
+    """README: "without a registered max_episode_steps ... (a warning says so)"; only the
+    command said so. A TimeLimit the entry point adds itself is a time limit (no warning)."""
+    uncapped = _register(_Steps, cap=None)
+    with pytest.warns(EnvWarning, match="has no time limit"):
+        run_training(_config(uncapped, eval_episodes=0), tmp_path / "a", progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EnvWarning)
+        run_training(_config(_register(_capped_inside, cap=None)), tmp_path / "b", progress=False)
+    argv = ["train", "--env", uncapped, "--steps", "30", "--eval-episodes", "0"]
+    assert main([*argv, "--out", str(tmp_path / "c"), "--no-progress", "--no-plot"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("has no time limit") == 1, err
+
+
+def test_a_constructor_that_requires_render_mode_is_told_to_default_it(tmp_path, capsys) -> None:
+    """The error said "pass them with --env-kwargs", which refuses render_mode."""
+    out = tmp_path / "run"
+    argv = ["train", "--env", _register(_NeedsRenderMode), "--out", str(out), "--steps", "30"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "requires render_mode; give it a default, render_mode=None" in err, err
+    assert "--env-kwargs" not in err and not out.exists()
