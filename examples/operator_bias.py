@@ -183,12 +183,19 @@ def main(argv: list[str] | None = None) -> int:
     save_figure(table, args, args.out / "operator_bias.png")
 
     m = args.actions
+    # Printed in units of tau (variances of tau^2): at --tau 1e-4 every bias printed as +0.000,
+    # at 1e150 as a 150-digit number. The CSV keeps the values themselves.
+    unit = args.tau
+    units = "" if unit == 1 else f", in units of tau = {unit:g}"
     print(
         f"Bias of the bootstrap value, M = {m} actions, U(-{args.tau:g}, {args.tau:g}) errors, "
-        f"{args.samples:,} draws per cell: Monte Carlo (exact)"
+        f"{args.samples:,} draws per cell: Monte Carlo (exact){units}"
     )
     cells = table.assign(
-        text=[f"{b:+.3f} ({e:+.3f})" for b, e in zip(table.mc_bias, table.exact_bias, strict=True)]
+        text=[
+            f"{b / unit:+.3f} ({e / unit:+.3f})"
+            for b, e in zip(table.mc_bias, table.exact_bias, strict=True)
+        ]
     )
     free = cells[cells.operator.isin(FREE_N)].pivot(index="N", columns="operator", values="text")
     print(free[list(FREE_N)].to_string())
@@ -201,8 +208,16 @@ def main(argv: list[str] | None = None) -> int:
     thm = maxmin_theorem_1(args)
     mc_maxmin = table[table.operator == "maxmin"].set_index("N")
     thm["mc_variance"] = mc_maxmin.loc[thm.N, "mc_variance"].to_numpy()
-    print("\nMaxmin, Theorem 1: exact bias and target variance; Monte Carlo variance")
-    print(thm.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    print(
+        "\nMaxmin, Theorem 1: exact bias and target variance; Monte Carlo variance"
+        + ("" if unit == 1 else f" (in units of tau = {unit:g} and tau^2)")
+    )
+    shown = thm.assign(
+        expected_bias=thm.expected_bias / unit,
+        target_variance=thm.target_variance / unit**2,
+        mc_variance=thm.mc_variance / unit**2,
+    )
+    print(shown.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
 
     # Conclusions computed from the numbers above, not asserted.
     worst = table.loc[table.z.abs().idxmax()]
@@ -224,8 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     signs = np.sign(mc_maxmin.mc_bias.to_numpy())
     if signs[0] > 0 and signs[-1] < 0:
         print(
-            f"Maxmin over-estimates at N = 1 ({mc_maxmin.mc_bias.iloc[0]:+.3f}) and "
-            f"under-estimates at N = {args.n_max} ({mc_maxmin.mc_bias.iloc[-1]:+.3f})."
+            f"Maxmin over-estimates at N = 1 ({mc_maxmin.mc_bias.iloc[0] / unit:+.3f}{units}) "
+            f"and under-estimates at N = {args.n_max} ({mc_maxmin.mc_bias.iloc[-1] / unit:+.3f})."
         )
     small = thm[thm.var_qmin_over_var_q < 1].N
     print(

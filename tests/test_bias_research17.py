@@ -146,3 +146,37 @@ def test_too_many_members_for_double_q_names_n_and_k():
     got 4": the 4 is n x k, which the caller never wrote."""
     with pytest.raises(ValueError, match=r"n = 2 estimators x k = 2 snapshots = 4 members"):
         _RNG_MDP.learn("double_q", 2, 2, 5, np.random.default_rng(0))
+
+
+# --- examples/operator_bias.py at another error scale -----------------------------------------
+
+
+def test_operator_bias_example_prints_small_errors_in_units_of_tau(tmp_path):
+    """At --tau 1e-4 every printed bias was +0.000 (3 decimals of numbers of order 1e-4), so the
+    table and the 'over-estimates at N = 1 (+0.000)' sentence said nothing; now they are in
+    units of tau, and the exact values are the hand-derived ones for M = 2."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "examples" / "operator_bias.py"
+    out = tmp_path / "bias"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--quick", "--samples", "4000", "--actions", "2",
+         "--n-max", "3", "--tau", "1e-4", "--out", str(out)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**__import__("os").environ, "MPLBACKEND": "Agg"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = proc.stdout
+    assert "in units of tau = 0.0001" in text
+    # Q-learning with M = 2: E[max of 2 U(-1, 1)] = 1/3; Maxmin N = 2: 1 - 2 t_22 = -1/15.
+    assert "(+0.333)" in text.split("q_learning (N=1):")[1].splitlines()[0]
+    maxmin_n2 = next(line for line in text.splitlines() if line.startswith("2 "))
+    assert "(-0.067)" in maxmin_n2.split()[2]
+    # The CSV keeps the values themselves (not in units of tau).
+    import pandas as pd
+
+    table = pd.read_csv(out / "operator_bias.csv")
+    row = table[(table.operator == "q_learning")].iloc[0]
+    assert abs(row.exact_bias - 1e-4 / 3) < 1e-15
