@@ -193,3 +193,20 @@ def test_a_constructor_that_requires_render_mode_is_told_to_default_it(tmp_path,
     assert len(err.splitlines()) == 1, err
     assert "requires render_mode; give it a default, render_mode=None" in err, err
     assert "--env-kwargs" not in err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "shape,hint",
+    [
+        ((2, 6, 8), "not square: crop, pad or resize the images to (C, H, H)"),
+        ((8, 8, 3), "channels last? move them first: (3, 8, 8)"),
+        ((84, 96, 3), "channels last? move them first: (3, 84, 96), and make them square"),
+        ((3, 2, 2), "too small for its 3x3 convolution"),
+    ],
+)
+def test_an_image_the_network_cannot_take_gets_the_hint_that_fits_it(shape, hint) -> None:
+    """A channels-first image that is not square was asked "channels last?"."""
+    cfg = TrainConfig(env_id="mine", network="minatar_cnn")
+    with pytest.raises(UsageError) as caught:
+        cfg.check_observation_shape(shape)
+    assert str(caught.value).endswith(f"gives {shape} ({hint})"), str(caught.value)

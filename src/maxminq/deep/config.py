@@ -467,9 +467,17 @@ class TrainConfig:
             )
         if self.network == "minatar_cnn" and not obs_shape[1] == obs_shape[2] >= 3:
             # Its 3x3 convolution is built for square channels-first images (MinAtar's 10x10).
+            c, h, w = obs_shape
+            if w < min(c, h):  # (H, W, C): a channels-last image
+                square = "" if c == h else ", and make them square"
+                hint = f"channels last? move them first: ({w}, {c}, {h}){square}"
+            elif h != w:
+                hint = "not square: crop, pad or resize the images to (C, H, H)"
+            else:
+                hint = "too small for its 3x3 convolution"
             raise UsageError(
                 f"--network: minatar_cnn needs square channels-first images (C, H, H) with "
-                f"H >= 3, {self.env_id} gives {obs_shape} (channels last? move them first)"
+                f"H >= 3, {self.env_id} gives {obs_shape} ({hint})"
             )
 
     def make_env(self, max_episode_steps: int | None = None, **extra: Any) -> Any:
