@@ -54,6 +54,10 @@ BACKENDS = ("local", "ray")
 # ends its step and writes a checkpoint of it (run_training defers the signal), which the
 # next sweep continues from; other runs end at once. SLURM's default grace is 30 s too.
 STOP_GRACE = 30.0
+# Seconds a dead local worker may go unnoticed by its pool before the runner breaks the pool
+# itself (_LocalBackend._unstick): the pool notices a death within milliseconds, unless the
+# worker was killed halfway through sending its answer, which left the pool waiting for ever.
+STUCK_AFTER = 10.0
 RAY_CURRENT_CLUSTER = "/tmp/ray/ray_current_cluster"  # Ray's record of the last `ray start`
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 # The local backend's workers are spawned: each imports the script that called run_sweep
@@ -307,6 +311,8 @@ class _LocalBackend:
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self._pool = self._new_pool()
+        self._pool_of: dict[cf.Future, cf.ProcessPoolExecutor] = {}  # run -> its pool
+        self._dead_since: float | None = None  # a dead worker the pool has not noticed
 
     def _new_pool(self) -> cf.ProcessPoolExecutor:
         """Spawned workers: no torch/numba state is inherited from the driver."""
@@ -323,11 +329,52 @@ class _LocalBackend:
 
     def submit(self, run: RunSpec, work_dir: Path) -> cf.Future:
         """Start one run; returns its future."""
+        if getattr(self._pool, "_broken", False):
+            # A worker died since the last wait() (e.g. while this driver stored another
+            # run's tables): the pool refuses new runs (BrokenProcessPool, which stopped the
+            # whole sweep with a traceback). Its runs in flight fail as broken, and wait()
+            # handles them as usual; this run goes to a new pool.
+            self._renew(self._workers())
         execute = KINDS[run.kind].execute
         if len(self._workers()) >= self.workers:  # a full pool spawns none
-            return self._pool.submit(execute_run, execute, run.settings, str(work_dir))
-        with workers_ignore_sigint():  # this submit may spawn a worker
-            return self._pool.submit(execute_run, execute, run.settings, str(work_dir))
+            future = self._pool.submit(execute_run, execute, run.settings, str(work_dir))
+        else:
+            with workers_ignore_sigint():  # this submit may spawn a worker
+                future = self._pool.submit(execute_run, execute, run.settings, str(work_dir))
+        self._pool_of[future] = self._pool
+        return future
+
+    def _renew(self, procs: list[Any]) -> None:
+        """Replace a broken pool: stop its workers ``procs`` (a deep run checkpoints its
+        step first, and must be gone, its folder unlocked, before it runs again), then
+        start a new pool; :class:`_UnguardedScript` when a worker exited for lack of the
+        ``__main__`` guard."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        _stop_workers(procs)
+        self._pool = self._new_pool()
+        self._dead_since = None
+        if UNGUARDED_EXIT in _exit_codes(procs):  # not a run's fault: stop the sweep
+            raise _UnguardedScript(UNGUARDED)
+
+    def _unstick(self, procs: list[Any]) -> None:
+        """Break the pool when one of its workers ``procs`` died ``STUCK_AFTER`` s ago and
+        the pool has still not noticed: its result thread is stuck reading the answer
+        that worker was killed halfway through sending (and the worker held the result
+        pipe's lock, so no other worker can send its answer either); the sweep waited
+        for ever. Stopping the workers and closing this process's copy of the pipe's
+        write end gives that thread end-of-file: the pool breaks, its runs fail as broken
+        and run again (each alone, as after any worker's death)."""
+        if getattr(self._pool, "_broken", False) or all(p.exitcode is None for p in procs):
+            self._dead_since = None
+            return
+        if self._dead_since is None:
+            self._dead_since = time.monotonic()
+        elif time.monotonic() - self._dead_since >= STUCK_AFTER:
+            writer = getattr(getattr(self._pool, "_result_queue", None), "_writer", None)
+            _stop_workers(procs)
+            if writer is not None:
+                writer.close()
+            self._dead_since = None
 
     def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, _Result]]:
         """The runs that ended within ``timeout`` s, with their answers."""
@@ -336,6 +383,7 @@ class _LocalBackend:
         # another run ended (hours, for deep runs). A dead worker wakes the manager now.
         # The pool drops the workers it reaps: those seen now keep their exit status.
         before = self._workers()
+        self._unstick(before)
         if any(proc.exitcode is not None for proc in before):
             wakeup = getattr(self._pool, "_executor_manager_thread_wakeup", None)
             if wakeup is not None:
@@ -345,24 +393,21 @@ class _LocalBackend:
         out = []
         broken = False
         for fut in done:
+            pool = self._pool_of.pop(fut, None)
             try:
                 out.append((fut, fut.result()))
             except BrokenProcessPool as err:  # a worker died (OOM, segfault)
-                broken = True
+                # Only this pool's own: a run of a pool already replaced (by submit, or
+                # failed a moment after its pool's other runs) must not stop the new one.
+                broken = broken or pool is None or pool is self._pool
                 msg = f"worker process died: {type(err).__name__}: {err}"
                 out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0, True)))
             except Exception as err:  # e.g. a result its (living) worker could not pickle
                 msg = f"the run's result could not be returned: {type(err).__name__}: {err}"
                 out.append((fut, _Result(None, msg, socket.gethostname(), 0, 0.0)))
         if broken:
-            procs = list({id(proc): proc for proc in before + self._workers()}.values())
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            # The pool sent SIGTERM to its other workers: a deep run checkpoints its step
-            # first, and must be gone (its folder unlocked) before it runs again.
-            _stop_workers(procs)
-            self._pool = self._new_pool()
-            if UNGUARDED_EXIT in _exit_codes(procs):  # not a run's fault: stop the sweep
-                raise _UnguardedScript(UNGUARDED)
+            # The pool sent SIGTERM to its other workers (stopped by _renew).
+            self._renew(list({id(proc): proc for proc in before + self._workers()}.values()))
         return out
 
     def close(self) -> None:

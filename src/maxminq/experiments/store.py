@@ -292,7 +292,7 @@ class ResultsStore:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             if lock:
                 self.lock()
-            self._conn = sqlite3.connect(self.db_path, timeout=60.0, isolation_level=None)
+            self._conn = self._connect(create)
             self._conn.row_factory = sqlite3.Row
             if create:
                 self._conn.execute("PRAGMA journal_mode=WAL")
@@ -323,6 +323,34 @@ class ResultsStore:
             raise StoreError(f"{self.db_path}: cannot open the results database: {err}") from err
 
     # ------------------------------------------------------------------ plumbing
+    def _connect(self, create: bool) -> sqlite3.Connection:
+        """The database connection; for a reader (not ``create``) also where this process
+        may not write the folder: results shared read-only, or another user's.
+
+        Reading the write-ahead log needs its index (``results.sqlite-shm``), which SQLite
+        creates beside the database when a sweep has closed it cleanly; in a folder it
+        cannot write it failed ('attempt to write a readonly database'), so ``maxminq
+        status`` and :func:`load_results` refused such results. Opened read-only then, and
+        without the index (``immutable``) when there is no log to read: no sweep writes
+        there, since a sweep's first write creates the log."""
+        conn = sqlite3.connect(self.db_path, timeout=60.0, isolation_level=None)
+        if create or os.access(self.out_dir, os.W_OK):
+            return conn
+        conn.close()
+        from urllib.parse import quote
+
+        uri = f"file:{quote(str(self.db_path.absolute()))}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            wal = self.db_path.with_name(DB_NAME + "-wal")
+            if wal.exists() and wal.stat().st_size:
+                raise
+        return sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None)
+
     def close(self) -> None:
         """Close the database connection and release the folder lock if held."""
         self.unlock()

@@ -1,0 +1,230 @@
+"""Review of the sweep layer (session 17): a local worker dying at an awkward moment, and
+results read by someone who may not write their folder.
+
+The run kinds here are tiny and pure Python (a table of one row), so worker start-up is the
+cost; the workers import this module by name (``test_sweep_review17``) to run them.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing.queues
+import os
+import shutil
+import signal
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import test_sweep_helpers as helpers
+
+from maxminq.experiments import runner
+from maxminq.experiments.config import config_from_document
+from maxminq.experiments.registry import KINDS, RunKind, RunOutput
+from maxminq.experiments.store import ResultsStore, load_results
+
+HERE = Path(__file__).resolve().parent
+
+
+def validate_tiny(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings of a tiny run: its number ``k`` and how long it sleeps."""
+    return {"k": int(settings["k"]), "sleep": float(settings.get("sleep", 0.0))}
+
+
+def execute_tiny(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
+    """Sleep, then return one row: k and k squared."""
+    time.sleep(settings["sleep"])
+    return RunOutput({"t": pd.DataFrame({"k": [settings["k"]], "k2": [settings["k"] ** 2]})})
+
+
+def killed_mid_send(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
+    """``execute_tiny``, except that the first attempt of k = 1 has its worker killed
+    halfway through sending its answer: it holds the result pipe's lock and has written
+    the start of a message, as when the OOM killer or a ``kill -9`` strikes during the send
+    of a large table."""
+    if settings["k"] == 1 and not (work_dir / "tried").exists():
+        work_dir.mkdir(parents=True, exist_ok=True)
+        (work_dir / "tried").touch()
+        # The worker's one SimpleQueue is the pool's result queue (its call queue is a Queue).
+        queue = next(o for o in gc.get_objects() if type(o) is multiprocessing.queues.SimpleQueue)
+        queue._wlock.acquire()
+        os.write(queue._writer.fileno(), struct.pack("!i", 1000) + b"x" * 10)
+        os.kill(os.getpid(), signal.SIGKILL)
+    return execute_tiny(settings, work_dir, progress)
+
+
+def register() -> None:
+    """The kinds of this file (also for a script that runs a sweep of them)."""
+    KINDS["tiny17"] = RunKind("tiny17", validate_tiny, execute_tiny)
+    KINDS["mid_send17"] = RunKind("mid_send17", validate_tiny, killed_mid_send)
+
+
+@pytest.fixture
+def tiny_kinds():
+    """The kinds of this file, registered while a test runs."""
+    register()
+    yield
+    KINDS.pop("tiny17", None)
+    KINDS.pop("mid_send17", None)
+
+
+def _stored_k(out: Path) -> list[int]:
+    """The k of every finished run's table, sorted."""
+    return sorted(load_results(out)["t"]["k"].tolist())
+
+
+def test_a_worker_dying_while_the_driver_stores_a_result_does_not_stop_the_sweep(
+    tmp_path, tiny_kinds, monkeypatch
+):
+    """A worker that dies (OOM, kill -9) while the driver is storing another run's tables
+    leaves the pool broken when the driver hands it the next run: the pool's
+    BrokenProcessPool escaped from submit, and the whole sweep stopped with a traceback
+    (the CLI: exit 1) instead of running the runs in flight again."""
+    doc = {
+        "name": "tiny",
+        "kind": "tiny17",
+        "grid": {"k": [1, 2, 3, 4]},
+        # k = 1 ends at once; k = 2 is still running when k = 1's tables are stored
+        "variants": [{"k": 1}, {"k": 2, "sleep": 2.0}, {"k": [3, 4]}],
+        "scales": {"quick": {}},
+    }
+    config = config_from_document(doc, tmp_path / "tiny.yaml")
+    backends: list[Any] = []
+    make_backend = runner._make_backend
+    monkeypatch.setattr(
+        runner, "_make_backend", lambda *a: backends.append(make_backend(*a)) or backends[-1]
+    )
+    save_tables = ResultsStore.save_tables
+    killed: list[int] = []
+
+    def save_and_kill_a_worker(self: ResultsStore, run: Any, *args: Any, **kw: Any) -> Any:
+        if not killed:  # the first result: kill a worker, and wait until its pool knows
+            pid = helpers.workers(os.getpid())[0]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+            deadline = time.monotonic() + 30
+            while not backends[0]._pool._broken and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert backends[0]._pool._broken
+        return save_tables(self, run, *args, **kw)
+
+    monkeypatch.setattr(ResultsStore, "save_tables", save_and_kill_a_worker)
+    out = tmp_path / "out"
+    summary = runner.run_sweep(config, out, workers=2, progress=False)
+    assert killed
+    assert (summary.done, summary.failed) == (4, 0), summary.failures
+    assert _stored_k(out) == [1, 2, 3, 4]
+    with ResultsStore(out) as store:
+        assert {rec.status for rec in store.records()} == {"done"}
+
+
+MID_SEND_SWEEP = """
+import sys
+sys.path.insert(0, {tests!r})
+import test_sweep_review17 as kinds
+from maxminq.experiments import runner
+from maxminq.experiments.config import config_from_document
+
+if __name__ == "__main__":
+    kinds.register()
+    runner.STUCK_AFTER = 1.0  # seconds a dead worker may go unnoticed (10 s by default)
+    doc = {{"name": "mid", "kind": "mid_send17", "fixed": {{"sleep": 0.5}},
+            "grid": {{"k": [1, 2, 3]}}, "scales": {{"quick": {{}}}}}}
+    config = config_from_document(doc, "mid.yaml")
+    summary = runner.run_sweep(config, {out!r}, workers=2, progress=False)
+    print(summary.done, summary.failed, flush=True)
+"""
+
+
+def test_a_worker_killed_while_sending_its_tables_does_not_hang_the_sweep(tmp_path):
+    """kill -9 of a worker halfway through sending its answer (it held the result pipe's
+    lock): the pool's result thread waited for the rest of the message for ever, the other
+    worker could not send its answer, and the sweep showed 'running 2' for good. Now the
+    dead worker is noticed, the pool is replaced and the runs in flight run again; every
+    run finishes once."""
+    out = tmp_path / "out"
+    script = tmp_path / "mid_send.py"
+    script.write_text(MID_SEND_SWEEP.format(tests=str(HERE), out=str(out)))
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the sweep hung after a worker was killed while sending its answer")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["3", "0"], proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert _stored_k(out) == [1, 2, 3]
+    with ResultsStore(out) as store:
+        events = store.events()
+    done = [e["run_id"] for e in events if e["event"] == "done"]
+    assert len(done) == len(set(done)) == 3  # each run stored once
+    assert any(e["event"] == "requeued" for e in events)  # the runs in flight ran again
+
+
+def _as_reader(argv: list[str]) -> list[str]:
+    """``argv`` run as a user who may not write what root wrote (nobody), when the tests
+    run as root (who may write anything); else as it is."""
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+
+
+READ_RESULTS = """
+from maxminq.experiments.store import load_results
+frame = load_results({out!r})["t"]
+print(sorted(frame["k"].tolist()), sorted(frame["k2"].tolist()))
+"""
+
+
+def test_results_in_a_folder_the_reader_may_not_write_can_be_read(tiny_kinds):
+    """Results shared read-only (an archive, a colleague's folder): reading the database
+    needs the index of its write-ahead log, which SQLite creates beside it, so 'maxminq
+    status' and load_results failed with 'attempt to write a readonly database'."""
+    # Not tmp_path: pytest makes its parent readable by its own user only.
+    base = Path(tempfile.mkdtemp(prefix="maxminq-readonly-"))
+    try:
+        base.chmod(0o755)
+        out = base / "out"
+        config = config_from_document(
+            {"name": "ro", "kind": "tiny17", "grid": {"k": [1, 2]}, "scales": {"q": {}}},
+            "ro.yaml",
+            "q",
+        )
+        with ResultsStore(out, lock=True) as store:  # a finished sweep, closed cleanly
+            store.register(config.runs)
+            for run in config.runs:
+                store.mark_running(run.run_id)
+                store.save_tables(run, execute_tiny(run.settings, out, False).tables)
+                store.mark_finished(run.run_id)
+        assert not (out / "results.sqlite-wal").exists()  # a clean close removes the log
+        for path in [out, *out.rglob("*")]:
+            mode = path.stat().st_mode
+            path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        status = subprocess.run(
+            _as_reader([sys.executable, "-m", "maxminq.cli", "status", str(out), "--verify"]),
+            capture_output=True, text=True, timeout=120, env=env, cwd=base,
+        )  # fmt: skip
+        assert status.returncode == 0, status.stderr
+        lines = status.stdout.splitlines()
+        assert lines[2].split() == ["ro", "0", "0", "2", "0", "0", "2"], status.stdout
+        assert "verified: 0 finished run(s) with bad files" in status.stdout
+        read = subprocess.run(
+            _as_reader([sys.executable, "-c", READ_RESULTS.format(out=str(out))]),
+            capture_output=True, text=True, timeout=120, env=env, cwd=base,
+        )  # fmt: skip
+        assert read.returncode == 0, read.stderr
+        assert read.stdout.strip() == "[1, 2] [1, 4]"
+        assert sorted(p.name for p in out.iterdir()) == [".sweep.lock", "results.sqlite", "tables"]
+    finally:
+        for path in [base, *base.rglob("*")]:
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+        shutil.rmtree(base)
