@@ -210,3 +210,20 @@ def test_an_image_the_network_cannot_take_gets_the_hint_that_fits_it(shape, hint
     with pytest.raises(UsageError) as caught:
         cfg.check_observation_shape(shape)
     assert str(caught.value).endswith(f"gives {shape} ({hint})"), str(caught.value)
+
+
+def _makes_a_missing_id(**kwargs):
+    """An entry point of one's own around an id Gymnasium does not have (a typo, or one
+    deprecated since: Taxi-v3 is DeprecatedEnv, "use Taxi-v4")."""
+    return gym.wrappers.FlattenObservation(gym.make("NoSuchGame-v0", **kwargs))
+
+
+def test_a_gymnasium_error_inside_ones_entry_point_is_one_line(tmp_path, capsys) -> None:
+    """Only DependencyNotInstalled was one line; Gymnasium's other errors were tracebacks."""
+    out = tmp_path / "run"
+    argv = ["train", "--env", _register(_makes_a_missing_id), "--out", str(out), "--steps", "30"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "--env: mmq-review17/makes_a_missing_id-50-v0 cannot be built: NameNotFound:" in err
+    assert "NoSuchGame" in err and not out.exists()

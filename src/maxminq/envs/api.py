@@ -404,15 +404,20 @@ def make_with_kwargs(env_id: str, env_kwargs: dict[str, Any] | None, **extra: An
     ones (e.g. ``max_episode_steps``, ``render_mode``): an environment that refuses them
     (one of :data:`REFUSALS`) is a UsageError naming ``--env-kwargs``; without any, its
     error propagates (the caller knows what else it asked for). A package the environment
-    needs and lacks (Gymnasium's ``DependencyNotInstalled``, e.g. box2d for LunarLander)
-    is a UsageError naming ``--env``."""
+    needs and lacks (Gymnasium's ``DependencyNotInstalled``, e.g. box2d for LunarLander), or
+    any other of Gymnasium's errors (e.g. an entry point that makes a deprecated id), is a
+    UsageError naming ``--env``."""
     kwargs = dict(env_kwargs or {})
     try:
         return make(env_id, **kwargs, **extra)
     except UsageError:  # an unknown id: already one line naming --env
         raise
-    except gym.error.DependencyNotInstalled as err:
-        why = one_line(creator_error(err)) or type(err).__name__
+    except gym.error.Error as err:  # Gymnasium's own refusal, e.g. from an entry point of
+        # the user's that makes a deprecated or unknown id (DeprecatedEnv: "use Taxi-v4")
+        own = creator_error(err)
+        why = one_line(own) or type(own).__name__
+        if not isinstance(own, gym.error.DependencyNotInstalled):  # that one says it all
+            why = f"{type(own).__name__}: {why}"
         raise UsageError(f"--env: {env_id} cannot be built: {why}") from None
     except REFUSALS as err:
         own = creator_error(err)
