@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -150,3 +151,74 @@ def test_a_numpy_episode_cap_is_taken_and_frames_count_from_what_the_list_holds(
     evaluate_agent(agent, [0], 1, frames=frames, max_frames=2, max_episode_steps=5)
     assert frames[0] == "mine" and len(frames) == 3  # the caller's, then 2 new frames
     assert all(f.shape == (400, 600, 3) for f in frames[1:])
+
+
+# --- evaluate, compare, plot on folders that hold no finished deep run ----------------------
+
+
+def _not_runs(root: Path) -> dict[str, tuple[Path, str]]:
+    """Folders of another kind given as RUN_DIR, each with the start of what the error must
+    say of it."""
+    from run_folders import finished_run
+
+    stopped = finished_run(root / "stopped", [(0, 1000, -1.0, 5)], steps=1000,
+                           train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
+    (stopped / "runs.csv").unlink()  # as while it trains, or once stopped
+    (stopped / "checkpoint").mkdir()
+    (stopped / "checkpoint" / "state.pt").write_bytes(b"a checkpoint")
+    done = finished_run(root / "done", [(0, 1000, -1.0, 5)], steps=1000,
+                        train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
+    (done / "checkpoint").mkdir()
+    (done / "checkpoint" / "state.pt").write_bytes(b"a checkpoint")
+    toy = root / "sweep" / "tables" / "toy_mdp-0123"  # a sweep's tabular run
+    toy.mkdir(parents=True)
+    (toy / "manifest.json").write_text('{"run_id": "toy_mdp-0123", "kind": "toy_mdp"}')
+    (toy / "toy_mdp.csv").write_text("mu,algorithm,n,run,episode,p_left,distance,q_a_left\n")
+    return {
+        "stopped": (stopped, f"{stopped} holds a run that has not finished training"),
+        "checkpoint": (
+            done / "checkpoint",
+            f"{done / 'checkpoint'} is a run's checkpoint; give the run's folder, {done}",
+        ),
+        "toy": (
+            toy,
+            f"{toy} holds a sweep's toy_mdp run, not a deep agent's ('maxminq report "
+            f"{root / 'sweep'}' draws the sweep's figures)",
+        ),
+    }
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare", "plot"])
+def test_a_folder_of_another_kind_is_named_for_what_it_is(command, tmp_path, capsys) -> None:
+    """evaluate said '.../model.pt not found' of these, plot and compare '... holds no
+    finished deep run'; a stopped run's folder gets the way to continue it."""
+    from maxminq.cli import main
+
+    for key, (folder, expected) in _not_runs(tmp_path).items():
+        assert main([command, str(folder)]) == 2, key
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        assert err.startswith(f"maxminq {command}: error: RUN_DIR: {expected}"), err
+        if key == "stopped":
+            assert "the same 'maxminq train' command with --resume continues" in err
+    assert not list(tmp_path.rglob("*.png"))  # plot drew nothing
+
+
+@pytest.mark.parametrize("name", ["compare_runs", "plot_runs"])
+def test_the_python_api_names_a_folder_as_the_command_does(name, tmp_path) -> None:
+    """compare_runs and plot_runs said '... holds no finished deep run' of a folder that
+    does not exist and of any other folder that maxminq compare and plot name."""
+    import maxminq.analysis as analysis
+
+    fn = getattr(analysis, name)
+    command = name.removesuffix("_runs")
+    missing = tmp_path / "missing"
+    with pytest.raises(UsageError, match=f"^RUN_DIR: {re.escape(str(missing))} does not exist$"):
+        fn([missing])
+    for folder, expected in _not_runs(tmp_path).values():
+        with pytest.raises(UsageError) as info:
+            fn(folder)
+        assert str(info.value).startswith(f"RUN_DIR: {expected}")
+    toy = tmp_path / "sweep" / "tables" / "toy_mdp-0123"
+    with pytest.raises(UsageError, match=f"'maxminq {command}' reads the runs of 'maxminq train'"):
+        fn([toy])

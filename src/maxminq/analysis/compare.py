@@ -20,7 +20,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from maxminq.analysis.runs import as_folders, load_runs, require_numeric_columns, run_labels
+from maxminq.analysis.runs import (
+    as_folders,
+    check_run_dirs,
+    load_runs,
+    require_numeric_columns,
+    run_labels,
+)
 from maxminq.analysis.style import count
 from maxminq.errors import MaxminqWarning, UsageError, is_whole
 
@@ -337,5 +343,6 @@ def compare_runs(
     intervals are rough, as the command's footer says."""
     paths = as_folders(folders)  # one folder alone: one run
     check_options(paths, baseline, seed)
+    check_run_dirs(paths, "compare")  # what the folder is, when it is no run (the command's)
     cfgs, tables = load_runs(paths)
     return comparison_table(paths, cfgs, tables, score_runs(paths, cfgs, tables), baseline, seed)

@@ -78,6 +78,71 @@ def run_settings(folder: Path) -> dict:
     return settings
 
 
+def not_a_run(folder: Path, command: str) -> str | None:
+    """Why ``folder``, given as RUN_DIR to ``maxminq COMMAND``, cannot be a run folder (it
+    does not exist, is a file, holds the output of ``maxminq experiment`` or ``maxminq
+    theory``, a tabular run of a sweep, a run that has not finished training, or is a run's
+    ``checkpoint/`` or holds only run folders), for a one-line error that says what to give
+    instead; None when it may be one (the readers then check its files)."""
+    from maxminq.analysis.style import count
+
+    if not folder.exists():
+        return f"{folder} does not exist"
+    if not folder.is_dir():
+        return f"{folder} is a file; give the folder 'maxminq train --out' wrote"
+    if (folder / "runs.csv").is_file() or (folder / "results.sqlite").is_file():
+        return None  # a run, or a sweep folder (the readers point to its tables/<run_id>)
+    what = "the runs of 'maxminq train' (deep agents)"
+    kind = _field(folder / "settings.json", "experiment")
+    if kind is not None:
+        return (
+            f"{folder} holds the output of 'maxminq experiment {kind}' (tabular runs, its "
+            f"figures already drawn there); 'maxminq {command}' reads {what}"
+        )
+    if (folder / "bias.csv").is_file() and (folder / "variance.csv").is_file():
+        return f"{folder} holds the output of 'maxminq theory'; 'maxminq {command}' reads {what}"
+    kind = _field(folder / "manifest.json", "kind")
+    if kind is not None and kind != "deep":  # a deep run's tables have runs.csv
+        sweep = folder.parent.parent if folder.parent.name == "tables" else Path("SWEEP_DIR")
+        return (
+            f"{folder} holds a sweep's {kind} run, not a deep agent's ('maxminq report "
+            f"{sweep}' draws the sweep's figures); 'maxminq {command}' reads {what}"
+        )
+    if (folder / "config.json").is_file():  # written as a run starts; runs.csv as it ends
+        return (
+            f"{folder} holds a run that has not finished training (no runs.csv yet: it is "
+            "training, or was stopped); the same 'maxminq train' command with --resume "
+            "continues a stopped one (from its checkpoint, if it has one)"
+        )
+    if folder.name == "checkpoint" and (folder / "state.pt").is_file():
+        return f"{folder} is a run's checkpoint; give the run's folder, {folder.parent}"
+    inside = sorted(p for p in folder.iterdir() if (p / "runs.csv").is_file())
+    if inside:
+        shown = " ".join(str(p) for p in inside[:4]) + " ..." * (len(inside) > 4)
+        return f"{folder} holds no run itself but {count(len(inside), 'run folder')}: {shown}"
+    return None
+
+
+def _field(path: Path, key: str) -> str | None:
+    """The text ``key`` of the JSON object in ``path``; None if the file is missing or
+    unreadable, or the value is not a string."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def check_run_dirs(folders: Sequence[Path], command: str) -> None:
+    """A one-line UsageError starting ``RUN_DIR:`` for the first folder that
+    :func:`not_a_run` tells apart from a run folder (given to ``maxminq COMMAND``)."""
+    for folder in folders:
+        why = not_a_run(folder, command)
+        if why is not None:
+            raise UsageError(f"RUN_DIR: {why}")
+
+
 def as_folders(folders: Sequence[str | Path] | str | Path) -> list[Path]:
     """The RUN_DIRs given to :func:`plot_runs` or ``compare_runs`` as paths: one folder
     (a ``str`` or path) is one run, not a sequence of one-letter folders (``"runs/a"`` was
@@ -340,10 +405,11 @@ def plot_runs(
     from maxminq.analysis.figures import DEFAULT_PANELS, fig_training_runs
     from maxminq.cli import check_out_folder
 
+    paths = as_folders(folders)
+    check_run_dirs(paths, "plot")  # what the folder is, when it is no run (the command's)
     if panels is None:
         panels = DEFAULT_PANELS
     chosen = _panels(panels if isinstance(panels, str) else ",".join(panels))
-    paths = as_folders(folders)
     cfgs, tables = load_runs(paths)
     for folder, t in zip(paths, tables, strict=True):
         _check_columns(folder, t, chosen)

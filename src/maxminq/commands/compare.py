@@ -29,7 +29,7 @@ from maxminq.analysis.compare import (
     row_texts,
     score_runs,
 )
-from maxminq.analysis.runs import load_runs
+from maxminq.analysis.runs import check_run_dirs, load_runs
 from maxminq.analysis.style import count
 from maxminq.errors import UsageError
 
@@ -94,46 +94,6 @@ def _check(args: argparse.Namespace) -> None:
         # Created when missing, as evaluate's --csv and plot's --out do.
         check_out_folder(args.csv.parent, "--csv")
         refuse_run_table(args.csv, args.runs)
-
-
-def not_a_run(folder: Path, command: str) -> str | None:
-    """Why ``folder``, given as RUN_DIR to ``maxminq COMMAND``, cannot be a run folder (it
-    does not exist, is a file, holds the output of ``maxminq experiment`` or ``maxminq
-    theory``, or only run folders inside it), for a one-line error that says what to give
-    instead; None when it may be one (the readers then check its files)."""
-    if not folder.exists():
-        return f"{folder} does not exist"
-    if not folder.is_dir():
-        return f"{folder} is a file; give the folder 'maxminq train --out' wrote"
-    if (folder / "runs.csv").is_file() or (folder / "results.sqlite").is_file():
-        return None  # a run, or a sweep folder (the readers point to its tables/<run_id>)
-    try:
-        experiment = json.loads((folder / "settings.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        experiment = None
-    kind = experiment.get("experiment") if isinstance(experiment, dict) else None
-    what = "the runs of 'maxminq train' (deep agents)"
-    if isinstance(kind, str):
-        return (
-            f"{folder} holds the output of 'maxminq experiment {kind}' (tabular runs, its "
-            f"figures already drawn there); 'maxminq {command}' reads {what}"
-        )
-    if (folder / "bias.csv").is_file() and (folder / "variance.csv").is_file():
-        return f"{folder} holds the output of 'maxminq theory'; 'maxminq {command}' reads {what}"
-    inside = sorted(p for p in folder.iterdir() if (p / "runs.csv").is_file())
-    if inside:
-        shown = " ".join(str(p) for p in inside[:4]) + " ..." * (len(inside) > 4)
-        return f"{folder} holds no run itself but {count(len(inside), 'run folder')}: {shown}"
-    return None
-
-
-def check_run_dirs(folders: Sequence[Path], command: str) -> None:
-    """A one-line UsageError starting ``RUN_DIR:`` for the first folder that
-    :func:`not_a_run` tells apart from a run folder."""
-    for folder in folders:
-        why = not_a_run(folder, command)
-        if why is not None:
-            raise UsageError(f"RUN_DIR: {why}")
 
 
 def refuse_run_table(csv: Path, run_dirs: Sequence[Path]) -> None:

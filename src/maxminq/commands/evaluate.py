@@ -171,9 +171,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_run_dir(run: Path) -> None:
     """A one-line ``RUN_DIR`` error saying what the folder is when it cannot hold trained
-    agents: not a run at all (:func:`~maxminq.commands.compare.not_a_run`), or a sweep's
+    agents: not a run at all (:func:`~maxminq.analysis.runs.not_a_run`), or a sweep's
     folder or one of its runs' tables, which keep no networks (``--keep-work`` keeps them)."""
-    from maxminq.commands.compare import check_run_dirs
+    from maxminq.analysis.runs import check_run_dirs
     from maxminq.deep.policy import MODEL_FILE
 
     check_run_dirs([run], "evaluate")

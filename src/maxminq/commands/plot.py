@@ -42,11 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check every folder first, then draw one figure (:func:`~maxminq.analysis.runs.plot_runs`);
-    its warning (a run missing from the bias panel) is one line on stderr (``cli.main``)."""
-    from maxminq.commands.compare import check_run_dirs
-
-    check_run_dirs(args.runs, "plot")
+    """Draw one figure (:func:`~maxminq.analysis.runs.plot_runs`, which checks every folder
+    first); its warning (a run missing from the bias panel) is one line on stderr
+    (``cli.main``)."""
     paths = plot_runs(args.runs, args.out, panels=args.panels)
     print(f"figure written to {next(p for p in paths if p.suffix == '.png')}")
     return 0
