@@ -227,3 +227,39 @@ def test_a_gymnasium_error_inside_ones_entry_point_is_one_line(tmp_path, capsys)
     assert len(err.splitlines()) == 1, err
     assert "--env: mmq-review17/makes_a_missing_id-50-v0 cannot be built: NameNotFound:" in err
     assert "NoSuchGame" in err and not out.exists()
+
+
+class _BoxActions(_Steps):
+    """A force in [-1, 1]: reward 1 for a positive one."""
+
+    action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def step(self, action):
+        return super().step(int(np.asarray(action).item() > 0))
+
+
+class _MultiDiscreteActions(_Steps):
+    action_space = gym.spaces.MultiDiscrete([2, 3])
+
+
+@pytest.mark.parametrize(
+    "cls,hint",
+    [
+        (_BoxActions, "discretize it with gymnasium.wrappers.DiscretizeAction(env, bins)"),
+        (_MultiDiscreteActions, "one Discrete(n) action that numbers the combinations"),
+    ],
+)
+def test_actions_the_agents_cannot_take_say_how_to_make_them_discrete(cls, hint, tmp_path):
+    """The error named the space only."""
+    with pytest.raises(UsageError, match=r"--env: .* needs a discrete action space") as caught:
+        run_training(_config(_register(cls)), tmp_path / "run", progress=False)
+    assert hint in str(caught.value) and not (tmp_path / "run").exists()
+
+
+def _discretized(**kwargs):
+    return gym.wrappers.DiscretizeAction(_BoxActions(**kwargs), bins=3)
+
+
+def test_a_box_action_space_discretized_as_the_hint_says_trains(tmp_path) -> None:
+    tables = run_training(_config(_register(_discretized)), tmp_path / "run", progress=False)
+    assert len(tables["tests"]) == 4 and (tables["runs"]["status"] == "done").all()

@@ -475,7 +475,13 @@ class Trainer:
     def _spaces(env: Any, cfg: TrainConfig) -> tuple[int, tuple[int, ...]]:
         space = env.action_space
         if not isinstance(space, gym.spaces.Discrete):
-            raise UsageError(f"--env: {cfg.env_id} needs a discrete action space, has {space}")
+            how = {  # what to do, where Gymnasium offers it
+                gym.spaces.Box: "; discretize it with gymnasium.wrappers.DiscretizeAction(env, "
+                "bins) in an entry point of yours that returns the wrapped environment",
+                gym.spaces.MultiDiscrete: "; give the environment one Discrete(n) action that "
+                "numbers the combinations (n = the product of its nvec)",
+            }.get(type(space), "")
+            raise UsageError(f"--env: {cfg.env_id} needs a discrete action space, has {space}{how}")
         if int(space.start) != 0:  # the agents' actions are 0..n-1, as in Discrete(n)
             raise UsageError(
                 f"--env: {cfg.env_id}'s actions {space} start at {int(space.start)}; the "
