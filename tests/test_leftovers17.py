@@ -222,3 +222,23 @@ def test_the_python_api_names_a_folder_as_the_command_does(name, tmp_path) -> No
     toy = tmp_path / "sweep" / "tables" / "toy_mdp-0123"
     with pytest.raises(UsageError, match=f"'maxminq {command}' reads the runs of 'maxminq train'"):
         fn([toy])
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare", "plot"])
+def test_a_folder_of_folders_of_runs_names_the_runs(command, tmp_path, capsys) -> None:
+    """docs/runs holds the published runs as <env>/<agent>: 'maxminq plot docs/runs' said
+    it 'holds no finished deep run' (only run folders right inside were named)."""
+    from run_folders import finished_run
+
+    from maxminq.cli import main
+
+    for env, agent in (("lunar", "dqn"), ("lunar", "maxmin"), ("cart", "dqn")):
+        finished_run(tmp_path / "runs" / env / agent, [(0, 1000, -1.0, 5)], steps=1000,
+                     train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
+    assert main([command, str(tmp_path / "runs")]) == 2
+    runs = tmp_path / "runs"
+    shown = f"{runs / 'cart/dqn'} {runs / 'lunar/dqn'} {runs / 'lunar/maxmin'}"
+    assert capsys.readouterr().err == (
+        f"maxminq {command}: error: RUN_DIR: {runs} holds no run itself but 3 run folders: "
+        f"{shown}\n"
+    )

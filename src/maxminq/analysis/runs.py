@@ -82,8 +82,9 @@ def not_a_run(folder: Path, command: str) -> str | None:
     """Why ``folder``, given as RUN_DIR to ``maxminq COMMAND``, cannot be a run folder (it
     does not exist, is a file, holds the output of ``maxminq experiment`` or ``maxminq
     theory``, a tabular run of a sweep, a run that has not finished training, or is a run's
-    ``checkpoint/`` or holds only run folders), for a one-line error that says what to give
-    instead; None when it may be one (the readers then check its files)."""
+    ``checkpoint/``, or holds only run folders, in it or in its subfolders), for a one-line
+    error that says what to give instead; None when it may be one (the readers then check
+    its files)."""
     from maxminq.analysis.style import count
 
     if not folder.exists():
@@ -116,7 +117,9 @@ def not_a_run(folder: Path, command: str) -> str | None:
         )
     if folder.name == "checkpoint" and (folder / "state.pt").is_file():
         return f"{folder} is a run's checkpoint; give the run's folder, {folder.parent}"
-    inside = sorted(p for p in folder.iterdir() if (p / "runs.csv").is_file())
+    # Run folders inside it, or one level further down (docs/runs/<env>/<agent>).
+    inside = sorted(p.parent for p in folder.glob("*/runs.csv") if p.is_file())
+    inside = inside or sorted(p.parent for p in folder.glob("*/*/runs.csv") if p.is_file())
     if inside:
         shown = " ".join(str(p) for p in inside[:4]) + " ..." * (len(inside) > 4)
         return f"{folder} holds no run itself but {count(len(inside), 'run folder')}: {shown}"
