@@ -26,7 +26,12 @@ import pytest
 import test_sweep_helpers as helpers
 
 from maxminq.experiments import runner
-from maxminq.experiments.config import config_from_document
+from maxminq.experiments.config import (
+    ConfigError,
+    config_from_document,
+    load_config,
+    parse_document,
+)
 from maxminq.experiments.registry import KINDS, RunKind, RunOutput
 from maxminq.experiments.store import ResultsStore, load_results
 
@@ -228,3 +233,67 @@ def test_results_in_a_folder_the_reader_may_not_write_can_be_read(tiny_kinds):
         for path in [base, *base.rglob("*")]:
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
         shutil.rmtree(base)
+
+
+TOY_SEEDS = """
+name: padded
+kind: toy_mdp
+fixed: {{runs: 2, episodes: 3, algorithm: q_learning, n: 1, mu: {mu}}}
+grid: {{seed: {seeds}}}
+scales: {{quick: {{}}}}
+"""
+
+
+def test_numbers_are_read_as_yaml_1_2_reads_them(tmp_path):
+    """The README promises YAML 1.2 numbers, but integers were YAML 1.1's: a zero-padded
+    seed ``010`` was octal 8 (another run than the one written, in silence), ``08`` a
+    string (refused as 'expected a number'), ``1:30`` the base-60 number 90; and a float
+    written ``-.1`` was a string."""
+    path = tmp_path / "padded.yaml"
+    path.write_text(TOY_SEEDS.format(mu="-.1", seeds="[007, 08, 010, 1_000, 0o17, 0x1F]"))
+    config = load_config(path)
+    assert [run.settings["seed"] for run in config.runs] == [7, 8, 10, 1000, 15, 31]
+    assert {run.settings["mu"] for run in config.runs} == {-0.1}
+    assert parse_document("a: [+.5, .5e3, -1.5e-3, 1e5, 0, -010]")["a"] == [
+        0.5, 500.0, -0.0015, 100000.0, 0, -10,
+    ]  # fmt: skip
+    path.write_text(TOY_SEEDS.format(mu="0.1", seeds="[1:30]"))
+    with pytest.raises(ConfigError, match=r"grid\.seed: expected a number, got '1:30'"):
+        load_config(path)
+
+
+MERGED = """
+name: merged
+kind: toy_mdp
+fixed: &base
+  seed: 0
+  runs: 2
+  episodes: 3
+  mu: 0.1
+variants:
+  - &maxmin {algorithm: maxmin, n: 2}
+  - {<<: *maxmin, n: 4}
+scales:
+  quick: {}
+  paper:
+    fixed:
+      <<: *base
+      runs: 5
+"""
+
+
+def test_yaml_merge_keys_share_settings_and_a_repeated_key_is_still_refused(tmp_path):
+    """``<<: *base`` (YAML's merge key, read by PyYAML's safe loader) failed with 'could not
+    determine a constructor for the tag tag:yaml.org,2002:merge': the duplicate-key check
+    built the merge key as a plain key. A key after the merge overrides the merged one; a
+    key given twice by hand is still an error."""
+    path = tmp_path / "merged.yaml"
+    path.write_text(MERGED)
+    quick = load_config(path, "quick")
+    assert sorted((r.settings["n"], r.settings["runs"]) for r in quick.runs) == [(2, 2), (4, 2)]
+    paper = load_config(path, "paper")
+    assert sorted((r.settings["n"], r.settings["runs"]) for r in paper.runs) == [(2, 5), (4, 5)]
+    assert {r.settings["mu"] for r in paper.runs} == {0.1}
+    path.write_text(MERGED.replace("      runs: 5", "      runs: 5\n      runs: 6"))
+    with pytest.raises(ConfigError, match="duplicate key 'runs'"):
+        load_config(path, "paper")

@@ -91,15 +91,41 @@ def run_id_for(kind: str, settings: Mapping[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- YAML
 class _Loader(yaml.SafeLoader):
-    """Safe YAML with YAML 1.2 floats (``3e-4`` is a number) and no duplicate keys."""
+    """Safe YAML with YAML 1.2 numbers (``3e-4`` is a float, ``010`` is ten) and no
+    duplicate keys; merge keys (``<<: *base``) as in PyYAML's safe loader."""
 
 
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+# YAML 1.1's numbers out: ``010`` was octal 8 (a zero-padded seed changed in silence), ``08``
+# a string, ``1:30`` the base-60 number 90; in YAML 1.2 they are 10, 8 and a string.
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regex) for tag, regex in resolvers if tag not in (_INT, _FLOAT)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(  # decimal, 0o octal, 0x hex; ``_`` separates digits
+    _INT,
+    re.compile(r"^(?:[-+]?[0-9][0-9_]*|[-+]?0o[0-7_]+|[-+]?0x[0-9a-fA-F_]+)$"),
+    list("-+0123456789"),
+)
+
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
+    """A YAML 1.2 integer (a leading zero is no octal prefix: ``010`` is ten)."""
+    text = str(loader.construct_scalar(node)).replace("_", "")
+    sign = -1 if text.startswith("-") else 1
+    text = text.lstrip("+-")
+    base = {"0o": 8, "0x": 16}.get(text[:2], 10)
+    return sign * int(text[2:] if base != 10 else text, base)
+
+
+_Loader.add_constructor(_INT, _construct_int)
 _Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
+    _FLOAT,
     re.compile(
         r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
         |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-        |\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
         |[-+]?\.(?:inf|Inf|INF)
         |\.(?:nan|NaN|NAN))$""",
         re.X,
@@ -109,9 +135,12 @@ _Loader.add_implicit_resolver(
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    """Build a mapping, rejecting duplicate and unhashable keys."""
+    """Build a mapping, rejecting duplicate and unhashable keys (a key given after a merge
+    key ``<<`` overrides the merged one, as YAML's merge keys mean)."""
     seen: set[Any] = set()
     for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # built by flatten_mapping below
+            continue
         key = loader.construct_object(key_node, deep=True)
         try:
             duplicate = key in seen
