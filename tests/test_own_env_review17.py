@@ -263,3 +263,14 @@ def _discretized(**kwargs):
 def test_a_box_action_space_discretized_as_the_hint_says_trains(tmp_path) -> None:
     tables = run_training(_config(_register(_discretized)), tmp_path / "run", progress=False)
     assert len(tables["tests"]) == 4 and (tables["runs"]["status"] == "done").all()
+
+
+def test_render_mode_in_env_kwargs_says_where_a_training_render_mode_goes() -> None:
+    """The refusal said "use maxminq evaluate --gif", no help to an environment whose
+    observations are its frames (AddRenderObservation needs render_mode='rgb_array')."""
+    cfg = TrainConfig(env_id="CartPole-v1", env_kwargs={"render_mode": "rgb_array"})
+    with pytest.raises(UsageError) as caught:
+        cfg.resolve()
+    message = str(caught.value)
+    assert message.startswith("--env-kwargs: render_mode is not an env keyword here")
+    assert "gymnasium.register(..., kwargs={'render_mode': 'rgb_array'})" in message

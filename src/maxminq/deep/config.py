@@ -409,6 +409,13 @@ class TrainConfig:
         if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
             raise UsageError(f"--env-kwargs: expected a mapping of names to values, got {kwargs!r}")
         for key, option in _RESERVED_ENV_KWARGS.items():
+            if key in kwargs and key == "render_mode":  # evaluate --gif gives its own
+                raise UsageError(
+                    "--env-kwargs: render_mode is not an env keyword here (maxminq evaluate "
+                    "--gif asks for 'rgb_array' itself); an environment that needs one to train "
+                    "(observations from its frames) sets it in its entry point or registration: "
+                    "gymnasium.register(..., kwargs={'render_mode': 'rgb_array'})"
+                )
             if key in kwargs:
                 raise UsageError(f"--env-kwargs: {key} is not an env keyword here; use {option}")
         try:
