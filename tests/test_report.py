@@ -880,16 +880,17 @@ def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(
     mc_head = next(c for c in cells if c[:4] == ["σ²", "algorithm", "N", "best step size"])
     assert mc_head[4:7] == ["gamma", "update_members", "runs"]
     mc_rows = [c[1:7] for c in cells if c[0] == "10" and len(c) == len(mc_head)]
-    # one row per (algorithm, gamma, update_members); '–': not set (the default)
+    # one row per (algorithm, gamma, update_members); '–': not set (the default); the
+    # algorithms in the figures' legend order
     assert mc_rows == [
-        ["Maxmin Q", "4", "0.02", "1", "2", "3"],
-        ["Maxmin Q", "4", "0.02", "1", "–", "3"],
         ["Q-learning", "1", "0.02", "0.99", "–", "3"],
         ["Q-learning", "1", "0.02", "1", "–", "3"],
+        ["Maxmin Q", "4", "0.02", "1", "2", "3"],
+        ["Maxmin Q", "4", "0.02", "1", "–", "3"],
     ]
     means = [c[7] for c in cells if c[0] == "10" and len(c) == len(mc_head)]
     # mean ± SE by hand: SE = sd / sqrt(3), sd 10 or 20
-    assert means == ["210 ± 5.77", "110 ± 5.77", "410 ± 5.77", "320 ± 11.5"]
+    assert means == ["410 ± 5.77", "320 ± 11.5", "210 ± 5.77", "110 ± 5.77"]
     deep_rows = [c for c in cells if c[0] == "E"]
     assert [(c[4], c[5], c[6]) for c in deep_rows] == [("1", "2", "2 ± 1"), ("2", "2", "8 ± 1")]
     summary = pd.read_csv(tmp_path / "summary" / "mountain_car_final.csv")

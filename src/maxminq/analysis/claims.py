@@ -480,6 +480,16 @@ def _simulated(df: pd.DataFrame, value: str, se: str) -> pd.DataFrame | None:
     return ok if len(ok) else None
 
 
+def _simulated_m(m: pd.Series) -> str:
+    """The M a bias simulation covered, as its evidence names them: ``M = 1, 2, 4, 8``
+    ('M in 1..100' read as every M from 1 to 100, where `maxminq theory` simulates a few);
+    more than 10 as ``M = 1, 2, ..., 100 (12 values)``."""
+    ms = sorted({int(v) for v in m})
+    if len(ms) > 10:
+        return f"M = {ms[0]}, {ms[1]}, ..., {ms[-1]} ({len(ms)} values)"
+    return "M = " + ", ".join(map(str, ms))
+
+
 def theory_claims(theory_dir: Path | None) -> list[Claim]:
     """Theorem 1 / Corollary 1 (Fig. 5): bias decreases with N; variance ratio below 1.
 
@@ -525,7 +535,7 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
             ok = closed_step < 0 and z_fit < limit_fit and z_rise < limit_rise
             ev = (
                 f"closed form: largest change from N to N+1 {closed_step:+.3g}; "
-                f"Monte Carlo ({len(sim)} cells, M in {sim['M'].min()}..{sim['M'].max()}): "
+                f"Monte Carlo ({len(sim)} cells, {_simulated_m(sim['M'])}): "
                 f"largest |closed form - simulated| = {z_fit:.2f} SE (limit {limit_fit:.2f}); "
                 f"largest simulated increase from N to N+1 = {z_rise:+.2f} SE "
                 f"(limit {limit_rise:.2f})"

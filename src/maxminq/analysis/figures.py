@@ -162,6 +162,28 @@ def _panel_title(ax: Axes, env: str, settings: str, among: Sequence[str] = ()) -
                  fontsize=None if not settings else 10)  # fmt: skip
 
 
+def _range_text(values: Sequence[float] | np.ndarray, noun: str) -> str:
+    """``2 seeds``, ``2 to 4 seeds``, ``2,000 to 3,000 steps``."""
+    low, high = int(min(values)), int(max(values))
+    return f"{low:,}{f' to {high:,}' * (low != high)} {noun}{'s' * (high != 1)}"
+
+
+def runs_text(episodes: pd.DataFrame) -> str:
+    """What the deep figures' means are over, for their captions: ``' 2 seeds per setting,
+    3,000 steps each.'`` (ranges where settings differ; the steps a run was set to train,
+    else the last step it logged). A figure copied out of the report then still says how
+    few runs a curve is, e.g. at quick scale."""
+    keys = T.present_keys(episodes, T.DEEP_KEYS)
+    runs = episodes[[*keys, *(T.run_cols(episodes) or ["seed"])]].drop_duplicates()
+    seeds = runs.groupby(keys, dropna=False).size().to_numpy() if keys else [len(runs)]
+    if "steps" in episodes.columns and episodes["steps"].notna().all():
+        steps = pd.to_numeric(episodes["steps"]).to_numpy(dtype=float)
+    else:
+        by = T.run_cols(episodes) or keys or ["seed"]
+        steps = episodes.groupby(by)["step"].max().to_numpy(dtype=float)
+    return f" {_range_text(seeds, 'seed')} per setting, {_range_text(steps, 'step')} each."
+
+
 def _envs(df: pd.DataFrame) -> list[str]:
     return sorted(df["env_id"].dropna().unique(), key=T.env_rank)
 
@@ -265,6 +287,27 @@ def fig_varying_n(
     return out
 
 
+def _single_step_size_note(summary: pd.DataFrame) -> str:
+    """For the sensitivity caption: which agents ran at a single step size (a lone point:
+    no sensitivity to see), e.g. every agent at quick scale, which runs each at the
+    authors' best step size only; '' when every agent ran at several."""
+    counts = summary.groupby(["env_id", "agent"])["lr"].nunique()
+    single = counts[counts < 2]
+    if single.empty:
+        return ""
+    if len(single) == len(counts):
+        return (
+            " Every agent here ran at a single step size per environment, so each panel "
+            "shows one point per agent and no sensitivity (the shipped configs sweep the step "
+            "size at --scale paper)."
+        )
+    names = ", ".join(
+        f"{style.LABELS.get(agent, agent)} on {T.env_title(env, _envs(summary))}"
+        for env, agent in sorted(single.index, key=lambda k: (T.env_rank(k[0]), T.agent_rank(k[1])))
+    )
+    return f" A single step size (one point, no sensitivity shown): {names}."
+
+
 def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
     """Appendix sensitivity: final performance vs step size per env (best N at each step size)."""
     if summary.empty or "lr" not in summary.columns:
@@ -303,6 +346,7 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
         "episodes, or the last-100-episode training average where no test was run), mean +- "
         "one standard error over seeds; for Maxmin and Averaged DQN the best N at each step size."
     )
+    caption += _single_step_size_note(summary)
     return FigureFile(
         name, "Step-size sensitivity (appendix)", caption, save_figure(fig, out_dir, name)
     )
@@ -813,6 +857,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
         cap = _one_setting(mc, "max_steps", None)
         cap = None if cap is None else int(cap)
         capped = "" if cap is None else f" An episode ends at {cap:,} steps at most."
+        mc_runs = cp.count_runs(mc, T.MOUNTAIN_CAR_KEYS)  # the fewest of any setting
         add(
             cp.mc_sensitivity_figure(mc, cap),
             "mountain_car_last_episode",
@@ -827,8 +872,8 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             cp.mc_learning_curve_figure(mc, sigma2=[s2], max_steps=cap),
             f"mountain_car_curves_sigma2_{s2:g}",
             f"Mountain Car learning curves, sigma^2 = {s2:g} (Fig. 3b)",
-            "Steps per episode at the best step size, mean with one standard error "
-            "(trailing 10-episode average)." + capped,
+            f"Steps per episode at the best step size, mean over {mc_runs} runs with one "
+            "standard error (trailing 10-episode average)." + capped,
             "mountain_car",
         )
         if len(levels) > 1:
@@ -836,7 +881,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
                 cp.mc_learning_curve_figure(mc, max_steps=cap),
                 "mountain_car_curves_all",
                 "Mountain Car learning curves for every sigma^2 (appendix C.2)",
-                "As Fig. 3b, one panel per reward variance." + capped,
+                f"As Fig. 3b, one panel per reward variance; mean over {mc_runs} runs." + capped,
                 "mountain_car",
             )
     return out
@@ -869,6 +914,8 @@ def make_figures(
 
     attempt("classic figures", lambda: classic_figures(tables, out_dir))
     if tables.has_deep:
+        assert tables.episodes is not None  # has_deep
+        classic = len(figures)
         summary = deep_summary if deep_summary is not None else T.deep_summary(tables, reps=500)
         best = T.deep_best(summary)
         attempt("deep learning curves", lambda: fig_learning_curves(tables, best, out_dir))
@@ -876,4 +923,7 @@ def make_figures(
         attempt("deep sensitivity", lambda: fig_sensitivity(summary, out_dir))
         attempt("deep estimation bias", lambda: fig_bias(tables, best, out_dir))
         attempt("deep bias against N", lambda: fig_bias_vs_n(tables, summary, out_dir))
+        counted = runs_text(tables.episodes)  # how many seeds a deep curve or point is over
+        for figure in figures[classic:]:
+            figure.caption += counted
     return figures

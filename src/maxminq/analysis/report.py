@@ -120,6 +120,18 @@ OUTSIDE_NOTE = (
     "baselines) over to {them}: findings of this study, not a reproduction of the paper."
 )
 
+#: The settings table's column of how each config's paper scale differs from the runs here
+#: (``reproduce.json``'s ``paper`` per config, written by ``maxminq reproduce``), and the
+#: sentence under the table that says what it is.
+PAPER_COLUMN = "at --scale paper, where it differs"
+PAPER_NOTE = (
+    f"'{PAPER_COLUMN}': the number of settings and of seeds (deep) or runs (tabular) per "
+    "setting, and each setting whose values differ, as the same config runs them at "
+    "`--scale paper` (the paper's protocol as the shipped configs read it; where even that "
+    "departs from the paper, see the README's 'Deviations from the paper'). The 'settings' "
+    "column lists the values of all of a config's runs together (e.g. the N of every agent)."
+)
+
 UNFINISHED_NOTE = (
     "**Caution: the reproduction in this folder did not finish** (started {started}; "
     "`reproduce.json` has no end time: interrupted, failed or still running). Runs it did not "
@@ -568,7 +580,8 @@ def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str],
     ]
     rows = []
     order = best.assign(**{k: best[k].map(_setting_text) for k in extra})
-    for i in order.sort_values(["sigma2", "algorithm", "n", *extra]).index:
+    order["_legend_rank"] = order["algorithm"].map(T.agent_rank)  # the figures' legend order
+    for i in order.sort_values(["sigma2", "_legend_rank", "algorithm", "n", *extra]).index:
         r = best.loc[i]
         rows.append(
             [
@@ -608,8 +621,10 @@ def _toy_table(
     ]
     rows = []
     order = merged.assign(**{k: merged[k].map(_setting_text) for k in extra})
+    order["_legend_rank"] = order["algorithm"].map(T.agent_rank)  # the figures' legend order
     order = order.sort_values(
-        ["mu", "algorithm", "n", *extra], ascending=[False, True, True, *[True] * len(extra)]
+        ["mu", "_legend_rank", "algorithm", "n", *extra],
+        ascending=[False, True, True, True, *[True] * len(extra)],
     )
     for i in order.index:
         r = merged.loc[i]
@@ -1144,10 +1159,18 @@ def build_report(
     rows = _settings_rows(records)
     if meta.get("configs"):
         timing = {c["name"]: c for c in meta["configs"] if isinstance(c, dict) and "name" in c}
+        head = ["config", "run ids", "seeds/runs", "settings", "run time (sum)"]
         for r in rows:
             t = timing.get(r[0])
             r.append(f"{t['run_seconds']:.0f} s" if t and "run_seconds" in t else "")
-        doc.table(["config", "run ids", "seeds/runs", "settings", "run time (sum)"], rows)
+        papers = {name: t["paper"] for name, t in timing.items() if isinstance(t.get("paper"), str)}
+        if papers:  # a scale other than paper: how the config's paper scale differs
+            head.append(PAPER_COLUMN)
+            for r in rows:
+                r.append(papers.get(r[0], ""))
+        doc.table(head, rows)
+        if papers:
+            doc.para(PAPER_NOTE)
     elif rows:
         doc.table(["config", "run ids", "seeds/runs", "settings"], rows)
     else:

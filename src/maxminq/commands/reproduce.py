@@ -248,6 +248,89 @@ def config_rows(out: Path, configs: list) -> list[dict]:
     return rows
 
 
+#: Settings that do not change what a run computes (or are its replicates, counted apart),
+#: left out of :func:`paper_difference`'s list.
+NOT_COMPARED = frozenset(
+    {"seed", "seeds", "runs", "checkpoint_every", "tensorboard", "save_probes"}
+)
+
+
+def _value_text(value: object) -> str:
+    """One setting value as the paper comparison prints it (``3,500,000``, ``1e-05``,
+    ``unset`` for a setting a run leaves at its default)."""
+    if value is None:
+        return "unset"
+    if isinstance(value, (bool, str)):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() and abs(value) >= 1000 else f"{value:g}"
+    return json.dumps(value, sort_keys=True)
+
+
+def _values_text(values: list[object]) -> str:
+    """The distinct ``values`` of a setting, numbers in numeric order; more than 8 as a
+    range with their count (``1e-05 .. 0.001 (5 values)`` reads worse than the list, so only
+    long lists are cut)."""
+    unique = list({json.dumps(v, sort_keys=True): v for v in values}.values())
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in unique)
+    unique.sort(key=(lambda v: float(v)) if numeric else (lambda v: _value_text(v)))
+    if len(unique) > 8:
+        return f"{_value_text(unique[0])} .. {_value_text(unique[-1])} ({len(unique)} values)"
+    return ", ".join(_value_text(v) for v in unique)
+
+
+def paper_difference(here: SweepConfig, paper: SweepConfig) -> str:
+    """How a config's paper scale differs from the runs of ``here`` (another scale of it):
+    its number of settings and of seeds (deep) or runs (tabular) per setting, then each
+    setting whose values differ, with the paper scale's values, e.g. ``90 settings x 20
+    seeds (here 4 x 2); steps: 3,500,000; lr: 1e-05, 3e-05, 0.0001, 0.0003, 0.001``. A
+    setting a run leaves out reads ``unset``. '' when the two scales run the same."""
+
+    def per_setting(config: SweepConfig) -> int:
+        return max(
+            (len(r.settings.get("seeds") or []) or int(r.settings.get("runs") or 0))
+            for r in config.runs
+        )
+
+    def values(config: SweepConfig, key: str) -> list[object]:
+        return [r.settings.get(key) for r in config.runs]
+
+    unit = "seeds" if any("seeds" in r.settings for r in paper.runs) else "runs"
+    size_here = (len(here.runs), per_setting(here))
+    size_paper = (len(paper.runs), per_setting(paper))
+    parts = []
+    if size_here != size_paper:
+        parts.append(
+            f"{size_paper[0]:,} settings x {size_paper[1]:,} {unit} "
+            f"(here {size_here[0]:,} x {size_here[1]:,})"
+        )
+    keys = sorted({k for c in (here, paper) for r in c.runs for k in r.settings} - NOT_COMPARED)
+    for key in keys:
+        text = _values_text(values(paper, key))
+        if text != _values_text(values(here, key)):
+            parts.append(f"{key}: {text}")
+    return "; ".join(parts)
+
+
+def paper_notes(configs: list[SweepConfig]) -> dict[str, str]:
+    """Per config (by name) run at a scale other than paper, :func:`paper_difference` from
+    its paper scale; configs without a paper scale (one's own) are left out."""
+    from maxminq.experiments.config import ConfigError, load_config
+
+    notes = {}
+    for config in configs:
+        if config.scale == "paper":
+            continue
+        try:
+            paper = load_config(config.path, "paper")
+        except (ConfigError, OSError):  # no paper scale, or the file changed since
+            continue
+        notes[config.name] = paper_difference(config, paper) or "the same"
+    return notes
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the selected configs, the theory command and the report; exit 1 if runs failed."""
     out, workers, configs, with_theory, published = plan(args)
@@ -293,6 +376,10 @@ def run(args: argparse.Namespace) -> int:
         failed = summary.failed
         meta["sweep_seconds"] = round(summary.seconds, 1)
         meta["configs"] = config_rows(out, configs)
+        notes = paper_notes(configs)  # the report's column: how the paper scale differs
+        for row in meta["configs"]:
+            if row["name"] in notes:
+                row["paper"] = notes[row["name"]]
         _write_meta(meta_path, meta)
     if with_theory:
         from maxminq.commands import theory

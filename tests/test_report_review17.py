@@ -1,0 +1,169 @@
+"""A demanding reader's review of what `make demo` writes (session 17): the report says how
+the runs differ from the paper's, lists the tabular rows in the figures' legend order, names
+the M the Theorem 1 check simulated, and the captions say how many runs a curve is over and
+when a 'sensitivity' panel has a single step size to show."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from test_analysis_tables import deep_results, mc_results, toy_results
+from test_report import TINY_TOY, write_store
+
+from maxminq.analysis import claims as C
+from maxminq.analysis import figures as F
+from maxminq.analysis import report as R
+from maxminq.analysis import tables as T
+from maxminq.cli import main
+from maxminq.commands import reproduce as RP
+from maxminq.experiments.config import RunSpec, SweepConfig
+
+
+def _config(scale: str, runs: list[dict]) -> SweepConfig:
+    specs = [RunSpec(f"r{i}", "deep", s, "demo") for i, s in enumerate(runs)]
+    return SweepConfig("demo", "deep", scale, Path("demo.yaml"), runs=specs)
+
+
+def test_paper_difference_names_the_paper_scales_size_and_each_setting_it_changes() -> None:
+    common = {"agent": "dqn", "n": 1, "gamma": 0.99, "checkpoint_every": 100}
+    quick = _config(
+        "quick",
+        [
+            {**common, "lr": 1e-4, "steps": 3000, "seeds": [0, 1], "max_episode_steps": 500},
+            {**common, "agent": "maxmin-dqn", "n": 6, "lr": 3e-4, "steps": 3000, "seeds": [0, 1],
+             "max_episode_steps": 500},
+        ],
+    )  # fmt: skip
+    seeds = list(range(20))
+    paper = _config(
+        "paper",
+        [
+            {**common, "agent": agent, "n": n, "lr": lr, "steps": 3_500_000, "seeds": seeds,
+             "checkpoint_every": 50_000}
+            for agent, n in (("dqn", 1), ("maxmin-dqn", 6))
+            for lr in (1e-5, 1e-4, 3e-4)
+        ],
+    )  # fmt: skip
+    # agent, n and gamma agree; checkpoint_every changes no result; max_episode_steps is
+    # left at its default at paper scale
+    assert RP.paper_difference(quick, paper) == (
+        "6 settings x 20 seeds (here 2 x 2); lr: 1e-05, 0.0001, 0.0003; "
+        "max_episode_steps: unset; steps: 3,500,000"
+    )
+    assert RP.paper_difference(quick, quick) == ""
+    many = _config("paper", [{**common, "n": n, "runs": 100} for n in range(1, 11)])
+    few = _config("quick", [{**common, "n": n, "runs": 50} for n in (1, 2)])
+    assert (
+        RP.paper_difference(few, many)
+        == "10 settings x 100 runs (here 2 x 50); n: 1 .. 10 (10 values)"
+    )
+
+
+def test_reproduce_report_says_how_the_paper_scale_differs(tmp_path: Path) -> None:
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "tiny_toy.yaml").write_text(TINY_TOY)
+    out = tmp_path / "out"
+    argv = ["reproduce", "--out", str(out), "--configs", str(configs), "--only", "tiny_toy"]
+    assert main([*argv, "--workers", "1", "--no-progress"]) == 0
+    meta = json.loads((out / "reproduce.json").read_text())
+    expected = "2 settings x 5,000 runs (here 2 x 8); episodes: 1,000"
+    assert [c.get("paper") for c in meta["configs"]] == [expected]
+    md = (out / "report.md").read_text()
+    head = next(line for line in md.splitlines() if line.startswith("| config |"))
+    assert head.endswith(f"| {R.PAPER_COLUMN} |")
+    row = next(line for line in md.splitlines() if line.startswith("| tiny_toy |"))
+    assert row.endswith(f"| {expected} |")
+    assert R.PAPER_NOTE in md
+
+
+def test_report_without_a_paper_comparison_has_no_such_column(tmp_path: Path) -> None:
+    write_store(tmp_path, {"toy_mdp": toy_results(runs=4, episodes=10)})
+    (tmp_path / "reproduce.json").write_text(
+        json.dumps({"scale": "paper", "configs": [{"name": "toy_mdp", "run_seconds": 2.0}]})
+    )
+    md = R.build_report(tmp_path, reps=50).markdown.read_text()
+    assert "\n| toy_mdp | 8 |" in md
+    assert R.PAPER_COLUMN not in md and R.PAPER_NOTE not in md
+
+
+def test_tabular_tables_list_the_algorithms_in_the_figures_legend_order() -> None:
+    toy = toy_results(runs=3, episodes=10)
+    _, rows, _ = R._toy_table(toy)
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        (mu, alg, n)
+        for mu in ("+0.1", "-0.1")
+        for alg, n in (("Q-learning", "1"), ("Double Q", "2"), ("Maxmin Q", "2"), ("Maxmin Q", "8"))
+    ]
+    mc = T.mountain_car_summary(mc_results(runs=3), reps=20)
+    _, rows = R._mc_table(T.mountain_car_best(mc))
+    assert [(r[0], r[1]) for r in rows] == [
+        (s2, alg)
+        for s2 in ("0", "50")
+        for alg in ("Q-learning", "Double Q", "Averaged Q", "Maxmin Q")
+    ]
+
+
+def test_theorem_1_evidence_names_the_m_it_simulated(tmp_path: Path) -> None:
+    rows = []
+    for m in (1, 8, 100):  # maxminq theory simulates a few M of 1..m_max
+        for n in (1, 2, 3):
+            bias = 1.0 / n - 0.01 * m
+            rows.append(
+                {"M": m, "N": n, "expected_bias": bias, "mc_bias": bias, "mc_bias_se": 0.01}
+            )
+    pd.DataFrame(rows).to_csv(tmp_path / "bias.csv", index=False)
+    claim = C.theory_claims(tmp_path)[0]
+    assert claim.status == C.SUPPORTED
+    assert "Monte Carlo (9 cells, M = 1, 8, 100)" in claim.evidence
+    many = pd.Series(range(1, 13))
+    assert C._simulated_m(many) == "M = 1, 2, ..., 12 (12 values)"
+
+
+def test_deep_captions_say_how_many_seeds_and_steps_a_curve_is_over(tmp_path: Path) -> None:
+    episodes = pd.DataFrame(
+        {
+            "env_id": ["A"] * 5 + ["B"] * 2,
+            "agent": ["dqn"] * 7,
+            "n": [1] * 7,
+            "lr": [1e-3] * 7,
+            "run_id": ["a", "a", "a", "a", "a", "b", "b"],
+            "seed": [0, 0, 1, 2, 3, 0, 1],
+            "steps": [3000] * 5 + [2000] * 2,
+            "step": [10, 20, 10, 10, 10, 10, 10],
+        }
+    )
+    assert F.runs_text(episodes) == " 2 to 4 seeds per setting, 2,000 to 3,000 steps each."
+    one = episodes[episodes["env_id"] == "B"].drop(columns="steps")  # steps unknown: as logged
+    assert F.runs_text(one) == " 2 seeds per setting, 10 steps each."
+    tables = T.classify(deep_results(seeds=3, lrs=(1e-3,)))
+    figures = F.make_figures(tables, tmp_path)
+    deep = [f for f in figures if f.name.startswith("deep_")]
+    assert {f.name for f in deep} >= {"deep_learning_curves", "deep_sensitivity"}
+    for figure in deep:
+        assert figure.caption.endswith(" 3 seeds per setting, 1,000 steps each."), figure.name
+
+
+def test_sensitivity_caption_says_when_an_agent_has_a_single_step_size() -> None:
+    summary = pd.DataFrame(
+        {
+            "env_id": ["Catcher-v0"] * 3 + ["Pixelcopter-v0"] * 2,
+            "agent": ["dqn", "dqn", "maxmin-dqn", "dqn", "maxmin-dqn"],
+            "lr": [1e-3, 1e-4, 1e-4, 1e-4, 1e-4],
+        }
+    )
+    assert F._single_step_size_note(summary) == (
+        " A single step size (one point, no sensitivity shown): Maxmin DQN on Catcher, DQN on "
+        "Pixelcopter, Maxmin DQN on Pixelcopter."
+    )
+    assert "Every agent here ran at a single step size" in F._single_step_size_note(summary[2:])
+    assert F._single_step_size_note(summary[:2]) == ""
+
+
+def test_mountain_car_curve_captions_say_how_many_runs(tmp_path: Path) -> None:
+    figures = F.classic_figures(T.classify({"mc": mc_results(runs=3)}), tmp_path)
+    captions = {f.name: f.caption for f in figures}
+    assert "mean over 3 runs with one standard error" in captions["mountain_car_curves_sigma2_50"]
+    assert "mean over 3 runs." in captions["mountain_car_curves_all"]
