@@ -274,3 +274,27 @@ def test_render_mode_in_env_kwargs_says_where_a_training_render_mode_goes() -> N
     message = str(caught.value)
     assert message.startswith("--env-kwargs: render_mode is not an env keyword here")
     assert "gymnasium.register(..., kwargs={'render_mode': 'rgb_array'})" in message
+
+
+class _FromOne(_Steps):
+    """Actions 1, 2, 3 (reward 1 for 3)."""
+
+    action_space = gym.spaces.Discrete(3, start=1)
+
+    def step(self, action):
+        assert action in self.action_space, action
+        return super().step(int(action == 3))
+
+
+def _shifted(**kwargs):
+    return gym.wrappers.TransformAction(_FromOne(**kwargs), lambda a: a + 1, gym.spaces.Discrete(3))
+
+
+def test_actions_from_one_are_refused_with_the_wrapper_that_shifts_them(tmp_path) -> None:
+    """The error said the space must start at 0, not how; the wrapper it now names trains."""
+    with pytest.raises(UsageError) as caught:
+        run_training(_config(_register(_FromOne)), tmp_path / "refused", progress=False)
+    wrapper = "TransformAction(env, lambda a: a + 1, gymnasium.spaces.Discrete(3))"
+    assert str(caught.value).endswith(wrapper), str(caught.value)
+    tables = run_training(_config(_register(_shifted)), tmp_path / "run", progress=False)
+    assert (tables["runs"]["status"] == "done").all()

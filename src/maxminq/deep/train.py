@@ -485,7 +485,10 @@ class Trainer:
         if int(space.start) != 0:  # the agents' actions are 0..n-1, as in Discrete(n)
             raise UsageError(
                 f"--env: {cfg.env_id}'s actions {space} start at {int(space.start)}; the "
-                "agents act with 0..n-1, so the action space must be Discrete(n) (start 0)"
+                "agents act with 0..n-1, so the action space must be Discrete(n) (start 0): "
+                "shift them in its step(), or wrap it in an entry point of yours, "
+                f"gymnasium.wrappers.TransformAction(env, lambda a: a + {int(space.start)}, "
+                f"gymnasium.spaces.Discrete({int(space.n)}))"
             )
         obs_space = env.observation_space
         if obs_space.shape is None:
