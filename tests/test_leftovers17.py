@@ -170,12 +170,17 @@ def _not_runs(root: Path) -> dict[str, tuple[Path, str]]:
                         train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
     (done / "checkpoint").mkdir()
     (done / "checkpoint" / "state.pt").write_bytes(b"a checkpoint")
+    work = root / "sweep" / "work" / "deep-0123"  # a sweep's deep run, stopped
+    work.mkdir(parents=True)
+    (work / "config.json").write_text((stopped / "config.json").read_text())
+    (root / "sweep" / "results.sqlite").write_bytes(b"")
     toy = root / "sweep" / "tables" / "toy_mdp-0123"  # a sweep's tabular run
     toy.mkdir(parents=True)
     (toy / "manifest.json").write_text('{"run_id": "toy_mdp-0123", "kind": "toy_mdp"}')
     (toy / "toy_mdp.csv").write_text("mu,algorithm,n,run,episode,p_left,distance,q_a_left\n")
     return {
         "stopped": (stopped, f"{stopped} holds a run that has not finished training"),
+        "work": (work, f"{work} holds a run that has not finished training"),
         "checkpoint": (
             done / "checkpoint",
             f"{done / 'checkpoint'} is a run's checkpoint; give the run's folder, {done}",
@@ -201,6 +206,8 @@ def test_a_folder_of_another_kind_is_named_for_what_it_is(command, tmp_path, cap
         assert err.startswith(f"maxminq {command}: error: RUN_DIR: {expected}"), err
         if key == "stopped":
             assert "the same 'maxminq train' command with --resume continues" in err
+        if key == "work":  # the sweep continues its own runs
+            assert "the same 'maxminq sweep' command continues" in err
     assert not list(tmp_path.rglob("*.png"))  # plot drew nothing
 
 

@@ -110,10 +110,12 @@ def not_a_run(folder: Path, command: str) -> str | None:
             f"{sweep}' draws the sweep's figures); 'maxminq {command}' reads {what}"
         )
     if (folder / "config.json").is_file():  # written as a run starts; runs.csv as it ends
+        in_sweep = folder.parent.name == "work" and (folder.parents[1] / "results.sqlite").is_file()
+        again = "'maxminq sweep' command" if in_sweep else "'maxminq train' command with --resume"
         return (
             f"{folder} holds a run that has not finished training (no runs.csv yet: it is "
-            "training, or was stopped); the same 'maxminq train' command with --resume "
-            "continues a stopped one (from its checkpoint, if it has one)"
+            f"training, or was stopped); the same {again} continues a stopped one (from its "
+            "checkpoint, if it has one)"
         )
     if folder.name == "checkpoint" and (folder / "state.pt").is_file():
         return f"{folder} is a run's checkpoint; give the run's folder, {folder.parent}"
