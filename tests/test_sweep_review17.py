@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import multiprocessing.queues
 import os
+import resource
 import shutil
 import signal
 import stat
@@ -39,14 +40,19 @@ HERE = Path(__file__).resolve().parent
 
 
 def validate_tiny(settings: dict[str, Any]) -> dict[str, Any]:
-    """Settings of a tiny run: its number ``k`` and how long it sleeps."""
-    return {"k": int(settings["k"]), "sleep": float(settings.get("sleep", 0.0))}
+    """Settings of a tiny run: its number ``k``, how long it sleeps, how many rows."""
+    return {
+        "k": int(settings["k"]),
+        "sleep": float(settings.get("sleep", 0.0)),
+        "rows": int(settings.get("rows", 1)),
+    }
 
 
 def execute_tiny(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
-    """Sleep, then return one row: k and k squared."""
+    """Sleep, then return ``rows`` rows of k and k squared."""
     time.sleep(settings["sleep"])
-    return RunOutput({"t": pd.DataFrame({"k": [settings["k"]], "k2": [settings["k"] ** 2]})})
+    k, rows = settings["k"], settings["rows"]
+    return RunOutput({"t": pd.DataFrame({"k": [k] * rows, "k2": [k**2] * rows})})
 
 
 def killed_mid_send(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
@@ -69,6 +75,25 @@ def register() -> None:
     """The kinds of this file (also for a script that runs a sweep of them)."""
     KINDS["tiny17"] = RunKind("tiny17", validate_tiny, execute_tiny)
     KINDS["mid_send17"] = RunKind("mid_send17", validate_tiny, killed_mid_send)
+
+
+CLI = """
+import sys
+sys.path.insert(0, {tests!r})
+import test_sweep_review17 as kinds
+from maxminq.cli import main
+
+if __name__ == "__main__":
+    kinds.register()
+    raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+def _cli(tmp_path: Path) -> list[str]:
+    """The command line of ``maxminq`` with this file's kinds registered."""
+    script = tmp_path / "cli17.py"
+    script.write_text(CLI.format(tests=str(HERE)))
+    return [sys.executable, str(script)]
 
 
 @pytest.fixture
@@ -297,3 +322,43 @@ def test_yaml_merge_keys_share_settings_and_a_repeated_key_is_still_refused(tmp_
     path.write_text(MERGED.replace("      runs: 5", "      runs: 5\n      runs: 6"))
     with pytest.raises(ConfigError, match="duplicate key 'runs'"):
         load_config(path, "paper")
+
+
+def _no_bigger_files_than(limit: int) -> None:
+    """In a child process: files can grow to ``limit`` bytes (a full disk or a quota)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond it fails (EFBIG)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_tables_that_cannot_be_written_stop_the_sweep_and_the_runs_stay_queued(tmp_path):
+    """A full disk (or quota) when the tables are stored is not the run's fault: each run was
+    recorded failed ('could not store the tables: OSError ...') and the sweep went on
+    training the others, all thrown away the same way (exit 1). Now the sweep stops at
+    the first, one line naming the file, exit 2, and every run stays queued: the same
+    command with room again stores them all."""
+    config = tmp_path / "big.yaml"
+    config.write_text(  # 80,000 rows: a 0.3 MB table; the database stays far below 200 kB
+        "name: big\nkind: tiny17\nfixed: {rows: 80000}\ngrid: {k: [1, 2, 3]}\nscales: {quick: {}}\n"
+    )
+    out = tmp_path / "out"
+    cmd = [*_cli(tmp_path), "sweep", str(config), "--out", str(out), "--workers", "2"]
+    cmd += ["--no-progress"]
+    proc = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: _no_bigger_files_than(200_000),
+    )
+    err = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(err) == 1, proc.stdout + proc.stderr
+    assert err[0].startswith(f"maxminq sweep: error: {out / 'tables'}"), err
+    assert "cannot store the tables of run" in err[0] and "File too large" in err[0], err
+    with ResultsStore(out) as store:
+        assert {rec.status for rec in store.records()} == {"pending"}
+        assert not any(e["event"] == "failed" for e in store.events())
+    assert not any((out / "tables").iterdir())  # no partial tables left
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    frame = load_results(out)["t"]
+    assert sorted(frame.groupby("k").size().items()) == [(1, 80000), (2, 80000), (3, 80000)]

@@ -45,6 +45,7 @@ from maxminq.experiments.store import (
     INTERRUPTED,
     ResultsStore,
     RunRecord,
+    StoreError,
     last_line,
     read_progress,
 )
@@ -765,6 +766,16 @@ def _store_result(
         return
     try:
         store.save_tables(run, result.output.tables, result.output.status, result.output.note)
+    except OSError as err:
+        # Not the run's fault (a full disk or quota, a folder made read-only): recorded as
+        # failed, every run after it was trained in vain, its results thrown away too.
+        # The sweep stops (the run goes back in the queue with those in flight).
+        store.discard_tables(run.run_id)
+        where = err.filename or store.run_tables_dir(run.run_id)
+        raise StoreError(
+            f"{where}: cannot store the tables of run {run.run_id} ({err.strerror or err}); "
+            "the run stays queued: make room, then run the same command to resume"
+        ) from None
     except Exception as err:  # e.g. a table that cannot be written as CSV
         text = f"could not store the tables: {type(err).__name__}: {err}"
         summary.failed += 1
