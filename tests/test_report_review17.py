@@ -167,3 +167,25 @@ def test_mountain_car_curve_captions_say_how_many_runs(tmp_path: Path) -> None:
     captions = {f.name: f.caption for f in figures}
     assert "mean over 3 runs with one standard error" in captions["mountain_car_curves_sigma2_50"]
     assert "mean over 3 runs." in captions["mountain_car_curves_all"]
+
+
+def test_quick_note_does_not_call_the_theory_reduced_nor_the_deep_curves_learning(
+    tmp_path: Path,
+) -> None:
+    """`maxminq reproduce` runs `maxminq theory` with the same options at both scales, and
+    at a few thousand steps most deep agents have not learned: the note said 'the tabular,
+    Mountain Car and theory results use reduced run counts' and 'Deep learning curves show
+    that the agents learn'."""
+    write_store(tmp_path, {"toy_mdp": toy_results(runs=4, episodes=10)})
+    meta = {"scale": "quick", "configs": [{"name": "toy_mdp", "run_seconds": 2.0}]}
+    (tmp_path / "reproduce.json").write_text(json.dumps(meta))
+    md = R.build_report(tmp_path, reps=50).markdown.read_text()
+    note = next(line for line in md.splitlines() if "**quick scale**" in line)
+    assert "The theory part is the same at both scales." in note
+    assert "theory results use reduced" not in note and "show that the agents learn" not in note
+    assert "lists how each config's paper scale differs" not in note  # no such column here
+    meta["configs"][0]["paper"] = "2 settings x 5,000 runs (here 2 x 4)"
+    (tmp_path / "reproduce.json").write_text(json.dumps(meta))
+    md = R.build_report(tmp_path, reps=50).markdown.read_text()
+    note = next(line for line in md.splitlines() if "**quick scale**" in line)
+    assert note.endswith("'Settings and scale' lists how each config's paper scale differs.")

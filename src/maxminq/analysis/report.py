@@ -81,10 +81,13 @@ def theory_caption(theory_dir: Path, name: str) -> str:
 
 
 QUICK_NOTE = (
-    "This report was produced at **quick scale**: the tabular, Mountain Car and theory results "
-    "use reduced run counts, and the deep-RL panels are reduced-scale runs (far fewer steps, "
-    "seeds and settings than the paper). Deep learning curves show that the agents learn; "
-    "their final-performance numbers and deep claims are not a reproduction of Fig. 4. "
+    "This report was produced at **quick scale**: the toy MDP and Mountain Car results use "
+    "fewer runs than the paper (Mountain Car also fewer episodes and settings), and the "
+    "deep-RL panels are reduced-scale runs (far fewer steps, seeds and settings than the "
+    "paper). The deep runs check "
+    "that every agent trains end to end: a few thousand steps are too few for most of them "
+    "to learn much, so their curves, final-performance numbers and deep claims are not a "
+    "reproduction of Fig. 4. The theory part is the same at both scales. "
     "Run `maxminq reproduce --scale paper` for the full reproduction."
 )
 
@@ -1041,6 +1044,8 @@ def build_report(
     claims = [c for c in C.all_claims(claim_tables, theory_dir) if c.section not in unchecked]
     scale = infer_scale(results, meta)
 
+    configs_meta = [c for c in meta.get("configs", []) if isinstance(c, dict) and "name" in c]
+    has_paper = any(isinstance(c.get("paper"), str) for c in configs_meta)
     doc = _Doc(out_dir)
     title = "maxminq reproduction report"
     doc.heading(title, 1)
@@ -1054,6 +1059,7 @@ def build_report(
     if scale == "quick":
         doc.para(
             QUICK_NOTE
+            + (" 'Settings and scale' lists how each config's paper scale differs." * has_paper)
             + (
                 f" Full-length deep runs trained elsewhere: '{PUBLISHED_TITLE}' below."
                 * bool(published)
