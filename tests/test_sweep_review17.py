@@ -362,3 +362,36 @@ def test_tables_that_cannot_be_written_stop_the_sweep_and_the_runs_stay_queued(t
     assert again.returncode == 0, again.stderr
     frame = load_results(out)["t"]
     assert sorted(frame.groupby("k").size().items()) == [(1, 80000), (2, 80000), (3, 80000)]
+
+
+def test_a_damaged_database_names_the_remedy_and_the_remedy_keeps_the_finished_runs(
+    tmp_path, tiny_kinds, capsys
+):
+    """A damaged results.sqlite stopped every sweep (and status) with 'database disk image
+    is malformed' and no word on what to do, though the tables can stand in for it: the
+    message now says to move it aside, and doing so keeps every finished run (none runs
+    again)."""
+    from maxminq.cli import main
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text("name: tiny\nkind: tiny17\ngrid: {k: [1, 2, 3]}\nscales: {quick: {}}\n")
+    out = tmp_path / "out"
+    argv = ["sweep", str(config), "--out", str(out), "--workers", "2", "--no-progress"]
+    assert main(argv) == 0
+    db = out / "results.sqlite"
+    with open(db, "r+b") as fh:  # the first page's b-tree, past the 100-byte file header
+        fh.seek(100)
+        fh.write(b"\x00damaged" * 200)
+    capsys.readouterr()
+    for command in (argv, ["status", str(out)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(db) in err[0], err
+        assert "malformed; move it aside and run the sweep again" in err[0], err
+    db.rename(out / "results.sqlite.damaged")  # what the message says
+    assert main(argv) == 0
+    assert "3 runs, 3 already done, 0 done" in capsys.readouterr().out
+    with ResultsStore(out) as store:
+        assert not any(e["event"] == "started" for e in store.events())  # none ran again
+        assert {rec.status for rec in store.records()} == {"done"}
+    assert _stored_k(out) == [1, 2, 3]

@@ -320,7 +320,18 @@ class ResultsStore:
             raise
         except (sqlite3.DatabaseError, OSError) as err:
             self.close()
-            raise StoreError(f"{self.db_path}: cannot open the results database: {err}") from err
+            # Damaged or not ours (not a file SQLite cannot open, e.g. for want of rights):
+            # the tables can stand in for it, which the message says (it named no remedy,
+            # and every later sweep stopped the same way).
+            remedy = (
+                "; move it aside and run the sweep again: the runs whose tables verify are "
+                "kept, the others run again"
+                if type(err) is sqlite3.DatabaseError
+                else ""
+            )
+            raise StoreError(
+                f"{self.db_path}: cannot open the results database: {err}{remedy}"
+            ) from err
 
     # ------------------------------------------------------------------ plumbing
     def _connect(self, create: bool) -> sqlite3.Connection:
