@@ -395,3 +395,37 @@ def test_a_damaged_database_names_the_remedy_and_the_remedy_keeps_the_finished_r
         assert not any(e["event"] == "started" for e in store.events())  # none ran again
         assert {rec.status for rec in store.records()} == {"done"}
     assert _stored_k(out) == [1, 2, 3]
+
+
+def test_a_file_system_without_locks_is_named_not_taken_for_another_sweep(
+    tmp_path, tiny_kinds, capsys, monkeypatch
+):
+    """On a file system without flock (Lustre mounted without it answers ENOSYS) every sweep
+    stopped with 'OUT is in use by another sweep (...); wait for it to finish', which no
+    waiting could change, and status said a sweep was running. Now the sweep names the
+    lock file and the missing locks, and status says no sweep runs."""
+    import errno
+    import fcntl
+
+    from maxminq.cli import main
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text("name: tiny\nkind: tiny17\ngrid: {k: [1, 2]}\nscales: {quick: {}}\n")
+    out = tmp_path / "out"
+    with ResultsStore(out, lock=True) as store:  # an earlier sweep, on a disk with locks
+        store.register(load_config(config).runs)
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    capsys.readouterr()
+    assert main(["sweep", str(config), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"maxminq sweep: error: {out / '.sweep.lock'}: cannot lock it "), err
+    assert "does not support file locks" in err[0] and "another sweep" not in err[0], err
+    with ResultsStore(out, create=False) as store:
+        assert {rec.status for rec in store.records()} == {"pending"}  # nothing ran
+    assert main(["status", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"{out}: no sweep running"

@@ -421,7 +421,17 @@ class ResultsStore:
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
-            except OSError:
+            except OSError as err:
+                if not _held(err):
+                    # e.g. Lustre mounted without flock (ENOSYS): reported as "in use by
+                    # another sweep", which no waiting or other sweep could change
+                    fh.close()
+                    raise StoreError(
+                        f"{path}: cannot lock it ({err.strerror or err}): the file system "
+                        "of this folder does not support file locks (flock), which keep "
+                        "two sweeps from writing one folder; choose an --out on one that "
+                        "does"
+                    ) from None
                 if attempt < 19:
                     time.sleep(0.05)
         else:
@@ -787,6 +797,14 @@ def load_results(
         store.close()
 
 
+def _held(err: OSError) -> bool:
+    """Whether a non-blocking ``flock`` failed because another process holds the lock (not
+    because the file system has no locks: ENOSYS, ENOLCK, EINVAL, EOPNOTSUPP)."""
+    import errno
+
+    return err.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES)
+
+
 def sweep_owner(out_dir: str | os.PathLike[str]) -> str | None:
     """Who holds ``out_dir``'s sweep lock (``"pid N on HOST since T"``), or ``None``.
 
@@ -802,7 +820,7 @@ def sweep_owner(out_dir: str | os.PathLike[str]) -> str | None:
     with fh:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return fh.read().strip() or "another process"
+        except OSError as err:  # held; or no locks here (then no sweep can run here)
+            return (fh.read().strip() or "another process") if _held(err) else None
         fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
     return None
