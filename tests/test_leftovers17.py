@@ -5,6 +5,12 @@
 * ``maxminq.cli.main(["experiment", ...])`` from a script without the ``__main__`` guard
   (the experiment's spawned workers import the script again) is one clear error naming the
   fix, with nothing written to ``--out``;
+* ``maxminq evaluate``, ``compare`` and ``plot`` (and ``compare_runs``, ``plot_runs``) name
+  a folder of another kind for what it is: a run still training or stopped, a run's
+  checkpoint, a sweep's tabular or unfinished run, a folder of folders of runs;
+* the Python API's arguments of another type (a folder that is no path, ``''``, panels
+  that are numbers, the run's folder given as its agent) are one-line UsageErrors naming
+  the option, not TypeErrors or AttributeErrors.
 """
 
 from __future__ import annotations
@@ -18,7 +24,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from run_folders import finished_run
 
+import maxminq.analysis as analysis
+from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import build_net
 from maxminq.deep.policy import MODEL_FILE, evaluate_agent, load_agent, save_model
@@ -159,8 +168,6 @@ def test_a_numpy_episode_cap_is_taken_and_frames_count_from_what_the_list_holds(
 def _not_runs(root: Path) -> dict[str, tuple[Path, str]]:
     """Folders of another kind given as RUN_DIR, each with the start of what the error must
     say of it."""
-    from run_folders import finished_run
-
     stopped = finished_run(root / "stopped", [(0, 1000, -1.0, 5)], steps=1000,
                            train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
     (stopped / "runs.csv").unlink()  # as while it trains, or once stopped
@@ -197,8 +204,6 @@ def _not_runs(root: Path) -> dict[str, tuple[Path, str]]:
 def test_a_folder_of_another_kind_is_named_for_what_it_is(command, tmp_path, capsys) -> None:
     """evaluate said '.../model.pt not found' of these, plot and compare '... holds no
     finished deep run'; a stopped run's folder gets the way to continue it."""
-    from maxminq.cli import main
-
     for key, (folder, expected) in _not_runs(tmp_path).items():
         assert main([command, str(folder)]) == 2, key
         err = capsys.readouterr().err
@@ -215,8 +220,6 @@ def test_a_folder_of_another_kind_is_named_for_what_it_is(command, tmp_path, cap
 def test_the_python_api_names_a_folder_as_the_command_does(name, tmp_path) -> None:
     """compare_runs and plot_runs said '... holds no finished deep run' of a folder that
     does not exist and of any other folder that maxminq compare and plot name."""
-    import maxminq.analysis as analysis
-
     fn = getattr(analysis, name)
     command = name.removesuffix("_runs")
     missing = tmp_path / "missing"
@@ -235,10 +238,6 @@ def test_the_python_api_names_a_folder_as_the_command_does(name, tmp_path) -> No
 def test_a_folder_of_folders_of_runs_names_the_runs(command, tmp_path, capsys) -> None:
     """docs/runs holds the published runs as <env>/<agent>: 'maxminq plot docs/runs' said
     it 'holds no finished deep run' (only run folders right inside were named)."""
-    from run_folders import finished_run
-
-    from maxminq.cli import main
-
     for env, agent in (("lunar", "dqn"), ("lunar", "maxmin"), ("cart", "dqn")):
         finished_run(tmp_path / "runs" / env / agent, [(0, 1000, -1.0, 5)], steps=1000,
                      train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
@@ -249,3 +248,62 @@ def test_a_folder_of_folders_of_runs_names_the_runs(command, tmp_path, capsys) -
         f"maxminq {command}: error: RUN_DIR: {runs} holds no run itself but 3 run folders: "
         f"{shown}\n"
     )
+
+
+# --- the Python API's arguments of another type ---------------------------------------------
+
+
+def test_evaluate_agent_given_the_folder_instead_of_its_agent_says_so(tmp_path) -> None:
+    run = _model_run(tmp_path / "run")
+    with pytest.raises(UsageError, match=r"^agent: expected the TrainedAgent of load_agent"):
+        evaluate_agent(str(run), [0], 1)  # was an AttributeError ('_position')
+
+
+@pytest.mark.parametrize(
+    "call, option",
+    [
+        (lambda fn, run: fn(5), "RUN_DIR"),
+        (lambda fn, run: fn([run, None]), "RUN_DIR"),
+        (lambda fn, run: fn([bytes(run)]), "RUN_DIR"),
+        (lambda fn, run: fn(""), "RUN_DIR"),  # the current folder
+        (lambda fn, run: fn([run, ""]), "RUN_DIR"),
+    ],
+)
+@pytest.mark.parametrize("name", ["compare_runs", "plot_runs"])
+def test_a_folder_that_is_no_path_is_refused_naming_run_dir(name, call, option, tmp_path) -> None:
+    """A TypeError naming nothing, or '' read as the current folder (which the command line
+    refuses: 'expected a value, got an empty string')."""
+    run = finished_run(tmp_path / "run", [(0, 1000, -1.0, 5)], steps=1000,
+                       train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
+    with pytest.raises(UsageError, match=f"^{option}: expected "):
+        call(getattr(analysis, name), run)
+
+
+@pytest.mark.parametrize(
+    "kwargs, option",
+    [
+        ({"out": 5}, "--out"),
+        ({"out": ""}, "--out"),  # wrote curves.png into the current folder
+        ({"panels": 5}, "--panels"),
+        ({"panels": ["return", 3]}, "--panels"),
+        ({"labels": "ab"}, "labels"),  # two runs: "a" and "b"
+    ],
+)
+def test_plot_runs_options_of_another_type_are_one_line_naming_them(
+    kwargs, option, tmp_path, monkeypatch
+) -> None:
+    runs = [
+        finished_run(
+            tmp_path / name,
+            [(0, 1000, -1.0, 5)],
+            steps=1000,
+            train={0: (1000, 1.0)},
+            tests={0: 1.0},
+            agent=name,
+        )  # fmt: skip
+        for name in ("dqn", "ddqn")
+    ]
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match=f"^{option}: expected "):
+        analysis.plot_runs(runs, **kwargs)
+    assert not list(tmp_path.rglob("*.png"))

@@ -152,13 +152,26 @@ def as_folders(folders: Sequence[str | Path] | str | Path) -> list[Path]:
     """The RUN_DIRs given to :func:`plot_runs` or ``compare_runs`` as paths: one folder
     (a ``str`` or path) is one run, not a sequence of one-letter folders (``"runs/a"`` was
     read as ``r``, ``u``, ... and a ``Path`` raised a TypeError). No folder at all is a
-    UsageError (it read as "no episode finished" or a bad ``--baseline``)."""
+    UsageError (it read as "no episode finished" or a bad ``--baseline``), and so is a
+    folder that is not a ``str`` or path (a TypeError naming nothing) or an empty ``str``
+    (the current folder, which the command line refuses as ``''``)."""
     if isinstance(folders, (str, os.PathLike)):
-        return [Path(folders)]
-    paths = [Path(f) for f in folders]
-    if not paths:
+        folders = [folders]
+    elif not isinstance(folders, Sequence) or isinstance(folders, bytes):
+        raise UsageError(f"RUN_DIR: expected a run folder or a list of them, got {folders!r}")
+    if not folders:
         raise UsageError("RUN_DIR: give at least one run folder")
-    return paths
+    return [as_path(f, "RUN_DIR") for f in folders]
+
+
+def as_path(value: object, option: str) -> Path:
+    """``value`` (a ``str`` or path) as a path, else a UsageError naming ``option``: a
+    bytes path, None or a number raised a TypeError, and ``''`` meant the current folder."""
+    if not isinstance(value, (str, os.PathLike)) or not isinstance(os.fspath(value), str):
+        raise UsageError(f"{option}: expected a path (a str or pathlib.Path), got {value!r}")
+    if os.fspath(value) == "":
+        raise UsageError(f"{option}: expected a path, got an empty string")
+    return Path(value)
 
 
 def check_distinct(folders: Sequence[Path]) -> None:
@@ -313,10 +326,17 @@ def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
     require_numeric_columns(folder, tables, needs)
 
 
-def _panels(text: str) -> list[str]:
-    """The panel names of ``--panels`` (comma-separated), checked: known, each once."""
+def _panels(given: str | Sequence[str]) -> list[str]:
+    """The panel names of ``--panels`` (comma-separated, or a list of names), checked:
+    known, each once."""
     from maxminq.analysis.figures import TRAINING_PANELS
 
+    names = [given] if isinstance(given, str) else given
+    if not isinstance(names, Sequence) or not all(isinstance(p, str) for p in names):
+        raise UsageError(  # a number or a list of them: a TypeError in str.join
+            f"--panels: expected names from {', '.join(TRAINING_PANELS)}, got {given!r}"
+        )
+    text = ",".join(names)
     panels = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in panels if p not in TRAINING_PANELS]
     if bad or not panels:
@@ -412,9 +432,7 @@ def plot_runs(
 
     paths = as_folders(folders)
     check_run_dirs(paths, "plot")  # what the folder is, when it is no run (the command's)
-    if panels is None:
-        panels = DEFAULT_PANELS
-    chosen = _panels(panels if isinstance(panels, str) else ",".join(panels))
+    chosen = _panels(DEFAULT_PANELS if panels is None else panels)
     cfgs, tables = load_runs(paths)
     for folder, t in zip(paths, tables, strict=True):
         _check_columns(folder, t, chosen)
@@ -423,11 +441,15 @@ def plot_runs(
             label + _diverged_note(t["runs"])
             for label, t in zip(run_labels(cfgs, paths), tables, strict=True)
         ]
-    elif len(labels) != len(paths) or not all(isinstance(x, str) for x in labels):
+    elif (
+        isinstance(labels, str)  # "ab" for two runs: labels "a" and "b"
+        or len(labels) != len(paths)
+        or not all(isinstance(x, str) for x in labels)
+    ):
         raise UsageError(f"labels: expected {len(paths)} strings, one per run, got {labels!r}")
     runs = [(label, cfg["agent"], t) for label, cfg, t in zip(labels, cfgs, tables, strict=True)]
     default = paths[0] / "curves" if len(runs) == 1 else Path("compare")
-    target = (default if out is None else Path(out)).resolve()
+    target = (default if out is None else as_path(out, "--out")).resolve()
     if target.is_dir():  # "--out figs/": the default name inside it
         target = target / default.name
     if target.suffix.lower() in _OTHER_FORMATS:

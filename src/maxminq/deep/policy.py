@@ -415,8 +415,12 @@ def evaluate_agent(
     episode; so is no seed at all, and so are ``episodes`` (a whole number >= 1), ``eps``
     (in [0, 1]), ``env_seed`` (a whole number >= 0) and ``max_episode_steps`` (a whole
     number >= 1, or None) out of range, naming the option of ``maxminq evaluate``, and
-    ``frames`` not a list or ``max_frames`` not a whole number >= 1, naming the argument.
+    ``agent`` not a :class:`TrainedAgent`, ``frames`` not a list or ``max_frames`` not a
+    whole number >= 1, naming the argument.
     """
+    if not isinstance(agent, TrainedAgent):  # e.g. the run's folder: an AttributeError
+        got = one_line(repr(agent))[:100]
+        raise UsageError(f"agent: expected the TrainedAgent of load_agent(RUN_DIR), got {got}")
     _check_play_options(seeds, episodes, eps, env_seed, max_episode_steps, frames, max_frames)
     episodes, env_seed = int(episodes), int(env_seed)  # Gymnasium's reset takes Python ints
     if max_episode_steps is not None:  # a NumPy integer: Gymnasium's cap takes a Python int
