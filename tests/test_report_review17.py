@@ -6,12 +6,15 @@ when a 'sensitivity' panel has a single step size to show."""
 from __future__ import annotations
 
 import json
+import platform
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from test_analysis_tables import deep_results, mc_results, toy_results
 from test_report import TINY_TOY, write_store
 
+import maxminq
 from maxminq.analysis import claims as C
 from maxminq.analysis import figures as F
 from maxminq.analysis import report as R
@@ -77,6 +80,15 @@ def test_reproduce_report_says_how_the_paper_scale_differs(tmp_path: Path) -> No
     row = next(line for line in md.splitlines() if line.startswith("| tiny_toy |"))
     assert row.endswith(f"| {expected} |")
     assert R.PAPER_NOTE in md
+    # the versions the runs computed with, in the header (none were recorded before)
+    software = meta["software"]
+    assert software["maxminq"] == maxminq.__version__
+    assert software["python"] == platform.python_version()
+    assert software["numpy"] == np.__version__ and software["pandas"] == pd.__version__
+    line = next(line for line in md.splitlines() if line.startswith("Software"))
+    recorded = "Software (as the reproduction recorded it)"
+    assert line.startswith(f"{recorded}: maxminq {maxminq.__version__}")
+    assert f", numpy {np.__version__}," in line
 
 
 def test_report_without_a_paper_comparison_has_no_such_column(tmp_path: Path) -> None:
@@ -189,3 +201,15 @@ def test_quick_note_does_not_call_the_theory_reduced_nor_the_deep_curves_learnin
     md = R.build_report(tmp_path, reps=50).markdown.read_text()
     note = next(line for line in md.splitlines() if "**quick scale**" in line)
     assert note.endswith("'Settings and scale' lists how each config's paper scale differs.")
+
+
+def test_software_line_names_each_version_and_maxminqs_git_revision(tmp_path: Path) -> None:
+    software = {"maxminq": "0.1.0", "git": "abc1234, uncommitted changes", "python": "3.11.7"}
+    software |= {"torch": "2.13.0+cpu"}
+    assert R.software_line(software) == (
+        "Software (as the reproduction recorded it): maxminq 0.1.0 (git abc1234, uncommitted "
+        "changes), Python 3.11.7, torch 2.13.0+cpu."
+    )
+    damaged = {"scale": "quick", "software": {"maxminq": "0.1.0", "numpy": 2}}
+    (tmp_path / "reproduce.json").write_text(json.dumps(damaged))
+    assert R.read_meta(tmp_path)["software"] == {"maxminq": "0.1.0"}  # a number: left out

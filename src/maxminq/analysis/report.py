@@ -202,6 +202,7 @@ _META_TYPES: dict[str, type | tuple[type, ...]] = {
     "machine": str,
     "seconds": (int, float),
     "configs": list,
+    "software": dict,
 }
 
 
@@ -219,6 +220,10 @@ def read_meta(out_dir: Path) -> dict:
         return isinstance(value, kind) and not isinstance(value, bool)
 
     meta = {k: v for k, v in meta.items() if k not in _META_TYPES or fits(v, _META_TYPES[k])}
+    if "software" in meta:  # name -> version text, as 'maxminq reproduce' records them
+        meta["software"] = {
+            k: v for k, v in meta["software"].items() if isinstance(k, str) and isinstance(v, str)
+        }
     if "configs" in meta:
         meta["configs"] = [
             {k: v for k, v in c.items() if k != "run_seconds" or fits(v, (int, float))}
@@ -226,6 +231,18 @@ def read_meta(out_dir: Path) -> dict:
             if isinstance(c, dict)
         ]
     return meta
+
+
+def software_line(software: dict[str, str]) -> str:
+    """The header's line of the versions ``maxminq reproduce`` ran with (``reproduce.json``'s
+    ``software``): 'Software: maxminq 0.1.0 (git abc1234), Python 3.11.7, numpy 2.4.6, ...'."""
+    parts = []
+    for name, version in software.items():
+        if name == "git":
+            continue
+        git = f" (git {software['git']})" if name == "maxminq" and software.get("git") else ""
+        parts.append(f"{'Python' if name == 'python' else name} {version}{git}")
+    return "Software (as the reproduction recorded it): " + ", ".join(parts) + "."
 
 
 CUSTOM_SCALE = "custom sweep"
@@ -1056,6 +1073,8 @@ def build_report(
     )
     if meta.get("command"):
         doc.para(f"Command: `{meta['command']}`")
+    if meta.get("software"):  # what the runs computed with: a reader's first question
+        doc.para(software_line(meta["software"]))
     if scale == "quick":
         doc.para(
             QUICK_NOTE

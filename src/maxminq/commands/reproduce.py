@@ -190,6 +190,53 @@ def _machine() -> str:
     return f"{os.cpu_count()} cores, load average {load} (1/5/15 min) at the end"
 
 
+#: The distributions whose versions decide what the runs compute, recorded in
+#: ``reproduce.json`` (``software``) and printed in the report's header.
+SOFTWARE = ("numpy", "scipy", "pandas", "numba", "torch", "gymnasium", "minatar")
+
+
+def _git_revision(folder: Path) -> str | None:
+    """``abc1234`` (``abc1234, uncommitted changes`` when tracked files differ) of the git
+    checkout ``folder`` is in, or None outside one or without git."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
+                              text=True, timeout=10, check=True)  # fmt: skip
+        return done.stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + (", uncommitted changes" if dirty else "") if head else None
+
+
+def software_versions() -> dict[str, str]:
+    """The versions a reproduction ran with: maxminq (and, from a source checkout, its git
+    revision), Python and each installed distribution of :data:`SOFTWARE`, in that order.
+    Read from the installed metadata: nothing heavy (torch) is imported."""
+    import platform
+    from importlib import metadata
+
+    import maxminq
+
+    out = {"maxminq": maxminq.__version__}
+    source = Path(maxminq.__file__).resolve().parents[2]
+    if (source / ".git").exists():  # an editable install from a clone
+        revision = _git_revision(source)
+        if revision:
+            out["git"] = revision
+    out["python"] = platform.python_version()
+    for name in SOFTWARE:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
 def combined_sweep(configs: list[SweepConfig], scale: str) -> SweepConfig:
     """All runs of ``configs`` as one sweep, so the worker pool stays full across configs.
 
@@ -353,6 +400,7 @@ def run(args: argparse.Namespace) -> int:
         "command": command.strip(),
         "backend": args.backend,
         "started": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "software": software_versions(),  # the report's header names them
         "configs": [],
     }
     _write_meta(meta_path, meta)
