@@ -180,3 +180,33 @@ def test_operator_bias_example_prints_small_errors_in_units_of_tau(tmp_path):
     table = pd.read_csv(out / "operator_bias.csv")
     row = table[(table.operator == "q_learning")].iloc[0]
     assert abs(row.exact_bias - 1e-4 / 3) < 1e-15
+
+
+# --- counts past the kernels' int64 ------------------------------------------------------------
+
+
+def test_a_count_past_int64_is_a_usage_error_from_python_and_sweep_checks():
+    """max_steps=10**30 (or update_every=2**64) passed every check of run_mountain_car /
+    run_toy_mdp and of a sweep config's check_settings, then failed in numba's type inference
+    (a long TypingError traceback after compiling); the command line's own check stopped it
+    there only."""
+    from maxminq.errors import UsageError
+    from maxminq.linear import mountain_car
+    from maxminq.tabular import toy_mdp
+
+    mc = {"algorithm": "maxmin", "n": 2, "sigma2": [0.0], "step_size": [0.1], "runs": 1,
+          "episodes": 1, "max_steps": 10**30}  # fmt: skip
+    with pytest.raises(UsageError, match=r"^--max-steps: expected a whole number <= 9223372036854775807, got"):
+        mountain_car.check_settings(mc)
+    with pytest.raises(UsageError, match="--max-steps"):
+        mountain_car.run_mountain_car(
+            algorithm="q_learning", n=1, sigma2=0.0, step_size=0.1, runs=1, episodes=1, seed=0,
+            max_steps=2**63,
+        )  # fmt: skip
+    toy = {"algorithm": "q_learning", "n": 1, "mu": 0.1, "runs": 1, "episodes": 1}
+    with pytest.raises(UsageError, match="--update-every"):
+        toy_mdp.check_settings({**toy, "update_every": 2**64})
+    with pytest.raises(UsageError, match="--episodes"):
+        toy_mdp.run_toy_mdp(**{**toy, "episodes": 2**63}, seed=0)
+    # The largest int64 itself is a count the kernels take (checked, not run).
+    mountain_car.check_settings({**mc, "max_steps": 2**63 - 1})

@@ -184,10 +184,18 @@ def bootstrap_values(algorithm: str, gathered: np.ndarray, op_kwargs: dict[str, 
     return np.ascontiguousarray(operators.bootstrap(algorithm, gathered, **op_kwargs))
 
 
+#: The compiled kernels' integers are int64: a larger count (max_steps=10**30 from Python or a
+#: sweep config) failed in numba's type inference, a long traceback after compiling.
+INT64_MAX = 2**63 - 1
+
+
 def check_positive_int(value: Any, option: str, minimum: int = 1) -> int:
-    """Return ``value`` as int if it is a whole number >= ``minimum``, else raise UsageError."""
+    """Return ``value`` as int if it is a whole number from ``minimum`` to ``INT64_MAX``, else
+    raise UsageError."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise UsageError(f"{option}: expected a whole number >= {minimum}, got {value!r}")
+    if value > INT64_MAX:
+        raise UsageError(f"{option}: expected a whole number <= {INT64_MAX}, got {value!r}")
     return int(value)
 
 
