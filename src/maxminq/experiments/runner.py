@@ -330,20 +330,25 @@ class _LocalBackend:
 
     def submit(self, run: RunSpec, work_dir: Path) -> cf.Future:
         """Start one run; returns its future."""
-        if getattr(self._pool, "_broken", False):
+        args = (execute_run, KINDS[run.kind].execute, run.settings, str(work_dir))
+        try:
+            future = self._submit(*args)
+        except BrokenProcessPool:
             # A worker died since the last wait() (e.g. while this driver stored another
-            # run's tables): the pool refuses new runs (BrokenProcessPool, which stopped the
-            # whole sweep with a traceback). Its runs in flight fail as broken, and wait()
-            # handles them as usual; this run goes to a new pool.
+            # run's tables): the pool refuses new runs, which stopped the whole sweep with a
+            # traceback. Its runs in flight fail as broken, and wait() handles them as
+            # usual; this run goes to a new pool.
             self._renew(self._workers())
-        execute = KINDS[run.kind].execute
-        if len(self._workers()) >= self.workers:  # a full pool spawns none
-            future = self._pool.submit(execute_run, execute, run.settings, str(work_dir))
-        else:
-            with workers_ignore_sigint():  # this submit may spawn a worker
-                future = self._pool.submit(execute_run, execute, run.settings, str(work_dir))
+            future = self._submit(*args)
         self._pool_of[future] = self._pool
         return future
+
+    def _submit(self, *args: Any) -> cf.Future:
+        """``self._pool.submit(*args)``, spawning a worker with SIGINT ignored."""
+        if len(self._workers()) >= self.workers:  # a full pool spawns none
+            return self._pool.submit(*args)
+        with workers_ignore_sigint():  # this submit may spawn a worker
+            return self._pool.submit(*args)
 
     def _renew(self, procs: list[Any]) -> None:
         """Replace a broken pool: stop its workers ``procs`` (a deep run checkpoints its
