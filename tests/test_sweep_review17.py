@@ -429,3 +429,56 @@ def test_a_file_system_without_locks_is_named_not_taken_for_another_sweep(
         assert {rec.status for rec in store.records()} == {"pending"}  # nothing ran
     assert main(["status", str(out)]) == 0
     assert capsys.readouterr().out.splitlines()[0] == f"{out}: no sweep running"
+
+
+KILLED_AT_STATUS = """
+import os, signal, sys
+sys.path.insert(0, {tests!r})
+import test_sweep_helpers as helpers
+from maxminq.experiments.store import ResultsStore
+
+real = ResultsStore.mark_finished
+
+
+def killed(self, run_id, status="done", *args, **kw):
+    if status == "done":  # the tables are stored; kill -9 before the status is written
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self, run_id, status, *args, **kw)
+
+
+if __name__ == "__main__":
+    helpers.register()
+    ResultsStore.mark_finished = killed
+    from maxminq.cli import main
+
+    raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+def test_tensorboard_logs_are_moved_before_the_status_so_a_kill_cannot_strand_them(
+    tmp_path, theory_kinds
+):
+    """A finished run's TensorBoard logs went to OUT/tensorboard/<run_id> only after its
+    status was written: a kill -9 between the two left them in OUT/work/<run_id>, and the
+    next sweep, taking the run as finished from its stored tables, never moved them."""
+    from maxminq.experiments.runner import run_sweep
+
+    config = tmp_path / "logs.yaml"
+    config.write_text(
+        "name: logs\nkind: theory_mc_logs\nfixed: {seed: 1, samples: 100, chunks: 1}\n"
+        "grid: {M: [2], N: [1]}\nscales: {quick: {}}\n"
+    )
+    out = tmp_path / "out"
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_AT_STATUS.format(tests=str(HERE)))
+    cmd = [sys.executable, str(script), "sweep", str(config), "--out", str(out)]
+    proc = subprocess.run([*cmd, "--workers", "1", "--no-progress"], timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    (run,) = load_config(config).runs
+    with ResultsStore(out) as store:
+        assert store.get(run.run_id).status == "running"  # killed before its status
+    summary = run_sweep(config, out, workers=1, progress=False)
+    assert (summary.skipped, summary.done) == (1, 0)  # its stored tables are kept
+    logs = out / "tensorboard" / run.run_id / "events.out"
+    assert logs.read_text() == "M=2 N=1\n"
+    assert not (out / "work" / run.run_id / "tensorboard").exists()

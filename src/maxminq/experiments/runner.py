@@ -789,13 +789,14 @@ def _store_result(
         store.mark_finished(run.run_id, "failed", text, host=result.host, pid=result.pid)
         return
     status = result.output.status
+    if not keep_work:  # before the status: a kill between the two left them in OUT/work
+        _keep_logs(store, run.run_id)
     store.mark_finished(run.run_id, status, result.output.note, host=result.host, pid=result.pid)
     if status == "diverged":
         summary.diverged += 1
     else:
         summary.done += 1
     if not keep_work:
-        _keep_logs(store, run.run_id)
         store.discard_work(run.run_id)
 
 
