@@ -211,3 +211,34 @@ def test_a_count_past_int64_is_a_usage_error_from_python_and_sweep_checks():
         toy_mdp.run_toy_mdp(**{**toy, "episodes": 2**63}, seed=0)
     # The largest int64 itself is a count the kernels take (checked, not run).
     mountain_car.check_settings({**mc, "max_steps": 2**63 - 1})
+
+
+def test_too_many_runs_fail_on_their_arrays_before_hours_of_seeding(monkeypatch):
+    """Each run's stream costs about 20 us to seed, and the runs were seeded before their
+    arrays were made: run_toy_mdp(runs=10**9) spent hours seeding before the MemoryError. The
+    arrays come first now (and a bad seed is still refused first)."""
+    from maxminq.errors import UsageError
+    from maxminq.linear import mountain_car
+    from maxminq.tabular import agent, toy_mdp
+
+    def seeding(seed, runs):
+        if np.size(runs) > 1000:
+            raise AssertionError("seeded every run before making the arrays")
+        return agent.lane_seeds(seed, runs)
+
+    monkeypatch.setattr(toy_mdp, "lane_seeds", seeding)
+    monkeypatch.setattr(mountain_car, "lane_seeds", seeding)
+    with pytest.raises(MemoryError):  # (10^9, 4, 2, 8) float64 tables: 512 GB
+        toy_mdp.run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=10**9, episodes=1, seed=0)
+    with pytest.raises(MemoryError):  # (10^9, 968, 1, 3) float64 weights: 23 TB
+        mountain_car.run_mountain_car(
+            algorithm="q_learning", n=1, sigma2=0.0, step_size=0.1, runs=10**9, episodes=1, seed=0
+        )
+    with pytest.raises(UsageError, match="--seed"):
+        toy_mdp.run_toy_mdp(mu=0.1, algorithm="maxmin", n=4, runs=10**9, episodes=1, seed=-1)
+    # Small runs are seeded as before: run r's stream is SeedSequence(seed, spawn_key=(r,)).
+    df = toy_mdp.run_toy_mdp(mu=0.1, algorithm="q_learning", n=1, runs=2, episodes=3, seed=5)
+    solo = toy_mdp.run_toy_mdp(
+        mu=0.1, algorithm="q_learning", n=1, runs=1, episodes=3, seed=5, run_offset=1
+    )
+    np.testing.assert_array_equal(df[df.run == 1].q_a_left.to_numpy(), solo.q_a_left.to_numpy())

@@ -457,16 +457,15 @@ def run_mountain_car_grid(
     n_lanes, n_members, batch = len(settings) * runs, int(n), p["batch_size"]
     capacity = p["buffer_size"]
 
-    rng = np.tile(lane_seeds(seed, run_offset + np.arange(runs, dtype=np.int64)), len(settings))
+    lane_seeds(seed, 0)  # the seed's check now; its streams once the arrays are in place
+    w = np.full((n_lanes, N_FEATURES, n_members, N_ACTIONS), p["init_weight"])  # the largest
     sd = np.repeat([math.sqrt(s) for s, _ in settings], runs)
     alpha = np.repeat([a for _, a in settings], runs)
     # step per active weight (division by 8 is exact, so "total" matches a / 8 bit for bit)
     alpha_w = alpha / N_TILINGS if p["step_size_per"] == "total" else alpha.copy()
-    w = np.full((n_lanes, N_FEATURES, n_members, N_ACTIONS), p["init_weight"])
     cur = np.zeros(n_lanes, dtype=np.int64)
     pos, vel = np.zeros(n_lanes), np.zeros(n_lanes)
     tiles_cur = np.zeros((n_lanes, N_TILINGS), dtype=np.int64)
-    _init_lanes(rng, pos, vel, tiles_cur)
     steps_ep = np.zeros(n_lanes, dtype=np.int64)
     ep = np.zeros(n_lanes, dtype=np.int64)
     done = np.zeros(n_lanes, dtype=np.bool_)
@@ -482,6 +481,10 @@ def run_mountain_car_grid(
     log = np.full((n_lanes, n_log, batch * N_TILINGS), -1, dtype=np.int64)
     log_ptr = np.zeros(n_lanes, dtype=np.int64)
     steps_out = np.zeros((n_lanes, episodes), dtype=np.int64)
+    # Seeded after the arrays: one stream per run costs 20 us, so runs=10**9 spent hours
+    # seeding before the MemoryError its weights give at once.
+    rng = np.tile(lane_seeds(seed, run_offset + np.arange(runs, dtype=np.int64)), len(settings))
+    _init_lanes(rng, pos, vel, tiles_cur)
     eps, gamma = float(p["epsilon"]), float(p["gamma"])
 
     desc = f"mountain car {algorithm} n={n}"
