@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 from pathlib import Path
 
 import numpy as np
@@ -213,3 +214,21 @@ def test_software_line_names_each_version_and_maxminqs_git_revision(tmp_path: Pa
     damaged = {"scale": "quick", "software": {"maxminq": "0.1.0", "numpy": 2}}
     (tmp_path / "reproduce.json").write_text(json.dumps(damaged))
     assert R.read_meta(tmp_path)["software"] == {"maxminq": "0.1.0"}  # a number: left out
+
+
+def test_header_tells_the_reports_date_from_the_reproductions_end(tmp_path: Path) -> None:
+    """'maxminq report DIR' rewrites the report of a reproduction that finished earlier: the
+    header said 'Written <the reproduction's end>', a date the report was not written."""
+    write_store(tmp_path, {"toy_mdp": toy_results(runs=4, episodes=10)})
+    meta = {"scale": "quick", "started": "2020-01-02 02:00 UTC", "finished": "2020-01-02 03:04 UTC"}
+    (tmp_path / "reproduce.json").write_text(json.dumps(meta))
+    md = R.build_report(tmp_path, reps=50).markdown.read_text()
+    found = re.search(
+        r"Written (\d{4})-\d\d-\d\d \d\d:\d\d UTC; the reproduction finished (.*)\.", md
+    )
+    assert found is not None and found.group(2) == "2020-01-02 03:04 UTC"
+    assert int(found.group(1)) > 2020  # now, not the reproduction's end
+    (tmp_path / "reproduce.json").unlink()  # a sweep's folder: no reproduction to date
+    md = R.build_report(tmp_path, reps=50).markdown.read_text()
+    assert re.search(r"Written \d{4}-\d\d-\d\d \d\d:\d\d UTC\.", md)
+    assert "reproduction finished" not in md

@@ -1066,10 +1066,15 @@ def build_report(
     doc = _Doc(out_dir)
     title = "maxminq reproduction report"
     doc.heading(title, 1)
-    stamp = meta.get("finished") or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    # The reproduction's end and this report's writing: 'maxminq report DIR' rewrites the
+    # report of an old reproduction (e.g. with --published), which 'Written <its end>' hid.
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = f"Written {now}" + (
+        f"; the reproduction finished {meta['finished']}" if meta.get("finished") else ""
+    )
     doc.para(
         f"Maxmin Q-learning (Lan, Pan, Fyshe and White, ICLR 2020), reproduced with "
-        f"`maxminq`. Results folder: `{out_dir}`. Scale: **{scale}**. Written {stamp}."
+        f"`maxminq`. Results folder: `{out_dir}`. Scale: **{scale}**. {stamp}."
     )
     if meta.get("command"):
         doc.para(f"Command: `{meta['command']}`")
