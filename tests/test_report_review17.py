@@ -232,3 +232,14 @@ def test_header_tells_the_reports_date_from_the_reproductions_end(tmp_path: Path
     md = R.build_report(tmp_path, reps=50).markdown.read_text()
     assert re.search(r"Written \d{4}-\d\d-\d\d \d\d:\d\d UTC\.", md)
     assert "reproduction finished" not in md
+
+
+def test_claim_headings_count_the_undecided_apart_from_the_failed(tmp_path: Path) -> None:
+    """At quick scale every deep check lacks runs: the heading 'Deep RL (0 of 32 supported)'
+    read as 32 failures."""
+    write_store(tmp_path, deep_results(seeds=2))  # 2 seeds a setting: nothing decided
+    report = R.build_report(tmp_path, reps=50)
+    deep = [c for c in report.claims if c.section == "Deep RL"]
+    assert deep and {c.status for c in deep} == {C.INSUFFICIENT}
+    md = report.markdown.read_text()
+    assert f"### Deep RL (0 of {len(deep)} supported, {len(deep)} with insufficient data)" in md

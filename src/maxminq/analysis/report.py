@@ -1167,7 +1167,10 @@ def build_report(
     for section in dict.fromkeys(c.section for c in claims):
         part = [c for c in claims if c.section == section]
         n_ok = sum(c.status == C.SUPPORTED for c in part)
-        doc.heading(f"{section} ({n_ok} of {len(part)} supported)", 3)
+        n_na = sum(c.status == C.INSUFFICIENT for c in part)
+        # '0 of 32 supported' alone reads as 32 failures where none was decided (quick scale)
+        undecided = f", {n_na} with insufficient data" if n_na else ""
+        doc.heading(f"{section} ({n_ok} of {len(part)} supported{undecided})", 3)
         decided = [c for c in part if c.status != C.INSUFFICIENT]
         if decided:
             doc.claims(decided)
