@@ -45,6 +45,7 @@ def validate_tiny(settings: dict[str, Any]) -> dict[str, Any]:
         "k": int(settings["k"]),
         "sleep": float(settings.get("sleep", 0.0)),
         "rows": int(settings.get("rows", 1)),
+        **({"cwd": str(settings["cwd"])} if "cwd" in settings else {}),
     }
 
 
@@ -71,10 +72,21 @@ def killed_mid_send(settings: dict[str, Any], work_dir: Path, progress: bool) ->
     return execute_tiny(settings, work_dir, progress)
 
 
+def checkpoint_elsewhere(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
+    """``execute_tiny`` that first changes its worker's working directory to
+    ``settings["cwd"]`` (a Ray worker of a ``ray start`` cluster has the one ``ray start``
+    ran in), then writes a checkpoint into its work folder, as a deep run does."""
+    os.chdir(settings["cwd"])
+    work_dir.mkdir(parents=True, exist_ok=True)
+    (work_dir / "checkpoint").write_text(str(settings["k"]))
+    return execute_tiny(settings, work_dir, progress)
+
+
 def register() -> None:
     """The kinds of this file (also for a script that runs a sweep of them)."""
     KINDS["tiny17"] = RunKind("tiny17", validate_tiny, execute_tiny)
     KINDS["mid_send17"] = RunKind("mid_send17", validate_tiny, killed_mid_send)
+    KINDS["elsewhere17"] = RunKind("elsewhere17", validate_tiny, checkpoint_elsewhere)
 
 
 CLI = """
@@ -103,6 +115,7 @@ def tiny_kinds():
     yield
     KINDS.pop("tiny17", None)
     KINDS.pop("mid_send17", None)
+    KINDS.pop("elsewhere17", None)
 
 
 def _stored_k(out: Path) -> list[int]:
@@ -482,3 +495,32 @@ def test_tensorboard_logs_are_moved_before_the_status_so_a_kill_cannot_strand_th
     logs = out / "tensorboard" / run.run_id / "events.out"
     assert logs.read_text() == "M=2 N=1\n"
     assert not (out / "work" / run.run_id / "tensorboard").exists()
+
+
+def test_a_worker_in_another_directory_still_writes_its_work_folder_under_out(
+    tmp_path, tiny_kinds, monkeypatch
+):
+    """A relative --out (the default, results/<name>) was handed to the workers as a
+    relative work folder: a worker whose working directory is not the driver's (every
+    worker of a `ray start` cluster has the directory `ray start` ran in; checked by hand
+    with --address) wrote its checkpoints, progress, TensorBoard logs and --keep-work
+    folder under that directory instead of OUT/work (or failed where it cannot write),
+    so they were never found, moved or removed. Workers now get the absolute path."""
+    monkeypatch.chdir(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    doc = {
+        "name": "cwd",
+        "kind": "elsewhere17",
+        "fixed": {"cwd": str(elsewhere)},
+        "grid": {"k": [1, 2]},
+        "scales": {"quick": {}},
+    }
+    config = config_from_document(doc, "cwd.yaml")
+    summary = runner.run_sweep(config, "out", workers=2, progress=False, keep_work=True)
+    assert summary.done == 2
+    for run in config.runs:
+        assert (tmp_path / "out" / "work" / run.run_id / "checkpoint").read_text() == str(
+            run.settings["k"]
+        )
+    assert not any(elsewhere.iterdir())

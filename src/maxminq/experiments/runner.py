@@ -729,7 +729,11 @@ def _drive(
                 run = queue.pop()
                 # In `inflight` before it is marked running, and until its result is stored,
                 # so that an interrupt at any point puts it back in the queue (below).
-                inflight[backend.submit(run, store.work_dir(run.run_id))] = run
+                # Absolute: a worker's working directory may not be this one's (a `ray start`
+                # cluster's workers have the one it ran in), and a relative --out then put
+                # the run's checkpoints there, where no sweep finds or removes them.
+                work_dir = store.work_dir(run.run_id).absolute()
+                inflight[backend.submit(run, work_dir)] = run
                 store.mark_running(run.run_id)
             postfix()
             for handle, result in backend.wait(list(inflight), timeout=0.5):
