@@ -212,10 +212,11 @@ def main(argv: list[str] | None = None) -> int:
         "\nMaxmin, Theorem 1: exact bias and target variance; Monte Carlo variance"
         + ("" if unit == 1 else f" (in units of tau = {unit:g} and tau^2)")
     )
-    shown = thm.assign(
-        expected_bias=thm.expected_bias / unit,
-        target_variance=thm.target_variance / unit**2,
-        mc_variance=thm.mc_variance / unit**2,
+    shown = thm.assign(  # the closed forms at tau = 1 (tau^2 overflowed past tau ~ 1e154)
+        expected_bias=theory.expected_bias(m, thm.N.to_numpy()),
+        target_variance=theory.target_variance(m, thm.N.to_numpy()),
+        # the sample variance is samples x SE^2: in units of tau^2 without forming tau^2
+        mc_variance=(mc_maxmin.loc[thm.N, "mc_se"].to_numpy() / unit) ** 2 * args.samples,
     )
     print(shown.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
 

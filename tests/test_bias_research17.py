@@ -242,3 +242,26 @@ def test_too_many_runs_fail_on_their_arrays_before_hours_of_seeding(monkeypatch)
         mu=0.1, algorithm="q_learning", n=1, runs=1, episodes=3, seed=5, run_offset=1
     )
     np.testing.assert_array_equal(df[df.run == 1].q_a_left.to_numpy(), solo.q_a_left.to_numpy())
+
+
+def test_operator_bias_example_theorem_1_table_at_a_huge_tau(tmp_path):
+    """At --tau 1e200 the Theorem 1 table printed the target variance as inf (tau^2 overflows
+    a double); in units of tau^2 it is 4 M / ((M+1)^2 (M+2)) = 32/810 = 0.0395 for N = 1,
+    M = 8 (the max of 8 uniforms), and the sampled variance near it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "examples" / "operator_bias.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--quick", "--samples", "20000", "--n-max", "1",
+         "--tau", "1e200", "--out", str(tmp_path / "bias")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.split("Maxmin, Theorem 1")[1].splitlines()
+    n, bias, target_var, ratio, mc_var = lines[2].split()
+    assert (n, bias, target_var, ratio) == ("1", "0.7778", "0.0395", "1.0000")
+    assert abs(float(mc_var) - 32 / 810) < 0.004  # 20,000 draws: SE of the variance ~ 0.0003

@@ -189,13 +189,15 @@ def bootstrap_values(algorithm: str, gathered: np.ndarray, op_kwargs: dict[str, 
 INT64_MAX = 2**63 - 1
 
 
-def check_positive_int(value: Any, option: str, minimum: int = 1) -> int:
-    """Return ``value`` as int if it is a whole number from ``minimum`` to ``INT64_MAX``, else
-    raise UsageError."""
+def check_positive_int(
+    value: Any, option: str, minimum: int = 1, maximum: float = INT64_MAX
+) -> int:
+    """Return ``value`` as int if it is a whole number from ``minimum`` to ``maximum`` (by
+    default ``INT64_MAX``), else raise UsageError."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise UsageError(f"{option}: expected a whole number >= {minimum}, got {value!r}")
-    if value > INT64_MAX:
-        raise UsageError(f"{option}: expected a whole number <= {INT64_MAX}, got {value!r}")
+    if value > maximum:
+        raise UsageError(f"{option}: expected a whole number <= {maximum}, got {value!r}")
     return int(value)
 
 
@@ -203,7 +205,8 @@ def check_run_offset(run_offset: Any, runs: int) -> int:
     """``run_offset`` as int: a whole number >= 0 whose run ids ``run_offset .. run_offset +
     runs - 1`` fit in int64 (past it NumPy made them floats: two runs got one id and, through
     :func:`lane_seeds`, one random stream); raises UsageError naming ``--run-offset``."""
-    offset = check_positive_int(run_offset, "--run-offset", minimum=0)
+    # (no int64 bound here: the run ids' own check below names the range they must stay in)
+    offset = check_positive_int(run_offset, "--run-offset", minimum=0, maximum=math.inf)
     if offset + int(runs) > 2**63:
         raise UsageError(
             f"--run-offset: run ids {offset} .. {offset} + {runs} - 1 must stay below 2**63"

@@ -313,7 +313,7 @@ def check_settings(settings: dict[str, Any]) -> None:
     option."""
     s = check_algorithm_settings(settings)
     run_offset, runs = s.pop("run_offset", 0), s.pop("runs", None)
-    check_positive_int(run_offset, "--run-offset", minimum=0)
+    check_positive_int(run_offset, "--run-offset", minimum=0, maximum=math.inf)
     _validate(s.pop("mu", None), runs, s.pop("episodes", None), s)
     check_run_offset(run_offset, runs)
 
