@@ -93,15 +93,12 @@ def _check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the options and the run, then play, print and write."""
     _check(args)
-    from maxminq.commands.train import parse_seeds, warn_if_uncapped
+    from maxminq.commands.train import parse_seeds
     from maxminq.deep.policy import evaluate_agent, load_agent
 
-    _check_run_dir(args.run)
-    agent = load_agent(args.run)
+    agent = load_agent(args.run)  # RUN_DIR checked first (deep.policy.check_run_folder)
     c = agent.config
     _check_env(c, args.gif is not None, args.env_seed)
-    cap = c.max_episode_steps if args.max_episode_steps is None else args.max_episode_steps
-    warn_if_uncapped("evaluate", c.env_id, cap)
     if args.seeds is None:
         seeds = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st == "done"]
         if not seeds:
@@ -167,30 +164,6 @@ def run(args: argparse.Namespace) -> int:
         _write_gif(args.gif, frames, frame_ms=40)
         print(f"episode of seed {seeds[0]} written to {args.gif} ({len(frames)} frames)")
     return 0
-
-
-def _check_run_dir(run: Path) -> None:
-    """A one-line ``RUN_DIR`` error saying what the folder is when it cannot hold trained
-    agents: not a run at all (:func:`~maxminq.analysis.runs.not_a_run`), or a sweep's
-    folder or one of its runs' tables, which keep no networks (``--keep-work`` keeps them)."""
-    from maxminq.analysis.runs import check_run_dirs
-    from maxminq.deep.policy import MODEL_FILE
-
-    check_run_dirs([run], "evaluate")
-    if (run / MODEL_FILE).is_file():
-        return
-    keep = "'maxminq sweep --keep-work' keeps them (with model.pt) in OUT/work/<run_id>"
-    if (run / "results.sqlite").is_file():
-        raise UsageError(
-            f"RUN_DIR: {run} is a sweep folder; a sweep keeps its runs' tables, not their "
-            f"networks: {keep}"
-        )
-    if (run / "manifest.json").is_file() and (run / "runs.csv").is_file():
-        work = run.parent.parent / "work" / run.name
-        raise UsageError(
-            f"RUN_DIR: {run} holds a sweep run's tables, not its networks: {keep}, here "
-            f"{work}; plot and compare read the tables"
-        )
 
 
 def _mean_se(x: pd.Series, fmt: str = ".2f") -> str:

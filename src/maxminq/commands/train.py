@@ -277,19 +277,6 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     clear_run(out)  # the caller holds the folder's lock
 
 
-def warn_if_uncapped(command: str, env_id: str, cap: int | None) -> None:
-    """Warn (stderr) that an environment without a time limit may play an episode forever;
-    the paper's environments without a cap (MinAtar) end every episode themselves."""
-    from maxminq.envs.registry import PAPER_ENVS
-
-    if cap is None and env_id not in PAPER_ENVS:
-        print(
-            f"maxminq {command}: warning: {env_id} has no time limit: an episode the policy "
-            "never ends would not finish; --max-episode-steps sets one",
-            file=sys.stderr,
-        )
-
-
 def _warn_if_cut_episodes_give_no_bias(cap: int | None, gamma: float) -> None:
     """Warn (stderr) when no episode the time limit cuts can score a bias probe (the cut
     must come ``bias_horizon(gamma)`` steps after the probe), e.g. MountainCar-v0's cap of

@@ -43,6 +43,7 @@ __all__ = [
     "TrainedAgent",
     "evaluate_agent",
     "load_agent",
+    "check_run_folder",
     "save_model",
     "state_digest",
     "torch_threads",
@@ -292,8 +293,17 @@ class TrainedAgent:
 
 
 def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
-    """The trained agent of a finished ``maxminq train`` run folder (its ``model.pt``)."""
-    path = pathlib.Path(run_dir) / MODEL_FILE
+    """The trained agent of a finished ``maxminq train`` run folder (its ``model.pt``).
+
+    The folder is checked as ``maxminq evaluate`` checks RUN_DIR (:func:`check_run_folder`):
+    one that is not such a run is a one-line UsageError starting ``RUN_DIR:`` that says what
+    it is (a run still training, a run's ``checkpoint/``, a sweep's folder or tabular run, a
+    folder of run folders, ...) and what to give instead."""
+    from maxminq.analysis.runs import as_path
+
+    run = as_path(run_dir, "RUN_DIR")  # None, a number, bytes or '' (the current folder)
+    check_run_folder(run)
+    path = run / MODEL_FILE
     if not path.is_file():
         raise UsageError(
             f"RUN_DIR: {path} not found; it is written when 'maxminq train' finishes a run"
@@ -313,6 +323,32 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
     except DAMAGED_FILE_ERRORS as err:  # cut short, not a torch file, or not maxminq's model
         why = describe_error(err)
         raise UsageError(f"RUN_DIR: {path} is damaged or not a maxminq model ({why})") from None
+
+
+def check_run_folder(run: pathlib.Path) -> None:
+    """A one-line ``RUN_DIR`` error saying what the folder is when it cannot hold trained
+    agents: not a run at all (:func:`~maxminq.analysis.runs.not_a_run`: a run still
+    training, a run's ``checkpoint/``, a sweep's tabular run, a folder of run folders, ...),
+    or a sweep's folder or one of its runs' tables, which keep no networks (``--keep-work``
+    keeps them). :func:`load_agent` checks its folder so, for ``maxminq evaluate`` and
+    Python alike."""
+    from maxminq.analysis.runs import check_run_dirs
+
+    check_run_dirs([run], "evaluate")
+    if (run / MODEL_FILE).is_file():
+        return
+    keep = "'maxminq sweep --keep-work' keeps them (with model.pt) in OUT/work/<run_id>"
+    if (run / "results.sqlite").is_file():
+        raise UsageError(
+            f"RUN_DIR: {run} is a sweep folder; a sweep keeps its runs' tables, not their "
+            f"networks: {keep}"
+        )
+    if (run / "manifest.json").is_file() and (run / "runs.csv").is_file():
+        work = run.parent.parent / "work" / run.name
+        raise UsageError(
+            f"RUN_DIR: {run} holds a sweep run's tables, not its networks: {keep}, here "
+            f"{work}; plot and compare read the tables"
+        )
 
 
 def _check_spaces(agent: TrainedAgent, env: Any) -> None:
@@ -430,6 +466,8 @@ def evaluate_agent(
         raise UsageError(f"--seeds: must be distinct, got {list(seeds)}")
     for seed in seeds:
         agent._position(seed)  # unknown or diverged: error before any episode
+    from maxminq.deep.train import warn_if_no_time_limit
+
     c = agent.config
     kwargs = {"render_mode": "rgb_array"} if frames is not None else {}
     env = c.make_env(max_episode_steps, **kwargs)
@@ -438,6 +476,10 @@ def evaluate_agent(
     except UsageError:
         env.close()
         raise
+    # As training warns: the cap played (this call's or the run's), or a TimeLimit of the
+    # environment's own (its entry point's); an EnvWarning, from Python too.
+    cap = c.max_episode_steps if max_episode_steps is None else max_episode_steps
+    warn_if_no_time_limit(env, c.env_id, cap, stacklevel=3)
     bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
     try:
         with one_torch_thread():  # for the whole loop, not once per action
@@ -461,14 +503,21 @@ def _play(
     max_frames: int,
     bar: Any,
 ) -> list[list[Any]]:
-    """The episodes of :func:`evaluate_agent`, one row each (its columns, in order)."""
+    """The episodes of :func:`evaluate_agent`, one row each (its columns, in order). A NaN
+    or infinite observation or reward is an ``--env`` error, as in training's test
+    episodes (``deep.train.episode_observation``)."""
+    from maxminq.deep.train import episode_observation
+
     c = agent.config
     rows = []
     limit = max_frames + (len(frames) if frames is not None else 0)  # new frames: max_frames
     for seed in seeds:
         rng = np.random.default_rng([env_seed, seed])
         for j in range(episodes):
-            obs, _ = env.reset(seed=env_seed + j)
+            episode = f"seed {seed}'s episode {j + 1}"
+            obs = episode_observation(
+                env.reset(seed=env_seed + j)[0], agent.obs_shape, c.env_id, f"{episode}, reset()"
+            )
             total, length, term, trunc = 0.0, 0, False, False
             discounted, weight, q_first = 0.0, 1.0, float("nan")
             record = frames is not None and seed == seeds[0] and j == 0
@@ -480,7 +529,8 @@ def _play(
                 action = agent.act(obs, seed, eps, rng)
                 if length == 0:
                     q_first = float(agent.q_values(obs, seed)[action])
-                obs, r, term, trunc, _ = env.step(action)
+                o, r, term, trunc, _ = env.step(action)
+                obs = episode_observation(o, agent.obs_shape, c.env_id, f"{episode}, step()", r)
                 total += float(r)
                 discounted += weight * float(r)
                 weight *= c.gamma

@@ -227,6 +227,28 @@ def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> n
     return arr
 
 
+def episode_observation(
+    obs: Any, shape: tuple[int, ...], env_id: str, where: str, reward: Any = 0.0
+) -> np.ndarray:
+    """An observation of a test or evaluation episode (``play_episodes``, and
+    ``evaluate_agent``'s episodes: ``maxminq evaluate``) as :func:`_observation` gives it,
+    and UsageError naming ``--env`` when it or ``reward`` (the step's, 0 after a reset) is
+    NaN or infinite as float32, as the replay buffers refuse them in training: a NaN
+    observation was played as action 0 (the argmax of NaN values), a NaN reward recorded
+    as the return. ``where`` says which episode and call, for the message."""
+    arr = _observation(obs, shape, env_id, where)
+    with np.errstate(over="ignore"):  # beyond float32: inf, refused as in training
+        r32 = float(np.float32(reward))
+    if not (np.isfinite(arr).all() and math.isfinite(r32)):
+        what = "reward" if not math.isfinite(r32) else "observation"
+        value = r32 if what == "reward" else arr[~np.isfinite(arr)][0]
+        raise UsageError(
+            f"--env: {'a' if what == 'reward' else 'an'} {what} of a test or evaluation "
+            f"episode ({where}) is {value} as float32; {what}s must be finite numbers"
+        )
+    return arr
+
+
 def _api_problem(env: Any, env_id: str) -> tuple[str | None, Any, Any]:
     """``env``'s first ``reset(seed=0)`` and ``step(0)``, and what in them breaks Gymnasium's
     API (``reset()`` -> (obs, info), ``step()`` -> (obs, reward, terminated, truncated,
@@ -296,24 +318,36 @@ def _wrapper_chain(env: Any) -> list[Any]:
     return chain
 
 
+def warn_if_no_time_limit(
+    env: Any, env_id: str, cap: int | None, also: str = "", stacklevel: int = 3
+) -> None:
+    """Warn (:class:`EnvWarning`) when ``env``, an environment of ``env_id``, has no time
+    limit: neither the cap ``cap`` it was made with nor a ``TimeLimit`` of its own (one its
+    entry point adds counts); the paper's environments without one end every episode
+    themselves. ``also`` (e.g. `` (the test episodes after training too)``) follows "would
+    not finish" in the message. Training (:class:`Trainer`) and ``evaluate_agent`` (``maxminq
+    evaluate``) both warn here."""
+    from maxminq.envs.registry import PAPER_ENVS
+
+    capped = cap is not None or any(
+        isinstance(e, gym.wrappers.TimeLimit) for e in _wrapper_chain(env)
+    )
+    if not capped and env_id not in PAPER_ENVS:
+        warnings.warn(
+            f"{env_id} has no time limit: an episode the policy never ends would not "
+            f"finish{also}; --max-episode-steps sets one",
+            EnvWarning,
+            stacklevel=stacklevel,
+        )
+
+
 def _warn_about_env(env: Any, cfg: TrainConfig) -> None:
     """Warn (:class:`EnvWarning`) when ``env``, one of the run's environments, has no time
     limit (neither ``cfg``'s cap nor a ``TimeLimit`` of its own; the paper's environments
     without one end every episode themselves), or holds a wrapper that keeps statistics
     across episodes (``NormalizeObservation``, ``NormalizeReward``)."""
-    from maxminq.envs.registry import PAPER_ENVS
-
-    chain = _wrapper_chain(env)
-    capped = cfg.max_episode_steps is not None or any(
-        isinstance(e, gym.wrappers.TimeLimit) for e in chain
-    )
-    if not capped and cfg.env_id not in PAPER_ENVS:
-        warnings.warn(
-            f"{cfg.env_id} has no time limit: an episode the policy never ends would not "
-            "finish (the test episodes after training too); --max-episode-steps sets one",
-            EnvWarning,
-            stacklevel=3,
-        )
+    after = " (the test episodes after training too)"
+    warn_if_no_time_limit(env, cfg.env_id, cfg.max_episode_steps, after, stacklevel=4)
     stateful = _cross_episode_wrappers(env)
     if stateful:
         warnings.warn(
@@ -782,23 +816,10 @@ class Trainer:
         ret, length = [0.0] * self.S, [0] * self.S
         done: list[tuple[int, int, float, int]] = []
 
-        def finite(s: int, o: Any, where: str, reward: float = 0.0) -> np.ndarray:
-            # As the replay buffers refuse them in training: a NaN observation was played
-            # as action 0 (argmax of NaN values), a NaN reward written as the test return.
-            arr = _observation(o, self.obs_shape, c.env_id, where)
-            if not (np.isfinite(arr).all() and math.isfinite(reward)):
-                what = "reward" if not math.isfinite(reward) else "observation"
-                value = reward if what == "reward" else arr[~np.isfinite(arr)][0]
-                raise UsageError(
-                    f"--env: {'a' if what == 'reward' else 'an'} {what} of a test or evaluation "
-                    f"episode (seed position {s} in --seeds, {where}) is {value} as float32; "
-                    f"{what}s must be finite numbers"
-                )
-            return arr
-
         def reset(s: int) -> None:
             o = envs[s].reset(seed=int(rngs[s].integers(2**31 - 1)))[0]
-            obs[s] = finite(s, o, "reset()")
+            where = f"seed position {s} in --seeds, reset()"
+            obs[s] = episode_observation(o, self.obs_shape, c.env_id, where)
             ret[s], length[s] = 0.0, 0
 
         for s in range(self.S):
@@ -812,9 +833,8 @@ class Trainer:
                 rng = rngs[s]
                 a = rng.integers(self.n_actions) if rng.random() < c.eval_eps else np.argmax(q[s])
                 o, r, term, trunc, _ = envs[s].step(int(a))
-                with np.errstate(over="ignore"):  # beyond float32: inf, refused as in training
-                    r32 = float(np.float32(r))
-                obs[s] = finite(s, o, "step()", r32)
+                where = f"seed position {s} in --seeds, step()"
+                obs[s] = episode_observation(o, self.obs_shape, c.env_id, where, r)
                 ret[s] += float(r)
                 length[s] += 1
                 if term or trunc:
@@ -1101,8 +1121,9 @@ def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.
     """The tables a finished ``run_training`` wrote to ``out_dir``, each checked to be
     whole: a file cut short (a copy that did not finish, a full disk) would otherwise read
     as a shorter run. A damaged or missing file is a one-line UsageError starting with
-    ``option`` and naming the file. An optional table (``probes``) is read when it is there
-    or the run's ``config.json`` asks for it."""
+    ``option`` and naming the file; so is a ``runs.csv`` of a header alone (it read as a
+    finished run of no seeds). An optional table (``probes``) is read when it is there or
+    the run's ``config.json`` asks for it."""
     tables = {}
     try:
         options = json.loads((pathlib.Path(out_dir) / "config.json").read_text())
@@ -1127,7 +1148,20 @@ def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.
         except (ValueError, pd.errors.ParserError) as err:
             why = one_line(err)
             raise UsageError(f"{option}: {path} is not a table ({why})") from None
+    _check_runs_rows(pathlib.Path(out_dir) / "runs.csv", tables["runs"], option)
     return tables
+
+
+def _check_runs_rows(path: pathlib.Path, runs: pd.DataFrame, option: str) -> None:
+    """UsageError starting with ``option`` when ``runs`` (read from ``path``, runs.csv) has
+    no row: a run writes a row for every seed as it finishes, so a header alone is a table
+    cut at a line end (a copy that stopped there) or edited, never a finished run
+    (``compare`` and ``plot`` went on with no seeds)."""
+    if runs.empty:
+        raise UsageError(
+            f"{option}: {path} has a header but no rows (one per seed): the run did not "
+            "finish writing it, or the file is damaged (e.g. a copy cut short)"
+        )
 
 
 def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) -> None:

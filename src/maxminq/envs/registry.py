@@ -278,8 +278,7 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
     if shape is None or len(shape) not in (1, 3):
         raise UsageError(
             f"--env: {env_id!r} has observation space {space} (shape {shape}); expected a "
-            "1-D feature vector or a 3-D channels-first image (a Dict, Tuple or Discrete space "
-            "can be flattened with gymnasium.wrappers.FlattenObservation)"
+            f"1-D feature vector or a 3-D channels-first image ({_observation_hint(space)})"
         )
     lunar = PAPER_ENVS["LunarLander-v3"]
     base = _feature(
@@ -296,3 +295,48 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
             base, network="minatar_cnn", hidden=NETWORK_HIDDEN["minatar_cnn"]
         )
     return base
+
+
+def _observation_hint(space: Any) -> str:
+    """What makes ``space``, an observation space the networks cannot read (neither 1-D nor
+    3-D), one they can: the Gymnasium wrapper that fits its case, with its arguments, to
+    apply in an entry point of one's own that returns the wrapped environment."""
+    import gymnasium as gym
+
+    where = " in an entry point of yours that returns the wrapped environment"
+    flatten = "gymnasium.wrappers.FlattenObservation(env)"
+    if isinstance(space, gym.spaces.Dict | gym.spaces.Tuple | gym.spaces.Discrete):
+        return f"flatten it to a feature vector with {flatten}{where}"
+    if space.shape is None:
+        return "give the environment a Box observation space of features or images"
+    if not isinstance(space, gym.spaces.Box):  # MultiBinary, MultiDiscrete of 2 or more dims
+        return f"flatten it to a feature vector with {flatten}{where}"
+    dims = tuple(int(d) for d in space.shape)
+    if len(dims) == 0:  # a scalar Box
+        return f"one feature: gymnasium.wrappers.ReshapeObservation(env, (1,)){where}"
+    if len(dims) == 2:
+        k, m = dims
+        return (
+            f"a ({k}, {m}) matrix of features: {flatten}, {k * m} features; a one-channel "
+            f"image (H, W): gymnasium.wrappers.ReshapeObservation(env, (1, {k}, {m})); "
+            f"either{where}"
+        )
+    if len(dims) == 4:  # e.g. FrameStackObservation of images: k frames
+        k, b, c, d = dims
+        if d < min(b, c):  # (k, H, W, C): channels last
+            merged = (k * d, b, c)
+            return (
+                f"{k} stacked channels-last images (k, H, W, C)? move the channels first and "
+                f"merge them with the stack into {merged}: gymnasium.wrappers."
+                f"TransformObservation(env, lambda o: np.moveaxis(o, -1, 1).reshape{merged}, "
+                f"a Box of shape {merged}){where}"
+            )
+        merged = (k * b, c, d)
+        return (
+            f"{k} stacked channels-first images (k, C, H, W)? merge the stack into the "
+            f"channels, {merged}: gymnasium.wrappers.ReshapeObservation(env, {merged}){where}"
+        )
+    return (
+        f"flatten it to a feature vector with {flatten}, or reshape it to channels-first "
+        f"images (C, H, W) with gymnasium.wrappers.ReshapeObservation(env, shape){where}"
+    )
