@@ -265,3 +265,19 @@ def test_operator_bias_example_theorem_1_table_at_a_huge_tau(tmp_path):
     n, bias, target_var, ratio, mc_var = lines[2].split()
     assert (n, bias, target_var, ratio) == ("1", "0.7778", "0.0395", "1.0000")
     assert abs(float(mc_var) - 32 / 810) < 0.004  # 20,000 draws: SE of the variance ~ 0.0003
+
+
+def test_an_estimator_count_past_int64_is_a_usage_error():
+    """n = 2**70 passed resolve_algorithm (and a sweep config's check_settings), then NumPy
+    said "Maximum allowed dimension exceeded", naming nothing."""
+    from maxminq.errors import UsageError
+    from maxminq.tabular import toy_mdp
+    from maxminq.tabular.agent import parse_algorithm
+
+    toy = {"algorithm": "maxmin", "n": 2**70, "mu": 0.1, "runs": 1, "episodes": 1}
+    with pytest.raises(UsageError, match=r"^--algorithms: maxmin needs n <= 9223372036854775807"):
+        toy_mdp.check_settings(toy)
+    with pytest.raises(UsageError, match=r"^--algorithms: maxmin needs n <="):
+        toy_mdp.run_toy_mdp(**toy, seed=0)
+    with pytest.raises(UsageError, match=r"^--algorithms: ensemble needs n <="):
+        parse_algorithm(f"ensemble:{2**64}", {})

@@ -42,6 +42,11 @@ from maxminq import operators
 from maxminq._jit import njit
 from maxminq.errors import UsageError
 
+#: The compiled kernels' integers are int64: a larger count (max_steps=10**30 from Python or a
+#: sweep config) failed in numba's type inference, a long traceback after compiling.
+INT64_MAX = 2**63 - 1
+
+
 # Table kinds (see module docstring) and behaviour modes, as small ints for the kernels.
 KIND_ESTIMATORS, KIND_DOUBLE, KIND_SNAPSHOTS, KIND_SINGLE = 0, 1, 2, 3
 BEHAVE_MIN, BEHAVE_MEAN, BEHAVE_CURRENT = 0, 1, 2
@@ -78,6 +83,8 @@ def resolve_algorithm(algorithm: str, n: int, option: str = "--algorithms") -> A
         raise UsageError(f"{option}: unknown algorithm {algorithm!r}; choose from {known}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise UsageError(f"{option}: {algorithm} needs a whole number of estimators n >= 1")
+    if n > INT64_MAX:  # else "Maximum allowed dimension exceeded" from NumPy, naming nothing
+        raise UsageError(f"{option}: {algorithm} needs n <= {INT64_MAX} estimators, got {n}")
     if spec.fixed_n is not None and n != spec.fixed_n:
         raise UsageError(f"{option}: {algorithm} uses exactly n = {spec.fixed_n}, got {n}")
     return spec
@@ -182,11 +189,6 @@ def parse_algorithm(
 def bootstrap_values(algorithm: str, gathered: np.ndarray, op_kwargs: dict[str, Any]) -> np.ndarray:
     """Apply the shared operator to gathered next-state values of shape (..., M, A)."""
     return np.ascontiguousarray(operators.bootstrap(algorithm, gathered, **op_kwargs))
-
-
-#: The compiled kernels' integers are int64: a larger count (max_steps=10**30 from Python or a
-#: sweep config) failed in numba's type inference, a long traceback after compiling.
-INT64_MAX = 2**63 - 1
 
 
 def check_positive_int(
