@@ -446,13 +446,15 @@ def evaluate_agent(
     episode is rendered (``render_mode="rgb_array"``) into it: the frame after the reset
     and after each step, at most ``max_frames`` (appended after what the list holds).
     ``max_episode_steps`` caps the episodes (truncation) instead of the run's cap (None
-    keeps it; an environment without one plays each episode until it ends by itself). A
-    seed unknown, diverged or given twice is a UsageError naming ``--seeds``, before any
-    episode; so is no seed at all, and so are ``episodes`` (a whole number >= 1), ``eps``
-    (in [0, 1]), ``env_seed`` (a whole number >= 0) and ``max_episode_steps`` (a whole
-    number >= 1, or None) out of range, naming the option of ``maxminq evaluate``, and
-    ``agent`` not a :class:`TrainedAgent`, ``frames`` not a list or ``max_frames`` not a
-    whole number >= 1, naming the argument.
+    keeps it; an environment without one, nor a ``TimeLimit`` of its own, plays each
+    episode until it ends by itself: an :class:`~maxminq.deep.config.EnvWarning` says so,
+    as in training). A NaN or infinite observation or reward is a UsageError naming
+    ``--env``, as in training's test episodes. A seed unknown, diverged or given twice is
+    a UsageError naming ``--seeds``, before any episode; so is no seed at all, and so are
+    ``episodes`` (a whole number >= 1), ``eps`` (in [0, 1]), ``env_seed`` (a whole number
+    >= 0) and ``max_episode_steps`` (a whole number >= 1, or None) out of range, naming the
+    option of ``maxminq evaluate``, and ``agent`` not a :class:`TrainedAgent`, ``frames``
+    not a list or ``max_frames`` not a whole number >= 1, naming the argument.
     """
     if not isinstance(agent, TrainedAgent):  # e.g. the run's folder: an AttributeError
         got = one_line(repr(agent))[:100]
