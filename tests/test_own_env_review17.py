@@ -13,6 +13,7 @@ import pytest
 
 from maxminq.cli import main
 from maxminq.deep.config import EnvWarning, TrainConfig
+from maxminq.deep.policy import evaluate_agent, load_agent
 from maxminq.deep.train import Trainer, run_training
 from maxminq.errors import CannotResumeError, UsageError
 
@@ -298,3 +299,44 @@ def test_actions_from_one_are_refused_with_the_wrapper_that_shifts_them(tmp_path
     assert str(caught.value).endswith(wrapper), str(caught.value)
     tables = run_training(_config(_register(_shifted)), tmp_path / "run", progress=False)
     assert (tables["runs"]["status"] == "done").all()
+
+
+class _Counted(_Steps):
+    """Counts the instances made and closed (over every instance)."""
+
+    made = closed = 0
+
+    def __init__(self, render_mode=None):
+        super().__init__(render_mode)
+        type(self).made += 1
+
+    def close(self):
+        type(self).closed += 1
+        super().close()
+
+
+def test_an_env_warning_raised_as_an_error_closes_the_environments() -> None:
+    """Under ``warnings.simplefilter("error")`` (a test suite's setting) the no-time-limit
+    EnvWarning is raised from Trainer(): every environment it had made was left open."""
+    cfg = _config(_register(_Counted, cap=None)).resolve()
+    _Counted.made = _Counted.closed = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EnvWarning)
+        with pytest.raises(EnvWarning, match="has no time limit"):
+            Trainer(cfg)
+    assert _Counted.made == len(cfg.seeds) == _Counted.closed
+
+
+def test_an_env_warning_raised_as_an_error_in_evaluate_agent_closes_its_environment(tmp_path):
+    """evaluate_agent warned after making its environment, outside the try that closes it."""
+    cfg = _config(_register(_Counted, cap=None), eval_episodes=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EnvWarning)
+        run_training(cfg, tmp_path / "run", progress=False)
+    agent = load_agent(tmp_path / "run")
+    _Counted.made = _Counted.closed = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EnvWarning)
+        with pytest.raises(EnvWarning, match="has no time limit"):
+            evaluate_agent(agent, [0], 1, progress=False)
+    assert _Counted.made == 1 == _Counted.closed

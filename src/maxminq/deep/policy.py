@@ -473,21 +473,19 @@ def evaluate_agent(
     c = agent.config
     kwargs = {"render_mode": "rgb_array"} if frames is not None else {}
     env = c.make_env(max_episode_steps, **kwargs)
-    try:
+    bar = None
+    try:  # closed on every way out, an EnvWarning raised as an error too
         _check_spaces(agent, env)
-    except UsageError:
-        env.close()
-        raise
-    # As training warns: the cap played (this call's or the run's), or a TimeLimit of the
-    # environment's own (its entry point's); an EnvWarning, from Python too.
-    cap = c.max_episode_steps if max_episode_steps is None else max_episode_steps
-    warn_if_no_time_limit(env, c.env_id, cap, stacklevel=3)
-    bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
-    try:
+        # As training warns: the cap played (this call's or the run's), or a TimeLimit of
+        # the environment's own (its entry point's); an EnvWarning, from Python too.
+        cap = c.max_episode_steps if max_episode_steps is None else max_episode_steps
+        warn_if_no_time_limit(env, c.env_id, cap, stacklevel=3)
+        bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
         with one_torch_thread():  # for the whole loop, not once per action
             rows = _play(agent, env, seeds, episodes, eps, env_seed, frames, max_frames, bar)
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         env.close()
     columns = ["seed", "episode", "return", "length", "terminated", "truncated"]
     columns += ["q_first", "discounted_return"]

@@ -457,9 +457,15 @@ class Trainer:
         the resolved ``config``, and start each seed's first episode (step 0)."""
         self.cfg = cfg = config
         self.S = len(cfg.seeds)
-        self.envs = [cfg.make_env() for _ in range(self.S)]
-        self.n_actions, self.obs_shape = self._spaces(self.envs[0], cfg)
-        _warn_about_env(self.envs[0], cfg)
+        self.envs: list[Any] = []
+        try:  # an environment that fails, or an EnvWarning raised as an error: none left open
+            for _ in range(self.S):
+                self.envs.append(cfg.make_env())
+            self.n_actions, self.obs_shape = self._spaces(self.envs[0], cfg)
+            _warn_about_env(self.envs[0], cfg)
+        except BaseException:
+            _close_all(self.envs)
+            raise
         image = _image_replay(self.envs[0].observation_space, self.obs_shape)
         streams = [_seed_streams(s) for s in cfg.seeds]
         self.rngs = [r for r, _, _, _ in streams]
