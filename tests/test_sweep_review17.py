@@ -34,7 +34,7 @@ from maxminq.experiments.config import (
     parse_document,
 )
 from maxminq.experiments.registry import KINDS, RunKind, RunOutput
-from maxminq.experiments.store import ResultsStore, load_results
+from maxminq.experiments.store import ResultsStore, StoreError, load_results
 
 HERE = Path(__file__).resolve().parent
 
@@ -227,30 +227,37 @@ print(sorted(frame["k"].tolist()), sorted(frame["k2"].tolist()))
 """
 
 
+def _read_only_results() -> Path:
+    """A new folder holding ``out``: a finished sweep of runs k = 1, 2, closed cleanly, that
+    no one may write (but root); the caller removes it."""
+    # Not tmp_path: pytest makes its parent readable by its own user only.
+    base = Path(tempfile.mkdtemp(prefix="maxminq-readonly-"))
+    base.chmod(0o755)
+    out = base / "out"
+    config = config_from_document(
+        {"name": "ro", "kind": "tiny17", "grid": {"k": [1, 2]}, "scales": {"q": {}}},
+        "ro.yaml",
+        "q",
+    )
+    with ResultsStore(out, lock=True) as store:
+        store.register(config.runs)
+        for run in config.runs:
+            store.mark_running(run.run_id)
+            store.save_tables(run, execute_tiny(run.settings, out, False).tables)
+            store.mark_finished(run.run_id)
+    assert not (out / "results.sqlite-wal").exists()  # a clean close removes the log
+    for path in [out, *out.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    return base
+
+
 def test_results_in_a_folder_the_reader_may_not_write_can_be_read(tiny_kinds):
     """Results shared read-only (an archive, a colleague's folder): reading the database
     needs the index of its write-ahead log, which SQLite creates beside it, so 'maxminq
     status' and load_results failed with 'attempt to write a readonly database'."""
-    # Not tmp_path: pytest makes its parent readable by its own user only.
-    base = Path(tempfile.mkdtemp(prefix="maxminq-readonly-"))
+    base = _read_only_results()
     try:
-        base.chmod(0o755)
         out = base / "out"
-        config = config_from_document(
-            {"name": "ro", "kind": "tiny17", "grid": {"k": [1, 2]}, "scales": {"q": {}}},
-            "ro.yaml",
-            "q",
-        )
-        with ResultsStore(out, lock=True) as store:  # a finished sweep, closed cleanly
-            store.register(config.runs)
-            for run in config.runs:
-                store.mark_running(run.run_id)
-                store.save_tables(run, execute_tiny(run.settings, out, False).tables)
-                store.mark_finished(run.run_id)
-        assert not (out / "results.sqlite-wal").exists()  # a clean close removes the log
-        for path in [out, *out.rglob("*")]:
-            mode = path.stat().st_mode
-            path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         status = subprocess.run(
             _as_reader([sys.executable, "-m", "maxminq.cli", "status", str(out), "--verify"]),
@@ -268,6 +275,51 @@ def test_results_in_a_folder_the_reader_may_not_write_can_be_read(tiny_kinds):
         assert read.stdout.strip() == "[1, 2] [1, 4]"
         assert sorted(p.name for p in out.iterdir()) == [".sweep.lock", "results.sqlite", "tables"]
     finally:
+        for path in [base, *base.rglob("*")]:
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+        shutil.rmtree(base)
+
+
+HOLD_OPEN = """
+import sys
+from maxminq.experiments.store import ResultsStore
+store = ResultsStore({out!r}, create=False)
+print("open", flush=True)
+sys.stdin.readline()
+print(sorted(r.status for r in store.records()), flush=True)
+store.close()
+"""
+
+
+def test_a_sweep_does_not_start_under_a_reader_of_a_folder_it_may_not_write(tiny_kinds):
+    """A reader that may not write the folder reads a cleanly closed database without the
+    log's index, as a file nobody changes. A sweep the folder's owner started meanwhile
+    wrote under it: the reader then failed with 'database disk image is malformed' (or
+    read torn pages). Now the reader holds the folder lock shared, the sweep is turned
+    away with one line saying why, and starts once the reader has finished."""
+    base = _read_only_results()
+    out = base / "out"
+    reader = subprocess.Popen(
+        _as_reader([sys.executable, "-c", HOLD_OPEN.format(out=str(out))]),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=base, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    try:
+        assert reader.stdout.readline() == "open\n", reader.stderr.read()
+        for path in [base, *base.rglob("*")]:  # the owner may write again
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+        with pytest.raises(StoreError, match="is being read by a process that may not wri"):
+            ResultsStore(out, lock=True)
+        assert not (out / "results.sqlite-wal").exists()  # nothing written under the reader
+        answer, errors = reader.communicate("\n", timeout=60)
+        assert reader.returncode == 0, errors
+        assert answer.strip() == "['done', 'done']"
+        with ResultsStore(out, lock=True) as store:  # the reader has gone: the sweep starts
+            store.mark_pending(store.records()[0].run_id, "again")
+        assert _stored_k(out) == [2]
+    finally:
+        reader.kill()
+        reader.wait()
         for path in [base, *base.rglob("*")]:
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
         shutil.rmtree(base)

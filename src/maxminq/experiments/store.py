@@ -286,6 +286,7 @@ class ResultsStore:
         self.host = socket.gethostname()
         self.pid = os.getpid()
         self._lock_fh: Any = None
+        self._read_lock_fh: Any = None  # a reader's shared lock: see _connect
         if not create and not self.db_path.is_file():
             raise StoreError(f"{self.out_dir}: no {DB_NAME} here; is this a sweep output folder?")
         try:
@@ -339,11 +340,15 @@ class ResultsStore:
         may not write the folder: results shared read-only, or another user's.
 
         Reading the write-ahead log needs its index (``results.sqlite-shm``), which SQLite
-        creates beside the database when a sweep has closed it cleanly; in a folder it
-        cannot write it failed ('attempt to write a readonly database'), so ``maxminq
-        status`` and :func:`load_results` refused such results. Opened read-only then, and
-        without the index (``immutable``) when there is no log to read: no sweep writes
-        there, since a sweep's first write creates the log."""
+        creates beside the database (a sweep that closed it cleanly left neither); in a
+        folder it cannot write it failed ('attempt to write a readonly database'), so
+        ``maxminq status`` and :func:`load_results` refused such results. Opened read-only
+        then, and without the index (``immutable``) when there is no log to read. SQLite
+        takes an immutable file as one nobody changes: a sweep starting meanwhile (the
+        folder's owner) made the reader fail ('database disk image is malformed') or read
+        torn pages, so such a reader holds the folder lock shared until :meth:`close`, and
+        :meth:`lock` turns that sweep away; while a sweep holds it, the reader waits for
+        the log that the sweep's first transaction creates."""
         conn = sqlite3.connect(self.db_path, timeout=60.0, isolation_level=None)
         if create or os.access(self.out_dir, os.W_OK):
             return conn
@@ -351,20 +356,49 @@ class ResultsStore:
         from urllib.parse import quote
 
         uri = f"file:{quote(str(self.db_path.absolute()))}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
+        wal = self.db_path.with_name(DB_NAME + "-wal")
+        for _ in range(200):
+            conn = sqlite3.connect(uri, uri=True, timeout=60.0, isolation_level=None)
+            try:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                return conn
+            except sqlite3.OperationalError:
+                conn.close()
+                if wal.exists() and wal.stat().st_size:
+                    raise
+            if self._hold_read_lock():
+                return sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None)
+            time.sleep(0.05)  # a sweep is starting here: its log appears in a moment
+        raise StoreError(
+            f"{self.out_dir}: a sweep holds this folder but its database has no write-ahead "
+            "log to read; try again in a moment"
+        )
+
+    def _hold_read_lock(self) -> bool:
+        """Take the folder lock shared, for an immutable reader, unless a sweep holds it
+        (then False). True also where there is no lock file or the file system has no
+        locks: no sweep can run there."""
+        import fcntl
+
         try:
-            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-            return conn
-        except sqlite3.OperationalError:
-            conn.close()
-            wal = self.db_path.with_name(DB_NAME + "-wal")
-            if wal.exists() and wal.stat().st_size:
-                raise
-        return sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None)
+            fh = open(self.out_dir / LOCK_NAME)  # noqa: SIM115 - kept open while held
+        except OSError:
+            return True
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as err:
+            fh.close()
+            return not _held(err)
+        self._read_lock_fh = fh
+        return True
 
     def close(self) -> None:
         """Close the database connection and release the folder lock if held."""
         self.unlock()
+        if self._read_lock_fh is not None:
+            with contextlib.suppress(Exception):
+                self._read_lock_fh.close()
+            self._read_lock_fh = None
         with contextlib.suppress(Exception):
             self._conn.close()
 
@@ -435,6 +469,17 @@ class ResultsStore:
                 if attempt < 19:
                     time.sleep(0.05)
         else:
+            try:  # shared: only readers that may not write the folder hold it so (_connect)
+                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                pass
+            else:
+                fh.close()
+                raise StoreError(
+                    f"{self.out_dir} is being read by a process that may not write it "
+                    "(maxminq status or load_results of another user); run the sweep "
+                    "again when it has finished"
+                ) from None
             fh.seek(0)
             owner = fh.read().strip() or "another process"
             fh.close()
