@@ -149,7 +149,7 @@ def test_ctrl_c_while_the_workers_start_stops_the_sweep_with_one_line(tmp_path) 
 # OpenBLAS's instead.)
 SPAWN_SCRIPT = """
 import multiprocessing, os, signal, sys, threading, time
-from maxminq.experiments.runner import start_resource_tracker, workers_ignore_sigint
+from maxminq.experiments.workers import start_resource_tracker, workers_ignore_sigint
 
 def ignored(pid):  # whether process pid ignores SIGINT (bit 2 of SigIgn)
     line = next(l for l in open(f"/proc/{pid}/status") if l.startswith("SigIgn:"))

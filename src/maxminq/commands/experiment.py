@@ -18,11 +18,9 @@ CSV is written atomically once everything has finished, then the figures.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import multiprocessing
-import multiprocessing.context
 import os
 import signal
 import sys
@@ -40,6 +38,14 @@ from tqdm.auto import tqdm
 
 from maxminq.errors import UsageError
 from maxminq.experiments.store import remove_stale_temporaries
+from maxminq.experiments.workers import (
+    UNGUARDED_EXIT,
+    exit_codes,
+    ignore_sigint_in_worker,
+    named_spawn_context,
+    refuse_unguarded_startup,
+    workers_ignore_sigint,
+)
 
 TOY_FULL = {"runs": 5000, "episodes": 1000}
 TOY_QUICK = {"runs": 300, "episodes": 300}
@@ -370,7 +376,6 @@ def _die_with_parent() -> None:
 # already knows) now exits at once with UNGUARDED_EXIT, as run_sweep's do, and the command,
 # seeing that status, stops with UNGUARDED.
 WORKER_NAME = "maxminq-experiment-worker"
-UNGUARDED_EXIT = 87  # the sweep's too (runner.UNGUARDED_EXIT)
 UNGUARDED = (
     "the worker processes import the calling script again, and it ran the experiment again "
     'in each of them; put the call under `if __name__ == "__main__":` (nothing was run or '
@@ -379,35 +384,10 @@ UNGUARDED = (
 
 
 def _refuse_worker_startup() -> None:
-    """Stop a spawned process that is importing a script which runs the experiment without
-    the ``__main__`` guard (``runner._refuse_worker_startup``'s check, without importing the
-    runner: a quarter of a second in which the pool's SIGTERM to a worker became the
-    command's "terminated"): a worker of the pool exits quietly with :data:`UNGUARDED_EXIT`
-    (:func:`_run_tasks` reports it), any other process raises :data:`UNGUARDED`."""
-    proc = multiprocessing.current_process()
-    if not getattr(proc, "_inheriting", False):  # set while a spawned process imports main
-        return
-    if proc.name.startswith(WORKER_NAME + "-"):
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(UNGUARDED_EXIT)  # not SystemExit: a script's `except` could swallow that
-    raise UsageError(UNGUARDED)
-
-
-class _WorkerProcess(multiprocessing.context.SpawnProcess):
-    """A spawned worker named ``WORKER_NAME-N``: the name reaches the worker before it
-    imports the main module, so :func:`_refuse_worker_startup` knows whose worker it is."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.name = f"{WORKER_NAME}-{self.name.rpartition('-')[2]}"
-
-
-class _WorkerContext(multiprocessing.context.SpawnContext):
-    """The spawn start method, with workers that are :class:`_WorkerProcess`."""
-
-    Process = _WorkerProcess
+    """Stop a worker importing a script that runs the experiment without the ``__main__``
+    guard (it exits with ``UNGUARDED_EXIT``, which :func:`_run_tasks` reports), or raise
+    :data:`UNGUARDED` in any other spawned process importing it."""
+    refuse_unguarded_startup(WORKER_NAME, UNGUARDED)
 
 
 def _init_worker() -> None:
@@ -416,8 +396,6 @@ def _init_worker() -> None:
     tqdm's default lock is a named semaphore; a terminated worker never unlinks it (and the
     resource tracker warns of a leak), while a worker's own lock syncs nothing across
     processes anyway (spawned workers each make their own), so a thread lock does the same."""
-    from maxminq.experiments.runner import ignore_sigint_in_worker
-
     ignore_sigint_in_worker()
     _die_with_parent()
     import tqdm as tqdm_module
@@ -474,13 +452,12 @@ def _run_tasks(
             # SIGTERM: blocked here, it stays blocked in the workers, which the pool's
             # terminate() then cannot stop. Blocking both here was undone anyway, unseen: the
             # pool starts multiprocessing's resource tracker, which unblocks them.)
-            from maxminq.experiments.runner import _exit_codes, workers_ignore_sigint
-
             procs: list[Any] = []  # the workers, kept: the pool forgets those that died
             try:
                 with workers_ignore_sigint():
                     # Named workers: _refuse_worker_startup knows them (spawned, as before).
-                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_WorkerContext(),
+                    context = named_spawn_context(WORKER_NAME)
+                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                                initializer=_init_worker)  # fmt: skip
                     futures = [pool.submit(fn, task) for task in tasks]
                 procs = list((getattr(pool, "_processes", None) or {}).values())
@@ -488,7 +465,7 @@ def _run_tasks(
                     try:
                         results.append(fut.result())
                     except BrokenProcessPool:
-                        if UNGUARDED_EXIT in _exit_codes(procs):  # the script, not the run
+                        if UNGUARDED_EXIT in exit_codes(procs):  # the script, not the run
                             raise UsageError(UNGUARDED) from None
                         # Killed (OOM killer, kill -9): say so in one line (an OSError: the
                         # command line's exit status 1, a failure)

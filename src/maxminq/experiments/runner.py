@@ -20,7 +20,6 @@ import contextlib
 import logging
 import multiprocessing
 import multiprocessing.connection
-import multiprocessing.context
 import os
 import shutil
 import signal
@@ -49,6 +48,14 @@ from maxminq.experiments.store import (
     last_line,
     read_progress,
 )
+from maxminq.experiments.workers import (
+    UNGUARDED_EXIT,
+    exit_codes,
+    ignore_sigint_in_worker,
+    named_spawn_context,
+    refuse_unguarded_startup,
+    workers_ignore_sigint,
+)
 
 BACKENDS = ("local", "ray")
 # Seconds a local worker gets to end after SIGTERM before it is killed: a deep run first
@@ -66,7 +73,6 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 # there. Such a worker (named WORKER_NAME-N, which its start-up already knows) exits at once
 # with UNGUARDED_EXIT, and the driver, seeing that status, stops with UNGUARDED.
 WORKER_NAME = "maxminq-sweep-worker"
-UNGUARDED_EXIT = 87
 UNGUARDED = (
     "run_sweep: the local backend's worker processes import the calling script again, and "
     "it called run_sweep again in each of them; put the call under "
@@ -156,14 +162,6 @@ def _worker_init() -> None:
         os._exit(1)
 
 
-def ignore_sigint_in_worker() -> None:
-    """A pool worker's first step (its initializer): ignore Ctrl-C, which the driver handles
-    for the whole group, then lift the SIGINT block it was spawned with
-    (:func:`workers_ignore_sigint`), which a task's own subprocesses would inherit."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
 class _UnguardedScript(Exception):
     """A worker exited with :data:`UNGUARDED_EXIT`: the script that called ``run_sweep`` ran
     it again while the worker imported it."""
@@ -171,108 +169,8 @@ class _UnguardedScript(Exception):
 
 def _refuse_worker_startup() -> None:
     """Stop a spawned process that is importing the script which called ``run_sweep`` (its
-    ``__main__`` guard is missing), before it opens the store or starts processes.
-
-    A worker of our pool exits quietly with :data:`UNGUARDED_EXIT` (its driver reports it,
-    once, as a one-line error); in any other process's start-up the error is raised here.
-    """
-    proc = multiprocessing.current_process()
-    # ``_inheriting`` is set while a spawned process unpickles its start-up data and imports
-    # the parent's main module; multiprocessing's own check of this mistake reads it too.
-    if not getattr(proc, "_inheriting", False):
-        return
-    if proc.name.startswith(WORKER_NAME + "-"):
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(UNGUARDED_EXIT)  # not SystemExit: a script's `except` could swallow that
-    raise UsageError(UNGUARDED)
-
-
-class _WorkerProcess(multiprocessing.context.SpawnProcess):
-    """A spawned pool worker named ``WORKER_NAME-N``: the name reaches the worker before it
-    imports the main module, so :func:`_refuse_worker_startup` knows whose worker it is."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.name = f"{WORKER_NAME}-{self.name.rpartition('-')[2]}"
-
-
-class _WorkerContext(multiprocessing.context.SpawnContext):
-    """The spawn start method, with workers that are :class:`_WorkerProcess`."""
-
-    Process = _WorkerProcess
-
-
-def _exit_codes(procs: list[Any], within: float = 5.0) -> list[int | None]:
-    """The exit statuses of ``procs`` (``None`` for one still running after ``within`` s).
-
-    The pool's own thread reaps its dead workers too; a status read while it does may come
-    back ``None`` for a moment, so a dead worker is asked again until it answers."""
-    deadline = time.monotonic() + within
-    codes = [proc.exitcode for proc in procs]
-    while None in codes and time.monotonic() < deadline:
-        time.sleep(0.01)
-        codes = [proc.exitcode for proc in procs]
-    return codes
-
-
-def start_resource_tracker() -> None:
-    """Start multiprocessing's resource tracker now if it is not running (POSIX).
-
-    The first spawned process starts it, and starting it unblocks SIGINT and SIGTERM in the
-    calling thread (``SIG_UNBLOCK`` after its own spawn): a block meant to hold a Ctrl-C
-    back while workers are spawned (and a SIGINT held meanwhile) was lifted by it."""
-    if sys.platform == "win32":
-        return
-    from multiprocessing import resource_tracker
-
-    resource_tracker.ensure_running()
-
-
-@contextlib.contextmanager
-def workers_ignore_sigint() -> Iterator[None]:
-    """Within, processes this thread spawns ignore SIGINT from their first instruction.
-
-    Ctrl-C reaches every process of the terminal's group. A spawned worker ignores it once
-    its initializer runs, but before that (the interpreter's start-up, the imports of numpy,
-    pandas, numba: seconds on a busy machine) Python turned it into a KeyboardInterrupt
-    whose traceback the worker printed beside the driver's one-line "interrupted". A process
-    started while SIGINT is ignored ignores it too (exec keeps SIG_IGN, and Python then does
-    not install its KeyboardInterrupt handler), so the driver ignores it while it spawns:
-    with SIGINT blocked in this thread, so that a Ctrl-C meanwhile stays pending (Linux
-    keeps a blocked signal even while it is ignored) and is raised on leaving, in the driver
-    only. (A Ctrl-C that the kernel hands to another thread of the driver, e.g. one of
-    OpenBLAS's, within these milliseconds is lost: press it again.) The driver stops its
-    workers itself (SIGTERM). Only in the main thread, where Python sets handlers;
-    elsewhere, or when the handler was not set from Python, nothing changes.
-    """
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "pthread_sigmask"
-    ):
-        yield
-        return
-    start_resource_tracker()  # before the block: starting it unblocks SIGINT
-    # The workers inherit the block too (their initializers lift it): SIGINT only, never
-    # SIGTERM, with which the driver stops them.
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is None or previous == signal.SIG_IGN:  # not ours to change, or already so
-        yield
-        return
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        # Setting SIG_IGN discards a SIGINT already pending (blocked before we came in, or
-        # since): raised again below, before the block is lifted.
-        pending = signal.SIGINT in signal.sigpending()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
-            if pending:
-                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    ``__main__`` guard is missing), before it opens the store or starts processes."""
+    refuse_unguarded_startup(WORKER_NAME, UNGUARDED)
 
 
 def _stop_workers(procs: list[Any], grace: float = STOP_GRACE, notice: bool = False) -> None:
@@ -319,7 +217,7 @@ class _LocalBackend:
         """Spawned workers: no torch/numba state is inherited from the driver."""
         return cf.ProcessPoolExecutor(
             max_workers=self.workers,
-            mp_context=_WorkerContext(),
+            mp_context=named_spawn_context(WORKER_NAME),
             initializer=_worker_init,
         )
 
@@ -359,7 +257,7 @@ class _LocalBackend:
         _stop_workers(procs)
         self._pool = self._new_pool()
         self._dead_since = None
-        if UNGUARDED_EXIT in _exit_codes(procs):  # not a run's fault: stop the sweep
+        if UNGUARDED_EXIT in exit_codes(procs):  # not a run's fault: stop the sweep
             raise _UnguardedScript(UNGUARDED)
 
     def _unstick(self, procs: list[Any]) -> None:

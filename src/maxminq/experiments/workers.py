@@ -1,0 +1,157 @@
+"""Spawned worker processes, as the sweep runner and ``maxminq experiment`` start them.
+
+Both run settings in a pool of spawned processes, and both meet the same two problems:
+Ctrl-C reaches every process of the terminal's group (the driver, not a worker, must handle
+it), and a spawned worker imports the calling script again, so a script without the
+``if __name__ == "__main__":`` guard starts the whole job once more in every worker. This
+module holds the answers to both. It imports nothing beyond the standard library and
+:mod:`maxminq.errors`: a worker runs :func:`refuse_unguarded_startup` while it imports the
+script, and an import that took a quarter of a second there let the pool's SIGTERM become
+the command's "terminated".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.context
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from maxminq.errors import UsageError
+
+# A worker importing an unguarded script exits with this status; its driver, seeing it,
+# stops with the caller's one-line error instead of reporting a dead worker.
+UNGUARDED_EXIT = 87
+
+
+def refuse_unguarded_startup(worker_name: str, message: str) -> None:
+    """Stop a spawned process that is importing a script which lacks the ``__main__`` guard.
+
+    Called first by the job's entry point (``run_sweep``, the experiment command). In a
+    worker of the pool named ``worker_name`` (:func:`named_spawn_context`) it exits quietly
+    with :data:`UNGUARDED_EXIT` (its driver reports it, once); in any other spawned
+    process's start-up it raises :class:`UsageError` with ``message``; elsewhere nothing.
+    """
+    proc = multiprocessing.current_process()
+    # ``_inheriting`` is set while a spawned process unpickles its start-up data and imports
+    # the parent's main module; multiprocessing's own check of this mistake reads it too.
+    if not getattr(proc, "_inheriting", False):
+        return
+    if proc.name.startswith(worker_name + "-"):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(UNGUARDED_EXIT)  # not SystemExit: a script's `except` could swallow that
+    raise UsageError(message)
+
+
+class _NamedProcess(multiprocessing.context.SpawnProcess):
+    """A spawned process named ``worker_name-N`` (module level: the pool pickles it)."""
+
+    def __init__(self, *args: Any, worker_name: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = f"{worker_name}-{self.name.rpartition('-')[2]}"
+
+
+class _NamedSpawnContext(multiprocessing.context.SpawnContext):
+    """The spawn start method, making :class:`_NamedProcess` es."""
+
+    def __init__(self, worker_name: str) -> None:
+        super().__init__()
+        self.worker_name = worker_name
+
+    def Process(self, *args: Any, **kwargs: Any) -> _NamedProcess:  # type: ignore[override]
+        """A new process named ``worker_name-N`` (the pool calls this as it spawns)."""
+        return _NamedProcess(*args, worker_name=self.worker_name, **kwargs)
+
+
+def named_spawn_context(worker_name: str) -> multiprocessing.context.SpawnContext:
+    """The spawn start method, with processes named ``worker_name-N``: the name reaches a
+    worker before it imports the main module, so :func:`refuse_unguarded_startup` knows
+    whose worker it is."""
+    return _NamedSpawnContext(worker_name)
+
+
+def exit_codes(procs: list[Any], within: float = 5.0) -> list[int | None]:
+    """The exit statuses of ``procs`` (``None`` for one still running after ``within`` s).
+
+    The pool's own thread reaps its dead workers too; a status read while it does may come
+    back ``None`` for a moment, so a dead worker is asked again until it answers."""
+    deadline = time.monotonic() + within
+    codes = [proc.exitcode for proc in procs]
+    while None in codes and time.monotonic() < deadline:
+        time.sleep(0.01)
+        codes = [proc.exitcode for proc in procs]
+    return codes
+
+
+def start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker now if it is not running (POSIX).
+
+    The first spawned process starts it, and starting it unblocks SIGINT and SIGTERM in the
+    calling thread (``SIG_UNBLOCK`` after its own spawn): a block meant to hold a Ctrl-C
+    back while workers are spawned (and a SIGINT held meanwhile) was lifted by it."""
+    if sys.platform == "win32":
+        return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+
+
+@contextlib.contextmanager
+def workers_ignore_sigint() -> Iterator[None]:
+    """Within, processes this thread spawns ignore SIGINT from their first instruction.
+
+    Ctrl-C reaches every process of the terminal's group. A spawned worker ignores it once
+    its initializer runs, but before that (the interpreter's start-up, the imports of numpy,
+    pandas, numba: seconds on a busy machine) Python turned it into a KeyboardInterrupt
+    whose traceback the worker printed beside the driver's one-line "interrupted". A process
+    started while SIGINT is ignored ignores it too (exec keeps SIG_IGN, and Python then does
+    not install its KeyboardInterrupt handler), so the driver ignores it while it spawns:
+    with SIGINT blocked in this thread, so that a Ctrl-C meanwhile stays pending (Linux
+    keeps a blocked signal even while it is ignored) and is raised on leaving, in the driver
+    only. (A Ctrl-C that the kernel hands to another thread of the driver, e.g. one of
+    OpenBLAS's, within these milliseconds is lost: press it again.) The driver stops its
+    workers itself (SIGTERM). Only in the main thread, where Python sets handlers;
+    elsewhere, or when the handler was not set from Python, nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    start_resource_tracker()  # before the block: starting it unblocks SIGINT
+    # The workers inherit the block too (their initializers lift it): SIGINT only, never
+    # SIGTERM, with which the driver stops them.
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None or previous == signal.SIG_IGN:  # not ours to change, or already so
+        yield
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        # Setting SIG_IGN discards a SIGINT already pending (blocked before we came in, or
+        # since): raised again below, before the block is lifted.
+        pending = signal.SIGINT in signal.sigpending()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            if pending:
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def ignore_sigint_in_worker() -> None:
+    """A pool worker's first step (its initializer): ignore Ctrl-C, which the driver handles
+    for the whole group, then lift the SIGINT block it was spawned with
+    (:func:`workers_ignore_sigint`), which a task's own subprocesses would inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
