@@ -347,6 +347,8 @@ def test_numbers_are_read_as_yaml_1_2_reads_them(tmp_path):
     assert parse_document("a: [+.5, .5e3, -1.5e-3, 1e5, 0, -010]")["a"] == [
         0.5, 500.0, -0.0015, 100000.0, 0, -10,
     ]  # fmt: skip
+    # a prefix with no digit is no number (was 'invalid literal for int() with base 16')
+    assert parse_document("a: [0x_, -0o_, 0x_1]")["a"] == ["0x_", "-0o_", "0x_1"]
     path.write_text(TOY_SEEDS.format(mu="0.1", seeds="[1:30]"))
     with pytest.raises(ConfigError, match=r"grid\.seed: expected a number, got '1:30'"):
         load_config(path)

@@ -103,9 +103,9 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, regex) for tag, regex in resolvers if tag not in (_INT, _FLOAT)]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_Loader.add_implicit_resolver(  # decimal, 0o octal, 0x hex; ``_`` separates digits
+_Loader.add_implicit_resolver(  # decimal, 0o octal, 0x hex (a digit first); ``_`` separates
     _INT,
-    re.compile(r"^(?:[-+]?[0-9][0-9_]*|[-+]?0o[0-7_]+|[-+]?0x[0-9a-fA-F_]+)$"),
+    re.compile(r"^(?:[-+]?[0-9][0-9_]*|[-+]?0o[0-7][0-7_]*|[-+]?0x[0-9a-fA-F][0-9a-fA-F_]*)$"),
     list("-+0123456789"),
 )
 
@@ -277,7 +277,7 @@ def _read_document(path: Path) -> Any:
 
 
 def parse_document(text: str, path: Path | str = "<config>") -> Any:
-    """Parse YAML text (safe loader, YAML 1.2 floats, duplicate keys rejected)."""
+    """Parse YAML text (safe loader, YAML 1.2 numbers, merge keys, duplicate keys rejected)."""
     check = _Check(Path(path))
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader derives from SafeLoader
