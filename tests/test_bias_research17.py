@@ -146,6 +146,12 @@ def test_too_many_members_for_double_q_names_n_and_k():
     got 4": the 4 is n x k, which the caller never wrote."""
     with pytest.raises(ValueError, match=r"n = 2 estimators x k = 2 snapshots = 4 members"):
         _RNG_MDP.learn("double_q", 2, 2, 5, np.random.default_rng(0))
+    # A bad parameter is G's own error first, the count only as context (it came first and
+    # read as the cause: "n = 2 estimators x k = 1 snapshots = 2 members: ... c must be > 0").
+    with pytest.raises(ValueError, match=r"^weighted_double_q: c must be > 0, got -1 \(G appl"):
+        _RNG_MDP.learn(
+            "weighted_double_q", 2, 1, 5, np.random.default_rng(0), operator_kwargs={"c": -1}
+        )
 
 
 # --- examples/operator_bias.py at another error scale -----------------------------------------

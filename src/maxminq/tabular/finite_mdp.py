@@ -455,9 +455,10 @@ def generalized_q_learning(
         raise ValueError("q_star must be finite")
     try:  # fail now if G rejects N * K members (or the parameters)
         op(np.zeros((1, n * k, A)), **kwargs)
-    except ValueError as err:  # G saw N * K members: say where that count came from
+    except ValueError as err:  # say where G's count of members came from, after G's error
+        # (put first, it read as the cause of a bad parameter: "... = 2 members: c must be > 0")
         members = f"n = {n} estimators x k = {k} snapshots = {n * k} members"
-        raise ValueError(f"{members}: {err}") from None
+        raise ValueError(f"{err} (G applied to {members})") from None
 
     if q0 is None:
         start = init_scale * rng.standard_normal((n, S, A))
