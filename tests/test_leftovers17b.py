@@ -403,3 +403,15 @@ def test_a_stack_of_channels_last_images_is_told_to_move_the_channels_and_then_t
 
     tables = _trains(_register(moved), tmp_path)
     assert tables["runs"]["status"].tolist() == ["done"]
+
+
+def test_a_model_beside_a_config_without_tables_is_loaded(tmp_path, capsys) -> None:
+    """model.pt and config.json without runs.csv (the two files one copies to share a trained
+    agent; a run whose last tables could not be written: model.pt is written before them) was
+    refused as 'a run that has not finished training', though model.pt is all evaluate reads
+    (a run that trains or was stopped has none: it is removed as a run starts)."""
+    run = _model_run(tmp_path / "shared", _register(_Steps))
+    (run / "config.json").write_text("{}")
+    assert load_agent(run).seeds == [0]
+    argv = ["evaluate", str(run), "--episodes", "1", "--no-progress"]
+    assert main(argv) == 0, capsys.readouterr().err

@@ -326,17 +326,18 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
 
 
 def check_run_folder(run: pathlib.Path) -> None:
-    """A one-line ``RUN_DIR`` error saying what the folder is when it cannot hold trained
-    agents: not a run at all (:func:`~maxminq.analysis.runs.not_a_run`: a run still
-    training, a run's ``checkpoint/``, a sweep's tabular run, a folder of run folders, ...),
-    or a sweep's folder or one of its runs' tables, which keep no networks (``--keep-work``
-    keeps them). :func:`load_agent` checks its folder so, for ``maxminq evaluate`` and
-    Python alike."""
+    """A one-line ``RUN_DIR`` error saying what the folder is when it holds no ``model.pt``
+    and cannot hold trained agents: not a run at all
+    (:func:`~maxminq.analysis.runs.not_a_run`: a run still training, a run's
+    ``checkpoint/``, a sweep's tabular run, a folder of run folders, ...), or a sweep's
+    folder or one of its runs' tables, which keep no networks (``--keep-work`` keeps
+    them). :func:`load_agent` checks its folder so, for ``maxminq evaluate`` and Python
+    alike."""
     from maxminq.analysis.runs import check_run_dirs
 
+    if (run / MODEL_FILE).is_file():  # all it needs: a run training or stopped has none
+        return  # (beside config.json alone too: the files one copies to share an agent)
     check_run_dirs([run], "evaluate")
-    if (run / MODEL_FILE).is_file():
-        return
     keep = "'maxminq sweep --keep-work' keeps them (with model.pt) in OUT/work/<run_id>"
     if (run / "results.sqlite").is_file():
         raise UsageError(
