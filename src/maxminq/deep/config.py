@@ -173,10 +173,9 @@ def _default_hidden() -> dict[str, tuple[int, ...]]:
 
 
 # Keyword arguments of ``make`` that have their own option (or belong to ``evaluate``).
-_RESERVED_ENV_KWARGS = {
+_RESERVED_ENV_KWARGS = {  # keywords maxminq passes itself, and the option that sets each
     "max_episode_steps": "--max-episode-steps",
     "seed": "--seeds",
-    "render_mode": "maxminq evaluate --gif",
 }
 _REGISTRY_AGENT = {  # names the registry's ``best`` table may use for each agent
     "dqn": ("dqn", "DQN"),
@@ -409,15 +408,15 @@ class TrainConfig:
         if not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs):
             raise UsageError(f"--env-kwargs: expected a mapping of names to values, got {kwargs!r}")
         for key, option in _RESERVED_ENV_KWARGS.items():
-            if key in kwargs and key == "render_mode":  # evaluate --gif gives its own
-                raise UsageError(
-                    "--env-kwargs: render_mode is not an env keyword here (maxminq evaluate "
-                    "--gif asks for 'rgb_array' itself); an environment that needs one to train "
-                    "(observations from its frames) sets it in its entry point or registration: "
-                    "gymnasium.register(..., kwargs={'render_mode': 'rgb_array'})"
-                )
             if key in kwargs:
                 raise UsageError(f"--env-kwargs: {key} is not an env keyword here; use {option}")
+        if "render_mode" in kwargs:  # no option sets it: evaluate --gif asks for its own
+            raise UsageError(
+                "--env-kwargs: render_mode is not an env keyword here (maxminq evaluate "
+                "--gif asks for 'rgb_array' itself); an environment that needs one to train "
+                "(observations from its frames) sets it in its entry point or registration: "
+                "gymnasium.register(..., kwargs={'render_mode': 'rgb_array'})"
+            )
         try:
             json.dumps(kwargs, allow_nan=False)
         except (TypeError, ValueError):
