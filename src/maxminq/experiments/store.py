@@ -25,7 +25,10 @@ runs' tables, about 0.3 s for 3,000 runs of 20 KB and 0.6-0.9 s for 600 runs of 
 
 Only the sweep driver writes here (workers return their tables to it), so one writer holds
 the folder lock; readers (``maxminq status``, :func:`load_results`) may run at any time
-because the database is in WAL mode and every write is a short transaction.
+because the database is in WAL mode and every write is a short transaction. (A reader that
+may not write the folder reads a database no sweep holds as a file that does not change,
+and holds the folder lock shared while it does: a sweep starting there meanwhile is turned
+away; see ``ResultsStore._connect``.)
 """
 
 from __future__ import annotations
