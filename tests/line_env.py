@@ -28,3 +28,27 @@ class LineEnv(gym.Env):
         self.pos = min(7, max(0, self.pos + (1 if action == 1 else -1)))
         done = self.pos == 7
         return self._obs(), float(done), done, False, {}
+
+
+class StepsEnv(gym.Env):
+    """Three features; every episode lasts exactly 6 steps (terminated); reward 1 for
+    action 1, 0 for action 0; no randomness. Takes ``render_mode`` (None by default)."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (3,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    length = 6
+
+    def __init__(self, render_mode=None):
+        self.render_mode = render_mode
+
+    def _obs(self) -> np.ndarray:
+        return np.array([self.t / self.length, 1.0, 0.0], np.float32)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self._obs(), {}
+
+    def step(self, action):
+        self.t += 1
+        return self._obs(), float(action == 1), self.t == self.length, False, {}

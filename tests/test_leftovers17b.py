@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from line_env import StepsEnv
 from run_folders import finished_run
 
 from maxminq.cli import main
@@ -39,31 +40,7 @@ from maxminq.errors import UsageError
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
-class _Steps(gym.Env):
-    """Three features; every episode lasts exactly 6 steps (terminated); reward 1 for
-    action 1, 0 for action 0."""
-
-    observation_space = gym.spaces.Box(0.0, 1.0, (3,), np.float32)
-    action_space = gym.spaces.Discrete(2)
-    length = 6
-
-    def __init__(self, render_mode=None):
-        self.render_mode = render_mode
-
-    def _obs(self) -> np.ndarray:
-        return np.array([self.t / self.length, 1.0, 0.0], np.float32)
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.t = 0
-        return self._obs(), {}
-
-    def step(self, action):
-        self.t += 1
-        return self._obs(), float(action == 1), self.t == self.length, False, {}
-
-
-class _NanAt(_Steps):
+class _NanAt(StepsEnv):
     """A NaN observation at reset or at step 2, a NaN reward or one beyond float32's range
     at step 2, as ``bad`` (set on the class) says."""
 
@@ -89,7 +66,7 @@ class _NanAt(_Steps):
 def _capped_later(**kwargs):
     """No registered cap; a TimeLimit of the entry point's own once ``cap`` is set (the
     environment as changed after a run trained on it without one)."""
-    env = _Steps(**kwargs)
+    env = StepsEnv(**kwargs)
     return env if _capped_later.cap is None else gym.wrappers.TimeLimit(env, _capped_later.cap)
 
 
@@ -106,7 +83,7 @@ def _register(entry, cap: int | None = 50, name: str | None = None) -> str:
 
 def _model_run(folder: Path, env_id: str) -> Path:
     """A run folder with only a model.pt: a DQN's untrained networks (seed 0) for the
-    three features of _Steps, written without training (what load_agent reads)."""
+    three features of StepsEnv, written without training (what load_agent reads)."""
     cfg = TrainConfig(env_id=env_id, agent="dqn", n=1, steps=100, seeds=[0]).resolve()
     net = build_net("mlp", 1, (3,), 2)
     net.init_members([torch.Generator().manual_seed(0)], 1)
@@ -186,7 +163,7 @@ def test_no_time_limit_is_an_env_warning_from_python_and_once_from_the_command(
     tmp_path, capsys
 ) -> None:
     """Only the command warned (a print); evaluate_agent said nothing."""
-    uncapped = _model_run(tmp_path / "uncapped", _register(_Steps, cap=None))
+    uncapped = _model_run(tmp_path / "uncapped", _register(StepsEnv, cap=None))
     agent = load_agent(uncapped)
     with pytest.warns(EnvWarning, match="has no time limit: an episode the policy never ends"):
         evaluate_agent(agent, [0], 1)
@@ -274,7 +251,7 @@ def test_load_agent_of_no_folder_names_run_dir(value) -> None:
 # --- 5. observations of 0, 2 or 4 dimensions: the wrapper that fits -------------------------
 
 
-class _Scalar(_Steps):
+class _Scalar(StepsEnv):
     """One number: the step count."""
 
     observation_space = gym.spaces.Box(0.0, 10.0, (), np.float32)
@@ -283,7 +260,7 @@ class _Scalar(_Steps):
         return np.array(self.t, np.float32)
 
 
-class _Matrix(_Steps):
+class _Matrix(StepsEnv):
     """A (2, 3) matrix of features."""
 
     observation_space = gym.spaces.Box(0.0, 1.0, (2, 3), np.float32)
@@ -292,7 +269,7 @@ class _Matrix(_Steps):
         return np.stack([super()._obs(), np.full(3, 0.5, np.float32)])
 
 
-class _Gray(_Steps):
+class _Gray(StepsEnv):
     """A one-channel 5 x 5 image (H, W): the step count as a lit pixel."""
 
     observation_space = gym.spaces.Box(0.0, 1.0, (5, 5), np.float32)
@@ -410,7 +387,7 @@ def test_a_model_beside_a_config_without_tables_is_loaded(tmp_path, capsys) -> N
     agent; a run whose last tables could not be written: model.pt is written before them) was
     refused as 'a run that has not finished training', though model.pt is all evaluate reads
     (a run that trains or was stopped has none: it is removed as a run starts)."""
-    run = _model_run(tmp_path / "shared", _register(_Steps))
+    run = _model_run(tmp_path / "shared", _register(StepsEnv))
     (run / "config.json").write_text("{}")
     assert load_agent(run).seeds == [0]
     argv = ["evaluate", str(run), "--episodes", "1", "--no-progress"]

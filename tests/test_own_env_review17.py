@@ -10,6 +10,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from line_env import StepsEnv
 
 from maxminq.cli import main
 from maxminq.deep.config import EnvWarning, TrainConfig
@@ -20,31 +21,7 @@ from maxminq.errors import CannotResumeError, UsageError
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
-class _Steps(gym.Env):
-    """Three features; every episode lasts exactly 6 steps (terminated); reward 1 for
-    action 1, 0 for action 0; all randomness from ``np_random`` (none used)."""
-
-    observation_space = gym.spaces.Box(0.0, 1.0, (3,), np.float32)
-    action_space = gym.spaces.Discrete(2)
-    length = 6
-
-    def __init__(self, render_mode=None):
-        self.render_mode = render_mode
-
-    def _obs(self) -> np.ndarray:
-        return np.array([self.t / self.length, 1.0, 0.0], np.float32)
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.t = 0
-        return self._obs(), {}
-
-    def step(self, action):
-        self.t += 1
-        return self._obs(), float(action == 1), self.t == self.length, False, {}
-
-
-class _DriftingReward(_Steps):
+class _DriftingReward(StepsEnv):
     """The reward of action 1 shrinks with the episodes this instance has played: the
     observations replay exactly from a reset seed and actions, the rewards do not."""
 
@@ -58,11 +35,11 @@ class _DriftingReward(_Steps):
 
 
 def _normalized(**kwargs):
-    """_Steps in Gymnasium's NormalizeReward (running statistics across episodes)."""
-    return gym.wrappers.NormalizeReward(_Steps(**kwargs))
+    """StepsEnv in Gymnasium's NormalizeReward (running statistics across episodes)."""
+    return gym.wrappers.NormalizeReward(StepsEnv(**kwargs))
 
 
-class _NanLater(_Steps):
+class _NanLater(StepsEnv):
     """Finite until ``bad`` is set on the class, then a NaN observation, a NaN reward or a
     reward beyond float32's range from the next step on (for the test episodes only)."""
 
@@ -79,14 +56,14 @@ class _NanLater(_Steps):
         return obs, reward, *rest
 
 
-class _NeedsRenderMode(_Steps):
+class _NeedsRenderMode(StepsEnv):
     def __init__(self, render_mode):  # no default: gym.make without one fails
         self.render_mode = render_mode
 
 
 def _capped_inside(**kwargs):
     """No registered cap, but a TimeLimit of the entry point's own."""
-    return gym.wrappers.TimeLimit(_Steps(**kwargs), 20)
+    return gym.wrappers.TimeLimit(StepsEnv(**kwargs), 20)
 
 
 def _register(entry, cap: int | None = 50) -> str:
@@ -123,7 +100,7 @@ def test_a_reward_that_does_not_replay_is_refused_on_resume_not_resumed_silently
         run_training(cfg, out, progress=False)
     assert (out / "checkpoint" / "state.pt").exists() and not (out / "runs.csv").exists()
     # An environment that replays (the same without the drift) resumes as before.
-    cfg = _config(_register(_Steps))
+    cfg = _config(_register(StepsEnv))
     run_training(cfg, tmp_path / "ok", progress=False, stop_after=33)
     resumed = run_training(cfg, tmp_path / "ok", progress=False)
     straight = run_training(cfg, tmp_path / "straight", progress=False)
@@ -173,7 +150,7 @@ def test_a_non_finite_value_in_a_test_episode_is_the_environments_error(bad, nee
 def test_no_time_limit_is_warned_about_from_python_and_once_by_the_command(tmp_path, capsys):
     """README: "without a registered max_episode_steps ... (a warning says so)"; only the
     command said so. A TimeLimit the entry point adds itself is a time limit (no warning)."""
-    uncapped = _register(_Steps, cap=None)
+    uncapped = _register(StepsEnv, cap=None)
     with pytest.warns(EnvWarning, match="has no time limit"):
         run_training(_config(uncapped, eval_episodes=0), tmp_path / "a", progress=False)
     with warnings.catch_warnings():
@@ -230,7 +207,7 @@ def test_a_gymnasium_error_inside_ones_entry_point_is_one_line(tmp_path, capsys)
     assert "NoSuchGame" in err and not out.exists()
 
 
-class _BoxActions(_Steps):
+class _BoxActions(StepsEnv):
     """A force in [-1, 1]: reward 1 for a positive one."""
 
     action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
@@ -239,7 +216,7 @@ class _BoxActions(_Steps):
         return super().step(int(np.asarray(action).item() > 0))
 
 
-class _MultiDiscreteActions(_Steps):
+class _MultiDiscreteActions(StepsEnv):
     action_space = gym.spaces.MultiDiscrete([2, 3])
 
 
@@ -277,7 +254,7 @@ def test_render_mode_in_env_kwargs_says_where_a_training_render_mode_goes() -> N
     assert "gymnasium.register(..., kwargs={'render_mode': 'rgb_array'})" in message
 
 
-class _FromOne(_Steps):
+class _FromOne(StepsEnv):
     """Actions 1, 2, 3 (reward 1 for 3)."""
 
     action_space = gym.spaces.Discrete(3, start=1)
@@ -301,7 +278,7 @@ def test_actions_from_one_are_refused_with_the_wrapper_that_shifts_them(tmp_path
     assert (tables["runs"]["status"] == "done").all()
 
 
-class _Counted(_Steps):
+class _Counted(StepsEnv):
     """Counts the instances made and closed (over every instance)."""
 
     made = closed = 0
