@@ -96,6 +96,8 @@ def test_value_iteration_refuses_a_tolerance_it_can_never_meet():
         (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, "0.9"), "gamma"),
         (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, None), "gamma"),
         (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, np.array([0.9])), "gamma"),
+        (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, b"0.9"), "gamma"),  # was taken as 0.9
+        (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, np.True_), "gamma must be one real"),
         (lambda: FiniteMDP(_RNG_MDP.P, _RNG_MDP.R, 0.9, reward_noise="1"), "reward_noise"),
         (
             lambda: _RNG_MDP.learn("maxmin", 2, 1, 5, np.random.default_rng(0), step_power="0.7"),

@@ -132,7 +132,8 @@ def _number(value: Any, name: str) -> float:
     to name); ValueError naming ``name`` otherwise (a string or None failed later with
     "'<=' not supported between instances of 'float' and 'str'", an array of one gamma was
     kept as an array)."""
-    if isinstance(value, bool | str) or np.ndim(value) != 0:
+    # (float() itself takes b"0.9" as 0.9 and np.True_ as 1.0)
+    if isinstance(value, bool | np.bool_ | str | bytes) or np.ndim(value) != 0:
         raise ValueError(f"{name} must be one real number, got {value!r}")
     try:
         return float(value)
