@@ -307,3 +307,20 @@ def test_plot_runs_options_of_another_type_are_one_line_naming_them(
     with pytest.raises(UsageError, match=f"^{option}: expected "):
         analysis.plot_runs(runs, **kwargs)
     assert not list(tmp_path.rglob("*.png"))
+
+
+@pytest.mark.parametrize("name", ["compare_runs", "plot_runs"])
+def test_run_folders_from_any_iterable_are_taken(name, tmp_path, monkeypatch) -> None:
+    """Today's check of what RUN_DIRs are refused an iterable that is no Sequence (a glob's
+    generator, a set), which read as the folders it yields before."""
+    for agent in ("dqn", "ddqn"):
+        finished_run(tmp_path / "runs" / agent, [(0, 1000, -1.0, 5)], steps=1000,
+                     train={0: (1000, 1.0)}, tests={0: 1.0}, agent=agent)  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    fn = getattr(analysis, name)
+    from_glob = fn((tmp_path / "runs").glob("*"))
+    from_list = fn(sorted((tmp_path / "runs").glob("*")))
+    if name == "compare_runs":
+        assert sorted(from_glob["agent"]) == sorted(from_list["agent"]) == ["ddqn", "dqn"]
+    else:
+        assert from_glob == from_list and all(p.is_file() for p in from_glob)

@@ -16,7 +16,7 @@ import contextlib
 import json
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -331,7 +331,7 @@ def comparison_table(
 
 
 def compare_runs(
-    folders: Sequence[str | Path] | str | Path, baseline: int = 1, seed: int = 0
+    folders: Iterable[str | Path] | str | Path, baseline: int = 1, seed: int = 0
 ) -> pd.DataFrame:
     """The table ``maxminq compare FOLDER ... --baseline BASELINE --seed SEED --csv`` writes:
     one row per run folder (of ``maxminq train``, or a sweep's ``OUT/tables/<run_id>``, all on

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -148,20 +148,22 @@ def check_run_dirs(folders: Sequence[Path], command: str) -> None:
             raise UsageError(f"RUN_DIR: {why}")
 
 
-def as_folders(folders: Sequence[str | Path] | str | Path) -> list[Path]:
-    """The RUN_DIRs given to :func:`plot_runs` or ``compare_runs`` as paths: one folder
-    (a ``str`` or path) is one run, not a sequence of one-letter folders (``"runs/a"`` was
-    read as ``r``, ``u``, ... and a ``Path`` raised a TypeError). No folder at all is a
-    UsageError (it read as "no episode finished" or a bad ``--baseline``), and so is a
-    folder that is not a ``str`` or path (a TypeError naming nothing) or an empty ``str``
-    (the current folder, which the command line refuses as ``''``)."""
+def as_folders(folders: Iterable[str | Path] | str | Path) -> list[Path]:
+    """The RUN_DIRs given to :func:`plot_runs` or ``compare_runs`` as paths (a list, or any
+    iterable of them, e.g. a glob's generator): one folder (a ``str`` or path) is one run,
+    not a sequence of one-letter folders (``"runs/a"`` was read as ``r``, ``u``, ... and a
+    ``Path`` raised a TypeError). No folder at all is a UsageError (it read as "no episode
+    finished" or a bad ``--baseline``), and so is a folder that is not a ``str`` or path
+    (a TypeError naming nothing) or an empty ``str`` (the current folder, which the command
+    line refuses as ``''``)."""
     if isinstance(folders, (str, os.PathLike)):
         folders = [folders]
-    elif not isinstance(folders, Sequence) or isinstance(folders, bytes):
+    elif not isinstance(folders, Iterable) or isinstance(folders, bytes):
         raise UsageError(f"RUN_DIR: expected a run folder or a list of them, got {folders!r}")
-    if not folders:
+    paths = [as_path(f, "RUN_DIR") for f in folders]  # any iterable: a glob's generator too
+    if not paths:
         raise UsageError("RUN_DIR: give at least one run folder")
-    return [as_path(f, "RUN_DIR") for f in folders]
+    return paths
 
 
 def as_path(value: object, option: str) -> Path:
@@ -406,7 +408,7 @@ class PlotWarning(MaxminqWarning):
 
 
 def plot_runs(
-    folders: Sequence[str | Path] | str | Path,
+    folders: Iterable[str | Path] | str | Path,
     out: str | Path | None = None,
     *,
     panels: str | Sequence[str] | None = None,
