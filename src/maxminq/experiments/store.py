@@ -367,7 +367,11 @@ class ResultsStore:
                 return conn
             except sqlite3.OperationalError:
                 conn.close()
-                if wal.exists() and wal.stat().st_size:
+                try:
+                    logged = wal.stat().st_size > 0
+                except FileNotFoundError:  # none, or a sweep closing has just removed it
+                    logged = False
+                if logged:  # a log to read, which SQLite could not: its error says why
                     raise
             if self._hold_read_lock():
                 return sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None)
