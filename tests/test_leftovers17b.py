@@ -392,3 +392,13 @@ def test_a_model_beside_a_config_without_tables_is_loaded(tmp_path, capsys) -> N
     assert load_agent(run).seeds == [0]
     argv = ["evaluate", str(run), "--episodes", "1", "--no-progress"]
     assert main(argv) == 0, capsys.readouterr().err
+
+
+def test_check_run_folder_takes_a_str_as_load_agent_does(tmp_path) -> None:
+    """It is public (deep.policy.__all__) but a str folder was a TypeError from '/'."""
+    from maxminq.deep.policy import check_run_folder
+
+    missing = tmp_path / "missing"
+    with pytest.raises(UsageError, match=f"^RUN_DIR: {re.escape(str(missing))} does not exist$"):
+        check_run_folder(str(missing))
+    check_run_folder(str(_model_run(tmp_path / "run", _register(StepsEnv))))  # no error

@@ -325,16 +325,17 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
         raise UsageError(f"RUN_DIR: {path} is damaged or not a maxminq model ({why})") from None
 
 
-def check_run_folder(run: pathlib.Path) -> None:
+def check_run_folder(run_dir: str | pathlib.Path) -> None:
     """A one-line ``RUN_DIR`` error saying what the folder is when it holds no ``model.pt``
     and cannot hold trained agents: not a run at all
     (:func:`~maxminq.analysis.runs.not_a_run`: a run still training, a run's
     ``checkpoint/``, a sweep's tabular run, a folder of run folders, ...), or a sweep's
     folder or one of its runs' tables, which keep no networks (``--keep-work`` keeps
     them). :func:`load_agent` checks its folder so, for ``maxminq evaluate`` and Python
-    alike."""
-    from maxminq.analysis.runs import check_run_dirs
+    alike. ``run_dir`` not a ``str`` or path, or ``''``, is a UsageError naming RUN_DIR too."""
+    from maxminq.analysis.runs import as_path, check_run_dirs
 
+    run = as_path(run_dir, "RUN_DIR")
     if (run / MODEL_FILE).is_file():  # all it needs: a run training or stopped has none
         return  # (beside config.json alone too: the files one copies to share an agent)
     check_run_dirs([run], "evaluate")
