@@ -402,3 +402,26 @@ def test_check_run_folder_takes_a_str_as_load_agent_does(tmp_path) -> None:
     with pytest.raises(UsageError, match=f"^RUN_DIR: {re.escape(str(missing))} does not exist$"):
         check_run_folder(str(missing))
     check_run_folder(str(_model_run(tmp_path / "run", _register(StepsEnv))))  # no error
+
+
+@pytest.mark.parametrize(
+    "shape,image",
+    [
+        ((2, 3), None),  # (1, 2, 3) would be refused by minatar_cnn: too small, not square
+        ((5, 5), "a one-channel image (H, W): gymnasium.wrappers.ReshapeObservation(env, "
+                 "(1, 5, 5)); either"),
+        ((6, 8), "a one-channel image (H, W): gymnasium.wrappers.ReshapeObservation(env, "
+                 "(1, 6, 8)), then square (minatar_cnn takes H = W); either"),
+    ],
+)  # fmt: skip
+def test_a_matrix_is_offered_as_an_image_only_where_the_network_could_take_it(shape, image):
+    """The hint offered every matrix as a one-channel image, and the (1, 2, 3) image it gave
+    for a (2, 3) matrix was then refused by minatar_cnn (not square, below 3 x 3)."""
+    from maxminq.envs.registry import _observation_hint
+
+    hint = _observation_hint(gym.spaces.Box(0.0, 1.0, shape, np.float32))
+    assert hint.startswith(f"a {shape} matrix of features: gymnasium.wrappers.Flatten"), hint
+    if image is None:
+        assert "image" not in hint, hint
+    else:
+        assert image in hint, hint

@@ -316,10 +316,13 @@ def _observation_hint(space: Any) -> str:
         return f"one feature: gymnasium.wrappers.ReshapeObservation(env, (1,)){where}"
     if len(dims) == 2:
         k, m = dims
+        features = f"a ({k}, {m}) matrix of features: {flatten}, {k * m} features"
+        if min(k, m) < 3:  # no image minatar_cnn takes (square, 3 x 3 at least)
+            return features + where
+        square = "" if k == m else ", then square (minatar_cnn takes H = W)"
         return (
-            f"a ({k}, {m}) matrix of features: {flatten}, {k * m} features; a one-channel "
-            f"image (H, W): gymnasium.wrappers.ReshapeObservation(env, (1, {k}, {m})); "
-            f"either{where}"
+            f"{features}; a one-channel image (H, W): gymnasium.wrappers.ReshapeObservation("
+            f"env, (1, {k}, {m})){square}; either{where}"
         )
     if len(dims) == 4:  # e.g. FrameStackObservation of images: k frames
         k, b, c, d = dims
