@@ -41,9 +41,16 @@ def _normalized(**kwargs):
 
 class _NanLater(StepsEnv):
     """Finite until ``bad`` is set on the class, then a NaN observation, a NaN reward or a
-    reward beyond float32's range from the next step on (for the test episodes only)."""
+    reward beyond float32's range from the next step on, or an inf observation from the
+    next reset on (for the test episodes only)."""
 
     bad: str | None = None
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = super().reset(seed=seed)
+        if type(self).bad == "reset":
+            obs[1] = np.inf
+        return obs, info
 
     def step(self, action):
         obs, reward, *rest = super().step(action)
@@ -125,6 +132,7 @@ def test_normalize_reward_is_warned_about_and_refused_on_resume_at_an_episode_bo
     "bad,needle",
     [
         ("obs", "an observation of a test or evaluation episode .* is nan"),
+        ("reset", r"an observation of a test or evaluation episode \(.*reset\(\)\) is inf"),
         ("reward", "a reward of a test or evaluation episode .* is nan"),
         ("huge", "a reward of a test or evaluation episode .* is inf"),
     ],
