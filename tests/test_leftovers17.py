@@ -324,3 +324,6 @@ def test_run_folders_from_any_iterable_are_taken(name, tmp_path, monkeypatch) ->
         assert sorted(from_glob["agent"]) == sorted(from_list["agent"]) == ["ddqn", "dqn"]
     else:
         assert from_glob == from_list and all(p.is_file() for p in from_glob)
+        # panels likewise: a generator's names were consumed by the check, then none drawn
+        panels = (p for p in ["return", "bias", "q"])
+        assert fn(sorted((tmp_path / "runs").glob("*")), panels=panels) == from_list

@@ -328,13 +328,14 @@ def _check_columns(folder: Path, tables: dict, panels: list[str]) -> None:
     require_numeric_columns(folder, tables, needs)
 
 
-def _panels(given: str | Sequence[str]) -> list[str]:
-    """The panel names of ``--panels`` (comma-separated, or a list of names), checked:
-    known, each once."""
+def _panels(given: str | Iterable[str]) -> list[str]:
+    """The panel names of ``--panels`` (comma-separated, or a list or other iterable of
+    names), checked: known, each once."""
     from maxminq.analysis.figures import TRAINING_PANELS
 
-    names = [given] if isinstance(given, str) else given
-    if not isinstance(names, Sequence) or not all(isinstance(p, str) for p in names):
+    ok = isinstance(given, Iterable) and not isinstance(given, bytes)
+    names = [given] if isinstance(given, str) else list(given) if ok else None
+    if names is None or not all(isinstance(p, str) for p in names):
         raise UsageError(  # a number or a list of them: a TypeError in str.join
             f"--panels: expected names from {', '.join(TRAINING_PANELS)}, got {given!r}"
         )
@@ -411,7 +412,7 @@ def plot_runs(
     folders: Iterable[str | Path] | str | Path,
     out: str | Path | None = None,
     *,
-    panels: str | Sequence[str] | None = None,
+    panels: str | Iterable[str] | None = None,
     labels: Sequence[str] | None = None,
     title: str | None = None,
 ) -> list[Path]:
