@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import sqlite3
 import subprocess
@@ -46,6 +47,12 @@ class TheoryMCSettings(BaseModel):
     samples: int = Field(ge=2)
     seed: int = Field(ge=0)
     chunks: int = Field(default=4, ge=1)
+
+
+def no_bigger_files_than(limit: int) -> None:
+    """In a child process: files can grow to ``limit`` bytes (a full disk or a quota)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond it fails (EFBIG)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
 def started_runs(out: Path) -> int:

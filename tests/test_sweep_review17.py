@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import multiprocessing.queues
 import os
-import resource
 import shutil
 import signal
 import stat
@@ -391,12 +390,6 @@ def test_yaml_merge_keys_share_settings_and_a_repeated_key_is_still_refused(tmp_
         load_config(path, "paper")
 
 
-def _no_bigger_files_than(limit: int) -> None:
-    """In a child process: files can grow to ``limit`` bytes (a full disk or a quota)."""
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond it fails (EFBIG)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-
 def test_tables_that_cannot_be_written_stop_the_sweep_and_the_runs_stay_queued(tmp_path):
     """A full disk (or quota) when the tables are stored is not the run's fault: each run was
     recorded failed ('could not store the tables: OSError ...') and the sweep went on
@@ -415,7 +408,7 @@ def test_tables_that_cannot_be_written_stop_the_sweep_and_the_runs_stay_queued(t
         capture_output=True,
         text=True,
         timeout=120,
-        preexec_fn=lambda: _no_bigger_files_than(200_000),
+        preexec_fn=lambda: helpers.no_bigger_files_than(200_000),
     )
     err = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(err) == 1, proc.stdout + proc.stderr

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import sqlite3
 import subprocess
@@ -346,12 +345,6 @@ def test_a_worker_that_dies_fails_its_own_run_only(tmp_path, theory_kinds):
     assert {n: r.attempts for n, r in recs.items()} == {1: 2, 2: 2, 3: 2, 4: 2}  # then alone
 
 
-def _no_bigger_files_than(limit: int) -> None:
-    """In a child process: files can grow to ``limit`` bytes (a full disk or a quota)."""
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond it fails (EFBIG)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-
 def test_a_full_disk_during_a_sweep_is_one_line_and_the_resume_completes(tmp_path, theory_kinds):
     """The results database cannot grow past 200 kB (its write-ahead log fills up after a
     few runs): the sweep stopped with a sqlite3.OperationalError traceback (twice over:
@@ -366,7 +359,7 @@ def test_a_full_disk_during_a_sweep_is_one_line_and_the_resume_completes(tmp_pat
         capture_output=True,
         text=True,
         timeout=180,
-        preexec_fn=lambda: _no_bigger_files_than(200_000),
+        preexec_fn=lambda: helpers.no_bigger_files_than(200_000),
     )
     err = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and len(err) == 1, proc.stderr
