@@ -507,6 +507,22 @@ def test_ctrl_c_stops_a_sweep_at_once_with_one_line_and_the_runs_requeued(tmp_pa
         assert any(rec.status == "pending" for rec in store.records())
 
 
+def test_dry_run_of_one_run_says_run_not_runs(tmp_path, capsys):
+    """A config that makes a single run is counted in the singular ('1 run', was '1 runs')."""
+    from maxminq.cli import main
+
+    path = tmp_path / "one.yaml"
+    path.write_text(
+        "name: one\nkind: toy_mdp\nfixed: {seed: 7, episodes: 3, runs: 2, mu: 0.1}\n"
+        "variants:\n  - {algorithm: q_learning, n: 1}\nscales: {quick: {}}\n"
+    )
+    out = tmp_path / "out"
+    assert main(["sweep", str(path), "--out", str(out), "--dry-run"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("one [quick]: 1 run, 0 already done in "), line
+    assert not out.exists()
+
+
 def test_dry_run_prints_the_runs_and_the_work_left_and_writes_nothing(tmp_path, capsys):
     """--dry-run on a folder where 3 of a toy sweep's 4 runs (2 runs x 20 episodes each) are
     done: 1 is left, 40 episodes; a run whose files were corrupted counts as left (2 left:

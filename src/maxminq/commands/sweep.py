@@ -99,9 +99,11 @@ def dry_run(config: Any, out: Path) -> str:
         and verify_run_tables(out / TABLES_DIR / run.run_id, run.run_id) is None
     )
     todo = [r for r in config.runs if r.run_id not in finished]
+    total = len(config.runs)
     return (
-        f"{config.name} [{config.scale}]: {len(config.runs)} runs, {len(finished)} already "
-        f"done in {out}, {len(todo)} to run: {work_units(todo)} (dry run: nothing started)"
+        f"{config.name} [{config.scale}]: {total} run{'s' if total != 1 else ''}, "
+        f"{len(finished)} already done in {out}, {len(todo)} to run: {work_units(todo)} "
+        "(dry run: nothing started)"
     )
 
 
