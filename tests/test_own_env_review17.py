@@ -325,3 +325,30 @@ def test_an_env_warning_raised_as_an_error_in_evaluate_agent_closes_its_environm
         with pytest.raises(EnvWarning, match="has no time limit"):
             evaluate_agent(agent, [0], 1, progress=False)
     assert _Counted.made == 1 == _Counted.closed
+
+
+class _Lengthening(StepsEnv):
+    """Each episode of an instance one step longer than its last (6, 7, 8, ...); the
+    observations do not show the length: a new instance replays the same observations and
+    rewards but ends its episode at step 6."""
+
+    def reset(self, *, seed=None, options=None):
+        self.played = getattr(self, "played", -1) + 1
+        return super().reset(seed=seed)
+
+    def _obs(self) -> np.ndarray:
+        return np.array([self.t / 100, 1.0, 0.0], np.float32)
+
+    def step(self, action):
+        obs, reward, _, *rest = super().step(action)
+        return obs, reward, self.t == self.length + self.played, *rest
+
+
+def test_an_episode_that_ends_early_in_the_replay_is_refused_on_resume(tmp_path) -> None:
+    """The replay compares the flags too: stopped 8 steps into the fifth episode (10 steps
+    long), a new instance ends its episode at step 6 of the replay."""
+    cfg = _config(_register(_Lengthening))
+    out = tmp_path / "run"
+    assert run_training(cfg, out, progress=False, stop_after=38) == {}  # 6+7+8+9, then 8
+    with pytest.raises(CannotResumeError, match=r"--resume: .* did not replay"):
+        run_training(cfg, out, progress=False)
