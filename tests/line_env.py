@@ -52,3 +52,27 @@ class StepsEnv(gym.Env):
     def step(self, action):
         self.t += 1
         return self._obs(), float(action == 1), self.t == self.length, False, {}
+
+
+class NonFiniteEnv(StepsEnv):
+    """StepsEnv, finite while ``bad`` (set on the class) is None; else an inf observation
+    at every reset (``"reset"``), or at step 2 of every episode a NaN observation
+    (``"obs"``), a NaN reward (``"reward"``) or one beyond float32's range (``"huge"``)."""
+
+    bad: str | None = None
+
+    def reset(self, *, seed=None, options=None):
+        obs, info = super().reset(seed=seed)
+        if type(self).bad == "reset":
+            obs[1] = np.inf
+        return obs, info
+
+    def step(self, action):
+        obs, reward, *rest = super().step(action)
+        if self.t == 2 and type(self).bad == "obs":
+            obs[0] = np.nan
+        elif self.t == 2 and type(self).bad == "reward":
+            reward = float("nan")
+        elif self.t == 2 and type(self).bad == "huge":
+            reward = 1e39
+        return obs, reward, *rest

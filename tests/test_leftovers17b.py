@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from line_env import StepsEnv
+from line_env import NonFiniteEnv, StepsEnv
 from run_folders import finished_run
 
 from maxminq.cli import main
@@ -38,29 +38,6 @@ from maxminq.envs.registry import get_env_defaults
 from maxminq.errors import UsageError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
-
-
-class _NanAt(StepsEnv):
-    """A NaN observation at reset or at step 2, a NaN reward or one beyond float32's range
-    at step 2, as ``bad`` (set on the class) says."""
-
-    bad: str | None = None
-
-    def reset(self, *, seed=None, options=None):
-        obs, info = super().reset(seed=seed)
-        if type(self).bad == "reset":
-            obs[1] = np.inf
-        return obs, info
-
-    def step(self, action):
-        obs, reward, *rest = super().step(action)
-        if self.t == 2 and type(self).bad == "obs":
-            obs[0] = np.nan
-        elif self.t == 2 and type(self).bad == "reward":
-            reward = float("nan")
-        elif self.t == 2 and type(self).bad == "huge":
-            reward = 1e39
-        return obs, reward, *rest
 
 
 def _capped_later(**kwargs):
@@ -110,9 +87,9 @@ def _model_run(folder: Path, env_id: str) -> Path:
 def test_evaluate_refuses_a_non_finite_value_as_training_does(bad, needle, tmp_path) -> None:
     """evaluate_agent played a NaN observation as action 0 and recorded NaN or inf returns;
     training's test episodes refuse them (the same check, the same words)."""
-    run = _model_run(tmp_path / "run", _register(_NanAt))
+    run = _model_run(tmp_path / "run", _register(NonFiniteEnv))
     agent = load_agent(run)
-    _NanAt.bad = bad
+    NonFiniteEnv.bad = bad
     try:
         with pytest.raises(UsageError, match=f"^--env: {needle}"):
             evaluate_agent(agent, [0], episodes=2)
@@ -120,7 +97,7 @@ def test_evaluate_refuses_a_non_finite_value_as_training_does(bad, needle, tmp_p
         csv = tmp_path / "episodes.csv"
         assert main([*argv, "--csv", str(csv)]) == 2
     finally:
-        _NanAt.bad = None
+        NonFiniteEnv.bad = None
     assert not csv.exists()
     # Finite values play as before: 2 episodes of 6 steps each.
     table = evaluate_agent(agent, [0], episodes=2)
@@ -128,12 +105,12 @@ def test_evaluate_refuses_a_non_finite_value_as_training_does(bad, needle, tmp_p
 
 
 def test_the_command_gives_the_non_finite_error_in_one_line(tmp_path, capsys) -> None:
-    run = _model_run(tmp_path / "run", _register(_NanAt))
-    _NanAt.bad = "obs"
+    run = _model_run(tmp_path / "run", _register(NonFiniteEnv))
+    NonFiniteEnv.bad = "obs"
     try:
         assert main(["evaluate", str(run), "--episodes", "1", "--no-progress"]) == 2
     finally:
-        _NanAt.bad = None
+        NonFiniteEnv.bad = None
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert err.startswith("maxminq evaluate: error: --env: an observation of a test or "), err

@@ -10,7 +10,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from line_env import StepsEnv
+from line_env import NonFiniteEnv, StepsEnv
 
 from maxminq.cli import main
 from maxminq.deep.config import EnvWarning, TrainConfig
@@ -37,30 +37,6 @@ class _DriftingReward(StepsEnv):
 def _normalized(**kwargs):
     """StepsEnv in Gymnasium's NormalizeReward (running statistics across episodes)."""
     return gym.wrappers.NormalizeReward(StepsEnv(**kwargs))
-
-
-class _NanLater(StepsEnv):
-    """Finite until ``bad`` is set on the class, then a NaN observation, a NaN reward or a
-    reward beyond float32's range from the next step on, or an inf observation from the
-    next reset on (for the test episodes only)."""
-
-    bad: str | None = None
-
-    def reset(self, *, seed=None, options=None):
-        obs, info = super().reset(seed=seed)
-        if type(self).bad == "reset":
-            obs[1] = np.inf
-        return obs, info
-
-    def step(self, action):
-        obs, reward, *rest = super().step(action)
-        if type(self).bad == "obs":
-            obs[0] = np.nan
-        elif type(self).bad == "reward":
-            reward = float("nan")
-        elif type(self).bad == "huge":
-            reward = 1e39
-        return obs, reward, *rest
 
 
 class _NeedsRenderMode(StepsEnv):
@@ -141,17 +117,17 @@ def test_a_non_finite_value_in_a_test_episode_is_the_environments_error(bad, nee
     """Training refuses them at any step; the test episodes took them silently (a NaN
     observation played action 0, the argmax of NaN values; a NaN reward became the test
     return)."""
-    cfg = _config(_register(_NanLater)).resolve()
-    _NanLater.bad = None
+    cfg = _config(_register(NonFiniteEnv)).resolve()
+    NonFiniteEnv.bad = None
     tr = Trainer(cfg)
     try:
         for _ in range(30):
             tr.train_step()
-        _NanLater.bad = bad
+        NonFiniteEnv.bad = bad
         with pytest.raises(UsageError, match=f"--env: {needle}"):
             tr.evaluate()
     finally:
-        _NanLater.bad = None
+        NonFiniteEnv.bad = None
         tr.close()
 
 
