@@ -508,7 +508,8 @@ def test_ctrl_c_stops_a_sweep_at_once_with_one_line_and_the_runs_requeued(tmp_pa
 
 
 def test_dry_run_of_one_run_says_run_not_runs(tmp_path, capsys):
-    """A config that makes a single run is counted in the singular ('1 run', was '1 runs')."""
+    """A config that makes a single run is counted in the singular ('1 run', was '1 runs'),
+    in the dry run and in the summary."""
     from maxminq.cli import main
 
     path = tmp_path / "one.yaml"
@@ -521,6 +522,9 @@ def test_dry_run_of_one_run_says_run_not_runs(tmp_path, capsys):
     line = capsys.readouterr().out.strip()
     assert line.startswith("one [quick]: 1 run, 0 already done in "), line
     assert not out.exists()
+    assert main(["sweep", str(path), "--out", str(out), "--no-progress"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("one [quick]: 1 run, 0 already done, 1 done, "), line
 
 
 def test_dry_run_prints_the_runs_and_the_work_left_and_writes_nothing(tmp_path, capsys):

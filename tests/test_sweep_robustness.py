@@ -254,7 +254,7 @@ def test_a_config_edited_between_sweeps_reuses_only_equal_runs_and_says_what_sta
     assert len(err) == 1 and "3 run(s) of config tiny_edit" in err[0], err
     assert str(out) in err[0] and "--out" in err[0]
     printed, err = sweep(3000, "[1]", "--dry-run")  # a value removed: 5 others stay
-    assert "1 runs, 1 already done" in printed
+    assert "1 run, 1 already done" in printed
     assert len(err) == 1 and "5 run(s) of config tiny_edit" in err[0], err
     assert main(["status", str(out)]) == 0  # what the note warns of: 6 runs listed
     assert capsys.readouterr().out.splitlines()[2].split()[-1] == "6"

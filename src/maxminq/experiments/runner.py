@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from typing import Any
 from tqdm import std as tqdm_std
 from tqdm.auto import tqdm
 
-from maxminq.errors import UsageError
+from maxminq.errors import MaxminqWarning, UsageError
 from maxminq.experiments.config import RunSpec, SweepConfig, load_config
 from maxminq.experiments.registry import KINDS, RunOutput
 from maxminq.experiments.store import (
@@ -104,7 +105,8 @@ class SweepSummary:
     def line(self) -> str:
         """A one-line human summary."""
         return (
-            f"{self.config} [{self.scale}]: {self.total} runs, {self.skipped} already done, "
+            f"{self.config} [{self.scale}]: {self.total} run{'s' if self.total != 1 else ''}, "
+            f"{self.skipped} already done, "
             f"{self.done} done, {self.diverged} diverged, {self.failed} failed "
             f"in {self.seconds:.1f} s -> {self.out_dir}"
         )
@@ -120,6 +122,8 @@ class _Result:
     pid: int
     seconds: float
     broken: bool = False  # the local pool broke: this run's worker, or another, died
+    # The run's MaxminqWarnings (category, text), which the driver shows (each text once)
+    warned: list[tuple[type[Warning], str]] = field(default_factory=list)
 
 
 def execute_run(
@@ -127,17 +131,36 @@ def execute_run(
     settings: dict[str, Any],
     work_dir: str,
 ) -> _Result:
-    """Run one run in a worker; never raises (errors come back as text)."""
+    """Run one run in a worker; never raises (errors come back as text, and its
+    :class:`MaxminqWarning` s go back to the driver instead of the worker's stderr)."""
     start = time.perf_counter()
     host, pid = socket.gethostname(), os.getpid()
-    try:
-        output = execute(dict(settings), Path(work_dir), False)
-        if not isinstance(output, RunOutput):
-            raise TypeError(f"run kind returned {type(output).__name__}, expected RunOutput")
-        return _Result(output, None, host, pid, time.perf_counter() - start)
-    except BaseException as err:  # noqa: BLE001 - reported as the run's error text
-        text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
-        return _Result(None, text.strip(), host, pid, time.perf_counter() - start)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MaxminqWarning)
+        try:
+            output = execute(dict(settings), Path(work_dir), False)
+            if not isinstance(output, RunOutput):
+                raise TypeError(f"run kind returned {type(output).__name__}, expected RunOutput")
+            result = _Result(output, None, host, pid, time.perf_counter() - start)
+        except BaseException as err:  # noqa: BLE001 - reported as the run's error text
+            text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+            result = _Result(None, text.strip(), host, pid, time.perf_counter() - start)
+    for w in caught:
+        if issubclass(w.category, MaxminqWarning):
+            result.warned.append((w.category, str(w.message)))
+        else:  # shown where it arose, as it would have been
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+    return result
+
+
+def _show_warnings(result: _Result, shown: set[tuple[type[Warning], str]]) -> None:
+    """Warn in the driver, once per sweep, of what a run warned of in its worker (e.g. an
+    environment without a time limit, which every run on it would repeat): the command
+    shows it as one line, and a caller of :func:`run_sweep` can filter or catch it."""
+    for category, text in result.warned:
+        if (category, text) not in shown:
+            shown.add((category, text))
+            warnings.warn(text, category, stacklevel=3)
 
 
 def _worker_init() -> None:
@@ -593,6 +616,7 @@ def _drive(
     """Keep ``backend.workers`` runs in flight; store each result as it arrives."""
     queue = list(reversed(todo))
     inflight: dict[Any, RunSpec] = {}
+    shown: set[tuple[type[Warning], str]] = set()  # warnings of the runs, shown once
     # A worker that dies breaks the local pool and ends every run in flight, and which run
     # killed it is not known: those runs are queued again and each then runs alone, so
     # that only the run that kills its worker by itself fails.
@@ -647,6 +671,7 @@ def _drive(
                     queue.append(run)  # next
                     del inflight[handle]
                     continue
+                _show_warnings(result, shown)
                 _store_result(store, run, result, summary, keep_work)
                 del inflight[handle]
                 bar.update(1)
