@@ -131,8 +131,8 @@ def execute_run(
     settings: dict[str, Any],
     work_dir: str,
 ) -> _Result:
-    """Run one run in a worker; never raises (errors come back as text, and its
-    :class:`MaxminqWarning` s go back to the driver instead of the worker's stderr)."""
+    """Run one run in a worker; never raises (errors come back as text, and the run's
+    :class:`MaxminqWarning` warnings go back to the driver instead of the worker's stderr)."""
     start = time.perf_counter()
     host, pid = socket.gethostname(), os.getpid()
     with warnings.catch_warnings(record=True) as caught:

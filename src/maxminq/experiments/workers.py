@@ -60,7 +60,7 @@ class _NamedProcess(multiprocessing.context.SpawnProcess):
 
 
 class _NamedSpawnContext(multiprocessing.context.SpawnContext):
-    """The spawn start method, making :class:`_NamedProcess` es."""
+    """The spawn start method, making named processes (:class:`_NamedProcess`)."""
 
     def __init__(self, worker_name: str) -> None:
         super().__init__()
