@@ -1279,3 +1279,25 @@ def test_reproduce_finishes_its_work_when_the_reader_leaves(tmp_path: Path) -> N
     assert (done.returncode, done.stderr) == (0, "")
     assert (out / "theory" / "operator_bias.png").is_file() and (out / "report.md").is_file()
     assert '"finished"' in (out / "reproduce.json").read_text()
+
+
+def test_toy_overestimation_claim_at_negative_mu_names_the_start_up_confound():
+    """At mu < 0 the greedy policy avoids B, whose values then come down slowly from their
+    start near 0, which reads as overestimation too: the claim at mu = -0.1 says so, the one
+    at mu = +0.1 (where B is visited and the start-up sits below mu) does not."""
+    rng = np.random.default_rng(3)
+    toy = pd.DataFrame(
+        [
+            dict(run_id=f"m{mu}", mu=mu, algorithm="q_learning", n=1, run=r, episode=ep)
+            | dict(distance=0.0, q_a_left=mu + 0.02 + rng.normal(0, 0.001))
+            for mu in (0.1, -0.1)
+            for r in range(6)
+            for ep in range(10)
+        ]
+    )
+    claims = {c.text: c for c in C.toy_claims(toy) if c.text.startswith("Q-learning")}
+    negative = claims["Q-learning overestimates Q(A, Left) = μ (μ = -0.1)"]
+    positive = claims["Q-learning overestimates Q(A, Left) = μ (μ = +0.1)"]
+    assert negative.status == positive.status == C.SUPPORTED
+    assert "rarely visited" in negative.rule and "cannot tell" in negative.rule
+    assert "rarely visited" not in positive.rule

@@ -262,16 +262,14 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
         status, ev, nums = compare_to_value(
             x, truth, above=above, name=f"{name} of {style.label(alg)}"
         )
-        claims.append(
-            Claim(
-                sec,
-                texts[key].format(mu=mu, truth=text),
-                status,
-                ev,
-                RULE_VALUE + " (average over the second half of training)",
-                nums,
+        rule = RULE_VALUE + " (average over the second half of training)"
+        if mu < 0:  # the greedy policy avoids B: few updates move B's values from their start
+            rule += (
+                "; at μ < 0 state B is rarely visited, so its values may still be coming down "
+                "from their initial values near 0: the check cannot tell that apart from "
+                "overestimation"
             )
-        )
+        claims.append(Claim(sec, texts[key].format(mu=mu, truth=text), status, ev, rule, nums))
     final_d = T.toy_final(toy, "distance")
     auc = T.toy_auc(toy, "distance")
     pos = [m for m in toy["mu"].unique() if m > 0]
