@@ -295,13 +295,6 @@ def config_rows(out: Path, configs: list) -> list[dict]:
     return rows
 
 
-#: Settings that do not change what a run computes (or are its replicates, counted apart),
-#: left out of :func:`paper_difference`'s list.
-NOT_COMPARED = frozenset(
-    {"seed", "seeds", "runs", "checkpoint_every", "tensorboard", "save_probes"}
-)
-
-
 def _value_text(value: object) -> str:
     """One setting value as the paper comparison prints it (``3,500,000``, ``1e-05``,
     ``unset`` for a setting a run leaves at its default)."""
@@ -353,7 +346,10 @@ def paper_difference(here: SweepConfig, paper: SweepConfig) -> str:
             f"{size_paper[0]:,} settings x {size_paper[1]:,} {unit} "
             f"(here {size_here[0]:,} x {size_here[1]:,})"
         )
-    keys = sorted({k for c in (here, paper) for r in c.runs for k in r.settings} - NOT_COMPARED)
+    # Not the settings the report pools over (replicates, or no change to what a run computes)
+    from maxminq.analysis.report import POOLABLE
+
+    keys = sorted({k for c in (here, paper) for r in c.runs for k in r.settings} - POOLABLE)
     for key in keys:
         text = _values_text(values(paper, key))
         if text != _values_text(values(here, key)):
