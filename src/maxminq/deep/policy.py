@@ -299,10 +299,7 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
     one that is not such a run is a one-line UsageError starting ``RUN_DIR:`` that says what
     it is (a run still training, a run's ``checkpoint/``, a sweep's folder or tabular run, a
     folder of run folders, ...) and what to give instead."""
-    from maxminq.analysis.runs import as_path
-
-    run = as_path(run_dir, "RUN_DIR")  # None, a number, bytes or '' (the current folder)
-    check_run_folder(run)
+    run = check_run_folder(run_dir)  # also None, a number, bytes or '' (the current folder)
     path = run / MODEL_FILE
     if not path.is_file():
         raise UsageError(
@@ -325,19 +322,20 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
         raise UsageError(f"RUN_DIR: {path} is damaged or not a maxminq model ({why})") from None
 
 
-def check_run_folder(run_dir: str | pathlib.Path) -> None:
+def check_run_folder(run_dir: str | pathlib.Path) -> pathlib.Path:
     """A one-line ``RUN_DIR`` error saying what the folder is when it holds no ``model.pt``
     and cannot hold trained agents: not a run at all
     (:func:`~maxminq.analysis.runs.not_a_run`: a run still training, a run's
     ``checkpoint/``, a sweep's tabular run, a folder of run folders, ...), or a sweep's
     folder or one of its runs' tables, which keep no networks (``--keep-work`` keeps
     them). :func:`load_agent` checks its folder so, for ``maxminq evaluate`` and Python
-    alike. ``run_dir`` not a ``str`` or path, or ``''``, is a UsageError naming RUN_DIR too."""
+    alike. ``run_dir`` not a ``str`` or path, or ``''``, is a UsageError naming RUN_DIR too.
+    Returns the folder as a path."""
     from maxminq.analysis.runs import as_path, check_run_dirs
 
     run = as_path(run_dir, "RUN_DIR")
     if (run / MODEL_FILE).is_file():  # all it needs: a run training or stopped has none
-        return  # (beside config.json alone too: the files one copies to share an agent)
+        return run  # (beside config.json alone too: the files one copies to share an agent)
     check_run_dirs([run], "evaluate")
     keep = "'maxminq sweep --keep-work' keeps them (with model.pt) in OUT/work/<run_id>"
     if (run / "results.sqlite").is_file():
@@ -351,6 +349,7 @@ def check_run_folder(run_dir: str | pathlib.Path) -> None:
             f"RUN_DIR: {run} holds a sweep run's tables, not its networks: {keep}, here "
             f"{work}; plot and compare read the tables"
         )
+    return run  # no model.pt: load_agent then names the missing file
 
 
 def _check_spaces(agent: TrainedAgent, env: Any) -> None:
