@@ -93,11 +93,25 @@ class FiniteMDP:
         """:func:`generalized_q_learning` on this MDP, with its reward noise and terminal
         states (passing ``P``, ``R`` and ``gamma`` alone silently dropped the noise). With
         ``q_star=`` the errors and biases are recorded every ``steps // 100`` updates
-        unless ``record_every`` says otherwise."""
+        unless ``record_every`` says otherwise. The MDP's own settings (``P``, ``R``,
+        ``gamma``, ``reward_noise``, ``terminal``) are not options here: another value is
+        another MDP, ``dataclasses.replace(mdp, reward_noise=0.5)``."""
+        # (they failed with Python's "got multiple values for keyword argument 'reward_noise'")
+        mine = [key for key in _MDP_FIELDS if key in kwargs]
+        if mine:
+            key = mine[0]
+            raise TypeError(
+                f"learn: {key} is the MDP's own ({type(self).__name__}.{key}), not an option of "
+                f"learn; for another {key} learn on dataclasses.replace(mdp, {key}=...)"
+            )
         return generalized_q_learning(
             self.P, self.R, self.gamma, operator, n, k, steps, rng,
             reward_noise=self.reward_noise, terminal=self.terminal, **kwargs,
         )  # fmt: skip
+
+
+#: The fields of :class:`FiniteMDP`, which :meth:`FiniteMDP.learn` passes itself.
+_MDP_FIELDS = ("P", "R", "gamma", "reward_noise", "terminal")
 
 
 def _terminal_mask(terminal: Any, n_states: int) -> np.ndarray:
