@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from maxminq.tabular.finite_mdp import random_mdp
+from maxminq.tabular.toy_mdp import run_toy_mdp
 
 _MDP = random_mdp(3, 2, np.random.default_rng(0), reward_noise=0.2)
 
@@ -36,3 +37,36 @@ def test_the_advised_replace_learns_with_the_other_noise() -> None:
     a = quiet.learn("maxmin", 2, 1, 20, np.random.default_rng(3)).q
     b = _MDP.learn("maxmin", 2, 1, 20, np.random.default_rng(3)).q
     assert not np.allclose(a, b)
+
+
+def test_a_diverged_toy_run_logs_no_policy_instead_of_a_coin_flip() -> None:
+    """At step size 3 every update overshoots its target by twice the error, so the values
+    at A blow up and turn NaN within about 100 episodes. Before: P(Left | A) was logged as 0.5
+    (distance 0.45 at mu = 0.1), a coin flip, for a table whose greedy choice on NaN values is
+    a fixed action; now such an episode logs NaN, and only such an episode."""
+    df = run_toy_mdp(mu=0.1, algorithm="q_learning", n=1, runs=2, episodes=150, seed=0,
+                     step_size=3.0)  # fmt: skip
+    last = df.groupby("run").tail(1)
+    assert last["q_a_left"].isna().all()  # diverged (the run's own record)
+    assert last["p_left"].isna().all() and last["distance"].isna().all()
+    # the early episodes, before any NaN, still log a greedy policy (0.05 or 0.95)
+    early = df[df["episode"] <= 5]
+    assert set(early["p_left"].round(6)) <= {0.05, 0.95}
+    assert not (df["p_left"] == 0.5).any()
+
+
+def test_the_toy_table_keeps_values_beyond_float32_instead_of_writing_inf() -> None:
+    """The experiment command's CSV is the frame of ``_toy_task``: its float32 columns made
+    a computed 1e47 (a diverging run) inf; such a column now stays float64, while a
+    column whose values all fit keeps float32 (a 25% smaller CSV)."""
+    from maxminq.commands.experiment import _toy_task
+
+    base = {"algorithm": "q_learning", "n": 1, "runs": 2, "episodes": 40, "seed": 0}
+    computed = run_toy_mdp(mu=0.1, step_size=3.0, **base)
+    stored = _toy_task({"mu": 0.1, "step_size": 3.0, **base})
+    q = computed["q_a_left"].to_numpy()
+    assert np.nanmax(np.abs(q)) > 1e39  # the run went beyond float32's range
+    np.testing.assert_array_equal(stored["q_a_left"].to_numpy(), q)  # NaN where NaN
+    assert stored["p_left"].dtype == np.float32  # 0.05 / 0.95 / NaN fit
+    plain = _toy_task({"mu": -0.1, **base})
+    assert plain["q_a_left"].dtype == np.float32

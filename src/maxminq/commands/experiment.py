@@ -325,11 +325,15 @@ def _common(args: argparse.Namespace) -> dict[str, Any]:
 
 def _slim(df: pd.DataFrame, floats: list[str]) -> pd.DataFrame:
     """Compact dtypes for the tens of millions of rows of a full run (about 4x less memory):
-    one shared categorical for ``algorithm``, int32 counters, float32 for ``floats``."""
+    one shared categorical for ``algorithm``, int32 counters, float32 for ``floats`` whose
+    finite values fit in it (a column with one beyond, |mu| > 3.4e38 or a diverging run's
+    1e47, stays float64: float32 wrote them as inf, not what was computed)."""
     from maxminq.tabular.agent import ALGORITHMS
 
     out = df.astype({c: "int32" for c in ("n", "run", "episode", "steps") if c in df})
-    out = out.astype({c: "float32" for c in floats})
+    big = float(np.finfo(np.float32).max)
+    fits = [c for c in floats if not (np.isfinite(out[c]) & (out[c].abs() > big)).any()]
+    out = out.astype({c: "float32" for c in fits})
     out["algorithm"] = pd.Categorical(out["algorithm"], categories=sorted(ALGORITHMS))
     return out
 

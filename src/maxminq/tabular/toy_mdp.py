@@ -188,10 +188,14 @@ def _td_updates(lane, q, cur, buf, chosen, idx, g, kind, gamma, alpha):  # pragm
 def _record_episode(
     lane, q, cur, done, ep, scratch, mode, epsilon, p_left, q_left
 ):  # pragma: no cover - numba  # fmt: skip
-    """Log the episode lane ``lane`` has just ended: P(Left | A) and Q(A, Left)."""
+    """Log the episode lane ``lane`` has just ended: P(Left | A) and Q(A, Left). A NaN value
+    at A (a diverged run) has no greedy action to measure: P(Left | A) is NaN too (it was
+    0.5, a coin flip, while the agent's greedy choice on NaN values is a fixed action)."""
     values = scratch[lane]
     behaviour_values(q[lane, :, STATE_A], N_ACTIONS_A, mode, cur[lane], values)
-    if values[LEFT] > values[RIGHT]:
+    if math.isnan(values[LEFT]) or math.isnan(values[RIGHT]):
+        pl = math.nan
+    elif values[LEFT] > values[RIGHT]:
         pl = 1.0 - epsilon / 2
     elif values[LEFT] < values[RIGHT]:
         pl = epsilon / 2
@@ -335,7 +339,8 @@ def run_toy_mdp(
 
     Returns one row per run x episode with columns ``mu, algorithm, n, run, episode,
     p_left, distance, q_a_left``: P(Left | A) of the eps-greedy policy on the behaviour
-    values after the episode, its distance to the optimal eps-greedy policy (Fig. 2), and the
+    values after the episode (NaN once they are NaN: the run diverged, e.g. at a step size of
+    2 or more), its distance to the optimal eps-greedy policy (Fig. 2), and the
     behaviour value of (A, Left) (appendix figure; true value gamma * mu, which is mu at the
     paper's gamma = 1; gamma must be > 0, mu non-zero). ``params`` override
     ``TOY_DEFAULTS``; ``op_kwargs`` are passed to the operator; ``update_members`` (default 1)
