@@ -79,14 +79,17 @@ def dry_run(config: Any, out: Path) -> str:
     """What ``maxminq sweep`` would do, without writing anything: run counts (finished ones
     in ``out`` are skipped, as the sweep decides: :meth:`ResultsStore.finished`) and the
     total work left."""
+    from maxminq.experiments.runner import adopt_stored_ids
     from maxminq.experiments.store import TABLES_DIR, ResultsStore, verify_run_tables
 
     finished: set[str] = set()
     registered: set[str] = set()
+    runs = list(config.runs)
     db = out / "results.sqlite"
     if db.is_file() and db.stat().st_size:  # emptied (0 bytes): the sweep sets it up anew
         with ResultsStore(out, create=False) as store:
-            for run in config.runs:
+            runs = adopt_stored_ids(store, runs)  # as the sweep will
+            for run in runs:
                 rec = store.get(run.run_id)
                 registered.update([run.run_id] if rec else [])
                 finished.update([run.run_id] if store.finished(rec)[0] else [])
@@ -94,12 +97,12 @@ def dry_run(config: Any, out: Path) -> str:
     # it as finished when its tables verify (ResultsStore.finished).
     finished.update(
         run.run_id
-        for run in config.runs
+        for run in runs
         if run.run_id not in registered
         and verify_run_tables(out / TABLES_DIR / run.run_id, run.run_id) is None
     )
-    todo = [r for r in config.runs if r.run_id not in finished]
-    total = len(config.runs)
+    todo = [r for r in runs if r.run_id not in finished]
+    total = len(runs)
     return (
         f"{config.name} [{config.scale}]: {total} run{'s' if total != 1 else ''}, "
         f"{len(finished)} already done in {out}, {len(todo)} to run: {work_units(todo)} "
@@ -115,14 +118,19 @@ def stale_run_ids(out: Path, configs: list[Any]) -> set[str]:
     refuses a damaged one in one line."""
     if not (out / "results.sqlite").is_file():
         return set()
+    from maxminq.experiments.runner import adopt_stored_ids
     from maxminq.experiments.store import ResultsStore, StoreError
 
-    made = {run.run_id for config in configs for run in config.runs}
     try:
         store = ResultsStore(out, create=False)
     except StoreError:  # e.g. a first sweep killed before its schema was written
         return set()
     with store:
+        # a run stored under its older id is the config's (as the sweep takes it)
+        made = {run.run_id for config in configs for run in config.runs}
+        made |= {
+            run.run_id for config in configs for run in adopt_stored_ids(store, list(config.runs))
+        }
         return {
             rec.run_id
             for config in configs

@@ -19,7 +19,9 @@ A scale overlays the top level: its ``fixed`` and ``grid`` entries replace the s
 (a key moves between ``fixed`` and ``grid`` if the scale says so) and its ``variants``, when
 given, replace the list. Each expanded run is then validated by its kind, and gets the id
 ``<kind>-<first 12 hex of sha256(kind, settings)>``: it depends on what the run does, not
-on where it sits in a list, so reordering or extending a grid keeps finished runs.
+on where it sits in a list, so reordering or extending a grid keeps finished runs (nor on
+settings that cannot change its results: a deep run's ``checkpoint_every`` and
+``tensorboard``, see :func:`run_id_for`).
 
 Every problem is a :class:`ConfigError` whose message is one line:
 ``FILE: KEY.PATH: what was expected, got VALUE``.
@@ -84,8 +86,17 @@ class SweepConfig:
 
 
 def run_id_for(kind: str, settings: Mapping[str, Any]) -> str:
-    """Stable run id: ``<kind>-`` + 12 hex digits of SHA-256 over kind and settings."""
-    text = canonical_json({"kind": kind, "settings": dict(settings)})
+    """Stable run id: ``<kind>-`` + 12 hex digits of SHA-256 over kind and settings.
+
+    Settings that cannot change a run's results are hashed at their defaults (the kind's
+    ``identity``: for deep runs ``checkpoint_every`` and ``tensorboard``), so changing
+    them keeps the run's id and its stored results; a run at the defaults has the id it
+    always had."""
+    spec = KINDS.get(kind)
+    plain = dict(settings)
+    if spec is not None and spec.identity is not None:
+        plain = spec.identity(plain)
+    text = canonical_json({"kind": kind, "settings": plain})
     return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 

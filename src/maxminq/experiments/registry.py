@@ -65,6 +65,9 @@ class RunKind:
     execute: Callable[[dict[str, Any], Path, bool], RunOutput]
     description: str = ""
     keys: tuple[str, ...] = field(default=())
+    # Settings -> the settings its run id is made from, when some cannot change results
+    # (None: all of them; see maxminq.experiments.config.run_id_for).
+    identity: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 KINDS: dict[str, RunKind] = {}
@@ -449,4 +452,28 @@ register_kind(
         tuple(MountainCarSettings.model_fields),
     )
 )
-register_kind(RunKind("deep", validate_deep, execute_deep, "DQN family (Fig. 4)"))
+# Deep settings that cannot change a run's results: how often it writes checkpoints (a
+# resumed run gives the same tables, bitwise) and whether it also logs to TensorBoard.
+# ``run_training`` leaves them out when it checks that a checkpoint suits a run
+# (``TrainConfig.result_key``); a sweep leaves them out of the run id the same way.
+RESULT_NEUTRAL_DEEP = ("checkpoint_every", "tensorboard")
+
+
+def deep_identity(settings: dict[str, Any]) -> dict[str, Any]:
+    """Validated deep settings as their run id sees them: ``checkpoint_every`` and
+    ``tensorboard`` at their defaults (max(10,000, steps / 20) and false, as
+    ``TrainConfig.resolve`` fills them in), whatever they are. A run at those defaults keeps
+    the id it always had (its settings hash as before); one at other values gets the id of
+    the same run at the defaults, so changing them retrains nothing."""
+    out = dict(settings)
+    steps = out.get("steps")
+    if "checkpoint_every" in out and isinstance(steps, int) and not isinstance(steps, bool):
+        out["checkpoint_every"] = max(10_000, steps // 20)
+    if "tensorboard" in out:
+        out["tensorboard"] = False
+    return out
+
+
+register_kind(
+    RunKind("deep", validate_deep, execute_deep, "DQN family (Fig. 4)", identity=deep_identity)
+)

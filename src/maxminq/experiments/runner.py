@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import dataclasses
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -39,9 +40,10 @@ from tqdm import std as tqdm_std
 from tqdm.auto import tqdm
 
 from maxminq.errors import MaxminqWarning, UsageError
-from maxminq.experiments.config import RunSpec, SweepConfig, load_config
+from maxminq.experiments.config import RunSpec, SweepConfig, load_config, run_id_for
 from maxminq.experiments.registry import KINDS, RunOutput
 from maxminq.experiments.store import (
+    FINISHED,
     INTERRUPTED,
     ResultsStore,
     RunRecord,
@@ -479,6 +481,42 @@ def _settle(store: ResultsStore, rec: RunRecord | None) -> bool:
     return finished
 
 
+def stored_aliases(records: list[RunRecord]) -> dict[str, str]:
+    """Run id now -> the id a stored run has, for runs stored under another id: a deep run
+    swept with ``checkpoint_every`` or ``tensorboard`` off their defaults had an id of its
+    own before those settings left run ids (:func:`maxminq.experiments.config.run_id_for`).
+    Where two stored runs are the same run now, a finished one is taken."""
+    out: dict[str, str] = {}
+    finished: set[str] = set()
+    for rec in records:
+        spec = KINDS.get(rec.kind)
+        if spec is None or spec.identity is None:
+            continue
+        now_id = run_id_for(rec.kind, rec.settings)
+        if now_id != rec.run_id and (now_id not in out or now_id not in finished):
+            out[now_id] = rec.run_id
+            if rec.status in FINISHED:
+                finished.add(now_id)
+    return out
+
+
+def adopt_stored_ids(store: ResultsStore, runs: list[RunSpec]) -> list[RunSpec]:
+    """``runs``, each under the id of the same run stored in ``store`` under an older id
+    (:func:`stored_aliases`), unless its own id is finished there: such a store resumes as
+    before (its runs are neither trained again nor left as strangers). The settings stay
+    the config's: the run continues from its checkpoint under the new ones."""
+    aliases = stored_aliases(store.records())
+    if not aliases:
+        return runs
+    out = []
+    for run in runs:
+        old = aliases.get(run.run_id)
+        if old is not None and not store.finished(store.get(run.run_id))[0]:
+            run = dataclasses.replace(run, run_id=old)
+        out.append(run)
+    return out
+
+
 def _todo(store: ResultsStore, runs: list[RunSpec]) -> tuple[list[RunSpec], int]:
     """With the lock held: the runs still to execute, and how many are finished.
 
@@ -577,6 +615,7 @@ def run_sweep(
 
     store = ResultsStore(out_dir, lock=True)
     try:
+        runs = adopt_stored_ids(store, runs)
         store.register(runs)
         todo, summary.skipped = _todo(store, runs)
         if todo:
