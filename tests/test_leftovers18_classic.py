@@ -9,6 +9,8 @@ numbers as text."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -70,3 +72,45 @@ def test_the_toy_table_keeps_values_beyond_float32_instead_of_writing_inf() -> N
     assert stored["p_left"].dtype == np.float32  # 0.05 / 0.95 / NaN fit
     plain = _toy_task({"mu": -0.1, **base})
     assert plain["q_a_left"].dtype == np.float32
+
+
+def _records(settings: list[dict]) -> list[SimpleNamespace]:
+    """Store records of one config ``demo`` (the fields ``_settings_rows`` reads)."""
+    return [SimpleNamespace(config="demo", settings=s) for s in settings]
+
+
+def test_the_settings_table_prints_values_as_the_paper_column_does() -> None:
+    """The report's settings table rounded a float setting to 3 digits (two step sizes
+    0.1234 and 0.1237 both read 0.123), sorted numbers as text (n: 10, 2, 4, 6, 8) and
+    printed whole numbers without the thousands separator that ``maxminq reproduce``'s
+    paper column, beside it, uses (1500000 against 1,500,000). One formatter serves both."""
+    from maxminq.analysis.report import _settings_rows
+    from maxminq.commands.reproduce import paper_difference
+    from maxminq.experiments.config import RunSpec, SweepConfig
+
+    settings = [
+        {"algorithm": "maxmin", "n": n, "step_size": lr, "steps": 1_500_000, "runs": 4}
+        for n in (2, 4, 6, 8, 10)
+        for lr in (0.1234, 0.1237)
+    ]
+    (row,) = _settings_rows(_records(settings))
+    assert row[:3] == ["demo", "10", "4"]
+    assert row[3] == (
+        "algorithm: maxmin; n: 2, 4, 6, 8, 10; step_size: 0.1234, 0.1237; steps: 1,500,000"
+    )
+
+    def config(scale: str, runs: list[dict]) -> SweepConfig:
+        specs = [RunSpec(f"r{i}", "toy_mdp", s, "demo") for i, s in enumerate(runs)]
+        return SweepConfig("demo", "toy_mdp", scale, Path("demo.yaml"), runs=specs)
+
+    quick = config("quick", [{**s, "steps": 300} for s in settings])
+    paper = config("paper", settings)
+    # the paper column names the same values in the same words
+    assert paper_difference(quick, paper) == "steps: 1,500,000"
+    assert "steps: 1,500,000" in row[3]
+    # and neither rounds two settings into one (the paper column's %g did at 7 digits)
+    one = config("quick", [{"lr": 0.1, "runs": 4}])
+    two = config("paper", [{"lr": 0.1234567, "runs": 4}, {"lr": 0.1234571, "runs": 4}])
+    assert (
+        paper_difference(one, two) == "2 settings x 4 runs (here 1 x 4); lr: 0.1234567, 0.1234571"
+    )

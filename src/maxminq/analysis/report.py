@@ -324,25 +324,52 @@ def _runs_without_results(out_dir: Path) -> dict[str, int]:
     return {status: n for status, n in counts.items() if n and status not in FINISHED}
 
 
+def setting_text(value: object) -> str:
+    """One setting value as the report prints it, in the settings table and in ``maxminq
+    reproduce``'s paper column: ``3,500,000``, ``1e-05``, ``unset`` for a setting a run
+    leaves at its default, a float in full when its short form would round it (0.1234567,
+    not 0.123457), lists and mappings as JSON."""
+    if value is None:
+        return "unset"
+    if isinstance(value, (bool, str)):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) >= 1000:
+            return f"{value:,.0f}"
+        short = f"{value:g}"
+        return short if not np.isfinite(value) or float(short) == value else repr(value)
+    return json.dumps(value, sort_keys=True)
+
+
+def setting_texts(values: Sequence[object]) -> list[str]:
+    """The distinct ``values`` of a setting as :func:`setting_text`, numbers in numeric order
+    (as text, 10 came before 2), anything else in the order of its text."""
+    unique = list({json.dumps(v, sort_keys=True): v for v in values}.values())
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in unique)
+    unique.sort(key=(lambda v: float(cast(float, v))) if numeric else setting_text)
+    return list(dict.fromkeys(setting_text(v) for v in unique))  # 1 and 1.0 read alike
+
+
 def _settings_rows(records: Sequence) -> list[list[str]]:
     """One row per config: its run ids, seeds (deep) or runs per setting (tabular), and the
     values each setting takes, read from the store's ``records`` of the reported runs (so no
-    table column can pass for a setting)."""
+    table column can pass for a setting), as :func:`setting_texts` gives them."""
     rows = []
     for cfg in sorted({r.config for r in records}):
         mine = [r for r in records if r.config == cfg]
-        values: dict[str, set] = {}
+        values: dict[str, list] = {}
         for r in mine:
             for key, value in r.settings.items():
-                text = json.dumps(value) if isinstance(value, (list, dict)) else value
-                values.setdefault(key, set()).add(text)
+                values.setdefault(key, []).append(value)
         seeds = {s for r in mine for s in r.settings.get("seeds") or []}
         per_setting = len(seeds) or max(int(r.settings.get("runs") or 0) for r in mine)
+        texts = {key: setting_texts(vals) for key, vals in sorted(values.items())}
         parts = [
-            f"{key}: "
-            + ", ".join(_f(v) if isinstance(v, float) else str(v) for v in sorted(vals, key=str))
-            for key, vals in sorted(values.items())
-            if len(vals) <= 12 and key not in ("seeds", "runs")
+            f"{key}: " + ", ".join(text)
+            for key, text in texts.items()
+            if len(text) <= 12 and key not in ("seeds", "runs")
         ]
         rows.append([str(cfg), str(len(mine)), str(per_setting), "; ".join(parts)])
     return rows

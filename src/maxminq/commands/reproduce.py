@@ -295,30 +295,17 @@ def config_rows(out: Path, configs: list) -> list[dict]:
     return rows
 
 
-def _value_text(value: object) -> str:
-    """One setting value as the paper comparison prints it (``3,500,000``, ``1e-05``,
-    ``unset`` for a setting a run leaves at its default)."""
-    if value is None:
-        return "unset"
-    if isinstance(value, (bool, str)):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.0f}" if value.is_integer() and abs(value) >= 1000 else f"{value:g}"
-    return json.dumps(value, sort_keys=True)
-
-
 def _values_text(values: list[object]) -> str:
-    """The distinct ``values`` of a setting, numbers in numeric order; more than 8 as a
-    range with their count (``1e-05 .. 0.001 (5 values)`` reads worse than the list, so only
-    long lists are cut)."""
-    unique = list({json.dumps(v, sort_keys=True): v for v in values}.values())
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in unique)
-    unique.sort(key=(lambda v: float(v)) if numeric else (lambda v: _value_text(v)))
-    if len(unique) > 8:
-        return f"{_value_text(unique[0])} .. {_value_text(unique[-1])} ({len(unique)} values)"
-    return ", ".join(_value_text(v) for v in unique)
+    """The distinct ``values`` of a setting as the report's settings table prints them
+    (``maxminq.analysis.report.setting_texts``: numbers in numeric order, ``unset`` for a
+    run that leaves the setting at its default); more than 8 as a range with their count
+    (``1e-05 .. 0.001 (5 values)`` reads worse than the list, so only long lists are cut)."""
+    from maxminq.analysis.report import setting_texts
+
+    texts = setting_texts(values)
+    if len(texts) > 8:
+        return f"{texts[0]} .. {texts[-1]} ({len(texts)} values)"
+    return ", ".join(texts)
 
 
 def paper_difference(here: SweepConfig, paper: SweepConfig) -> str:
