@@ -14,9 +14,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from maxminq.commands.sweep import dry_run, stale_run_ids
-from maxminq.experiments.config import ConfigError, RunSpec, load_config
+from maxminq.experiments.config import (
+    MAX_NODES,
+    ConfigError,
+    RunSpec,
+    expanded_size,
+    load_config,
+    parse_document,
+)
 from maxminq.experiments.runner import run_sweep
 from maxminq.experiments.store import ResultsStore
 
@@ -109,3 +117,76 @@ def test_a_store_swept_with_other_checkpoint_settings_resumes_as_before(tmp_path
     with ResultsStore(out, create=False) as store:
         assert [r.run_id for r in store.records()] == [legacy.run_id]
         assert [r.status for r in store.records()] == ["done"]
+
+
+# ----------------------------------------------------------------------------- 2. alias bombs
+def _laughs(levels: int, width: int = 9) -> list[str]:
+    """Lines of nested anchors: level k holds ``width`` aliases of level k - 1."""
+    lines = [f"  x0: &a0 [{', '.join(['lol'] * width)}]"]
+    for k in range(1, levels):
+        lines.append(f"  x{k}: &a{k} [{', '.join([f'*a{k - 1}'] * width)}]")
+    return lines
+
+
+BOMBS = {
+    # a setting, a name (its error message printed the value), a grid axis, merge keys
+    "fixed": "name: b\nkind: toy_mdp\nfixed:\n{laughs}\nscales: {{quick: {{}}}}\n",
+    "name": "kind: toy_mdp\nfixed:\n{laughs}\nname: *a8\nscales: {{quick: {{}}}}\n",
+    "grid": "name: b\nkind: toy_mdp\nfixed:\n{laughs}\ngrid:\n  mu: *a8\nscales: {{quick: {{}}}}\n",
+}
+MERGES = "\n".join(
+    ["  m0: &m0 {k0: 1, k1: 2}"]
+    + [f"  m{i}: &m{i} {{<<: [*m{i - 1}, *m{i - 1}], z{i}: 1}}" for i in range(1, 30)]
+)
+
+
+@pytest.mark.parametrize("where", [*BOMBS, "merge"])
+def test_an_alias_bomb_is_refused_in_one_line_naming_the_file(tmp_path, where: str) -> None:
+    """Nine levels of nine aliases (9^9 values) or 29 levels of doubling merge keys, each
+    file well under the size limit: one line naming the file and what to do. (Before, the
+    checks walked the expanded values or printed them in an error: no answer within
+    minutes, gigabytes of memory.)"""
+    text = (
+        f"name: b\nkind: toy_mdp\nfixed:\n{MERGES}\nscales: {{quick: {{}}}}\n"
+        if where == "merge"
+        else BOMBS[where].format(laughs="\n".join(_laughs(9)))
+    )
+    path = tmp_path / f"{where}.yaml"
+    path.write_text(text)
+    assert path.stat().st_size < 2_000
+    with pytest.raises(ConfigError) as err:
+        load_config(path, "quick")
+    message = str(err.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert f"expand to more than {MAX_NODES:,} values" in message
+    assert "write the values out" in message
+
+
+def test_expanded_size_counts_each_use_of_an_anchor() -> None:
+    """The count the limit applies to, on documents small enough to count by hand: an
+    anchored list of 2 used twice in a list is 1 + 2 * (1 + 2) = 7 nodes; a mapping is
+    itself plus its keys and values; a merge counts the merged mapping once more."""
+
+    def size(text: str, limit: int = MAX_NODES) -> int | None:
+        return expanded_size(yaml.compose(text, Loader=yaml.SafeLoader), limit)
+
+    assert size("[&a [1, 2], *a]") == 7
+    assert size("{k: &a [1, 2], j: *a}") == 1 + 2 * 1 + 2 * 3
+    assert size("{b: &b {x: 1}, c: {<<: *b, y: 2}}") == 1 + 2 + 3 + (1 + 2 + 3 + 1)
+    assert size("[&a [1, 2], *a]", limit=6) is None  # over the limit
+    assert size("&a [1, *a]") is None  # endless
+
+
+def test_configs_with_a_few_aliases_still_load(tmp_path) -> None:
+    """Anchors, aliases and merge keys as configs use them are unchanged: a scale that
+    reuses the top level's grid, and a variant merged from a base."""
+    doc = parse_document(
+        "name: t\nkind: toy_mdp\ngrid: &g {mu: [0.1, -0.1]}\n"
+        "fixed: {runs: 2, episodes: 3, seed: 1}\n"
+        "variants:\n  - &base {algorithm: q_learning, n: 1}\n  - {<<: *base, algorithm: maxmin,"
+        " n: 2}\nscales: {quick: {grid: *g}}\n"
+    )
+    assert doc["variants"][1] == {"algorithm": "maxmin", "n": 2}
+    path = tmp_path / "ok.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert len(load_config(path, "quick").runs) == 4

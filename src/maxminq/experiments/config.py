@@ -48,6 +48,11 @@ from maxminq.experiments.store import canonical_json
 
 MAX_RUNS = 100_000
 MAX_BYTES = 1_000_000
+# Values (YAML nodes) a config may hold once its aliases are written out: a file of
+# MAX_BYTES holds far fewer without them, and the largest grid's axes (MAX_RUNS values)
+# fit. Aliases of aliases multiply ("billion laughs": nine lines that expand to 10^9
+# values), which the checks and error messages below then walked (or printed) in full.
+MAX_NODES = 1_000_000
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 _TOP_KEYS = ("name", "kind", "figure", "description", "fixed", "grid", "variants", "scales")
@@ -105,6 +110,17 @@ class _Loader(yaml.SafeLoader):
     """Safe YAML with YAML 1.2 numbers (``3e-4`` is a float, ``010`` is ten) and no
     duplicate keys; merge keys (``<<: *base``) as in PyYAML's safe loader."""
 
+    def get_single_node(self) -> yaml.Node | None:
+        """The document's node graph, refused before anything is built from it when its
+        aliases expand too far (:func:`expanded_size`)."""
+        node = super().get_single_node()
+        if node is not None and expanded_size(node) is None:
+            raise _AliasBomb(
+                f"its anchors and aliases (&name, *name, <<) expand to more than {MAX_NODES:,} "
+                "values (or an alias is used inside its own anchor); write the values out"
+            )
+        return node
+
 
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
@@ -119,6 +135,46 @@ _Loader.add_implicit_resolver(  # decimal, 0o octal, 0x hex (a digit first); ``_
     re.compile(r"^(?:[-+]?[0-9][0-9_]*|[-+]?0o[0-7][0-7_]*|[-+]?0x[0-9a-fA-F][0-9a-fA-F_]*)$"),
     list("-+0123456789"),
 )
+
+
+class _AliasBomb(yaml.YAMLError):
+    """The document's aliases expand to more than :data:`MAX_NODES` values, or refer to
+    themselves."""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """A node's child nodes (a mapping's keys and values; a merge key's mappings too)."""
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def expanded_size(root: yaml.Node, limit: int = MAX_NODES) -> int | None:
+    """How many nodes the document under ``root`` has with every alias written out (each
+    use of an anchored node counts its whole subtree again), or ``None`` when more than
+    ``limit`` or endless (an alias inside its own anchor). Linear in the nodes as composed:
+    a node used many times is counted once and its size reused."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()  # started, not finished: on the current path
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finish = stack.pop()
+        key = id(node)
+        if finish:
+            open_.discard(key)
+            total = 1 + sum(sizes[id(child)] for child in _children(node))
+            if total > limit:
+                return None
+            sizes[key] = total
+        elif key not in sizes:
+            if key in open_:  # reached again from inside itself
+                return None
+            open_.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    return sizes[id(root)]
 
 
 def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
@@ -292,6 +348,8 @@ def parse_document(text: str, path: Path | str = "<config>") -> Any:
     check = _Check(Path(path))
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader derives from SafeLoader
+    except _AliasBomb as err:
+        raise check.fail("", str(err)) from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
