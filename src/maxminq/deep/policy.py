@@ -449,7 +449,10 @@ def evaluate_agent(
     ``max_episode_steps`` caps the episodes (truncation) instead of the run's cap (None
     keeps it; an environment without one, nor a ``TimeLimit`` of its own, plays each
     episode until it ends by itself: an :class:`~maxminq.deep.config.EnvWarning` says so,
-    as in training). A NaN or infinite observation or reward is a UsageError naming
+    as in training); another names a ``NormalizeObservation`` or ``NormalizeReward``
+    wrapper, whose running statistics, saved nowhere, start afresh here (the agent sees
+    observations on other scales than it learned on; returns are of rescaled rewards).
+    A NaN or infinite observation or reward is a UsageError naming
     ``--env``, as in training's test episodes. A seed unknown, diverged or given twice is
     a UsageError naming ``--seeds``, before any episode; so is no seed at all, and so are
     ``episodes`` (a whole number >= 1), ``eps`` (in [0, 1]), ``env_seed`` (a whole number
@@ -469,7 +472,7 @@ def evaluate_agent(
         raise UsageError(f"--seeds: must be distinct, got {list(seeds)}")
     for seed in seeds:
         agent._position(seed)  # unknown or diverged: error before any episode
-    from maxminq.deep.train import warn_if_no_time_limit
+    from maxminq.deep.train import warn_if_no_time_limit, warn_if_normalized
 
     c = agent.config
     kwargs = {"render_mode": "rgb_array"} if frames is not None else {}
@@ -481,6 +484,8 @@ def evaluate_agent(
         # the environment's own (its entry point's); an EnvWarning, from Python too.
         cap = c.max_episode_steps if max_episode_steps is None else max_episode_steps
         warn_if_no_time_limit(env, c.env_id, cap, stacklevel=3)
+        # As training warns too: statistics across episodes start afresh here.
+        warn_if_normalized(env, c.env_id, evaluating=True, stacklevel=3)
         bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
         with one_torch_thread():  # for the whole loop, not once per action
             rows = _play(agent, env, seeds, episodes, eps, env_seed, frames, max_frames, bar)

@@ -8,6 +8,8 @@ advanced-indexing write per step for all S seeds. Sampling is uniform with repla
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,7 +17,70 @@ import torch
 
 from maxminq.errors import UsageError
 
-__all__ = ["ReplayBuffers"]
+__all__ = ["ReplayBuffers", "check_finite"]
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def check_finite(place: str | Callable[[int], str], reward: Any, *obs: np.ndarray) -> None:
+    """UsageError naming ``--env`` when an observation of ``obs`` or ``reward`` is NaN or
+    infinite as float32 (the networks' precision: a finite value beyond +-3.4e38 is inf
+    there), naming the first one met (the observations in order, then the reward). The one
+    check of training (``ReplayBuffers.add``: a NaN would turn the networks NaN and be
+    recorded as the seed's divergence) and of test and evaluation episodes
+    (``deep.train.episode_observation``: a NaN observation was played as action 0).
+
+    One step of one episode: ``place`` a str saying where the values came from (the
+    message reads "an observation {place} is nan as float32"), ``reward`` one number (None
+    reads as NaN), each of ``obs`` one observation as float32. Every seed's row of one
+    training step: ``place`` a function of the seed position of the first row that is not
+    finite, ``reward`` float32 (S,), each of ``obs`` float32 (S, ...).
+
+    Fast when everything is finite (every step of training and of each test episode comes
+    here): one sum of squares per array, NaN or inf exactly when a value is (or when a
+    square exceeds float32: then the exact test below decides)."""
+    if isinstance(place, str):
+        try:
+            finite = abs(float(reward)) <= _FLOAT32_MAX  # NaN: False
+        except (TypeError, ValueError):  # e.g. None: nan as float32 below
+            finite = False
+    else:
+        finite = math.isfinite(np.vdot(reward, reward))
+    for o in obs:
+        finite = finite and math.isfinite(np.vdot(o, o))
+    if not finite:
+        _refuse_non_finite(place, reward, obs)
+
+
+def _refuse_non_finite(
+    place: str | Callable[[int], str], reward: Any, obs: tuple[np.ndarray, ...]
+) -> None:
+    """:func:`check_finite`'s exact test and error, once its quick one failed."""
+    rows = not isinstance(place, str)
+    with np.errstate(over="ignore"):  # beyond float32: inf, refused as such
+        # (a reward just above float32's maximum rounds down to it: finite)
+        r32 = np.asarray(reward if rows else np.float32(reward), dtype=np.float32)
+    arrays = [("observation", np.asarray(o, dtype=np.float32)) for o in obs]
+    for what, a in [*arrays, ("reward", r32)]:
+        flat = a.reshape(a.shape[0] if rows else 1, -1)
+        bad = ~np.isfinite(flat)
+        if not bad.any():
+            continue
+        s, i = (int(k[0]) for k in np.nonzero(bad))
+        value = flat[s, i]
+        where = place if isinstance(place, str) else place(s)
+        top = (
+            "" if np.isnan(value) else f" (float32 holds +-{_FLOAT32_MAX:.2g} at most: beyond, inf)"
+        )
+        raise UsageError(
+            f"--env: {'an' if what == 'observation' else 'a'} {what} {where} is {value} as "
+            f"float32; {what}s must be finite numbers{top}"
+        )
+
+
+def _seed_position(s: int) -> str:
+    """Where a row of a training step comes from, in :func:`check_finite`'s message."""
+    return f"(seed position {s} in --seeds)"
 
 
 class ReplayBuffers:
@@ -90,38 +155,26 @@ class ReplayBuffers:
 
     def _check_stored(self, obs: np.ndarray, next_obs: np.ndarray, p: int) -> None:
         """UsageError unless row ``p`` holds ``obs``, ``next_obs`` and a finite reward as
-        given (one comparison per array: cheap next to a training step)."""
-        uint8 = self.obs.dtype == np.uint8
-        for given, stored in ((obs, self.obs[:, p]), (next_obs, self.next_obs[:, p])):
-            # A float32 buffer holds float32 observations exactly: only NaN / inf to refuse.
-            if np.array_equal(stored, given) if uint8 else np.isfinite(stored).all():
-                continue
-            given = np.asarray(given).reshape(self.seeds, -1)
-            stored = stored.reshape(self.seeds, -1)
-            bad = (stored != given) | ~np.isfinite(given)
-            s, i = (int(k[0]) for k in np.nonzero(bad))
-            value = given[s, i]
-            if uint8 and np.isfinite(value):
-                raise UsageError(
-                    f"--env: an observation (seed position {s} in --seeds) holds {value:g}, "
-                    "which the uint8 replay buffers of a uint8 / bool image observation space "
-                    "cannot hold; return whole numbers in [0, 255] or declare the space's "
-                    "actual dtype (e.g. float32)"
-                )
-            # Observations reach here as float32: inf may be a finite value beyond its range.
-            top = float(np.finfo(np.float32).max)
-            as32 = "" if np.isnan(value) else f" as float32 (a value beyond +-{top:.2g} or inf)"
-            raise UsageError(
-                f"--env: an observation (seed position {s} in --seeds) holds {value}{as32}; "
-                "observations must be finite numbers"
-            )
+        given (:func:`check_finite`; one comparison per array: cheap next to a training step)."""
         reward = self.reward[:, p]
-        if not np.isfinite(reward).all():
-            s = int(np.flatnonzero(~np.isfinite(reward))[0])
+        if self.obs.dtype != np.uint8:  # float32 holds float32 observations exactly
+            check_finite(_seed_position, reward, self.obs[:, p], self.next_obs[:, p])
+            return
+        for given, stored in ((obs, self.obs[:, p]), (next_obs, self.next_obs[:, p])):
+            if np.array_equal(stored, given):
+                continue
+            with np.errstate(over="ignore", invalid="ignore"):
+                given = np.asarray(given, dtype=np.float32)
+            check_finite(_seed_position, reward, given)  # a NaN / inf: named as such
+            given, stored = given.reshape(self.seeds, -1), stored.reshape(self.seeds, -1)
+            s, i = (int(k[0]) for k in np.nonzero(stored != given))
             raise UsageError(
-                f"--env: a reward (seed position {s} in --seeds) is {reward[s]} as float32; "
-                "rewards must be finite numbers"
+                f"--env: an observation (seed position {s} in --seeds) holds {given[s, i]:g}, "
+                "which the uint8 replay buffers of a uint8 / bool image observation space "
+                "cannot hold; return whole numbers in [0, 255] or declare the space's "
+                "actual dtype (e.g. float32)"
             )
+        check_finite(_seed_position, reward)
 
     def gather(self, seeds: np.ndarray, idx: np.ndarray) -> dict[str, torch.Tensor]:
         """The transitions ``idx[k]`` of seed ``seeds[k]``: tensors ``(k, batch, ...)``."""

@@ -90,7 +90,7 @@ from maxminq.deep.policy import (
     torch_save,
     torch_threads,
 )
-from maxminq.deep.replay import ReplayBuffers
+from maxminq.deep.replay import ReplayBuffers, check_finite
 from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, is_whole, one_line
 from maxminq.experiments.store import (
     PROGRESS_FILE,
@@ -227,36 +227,18 @@ def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> n
     return arr
 
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
 def episode_observation(
     obs: Any, shape: tuple[int, ...], env_id: str, where: str, reward: Any = 0.0
 ) -> np.ndarray:
     """An observation of a test or evaluation episode (``play_episodes``, and
     ``evaluate_agent``'s episodes: ``maxminq evaluate``) as :func:`_observation` gives it,
     and UsageError naming ``--env`` when it or ``reward`` (the step's, 0 after a reset) is
-    NaN or infinite as float32, as the replay buffers refuse them in training: a NaN
-    observation was played as action 0 (the argmax of NaN values), a NaN reward recorded
-    as the return. ``where`` says which episode and call, for the message."""
+    NaN or infinite as float32, as the replay buffers refuse them in training (one check,
+    ``deep.replay.check_finite``): a NaN observation was played as action 0 (the argmax of
+    NaN values), a NaN reward recorded as the return. ``where`` says which episode and
+    call, for the message."""
     arr = _observation(obs, shape, env_id, where)
-    # Every step of every test episode comes here: the common case without the float32
-    # cast under np.errstate below (it took 4 us a step more, several % of a CartPole step).
-    try:
-        finite = abs(float(reward)) <= _FLOAT32_MAX  # NaN: False
-    except (TypeError, ValueError):  # e.g. None: nan as float32 below
-        finite = False
-    if finite and np.isfinite(arr).all():
-        return arr
-    with np.errstate(over="ignore"):  # beyond float32: inf, refused as in training
-        r32 = float(np.float32(reward))  # (just above its maximum: rounded down to it)
-    if not (np.isfinite(arr).all() and math.isfinite(r32)):
-        what = "reward" if not math.isfinite(r32) else "observation"
-        value = r32 if what == "reward" else arr[~np.isfinite(arr)][0]
-        raise UsageError(
-            f"--env: {'a' if what == 'reward' else 'an'} {what} of a test or evaluation "
-            f"episode ({where}) is {value} as float32; {what}s must be finite numbers"
-        )
+    check_finite(f"of a test or evaluation episode ({where})", reward, arr)
     return arr
 
 
@@ -352,24 +334,54 @@ def warn_if_no_time_limit(
         )
 
 
+def warn_if_normalized(env: Any, env_id: str, evaluating: bool, stacklevel: int = 3) -> None:
+    """Warn (:class:`EnvWarning`) when ``env``, an environment of ``env_id``, holds a wrapper
+    that keeps running statistics across episodes (``NormalizeObservation``,
+    ``NormalizeReward``): a run's files hold none of them, so every new environment starts
+    them afresh. Training (``evaluating`` False: :class:`Trainer`, once at the start) says
+    what that does to ``--resume`` and the test episodes; ``evaluate_agent`` (``maxminq
+    evaluate``) what it does to the episodes it plays: the agent sees observations on other
+    scales than it learned on, and the returns are of rewards scaled by these episodes'
+    statistics. Both name the wrapper and its remedy: fixed constants."""
+    chain = _wrapper_chain(env)
+    stateful = _cross_episode_wrappers(env)
+    if not stateful:
+        return
+    names = " and ".join(stateful)
+    constants = "scale by fixed constants instead (TransformObservation, TransformReward)"
+    if not evaluating:
+        message = (
+            f"{env_id} is wrapped in {names}, whose running statistics are not in "
+            "checkpoints (--resume refuses the run) and start afresh in every new "
+            "environment (the test episodes, maxminq evaluate): the agent is tested on other "
+            f"scales than it learned on; {constants}"
+        )
+    else:
+        effects = []
+        if any(isinstance(e, gym.wrappers.NormalizeObservation) for e in chain):
+            effects.append("the agent sees observations on other scales than it learned on")
+        if any(isinstance(e, gym.wrappers.NormalizeReward) for e in chain):
+            effects.append(
+                "the returns are of rewards scaled by these episodes' statistics, not the "
+                "environment's rewards"
+            )
+        message = (
+            f"{env_id} is wrapped in {names}, whose running statistics were not saved with "
+            "the run: they start afresh here and carry over from each episode to the next "
+            f"(one seed's to the next seed's too), so {' and '.join(effects)}; {constants} "
+            "and train again"
+        )
+    warnings.warn(message, EnvWarning, stacklevel=stacklevel)
+
+
 def _warn_about_env(env: Any, cfg: TrainConfig) -> None:
     """Warn (:class:`EnvWarning`) when ``env``, one of the run's environments, has no time
     limit (neither ``cfg``'s cap nor a ``TimeLimit`` of its own; the paper's environments
     without one end every episode themselves), or holds a wrapper that keeps statistics
-    across episodes (``NormalizeObservation``, ``NormalizeReward``)."""
+    across episodes (``NormalizeObservation``, ``NormalizeReward``: :func:`warn_if_normalized`)."""
     after = " (the test episodes after training too)"
     warn_if_no_time_limit(env, cfg.env_id, cfg.max_episode_steps, after, stacklevel=4)
-    stateful = _cross_episode_wrappers(env)
-    if stateful:
-        warnings.warn(
-            f"{cfg.env_id} is wrapped in {' and '.join(stateful)}, whose running statistics "
-            "are not in checkpoints (--resume refuses the run) and start afresh in every new "
-            "environment (the test episodes, maxminq evaluate): the agent is tested on other "
-            "scales than it learned on; scale by fixed constants instead (TransformObservation, "
-            "TransformReward)",
-            EnvWarning,
-            stacklevel=3,
-        )
+    warn_if_normalized(env, cfg.env_id, evaluating=False, stacklevel=4)
 
 
 def _image_replay(space: Any, obs_shape: tuple[int, ...]) -> bool:
@@ -662,7 +674,11 @@ class Trainer:
         explore = u[:, 0] < eps  # eps-greedy (before learning starts eps = 1: all random)
         if learning and not explore[live].all():  # no forward pass when every seed explores
             q = self.learner.greedy_values(obs_t).numpy()
-            for s in live[~np.isfinite(q[live]).all(axis=1)]:
+            # Only the seeds that act on q: one that explores is found by its update below,
+            # as when every seed explores (no q) or it trains alone, not here because another
+            # seed acted greedily (it stopped before its environment step: other tables).
+            greedy = live[~explore[live]]
+            for s in greedy[~np.isfinite(q[greedy]).all(axis=1)]:
                 self._diverge(int(s))
             live = np.flatnonzero(self.active)
             actions = np.where(explore, actions, q.argmax(axis=1))
