@@ -255,3 +255,37 @@ def _exploring_step() -> int:
         if t >= 10 and (t + 1) % 6 == 0 and u[0, 0] < 0.5 <= u[1, 0]:
             return t
     raise AssertionError("no such step in 200")
+
+
+# --- 4. a value beyond float32: the commands' error line alone --------------------------------
+
+
+class _HugeReward(StepsEnv):
+    """StepsEnv whose reward at step 3 of an episode is 1e39 (finite, beyond float32)."""
+
+    def step(self, action):
+        obs, reward, *rest = super().step(action)
+        return obs, (1e39 if self.t == 3 else reward), *rest
+
+
+def test_the_commands_show_the_float32_error_without_numpys_overflow_warning(tmp_path, capsys):
+    """NumPy's 'RuntimeWarning: overflow encountered in cast' (two lines of file and source)
+    came before the one-line --env error, which already names float32's range."""
+    env_id = _register(_HugeReward)
+    argv = ["train", "--env", env_id, "--agent", "dqn", "--steps", "20", "--no-plot"]
+    argv += ["--learning-starts", "10", "--no-progress", "--out", str(tmp_path / "run")]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert main(argv) == 2
+    assert not [w for w in seen if w.category is RuntimeWarning], [str(w.message) for w in seen]
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("maxminq train: error: --env: a reward (seed position 0"), err
+    # evaluate: the test-episode step's reward
+    run = _model_run(tmp_path / "model", env_id)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert main(["evaluate", str(run), "--episodes", "1", "--no-progress"]) == 2
+    assert not [w for w in seen if w.category is RuntimeWarning], [str(w.message) for w in seen]
+    err = capsys.readouterr().err
+    assert err.startswith("maxminq evaluate: error: --env: a reward of a test or eval"), err
+    assert err.count("\n") == 1, err

@@ -95,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     from maxminq.commands.train import parse_seeds
     from maxminq.deep.policy import evaluate_agent, load_agent
+    from maxminq.deep.replay import quiet_float32_overflow
 
+    quiet_float32_overflow()  # a value beyond float32: the --env error's one line says so
     agent = load_agent(args.run)  # RUN_DIR checked first (deep.policy.check_run_folder)
     c = agent.config
     _check_env(c, args.gif is not None, args.env_seed)

@@ -315,8 +315,10 @@ def run(args: argparse.Namespace) -> int:
     # A new interpreter's answer to whether it knows --env (EnvIdWarning), found while torch
     # is imported and the options and the environment are checked, not after them.
     start_env_id_check(args.env)
+    from maxminq.deep.replay import quiet_float32_overflow
     from maxminq.deep.train import Trainer, folder_lock, run_training, tensorboard_writer_class
 
+    quiet_float32_overflow()  # a value beyond float32: the --env error's one line says so
     if args.threads < 1:
         raise UsageError(f"--threads: expected a whole number >= 1, got {args.threads}")
     if args.resume and args.overwrite:
