@@ -9,10 +9,12 @@ numbers as text."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from maxminq.tabular.finite_mdp import random_mdp
@@ -114,3 +116,47 @@ def test_the_settings_table_prints_values_as_the_paper_column_does() -> None:
     assert (
         paper_difference(one, two) == "2 settings x 4 runs (here 1 x 4); lr: 0.1234567, 0.1234571"
     )
+
+
+def _toy_rows(mu: float, start: float, end: float, runs: int = 6) -> pd.DataFrame:
+    """Q-learning rows at ``mu`` whose Q(A, Left) goes linearly from ``start`` to ``end``
+    over 20 episodes, plus a little noise (fixed seed)."""
+    rng = np.random.default_rng(5)
+    return pd.DataFrame(
+        [
+            dict(run_id="q", mu=mu, algorithm="q_learning", n=1, run=r, episode=ep, distance=0.0)
+            | dict(q_a_left=start + (end - start) * ep / 19 + rng.normal(0, 0.001))
+            for r in range(runs)
+            for ep in range(20)
+        ]
+    )
+
+
+def test_the_negative_mu_overestimation_claim_says_when_the_estimate_is_still_falling() -> None:
+    """At mu = -0.1 the second-half Q(A, Left) sits above mu while it is still coming down
+    from its start (over 5,000 episodes Q-learning's ends below mu): the claim's evidence
+    now says so when the runs' last tenth lies below the second half's first tenth at 95%,
+    and only then. The verdict is unchanged (the same mean-vs-truth rule)."""
+    from maxminq.analysis import claims as C
+
+    def claim(toy: pd.DataFrame) -> C.Claim:
+        (found,) = [c for c in C.toy_claims(toy) if c.text.startswith("Q-learning overest")]
+        return found
+
+    falling = claim(_toy_rows(-0.1, -0.02, -0.08))  # second half: -0.05 .. -0.08
+    assert falling.status == C.SUPPORTED
+    assert falling.evidence.startswith("second-half Q(A,Left) of Q-learning")
+    # the last tenth (episodes 18, 19) against the second half's first (episodes 10, 11):
+    # 8 episodes at a slope of -0.06 / 19
+    found = re.search(r"; still falling: its last tenth of episodes ([0-9.]+) ± ", falling.evidence)
+    assert found is not None and float(found.group(1)) == pytest.approx(8 * 0.06 / 19, abs=1e-3)
+    assert falling.evidence.endswith(
+        "below the second half's first tenth (mean ± SE of the runs' change)"
+    )
+    flat = claim(_toy_rows(-0.1, -0.05, -0.05))
+    rising = claim(_toy_rows(-0.1, -0.09, -0.05))
+    assert flat.status == rising.status == C.SUPPORTED
+    assert "still falling" not in flat.evidence + rising.evidence
+    assert "still falling" not in claim(_toy_rows(-0.1, -0.02, -0.08, runs=2)).evidence
+    positive = claim(_toy_rows(0.1, 0.2, 0.14))  # B is visited at mu > 0: no such note
+    assert "still falling" not in positive.evidence

@@ -186,6 +186,32 @@ def _signed(mu: float) -> str:
     return f"{mu:+g}".replace("-", "−")
 
 
+def _still_falling(rows: pd.DataFrame, value: str = "q_a_left") -> str:
+    """``"; still falling ..."`` when the runs' ``value`` over the last tenth of their
+    episodes lies below that over the second half's first tenth (the episodes just past the
+    middle) at 95% (mean ∓ t SE of the per-run change), else ''. At μ < 0 a Q(A, Left) still
+    falling at the end is coming down from its start: the second-half average is then not
+    where the estimate settles (over 5,000 episodes Q-learning's ends below μ = -0.1)."""
+    by = [*T.present_keys(rows, [*T.TOY_KEYS, "gamma"]), *T.tabular_run_cols(rows)]
+    if rows.empty:
+        return ""
+    episode = rows["episode"].to_numpy(dtype=float)
+    first = rows.groupby(by, dropna=False)["episode"].transform("min").to_numpy(dtype=float)
+    last = rows.groupby(by, dropna=False)["episode"].transform("max").to_numpy(dtype=float)
+    span = last - first  # the cuts of T.toy_final: the last 50% (second half), 40%, 10%
+    early = (episode >= last - 0.5 * span) & (episode < last - 0.4 * span)
+    late = episode >= last - 0.1 * span
+    means = [rows[m].groupby(by, dropna=False)[value].mean() for m in (early, late)]
+    change = (means[1] - means[0]).dropna().to_numpy(dtype=float)
+    m, se, n = _ms(change)
+    if n < MIN_RUNS or not m + float(stats.t.ppf(0.975, n - 1)) * float(np.nan_to_num(se)) < 0:
+        return ""
+    return (
+        f"; still falling: its last tenth of episodes {_fmt(-m)} ± {_fmt(se)} below the second "
+        "half's first tenth (mean ± SE of the runs' change)"
+    )
+
+
 def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
     """Fig. 2 and the appendix Q(A, Left) figure (Sec. 4 and App. C.1)."""
     sec = "Toy MDP"
@@ -269,6 +295,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
                 "from their initial values near 0: the check cannot tell that apart from "
                 "overestimation"
             )
+            ev += _still_falling(_toy_select(toy, mu, alg))
         claims.append(Claim(sec, texts[key].format(mu=mu, truth=text), status, ev, rule, nums))
     final_d = T.toy_final(toy, "distance")
     auc = T.toy_auc(toy, "distance")
