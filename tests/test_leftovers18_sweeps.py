@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import test_sweep_helpers as helpers
+import torch
 import yaml
 
+from maxminq.cli import main
 from maxminq.commands.sweep import dry_run, stale_run_ids
 from maxminq.experiments.config import (
     MAX_NODES,
@@ -25,8 +32,9 @@ from maxminq.experiments.config import (
     load_config,
     parse_document,
 )
-from maxminq.experiments.runner import run_sweep
-from maxminq.experiments.store import ResultsStore
+from maxminq.experiments.registry import RunOutput
+from maxminq.experiments.runner import SweepSummary, _drive, _Result, execute_run, run_sweep
+from maxminq.experiments.store import WORKER_FILE, ResultsStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -190,3 +198,177 @@ def test_configs_with_a_few_aliases_still_load(tmp_path) -> None:
     path = tmp_path / "ok.yaml"
     path.write_text(yaml.safe_dump(doc))
     assert len(load_config(path, "quick").runs) == 4
+
+
+# ----------------------------------------------------------------------------- 3. SIGHUP
+CLI = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
+HUNG = """
+name: hung
+kind: deep
+fixed: {env_id: CartPole-v1, agent: maxmin-dqn, n: 2, lr: 0.001, steps: 400, seeds: [0],
+        learning_starts: 40, buffer_size: 200, target_update: 30, eval_episodes: 2,
+        checkpoint_every: 400}
+scales: {quick: {}}
+"""
+
+
+def test_a_hangup_stops_a_sweep_like_sigterm_and_its_deep_run_checkpoints(tmp_path) -> None:
+    """SIGHUP to the sweep's process group (a closed terminal signals it all) while its
+    deep run trains (step 100 reported; the only periodic checkpoint would be step 400):
+    the worker is asked to stop and checkpoints the step it is at; the sweep ends as on
+    SIGTERM (exit 143, the resume line), no worker left, the run queued again. Before, the
+    driver and its worker died at once (exit -1): no checkpoint, the run left 'running'."""
+    config = tmp_path / "hung.yaml"
+    config.write_text(HUNG)
+    out = tmp_path / "out"
+    argv = ["sweep", str(config), "--out", str(out), "--workers", "1", "--no-progress"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLI, *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        start_new_session=True,  # its own group, as a terminal's foreground job
+    )
+    workers: list[int] = []
+    try:
+        while proc.poll() is None and not any(
+            helpers.progress_step(w) >= 100 for w in out.glob("work/*")
+        ):
+            workers[:] = helpers.workers(proc.pid) or workers
+        assert proc.poll() is None, proc.communicate()
+        os.killpg(proc.pid, signal.SIGHUP)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # ours
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == [
+        "maxminq sweep: terminated; finished runs are kept: the same command resumes"
+    ], err
+    assert workers and helpers.gone(workers), "the worker outlived the sweep"
+    (work,) = out.glob("work/*")
+    step = int(torch.load(work / "checkpoint" / "state.pt", weights_only=True)["step"])
+    assert 100 <= step < 400
+    with ResultsStore(out, create=False) as store:
+        assert [r.status for r in store.records()] == ["pending"]
+
+
+def test_under_nohup_a_hangup_does_not_stop_the_sweep(tmp_path) -> None:
+    """With SIGHUP ignored, as ``nohup`` starts a command, the sweep does not take it over:
+    SIGHUP to its group once its runs are under way changes nothing, every run finishes."""
+    config = tmp_path / "theory.yaml"
+    config.write_text(helpers.THEORY_CONFIG.format(kind="theory_mc", samples=20_000))
+    out = tmp_path / "out"
+    argv = ["sweep", str(config), "--out", str(out), "--workers", "2", "--no-progress"]
+    script = [sys.executable, str(Path(__file__).parent / "test_sweep_helpers.py")]
+
+    def nohup() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc = subprocess.Popen([*script, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, preexec_fn=nohup)  # fmt: skip
+    try:
+        while proc.poll() is None and helpers.started_runs(out) < 1:
+            pass
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGHUP)
+        stdout, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:  # ours
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "8 runs, 0 already done, 8 done" in stdout
+
+
+HUNG_UP_TERMINAL = """
+import os, pty, sys
+from maxminq.commands.sweep import _output_to_devnull_if_hung_up
+master, slave = pty.openpty()
+os.dup2(slave, 1); os.dup2(slave, 2)
+os.close(master)  # the terminal is gone: its writes fail with EIO
+try:
+    os.write(2, b"x")
+except OSError:
+    pass
+else:
+    sys.exit(3)
+_output_to_devnull_if_hung_up()
+print("the stop's message", flush=True)
+sys.stderr.write("and the bar\\n"); sys.stderr.flush()
+"""
+
+
+def test_after_a_hangup_the_stop_writes_to_devnull_not_to_the_dead_terminal() -> None:
+    """Once the terminal hung up, every write to it fails (EIO), which would end the stop
+    with an OSError before the workers had their grace: stdout and stderr then go to
+    /dev/null (output that still works is kept: the test above reads the sweep's line)."""
+    done = subprocess.run([sys.executable, "-c", HUNG_UP_TERMINAL], capture_output=True)
+    assert done.returncode == 0, done.stderr
+
+
+# ----------------------------------------------------------------------------- 4. status
+def _table() -> RunOutput:
+    return RunOutput({"t": pd.DataFrame({"a": [1]})})
+
+
+def test_status_names_the_worker_that_runs_a_run(tmp_path, capsys) -> None:
+    """While a run runs (its sweep holding the folder, registered as pid 999999 on
+    'sweephost'), ``maxminq status`` shows the worker process running it (here this one),
+    which a user can watch or stop; before, the sweep's pid, which the first line already
+    names."""
+    out = tmp_path / "out"
+    run = RunSpec("t-1", "toy_mdp", {"x": 1}, "c")
+    seen: dict[str, str] = {}
+
+    def execute(settings: dict, work_dir: Path, progress: bool) -> RunOutput:
+        assert main(["status", str(out)]) == 0
+        seen["status"] = capsys.readouterr().out
+        return _table()
+
+    with ResultsStore(out, lock=True) as store:
+        store.register([run])
+        store.mark_running(run.run_id, host="sweephost", pid=999_999)
+        result = execute_run(execute, {}, str(store.work_dir(run.run_id)))
+    assert result.error is None, result.error
+    (line,) = [x for x in seen["status"].splitlines() if x.startswith("running")]
+    assert line.endswith(f"({result.host}, worker pid {os.getpid()})"), line
+    assert "999999" not in line
+
+
+class _Backend:
+    """A backend that runs each run at once in this process (what _drive needs of one),
+    noting whether the run's folder still held a worker file when it was submitted."""
+
+    workers = 1
+
+    def __init__(self) -> None:
+        self.stale: list[bool] = []
+
+    def submit(self, run: RunSpec, work_dir: Path) -> str:
+        self.stale.append((work_dir / WORKER_FILE).exists())
+        return run.run_id
+
+    def wait(self, handles: list, timeout: float) -> list:
+        return [(h, _Result(_table(), None, "h", 1, 0.0)) for h in handles]
+
+
+def test_the_worker_file_of_an_earlier_attempt_is_gone_before_the_next_starts(
+    tmp_path,
+) -> None:
+    """A run's scratch folder is kept between attempts (its checkpoints): the worker file
+    an earlier attempt's worker wrote there would name a dead process as this attempt's
+    until its worker starts. The sweep removes it before it hands the run over."""
+    out = tmp_path / "out"
+    run = RunSpec("t-1", "toy_mdp", {"x": 1}, "c")
+    backend = _Backend()
+    with ResultsStore(out, lock=True) as store:
+        store.register([run])
+        store.work_dir(run.run_id).mkdir(parents=True)
+        (store.work_dir(run.run_id) / WORKER_FILE).write_text('{"host": "h", "pid": 424242}')
+        summary = SweepSummary("c", "quick", out, 1)
+        _drive(store, backend, [run], summary, False, True)  # type: ignore[arg-type]
+        assert store.get(run.run_id).status == "done"
+    assert backend.stale == [False]

@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         StoreError,
         last_line,
         read_progress,
+        read_worker,
         sweep_owner,
     )
 
@@ -116,10 +117,15 @@ def run(args: argparse.Namespace) -> int:
                 # deep runs report their progress in their scratch folder (local or shared)
                 done = read_progress(store.work_dir(rec.run_id))
                 how_far = f": {done:.0%} of its steps" if done is not None else ""
-                print(
-                    f"running  {rec.run_id} since {rec.started} ({rec.host}, pid {rec.pid})"
-                    + how_far
+                # The registry names the sweep until the run ends; its worker says who it is
+                # in its scratch folder (not seen: starting, or on a Ray node of its own).
+                worker = read_worker(store.work_dir(rec.run_id))
+                where = (
+                    f"{worker[0]}, worker pid {worker[1]}"
+                    if worker
+                    else f"{rec.host}, sweep pid {rec.pid}"
                 )
+                print(f"running  {rec.run_id} since {rec.started} ({where})" + how_far)
             elif rec.status == "running":  # its sweep was killed
                 kept = store.finished(rec)[0]  # as the next sweep decides
                 fate = (

@@ -45,11 +45,13 @@ from maxminq.experiments.registry import KINDS, RunOutput
 from maxminq.experiments.store import (
     FINISHED,
     INTERRUPTED,
+    WORKER_FILE,
     ResultsStore,
     RunRecord,
     StoreError,
     last_line,
     read_progress,
+    write_worker,
 )
 from maxminq.experiments.workers import (
     UNGUARDED_EXIT,
@@ -137,6 +139,7 @@ def execute_run(
     :class:`MaxminqWarning` warnings go back to the driver instead of the worker's stderr)."""
     start = time.perf_counter()
     host, pid = socket.gethostname(), os.getpid()
+    write_worker(Path(work_dir))  # for maxminq status: which process runs it
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", MaxminqWarning)
         try:
@@ -172,6 +175,10 @@ def _worker_init() -> None:
     # Ctrl-C goes to the whole process group: the driver handles it (requeues the runs in
     # flight and stops the workers); a worker must not turn it into a "failed" run.
     ignore_sigint_in_worker()
+    # A closed terminal sends SIGHUP to the whole group too: the driver stops the workers
+    # (``maxminq sweep`` handles it as SIGTERM), so that a deep run checkpoints its step.
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     # tqdm's default lock is a multiprocessing RLock: a named semaphore registered with the
     # resource tracker, which a worker killed on Ctrl-C never unregisters (the tracker then
     # warns of "leaked semaphore objects"). Workers draw no bars; a thread lock suffices.
@@ -694,6 +701,8 @@ def _drive(
                 # cluster's workers have the one it ran in), and a relative --out then put
                 # the run's checkpoints there, where no sweep finds or removes them.
                 work_dir = store.work_dir(run.run_id).absolute()
+                # That of an earlier attempt must not name a process as this one's.
+                (work_dir / WORKER_FILE).unlink(missing_ok=True)
                 inflight[backend.submit(run, work_dir)] = run
                 store.mark_running(run.run_id)
             postfix()

@@ -243,6 +243,31 @@ def read_progress(folder: Path) -> float | None:
         return None
 
 
+WORKER_FILE = "worker.json"
+
+
+def write_worker(folder: Path) -> None:
+    """``folder/worker.json``: the host and pid of the worker process running the run whose
+    scratch folder ``folder`` is (``maxminq status`` shows them; the registry has the
+    sweep's until the run ends). Best effort: a folder that cannot be written is the run's
+    own problem, reported by the run."""
+    text = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "since": now()})
+    with contextlib.suppress(OSError):
+        atomic_write(Path(folder) / WORKER_FILE, lambda tmp: tmp.write_text(text))
+
+
+def read_worker(folder: Path) -> tuple[str, int] | None:
+    """(host, pid) of the worker that :func:`write_worker` recorded in ``folder``, or None."""
+    try:
+        w = json.loads((Path(folder) / WORKER_FILE).read_text())
+        host, pid = w["host"], w["pid"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(host, str) or not isinstance(pid, int) or isinstance(pid, bool):
+        return None
+    return host, pid
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (:func:`atomic_write`), synced to disk first."""
 
