@@ -46,7 +46,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--reward-noise", type=float, default=0.5, help="sd of the reward noise")
     p.add_argument("--sweeps", type=int, help="synchronous sweeps per operator (default 40,000)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=Path("results/examples/random_mdp"))
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/examples/random_mdp"),
+        help="output folder, created if needed: final_errors.csv, errors.csv, errors.png "
+        "(default results/examples/random_mdp)",
+    )
     p.add_argument("--quick", action="store_true", help="1,000 sweeps unless --sweeps (for tests)")
     args = p.parse_args(argv)
     if args.sweeps is None:  # --quick sets the scale, not a --sweeps given with it

@@ -45,7 +45,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sigma2", type=float, nargs="+", help="reward variances (default 0 10 50)")
     p.add_argument("--step-sizes", type=float, nargs="+", help="step sizes (default 0.005 0.02)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=Path("results/examples/mountain_car"))
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/examples/mountain_car"),
+        help="output folder, created if needed: mountain_car.csv, best_step_sizes.csv, "
+        "sensitivity.png, curves.png (default results/examples/mountain_car)",
+    )
     p.add_argument(
         "--quick",
         action="store_true",

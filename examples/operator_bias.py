@@ -60,7 +60,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--samples", type=int, help="Monte Carlo draws per cell (default 400,000)")
     p.add_argument("--tau", type=float, default=1.0, help="half-width of the uniform errors")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=Path("results/examples/operator_bias"))
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/examples/operator_bias"),
+        help="output folder, created if needed: operator_bias.csv, operator_bias.png "
+        "(default results/examples/operator_bias)",
+    )
     p.add_argument(
         "--quick", action="store_true", help="20,000 draws per cell unless --samples (for tests)"
     )

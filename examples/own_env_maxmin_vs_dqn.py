@@ -102,7 +102,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, help="environment steps per seed (default 20,000)")
     p.add_argument("--seeds", type=int, help="seeds per agent, trained together (default 5)")
     p.add_argument("--n", type=int, default=4, help="Maxmin's N (default 4)")
-    p.add_argument("--out", type=Path, default=Path("results/examples/own_env"))
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/examples/own_env"),
+        help="output folder, created if needed: the two runs, comparison.csv, curves.png "
+        "(default results/examples/own_env)",
+    )
     p.add_argument(
         "--overwrite",
         action="store_true",
@@ -205,7 +211,10 @@ def main(argv: list[str] | None = None) -> int:
         "p",
         "p_improve",
     ]
-    print("\ncompare_runs (score: mean test return over 100 episodes with eps = 0.01):")
+    print(
+        "\ncompare_runs (score: mean test return over 100 episodes with eps = 0.01; "
+        "diff, p, p_improve: against DQN, baseline=2):"
+    )
     print(table[shown].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
     # Learning curves: `maxminq plot` from Python; returns [curves.png, curves.svg].

@@ -48,7 +48,13 @@ scales:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=Path("results/examples/sweep"))
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/examples/sweep"),
+        help="output folder, created if needed: the results store, summary.csv "
+        "(default results/examples/sweep)",
+    )
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--quick", action="store_true", help="20 runs x 150 episodes (for tests)")
     args = p.parse_args(argv)

@@ -210,7 +210,7 @@ def test_an_environment_that_needs_keywords(tmp_path, capsys) -> None:
     # maxminq envs shows its defaults when given them (it could not build it).
     assert main(["envs", "--env", env_id]) == 2 and "'size'" in capsys.readouterr().err
     assert main(["envs", "--env", env_id, "--env-kwargs", '{"size": 3}']) == 0
-    assert re.search(r"^max_episode_steps +7$", capsys.readouterr().out, re.MULTILINE)
+    assert re.search(r"^  --max-episode-steps +7$", capsys.readouterr().out, re.MULTILINE)
     # Given them, it trains: the defaults are read from the environment built with them.
     argv = ["train", "--env", env_id, "--env-kwargs", '{"size": 8}', "--steps", "150"]
     argv += ["--learning-starts", "100", "--eval-episodes", "1", "--no-plot", "--no-progress"]

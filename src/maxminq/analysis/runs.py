@@ -421,9 +421,10 @@ def plot_runs(
     one figure, one colour per run, as ``maxminq plot FOLDER ... --out OUT --panels PANELS``
     does (the command calls this); returns the written files, ``[<out>.png, <out>.svg]``.
 
-    ``out``: the figure's path, with or without ``.png``; an existing folder gets the
-    default name inside it (default: ``FOLDER/curves`` for one run, ``./compare`` for
-    several). ``panels``: names from ``figures.TRAINING_PANELS`` (a list, or the command's
+    ``out``: the figure's path, with or without ``.png``; an existing folder, or a path
+    ending in ``/`` (a folder, created if needed), gets the default name inside it
+    (default: ``FOLDER/curves`` for one run, ``./compare`` for several). ``panels``: names
+    from ``figures.TRAINING_PANELS`` (a list, or the command's
     comma-separated text; default ``figures.DEFAULT_PANELS``: return, bias, q). ``labels``:
     the legend's names of the runs (default: what tells them apart, ``run_labels``, and
     how many seeds diverged, if any); ``title``: the figure's (default: the command's). Bad
@@ -453,7 +454,9 @@ def plot_runs(
     runs = [(label, cfg["agent"], t) for label, cfg, t in zip(labels, cfgs, tables, strict=True)]
     default = paths[0] / "curves" if len(runs) == 1 else Path("compare")
     target = (default if out is None else as_path(out, "--out")).resolve()
-    if target.is_dir():  # "--out figs/": the default name inside it
+    # "--out figs/" names a folder, also one that does not exist yet (Path drops the slash:
+    # it wrote figs.png): the default name inside it, the folder created as for a file's.
+    if target.is_dir() or os.fspath(out or "").endswith(("/", os.sep)):
         target = target / default.name
     if target.suffix.lower() in _OTHER_FORMATS:
         raise UsageError(f"--out: figures are written as .png and .svg, not {target.suffix}")

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from maxminq.errors import UsageError
+
+if TYPE_CHECKING:
+    from maxminq.envs.registry import EnvDefaults
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,6 +110,95 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(d.as_dict(), indent=2))
     else:
-        for key, value in d.as_dict().items():
-            print(f"{key:<18} {value}")
+        print(defaults_text(d))
     return 0
+
+
+# The agents of 'maxminq train --agent', in its help's order.
+TRAIN_AGENTS = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
+
+
+def agent_defaults(d: EnvDefaults, agent: str) -> tuple[float, int]:
+    """The ``--lr`` and ``--n`` that ``maxminq train`` gives ``agent`` on ``d``'s environment
+    when they are not given (``TrainConfig.resolve``'s rule: the registry's best setting of
+    the agent, Ensemble DQN taking Maxmin DQN's; N = 1 for DQN and Double DQN)."""
+    best = d.best.get(agent) or (d.best.get("maxmin-dqn", {}) if agent == "ensemble-dqn" else {})
+    n = 1 if agent in ("dqn", "ddqn") else int(best.get("n") or 2)
+    lr = float(best.get("lr") or d.lr_sweep[len(d.lr_sweep) // 2])
+    return lr, n
+
+
+def defaults_text(d: EnvDefaults) -> str:
+    """One id's defaults as ``maxminq envs --env ID`` prints them: each under the name of the
+    ``maxminq train`` option it is the default of (the registry's field names, ``train_steps``
+    or ``target_update``, and Python reprs of its dicts were what the command once printed),
+    then ``--lr`` / ``--n`` per agent and the paper's sweep."""
+    from maxminq.analysis.style import integer
+
+    def num(v: float | int | None) -> str:
+        if v is None:
+            return "none"
+        return integer(v) if isinstance(v, int) and not isinstance(v, bool) else f"{v:g}"
+
+    kwargs = json.dumps(d.env_kwargs) if d.env_kwargs else "none"
+    steps = d.train_steps
+    options = [
+        ("--steps", integer(steps)),
+        (
+            "--max-episode-steps",
+            "none (no time limit)" if d.max_episode_steps is None else integer(d.max_episode_steps),
+        ),  # fmt: skip
+        ("--network", d.network),
+        ("--hidden", ",".join(str(h) for h in d.hidden)),
+        ("--buffer-size", integer(d.buffer_size)),
+        ("--batch-size", integer(d.batch_size)),
+        ("--gamma", num(d.gamma)),
+        ("--target-update", integer(d.target_update)),
+        ("--learning-starts", integer(d.learning_starts)),
+        ("--eps-start", num(d.eps_start)),
+        ("--eps-end", num(d.eps_end)),
+        ("--eps-decay-steps", integer(d.eps_decay_steps)),
+        ("--loss", d.loss),
+        ("--grad-clip", num(d.grad_clip)),
+        ("--optimizer", d.optimizer),
+        (
+            "--optimizer-kwargs",
+            json.dumps(d.optimizer_kwargs) if d.optimizer_kwargs else "none (torch's defaults)",
+        ),  # fmt: skip
+        ("--env-kwargs", kwargs),
+        ("--eval-episodes", integer(d.eval_episodes)),
+        ("--eval-eps", num(d.eval_eps)),
+        ("--bias-every", f"{integer(max(1000, steps // 200))} (max(1,000, steps / 200))"),
+        ("--checkpoint-every", f"{integer(max(10_000, steps // 20))} (max(10,000, steps / 20))"),
+    ]
+    if d.paper:
+        head = [f"{d.env_id}: a paper environment, the paper's settings"]
+    else:
+        head = [
+            f"{d.env_id}: not a paper environment, so the paper's feature-environment settings",
+            "with LunarLander-v3's step sizes and N (an assumption)",
+        ]
+    lines = [*head, "", f"what 'maxminq train --env {d.env_id}' uses for an option not given:"]
+    width = max(len(o) for o, _ in options)
+    lines += [f"  {o:<{width}}  {v}" for o, v in options]
+    lines += [
+        "",
+        "and per --agent (default maxmin-dqn), --lr and --n (N of Maxmin and Ensemble DQN, K",
+        "of Averaged DQN):",
+    ]
+    for agent in TRAIN_AGENTS:
+        lr, n = agent_defaults(d, agent)
+        if agent == "ensemble-dqn":
+            note = "  (Maxmin DQN's: no posted setting)"
+        elif d.paper and d.best_source.get(agent) == "assumed":
+            note = "  (assumed: not posted by the authors)"
+        else:
+            note = ""
+        lines.append(f"  {agent:<12}  --lr {lr:<7g} --n {n}{note}")
+    lines += [
+        "",
+        f"the paper's sweep: --lr {', '.join(f'{v:g}' for v in d.lr_sweep)}",
+        f"  and --n {', '.join(str(v) for v in d.n_sweep)}; {d.runs} runs per setting",
+        "(--format json: the registry's fields)",
+    ]
+    return "\n".join(lines)

@@ -23,11 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--out",
-        type=Path,
-        default=None,
+        default=None,  # a str: a trailing "/" (a folder) would be lost in a Path
         help="figure path, with or without .png; .png and .svg are written; an existing "
-        "folder gets the default name inside it (default: RUN_DIR/curves for one run, "
-        "./compare for several)",
+        "folder, or a path ending in /, gets the default name inside it (default: "
+        "RUN_DIR/curves for one run, ./compare for several)",
     )
     parser.add_argument(
         "--panels",

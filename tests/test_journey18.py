@@ -1,0 +1,114 @@
+"""Review 18, h5: a newcomer's path through the README (reproduce a figure, train Maxmin DQN
+on an environment of one's own, compare it with DQN on a plot). Each test pins a place where
+the command did something other than what its help or the README led the user to expect."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_folders import finished_run  # noqa: E402
+
+from maxminq.cli import main  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _two_runs(tmp_path: Path) -> tuple[Path, Path]:
+    """A DQN and a Maxmin DQN run folder, finished, two seeds each."""
+    metrics = [(s, step, 0.1 * s, 3) for s in (0, 1) for step in (1000, 2000)]
+    train = {0: (2000, 1.0), 1: (2000, 2.0)}
+    dqn = finished_run(tmp_path / "dqn", metrics, steps=2000, train=train, tests={0: 1, 1: 2})
+    maxmin = finished_run(
+        tmp_path / "maxmin",
+        metrics,
+        steps=2000,
+        train=train,
+        tests={0: 1, 1: 2},
+        agent="maxmin-dqn",
+    )
+    return maxmin, dqn
+
+
+def test_plot_out_ending_in_a_slash_is_a_folder(tmp_path, monkeypatch, capsys) -> None:
+    """``maxminq plot A B --out figs/`` wrote ``figs.png`` beside where the user asked for a
+    folder (the slash was lost in a Path); now the folder is made and the figure is inside
+    it under the default name, from the command and from ``plot_runs`` alike."""
+    from maxminq.analysis import plot_runs
+
+    maxmin, dqn = _two_runs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["plot", str(maxmin), str(dqn), "--out", "figs/", "--panels", "return"]) == 0
+    assert (tmp_path / "figs" / "compare.png").is_file()
+    assert (tmp_path / "figs" / "compare.svg").is_file()
+    assert not (tmp_path / "figs.png").exists()
+    assert f"figure written to {tmp_path / 'figs' / 'compare.png'}" in capsys.readouterr().out
+    paths = plot_runs([maxmin], "one/", panels="return")
+    assert paths == [tmp_path / "one" / "curves.png", tmp_path / "one" / "curves.svg"]
+    assert not (tmp_path / "one.png").exists()
+
+
+def test_plot_out_without_slash_is_still_a_file_name(tmp_path, monkeypatch) -> None:
+    """The documented reading of ``--out`` is unchanged: a path (with or without .png) that
+    is not a folder names the figure."""
+    maxmin, dqn = _two_runs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["plot", str(maxmin), str(dqn), "--out", "figs", "--panels", "return"]) == 0
+    assert (tmp_path / "figs.png").is_file() and not (tmp_path / "figs").exists()
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "maxminq/MinAtar-Breakout-v0"])
+def test_envs_one_id_names_the_train_options_and_each_agents_defaults(env_id: str, capsys) -> None:
+    """``maxminq envs --env ID`` printed the registry's field names and Python reprs
+    (``train_steps 500000``, ``best {'dqn': {'lr': 0.0003, 'n': None}, ...}``, no Ensemble
+    DQN): a newcomer could not tell which ``train`` option each value is the default of, nor
+    which --lr and --n an agent gets. Now: option names, thousands separators, and per agent
+    the --lr and --n that ``TrainConfig.resolve`` (what train runs) gives it."""
+    from maxminq.deep import TrainConfig
+
+    assert main(["envs", "--env", env_id]) == 0
+    out = capsys.readouterr().out
+    assert "{'" not in out and "train_steps" not in out  # no dict reprs, no field names
+    resolved = TrainConfig(env_id=env_id, agent="dqn").resolve()
+    lines = {line.split()[0]: line.split()[1] for line in out.splitlines() if line[:4] == "  --"}
+    assert lines["--steps"] == f"{resolved.steps:,}"
+    assert lines["--buffer-size"] == f"{resolved.buffer_size:,}"
+    assert lines["--target-update"] == f"{resolved.target_update:,}"
+    assert lines["--bias-every"] == f"{resolved.bias_every:,}"
+    assert lines["--checkpoint-every"] == f"{resolved.checkpoint_every:,}"
+    assert lines["--optimizer"] == resolved.optimizer and lines["--loss"] == resolved.loss
+    for agent in ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn"):
+        c = TrainConfig(env_id=env_id, agent=agent).resolve()
+        row = next(line.split() for line in out.splitlines() if line.split()[:1] == [agent])
+        assert row[1:5] == ["--lr", f"{c.lr:g}", "--n", str(c.n)], (agent, row)
+
+
+def test_envs_one_id_marks_a_non_paper_id_as_assumed(capsys) -> None:
+    """An id outside the paper says that its settings are carried over (LunarLander's step
+    sizes and N), a paper id says it has the paper's."""
+    assert main(["envs", "--env", "CartPole-v1"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("CartPole-v1: not a paper environment"), first
+    assert main(["envs", "--env", "LunarLander-v3"]) == 0
+    assert capsys.readouterr().out.startswith("LunarLander-v3: a paper environment")
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_every_example_help_says_where_out_goes(script: str, capsys) -> None:
+    """Each example's ``--out OUT`` had no help text, so ``--help`` did not say where the
+    files land by default; now it names the default folder (checked against the parser's
+    own default) and that the folder is created."""
+    spec = importlib.util.spec_from_file_location(f"_journey18_{script[:-3]}", EXAMPLES / script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    default = module.parse_args([]).out
+    with pytest.raises(SystemExit):
+        module.parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"(default {default})" in text
+    assert "--out OUT output folder, created if needed" in text
