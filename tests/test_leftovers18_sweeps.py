@@ -4,6 +4,13 @@
    change its results): changing them in a config retrained every run. Runs at their
    defaults keep the ids they always had, and a store whose runs were swept with other
    values resumes as before (its runs are taken under their stored ids).
+2. A YAML alias bomb ("billion laughs") in a config is refused in one line naming the file,
+   before anything is built from it; it ran out of time or memory.
+3. SIGHUP (the terminal closed) stops ``maxminq sweep`` as SIGTERM does: the workers get
+   their grace, so a deep run checkpoints its step; under ``nohup`` the sweep goes on.
+4. ``maxminq status`` names the worker process of a running run, not the sweep's.
+5. Interrupted, a Ray sweep cancels its tasks gently and waits: a deep run checkpoints its
+   step, as under the local backend.
 """
 
 from __future__ import annotations
@@ -372,3 +379,40 @@ def test_the_worker_file_of_an_earlier_attempt_is_gone_before_the_next_starts(
         _drive(store, backend, [run], summary, False, True)  # type: ignore[arg-type]
         assert store.get(run.run_id).status == "done"
     assert backend.stale == [False]
+
+
+# ----------------------------------------------------------------------------- 5. Ray
+RAY_DEEP = HUNG.replace("name: hung", "name: on_ray")
+
+
+def test_a_terminated_ray_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) -> None:
+    """SIGTERM to a Ray sweep while its deep run trains (step 100 reported; its only
+    periodic checkpoint would be that of step 400): the task is cancelled gently (Ray
+    raises a KeyboardInterrupt through its SIGINT handler, which the training defers to the
+    end of its step) and waited for, so the run's folder holds a checkpoint of a step >= 100;
+    exit 143 and the one line as before, the run queued again. Before, Ray was shut down at
+    once and the run kept no step."""
+    config = tmp_path / "ray.yaml"
+    config.write_text(RAY_DEEP)
+    out = tmp_path / "out"
+    argv = ["sweep", str(config), "--out", str(out), "--workers", "1", "--no-progress"]
+    argv += ["--backend", "ray"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLI, *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    ready = lambda: any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))  # noqa: E731
+    status, err = helpers.terminate_when(proc, ready, timeout=180)
+    lines = [line for line in err.strip().splitlines() if "INFO worker.py" not in line]
+    assert status == 143, err
+    assert lines[-1:] == [
+        "maxminq sweep: terminated; finished runs are kept: the same command resumes"
+    ], err
+    (work,) = out.glob("work/*")
+    step = int(torch.load(work / "checkpoint" / "state.pt", weights_only=True)["step"])
+    assert 100 <= step < 400
+    with ResultsStore(out, create=False) as store:
+        assert [r.status for r in store.records()] == ["pending"]

@@ -10,7 +10,9 @@ removed. A kill at any moment therefore loses at most the runs in flight, which 
 ``run_sweep`` on the same folder runs again (deep runs continue from their checkpoints in
 ``OUT/work/<run_id>``). Interrupted (Ctrl-C, SIGTERM), the local backend stops its workers
 with SIGTERM and waits up to ``STOP_GRACE`` s before it kills them: a deep run first ends
-its training step and writes a checkpoint of it, so its next attempt loses no step.
+its training step and writes a checkpoint of it, so its next attempt loses no step. The Ray
+backend cancels its tasks instead (``ray.cancel``: a KeyboardInterrupt in the task, which
+a deep run defers in the same way) and waits as long before it shuts Ray down.
 """
 
 from __future__ import annotations
@@ -156,6 +158,28 @@ def execute_run(
         else:  # shown where it arose, as it would have been
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
     return result
+
+
+def execute_ray_run(
+    execute: Callable[[dict[str, Any], Path, bool], RunOutput],
+    settings: dict[str, Any],
+    work_dir: str,
+) -> _Result:
+    """:func:`execute_run` as a Ray task: with SIGINT unblocked in the worker's main thread
+    while the run runs. Ray blocks it there, and cancels a running task (``ray.cancel``,
+    not forced) by calling the SIGINT handler directly; a deep run's training defers that
+    to the end of its step, checkpoints the step and then raises the signal again to stop,
+    which stayed pending in the blocked thread: the run trained on to its end, or until
+    Ray was shut down. The worker's mask is put back for its next task."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        return execute_run(execute, settings, work_dir)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        return execute_run(execute, settings, work_dir)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _show_warnings(result: _Result, shown: set[tuple[type[Warning], str]]) -> None:
@@ -396,7 +420,8 @@ class _RayBackend:
             self._init(ray, workers, address)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.workers = max(1, min(workers or cpus, cpus))
-        self._task = ray.remote(num_cpus=1, max_retries=0)(execute_run)
+        self._task = ray.remote(num_cpus=1, max_retries=0)(execute_ray_run)
+        self._running: set[Any] = set()  # refs of the tasks submitted and not yet answered
 
     def _init(self, ray: Any, workers: int | None, address: str | None) -> None:
         """Start or join Ray unless this process has it already (then ``started`` stays
@@ -432,12 +457,16 @@ class _RayBackend:
 
     def submit(self, run: RunSpec, work_dir: Path) -> Any:
         """Start one run as a Ray task; returns its object ref."""
-        return self._task.remote(KINDS[run.kind].execute, run.settings, str(work_dir))
+        ref = self._task.remote(KINDS[run.kind].execute, run.settings, str(work_dir))
+        self._running.add(ref)
+        return ref
 
     def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, _Result]]:
+        """The runs that ended within ``timeout`` s, with their answers."""
         ready, _ = self.ray.wait(handles, num_returns=1, timeout=timeout)
         out = []
         for ref in ready:
+            self._running.discard(ref)
             try:
                 out.append((ref, self.ray.get(ref)))
             except Exception as err:  # the task's worker died (node lost, OOM kill)
@@ -452,8 +481,33 @@ class _RayBackend:
             self.ray.shutdown()
 
     def abort(self) -> None:
-        """Stop at once (interrupt): workers are killed, queued runs dropped."""
-        self.close()
+        """Stop (interrupt): each task still running is cancelled as Ray cancels gently, by
+        a KeyboardInterrupt raised through the SIGINT handler of its worker's main thread,
+        which a deep run's training defers to the end of its step and a checkpoint of it
+        (as a local worker does on SIGTERM); waited for up to ``STOP_GRACE`` s (a second
+        Ctrl-C: at once), then Ray is shut down (if this backend started it) and whatever
+        is left killed. Before, Ray was shut down at once: the run lost every step since
+        its last periodic checkpoint. On a Ray the caller started, the tasks are cancelled
+        rather than left running."""
+        refs = list(self._running)
+        try:
+            if refs:
+                for ref in refs:
+                    with contextlib.suppress(Exception):  # ended meanwhile, Ray gone
+                        self.ray.cancel(ref, force=False)
+                if sys.stderr.isatty():
+                    print(
+                        f"maxminq: waiting up to {STOP_GRACE:.0f} s for {len(refs)} Ray "
+                        "task(s) to stop (a deep run checkpoints its step first; Ctrl-C again "
+                        "to stop at once)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                with contextlib.suppress(Exception):  # not KeyboardInterrupt: a second Ctrl-C
+                    self.ray.wait(refs, num_returns=len(refs), timeout=STOP_GRACE)
+        finally:
+            self._running.clear()
+            self.close()
 
 
 def _make_backend(
