@@ -27,7 +27,7 @@ from maxminq.deep.config import EnvWarning, TrainConfig
 from maxminq.deep.nets import build_net
 from maxminq.deep.policy import MODEL_FILE, evaluate_agent, load_agent, save_model
 from maxminq.deep.replay import ReplayBuffers, check_finite
-from maxminq.deep.train import Trainer, episode_observation
+from maxminq.deep.train import Trainer, episode_observation, run_training
 from maxminq.errors import UsageError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -289,3 +289,58 @@ def test_the_commands_show_the_float32_error_without_numpys_overflow_warning(tmp
     err = capsys.readouterr().err
     assert err.startswith("maxminq evaluate: error: --env: a reward of a test or eval"), err
     assert err.count("\n") == 1, err
+
+
+# --- 5. a seed's mini-batch products are its own too ------------------------------------------
+
+
+class _FiveActions(StepsEnv):
+    """StepsEnv with five actions (reward 1 for action 1): an output layer of 5 units."""
+
+    action_space = gym.spaces.Discrete(5)
+
+
+def test_minatar_mini_batch_values_of_a_seed_are_its_own_at_an_odd_batch_size() -> None:
+    """One batched product over all seeds rounded a member's Q-values by its position for
+    some mini-batch shapes (here MinAtar's 6 actions at 33 rows), so the targets and updates
+    of a seed in a multi-seed run were not those of the seed alone; only one-row products
+    (acting, probes) were made per seed."""
+    seeds = [torch.Generator().manual_seed(s) for s in (5, 9)]
+    both = build_net("minatar_cnn", 2, (4, 10, 10), 6)
+    both.init_members(seeds, 1)
+    x = torch.rand((2, 33, 4, 10, 10), generator=torch.Generator().manual_seed(1)).round()
+    together = both.forward_shared(x, 1)
+    for s in range(2):
+        alone = build_net("minatar_cnn", 1, (4, 10, 10), 6)
+        alone.flat.copy_(both.flat[s : s + 1])
+        assert torch.equal(together[s], alone.forward_shared(x[s : s + 1], 1)[0]), s
+    # The update's forward too (the rows of the updated members, one per seed).
+    act = torch.zeros((2, 33), dtype=torch.int64)
+    y = torch.zeros((2, 33))
+    _, q_sa, grad = both.loss_and_grad(both.flat, x, act, y, "huber", 2)
+    for s in range(2):
+        _, q1, g1 = both.loss_and_grad(both.flat[s : s + 1], x[s : s + 1], act[:1], y[:1], "huber")
+        assert torch.equal(q_sa[s], q1[0]) and torch.equal(grad[s], g1[0]), s
+
+
+def test_a_seeds_tables_are_its_own_at_a_batch_size_that_rounds_by_position(tmp_path) -> None:
+    """README: a seed's tables are bitwise identical alone or among other seeds. They were
+    not with 5 actions and --batch-size 5 (nor MinAtar's 6 at an odd size): the mini-batch
+    products of all seeds were one product."""
+
+    def seed0(seeds: list[int], out: str) -> dict[str, pd.DataFrame]:
+        cfg = TrainConfig(
+            env_id=_register(_FiveActions), agent="maxmin-dqn", n=2, steps=150, seeds=seeds,
+            learning_starts=20, batch_size=5, buffer_size=100, eval_episodes=2,
+            checkpoint_every=0, bias_every=50, eps_decay_steps=50,
+        )  # fmt: skip
+        tables = run_training(cfg, tmp_path / out, progress=False)
+        return {
+            k: t[t["seed"] == 0].drop(columns="steps_per_s", errors="ignore").reset_index(drop=True)
+            for k, t in tables.items()
+        }
+
+    alone, among = seed0([0], "alone"), seed0([3, 0], "among")
+    assert len(alone["metrics"]) == 3 and alone["metrics"]["loss"].notna().all()
+    for name in ("episodes", "tests", "metrics", "runs"):
+        pd.testing.assert_frame_equal(alone[name], among[name], check_exact=True)

@@ -217,7 +217,8 @@ class Learner:
             x.reshape(k * u, b, *x.shape[2:]) for x in (batch["obs"], batch["action"], y)
         )
         # Hand-written backward (nets.StackedNet.loss_and_grad): no autograd overhead.
-        per, q_sa, grad = self.online.loss_and_grad(rows, obs, act, y_rep, self.loss_kind)
+        # One group of u rows per seed: a seed's products are its own (nets.linear).
+        per, q_sa, grad = self.online.loss_and_grad(rows, obs, act, y_rep, self.loss_kind, k)
         norms = member_grad_norm_clip(grad, self.grad_clip).numpy()
         self.opt.step(idx, grad)
         per_np = per.numpy()

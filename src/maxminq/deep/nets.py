@@ -33,12 +33,6 @@ def _uniform(shape: tuple[int, ...], bound: float, gen: torch.Generator) -> torc
     return (torch.rand(shape, generator=gen) * 2.0 - 1.0) * bound
 
 
-def _groups(x: torch.Tensor) -> int:
-    """How many separate products ``linear`` takes for inputs ``x`` (G, B, ...) shared by
-    groups of members: G for one observation per group (B = 1), else 1."""
-    return x.shape[0] if x.shape[1] == 1 else 1
-
-
 def linear(bias: torch.Tensor, h: torch.Tensor, w: torch.Tensor, groups: int = 1) -> torch.Tensor:
     """``bias + h @ w`` for every member (one ``torch.baddbmm``), or, when ``groups`` > 1
     and the product is one that rounds by position, one product per group of consecutive
@@ -50,10 +44,21 @@ def linear(bias: torch.Tensor, h: torch.Tensor, w: torch.Tensor, groups: int = 1
     differently by its index in the batch (measured here for widths 5-7, 9-11, ...:
     MinAtar's 6 actions). One product over all seeds would then make a seed's Q-values
     depend on its position among the other seeds; its own product is the one it has
-    alone. Widths that are multiples of 16 (the hidden layers, 64 and 128) and mini-batch
-    products (B = 32) showed no such dependence and stay one product."""
+    alone. Widths that are multiples of 16 (the hidden layers, 64 and 128) showed no such
+    dependence and stay one product. Mini-batch products (B > 1: updates, targets) round
+    by position for some shapes too (here an output width above 4 with B x width not a
+    multiple of 4: MinAtar's 6 actions at an odd --batch-size, 5 actions at 5; not at the
+    default 32): whether one product gives each group its own product is tried once per
+    shape on this machine (:func:`_one_product_per_group`), and a product per group taken
+    where it does not."""
     k_in, k_out = w.shape[-2], w.shape[-1]
-    if groups == 1 or k_in * k_out < 400 or k_out % 16 == 0:
+    if groups == 1:
+        return torch.baddbmm(bias, h, w)
+    if h.shape[1] == 1:
+        one = k_in * k_out < 400 or k_out % 16 == 0
+    else:
+        one = _one_product_per_group(h.shape[0], groups, h.shape[1], k_in, k_out)
+    if one:
         return torch.baddbmm(bias, h, w)
     k = h.shape[0] // groups
     return torch.cat(
@@ -62,6 +67,33 @@ def linear(bias: torch.Tensor, h: torch.Tensor, w: torch.Tensor, groups: int = 1
             for i in range(0, h.shape[0], k)
         ]
     )
+
+
+# Whether one batched product of a shape equals a product per group, per (members, groups,
+# rows, in, out, torch threads): tried once each in a process (_one_product_per_group).
+_PER_GROUP_EQUAL: dict[tuple[int, ...], bool] = {}
+
+
+def _one_product_per_group(members: int, groups: int, rows: int, k_in: int, k_out: int) -> bool:
+    """Whether one ``torch.baddbmm`` of ``members`` products of (``rows`` x ``k_in``) @
+    (``k_in`` x ``k_out``) gives every one of the ``groups`` consecutive groups of members
+    exactly the result of the group's own product, tried on random values (a generator of
+    its own) the first time a shape comes: a kernel that rounds by position differs there
+    (some entries of the 2nd, 3rd, ... group). Taken where it holds (a seed's values then
+    do not depend on the other seeds either way) as it is faster than a product per group."""
+    key = (members, groups, rows, k_in, k_out, torch.get_num_threads())
+    known = _PER_GROUP_EQUAL.get(key)
+    if known is None:
+        gen = torch.Generator().manual_seed(0)
+        h = torch.rand((members, rows, k_in), generator=gen)
+        w = torch.rand((members, k_in, k_out), generator=gen) - 0.5
+        b = torch.rand((members, 1, k_out), generator=gen) - 0.5
+        k = members // groups
+        each = [
+            torch.baddbmm(b[i : i + k], h[i : i + k], w[i : i + k]) for i in range(0, members, k)
+        ]
+        known = _PER_GROUP_EQUAL[key] = torch.equal(torch.baddbmm(b, h, w), torch.cat(each))
+    return known
 
 
 class StackedNet:
@@ -106,10 +138,10 @@ class StackedNet:
         """Q-values ``(M, B, A)`` when consecutive groups of ``n`` members see the same
         inputs: ``x`` is ``(M // n, B, *obs)`` (e.g. one batch per seed, N nets each).
 
-        With one observation per group (B = 1: acting, bias probes, test episodes) each
-        group's layers are products of their own (``linear``): one product for all seeds
-        would make a seed's values depend on its position among them."""
-        return self._forward_saved(self.params, tile_members(x, n), groups=_groups(x))[0]
+        Each group's layers are products of their own where one product for all groups
+        would round a member's values by its position among them (``linear``): a seed's
+        values would then depend on the other seeds."""
+        return self._forward_saved(self.params, tile_members(x, n), groups=x.shape[0])[0]
 
     def _forward_saved(
         self, ps: list[torch.Tensor], x: torch.Tensor, *, groups: int = 1
@@ -122,7 +154,13 @@ class StackedNet:
         raise NotImplementedError
 
     def loss_and_grad(
-        self, rows: torch.Tensor, x: torch.Tensor, action: torch.Tensor, y: torch.Tensor, loss: str
+        self,
+        rows: torch.Tensor,
+        x: torch.Tensor,
+        action: torch.Tensor,
+        y: torch.Tensor,
+        loss: str,
+        groups: int = 1,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-member loss, Q(s, a) and gradient rows, by hand-written backpropagation.
 
@@ -131,9 +169,12 @@ class StackedNet:
         the Huber / SmoothL1 loss with beta 1 ('huber'). Returns ``(loss (k,), q_sa (k, B),
         grad (k, P))``; equal to autograd's result (the equivalence test checks it
         against ``nn.Module`` + ``backward``), without the autograd engine's overhead.
+        ``groups``: the rows are that many groups (seeds) of consecutive members, whose
+        forward products are their own where one product would round by position
+        (``linear``).
         """
         ps = self.views(rows)
-        q, saved = self._forward_saved(ps, x)
+        q, saved = self._forward_saved(ps, x, groups=groups)
         idx = action.unsqueeze(-1)
         q_sa = q.gather(-1, idx).squeeze(-1)
         diff = q_sa - y
@@ -292,7 +333,7 @@ class StackedMinAtarCNN(StackedNet):
     def forward_shared(self, x: torch.Tensor, n: int) -> torch.Tensor:
         """As the base method, with the im2col patches built once per input group and the
         group's n convolutions as one matrix product (no n-fold copy of the inputs)."""
-        return self._forward_saved(self.params, x, n, groups=_groups(x))[0]
+        return self._forward_saved(self.params, x, n, groups=x.shape[0])[0]
 
     def _forward_saved(
         self, ps: list[torch.Tensor], x: torch.Tensor, n: int = 1, *, groups: int = 1
