@@ -112,3 +112,43 @@ def test_every_example_help_says_where_out_goes(script: str, capsys) -> None:
     text = " ".join(capsys.readouterr().out.split())
     assert f"(default {default})" in text
     assert "--out OUT output folder, created if needed" in text
+
+
+def test_report_of_an_experiment_folder_says_what_to_run(tmp_path, capsys) -> None:
+    """``maxminq report results/toy_mdp`` (the folder 'maxminq experiment toy-mdp' wrote, a
+    newcomer's first reproduction) said only "holds neither results.sqlite ... nor
+    theory/bias.csv; nothing to report"; now it says whose output it is and which command
+    puts that experiment into a report."""
+    out = tmp_path / "toy"
+    out.mkdir()  # what the command leaves (its settings.json names the experiment)
+    (out / "settings.json").write_text('{"experiment": "toy-mdp", "runs": 5000}')
+    (out / "toy_mdp.csv").write_text("mu,algorithm,n,run,episode,p_left,distance,q_a_left\n")
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"maxminq report: error: DIR: {out} holds the output of 'maxminq "
+                          "experiment toy-mdp'")  # fmt: skip
+    assert "'maxminq reproduce --only toy_mdp'" in err
+    assert not (out / "report.html").exists()
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_report_of_a_folder_of_train_runs_points_to_compare(nested: bool, tmp_path, capsys) -> None:
+    """``maxminq report runs`` on a folder of 'maxminq train' runs (flat, or laid out as
+    docs/runs is, <env>/<run>) named no command that reads them; now it names compare and
+    plot with two of its runs (of one environment folder), and --published for the nested
+    layout only (the one --published takes)."""
+    root = tmp_path / "runs"
+    base = root / "lunar" if nested else root
+    for agent in ("dqn", "maxmin"):
+        finished_run(base / agent, [(0, 1000, -1.0, 5)], steps=1000,
+                     train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
+    if nested:
+        finished_run(root / "cart" / "dqn", [(0, 1000, -1.0, 5)], steps=1000,
+                     train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
+    assert main(["report", str(root)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    # nested: the environment folder with two runs (cart/ has one), not the first found
+    assert f"(e.g. 'maxminq compare {base / 'dqn'} {base / 'maxmin'}')" in err, err
+    assert ("--published" in err) is nested

@@ -60,6 +60,42 @@ def _whole(path: Path, option: str) -> None:
         raise UsageError(f"{option}: {path} is empty or cut short; rerun 'maxminq theory'")
 
 
+def _refuse_other_outputs(folder: Path) -> None:
+    """A UsageError saying what to run instead when ``folder``, given as DIR with nothing to
+    report, holds what another command wrote: the output of ``maxminq experiment`` (its
+    figures are there already) or ``maxminq train`` runs (``compare`` and ``plot`` read
+    them). Both got "holds neither results.sqlite ...; nothing to report", which named no
+    command that reads them."""
+    import json
+
+    try:
+        kind = json.loads((folder / "settings.json").read_text(encoding="utf-8"))["experiment"]
+    except (OSError, ValueError, KeyError, TypeError):
+        kind = None
+    if kind in ("toy-mdp", "mountain-car"):
+        config = kind.replace("-", "_")
+        raise UsageError(
+            f"DIR: {folder} holds the output of 'maxminq experiment {kind}', whose figures "
+            "are drawn there already; report reads the folder of 'maxminq sweep' or "
+            f"'maxminq reproduce' ('maxminq reproduce --only {config}' runs it into one)"
+        )
+    flat = sorted(p.parent for p in folder.glob("*/runs.csv"))
+    runs = flat or sorted(p.parent for p in folder.glob("*/*/runs.csv"))
+    if runs:
+        parents = [p.parent for p in runs]  # the example: two runs of one environment
+        most = max(parents, key=parents.count)
+        shown = " ".join(str(p) for p in [p for p in runs if p.parent == most][:2])
+        published = (
+            ""
+            if flat  # --published takes DIR/<env>/<run>/ only
+            else f"; 'maxminq report RESULTS --published {folder}' adds them to a report"
+        )
+        raise UsageError(
+            f"DIR: {folder} holds 'maxminq train' runs, not a results folder: 'maxminq "
+            f"compare' and 'maxminq plot' read them (e.g. 'maxminq compare {shown}')" + published
+        )
+
+
 def validate(args: argparse.Namespace) -> Path:
     """Check the options and the input files before any work; returns the theory folder."""
     from maxminq.analysis.report import check_store, published_runs
@@ -81,6 +117,7 @@ def validate(args: argparse.Namespace) -> Path:
             f"by 'maxminq plot {args.dir}' (report reads the folder of a sweep or reproduce)"
         )
     if nothing:
+        _refuse_other_outputs(args.dir)
         raise UsageError(
             f"DIR: {args.dir} holds neither results.sqlite (from 'maxminq sweep') nor "
             "theory/bias.csv (from 'maxminq theory'); nothing to report"
