@@ -372,7 +372,13 @@ def test_a_second_sweep_on_a_busy_folder_stops_with_a_clear_message(tmp_path, th
     )
     lock = out / ".sweep.lock"
     deadline = time.monotonic() + 60
-    while not (lock.exists() and f"pid {first.pid}" in lock.read_text()):
+    # Until the first holds the lock and has started runs: its store is set up then. Paused
+    # as soon as it holds the lock, it could be inside the schema's first transaction, and
+    # the second sweep's read of the store (before its lock check) waited out SQLite's 60 s
+    # busy timeout (as it would for any sweep stopped there, e.g. by Ctrl-Z).
+    while not (
+        lock.exists() and f"pid {first.pid}" in lock.read_text() and helpers.started_runs(out)
+    ):
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.02)
     # Pause the first sweep while the second one starts, so that a loaded machine cannot let
