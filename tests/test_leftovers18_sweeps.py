@@ -11,6 +11,8 @@
 4. ``maxminq status`` names the worker process of a running run, not the sweep's.
 5. Interrupted, a Ray sweep cancels its tasks gently and waits: a deep run checkpoints its
    step, as under the local backend.
+6. A reader that may not write a folder (another user's) reads a copy of its database made
+   under the folder lock, so it no longer keeps the owner's sweep out while it is open.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -416,3 +421,94 @@ def test_a_terminated_ray_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) 
     assert 100 <= step < 400
     with ResultsStore(out, create=False) as store:
         assert [r.status for r in store.records()] == ["pending"]
+
+
+# ----------------------------------------------------------------------------- 6. readers
+KEEP_OPEN = """
+import sys
+from maxminq.experiments.store import ResultsStore
+store = ResultsStore({out!r}, create=False)
+print("open", flush=True)
+sys.stdin.readline()
+print(sorted(r.status for r in store.records()), store.read_tables("r-1")["t"]["a"].tolist(),
+      flush=True)
+store.close()
+"""
+
+
+def _as_nobody(argv: list[str]) -> list[str]:
+    """``argv`` as a user who may not write what root wrote, when the tests run as root."""
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+
+
+def _writable(base: Path, on: bool) -> None:
+    for path in [base, *base.rglob("*")]:
+        mode = path.stat().st_mode
+        path.chmod(mode | stat.S_IWUSR if on else mode & ~(stat.S_IWUSR | stat.S_IWGRP))
+
+
+def test_a_reader_that_may_not_write_the_folder_does_not_keep_its_sweep_out(tmp_path) -> None:
+    """Another user keeps a store of this folder open (a notebook's load_results, a
+    ResultsStore left open). Before, the folder's owner could not start a sweep there until
+    that reader closed ('is being read by a process that may not write it'). Now the reader
+    holds a copy made under the folder lock: the owner's sweep starts and writes at once,
+    and the reader still reads whole, consistent data (its copy, and the verified tables)."""
+    base = Path(tempfile.mkdtemp(prefix="maxminq-h3-"))  # not tmp_path: its parent is 0700
+    base.chmod(0o755)
+    out = base / "out"
+    runs = [RunSpec(f"r-{k}", "toy_mdp", {"k": k}, "c") for k in (1, 2)]
+    with ResultsStore(out, lock=True) as store:
+        store.register(runs)
+        for run in runs:
+            store.mark_running(run.run_id)
+            store.save_tables(run, {"t": pd.DataFrame({"a": [run.settings["k"]]})})
+            store.mark_finished(run.run_id)
+    assert not (out / "results.sqlite-wal").exists()  # closed cleanly: the immutable path
+    _writable(base, False)
+    reader = subprocess.Popen(
+        _as_nobody([sys.executable, "-c", KEEP_OPEN.format(out=str(out))]),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=base, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )  # fmt: skip
+    try:
+        assert reader.stdout.readline() == "open\n", reader.stderr.read()
+        _writable(base, True)  # the owner may write again
+        with ResultsStore(out, lock=True) as store:  # before: StoreError, being read
+            store.mark_pending("r-2", "again")
+            store.mark_running("r-2")
+        answer, errors = reader.communicate("\n", timeout=60)
+        assert reader.returncode == 0, errors
+        assert answer.strip() == "['done', 'done'] [1]"  # its copy: as when it opened
+        with ResultsStore(out, create=False) as store:
+            assert sorted(r.status for r in store.records()) == ["done", "running"]
+    finally:
+        if reader.poll() is None:  # ours
+            reader.kill()
+            reader.communicate()
+        _writable(base, True)
+        shutil.rmtree(base)
+
+
+def test_a_sweep_waits_for_a_reader_copying_the_database(tmp_path) -> None:
+    """A reader copying a large database holds the folder lock shared for longer than the
+    second a sweep used to wait before it gave up ('is being read by ...'): the sweep now
+    waits for such readers (up to READER_WAIT s), then starts. Here a reader's shared lock
+    is released after 1.5 s."""
+    import fcntl
+    import threading
+
+    out = tmp_path / "out"
+    ResultsStore(out, lock=True).close()  # the folder and its lock file
+    fh = open(out / ".sweep.lock")  # noqa: SIM115 - released by the timer
+    fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    timer = threading.Timer(1.5, fh.close)
+    timer.start()
+    try:
+        with ResultsStore(out, lock=True) as store:
+            store.register([RunSpec("r-1", "toy_mdp", {"k": 1}, "c")])
+        assert fh.closed  # it was held until the timer released it
+    finally:
+        timer.cancel()
+        fh.close()

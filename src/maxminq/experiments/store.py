@@ -26,9 +26,9 @@ runs' tables, about 0.3 s for 3,000 runs of 20 KB and 0.6-0.9 s for 600 runs of 
 Only the sweep driver writes here (workers return their tables to it), so one writer holds
 the folder lock; readers (``maxminq status``, :func:`load_results`) may run at any time
 because the database is in WAL mode and every write is a short transaction. (A reader that
-may not write the folder reads a database no sweep holds as a file that does not change,
-and holds the folder lock shared while it does: a sweep starting there meanwhile is turned
-away; see ``ResultsStore._connect``.)
+may not write the folder reads a database no sweep holds from a copy in memory, made with
+the folder lock held shared, which a sweep starting meanwhile waits for; see
+``ResultsStore._connect``.)
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ DB_NAME = "results.sqlite"
 TABLES_DIR = "tables"
 WORK_DIR = "work"
 LOCK_NAME = ".sweep.lock"
+# Seconds a sweep waits for readers that may not write its folder to copy its database
+# (ResultsStore._snapshot: milliseconds for thousands of runs) before it gives up.
+READER_WAIT = 30.0
 MANIFEST = "manifest.json"
 SCHEMA_VERSION = 1
 _TABLES = ("meta", "runs", "members", "events")  # those _SCHEMA creates
@@ -374,9 +377,11 @@ class ResultsStore:
         then, and without the index (``immutable``) when there is no log to read. SQLite
         takes an immutable file as one nobody changes: a sweep starting meanwhile (the
         folder's owner) made the reader fail ('database disk image is malformed') or read
-        torn pages, so such a reader holds the folder lock shared until :meth:`close`, and
-        :meth:`lock` turns that sweep away; while a sweep holds it, the reader waits for
-        the log that the sweep's first transaction creates."""
+        torn pages. Such a reader therefore reads a copy in memory (:meth:`_snapshot`),
+        made with the folder lock held shared, which :meth:`lock` waits for: the copy is
+        whole, and the owner's sweep starts once it is made (it was turned away for as
+        long as the reader kept the store open: a notebook's, for hours). While a sweep
+        holds the lock, the reader waits for the log that its first transaction creates."""
         conn = sqlite3.connect(self.db_path, timeout=60.0, isolation_level=None)
         if create or os.access(self.out_dir, os.W_OK):
             return conn
@@ -399,12 +404,34 @@ class ResultsStore:
                 if logged:  # a log to read, which SQLite could not: its error says why
                     raise
             if self._hold_read_lock():
-                return sqlite3.connect(f"{uri}&immutable=1", uri=True, isolation_level=None)
+                try:
+                    return self._snapshot(f"{uri}&immutable=1")
+                finally:
+                    self._release_read_lock()
             time.sleep(0.05)  # a sweep is starting here: its log appears in a moment
         raise StoreError(
             f"{self.out_dir}: a sweep holds this folder but its database has no write-ahead "
             "log to read; try again in a moment"
         )
+
+    @staticmethod
+    def _snapshot(uri: str) -> sqlite3.Connection:
+        """An in-memory copy of the database at ``uri`` (SQLite's backup), made while the
+        folder lock is held shared: no sweep writes it meanwhile, so the copy is whole."""
+        source = sqlite3.connect(uri, uri=True, isolation_level=None)
+        try:
+            copy = sqlite3.connect(":memory:", isolation_level=None)
+            source.backup(copy)
+        finally:
+            source.close()
+        return copy
+
+    def _release_read_lock(self) -> None:
+        """Release the shared folder lock :meth:`_hold_read_lock` took (if it took one)."""
+        if self._read_lock_fh is not None:
+            with contextlib.suppress(Exception):
+                self._read_lock_fh.close()
+            self._read_lock_fh = None
 
     def _hold_read_lock(self) -> bool:
         """Take the folder lock shared, for an immutable reader, unless a sweep holds it
@@ -427,10 +454,7 @@ class ResultsStore:
     def close(self) -> None:
         """Close the database connection and release the folder lock if held."""
         self.unlock()
-        if self._read_lock_fh is not None:
-            with contextlib.suppress(Exception):
-                self._read_lock_fh.close()
-            self._read_lock_fh = None
+        self._release_read_lock()
         with contextlib.suppress(Exception):
             self._conn.close()
 
@@ -482,10 +506,15 @@ class ResultsStore:
             return
         path = self.out_dir / LOCK_NAME
         fh = open(path, "a+")  # noqa: SIM115 - kept open while the lock is held
-        # Retry briefly: `maxminq status` may hold a shared lock for a few microseconds.
-        for attempt in range(20):
+        # Retry briefly: `maxminq status` may hold a shared lock for a few microseconds;
+        # a reader that may not write the folder holds it while it copies the database
+        # (_snapshot): waited for up to READER_WAIT s.
+        start = time.monotonic()
+        taken = readers = False
+        while True:
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                taken = True
                 break
             except OSError as err:
                 if not _held(err):
@@ -498,19 +527,19 @@ class ResultsStore:
                         "two sweeps from writing one folder; choose an --out on one that "
                         "does"
                     ) from None
-                if attempt < 19:
-                    time.sleep(0.05)
-        else:
-            try:  # shared: only readers that may not write the folder hold it so (_connect)
-                fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError:
-                pass
-            else:
+            waited = time.monotonic() - start
+            if waited >= 1.0:
+                readers = _only_shared(fh)  # only readers hold it (_connect)
+                if not readers or waited >= READER_WAIT:
+                    break
+            time.sleep(0.05)
+        if not taken:
+            if readers:
                 fh.close()
                 raise StoreError(
                     f"{self.out_dir} is being read by a process that may not write it "
-                    "(maxminq status or load_results of another user); run the sweep "
-                    "again when it has finished"
+                    "(maxminq status or load_results of another user, copying its database "
+                    f"for more than {READER_WAIT:.0f} s); run the sweep again in a moment"
                 ) from None
             fh.seek(0)
             owner = fh.read().strip() or "another process"
@@ -880,6 +909,19 @@ def _held(err: OSError) -> bool:
     import errno
 
     return err.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES)
+
+
+def _only_shared(fh: Any) -> bool:
+    """Whether the lock of open file ``fh`` is held shared only (by readers), not by a
+    sweep: tested with a shared, non-blocking ``flock`` released at once."""
+    import fcntl
+
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return True
 
 
 def sweep_owner(out_dir: str | os.PathLike[str]) -> str | None:
