@@ -152,3 +152,18 @@ def test_report_of_a_folder_of_train_runs_points_to_compare(nested: bool, tmp_pa
     # nested: the environment folder with two runs (cart/ has one), not the first found
     assert f"(e.g. 'maxminq compare {base / 'dqn'} {base / 'maxmin'}')" in err, err
     assert ("--published" in err) is nested
+
+
+def test_compare_help_matches_the_readme_synopsis(capsys) -> None:
+    """The README's synopsis, ``maxminq compare RUN_DIR [RUN_DIR ...] [--baseline K] [--seed
+    S] [--csv FILE]``, and the command's usage named the same options differently
+    (``--seed SEED``, ``--csv PATH``); its epilog said n/a only for runs of one seed, while
+    the table also prints n/a when no seed's score differs (CartPole's 500s)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    synopsis = readme.split("`maxminq compare RUN_DIR [RUN_DIR ...] ", 1)[1].split("`", 1)[0]
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for option in synopsis.split("] ["):
+        assert option.strip("[]") in text.split("RUN_DIR")[0], option  # in the usage line
+    assert "when in each run every seed scored the same" in text

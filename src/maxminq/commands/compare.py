@@ -47,7 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "over seeds, IQM with a 95% stratified bootstrap CI, and the measured bias (estimate - "
         "MC return) in the second half of training. Against the baseline: the difference of "
         "means, Welch's two-sided t-test p and P(improve) = P(X>Y) + 0.5 P(X=Y) over seed "
-        "pairs (n/a, with the reason, when a run has fewer than 2 seeds)."
+        "pairs (n/a, with the reason, when a run has one seed, or when in each run every "
+        "seed scored the same)."
     )
     parser.add_argument(
         "runs",
@@ -69,6 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed",
         type=int,
         default=0,
+        metavar="S",
         help=f"seed of the bootstrap of the IQM's confidence interval ({REPS} resamples); "
         "the same seed prints the same table (default 0)",
     )
@@ -76,8 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--csv",
         type=Path,
         default=None,
-        metavar="PATH",
-        help="also write the table here as CSV (one row per run, numbers unrounded)",
+        metavar="FILE",
+        help="also write the table to FILE, a name ending in .csv (one row per run, numbers "
+        "unrounded; its folder is created if needed)",
     )
 
 
