@@ -344,3 +344,52 @@ def test_a_seeds_tables_are_its_own_at_a_batch_size_that_rounds_by_position(tmp_
     assert len(alone["metrics"]) == 3 and alone["metrics"]["loss"].notna().all()
     for name in ("episodes", "tests", "metrics", "runs"):
         pd.testing.assert_frame_equal(alone[name], among[name], check_exact=True)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+@pytest.mark.parametrize("rows", [1, 32, 33])
+def test_every_stacked_product_gives_each_seed_its_own_values(n, rows) -> None:
+    """nets.linear takes one product for all seeds only where it was found to equal each
+    seed's own product (MinAtar's output layer of N = 4 nets per seed, one row: one product
+    here, 7x faster than a product per seed); whichever it takes, each seed's values are
+    bitwise those of its product alone, also for shapes where one product is not (N = 1)."""
+    from maxminq.deep.nets import linear
+
+    gen = torch.Generator().manual_seed(rows * 10 + n)
+    for seeds in (2, 3, 5):
+        for k_in, k_out in [(128, 6), (64, 5), (64, 4)]:
+            m = seeds * n
+            h = torch.rand((m, rows, k_in), generator=gen)
+            w = torch.rand((m, k_in, k_out), generator=gen) - 0.5
+            b = torch.rand((m, 1, k_out), generator=gen) - 0.5
+            out = linear(b, h, w, seeds)
+            for s in range(seeds):
+                own = torch.baddbmm(
+                    b[s * n : (s + 1) * n], h[s * n : (s + 1) * n], w[s * n : (s + 1) * n]
+                )
+                assert torch.equal(out[s * n : (s + 1) * n], own), (seeds, k_in, k_out, s)
+
+
+def test_minatar_values_of_maxmin_with_four_nets_are_each_seeds_own() -> None:
+    """Acting and probing values of Maxmin DQN (N = 4) on MinAtar, where the output layer is
+    now one product for all seeds: each seed's are those of a learner of that seed alone."""
+    from maxminq.deep.agents import Learner
+
+    shape = (4, 10, 10)
+    obs = (torch.rand((3, *shape), generator=torch.Generator().manual_seed(2)) < 0.3).float()
+    action = torch.tensor([0, 5, 3])
+
+    def learner(seeds: list[int]) -> Learner:
+        gens = [torch.Generator().manual_seed(s) for s in seeds]
+        lr = Learner("maxmin-dqn", 4, gens, "minatar_cnn", shape, 6, "rmsprop", 1e-3)
+        with torch.no_grad():
+            lr.online.flat.mul_(3.0)
+            lr.target.flat.copy_(lr.target.flat * 2.0 - 0.01)
+        return lr
+
+    many = learner([11, 12, 13])
+    est, greedy = many.estimate(obs, action), many.greedy_values(obs)
+    for pos, seed in enumerate([11, 12, 13]):
+        one = learner([seed])
+        assert torch.equal(one.estimate(obs[pos : pos + 1], action[pos : pos + 1])[0], est[pos])
+        assert torch.equal(one.greedy_values(obs[pos : pos + 1])[0], greedy[pos])
