@@ -58,6 +58,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="5 runs x 60 episodes, sigma^2 0 and 50, step size 0.02 (each unless given)",
     )
     args = p.parse_args(argv)
+    if args.out.exists() and not args.out.is_dir():  # one line now, not a traceback later
+        p.error(f"--out: {args.out} is a file; give a folder (it is created if needed)")
     # --quick sets the scale of what was not given (it overrode the values given with it)
     for key, value in (QUICK if args.quick else DEFAULTS).items():
         if getattr(args, key) is None:

@@ -71,6 +71,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick", action="store_true", help="20,000 draws per cell unless --samples (for tests)"
     )
     args = p.parse_args(argv)
+    if args.out.exists() and not args.out.is_dir():  # one line now, not a traceback later
+        p.error(f"--out: {args.out} is a file; give a folder (it is created if needed)")
     if args.samples is None:  # --quick sets the scale, not a --samples given with it
         args.samples = 20_000 if args.quick else 400_000
     for name in ("actions", "n_max"):
