@@ -26,6 +26,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -244,11 +245,16 @@ def test_a_hangup_stops_a_sweep_like_sigterm_and_its_deep_run_checkpoints(tmp_pa
     )
     workers: list[int] = []
     try:
-        while proc.poll() is None and not any(
-            helpers.progress_step(w) >= 100 for w in out.glob("work/*")
+        deadline = time.monotonic() + 120
+        while (
+            proc.poll() is None
+            and time.monotonic() < deadline
+            and not any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))
         ):
             workers[:] = helpers.workers(proc.pid) or workers
+            time.sleep(0.01)
         assert proc.poll() is None, proc.communicate()
+        assert any(helpers.progress_step(w) >= 100 for w in out.glob("work/*")), "no training"
         os.killpg(proc.pid, signal.SIGHUP)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -271,9 +277,9 @@ def test_under_nohup_a_hangup_does_not_stop_the_sweep(tmp_path) -> None:
     """With SIGHUP ignored, as ``nohup`` starts a command, the sweep does not take it over:
     SIGHUP to its group once its runs are under way changes nothing, every run finishes."""
     config = tmp_path / "theory.yaml"
-    config.write_text(helpers.THEORY_CONFIG.format(kind="theory_mc", samples=20_000))
+    config.write_text(helpers.THEORY_CONFIG.format(kind="theory_mc", samples=5_000))
     out = tmp_path / "out"
-    argv = ["sweep", str(config), "--out", str(out), "--workers", "2", "--no-progress"]
+    argv = ["sweep", str(config), "--out", str(out), "--workers", "1", "--no-progress"]
     script = [sys.executable, str(Path(__file__).parent / "test_sweep_helpers.py")]
 
     def nohup() -> None:
@@ -282,10 +288,11 @@ def test_under_nohup_a_hangup_does_not_stop_the_sweep(tmp_path) -> None:
     proc = subprocess.Popen([*script, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True, preexec_fn=nohup)  # fmt: skip
     try:
-        while proc.poll() is None and helpers.started_runs(out) < 1:
-            pass
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGHUP)
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and helpers.started_runs(out) < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None and helpers.started_runs(out) >= 1, proc.communicate()
+        os.killpg(proc.pid, signal.SIGHUP)
         stdout, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:  # ours
