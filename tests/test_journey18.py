@@ -190,3 +190,24 @@ def test_every_example_refuses_an_out_that_is_a_file(script: str, tmp_path, caps
         .endswith(f"error: --out: {target} is a file; give a folder (it is created if needed)")
     )
     assert target.read_text() == "mine\n"
+
+
+def test_toy_mdp_says_how_large_its_csv_will_be(tmp_path, monkeypatch, capsys) -> None:
+    """'maxminq experiment toy-mdp' at its defaults (the paper's grid, to reproduce Fig. 2)
+    wrote a 2.7 GB toy_mdp.csv (60,000,000 rows) without a word; now a CSV of 1 GB or more is
+    announced on stderr before the work, with its rows and size and how to shrink it. The
+    threshold is lowered here so that a tiny run crosses it (1,200 runs x 1 episode x one
+    setting = 1,200 rows); the summary line prints its counts with thousands separators."""
+    from maxminq.commands import experiment
+
+    argv = ["experiment", "toy-mdp", "--runs", "1200", "--episodes", "1", "--mu", "0.1"]
+    argv += ["--algorithms", "q_learning", "--workers", "1", "--no-progress"]
+    monkeypatch.setattr(experiment, "CSV_NOTE_BYTES", 1200 * 45)
+    assert main([*argv, "--out", str(tmp_path / "a")]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "toy MDP: note: toy_mdp.csv will hold 1,200 rows (one per run and episode), about "
+        "0.0 GB on disk; fewer --runs or --episodes (--quick: 300 x 300) make it smaller\n"
+    )
+    assert "x 1,200 runs x 1 episodes simulated in" in captured.out
+    assert len((tmp_path / "a" / "toy_mdp.csv").read_text().splitlines()) == 1 + 1200

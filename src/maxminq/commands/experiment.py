@@ -186,6 +186,10 @@ def physical_memory() -> float:
 
 #: Bytes a result row takes at the least once gathered (the compact frame of ``_slim``).
 ROW_BYTES = 30
+# toy_mdp.csv on disk: about 45 bytes a row (2,675,164,441 bytes for the 60,000,000 rows of
+# the paper's grid, measured 2026-11-23); a CSV of at least CSV_NOTE_BYTES gets a note first.
+TOY_CSV_ROW_BYTES = 45
+CSV_NOTE_BYTES = 10**9
 
 
 def check_memory(need: int, scale: dict[str, float]) -> None:
@@ -562,12 +566,18 @@ def run_toy(args: argparse.Namespace) -> int:
     })  # fmt: skip
     # What a run killed while writing (kill -9) left: these outputs' temporaries only.
     remove_stale_temporaries(out / name for name in ("toy_mdp.csv", *TOY_OUTPUTS))
+    rows = len(tasks) * runs * episodes  # the paper's grid: 60,000,000 rows, 2.7 GB
+    if rows * TOY_CSV_ROW_BYTES >= CSV_NOTE_BYTES:  # the defaults' size surprised a newcomer
+        size = rows * TOY_CSV_ROW_BYTES / 1e9
+        print(f"toy MDP: note: toy_mdp.csv will hold {rows:,} rows (one per run and episode), "
+              f"about {size:.1f} GB on disk; fewer --runs or --episodes (--quick: 300 x 300) "
+              "make it smaller", file=sys.stderr, flush=True)  # fmt: skip
     start = time.perf_counter()
     frames = _run_tasks(_toy_task, tasks, common["workers"], common["progress"], "toy MDP")
     df = pd.concat(frames, ignore_index=True)
     wall = time.perf_counter() - start
     names = ", ".join(_algorithm_text(*a) for a in algos)
-    print(f"toy MDP: {len(tasks)} settings ({names}) x {runs} runs x {episodes} episodes "
+    print(f"toy MDP: {len(tasks)} settings ({names}) x {runs:,} runs x {episodes:,} episodes "
           f"simulated in {wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
     from maxminq.analysis import classic_plots as cp  # before the clock: matplotlib's import
 
