@@ -211,3 +211,13 @@ def test_toy_mdp_says_how_large_its_csv_will_be(tmp_path, monkeypatch, capsys) -
     )
     assert "x 1,200 runs x 1 episodes simulated in" in captured.out
     assert len((tmp_path / "a" / "toy_mdp.csv").read_text().splitlines()) == 1 + 1200
+
+
+def test_top_level_help_says_what_command_is(capsys) -> None:
+    """``maxminq --help`` listed ``COMMAND`` under positional arguments with nothing beside
+    it; it now points to the list of commands below."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    lines = capsys.readouterr().out.splitlines()
+    row = lines[lines.index("positional arguments:") + 1].split()
+    assert row[0] == "COMMAND" and " ".join(row[1:]) == "one of the commands below"

@@ -270,7 +270,9 @@ def _top_parser() -> argparse.ArgumentParser:
         + "\n".join(f"  {name:<11} {desc}" for name, (_, desc) in COMMANDS.items())
         + "\n\nRun 'maxminq COMMAND --help' for a command's options.",
     )
-    parser.add_argument("command", choices=list(COMMANDS), metavar="COMMAND")
+    parser.add_argument(
+        "command", choices=list(COMMANDS), metavar="COMMAND", help="one of the commands below"
+    )
     parser.add_argument("--version", action="version", version=f"maxminq {__version__}")
     return parser
 
