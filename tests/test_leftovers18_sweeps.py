@@ -140,6 +140,40 @@ def test_a_store_swept_with_other_checkpoint_settings_resumes_as_before(tmp_path
         assert [r.status for r in store.records()] == ["done"]
 
 
+def test_a_run_continues_its_checkpoint_under_other_checkpoint_settings(
+    tmp_path, torch_one_thread, monkeypatch
+) -> None:
+    """What the shared id relies on: a run stopped with a checkpoint written under
+    checkpoint_every 50 (step 120) continues in the next sweep, which gives the same run
+    checkpoint_every 70 (its work folder, as the next sweep's worker runs it), to the
+    tables of the run trained without a stop, bitwise. (A guard of deep's result_key:
+    it held before this change too.)"""
+    from maxminq.deep import train
+    from maxminq.deep.config import TrainConfig
+    from maxminq.deep.train import run_training
+    from maxminq.experiments.registry import execute_deep
+
+    loaded: list[int] = []  # the steps of the checkpoints a run continued from
+    load = train.Trainer.load_state_dict
+
+    def noted(self: train.Trainer, state: dict) -> None:
+        loaded.append(int(state["step"]))
+        load(self, state)
+
+    monkeypatch.setattr(train.Trainer, "load_state_dict", noted)
+
+    first = _config(tmp_path, ", checkpoint_every: 50", "first.yaml").runs[0]
+    again = _config(tmp_path, ", checkpoint_every: 70", "again.yaml").runs[0]
+    assert first.run_id == again.run_id
+    work = tmp_path / "work" / first.run_id
+    assert run_training(TrainConfig(**first.settings), work, progress=False, stop_after=120) == {}
+    with torch.random.fork_rng():
+        resumed = execute_deep(again.settings, work, False).tables
+        whole = run_training(TrainConfig(**again.settings), tmp_path / "whole", progress=False)
+    assert loaded == [120]  # continued, not started again
+    helpers.same_tables(dict(resumed), whole)
+
+
 # ----------------------------------------------------------------------------- 2. alias bombs
 def _laughs(levels: int, width: int = 9) -> list[str]:
     """Lines of nested anchors: level k holds ``width`` aliases of level k - 1."""
