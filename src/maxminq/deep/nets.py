@@ -1,9 +1,10 @@
 """Stacked Q-networks: M independent networks evaluated in one batched call.
 
 Every parameter carries a leading member axis of size M. A linear layer is one
-``torch.baddbmm`` over the members; the MinAtar convolution is a ``torch.bmm`` of all
-members' filters with each input's im2col patches (the equivalent of a grouped
-convolution). Initialisation reproduces ``torch.nn.Linear`` / ``torch.nn.Conv2d`` defaults
+``torch.baddbmm`` over the members (one per seed where one product for all would round a
+seed's values by its position among the seeds: ``linear``); the MinAtar convolution is a
+``torch.bmm`` of all members' filters with each input's im2col patches (the equivalent of
+a grouped convolution). Initialisation reproduces ``torch.nn.Linear`` / ``torch.nn.Conv2d`` defaults
 (uniform in +-1/sqrt(fan_in) for weights and biases) member by member, drawn from a
 caller-supplied ``torch.Generator`` so that a seed's networks do not depend on how many
 other seeds share the stack.
