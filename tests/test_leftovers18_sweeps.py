@@ -140,6 +140,26 @@ def test_a_store_swept_with_other_checkpoint_settings_resumes_as_before(tmp_path
         assert [r.status for r in store.records()] == ["done"]
 
 
+def test_the_registry_records_the_checkpoint_settings_a_run_runs_with(tmp_path) -> None:
+    """The same run swept again with checkpoint_every 70: a run not finished takes the new
+    value in the registry (what load_results and status --runs show), as it runs with it;
+    a finished one keeps 50, which it ran with. Before, the first registration's stayed."""
+    first = _config(tmp_path, ", checkpoint_every: 50", "first.yaml").runs[0]
+    done = RunSpec("deep-000000000001", "deep", dict(first.settings, seeds=[1]), "ck")
+    out = tmp_path / "out"
+    _store_finished(out, done)
+    with ResultsStore(out, lock=True) as store:
+        store.register([first])
+        again = [
+            RunSpec(r.run_id, r.kind, dict(r.settings, checkpoint_every=70), r.config)
+            for r in (first, done)
+        ]
+        store.register(again)
+        assert store.get(first.run_id).settings["checkpoint_every"] == 70
+        assert store.get(done.run_id).settings["checkpoint_every"] == 50
+        assert store.get(done.run_id).status == "done"
+
+
 def test_a_run_continues_its_checkpoint_under_other_checkpoint_settings(
     tmp_path, torch_one_thread, monkeypatch
 ) -> None:

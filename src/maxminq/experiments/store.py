@@ -563,19 +563,30 @@ class ResultsStore:
 
     # ------------------------------------------------------------------ registry
     def register(self, runs: Iterable[RunLike]) -> int:
-        """Add runs as ``pending`` (runs already known keep their status); returns #new."""
+        """Add runs as ``pending`` (runs already known keep their status); returns #new.
+
+        A known run that is not finished takes the settings given now, which it runs
+        with: they differ only in settings its id leaves out (a deep run's
+        ``checkpoint_every`` or ``tensorboard``); a finished run keeps those it ran with."""
         added = 0
         stamp = now()
         with self._transaction() as cur:
             for run in runs:
+                settings = canonical_json(dict(run.settings))
                 cur.execute(
                     "INSERT OR IGNORE INTO runs (run_id, config, kind, settings, status, "
                     "attempts, created) VALUES (?,?,?,?, 'pending', 0, ?)",
-                    (run.run_id, run.config, run.kind, canonical_json(dict(run.settings)), stamp),
+                    (run.run_id, run.config, run.kind, settings, stamp),
                 )
                 if cur.rowcount:
                     added += 1
                     self._event(cur, run.run_id, "registered", run.config)
+                else:
+                    cur.execute(
+                        "UPDATE runs SET settings=? WHERE run_id=? AND settings<>? "
+                        "AND status NOT IN ('done', 'diverged')",
+                        (settings, run.run_id, settings),
+                    )
                 cur.execute(
                     "INSERT OR IGNORE INTO members (config, run_id) VALUES (?, ?)",
                     (run.config, run.run_id),
