@@ -221,3 +221,42 @@ def test_top_level_help_says_what_command_is(capsys) -> None:
     lines = capsys.readouterr().out.splitlines()
     row = lines[lines.index("positional arguments:") + 1].split()
     assert row[0] == "COMMAND" and " ".join(row[1:]) == "one of the commands below"
+
+
+@pytest.mark.parametrize(("panels", "shape"), [(4, (1, 4)), (5, (2, 3)), (6, (2, 3))])
+def test_many_panels_wrap_into_rows(panels: int, shape: tuple[int, int], tmp_path) -> None:
+    """``maxminq plot RUN --panels`` with six of the eight panels drew one row of six, 32
+    inches wide, whose labels could not be read at any size a screen shows it; now more
+    than four panels wrap into rows of three, every panel keeps its step labels, and a
+    spare cell of a comparison takes the legend."""
+    from maxminq.analysis.figures import training_runs_figure
+    from maxminq.analysis.runs import load_runs
+
+    maxmin, dqn = _two_runs(tmp_path)
+    _, tables = load_runs([maxmin, dqn])
+    names = ["return", "bias", "bias_abs", "bias_std", "q", "loss"][:panels]
+    runs = [("Maxmin DQN", "maxmin-dqn", tables[0]), ("DQN", "dqn", tables[1])]
+    fig = training_runs_figure(runs, "title", names)
+    assert fig is not None
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in shown] == [
+        "training return",
+        "estimation bias (above 0: over)",
+        "absolute estimation error",
+        "spread of the estimation error",
+        "Q estimates (updated net)",
+        "training loss",
+    ][:panels]
+    rows = {round(ax.get_position().y0, 3) for ax in shown}
+    cols = {round(ax.get_position().x0, 3) for ax in shown}
+    assert (len(rows), len(cols)) == shape
+    width, height = fig.get_size_inches()
+    assert width == pytest.approx(4.5 * shape[1]) and height == pytest.approx(3.6 * shape[0])
+    fig.canvas.draw()
+    for ax in shown:  # every panel's step axis is labelled, not only the bottom row's
+        assert any(t.get_text() for t in ax.get_xticklabels()), ax.get_title()
+    if shape[0] * shape[1] > panels:  # the legend sits in the spare cell, not below
+        (legend,) = fig.legends
+        spare = next(ax for ax in fig.axes if not ax.get_visible()).get_position()
+        box = legend.get_window_extent().transformed(fig.transFigure.inverted())
+        assert spare.x0 <= (box.x0 + box.x1) / 2 <= spare.x1

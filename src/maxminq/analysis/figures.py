@@ -621,6 +621,9 @@ def _marks(n_points: int, run: int, runs: int) -> dict:
     return {"marker": marker, "ms": 4, "markevery": (run * every // runs, every)}
 
 
+PANELS_PER_ROW = 4  # training_runs_figure: more panels than this wrap into rows of three
+
+
 def training_runs_figure(
     runs: Sequence[tuple[str, str, dict[str, pd.DataFrame]]],
     title: str,
@@ -646,10 +649,19 @@ def training_runs_figure(
                 f"panels: {panel} needs each run's {table} table (train with {option}); none "
                 f"in {', '.join(map(repr, none))}"
             )
+    # Up to PANELS_PER_ROW panels side by side; more wrap into rows of three (six panels in
+    # one row made a 32-inch strip whose labels could not be read); a spare cell takes the
+    # legend.
+    cols = len(chosen) if len(chosen) <= PANELS_PER_ROW else 3
+    rows = math.ceil(len(chosen) / cols)
     fig, grid = style.subplots(
-        1, len(chosen), figsize=(4.5 * len(chosen), 3.6), squeeze=False, sharex=True
+        rows, cols, figsize=(4.5 * cols, 3.6 * rows), squeeze=False, sharex=True
     )
-    axes = list(grid[0])
+    axes = list(grid.flat[: len(chosen)])
+    for ax in grid.flat[len(chosen) :]:
+        ax.set_visible(False)
+    for ax in axes:  # sharex hides the labels of all rows but the last: keep each panel's
+        ax.xaxis.set_tick_params(labelbottom=True)
     styles = ("-", "--", ":", "-.")
     seen: dict[str, int] = {}
     drawn = [False] * len(chosen)
