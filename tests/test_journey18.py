@@ -260,3 +260,12 @@ def test_many_panels_wrap_into_rows(panels: int, shape: tuple[int, int], tmp_pat
         spare = next(ax for ax in fig.axes if not ax.get_visible()).get_position()
         box = legend.get_window_extent().transformed(fig.transFigure.inverted())
         assert spare.x0 <= (box.x0 + box.x1) / 2 <= spare.x1
+
+
+def test_plot_names_both_files_it_wrote(tmp_path, capsys) -> None:
+    """``maxminq plot RUN --out fig.svg`` answered "figure written to .../fig.png" alone,
+    as if the .svg asked for had not been written; it names both now."""
+    maxmin, _ = _two_runs(tmp_path)
+    assert main(["plot", str(maxmin), "--panels", "return", "--out", str(tmp_path / "f.svg")]) == 0
+    assert capsys.readouterr().out == f"figure written to {tmp_path / 'f.png'} and f.svg\n"
+    assert (tmp_path / "f.svg").is_file() and (tmp_path / "f.png").is_file()

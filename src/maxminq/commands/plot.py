@@ -45,5 +45,7 @@ def run(args: argparse.Namespace) -> int:
     first); its warning (a run missing from the bias panel) is one line on stderr
     (``cli.main``)."""
     paths = plot_runs(args.runs, args.out, panels=args.panels)
-    print(f"figure written to {next(p for p in paths if p.suffix == '.png')}")
+    png = next(p for p in paths if p.suffix == ".png")
+    # both files: "--out fig.svg" was answered with the .png alone
+    print(f"figure written to {png} and {png.with_suffix('.svg').name}")
     return 0
