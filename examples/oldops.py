@@ -1,0 +1,468 @@
+"""The Generalized Q-learning operators: one pure function per bootstrap G.
+
+Lan et al. (2020), section 6, write every variant of Q-learning as
+
+    Y^GQ = r + gamma * Q^GQ_{s'}(t - 1),      Q^GQ_{s'} = G(Q^{i}_{s'}(t - j)),
+
+a function G of N estimators and K past snapshots of the next-state action values.
+This module holds those G functions, and is the only place in `maxminq` where a
+bootstrap value is computed: the tabular, tile-coded and deep agents all call it (numba
+kernels that keep a whole run compiled call ``maxminq.operators_jit``, the same functions for
+one state, tested bit for bit against these).
+
+Conventions (shared by every function):
+
+* ``q`` has shape ``(..., N, A)``: any leading batch dimensions, then the member
+  axis (the N estimators, or the K snapshots for Averaged and Historical Best),
+  then the action axis. The result has shape ``(...)``: one bootstrap value per
+  sample.
+* ``q`` may be a NumPy array or a torch tensor; the result has the same type.
+  Functions are pure: they never modify ``q``, nor return a view of it. The two backends
+  agree bit for bit, except Ensemble's and Averaged's mean of 5 or more members, which torch
+  sums in another order (the last bits differ; tests/test_operators_inputs.py).
+* Floating ``q`` keeps its dtype; integer or boolean ``q`` is read as float64 (NumPy and
+  torch alike, every operator: no integer results, no unsigned wrap-around); complex or
+  object values are a TypeError. No axis is guessed: a ``(samples, A)`` array passed to
+  ``maxmin`` is one state with ``samples`` estimators.
+
+Assumption 1 of Lan et al. (2020) (G of equal members is their max; G is 1-Lipschitz in the
+max norm), on which Theorem 2's convergence rests, holds for ``q_learning``, ``maxmin``,
+``ensemble``, ``averaged`` and ``historical_best``; ``double_q`` and ``weighted_double_q`` break
+the Lipschitz part, ``bias_corrected`` with ``sigma > 0`` the first (tests/test_operators.py).
+
+Example::
+
+    >>> import numpy as np
+    >>> q = np.array([[1.0, 5.0], [3.0, 2.0]])   # N = 2 estimators, A = 2 actions
+    >>> float(maxmin(q))                          # max(min(1, 3), min(5, 2))
+    2.0
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any, TypeVar
+
+import numpy as np
+
+Array = TypeVar("Array", bound=Any)  # np.ndarray or torch.Tensor (Any: torch not imported)
+
+__all__ = [
+    "OPERATORS",
+    "action_values",
+    "averaged",
+    "bias_corrected",
+    "bootstrap",
+    "double_q",
+    "ensemble",
+    "expected_max_standard_normal",
+    "historical_best",
+    "maxmin",
+    "operator_params",
+    "q_learning",
+    "td_target",
+    "weighted_double_q",
+]
+
+
+# --- backend helpers: the same reductions for NumPy and torch --------------------------------
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.startswith("torch")
+
+
+def _check(q: Any, name: str, members: int | None = None) -> Any:
+    """Refuse what is not a ``(..., N, A)`` array of N >= 1 (``members`` if given) estimators
+    of A >= 1 actions; return ``q`` with floating values (see :func:`_floating`)."""
+    numpy = isinstance(q, np.ndarray)
+    if not (numpy or _is_torch(q)):
+        raise TypeError(
+            f"{name}: q must be a NumPy array or a torch tensor, got {type(q).__name__}"
+        )
+    if q.ndim < 2:
+        raise ValueError(f"{name}: q must have shape (..., N, A), got {tuple(q.shape)}")
+    if members is not None and q.shape[-2] != members:
+        raise ValueError(
+            f"{name}: q must stack exactly {members} estimator(s) on axis -2, got {q.shape[-2]}"
+        )
+    if q.shape[-2] == 0 or q.shape[-1] == 0:  # else NumPy's or torch's reduction error
+        raise ValueError(
+            f"{name}: q needs at least one estimator and one action, got {tuple(q.shape)}"
+        )
+    if q.dtype.kind == "f" if numpy else q.is_floating_point():  # the common case, inline
+        return q
+    return _floating(q, name)
+
+
+def _floating(q: Any, name: str) -> Any:
+    """Non-floating ``q`` (:func:`_check` returns floats as they are): integer or boolean
+    values as float64, NumPy and torch alike (maxmin kept integers while ensemble averaged
+    them into float64, and weighted_double_q's gap V(a*) - V(a_L) wrapped around in unsigned
+    integers). Complex or object values are a TypeError (NumPy orders complex numbers, but
+    not as action values)."""
+    if _is_torch(q):
+        if not q.is_complex():  # integers and bool
+            return q.double()
+    elif q.dtype.kind in "biu":
+        return q.astype(np.float64)
+    raise TypeError(f"{name}: q must hold real numbers, got {q.dtype}")
+
+
+_BOOLS = ("bool", "torch.bool")  # the dtype names of NumPy's and torch's booleans
+
+
+def _shown(value: Any) -> str:
+    """``value`` for a one-line error: an array (or a list or tuple of several) by its type
+    and shape (the repr of a long one spans many lines), anything else by its repr."""
+    if hasattr(value, "shape") and len(value.shape) > 0:
+        return f"a {value.dtype} {type(value).__name__} of shape {tuple(value.shape)}"
+    if isinstance(value, list | tuple) and len(value) > 4:
+        return f"a {type(value).__name__} of {len(value)} values starting {value[0]!r}"
+    return repr(value)
+
+
+def _check_param(value: Any, op: str, name: str, q: Any, low: str, finite: bool = False) -> Any:
+    """Operator parameter ``name``: a number, or an array broadcasting to ``q``'s batch shape
+    (a larger one silently changed the result's shape), ``low`` (">= 0" or "> 0"), and finite
+    if ``finite``. Returns it, a list or tuple as an array of ``q``'s backend (a list failed
+    inside the formula: "can't multiply sequence by non-int of type 'float'")."""
+    if isinstance(value, (bool, str)) or str(getattr(value, "dtype", "")) in _BOOLS:
+        # True read as 1 (np.True_ and boolean arrays too), "0.5" failed inside the formula
+        raise ValueError(f"{op}: {name} must be a number (or array), got {_shown(value)}")
+    if (_is_torch(value) or isinstance(value, np.ndarray)) and _is_torch(value) != _is_torch(q):
+        # else NumPy's or torch's puzzling error, or a torch result from NumPy q
+        like = "a torch tensor" if _is_torch(q) else "a NumPy array"
+        raise ValueError(
+            f"{op}: {name} must be a number or {like}, as q is, got {type(value).__name__}"
+        )
+    try:
+        arr = value if _is_torch(value) else np.asarray(value, dtype=float)
+        if isinstance(value, list | tuple) and np.asarray(value).dtype == bool:
+            raise TypeError
+    except (TypeError, ValueError):  # complex, None inside a list, ragged lists, booleans
+        raise ValueError(f"{op}: {name} must be a number (or array), got {_shown(value)}") from None
+    batch = tuple(q.shape[:-2])
+    try:
+        fits = np.broadcast_shapes(tuple(arr.shape), batch) == batch
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"{op}: {name} must be a number or broadcast to the batch shape {batch}, "
+            f"got shape {tuple(arr.shape)}"
+        )
+    if not bool((arr > 0).all() if low == "> 0" else (arr >= 0).all()):  # also catches NaN
+        shown = f", got {value}" if np.ndim(value) == 0 else " everywhere"
+        raise ValueError(f"{op}: {name} must be {low}{shown}")
+    if finite and not bool((arr < math.inf).all()):  # an infinite sigma gave a -inf bootstrap
+        raise ValueError(f"{op}: {name} must be finite")
+    if isinstance(value, list | tuple):
+        return q.new_tensor(arr) if _is_torch(q) else arr  # new_tensor: q's dtype and device
+    return value
+
+
+def _max(x: Any, axis: int) -> Any:
+    return x.amax(dim=axis) if _is_torch(x) else np.max(x, axis=axis)
+
+
+def _min(x: Any, axis: int) -> Any:
+    return x.amin(dim=axis) if _is_torch(x) else np.min(x, axis=axis)
+
+
+def _mean(x: Any, axis: int) -> Any:
+    return x.mean(dim=axis) if _is_torch(x) else np.mean(x, axis=axis)  # x floats (_check)
+
+
+def _argmax(x: Any, axis: int = -1) -> Any:
+    return x.argmax(dim=axis) if _is_torch(x) else np.argmax(x, axis=axis)
+
+
+def _argmin(x: Any, axis: int = -1) -> Any:
+    return x.argmin(dim=axis) if _is_torch(x) else np.argmin(x, axis=axis)
+
+
+def _at(values: Any, index: Any) -> Any:
+    """values[..., index[...]] along the last (action) axis."""
+    if _is_torch(values):
+        return values.gather(-1, index.unsqueeze(-1)).squeeze(-1)
+    return np.take_along_axis(values, index[..., None], axis=-1)[..., 0]
+
+
+def _abs(x: Any) -> Any:
+    return x.abs() if _is_torch(x) else np.abs(x)
+
+
+#: Per-action estimate of the operators that maximise one (see :func:`action_values`); the G
+#: functions below spell their formulas out, and a test checks G = max_a of these.
+_ACTION_VALUES: dict[str, Callable[[Any], Any]] = {
+    # a copy, as the others' reductions are (a view let an in-place edit reach the caller's q)
+    "q_learning": lambda x: x[..., 0, :].clone() if _is_torch(x) else x[..., 0, :].copy(),
+    "maxmin": lambda x: _min(x, axis=-2),
+    "ensemble": lambda x: _mean(x, axis=-2),
+    "averaged": lambda x: _mean(x, axis=-2),
+    "historical_best": lambda x: _max(x, axis=-2),
+}
+
+
+# --- the G functions --------------------------------------------------------------------------
+
+
+def q_learning(q: Array) -> Array:
+    """Q-learning: ``G(Q_s') = max_a Q(s', a)`` (Watkins 1989).
+
+    Lan et al. (2020), section 6: Generalized Q-learning with N = 1, K = 1.
+    ``q`` has shape (..., 1, A).
+    """
+    q = _check(q, "q_learning", members=1)
+    return _max(q[..., 0, :], axis=-1)
+
+
+def maxmin(q: Array) -> Array:
+    """Maxmin Q-learning: ``G^MQ = max_a min_i Q^i(s', a)``.
+
+    Lan et al. (2020), Algorithm 1 (target Y^MQ) and section 6 (G^MQ). With N = 1
+    this is Q-learning; larger N moves the bias from over- to underestimation
+    (Theorem 1). ``q`` has shape (..., N, A).
+    """
+    q = _check(q, "maxmin")
+    return _max(_min(q, axis=-2), axis=-1)
+
+
+def ensemble(q: Array) -> Array:
+    """Ensemble Q-learning: ``G^EQ = max_a (1/N) sum_i Q^i(s', a)``.
+
+    Anschel et al. (2017); Lan et al. (2020), section 6 (K = 1, N estimators
+    learned side by side). ``q`` has shape (..., N, A).
+    """
+    q = _check(q, "ensemble")
+    return _max(_mean(q, axis=-2), axis=-1)
+
+
+def averaged(q: Array) -> Array:
+    """Averaged Q-learning: ``G = max_a (1/K) sum_{j=1..K} Q(s', a; t - j)``.
+
+    Anschel et al. (2017), Averaged-DQN; Lan et al. (2020), section 6 (N = 1,
+    K snapshots). ``q`` stacks the K most recent snapshots: shape (..., K, A).
+    """
+    q = _check(q, "averaged")
+    return _max(_mean(q, axis=-2), axis=-1)
+
+
+def historical_best(q: Array) -> Array:
+    """Historical Best Q-learning: the largest action value among K snapshots.
+
+    Yu et al. (2018); Lan et al. (2020), section 6: ``G^HBQ = max_{a, j}
+    Q(s', a; t - j)`` for j = 1..K. ``q`` has shape (..., K, A).
+    """
+    q = _check(q, "historical_best")
+    return _max(_max(q, axis=-2), axis=-1)
+
+
+def double_q(q: Array) -> Array:
+    """Double Q-learning: ``G = Q^2(s', argmax_a Q^1(s', a))``.
+
+    van Hasselt (2010); Lan et al. (2020), section 6 (K = 1, N = 2). Member 0
+    selects the action, member 1 evaluates it; Double DQN (van Hasselt et al.
+    2016) passes (online, target). ``q`` has shape (..., 2, A).
+    """
+    q = _check(q, "double_q", members=2)
+    best = _argmax(q[..., 0, :])
+    value, chosen = _at(q[..., 1, :], best), _at(q[..., 0, :], best)
+    # argmax takes a NaN as the maximum, so a diverged selector's choice is NaN: give it, as
+    # every other G does (and operators_jit).
+    if _is_torch(q):
+        return value.where(~chosen.isnan(), chosen)
+    return np.where(np.isnan(chosen), chosen, value)[()]  # [()]: 0-d -> scalar
+
+
+def weighted_double_q(q: Array, c: float = 1.0) -> Array:
+    """Weighted Double Q-learning (Zhang, Pan and Kochenderfer, IJCAI 2017).
+
+    With U = member 0 (the estimator being updated) and V = member 1,
+    ``a* = argmax_a Q^U(s', a)``, ``a_L = argmin_a Q^U(s', a)``,
+    ``beta = |Q^V(a*) - Q^V(a_L)| / (c + |Q^V(a*) - Q^V(a_L)|)`` and
+    ``G = beta * Q^U(a*) + (1 - beta) * Q^V(a*)``: beta -> 1 gives Q-learning,
+    beta -> 0 gives Double Q. ``q`` has shape (..., 2, A); ``c > 0``, a number or one per
+    sample (an array, or a list, broadcasting to the batch shape). An infinite estimate that
+    V contributes to the gap makes beta inf / inf: NaN, as for any diverged estimate.
+    """
+    q = _check(q, "weighted_double_q", members=2)
+    c = _check_param(c, "weighted_double_q", "c", q, "> 0")
+    qu, qv = q[..., 0, :], q[..., 1, :]
+    best, worst = _argmax(qu), _argmin(qu)
+    gap = _abs(_at(qv, best) - _at(qv, worst))
+    beta = gap / (c + gap)
+    return beta * _at(qu, best) + (1 - beta) * _at(qv, best)
+
+
+@lru_cache(maxsize=1024)
+def expected_max_standard_normal(m: int) -> float:
+    """E[max of m i.i.d. N(0, 1)], by quadrature of ``x * d/dx Phi(x)^m``; m a whole number."""
+    if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 1:  # 2.5 gave a value
+        raise ValueError(f"expected_max_standard_normal: m must be a whole number >= 1, got {m!r}")
+    if m == 1:
+        return 0.0
+    from scipy import integrate, stats
+
+    def integrand(x: float) -> float:
+        return x * m * stats.norm.pdf(x) * stats.norm.cdf(x) ** (m - 1)
+
+    value, _ = integrate.quad(integrand, -math.inf, math.inf, limit=200)
+    return float(value)
+
+
+def bias_corrected(q: Array, sigma: Any = None) -> Array:
+    """Bias-corrected Q-learning (Lee, Defourny and Powell, IEEE ADPRL 2013).
+
+    ``G = max_a Q(s', a) - sigma * E[max of M i.i.d. N(0, 1)]``: the max operator's
+    expected upward bias when the M action-value estimates carry independent
+    Gaussian errors of standard deviation ``sigma`` is subtracted from the
+    Q-learning bootstrap. Lee et al. estimate ``sigma`` from the sample variance of
+    the rewards and the visit counts; here the caller passes it (a scalar or an
+    array or list broadcasting to the batch shape), and the expectation is computed exactly
+    by quadrature instead of by their large-M approximation. ``q`` has shape
+    (..., 1, A). ``sigma`` must be given (sigma = 0 is plain Q-learning).
+
+    A constant ``sigma > 0`` does not vanish as the estimates improve: G of equal members is
+    not their max, so Assumption 1 (i) of Lan et al. (2020) fails and Theorem 2 does not
+    apply. With M actions at every state and ``gamma < 1`` the fixed point is
+    ``Q* - gamma sigma E[max of M N(0, 1)] / (1 - gamma)`` (every value shifted alike, so the
+    greedy policy is Q*'s). Lee et al.'s correction shrinks as the visits grow, which keeps
+    their algorithm asymptotically unbiased: pass such a sigma as an array of the batch shape.
+    """
+    q = _check(q, "bias_corrected", members=1)
+    if sigma is None:
+        raise ValueError("bias_corrected: give sigma, the estimates' noise standard deviation")
+    sigma = _check_param(sigma, "bias_corrected", "sigma", q, ">= 0", finite=True)
+    correction = expected_max_standard_normal(int(q.shape[-1]))
+    return q_learning(q) - sigma * correction
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "q_learning": q_learning,
+    "maxmin": maxmin,
+    "ensemble": ensemble,
+    "averaged": averaged,
+    "historical_best": historical_best,
+    "double_q": double_q,
+    "weighted_double_q": weighted_double_q,
+    "bias_corrected": bias_corrected,
+}
+
+
+def _operator(name: str, caller: str = "") -> Callable[..., Any]:
+    """``OPERATORS[name]``; ValueError naming the known ones if there is none."""
+    if name not in OPERATORS:
+        known = ", ".join(sorted(OPERATORS))
+        raise ValueError(f"{caller}unknown operator {name!r}; choose one of: {known}")
+    return OPERATORS[name]
+
+
+def bootstrap(name: str, q: Array, **params: Any) -> Array:
+    """Apply the operator called ``name`` (a key of ``OPERATORS``) to ``q``."""
+    return _operator(name)(q, **params)
+
+
+def operator_params(name: str) -> dict[str, bool]:
+    """The keyword parameters of operator ``name``, each mapped to whether it is required
+    (no default: ``bias_corrected``'s sigma), e.g. ``{"sigma": True}``."""
+    params = list(inspect.signature(_operator(name, "operator_params: ")).parameters.values())[1:]
+    return {p.name: p.default is None for p in params}
+
+
+def action_values(name: str, q: Array) -> Array:
+    """The per-action estimate that operator ``name`` maximises: ``G = max_a`` of it.
+
+    Maxmin: ``Q^min(s, a) = min_i Q^i(s, a)`` (Lan et al. 2020, Algorithm 1, which also acts
+    eps-greedily on it); Ensemble and Averaged: the mean over members / snapshots; Historical
+    Best: the max over snapshots; Q-learning: the one table. Shape (..., N, A) -> (..., A).
+    Double, Weighted Double and Bias-corrected Q select with one table (or correction) and
+    evaluate with another, so they have no such estimate: ValueError.
+    """
+    _operator(name, "action_values: ")  # a typo is not an operator without an estimate
+    if name not in _ACTION_VALUES:
+        raise ValueError(f"action_values: {name!r} has no per-action estimate; "
+                         f"one of {', '.join(_ACTION_VALUES)}")  # fmt: skip
+    q = _check(q, name, members=1 if name == "q_learning" else None)
+    return _ACTION_VALUES[name](q)
+
+
+_NUMBERS = (int, float)  # tuples: isinstance is faster than with int | float (per transition)
+_ARRAYS = (np.ndarray, np.generic)
+
+
+def td_target(reward: Array, discount: float, terminated: Array, next_value: Array) -> Array:
+    """One-step target ``r + gamma * (1 - terminated) * G(Q_s')`` (Lan et al. 2020, Y^GQ).
+
+    ``terminated`` marks true terminal transitions only: a time-limit truncation
+    still bootstraps, so it must be passed as not terminated. A terminal transition's target
+    is its reward even where G is infinite or NaN (``0 * inf`` would be NaN). The three
+    arrays must have one shape (no silent broadcasting); ``terminated`` holds 0 or 1 or is
+    boolean (any other value is a ValueError: it is a flag, not a probability);
+    ``0 <= discount <= 1``.
+    """
+    try:  # one number (an array gave NumPy's 'truth value of an array is ambiguous')
+        gamma = math.nan if isinstance(discount, bool | str) else float(discount)
+    except (TypeError, ValueError):
+        gamma = math.nan
+    if getattr(discount, "ndim", 0) != 0 or not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"td_target: discount must be one number in [0, 1], got {discount!r}")
+    shapes = [  # None: neither a NumPy or torch array nor a Python number (bool is an int)
+        ()  # first: the per-transition loop passes Python floats (np.float64 is one too)
+        if isinstance(x, _NUMBERS)
+        else tuple(x.shape)
+        if isinstance(x, _ARRAYS) or _is_torch(x)
+        else None
+        for x in (reward, terminated, next_value)
+    ]
+    if None in shapes:  # a list was read as one number ("can't multiply sequence by ..."),
+        # a pandas column failed in pandas ("the truth value of a Series is ambiguous")
+        i = shapes.index(None)
+        raise ValueError(
+            f"td_target: {('reward', 'terminated', 'next_value')[i]} must be a NumPy array, "
+            f"a torch tensor or a number, got {type((reward, terminated, next_value)[i]).__name__}"
+        )
+    if len(set(shapes)) > 1:
+        raise ValueError(
+            "td_target: reward, terminated and next_value must have one shape, got "
+            + ", ".join(map(str, shapes))
+        )
+    arrays = [x for x in (reward, terminated, next_value) if hasattr(x, "shape")]
+    if len({_is_torch(x) for x in arrays}) > 1:  # else NumPy's or torch's puzzling TypeError
+        raise ValueError(
+            "td_target: reward, terminated and next_value must be all torch tensors or all "
+            "NumPy arrays (or Python numbers), got "
+            + ", ".join(type(x).__name__ for x in (reward, terminated, next_value))
+        )
+    # A terminal transition's target is its reward whatever G is: zeroing G there (rather
+    # than multiplying by 1 - terminated) also keeps 0 * inf and 0 * NaN, a diverged
+    # network's value of a terminal state, out of the target, as operators_jit.td_target
+    # does. (A boolean flag compares equal to 1 too.)
+    done = terminated == 1
+    # A flag of 0.5 (or NaN, 2, -1) bootstrapped fully here, gave the reward alone in
+    # operators_jit and r + gamma / 2 * G in neither: refused. Boolean flags (done's own
+    # dtype) need no look; 0/1 flags equal done (NaN equals nothing): one comparison (on a
+    # GPU, one synchronisation; Tensor.equal is the cheapest on CPU, about 2 us).
+    if hasattr(terminated, "dtype"):
+        if terminated.dtype != done.dtype and not (
+            terminated.equal(done.to(terminated.dtype))
+            if _is_torch(terminated)
+            else not (terminated != done).any()
+        ):
+            bad = terminated[~((terminated == 0) | done)].reshape(-1)[0]
+            raise ValueError(f"td_target: terminated must be 0 or 1 (or boolean), got {bad}")
+    elif not (done or terminated == 0):  # plain numbers
+        raise ValueError(f"td_target: terminated must be 0 or 1 (or boolean), got {terminated}")
+    if _is_torch(next_value):
+        if not _is_torch(done):  # a plain-number flag (~True is the integer -2)
+            done = next_value.new_tensor(float(done)) == 1
+        g = next_value.where(~done, 0)  # no .any(): that would sync a GPU
+    elif isinstance(done, np.ndarray):
+        g = np.where(done, 0, next_value) if done.any() else next_value
+    else:  # plain numbers (a per-transition loop: no NumPy call on this path)
+        g = 0.0 if done else next_value
+    return reward + discount * g

@@ -1,0 +1,52 @@
+"""Second reading of session 18's commits (h8): what the first fixes left out.
+
+1. The examples refuse an ``--out`` that lies under a file (``--out notes.txt/figs``) in one
+   line before any work, as they refuse one that is a file: it ended in a
+   NotADirectoryError traceback.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _example(script: str):  # noqa: ANN202 - a module loaded from a file
+    spec = importlib.util.spec_from_file_location(f"_second18b_{script[:-3]}", EXAMPLES / script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_every_example_refuses_an_out_under_a_file(script: str, tmp_path, capsys) -> None:
+    """``--out notes.txt/figs``: the folder cannot be made in a file. Before, the check
+    looked at the path itself only (it does not exist) and the script ended in a
+    NotADirectoryError traceback, for some after their work."""
+    module = _example(script)
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine\n")
+    target = blocker / "figs" / "v1"
+    with pytest.raises(SystemExit) as stop:
+        module.parse_args(["--quick", "--out", str(target)])
+    assert stop.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.endswith(
+        f"error: --out: {target} would be made in {blocker}, which is a file; give a folder"
+    )
+    assert blocker.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_every_example_takes_an_out_folder_still_to_make(script: str, tmp_path) -> None:
+    """The check refuses no folder that can be made (nested, not there yet) and makes none."""
+    module = _example(script)
+    target = tmp_path / "a.b" / "figs"
+    args = module.parse_args(["--quick", "--out", str(target)])
+    assert Path(args.out) == target
+    assert not (tmp_path / "a.b").exists()
