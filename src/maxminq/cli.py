@@ -9,7 +9,9 @@ command runs, it raises :class:`Terminated`, a KeyboardInterrupt, in the main th
 every command's Ctrl-C path runs (train first checkpoints the step under way, a sweep
 requeues its runs in flight and stops its workers, giving a deep run up to ``STOP_GRACE`` s to
 checkpoint its step, temporary files are removed); the command then ends with
-``maxminq NAME: terminated`` and exit status 143 (128 + 15) instead of 130.
+``maxminq NAME: terminated`` and exit status 143 (128 + 15) instead of 130. SIGHUP (a
+closed terminal) does the same for the long-running commands (:data:`HANGUP_COMMANDS` and
+``sweep``).
 """
 
 from __future__ import annotations
@@ -254,6 +256,69 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
+def _output_to_devnull_if_hung_up() -> None:
+    """Send stdout and stderr to /dev/null where writing fails (a terminal that hung up
+    answers every write, even an empty one, with EIO): the stop's messages and a progress
+    bar must not end the command with an OSError before it has stopped cleanly."""
+    for fd in (1, 2):
+        try:
+            os.write(fd, b"")
+        except OSError:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)
+
+
+def _hang_up(signum: int, frame: object) -> None:
+    """The SIGHUP handler: stop as on SIGTERM (:class:`Terminated`)."""
+    _output_to_devnull_if_hung_up()
+    _raise_terminated(signum, frame)
+
+
+@contextlib.contextmanager
+def hangup_as_terminate(workers: bool = True) -> Iterator[None]:
+    """Within, SIGHUP (the terminal closed: an ssh session ended, a tmux session killed)
+    stops the command as SIGTERM does: train checkpoints the step under way, a sweep
+    requeues the runs in flight and a deep run checkpoints its step within the workers'
+    grace (``runner.STOP_GRACE``). Without it the command died at once, its workers with it.
+    Only where SIGHUP would kill: under ``nohup`` (SIGHUP ignored) the command goes on as
+    before, and a handler set by the caller stays. Worker processes ignore SIGHUP
+    (``runner._worker_init``, ``experiment._init_worker``): the driver stops them.
+
+    ``workers``: the command starts worker processes, so multiprocessing's resource
+    tracker is started here (see below); a command that starts none (``train``) need not
+    pay for it. For long-running commands only (:data:`HANGUP_COMMANDS`)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
+        yield
+        return
+    if signal.getsignal(signal.SIGHUP) != signal.SIG_DFL:
+        yield
+        return
+    if workers:
+        from maxminq.experiments.workers import start_resource_tracker
+
+        # multiprocessing's resource tracker, which the first worker would start, is in the
+        # group too and ignores only SIGINT and SIGTERM: started now, it ignores SIGHUP (exec
+        # keeps an ignored signal), else it died and the driver printed its tracebacks.
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        try:
+            start_resource_tracker()
+        finally:
+            signal.signal(signal.SIGHUP, _hang_up)
+    else:
+        signal.signal(signal.SIGHUP, _hang_up)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+#: The long-running commands that stop on SIGHUP as on SIGTERM (:func:`hangup_as_terminate`),
+#: each with whether it starts worker processes. ``sweep`` does it itself, around the sweep
+#: only (not ``--dry-run``); quick commands (status, plot, ...) keep dying at once.
+HANGUP_COMMANDS: dict[str, bool] = {"train": False, "experiment": True, "reproduce": True}
+
+
 def stdout_to_devnull() -> None:
     """After a BrokenPipeError on stdout (the reader left: ``maxminq ... | head``), send
     the rest of the output to /dev/null, so that neither a later print nor the interpreter's
@@ -296,7 +361,11 @@ def main(argv: list[str] | None = None) -> int:
         if "-h" not in argv and "--help" not in argv:
             reject_empty_values(parser, argv[1:])
         args = parser.parse_args(argv[1:])
-        with one_line_warnings(name), sigterm_as_interrupt():
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(one_line_warnings(name))
+            stack.enter_context(sigterm_as_interrupt())
+            if name in HANGUP_COMMANDS:
+                stack.enter_context(hangup_as_terminate(HANGUP_COMMANDS[name]))
             return int(module.run(args) or 0)
     except MaxminqError as err:
         print(f"maxminq {name}: error: {err}", file=sys.stderr)

@@ -405,6 +405,10 @@ def _init_worker() -> None:
     resource tracker warns of a leak), while a worker's own lock syncs nothing across
     processes anyway (spawned workers each make their own), so a thread lock does the same."""
     ignore_sigint_in_worker()
+    # A closed terminal sends SIGHUP to the whole group: the parent stops the workers
+    # (cli.hangup_as_terminate), as on Ctrl-C.
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     _die_with_parent()
     import tqdm as tqdm_module
 

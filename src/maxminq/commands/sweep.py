@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from maxminq.cli import _output_to_devnull_if_hung_up as _output_to_devnull_if_hung_up
+from maxminq.cli import hangup_as_terminate
 from maxminq.errors import UsageError
 
 # What cli.main adds to "interrupted" after Ctrl-C: the store keeps every finished run.
@@ -49,58 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="check the config and print what would run (runs, how many are already done "
         "in --out, total work), then stop",
     )
-
-
-def _output_to_devnull_if_hung_up() -> None:
-    """Send stdout and stderr to /dev/null where writing fails (a terminal that hung up
-    answers every write, even an empty one, with EIO): the stop's messages and the
-    progress bar must not end it with an OSError before the workers have stopped."""
-    for fd in (1, 2):
-        try:
-            os.write(fd, b"")
-        except OSError:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, fd)
-            os.close(null)
-
-
-def _hang_up(signum: int, frame: Any) -> None:
-    """The SIGHUP handler: stop as on SIGTERM (``cli.Terminated``)."""
-    from maxminq import cli
-
-    _output_to_devnull_if_hung_up()
-    cli._raise_terminated(signum, frame)
-
-
-@contextlib.contextmanager
-def hangup_as_terminate() -> Iterator[None]:
-    """Within, SIGHUP (the terminal closed: an ssh session ended, a tmux session killed)
-    stops the sweep as SIGTERM does: the runs in flight are requeued and a deep run
-    checkpoints its step within the workers' grace (``runner.STOP_GRACE``). Before, the
-    sweep died at once, its workers with it (a deep run lost every step since its last
-    periodic checkpoint). Only where SIGHUP would kill: under ``nohup`` (SIGHUP ignored)
-    the sweep goes on as before, and a handler set by the caller stays. The workers
-    ignore SIGHUP (``runner._worker_init``): the driver stops them."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
-        yield
-        return
-    if signal.getsignal(signal.SIGHUP) != signal.SIG_DFL:
-        yield
-        return
-    from maxminq.experiments.workers import start_resource_tracker
-
-    # multiprocessing's resource tracker, which the first worker would start, is in the
-    # group too and ignores only SIGINT and SIGTERM: started now, it ignores SIGHUP (exec
-    # keeps an ignored signal), else it died and the driver printed its tracebacks.
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    try:
-        start_resource_tracker()
-    finally:
-        signal.signal(signal.SIGHUP, _hang_up)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def parse_workers(text: str | None) -> int | None:

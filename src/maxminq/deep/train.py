@@ -1077,7 +1077,12 @@ class StepBoundary:
     the previous handlers are back, and a signal still pending is delivered (unless a
     KeyboardInterrupt is already on its way)."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    # SIGHUP too (a closed terminal: maxminq train stops on it as on SIGTERM).
+    SIGNALS = (
+        signal.SIGINT,
+        signal.SIGTERM,
+        *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []),
+    )
 
     def __init__(self) -> None:
         self.previous: dict[int, Any] = {}
@@ -1106,6 +1111,12 @@ class StepBoundary:
 
     def _defer(self, signum: int, frame: object) -> None:
         """The handler while deferring: remember the signal; a second Ctrl-C delivers it."""
+        if signum == getattr(signal, "SIGHUP", None):
+            # The terminal closed: the rest of the step (a progress bar) and the checkpoint
+            # must not fail writing to it (EIO).
+            from maxminq.cli import _output_to_devnull_if_hung_up
+
+            _output_to_devnull_if_hung_up()
         if self.pending is None:
             self.pending = signum
         elif signum == signal.SIGINT:

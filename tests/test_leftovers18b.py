@@ -1,0 +1,101 @@
+"""Session 18 leftovers of the command line (second batch).
+
+1. SIGHUP (a closed terminal) stops ``maxminq train``, ``reproduce`` and ``experiment`` as
+   SIGTERM does (as it already stopped ``sweep``): train checkpoints the step it stopped at,
+   reproduce stops its workers and keeps its finished runs; exit 143, 'terminated'.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import test_sweep_helpers as helpers
+import torch
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+HERE = Path(__file__).resolve().parent
+CLI = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def hang_up_when(proc: subprocess.Popen, ready: Callable[[], bool]) -> tuple[int, str]:
+    """SIGHUP to ``proc``'s process group (started with ``start_new_session``, as a
+    terminal's foreground job; a closed terminal signals the whole group) once ``ready()``
+    holds; its exit status and stderr."""
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and not ready() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, f"it ended first: {proc.communicate()}"
+        assert ready(), "it never started work"
+        os.killpg(proc.pid, signal.SIGHUP)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # ours: started by this test
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, err
+
+
+# ----------------------------------------------------------------------------- 1. SIGHUP
+def test_a_hangup_stops_train_like_sigterm_with_a_checkpoint_of_its_step(tmp_path) -> None:
+    """SIGHUP once step 100 of 400 is reported (periodic checkpoints every 40: step 80 the
+    last one before): exit 143, the checkpoint of the step it stopped at (100 or later),
+    the --resume line, then 'maxminq train: terminated'. Before, it died at once (exit -1,
+    no message, the checkpoint of step 80 at best)."""
+    argv, _ = helpers.tiny_train(400, bias_every=100)
+    out = tmp_path / "hung"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLI, *argv, "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        start_new_session=True,
+    )
+    status, err = hang_up_when(proc, lambda: helpers.progress_step(out) >= 100)
+    assert status == 143, err
+    step = int(torch.load(out / "checkpoint" / "state.pt", weights_only=True)["step"])
+    assert 100 <= step < 400, err
+    assert err.strip().splitlines() == [
+        f"maxminq train: {out}/checkpoint holds the checkpoint of step {step} (of 400); the "
+        "same command with --resume continues from it",
+        "maxminq train: terminated",
+    ], err
+
+
+def test_a_hangup_stops_reproduce_like_sigterm_and_its_workers(tmp_path) -> None:
+    """SIGHUP to reproduce's group while two runs are in flight: exit 143 and the sweep's
+    resume line (no traceback of a worker or of the resource tracker), the workers gone, no
+    report written. Before, every process of the group died at once (exit -1)."""
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "tiny_theory.yaml").write_text(
+        helpers.THEORY_CONFIG.format(kind="theory_mc", samples=80_000)
+    )
+    out = tmp_path / "out"
+    argv = ["reproduce", "--configs", str(configs), "--only", "tiny_theory", "--out", str(out)]
+    argv += ["--workers", "2", "--no-progress"]
+    script = [sys.executable, str(HERE / "test_sweep_helpers.py")]  # the test kinds known
+    proc = subprocess.Popen([*script, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)  # fmt: skip
+    workers: list[int] = []
+
+    def working() -> bool:
+        workers[:] = helpers.workers(proc.pid) or workers
+        return helpers.started_runs(out) >= 2 and len(workers) == 2
+
+    status, err = hang_up_when(proc, working)
+    assert status == 143, err
+    assert err.strip().splitlines() == [
+        "maxminq reproduce: terminated; finished runs are kept: the same command resumes"
+    ], err
+    assert helpers.gone(workers), "workers outlived the command"
+    assert not (out / "report.html").exists()
