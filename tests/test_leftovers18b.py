@@ -99,3 +99,21 @@ def test_a_hangup_stops_reproduce_like_sigterm_and_its_workers(tmp_path) -> None
     ], err
     assert helpers.gone(workers), "workers outlived the command"
     assert not (out / "report.html").exists()
+
+
+# ------------------------------------------------------------------ 2. an empty OUT/work
+def test_a_finished_sweep_leaves_no_empty_work_folder(tmp_path, theory_kinds) -> None:
+    """Every run's scratch folder is removed once it is stored, and OUT/work with them when
+    it is left empty (maxminq sweep and reproduce both run run_sweep); keep_work
+    (--keep-work) keeps it with the runs' folders. Before, an empty OUT/work stayed."""
+    from maxminq.experiments.runner import run_sweep
+
+    config = tmp_path / "tiny_theory.yaml"
+    config.write_text(helpers.THEORY_CONFIG.format(kind="theory_mc", samples=2_000))
+    out = tmp_path / "out"
+    assert run_sweep(config, out, workers=1, progress=False).done == 8
+    assert len(list((out / "tables").iterdir())) == 8
+    assert not (out / "work").exists()
+    kept = tmp_path / "kept"
+    assert run_sweep(config, kept, workers=1, progress=False, keep_work=True).done == 8
+    assert len(list((kept / "work").iterdir())) == 8

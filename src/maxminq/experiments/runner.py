@@ -692,6 +692,9 @@ def run_sweep(
                 raise
             backend_obj.close()
     finally:
+        if not keep_work:  # OUT/work left empty (each finished run's folder removed)
+            with contextlib.suppress(OSError):  # not empty: checkpoints to resume from
+                store.work_root.rmdir()
         store.close()
     summary.seconds = time.perf_counter() - start
     return summary
