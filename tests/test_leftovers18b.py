@@ -117,3 +117,22 @@ def test_a_finished_sweep_leaves_no_empty_work_folder(tmp_path, theory_kinds) ->
     kept = tmp_path / "kept"
     assert run_sweep(config, kept, workers=1, progress=False, keep_work=True).done == 8
     assert len(list((kept / "work").iterdir())) == 8
+
+
+# ------------------------------------------------------------ 3. upper-case positionals
+@pytest.mark.parametrize(("command", "metavar"), [("sweep", "CONFIG"), ("status", "DIR")])
+def test_sweep_and_status_name_their_positional_in_upper_case(command, metavar, capsys) -> None:
+    """As every other command (DIR, RUN_DIR) and the README (``maxminq status DIR``): the
+    usage line, the help's list and the missing-argument error. Before: 'config', 'dir'."""
+    from maxminq.cli import main
+
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert text.split("\n\n")[0].split()[-1] == metavar, text  # the usage's last word
+    assert f"\n  {metavar}  " in text, text
+    with pytest.raises(SystemExit) as exit_:
+        main([command])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith(f"the following arguments are required: {metavar}"), err

@@ -17,7 +17,7 @@ MISSING = "-"  # a setting the run does not have (another kind), or no tables fo
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq status``."""
-    parser.add_argument("dir", help="a sweep output folder (holds results.sqlite)")
+    parser.add_argument("dir", metavar="DIR", help="a sweep output folder (holds results.sqlite)")
     parser.add_argument(
         "--config", default=None, help="only the runs of this config name (default: all)"
     )

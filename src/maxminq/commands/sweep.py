@@ -19,7 +19,9 @@ RESUME_HINT = "finished runs are kept: the same command resumes"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq sweep``."""
-    parser.add_argument("config", help="sweep config file (YAML), e.g. configs/toy_mdp.yaml")
+    parser.add_argument(
+        "config", metavar="CONFIG", help="sweep config file (YAML), e.g. configs/toy_mdp.yaml"
+    )
     parser.add_argument(
         "--scale",
         default="quick",
