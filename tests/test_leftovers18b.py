@@ -136,3 +136,22 @@ def test_sweep_and_status_name_their_positional_in_upper_case(command, metavar, 
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.strip().endswith(f"the following arguments are required: {metavar}"), err
+
+
+# ------------------------------------------------------------ 4. --only names its choices
+def test_reproduce_help_lists_the_names_only_takes(capsys) -> None:
+    """``reproduce --help`` lists, under --only, 'theory' and every config installed with
+    the package (those of its configs folder). Before, the
+    names were found only in the error of a wrong one."""
+    import maxminq
+    from maxminq.cli import main
+
+    shipped = sorted((Path(maxminq.__file__).parent / "configs").glob("*.yaml"))
+    assert len(shipped) >= 10
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    only = text[text.index("--only NAMES ") : text.index("--configs DIR ")]
+    assert "theory" in only
+    for path in shipped:
+        assert f" {path.stem}," in only or f" {path.stem} " in only, (path.stem, only)

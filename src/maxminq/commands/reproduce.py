@@ -72,11 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Ray cluster address with --backend ray, e.g. auto (default: a new Ray "
         "instance on this machine)",
     )
+    shipped = shipped_config_names()
     parser.add_argument(
         "--only",
         default=None,
         metavar="NAMES",
-        help="comma-separated config names to run (and/or 'theory'); default: all",
+        help=f"comma-separated names of configs to run and/or {THEORY} (default: all)"
+        + (f"; the shipped configs: {', '.join(shipped)}" if shipped else ""),
     )
     parser.add_argument(
         "--configs",
@@ -87,6 +89,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_published(parser)
+
+
+def shipped_config_names() -> list[str]:
+    """The names of the configs installed with the package (each file is named after its
+    config), sorted: what ``--only`` takes with the default ``--configs``."""
+    import maxminq
+
+    return sorted(p.stem for p in (Path(maxminq.__file__).parent / "configs").glob("*.yaml"))
 
 
 def find_configs_dir(explicit: Path | None) -> Path:
