@@ -50,3 +50,31 @@ def test_every_example_takes_an_out_folder_still_to_make(script: str, tmp_path) 
     args = module.parse_args(["--quick", "--out", str(target)])
     assert Path(args.out) == target
     assert not (tmp_path / "a.b").exists()
+
+
+def test_envs_prints_the_lr_n_and_intervals_that_train_resolves() -> None:
+    """``maxminq envs --env ID`` restates TrainConfig.resolve's rules (an agent's --lr and
+    --n, --bias-every and --checkpoint-every from --steps) in code of its own: what it
+    prints must be what ``maxminq train`` then uses, for every registered environment and
+    agent (a change to one rule alone would make the listing lie)."""
+    import re
+
+    from maxminq.commands.envs import TRAIN_AGENTS, defaults_text
+    from maxminq.deep.config import TrainConfig
+    from maxminq.envs.registry import PAPER_ENVS, get_env_defaults
+
+    for env_id in [*PAPER_ENVS, "CartPole-v1"]:
+        text = defaults_text(get_env_defaults(env_id))
+        for agent in TRAIN_AGENTS:
+            resolved = TrainConfig(env_id=env_id, agent=agent).resolve()
+            row = re.search(rf"^  {agent} +--lr (\S+) +--n (\d+)", text, re.M)
+            assert row is not None, (env_id, agent)
+            assert (float(row[1]), int(row[2])) == (resolved.lr, resolved.n), (env_id, agent)
+        for option, value in (
+            ("--bias-every", resolved.bias_every),
+            ("--checkpoint-every", resolved.checkpoint_every),
+            ("--steps", resolved.steps),
+            ("--eps-decay-steps", resolved.eps_decay_steps),
+        ):
+            shown = re.search(rf"^  {option} +([\d,]+)", text, re.M)
+            assert shown is not None and int(shown[1].replace(",", "")) == value, (env_id, option)
