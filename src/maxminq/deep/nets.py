@@ -37,7 +37,7 @@ def _uniform(shape: tuple[int, ...], bound: float, gen: torch.Generator) -> torc
 def linear(bias: torch.Tensor, h: torch.Tensor, w: torch.Tensor, groups: int = 1) -> torch.Tensor:
     """``bias + h @ w`` for every member (one ``torch.baddbmm``), or, when ``groups`` > 1
     and one product would round by position, one product per group of consecutive members
-    (a seed's members): the product that group has alone.
+    (a seed's members): the product that group has alone (:func:`bmm`).
 
     torch's batched CPU kernels round a member's result differently by its index in the
     batch for some shapes (measured here: one-row products, B = 1 as in acting, bias probes
@@ -50,45 +50,88 @@ def linear(bias: torch.Tensor, h: torch.Tensor, w: torch.Tensor, groups: int = 1
     tried once per shape (:func:`_one_product_per_group`), and one product taken only where
     it gives every group exactly its own product (faster: e.g. 8.5 us instead of 61 us for
     MinAtar's output layer of 3 seeds x 4 nets here)."""
-    k_in, k_out = w.shape[-2], w.shape[-1]
-    if groups == 1 or _one_product_per_group(h.shape[0], groups, h.shape[1], k_in, k_out):
-        return torch.baddbmm(bias, h, w)
-    k = h.shape[0] // groups
-    return torch.cat(
-        [
-            torch.baddbmm(bias[i : i + k], h[i : i + k], w[i : i + k])
-            for i in range(0, h.shape[0], k)
-        ]
-    )
+    return bmm(h, w, groups, bias)
 
 
-# Whether one batched product of a shape equals a product per group, per (members, groups,
-# rows, in, out, torch threads): tried once each in a process (_one_product_per_group).
-_PER_GROUP_EQUAL: dict[tuple[int, ...], bool] = {}
+def bmm(
+    a: torch.Tensor, b: torch.Tensor, groups: int = 1, bias: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``a @ b`` (``bias + a @ b`` given ``bias``) for every member: one ``torch.bmm`` /
+    ``torch.baddbmm``, or one per group of consecutive members where one product would
+    give a group other values than its own product (:func:`_one_product_per_group`). The
+    forward layers (:func:`linear`) and the hand-written backward's products both come
+    here: the gradient products round by position too for some shapes (here a batch of one
+    row on one thread; batches of 1, 5 or 7 rows on two threads).
+
+    One row times transposed matrices (the backward's ``dz @ w.T`` at ``--batch-size 1``)
+    is made as the first row of a two-row product (the second row zero): torch's one-row
+    kernel for a transposed matrix rounds by where the matrix lies in memory (its
+    alignment), and a seed's weights lie elsewhere among other seeds' than alone (row s of
+    the flat parameters); the two-row kernel does not (measured here)."""
+    if bias is None and a.shape[1] == 1 and b.shape[-2] > 1 and b.stride(-2) == 1:
+        two = torch.cat([a, torch.zeros_like(a)], 1)
+        return bmm(two, b, groups)[:, :1].contiguous()
+    if groups > 1 and not _one_product_per_group(a, b, groups, bias is not None):
+        k = a.shape[0] // groups
+        return torch.cat(
+            [
+                torch.bmm(a[i : i + k], b[i : i + k])
+                if bias is None
+                else torch.baddbmm(bias[i : i + k], a[i : i + k], b[i : i + k])
+                for i in range(0, a.shape[0], k)
+            ]
+        )
+    return torch.bmm(a, b) if bias is None else torch.baddbmm(bias, a, b)
+
+
+# Whether one batched product equals a product per group, per (groups, each operand's
+# layout: shape, strides and alignment, bias or not, torch threads): tried once each in a
+# process (_one_product_per_group).
+_PER_GROUP_EQUAL: dict[tuple[Any, ...], bool] = {}
 _TRIALS = 8
+_ALIGN = 16  # floats: 64 bytes, the widest alignment a CPU kernel may choose a path by
 
 
-def _one_product_per_group(members: int, groups: int, rows: int, k_in: int, k_out: int) -> bool:
-    """Whether one ``torch.baddbmm`` of ``members`` products of (``rows`` x ``k_in``) @
-    (``k_in`` x ``k_out``) gives every one of the ``groups`` consecutive groups of members
-    exactly the result of the group's own product, tried on random values (a generator of
-    its own) the first time a shape comes: a kernel that rounds by position differs there
-    (some entries of the 2nd, 3rd, ... group). Taken where it holds (a seed's values then
-    do not depend on the other seeds either way) as it is faster than a product per group."""
-    key = (members, groups, rows, k_in, k_out, torch.get_num_threads())
+def _layout(x: torch.Tensor) -> tuple[Any, ...]:
+    """What of ``x`` besides its values may choose a kernel's path: its shape, its strides
+    (a transpose, a member stride of a flat parameter row) and its start's alignment."""
+    return x.shape, x.stride(), x.storage_offset() % _ALIGN
+
+
+def _random_like_layout(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Random values in [-0.5, 0.5) laid out as ``x`` (:func:`_layout`)."""
+    start = x.storage_offset() % _ALIGN
+    size = start + 1 + sum((n - 1) * st for n, st in zip(x.shape, x.stride(), strict=True))
+    out = torch.zeros(size).as_strided(x.shape, x.stride(), start)  # a member stride's gaps:
+    return out.copy_(torch.rand(tuple(x.shape), generator=gen).sub_(0.5))  # no draws
+
+
+def _one_product_per_group(a: torch.Tensor, b: torch.Tensor, groups: int, bias: bool) -> bool:
+    """Whether one ``torch.bmm`` (``torch.baddbmm`` with ``bias``) of the members' products
+    ``a @ b`` gives every one of the ``groups`` consecutive groups of members exactly the
+    result of the group's own product, tried on random values laid out as the operands
+    (:func:`_layout`) (a generator of its own: no seed's stream is touched) the first time such a
+    product comes: a kernel that rounds by position differs there (some entries of the
+    2nd, 3rd, ... group). Taken where it holds (a seed's values then do not depend on the
+    other seeds either way) as it is faster than a product per group."""
+    key = (groups, _layout(a), _layout(b), bias, torch.get_num_threads())
     known = _PER_GROUP_EQUAL.get(key)
     if known is None:
-        gen, k = torch.Generator().manual_seed(0), members // groups
+        gen, k, members = torch.Generator().manual_seed(0), a.shape[0] // groups, a.shape[0]
         known = True
         for _ in range(_TRIALS):  # a few draws: a small output could round alike by chance
-            h = torch.rand((members, rows, k_in), generator=gen)
-            w = torch.rand((members, k_in, k_out), generator=gen) - 0.5
-            b = torch.rand((members, 1, k_out), generator=gen) - 0.5
-            each = [
-                torch.baddbmm(b[i : i + k], h[i : i + k], w[i : i + k])
-                for i in range(0, members, k)
-            ]
-            if not torch.equal(torch.baddbmm(b, h, w), torch.cat(each)):
+            x, y = _random_like_layout(a, gen), _random_like_layout(b, gen)
+            c = torch.rand((members, 1, b.shape[-1]), generator=gen) - 0.5 if bias else None
+            each = torch.cat(
+                [
+                    torch.bmm(x[i : i + k], y[i : i + k])
+                    if c is None
+                    else torch.baddbmm(c[i : i + k], x[i : i + k], y[i : i + k])
+                    for i in range(0, members, k)
+                ]
+            )
+            one = torch.bmm(x, y) if c is None else torch.baddbmm(c, x, y)
+            if not torch.equal(one, each):
                 known = False
                 break
         _PER_GROUP_EQUAL[key] = known
@@ -148,8 +191,11 @@ class StackedNet:
         """Q-values (k, B, A) and what ``_backward`` needs; ``groups``: see ``linear``."""
         raise NotImplementedError
 
-    def _backward(self, ps: list[torch.Tensor], saved: Any, dq: torch.Tensor) -> list[torch.Tensor]:
-        """Gradients of every parameter view, given dLoss/dQ (k, B, A)."""
+    def _backward(
+        self, ps: list[torch.Tensor], saved: Any, dq: torch.Tensor, groups: int = 1
+    ) -> list[torch.Tensor]:
+        """Gradients of every parameter view, given dLoss/dQ (k, B, A); ``groups``: see
+        ``bmm`` (each group's products its own where one would round by position)."""
         raise NotImplementedError
 
     def loss_and_grad(
@@ -169,8 +215,8 @@ class StackedNet:
         grad (k, P))``; equal to autograd's result (the equivalence test checks it
         against ``nn.Module`` + ``backward``), without the autograd engine's overhead.
         ``groups``: the rows are that many groups (seeds) of consecutive members, whose
-        forward products are their own where one product would round by position
-        (``linear``).
+        forward and backward products are their own where one product would round by
+        position (``linear``, ``bmm``).
         """
         ps = self.views(rows)
         q, saved = self._forward_saved(ps, x, groups=groups)
@@ -186,7 +232,7 @@ class StackedNet:
             per = (diff * diff).mean(1)
             d_q = diff * (2.0 / batch)
         dq = torch.zeros_like(q).scatter_(-1, idx, d_q.unsqueeze(-1))
-        grads = self._backward(ps, saved, dq)
+        grads = self._backward(ps, saved, dq, groups)
         k = rows.shape[0]
         return per, q_sa, torch.cat([g.reshape(k, -1) for g in grads], dim=1)
 
@@ -247,16 +293,16 @@ class StackedMLP(StackedNet):
         return h, acts
 
     def _backward(
-        self, ps: list[torch.Tensor], acts: list[torch.Tensor], dz: torch.Tensor
+        self, ps: list[torch.Tensor], acts: list[torch.Tensor], dz: torch.Tensor, groups: int = 1
     ) -> list[torch.Tensor]:
         n_layers = len(ps) // 2
         grads: list[torch.Tensor] = [dz] * len(ps)
         for i in range(n_layers - 1, -1, -1):
             a_in = acts[i]
-            grads[2 * i] = torch.bmm(a_in.transpose(1, 2), dz)
+            grads[2 * i] = bmm(a_in.transpose(1, 2), dz, groups)
             grads[2 * i + 1] = dz.sum(1, keepdim=True)
             if i > 0:
-                dz = torch.bmm(dz, ps[2 * i].transpose(1, 2)).mul_(a_in > 0)
+                dz = bmm(dz, ps[2 * i].transpose(1, 2), groups).mul_(a_in > 0)
         return grads
 
     def to_modules(self) -> list[nn.Module]:
@@ -360,21 +406,25 @@ class StackedMinAtarCNN(StackedNet):
         return linear(b2, a2, w2, groups), (cols, conv, a1, a2)
 
     def _backward(
-        self, ps: list[torch.Tensor], saved: tuple[torch.Tensor, ...], dq: torch.Tensor
+        self,
+        ps: list[torch.Tensor],
+        saved: tuple[torch.Tensor, ...],
+        dq: torch.Tensor,
+        groups: int = 1,
     ) -> list[torch.Tensor]:
         cw, cb, w1, b1, w2, b2 = ps
         cols, conv, a1, a2 = saved
         m, b = dq.shape[0], dq.shape[1]
-        g_w2 = torch.bmm(a2.transpose(1, 2), dq)
+        g_w2 = bmm(a2.transpose(1, 2), dq, groups)
         g_b2 = dq.sum(1, keepdim=True)
-        dz2 = torch.bmm(dq, w2.transpose(1, 2)) * (a2 > 0)
-        g_w1 = torch.bmm(a1.transpose(1, 2), dz2)
+        dz2 = bmm(dq, w2.transpose(1, 2), groups) * (a2 > 0)
+        g_w1 = bmm(a1.transpose(1, 2), dz2, groups)
         g_b1 = dz2.sum(1, keepdim=True)
-        da1 = torch.bmm(dz2, w1.transpose(1, 2))  # (M, B, 16 * L), the layout of conv
+        da1 = bmm(dz2, w1.transpose(1, 2), groups)  # (M, B, 16 * L), the layout of conv
         n_pos = self.conv_out // 16
         dconv = (da1.view(m, b, 16, n_pos) * (conv > 0)).transpose(1, 2).reshape(m, 16, -1)
         cols = cols.view(m, b, -1, n_pos).transpose(1, 2).reshape(m, -1, b * n_pos)
-        g_cw = torch.bmm(dconv, cols.transpose(1, 2))  # (M, 16, C * 9)
+        g_cw = bmm(dconv, cols.transpose(1, 2), groups)  # (M, 16, C * 9)
         g_cb = dconv.sum(2)
         return [g_cw, g_cb, g_w1, g_b1, g_w2, g_b2]
 

@@ -1,0 +1,57 @@
+"""Second reading of session 18's deep and classic commits (h6).
+
+* ``nets``: a seed's gradient in a multi-seed update is its own: the hand-written
+  backward's products go per seed where one product for all would round by position (a
+  mini-batch of one row on one thread, of 5 rows on two), and one row times a transposed
+  weight matrix no longer rounds by where the seed's weights lie in the stacked parameters.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from maxminq.deep.nets import build_net
+from maxminq.deep.policy import torch_threads
+
+
+def _grads_alone_and_among(
+    network: str, obs: tuple[int, ...], rows: int, threads: int, nets_per_seed: int
+) -> None:
+    """Each seed's loss_and_grad among 3 seeds (``nets_per_seed`` nets each) equals the
+    seed's alone, the alone net's parameters and batch in tensors of their own (as in a run
+    of that seed)."""
+    seeds, actions = 3, 6
+    gens = [torch.Generator().manual_seed(40 + s) for s in range(seeds)]
+    many = build_net(network, seeds * nets_per_seed, obs, actions)
+    many.init_members(gens, nets_per_seed)
+    data = torch.Generator().manual_seed(3)
+    m = seeds * nets_per_seed
+    x = torch.rand((m, rows, *obs), generator=data)
+    act = torch.randint(0, actions, (m, rows), generator=data)
+    y = torch.rand((m, rows), generator=data) * 4.0
+    with torch_threads(threads):
+        per, q_sa, grad = many.loss_and_grad(many.flat.clone(), x, act, y, "huber", seeds)
+        for s in range(seeds):
+            own = slice(s * nets_per_seed, (s + 1) * nets_per_seed)
+            alone = build_net(network, nets_per_seed, obs, actions)
+            alone.init_members([torch.Generator().manual_seed(40 + s)], nets_per_seed)
+            p1, q1, g1 = alone.loss_and_grad(
+                alone.flat.clone(), x[own].clone(), act[own].clone(), y[own].clone(), "huber"
+            )
+            assert torch.equal(per[own], p1) and torch.equal(q_sa[own], q1), s
+            assert torch.equal(grad[own], g1), (s, (grad[own] != g1).sum().item())
+
+
+@pytest.mark.parametrize("nets_per_seed", [1, 3])
+@pytest.mark.parametrize("network,obs", [("mlp", (4,)), ("minatar_cnn", (4, 10, 10))])
+def test_a_seeds_gradient_at_batch_size_one_is_its_own(network, obs, nets_per_seed) -> None:
+    """--batch-size 1: dz @ w.T of one row rounded by the weights' alignment in the flat
+    parameter rows (seed s's lie s * N * P floats in), so seeds 1, 2 differed from alone."""
+    _grads_alone_and_among(network, obs, rows=1, threads=1, nets_per_seed=nets_per_seed)
+
+
+def test_a_seeds_gradient_on_two_threads_at_an_odd_batch_size_is_its_own() -> None:
+    """--threads 2 --batch-size 5: the backward's batched products rounded by position
+    (only the forward's were made per seed)."""
+    _grads_alone_and_among("mlp", (4,), rows=5, threads=2, nets_per_seed=1)
