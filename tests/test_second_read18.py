@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -55,3 +56,23 @@ def test_a_seeds_gradient_on_two_threads_at_an_odd_batch_size_is_its_own() -> No
     """--threads 2 --batch-size 5: the backward's batched products rounded by position
     (only the forward's were made per seed)."""
     _grads_alone_and_among("mlp", (4,), rows=5, threads=2, nets_per_seed=1)
+
+
+# --- deep.replay: a uint8 buffer names the value it cannot hold, as given ---------------------
+
+
+@pytest.mark.parametrize("value,shown", [(255.0000001, "255.0000001"), (3.5, "3.5")])
+def test_a_uint8_buffer_names_a_value_that_rounds_to_a_whole_number_as_float32(
+    value, shown
+) -> None:
+    """ReplayBuffers.add with float64 observations (its API takes any array): 255.0000001
+    is stored as 255 and differs from it, but fbdf6b9 looked for the difference after a
+    float32 cast (255.0 there) and found none: an IndexError instead of the UsageError."""
+    from maxminq.deep.replay import ReplayBuffers
+    from maxminq.errors import UsageError
+
+    rb = ReplayBuffers(2, 4, (3,), np.dtype(np.uint8))
+    obs = np.array([[0.0, 1.0, 2.0], [4.0, value, 6.0]])
+    step = (np.array([0, 1]), np.ones(2, np.float32), np.zeros((2, 3)), np.zeros(2, np.float32))
+    with pytest.raises(UsageError, match=rf"seed position 1 in --seeds\) holds {shown}, .*uint8"):
+        rb.add(obs, step[0], step[1], step[2], step[3])

@@ -175,12 +175,17 @@ class ReplayBuffers:
             if np.array_equal(stored, given):
                 continue
             with np.errstate(over="ignore", invalid="ignore"):
-                given = np.asarray(given, dtype=np.float32)
-            check_finite(_seed_position, reward, given)  # a NaN / inf: named as such
-            given, stored = given.reshape(self.seeds, -1), stored.reshape(self.seeds, -1)
+                as32 = np.asarray(given, dtype=np.float32)
+            check_finite(_seed_position, reward, as32)  # a NaN / inf: named as such
+            # The value as given (not its float32 rounding: 255.0000001 rounds to 255).
+            given, stored = (
+                np.asarray(given).reshape(self.seeds, -1),
+                stored.reshape(self.seeds, -1),
+            )
             s, i = (int(k[0]) for k in np.nonzero(stored != given))
             raise UsageError(
-                f"--env: an observation (seed position {s} in --seeds) holds {given[s, i]:g}, "
+                f"--env: an observation (seed position {s} in --seeds) holds "
+                f"{given[s, i]!s}, "
                 "which the uint8 replay buffers of a uint8 / bool image observation space "
                 "cannot hold; return whole numbers in [0, 255] or declare the space's "
                 "actual dtype (e.g. float32)"
