@@ -155,3 +155,44 @@ def test_reproduce_help_lists_the_names_only_takes(capsys) -> None:
     assert "theory" in only
     for path in shipped:
         assert f" {path.stem}," in only or f" {path.stem} " in only, (path.stem, only)
+
+
+# ------------------------------------------------- 5. a stopped sweep's folder, at once
+@pytest.mark.parametrize("command", ["sweep", "sweep --dry-run", "reproduce"])
+def test_a_folder_held_by_a_stopped_sweep_is_refused_at_once(tmp_path, command) -> None:
+    """A sweep stopped (Ctrl-Z) while it sets up its store holds the folder lock and
+    SQLite's lock on results.sqlite (here: held by this test). A second sweep (or its dry
+    run, or reproduce) on that folder says at once that it is in use, exit 2. Before, it
+    read the store first and waited SQLite's 60 s busy timeout (here: the 20 s timeout)."""
+    import fcntl
+    import sqlite3
+
+    from maxminq.experiments.store import LOCK_NAME
+
+    config = tmp_path / "configs" / "tiny_theory.yaml"
+    config.parent.mkdir()
+    config.write_text(helpers.THEORY_CONFIG.format(kind="theory_mc", samples=2_000))
+    out = tmp_path / "out"
+    out.mkdir()
+    holder = open(out / LOCK_NAME, "a+")  # noqa: SIM115 - the stopped sweep's lock
+    fcntl.flock(holder.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    holder.write("pid 4242 on elsewhere since 2026-11-23 23:00:00")
+    holder.flush()
+    db = sqlite3.connect(out / "results.sqlite", isolation_level=None)
+    db.execute("CREATE TABLE meta (key TEXT)")
+    db.execute("BEGIN EXCLUSIVE")  # a rollback-journal database: readers wait
+    try:
+        if command == "reproduce":
+            argv = ["reproduce", "--configs", str(config.parent), "--out", str(out)]
+        else:
+            argv = ["sweep", str(config), "--out", str(out), *command.split()[1:]]
+        script = [sys.executable, str(HERE / "test_sweep_helpers.py")]  # the test kinds known
+        done = subprocess.run([*script, *argv], capture_output=True, text=True, timeout=20)
+    finally:
+        db.close()
+        holder.close()
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"maxminq {argv[0]}: error: {out} is in use by another sweep (pid 4242 on elsewhere "
+        "since 2026-11-23 23:00:00); wait for it to finish or choose another --out"
+    ], done.stderr

@@ -160,8 +160,9 @@ def plan(
         configs = [c for c in configs if c.name in wanted or c.path.stem in wanted]
         with_theory = THEORY in wanted
     configs.sort(key=lambda c: (KIND_ORDER.get(c.kind, 2), c.name))
-    from maxminq.experiments.store import StoreError
+    from maxminq.experiments.store import StoreError, refuse_if_in_use
 
+    refuse_if_in_use(out)  # at once, before the store is read (a stopped sweep's waits)
     try:  # a damaged store would fail only once the runs or the theory are done
         check_store(out)
     except StoreError as err:  # named by its option, as 'maxminq status DIR' names DIR

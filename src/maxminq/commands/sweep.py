@@ -158,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     from maxminq.cli import check_out_folder
     from maxminq.experiments.config import load_config
     from maxminq.experiments.runner import check_options, run_sweep
+    from maxminq.experiments.store import refuse_if_in_use
 
     workers = parse_workers(args.workers)
     check_options(args.backend, workers, args.address)
@@ -173,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
         )
     config = load_config(args.config, args.scale)
     out = check_out_folder(Path(args.out) if args.out else Path("results") / config.name, "--out")
+    # Before the store is read (stale_run_ids, --dry-run): a sweep there is told at once.
+    refuse_if_in_use(out)
     idle = never_learning(config)
     if idle:
         more = f" and {len(idle) - 3} more" if len(idle) > 3 else ""

@@ -544,10 +544,7 @@ class ResultsStore:
             fh.seek(0)
             owner = fh.read().strip() or "another process"
             fh.close()
-            raise StoreError(
-                f"{self.out_dir} is in use by another sweep ({owner}); "
-                "wait for it to finish or choose another --out"
-            ) from None
+            raise StoreError(in_use_message(self.out_dir, owner)) from None
         fh.seek(0)
         fh.truncate()
         fh.write(f"pid {self.pid} on {self.host} since {now()}")
@@ -933,6 +930,24 @@ def _only_shared(fh: Any) -> bool:
         return False
     fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
     return True
+
+
+def in_use_message(out_dir: str | os.PathLike[str], owner: str) -> str:
+    """The one line that turns a sweep away from ``out_dir``, whose lock ``owner`` holds."""
+    return (
+        f"{out_dir} is in use by another sweep ({owner}); "
+        "wait for it to finish or choose another --out"
+    )
+
+
+def refuse_if_in_use(out_dir: str | os.PathLike[str]) -> None:
+    """Raise :class:`StoreError` (:func:`in_use_message`) at once if a sweep holds
+    ``out_dir``'s lock (:func:`sweep_owner`, a non-blocking probe). For commands that read
+    the store before they take the lock: a sweep stopped (Ctrl-Z) while it sets up its
+    database holds SQLite's lock too, and a reader waited its 60 s busy timeout first."""
+    owner = sweep_owner(out_dir)
+    if owner is not None:
+        raise StoreError(in_use_message(out_dir, owner))
 
 
 def sweep_owner(out_dir: str | os.PathLike[str]) -> str | None:
