@@ -272,16 +272,16 @@ CLI = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
 HUNG = """
 name: hung
 kind: deep
-fixed: {env_id: CartPole-v1, agent: maxmin-dqn, n: 2, lr: 0.001, steps: 400, seeds: [0],
+fixed: {env_id: CartPole-v1, agent: maxmin-dqn, n: 2, lr: 0.001, steps: 4000, seeds: [0],
         learning_starts: 40, buffer_size: 200, target_update: 30, eval_episodes: 2,
-        checkpoint_every: 400}
+        checkpoint_every: 4000}
 scales: {quick: {}}
 """
 
 
 def test_a_hangup_stops_a_sweep_like_sigterm_and_its_deep_run_checkpoints(tmp_path) -> None:
     """SIGHUP to the sweep's process group (a closed terminal signals it all) while its
-    deep run trains (step 100 reported; the only periodic checkpoint would be step 400):
+    deep run trains (step 100 reported; the only periodic checkpoint would be step 4,000):
     the worker is asked to stop and checkpoints the step it is at; the sweep ends as on
     SIGTERM (exit 143, the resume line), no worker left, the run queued again. Before, the
     driver and its worker died at once (exit -1): no checkpoint, the run left 'running'."""
@@ -322,7 +322,7 @@ def test_a_hangup_stops_a_sweep_like_sigterm_and_its_deep_run_checkpoints(tmp_pa
     assert workers and helpers.gone(workers), "the worker outlived the sweep"
     (work,) = out.glob("work/*")
     step = int(torch.load(work / "checkpoint" / "state.pt", weights_only=True)["step"])
-    assert 100 <= step < 400
+    assert 100 <= step < 4000
     with ResultsStore(out, create=False) as store:
         assert [r.status for r in store.records()] == ["pending"]
 
@@ -453,7 +453,7 @@ RAY_DEEP = HUNG.replace("name: hung", "name: on_ray")
 
 def test_a_terminated_ray_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) -> None:
     """SIGTERM to a Ray sweep while its deep run trains (step 100 reported; its only
-    periodic checkpoint would be that of step 400): the task is cancelled gently (Ray
+    periodic checkpoint would be that of step 4,000): the task is cancelled gently (Ray
     raises a KeyboardInterrupt through its SIGINT handler, which the training defers to the
     end of its step) and waited for, so the run's folder holds a checkpoint of a step >= 100;
     exit 143 and the one line as before, the run queued again. Before, Ray was shut down at
@@ -479,7 +479,7 @@ def test_a_terminated_ray_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) 
     ], err
     (work,) = out.glob("work/*")
     step = int(torch.load(work / "checkpoint" / "state.pt", weights_only=True)["step"])
-    assert 100 <= step < 400
+    assert 100 <= step < 4000
     with ResultsStore(out, create=False) as store:
         assert [r.status for r in store.records()] == ["pending"]
 
