@@ -71,22 +71,29 @@ def bmm(
     if bias is None and a.shape[1] == 1 and b.shape[-2] > 1 and b.stride(-2) == 1:
         two = torch.cat([a, torch.zeros_like(a)], 1)
         return bmm(two, b, groups)[:, :1].contiguous()
-    if groups > 1 and not _one_product_per_group(a, b, groups, bias is not None):
-        k = a.shape[0] // groups
-        return torch.cat(
-            [
-                torch.bmm(a[i : i + k], b[i : i + k])
-                if bias is None
-                else torch.baddbmm(bias[i : i + k], a[i : i + k], b[i : i + k])
-                for i in range(0, a.shape[0], k)
-            ]
-        )
-    return torch.bmm(a, b) if bias is None else torch.baddbmm(bias, a, b)
+    if groups > 1 and not _one_product_per_group(a, b, groups, bias):
+        return _products(a, b, bias, groups)
+    return _products(a, b, bias, 1)
+
+
+def _products(
+    a: torch.Tensor, b: torch.Tensor, bias: torch.Tensor | None, groups: int
+) -> torch.Tensor:
+    """``(bias +) a @ b`` as one batched product per group of consecutive members."""
+    if groups == 1:
+        return torch.bmm(a, b) if bias is None else torch.baddbmm(bias, a, b)
+    k = a.shape[0] // groups
+    return torch.cat(
+        [
+            _products(a[i : i + k], b[i : i + k], None if bias is None else bias[i : i + k], 1)
+            for i in range(0, a.shape[0], k)
+        ]
+    )
 
 
 # Whether one batched product equals a product per group, per (groups, each operand's
-# layout: shape, strides and alignment, bias or not, torch threads): tried once each in a
-# process (_one_product_per_group).
+# layout and the bias's (shape, strides and alignment), torch threads): tried once each
+# in a process (_one_product_per_group).
 _PER_GROUP_EQUAL: dict[tuple[Any, ...], bool] = {}
 _TRIALS = 8
 _ALIGN = 16  # floats: 64 bytes, the widest alignment a CPU kernel may choose a path by
@@ -106,32 +113,28 @@ def _random_like_layout(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return out.copy_(torch.rand(tuple(x.shape), generator=gen).sub_(0.5))  # no draws
 
 
-def _one_product_per_group(a: torch.Tensor, b: torch.Tensor, groups: int, bias: bool) -> bool:
-    """Whether one ``torch.bmm`` (``torch.baddbmm`` with ``bias``) of the members' products
+def _one_product_per_group(
+    a: torch.Tensor, b: torch.Tensor, groups: int, bias: torch.Tensor | None
+) -> bool:
+    """Whether one ``torch.bmm`` (``torch.baddbmm`` given ``bias``) of the members' products
     ``a @ b`` gives every one of the ``groups`` consecutive groups of members exactly the
     result of the group's own product, tried on random values laid out as the operands
-    (:func:`_layout`) (a generator of its own: no seed's stream is touched) the first time such a
-    product comes: a kernel that rounds by position differs there (some entries of the
+    (:func:`_layout`; a generator of its own: no seed's stream is touched) the first time
+    such a product comes: a kernel that rounds by position differs there (some entries of the
     2nd, 3rd, ... group). Taken where it holds (a seed's values then do not depend on the
     other seeds either way) as it is faster than a product per group."""
-    key = (groups, _layout(a), _layout(b), bias, torch.get_num_threads())
+    key = (
+        groups, _layout(a), _layout(b), None if bias is None else _layout(bias),
+        torch.get_num_threads(),
+    )  # fmt: skip
     known = _PER_GROUP_EQUAL.get(key)
     if known is None:
-        gen, k, members = torch.Generator().manual_seed(0), a.shape[0] // groups, a.shape[0]
+        gen = torch.Generator().manual_seed(0)
         known = True
         for _ in range(_TRIALS):  # a few draws: a small output could round alike by chance
             x, y = _random_like_layout(a, gen), _random_like_layout(b, gen)
-            c = torch.rand((members, 1, b.shape[-1]), generator=gen) - 0.5 if bias else None
-            each = torch.cat(
-                [
-                    torch.bmm(x[i : i + k], y[i : i + k])
-                    if c is None
-                    else torch.baddbmm(c[i : i + k], x[i : i + k], y[i : i + k])
-                    for i in range(0, members, k)
-                ]
-            )
-            one = torch.bmm(x, y) if c is None else torch.baddbmm(c, x, y)
-            if not torch.equal(one, each):
+            c = None if bias is None else _random_like_layout(bias, gen)
+            if not torch.equal(_products(x, y, c, 1), _products(x, y, c, groups)):
                 known = False
                 break
         _PER_GROUP_EQUAL[key] = known
