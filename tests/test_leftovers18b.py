@@ -196,3 +196,93 @@ def test_a_folder_held_by_a_stopped_sweep_is_refused_at_once(tmp_path, command) 
         f"maxminq {argv[0]}: error: {out} is in use by another sweep (pid 4242 on elsewhere "
         "since 2026-11-23 23:00:00); wait for it to finish or choose another --out"
     ], done.stderr
+
+
+# ------------------------------------------- 6. the cut-episodes warning, when it matters
+_SHORT_CORRIDOR = '''
+import gymnasium as gym
+import numpy as np
+
+
+class Corridor(gym.Env):
+    """The README's Corridor, 3 cells from the middle one: every episode terminates."""
+
+    observation_space = gym.spaces.Box(0.0, 1.0, (3,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.pos = 1
+        return np.eye(3, dtype=np.float32)[self.pos], {}
+
+    def step(self, action):
+        self.pos = min(2, max(0, self.pos + (1 if action == 1 else -1)))
+        done = self.pos == 2
+        return np.eye(3, dtype=np.float32)[self.pos], float(done), done, False, {}
+
+
+gym.register("ShortCorridor-v0", entry_point=Corridor, max_episode_steps=100)
+'''
+
+
+def test_no_cut_episodes_warning_where_episodes_terminate(tmp_path, monkeypatch, capsys) -> None:
+    """A cap of 100 at gamma 0.99 (a cut episode's probes never count) on an environment
+    whose every episode terminates, as the README's Corridor's nearly all do: no warning,
+    and the bias is measured. Before, 'only episodes that terminate give bias numbers' on
+    every run, whatever its episodes did."""
+    from maxminq.cli import main
+
+    (tmp_path / "short_corridor_mmq.py").write_text(_SHORT_CORRIDOR)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "run"
+    argv = ["train", "--env", "short_corridor_mmq:ShortCorridor-v0", "--agent", "dqn"]
+    argv += ["--steps", "300", "--learning-starts", "100", "--bias-every", "300"]
+    argv += ["--eval-episodes", "1", "--no-progress", "--no-plot", "--out", str(out)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "warning" not in err, err
+    import pandas as pd
+
+    assert pd.read_csv(out / "episodes.csv")["terminated"].all()
+    assert (pd.read_csv(out / "metrics.csv")["bias_n"] > 0).all()
+
+
+def test_the_cut_episodes_warning_says_how_much_was_lost(capsys) -> None:
+    """Learning from step 100; the first episode (steps 1-150) was cut, the second (151-200)
+    terminated: each held 50 steps since learning started, so about half the probes did not
+    count: said with the numbers. All cut: none counted. 10 of 110 steps (9%, under 20%) or
+    a cap long enough for a cut episode's probes (299 at gamma 0.99): no warning."""
+    import pandas as pd
+
+    from maxminq.commands.train import _warn_if_cut_episodes_give_no_bias
+
+    def episodes(ends: list[int], lengths: list[int], cut: list[bool]) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"step": ends, "length": lengths, "terminated": [not c for c in cut], "truncated": cut}
+        )
+
+    _warn_if_cut_episodes_give_no_bias(
+        150, 0.99, 100, episodes([150, 200], [150, 50], [True, False])
+    )
+    assert capsys.readouterr().err.splitlines() == [
+        "maxminq train: warning: --max-episode-steps 150 with --gamma 0.99: only episodes "
+        "that terminate give bias numbers (a cut episode's probe counts only 299+ steps "
+        "before the cut: gamma^k <= 0.05); it cut 1 of the 2 training episodes, which held "
+        "50% of the steps since learning started: about that share of the bias probes did "
+        "not count"
+    ]
+    _warn_if_cut_episodes_give_no_bias(
+        150, 0.99, 100, episodes([150, 300], [150, 150], [True, True])
+    )
+    last = capsys.readouterr().err.strip()
+    assert last.endswith("which held 100% of the steps since learning started: no bias probe "
+                         "counted"), last  # fmt: skip
+    # 10 of 110 steps since learning started in the cut episode: no warning
+    _warn_if_cut_episodes_give_no_bias(
+        150, 0.99, 100, episodes([110, 210], [110, 100], [True, False])
+    )
+    # a cap a cut episode's probes can count with (299 at gamma 0.99): none either
+    _warn_if_cut_episodes_give_no_bias(
+        300, 0.99, 100, episodes([300, 600], [300, 300], [True, True])
+    )
+    assert capsys.readouterr().err == ""

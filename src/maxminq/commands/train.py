@@ -22,6 +22,8 @@ from maxminq.cli import json_object
 from maxminq.errors import UsageError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from maxminq.deep.config import TrainConfig
 
 _HYPER: list[tuple[str, type, str]] = [
@@ -277,23 +279,55 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     clear_run(out)  # the caller holds the folder's lock
 
 
-def _warn_if_cut_episodes_give_no_bias(cap: int | None, gamma: float) -> None:
-    """Warn (stderr) when no episode the time limit cuts can score a bias probe (the cut
-    must come ``bias_horizon(gamma)`` steps after the probe), e.g. MountainCar-v0's cap of
-    200 at gamma 0.99: unless episodes terminate, the bias columns stay empty."""
+#: The share of the bias probes lost to episodes the time limit cut from which
+#: :func:`_warn_if_cut_episodes_give_no_bias` warns.
+CUT_SHARE_WARNED = 0.2
+
+
+def _warn_if_cut_episodes_give_no_bias(
+    cap: int | None, gamma: float, learning_starts: int = 0, episodes: pd.DataFrame | None = None
+) -> None:
+    """Warn (stderr), once the run is trained, when no probe in an episode the time limit
+    cut can count (the cut must come ``bias_horizon(gamma)`` steps after the probe) and
+    such episodes took at least :data:`CUT_SHARE_WARNED` of the steps since learning
+    started (probes are taken every ``bias_probe_every`` of them, so about that share of
+    the probes is lost), e.g. MountainCar-v0's cap of 200 at gamma 0.99: the bias numbers
+    rest on the episodes that terminated, or there are none. Not for an environment whose
+    episodes nearly all terminate, such as the README's Corridor (before, a warning before
+    every run, there about a tenth of the probes, in its first few thousand steps).
+    Without ``episodes`` (none known yet) on the cap and gamma alone, without numbers."""
     from maxminq.deep.train import BIAS_TAIL, bias_horizon
 
     k = bias_horizon(gamma)
     if cap is None or (k is not None and k <= cap):
         return
+    share = 1.0
+    if episodes is not None:
+        cut = episodes["truncated"].astype(bool) & ~episodes["terminated"].astype(bool)
+        end = episodes["step"]  # an episode ran over the run's steps (end - length, end]
+        probed = (end - (end - episodes["length"]).clip(lower=learning_starts)).clip(lower=0)
+        share = probed[cut].sum() / probed.sum() if probed.sum() else 0.0
+        if share < CUT_SHARE_WARNED:
+            return
     why = (
         "with gamma 1 a cut episode's probes never count"
         if k is None
         else f"a cut episode's probe counts only {k}+ steps before the cut: gamma^k <= {BIAS_TAIL}"
     )
+    lost = (
+        "no bias probe counted"
+        if share >= 1
+        else "about that share of the bias probes did not count"
+    )
+    how_many = (
+        f"; it cut {int(cut.sum()):,} of the {len(episodes):,} training episodes, which held "
+        f"{share:.0%} of the steps since learning started: {lost}"
+        if episodes is not None
+        else ""
+    )
     print(
         f"maxminq train: warning: --max-episode-steps {cap} with --gamma {gamma}: only "
-        f"episodes that terminate give bias numbers ({why})",
+        f"episodes that terminate give bias numbers ({why}){how_many}",
         file=sys.stderr,
     )
 
@@ -344,7 +378,6 @@ def run(args: argparse.Namespace) -> int:
                 f"{resolved.steps}: no evaluation runs (evals.csv holds only its header)",
                 file=sys.stderr,
             )
-        _warn_if_cut_episodes_give_no_bias(resolved.max_episode_steps, resolved.gamma)
         before = _file_id(args.out / "runs.csv")  # unchanged after: a finished run read back
         try:
             tables = run_training(
@@ -385,6 +418,12 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             raise
+        _warn_if_cut_episodes_give_no_bias(
+            resolved.max_episode_steps,
+            resolved.gamma,
+            resolved.learning_starts,
+            tables["episodes"],
+        )
         runs, tests = tables["runs"], tables["tests"]
         for _, row in runs.iterrows():
             t = tests[tests["seed"] == row["seed"]]["return"]
