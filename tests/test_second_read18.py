@@ -76,3 +76,16 @@ def test_a_uint8_buffer_names_a_value_that_rounds_to_a_whole_number_as_float32(
     step = (np.array([0, 1]), np.ones(2, np.float32), np.zeros((2, 3)), np.zeros(2, np.float32))
     with pytest.raises(UsageError, match=rf"seed position 1 in --seeds\) holds {shown}, .*uint8"):
         rb.add(obs, step[0], step[1], step[2], step[3])
+
+
+# --- analysis.report.setting_texts: numbers in order beside an unset value -------------------
+
+
+def test_setting_texts_keep_numbers_in_numeric_order_beside_unset() -> None:
+    """55542b0 sorted numbers numerically only when every value was a number: one run
+    leaving the setting unset (None) sorted them all as text again (10 before 2)."""
+    from maxminq.analysis.report import setting_texts
+
+    assert setting_texts([10, 2, None, 4]) == ["2", "4", "10", "unset"]
+    assert setting_texts([float("nan"), 3.5, 1]) == ["1", "3.5", "nan"]
+    assert setting_texts([1500000, 2.0, [64, 64]]) == ["2", "1,500,000", "[64, 64]"]

@@ -13,6 +13,7 @@ import dataclasses
 import datetime as dt
 import html
 import json
+import math
 import os
 import re
 import shutil
@@ -345,10 +346,16 @@ def setting_text(value: object) -> str:
 
 def setting_texts(values: Sequence[object]) -> list[str]:
     """The distinct ``values`` of a setting as :func:`setting_text`, numbers in numeric order
-    (as text, 10 came before 2), anything else in the order of its text."""
+    (as text, 10 came before 2), then anything else (``unset``, a list) in the order of its
+    text: a setting some runs leave unset still lists its numbers in order."""
     unique = list({json.dumps(v, sort_keys=True): v for v in values}.values())
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in unique)
-    unique.sort(key=(lambda v: float(cast(float, v))) if numeric else setting_text)
+
+    def order(v: object) -> tuple[int, float, str]:
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v):
+            return (0, float(v), "")
+        return (1, 0.0, setting_text(v))  # NaN too: it has no place among numbers
+
+    unique.sort(key=order)
     return list(dict.fromkeys(setting_text(v) for v in unique))  # 1 and 1.0 read alike
 
 
