@@ -3,6 +3,11 @@
 1. SIGHUP (a closed terminal) stops ``maxminq train``, ``reproduce`` and ``experiment`` as
    SIGTERM does (as it already stopped ``sweep``): train checkpoints the step it stopped at,
    reproduce stops its workers and keeps its finished runs; exit 143, 'terminated'.
+2. A finished sweep (or reproduce) leaves no empty OUT/work folder.
+3. ``maxminq sweep CONFIG`` and ``maxminq status DIR``: upper-case positionals.
+4. ``reproduce --help`` lists the names ``--only`` takes.
+5. A folder held by a stopped sweep is refused at once, not after SQLite's busy timeout.
+6. The cut-episodes bias warning of ``train`` comes only when many probes were lost.
 """
 
 from __future__ import annotations
@@ -99,6 +104,33 @@ def test_a_hangup_stops_reproduce_like_sigterm_and_its_workers(tmp_path) -> None
     ], err
     assert helpers.gone(workers), "workers outlived the command"
     assert not (out / "report.html").exists()
+
+
+def test_a_hangup_stops_experiment_and_its_workers(tmp_path) -> None:
+    """SIGHUP to ``maxminq experiment mountain-car``'s group while its two workers run long
+    tasks: exit 143 and 'maxminq experiment: terminated' (not 'a worker process died': the
+    workers ignore it, the command stops them), both workers gone, nothing written. Before,
+    the whole group died at once (exit -1)."""
+    out = tmp_path / "mc"
+    argv = ["experiment", "mountain-car", "--runs", "20", "--episodes", "100000",
+            "--sigma2", "50", "--algorithms", "q_learning", "--step-sizes", "0.02", "0.04",
+            "--workers", "2", "--no-progress", "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", CLI, *argv], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    workers: list[int] = []
+    seen: dict[str, float] = {}
+
+    def working() -> bool:  # both workers up, then 1 s into their tasks
+        workers[:] = helpers.workers(proc.pid) or workers
+        if len(workers) == 2:
+            seen.setdefault("at", time.monotonic())
+        return "at" in seen and time.monotonic() - seen["at"] > 1.0
+
+    status, err = hang_up_when(proc, working)
+    assert status == 143, err
+    assert err.strip().splitlines() == ["maxminq experiment: terminated"], err
+    assert helpers.gone(workers), "workers outlived the command"
+    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
 
 
 # ------------------------------------------------------------------ 2. an empty OUT/work
