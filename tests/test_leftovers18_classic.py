@@ -135,8 +135,8 @@ def _toy_rows(mu: float, start: float, end: float, runs: int = 6) -> pd.DataFram
 def test_the_negative_mu_overestimation_claim_says_when_the_estimate_is_still_falling() -> None:
     """At mu = -0.1 the second-half Q(A, Left) sits above mu while it is still coming down
     from its start (over 5,000 episodes Q-learning's ends below mu): the claim's evidence
-    now says so when the runs' last tenth lies below the second half's first tenth at 95%,
-    and only then. The verdict is unchanged (the same mean-vs-truth rule)."""
+    now says so when the runs' last tenth lies below the tenth of episodes just past the
+    middle at 95%, and only then. The verdict is unchanged (the same mean-vs-truth rule)."""
     from maxminq.analysis import claims as C
 
     def claim(toy: pd.DataFrame) -> C.Claim:
@@ -151,7 +151,7 @@ def test_the_negative_mu_overestimation_claim_says_when_the_estimate_is_still_fa
     found = re.search(r"; still falling: its last tenth of episodes ([0-9.]+) ± ", falling.evidence)
     assert found is not None and float(found.group(1)) == pytest.approx(8 * 0.06 / 19, abs=1e-3)
     assert falling.evidence.endswith(
-        "below the second half's first tenth (mean ± SE of the runs' change)"
+        "below the tenth of episodes just past the middle (mean ± SE of the runs' change)"
     )
     flat = claim(_toy_rows(-0.1, -0.05, -0.05))
     rising = claim(_toy_rows(-0.1, -0.09, -0.05))

@@ -188,8 +188,8 @@ def _signed(mu: float) -> str:
 
 def _still_falling(rows: pd.DataFrame, value: str = "q_a_left") -> str:
     """``"; still falling ..."`` when the runs' ``value`` over the last tenth of their
-    episodes lies below that over the second half's first tenth (the episodes just past the
-    middle) at 95% (mean ∓ t SE of the per-run change), else ''. At μ < 0 a Q(A, Left) still
+    episodes lies below that over the tenth of episodes just past the middle (from 50% to 40%
+    before the end) at 95% (mean ∓ t SE of the per-run change), else ''. At μ < 0 a Q(A, Left) still
     falling at the end is coming down from its start: the second-half average is then not
     where the estimate settles (over 5,000 episodes Q-learning's ends below μ = -0.1)."""
     by = [*T.present_keys(rows, [*T.TOY_KEYS, "gamma"]), *T.tabular_run_cols(rows)]
@@ -207,8 +207,8 @@ def _still_falling(rows: pd.DataFrame, value: str = "q_a_left") -> str:
     if n < MIN_RUNS or not m + float(stats.t.ppf(0.975, n - 1)) * float(np.nan_to_num(se)) < 0:
         return ""
     return (
-        f"; still falling: its last tenth of episodes {_fmt(-m)} ± {_fmt(se)} below the second "
-        "half's first tenth (mean ± SE of the runs' change)"
+        f"; still falling: its last tenth of episodes {_fmt(-m)} ± {_fmt(se)} below the tenth of "
+        "episodes just past the middle (mean ± SE of the runs' change)"
     )
 
 
