@@ -51,11 +51,12 @@ def hang_up_when(proc: subprocess.Popen, ready: Callable[[], bool]) -> tuple[int
 
 # ----------------------------------------------------------------------------- 1. SIGHUP
 def test_a_hangup_stops_train_like_sigterm_with_a_checkpoint_of_its_step(tmp_path) -> None:
-    """SIGHUP once step 100 of 400 is reported (periodic checkpoints every 40: step 80 the
-    last one before): exit 143, the checkpoint of the step it stopped at (100 or later),
+    """SIGHUP once step 100 of 4,000 is reported (periodic checkpoints every 40: step 80 the
+    last one before; 4,000 so that a loaded machine cannot finish the run before it stops):
+    exit 143, the checkpoint of the step it stopped at (100 or later),
     the --resume line, then 'maxminq train: terminated'. Before, it died at once (exit -1,
     no message, the checkpoint of step 80 at best)."""
-    argv, _ = helpers.tiny_train(400, bias_every=100)
+    argv, _ = helpers.tiny_train(4000, bias_every=100)
     out = tmp_path / "hung"
     proc = subprocess.Popen(
         [sys.executable, "-c", CLI, *argv, "--out", str(out)],
@@ -68,9 +69,9 @@ def test_a_hangup_stops_train_like_sigterm_with_a_checkpoint_of_its_step(tmp_pat
     status, err = hang_up_when(proc, lambda: helpers.progress_step(out) >= 100)
     assert status == 143, err
     step = int(torch.load(out / "checkpoint" / "state.pt", weights_only=True)["step"])
-    assert 100 <= step < 400, err
+    assert 100 <= step < 4000, err
     assert err.strip().splitlines() == [
-        f"maxminq train: {out}/checkpoint holds the checkpoint of step {step} (of 400); the "
+        f"maxminq train: {out}/checkpoint holds the checkpoint of step {step:,} (of 4,000); the "
         "same command with --resume continues from it",
         "maxminq train: terminated",
     ], err
