@@ -372,11 +372,26 @@ def paper_notes(configs: list[SweepConfig]) -> dict[str, str]:
     return notes
 
 
+def register_runs(out: Path, configs: list[SweepConfig]) -> None:
+    """Register every config's runs under its own name (membership), to be run as one
+    sweep so that no core idles between configs. A run the folder holds under an older id
+    (a deep run swept before its id left out ``checkpoint_every`` and ``tensorboard``) is
+    registered under that id, as the sweep takes it: under today's id it stayed pending
+    for ever beside the stored run the sweep finished."""
+    from maxminq.experiments.runner import adopt_stored_ids
+    from maxminq.experiments.store import ResultsStore
+
+    with ResultsStore(out, lock=True) as store:
+        store.register(
+            [run for config in configs for run in adopt_stored_ids(store, list(config.runs))]
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the selected configs, the theory command and the report; exit 1 if runs failed."""
     out, workers, configs, with_theory, published = plan(args)
     from maxminq.experiments.runner import run_sweep
-    from maxminq.experiments.store import ResultsStore, remove_stale_temporaries
+    from maxminq.experiments.store import remove_stale_temporaries
 
     out.mkdir(parents=True, exist_ok=True)
     meta_path = out / "reproduce.json"
@@ -400,10 +415,7 @@ def run(args: argparse.Namespace) -> int:
     _write_meta(meta_path, meta)
     failed = 0
     if configs:
-        # Every config's runs are registered under its own name (membership), then run as one
-        # sweep so that no core idles between configs.
-        with ResultsStore(out, lock=True) as store:
-            store.register([run for config in configs for run in config.runs])
+        register_runs(out, configs)
         summary = run_sweep(
             combined_sweep(configs, args.scale),
             out,

@@ -392,6 +392,23 @@ class _LocalBackend:
 
 
 @contextlib.contextmanager
+def _hangup_ignored_by_ray() -> Iterator[None]:
+    """Within (around starting a Ray of our own), SIGHUP is ignored, so the processes Ray
+    starts ignore it too (an ignored signal stays ignored across fork and exec). They are in
+    the sweep's process group, which a closed terminal signals: they died at once and the
+    deep run in flight kept no step, while the driver takes SIGHUP as SIGTERM and cancels its
+    tasks gently. The handler set before is put back; main thread only."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGHUP"):
+        yield
+        return
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL if previous is None else previous)
+
+
+@contextlib.contextmanager
 def _sigterm_kept() -> Iterator[None]:
     """Within, whatever ``ray.init`` does to SIGTERM is undone on leaving: it installs a
     handler of its own (``sys.exit``), and its core worker then a C-level one that aborts the
@@ -447,12 +464,13 @@ class _RayBackend:
                 # "local": a new Ray of our own, even when a `ray start` cluster (or
                 # RAY_ADDRESS) exists on this machine, which plain ray.init() would join and
                 # then refuse num_cpus with a ValueError.
-                ray.init(
-                    address="local",
-                    num_cpus=workers or os.cpu_count() or 1,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                )
+                with _hangup_ignored_by_ray():
+                    ray.init(
+                        address="local",
+                        num_cpus=workers or os.cpu_count() or 1,
+                        include_dashboard=False,
+                        log_to_driver=False,
+                    )
             self.started = True
 
     def submit(self, run: RunSpec, work_dir: Path) -> Any:
