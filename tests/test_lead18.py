@@ -120,3 +120,24 @@ def test_a_hung_up_ray_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path: Pat
     (work,) = out.glob("work/*")
     step = int(torch.load(work / "checkpoint" / "state.pt", weights_only=True)["step"])
     assert 100 <= step < 4000
+
+
+def test_a_tracker_that_cannot_start_leaves_sighup_at_its_default(monkeypatch) -> None:
+    """hangup_as_terminate puts SIGHUP's default back when starting multiprocessing's
+    resource tracker fails (e.g. no process can be started): the handler it had set for
+    the command stayed installed after the error."""
+    import signal
+
+    import pytest
+
+    from maxminq import cli
+    from maxminq.experiments import workers
+
+    def cannot_start() -> None:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(workers, "start_resource_tracker", cannot_start)
+    assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
+    with pytest.raises(OSError, match="no more processes"), cli.hangup_as_terminate():
+        pass
+    assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL

@@ -294,20 +294,17 @@ def hangup_as_terminate(workers: bool = True) -> Iterator[None]:
     if signal.getsignal(signal.SIGHUP) != signal.SIG_DFL:
         yield
         return
-    if workers:
-        from maxminq.experiments.workers import start_resource_tracker
+    try:  # the default is back on leaving, also when the tracker cannot be started
+        if workers:
+            from maxminq.experiments.workers import start_resource_tracker
 
-        # multiprocessing's resource tracker, which the first worker would start, is in the
-        # group too and ignores only SIGINT and SIGTERM: started now, it ignores SIGHUP (exec
-        # keeps an ignored signal), else it died and the driver printed its tracebacks.
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        try:
+            # multiprocessing's resource tracker, which the first worker would start, is in
+            # the group too and ignores only SIGINT and SIGTERM: started now, it ignores
+            # SIGHUP (exec keeps an ignored signal), else it died and the driver printed its
+            # tracebacks.
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
             start_resource_tracker()
-        finally:
-            signal.signal(signal.SIGHUP, _hang_up)
-    else:
         signal.signal(signal.SIGHUP, _hang_up)
-    try:
         yield
     finally:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
