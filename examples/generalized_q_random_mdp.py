@@ -55,14 +55,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--quick", action="store_true", help="1,000 sweeps unless --sweeps (for tests)")
     args = p.parse_args(argv)
-    # One line now, not a traceback later: --out, or a folder it would be made in, is a file.
-    blocked = next(
-        (f for f in (args.out, *args.out.parents) if f.exists() and not f.is_dir()), None
-    )
-    if blocked == args.out:
-        p.error(f"--out: {args.out} is a file; give a folder (it is created if needed)")
-    if blocked is not None:
-        p.error(f"--out: {args.out} would be made in {blocked}, which is a file; give a folder")
+    from maxminq.cli import check_out_folder
+    from maxminq.errors import UsageError
+
+    try:  # one line now, not a traceback once the work is done
+        check_out_folder(args.out, "--out")
+    except UsageError as err:
+        p.error(str(err))
     if args.sweeps is None:  # --quick sets the scale, not a --sweeps given with it
         args.sweeps = 1000 if args.quick else 40_000
     for name in ("states", "actions", "sweeps"):

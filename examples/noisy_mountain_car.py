@@ -58,14 +58,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="5 runs x 60 episodes, sigma^2 0 and 50, step size 0.02 (each unless given)",
     )
     args = p.parse_args(argv)
-    # One line now, not a traceback later: --out, or a folder it would be made in, is a file.
-    blocked = next(
-        (f for f in (args.out, *args.out.parents) if f.exists() and not f.is_dir()), None
-    )
-    if blocked == args.out:
-        p.error(f"--out: {args.out} is a file; give a folder (it is created if needed)")
-    if blocked is not None:
-        p.error(f"--out: {args.out} would be made in {blocked}, which is a file; give a folder")
+    from maxminq.cli import check_out_folder
+    from maxminq.errors import UsageError
+
+    try:  # one line now, not a traceback once the work is done
+        check_out_folder(args.out, "--out")
+    except UsageError as err:
+        p.error(str(err))
     # --quick sets the scale of what was not given (it overrode the values given with it)
     for key, value in (QUICK if args.quick else DEFAULTS).items():
         if getattr(args, key) is None:

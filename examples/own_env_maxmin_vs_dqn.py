@@ -119,14 +119,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick", action="store_true", help="3,000 steps x 2 seeds, each unless given (for tests)"
     )
     args = p.parse_args(argv)
-    # One line now, not a traceback later: --out, or a folder it would be made in, is a file.
-    blocked = next(
-        (f for f in (args.out, *args.out.parents) if f.exists() and not f.is_dir()), None
-    )
-    if blocked == args.out:
-        p.error(f"--out: {args.out} is a file; give a folder (it is created if needed)")
-    if blocked is not None:
-        p.error(f"--out: {args.out} would be made in {blocked}, which is a file; give a folder")
+    from maxminq.cli import check_out_folder
+    from maxminq.errors import UsageError
+
+    try:  # one line now, not a traceback once the work is done
+        check_out_folder(args.out, "--out")
+    except UsageError as err:
+        p.error(str(err))
     # --quick sets the scale of what was not given (it replaced --steps / --seeds given with it)
     if args.steps is None:
         args.steps = 3_000 if args.quick else 20_000

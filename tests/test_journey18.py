@@ -187,7 +187,7 @@ def test_every_example_refuses_an_out_that_is_a_file(script: str, tmp_path, caps
         capsys.readouterr()
         .err.strip()
         .splitlines()[-1]
-        .endswith(f"error: --out: {target} is a file; give a folder (it is created if needed)")
+        .endswith(f"error: --out: {target} exists and is not a folder")
     )
     assert target.read_text() == "mine\n"
 

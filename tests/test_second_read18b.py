@@ -36,9 +36,7 @@ def test_every_example_refuses_an_out_under_a_file(script: str, tmp_path, capsys
         module.parse_args(["--quick", "--out", str(target)])
     assert stop.value.code == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
-    assert last.endswith(
-        f"error: --out: {target} would be made in {blocker}, which is a file; give a folder"
-    )
+    assert last.endswith(f"error: --out: cannot create the folder {target} (Not a directory)")
     assert blocker.read_text() == "mine\n"
 
 
