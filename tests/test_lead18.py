@@ -1,7 +1,8 @@
 """Leftovers the lead settled after the second readings of session 18: ``maxminq reproduce``
 registers a run the folder holds under its older id (a deep run swept with other
 checkpoint settings, before its id left them out) under that id, as the sweep runs it;
-and a Ray sweep given SIGHUP lets its deep run checkpoint its step."""
+SIGHUP's default is back when the resource tracker cannot start. (A Ray sweep given
+SIGHUP: tests/test_leftovers18_sweeps.py.)"""
 
 from __future__ import annotations
 
@@ -56,70 +57,6 @@ def test_reproduce_leaves_no_run_pending_beside_the_one_stored_under_its_older_i
     with ResultsStore(out, create=False) as store:
         records = store.records()
     assert [(r.run_id, r.status) for r in records] == [(legacy.run_id, "done")]
-
-
-RAY_DEEP = """
-name: on_ray
-kind: deep
-fixed: {env_id: CartPole-v1, agent: maxmin-dqn, n: 2, lr: 0.001, steps: 4000, seeds: [0],
-        learning_starts: 40, buffer_size: 200, target_update: 30, eval_episodes: 2,
-        checkpoint_every: 4000}
-scales: {quick: {}}
-"""
-CLI = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
-
-
-def test_a_hung_up_ray_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path: Path) -> None:
-    """SIGHUP to the process group of a Ray sweep (a closed terminal signals it all) while
-    its deep run trains (step 100 reported; the only periodic checkpoint is that of step
-    4,000): exit 143, the resume line, and a checkpoint of a step >= 100, as on SIGTERM.
-    Before, the Ray processes in the group died of the SIGHUP at once: no checkpoint."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    import test_sweep_helpers as helpers
-    import torch
-
-    config = tmp_path / "ray.yaml"
-    config.write_text(RAY_DEEP)
-    out = tmp_path / "out"
-    argv = ["sweep", str(config), "--out", str(out), "--workers", "1", "--no-progress"]
-    argv += ["--backend", "ray"]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CLI, *argv],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-        start_new_session=True,  # its own group, as a terminal's foreground job
-    )
-    try:
-        deadline = time.monotonic() + 180
-        while (
-            proc.poll() is None
-            and time.monotonic() < deadline
-            and not any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))
-        ):
-            time.sleep(0.02)
-        assert proc.poll() is None, proc.communicate()
-        assert any(helpers.progress_step(w) >= 100 for w in out.glob("work/*")), "no training"
-        os.killpg(proc.pid, signal.SIGHUP)
-        _, err = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:  # ours
-            proc.kill()
-            proc.communicate()
-    lines = [line for line in err.strip().splitlines() if "INFO worker.py" not in line]
-    assert proc.returncode == 143, err
-    assert lines[-1:] == [
-        "maxminq sweep: terminated; finished runs are kept: the same command resumes"
-    ], err
-    (work,) = out.glob("work/*")
-    step = int(torch.load(work / "checkpoint" / "state.pt", weights_only=True)["step"])
-    assert 100 <= step < 4000
 
 
 def test_a_tracker_that_cannot_start_leaves_sighup_at_its_default(monkeypatch) -> None:

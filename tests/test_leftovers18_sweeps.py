@@ -451,13 +451,18 @@ def test_the_worker_file_of_an_earlier_attempt_is_gone_before_the_next_starts(
 RAY_DEEP = HUNG.replace("name: hung", "name: on_ray")
 
 
-def test_a_terminated_ray_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) -> None:
+@pytest.mark.parametrize("hangup", [False, True], ids=["sigterm", "sighup-to-group"])
+def test_a_terminated_ray_sweep_lets_its_deep_run_checkpoint_its_step(
+    tmp_path, hangup: bool
+) -> None:
     """SIGTERM to a Ray sweep while its deep run trains (step 100 reported; its only
     periodic checkpoint would be that of step 4,000): the task is cancelled gently (Ray
     raises a KeyboardInterrupt through its SIGINT handler, which the training defers to the
     end of its step) and waited for, so the run's folder holds a checkpoint of a step >= 100;
     exit 143 and the one line as before, the run queued again. Before, Ray was shut down at
-    once and the run kept no step."""
+    once and the run kept no step. The same for SIGHUP to the sweep's process group (a
+    closed terminal), which Ray's own processes in the group died of at once before the
+    Ray of a sweep was started with SIGHUP ignored."""
     config = tmp_path / "ray.yaml"
     config.write_text(RAY_DEEP)
     out = tmp_path / "out"
@@ -469,9 +474,11 @@ def test_a_terminated_ray_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) 
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
+        start_new_session=hangup,  # its own group, as a terminal's foreground job
     )
     ready = lambda: any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))  # noqa: E731
-    status, err = helpers.terminate_when(proc, ready, timeout=180)
+    sig = signal.SIGHUP if hangup else signal.SIGTERM
+    status, err = helpers.terminate_when(proc, ready, timeout=180, group=hangup, sig=sig)
     lines = [line for line in err.strip().splitlines() if "INFO worker.py" not in line]
     assert status == 143, err
     assert lines[-1:] == [

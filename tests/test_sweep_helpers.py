@@ -127,11 +127,16 @@ def wait_for_workers(
 
 
 def terminate_when(
-    proc: subprocess.Popen, ready: Callable[[], bool], timeout: float = 60.0, group: bool = False
+    proc: subprocess.Popen,
+    ready: Callable[[], bool],
+    timeout: float = 60.0,
+    group: bool = False,
+    sig: int = signal.SIGTERM,
 ) -> tuple[int, str]:
-    """SIGTERM ``proc`` once ``ready()`` holds; its exit status and stderr. ``group``: to
-    its whole process group (started with ``start_new_session``), as SLURM signals every
-    process of a job step; else to ``proc`` alone, as Kubernetes or ``timeout`` do."""
+    """SIGTERM (or ``sig``) ``proc`` once ``ready()`` holds; its exit status and stderr.
+    ``group``: to its whole process group (started with ``start_new_session``), as SLURM
+    signals every process of a job step (and a closed terminal sends SIGHUP); else to
+    ``proc`` alone, as Kubernetes or ``timeout`` do."""
     try:
         deadline = time.monotonic() + timeout
         while proc.poll() is None and not ready() and time.monotonic() < deadline:
@@ -139,9 +144,9 @@ def terminate_when(
         assert proc.poll() is None, f"it ended first: {proc.communicate()}"
         assert ready(), "it never started work"
         if group:
-            os.killpg(proc.pid, signal.SIGTERM)
+            os.killpg(proc.pid, sig)
         else:
-            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:  # ours: started by this test
