@@ -355,9 +355,13 @@ def _mc_task(kwargs: dict[str, Any]) -> pd.DataFrame:
     return _slim(cast(pd.DataFrame, run_mountain_car_grid(**kwargs)), [])  # no return_weights
 
 
-# Ctrl-C and SIGTERM (which cli.main turns into a KeyboardInterrupt too): held back while
-# the workers are started or stopped, and raised once that is done.
-_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+# Ctrl-C, SIGTERM and SIGHUP (which cli.main turns into a KeyboardInterrupt too): held back
+# while the workers are stopped, and raised once that is done.
+_STOP_SIGNALS = {
+    signal.SIGINT,
+    signal.SIGTERM,
+    *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []),
+}
 
 
 def _die_with_parent() -> None:
@@ -418,8 +422,8 @@ def _init_worker() -> None:
 def _stop_pool(pool: ProcessPoolExecutor, futures: list[Future]) -> None:
     """Stop ``pool`` at once: cancel queued tasks, kill the workers (a running task is one
     numba call that cannot be interrupted) and release the executor's queues."""
-    # A second Ctrl-C or SIGTERM must not cut the clean-up short (raised once the workers
-    # are gone).
+    # A second Ctrl-C, SIGTERM or SIGHUP (a terminal closed meanwhile) must not cut the
+    # clean-up short (raised once the workers are gone).
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         for fut in futures:
