@@ -18,6 +18,7 @@ CSV is written atomically once everything has finished, then the figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing
@@ -26,7 +27,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -356,12 +357,36 @@ def _mc_task(kwargs: dict[str, Any]) -> pd.DataFrame:
 
 
 # Ctrl-C, SIGTERM and SIGHUP (which cli.main turns into a KeyboardInterrupt too): held back
-# while the workers are stopped, and raised once that is done.
-_STOP_SIGNALS = {
+# while the workers are stopped (_stop_signals_held), and raised once that is done.
+_STOP_SIGNALS = (
     signal.SIGINT,
     signal.SIGTERM,
     *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []),
-}
+)
+
+
+@contextlib.contextmanager
+def _stop_signals_held() -> Iterator[None]:
+    """Within, Ctrl-C, SIGTERM and SIGHUP are only noted; on leaving, the handlers are back
+    and the first one noted is raised again (once). A signal mask cannot hold them back:
+    it is the calling thread's, and the kernel hands a signal sent to the process to a
+    thread that does not block it (numba's, the executor's), after which Python runs the
+    handler in the main thread at once. Main thread only; an ignored signal stays so."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    held = [signum for signum, handler in previous.items() if handler not in (signal.SIG_IGN, None)]
+    for signum in held:
+        signal.signal(signum, lambda signum, frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        for signum in held:
+            signal.signal(signum, previous[signum])
+        if noted:
+            signal.raise_signal(noted[0])  # runs the handler put back (Terminated, ...)
 
 
 def _die_with_parent() -> None:
@@ -424,8 +449,7 @@ def _stop_pool(pool: ProcessPoolExecutor, futures: list[Future]) -> None:
     numba call that cannot be interrupted) and release the executor's queues."""
     # A second Ctrl-C, SIGTERM or SIGHUP (a terminal closed meanwhile) must not cut the
     # clean-up short (raised once the workers are gone).
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-    try:
+    with _stop_signals_held():
         for fut in futures:
             fut.cancel()
         # The executor has no public way to stop running tasks; its worker processes are in
@@ -434,8 +458,6 @@ def _stop_pool(pool: ProcessPoolExecutor, futures: list[Future]) -> None:
             if proc.is_alive():
                 proc.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def _run_tasks(
