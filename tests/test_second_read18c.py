@@ -68,3 +68,23 @@ def test_a_hangup_while_experiment_stops_its_pool_waits_for_the_clean_up(via: st
     assert steps == ["shut down"]
     assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
     assert signal.getsignal(signal.SIGINT) is sigint
+
+
+# ------------------------------------------- 2. reproduce --help: the names --only takes
+def test_reproduce_help_lists_the_names_of_the_folder_only_reads(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """In a folder with a ``configs`` folder of its own (which reproduce reads without
+    --configs), ``--help`` lists its names under --only, not the installed configs, which
+    ``--only`` then refuses. Before (185a74a), the installed ones, whatever the folder."""
+    from maxminq.cli import main
+
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "my_sweep.yaml").write_text("name: my_sweep\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    only = text[text.index("--only NAMES ") : text.index("--configs DIR ")]
+    assert only.endswith("those of the default --configs (configs): my_sweep "), only
+    assert "catcher" not in only

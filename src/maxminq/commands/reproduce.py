@@ -72,13 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Ray cluster address with --backend ray, e.g. auto (default: a new Ray "
         "instance on this machine)",
     )
-    shipped = shipped_config_names()
+    folder, names = default_config_names()
     parser.add_argument(
         "--only",
         default=None,
         metavar="NAMES",
         help=f"comma-separated names of configs to run and/or {THEORY} (default: all)"
-        + (f"; the shipped configs: {', '.join(shipped)}" if shipped else ""),
+        + (f"; those of the default --configs ({folder}): {', '.join(names)}" if names else ""),
     )
     parser.add_argument(
         "--configs",
@@ -91,12 +91,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_published(parser)
 
 
-def shipped_config_names() -> list[str]:
-    """The names of the configs installed with the package (each file is named after its
-    config), sorted: what ``--only`` takes with the default ``--configs``."""
-    import maxminq
-
-    return sorted(p.stem for p in (Path(maxminq.__file__).parent / "configs").glob("*.yaml"))
+def default_config_names() -> tuple[Path | None, list[str]]:
+    """The folder ``--only`` reads without ``--configs`` (:func:`find_configs_dir`:
+    ``./configs`` first, else the installed configs) and the names of its configs (each
+    file is named after its config), sorted; ``(None, [])`` when there is none. Not the
+    installed configs alone: in a folder with a ``configs`` folder of its own, ``--only``
+    takes those names, and the installed ones are unknown names."""
+    try:
+        folder = find_configs_dir(None)
+    except UsageError:
+        return None, []
+    return folder, sorted(p.stem for p in folder.glob("*.yaml"))
 
 
 def find_configs_dir(explicit: Path | None) -> Path:
