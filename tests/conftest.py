@@ -37,3 +37,14 @@ def torch_one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def sighup_default():
+    """SIGHUP at its default in this process for the test (as in a terminal session; the
+    suite may run under ``nohup``, which ignores it), put back afterwards."""
+    import signal
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGHUP, previous)

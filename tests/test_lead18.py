@@ -59,7 +59,9 @@ def test_reproduce_leaves_no_run_pending_beside_the_one_stored_under_its_older_i
     assert [(r.run_id, r.status) for r in records] == [(legacy.run_id, "done")]
 
 
-def test_a_tracker_that_cannot_start_leaves_sighup_at_its_default(monkeypatch) -> None:
+def test_a_tracker_that_cannot_start_leaves_sighup_at_its_default(
+    monkeypatch, sighup_default
+) -> None:
     """hangup_as_terminate puts SIGHUP's default back when starting multiprocessing's
     resource tracker fails (e.g. no process can be started): the handler it had set for
     the command stayed installed after the error."""

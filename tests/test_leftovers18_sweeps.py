@@ -296,6 +296,7 @@ def test_a_hangup_stops_a_sweep_like_sigterm_and_its_deep_run_checkpoints(tmp_pa
         text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
         start_new_session=True,  # its own group, as a terminal's foreground job
+        preexec_fn=helpers.default_sighup,
     )
     workers: list[int] = []
     try:
@@ -475,6 +476,7 @@ def test_a_terminated_ray_sweep_lets_its_deep_run_checkpoint_its_step(
         text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
         start_new_session=hangup,  # its own group, as a terminal's foreground job
+        preexec_fn=helpers.default_sighup,
     )
     ready = lambda: any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))  # noqa: E731
     sig = signal.SIGHUP if hangup else signal.SIGTERM

@@ -65,6 +65,7 @@ def test_a_hangup_stops_train_like_sigterm_with_a_checkpoint_of_its_step(tmp_pat
         text=True,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
         start_new_session=True,
+        preexec_fn=helpers.default_sighup,
     )
     status, err = hang_up_when(proc, lambda: helpers.progress_step(out) >= 100)
     assert status == 143, err
@@ -91,7 +92,8 @@ def test_a_hangup_stops_reproduce_like_sigterm_and_its_workers(tmp_path) -> None
     argv += ["--workers", "2", "--no-progress"]
     script = [sys.executable, str(HERE / "test_sweep_helpers.py")]  # the test kinds known
     proc = subprocess.Popen([*script, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)  # fmt: skip
+                            text=True, start_new_session=True,
+                            preexec_fn=helpers.default_sighup)  # fmt: skip
     workers: list[int] = []
 
     def working() -> bool:
@@ -117,7 +119,8 @@ def test_a_hangup_stops_experiment_and_its_workers(tmp_path) -> None:
             "--sigma2", "50", "--algorithms", "q_learning", "--step-sizes", "0.02", "0.04",
             "--workers", "2", "--no-progress", "--out", str(out)]  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-c", CLI, *argv], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=helpers.default_sighup)  # fmt: skip
     workers: list[int] = []
     seen: dict[str, float] = {}
 

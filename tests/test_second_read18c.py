@@ -38,7 +38,9 @@ def signal_from_another_thread(signum: int) -> None:
 
 
 @pytest.mark.parametrize("via", ["process", "thread"])
-def test_a_hangup_while_experiment_stops_its_pool_waits_for_the_clean_up(via: str) -> None:
+def test_a_hangup_while_experiment_stops_its_pool_waits_for_the_clean_up(
+    via: str, sighup_default
+) -> None:
     """The terminal closes while the pool shuts down (after a Ctrl-C, a SIGTERM), and a
     Ctrl-C follows: the shutdown runs to its end, then the command stops with one
     ``Terminated`` (the first signal's), every handler as it was. Before, SIGHUP was not

@@ -126,6 +126,13 @@ def wait_for_workers(
     return found
 
 
+def default_sighup() -> None:
+    """``preexec_fn``: SIGHUP at its default in the child, as in a terminal session. The
+    tests may themselves run under ``nohup`` (a CI job), whose ignored SIGHUP a child
+    inherits: the command then rightly runs on, and a hang-up test would test nothing."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def terminate_when(
     proc: subprocess.Popen,
     ready: Callable[[], bool],
