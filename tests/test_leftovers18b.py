@@ -230,7 +230,8 @@ def test_a_folder_held_by_a_stopped_sweep_is_refused_at_once(tmp_path, command) 
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         f"maxminq {argv[0]}: error: {out} is in use by another sweep (pid 4242 on elsewhere "
-        "since 2026-11-23 23:00:00); wait for it to finish or choose another --out"
+        f"since 2026-11-23 23:00:00); wait for it to finish (maxminq status {out} shows its "
+        "progress) or choose another --out"
     ], done.stderr
 
 

@@ -935,8 +935,8 @@ def _only_shared(fh: Any) -> bool:
 def in_use_message(out_dir: str | os.PathLike[str], owner: str) -> str:
     """The one line that turns a sweep away from ``out_dir``, whose lock ``owner`` holds."""
     return (
-        f"{out_dir} is in use by another sweep ({owner}); "
-        "wait for it to finish or choose another --out"
+        f"{out_dir} is in use by another sweep ({owner}); wait for it to finish (maxminq "
+        f"status {out_dir} shows its progress) or choose another --out"
     )
 
 
