@@ -6,31 +6,14 @@ SIGHUP: tests/test_leftovers18_sweeps.py.)"""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
-import pandas as pd
+from test_leftovers18_sweeps import _config, _hash_id, _store_finished
 
 from maxminq.commands.reproduce import combined_sweep, register_runs
-from maxminq.experiments.config import RunSpec, load_config
+from maxminq.experiments.config import RunSpec
 from maxminq.experiments.runner import run_sweep
 from maxminq.experiments.store import ResultsStore
-
-DEEP = """
-name: ck
-kind: deep
-fixed: {{env_id: CartPole-v1, agent: dqn, steps: 300, seeds: [0], learning_starts: 40,
-        eval_episodes: 2{extra}}}
-scales: {{quick: {{}}}}
-"""
-
-
-def _legacy_id(kind: str, settings: dict) -> str:
-    """The id every version before session 18 gave a run: SHA-256 of kind and all settings
-    (written out here, not taken from the package)."""
-    text = json.dumps({"kind": kind, "settings": settings}, sort_keys=True, separators=(",", ":"))
-    return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
 def test_reproduce_leaves_no_run_pending_beside_the_one_stored_under_its_older_id(
@@ -39,18 +22,12 @@ def test_reproduce_leaves_no_run_pending_beside_the_one_stored_under_its_older_i
     """A folder holding a finished run under its older id (checkpoint_every 50): reproduce's
     registration and sweep find it done and register nothing else, so no run is left
     pending (the report's caution would say a rerun completes it; it never would)."""
-    path = tmp_path / "ck.yaml"
-    path.write_text(DEEP.format(extra=", checkpoint_every: 50"))
-    config = load_config(path, "quick")
+    config = _config(tmp_path, ", checkpoint_every: 50")
     (run,) = config.runs
-    legacy = RunSpec(_legacy_id("deep", run.settings), run.kind, run.settings, run.config)
+    legacy = RunSpec(_hash_id("deep", run.settings), run.kind, run.settings, run.config)
     assert legacy.run_id != run.run_id
     out = tmp_path / "out"
-    with ResultsStore(out, lock=True) as store:
-        store.register([legacy])
-        store.mark_running(legacy.run_id)
-        store.save_tables(legacy, {"runs": pd.DataFrame({"seed": [0], "test_return": [9.5]})})
-        store.mark_finished(legacy.run_id, "done")
+    _store_finished(out, legacy)
     register_runs(out, [config])
     summary = run_sweep(combined_sweep([config], "quick"), out, workers=1, progress=False)
     assert (summary.skipped, summary.done, summary.failed) == (1, 0, 0)
