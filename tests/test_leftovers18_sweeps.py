@@ -359,7 +359,7 @@ def test_under_nohup_a_hangup_does_not_stop_the_sweep(tmp_path) -> None:
 
 HUNG_UP_TERMINAL = """
 import os, pty, sys
-from maxminq.commands.sweep import _output_to_devnull_if_hung_up
+from maxminq.cli import _output_to_devnull_if_hung_up
 master, slave = pty.openpty()
 os.dup2(slave, 1); os.dup2(slave, 2)
 os.close(master)  # the terminal is gone: its writes fail with EIO

@@ -40,9 +40,10 @@ from tqdm.auto import tqdm
 from maxminq.errors import UsageError
 from maxminq.experiments.store import remove_stale_temporaries
 from maxminq.experiments.workers import (
+    STOP_SIGNALS,
     UNGUARDED_EXIT,
     exit_codes,
-    ignore_sigint_in_worker,
+    ignore_terminal_signals_in_worker,
     named_spawn_context,
     refuse_unguarded_startup,
     workers_ignore_sigint,
@@ -356,15 +357,6 @@ def _mc_task(kwargs: dict[str, Any]) -> pd.DataFrame:
     return _slim(cast(pd.DataFrame, run_mountain_car_grid(**kwargs)), [])  # no return_weights
 
 
-# Ctrl-C, SIGTERM and SIGHUP (which cli.main turns into a KeyboardInterrupt too): held back
-# while the workers are stopped (_stop_signals_held), and raised once that is done.
-_STOP_SIGNALS = (
-    signal.SIGINT,
-    signal.SIGTERM,
-    *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []),
-)
-
-
 @contextlib.contextmanager
 def _stop_signals_held() -> Iterator[None]:
     """Within, Ctrl-C, SIGTERM and SIGHUP are only noted; on leaving, the handlers are back
@@ -376,7 +368,7 @@ def _stop_signals_held() -> Iterator[None]:
         yield
         return
     noted: list[int] = []
-    previous = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     held = [signum for signum, handler in previous.items() if handler not in (signal.SIG_IGN, None)]
     for signum in held:
         signal.signal(signum, lambda signum, frame: noted.append(signum))
@@ -433,11 +425,7 @@ def _init_worker() -> None:
     tqdm's default lock is a named semaphore; a terminated worker never unlinks it (and the
     resource tracker warns of a leak), while a worker's own lock syncs nothing across
     processes anyway (spawned workers each make their own), so a thread lock does the same."""
-    ignore_sigint_in_worker()
-    # A closed terminal sends SIGHUP to the whole group: the parent stops the workers
-    # (cli.hangup_as_terminate), as on Ctrl-C.
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    ignore_terminal_signals_in_worker()  # Ctrl-C, SIGHUP: the parent stops the workers
     _die_with_parent()
     import tqdm as tqdm_module
 

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from maxminq.cli import _output_to_devnull_if_hung_up as _output_to_devnull_if_hung_up
 from maxminq.cli import hangup_as_terminate
 from maxminq.errors import UsageError
 

@@ -99,6 +99,7 @@ from maxminq.experiments.store import (
     remove_stale_temporaries,
     write_progress,
 )
+from maxminq.experiments.workers import STOP_SIGNALS
 
 if TYPE_CHECKING:
     from maxminq.deep.config import ResolvedTrainConfig
@@ -1077,12 +1078,7 @@ class StepBoundary:
     the previous handlers are back, and a signal still pending is delivered (unless a
     KeyboardInterrupt is already on its way)."""
 
-    # SIGHUP too (a closed terminal: maxminq train stops on it as on SIGTERM).
-    SIGNALS = (
-        signal.SIGINT,
-        signal.SIGTERM,
-        *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []),
-    )
+    SIGNALS = STOP_SIGNALS  # SIGHUP too: maxminq train stops on it as on SIGTERM
 
     def __init__(self) -> None:
         self.previous: dict[int, Any] = {}

@@ -58,7 +58,7 @@ from maxminq.experiments.store import (
 from maxminq.experiments.workers import (
     UNGUARDED_EXIT,
     exit_codes,
-    ignore_sigint_in_worker,
+    ignore_terminal_signals_in_worker,
     named_spawn_context,
     refuse_unguarded_startup,
     workers_ignore_sigint,
@@ -196,13 +196,10 @@ def _worker_init() -> None:
     """Pool worker setup: one thread per worker, and die with the driver (Linux)."""
     for var in _THREAD_VARS:
         os.environ.setdefault(var, "1")
-    # Ctrl-C goes to the whole process group: the driver handles it (requeues the runs in
-    # flight and stops the workers); a worker must not turn it into a "failed" run.
-    ignore_sigint_in_worker()
-    # A closed terminal sends SIGHUP to the whole group too: the driver stops the workers
-    # (``maxminq sweep`` handles it as SIGTERM), so that a deep run checkpoints its step.
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # Ctrl-C and SIGHUP go to the whole process group: the driver handles them (requeues
+    # the runs in flight and stops the workers); a worker must not turn them into a
+    # "failed" run.
+    ignore_terminal_signals_in_worker()
     # tqdm's default lock is a multiprocessing RLock: a named semaphore registered with the
     # resource tracker, which a worker killed on Ctrl-C never unregisters (the tracker then
     # warns of "leaked semaphore objects"). Workers draw no bars; a thread lock suffices.

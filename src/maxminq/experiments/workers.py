@@ -149,9 +149,22 @@ def workers_ignore_sigint() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
-def ignore_sigint_in_worker() -> None:
-    """A pool worker's first step (its initializer): ignore Ctrl-C, which the driver handles
-    for the whole group, then lift the SIGINT block it was spawned with
-    (:func:`workers_ignore_sigint`), which a task's own subprocesses would inherit."""
+#: The signals that stop a command: Ctrl-C, SIGTERM and (where there is one) SIGHUP, a
+#: closed terminal, which ``maxminq`` takes as SIGTERM (``cli.hangup_as_terminate``).
+STOP_SIGNALS: tuple[signal.Signals, ...] = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []),
+)
+
+
+def ignore_terminal_signals_in_worker() -> None:
+    """A pool worker's first step (its initializer): ignore Ctrl-C and SIGHUP, which a
+    terminal sends the whole process group and the driver handles for it (it stops the
+    workers, so that a deep run checkpoints its step), then lift the SIGINT block it was
+    spawned with (:func:`workers_ignore_sigint`), which a task's own subprocesses would
+    inherit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
