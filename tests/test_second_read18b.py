@@ -51,19 +51,20 @@ def test_every_example_takes_an_out_folder_still_to_make(script: str, tmp_path) 
 
 
 def test_envs_prints_the_lr_n_and_intervals_that_train_resolves() -> None:
-    """``maxminq envs --env ID`` restates TrainConfig.resolve's rules (an agent's --lr and
-    --n, --bias-every and --checkpoint-every from --steps) in code of its own: what it
-    prints must be what ``maxminq train`` then uses, for every registered environment and
-    agent (a change to one rule alone would make the listing lie)."""
+    """``maxminq envs --env ID`` shows what ``maxminq train`` then uses (an agent's --lr and
+    --n, --bias-every and --checkpoint-every, --steps, --eps-decay-steps), for every
+    registered environment and agent: read back from the printed text, so a listing that
+    rounds a step size, drops an agent or shows the registry's field instead of the
+    resolved value fails."""
     import re
 
-    from maxminq.commands.envs import TRAIN_AGENTS, defaults_text
-    from maxminq.deep.config import TrainConfig
+    from maxminq.commands.envs import defaults_text
+    from maxminq.deep.config import AGENT_NAMES, TrainConfig
     from maxminq.envs.registry import PAPER_ENVS, get_env_defaults
 
     for env_id in [*PAPER_ENVS, "CartPole-v1"]:
         text = defaults_text(get_env_defaults(env_id))
-        for agent in TRAIN_AGENTS:
+        for agent in AGENT_NAMES:
             resolved = TrainConfig(env_id=env_id, agent=agent).resolve()
             row = re.search(rf"^  {agent} +--lr (\S+) +--n (\d+)", text, re.M)
             assert row is not None, (env_id, agent)

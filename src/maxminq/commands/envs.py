@@ -114,20 +114,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-# The agents of 'maxminq train --agent', in its help's order.
-TRAIN_AGENTS = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
-
-
-def agent_defaults(d: EnvDefaults, agent: str) -> tuple[float, int]:
-    """The ``--lr`` and ``--n`` that ``maxminq train`` gives ``agent`` on ``d``'s environment
-    when they are not given (``TrainConfig.resolve``'s rule: the registry's best setting of
-    the agent, Ensemble DQN taking Maxmin DQN's; N = 1 for DQN and Double DQN)."""
-    best = d.best.get(agent) or (d.best.get("maxmin-dqn", {}) if agent == "ensemble-dqn" else {})
-    n = 1 if agent in ("dqn", "ddqn") else int(best.get("n") or 2)
-    lr = float(best.get("lr") or d.lr_sweep[len(d.lr_sweep) // 2])
-    return lr, n
-
-
 def defaults_text(d: EnvDefaults) -> str:
     """One id's defaults as ``maxminq envs --env ID`` prints them: each under the name of the
     ``maxminq train`` option it is the default of (the registry's field names, ``train_steps``
@@ -139,6 +125,13 @@ def defaults_text(d: EnvDefaults) -> str:
         if v is None:
             return "none"
         return integer(v) if isinstance(v, int) and not isinstance(v, bool) else f"{v:g}"
+
+    from maxminq.deep.config import (
+        AGENT_NAMES,
+        default_bias_every,
+        default_checkpoint_every,
+        default_lr_n,
+    )
 
     kwargs = json.dumps(d.env_kwargs) if d.env_kwargs else "none"
     steps = d.train_steps
@@ -168,8 +161,11 @@ def defaults_text(d: EnvDefaults) -> str:
         ("--env-kwargs", kwargs),
         ("--eval-episodes", integer(d.eval_episodes)),
         ("--eval-eps", num(d.eval_eps)),
-        ("--bias-every", f"{integer(max(1000, steps // 200))} (max(1,000, steps / 200))"),
-        ("--checkpoint-every", f"{integer(max(10_000, steps // 20))} (max(10,000, steps / 20))"),
+        ("--bias-every", f"{integer(default_bias_every(steps))} (max(1,000, steps / 200))"),
+        (
+            "--checkpoint-every",
+            f"{integer(default_checkpoint_every(steps))} (max(10,000, steps / 20))",
+        ),  # fmt: skip
     ]
     if d.paper:
         head = [f"{d.env_id}: a paper environment, the paper's settings"]
@@ -186,8 +182,8 @@ def defaults_text(d: EnvDefaults) -> str:
         "and per --agent (default maxmin-dqn), --lr and --n (N of Maxmin and Ensemble DQN, K",
         "of Averaged DQN):",
     ]
-    for agent in TRAIN_AGENTS:
-        lr, n = agent_defaults(d, agent)
+    for agent in AGENT_NAMES:
+        lr, n = default_lr_n(d, agent)
         if agent == "ensemble-dqn":
             note = "  (Maxmin DQN's: no posted setting)"
         elif d.paper and d.best_source.get(agent) == "assumed":

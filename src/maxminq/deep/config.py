@@ -260,12 +260,12 @@ class TrainConfig:
         from maxminq.envs.registry import get_env_defaults
 
         d = get_env_defaults(typed.env_id, typed.env_kwargs)  # UsageError: unknown id, kwargs
-        best = _best(d, typed.agent)
+        lr, n = default_lr_n(d, typed.agent)
         c = dataclasses.replace(typed, seeds=_seed_list(typed.seeds))
         if c.n is None:
-            c.n = 1 if typed.agent in ("dqn", "ddqn") else int(best.get("n") or 2)
+            c.n = n
         if c.lr is None:
-            c.lr = float(best.get("lr") or d.lr_sweep[len(d.lr_sweep) // 2])
+            c.lr = lr
         for name in (
             "network",
             "max_episode_steps",
@@ -293,9 +293,9 @@ class TrainConfig:
             same = c.optimizer == d.optimizer
             c.optimizer_kwargs = dict(d.optimizer_kwargs) if same else {}
         if c.bias_every is None:
-            c.bias_every = max(1000, c.steps // 200)
+            c.bias_every = default_bias_every(c.steps)
         if c.checkpoint_every is None:
-            c.checkpoint_every = max(10_000, c.steps // 20)
+            c.checkpoint_every = default_checkpoint_every(c.steps)
         if c.grad_clip is not None and math.isnan(c.grad_clip):
             raise UsageError(
                 f"--grad-clip: must be a number (<= 0: no clipping), got {c.grad_clip}"
@@ -639,6 +639,25 @@ def _seed_list(seeds: Any) -> list[int]:
         return [operator.index(s) for s in seeds]
     except TypeError:
         raise UsageError(f"--seeds: expected a list of whole numbers, got {seeds!r}") from None
+
+
+def default_lr_n(defaults: Any, agent: str) -> tuple[float, int]:
+    """The ``lr`` and ``n`` an ``agent`` gets on an environment whose registry defaults are
+    ``defaults`` when they are not given: the agent's best posted setting, else N = 2 and
+    the middle of the paper's step-size sweep; N = 1 for DQN and Double DQN."""
+    best = _best(defaults, agent)
+    n = 1 if agent in ("dqn", "ddqn") else int(best.get("n") or 2)
+    return float(best.get("lr") or defaults.lr_sweep[len(defaults.lr_sweep) // 2]), n
+
+
+def default_bias_every(steps: int) -> int:
+    """``bias_every`` when not given: max(1,000, steps / 200)."""
+    return max(1000, steps // 200)
+
+
+def default_checkpoint_every(steps: int) -> int:
+    """``checkpoint_every`` when not given: max(10,000, steps / 20)."""
+    return max(10_000, steps // 20)
 
 
 def _best(defaults: Any, agent: str) -> dict[str, Any]:

@@ -465,10 +465,12 @@ def deep_identity(settings: dict[str, Any]) -> dict[str, Any]:
     ``TrainConfig.resolve`` fills them in), whatever they are. A run at those defaults keeps
     the id it always had (its settings hash as before); one at other values gets the id of
     the same run at the defaults, so changing them retrains nothing."""
+    from maxminq.deep.config import default_checkpoint_every
+
     out = dict(settings)
     steps = out.get("steps")
     if "checkpoint_every" in out and isinstance(steps, int) and not isinstance(steps, bool):
-        out["checkpoint_every"] = max(10_000, steps // 20)
+        out["checkpoint_every"] = default_checkpoint_every(steps)
     if "tensorboard" in out:
         out["tensorboard"] = False
     return out
