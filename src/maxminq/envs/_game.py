@@ -1,7 +1,8 @@
 """Shared machinery for the NumPy/numba PLE games: single env and batched VectorEnv.
 
 A game is a :class:`GameCore`: the state of B independent games in flat arrays, plus
-numba kernels that reset some slots and step all of them. :class:`GameEnv` is the
+numba kernels that reset some slots and step all of them (:class:`KernelGameCore` calls a
+game's kernels, which each game writes out for speed). :class:`GameEnv` is the
 single-game Gymnasium env (a core with B = 1) and :class:`GameVectorEnv` steps B games at
 once with same-step autoreset and a per-slot time limit. Both call the same kernels and
 draw from per-slot random streams, so slot i of a batch replays exactly the game a single
@@ -11,6 +12,7 @@ env with the same seed plays.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -121,8 +123,8 @@ class GameCore(ABC):
 
         Returns (obs, reward, terminated, truncated, finished slot indices, their last
         observations). Truncation is flagged at the cap even if the game also ended then, as
-        Gymnasium's TimeLimit does. Games override this with one fused numba kernel; this is
-        the reference version.
+        Gymnasium's TimeLimit does. :class:`KernelGameCore` overrides this with the game's
+        fused numba kernel; this is the reference version.
         """
         reward, terminated = self.step(actions)
         reward, terminated = reward.copy(), terminated.copy()
@@ -145,6 +147,57 @@ class GameCore(ABC):
             low = (low - cls.norm_shift) / cls.norm_scale
             high = (high - cls.norm_shift) / cls.norm_scale
         return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+
+
+class KernelGameCore(GameCore):
+    """A :class:`GameCore` whose dynamics are the game's numba kernels over its state arrays.
+
+    A game lists its arrays in :meth:`_arrays`, in the order every kernel takes them, and
+    names its kernels as static methods: ``reset_kernel(mask, *arrays, rng)``,
+    ``step_kernel(actions, *arrays, rng, reward, terminated)`` (writes the last two) and
+    ``vector_kernel(actions, *arrays, rng, elapsed, cap, shift, scale, normalize)``, the
+    fused :meth:`GameCore.vector_step` in one call.
+    """
+
+    reset_kernel: ClassVar[Callable[..., None]]
+    step_kernel: ClassVar[Callable[..., None]]
+    vector_kernel: ClassVar[
+        Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+    ]
+
+    def __init__(self, num_games: int) -> None:
+        super().__init__(num_games)
+        self._reward = np.zeros(num_games)
+        self._term = np.zeros(num_games, dtype=np.bool_)
+
+    @abstractmethod
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        """The game-state arrays, in the order the kernels take them."""
+
+    def reset_slots(self, mask: np.ndarray) -> None:
+        """Start a new game in every slot where ``mask`` is True (the game's reset kernel)."""
+        self.reset_kernel(mask, *self._arrays(), self.rng)
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One frame for every slot (the game's step kernel); (reward, terminated) arrays
+        that the next step overwrites."""
+        self.step_kernel(actions, *self._arrays(), self.rng, self._reward, self._term)
+        return self._reward, self._term
+
+    def vector_step(
+        self, actions: np.ndarray, elapsed: np.ndarray, cap: int, normalize: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One fused numba call (see :meth:`GameCore.vector_step`)."""
+        return self.vector_kernel(
+            actions,
+            *self._arrays(),
+            self.rng,
+            elapsed,
+            cap,
+            self.norm_shift,
+            self.norm_scale,
+            normalize,
+        )
 
 
 def _check_render_mode(render_mode: Any) -> None:

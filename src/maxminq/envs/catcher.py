@@ -21,9 +21,9 @@ import numpy as np
 
 from maxminq._jit import njit
 from maxminq.envs._game import (
-    GameCore,
     GameEnv,
     GameVectorEnv,
+    KernelGameCore,
     apply_time_limit,
     fill_rect,
     to_obs,
@@ -71,7 +71,7 @@ def _reset(
     lives: np.ndarray,
     rng: np.ndarray,
 ) -> None:
-    """Start a new game in every masked slot."""
+    """Start a new game in every masked slot: paddle centred, still, 3 lives, a fresh fruit."""
     for i in range(mask.shape[0]):
         if mask[i]:
             px[i] = PADDLE_X0
@@ -181,7 +181,7 @@ def _vector_step(
     return obs, reward, term, trunc, idx, final
 
 
-class CatcherCore(GameCore):
+class CatcherCore(KernelGameCore):
     """State of B Catcher games: paddle x / velocity, fruit centre, lives."""
 
     n_actions = 3
@@ -191,6 +191,9 @@ class CatcherCore(GameCore):
     obs_high = np.array([float(WIDTH - PADDLE_W), 12.5, float(SPAWN_X[-1]), 66.0])
     norm_shift = np.array([26.0, 0.0, 26.0, 20.0])
     norm_scale = np.array([26.0, 8.0, 26.0, 45.0])
+    reset_kernel = staticmethod(_reset)
+    step_kernel = staticmethod(_step)
+    vector_kernel = staticmethod(_vector_step)
 
     def __init__(self, num_games: int) -> None:
         """Arrays for ``num_games`` games, filled in when each is reset."""
@@ -201,40 +204,14 @@ class CatcherCore(GameCore):
         self.fx = np.zeros(b, dtype=np.int64)
         self.fy = np.zeros(b, dtype=np.int64)
         self.lives = np.full(b, INIT_LIVES, dtype=np.int64)
-        self._reward = np.zeros(b)
-        self._term = np.zeros(b, dtype=np.bool_)
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         """The game-state arrays, in the order the kernels take them."""
         return (self.px, self.vel, self.fx, self.fy, self.lives)
 
-    def reset_slots(self, mask: np.ndarray) -> None:
-        """New game in the masked slots: paddle centred, still, 3 lives, a fresh fruit."""
-        _reset(mask, *self._arrays(), self.rng)
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One frame for every slot (see module docstring for the order of checks)."""
-        _step(actions, *self._arrays(), self.rng, self._reward, self._term)
-        return self._reward, self._term
-
     def fill_state(self, out: np.ndarray, rows: np.ndarray) -> None:
         """PLE getGameState: player_x, player_vel, fruit_x, fruit_y."""
         _state(self.px, self.vel, self.fx, self.fy, out, rows)
-
-    def vector_step(
-        self, actions: np.ndarray, elapsed: np.ndarray, cap: int, normalize: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """One fused numba call (see :meth:`GameCore.vector_step`)."""
-        return _vector_step(
-            actions,
-            *self._arrays(),
-            self.rng,
-            elapsed,
-            cap,
-            self.norm_shift,
-            self.norm_scale,
-            normalize,
-        )
 
     def render_slot(self, i: int) -> np.ndarray:
         """Paddle (white) and fruit (pink) drawn at their collision rectangles."""

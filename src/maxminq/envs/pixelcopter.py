@@ -33,9 +33,9 @@ import numpy as np
 
 from maxminq._jit import njit
 from maxminq.envs._game import (
-    GameCore,
     GameEnv,
     GameVectorEnv,
+    KernelGameCore,
     apply_time_limit,
     fill_rect,
     to_obs,
@@ -127,7 +127,8 @@ def _reset(
     nt: np.ndarray,
     rng: np.ndarray,
 ) -> None:
-    """Start a new game in every masked slot (block first, then terrain, as PLE)."""
+    """Start a new game in every masked slot: player at (16, 24), one block, then 48 terrain
+    segments (in PLE's order)."""
     for i in range(mask.shape[0]):
         if mask[i]:
             py[i] = PLAYER_Y0
@@ -312,7 +313,7 @@ def _vector_step(
     return obs, reward, term, trunc, idx, final
 
 
-class PixelcopterCore(GameCore):
+class PixelcopterCore(KernelGameCore):
     """State of B Pixelcopter games: player, blocks and terrain segments."""
 
     n_actions = 2
@@ -321,6 +322,9 @@ class PixelcopterCore(GameCore):
     obs_high = np.full(7, 1000.0)
     norm_shift = np.array([24.0, 0.0, 0.0, 0.0, 0.0, 24.0, 24.0])
     norm_scale = np.array([24.0, 10.0, 24.0, 24.0, 48.0, 24.0, 24.0])
+    reset_kernel = staticmethod(_reset)
+    step_kernel = staticmethod(_step)
+    vector_kernel = staticmethod(_vector_step)
 
     def __init__(self, num_games: int) -> None:
         """Arrays for ``num_games`` games, filled in when each is reset."""
@@ -334,40 +338,14 @@ class PixelcopterCore(GameCore):
         self.tx = np.zeros((b, TERRAIN_CAP))
         self.ty = np.zeros((b, TERRAIN_CAP), dtype=np.int64)
         self.nt = np.zeros(b, dtype=np.int64)
-        self._reward = np.zeros(b)
-        self._term = np.zeros(b, dtype=np.bool_)
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         """The game-state arrays, in the order the kernels take them."""
         return (self.py, self.mom, self.bx, self.by, self.nb, self.tx, self.ty, self.nt)
 
-    def reset_slots(self, mask: np.ndarray) -> None:
-        """New game in the masked slots: player at (16, 24), one block, 48 terrain segments."""
-        _reset(mask, *self._arrays(), self.rng)
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One frame for every slot (see module docstring for the order of checks)."""
-        _step(actions, *self._arrays(), self.rng, self._reward, self._term)
-        return self._reward, self._term
-
     def fill_state(self, out: np.ndarray, rows: np.ndarray) -> None:
         """PLE getGameState values, shape (B, 7)."""
         _state(*self._arrays(), out, rows)
-
-    def vector_step(
-        self, actions: np.ndarray, elapsed: np.ndarray, cap: int, normalize: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """One fused numba call (see :meth:`GameCore.vector_step`)."""
-        return _vector_step(
-            actions,
-            *self._arrays(),
-            self.rng,
-            elapsed,
-            cap,
-            self.norm_shift,
-            self.norm_scale,
-            normalize,
-        )
 
     def render_slot(self, i: int) -> np.ndarray:
         """Player (white), blocks and terrain walls (green) at their PLE drawing rectangles."""
