@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from docs_text import section
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -368,13 +369,12 @@ def test_fuzz_near_valid_configs_raise_only_config_error(kind, fixed, grid, vari
 
 
 def test_readme_example_is_the_shipped_toy_mdp_config():
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Sweeps and results store", 1)[1].split("\n## ", 1)[0]
-    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
-    documented = config_from_document(parse_document(block), "README.md", "quick")
+    text = section("sweeps", "Sweeps and results store")
+    block = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    documented = config_from_document(parse_document(block), "docs/sweeps.md", "quick")
     shipped = load_config(CONFIGS / "toy_mdp.yaml", "quick")
     assert [r.run_id for r in documented.runs] == [r.run_id for r in shipped.runs]
-    paper = config_from_document(parse_document(block), "README.md", "paper")
+    paper = config_from_document(parse_document(block), "docs/sweeps.md", "paper")
     assert [r.run_id for r in paper.runs] == [
         r.run_id for r in load_config(CONFIGS / "toy_mdp.yaml", "paper").runs
     ]

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from docs_text import page
 from line_env import LineEnv
 from PIL import Image
 
@@ -368,11 +369,10 @@ def test_hidden_sizes_and_env_kwargs_reach_the_networks_and_every_environment(tm
 
 
 def test_readme_trained_agent_example_plays_the_runs_environment(tmp_path, monkeypatch) -> None:
-    """The README's "Using a trained agent" block, run on a run trained with env keywords
+    """docs/deep-agents.md's "Using a trained agent" block, run on a run trained with env keywords
     and a cap of its own: its environment is the run's (CartPole's ``sutton_barto_reward``
     pays 0 per step where the default pays +1; cap 30, not CartPole-v1's 500)."""
-    readme = (pathlib.Path(__file__).parents[1] / "README.md").read_text()
-    section = readme.split("**Using a trained agent.**", 1)[1]
+    section = page("deep-agents").split("**Using a trained agent.**", 1)[1]
     block = section.split("```python\n", 1)[1].split("```", 1)[0]
     assert 'load_agent("runs/lunar-maxmin")' in block
     cfg = _config(seeds=[0], steps=150, eval_episodes=0, env_kwargs={"sutton_barto_reward": True})
@@ -380,7 +380,7 @@ def test_readme_trained_agent_example_plays_the_runs_environment(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     code = block.replace("runs/lunar-maxmin", "run")
     ns: dict = {}
-    exec(compile(code, "README.md", "exec"), ns)
+    exec(compile(code, "docs/deep-agents.md", "exec"), ns)
     env = ns["env"]
     assert env.spec.max_episode_steps == 30
     env.reset(seed=1)

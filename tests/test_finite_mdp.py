@@ -4,10 +4,9 @@ by quadrature)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from docs_text import section
 from scipy import integrate, stats
 
 from maxminq.tabular.finite_mdp import (
@@ -159,13 +158,13 @@ def test_recorded_bias_of_double_q_averages_both_roles() -> None:
 
 
 def test_readme_example_runs_and_solves_the_chain() -> None:
-    """The README's Theory example (its own MDP from Python) runs; its Q* comment is the
-    hand-solved chain above, and the result has the documented fields."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    theory = readme.split("\n## Theory\n", 1)[1].split("\n## ", 1)[0]
+    """The Theory example of docs/operators-and-theory.md (its own MDP from Python) runs;
+    its Q* comment is the hand-solved chain above, and the result has the documented
+    fields."""
+    theory = section("operators-and-theory", "Theory")
     block = next(b.split("```", 1)[0] for b in theory.split("```python\n")[1:] if "learn(" in b)
     scope: dict = {}
-    exec(block, scope)  # noqa: S102 (the README's own example)
+    exec(block, scope)  # noqa: S102 (the docs' own example)
     np.testing.assert_allclose(scope["q_star"], Q_STAR, atol=1e-12)
     np.testing.assert_array_equal(scope["P"], chain()[0])
     res = scope["res"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docs_text import page  # noqa: E402
 from run_folders import finished_run  # noqa: E402
 
 from maxminq.cli import main  # noqa: E402
@@ -155,12 +156,13 @@ def test_report_of_a_folder_of_train_runs_points_to_compare(nested: bool, tmp_pa
 
 
 def test_compare_help_matches_the_readme_synopsis(capsys) -> None:
-    """The README's synopsis, ``maxminq compare RUN_DIR [RUN_DIR ...] [--baseline K] [--seed
-    S] [--csv FILE]``, and the command's usage named the same options differently
-    (``--seed SEED``, ``--csv PATH``); its epilog said n/a only for runs of one seed, while
-    the table also prints n/a when no seed's score differs (CartPole's 500s)."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    synopsis = readme.split("`maxminq compare RUN_DIR [RUN_DIR ...] ", 1)[1].split("`", 1)[0]
+    """The synopsis in docs/deep-agents.md, ``maxminq compare RUN_DIR [RUN_DIR ...]
+    [--baseline K] [--seed S] [--csv FILE]``, and the command's usage named the same options
+    differently (``--seed SEED``, ``--csv PATH``); its epilog said n/a only for runs of one
+    seed, while the table also prints n/a when no seed's score differs (CartPole's 500s)."""
+    synopsis = (
+        page("deep-agents").split("`maxminq compare RUN_DIR [RUN_DIR ...] ", 1)[1].split("`", 1)[0]
+    )
     with pytest.raises(SystemExit):
         main(["compare", "--help"])
     text = " ".join(capsys.readouterr().out.split())

@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 import pytest
+from docs_text import page
 from line_env import LineEnv
 from PIL import Image
 
@@ -26,7 +27,7 @@ from maxminq.errors import UsageError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
-README = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+README = page("deep-agents")  # the page that holds "Your own environment"
 # Smaller than the README's run, so that the test is quick; every other option as written.
 QUICK = {
     "train": ["--learning-starts", "100", "--eval-episodes", "1", "--no-progress", "--no-plot"]

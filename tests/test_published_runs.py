@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from docs_text import section
 from scipy import stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,9 +48,8 @@ def welch_p(a: str, b: str) -> str:
 
 def glance_row(first_cell: str) -> str:
     """The row of README.md's 'What reproduces, at a glance' table that starts so."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## What reproduces, at a glance", 1)[1].split("\n## ", 1)[0]
-    rows = [r for r in section.splitlines() if r.startswith(f"| {first_cell}")]
+    text = section("README", "What reproduces, at a glance")
+    rows = [r for r in text.splitlines() if r.startswith(f"| {first_cell}")]
     assert len(rows) == 1, f"README row {first_cell!r}: {len(rows)} found"
     return rows[0]
 

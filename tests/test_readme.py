@@ -1,6 +1,7 @@
-"""README blocks that quote the program exactly: what ``maxminq`` prints, the options and
-files it names. Each test reads the README and compares it with the running code, so the
-user guide cannot drift from the program unnoticed."""
+"""README and docs/ blocks that quote the program exactly: what ``maxminq`` prints, the
+options and files it names. Each test reads the page where its text lives (README.md or a
+docs/ page, through ``docs_text``) and compares it with the running code, so the user guide
+cannot drift from the program unnoticed."""
 
 from __future__ import annotations
 
@@ -9,16 +10,27 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from docs_text import page, section
 
 from maxminq.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+# Section title -> the page that holds it ("README" or docs/NAME.md).
+PAGE_OF = {
+    "Quick start": "README",
+    "Layout": "README",
+    "Operators": "operators-and-theory",
+    "Theory": "operators-and-theory",
+    "Environments": "environments",
+    "Deep agents": "deep-agents",
+    "Sweeps and results store": "sweeps",
+    "Report and reproduction": "report",
+}
 
 
 def _section(title: str) -> str:
-    """The text of README section ``## title`` up to the next ``## `` heading."""
-    return README.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+    """The text under heading ``title`` on its page, up to the next heading of its level."""
+    return section(PAGE_OF[title], title)
 
 
 def _blocks(text: str, lang: str = "") -> list[str]:
@@ -58,7 +70,8 @@ def test_layout_names_existing_paths() -> None:
 
 
 def test_sweep_section_lists_every_shipped_config() -> None:
-    intro = _section("Sweeps and results store").split("each with a `quick` scale", 1)[0]
+    text = _section("Sweeps and results store").split("Every paper figure is a sweep config", 1)[1]
+    intro = text.split("each with a `quick` scale", 1)[0]
     listed = re.findall(r"`([a-z_]+)`", intro)
     shipped = sorted(p.stem for p in (ROOT / "configs").glob("*.yaml"))
     assert sorted(listed) == shipped
@@ -80,7 +93,7 @@ def test_dry_run_line_is_what_the_sweep_prints(tmp_path, monkeypatch, capsys) ->
 
 
 CONFIG_ERRORS = {
-    # README's example error -> a config that makes it (a variants list; the rest fixed)
+    # docs/sweeps.md's example error -> a config that makes it (a variants list; the rest fixed)
     "variants[2].n": "  - {algorithm: q_learning, n: 1}\n  - {algorithm: double_q, n: 2}\n"
     "  - {algorithm: maxmin, n: 0}\n",
     "variants[0].lr": "  - {agent: dqn, lr: abc}\n",
@@ -124,7 +137,7 @@ def test_reproduce_options_paragraph_names_every_option(capsys) -> None:
 def test_environments_example_runs_as_its_comments_say() -> None:
     block = _blocks(_section("Environments"), "python")[0]
     ns: dict = {}
-    exec(compile(block, "README.md", "exec"), ns)
+    exec(compile(block, "docs/environments.md", "exec"), ns)
     from gymnasium.vector import AutoresetMode
 
     from maxminq.envs import make
@@ -186,18 +199,6 @@ def test_normal_noise_variance_ratios_are_the_quoted_ones() -> None:
     assert ratios == [float(v) for v in quoted.groups()]
 
 
-def test_internal_links_and_figures_resolve() -> None:
-    headings = {
-        re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
-        for h in re.findall(r"^#+ (.*)$", README, re.M)
-    }
-    anchors = re.findall(r"\]\(#([^)]+)\)", README)
-    files = re.findall(r"\]\(([^)#:]+)\)", README)
-    assert len(anchors) >= 9 and len(files) >= 12
-    assert set(anchors) <= headings
-    assert [f for f in files if not (ROOT / f).is_file()] == []
-
-
 def test_operators_table_names_every_operator() -> None:
     from maxminq.operators import OPERATORS
 
@@ -251,11 +252,11 @@ def test_quick_start_names_what_make_demo_runs() -> None:
 
 
 def test_quick_start_own_env_snippet_trains(tmp_path, monkeypatch, capsys) -> None:
-    """Quick start's "your own Gymnasium environment" block, with the README's `my_envs.py`
-    (Deep agents) in the current folder, trains both seeds and writes the run's tables;
+    """Quick start's "your own Gymnasium environment" block, with the `my_envs.py` of
+    docs/deep-agents.md in the current folder, trains both seeds and writes the run's tables;
     shortened to 1,500 steps (every other setting as written)."""
     block = _blocks(_section("Quick start"), "python")[0]
-    module = _blocks(README.split("**Your own environment.**", 1)[1], "python")[0]
+    module = _blocks(page("deep-agents").split("**Your own environment.**", 1)[1], "python")[0]
     assert 'env_id="my_envs:Corridor-v0"' in block and 'gym.register("Corridor-v0"' in module
     (tmp_path / "my_envs.py").write_text(module)
     monkeypatch.chdir(tmp_path)
@@ -270,8 +271,8 @@ def test_quick_start_own_env_snippet_trains(tmp_path, monkeypatch, capsys) -> No
     assert printed.splitlines()[0] == "seed" and len(printed.splitlines()) == 4
 
 
-# Published run -> the decimals of its measured bias over the second half, which Deep agents
-# quotes as "mean +- SE" over seeds.
+# Published run -> the decimals of its measured bias over the second half, which
+# docs/deep-results.md quotes as "mean +- SE" over seeds.
 PUBLISHED_BIAS = {
     "catcher/dqn": 2,
     "catcher/maxmin-dqn": 2,
@@ -299,8 +300,8 @@ PUBLISHED_BIAS = {
 
 def _second_half_bias(run: Path) -> tuple[float, float]:
     """Mean +- SE over seeds of each seed's probes pooled (weighted by bias_n) over the
-    metrics intervals that start at or after steps // 2: the README's definition, computed
-    here from metrics.csv without maxminq."""
+    metrics intervals that start at or after steps // 2: the definition in
+    docs/deep-agents.md, computed here from metrics.csv without maxminq."""
     import json
 
     import pandas as pd
@@ -322,5 +323,5 @@ def test_published_bias_numbers_are_the_runs(run: str) -> None:
     decimals = PUBLISHED_BIAS[run]
     mean, se = _second_half_bias(ROOT / "docs" / "runs" / run)
     quoted = f"{mean:+.{decimals}f} +- {se:.{decimals}f}"
-    text = " ".join(_section("Deep agents").split())  # numbers may wrap across lines
+    text = " ".join(page("deep-results").split())  # numbers may wrap across lines
     assert re.search(rf"(?<![\d.]){re.escape(quoted)}(?![\d])", text), quoted
