@@ -162,6 +162,36 @@ def _panel_title(ax: Axes, env: str, settings: str, among: Sequence[str] = ()) -
                  fontsize=None if not settings else 10)  # fmt: skip
 
 
+def _best_agent_figure(
+    best: pd.DataFrame,
+    curves: pd.DataFrame,
+    xlabel: str,
+    ylabel: str,
+    *,
+    smooth: bool = True,
+    zero_line: bool = False,
+) -> Figure | None:
+    """A panel per environment of ``best`` that ``curves`` has (columns env_id, the setting
+    keys, step, mean, se): each agent's best setting as a band (:func:`_best_agent_bands`,
+    EMA-smoothed when ``smooth``), titled with the panel's best N / K, a dashed line at 0
+    when ``zero_line``, one shared legend. None when no environment of ``best`` has curves."""
+    envs = [e for e in _envs(best) if e in set(curves["env_id"])]
+    if not envs:
+        return None
+    fig, axes = _grid(len(envs))
+    keys = T.present_keys(curves, T.DEEP_KEYS)
+    for ax, env in zip(axes, envs, strict=True):
+        settings = _best_agent_bands(ax, best[best["env_id"] == env], curves, keys, smooth=smooth)
+        if zero_line:
+            ax.axhline(0.0, color="black", lw=0.8, ls="--")
+        _panel_title(ax, env, settings, envs)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    _shared_legend(fig, axes)
+    return fig
+
+
 def _range_text(values: Sequence[float] | np.ndarray, noun: str) -> str:
     """``2 seeds``, ``2 to 4 seeds``, ``2,000 to 3,000 steps``."""
     low, high = int(min(values)), int(max(values))
@@ -199,18 +229,9 @@ def fig_learning_curves(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> 
         return None
     assert tables.episodes is not None  # has_deep
     curves = T.deep_curves(tables.episodes)
-    envs = [e for e in _envs(best) if e in set(curves["env_id"])]
-    if not envs:
+    fig = _best_agent_figure(best, curves, "steps", "return (avg. last 100 ep.)")
+    if fig is None:
         return None
-    fig, axes = _grid(len(envs))
-    keys = T.present_keys(curves, T.DEEP_KEYS)
-    for ax, env in zip(axes, envs, strict=True):
-        settings = _best_agent_bands(ax, best[best["env_id"] == env], curves, keys)
-        _panel_title(ax, env, settings, envs)
-        ax.set_xlabel("steps")
-        ax.set_ylabel("return (avg. last 100 ep.)")
-        ax.grid(alpha=0.3)
-    _shared_legend(fig, axes)
     name = "deep_learning_curves"
     caption = (
         "Learning curves (Fig. 4): training return averaged over the last 100 episodes, "
@@ -360,19 +381,11 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     if not np.isfinite(m["bias_mean"].to_numpy(dtype=float)).any():
         return None
     curves = T.metric_curves(m, "bias_mean")
-    envs = [e for e in _envs(best) if e in set(curves["env_id"])]
-    if not envs:
+    fig = _best_agent_figure(
+        best, curves, "environment steps", "estimate - MC return", smooth=False, zero_line=True
+    )
+    if fig is None:
         return None
-    keys = T.present_keys(curves, T.DEEP_KEYS)
-    fig, axes = _grid(len(envs))
-    for ax, env in zip(axes, envs, strict=True):
-        settings = _best_agent_bands(ax, best[best["env_id"] == env], curves, keys, smooth=False)
-        ax.axhline(0.0, color="black", lw=0.8, ls="--")
-        _panel_title(ax, env, settings, envs)
-        ax.set_xlabel("environment steps")
-        ax.set_ylabel("estimate - MC return")
-        ax.grid(alpha=0.3)
-    _shared_legend(fig, axes)
     name = "deep_estimation_bias"
     caption = (
         "Estimation bias measured during training (not in the paper): the agent's value "
