@@ -26,7 +26,7 @@ lint: install
 	$(VENV)/bin/mypy src/maxminq
 
 test: lint
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 --dist worksteal -q
 
 format: install
 	$(VENV)/bin/ruff check --fix .

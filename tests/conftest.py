@@ -48,3 +48,33 @@ def sighup_default():
     previous = signal.signal(signal.SIGHUP, signal.SIG_DFL)
     yield
     signal.signal(signal.SIGHUP, previous)
+
+
+# Files whose tests start processes, train or sweep (tens of seconds each under `-n 2`), run
+# first, heaviest first: with `-n 2 --dist worksteal` (Makefile) the short tests of the other
+# files then fill the gaps, and the run does not end on one worker finishing a long test
+# while the other idles. Only the order changes; tests within a file keep theirs.
+RUN_FIRST = (
+    "test_sweep.py",
+    "test_interrupt_checkpoint.py",
+    "test_report.py",
+    "test_examples.py",
+    "test_signals.py",
+    "test_own_study.py",
+    "test_mountain_car.py",
+    "test_train_robustness.py",
+    "test_experiment_robustness.py",
+    "test_leftovers17.py",
+    "test_toy_mdp.py",
+    "test_published_runs.py",
+    "test_report_review17.py",
+    "test_theory_cli.py",
+    "test_sweep_guard.py",
+    "test_wheel.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put the tests of ``RUN_FIRST``'s files first, in that order (a stable sort)."""
+    rank = {name: i for i, name in enumerate(RUN_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(RUN_FIRST)))
