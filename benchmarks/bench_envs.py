@@ -9,7 +9,7 @@ Measures, within one run (so ratios are comparable even on a loaded machine):
   registered episode caps.
 
 Usage: ``python benchmarks/bench_envs.py [--seconds 2] [--episodes 2000] [--other-episodes 300]
-[--envs ID ...] [--out FILE.json]`` (the README's random-policy table: ``--episodes 10000
+[--envs ID ...] [--out FILE.json]`` (docs/environments.md's random-policy table: ``--episodes 10000
 --other-episodes 500``).
 """
 

@@ -26,7 +26,7 @@ Usage: ``python benchmarks/bench_sweep_resume.py [--runs 3000] [--table-kb 20]
 or this script's: an earlier run's files in it are deleted first, and this run's at the
 end unless ``--keep``, with the folder if the script made it; ``--reuse`` times the store an
 earlier ``--keep`` run left there and keeps it, removing only the copy it makes; ``--smoke``:
-a check that it works); the README's numbers: ``--runs 3000 --table-kb 20`` (Mountain-Car-
+a check that it works); the numbers in docs/sweeps.md: ``--runs 3000 --table-kb 20`` (Mountain-Car-
 sized runs) and ``--runs 600 --table-kb 1500`` (paper-scale deep runs).
 """
 

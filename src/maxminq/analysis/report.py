@@ -107,7 +107,7 @@ PAPER_RUNS = {
 }
 
 # The claims at each agent's best setting inherit the paper's protocol: chosen and judged on
-# the same runs (README "Statistics").
+# the same runs (docs/report.md, "Statistics").
 SELECTION_NOTE = (
     "Claims at each agent's best setting (Mountain Car: step size and N; deep RL: step size "
     "and N) pick it on the same runs they then judge, as the paper does: the more settings "
@@ -132,7 +132,7 @@ PAPER_NOTE = (
     f"'{PAPER_COLUMN}': the number of settings and of seeds (deep) or runs (tabular) per "
     "setting, and each setting whose values differ, as the same config runs them at "
     "`--scale paper` (the paper's protocol as the shipped configs read it; where even that "
-    "departs from the paper, see the README's 'Deviations from the paper'). The 'settings' "
+    "departs from the paper, see maxminq's docs/deviations.md). The 'settings' "
     "column lists the values of all of a config's runs together (e.g. the N of every agent)."
 )
 

@@ -2,7 +2,7 @@
 
 The main job of the project: ``maxminq reproduce --scale quick`` runs a reduced version of
 every paper experiment on this machine (about 5 minutes on 2 idle cores) and writes
-``OUT/report.html``; ``--scale paper`` is the full reproduction (see the README for its cost
+``OUT/report.html``; ``--scale paper`` is the full reproduction (see docs/report.md for its cost
 and for running it on a Ray cluster with ``--backend ray --address auto``).
 
 Everything is validated before the first run starts: the options, and every config at the

@@ -201,7 +201,7 @@ def _build() -> dict[str, EnvDefaults]:
             _AUTHORS,
             # The authors' Catcher (gym-games' CatcherEnv, made by gym.make("Catcher-PLE-v0"))
             # normalises its state by default; on raw pixel coordinates Maxmin DQN N = 6 at
-            # its posted step size collapses (README, "Deep agents").
+            # its posted step size collapses (docs/deep-results.md).
             env_kwargs={"normalize": True},
         ),
         _feature(

@@ -222,7 +222,7 @@ def _validate_tabular(
                 raise SettingsError(key, f"unknown setting; expected one of {allowed}")
     # Pydantic's lax mode turned a quoted number into one ("10" -> 10) for the model's own
     # fields only; every other numeric setting (step_size, epsilon, the deep ones) refuses
-    # a string. Refused here too: one rule, and the README's "a value of the wrong type is
+    # a string. Refused here too: one rule, and docs/sweeps.md's "a value of the wrong type is
     # caught". (Integrality stays pydantic's: 2.0 -> 2, 2.5 refused.)
     for key, info in model.model_fields.items():
         if key in settings and info.annotation in (int, float):

@@ -14,9 +14,9 @@ full throttle reverse, zero, forward. Episodes are truncated after ``max_steps``
 Step size convention (the paper does not say which it used): by default ``step_size`` is
 the step size of each tiling, so each of the 8 active weights moves by ``step_size`` times
 the TD error (``step_size_per="tiling"``); with ``step_size_per="total"`` each moves by
-``step_size / 8`` (Sutton & Barto's convention, section 9.5.4). The README explains why the
-per-tiling reading is the default: only under it do Q-learning and Averaged Q break down at
-sigma^2 = 50, as the paper reports.
+``step_size / 8`` (Sutton & Barto's convention, section 9.5.4). docs/classic-experiments.md
+explains why the per-tiling reading is the default: only under it do Q-learning and Averaged
+Q break down at sigma^2 = 50, as the paper reports.
 
 Every run (runs x settings) is a lane of arrays with its own random stream. By default one
 kernel call runs a lane's whole run: per agent step it acts, steps the environment, stores
@@ -95,7 +95,7 @@ PAPER_STEP_SIZES = (0.005, 0.01, 0.02, 0.04, 0.08)
 PAPER_SIGMA2 = (0.0, 1.0, 10.0, 50.0)
 
 #: Defaults. The paper states gamma, eps, buffer size, tilings and the step-size sweep; the
-#: mini-batch size, replay ratio and initial weights are ours (README explains the choice).
+#: mini-batch size, replay ratio and initial weights are ours (see docs/classic-experiments.md).
 MC_DEFAULTS: dict[str, Any] = {
     "gamma": 1.0,
     "epsilon": 0.1,

@@ -367,7 +367,7 @@ def greedy_random_ties(values: np.ndarray, n_actions: int, state: np.ndarray, la
 
     NaN (a diverged table) never wins nor ties against a number; with values[0] NaN no value
     equals the "best", so the one draw is made and the last action returned. Kept as it is:
-    the full Mountain Car runs behind the README's table (Q-learning and Averaged Q at
+    the full Mountain Car runs of docs/classic-experiments.md (Q-learning and Averaged Q at
     sigma^2 = 50, whose weights reach NaN) act so, and another rule (a uniform action, say)
     would change their numbers. A diverged run is reported by its records instead: the toy
     MDP logs P(Left | A) and Q(A, Left) as NaN, Mountain Car the episodes hitting the cap."""

@@ -67,8 +67,8 @@ N_ACTIONS_A, N_ACTIONS_B = 2, 8
 
 #: Defaults: the paper's settings plus the mini-batch size and episode count we chose.
 #: batch_size 32 with one update per step (replay ratio 32) lets step size 0.01 learn within a
-#: few hundred episodes; 1,000 episodes let every curve flatten (README, section "Tabular and
-#: tile-coding experiments").
+#: few hundred episodes; 1,000 episodes let every curve flatten (docs/classic-experiments.md,
+#: "Defaults we chose").
 TOY_DEFAULTS: dict[str, Any] = {
     "gamma": 1.0,
     "epsilon": 0.1,
