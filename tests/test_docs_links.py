@@ -1,6 +1,6 @@
 """Links of the user documentation (README.md, docs/*.md and the READMEs of docs/runs and
 examples): every relative link and image names a file of the repository that exists, and
-every ``#anchor`` a heading (or an explicit ``<a id>``) of its target, slugged as GitHub
+every ``#anchor`` a heading (or an ``<a name>`` tag) of its target, slugged as GitHub
 does. The README was split into docs/ pages on 2026-11-24; a link or figure path copied
 from one page to another without adjusting it is what this catches."""
 
@@ -33,7 +33,7 @@ def slug(title: str) -> str:
 
 def anchors(text: str) -> set[str]:
     """Every anchor a page offers: its headings' slugs (a repeated one numbered -1, -2, ...,
-    as GitHub numbers them) and the ids of ``<a id="...">`` tags."""
+    as GitHub numbers them) and those of ``<a name="...">`` (or ``id``) tags."""
     found: set[str] = set()
     seen: dict[str, int] = {}
     for _, title, _ in headings(text):
