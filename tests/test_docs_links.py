@@ -134,3 +134,14 @@ def test_every_docs_page_is_in_the_readme_index_with_a_title() -> None:
         lines = p.read_text(encoding="utf-8").split("\n")
         assert lines[0].startswith("# ") and lines[1] == "" and lines[2], p.name
         assert f"](docs/{p.name})" in index, p.name
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_heading_levels_nest(page: Path) -> None:
+    """One '# ' title first, and no heading more than one level below the one before it (a
+    section moved from the README keeps its subsections one level under its title)."""
+    marks = headings(page.read_text(encoding="utf-8"))
+    assert [lv for lv, _, _ in marks].count(1) == 1 and marks[0][0] == 1
+    pairs = zip(marks, marks[1:], strict=False)
+    skips = [t for (prev, _, _), (lv, t, _) in pairs if lv > prev + 1]
+    assert skips == []
