@@ -20,6 +20,7 @@ raise ``ValueError`` naming the argument.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -462,9 +463,16 @@ class _Moments:
             return var * self.scale * self.scale, se * self.scale * self.scale
 
 
-def _mc_options(samples: Any, rng: Any, noise: Any) -> int:
-    """The Monte-Carlo options shared by ``monte_carlo_bias`` and ``operator_bias``, checked;
-    returns ``samples`` as an int."""
+def _mc_arguments(
+    M: Any, N: Any, tau: Any, gamma: Any, samples: Any, rng: Any, noise: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The arguments shared by ``monte_carlo_bias`` and ``operator_bias``, checked in that
+    order (ValueError naming the first bad one): M, N, tau and gamma as arrays that broadcast
+    together, and ``samples`` as an int."""
+    m = _integers(M, "M")
+    n = _integers(N, "N")
+    s = _sampled_tau(tau)
+    g = _gamma(gamma)
     if np.ndim(samples) != 0:
         raise ValueError(f"samples must be a scalar integer, got {samples!r}")
     count = int(_integers(samples, "samples", minimum=2))
@@ -472,7 +480,27 @@ def _mc_options(samples: Any, rng: Any, noise: Any) -> int:
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     if noise not in NOISES:
         raise ValueError(f"noise must be {' or '.join(map(repr, NOISES))}, got {noise!r}")
-    return count
+    _broadcast(M=m, N=n, tau=s, gamma=g)
+    return m, n, s, g, count
+
+
+def _each_element(
+    checked: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    n_fields: int,
+    sample: Callable[[int, int, float, float], tuple[float, ...]],
+    given: tuple[Any, Any, Any, Any],
+) -> list[Any]:
+    """``sample(M, N, tau, gamma)`` (``n_fields`` floats) at every element of the broadcast
+    ``checked`` arrays, in C order (the order the samples draw from the generator): one
+    result per field, an array of the broadcast shape, or a Python float when every
+    argument ``given`` (the caller's M, N, tau, gamma) was a scalar."""
+    m_b, n_b, s_b, g_b = np.broadcast_arrays(*checked)
+    fields = np.empty((n_fields, *m_b.shape))
+    for idx in np.ndindex(m_b.shape):
+        fields[(slice(None),) + idx] = sample(
+            int(m_b[idx]), int(n_b[idx]), float(s_b[idx]), float(g_b[idx])
+        )
+    return [_out(f, *given) for f in fields]
 
 
 def _draw(rng: np.random.Generator, tau: float, noise: str) -> Any:
@@ -538,19 +566,13 @@ def monte_carlo_bias(
         rng: the only source of randomness.
         noise: ``"uniform"`` (Theorem 1's assumption, default) or ``"normal"``.
     """
-    m = _integers(M, "M")
-    n = _integers(N, "N")
-    s = _sampled_tau(tau)
-    g = _gamma(gamma)
-    count = _mc_options(samples, rng, noise)
-    _broadcast(M=m, N=n, tau=s, gamma=g)
-    m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
-    fields = np.empty((8, *m_b.shape))
-    for idx in np.ndindex(m_b.shape):
-        fields[(slice(None),) + idx] = _simulate(
-            int(m_b[idx]), int(n_b[idx]), float(s_b[idx]), float(g_b[idx]), count, rng, noise
-        )
-    values = [_out(f, M, N, tau, gamma) for f in fields]
+    m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise)
+    values = _each_element(
+        (m, n, s, g),
+        8,
+        lambda mm, nn, tt, gg: _simulate(mm, nn, tt, gg, count, rng, noise),
+        (M, N, tau, gamma),
+    )
     # the fields before samples, in order (mypy cannot count a list)
     return MonteCarloEstimate(*values, samples=count, noise=noise)  # type: ignore[misc]
 
@@ -600,29 +622,23 @@ def operator_bias(
     0 for M = 1), ``E[beta] = int_0^{2 tau} d/(c+d) (2 tau - d)/(2 tau^2) dd`` (d = |Q^V(a*) -
     Q^V(a_L)|); ``bias_corrected`` ``tau (M-1)/(M+1) - sigma E[max of M N(0, 1)]``.
     """
-    m = _integers(M, "M")
-    n = _integers(N, "N")
-    s = _sampled_tau(tau)
-    g = _gamma(gamma)
-    count = _mc_options(samples, rng, noise)
-    _broadcast(M=m, N=n, tau=s, gamma=g)
+    m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise)
     unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
     if unknown:  # else Python's TypeError
         raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
     for k in np.unique(n):  # the operator's own checks: member count, params' values
         bootstrap(name, np.zeros((1, int(k), 2)), **params)  # (an empty N checks none)
-    m_b, n_b, s_b, g_b = np.broadcast_arrays(m, n, s, g)
-    fields = np.empty((4, *m_b.shape))
-    for idx in np.ndindex(m_b.shape):
-        mm, nn, tt, gg = int(m_b[idx]), int(n_b[idx]), float(s_b[idx]), float(g_b[idx])
+
+    def sample(mm: int, nn: int, tt: float, gg: float) -> tuple[float, ...]:
         draw = _draw(rng, tt, noise)
         bias = _Moments()
         rows = max(1, _CHUNK_ELEMENTS // (nn * mm))
         for lo in range(0, count, rows):
             z = gg * bootstrap(name, draw(size=(min(rows, count - lo), nn, mm)), **params)
             bias.add(z)
-        fields[(slice(None),) + idx] = (*bias.mean_se(), *bias.var_se())
-    values = [_out(f, M, N, tau, gamma) for f in fields]
+        return (*bias.mean_se(), *bias.var_se())
+
+    values = _each_element((m, n, s, g), 4, sample, (M, N, tau, gamma))
     # the fields before samples, in order (mypy cannot count a list)
     return OperatorBias(*values, samples=count, noise=noise)  # type: ignore[misc]
 
