@@ -27,7 +27,7 @@ def finished_run(
     return; the metrics rows (seed, step, bias_mean, bias_n); runs.csv marking the seeds of
     ``diverged`` (seed -> step) so, the others done. The tables' columns, written out here,
     are checked to be those 'maxminq train' writes."""
-    from maxminq.deep.train import TABLE_COLUMNS
+    from maxminq.deep.run_folder import TABLE_COLUMNS
 
     diverged = diverged or {}
     folder.mkdir(parents=True)

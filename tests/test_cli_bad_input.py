@@ -142,7 +142,7 @@ def _run_folder(folder: Path) -> Path:
         "metrics": metrics,
         "runs": ["seed,status,diverged_step", "0,done,-1", "1,done,-1"],
     }
-    from maxminq.deep.train import TABLE_COLUMNS
+    from maxminq.deep.run_folder import TABLE_COLUMNS
 
     for name, lines in tables.items():
         assert lines[0].split(",") == list(TABLE_COLUMNS[name])  # as 'maxminq train' writes

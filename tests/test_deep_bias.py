@@ -63,7 +63,8 @@ def test_tensorboard_logs_every_metrics_column_bias_n_included(tmp_path) -> None
     (an int) was left out; each finite value of each column is logged at its row's step."""
     from test_deep_train import _small, _tensorboard_events
 
-    from maxminq.deep.train import TABLE_COLUMNS, run_training
+    from maxminq.deep.run_folder import TABLE_COLUMNS
+    from maxminq.deep.train import run_training
 
     out = tmp_path / "run"
     tables = run_training(_small(steps=300, tensorboard=True), out, progress=False)

@@ -23,7 +23,8 @@ import torch
 from maxminq.deep.agents import Learner
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import build_net
-from maxminq.deep.train import TABLE_COLUMNS, Trainer, run_training
+from maxminq.deep.run_folder import TABLE_COLUMNS
+from maxminq.deep.train import Trainer, run_training
 from maxminq.errors import UsageError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

@@ -18,9 +18,10 @@ import yaml
 from line_env import LineEnv as _Line
 
 from maxminq.cli import main
+from maxminq.deep.bias_probes import _discounted_returns
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.replay import ReplayBuffers
-from maxminq.deep.train import Trainer, _discounted_returns, run_training
+from maxminq.deep.train import Trainer, run_training
 from maxminq.errors import UsageError
 from maxminq.experiments.config import ConfigError, load_config
 
@@ -930,7 +931,7 @@ def test_a_cap_too_short_for_bias_probes_is_warned_about(tmp_path, capsys) -> No
     k >= 299 steps to the cut (0.99^298 = 0.0502 > 0.05 >= 0.99^299 = 0.0497), so a run
     whose episodes never terminate measures no bias: said before training, not left to an
     empty bias panel."""
-    from maxminq.deep.train import bias_horizon
+    from maxminq.deep.bias_probes import bias_horizon
 
     assert 0.99**298 > 0.05 >= 0.99**299 and bias_horizon(0.99) == 299
     assert bias_horizon(0.9) == 29 and bias_horizon(1.0) is None  # 0.9^28 = 0.052
@@ -1016,7 +1017,7 @@ def test_the_folder_lock_is_reentrant_in_its_thread_only(tmp_path: pathlib.Path)
     run in another thread of the process is refused as another process's is."""
     import threading
 
-    from maxminq.deep.train import folder_lock
+    from maxminq.deep.run_folder import folder_lock
 
     refused: list[bool] = []
 

@@ -24,10 +24,11 @@ from line_env import StepsEnv
 
 from maxminq.cli import main
 from maxminq.deep.config import EnvWarning, TrainConfig
+from maxminq.deep.env_checks import episode_observation
 from maxminq.deep.nets import build_net
 from maxminq.deep.policy import MODEL_FILE, evaluate_agent, load_agent, save_model
 from maxminq.deep.replay import ReplayBuffers, check_finite
-from maxminq.deep.train import Trainer, episode_observation, run_training
+from maxminq.deep.train import Trainer, run_training
 from maxminq.errors import UsageError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

@@ -234,7 +234,7 @@ def test_run_training_overwrite_refuses_a_folder_another_run_trains_in(tmp_path)
     import threading
 
     from maxminq.deep import run_training
-    from maxminq.deep.train import folder_lock
+    from maxminq.deep.run_folder import folder_lock
     from maxminq.errors import UsageError
 
     out = tmp_path / "run"

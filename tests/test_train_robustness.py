@@ -25,7 +25,8 @@ import torch
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.policy import state_digest, torch_save
-from maxminq.deep.train import clear_run, read_tables, run_training
+from maxminq.deep.run_folder import clear_run, read_tables
+from maxminq.deep.train import run_training
 from maxminq.errors import CannotResumeError, UsageError
 from maxminq.experiments.registry import execute_deep
 

@@ -195,7 +195,7 @@ def load_runs(folders: list[Path]) -> tuple[list[dict], list[dict[str, pd.DataFr
     (``read_tables``, checked whole): what ``maxminq plot`` and ``maxminq compare`` read of
     their RUN_DIRs, each bad folder (or one given twice, :func:`check_distinct`) a one-line
     UsageError starting ``RUN_DIR:``."""
-    from maxminq.deep.train import read_tables
+    from maxminq.deep.run_folder import read_tables
 
     check_distinct(folders)
     cfgs = [run_settings(folder) for folder in folders]

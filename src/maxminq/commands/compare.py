@@ -104,7 +104,7 @@ def refuse_run_table(csv: Path, run_dirs: Sequence[Path]) -> None:
     ``episodes.csv``, ...) in one of ``run_dirs`` or in any other run's folder (one holding
     ``runs.csv``): writing there would replace what ``compare`` scores. Shared by
     ``compare`` and ``evaluate``."""
-    from maxminq.deep.train import TABLE_COLUMNS
+    from maxminq.deep.run_folder import TABLE_COLUMNS
 
     target = csv.resolve()
     runs = {Path(d).resolve() for d in run_dirs}

@@ -179,7 +179,7 @@ def _start_bias(g: pd.DataFrame, gamma: float) -> tuple[float, pd.Series] | None
     """Q(s_0, a_0) - discounted return over the episodes ``g`` that count as in training
     (terminated, or cut where the missing tail weighs gamma^length <= BIAS_TAIL): their
     mean and the per-episode values; None if no episode counts."""
-    from maxminq.deep.train import probe_counts
+    from maxminq.deep.bias_probes import probe_counts
 
     kept = g[probe_counts(g["terminated"], g["length"].astype(float), gamma)]
     if kept.empty:

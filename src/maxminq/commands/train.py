@@ -261,7 +261,7 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     """Check ``--out`` can hold the run; refuse to replace a run unless ``--overwrite``
     (then delete its outputs, so no stale table or figure is left beside the new ones)."""
     from maxminq.cli import check_out_folder
-    from maxminq.deep.train import clear_run
+    from maxminq.deep.run_folder import clear_run
 
     check_out_folder(out, "--out")
     # A checkpoint folder without state.pt (killed or interrupted during its first write)
@@ -296,7 +296,8 @@ def _warn_if_cut_episodes_give_no_bias(
     episodes nearly all terminate, such as the README's Corridor (before, a warning before
     every run, there about a tenth of the probes, in its first few thousand steps).
     Without ``episodes`` (none known yet) on the cap and gamma alone, without numbers."""
-    from maxminq.deep.train import BIAS_TAIL, bias_horizon
+    from maxminq.deep.bias_probes import bias_horizon
+    from maxminq.deep.config import BIAS_TAIL
 
     k = bias_horizon(gamma)
     if cap is None or (k is not None and k <= cap):
@@ -350,7 +351,8 @@ def run(args: argparse.Namespace) -> int:
     # is imported and the options and the environment are checked, not after them.
     start_env_id_check(args.env)
     from maxminq.deep.replay import quiet_float32_overflow
-    from maxminq.deep.train import Trainer, folder_lock, run_training, tensorboard_writer_class
+    from maxminq.deep.run_folder import folder_lock
+    from maxminq.deep.train import Trainer, run_training, tensorboard_writer_class
 
     quiet_float32_overflow()  # a value beyond float32: the --env error's one line says so
     if args.threads < 1:

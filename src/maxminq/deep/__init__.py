@@ -7,8 +7,12 @@ with per-member optimisers that leave the state of members not updated untouched
 
 Modules: ``nets`` (stacked networks), ``optim`` (per-member RMSprop / Adam), ``replay``
 (S preallocated replay buffers), ``agents`` (the learner: acting values, targets through
-``maxminq.operators``, updates), ``config`` (``TrainConfig``) and ``train``
-(``run_training``: the training loop, checkpoints, tables, bias metrics).
+``maxminq.operators``, updates), ``config`` (``TrainConfig``), ``train`` (``run_training``:
+the training loop, its metrics and test episodes), ``bias_probes`` (which bias probes
+count), ``env_checks`` (an environment checked against what the agents need),
+``run_folder`` (a run's tables, checkpoint, options and lock), ``step_boundary`` (Ctrl-C
+and SIGTERM between steps) and ``policy`` (a trained agent: ``load_agent``,
+``evaluate_agent``).
 
 What a script needs is importable from here: ``TrainConfig``, ``run_training``,
 ``read_tables`` (a run folder's tables), ``pooled_bias`` (a run's measured bias per seed,
@@ -26,7 +30,7 @@ if TYPE_CHECKING:  # what type checkers see: the real signatures, not the lazy A
     from maxminq.deep.policy import TrainedAgent as TrainedAgent
     from maxminq.deep.policy import evaluate_agent as evaluate_agent
     from maxminq.deep.policy import load_agent as load_agent
-    from maxminq.deep.train import read_tables as read_tables
+    from maxminq.deep.run_folder import read_tables as read_tables
     from maxminq.deep.train import run_training as run_training
 
 # The user-facing API, imported on first use so that ``maxminq.deep.config`` (read by the
@@ -34,7 +38,7 @@ if TYPE_CHECKING:  # what type checkers see: the real signatures, not the lazy A
 _API = {
     "TrainConfig": "maxminq.deep.config",
     "run_training": "maxminq.deep.train",
-    "read_tables": "maxminq.deep.train",
+    "read_tables": "maxminq.deep.run_folder",
     "pooled_bias": "maxminq.analysis.tables",
     "load_agent": "maxminq.deep.policy",
     "evaluate_agent": "maxminq.deep.policy",

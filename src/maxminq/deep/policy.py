@@ -53,7 +53,7 @@ MODEL_FILE = "model.pt"
 _FORMAT = 1
 # What restoring a saved state of another layout raises (a key missing, a tensor of another
 # shape), and what reading a damaged or foreign torch file raises besides (model.pt here,
-# checkpoint/state.pt in deep.train). UsageError, a ValueError, is re-raised as it is.
+# checkpoint/state.pt in deep.run_folder). UsageError, a ValueError, is re-raised as it is.
 RESTORE_ERRORS: tuple[type[Exception], ...] = (KeyError, IndexError, TypeError, ValueError)
 RESTORE_ERRORS += (RuntimeError, AttributeError)
 DAMAGED_FILE_ERRORS: tuple[type[Exception], ...] = (*RESTORE_ERRORS, EOFError, OSError)
@@ -472,7 +472,7 @@ def evaluate_agent(
         raise UsageError(f"--seeds: must be distinct, got {list(seeds)}")
     for seed in seeds:
         agent._position(seed)  # unknown or diverged: error before any episode
-    from maxminq.deep.train import warn_if_no_time_limit, warn_if_normalized
+    from maxminq.deep.env_checks import warn_if_no_time_limit, warn_if_normalized
 
     c = agent.config
     kwargs = {"render_mode": "rgb_array"} if frames is not None else {}
@@ -511,8 +511,8 @@ def _play(
 ) -> list[list[Any]]:
     """The episodes of :func:`evaluate_agent`, one row each (its columns, in order). A NaN
     or infinite observation or reward is an ``--env`` error, as in training's test
-    episodes (``deep.train.episode_observation``)."""
-    from maxminq.deep.train import episode_observation
+    episodes (``deep.env_checks.episode_observation``)."""
+    from maxminq.deep.env_checks import episode_observation
 
     c = agent.config
     rows = []

@@ -29,7 +29,7 @@ def check_finite(place: str | Callable[[int], str], reward: Any, *obs: np.ndarra
     there), naming the first one met (the observations in order, then the reward). The one
     check of training (``ReplayBuffers.add``: a NaN would turn the networks NaN and be
     recorded as the seed's divergence) and of test and evaluation episodes
-    (``deep.train.episode_observation``: a NaN observation was played as action 0).
+    (``deep.env_checks.episode_observation``: a NaN observation was played as action 0).
 
     One step of one episode: ``place`` a str saying where the values came from (the
     message reads "an observation {place} is nan as float32"), ``reward`` one number (None

@@ -35,32 +35,30 @@ most of it, so its difference is no bias).
 
 Checkpoints (``out_dir/checkpoint/state.pt``, written atomically every
 ``checkpoint_every`` steps with a SHA-256 of their contents inside, checked when loaded
-with ``torch.load(weights_only=True)``: see :func:`_read_checkpoint`) hold the
+with ``torch.load(weights_only=True)``: see ``deep.run_folder._read_checkpoint``) hold the
 networks, optimiser states, replay buffers, counters, RNG states and, per seed, the
 current episode's reset seed and actions: on resume each environment is reset with that
 seed and the actions are replayed, which restores its exact state, so a killed run
 resumes to the same result as an uninterrupted one. Ctrl-C and SIGTERM during training
-take effect at the end of the step under way (:class:`StepBoundary`), after a checkpoint of
+take effect at the end of the step under way (``deep.step_boundary``), after a checkpoint of
 that step (unless ``checkpoint_every`` is 0), so a stopped run loses no step. A finished
 run also writes ``model.pt``: the final online networks, loaded by
 ``maxminq.deep.policy.load_agent``.
+
+Beside this module: ``deep.run_folder`` (the tables' columns, reading a run back, the
+checkpoint's checks, the folder's lock), ``deep.env_checks`` (the environment's checks and
+warnings) and ``deep.bias_probes`` (which probes count).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
 import json
 import math
 import os
 import pathlib
-import shutil
-import signal
-import threading
 import time
 import warnings
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import gymnasium as gym
@@ -72,130 +70,66 @@ from tqdm import tqdm
 from maxminq.analysis.style import count
 from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
+from maxminq.deep.bias_probes import _discounted_returns, probe_counts
 from maxminq.deep.config import (
-    BIAS_TAIL,
     EnvIdWarning,
-    EnvWarning,
     TrainConfig,
     env_id_elsewhere,
     start_env_id_check,
 )
+from maxminq.deep.env_checks import (
+    _check_api,
+    _cross_episode_wrappers,
+    _observation,
+    _observations,
+    _warn_about_env,
+    episode_observation,
+)
 from maxminq.deep.policy import (
-    DAMAGED_FILE_ERRORS,
     MODEL_FILE,
     RESTORE_ERRORS,
-    describe_error,
     save_model,
     state_digest,
     torch_save,
     torch_threads,
 )
-from maxminq.deep.replay import ReplayBuffers, check_finite
-from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, is_whole, one_line
+from maxminq.deep.replay import ReplayBuffers
+from maxminq.deep.run_folder import (
+    _CKPT,
+    FIGURE_FILES,
+    OPTIONAL_TABLES,
+    TABLE_COLUMNS,
+    _damaged_checkpoint,
+    _read_checkpoint,
+    _read_options,
+    _remove_stale_temporaries,
+    check_resumable,
+    clear_run,
+    folder_lock,
+    read_tables,
+)
+from maxminq.deep.step_boundary import StepBoundary
+from maxminq.errors import CannotResumeError, UsageError, is_whole
 from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
     atomic_write_bytes,
-    remove_stale_temporaries,
     write_progress,
 )
-from maxminq.experiments.workers import STOP_SIGNALS
 
 if TYPE_CHECKING:
     from maxminq.deep.config import ResolvedTrainConfig
 
 __all__ = [
-    "BIAS_TAIL",
-    "FIGURE_FILES",
-    "OPTIONAL_TABLES",
-    "RUN_FILES",
-    "TABLE_COLUMNS",
-    "bias_horizon",
     "pooled_bias",
-    "probe_counts",
+    "read_tables",
     "Trainer",
-    "check_resumable",
-    "clear_run",
-    "folder_lock",
     "run_training",
     "tensorboard_writer_class",
 ]
 
-TABLE_COLUMNS: dict[str, list[str]] = {
-    "episodes": [
-        "seed",
-        "episode",
-        "step",
-        "return",
-        "length",
-        "return_avg100",
-        "terminated",
-        "truncated",
-    ],
-    "tests": ["seed", "episode", "return", "length"],
-    "metrics": [
-        "seed",
-        "step",
-        "loss",
-        "q_mean",
-        "bias_mean",
-        "bias_std",
-        "bias_abs",
-        "bias_n",
-        "epsilon",
-        "steps_per_s",
-    ],
-    "runs": ["seed", "status", "diverged_step"],
-    "probes": [
-        "seed",
-        "episode",
-        "step",
-        "episode_step",
-        "end_step",
-        "terminated",
-        "estimate",
-        "return",
-        "bias",
-    ],
-    "evals": ["seed", "step", "episode", "return", "length"],
-}
-# Tables a run writes only when asked for (``save_probes``, ``eval_every``); ``read_tables``
-# reads each one that is there, and requires it when the run's config.json asks for it.
-OPTIONAL_TABLES = {"probes": "save_probes", "evals": "eval_every"}
-_CKPT = "state.pt"
 # The integer and flag columns of the probes table, held as float64 (exact) while training.
 _PROBE_INTS = ("seed", "episode", "step", "episode_step", "end_step")
-# The figure ``maxminq train`` (and ``maxminq plot RUN_DIR``) draws from the tables.
-FIGURE_FILES = ("curves.png", "curves.svg")
-# Every file a run writes in its folder besides checkpoint/ (and tensorboard/): what
-# ``maxminq train --overwrite`` deletes, and whose temporaries a continuing run removes.
-RUN_FILES = (
-    *(f"{name}.csv" for name in TABLE_COLUMNS),
-    "config.json",
-    MODEL_FILE,
-    PROGRESS_FILE,
-    *FIGURE_FILES,
-)
-
-
-def probe_counts(terminated: Any, steps_to_end: Any, gamma: float) -> Any:
-    """Whether a bias probe counts: its episode terminated, or the time limit cut it
-    ``steps_to_end`` steps after the probe and the missing tail weighs
-    ``gamma^steps_to_end <= BIAS_TAIL``. Element-wise on arrays and Series too."""
-    return terminated | (gamma**steps_to_end <= BIAS_TAIL)
-
-
-def bias_horizon(gamma: float) -> int | None:
-    """The fewest steps k from a probe to a time-limit cut for which the cut episode's probe
-    still counts (``gamma^k <= BIAS_TAIL``); None if none does (gamma = 1)."""
-    if gamma >= 1.0:
-        return None
-    if gamma <= 0.0:
-        return 1
-    k = max(1, math.ceil(math.log(BIAS_TAIL) / math.log(gamma)) - 1)
-    while not probe_counts(False, k, gamma):  # the trainer's own test (logs may round)
-        k += 1
-    return k
 
 
 def _seed_streams(
@@ -210,179 +144,6 @@ def _seed_streams(
     gen = torch.Generator().manual_seed(int(init_ss.generate_state(1, np.uint64)[0] >> 1))
     rng = np.random.default_rng
     return rng(train_ss), gen, rng(test_ss), rng(eval_ss)
-
-
-def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> np.ndarray:
-    """One observation as a float32 array of ``shape``; UsageError naming ``--env``
-    otherwise (assigned into the observation arrays, a wrong shape could be broadcast)."""
-    try:
-        arr = np.asarray(obs, dtype=np.float32)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None or arr.shape != shape:
-        got = f"shape {arr.shape}" if arr is not None else f"type {type(obs).__name__}"
-        raise UsageError(
-            f"--env: {env_id}'s {where} returned an observation of {got}; its observation "
-            f"space has shape {shape}"
-        )
-    return arr
-
-
-def episode_observation(
-    obs: Any, shape: tuple[int, ...], env_id: str, where: str, reward: Any = 0.0
-) -> np.ndarray:
-    """An observation of a test or evaluation episode (``play_episodes``, and
-    ``evaluate_agent``'s episodes: ``maxminq evaluate``) as :func:`_observation` gives it,
-    and UsageError naming ``--env`` when it or ``reward`` (the step's, 0 after a reset) is
-    NaN or infinite as float32, as the replay buffers refuse them in training (one check,
-    ``deep.replay.check_finite``): a NaN observation was played as action 0 (the argmax of
-    NaN values), a NaN reward recorded as the return. ``where`` says which episode and
-    call, for the message."""
-    arr = _observation(obs, shape, env_id, where)
-    check_finite(f"of a test or evaluation episode ({where})", reward, arr)
-    return arr
-
-
-def _api_problem(env: Any, env_id: str) -> tuple[str | None, Any, Any]:
-    """``env``'s first ``reset(seed=0)`` and ``step(0)``, and what in them breaks Gymnasium's
-    API (``reset()`` -> (obs, info), ``step()`` -> (obs, reward, terminated, truncated,
-    info)) as an ``--env`` error line: (problem or None, reset's result, step's result or
-    None when reset already broke it)."""
-    result = env.reset(seed=0)
-    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
-        return (
-            f"--env: {env_id}'s reset() returned {type(result).__name__}"
-            f"{f' of {len(result)} values' if isinstance(result, tuple) else ''}; Gymnasium's "
-            "API (gymnasium >= 0.26) returns (obs, info)",
-            result,
-            None,
-        )
-    stepped = env.step(0)
-    if not (isinstance(stepped, tuple) and len(stepped) == 5):
-        n = f"{len(stepped)} values" if isinstance(stepped, tuple) else type(stepped).__name__
-        return (
-            f"--env: {env_id}'s step() returned {n}; Gymnasium's API (gymnasium >= 0.26) "
-            "returns (obs, reward, terminated, truncated, info)",
-            result,
-            stepped,
-        )
-    return None, result, stepped
-
-
-def _check_api(env: Any, env_id: str) -> tuple[Any, tuple[Any, ...]]:
-    """``env``'s first ``reset(seed=0)`` (obs, info) and ``step(0)`` (5 values), once each;
-    a UsageError naming ``--env`` if ``env`` does not follow Gymnasium's API. The old Gym
-    API (reset -> obs, step -> 4 values) is a common leftover, on which Gymnasium's own
-    wrappers fail with a traceback: when ``env`` fails or breaks the API, the environment
-    itself (``env.unwrapped``) is asked, and its problem is the error (else ``env``'s own
-    error: a wrapper of the user's, inside the registered ones, broke it)."""
-    try:
-        problem, first, stepped = _api_problem(env, env_id)
-    except Exception:
-        if env.unwrapped is env:
-            raise
-        inner = _api_problem(env.unwrapped, env_id)[0]
-        if inner is not None:
-            raise UsageError(inner) from None
-        raise
-    if problem is None:
-        return first, stepped
-    if env.unwrapped is not env:
-        inner = _api_problem(env.unwrapped, env_id)[0]
-        problem = inner or problem
-    raise UsageError(problem)
-
-
-# Gymnasium wrappers whose running statistics outlive an episode: a checkpoint does not hold
-# them, and every new environment (tests, evaluations, maxminq evaluate) starts them afresh.
-_CROSS_EPISODE_WRAPPERS = (gym.wrappers.NormalizeObservation, gym.wrappers.NormalizeReward)
-
-
-def _cross_episode_wrappers(env: Any) -> list[str]:
-    """The names of the :data:`_CROSS_EPISODE_WRAPPERS` around ``env``, sorted."""
-    chain = _wrapper_chain(env)
-    return sorted({type(e).__name__ for e in chain if isinstance(e, _CROSS_EPISODE_WRAPPERS)})
-
-
-def _wrapper_chain(env: Any) -> list[Any]:
-    """``env`` and every environment it wraps, outermost first."""
-    chain = [env]
-    while isinstance(chain[-1], gym.Wrapper):
-        chain.append(chain[-1].env)
-    return chain
-
-
-def warn_if_no_time_limit(
-    env: Any, env_id: str, cap: int | None, also: str = "", stacklevel: int = 3
-) -> None:
-    """Warn (:class:`EnvWarning`) when ``env``, an environment of ``env_id``, has no time
-    limit: neither the cap ``cap`` it was made with nor a ``TimeLimit`` of its own (one its
-    entry point adds counts); the paper's environments without one end every episode
-    themselves. ``also`` (e.g. `` (the test episodes after training too)``) follows "would
-    not finish" in the message. Training (:class:`Trainer`) and ``evaluate_agent`` (``maxminq
-    evaluate``) both warn here."""
-    from maxminq.envs.registry import PAPER_ENVS
-
-    capped = cap is not None or any(
-        isinstance(e, gym.wrappers.TimeLimit) for e in _wrapper_chain(env)
-    )
-    if not capped and env_id not in PAPER_ENVS:
-        warnings.warn(
-            f"{env_id} has no time limit: an episode the policy never ends would not "
-            f"finish{also}; --max-episode-steps sets one",
-            EnvWarning,
-            stacklevel=stacklevel,
-        )
-
-
-def warn_if_normalized(env: Any, env_id: str, evaluating: bool, stacklevel: int = 3) -> None:
-    """Warn (:class:`EnvWarning`) when ``env``, an environment of ``env_id``, holds a wrapper
-    that keeps running statistics across episodes (``NormalizeObservation``,
-    ``NormalizeReward``): a run's files hold none of them, so every new environment starts
-    them afresh. Training (``evaluating`` False: :class:`Trainer`, once at the start) says
-    what that does to ``--resume`` and the test episodes; ``evaluate_agent`` (``maxminq
-    evaluate``) what it does to the episodes it plays: the agent sees observations on other
-    scales than it learned on, and the returns are of rewards scaled by these episodes'
-    statistics. Both name the wrapper and its remedy: fixed constants."""
-    chain = _wrapper_chain(env)
-    stateful = _cross_episode_wrappers(env)
-    if not stateful:
-        return
-    names = " and ".join(stateful)
-    constants = "scale by fixed constants instead (TransformObservation, TransformReward)"
-    if not evaluating:
-        message = (
-            f"{env_id} is wrapped in {names}, whose running statistics are not in "
-            "checkpoints (--resume refuses the run) and start afresh in every new "
-            "environment (the test episodes, maxminq evaluate): the agent is tested on other "
-            f"scales than it learned on; {constants}"
-        )
-    else:
-        effects = []
-        if any(isinstance(e, gym.wrappers.NormalizeObservation) for e in chain):
-            effects.append("the agent sees observations on other scales than it learned on")
-        if any(isinstance(e, gym.wrappers.NormalizeReward) for e in chain):
-            effects.append(
-                "the returns are of rewards scaled by these episodes' statistics, not the "
-                "environment's rewards"
-            )
-        message = (
-            f"{env_id} is wrapped in {names}, whose running statistics were not saved with "
-            "the run: they start afresh here and carry over from each episode to the next "
-            f"(one seed's to the next seed's too), so {' and '.join(effects)}; {constants} "
-            "and train again"
-        )
-    warnings.warn(message, EnvWarning, stacklevel=stacklevel)
-
-
-def _warn_about_env(env: Any, cfg: TrainConfig) -> None:
-    """Warn (:class:`EnvWarning`) when ``env``, one of the run's environments, has no time
-    limit (neither ``cfg``'s cap nor a ``TimeLimit`` of its own; the paper's environments
-    without one end every episode themselves), or holds a wrapper that keeps statistics
-    across episodes (``NormalizeObservation``, ``NormalizeReward``: :func:`warn_if_normalized`)."""
-    after = " (the test episodes after training too)"
-    warn_if_no_time_limit(env, cfg.env_id, cfg.max_episode_steps, after, stacklevel=4)
-    warn_if_normalized(env, cfg.env_id, evaluating=False, stacklevel=4)
 
 
 def _image_replay(space: Any, obs_shape: tuple[int, ...]) -> bool:
@@ -412,28 +173,6 @@ def _check_replay_memory(cfg: TrainConfig, obs_shape: tuple[int, ...], image: bo
             f"need {need / 1e9:.3g} GB, more than this machine's {have / 1e9:.3g} GB; give "
             "fewer --seeds (several runs) or a smaller --buffer-size"
         )
-
-
-def _observations(obs: tuple[Any, ...], shape: tuple[int, ...], env_id: str) -> np.ndarray:
-    """The observations of one step of the live seeds, stacked: (len(obs), *shape)."""
-    try:
-        arr = np.asarray(obs, dtype=np.float32)
-        if arr.shape[1:] == shape:
-            return arr
-    except (TypeError, ValueError):
-        pass
-    # Slow path, only when they do not stack to shape: names the first one that does not fit.
-    return np.stack([_observation(o, shape, env_id, "step()") for o in obs])
-
-
-def _discounted_returns(rewards: list[float], gamma: float) -> np.ndarray:
-    """``G_t = sum_k gamma^k r_{t+k}`` for every t of one episode."""
-    out = np.empty(len(rewards))
-    g = 0.0
-    for t in range(len(rewards) - 1, -1, -1):
-        g = rewards[t] + gamma * g
-        out[t] = g
-    return out
 
 
 class SeedUniforms:
@@ -1059,88 +798,6 @@ class Trainer:
             self.writer.close()
 
 
-class StepBoundary:
-    """Within (a context manager), Ctrl-C (SIGINT) and SIGTERM only mark the run as to stop:
-    the training loop asks :meth:`requested` once per step, for all seeds at once, writes a
-    checkpoint of that step, then :meth:`deliver` hands the signal to the handler that was
-    there before, which stops the run as it would have (``KeyboardInterrupt``, maxminq's
-    ``Terminated``, or death by SIGTERM). A signal raised at once could land anywhere in a
-    step (after the environments stepped but before the replay write, within the optimiser
-    update), and a checkpoint of that state would not resume to the uninterrupted run.
-
-    Until the signal is delivered (a step that takes long, then the checkpoint's write), a
-    second Ctrl-C delivers it at once, mid-step or mid-write, leaving the previous
-    checkpoint as it was (the write is atomic); a second SIGTERM changes nothing: schedulers
-    and process pools send it again with the same meaning (a local sweep's pool sends it to
-    every worker when one dies), and insist with SIGKILL. A signal that is ignored (SIG_IGN,
-    as SIGINT in a sweep's workers) or whose handler was not set from Python is left alone;
-    outside the main thread, where Python cannot set handlers, nothing changes. On leaving,
-    the previous handlers are back, and a signal still pending is delivered (unless a
-    KeyboardInterrupt is already on its way)."""
-
-    SIGNALS = STOP_SIGNALS  # SIGHUP too: maxminq train stops on it as on SIGTERM
-
-    def __init__(self) -> None:
-        self.previous: dict[int, Any] = {}
-        self.pending: int | None = None
-
-    def __enter__(self) -> StepBoundary:
-        if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                handler = signal.getsignal(signum)
-                if handler not in (signal.SIG_IGN, None):
-                    self.previous[signum] = handler
-        self._arm()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        self.restore()
-        if self.pending is not None and not (kind and issubclass(kind, KeyboardInterrupt)):
-            # Not deferring again after a handler that returns: its handlers stay the
-            # caller's (a deferring one left behind would swallow every later signal).
-            self.deliver(rearm=False)
-        self.pending = None
-
-    def _arm(self) -> None:
-        for signum in self.previous:
-            signal.signal(signum, self._defer)
-
-    def _defer(self, signum: int, frame: object) -> None:
-        """The handler while deferring: remember the signal; a second Ctrl-C delivers it."""
-        if signum == getattr(signal, "SIGHUP", None):
-            # The terminal closed: the rest of the step (a progress bar) and the checkpoint
-            # must not fail writing to it (EIO).
-            from maxminq.cli import _output_to_devnull_if_hung_up
-
-            _output_to_devnull_if_hung_up()
-        if self.pending is None:
-            self.pending = signum
-        elif signum == signal.SIGINT:
-            self.deliver()
-
-    @property
-    def requested(self) -> bool:
-        """Whether a signal waits for the end of the step."""
-        return self.pending is not None
-
-    def restore(self) -> None:
-        """Put the previous handlers back: a signal now acts as it did before."""
-        for signum, handler in self.previous.items():
-            signal.signal(signum, handler)
-
-    def deliver(self, *, rearm: bool = True) -> None:
-        """Give the pending signal to the previous handler (raised again, as the kernel
-        would have delivered it). A handler that returns (neither raises nor ends the
-        process) lets the run go on, deferring signals again (``rearm``; not on leaving)."""
-        signum, self.pending = self.pending, None
-        if signum is None:
-            return
-        self.restore()
-        signal.raise_signal(signum)  # runs the Python handler before it returns
-        if rearm:
-            self._arm()
-
-
 def tensorboard_writer_class() -> Any:
     """TensorBoard's ``SummaryWriter`` (or tensorboardX's); UsageError naming
     ``--tensorboard`` if neither is installed (asked for, it must not silently log nothing)."""
@@ -1155,206 +812,6 @@ def tensorboard_writer_class() -> Any:
                 "tensorboard); neither is installed"
             ) from None
     return SummaryWriter
-
-
-def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.DataFrame]:
-    """The tables a finished ``run_training`` wrote to ``out_dir``, each checked to be
-    whole: a file cut short (a copy that did not finish, a full disk) would otherwise read
-    as a shorter run. A damaged or missing file is a one-line UsageError starting with
-    ``option`` and naming the file; so is a ``runs.csv`` of a header alone (it read as a
-    finished run of no seeds). An optional table (``probes``) is read when it is there or
-    the run's ``config.json`` asks for it."""
-    tables = {}
-    try:
-        options = json.loads((pathlib.Path(out_dir) / "config.json").read_text())
-    except (OSError, ValueError):  # none (a sweep's table folder) or unreadable
-        options = {}
-    asked = {
-        k for k, opt in OPTIONAL_TABLES.items() if isinstance(options, dict) and options.get(opt)
-    }
-    for name in TABLE_COLUMNS:
-        path = pathlib.Path(out_dir) / f"{name}.csv"
-        if name in OPTIONAL_TABLES and name not in asked and not path.exists():
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError as err:
-            raise UsageError(f"{option}: {path} is unreadable ({err.strerror})") from None
-        if not data.endswith(b"\n"):  # the writers end every table with a line end
-            what = "empty" if not data else "cut short (its last line is incomplete)"
-            raise UsageError(f"{option}: {path} is {what}")
-        try:
-            tables[name] = pd.read_csv(io.BytesIO(data))
-        except (ValueError, pd.errors.ParserError) as err:
-            why = one_line(err)
-            raise UsageError(f"{option}: {path} is not a table ({why})") from None
-    _check_runs_rows(pathlib.Path(out_dir) / "runs.csv", tables["runs"], option)
-    return tables
-
-
-def _check_runs_rows(path: pathlib.Path, runs: pd.DataFrame, option: str) -> None:
-    """UsageError starting with ``option`` when ``runs`` (read from ``path``, runs.csv) has
-    no row: a run writes a row for every seed as it finishes, so a header alone is a table
-    cut at a line end (a copy that stopped there) or edited, never a finished run
-    (``compare`` and ``plot`` went on with no seeds)."""
-    if runs.empty:
-        raise UsageError(
-            f"{option}: {path} has a header but no rows (one per seed): the run did not "
-            "finish writing it, or the file is damaged (e.g. a copy cut short)"
-        )
-
-
-def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) -> None:
-    """A checkpoint written at ``step`` with options ``saved`` (a ``result_key``) can be
-    continued under ``cfg`` if every option is the same, except a larger ``steps``
-    (extending the run); raise UsageError naming what differs otherwise."""
-    now = json.loads(cfg.result_key())
-    differ = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
-    if [k for k in differ if k != "steps"]:
-
-        def value(options: dict[str, Any], k: str) -> str:
-            # A mapping or list as JSON, as --env-kwargs and --optimizer-kwargs take them
-            # (Python's {'x': True} cannot be given back); absent: at its default.
-            v = options.get(k, "default")
-            return json.dumps(v) if isinstance(v, dict | list) else str(v)
-
-        options = "; ".join(  # as the command's options, with the run's values
-            f"{'--env' if k == 'env_id' else '--' + k.replace('_', '-')} "
-            f"{value(saved, k)} (now {value(now, k)})"
-            for k in differ
-            if k != "steps"
-        )
-        raise UsageError(
-            f"--resume: the run in --out was made with other options: {options}; use its "
-            "options (only --steps may grow, to extend it), --overwrite (in Python: "
-            "overwrite=True), or another --out"
-        )
-    if cfg.steps < step:
-        raise UsageError(f"--steps: the run in --out is at step {step}; give at least that")
-
-
-def _damaged_checkpoint(path: pathlib.Path, err: BaseException) -> CannotResumeError:
-    """The one-line error for a checkpoint that cannot be read or restored."""
-    why = describe_error(err)
-    return CannotResumeError(
-        f"--resume: {path} is damaged or not a checkpoint of this version of maxminq ({why})"
-    )
-
-
-class CheckpointWarning(MaxminqWarning):
-    """A checkpoint that is resumed although its contents cannot be checked."""
-
-
-def _read_checkpoint(path: pathlib.Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The checkpoint at ``path`` (without its ``sha256``) and its saved options; a file
-    cut short, not a torch file, without the run's options, or whose contents do not match
-    their SHA-256 (a byte flipped on disk or in a copy) is a one-line UsageError naming it.
-
-    A checkpoint without a SHA-256 (written before checkpoints had one, e.g. by a run under
-    way across an upgrade of maxminq) is resumed after a :class:`CheckpointWarning` naming
-    it, not refused: refusing would throw away the run, and its options and environment
-    states are still checked on loading (``check_resumable``, the replayed episodes)."""
-    try:
-        state = torch.load(path, weights_only=True)
-        if not isinstance(state, dict):
-            raise TypeError(f"it holds a {type(state).__name__}, not a checkpoint")
-        digest = state.pop("sha256", None)
-        if digest is not None and digest != state_digest(state):
-            raise ValueError("its contents do not match their checksum")
-        saved = json.loads(state["config"])
-        int(state["step"])
-        if not isinstance(saved, dict) or not isinstance(saved.get("bias_every"), int):
-            raise TypeError("its options are not a run's")
-    except UsageError:
-        raise
-    except DAMAGED_FILE_ERRORS as err:
-        raise _damaged_checkpoint(path, err) from None
-    if digest is None:
-        warnings.warn(
-            f"{path} has no checksum (written by an earlier maxminq): resumed without "
-            "checking its contents; --overwrite starts the run again",
-            CheckpointWarning,
-            stacklevel=2,
-        )
-    return state, saved
-
-
-def _read_options(path: pathlib.Path) -> dict[str, Any]:
-    """The options a finished run saved in ``path`` (its config.json); unreadable, not JSON,
-    or without the run's ``steps`` and ``bias_every`` (edited by hand) is a one-line
-    UsageError naming it."""
-    try:
-        saved = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        saved = err
-    if not (
-        isinstance(saved, dict)
-        and isinstance(saved.get("steps"), int)
-        and isinstance(saved.get("bias_every"), int)
-    ):
-        why = one_line(saved)[:120] if isinstance(saved, Exception) else "edited?"
-        raise UsageError(
-            f"--out: {path} does not hold the finished run's options ({why}); restore it, or "
-            "give --overwrite to train the run again"
-        )
-    return saved
-
-
-def _remove_stale_temporaries(out_dir: pathlib.Path) -> None:
-    """Delete the temporary files of atomic writes that a killed run left in ``out_dir``
-    (``atomic_write`` names them ``.<name>.<random>.tmp``): a checkpoint's is as large as
-    the replay buffers (GBs for MinAtar), and every kill during a write would leave one.
-    Called under the folder's lock (``folder_lock``): no other run writes there."""
-    files = [*(out_dir / name for name in RUN_FILES), out_dir / "checkpoint" / _CKPT]
-    remove_stale_temporaries(files)
-
-
-_LOCKED: set[tuple[int, str]] = set()  # (thread, folder) held: re-entrant in one thread
-
-
-@contextlib.contextmanager
-def folder_lock(folder: pathlib.Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on the existing folder ``folder`` while a run writes
-    there: a second run into it (another ``maxminq train``, or ``run_training``, also in
-    another thread) is a one-line UsageError instead of two runs mixing their files.
-    Released on exit (or when the process dies); a file system without locks runs
-    unlocked."""
-    import fcntl
-
-    key = (threading.get_ident(), str(pathlib.Path(folder).resolve()))
-    if key in _LOCKED:
-        yield
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UsageError(
-                f"--out: {folder} is in use by another training run (maxminq train or "
-                "run_training) still running; wait for it to end, or choose another folder"
-            ) from None
-        except OSError:  # no locks here (e.g. some network file systems)
-            pass
-        _LOCKED.add(key)
-        yield
-    finally:
-        _LOCKED.discard(key)
-        os.close(fd)
-
-
-def clear_run(out_dir: pathlib.Path) -> None:
-    """Delete the run in ``out_dir``: every file a run writes there (``RUN_FILES``), its
-    ``checkpoint/`` and ``tensorboard/`` folders, so no stale table, figure or checkpoint is
-    left beside a new run's; other files stay. What ``run_training(..., overwrite=True)``
-    does under the folder's lock (``folder_lock``: never while another run trains there)."""
-    out_dir = pathlib.Path(out_dir)
-    # runs.csv first: it marks a finished run, which a clear cut short must not leave
-    # beside a missing table.
-    for name in sorted(RUN_FILES, key=lambda n: n != "runs.csv"):
-        (out_dir / name).unlink(missing_ok=True)
-    for name in ("checkpoint", "tensorboard"):
-        shutil.rmtree(out_dir / name, ignore_errors=True)
 
 
 def run_training(

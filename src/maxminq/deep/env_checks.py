@@ -1,0 +1,203 @@
+"""Checks of an environment against what the agents need, for training (``deep.train``)
+and ``evaluate_agent`` (``deep.policy``, ``maxminq evaluate``): Gymnasium's API
+(``reset()`` -> (obs, info), ``step()`` -> 5 values), observations of the observation
+space's shape (finite ones in test and evaluation episodes), each a one-line UsageError
+naming ``--env``; and the warnings (:class:`EnvWarning`) for an environment without a time
+limit or with a wrapper whose running statistics outlive an episode."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from maxminq.deep.config import EnvWarning, TrainConfig
+from maxminq.deep.replay import check_finite
+from maxminq.errors import UsageError
+
+
+def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> np.ndarray:
+    """One observation as a float32 array of ``shape``; UsageError naming ``--env``
+    otherwise (assigned into the observation arrays, a wrong shape could be broadcast)."""
+    try:
+        arr = np.asarray(obs, dtype=np.float32)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != shape:
+        got = f"shape {arr.shape}" if arr is not None else f"type {type(obs).__name__}"
+        raise UsageError(
+            f"--env: {env_id}'s {where} returned an observation of {got}; its observation "
+            f"space has shape {shape}"
+        )
+    return arr
+
+
+def episode_observation(
+    obs: Any, shape: tuple[int, ...], env_id: str, where: str, reward: Any = 0.0
+) -> np.ndarray:
+    """An observation of a test or evaluation episode (``play_episodes``, and
+    ``evaluate_agent``'s episodes: ``maxminq evaluate``) as :func:`_observation` gives it,
+    and UsageError naming ``--env`` when it or ``reward`` (the step's, 0 after a reset) is
+    NaN or infinite as float32, as the replay buffers refuse them in training (one check,
+    ``deep.replay.check_finite``): a NaN observation was played as action 0 (the argmax of
+    NaN values), a NaN reward recorded as the return. ``where`` says which episode and
+    call, for the message."""
+    arr = _observation(obs, shape, env_id, where)
+    check_finite(f"of a test or evaluation episode ({where})", reward, arr)
+    return arr
+
+
+def _api_problem(env: Any, env_id: str) -> tuple[str | None, Any, Any]:
+    """``env``'s first ``reset(seed=0)`` and ``step(0)``, and what in them breaks Gymnasium's
+    API (``reset()`` -> (obs, info), ``step()`` -> (obs, reward, terminated, truncated,
+    info)) as an ``--env`` error line: (problem or None, reset's result, step's result or
+    None when reset already broke it)."""
+    result = env.reset(seed=0)
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
+        return (
+            f"--env: {env_id}'s reset() returned {type(result).__name__}"
+            f"{f' of {len(result)} values' if isinstance(result, tuple) else ''}; Gymnasium's "
+            "API (gymnasium >= 0.26) returns (obs, info)",
+            result,
+            None,
+        )
+    stepped = env.step(0)
+    if not (isinstance(stepped, tuple) and len(stepped) == 5):
+        n = f"{len(stepped)} values" if isinstance(stepped, tuple) else type(stepped).__name__
+        return (
+            f"--env: {env_id}'s step() returned {n}; Gymnasium's API (gymnasium >= 0.26) "
+            "returns (obs, reward, terminated, truncated, info)",
+            result,
+            stepped,
+        )
+    return None, result, stepped
+
+
+def _check_api(env: Any, env_id: str) -> tuple[Any, tuple[Any, ...]]:
+    """``env``'s first ``reset(seed=0)`` (obs, info) and ``step(0)`` (5 values), once each;
+    a UsageError naming ``--env`` if ``env`` does not follow Gymnasium's API. The old Gym
+    API (reset -> obs, step -> 4 values) is a common leftover, on which Gymnasium's own
+    wrappers fail with a traceback: when ``env`` fails or breaks the API, the environment
+    itself (``env.unwrapped``) is asked, and its problem is the error (else ``env``'s own
+    error: a wrapper of the user's, inside the registered ones, broke it)."""
+    try:
+        problem, first, stepped = _api_problem(env, env_id)
+    except Exception:
+        if env.unwrapped is env:
+            raise
+        inner = _api_problem(env.unwrapped, env_id)[0]
+        if inner is not None:
+            raise UsageError(inner) from None
+        raise
+    if problem is None:
+        return first, stepped
+    if env.unwrapped is not env:
+        inner = _api_problem(env.unwrapped, env_id)[0]
+        problem = inner or problem
+    raise UsageError(problem)
+
+
+# Gymnasium wrappers whose running statistics outlive an episode: a checkpoint does not hold
+# them, and every new environment (tests, evaluations, maxminq evaluate) starts them afresh.
+_CROSS_EPISODE_WRAPPERS = (gym.wrappers.NormalizeObservation, gym.wrappers.NormalizeReward)
+
+
+def _cross_episode_wrappers(env: Any) -> list[str]:
+    """The names of the :data:`_CROSS_EPISODE_WRAPPERS` around ``env``, sorted."""
+    chain = _wrapper_chain(env)
+    return sorted({type(e).__name__ for e in chain if isinstance(e, _CROSS_EPISODE_WRAPPERS)})
+
+
+def _wrapper_chain(env: Any) -> list[Any]:
+    """``env`` and every environment it wraps, outermost first."""
+    chain = [env]
+    while isinstance(chain[-1], gym.Wrapper):
+        chain.append(chain[-1].env)
+    return chain
+
+
+def warn_if_no_time_limit(
+    env: Any, env_id: str, cap: int | None, also: str = "", stacklevel: int = 3
+) -> None:
+    """Warn (:class:`EnvWarning`) when ``env``, an environment of ``env_id``, has no time
+    limit: neither the cap ``cap`` it was made with nor a ``TimeLimit`` of its own (one its
+    entry point adds counts); the paper's environments without one end every episode
+    themselves. ``also`` (e.g. `` (the test episodes after training too)``) follows "would
+    not finish" in the message. Training (:class:`Trainer`) and ``evaluate_agent`` (``maxminq
+    evaluate``) both warn here."""
+    from maxminq.envs.registry import PAPER_ENVS
+
+    capped = cap is not None or any(
+        isinstance(e, gym.wrappers.TimeLimit) for e in _wrapper_chain(env)
+    )
+    if not capped and env_id not in PAPER_ENVS:
+        warnings.warn(
+            f"{env_id} has no time limit: an episode the policy never ends would not "
+            f"finish{also}; --max-episode-steps sets one",
+            EnvWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def warn_if_normalized(env: Any, env_id: str, evaluating: bool, stacklevel: int = 3) -> None:
+    """Warn (:class:`EnvWarning`) when ``env``, an environment of ``env_id``, holds a wrapper
+    that keeps running statistics across episodes (``NormalizeObservation``,
+    ``NormalizeReward``): a run's files hold none of them, so every new environment starts
+    them afresh. Training (``evaluating`` False: :class:`Trainer`, once at the start) says
+    what that does to ``--resume`` and the test episodes; ``evaluate_agent`` (``maxminq
+    evaluate``) what it does to the episodes it plays: the agent sees observations on other
+    scales than it learned on, and the returns are of rewards scaled by these episodes'
+    statistics. Both name the wrapper and its remedy: fixed constants."""
+    chain = _wrapper_chain(env)
+    stateful = _cross_episode_wrappers(env)
+    if not stateful:
+        return
+    names = " and ".join(stateful)
+    constants = "scale by fixed constants instead (TransformObservation, TransformReward)"
+    if not evaluating:
+        message = (
+            f"{env_id} is wrapped in {names}, whose running statistics are not in "
+            "checkpoints (--resume refuses the run) and start afresh in every new "
+            "environment (the test episodes, maxminq evaluate): the agent is tested on other "
+            f"scales than it learned on; {constants}"
+        )
+    else:
+        effects = []
+        if any(isinstance(e, gym.wrappers.NormalizeObservation) for e in chain):
+            effects.append("the agent sees observations on other scales than it learned on")
+        if any(isinstance(e, gym.wrappers.NormalizeReward) for e in chain):
+            effects.append(
+                "the returns are of rewards scaled by these episodes' statistics, not the "
+                "environment's rewards"
+            )
+        message = (
+            f"{env_id} is wrapped in {names}, whose running statistics were not saved with "
+            "the run: they start afresh here and carry over from each episode to the next "
+            f"(one seed's to the next seed's too), so {' and '.join(effects)}; {constants} "
+            "and train again"
+        )
+    warnings.warn(message, EnvWarning, stacklevel=stacklevel)
+
+
+def _warn_about_env(env: Any, cfg: TrainConfig) -> None:
+    """Warn (:class:`EnvWarning`) when ``env``, one of the run's environments, has no time
+    limit (neither ``cfg``'s cap nor a ``TimeLimit`` of its own; the paper's environments
+    without one end every episode themselves), or holds a wrapper that keeps statistics
+    across episodes (``NormalizeObservation``, ``NormalizeReward``: :func:`warn_if_normalized`)."""
+    after = " (the test episodes after training too)"
+    warn_if_no_time_limit(env, cfg.env_id, cfg.max_episode_steps, after, stacklevel=4)
+    warn_if_normalized(env, cfg.env_id, evaluating=False, stacklevel=4)
+
+
+def _observations(obs: tuple[Any, ...], shape: tuple[int, ...], env_id: str) -> np.ndarray:
+    """The observations of one step of the live seeds, stacked: (len(obs), *shape)."""
+    try:
+        arr = np.asarray(obs, dtype=np.float32)
+        if arr.shape[1:] == shape:
+            return arr
+    except (TypeError, ValueError):
+        pass
+    # Slow path, only when they do not stack to shape: names the first one that does not fit.
+    return np.stack([_observation(o, shape, env_id, "step()") for o in obs])
