@@ -73,6 +73,7 @@ from maxminq.tabular.agent import (
     ring_push,
     rng_normal,
     rng_uniform,
+    update_arrays,
 )
 
 __all__ = [
@@ -471,12 +472,7 @@ def run_mountain_car_grid(
     done = np.zeros(n_lanes, dtype=np.bool_)
     buf_i = np.zeros((n_lanes, capacity, 2 * N_TILINGS + 1), dtype=np.int64)
     buf_r = np.zeros((n_lanes, capacity))
-    buf_size = np.zeros(n_lanes, dtype=np.int64)
-    buf_pos = np.zeros(n_lanes, dtype=np.int64)
-    chosen = np.zeros(n_lanes, dtype=np.int64)
-    idx = np.zeros((n_lanes, batch), dtype=np.int64)
-    more = np.zeros((n_lanes, extra), dtype=np.int64)  # the update subset's other members
-    idx_more = np.zeros((n_lanes, extra * batch), dtype=np.int64)  # and their mini-batches
+    buf_size, buf_pos, chosen, idx, more, idx_more = update_arrays(n_lanes, batch, extra)
     n_log = max(n_members - 1, 1)
     log = np.full((n_lanes, n_log, batch * N_TILINGS), -1, dtype=np.int64)
     log_ptr = np.zeros(n_lanes, dtype=np.int64)

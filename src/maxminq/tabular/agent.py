@@ -434,6 +434,22 @@ def choose_table(kind: int, n_members: int, state: np.ndarray, lane: int) -> int
     return 0
 
 
+def update_arrays(
+    n_lanes: int, batch: int, extra: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Zeroed per-lane arrays of the replay ring and the update draws (int64): buffer size
+    and ring position (:func:`ring_push`), the chosen table and the ``batch`` mini-batch
+    indices (:func:`draw_update`), and the update subset's ``extra`` other members and their
+    ``extra * batch`` indices (:func:`draw_more_members`)."""
+    buf_size = np.zeros(n_lanes, dtype=np.int64)
+    buf_pos = np.zeros(n_lanes, dtype=np.int64)
+    chosen = np.zeros(n_lanes, dtype=np.int64)
+    idx = np.zeros((n_lanes, batch), dtype=np.int64)
+    more = np.zeros((n_lanes, extra), dtype=np.int64)
+    idx_more = np.zeros((n_lanes, extra * batch), dtype=np.int64)
+    return buf_size, buf_pos, chosen, idx, more, idx_more
+
+
 @njit(inline="always")
 def ring_push(buf_pos: np.ndarray, buf_size: np.ndarray, lane: int, capacity: int) -> int:
     """The replay slot for lane ``lane``'s new transition (the oldest once the buffer is

@@ -57,6 +57,7 @@ from maxminq.tabular.agent import (
     ring_push,
     rng_normal,
     rng_uniform,
+    update_arrays,
 )
 
 __all__ = ["TOY_DEFAULTS", "check_settings", "optimal_p_left", "run_toy_mdp"]
@@ -364,12 +365,7 @@ def run_toy_mdp(
     ep = np.zeros(n_lanes, dtype=np.int64)
     buf = np.zeros((n_lanes, capacity, 2))  # (code = s + 2a + 16 terminal, reward)
     scratch = np.zeros((n_lanes, N_ACTIONS_B))
-    buf_size = np.zeros(n_lanes, dtype=np.int64)
-    buf_pos = np.zeros(n_lanes, dtype=np.int64)
-    chosen = np.zeros(n_lanes, dtype=np.int64)
-    idx = np.zeros((n_lanes, batch), dtype=np.int64)
-    more = np.zeros((n_lanes, extra), dtype=np.int64)  # the update subset's other members
-    idx_more = np.zeros((n_lanes, extra * batch), dtype=np.int64)  # and their mini-batches
+    buf_size, buf_pos, chosen, idx, more, idx_more = update_arrays(n_lanes, batch, extra)
     # Member-major storage viewed as (R, M, 8): the operator's reduction over members then
     # runs over contiguous slabs (much faster than over a tiny inner axis).
     gathered = np.zeros((n_members, N_ACTIONS_B, n_lanes)).transpose(2, 0, 1)
