@@ -2,7 +2,7 @@
 
 1. SIGHUP (a closed terminal) stops ``maxminq train``, ``reproduce`` and ``experiment`` as
    SIGTERM does (as it already stopped ``sweep``): train checkpoints the step it stopped at,
-   reproduce stops its workers and keeps its finished runs; exit 143, 'terminated'.
+   reproduce stops its workers and keeps its finished runs; exit 129, 'terminated by SIGHUP'.
 2. A finished sweep (or reproduce) leaves no empty OUT/work folder.
 3. ``maxminq sweep CONFIG`` and ``maxminq status DIR``: upper-case positionals.
 4. ``reproduce --help`` lists the names ``--only`` takes.
@@ -53,8 +53,8 @@ def hang_up_when(proc: subprocess.Popen, ready: Callable[[], bool]) -> tuple[int
 def test_a_hangup_stops_train_like_sigterm_with_a_checkpoint_of_its_step(tmp_path) -> None:
     """SIGHUP once step 100 of 4,000 is reported (periodic checkpoints every 40: step 80 the
     last one before; 4,000 so that a loaded machine cannot finish the run before it stops):
-    exit 143, the checkpoint of the step it stopped at (100 or later),
-    the --resume line, then 'maxminq train: terminated'. Before, it died at once (exit -1,
+    exit 129, the checkpoint of the step it stopped at (100 or later),
+    the --resume line, then 'maxminq train: terminated by SIGHUP'. Before, it died at once (exit -1,
     no message, the checkpoint of step 80 at best)."""
     argv, _ = helpers.tiny_train(4000, bias_every=100)
     out = tmp_path / "hung"
@@ -68,18 +68,18 @@ def test_a_hangup_stops_train_like_sigterm_with_a_checkpoint_of_its_step(tmp_pat
         preexec_fn=helpers.default_sighup,
     )
     status, err = hang_up_when(proc, lambda: helpers.progress_step(out) >= 100)
-    assert status == 143, err
+    assert status == 129, err
     step = int(torch.load(out / "checkpoint" / "state.pt", weights_only=True)["step"])
     assert 100 <= step < 4000, err
     assert err.strip().splitlines() == [
         f"maxminq train: {out}/checkpoint holds the checkpoint of step {step:,} (of 4,000); the "
         "same command with --resume continues from it",
-        "maxminq train: terminated",
+        "maxminq train: terminated by SIGHUP",
     ], err
 
 
 def test_a_hangup_stops_reproduce_like_sigterm_and_its_workers(tmp_path) -> None:
-    """SIGHUP to reproduce's group while two runs are in flight: exit 143 and the sweep's
+    """SIGHUP to reproduce's group while two runs are in flight: exit 129 and the sweep's
     resume line (no traceback of a worker or of the resource tracker), the workers gone, no
     report written. Before, every process of the group died at once (exit -1)."""
     configs = tmp_path / "configs"
@@ -101,9 +101,9 @@ def test_a_hangup_stops_reproduce_like_sigterm_and_its_workers(tmp_path) -> None
         return helpers.started_runs(out) >= 2 and len(workers) == 2
 
     status, err = hang_up_when(proc, working)
-    assert status == 143, err
+    assert status == 129, err
     assert err.strip().splitlines() == [
-        "maxminq reproduce: terminated; finished runs are kept: the same command resumes"
+        "maxminq reproduce: terminated by SIGHUP; finished runs are kept: the same command resumes"
     ], err
     assert helpers.gone(workers), "workers outlived the command"
     assert not (out / "report.html").exists()
@@ -111,7 +111,7 @@ def test_a_hangup_stops_reproduce_like_sigterm_and_its_workers(tmp_path) -> None
 
 def test_a_hangup_stops_experiment_and_its_workers(tmp_path) -> None:
     """SIGHUP to ``maxminq experiment mountain-car``'s group while its two workers run long
-    tasks: exit 143 and 'maxminq experiment: terminated' (not 'a worker process died': the
+    tasks: exit 129 and 'maxminq experiment: terminated by SIGHUP' (not 'a worker process died': the
     workers ignore it, the command stops them), both workers gone, nothing written. Before,
     the whole group died at once (exit -1)."""
     out = tmp_path / "mc"
@@ -131,8 +131,8 @@ def test_a_hangup_stops_experiment_and_its_workers(tmp_path) -> None:
         return "at" in seen and time.monotonic() - seen["at"] > 1.0
 
     status, err = hang_up_when(proc, working)
-    assert status == 143, err
-    assert err.strip().splitlines() == ["maxminq experiment: terminated"], err
+    assert status == 129, err
+    assert err.strip().splitlines() == ["maxminq experiment: terminated by SIGHUP"], err
     assert helpers.gone(workers), "workers outlived the command"
     assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
 

@@ -11,7 +11,8 @@ requeues its runs in flight and stops its workers, giving a deep run up to ``STO
 checkpoint its step, temporary files are removed); the command then ends with
 ``maxminq NAME: terminated`` and exit status 143 (128 + 15) instead of 130. SIGHUP (a
 closed terminal) does the same for the long-running commands (:data:`HANGUP_COMMANDS` and
-``sweep``).
+``sweep``), ending with ``maxminq NAME: terminated by SIGHUP`` and exit status 129
+(128 + 1), as a shell reports a process that SIGHUP ended.
 """
 
 from __future__ import annotations
@@ -223,20 +224,36 @@ def one_line_warnings(command: str) -> Iterator[None]:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM received while a command ran. A KeyboardInterrupt, so that every
-    ``except KeyboardInterrupt`` and clean-up written for Ctrl-C applies unchanged; only
-    :func:`main`'s last line and exit status (143, not 130) tell the two apart."""
+    """SIGTERM (or SIGHUP, :func:`hangup_as_terminate`) received while a command ran. A
+    KeyboardInterrupt, so that every ``except KeyboardInterrupt`` and clean-up written for
+    Ctrl-C applies unchanged; only :func:`main`'s last line and exit status (143 for
+    SIGTERM, 129 for SIGHUP, not 130) tell them apart."""
 
 
 # Set by the SIGTERM handler: a library may catch the KeyboardInterrupt and raise a plain
 # one in its place (Ray's ray.wait turns any into its own), which must still read as SIGTERM.
 _sigterm_received = threading.Event()
+# The first stop signal the handlers took (SIGTERM or SIGHUP): main's exit status is
+# 128 + it, as the shell reports a command that signal ended.
+_stopped_by: list[int] = []
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
     """The SIGTERM handler: raise :class:`Terminated` where the main thread is."""
     _sigterm_received.set()
+    if not _stopped_by:
+        _stopped_by.append(signum)
     raise Terminated()
+
+
+def _terminated_how() -> tuple[str, int]:
+    """The last line's word and the exit status for a command stopped by SIGTERM or SIGHUP:
+    ``terminated``, 143 (128 + 15); ``terminated by SIGHUP``, 129 (128 + 1), as a shell
+    reports a process that signal ended."""
+    signum = _stopped_by[0] if _stopped_by else int(signal.SIGTERM)
+    if signum == signal.SIGTERM:
+        return "terminated", 128 + signum
+    return f"terminated by {signal.Signals(signum).name}", 128 + signum
 
 
 @contextlib.contextmanager
@@ -249,6 +266,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
         return
     _sigterm_received.clear()
+    _stopped_by.clear()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield
@@ -370,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as err:  # a command may say how to go on (RESUME_HINT)
         hint = getattr(module, "RESUME_HINT", "")
         term = isinstance(err, Terminated) or _sigterm_received.is_set()
-        how, status = ("terminated", 143) if term else ("interrupted", 130)
+        how, status = _terminated_how() if term else ("interrupted", 130)
         print(f"maxminq {name}: {how}{'; ' + hint if hint else ''}", file=sys.stderr)
         return status
     except BrokenPipeError:  # e.g. 'maxminq envs | head': the reader left, nothing to say

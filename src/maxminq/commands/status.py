@@ -80,12 +80,15 @@ def run(args: argparse.Namespace) -> int:
         last_line,
         read_progress,
         read_worker,
+        short_times,
         sweep_owner,
     )
 
     folder = Path(args.dir)
+    if not folder.exists():  # e.g. a sweep that has not got as far as making it
+        raise UsageError(f"DIR: {folder}: no such folder; give the --out of a sweep")
     if not folder.is_dir():
-        raise UsageError(f"DIR: {folder} is not a folder")
+        raise UsageError(f"DIR: {folder} is not a folder; give the --out of a sweep")
     try:
         store = ResultsStore(folder, create=False)
     except StoreError as err:
@@ -96,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
             known = ", ".join(configs) or "none"
             raise UsageError(f"--config: no config {args.config!r} here; known: {known}")
         owner = sweep_owner(folder)
-        print(f"{folder}: {'sweep running, ' + owner if owner else 'no sweep running'}")
+        print(
+            f"{folder}: {'sweep running, ' + short_times(owner) if owner else 'no sweep running'}"
+        )
         width = max([len(c) for c in configs] + [6])
         print(f"{'config':<{width}}  " + "  ".join(f"{s:>8}" for s in STATUSES) + "     total")
 
@@ -125,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
                     if worker
                     else f"{rec.host}, sweep pid {rec.pid}"
                 )
-                print(f"running  {rec.run_id} since {rec.started} ({where})" + how_far)
+                print(f"running  {rec.run_id} since {short_times(rec.started)} ({where})" + how_far)
             elif rec.status == "running":  # its sweep was killed
                 kept = store.finished(rec)[0]  # as the next sweep decides
                 fate = (
@@ -134,7 +139,9 @@ def run(args: argparse.Namespace) -> int:
                     if kept
                     else "will be re-run"
                 )
-                print(f"stale    {rec.run_id} since {rec.started} (interrupted; {fate})")
+                print(
+                    f"stale    {rec.run_id} since {short_times(rec.started)} (interrupted; {fate})"
+                )
             elif rec.status == "diverged":
                 print(f"diverged {rec.run_id}: {last_line(rec.error)}")
             elif (  # e.g. Ctrl-C after its tables were stored: not to be run again

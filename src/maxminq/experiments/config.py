@@ -495,9 +495,16 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
                     # Merged away in silence before: the config ran fewer runs than it
                     # lists (two equal variants, or a value equal to the default it sets).
                     shown = {k: v for k, v in grid_combo.items() if k not in axes}
+                    # Settings that differ and still give one id: those the run id leaves
+                    # out (a deep run's checkpoint_every, tensorboard), said by name.
+                    first = runs[run_id].settings
+                    neutral = [k for k in clean if k not in first or clean[k] != first[k]]
+                    where = origins.get(neutral[0], source) if len(neutral) == 1 else source
                     raise check.fail(
-                        source,
-                        _repeat_message(source, made_by[run_id], {**shown, **variant_combo}),
+                        where,
+                        _repeat_message(
+                            source, made_by[run_id], {**shown, **variant_combo}, neutral
+                        ),
                     )
                 made_by[run_id] = source
                 runs[run_id] = RunSpec(run_id, config.kind, clean, config.name)
@@ -506,14 +513,24 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
     return list(runs.values())
 
 
-def _repeat_message(source: str, first: str, settings: Mapping[str, Any]) -> str:
+def _repeat_message(
+    source: str, first: str, settings: Mapping[str, Any], neutral: list[str] | None = None
+) -> str:
     """Why a run is made twice: by which part of the config, with the grid and variant
-    settings of the second making (the fixed ones are the same for every run)."""
+    settings of the second making (the fixed ones are the same for every run). ``neutral``:
+    the settings in which the two makings differ although their run id is one, as it
+    leaves out settings that cannot change results (:func:`run_id_for`); named, since
+    the runs do not look the same."""
     given = ", ".join(f"{k}: {_short(v, 30)}" for k, v in settings.items())
     also = "another of its combinations" if first == source else first
+    head = f"makes the same run as {also} ({{{given}}}, with the defaults filled in)"
+    if not neutral:
+        return f"{head}; give each run once"
+    names = " and ".join(neutral)
+    them, each = ("it", "it one value") if len(neutral) == 1 else ("them", "each one value")
     return (
-        f"makes the same run as {also} ({{{given}}}, with the defaults filled in); "
-        "give each run once"
+        f"{head}: {names} cannot change a run's results, so its run id leaves {them} out; "
+        f"give {each} for all runs (in fixed)"
     )
 
 

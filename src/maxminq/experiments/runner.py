@@ -51,6 +51,7 @@ from maxminq.experiments.store import (
     ResultsStore,
     RunRecord,
     StoreError,
+    clear_worker,
     last_line,
     read_progress,
     write_worker,
@@ -152,6 +153,8 @@ def execute_run(
         except BaseException as err:  # noqa: BLE001 - reported as the run's error text
             text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
             result = _Result(None, text.strip(), host, pid, time.perf_counter() - start)
+        finally:  # here, where it was written: a Ray node's own disk too
+            clear_worker(Path(work_dir), pid)
     for w in caught:
         if issubclass(w.category, MaxminqWarning):
             result.warned.append((w.category, str(w.message)))
@@ -797,9 +800,15 @@ def _drive(
                                        "beside others; run again alone")  # fmt: skip
                     queue.append(run)  # next
                     del inflight[handle]
+                    clear_worker(store.work_dir(run.run_id), drop_empty=True)  # worker died
                     continue
                 _show_warnings(result, shown)
+                failed = summary.failed
                 _store_result(store, run, result, summary, keep_work)
+                # The worker removes its file as the run ends, unless it died first (a
+                # failed run's, or a --keep-work run's folder stays): status must not
+                # name it as a live worker. A failed run's folder goes if that was all.
+                clear_worker(store.work_dir(run.run_id), drop_empty=summary.failed > failed)
                 del inflight[handle]
                 bar.update(1)
                 postfix()
@@ -809,6 +818,7 @@ def _drive(
             rec = store.get(run.run_id)
             if rec is None or rec.status in ("pending", "running"):  # not stored yet
                 store.mark_pending(run.run_id, why)
+            clear_worker(store.work_dir(run.run_id))  # its worker is being stopped
         raise
     finally:
         bar.close()

@@ -38,6 +38,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -154,6 +155,26 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+_ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:\d\d|Z)?")
+
+
+def short_times(text: str | None) -> str:
+    """The registry's and the lock's ISO times in ``text`` (:func:`now`:
+    ``2026-11-24T01:15:04.406328+00:00``) as ``2026-11-24 01:15:04 UTC``, for people: to
+    the second, in UTC, the zone said. Anything else in ``text`` is left as it is."""
+
+    def short(match: re.Match[str]) -> str:
+        try:
+            moment = datetime.fromisoformat(match.group(0).replace("Z", "+00:00"))
+        except ValueError:
+            return match.group(0)
+        if moment.tzinfo is None:
+            return moment.strftime("%Y-%m-%d %H:%M:%S")
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+    return _ISO_TIME.sub(short, text or "")
+
+
 def last_line(text: str | None) -> str:
     """The last non-empty line of ``text``, stripped (of a traceback: the exception itself)."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
@@ -260,7 +281,10 @@ def write_worker(folder: Path) -> None:
 
 
 def read_worker(folder: Path) -> tuple[str, int] | None:
-    """(host, pid) of the worker that :func:`write_worker` recorded in ``folder``, or None."""
+    """(host, pid) of the worker that :func:`write_worker` recorded in ``folder``, or None;
+    None too for one on this host whose process is gone (:func:`process_alive`): a worker
+    killed before it could remove its file (:func:`clear_worker`) must not be shown as the
+    one running the run."""
     try:
         w = json.loads((Path(folder) / WORKER_FILE).read_text())
         host, pid = w["host"], w["pid"]
@@ -268,7 +292,38 @@ def read_worker(folder: Path) -> tuple[str, int] | None:
         return None
     if not isinstance(host, str) or not isinstance(pid, int) or isinstance(pid, bool):
         return None
+    if host == socket.gethostname() and not process_alive(pid):
+        return None
     return host, pid
+
+
+def clear_worker(folder: Path, pid: int | None = None, drop_empty: bool = False) -> None:
+    """Remove ``folder/worker.json`` once its run has ended (a finished or failed run's
+    scratch folder can stay: ``--keep-work``, a checkpoint to continue from); with ``pid``,
+    only a file that this host's process ``pid`` wrote (a worker clears its own). With
+    ``drop_empty``, ``folder`` too when nothing else is in it (a failed run that left no
+    checkpoint: nothing to continue from)."""
+    path = Path(folder) / WORKER_FILE
+    if pid is not None and read_worker(folder) != (socket.gethostname(), pid):
+        return
+    with contextlib.suppress(OSError):
+        path.unlink()
+    if drop_empty:
+        with contextlib.suppress(OSError):  # not empty, or gone
+            Path(folder).rmdir()
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (one of another user counts)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, another user's
+        return True
+    return True
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -935,8 +990,8 @@ def _only_shared(fh: Any) -> bool:
 def in_use_message(out_dir: str | os.PathLike[str], owner: str) -> str:
     """The one line that turns a sweep away from ``out_dir``, whose lock ``owner`` holds."""
     return (
-        f"{out_dir} is in use by another sweep ({owner}); wait for it to finish (maxminq "
-        f"status {out_dir} shows its progress) or choose another --out"
+        f"{out_dir} is in use by another sweep ({short_times(owner)}); wait for it to finish "
+        f"(maxminq status {out_dir} shows its progress) or choose another --out"
     )
 
 

@@ -119,16 +119,49 @@ def workers_ignore_sigint() -> Iterator[None]:
     only. (A Ctrl-C that the kernel hands to another thread of the driver, e.g. one of
     OpenBLAS's, within these milliseconds is lost: press it again.) The driver stops its
     workers itself (SIGTERM). Only in the main thread, where Python sets handlers;
-    elsewhere, or when the handler was not set from Python, nothing changes.
+    elsewhere, or when the handler was not set from Python, SIGINT is left as it is.
+    SIGHUP (a closed terminal) is blocked within, in any thread, so that the workers start
+    with it blocked (:func:`_hangup_blocked`).
     """
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "pthread_sigmask"
-    ):
+    if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    start_resource_tracker()  # before the block: starting it unblocks SIGINT
-    # The workers inherit the block too (their initializers lift it): SIGINT only, never
-    # SIGTERM, with which the driver stops them.
+    start_resource_tracker()  # before the blocks: starting it unblocks SIGINT, and it
+    # must not inherit a blocked SIGHUP
+    with _hangup_blocked():
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        with _sigint_ignored():
+            yield
+
+
+@contextlib.contextmanager
+def _hangup_blocked() -> Iterator[None]:
+    """Within, SIGHUP is blocked in this thread, so the processes it spawns start with it
+    blocked (a mask survives fork and exec) until their initializer ignores it and lifts
+    the block (:func:`ignore_terminal_signals_in_worker`): a SIGHUP sent to the group in
+    between (a terminal closed while a worker imports numpy, pandas, numba) stays pending
+    in the worker and is discarded when it is ignored; before, the worker died of it (the
+    handler the driver set is reset by exec), its pool broke, and the run failed. The
+    driver's own handler is left as it is: a SIGHUP handed to another of its threads
+    meanwhile is handled at once, one left pending on leaving."""
+    if not hasattr(signal, "SIGHUP"):
+        yield
+        return
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored and blocked while workers are spawned (:func:`workers_ignore_sigint`);
+    main thread only."""
+    # The workers inherit the block too (their initializers lift it): SIGINT and SIGHUP
+    # only, never SIGTERM, with which the driver stops them.
     previous = signal.getsignal(signal.SIGINT)
     if previous is None or previous == signal.SIG_IGN:  # not ours to change, or already so
         yield
@@ -161,10 +194,14 @@ STOP_SIGNALS: tuple[signal.Signals, ...] = (
 def ignore_terminal_signals_in_worker() -> None:
     """A pool worker's first step (its initializer): ignore Ctrl-C and SIGHUP, which a
     terminal sends the whole process group and the driver handles for it (it stops the
-    workers, so that a deep run checkpoints its step), then lift the SIGINT block it was
-    spawned with (:func:`workers_ignore_sigint`), which a task's own subprocesses would
-    inherit."""
+    workers, so that a deep run checkpoints its step), then lift the SIGINT and SIGHUP
+    blocks it was spawned with (:func:`workers_ignore_sigint`), which a task's own
+    subprocesses would inherit. One of them sent meanwhile, pending, is discarded by the
+    SIG_IGN (POSIX), not delivered by the unblocking."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    unblock = {signal.SIGINT}
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        unblock.add(signal.SIGHUP)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, unblock)
