@@ -11,7 +11,8 @@
    a shell reports it; SIGTERM keeps 143 and ``terminated``.
 4. A local pool's workers start with SIGHUP blocked: one sent before their initializer
    ignores it is discarded, not fatal to the worker.
-5. ``maxminq status`` shows times to the second in UTC (``2026-11-24 01:15:04 UTC``, not
+5. A sweep with failed runs says what to do next; ``maxminq status --errors`` prints their
+   tracebacks. ``maxminq status`` shows times to the second in UTC (``2026-11-24 01:15:04 UTC``, not
    ``2026-11-24T01:15:04.406328+00:00``), as does a sweep turned away from a busy folder;
    a folder that does not exist (yet: a sweep makes it once its config is loaded) is "no
    such folder", not "not a folder".
@@ -33,7 +34,7 @@ import test_sweep_helpers as helpers
 from maxminq import cli
 from maxminq.cli import main
 from maxminq.experiments.config import ConfigError, RunSpec, load_config
-from maxminq.experiments.runner import SweepSummary, _drive, _Result, run_sweep
+from maxminq.experiments.runner import SweepSummary, _drive, _Result
 from maxminq.experiments.store import WORKER_FILE, ResultsStore, in_use_message, sweep_owner
 
 DEEP = """
@@ -83,19 +84,34 @@ scales: {quick: {}}
 """
 
 
-def test_no_worker_file_outlives_a_kept_or_failed_run(tmp_path, theory_kinds) -> None:
+def test_no_worker_file_outlives_a_kept_or_failed_run(tmp_path, theory_kinds, capsys) -> None:
     """``--keep-work``: the finished run's folder stays, without a worker file naming a
     process long gone; the failed run (N = 3), which left nothing else, leaves no folder.
-    Before, both folders stayed, each with the worker file of its dead worker."""
+    Before, both folders stayed, each with the worker file of its dead worker. The sweep
+    then says what to do about the failure, and ``status --errors`` shows its traceback
+    (before: its last line only, anywhere)."""
     config = tmp_path / "flaky.yaml"
     config.write_text(FLAKY)
     out = tmp_path / "out"
-    summary = run_sweep(config, out, workers=1, progress=False, keep_work=True)
-    assert (summary.done, summary.failed) == (1, 1)
+    argv = ["sweep", str(config), "--out", str(out), "--workers", "1", "--no-progress"]
+    assert main([*argv, "--keep-work"]) == 1
+    printed = capsys.readouterr().out.splitlines()
     with ResultsStore(out, create=False) as store:
-        done = [r.run_id for r in store.records() if r.status == "done"]
-    assert [p.name for p in (out / "work").iterdir()] == done
+        (done,) = [r.run_id for r in store.records() if r.status == "done"]
+        (failed,) = [r.run_id for r in store.records() if r.status == "failed"]
+    assert [p.name for p in (out / "work").iterdir()] == [done]
     assert not list(out.rglob(WORKER_FILE))
+    assert printed[1:] == [
+        f"  failed {failed}: ValueError: boom for N=3",
+        f"  the same command runs the failed run(s) again; 'maxminq status {out} --errors' "
+        "shows their tracebacks",
+    ]
+    assert main(["status", str(out), "--errors"]) == 1
+    shown = capsys.readouterr().out.splitlines()
+    at = shown.index(f"failed   {failed} (attempts 1): ValueError: boom for N=3")
+    assert shown[at + 1] == "    Traceback (most recent call last):"
+    assert any("in fail_unless_fixed" in line for line in shown[at + 2 :])
+    assert shown[at + 2 :][-1] == "    ValueError: boom for N=3"
 
 
 class _DeadWorker:

@@ -432,6 +432,10 @@ def run(args: argparse.Namespace) -> int:
         _say(summary.line())
         for run_id, error in summary.failures.items():
             _say(f"  failed {run_id}: {error}")
+        if summary.failures:
+            from maxminq.commands.status import failures_hint
+
+            _say(failures_hint(out))
         failed = summary.failed
         meta["sweep_seconds"] = round(summary.seconds, 1)
         meta["configs"] = config_rows(out, configs)

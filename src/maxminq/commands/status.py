@@ -1,6 +1,7 @@
-"""``maxminq status DIR``: run counts per config and status, failures, runs in progress;
-with ``--runs`` one line per run (id, kind, status, the settings that vary in its config and,
-for a finished deep run, the tables folder that ``maxminq plot`` reads)."""
+"""``maxminq status DIR``: run counts per config and status, failures (with ``--errors``
+their tracebacks), runs in progress; with ``--runs`` one line per run (id, kind, status, the
+settings that vary in its config and, for a finished deep run, the tables folder that
+``maxminq plot`` reads)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--verify", action="store_true", help="also check every finished run's files"
     )
     parser.add_argument(
+        "--errors",
+        action="store_true",
+        help="print each failed run's whole error (its traceback), not only the last line",
+    )
+    parser.add_argument(
         "--runs",
         action="store_true",
         help="list every run: id, kind, status, the settings that vary in its config, and "
         "for finished deep runs the folder to pass to 'maxminq plot'",
+    )
+
+
+def failures_hint(out: Path) -> str:
+    """The line a sweep (or reproduce) prints after its failed runs: what to do next."""
+    return (
+        f"  the same command runs the failed run(s) again; 'maxminq status {out} --errors' "
+        "shows their tracebacks"
     )
 
 
@@ -117,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
         failed = [r for r in records if r.status == "failed"]
         for rec in failed:
             print(f"failed   {rec.run_id} (attempts {rec.attempts}): {last_line(rec.error)}")
+            if args.errors:  # the traceback the worker sent, which the line above ends
+                for line in (rec.error or "").strip().splitlines():
+                    print(f"    {line}")
         for rec in records:
             if rec.status == "running" and owner:
                 # deep runs report their progress in their scratch folder (local or shared)

@@ -155,6 +155,7 @@ def never_learning(config: Any) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Validate everything (options, config, every run's settings), then run the sweep."""
     from maxminq.cli import check_out_folder
+    from maxminq.commands.status import failures_hint
     from maxminq.experiments.config import load_config
     from maxminq.experiments.runner import check_options, run_sweep
     from maxminq.experiments.store import refuse_if_in_use
@@ -207,4 +208,6 @@ def run(args: argparse.Namespace) -> int:
     print(summary.line())
     for run_id, error in summary.failures.items():
         print(f"  failed {run_id}: {error}")
+    if summary.failures:
+        print(failures_hint(out))
     return 0 if summary.ok else 1
