@@ -298,10 +298,12 @@ def hangup_as_terminate(workers: bool = True) -> Iterator[None]:
     """Within, SIGHUP (the terminal closed: an ssh session ended, a tmux session killed)
     stops the command as SIGTERM does: train checkpoints the step under way, a sweep
     requeues the runs in flight and a deep run checkpoints its step within the workers'
-    grace (``runner.STOP_GRACE``). Without it the command died at once, its workers with it.
+    grace (``runner.STOP_GRACE``); it then ends with ``terminated by SIGHUP`` and exit status
+    129 (:func:`main`). Without it the command died at once, its workers with it.
     Only where SIGHUP would kill: under ``nohup`` (SIGHUP ignored) the command goes on as
     before, and a handler set by the caller stays. Worker processes ignore SIGHUP
-    (``runner._worker_init``, ``experiment._init_worker``): the driver stops them.
+    (``runner._worker_init``, ``experiment._init_worker``; until then they hold it blocked,
+    ``workers.workers_ignore_sigint``): the driver stops them.
 
     ``workers``: the command starts worker processes, so multiprocessing's resource
     tracker is started here (see below); a command that starts none (``train``) need not
