@@ -407,9 +407,34 @@ class Trainer:
         c, t = self.cfg, self.step
         eps = self.epsilon(t)
         learning = t >= c.learning_starts
-        live = np.flatnonzero(self.active)
         obs_t = torch.from_numpy(self.obs)
         u = self.uniforms.next()  # (S, 4 + batch): this step's randomness, every seed
+        actions, live = self._act(obs_t, u, eps, learning)
+        live_list = live.tolist()  # Python ints: cheaper per-seed indexing below
+        if learning and t % c.bias_probe_every == 0 and len(live):
+            est = self.learner.estimate(obs_t, torch.from_numpy(actions)).numpy().tolist()
+            for s in live_list:
+                self.probes[s].append((len(self.ep_rewards[s]), est[s]))
+        prev = self.obs.copy()
+        reset_seeds = _scaled(u[:, 3], 2**31 - 1)
+        next_obs, rewards, done = self._step_envs(prev, live, live_list, actions, reset_seeds)
+        self.replay.add(prev, actions, rewards, next_obs, done)
+        if learning and len(live):
+            self._learn(live, live_list, u)
+        if (t + 1) % c.target_update == 0:
+            self.learner.sync_targets()
+        self.step = t + 1
+        if self.step % c.bias_every == 0:
+            self._log_metrics(eps)
+        if c.eval_every and self.step % c.eval_every == 0:
+            self.evaluate_during_training()
+
+    def _act(
+        self, obs_t: torch.Tensor, u: np.ndarray, eps: float, learning: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every seed's action of this step, eps-greedy on the uniforms ``u``, and the live
+        seeds (a seed whose values to act on are not finite has diverged)."""
+        live = np.flatnonzero(self.active)
         actions = _scaled(u[:, 1], self.n_actions)
         explore = u[:, 0] < eps  # eps-greedy (before learning starts eps = 1: all random)
         if learning and not explore[live].all():  # no forward pass when every seed explores
@@ -422,13 +447,20 @@ class Trainer:
                 self._diverge(int(s))
             live = np.flatnonzero(self.active)
             actions = np.where(explore, actions, q.argmax(axis=1))
-        reset_seeds = _scaled(u[:, 3], 2**31 - 1)
-        live_list = live.tolist()  # Python ints: cheaper per-seed indexing below
-        if learning and t % c.bias_probe_every == 0 and len(live):
-            est = self.learner.estimate(obs_t, torch.from_numpy(actions)).numpy().tolist()
-            for s in live_list:
-                self.probes[s].append((len(self.ep_rewards[s]), est[s]))
-        prev = self.obs.copy()
+        return actions, live
+
+    def _step_envs(
+        self,
+        prev: np.ndarray,
+        live: np.ndarray,
+        live_list: list[int],
+        actions: np.ndarray,
+        reset_seeds: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Step the live seeds' environments with ``actions`` from the observations ``prev``,
+        and end the episodes that ended (the next one reset with the seed's ``reset_seeds``).
+        Returns the transitions' next observations, rewards and done flags, for all seeds."""
+        c = self.cfg
         next_obs = prev.copy()
         rewards = np.zeros(self.S, dtype=np.float32)
         done = np.zeros(self.S, dtype=np.float32)
@@ -451,34 +483,32 @@ class Trainer:
             self.obs[live] = next_obs[live]
         for s, term, trunc in ended:  # resets overwrite self.obs[s] with the new episode's
             self._end_episode(s, term, trunc, int(reset_seeds[s]))
-        self.replay.add(prev, actions, rewards, next_obs, done)
-        if learning and len(live):
-            if self.learner.update_members == 1:
-                idx = _scaled(u[live, 4:], self.replay.size)  # uniform, with replacement
-                members = _scaled(u[live, 2:3], self.learner.n_online)
-            else:  # a subset without replacement and one mini-batch per member (Algorithm
-                # 1), drawn from the seed's generator
-                rngs = [self.rngs[s] for s in live]
-                members = self.learner.choose_members(rngs)
-                n_idx = self.learner.update_members * c.batch_size
-                idx = np.stack([rng.integers(0, self.replay.size, n_idx) for rng in rngs])
-            batch = self.replay.gather(live, idx)
-            loss, qm, ok = self.learner.update(live, members, batch)
-            per_seed = zip(live_list, loss.tolist(), qm.tolist(), ok.tolist(), strict=True)
-            for s, lo, q_s, ok_s in per_seed:
-                if not ok_s:
-                    self._diverge(s)
-                    continue
-                self.acc_loss[s] += lo
-                self.acc_q[s] += q_s
-                self.acc_n[s] += 1
-        if (t + 1) % c.target_update == 0:
-            self.learner.sync_targets()
-        self.step = t + 1
-        if self.step % c.bias_every == 0:
-            self._log_metrics(eps)
-        if c.eval_every and self.step % c.eval_every == 0:
-            self.evaluate_during_training()
+        return next_obs, rewards, done
+
+    def _learn(self, live: np.ndarray, live_list: list[int], u: np.ndarray) -> None:
+        """Update each live seed's members on mini-batches of its replay buffer (indices from
+        the uniforms ``u``, or the seed's generator for several members per update); a seed
+        whose update is not finite has diverged."""
+        c = self.cfg
+        if self.learner.update_members == 1:
+            idx = _scaled(u[live, 4:], self.replay.size)  # uniform, with replacement
+            members = _scaled(u[live, 2:3], self.learner.n_online)
+        else:  # a subset without replacement and one mini-batch per member (Algorithm
+            # 1), drawn from the seed's generator
+            rngs = [self.rngs[s] for s in live]
+            members = self.learner.choose_members(rngs)
+            n_idx = self.learner.update_members * c.batch_size
+            idx = np.stack([rng.integers(0, self.replay.size, n_idx) for rng in rngs])
+        batch = self.replay.gather(live, idx)
+        loss, qm, ok = self.learner.update(live, members, batch)
+        per_seed = zip(live_list, loss.tolist(), qm.tolist(), ok.tolist(), strict=True)
+        for s, lo, q_s, ok_s in per_seed:
+            if not ok_s:
+                self._diverge(s)
+                continue
+            self.acc_loss[s] += lo
+            self.acc_q[s] += q_s
+            self.acc_n[s] += 1
 
     def _reset_acc(self) -> None:
         self.acc_loss = [0.0] * self.S
