@@ -1,6 +1,6 @@
 """Sweep configs: a YAML file per paper figure, validated, expanded into runs with stable ids.
 
-Format (see the README section "Sweeps and results store" for a complete example)::
+Format (see docs/sweeps.md, "Config format", for a complete example)::
 
     name: toy_mdp                 # letters, digits, ``_ . -``; stored with every run
     kind: toy_mdp                 # a run kind of maxminq.experiments.registry

@@ -462,7 +462,7 @@ class _RayBackend:
                     # refuses a driver without a token in just these words.
                     hint = (
                         "; if the cluster uses token authentication, set RAY_AUTH_MODE here as "
-                        "on its nodes (README: Backends)"
+                        "on its nodes (docs/sweeps.md: Backends)"
                         if address != "auto"
                         else ""
                     )
