@@ -76,6 +76,15 @@ RUN_FIRST = (
     "test_theory_cli.py",
     "test_sweep_guard.py",
     "test_wheel.py",
+    "test_library_api.py",
+    "test_deep_train.py",
+    "test_python_api.py",
+    "test_sweep_review17.py",
+    "test_jit_cache.py",
+    "test_report_published.py",
+    "test_theory_leftovers.py",
+    "test_fidelity_classic.py",
+    "test_claims_review.py",
 )
 
 
