@@ -15,7 +15,8 @@
    tracebacks. ``maxminq status`` shows times to the second in UTC (``2026-11-24 01:15:04 UTC``, not
    ``2026-11-24T01:15:04.406328+00:00``), as does a sweep turned away from a busy folder;
    a folder that does not exist (yet: a sweep makes it once its config is loaded) is "no
-   such folder", not "not a folder".
+   such folder", not "not a folder"; a run queued again (Ctrl-C, a worker that died) has
+   a line saying why, and whether its scratch folder is kept for its next attempt.
 """
 
 from __future__ import annotations
@@ -285,3 +286,27 @@ def test_status_of_a_folder_not_made_yet_says_so(tmp_path, capsys) -> None:
         f"maxminq status: error: DIR: {tmp_path / 'results'}: no such folder; give the --out "
         "of a sweep\n"
     )
+
+
+def test_status_says_why_a_run_is_queued_again_and_what_it_keeps(tmp_path, capsys) -> None:
+    """After Ctrl-C a deep run that had trained for hours was one of 'pending 2', its
+    checkpoint unmentioned. A run queued again now has its line: why, and its scratch folder
+    when that holds more than the worker file. A run never started has none."""
+    out = tmp_path / "out"
+    runs = [RunSpec(f"t-{i}", "toy_mdp", {"x": i}, "c") for i in (1, 2, 3)]
+    with ResultsStore(out) as store:
+        store.register(runs)
+        for run, why in ((runs[0], "interrupted (the sweep stopped)"), (runs[1], "run alone")):
+            store.mark_running(run.run_id)
+            store.mark_pending(run.run_id, why)
+        work = store.work_dir("t-1")
+        (work / "checkpoint").mkdir(parents=True)
+        (store.work_dir("t-2")).mkdir()
+        (store.work_dir("t-2") / WORKER_FILE).write_text("{}")
+    assert main(["status", str(out)]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[3:] == [
+        f"pending  t-1 (attempts 1): interrupted (the sweep stopped); {work} is kept for its "
+        "next attempt",
+        "pending  t-2 (attempts 1): run alone",
+    ]

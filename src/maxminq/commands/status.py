@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from maxminq.experiments.store import (
         MANIFEST,
         STATUSES,
+        WORKER_FILE,
         ResultsStore,
         StoreError,
         last_line,
@@ -169,6 +170,13 @@ def run(args: argparse.Namespace) -> int:
                 final = store.stored_status(rec.run_id)[0]
                 print(f"stored   {rec.run_id} (pending; its tables are stored: the next sweep "
                       f"marks it {final})")  # fmt: skip
+            elif rec.status == "pending" and rec.error:  # queued again: say why
+                work = store.work_dir(rec.run_id)
+                kept = work.is_dir() and any(p.name != WORKER_FILE for p in work.iterdir())
+                print(
+                    f"pending  {rec.run_id} (attempts {rec.attempts}): {last_line(rec.error)}"
+                    + (f"; {work} is kept for its next attempt" if kept else "")
+                )
         bad = 0
         if args.verify:
             for rec in records:
