@@ -12,11 +12,12 @@
 4. A local pool's workers start with SIGHUP blocked: one sent before their initializer
    ignores it is discarded, not fatal to the worker.
 5. A sweep with failed runs says what to do next; ``maxminq status --errors`` prints their
-   tracebacks. ``maxminq status`` shows times to the second in UTC (``2026-11-24 01:15:04 UTC``, not
-   ``2026-11-24T01:15:04.406328+00:00``), as does a sweep turned away from a busy folder;
-   a folder that does not exist (yet: a sweep makes it once its config is loaded) is "no
-   such folder", not "not a folder"; a run queued again (Ctrl-C, a worker that died) has
-   a line saying why, and whether its scratch folder is kept for its next attempt.
+   tracebacks. ``maxminq status`` shows times to the second in UTC
+   (``2026-11-24 01:15:04 UTC``, not ``2026-11-24T01:15:04.406328+00:00``), as does a sweep
+   turned away from a busy folder; a folder that does not exist (yet: a sweep makes it once
+   its config is loaded) is "no such folder", not "not a folder"; a run queued again
+   (Ctrl-C, a worker that died) has a line saying why, and whether its scratch folder is
+   kept for its next attempt.
 """
 
 from __future__ import annotations
