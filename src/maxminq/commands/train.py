@@ -279,58 +279,40 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     clear_run(out)  # the caller holds the folder's lock
 
 
-#: The share of the bias probes lost to episodes the time limit cut from which
-#: :func:`_warn_if_cut_episodes_give_no_bias` warns.
-CUT_SHARE_WARNED = 0.2
-
-
 def _warn_if_cut_episodes_give_no_bias(
     cap: int | None, gamma: float, learning_starts: int = 0, episodes: pd.DataFrame | None = None
 ) -> None:
-    """Warn (stderr), once the run is trained, when no probe in an episode the time limit
-    cut can count (the cut must come ``bias_horizon(gamma)`` steps after the probe) and
-    such episodes took at least :data:`CUT_SHARE_WARNED` of the steps since learning
-    started (probes are taken every ``bias_probe_every`` of them, so about that share of
-    the probes is lost), e.g. MountainCar-v0's cap of 200 at gamma 0.99: the bias numbers
-    rest on the episodes that terminated, or there are none. Not for an environment whose
-    episodes nearly all terminate, such as the README's Corridor (before, a warning before
-    every run, there about a tenth of the probes, in its first few thousand steps).
-    Without ``episodes`` (none known yet) on the cap and gamma alone, without numbers."""
-    from maxminq.deep.bias_probes import bias_horizon
-    from maxminq.deep.config import BIAS_TAIL
+    """Warn (stderr) when no probe in an episode the time limit cut can count (the cut must
+    come ``bias_horizon(gamma)`` steps after the probe) and such episodes took at least
+    ``deep.bias_probes.CUT_SHARE_WARNED`` of the steps since learning started (probes are
+    taken every ``bias_probe_every`` of them, so about that share of the probes is lost),
+    e.g. MountainCar-v0's cap of 200 at gamma 0.99: the bias numbers rest on the episodes
+    that terminated, or there are none. Not for an environment whose episodes nearly all
+    terminate, such as the README's Corridor (before, a warning before every run, there
+    about a tenth of the probes, in its first few thousand steps). Without ``episodes``
+    (none known yet) on the cap and gamma alone, without numbers. For a finished run read
+    back: a run trained warns itself (``deep.bias_probes.CutEpisodesCheck``), during
+    training when it can tell and at its end."""
+    from maxminq.deep.bias_probes import (
+        CUT_SHARE_WARNED,
+        CutTally,
+        cut_episodes_message,
+        cut_probes_never_count,
+    )
 
-    k = bias_horizon(gamma)
-    if cap is None or (k is not None and k <= cap):
+    why = cut_probes_never_count(cap, gamma)
+    if why is None:
         return
-    share = 1.0
+    tally = None
     if episodes is not None:
-        cut = episodes["truncated"].astype(bool) & ~episodes["terminated"].astype(bool)
-        end = episodes["step"]  # an episode ran over the run's steps (end - length, end]
-        probed = (end - (end - episodes["length"]).clip(lower=learning_starts)).clip(lower=0)
-        share = probed[cut].sum() / probed.sum() if probed.sum() else 0.0
-        if share < CUT_SHARE_WARNED:
+        e = episodes
+        tally = CutTally(0, 0, 0, 0).add(
+            e["step"], e["length"], e["terminated"], e["truncated"], learning_starts
+        )
+        if tally.share < CUT_SHARE_WARNED:
             return
-    why = (
-        "with gamma 1 a cut episode's probes never count"
-        if k is None
-        else f"a cut episode's probe counts only {k}+ steps before the cut: gamma^k <= {BIAS_TAIL}"
-    )
-    lost = (
-        "no bias probe counted"
-        if share >= 1
-        else "about that share of the bias probes did not count"
-    )
-    how_many = (
-        f"; it cut {int(cut.sum()):,} of the {len(episodes):,} training episodes, which held "
-        f"{share:.0%} of the steps since learning started: {lost}"
-        if episodes is not None
-        else ""
-    )
-    print(
-        f"maxminq train: warning: --max-episode-steps {cap} with --gamma {gamma}: only "
-        f"episodes that terminate give bias numbers ({why}){how_many}",
-        file=sys.stderr,
-    )
+    message = cut_episodes_message(cap, gamma, why, tally)
+    print(f"maxminq train: warning: {message}", file=sys.stderr)
 
 
 def _file_id(path: pathlib.Path) -> tuple[int, int] | None:
@@ -420,12 +402,14 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
             raise
-        _warn_if_cut_episodes_give_no_bias(
-            resolved.max_episode_steps,
-            resolved.gamma,
-            resolved.learning_starts,
-            tables["episodes"],
-        )
+        read_back = before is not None and _file_id(args.out / "runs.csv") == before
+        if read_back:  # a run trained here warned itself (deep.bias_probes.CutEpisodesCheck)
+            _warn_if_cut_episodes_give_no_bias(
+                resolved.max_episode_steps,
+                resolved.gamma,
+                resolved.learning_starts,
+                tables["episodes"],
+            )
         runs, tests = tables["runs"], tables["tests"]
         for _, row in runs.iterrows():
             t = tests[tests["seed"] == row["seed"]]["return"]
@@ -436,7 +420,6 @@ def run(args: argparse.Namespace) -> int:
             )
             extra = f" at step {row['diverged_step']}" if row["status"] == "diverged" else ""
             print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
-        read_back = before is not None and _file_id(args.out / "runs.csv") == before
         if read_back:  # writes nothing (e.g. into a published run): plot draws it on demand
             print(f"finished run read back from {args.out} (nothing trained, nothing written)")
         else:

@@ -9,10 +9,10 @@ Modules: ``nets`` (stacked networks), ``optim`` (per-member RMSprop / Adam), ``r
 (S preallocated replay buffers), ``agents`` (the learner: acting values, targets through
 ``maxminq.operators``, updates), ``config`` (``TrainConfig``), ``train`` (``run_training``:
 the training loop, its metrics and test episodes), ``bias_probes`` (which bias probes
-count), ``env_checks`` (an environment checked against what the agents need),
-``run_folder`` (a run's tables, checkpoint, options and lock), ``step_boundary`` (Ctrl-C
-and SIGTERM between steps) and ``policy`` (a trained agent: ``load_agent``,
-``evaluate_agent``).
+count; the warning when the time limit leaves much of a run unmeasured), ``env_checks``
+(an environment checked against what the agents need), ``run_folder`` (a run's tables,
+checkpoint, options and lock), ``step_boundary`` (Ctrl-C and SIGTERM between steps) and
+``policy`` (a trained agent: ``load_agent``, ``evaluate_agent``).
 
 What a script needs is importable from here: ``TrainConfig``, ``run_training``,
 ``read_tables`` (a run folder's tables), ``pooled_bias`` (a run's measured bias per seed,

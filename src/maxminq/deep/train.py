@@ -31,7 +31,10 @@ discounted return actually obtained from the probe onwards is computed, and
 cut by the time limit are kept only if the missing tail weighs at most
 ``gamma^k <= BIAS_TAIL`` (k = steps from the probe to the cut); the ``probes`` table
 keeps exactly these, and only these (a dropped probe's return lacks a tail that may be
-most of it, so its difference is no bias).
+most of it, so its difference is no bias). Where a cut episode's probes never count (a cap
+under ``bias_horizon(gamma)``) and cut episodes hold much of the run, a
+``CutEpisodesWarning`` says so, during training when it is sure and at the end
+(``deep.bias_probes.CutEpisodesCheck``).
 
 Checkpoints (``out_dir/checkpoint/state.pt``, written atomically every
 ``checkpoint_every`` steps with a SHA-256 of their contents inside, checked when loaded
@@ -70,7 +73,7 @@ from tqdm import tqdm
 from maxminq.analysis.style import count
 from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
-from maxminq.deep.bias_probes import _discounted_returns, probe_counts
+from maxminq.deep.bias_probes import CutEpisodesCheck, _discounted_returns, probe_counts
 from maxminq.deep.config import (
     EnvIdWarning,
     TrainConfig,
@@ -270,6 +273,7 @@ class Trainer:
         if cfg.eval_every:  # only then: a default run's checkpoint stays as it was
             self.rows["evals"] = []
         self._interval_start = (0, time.perf_counter())
+        self.cut_check = CutEpisodesCheck(cfg)  # warns when the time limit hides the bias
         self.writer: Any = None
         for s in range(self.S):
             self._new_episode(s, int(self.rngs[s].integers(2**31 - 1)))
@@ -426,6 +430,7 @@ class Trainer:
         self.step = t + 1
         if self.step % c.bias_every == 0:
             self._log_metrics(eps)
+            self.cut_check.interval(self.rows["episodes"], self.step)
         if c.eval_every and self.step % c.eval_every == 0:
             self.evaluate_during_training()
 
@@ -783,6 +788,7 @@ class Trainer:
         self.probes = [[(int(t), float(e)) for t, e in ps] for ps in state["probes"]]
         self.acc_loss, self.acc_q, self.acc_n, self.acc_bias = (list(x) for x in state["acc"])
         self.rows = {k: [list(r) for r in v] for k, v in state["rows"].items()}
+        self.cut_check = CutEpisodesCheck(self.cfg)  # counts the restored episodes afresh
         if self.cfg.save_probes:
             self.probe_rows = [state["probe_rows"].numpy().copy()]
         self.obs = state["obs"].numpy().copy()
@@ -1056,4 +1062,5 @@ def _train_with(
         data = tables[name].to_csv(index=False, lineterminator="\n").encode()
         atomic_write_bytes(out_dir / f"{name}.csv", data)
     (out_dir / PROGRESS_FILE).unlink(missing_ok=True)
+    trainer.cut_check.end(trainer.rows["episodes"])  # after the files: a warning may raise
     return tables
