@@ -288,7 +288,7 @@ def _warn_if_cut_episodes_give_no_bias(
     taken every ``bias_probe_every`` of them, so about that share of the probes is lost),
     e.g. MountainCar-v0's cap of 200 at gamma 0.99: the bias numbers rest on the episodes
     that terminated, or there are none. Not for an environment whose episodes nearly all
-    terminate, such as the README's Corridor (before, a warning before every run, there
+    terminate, such as docs/deep-agents.md's Corridor (before, a warning before every run, there
     about a tenth of the probes, in its first few thousand steps). Without ``episodes``
     (none known yet) on the cap and gamma alone, without numbers. For a finished run read
     back: a run trained warns itself (``deep.bias_probes.CutEpisodesCheck``), during

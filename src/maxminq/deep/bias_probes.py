@@ -128,7 +128,7 @@ class CutEpisodesCheck:
     that the run's seeds can take, so that the whole run's share reaches it whatever
     follows: a long MountainCar-v0 run at gamma 0.99 learned of it only at its end. Not on
     the share so far alone: the first episodes, of a nearly random policy, are the ones a
-    cap cuts (the README's Corridor: 44% of the steps by step 2,000 of 20,000, 9% in all).
+    cap cuts (docs/deep-agents.md's Corridor: 44% of the steps by step 2,000 of 20,000, 9% in all).
     At the end (:meth:`end`): the whole run's numbers, if its share reaches
     :data:`CUT_SHARE_WARNED`, unless the early warning said them (no episode ended since).
 

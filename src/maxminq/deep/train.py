@@ -391,7 +391,7 @@ class Trainer:
     def epsilon(self, t: int) -> float:
         """Purely random for ``learning_starts`` steps, then linear from ``eps_start`` to
         ``eps_end`` over ``eps_decay_steps`` (as MinAtar's DQN; the authors' code counts the
-        decay from step 0, see the README), then ``eps_end`` exactly."""
+        decay from step 0, see docs/deviations.md), then ``eps_end`` exactly."""
         c = self.cfg
         if t < c.learning_starts:
             return 1.0
