@@ -319,7 +319,8 @@ def process_alive(pid: int) -> bool:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # no such process; beyond any pid (a file
+        # edited or damaged: status must not end in a traceback over it)
         return False
     except OSError:  # PermissionError: it exists, another user's
         return True

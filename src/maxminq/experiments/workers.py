@@ -149,11 +149,24 @@ def _hangup_blocked() -> Iterator[None]:
     if not hasattr(signal, "SIGHUP"):
         yield
         return
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+    with _blocked(signal.SIGHUP):
+        yield
+
+
+@contextlib.contextmanager
+def _blocked(signum: int) -> Iterator[None]:
+    """Within, ``signum`` is blocked in this thread; on leaving, the thread's mask is as it
+    was. Also when the block itself raises: ``pthread_sigmask`` runs the Python handlers of
+    signals that arrived just before once it has changed the mask, and one that raises (a
+    Ctrl-C, SIGTERM's ``cli.Terminated``) came out of it with the block made but no
+    ``finally`` yet to lift it; before, the driver's main thread then kept SIGHUP blocked
+    for good (and every process it started later inherited it)."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # the mask, unchanged
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signum})
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 @contextlib.contextmanager
@@ -166,20 +179,30 @@ def _sigint_ignored() -> Iterator[None]:
     if previous is None or previous == signal.SIG_IGN:  # not ours to change, or already so
         yield
         return
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
+    with _blocked(signal.SIGINT):
         # Setting SIG_IGN discards a SIGINT already pending (blocked before we came in, or
         # since): raised again below, before the block is lifted.
         pending = signal.SIGINT in signal.sigpending()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             yield
         finally:
-            signal.signal(signal.SIGINT, previous)
+            _set_handler(signal.SIGINT, previous)
             if pending:
                 signal.pthread_kill(threading.get_ident(), signal.SIGINT)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _set_handler(signum: int, handler: Any) -> None:
+    """``signal.signal(signum, handler)``, made even when a handler raises first: Python
+    runs the handlers of signals that arrived meanwhile before it changes one, and one that
+    raised (SIGTERM's or SIGHUP's ``cli.Terminated`` as the workers were spawned) left
+    SIGINT ignored in the driver, so that Ctrl-C no longer stopped its wait for the workers.
+    The handler's exception is raised once the handler is set."""
+    try:
+        signal.signal(signum, handler)
+    except BaseException:
+        signal.signal(signum, handler)  # the handlers that raised have run
+        raise
 
 
 #: The signals that stop a command: Ctrl-C, SIGTERM and (where there is one) SIGHUP, a
