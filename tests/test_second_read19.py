@@ -17,6 +17,7 @@
 4. The exit status of a command that two stop signals reach (pinned, unchanged): Ctrl-C,
    then SIGHUP during its clean-up (the terminal closed while the workers stop) ends as
    SIGHUP, 129; SIGHUP, then SIGTERM keeps the first, 129.
+5. The failed-sweep hint quotes a folder that the shell would split ('results/my runs').
 """
 
 from __future__ import annotations
@@ -177,3 +178,16 @@ def test_two_stop_signals(first, second, status, word, monkeypatch, capsys, sigh
     assert capsys.readouterr().err.splitlines() == [
         f"maxminq stopped: {word}; the same command resumes"
     ]
+
+
+# ------------------------------------------------------------- 5. the failed-sweep hint
+def test_the_failed_sweep_hint_quotes_a_folder_with_a_space() -> None:
+    """Before: 'maxminq status results/my runs --errors', which a shell reads as two
+    folders."""
+    from maxminq.commands.status import failures_hint
+
+    hint = failures_hint(pathlib.Path("results/my runs"))
+    assert "'maxminq status 'results/my runs' --errors' shows" in hint
+    assert "'maxminq status results/quick --errors' shows" in failures_hint(
+        pathlib.Path("results/quick")
+    )

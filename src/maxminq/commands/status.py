@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,10 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def failures_hint(out: Path) -> str:
-    """The line a sweep (or reproduce) prints after its failed runs: what to do next."""
+    """The line a sweep (or reproduce) prints after its failed runs: what to do next (the
+    folder quoted for the shell where it needs it, so that the command can be copied)."""
     return (
-        f"  the same command runs the failed run(s) again; 'maxminq status {out} --errors' "
-        "shows their tracebacks"
+        f"  the same command runs the failed run(s) again; 'maxminq status "
+        f"{shlex.quote(str(out))} --errors' shows their tracebacks"
     )
 
 
