@@ -170,6 +170,14 @@ def test_status_does_not_name_a_worker_whose_process_is_gone(tmp_path, capsys) -
         assert main(["status", str(out)]) == 0
         (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("running")]
         assert line.endswith("(sweephost, sweep pid 4242)"), line
+        # a pid beyond any (a damaged or edited file): the same; before (h7), a traceback
+        # (os.kill's OverflowError)
+        (store.work_dir(run.run_id) / WORKER_FILE).write_text(
+            f'{{"host": "{socket.gethostname()}", "pid": {2**40}}}'
+        )
+        assert main(["status", str(out)]) == 0
+        (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("running")]
+        assert line.endswith("(sweephost, sweep pid 4242)"), line
         # a live one is still named (this process stands in for it)
         (store.work_dir(run.run_id) / WORKER_FILE).write_text(
             f'{{"host": "{socket.gethostname()}", "pid": {os.getpid()}}}'

@@ -13,7 +13,8 @@
    the sweep removes while status lists it (the run ended meanwhile) is shown without
    'kept'; before, status ended with 'error: ...: No such file or directory' (exit 1).
 3. ``maxminq status`` with a worker file whose pid is beyond any (a damaged or edited
-   file): names the sweep; before, a traceback (OverflowError from ``os.kill``).
+   file) names the sweep; before, a traceback (OverflowError from ``os.kill``): tested in
+   test_leftovers19_sweeps (``test_status_does_not_name_a_worker_whose_process_is_gone``).
 4. The exit status of a command that two stop signals reach (pinned, unchanged): Ctrl-C,
    then SIGHUP during its clean-up (the terminal closed while the workers stop) ends as
    SIGHUP, 129; SIGHUP, then SIGTERM keeps the first, 129.
@@ -25,7 +26,6 @@ from __future__ import annotations
 import pathlib
 import shutil
 import signal
-import socket
 import sys
 import types
 
@@ -35,7 +35,7 @@ from maxminq import cli
 from maxminq.cli import main
 from maxminq.experiments import workers
 from maxminq.experiments.config import RunSpec
-from maxminq.experiments.store import WORKER_FILE, ResultsStore
+from maxminq.experiments.store import ResultsStore
 
 
 def _blocked_now() -> set[int]:
@@ -94,7 +94,7 @@ def test_a_handler_raising_as_sigint_is_put_back_leaves_it_not_ignored(monkeypat
         real(signal.SIGINT, previous)
 
 
-# ---------------------------------------------------------------- 2. and 3. status, busy folder
+# ------------------------------------------------------------------- 2. status, busy folder
 def _queued_again(out: pathlib.Path) -> pathlib.Path:
     """A store with run t-1 queued again after an interrupt, its checkpoint in its scratch
     folder, which is returned."""
@@ -125,21 +125,6 @@ def test_status_while_the_sweep_removes_a_queued_runs_scratch(tmp_path, monkeypa
     assert captured.out.splitlines()[3:] == [
         "pending  t-1 (attempts 1): interrupted (the sweep stopped)"
     ]
-
-
-def test_status_with_a_worker_file_naming_no_possible_pid(tmp_path, capsys) -> None:
-    out = tmp_path / "out"
-    run = RunSpec("t-1", "toy_mdp", {"x": 1}, "c")
-    with ResultsStore(out, lock=True) as store:
-        store.register([run])
-        store.mark_running(run.run_id, host="sweephost", pid=4242)
-        store.work_dir(run.run_id).mkdir(parents=True)
-        (store.work_dir(run.run_id) / WORKER_FILE).write_text(
-            f'{{"host": "{socket.gethostname()}", "pid": {2**40}}}'
-        )
-        assert main(["status", str(out)]) == 0
-    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("running")]
-    assert line.endswith("(sweephost, sweep pid 4242)"), line
 
 
 # ------------------------------------------------------------------ 4. two stop signals
