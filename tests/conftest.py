@@ -60,6 +60,7 @@ RUN_FIRST = (
     "test_report.py",
     "test_examples.py",
     "test_signals.py",
+    "test_benchmarks.py",
     "test_own_study.py",
     "test_mountain_car.py",
     "test_train_robustness.py",
