@@ -189,7 +189,10 @@ def test_bench_classic_smoke() -> None:
 
 
 def test_bench_sweep_resume_smoke(tmp_path: Path) -> None:
-    folder = tmp_path / "resume"
+    """The smoke run's output; and, without --keep, it removes the folders it made: --dir
+    and its new parent (was test_theory_leftovers' test_sweep_resume_removes_the_folders_it_
+    made, a second run of the same script for that check alone)."""
+    folder = tmp_path / "new" / "resume"  # a folder it makes, and its parent
     out = run_script("bench_sweep_resume.py", "--runs", "2", "--table-kb", "1", "--smoke",
                      "--dir", str(folder))  # fmt: skip
     head = re.search(
@@ -213,7 +216,8 @@ def test_bench_sweep_resume_smoke(tmp_path: Path) -> None:
         assert m, (label, line)
         assert_rates(list(m.groups()[:2]), 2)
         assert (m.group(3) is not None) == label.startswith("sweep")
-    assert not folder.exists()  # removed without --keep
+    assert not folder.exists() and not folder.parent.exists()  # removed without --keep
+    assert sorted(tmp_path.iterdir()) == []
 
 
 # --- bad options: one line naming the option, exit 2, before anything is measured ----------
