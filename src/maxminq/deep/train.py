@@ -73,8 +73,14 @@ from tqdm import tqdm
 from maxminq.analysis.style import count
 from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
-from maxminq.deep.bias_probes import CutEpisodesCheck, _discounted_returns, probe_counts
+from maxminq.deep.bias_probes import (
+    CutEpisodesCheck,
+    _discounted_returns,
+    bias_horizon,
+    probe_counts,
+)
 from maxminq.deep.config import (
+    BIAS_TAIL,
     EnvIdWarning,
     TrainConfig,
     env_id_elsewhere,
@@ -87,6 +93,8 @@ from maxminq.deep.env_checks import (
     _observations,
     _warn_about_env,
     episode_observation,
+    warn_if_no_time_limit,
+    warn_if_normalized,
 )
 from maxminq.deep.policy import (
     MODEL_FILE,
@@ -101,7 +109,9 @@ from maxminq.deep.run_folder import (
     _CKPT,
     FIGURE_FILES,
     OPTIONAL_TABLES,
+    RUN_FILES,
     TABLE_COLUMNS,
+    CheckpointWarning,
     _damaged_checkpoint,
     _read_checkpoint,
     _read_options,
@@ -123,12 +133,29 @@ from maxminq.experiments.store import (
 if TYPE_CHECKING:
     from maxminq.deep.config import ResolvedTrainConfig
 
+# Also the names that lived here before the split (deep.bias_probes, deep.env_checks,
+# deep.run_folder, deep.step_boundary): ``from maxminq.deep.train import X`` still works.
 __all__ = [
+    "BIAS_TAIL",
+    "FIGURE_FILES",
+    "OPTIONAL_TABLES",
+    "RUN_FILES",
+    "TABLE_COLUMNS",
+    "bias_horizon",
     "pooled_bias",
+    "probe_counts",
     "read_tables",
+    "CheckpointWarning",
+    "StepBoundary",
     "Trainer",
+    "check_resumable",
+    "clear_run",
+    "episode_observation",
+    "folder_lock",
     "run_training",
     "tensorboard_writer_class",
+    "warn_if_no_time_limit",
+    "warn_if_normalized",
 ]
 
 # The integer and flag columns of the probes table, held as float64 (exact) while training.
