@@ -133,7 +133,11 @@ class CutEpisodesCheck:
     :data:`CUT_SHARE_WARNED`, unless the early warning said them (no episode ended since).
 
     ``rows`` (both methods): the trainer's episodes rows (seed, episode, step, return,
-    length, terminated, truncated), only appended to; each is counted once."""
+    length, terminated, truncated), only appended to; each is counted once.
+
+    A warnings filter that makes the early warning an error (``-W error``) does not stop
+    the run midway, losing its steps since the last checkpoint (and again on every
+    resume): the end raises it instead, once the run's tables are written."""
 
     def __init__(self, cfg: ResolvedTrainConfig) -> None:
         """The check of the run ``cfg``."""
@@ -144,6 +148,7 @@ class CutEpisodesCheck:
         self.tally = CutTally(0, 0, 0, 0)
         self.counted = 0  # rows counted in tally
         self.warned: CutTally | None = None
+        self.deferred = False  # the early warning, raised by a filter, left to end()
 
     def _count(self, rows: list[list[Any]]) -> CutTally:
         new = rows[self.counted :]
@@ -157,7 +162,7 @@ class CutEpisodesCheck:
     def interval(self, rows: list[list[Any]], step: int) -> None:
         """At the metrics interval ending at ``step`` (before the last step: :meth:`end`
         then): warn if the whole run's share is sure to reach :data:`CUT_SHARE_WARNED`."""
-        if self.why is None or self.warned is not None or step >= self.cfg.steps:
+        if self.why is None or self.warned is not None or self.deferred or step >= self.cfg.steps:
             return
         tally = self._count(rows)
         if tally.cut_steps < CUT_SHARE_WARNED * self.most or not tally.cut_steps:
@@ -171,8 +176,11 @@ class CutEpisodesCheck:
             f"whatever follows, cut episodes will hold {CUT_SHARE_WARNED:.0%} or more of the "
             "run's steps since learning started"
         )
-        with tqdm.external_write_mode():  # not into a progress bar's line
-            warnings.warn(message, CutEpisodesWarning, stacklevel=2)
+        try:
+            with tqdm.external_write_mode():  # not into a progress bar's line
+                warnings.warn(message, CutEpisodesWarning, stacklevel=2)
+        except CutEpisodesWarning:  # an "error" filter: not midway, which loses the steps
+            self.warned, self.deferred = None, True  # since the checkpoint: end() raises it
 
     def end(self, rows: list[list[Any]]) -> None:
         """At the end of training: warn with the whole run's numbers if its cut episodes
