@@ -44,3 +44,8 @@ class CannotResumeError(UsageError):
 class MaxminqWarning(UserWarning):
     """Base class for warnings meant for the user: ``maxminq`` prints each as one line,
     ``maxminq COMMAND: warning: ...``; from Python they are ordinary warnings."""
+
+    #: A later warning of this class in the same run says all that an earlier one did (a
+    #: running count, then the whole run's): a sweep, which shows a run's warnings when the
+    #: run ends, shows only its last.
+    last_of_run_only = False

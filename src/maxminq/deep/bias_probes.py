@@ -59,6 +59,8 @@ class CutEpisodesWarning(EnvWarning):
     ``bias_horizon(gamma)``), hold :data:`CUT_SHARE_WARNED` or more of the steps since
     learning started: the bias metrics rest on the episodes that terminated, or on none."""
 
+    last_of_run_only = True  # the end-of-run warning gives the whole run's numbers
+
 
 def cut_probes_never_count(cap: int | None, gamma: float) -> str | None:
     """Why no probe of an episode the cap ``cap`` cut counts at discount ``gamma`` (for the

@@ -71,7 +71,6 @@ import torch
 from tqdm import tqdm
 
 from maxminq.analysis.style import count
-from maxminq.analysis.tables import pooled_bias  # re-exported: deep.train.pooled_bias
 from maxminq.deep.agents import Learner
 from maxminq.deep.bias_probes import (
     CutEpisodesCheck,
@@ -131,7 +130,19 @@ from maxminq.experiments.store import (
 )
 
 if TYPE_CHECKING:
+    from maxminq.analysis.tables import pooled_bias as pooled_bias
     from maxminq.deep.config import ResolvedTrainConfig
+
+
+def __getattr__(name: str) -> Any:
+    """``pooled_bias``, re-exported from :mod:`maxminq.analysis.tables` on first use: that
+    module imports scipy.stats (about a second of CPU), which training itself never needs."""
+    if name == "pooled_bias":
+        from maxminq.analysis.tables import pooled_bias
+
+        return pooled_bias
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Also the names that lived here before the split (deep.bias_probes, deep.env_checks,
 # deep.run_folder, deep.step_boundary): ``from maxminq.deep.train import X`` still works.

@@ -157,6 +157,8 @@ def execute_run(
             clear_worker(Path(work_dir), pid)
     for w in caught:
         if issubclass(w.category, MaxminqWarning):
+            if w.category.last_of_run_only:  # an earlier one of its class is out of date
+                result.warned = [(c, s) for c, s in result.warned if c is not w.category]
             result.warned.append((w.category, str(w.message)))
         else:  # shown where it arose, as it would have been
             warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
