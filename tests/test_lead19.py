@@ -49,3 +49,20 @@ def test_training_does_not_import_scipy_stats_but_deep_train_still_exports_poole
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_a_shipped_config_named_outside_the_checkout_is_pointed_to(tmp_path, monkeypatch, capsys):
+    """`maxminq sweep configs/toy_mdp.yaml` in a folder of one's own (as docs/sweeps.md shows
+    it, from the checkout) said only "no such file": now it names the shipped file and the
+    command that runs it from anywhere; a name maxminq does not ship keeps the bare error."""
+    from maxminq.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "configs/toy_mdp.yaml", "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "reproduce --only toy_mdp" in err
+    shipped = Path(err.rsplit(", ", 1)[1])
+    assert shipped.name == "toy_mdp.yaml" and shipped.is_file()
+    assert main(["sweep", "my_grid.yaml"]) == 2
+    assert capsys.readouterr().err.strip().endswith("my_grid.yaml: no such file")
+    assert not any(tmp_path.iterdir())  # nothing written

@@ -152,6 +152,24 @@ def never_learning(config: Any) -> list[str]:
     ]
 
 
+def refuse_missing_shipped_config(path: Path) -> None:
+    """A CONFIG that does not exist but names a config maxminq ships (``configs/toy_mdp.yaml``
+    typed outside the checkout, or ``toy_mdp``): say where the shipped one is, instead of
+    the config reader's bare "no such file"."""
+    if path.exists():
+        return
+    import maxminq
+
+    name = path.stem
+    shipped = Path(maxminq.__file__).resolve().parent / "configs" / f"{name}.yaml"
+    if shipped.is_file():
+        raise UsageError(
+            f"{path}: no such file; maxminq ships a config {name!r}: "
+            f"'maxminq reproduce --only {name}' runs it from any folder, or give its path, "
+            f"{shipped}"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything (options, config, every run's settings), then run the sweep."""
     from maxminq.cli import check_out_folder
@@ -172,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
             "down",
             file=sys.stderr,
         )
+    refuse_missing_shipped_config(Path(args.config))
     config = load_config(args.config, args.scale)
     out = check_out_folder(Path(args.out) if args.out else Path("results") / config.name, "--out")
     # Before the store is read (stale_run_ids, --dry-run): a sweep there is told at once.
