@@ -132,16 +132,22 @@ from maxminq.experiments.store import (
 if TYPE_CHECKING:
     from maxminq.analysis.tables import pooled_bias as pooled_bias
     from maxminq.deep.config import ResolvedTrainConfig
+else:  # hidden from type checkers: a module __getattr__ (-> Any) would make every name
+    # a checker does not find here Any (a misspelt import passed mypy)
 
+    def __getattr__(name: str) -> Any:
+        """``pooled_bias``, re-exported from :mod:`maxminq.analysis.tables` on first use:
+        that module imports scipy.stats (about a second of CPU), which training itself
+        never needs."""
+        if name == "pooled_bias":
+            from maxminq.analysis.tables import pooled_bias
 
-def __getattr__(name: str) -> Any:
-    """``pooled_bias``, re-exported from :mod:`maxminq.analysis.tables` on first use: that
-    module imports scipy.stats (about a second of CPU), which training itself never needs."""
-    if name == "pooled_bias":
-        from maxminq.analysis.tables import pooled_bias
+            return pooled_bias
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-        return pooled_bias
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __dir__() -> list[str]:
+        """The module's names and ``pooled_bias`` (``dir()``, ``help()``, completion)."""
+        return sorted({*globals(), "pooled_bias"})
 
 
 # Also the names that lived here before the split (deep.bias_probes, deep.env_checks,
