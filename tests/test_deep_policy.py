@@ -222,6 +222,8 @@ def test_cli_evaluate_needs_a_finished_run(tmp_path, capsys) -> None:
     assert "RUN_DIR" in capsys.readouterr().err
 
 
+# The cap of 10 steps cuts the episodes: the cut-episode warning is expected here
+@pytest.mark.filterwarnings("ignore::maxminq.deep.bias_probes.CutEpisodesWarning")
 def test_cli_evaluate_checks_the_environment_before_playing(tmp_path, capsys, monkeypatch):
     """--gif on an environment that cannot render was a traceback from gym.make; a run whose
     environment is not registered here was an error naming --env, which evaluate lacks."""
@@ -368,6 +370,8 @@ def test_hidden_sizes_and_env_kwargs_reach_the_networks_and_every_environment(tm
     assert dataclasses.replace(loaded, checkpoint_every=default.checkpoint_every) == default
 
 
+# The cap of 30 steps cuts the episodes: the cut-episode warning is expected here
+@pytest.mark.filterwarnings("ignore::maxminq.deep.bias_probes.CutEpisodesWarning")
 def test_readme_trained_agent_example_plays_the_runs_environment(tmp_path, monkeypatch) -> None:
     """docs/deep-agents.md's "Using a trained agent" block, run on a run trained with env keywords
     and a cap of its own: its environment is the run's (CartPole's ``sutton_barto_reward``

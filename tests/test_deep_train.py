@@ -706,6 +706,8 @@ def test_wrong_step_observation_mid_run_is_refused(tmp_path: pathlib.Path) -> No
     assert not (tmp_path / "run" / "runs.csv").exists()
 
 
+# The cap of 20 steps cuts the episodes: the cut-episode warning is expected here
+@pytest.mark.filterwarnings("ignore::maxminq.deep.bias_probes.CutEpisodesWarning")
 def test_environment_that_does_not_replay_cannot_be_extended_and_keeps_the_run(tmp_path):
     """A one-line --resume error (was a RuntimeError traceback), raised before the finished
     run's runs.csv and model.pt are removed (they were removed first)."""
