@@ -29,5 +29,7 @@ _API = {
 __all__ = list(_API)
 
 
-__getattr__ = lazy_attributes(__name__, _API)
-__dir__ = lazy_dir(__name__, _API)
+if not TYPE_CHECKING:  # a module __getattr__ (-> Any) seen by a type checker would make
+    # every name it does not find here Any: a misspelt import passed mypy
+    __getattr__ = lazy_attributes(__name__, _API)
+    __dir__ = lazy_dir(__name__, _API)
