@@ -2,6 +2,7 @@
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -88,3 +89,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Put the tests of ``RUN_FIRST``'s files first, in that order (a stable sort)."""
     rank = {name: i for i, name in enumerate(RUN_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(RUN_FIRST)))
+
+
+@pytest.fixture
+def unrendered_figures(monkeypatch):
+    """Figures are built (every plotting call runs, and its errors are raised) but not
+    rendered: ``Figure.savefig`` writes a small placeholder file instead of the PNG/SVG
+    pixels, which cost most of a report's time (bbox_inches="tight" draws each figure twice).
+    For tests that check a report's text, tables, claims or files, never its pictures; an
+    error only rendering would raise goes unseen here, so tests of figures keep drawing."""
+    from matplotlib.figure import Figure
+
+    def placeholder(self, fname, *args, format=None, **kwargs):
+        fmt = format or Path(fname).suffix.lstrip(".")
+        data = b"\x89PNG\r\n\x1a\n(placeholder)" if fmt == "png" else b"<svg/>"
+        if hasattr(fname, "write"):
+            fname.write(data)
+        else:
+            Path(fname).write_bytes(data)
+
+    monkeypatch.setattr(Figure, "savefig", placeholder)
