@@ -135,6 +135,7 @@ def test_report_from_store(report_dir: Path):
         assert f"{column}:" not in settings
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_cli_report(tmp_path: Path, capsys):
     write_store(tmp_path, {"mountain_car": mc_results(runs=4)})
     theory_files(tmp_path / "theory")
@@ -158,6 +159,7 @@ def test_cli_report(tmp_path: Path, capsys):
     assert "--reps: expected an integer in 100..100000" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_report_on_the_folder_theory_wrote(tmp_path: Path, capsys):
     """'maxminq theory --out T' then 'maxminq report T': T holds bias.csv itself."""
     theory_files(tmp_path)
@@ -203,6 +205,7 @@ def test_report_refuses_damaged_inputs_in_one_line(tmp_path: Path, capsys):
     assert not (tmp_path / "report.md").exists() and not (tmp_path / "figures").exists()
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_report_of_an_unfinished_reproduction_says_so(tmp_path: Path, capsys):
     """A reproduce stopped by Ctrl-C leaves reproduce.json without an end time; a report
     written from that folder later must not pass for the complete one."""
@@ -460,6 +463,7 @@ def test_overlapping_cis_with_a_lower_iqm_are_no_support():
     assert "overlapping CIs alone are no support" in C.RULE_IQM
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_report_of_a_deep_only_sweep_names_what_it_does_not_check(tmp_path: Path, capsys):
     write_store(tmp_path, deep_results(seeds=4, maxmin_shift=-5.0))
     assert main(["report", str(tmp_path), "--reps", "200"]) == 0
@@ -511,6 +515,7 @@ scales:
 """
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_reproduce_runs_configs_then_writes_the_report(tmp_path: Path, capsys):
     configs = tmp_path / "configs"
     configs.mkdir()
@@ -601,6 +606,7 @@ def test_pooled_differences_name_what_the_pooled_runs_do_not_share() -> None:
     ]
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_report_warns_when_a_row_pools_two_experiments(tmp_path: Path, capsys) -> None:
     """Two toy runs with the same (mu, algorithm, n) but different step sizes, 2 runs each:
     the figures and claims pool them as 4 independent runs (not 2 averaged pairs) and the
@@ -669,6 +675,7 @@ def test_reproduce_refuses_bad_folders_before_any_work(tmp_path: Path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_reproduce_exits_1_and_names_the_runs_that_failed(tmp_path: Path, capsys):
     """A script running 'maxminq reproduce' must see failed runs: each is printed with its
     error, the report is still written from the others, and the exit status is 1. (The
@@ -698,6 +705,7 @@ def test_reproduce_exits_1_and_names_the_runs_that_failed(tmp_path: Path, capsys
     assert "registered in this folder has results:** 1 failed." in (out / "report.md").read_text()
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_report_names_registered_runs_without_results(tmp_path: Path, capsys):
     """A sweep stopped early (or with failures) leaves runs without results; the report of
     the folder says how many instead of passing for the whole sweep."""
@@ -743,6 +751,7 @@ def test_theory_tables_with_text_in_number_columns(tmp_path: Path):
         '{"configs": [{"name": "mountain_car", "run_seconds": "x"}, 5]}',
     ],
 )
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_a_damaged_reproduce_json_is_left_out_not_a_traceback(tmp_path: Path, capsys, text):
     write_store(tmp_path, {"mountain_car": mc_results(runs=4)})
     (tmp_path / "reproduce.json").write_text(text)
@@ -813,6 +822,7 @@ def _store_runs(out: Path, runs: list[tuple[str, str, dict, dict[str, pd.DataFra
             store.mark_finished(run_id, "done")
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_tables_give_each_value_of_a_setting_that_differs_its_own_row(
     tmp_path, capsys, monkeypatch
 ):
@@ -1073,6 +1083,7 @@ def test_deep_claims_keep_the_env_keywords_the_registry_sets():
     assert sorted(again["seed"]) == [0, 2, 3]
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_reproduce_says_when_rows_pool_settings_of_a_config_of_ones_own(tmp_path, capsys):
     """reproduce --configs with a config sweeping gamma printed the claim counts only: the
     pooling caution and the claims' restriction were in the report file alone."""
@@ -1097,6 +1108,7 @@ def test_reproduce_says_when_rows_pool_settings_of_a_config_of_ones_own(tmp_path
     )
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_deep_claims_use_the_runs_at_the_default_update_members(tmp_path):
     """Maxmin DQN at update_members 1 (test returns 1, 2, 3) and 2 (7, 8, 9) in one folder:
     the claim pooled them (IQM 5 of the six, tied with DQN's 5: 'supported'); at the
@@ -1127,6 +1139,7 @@ def test_deep_claims_use_the_runs_at_the_default_update_members(tmp_path):
     assert claim.numbers["maxmin_iqm"] == pytest.approx(2.0)  # trimmed mean of 1, 2, 3
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_deep_table_note_names_untested_and_diverged_runs(tmp_path: Path) -> None:
     """Scores of different kinds in one table are said: seed 2 has no test episodes (scored
     by its training average) and seed 1 diverged; a fully tested sweep gets no such note."""
@@ -1177,6 +1190,7 @@ def test_operator_bias_caption_says_what_the_lines_and_points_are() -> None:
             assert style.LABELS[name] in caption
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_report_names_finished_runs_whose_tables_fail_verification(tmp_path: Path, capsys):
     """A finished run whose table was damaged after the sweep is left out of the report: the
     command says so in one warning line (not Python's file:line warning) and a caution line,
@@ -1205,6 +1219,7 @@ def test_report_names_finished_runs_whose_tables_fail_verification(tmp_path: Pat
     assert len(run_ids) > 1 and len(summary) == len(run_ids) - 1
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_report_removes_the_temporaries_a_killed_report_left(tmp_path: Path, capsys):
     """A report killed (kill -9) while writing left hidden .NAME.XXXXXXXX.tmp files (of
     report.md, a summary table, a figure) for good; the next report removes those of its own
@@ -1223,6 +1238,7 @@ def test_report_removes_the_temporaries_a_killed_report_left(tmp_path: Path, cap
     assert all(p.is_file() for p in keep)
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_reproduce_removes_the_temporaries_a_killed_reproduce_left(tmp_path: Path, capsys):
     """The same for 'maxminq reproduce': its reproduce.json and its report stage's."""
     from test_theory_cli import decoys, killed_write
