@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from test_analysis_tables import deep_results, mc_results, toy_results
 from test_report import TINY_TOY, write_store
 
@@ -65,6 +66,7 @@ def test_paper_difference_names_the_paper_scales_size_and_each_setting_it_change
     )
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_reproduce_report_says_how_the_paper_scale_differs(tmp_path: Path) -> None:
     configs = tmp_path / "configs"
     configs.mkdir()
@@ -92,6 +94,7 @@ def test_reproduce_report_says_how_the_paper_scale_differs(tmp_path: Path) -> No
     assert f", numpy {np.__version__}," in line
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_report_without_a_paper_comparison_has_no_such_column(tmp_path: Path) -> None:
     write_store(tmp_path, {"toy_mdp": toy_results(runs=4, episodes=10)})
     (tmp_path / "reproduce.json").write_text(
@@ -182,6 +185,7 @@ def test_mountain_car_curve_captions_say_how_many_runs(tmp_path: Path) -> None:
     assert "mean over 3 runs." in captions["mountain_car_curves_all"]
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_quick_note_does_not_call_the_theory_reduced_nor_the_deep_curves_learning(
     tmp_path: Path,
 ) -> None:
@@ -216,6 +220,7 @@ def test_software_line_names_each_version_and_maxminqs_git_revision(tmp_path: Pa
     assert R.read_meta(tmp_path)["software"] == {"maxminq": "0.1.0"}  # a number: left out
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_header_tells_the_reports_date_from_the_reproductions_end(tmp_path: Path) -> None:
     """'maxminq report DIR' rewrites the report of a reproduction that finished earlier: the
     header said 'Written <the reproduction's end>', a date the report was not written."""
@@ -234,6 +239,7 @@ def test_header_tells_the_reports_date_from_the_reproductions_end(tmp_path: Path
     assert "reproduction finished" not in md
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_claim_headings_count_the_undecided_apart_from_the_failed(tmp_path: Path) -> None:
     """At quick scale every deep check lacks runs: the heading 'Deep RL (0 of 32 supported)'
     read as 32 failures."""
