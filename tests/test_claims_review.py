@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from test_analysis_tables import deep_results, mc_results
 from test_report import write_store
 
@@ -76,6 +77,7 @@ def test_deep_verdicts_name_the_settings_they_rest_on():
     )
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_insufficient_checks_say_what_would_decide_them(tmp_path: Path):
     """A folder of deep runs with 2 seeds per setting (as at quick scale): every deep check
     is 'insufficient data' for want of a third run, and the report says how many runs would
@@ -154,6 +156,7 @@ def test_bias_verdicts_name_the_seeds_that_diverged_before_the_second_half():
     assert "left out" not in claim.evidence
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_report_says_best_settings_are_picked_on_the_runs_they_are_judged_on(tmp_path: Path):
     """The claims at each agent's best setting select and test on the same runs (selection
     bias in favour of the agent with more settings, Maxmin with its N): the report said
