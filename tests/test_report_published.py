@@ -126,6 +126,7 @@ def test_published_docs_runs_give_the_numbers_docs_runs_lists(tmp_path: Path) ->
     assert not (tmp_path / "out" / "summary" / "published_runs.csv").exists()
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_no_section_without_published(tmp_path: Path) -> None:
     theory_files(tmp_path / "theory")
     report = build_report(tmp_path)
@@ -172,6 +173,7 @@ def test_bad_published_is_one_line_and_exit_2_before_any_work(
     assert not again.exists()
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_reproduce_reports_the_published_runs_beside_its_own(
     tmp_path: Path, published: Path, capsys
 ) -> None:
