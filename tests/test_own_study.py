@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from maxminq.analysis.report import build_report
 from maxminq.experiments.config import config_from_document, parse_document
 from maxminq.experiments.runner import run_sweep
@@ -36,6 +38,7 @@ def _sweep(tmp_path: Path, text: str, name: str = "study.yaml", **kwargs) -> Pat
     return out
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_toy_claims_name_the_mu_the_users_runs_have(tmp_path: Path):
     """A toy study at mu = +-0.2: the claims at the positive and the negative mu are checked
     on those runs, and their text named mu = +0.1 and mu = -0.1 (the paper's values, written
@@ -50,6 +53,7 @@ def test_toy_claims_name_the_mu_the_users_runs_have(tmp_path: Path):
     assert "μ = +0.1" not in report and "μ = −0.1" not in report
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_two_versions_of_ones_environment_are_told_apart_in_the_report(tmp_path: Path):
     """A user who bumped their environment to v1 and swept both versions into one folder:
     the claims and the final-performance table named both 'mymod:MyEnv' (the version cut
@@ -173,6 +177,7 @@ scales:
 """
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_checks_against_an_algorithm_the_study_did_not_run_say_so(tmp_path: Path):
     """Studies of Maxmin against Q-learning only (Mountain Car, toy MDP): the checks against
     Double Q and Averaged Q said '3 and 0 runs (need 3)', and the report advised more
