@@ -66,3 +66,16 @@ def test_a_shipped_config_named_outside_the_checkout_is_pointed_to(tmp_path, mon
     assert main(["sweep", "my_grid.yaml"]) == 2
     assert capsys.readouterr().err.strip().endswith("my_grid.yaml: no such file")
     assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_the_busy_folder_message_quotes_its_status_command_for_the_shell(tmp_path) -> None:
+    """'maxminq status results/my runs shows its progress': copied, the shell read two
+    folders; the failed-sweep hint quotes its folder (h7), the busy-folder line now too."""
+    import pytest
+
+    from maxminq.experiments.store import ResultsStore, StoreError, refuse_if_in_use
+
+    out = tmp_path / "my runs"
+    with ResultsStore(out, lock=True), pytest.raises(StoreError) as err:
+        refuse_if_in_use(out)
+    assert f"(maxminq status '{out}' shows its progress)" in str(err.value)

@@ -989,10 +989,13 @@ def _only_shared(fh: Any) -> bool:
 
 
 def in_use_message(out_dir: str | os.PathLike[str], owner: str) -> str:
-    """The one line that turns a sweep away from ``out_dir``, whose lock ``owner`` holds."""
+    """The one line that turns a sweep away from ``out_dir``, whose lock ``owner`` holds (the
+    status command quoted for the shell, so that it can be copied for a folder with spaces)."""
+    import shlex
+
     return (
         f"{out_dir} is in use by another sweep ({short_times(owner)}); wait for it to finish "
-        f"(maxminq status {out_dir} shows its progress) or choose another --out"
+        f"(maxminq status {shlex.quote(str(out_dir))} shows its progress) or choose another --out"
     )
 
 
