@@ -102,9 +102,12 @@ class CutTally(NamedTuple):
         )
 
 
-def cut_episodes_message(cap: int | None, gamma: float, why: str, tally: CutTally | None) -> str:
+def cut_episodes_message(
+    cap: int | None, gamma: float, why: str, tally: CutTally | None, when: str = ""
+) -> str:
     """The warning that only episodes that terminate give bias numbers (``why``: from
-    :func:`cut_probes_never_count`), with ``tally``'s numbers if given."""
+    :func:`cut_probes_never_count`), with ``tally``'s numbers if given, said ``when``
+    (e.g. ``"by step 60 of 200"``, ``"in all"``)."""
     how_many = ""
     if tally is not None:
         lost = (
@@ -113,7 +116,8 @@ def cut_episodes_message(cap: int | None, gamma: float, why: str, tally: CutTall
             else "about that share of the bias probes did not count"
         )
         how_many = (
-            f"; it cut {tally.cut:,} of the {tally.episodes:,} training episodes, which held "
+            f"; {when + ' ' if when else ''}it cut {tally.cut:,} of the {tally.episodes:,} "
+            "training episodes, which held "
             f"{tally.share:.0%} of the steps since learning started: {lost}"
         )
     return (
@@ -171,9 +175,8 @@ class CutEpisodesCheck:
             return
         self.warned = tally
         c = self.cfg
-        message = cut_episodes_message(c.max_episode_steps, c.gamma, self.why, tally)
-        so_far = f"; by step {step:,} of {c.steps:,} it cut "
-        message = message.replace("; it cut ", so_far, 1) + (
+        when = f"by step {step:,} of {c.steps:,}"
+        message = cut_episodes_message(c.max_episode_steps, c.gamma, self.why, tally, when) + (
             "; bias_mean, bias_std and bias_abs leave them out (bias_n counts the rest), and "
             f"whatever follows, cut episodes will hold {CUT_SHARE_WARNED:.0%} or more of the "
             "run's steps since learning started"
@@ -194,7 +197,6 @@ class CutEpisodesCheck:
         if tally.share < CUT_SHARE_WARNED or tally == self.warned:
             return
         c = self.cfg
-        message = cut_episodes_message(c.max_episode_steps, c.gamma, self.why, tally)
-        if self.warned is not None:  # the whole run's numbers after those of a step
-            message = message.replace("; it cut ", "; in all it cut ", 1)
+        when = "" if self.warned is None else "in all"  # after the numbers of a step
+        message = cut_episodes_message(c.max_episode_steps, c.gamma, self.why, tally, when)
         warnings.warn(message, CutEpisodesWarning, stacklevel=2)
