@@ -807,10 +807,9 @@ def _drive(
                 _show_warnings(result, shown)
                 failed = summary.failed
                 _store_result(store, run, result, summary, keep_work)
-                # The worker removes its file as the run ends, unless it died first (a
-                # failed run's, or a --keep-work run's folder stays): status must not
-                # name it as a live worker. A failed run's folder goes if that was all.
-                clear_worker(store.work_dir(run.run_id), drop_empty=summary.failed > failed)
+                if summary.failed > failed:  # its worker removed worker.json (execute_run):
+                    # the folder goes if that was all (no checkpoint to continue from)
+                    clear_worker(store.work_dir(run.run_id), drop_empty=True)
                 del inflight[handle]
                 bar.update(1)
                 postfix()
