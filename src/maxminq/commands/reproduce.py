@@ -104,6 +104,13 @@ def default_config_names() -> tuple[Path | None, list[str]]:
     return folder, sorted(p.stem for p in folder.glob("*.yaml"))
 
 
+def package_configs_dir() -> Path:
+    """The configs installed with the package (``maxminq/configs``)."""
+    import maxminq
+
+    return Path(maxminq.__file__).resolve().parent / "configs"
+
+
 def find_configs_dir(explicit: Path | None) -> Path:
     """The folder of shipped configs: ``--configs``, ``./configs``, the source tree's, or the
     package data's, whichever exists first."""
@@ -111,10 +118,8 @@ def find_configs_dir(explicit: Path | None) -> Path:
         if not explicit.is_dir():
             raise UsageError(f"--configs: {explicit} is not a folder")
         return explicit
-    import maxminq
-
-    package = Path(maxminq.__file__).resolve().parent
-    for cand in (Path("configs"), package.parents[1] / "configs", package / "configs"):
+    package = package_configs_dir()
+    for cand in (Path("configs"), package.parents[2] / "configs", package):
         if cand.is_dir() and any(cand.glob("*.yaml")):
             return cand
     raise UsageError("--configs: no configs/*.yaml found; pass the folder with --configs")

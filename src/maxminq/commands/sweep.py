@@ -158,10 +158,10 @@ def refuse_missing_shipped_config(path: Path) -> None:
     the config reader's bare "no such file"."""
     if path.exists():
         return
-    import maxminq
+    from maxminq.commands.reproduce import package_configs_dir
 
     name = path.stem
-    shipped = Path(maxminq.__file__).resolve().parent / "configs" / f"{name}.yaml"
+    shipped = package_configs_dir() / f"{name}.yaml"
     if shipped.is_file():
         raise UsageError(
             f"{path}: no such file; maxminq ships a config {name!r}: "
