@@ -595,8 +595,32 @@ class OperatorBias:
     noise: str
 
 
+def _operator_g(name: Any, params: dict[str, Any], members: np.ndarray) -> Callable[..., Any]:
+    """The G function ``operator_bias`` applies: ``name``'s from ``maxminq.operators`` (its
+    parameters checked: known names, the operator's own checks, for each member count of
+    ``members``), or ``name`` itself, a G function of your own. Either is tried on zeros of
+    each member count, and a G of your own must map shape (..., N, A) to (...): one value per
+    sample (a G that reduced the samples too gave one number, read as every sample's)."""
+    if callable(name):
+        fn = name
+    else:
+        unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
+        if unknown:  # else Python's TypeError
+            raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
+        fn = functools.partial(bootstrap, name)
+    for k in np.unique(members):  # the operator's own checks: member count, params' values
+        probe = np.zeros((1, int(k), 2))  # (an empty N checks none)
+        out = fn(probe, **params)
+        if callable(name) and np.shape(out) != probe.shape[:1]:
+            raise ValueError(
+                f"operator {getattr(name, '__name__', name)!r} must map q of shape (..., N, A) "
+                f"to (...), one value per sample: got shape {np.shape(out)} from {probe.shape}"
+            )
+    return fn
+
+
 def operator_bias(
-    name: str,
+    name: str | Callable[..., Any],
     M: Any,
     N: Any,
     tau: Any,
@@ -621,20 +645,21 @@ def operator_bias(
     (Q^U's max times the mean weight, as beta depends on Q^V only and Q^V's sign is symmetric;
     0 for M = 1), ``E[beta] = int_0^{2 tau} d/(c+d) (2 tau - d)/(2 tau^2) dd`` (d = |Q^V(a*) -
     Q^V(a_L)|); ``bias_corrected`` ``tau (M-1)/(M+1) - sigma E[max of M N(0, 1)]``.
+
+    ``name`` may also be a G function of your own, ``G(q, **params)`` mapping errors of shape
+    (samples, N, M) to the (samples,) bootstrap values (as ``maxminq.operators``' do), to
+    measure a new operator's bias in the same setting; it is tried once on zeros of each N
+    first (a ValueError if it returns another shape).
     """
     m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise)
-    unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
-    if unknown:  # else Python's TypeError
-        raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
-    for k in np.unique(n):  # the operator's own checks: member count, params' values
-        bootstrap(name, np.zeros((1, int(k), 2)), **params)  # (an empty N checks none)
+    op = _operator_g(name, params, n)
 
     def sample(mm: int, nn: int, tt: float, gg: float) -> tuple[float, ...]:
         draw = _draw(rng, tt, noise)
         bias = _Moments()
         rows = max(1, _CHUNK_ELEMENTS // (nn * mm))
         for lo in range(0, count, rows):
-            z = gg * bootstrap(name, draw(size=(min(rows, count - lo), nn, mm)), **params)
+            z = gg * np.asarray(op(draw(size=(min(rows, count - lo), nn, mm)), **params))
             bias.add(z)
         return (*bias.mean_se(), *bias.var_se())
 
@@ -695,6 +720,11 @@ def operator_expected_bias(
     ``params`` are the operator's (``c``, ``sigma``), with its defaults and checks. Broadcasts
     over M, N, tau and gamma; ValueError naming a bad argument.
     """
+    if callable(name):  # (operator_params named the function's repr as an unknown operator)
+        raise ValueError(
+            f"operator_expected_bias: no closed form for a G function of your own "
+            f"({getattr(name, '__name__', name)!r}); estimate its bias with operator_bias"
+        )
     m = _integers(M, "M")
     n = _integers(N, "N")
     s = _tau(tau)

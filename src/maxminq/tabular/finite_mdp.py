@@ -468,12 +468,19 @@ def generalized_q_learning(
     if q_star is not None and not np.isfinite(np.asarray(q_star, dtype=np.float64)).all():
         # every recorded error and bias was NaN, without a word
         raise ValueError("q_star must be finite")
+    label = operator if isinstance(operator, str) else getattr(operator, "__name__", "G")
     try:  # fail now if G rejects N * K members (or the parameters)
-        op(np.zeros((1, n * k, A)), **kwargs)
+        probe = op(np.zeros((1, n * k, A)), **kwargs)
     except ValueError as err:  # say where G's count of members came from, after G's error
         # (put first, it read as the cause of a bad parameter: "... = 2 members: c must be > 0")
         members = f"n = {n} estimators x k = {k} snapshots = {n * k} members"
         raise ValueError(f"{err} (G applied to {members})") from None
+    if np.shape(probe) != (1,):  # a G of your own that also reduced the states (np.max(q))
+        # failed later with "invalid index to scalar variable", or broadcast one value to all
+        raise ValueError(
+            f"operator {label!r} must map q of shape (..., N, A) to (...), one value per "
+            f"state: got shape {np.shape(probe)} from (1, {n * k}, {A})"
+        )
 
     if q0 is None:
         start = init_scale * rng.standard_normal((n, S, A))
@@ -522,7 +529,7 @@ def generalized_q_learning(
         r_sa = R[s_idx, a_idx]
         terminal_f = terminal.astype(np.float64)
         block = max(1, (1 << 16) // s_idx.size)  # sweeps per block of random numbers
-        bar = tqdm(total=steps, desc=f"GQ sync {operator}", disable=not progress)
+        bar = tqdm(total=steps, desc=f"GQ sync {label}", disable=not progress)
         for lo in range(0, steps, block):
             size = min(block, steps - lo)
             us = rng.random((size, s_idx.size, 1))
@@ -551,7 +558,7 @@ def generalized_q_learning(
         starts = np.flatnonzero(~terminal)
         state = int(rng.choice(starts))
         block = 1 << 14
-        for lo in tqdm(range(0, steps, block), desc=f"GQ async {operator}", disable=not progress):
+        for lo in tqdm(range(0, steps, block), desc=f"GQ async {label}", disable=not progress):
             size = min(block, steps - lo)
             actions = rng.integers(A, size=size)
             us = rng.random(size)

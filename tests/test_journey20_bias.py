@@ -1,0 +1,83 @@
+"""Session 20, a researcher studying estimation bias: operators as pure functions, Theorem 1 /
+Corollary 1, an operator of their own, Theorem 2 on random MDPs. Each test here failed
+before the fix it comes with."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from docs_text import section
+from scipy import integrate
+
+from maxminq.tabular.finite_mdp import random_mdp
+from maxminq.theory import operator_bias, operator_expected_bias
+
+
+def lowest(q: np.ndarray) -> np.ndarray:
+    """A G of one's own: the smallest of all N x A values (by hand: the minimum of N M
+    independent U(-tau, tau) errors has mean -tau (NM - 1) / (NM + 1))."""
+    return q.min(axis=(-2, -1))
+
+
+def test_operator_bias_takes_a_g_function_of_ones_own() -> None:
+    """operator_bias refused any G but the library's, by name ('operator_params: unknown
+    operator <function lowest ...>'), though FiniteMDP.learn takes one."""
+    est = operator_bias(lowest, 4, 3, 2.0, 0.5, 20_000, np.random.default_rng(0))
+    exact = -0.5 * 2.0 * (12 - 1) / (12 + 1)
+    assert est.samples == 20_000
+    assert abs(est.bias - exact) < 4 * est.bias_se
+    assert 0 < est.bias_se < 0.01
+
+
+def test_a_g_function_of_the_wrong_shape_is_refused_by_name() -> None:
+    """A G that also reduced the samples (one number for all) is a ValueError naming G and
+    the shapes, before any sampling or learning: FiniteMDP.learn failed mid-run with
+    'invalid index to scalar variable'."""
+    rng = np.random.default_rng(0)
+
+    def everything(q: np.ndarray) -> float:
+        return float(np.max(q))
+
+    with pytest.raises(ValueError, match=r"'everything' must map q of shape \(\.\.\., N, A\)"):
+        operator_bias(everything, 4, 3, 1.0, 1.0, 100, rng)
+    mdp = random_mdp(4, 2, rng, gamma=0.8)
+    with pytest.raises(ValueError, match=r"'everything' .* got shape \(\) from \(1, 3, 2\)"):
+        mdp.learn(everything, 3, 1, 10, rng)
+
+
+def test_operator_expected_bias_says_it_has_no_closed_form_for_ones_own_g() -> None:
+    with pytest.raises(ValueError, match="no closed form .*'lowest'.* operator_bias"):
+        operator_expected_bias(lowest, 4, 3)
+
+
+def _max_of_medians_of_3(m: int) -> float:
+    """E[max of m medians of 3 U(-1, 1)], by hand: one median's CDF is 3F^2 - 2F^3 with
+    F = (x + 1) / 2, and E[max] = 1 - int_{-1}^{1} CDF^m dx."""
+
+    def cdf(x: float) -> float:
+        f = (x + 1.0) / 2.0
+        return 3.0 * f * f - 2.0 * f**3
+
+    return 1.0 - integrate.quad(lambda x: cdf(x) ** m, -1.0, 1.0)[0]
+
+
+def test_docs_own_operator_example_runs_and_its_numbers_are_what_it_gives() -> None:
+    """The 'An operator of your own' block of docs/operators-and-theory.md runs (it needs
+    operator_bias to take a G function), and the numbers the page quotes are its own."""
+    text = section("operators-and-theory", "An operator of your own")
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    scope: dict = {}
+    exec(block, scope)  # noqa: S102 (the docs' own example)
+    est, res, mdp = scope["est"], scope["res"], scope["mdp"]
+    exact = _max_of_medians_of_3(8)
+    assert abs(est.bias - exact) < 4 * est.bias_se
+    assert bool(scope["equal"]) and bool(scope["lipschitz"])
+    q_star = mdp.q_star()
+    assert res.errors[-1] < 0.05 * np.abs(q_star).max()
+    words = " ".join(text.split())
+    assert f"from {res.errors[0]:.2f} at the first record (sweep {res.error_updates[0]})" in words
+    assert f"to {res.errors[-1]:.3f} at sweep 5,000" in words
+    assert f"max |Q*| = {np.abs(q_star).max():.2f}" in words
+    assert f"`est.bias` = {est.bias:.3f} +- {est.bias_se:.3f} (exactly {exact:.3f}" in words
+    assert f"Ensemble's {operator_expected_bias('ensemble', 8, 3):.3f}" in words
+    assert f"Maxmin's {operator_expected_bias('maxmin', 8, 3):.3f}" in words
