@@ -81,3 +81,11 @@ def test_docs_own_operator_example_runs_and_its_numbers_are_what_it_gives() -> N
     assert f"`est.bias` = {est.bias:.3f} +- {est.bias_se:.3f} (exactly {exact:.3f}" in words
     assert f"Ensemble's {operator_expected_bias('ensemble', 8, 3):.3f}" in words
     assert f"Maxmin's {operator_expected_bias('maxmin', 8, 3):.3f}" in words
+
+
+def test_operator_bias_names_a_per_sample_parameter_as_such() -> None:
+    """A c per sample was refused as not broadcasting 'to the batch shape (1,)': the shape of
+    the check's own zeros, not of anything the caller passed."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"c must be one number here .*got shape \(100,\)"):
+        operator_bias("weighted_double_q", 8, 2, 1.0, 1.0, 100, rng, c=np.full(100, 2.0))

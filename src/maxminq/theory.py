@@ -607,6 +607,13 @@ def _operator_g(name: Any, params: dict[str, Any], members: np.ndarray) -> Calla
         unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
         if unknown:  # else Python's TypeError
             raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
+        for key, value in params.items():  # one c or sigma per sample would not fit the chunks;
+            # the check on zeros below named its own batch, "broadcast to the batch shape (1,)"
+            if np.ndim(value) != 0:
+                raise ValueError(
+                    f"{name}: {key} must be one number here (every sample takes the same), "
+                    f"got shape {np.shape(value)}"
+                )
         fn = functools.partial(bootstrap, name)
     for k in np.unique(members):  # the operator's own checks: member count, params' values
         probe = np.zeros((1, int(k), 2))  # (an empty N checks none)
