@@ -310,6 +310,7 @@ def test_status_says_why_a_run_is_queued_again_and_what_it_keeps(tmp_path, capsy
             store.mark_pending(run.run_id, why)
         work = store.work_dir("t-1")
         (work / "checkpoint").mkdir(parents=True)
+        (work / "checkpoint" / "state.pt").write_bytes(b"state")  # an empty folder keeps nothing
         (store.work_dir("t-2")).mkdir()
         (store.work_dir("t-2") / WORKER_FILE).write_text("{}")
     assert main(["status", str(out)]) == 0

@@ -125,6 +125,59 @@ def find_configs_dir(explicit: Path | None) -> Path:
     raise UsageError("--configs: no configs/*.yaml found; pass the folder with --configs")
 
 
+def _load_configs(
+    paths: list[Path], scale: str, wanted: list[str] | None
+) -> tuple[list[SweepConfig], list[str]]:
+    """The configs of ``paths`` at ``scale``, and the errors of those not read. Without
+    ``--only`` (``wanted`` None) every config must load (a ConfigError ends the command).
+    With it, the files named by ``wanted`` must load; the folder's other configs are read
+    only to find names that are no file's (a config's name may differ from its file's), and
+    one that does not load there (a study's own config without this scale) is left out
+    instead of stopping a run that does not use it."""
+    from maxminq.experiments.config import ConfigError, load_config
+
+    if wanted is None:
+        return [load_config(p, scale) for p in paths], []
+    configs = [load_config(p, scale) for p in paths if p.stem in wanted]
+    stems = {p.stem for p in paths}
+    if all(w in stems or w == THEORY for w in wanted):
+        return configs, []
+    unread: list[str] = []
+    for path in paths:
+        if path.stem not in wanted:
+            try:
+                configs.append(load_config(path, scale))
+            except ConfigError as err:
+                unread.append(str(err))
+    configs.sort(key=lambda c: paths.index(c.path) if c.path in paths else len(paths))
+    return configs, unread
+
+
+def _unknown_only(
+    unknown: list[str], names: set[str], folder: Path, default: bool, unread: list[str], scale: str
+) -> str:
+    """``--only``'s error for names that no config of ``folder`` has. Where the folder was
+    chosen by default (``./configs``, which holds configs of its own) and a name is of a
+    config maxminq ships, it says so and how to run that one: the folder's names alone read
+    as if the shipped config did not exist. ``unread``: the folder's configs that did not
+    load at ``scale`` (one of them may be a name's config, in a file named otherwise)."""
+    text = (
+        f"--only: unknown name(s) {', '.join(unknown)}; expected comma-separated names "
+        f"from: {', '.join(sorted(names | {THEORY}))}"
+    )
+    package = package_configs_dir()
+    shipped = [w for w in unknown if (package / f"{w}.yaml").is_file()]
+    if default and shipped and folder.resolve() != package:
+        text += (
+            f"; without --configs, {folder}/ is read instead of the shipped configs because "
+            f"it holds *.yaml files: add --configs {package} to run the shipped "
+            f"{', '.join(shipped)}"
+        )
+    if unread and len(shipped) < len(unknown):
+        text += f"; not read at --scale {scale}: {unread[0]}"
+    return text
+
+
 def plan(
     args: argparse.Namespace,
 ) -> tuple[Path, int | None, list[SweepConfig], bool, PublishedRuns | None]:
@@ -136,7 +189,6 @@ def plan(
     """
     from maxminq.analysis.report import check_store, published_runs
     from maxminq.cli import check_out_folder
-    from maxminq.experiments.config import load_config
     from maxminq.experiments.runner import check_options
 
     if args.scale not in SCALES:
@@ -148,7 +200,12 @@ def plan(
     paths = sorted(folder.glob("*.yaml"))
     if not paths:
         raise UsageError(f"--configs: {folder} holds no *.yaml configs")
-    configs = [load_config(p, args.scale) for p in paths]  # ConfigError: one line, exit 2
+    wanted: list[str] | None = None
+    if args.only is not None:
+        wanted = [w.strip() for w in str(args.only).split(",") if w.strip()]
+        if not wanted:
+            raise UsageError(f"--only: expected comma-separated names, got {args.only!r}")
+    configs, unread = _load_configs(paths, args.scale, wanted)
     first: dict[str, Path] = {}
     for config in configs:  # runs are stored under their config's name: two would merge
         other = first.setdefault(config.name, config.path)
@@ -159,14 +216,11 @@ def plan(
             )
     names = {c.name for c in configs} | {p.stem for p in paths}
     with_theory = True
-    if args.only is not None:
-        wanted = [w.strip() for w in str(args.only).split(",") if w.strip()]
+    if wanted is not None:
         unknown = [w for w in wanted if w not in names and w != THEORY]
-        if not wanted or unknown:
-            raise UsageError(
-                f"--only: unknown name(s) {', '.join(unknown) or '(empty)'}; expected "
-                f"comma-separated names from: {', '.join(sorted(names | {THEORY}))}"
-            )
+        if unknown:
+            default = args.configs is None
+            raise UsageError(_unknown_only(unknown, names, folder, default, unread, args.scale))
         configs = [c for c in configs if c.name in wanted or c.path.stem in wanted]
         with_theory = THEORY in wanted
     configs.sort(key=lambda c: (KIND_ORDER.get(c.kind, 2), c.name))

@@ -79,17 +79,6 @@ def run_table(records: Sequence[Any], store: Any) -> list[list[str]]:
     return rows
 
 
-def _holds_more_than_worker_file(work: Path, worker_file: str) -> bool:
-    """Whether the scratch folder ``work`` holds anything but the worker's file (progress
-    that the run's next attempt continues from). False when it is gone, also while it is
-    being listed: a sweep holding the folder removes a run's scratch as the run ends, and
-    status then ended with 'error: ...: No such file or directory' (exit 1)."""
-    try:
-        return any(p.name != worker_file for p in work.iterdir())
-    except OSError:  # not there (any more), or not a folder
-        return False
-
-
 def _print_table(rows: list[list[str]]) -> None:
     """Left-aligned columns, two spaces apart; the last column is not padded."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -102,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
     from maxminq.experiments.store import (
         MANIFEST,
         STATUSES,
-        WORKER_FILE,
         ResultsStore,
         StoreError,
+        holds_progress,
         last_line,
         read_progress,
         read_worker,
@@ -185,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
                       f"marks it {final})")  # fmt: skip
             elif rec.status == "pending" and rec.error:  # queued again: say why
                 work = store.work_dir(rec.run_id)
-                kept = _holds_more_than_worker_file(work, WORKER_FILE)
+                kept = holds_progress(work)
                 print(
                     f"pending  {rec.run_id} (attempts {rec.attempts}): {last_line(rec.error)}"
                     + (f"; {work} is kept for its next attempt" if kept else "")

@@ -313,6 +313,35 @@ def clear_worker(folder: Path, pid: int | None = None, drop_empty: bool = False)
             Path(folder).rmdir()
 
 
+# What a run's scratch folder may hold that its next attempt cannot continue from: the
+# worker's file, the progress a watcher reads and the options a deep run writes first (a
+# run without a checkpoint starts over).
+_NO_PROGRESS = (WORKER_FILE, PROGRESS_FILE, "config.json")
+
+
+def holds_progress(folder: Path) -> bool:
+    """Whether the scratch folder ``folder`` holds something a run's next attempt continues
+    from (a checkpoint, a finished run's tables): any file but those of ``_NO_PROGRESS`` at
+    its top and the temporary files of writes killed before their rename
+    (:func:`atomic_write`'s ``.NAME.XXXXXXXX.tmp``), which the next attempt deletes. False
+    when the folder is gone, also while it is being listed (a sweep removes a run's scratch
+    as the run ends)."""
+    import re
+
+    temporary = re.compile(r"\..+\.[a-z0-9_]+\.tmp")
+    folder = Path(folder)
+    try:
+        for path in folder.rglob("*"):
+            if path.is_dir() or temporary.fullmatch(path.name):
+                continue
+            if path.parent == folder and path.name in _NO_PROGRESS:
+                continue
+            return True
+    except OSError:  # not there (any more), or not a folder
+        return False
+    return False
+
+
 def process_alive(pid: int) -> bool:
     """Whether a process ``pid`` exists on this host (one of another user counts)."""
     if pid <= 0:

@@ -1,0 +1,134 @@
+"""Session 20, h3: a researcher reproducing and extending the paper's experiments without a
+cluster (own options, own sweep configs, interrupt, status, resume, report, reproduce).
+
+1. ``maxminq reproduce --only NAME`` in a folder whose ``./configs`` holds a study's own
+   configs: a config it does not name (one without the chosen ``--scale``) no longer stops
+   it, and a NAME of a shipped config that ``./configs`` lacks is told how to run the
+   shipped one (``--configs``), instead of a list of the folder's names alone.
+2. ``maxminq status``: a queued run's scratch folder holding nothing its next attempt
+   continues from (the temporary of a write killed before its rename, progress.json, the
+   options) is not said to be "kept for its next attempt".
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from maxminq.cli import main
+from maxminq.commands import reproduce
+from maxminq.experiments.config import RunSpec
+from maxminq.experiments.store import WORKER_FILE, ResultsStore
+
+OWN = """
+name: {name}
+kind: toy_mdp
+fixed: {{seed: 0, runs: 3, episodes: 4, algorithm: q_learning, n: 1}}
+grid: {{mu: [0.1]}}
+scales: {{{scale}: {{}}}}
+"""
+
+
+def _reproduce_args(**given: object) -> argparse.Namespace:
+    """``maxminq reproduce``'s parsed options (its defaults), with ``given`` over them."""
+    parser = argparse.ArgumentParser()
+    reproduce.add_arguments(parser)
+    args = parser.parse_args([])
+    for key, value in given.items():
+        setattr(args, key, value)
+    return args
+
+
+# ------------------------------------------------------ 1. reproduce --only with ./configs
+def test_only_runs_its_config_beside_one_without_the_scale(tmp_path, monkeypatch) -> None:
+    """A study's configs/ holds one config with a quick scale and one with only its own
+    ('tiny'). Before, ``--only mine`` stopped at the other one: 'configs/other.yaml:
+    scales: no scale 'quick''."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "mine.yaml").write_text(OWN.format(name="mine", scale="quick"))
+    (tmp_path / "configs" / "other.yaml").write_text(OWN.format(name="other", scale="tiny"))
+    _, _, configs, with_theory, _ = reproduce.plan(_reproduce_args(only="mine", out=tmp_path / "o"))
+    assert [c.name for c in configs] == ["mine"]
+    assert not with_theory
+
+
+def test_only_a_shipped_name_missing_from_own_configs_says_how(tmp_path, monkeypatch, capsys):
+    """``--only toy_mdp`` where ./configs (read instead of the shipped configs) has no
+    toy_mdp: the error names the shipped config and the --configs that runs it. Before, the
+    folder's other config stopped it first (no 'quick' scale), and once that was fixed the
+    error listed only the folder's names, as if maxminq had no toy_mdp."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "mine.yaml").write_text(OWN.format(name="mine", scale="tiny"))
+    assert main(["reproduce", "--only", "toy_mdp", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    package = reproduce.package_configs_dir()
+    assert err.startswith("maxminq reproduce: error: --only: unknown name(s) toy_mdp; ")
+    assert "expected comma-separated names from: mine, theory; " in err
+    assert f"add --configs {package} to run the shipped toy_mdp" in err
+    assert "no scale 'quick'" not in err  # the shipped name: the other config is beside it
+    assert err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_only_an_unknown_name_also_names_a_config_that_did_not_load(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """A name that is no file's may be the name inside a config that did not load at this
+    scale: the error says which one did not, as it is not read otherwise."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "a.yaml").write_text(OWN.format(name="study", scale="tiny"))
+    assert main(["reproduce", "--only", "study", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "--only: unknown name(s) study; expected comma-separated names from: a, theory" in err
+    assert "; not read at --scale quick: configs/a.yaml: scales: no scale 'quick'" in err
+    assert "--configs" not in err  # no shipped config of that name
+
+
+# --------------------------------------------------------- 2. status: what a folder keeps
+@pytest.mark.parametrize(
+    "leftover",
+    [
+        [".worker.json.k2j4h_8x.tmp"],  # the worker killed while writing its file
+        ["config.json", "progress.json", ".progress.json.a1b2c3d4.tmp"],
+        ["config.json", "checkpoint/.state.pt.zz9y8x7w.tmp"],  # killed in its first save
+    ],
+)
+def test_status_does_not_call_a_folder_without_progress_kept(tmp_path, capsys, leftover) -> None:
+    """Before: 'OUT/work/RUN is kept for its next attempt' for each of these folders, which
+    hold nothing a run continues from (it starts over without a checkpoint)."""
+    out = tmp_path / "out"
+    with ResultsStore(out) as store:
+        store.register([RunSpec("t-1", "toy_mdp", {"x": 1}, "c")])
+        store.mark_running("t-1")
+        store.mark_pending("t-1", "interrupted (the sweep stopped)")
+        work = store.work_dir("t-1")
+    for name in leftover:
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text("{}")
+    assert main(["status", str(out)]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[-1] == "pending  t-1 (attempts 1): interrupted (the sweep stopped)"
+
+
+def test_status_still_names_a_folder_with_a_checkpoint_kept(tmp_path, capsys) -> None:
+    """The other side: a checkpoint file (beside a killed write's temporary and the worker's
+    file) is what the next attempt continues from."""
+    out = tmp_path / "out"
+    with ResultsStore(out) as store:
+        store.register([RunSpec("t-1", "toy_mdp", {"x": 1}, "c")])
+        store.mark_running("t-1")
+        store.mark_pending("t-1", "interrupted (the sweep stopped)")
+        work = store.work_dir("t-1")
+    (work / "checkpoint").mkdir(parents=True)
+    (work / "checkpoint" / "state.pt").write_bytes(b"state")
+    (work / ".worker.json.k2j4h_8x.tmp").write_text("{}")
+    (work / WORKER_FILE).write_text("{}")
+    assert main(["status", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"pending  t-1 (attempts 1): interrupted (the sweep stopped); {work} is kept for its "
+        "next attempt"
+    )
