@@ -117,3 +117,22 @@ def test_operator_bias_example_claims_a_sign_only_where_the_sample_shows_one(tmp
     assert "under-estimates" not in text
     assert "Maxmin's bias is within 3 SE of 0 at N = 3 (-0.009 +- 0.005)" in text
     assert "Var[Q^min] < Var[Q] for no N in 1..3 (from N = 8 on)." in text
+
+
+@pytest.mark.parametrize(
+    ("name", "n", "params"),
+    [
+        ("ensemble", 3, {}),
+        ("weighted_double_q", 2, {"c": 1.0}),
+        ("bias_corrected", 1, {"sigma": 1}),
+    ],
+)
+def test_operator_expected_bias_over_no_m_is_empty_as_for_the_other_operators(name, n, params):
+    """An empty M gave NumPy's 'cannot call `vectorize` on size 0 inputs unless `otypes` is
+    set' for the operators computed by quadrature; expected_bias, operator_bias and the
+    closed-form operators give an empty array."""
+    out = operator_expected_bias(name, np.array([], dtype=int), n, **params)
+    assert out.shape == (0,) and out.dtype == np.float64
+    both = operator_expected_bias(name, [1, 2], n, **params)  # and a non-empty M as before:
+    # M = 1 has no max to bias (bias_corrected: no correction either, E[max of 1 N(0,1)] = 0)
+    assert both.shape == (2,) and both[0] == 0.0 and both[1] != 0.0

@@ -756,14 +756,18 @@ def operator_expected_bias(
     elif name == "historical_best":
         unit = (m_b * n_b - 1.0) / (m_b * n_b + 1.0)
     elif name in ("ensemble", "averaged"):
-        unit = np.vectorize(lambda mm, nn: _max_of_means(int(mm), int(nn)))(m_b, n_b)
+        unit = np.vectorize(lambda mm, nn: _max_of_means(int(mm), int(nn)), otypes=[float])(
+            m_b, n_b
+        )
     elif name == "weighted_double_q":
         c = float(params.get("c", 1.0))
-        unit = q_max * np.vectorize(lambda tt: _mean_weight(float(tt), c))(s_b)
+        unit = q_max * np.vectorize(lambda tt: _mean_weight(float(tt), c), otypes=[float])(s_b)
     else:  # bias_corrected; its sigma was checked above
         from maxminq.operators import expected_max_standard_normal
 
         sigma = float(params["sigma"])
-        correction = np.vectorize(lambda mm: expected_max_standard_normal(int(mm)))(m_b)
+        correction = np.vectorize(lambda mm: expected_max_standard_normal(int(mm)), otypes=[float])(
+            m_b
+        )
         return _out(g_b * (s_b * q_max - sigma * correction), M, N, tau, gamma)
     return _out(g_b * s_b * np.asarray(unit, dtype=np.float64), M, N, tau, gamma)
