@@ -437,7 +437,7 @@ def test_a_folder_or_an_unknown_key_in_one_plain_line(tmp_path):
     # the value of a misspelt key is not what is wrong: not appended
     assert str(info.value).startswith(f"{path}: fixed.stepsize: unknown setting; expected one of")
     # every key a toy setting takes, those without a default (op_kwargs, update_members) too
-    assert str(info.value).endswith(", update_every, update_members")
+    assert str(info.value).endswith(", update_every, update_members; did you mean step_size?")
     assert "op_kwargs, " in str(info.value)
 
 

@@ -8,6 +8,10 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
 2. ``maxminq status``: a queued run's scratch folder holding nothing its next attempt
    continues from (the temporary of a write killed before its rename, progress.json, the
    options) is not said to be "kept for its next attempt".
+3. ``maxminq experiment toy-mdp --sigma2 1`` (Mountain Car's option) said "unrecognized
+   arguments: --sigma2 (did you mean --sigma2?)"; it now names the command that takes it.
+4. A misspelt config key or setting says which one it most likely meant, as a misspelt
+   agent or environment id does.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import pytest
 
 from maxminq.cli import main
 from maxminq.commands import reproduce
-from maxminq.experiments.config import RunSpec
+from maxminq.experiments.config import ConfigError, RunSpec, load_config
 from maxminq.experiments.store import WORKER_FILE, ResultsStore
 
 OWN = """
@@ -132,3 +136,68 @@ def test_status_still_names_a_folder_with_a_checkpoint_kept(tmp_path, capsys) ->
         f"pending  t-1 (attempts 1): interrupted (the sweep stopped); {work} is kept for its "
         "next attempt"
     )
+
+
+# ------------------------------------------------- 3. another sub-command's option, named
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["experiment", "toy-mdp", "--quick", "--sigma2", "1"],
+            "--sigma2 (an option of 'maxminq experiment mountain-car' only) 1",
+        ),
+        (
+            ["experiment", "mountain-car", "--quick", "--mu", "0.1", "--gama", "1"],
+            "--mu (an option of 'maxminq experiment toy-mdp' only) 0.1 --gama (did you mean "
+            "--gamma?) 1",
+        ),
+    ],
+)
+def test_an_option_of_the_other_experiment_names_its_command(tmp_path, capsys, argv, said) -> None:
+    """Before: '--sigma2 (did you mean --sigma2?)', the option itself as the fix."""
+    with pytest.raises(SystemExit) as info:  # argparse's exit
+        main([*argv, "--out", str(tmp_path / "o")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err == f"maxminq experiment: error: unrecognized arguments: {said}\n"
+    assert not (tmp_path / "o").exists()
+
+
+# --------------------------------------------------------- 4. misspelt keys: did you mean
+@pytest.mark.parametrize(
+    ("edit", "where", "meant"),
+    [
+        (("fixed: {{seed", "fixd: {{seed"), "fixd: unknown key", "fixed"),
+        (("scales:", "scale:"), "scale: unknown key", "scales"),
+        (("runs: 3", "run: 3"), "fixed.run: unknown setting", "runs"),
+        (
+            ("algorithm: q_learning", "algoritm: q_learning"),
+            "fixed.algoritm: unknown setting",
+            "algorithm",
+        ),  # fmt: skip
+    ],
+)
+def test_a_misspelt_key_says_what_it_likely_meant(tmp_path, edit, where, meant) -> None:
+    """Before: the key and the list of every allowed one (17 for a toy MDP run), without
+    the likely one."""
+    path = tmp_path / "c.yaml"
+    path.write_text(OWN.replace(*edit).format(name="c", scale="quick"))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    message = str(info.value)
+    assert message.startswith(f"{path}: {where}; expected one of ")
+    assert message.endswith(f"; did you mean {meant}?")
+
+
+def test_a_deep_setting_misspelt_says_what_it_likely_meant(tmp_path) -> None:
+    """The deep settings (TrainConfig's fields) too."""
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "name: d\nkind: deep\nfixed: {env_id: CartPole-v1, agent: dqn, steps: 300, "
+        "seeds: [0], eval_episode: 2}\nscales: {quick: {}}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    message = str(info.value)
+    assert message.startswith(f"{path}: fixed.eval_episode: unknown setting; expected one of ")
+    assert message.endswith("; did you mean eval_episodes?")

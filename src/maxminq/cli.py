@@ -72,6 +72,21 @@ def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
     return sorted(set(names))
 
 
+def _sub_command_options(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
+    """The long options that only some of ``parser``'s sub-commands take, each with the
+    commands that do (``--sigma2``: ``['maxminq experiment mountain-car']``). An option
+    argparse reports unknown although it is in this map was given to another one."""
+    owners: dict[str, list[str]] = {}
+    for action in parser._actions:  # argparse has no public list of its actions
+        if isinstance(action, argparse._SubParsersAction):
+            subs = action.choices
+            for sub in subs.values():
+                for option in _option_strings(sub):
+                    owners.setdefault(option, []).append(sub.prog)
+            return {k: v for k, v in owners.items() if len(v) < len(subs)}
+    return owners
+
+
 def explain_parse_error(parser: argparse.ArgumentParser, message: str) -> str:
     """argparse's ``message`` in the form of every other error of the command line, naming
     the option first (``--steps: expected a whole number, got '1e5'``), with a "did you
@@ -101,9 +116,16 @@ def explain_parse_error(parser: argparse.ArgumentParser, message: str) -> str:
     unknown = re.fullmatch(r"unrecognized arguments: (.*)", message)
     if unknown:
         options = _option_strings(parser)
+        owners = _sub_command_options(parser)
         tokens = []
         for token in unknown.group(1).split():
-            meant = _close(token.partition("=")[0], options) if token.startswith("-") else None
+            name = token.partition("=")[0]
+            if token.startswith("--") and name in owners:  # another sub-command's option,
+                # which 'did you mean' named as itself (toy-mdp given --sigma2)
+                commands = " and ".join(f"'{prog}'" for prog in owners[name])
+                tokens.append(f"{token} (an option of {commands} only)")
+                continue
+            meant = _close(name, options) if token.startswith("-") else None
             tokens.append(f"{token} (did you mean {meant}?)" if meant else token)
         return f"unrecognized arguments: {' '.join(tokens)}"
     required = re.fullmatch(r"the following arguments are required: (.*)", message)

@@ -43,7 +43,7 @@ from typing import Any
 import yaml
 
 from maxminq.errors import MaxminqError, one_line
-from maxminq.experiments.registry import KINDS, SettingsError, options_to_keys
+from maxminq.experiments.registry import KINDS, SettingsError, options_to_keys, unknown_key
 from maxminq.experiments.store import canonical_json
 
 MAX_RUNS = 100_000
@@ -254,8 +254,7 @@ class _Check:
                 raise self.fail(where, f"expected identifier keys, got {_short(key)}")
             if allowed is not None and key not in allowed:
                 raise self.fail(
-                    f"{where}.{key}".lstrip("."),
-                    f"unknown key; expected one of {', '.join(allowed)}",
+                    f"{where}.{key}".lstrip("."), unknown_key(key, list(allowed), "key")
                 )
         return value
 

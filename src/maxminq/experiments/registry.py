@@ -79,6 +79,16 @@ def register_kind(kind: RunKind) -> RunKind:
     return kind
 
 
+def unknown_key(key: str, allowed: list[str], what: str = "setting") -> str:
+    """The message for a misspelt ``key``: the keys ``allowed``, then the one it most likely
+    meant (``eval_episode``: ``eval_episodes``), as a mistyped option or agent is told."""
+    import difflib
+
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    meant = f"; did you mean {close[0]}?" if close else ""
+    return f"unknown {what}; expected one of {', '.join(allowed)}{meant}"
+
+
 def _import(path: str) -> Any:
     """``"pkg.module:attr"`` (or ``attr.attr``) -> the attribute (ImportError and
     AttributeError pass through)."""
@@ -119,7 +129,7 @@ def _check_extras(settings: Mapping[str, Any], known: set[str], func_path: str) 
     for key in extras:
         if key not in params or key == "progress":
             allowed = sorted(set(params) - {"progress"})
-            raise SettingsError(key, f"unknown setting; expected one of {', '.join(allowed)}")
+            raise SettingsError(key, unknown_key(key, allowed))
 
 
 class _Tabular(BaseModel):
@@ -218,8 +228,8 @@ def _validate_tabular(
         # correct one missing, and the line never named the typo.
         for key in settings:
             if key not in known and key not in defaults and key not in optional:
-                allowed = ", ".join(sorted(known | set(defaults) | set(optional)))
-                raise SettingsError(key, f"unknown setting; expected one of {allowed}")
+                allowed = sorted(known | set(defaults) | set(optional))
+                raise SettingsError(key, unknown_key(key, allowed))
     # Pydantic's lax mode turned a quoted number into one ("10" -> 10) for the model's own
     # fields only; every other numeric setting (step_size, epsilon, the deep ones) refuses
     # a string. Refused here too: one rule, and docs/sweeps.md's "a value of the wrong type is
@@ -357,7 +367,7 @@ def validate_deep(settings: dict[str, Any]) -> dict[str, Any]:
     fields = {f.name: str(f.type) for f in dataclasses.fields(train_config)}
     for key in settings:
         if key not in fields:
-            raise SettingsError(key, f"unknown setting; expected one of {', '.join(fields)}")
+            raise SettingsError(key, unknown_key(key, list(fields)))
     kwargs = {k: _coerce(v, fields[k]) for k, v in settings.items()}
     for key, value in kwargs.items():
         problem = _type_problem(value, fields[key])
