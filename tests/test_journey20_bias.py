@@ -136,3 +136,16 @@ def test_operator_expected_bias_over_no_m_is_empty_as_for_the_other_operators(na
     both = operator_expected_bias(name, [1, 2], n, **params)  # and a non-empty M as before:
     # M = 1 has no max to bias (bias_corrected: no correction either, E[max of 1 N(0,1)] = 0)
     assert both.shape == (2,) and both[0] == 0.0 and both[1] != 0.0
+
+
+def test_bias_table_refuses_an_m_to_simulate_that_it_has_no_row_for() -> None:
+    """bias_table(4, 3, mc_m=[8], ...) left every Monte-Carlo cell empty without a word (the
+    command line checks --mc-m against --m-max; the Python function did not)."""
+    from maxminq.analysis.theory_plots import bias_table
+
+    with pytest.raises(ValueError, match=r"mc_m must hold whole numbers in 1..m_max \(4\), got 8"):
+        bias_table(4, 3, [2, 8], 100, 0)
+    with pytest.raises(ValueError, match="mc_m must be a sequence of M values"):
+        bias_table(4, 3, 2, 100, 0)
+    table = bias_table(4, 3, [2], 100, 0)
+    assert table[table.M == 2].mc_samples.eq(100).all() and table.mc_bias.notna().sum() == 3

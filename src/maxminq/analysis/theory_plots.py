@@ -92,6 +92,14 @@ def bias_table(
     from tqdm import tqdm
 
     m_max, n_max = _size(m_max, "m_max"), _size(n_max, "n_max")
+    # An M beyond m_max has no row: it was skipped without a word (every Monte-Carlo cell
+    # left empty); a single M was "'int' object is not iterable".
+    within = f"whole numbers in 1..m_max ({m_max})"
+    if isinstance(mc_m, str) or not isinstance(mc_m, Iterable):
+        raise ValueError(f"mc_m must be a sequence of M values, {within}, got {mc_m!r}")
+    bad = [v for v in mc_m if not (is_whole(v) and 1 <= v <= m_max)]
+    if bad:
+        raise ValueError(f"mc_m must hold {within}, got {bad[0]!r}")
     ms, ns = np.meshgrid(np.arange(1, m_max + 1), np.arange(1, n_max + 1), indexing="ij")
     frame = pd.DataFrame({"M": ms.ravel(), "N": ns.ravel()})
     frame["t_mn"] = t_mn(frame["M"].to_numpy(), frame["N"].to_numpy())
