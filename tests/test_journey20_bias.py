@@ -149,3 +149,19 @@ def test_bias_table_refuses_an_m_to_simulate_that_it_has_no_row_for() -> None:
         bias_table(4, 3, 2, 100, 0)
     table = bias_table(4, 3, [2], 100, 0)
     assert table[table.M == 2].mc_samples.eq(100).all() and table.mc_bias.notna().sum() == 3
+
+
+def test_async_learning_checks_a_g_of_ones_own_on_one_states_values() -> None:
+    """Async mode gives G one state's (N K, A) values with no batch axis; a G that counted
+    axes from the front passed the batched check and failed at the first transition with
+    NumPy's 'axis 1 is out of bounds for array of dimension 1'."""
+    rng = np.random.default_rng(0)
+    mdp = random_mdp(4, 2, rng, gamma=0.8)
+
+    def front(q: np.ndarray) -> np.ndarray:
+        return np.median(q, axis=1).max(axis=1)
+
+    with pytest.raises(ValueError, match=r"'front' failed on one state's values, shape \(3, 2\)"):
+        mdp.learn(front, 3, 1, 10, rng, mode="async")
+    res = mdp.learn(front, 3, 1, 10, rng)  # sync mode passes a batch: fine
+    assert res.q.shape == (3, 4, 2)

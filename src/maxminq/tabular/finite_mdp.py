@@ -481,6 +481,21 @@ def generalized_q_learning(
             f"operator {label!r} must map q of shape (..., N, A) to (...), one value per "
             f"state: got shape {np.shape(probe)} from (1, {n * k}, {A})"
         )
+    if mode == "async":  # one state's (N K, A) values at a time, no batch axis: a G that
+        # counted axes from the front (np.median(q, axis=1)) failed at the first transition
+        try:
+            single = op(np.zeros((n * k, A)), **kwargs)
+        except (ValueError, IndexError) as err:
+            raise ValueError(
+                f"operator {label!r} failed on one state's values, shape ({n * k}, {A}), as "
+                f"async mode passes them (count axes from the end: -2 members, -1 actions): "
+                f"{err}"
+            ) from None
+        if np.shape(single) != ():
+            raise ValueError(
+                f"operator {label!r} must map one state's values, shape ({n * k}, {A}), to one "
+                f"number in async mode, got shape {np.shape(single)}"
+            )
 
     if q0 is None:
         start = init_scale * rng.standard_normal((n, S, A))
