@@ -12,6 +12,10 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
    arguments: --sigma2 (did you mean --sigma2?)"; it now names the command that takes it.
 4. A misspelt config key or setting says which one it most likely meant, as a misspelt
    agent or environment id does.
+5. The report of a folder with deep runs on the paper's games far shorter than the paper's
+   (a study's own config, or a shipped one swept at its quick scale by ``maxminq sweep``,
+   which records no scale) says so, as a quick-scale reproduction's note does; before,
+   such a report judged "Maxmin DQN >= DQN" on 6,000-step runs without a word on length.
 """
 
 from __future__ import annotations
@@ -201,3 +205,52 @@ def test_a_deep_setting_misspelt_says_what_it_likely_meant(tmp_path) -> None:
     message = str(info.value)
     assert message.startswith(f"{path}: fixed.eval_episode: unknown setting; expected one of ")
     assert message.endswith("; did you mean eval_episodes?")
+
+
+# --------------------------------------------- 5. the report: deep runs shorter than paper's
+PAPER_IDS = {"Catcher-v0": "maxminq/Catcher-v0", "Pixelcopter-v0": "maxminq/Pixelcopter-v0"}
+
+
+def _paper_deep_results(pixelcopter_steps: int = 1000) -> dict:
+    """Synthetic deep tables (test_analysis_tables.deep_results, 1,000 steps per run) on the
+    paper's Catcher and Pixelcopter ids; Pixelcopter's runs at ``pixelcopter_steps``."""
+    from test_analysis_tables import deep_results
+
+    results = {}
+    for name, df in deep_results(seeds=3).items():
+        df = df.assign(env_id=df["env_id"].map(PAPER_IDS), config="my_study")
+        df.loc[df["env_id"] == "maxminq/Pixelcopter-v0", "steps"] = pixelcopter_steps
+        results[name] = df
+    return results
+
+
+def test_shorter_than_paper_names_each_game_with_both_lengths() -> None:
+    """The paper's lengths are the registry's (Catcher 3.5 M, Pixelcopter 2 M steps)."""
+    from maxminq.analysis import tables as T
+    from maxminq.analysis.report import _shorter_than_paper
+
+    short = _shorter_than_paper(T.classify(_paper_deep_results()))
+    assert short == [
+        "Catcher 1,000 steps (the paper: 3,500,000)",
+        "Pixelcopter 1,000 steps (the paper: 2,000,000)",
+    ]
+    at_length = _shorter_than_paper(T.classify(_paper_deep_results(2_000_000)))
+    assert at_length == ["Catcher 1,000 steps (the paper: 3,500,000)"]
+
+
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_a_custom_sweep_report_says_its_deep_runs_are_short(tmp_path) -> None:
+    """A folder a sweep wrote (scale 'custom sweep'): the note is in the report."""
+    from test_report import write_store
+
+    from maxminq.analysis.report import build_report
+
+    write_store(tmp_path, _paper_deep_results())
+    build_report(tmp_path, reps=20)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "Scale: **custom sweep**" in text
+    assert (
+        "> **Deep runs shorter than the paper's:** Catcher 1,000 steps (the paper: 3,500,000); "
+        "Pixelcopter 1,000 steps (the paper: 2,000,000). Their curves, final performance and "
+        "deep claims describe runs of this length, not the paper's Fig. 4"
+    ) in text

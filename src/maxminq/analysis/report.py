@@ -124,6 +124,16 @@ OUTSIDE_NOTE = (
     "baselines) over to {them}: findings of this study, not a reproduction of the paper."
 )
 
+# A folder (not a quick-scale reproduction, whose note says as much) with deep runs on the
+# paper's games shorter than the paper trains them: e.g. a study's own config at a few
+# thousand steps, or a shipped config swept at its quick scale by 'maxminq sweep'.
+SHORT_NOTE = (
+    "**Deep runs shorter than the paper's:** {runs}. Their curves, final performance and "
+    "deep claims describe runs of this length, not the paper's Fig. 4 (the shipped "
+    "configs' `--scale best` and `paper` train at its length)."
+)
+
+
 #: The settings table's column of how each config's paper scale differs from the runs here
 #: (``reproduce.json``'s ``paper`` per config, written by ``maxminq reproduce``), and the
 #: sentence under the table that says what it is.
@@ -445,6 +455,25 @@ def _outside_paper(tables: T.Tables) -> list[str]:
     paper = {e for e in PAPER_ENVS if "Freeway" not in e}
     ids = {str(e) for e in tables.episodes["env_id"].dropna().unique()}
     return sorted(ids - paper, key=T.env_rank)
+
+
+def _shorter_than_paper(tables: T.Tables) -> list[str]:
+    """Per paper environment whose deep runs all train fewer steps than the paper's (the
+    registry's ``train_steps``): 'Pixelcopter 6,000 steps (the paper: 2,000,000)', in panel
+    order; the longest run's steps are named."""
+    from maxminq.envs.registry import PAPER_ENVS
+
+    if not tables.has_deep or tables.runs is None or "steps" not in tables.runs:
+        return []
+    longest = tables.runs.groupby("env_id")["steps"].max()
+    ids = [e for e in longest.index if e in PAPER_ENVS and "Freeway" not in str(e)]
+    among = [str(e) for e in longest.index]
+    return [
+        f"{T.env_title(str(e), among)} {int(longest[e]):,} steps (the paper: "
+        f"{PAPER_ENVS[e].train_steps:,})"
+        for e in sorted(ids, key=T.env_rank)
+        if longest[e] < PAPER_ENVS[e].train_steps
+    ]
 
 
 def _at_registry_env_kwargs(df: pd.DataFrame) -> np.ndarray:
@@ -1128,6 +1157,9 @@ def build_report(
     if outside:
         them = "it" if len(outside) == 1 else "them"
         doc.para(OUTSIDE_NOTE.format(envs=", ".join(outside), them=them), cls="note")
+    short = _shorter_than_paper(tables) if scale != "quick" else []
+    if short:
+        doc.para(SHORT_NOTE.format(runs="; ".join(short)), cls="note")
     unfinished = bool(meta.get("started")) and not meta.get("finished")
     if unfinished:  # e.g. Ctrl-C: this report must not pass for the complete one
         doc.para(UNFINISHED_NOTE.format(started=meta["started"]), cls="note")
