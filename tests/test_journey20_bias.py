@@ -165,3 +165,19 @@ def test_async_learning_checks_a_g_of_ones_own_on_one_states_values() -> None:
         mdp.learn(front, 3, 1, 10, rng, mode="async")
     res = mdp.learn(front, 3, 1, 10, rng)  # sync mode passes a batch: fine
     assert res.q.shape == (3, 4, 2)
+
+
+def test_closed_form_variances_past_the_largest_double_are_inf_without_a_warning() -> None:
+    """target_variance and min_variance at tau = 1e200 (tau^2 = 1e400, past the largest double)
+    are inf, as the Monte Carlo's variance there, but warned 'overflow encountered in square'
+    (an error under -W error); ordinary tau keeps its value: Theorem 1 (ii) at N = 3, tau = 2
+    is 4 * 3 * 4 / (16 * 5) = 0.6."""
+    import warnings
+
+    from maxminq.theory import min_variance, target_variance
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert target_variance(8, 4, tau=1e200) == np.inf
+        assert min_variance(4, 1e200) == np.inf
+        assert min_variance(3, 2.0) == pytest.approx(0.6, rel=1e-15)

@@ -208,7 +208,8 @@ def target_variance(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
         tau: half-width of the uniform error (> 0). gamma: discount factor in [0, 1].
     """
     m, n, g, s = _theorem_args(M, N, tau, gamma)
-    return _out(4.0 * (g * s) ** 2 * _w_variance(m, n), M, N, tau, gamma)
+    with np.errstate(over="ignore"):  # tau^2 past the largest double: inf is the answer
+        return _out(4.0 * (g * s) ** 2 * _w_variance(m, n), M, N, tau, gamma)
 
 
 # Where ``_w_variance`` sums a series instead of subtracting (1/N in (low, high], so N >= 4)
@@ -260,7 +261,8 @@ def min_variance(N: Any, tau: Any = 1.0) -> Any:
     n = _integers(N, "N").astype(np.float64)
     s = _tau(tau)
     _broadcast(N=n, tau=s)
-    return _out(4.0 * n * s**2 / ((n + 1.0) ** 2 * (n + 2.0)), N, tau)
+    with np.errstate(over="ignore"):  # tau^2 past the largest double: inf is the answer
+        return _out(4.0 * n * s**2 / ((n + 1.0) ** 2 * (n + 2.0)), N, tau)
 
 
 def variance_ratio(N: Any) -> Any:
