@@ -16,6 +16,8 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
    (a study's own config, or a shipped one swept at its quick scale by ``maxminq sweep``,
    which records no scale) says so, as a quick-scale reproduction's note does; before,
    such a report judged "Maxmin DQN >= DQN" on 6,000-step runs without a word on length.
+6. A quick-scale report's note names only the parts the folder has: ``reproduce --only
+   toy_mdp,theory`` spoke of Mountain Car's episodes and deep runs it did not have.
 """
 
 from __future__ import annotations
@@ -254,3 +256,41 @@ def test_a_custom_sweep_report_says_its_deep_runs_are_short(tmp_path) -> None:
         "Pixelcopter 1,000 steps (the paper: 2,000,000). Their curves, final performance and "
         "deep claims describe runs of this length, not the paper's Fig. 4"
     ) in text
+
+
+# -------------------------------------------- 6. the quick note: only the parts there are
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_the_quick_note_of_a_toy_only_folder_speaks_of_the_toy_mdp_alone(tmp_path) -> None:
+    """``reproduce --only toy_mdp`` at quick scale (no theory folder, no other runs)."""
+    import json
+
+    from test_analysis_tables import toy_results
+    from test_report import write_store
+
+    from maxminq.analysis.report import build_report
+
+    write_store(tmp_path, {"toy_mdp": toy_results(runs=4, episodes=10)})
+    (tmp_path / "reproduce.json").write_text(json.dumps({"scale": "quick"}))
+    md = build_report(tmp_path, reps=20).markdown.read_text(encoding="utf-8")
+    (note,) = [line for line in md.splitlines() if "**quick scale**" in line]
+    assert note == (
+        "> This report was produced at **quick scale**: the toy MDP results are reduced-scale "
+        "(fewer runs than the paper). Run `maxminq reproduce --scale paper` for the full "
+        "reproduction."
+    )
+
+
+def test_the_quick_note_of_every_part_is_unchanged() -> None:
+    """With all four parts (``make demo``'s report) the note is the one it always was; each
+    part's sentence comes only with that part."""
+    from maxminq.analysis.report import QUICK_NOTE, quick_note
+
+    assert quick_note(True, True, True, True) == QUICK_NOTE
+    deep_theory = quick_note(False, False, True, True)
+    assert deep_theory.startswith(
+        "This report was produced at **quick scale**: the deep-RL panels are reduced-scale "
+        "runs (far fewer steps, seeds and settings than the paper). The deep runs check"
+    )
+    assert "toy MDP" not in deep_theory and "Mountain Car" not in deep_theory
+    assert "The theory part is the same at both scales." in deep_theory
+    assert "Fig. 4" not in quick_note(True, True, False, False)

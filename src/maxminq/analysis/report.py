@@ -92,6 +92,42 @@ QUICK_NOTE = (
     "Run `maxminq reproduce --scale paper` for the full reproduction."
 )
 
+
+# The claim sections quick_note's arguments stand for, in its order.
+QUICK_PARTS = ("Toy MDP", "Mountain Car", "Deep RL", "Theory")
+
+
+def quick_note(toy: bool, mountain_car: bool, deep: bool, theory: bool) -> str:
+    """:data:`QUICK_NOTE` for the parts a folder has (all four: the note itself): a
+    ``reproduce --only toy_mdp,theory`` report spoke of deep runs it did not have."""
+    if toy and mountain_car and deep and theory:
+        return QUICK_NOTE
+    tabular = {
+        (True, True): "the toy MDP and Mountain Car results are reduced-scale (fewer runs "
+        "than the paper; Mountain Car also fewer episodes and settings)",
+        (True, False): "the toy MDP results are reduced-scale (fewer runs than the paper)",
+        (False, True): "the Mountain Car results are reduced-scale (fewer runs, episodes and "
+        "settings than the paper)",
+    }.get((toy, mountain_car))
+    deep_part = (
+        "the deep-RL panels are reduced-scale runs (far fewer steps, seeds and settings than "
+        "the paper)"
+    )
+    parts = [p for p in (tabular, deep_part if deep else None) if p]
+    text = "This report was produced at **quick scale**" + (
+        ": " + ", and ".join(parts) + "." if parts else "."
+    )
+    if deep:
+        text += (
+            " The deep runs check that every agent trains end to end: a few thousand steps "
+            "are too few for most of them to learn much, so their curves, final-performance "
+            "numbers and deep claims are not a reproduction of Fig. 4."
+        )
+    if theory:
+        text += " The theory part is the same at both scales."
+    return text + " Run `maxminq reproduce --scale paper` for the full reproduction."
+
+
 # What would decide a check left undecided for want of runs (a quick-scale folder's deep
 # settings have 2 seeds each; the shipped configs' paper scale has 20).
 RUNS_HINT = (
@@ -1145,7 +1181,7 @@ def build_report(
         doc.para(software_line(meta["software"]))
     if scale == "quick":
         doc.para(
-            QUICK_NOTE
+            quick_note(*(part not in unchecked for part in QUICK_PARTS))
             + (" 'Settings and scale' lists how each config's paper scale differs." * has_paper)
             + (
                 f" Full-length deep runs trained elsewhere: '{PUBLISHED_TITLE}' below."
