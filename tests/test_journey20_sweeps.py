@@ -18,6 +18,10 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
    such a report judged "Maxmin DQN >= DQN" on 6,000-step runs without a word on length.
 6. A quick-scale report's note names only the parts the folder has: ``reproduce --only
    toy_mdp,theory`` spoke of Mountain Car's episodes and deep runs it did not have.
+7. A variant ``{algorithm: bias_corrected}`` without its sigma was told 'fixed.op_kwargs:
+   ... (e.g. bias_corrected:sigma=1; config: op_kwargs: {sigma: 1}) ... (required setting
+   missing)': a place that gives sigma to every algorithm, and the command line's syntax.
+   The error now names the variant and the config's form only.
 """
 
 from __future__ import annotations
@@ -294,3 +298,22 @@ def test_the_quick_note_of_every_part_is_unchanged() -> None:
     assert "toy MDP" not in deep_theory and "Mountain Car" not in deep_theory
     assert "The theory part is the same at both scales." in deep_theory
     assert "Fig. 4" not in quick_note(True, True, False, False)
+
+
+# ------------------------------------------- 7. an operator's parameter: where it is missing
+def test_a_variant_without_its_operators_parameter_is_named(tmp_path) -> None:
+    """Before: 'fixed.op_kwargs: bias_corrected needs
+    sigma (e.g. bias_corrected:sigma=1; config: op_kwargs: {sigma: 1}); with sigma = 0 it is
+    q_learning (required setting missing)'."""
+    path = tmp_path / "bc.yaml"
+    path.write_text(
+        "name: bc\nkind: toy_mdp\nfixed: {seed: 0, runs: 2, episodes: 3, mu: 0.1}\n"
+        "variants:\n  - {algorithm: q_learning, n: 1}\n  - {algorithm: bias_corrected, n: 1}\n"
+        "scales: {quick: {}}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(path, "quick")
+    assert str(info.value) == (
+        f"{path}: variants[1].op_kwargs: bias_corrected needs sigma (e.g. op_kwargs: "
+        "{sigma: 1}); with sigma = 0 it is q_learning"
+    )

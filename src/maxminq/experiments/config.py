@@ -536,6 +536,8 @@ def _repeat_message(
 _LEADING_OPTION = re.compile(r"^--[a-z][a-z0-9-]*:?\s+")
 # Command-line syntax in a shared check's message -> the same in a config's YAML.
 _CLI_EXAMPLES = {"e.g. 0-4": "e.g. [0, 1, 2, 3, 4]"}
+# 'bias_corrected needs sigma (e.g. bias_corrected:sigma=1; config: op_kwargs: {sigma: 1})'
+_OP_EXAMPLE = re.compile(r"\(e\.g\. \w+:\w+=[^;()]+; config: (op_kwargs: \{[^{}]+\})\)")
 
 
 def _config_message(message: str, value: Any = None, *, has_value: bool = False) -> str:
@@ -551,6 +553,8 @@ def _config_message(message: str, value: Any = None, *, has_value: bool = False)
     message = options_to_keys(message)
     for cli, yaml_text in _CLI_EXAMPLES.items():
         message = message.replace(cli, yaml_text)
+    # an operator's required parameter: its example in the config's form alone
+    message = _OP_EXAMPLE.sub(r"(e.g. \1)", message)
     head, sep, _ = message.rpartition(", got ")
     message = head if sep else message
     if not has_value or _quotes(message, value):
@@ -589,6 +593,12 @@ def _settings_failure(
             message += "; a grid or variant axis of seeds is a list of seed lists, e.g. [[0], [1]]"
         return check.fail(where, message)
     message = _config_message(err.message)
+    if err.key == "op_kwargs" and "algorithm" in origins:
+        # required by the algorithm (bias_corrected's sigma): said where that is set, not
+        # as a missing 'fixed.op_kwargs', which would give it to every algorithm
+        return check.fail(
+            f"{origins['algorithm'].rpartition('.')[0]}.op_kwargs".lstrip("."), message
+        )
     if message.lower() in ("field required", "required setting missing"):
         return check.fail(f"fixed.{err.key}", "required setting missing")
     return check.fail(f"fixed.{err.key}", f"{message} (required setting missing)")
