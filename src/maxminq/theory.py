@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import gamma as gamma_fn
 from scipy.special import poch
 
-from maxminq.operators import bootstrap, maxmin, operator_params
+from maxminq.operators import OPERATORS, bootstrap, maxmin, operator_params
 
 __all__ = [
     "NOISES",
@@ -597,14 +597,29 @@ class OperatorBias:
     noise: str
 
 
+def _library_name(name: Any) -> Any:
+    """``name``, or the key of ``maxminq.operators.OPERATORS`` if ``name`` is one of its
+    functions: the library's own G passed as a function is that operator (its parameters
+    checked as the name's, its closed form known), as ``FiniteMDP.learn`` reads it."""
+    if callable(name):
+        return next((key for key, fn in OPERATORS.items() if fn is name), name)
+    return name
+
+
 def _operator_g(name: Any, params: dict[str, Any], members: np.ndarray) -> Callable[..., Any]:
     """The G function ``operator_bias`` applies: ``name``'s from ``maxminq.operators`` (its
     parameters checked: known names, the operator's own checks, for each member count of
     ``members``), or ``name`` itself, a G function of your own. Either is tried on zeros of
     each member count, and a G of your own must map shape (..., N, A) to (...): one value per
-    sample (a G that reduced the samples too gave one number, read as every sample's)."""
+    sample (a G that reduced the samples too gave one number, read as every sample's). A G of
+    your own that fails on the NumPy zeros with a TypeError or AttributeError (one written
+    for torch tensors: "'numpy.ndarray' object has no attribute 'median'") is a TypeError
+    naming it and what it is given."""
     if callable(name):
-        fn = name
+
+        def fn(q: np.ndarray, **kw: Any) -> np.ndarray:
+            """G's values as float64 NumPy (a torch tensor or float32 values as well)."""
+            return np.asarray(name(q, **kw), dtype=np.float64)
     else:
         unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
         if unknown:  # else Python's TypeError
@@ -619,7 +634,17 @@ def _operator_g(name: Any, params: dict[str, Any], members: np.ndarray) -> Calla
         fn = functools.partial(bootstrap, name)
     for k in np.unique(members):  # the operator's own checks: member count, params' values
         probe = np.zeros((1, int(k), 2))  # (an empty N checks none)
-        out = fn(probe, **params)
+        try:
+            out = fn(probe, **params)
+        except (TypeError, AttributeError) as err:
+            if not callable(name):
+                raise
+            raise TypeError(
+                f"operator {getattr(name, '__name__', name)!r} failed on NumPy zeros of shape "
+                f"{probe.shape}: {type(err).__name__}: {err} (G is called as G(q, **params), "
+                "q a float64 NumPy array of shape (..., N, A); a G written for torch tensors "
+                "can take torch.as_tensor(q))"
+            ) from None
         if callable(name) and np.shape(out) != probe.shape[:1]:
             raise ValueError(
                 f"operator {getattr(name, '__name__', name)!r} must map q of shape (..., N, A) "
@@ -658,17 +683,19 @@ def operator_bias(
     ``name`` may also be a G function of your own, ``G(q, **params)`` mapping errors of shape
     (samples, N, M) to the (samples,) bootstrap values (as ``maxminq.operators``' do), to
     measure a new operator's bias in the same setting; it is tried once on zeros of each N
-    first (a ValueError if it returns another shape).
+    first (a ValueError if it returns another shape, a TypeError naming it if it fails on
+    NumPy input), and its values are read as float64 (a torch tensor or float32 values too).
+    A function of ``maxminq.operators`` is its operator, as if named.
     """
     m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise)
-    op = _operator_g(name, params, n)
+    op = _operator_g(_library_name(name), params, n)
 
     def sample(mm: int, nn: int, tt: float, gg: float) -> tuple[float, ...]:
         draw = _draw(rng, tt, noise)
         bias = _Moments()
         rows = max(1, _CHUNK_ELEMENTS // (nn * mm))
         for lo in range(0, count, rows):
-            z = gg * np.asarray(op(draw(size=(min(rows, count - lo), nn, mm)), **params))
+            z = gg * op(draw(size=(min(rows, count - lo), nn, mm)), **params)
             bias.add(z)
         return (*bias.mean_se(), *bias.var_se())
 
@@ -729,6 +756,7 @@ def operator_expected_bias(
     ``params`` are the operator's (``c``, ``sigma``), with its defaults and checks. Broadcasts
     over M, N, tau and gamma; ValueError naming a bad argument.
     """
+    name = _library_name(name)  # operators.maxmin is "maxmin": it has its closed form
     if callable(name):  # (operator_params named the function's repr as an unknown operator)
         raise ValueError(
             f"operator_expected_bias: no closed form for a G function of your own "

@@ -97,6 +97,7 @@ def bias_table(
     within = f"whole numbers in 1..m_max ({m_max})"
     if isinstance(mc_m, str) or not isinstance(mc_m, Iterable):
         raise ValueError(f"mc_m must be a sequence of M values, {within}, got {mc_m!r}")
+    mc_m = list(mc_m)  # once: an iterator read by the check was empty below (no Monte Carlo)
     bad = [v for v in mc_m if not (is_whole(v) and 1 <= v <= m_max)]
     if bad:
         raise ValueError(f"mc_m must hold {within}, got {bad[0]!r}")

@@ -13,6 +13,7 @@ every estimator converges to Q* with probability one; :func:`value_iteration` gi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -353,6 +354,11 @@ class GQResult:
         return float(np.max(np.abs(self.q - q_star[None])))
 
 
+def _as_float64(g: Callable[..., Any], q: np.ndarray, **kwargs: Any) -> np.ndarray:
+    """``g(q, **kwargs)`` as a float64 NumPy array (a G of your own may give torch or float32)."""
+    return np.asarray(g(q, **kwargs), dtype=np.float64)
+
+
 def generalized_q_learning(
     P: np.ndarray,
     R: np.ndarray,
@@ -422,6 +428,8 @@ def generalized_q_learning(
     terminal = _terminal_mask(terminal, P.shape[0])
     _check_mdp(P, R, gamma, terminal)
     _check_rng(rng)
+    own_g = False  # a G function of your own (not one of maxminq.operators)
+    op: Callable[..., Any]
     if isinstance(operator, str):
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {sorted(OPERATORS)}, got {operator!r}")
@@ -431,6 +439,10 @@ def generalized_q_learning(
         # and so learnt another rule than "double_q"); any other G sees estimator 0 first.
         name = next((key for key, fn in OPERATORS.items() if fn is operator), None)
         op, rotate = operator, name in ASYMMETRIC_OPERATORS
+        own_g = name is None
+        if own_g:  # G's values as float64 NumPy: a G returning a torch tensor failed at the
+            # first update, in td_target ("must be all torch tensors or all NumPy arrays")
+            op = functools.partial(_as_float64, operator)
     else:
         raise ValueError(f"operator must be a name or a callable, got {operator!r}")
     for name, value, low in (
@@ -475,6 +487,16 @@ def generalized_q_learning(
         # (put first, it read as the cause of a bad parameter: "... = 2 members: c must be > 0")
         members = f"n = {n} estimators x k = {k} snapshots = {n * k} members"
         raise ValueError(f"{err} (G applied to {members})") from None
+    except (TypeError, AttributeError) as err:
+        if not own_g:
+            raise
+        # a G written for torch tensors: "'numpy.ndarray' object has no attribute 'median'"
+        raise TypeError(
+            f"operator {label!r} failed on NumPy zeros of shape (1, {n * k}, {A}): "
+            f"{type(err).__name__}: {err} (G is called as G(q, **operator_kwargs), q a float64 "
+            "NumPy array of shape (..., N, A); a G written for torch tensors can take "
+            "torch.as_tensor(q))"
+        ) from None
     if np.shape(probe) != (1,):  # a G of your own that also reduced the states (np.max(q))
         # failed later with "invalid index to scalar variable", or broadcast one value to all
         raise ValueError(
