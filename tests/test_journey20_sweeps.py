@@ -22,6 +22,9 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
    ... (e.g. bias_corrected:sigma=1; config: op_kwargs: {sigma: 1}) ... (required setting
    missing)': a place that gives sigma to every algorithm, and the command line's syntax.
    The error now names the variant and the config's form only.
+8. A bias check undecided because every seed ran all its steps without a probe in the
+   second half (a short study at the default bias_every) was followed by the report's
+   advice to decide 'need 3' checks with more seeds, which would be left out alike.
 """
 
 from __future__ import annotations
@@ -223,7 +226,7 @@ def _paper_deep_results(pixelcopter_steps: int = 1000) -> dict:
     from test_analysis_tables import deep_results
 
     results = {}
-    for name, df in deep_results(seeds=3).items():
+    for name, df in deep_results(seeds=3, lrs=(1e-3,)).items():
         df = df.assign(env_id=df["env_id"].map(PAPER_IDS), config="my_study")
         df.loc[df["env_id"] == "maxminq/Pixelcopter-v0", "steps"] = pixelcopter_steps
         results[name] = df
@@ -317,3 +320,28 @@ def test_a_variant_without_its_operators_parameter_is_named(tmp_path) -> None:
         f"{path}: variants[1].op_kwargs: bias_corrected needs sigma (e.g. op_kwargs: "
         "{sigma: 1}); with sigma = 0 it is q_learning"
     )
+
+
+# ------------------------------------- 8. 'need 3' for want of probes: no advice of seeds
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_bias_checks_short_of_probes_are_not_told_to_add_seeds(tmp_path) -> None:
+    """3 seeds per setting, 1,000 steps, bias_every 1,000: no metrics interval starts in
+    the second half, so both bias checks per game are undecided, and their evidence says
+    to set bias_every. Before, the section ended 'Those marked 'need 3' are decided by at
+    least 3 runs (seeds) ... or the same configs swept with more seeds into this folder'."""
+    from test_analysis_tables import deep_results
+
+    from maxminq.analysis.report import build_report
+
+    deep = deep_results(seeds=3, lrs=(1e-3,))
+    results = {k: v.assign(bias_every=1000) for k, v in deep.items()}
+    results["metrics"] = results["metrics"][results["metrics"]["step"] == 1000]
+    report = build_report(tmp_path, results=results, reps=20)
+    undecided = [c for c in report.claims if "measured estimation bias" in c.text]
+    assert len(undecided) == 4
+    assert all("set bias_every to at most steps / 2" in c.evidence for c in undecided)
+    text = report.markdown.read_text(encoding="utf-8")
+    assert "Those marked 'need 3'" not in text
+    # the other side: 2 seeds per setting are told that 3 would decide them
+    two = build_report(tmp_path / "two", results=deep_results(seeds=2, lrs=(1e-3,)), reps=20)
+    assert "Those marked 'need 3'" in two.markdown.read_text(encoding="utf-8")
