@@ -25,6 +25,10 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
 8. A bias check undecided because every seed ran all its steps without a probe in the
    second half (a short study at the default bias_every) was followed by the report's
    advice to decide 'need 3' checks with more seeds, which would be left out alike.
+9. ``maxminq sweep configs/toy_mdp.yaml`` (and ``report`` of a ``maxminq experiment``
+   folder) pointed to 'maxminq reproduce --only toy_mdp' as running the shipped config from
+   any folder; in a folder with a ``./configs`` of one's own that command reads those and
+   refuses toy_mdp. The hint now adds the ``--configs`` it then needs.
 """
 
 from __future__ import annotations
@@ -345,3 +349,29 @@ def test_bias_checks_short_of_probes_are_not_told_to_add_seeds(tmp_path) -> None
     # the other side: 2 seeds per setting are told that 3 would decide them
     two = build_report(tmp_path / "two", results=deep_results(seeds=2, lrs=(1e-3,)), reps=20)
     assert "Those marked 'need 3'" in two.markdown.read_text(encoding="utf-8")
+
+
+# ------------------------------ 9. the hint to run a shipped config, beside ./configs
+def test_the_shipped_config_hint_adds_configs_beside_ones_own(tmp_path, monkeypatch, capsys):
+    """The hint's command is run as given: it must do what it says."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "mine.yaml").write_text(OWN.format(name="mine", scale="quick"))
+    assert main(["sweep", "configs/toy_mdp.yaml", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    package = reproduce.package_configs_dir()
+    command = f"maxminq reproduce --only toy_mdp --configs {package}"
+    assert f"'{command}' runs it from any folder" in err
+    argv = shlex.split(command)[1:]  # the hint's command (less the program), parsed
+    parser = argparse.ArgumentParser()
+    reproduce.add_arguments(parser)
+    args = parser.parse_args([*argv[1:], "--out", str(tmp_path / "o")])
+    _, _, configs, _, _ = reproduce.plan(args)
+    assert [c.name for c in configs] == ["toy_mdp"]
+    # the report of an experiment's folder gives the same command
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "settings.json").write_text('{"experiment": "toy-mdp"}')
+    assert main(["report", str(tmp_path / "exp")]) == 2
+    assert f"('{command}' runs it into one)" in capsys.readouterr().err

@@ -73,11 +73,13 @@ def _refuse_other_outputs(folder: Path) -> None:
     except (OSError, ValueError, KeyError, TypeError):
         kind = None
     if kind in ("toy-mdp", "mountain-car"):
-        config = kind.replace("-", "_")
+        from maxminq.commands.reproduce import run_shipped_command
+
+        command = run_shipped_command(kind.replace("-", "_"))
         raise UsageError(
             f"DIR: {folder} holds the output of 'maxminq experiment {kind}', whose figures "
             "are drawn there already; report reads the folder of 'maxminq sweep' or "
-            f"'maxminq reproduce' ('maxminq reproduce --only {config}' runs it into one)"
+            f"'maxminq reproduce' ('{command}' runs it into one)"
         )
     flat = sorted(p.parent for p in folder.glob("*/runs.csv"))
     runs = flat or sorted(p.parent for p in folder.glob("*/*/runs.csv"))

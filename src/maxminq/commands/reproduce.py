@@ -111,6 +111,20 @@ def package_configs_dir() -> Path:
     return Path(maxminq.__file__).resolve().parent / "configs"
 
 
+def run_shipped_command(name: str) -> str:
+    """The command that runs the shipped config ``name`` from this folder: ``maxminq
+    reproduce --only NAME``, with ``--configs <the installed configs>`` where a
+    ``./configs`` of one's own would be read instead (it lacks NAME, or holds a config of
+    one's own by that name)."""
+    package = package_configs_dir()
+    try:
+        default = find_configs_dir(None).resolve()
+    except UsageError:
+        default = package.resolve()
+    configs = "" if default == package.resolve() else f" --configs {shlex.quote(str(package))}"
+    return f"maxminq reproduce --only {name}{configs}"
+
+
 def find_configs_dir(explicit: Path | None) -> Path:
     """The folder of shipped configs: ``--configs``, ``./configs``, the source tree's, or the
     package data's, whichever exists first."""

@@ -158,14 +158,14 @@ def refuse_missing_shipped_config(path: Path) -> None:
     the config reader's bare "no such file"."""
     if path.exists():
         return
-    from maxminq.commands.reproduce import package_configs_dir
+    from maxminq.commands.reproduce import package_configs_dir, run_shipped_command
 
     name = path.stem
     shipped = package_configs_dir() / f"{name}.yaml"
     if shipped.is_file():
         raise UsageError(
             f"{path}: no such file; maxminq ships a config {name!r}: "
-            f"'maxminq reproduce --only {name}' runs it from any folder, or give its path, "
+            f"'{run_shipped_command(name)}' runs it from any folder, or give its path, "
             f"{shipped}"
         )
 
