@@ -404,7 +404,8 @@ def generalized_q_learning(
         P, R, gamma: the MDP (shapes (S, A, S) and (S, A)); see :class:`FiniteMDP`.
         operator: a key of ``maxminq.operators.OPERATORS`` or a G function (one of those
             keys' functions runs as its key; another sees the members in estimator order,
-            with no role rotation).
+            with no role rotation, and a batch axis in both modes: (states, N K, A) in sync
+            mode, (1, N K, A) in async mode; its values are read as float64 NumPy).
         n: number of estimators N. k: number of snapshots K (1 = the current tables only).
         steps: number of updates (sweeps in sync mode, transitions in async mode).
         rng: the only source of randomness.
@@ -503,21 +504,6 @@ def generalized_q_learning(
             f"operator {label!r} must map q of shape (..., N, A) to (...), one value per "
             f"state: got shape {np.shape(probe)} from (1, {n * k}, {A})"
         )
-    if mode == "async":  # one state's (N K, A) values at a time, no batch axis: a G that
-        # counted axes from the front (np.median(q, axis=1)) failed at the first transition
-        try:
-            single = op(np.zeros((n * k, A)), **kwargs)
-        except (ValueError, IndexError) as err:
-            raise ValueError(
-                f"operator {label!r} failed on one state's values, shape ({n * k}, {A}), as "
-                f"async mode passes them (count axes from the end: -2 members, -1 actions): "
-                f"{err}"
-            ) from None
-        if np.shape(single) != ():
-            raise ValueError(
-                f"operator {label!r} must map one state's values, shape ({n * k}, {A}), to one "
-                f"number in async mode, got shape {np.shape(single)}"
-            )
 
     if q0 is None:
         start = init_scale * rng.standard_normal((n, S, A))
@@ -608,7 +594,12 @@ def generalized_q_learning(
                 members = history[:, :, nxt, :].transpose(1, 0, 2)  # (N, K, A)
                 if rotate:  # only the rotation that puts the updated estimator first
                     members = members[(np.arange(n) + i) % n]
-                g_next = op(members.reshape(n * k, A), **kwargs)
+                if own_g:  # one state as a batch of one: G sees (..., N, A) as in sync mode
+                    # (given (N K, A), a G counting axes from the front, q.min(axis=1), learnt
+                    # another operator in async mode only, or failed at the first transition)
+                    g_next = op(members.reshape(1, n * k, A), **kwargs)[0]
+                else:
+                    g_next = op(members.reshape(n * k, A), **kwargs)
                 done = float(terminal[nxt])
                 target = td_target(R[state, a] + noise[j], gamma, done, g_next)
                 push_snapshot(lo + j)
