@@ -262,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         unclear = [
             f"N = {n} ({row.mc_bias / unit:+.3f} +- {row.mc_se / unit:.3f})"
-            for n, row in ((1, first), (args.n_max, last))
+            # (--n-max 1: one row, named once; it read "at N = 1 (...) and N = 1 (...)")
+            for n, row in ((1, first), (args.n_max, last))[: 1 if args.n_max == 1 else 2]
             if abs(row.mc_bias) <= 3 * row.mc_se
         ]
         if unclear:

@@ -131,3 +131,23 @@ def test_async_mode_learns_the_operator_a_front_counting_g_computes_in_sync_mode
     )
     assert np.array_equal(own.q, library.q) and np.array_equal(own.biases, library.biases)
     assert library.counts.sum() == 300
+
+
+def test_operator_bias_example_names_n_1_once_when_it_is_also_n_max(tmp_path) -> None:
+    """--n-max 1 makes N = 1 both ends of the Maxmin column: the example's new 3-SE sentence
+    read 'within 3 SE of 0 at N = 1 (+0.000 +- 0.013) and N = 1 (+0.000 +- 0.013)' (2,000
+    draws). M = 1, N = 1 is a single U(-1, 1) error, exact bias 0."""
+    import contextlib
+    import io
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "examples" / "operator_bias.py"
+    main = runpy.run_path(str(script))["main"]
+    text = io.StringIO()
+    args = ["--actions", "1", "--n-max", "1", "--samples", "200", "--out", str(tmp_path / "b")]
+    with contextlib.redirect_stdout(text):
+        assert main(args) == 0
+    line = next(x for x in text.getvalue().splitlines() if "within 3 SE of 0" in x)
+    assert line.startswith("Maxmin's bias is within 3 SE of 0 at N = 1 (")
+    assert line.count("N = 1") == 1 and " and N = " not in line
