@@ -735,7 +735,12 @@ def _mean_weight(tau: float, c: float) -> float:
 
 
 def operator_expected_bias(
-    name: str, M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0, **params: Any
+    name: str | Callable[..., Any],
+    M: Any,
+    N: Any,
+    tau: Any = 1.0,
+    gamma: Any = 1.0,
+    **params: Any,
 ) -> Any:
     """The exact mean of ``operator_bias``'s ``Z = gamma (G(Q_s') - max_a Q*(s', a))`` with
     Theorem 1's uniform errors ``U(-tau, tau)`` (what ``operator_bias`` estimates with
@@ -754,7 +759,9 @@ def operator_expected_bias(
     * ``bias_corrected`` (N = 1): ``gamma (tau (M-1)/(M+1) - sigma E[max of M N(0, 1)])``.
 
     ``params`` are the operator's (``c``, ``sigma``), with its defaults and checks. Broadcasts
-    over M, N, tau and gamma; ValueError naming a bad argument.
+    over M, N, tau and gamma; ValueError naming a bad argument. ``name`` may be a function of
+    ``maxminq.operators`` (``operators.maxmin`` is ``"maxmin"``); a G of your own has no closed
+    form here (ValueError: estimate it with ``operator_bias``).
     """
     name = _library_name(name)  # operators.maxmin is "maxmin": it has its closed form
     if callable(name):  # (operator_params named the function's repr as an unknown operator)
