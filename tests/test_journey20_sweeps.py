@@ -29,6 +29,8 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
    folder) pointed to 'maxminq reproduce --only toy_mdp' as running the shipped config from
    any folder; in a folder with a ``./configs`` of one's own that command reads those and
    refuses toy_mdp. The hint now adds the ``--configs`` it then needs.
+10. ``maxminq experiment --workers K`` (and ``reproduce``) with K above the cores started K
+    processes without a word, as ``sweep`` warns of; now all three warn alike.
 """
 
 from __future__ import annotations
@@ -375,3 +377,31 @@ def test_the_shipped_config_hint_adds_configs_beside_ones_own(tmp_path, monkeypa
     (tmp_path / "exp" / "settings.json").write_text('{"experiment": "toy-mdp"}')
     assert main(["report", str(tmp_path / "exp")]) == 2
     assert f"('{command}' runs it into one)" in capsys.readouterr().err
+
+
+# ------------------------------------------------ 10. more workers than cores: a warning
+def test_experiment_warns_of_more_workers_than_cores(tmp_path, monkeypatch, capsys) -> None:
+    """One core here (os.cpu_count patched), two settings, --workers 2: warned once every
+    value is checked, as the work starts (here stopped there: the work is not the test's)."""
+    from maxminq.commands import experiment
+    from maxminq.errors import UsageError
+
+    def stop(*args: object) -> None:
+        raise UsageError("stopped before the work")
+
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    monkeypatch.setattr(experiment, "_run_tasks", stop)
+    for name, only in (("toy-mdp", ["--mu", "0.1"]), ("mountain-car", ["--sigma2", "0"])):
+        argv = ["experiment", name, "--quick", *only, "--algorithms", "q_learning", "double_q",
+                "--workers", "2", "--no-progress", "--out", str(tmp_path / "o")]  # fmt: skip
+        assert main(argv) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            "maxminq experiment: warning: --workers 2 is more than this machine's 1 cores: "
+            "each worker is a process with its own memory, and they slow each other down",
+            "maxminq experiment: error: stopped before the work",
+        ]
+    # one setting runs in this process: no warning, whatever --workers says
+    argv = ["experiment", "toy-mdp", "--quick", "--mu", "0.1", "--algorithms", "q_learning",
+            "--workers", "2", "--no-progress", "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err == "maxminq experiment: error: stopped before the work\n"

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from maxminq.commands.sweep import warn_many_workers
 from maxminq.errors import UsageError
 from maxminq.experiments.store import remove_stale_temporaries
 from maxminq.experiments.workers import (
@@ -591,6 +592,7 @@ def run_toy(args: argparse.Namespace) -> int:
               f"about {size:.1f} GB on disk; fewer --runs or --episodes (--quick: 300 x 300) "
               "make it smaller", file=sys.stderr, flush=True)  # fmt: skip
     start = time.perf_counter()
+    warn_many_workers("experiment", min(common["workers"], len(tasks)))  # all checked now
     frames = _run_tasks(_toy_task, tasks, common["workers"], common["progress"], "toy MDP")
     df = pd.concat(frames, ignore_index=True)
     wall = time.perf_counter() - start
@@ -692,6 +694,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     remove_stale_temporaries(out / name for name in ("mountain_car.csv", *MC_OUTPUTS))
     start = time.perf_counter()
+    warn_many_workers("experiment", min(common["workers"], len(tasks)))  # all checked now
     frames = _run_tasks(_mc_task, tasks, common["workers"], common["progress"], "mountain car")
     df = pd.concat(frames, ignore_index=True)
     df = df.sort_values(["algorithm", "n", "sigma2", "step_size", "run", "episode"], kind="stable")

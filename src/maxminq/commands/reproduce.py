@@ -468,7 +468,11 @@ def register_runs(out: Path, configs: list[SweepConfig]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the selected configs, the theory command and the report; exit 1 if runs failed."""
     out, workers, configs, with_theory, published = plan(args)
+    from maxminq.commands.sweep import warn_many_workers
     from maxminq.experiments.runner import run_sweep
+
+    if args.backend == "local" and configs:
+        warn_many_workers("reproduce", workers)
     from maxminq.experiments.store import remove_stale_temporaries
 
     out.mkdir(parents=True, exist_ok=True)

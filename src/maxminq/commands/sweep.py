@@ -64,6 +64,21 @@ def parse_workers(text: str | None) -> int | None:
     return value
 
 
+def warn_many_workers(command: str, workers: int | None) -> None:
+    """Warn on stderr of more local ``workers`` than this machine has cores: each is a
+    process of its own (numpy, numba, torch: hundreds of MB), started as work needs one, so
+    a typo such as --workers 200 would start 200 of them, and more than the cores slow each
+    other down. For ``sweep``, ``reproduce`` (local backend) and ``experiment``."""
+    cores = os.cpu_count() or 1
+    if workers is not None and workers > cores:
+        print(
+            f"maxminq {command}: warning: --workers {workers} is more than this machine's "
+            f"{cores} cores: each worker is a process with its own memory, and they slow each "
+            "other down",
+            file=sys.stderr,
+        )
+
+
 def work_units(runs: Sequence[Any]) -> str:
     """The total work of ``runs`` in the units that set its cost: seed-steps for deep runs
     (all seeds of a run train together), episodes (runs x episodes) for tabular ones."""
@@ -180,16 +195,8 @@ def run(args: argparse.Namespace) -> int:
 
     workers = parse_workers(args.workers)
     check_options(args.backend, workers, args.address)
-    cores = os.cpu_count() or 1
-    if args.backend == "local" and workers is not None and workers > cores:
-        # Each local worker is a process of its own (numpy, numba, torch: hundreds of MB),
-        # started as runs need one: a typo such as --workers 200 would start 200 of them.
-        print(
-            f"maxminq sweep: warning: --workers {workers} is more than this machine's {cores} "
-            "cores: each worker is a process with its own memory, and they slow each other "
-            "down",
-            file=sys.stderr,
-        )
+    if args.backend == "local":
+        warn_many_workers("sweep", workers)
     refuse_missing_shipped_config(Path(args.config))
     config = load_config(args.config, args.scale)
     out = check_out_folder(Path(args.out) if args.out else Path("results") / config.name, "--out")
