@@ -151,3 +151,17 @@ def test_operator_bias_example_names_n_1_once_when_it_is_also_n_max(tmp_path) ->
     line = next(x for x in text.getvalue().splitlines() if "within 3 SE of 0" in x)
     assert line.startswith("Maxmin's bias is within 3 SE of 0 at N = 1 (")
     assert line.count("N = 1") == 1 and " and N = " not in line
+
+
+def test_weighted_double_qs_exact_bias_at_a_tau_near_the_largest_double_is_a_number() -> None:
+    """operator_expected_bias('weighted_double_q', tau=1e308) was NaN with three warnings
+    (tau u overflowed in E[beta]'s integrand: inf / inf), as target_variance warned there
+    before 02a47df. By hand: E[beta] = 1 - E[c / (c + tau u)], and the latter is below
+    (c / tau) ln(tau / c) ~ 1e-305 here, so the bias is tau (M-1)/(M+1) = 7/9 tau at M = 8."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for tau in (1e308, 1.7e308):
+            got = operator_expected_bias("weighted_double_q", 8, 2, tau)
+            assert got == pytest.approx(7 / 9 * tau, rel=1e-12)

@@ -730,7 +730,10 @@ def _mean_weight(tau: float, c: float) -> float:
     U(-1, 1): |X - Y| has the triangular density (2 - u) / 2 on [0, 2]."""
     from scipy import integrate
 
-    value, _ = integrate.quad(lambda u: tau * u / (c + tau * u) * (2.0 - u) / 2.0, 0.0, 2.0)
+    if np.isfinite(2.0 * tau):
+        value, _ = integrate.quad(lambda u: tau * u / (c + tau * u) * (2.0 - u) / 2.0, 0.0, 2.0)
+    else:  # tau u past the largest double: inf / inf gave NaN (tau >= 9e307); divided by tau
+        value, _ = integrate.quad(lambda u: u / (c / tau + u) * (2.0 - u) / 2.0, 0.0, 2.0)
     return value
 
 
