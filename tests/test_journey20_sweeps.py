@@ -31,6 +31,8 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
    refuses toy_mdp. The hint now adds the ``--configs`` it then needs.
 10. ``maxminq experiment --workers K`` (and ``reproduce``) with K above the cores started K
     processes without a word, as ``sweep`` warns of; now all three warn alike.
+11. ``maxminq sweep --dry-run`` after Ctrl-C says how many of the runs left continue from a
+    checkpoint (before: '4 to run', as if all started over).
 """
 
 from __future__ import annotations
@@ -405,3 +407,25 @@ def test_experiment_warns_of_more_workers_than_cores(tmp_path, monkeypatch, caps
             "--workers", "2", "--no-progress", "--out", str(tmp_path / "o")]  # fmt: skip
     assert main(argv) == 2
     assert capsys.readouterr().err == "maxminq experiment: error: stopped before the work\n"
+
+
+# ------------------------------------------ 11. dry run: the runs that continue, counted
+def test_dry_run_counts_the_runs_that_continue_from_a_checkpoint(tmp_path, capsys) -> None:
+    """Two runs left: one with a checkpoint in its scratch folder, one with only a killed
+    write's temporary (which starts over)."""
+    path = tmp_path / "own.yaml"
+    path.write_text(OWN.replace("mu: [0.1]", "mu: [0.1, -0.1]").format(name="own", scale="quick"))
+    config = load_config(path, "quick")
+    out = tmp_path / "out"
+    with ResultsStore(out) as store:
+        store.register(config.runs)
+        first, second = (store.work_dir(r.run_id) for r in config.runs)
+    (first / "checkpoint").mkdir(parents=True)
+    (first / "checkpoint" / "state.pt").write_bytes(b"state")
+    second.mkdir()
+    (second / ".config.json.abcd1234.tmp").write_text("{")
+    assert main(["sweep", str(path), "--out", str(out), "--dry-run"]) == 0
+    assert capsys.readouterr().out == (
+        f"own [quick]: 2 runs, 0 already done in {out}, 2 to run, 1 of them from a checkpoint "
+        f"in {out / 'work'}: 24 episodes (dry run: nothing started)\n"
+    )

@@ -98,7 +98,13 @@ def dry_run(config: Any, out: Path) -> str:
     in ``out`` are skipped, as the sweep decides: :meth:`ResultsStore.finished`) and the
     total work left."""
     from maxminq.experiments.runner import adopt_stored_ids
-    from maxminq.experiments.store import TABLES_DIR, ResultsStore, verify_run_tables
+    from maxminq.experiments.store import (
+        TABLES_DIR,
+        WORK_DIR,
+        ResultsStore,
+        holds_progress,
+        verify_run_tables,
+    )
 
     finished: set[str] = set()
     registered: set[str] = set()
@@ -121,10 +127,14 @@ def dry_run(config: Any, out: Path) -> str:
     )
     todo = [r for r in runs if r.run_id not in finished]
     total = len(runs)
+    # After Ctrl-C (or a kill): runs that continue from their scratch folder (a checkpoint)
+    # rather than start over; the work counted is still their whole length.
+    resumed = sum(holds_progress(out / WORK_DIR / r.run_id) for r in todo)
+    resume = f", {resumed} of them from a checkpoint in {out / WORK_DIR}" if resumed else ""
     return (
         f"{config.name} [{config.scale}]: {total} run{'s' if total != 1 else ''}, "
-        f"{len(finished)} already done in {out}, {len(todo)} to run: {work_units(todo)} "
-        "(dry run: nothing started)"
+        f"{len(finished)} already done in {out}, {len(todo)} to run{resume}: "
+        f"{work_units(todo)} (dry run: nothing started)"
     )
 
 
