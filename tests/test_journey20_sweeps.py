@@ -32,7 +32,8 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
 10. ``maxminq experiment --workers K`` (and ``reproduce``) with K above the cores started K
     processes without a word, as ``sweep`` warns of; now all three warn alike.
 11. ``maxminq sweep --dry-run`` after Ctrl-C says how many of the runs left continue from a
-    checkpoint (before: '4 to run', as if all started over).
+    checkpoint (before: '4 to run', as if all started over); ``maxminq status`` names the
+    checkpoint folder of a run a killed sweep left 'running' too, as it does a queued run's.
 """
 
 from __future__ import annotations
@@ -429,3 +430,24 @@ def test_dry_run_counts_the_runs_that_continue_from_a_checkpoint(tmp_path, capsy
         f"own [quick]: 2 runs, 0 already done in {out}, 2 to run, 1 of them from a checkpoint "
         f"in {out / 'work'}: 24 episodes (dry run: nothing started)\n"
     )
+
+
+def test_status_names_the_checkpoint_a_killed_sweeps_run_keeps(tmp_path, capsys) -> None:
+    """A sweep SIGKILLed mid-run leaves its run 'running' (stale); one with a checkpoint,
+    one without. Before: '(interrupted; will be re-run)' for both."""
+    out = tmp_path / "out"
+    with ResultsStore(out) as store:
+        store.register([RunSpec(f"t-{i}", "toy_mdp", {"x": i}, "c") for i in (1, 2)])
+        store.mark_running("t-1")
+        store.mark_running("t-2")
+        work = store.work_dir("t-1")
+    (work / "checkpoint").mkdir(parents=True)
+    (work / "checkpoint" / "state.pt").write_bytes(b"state")
+    (store.work_dir("t-2")).mkdir()
+    (store.work_dir("t-2") / "progress.json").write_text("{}")
+    assert main(["status", str(out)]) == 0
+    stale = [line for line in capsys.readouterr().out.splitlines() if line.startswith("stale")]
+    assert [line.split(" (", 1)[1] for line in stale] == [
+        f"interrupted; will be re-run; {work} is kept for its next attempt)",
+        "interrupted; will be re-run)",
+    ]

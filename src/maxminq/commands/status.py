@@ -153,11 +153,13 @@ def run(args: argparse.Namespace) -> int:
                 print(f"running  {rec.run_id} since {short_times(rec.started)} ({where})" + how_far)
             elif rec.status == "running":  # its sweep was killed
                 kept = store.finished(rec)[0]  # as the next sweep decides
+                work = store.work_dir(rec.run_id)
                 fate = (
                     "its tables are stored: the next sweep marks it "
                     + store.stored_status(rec.run_id)[0]
                     if kept
                     else "will be re-run"
+                    + (f"; {work} is kept for its next attempt" if holds_progress(work) else "")
                 )
                 print(
                     f"stale    {rec.run_id} since {short_times(rec.started)} (interrupted; {fate})"
