@@ -208,9 +208,8 @@ def test_a_class_given_instead_of_an_id_gets_the_register_hint() -> None:
     with pytest.raises(UsageError) as err:
         make("maxminq.envs.catcher:CatcherEnv")
     msg = _one_line(err)
-    assert "CatcherEnv is a class in 'maxminq.envs.catcher', not a registered id" in msg
-    assert "gymnasium.register(id=" in msg
-    assert "entry_point='maxminq.envs.catcher:CatcherEnv'" in msg
+    assert "CatcherEnv is a class in 'maxminq.envs.catcher', not an id" in msg
+    assert "registered as 'maxminq/Catcher-v0': give --env maxminq/Catcher-v0" in msg
 
 
 def test_module_prefixed_ids_of_our_games_use_the_native_batched_kernels() -> None:

@@ -287,7 +287,7 @@ def test_an_environment_instance_or_spec_is_refused_naming_its_id():
             make(given)
     with pytest.raises(UsageError, match="give its id, 'CartPole-v1'"):
         TrainConfig(env_id=env).resolve()  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="the class CartPoleEnv; .* 'module:EnvId'$"):
+    with pytest.raises(UsageError, match="the class CartPoleEnv; .* give its id, 'CartPole-v1'$"):
         make(type(env.unwrapped))
     env.close()
 

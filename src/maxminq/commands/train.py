@@ -77,6 +77,14 @@ def parse_seeds(text: str) -> list[int]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq train`` (hyper-parameters default to the registry's)."""
+    parser.epilog = (
+        "(registry): the default is the paper's setting for --env, from maxminq's registry of "
+        "environment defaults; for an id outside the paper (CartPole-v1, your own) the "
+        "paper's feature-environment settings. 'maxminq envs --env ID' lists what a run on "
+        "ID uses for each. Your own environment: --env module:EnvId, where importing module "
+        "registers EnvId (gymnasium.register); PYTHONPATH=. puts a module of the current "
+        "folder on the path."
+    )
     parser.add_argument(
         "--env",
         required=True,
@@ -126,7 +134,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="treat time-limit truncation as terminal (the original code's behaviour)",
     )
     parser.add_argument(
-        "--eval-episodes", type=int, default=100, help="test episodes per seed (default 100)"
+        "--eval-episodes",
+        type=int,
+        default=100,
+        help="test episodes per seed after training (default 100; 0: none)",
     )
     parser.add_argument(
         "--eval-eps",

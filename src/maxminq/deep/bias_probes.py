@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from tqdm import tqdm
 
-from maxminq.deep.config import BIAS_TAIL, EnvWarning
+from maxminq.deep.config import BIAS_TAIL, EnvWarning, outside_stacklevel
 
 if TYPE_CHECKING:
     from maxminq.deep.config import ResolvedTrainConfig
@@ -183,7 +183,7 @@ class CutEpisodesCheck:
         )
         try:
             with tqdm.external_write_mode():  # not into a progress bar's line
-                warnings.warn(message, CutEpisodesWarning, stacklevel=2)
+                warnings.warn(message, CutEpisodesWarning, stacklevel=outside_stacklevel())
         except CutEpisodesWarning:  # an "error" filter: not midway, which loses the steps
             self.warned, self.deferred = None, True  # since the checkpoint: end() raises it
 
@@ -199,4 +199,4 @@ class CutEpisodesCheck:
         c = self.cfg
         when = "" if self.warned is None else "in all"  # after the numbers of a step
         message = cut_episodes_message(c.max_episode_steps, c.gamma, self.why, tally, when)
-        warnings.warn(message, CutEpisodesWarning, stacklevel=2)
+        warnings.warn(message, CutEpisodesWarning, stacklevel=outside_stacklevel())

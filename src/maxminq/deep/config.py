@@ -13,6 +13,7 @@ import json
 import math
 import operator
 import os
+import sys
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -21,6 +22,9 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from maxminq.errors import MaxminqWarning, UsageError
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 __all__ = [
     "AGENT_NAMES",
@@ -53,6 +57,24 @@ class EnvWarning(MaxminqWarning):
     """The environment trains, but part of the run will not behave as one expects: it has
     no time limit (a test episode the policy never ends never finishes), or a wrapper keeps
     statistics across episodes that checkpoints and new environments do not carry."""
+
+
+# maxminq's own source folder: a frame whose file lies in it is not the user's code.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` with which the function calling this one makes a warning point
+    at the first frame outside maxminq: the user's line that called ``run_training`` or
+    ``evaluate_agent``, however deep in maxminq the warning arises (a fixed stacklevel
+    named a line of ``deep/train.py`` for some warnings, and showed its source). 1 when
+    there is no frame outside."""
+    frame: FrameType | None = sys._getframe(1)  # the caller, which warns: stacklevel 1
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level if frame is not None else 1
 
 
 def _ask_fresh_interpreter(env_id: str) -> bool | None:
@@ -476,7 +498,12 @@ class TrainConfig:
             c, h, w = obs_shape
             if w < min(c, h):  # (H, W, C): a channels-last image
                 square = "" if c == h else ", and make them square"
-                hint = f"channels last? move them first: ({w}, {c}, {h}){square}"
+                first = (w, c, h)
+                hint = (
+                    f"channels last? move them first: {first}{square}; e.g. gymnasium.wrappers."
+                    f"TransformObservation(env, lambda o: np.moveaxis(o, -1, 0), a Box of shape "
+                    f"{first}) in an entry point of yours that returns the wrapped environment"
+                )
             elif h != w:
                 hint = "not square: crop, pad or resize the images to (C, H, H)"
             else:

@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from maxminq.deep.config import EnvWarning, TrainConfig
+from maxminq.deep.config import EnvWarning, TrainConfig, outside_stacklevel
 from maxminq.deep.replay import check_finite
 from maxminq.errors import UsageError
 
@@ -119,14 +119,15 @@ def _wrapper_chain(env: Any) -> list[Any]:
 
 
 def warn_if_no_time_limit(
-    env: Any, env_id: str, cap: int | None, also: str = "", stacklevel: int = 3
+    env: Any, env_id: str, cap: int | None, also: str = "", stacklevel: int | None = None
 ) -> None:
     """Warn (:class:`EnvWarning`) when ``env``, an environment of ``env_id``, has no time
     limit: neither the cap ``cap`` it was made with nor a ``TimeLimit`` of its own (one its
     entry point adds counts); the paper's environments without one end every episode
     themselves. ``also`` (e.g. `` (the test episodes after training too)``) follows "would
     not finish" in the message. Training (:class:`Trainer`) and ``evaluate_agent`` (``maxminq
-    evaluate``) both warn here."""
+    evaluate``) both warn here, at the caller's line outside maxminq unless ``stacklevel``
+    is given (:func:`~maxminq.deep.config.outside_stacklevel`)."""
     from maxminq.envs.registry import PAPER_ENVS
 
     capped = cap is not None or any(
@@ -135,13 +136,16 @@ def warn_if_no_time_limit(
     if not capped and env_id not in PAPER_ENVS:
         warnings.warn(
             f"{env_id} has no time limit: an episode the policy never ends would not "
-            f"finish{also}; --max-episode-steps sets one",
+            f"finish{also}, unless the environment ends it itself (truncated=True, as one "
+            "that counts its own steps does); --max-episode-steps sets one",
             EnvWarning,
-            stacklevel=stacklevel,
+            stacklevel=outside_stacklevel() if stacklevel is None else stacklevel,
         )
 
 
-def warn_if_normalized(env: Any, env_id: str, evaluating: bool, stacklevel: int = 3) -> None:
+def warn_if_normalized(
+    env: Any, env_id: str, evaluating: bool, stacklevel: int | None = None
+) -> None:
     """Warn (:class:`EnvWarning`) when ``env``, an environment of ``env_id``, holds a wrapper
     that keeps running statistics across episodes (``NormalizeObservation``,
     ``NormalizeReward``): a run's files hold none of them, so every new environment starts
@@ -149,7 +153,8 @@ def warn_if_normalized(env: Any, env_id: str, evaluating: bool, stacklevel: int 
     what that does to ``--resume`` and the test episodes; ``evaluate_agent`` (``maxminq
     evaluate``) what it does to the episodes it plays: the agent sees observations on other
     scales than it learned on, and the returns are of rewards scaled by these episodes'
-    statistics. Both name the wrapper and its remedy: fixed constants."""
+    statistics. Both name the wrapper and its remedy: fixed constants. The warning points at
+    the caller's line outside maxminq unless ``stacklevel`` is given."""
     chain = _wrapper_chain(env)
     stateful = _cross_episode_wrappers(env)
     if not stateful:
@@ -178,7 +183,8 @@ def warn_if_normalized(env: Any, env_id: str, evaluating: bool, stacklevel: int 
             f"(one seed's to the next seed's too), so {' and '.join(effects)}; {constants} "
             "and train again"
         )
-    warnings.warn(message, EnvWarning, stacklevel=stacklevel)
+    level = outside_stacklevel() if stacklevel is None else stacklevel
+    warnings.warn(message, EnvWarning, stacklevel=level)
 
 
 def _warn_about_env(env: Any, cfg: TrainConfig) -> None:
@@ -187,8 +193,8 @@ def _warn_about_env(env: Any, cfg: TrainConfig) -> None:
     without one end every episode themselves), or holds a wrapper that keeps statistics
     across episodes (``NormalizeObservation``, ``NormalizeReward``: :func:`warn_if_normalized`)."""
     after = " (the test episodes after training too)"
-    warn_if_no_time_limit(env, cfg.env_id, cfg.max_episode_steps, after, stacklevel=4)
-    warn_if_normalized(env, cfg.env_id, evaluating=False, stacklevel=4)
+    warn_if_no_time_limit(env, cfg.env_id, cfg.max_episode_steps, after)
+    warn_if_normalized(env, cfg.env_id, evaluating=False)
 
 
 def _observations(obs: tuple[Any, ...], shape: tuple[int, ...], env_id: str) -> np.ndarray:

@@ -233,7 +233,14 @@ class TrainedAgent:
             f"steps={c.steps}, seeds={self.seeds}, status={self.status})"
         )
 
-    def _position(self, seed: int) -> int:
+    def _position(self, seed: int | None) -> int:
+        if seed is None:  # one seed's run (the default --seeds 0): that seed
+            if len(self.seeds) != 1:
+                raise UsageError(
+                    f"--seeds: this run trained seeds {self.seeds}; say which one acts, "
+                    f"e.g. seed={self.seeds[0]}"
+                )
+            seed = self.seeds[0]
         if not is_whole(seed) or seed not in self.seeds:  # True == 1 acted as seed 1
             shown = int(seed) if is_whole(seed) else repr(seed)
             raise UsageError(f"--seeds: this run trained seeds {self.seeds}, not {shown}")
@@ -242,9 +249,10 @@ class TrainedAgent:
             raise UsageError(f"--seeds: seed {seed} diverged during training and cannot act")
         return k
 
-    def q_values(self, obs: np.ndarray, seed: int) -> np.ndarray:
+    def q_values(self, obs: np.ndarray, seed: int | None = None) -> np.ndarray:
         """The action values seed ``seed``'s policy is greedy on: (A,) for one observation,
-        (B, A) for a batch of B observations (B, *obs_shape).
+        (B, A) for a batch of B observations (B, *obs_shape). ``seed`` may be left out for a
+        run of one seed (a UsageError otherwise).
 
         Raises:
             ValueError: ``obs`` has neither shape.
@@ -265,12 +273,16 @@ class TrainedAgent:
         return q[0] if one else q
 
     def act(
-        self, obs: np.ndarray, seed: int, eps: float = 0.0, rng: np.random.Generator | None = None
+        self,
+        obs: np.ndarray,
+        seed: int | None = None,
+        eps: float = 0.0,
+        rng: np.random.Generator | None = None,
     ) -> int | np.ndarray:
         """An eps-greedy action of seed ``seed``'s policy (greedy when ``eps`` = 0; ties go
         to the lowest action, as in training); for a batch of B observations, an array of
-        B actions, each drawn as for one observation in turn. ``rng`` is needed when
-        ``eps`` > 0.
+        B actions, each drawn as for one observation in turn. ``seed`` may be left out for a
+        run of one seed (as SB3's ``model.predict(obs)``); ``rng`` is needed when ``eps`` > 0.
 
         Raises:
             ValueError: ``eps`` is not a number in [0, 1] (2, -1 or NaN would silently act
@@ -483,9 +495,9 @@ def evaluate_agent(
         # As training warns: the cap played (this call's or the run's), or a TimeLimit of
         # the environment's own (its entry point's); an EnvWarning, from Python too.
         cap = c.max_episode_steps if max_episode_steps is None else max_episode_steps
-        warn_if_no_time_limit(env, c.env_id, cap, stacklevel=3)
+        warn_if_no_time_limit(env, c.env_id, cap)
         # As training warns too: statistics across episodes start afresh here.
-        warn_if_normalized(env, c.env_id, evaluating=True, stacklevel=3)
+        warn_if_normalized(env, c.env_id, evaluating=True)
         bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
         with one_torch_thread():  # for the whole loop, not once per action
             rows = _play(agent, env, seeds, episodes, eps, env_seed, frames, max_frames, bar)

@@ -169,6 +169,16 @@ def _import_module(module: str, env_id: str) -> Any:
             held.release(show=True)
 
 
+def _entry_point_module(spec: Any) -> str | None:
+    """The module of ``spec``'s entry point (a ``'module:Name'`` string or a callable), or
+    None when it does not say."""
+    entry = getattr(spec, "entry_point", None)
+    if isinstance(entry, str):
+        return entry.partition(":")[0] or None
+    module = getattr(entry, "__module__", None)
+    return module if isinstance(module, str) else None
+
+
 def _not_an_id(value: Any) -> str:
     """The error for an environment given as something other than its id: an instance (as
     Stable-Baselines3 takes one), an ``EnvSpec`` or a class. maxminq builds its environments
@@ -182,17 +192,51 @@ def _not_an_id(value: Any) -> str:
         what = "an EnvSpec"
     elif isinstance(value, type):
         what = f"the class {value.__name__}"
+        ids = _ids_of_class(value, value.__module__)
+        if ids:  # registered already: its id is the way (the spec's own advice below)
+            spec = gym.registry[ids[0]]
     else:
         return f"--env: an environment id must be a string, got {value!r}"
-    use = (
-        f"give its id, {spec.id!r}"
-        if spec is not None and isinstance(getattr(spec, "id", None), str)
-        else "register it with gymnasium.register in a module of yours and give 'module:EnvId'"
-    )
+    use = "register it with gymnasium.register in a module of yours and give 'module:EnvId'"
+    if spec is not None and isinstance(getattr(spec, "id", None), str):
+        use = f"give its id, {spec.id!r}"
+        module = _entry_point_module(spec)
+        if module == "__main__":  # defined in the running script: no other process has it
+            use = (
+                f"its class is defined in the script that runs; move it (and its "
+                f"gymnasium.register) to a module of yours and give 'module:{spec.id}'"
+            )
+        elif spec.id not in OUR_IDS and module and module.split(".")[0] != "gymnasium":
+            # Registered by a module of the user's: the bare id is unknown to a new
+            # process (maxminq evaluate), so the module goes with it, as for gym.make.
+            use = (
+                f"give its id with the module that registers it (module:EnvId), e.g. "
+                f"'{module}:{spec.id}'"
+            )
     return (
         f"--env: expected an environment id (a string), got {what}; maxminq builds its "
         f"environments itself (one per seed): {use}"
     )
+
+
+def _ids_of_class(cls: type, module: str) -> list[str]:
+    """The registered ids (at most 3) whose entry point is ``cls``, a class of ``module``:
+    the class itself or its ``'module:Name'`` string; those named after the class first,
+    then by name, the newest version of a name first (CartPole-v1 before CartPole-v0)."""
+    names = {f"{module}:{cls.__name__}", f"{cls.__module__}:{cls.__qualname__}"}
+    found = [
+        k
+        for k, spec in gym.registry.items()
+        if spec.entry_point is cls
+        or (isinstance(spec.entry_point, str) and spec.entry_point in names)
+    ]
+
+    def order(k: str) -> tuple[bool, str, int]:  # the class's own name first, newest first
+        stem, _, version = k.rpartition("-v")
+        newest = -int(version) if stem and version.isdigit() else 0
+        return not k.startswith(f"{cls.__name__}-v"), stem or k, newest
+
+    return sorted(found, key=order)[:3]
 
 
 def _check_id(env_id: str) -> None:
@@ -244,7 +288,16 @@ def _check_id(env_id: str) -> None:
                 f"({type(e).__name__}: {why}); {where}"
             ) from None
     if name not in gym.registry:
-        if isinstance(getattr(imported, name, None), type):  # an entry point, not an id
+        cls = getattr(imported, name, None)
+        if isinstance(cls, type):  # an entry point, not an id
+            ids = _ids_of_class(cls, module)
+            if ids:  # registered already (e.g. Corridor as Corridor-v0): its id, as to give
+                bare = module.split(".")[0] == "gymnasium"  # Gymnasium's own: no module
+                shown = [k if k in OUR_IDS or bare else f"{module}:{k}" for k in ids]
+                raise UsageError(
+                    f"--env: {name} is a class in {module!r}, not an id; it is registered as "
+                    f"{' and as '.join(repr(k) for k in ids)}: give --env {shown[0]}"
+                )
             raise UsageError(
                 f"--env: {name} is a class in {module!r}, not a registered id; register it "
                 f"in that module with gymnasium.register(id='{name}-v0', "

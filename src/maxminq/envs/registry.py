@@ -23,6 +23,7 @@ from maxminq.envs.api import (
     CATCHER_ID,
     PIXELCOPTER_ID,
     REFUSALS,
+    _not_an_id,
     creator_error,
     make_with_kwargs,
 )
@@ -250,6 +251,8 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
         UsageError: if ``env_id`` is not a known Gymnasium id, or cannot be built with
             ``env_kwargs``.
     """
+    if not isinstance(env_id, str):  # an EnvSpec (unhashable) failed the lookup below
+        raise UsageError(_not_an_id(env_id))
     if env_id in PAPER_ENVS:
         d = PAPER_ENVS[env_id]
         if not env_kwargs:
