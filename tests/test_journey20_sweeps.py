@@ -34,6 +34,11 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
 11. ``maxminq sweep --dry-run`` after Ctrl-C says how many of the runs left continue from a
     checkpoint (before: '4 to run', as if all started over); ``maxminq status`` names the
     checkpoint folder of a run a killed sweep left 'running' too, as it does a queued run's.
+12. A Mountain Car study of Weighted Double Q at c = 1 and c = 10 (``op_kwargs`` as a
+    variant axis): the report dropped the operator from every figure (they showed only the
+    runs without op_kwargs) and called the two settings 'runs of different experiments
+    pooled'. The figures now draw each c as its own series; only the claims keep to the
+    runs without operator parameters, and the report says so.
 """
 
 from __future__ import annotations
@@ -451,3 +456,53 @@ def test_status_names_the_checkpoint_a_killed_sweeps_run_keeps(tmp_path, capsys)
         f"interrupted; will be re-run; {work} is kept for its next attempt)",
         "interrupted; will be re-run)",
     ]
+
+
+# ------------------------------ 12. an operator's parameters swept: drawn, not "pooled"
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_an_operators_parameters_are_drawn_apart_not_pooled(tmp_path, monkeypatch, capsys):
+    import pandas as pd
+    from test_report import _store_runs
+
+    from maxminq.analysis import classic_plots as cp
+
+    def last_steps(values: list[float]) -> dict[str, pd.DataFrame]:
+        rows = [(r, ep, 500.0 if ep == 0 else v) for r, v in enumerate(values) for ep in (0, 1)]
+        return {"mountain_car": pd.DataFrame(rows, columns=["run", "episode", "steps"])}
+
+    base = {"sigma2": 10.0, "step_size": 0.02, "seed": 0}
+    wdq = base | {"algorithm": "weighted_double_q", "n": 2}
+    _store_runs(
+        tmp_path,
+        [
+            (
+                "q",
+                "mountain_car",
+                base | {"algorithm": "q_learning", "n": 1},
+                last_steps([300] * 3),
+            ),
+            ("w1", "mountain_car", wdq | {"op_kwargs": {"c": 1.0}}, last_steps([200] * 3)),
+            ("w10", "mountain_car", wdq | {"op_kwargs": {"c": 10.0}}, last_steps([100] * 3)),
+        ],
+    )
+    drawn: list[pd.DataFrame] = []  # what Fig. 3(a) is drawn from
+    original = cp.mc_sensitivity_figure
+    monkeypatch.setattr(
+        cp, "mc_sensitivity_figure", lambda df, *a: drawn.append(df) or original(df, *a)
+    )
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    printed = capsys.readouterr().out
+    (fig_df,) = drawn
+    last = fig_df[fig_df["episode"] == 1]
+    assert sorted(last.groupby("run_id")["steps"].mean().items()) == [
+        ("q", 300.0), ("w1", 200.0), ("w10", 100.0)
+    ]  # fmt: skip
+    assert "pooled" not in printed
+    assert (
+        "caution: the mountain_car claims use only the runs without op_kwargs (the paper's "
+        "operators take no parameters; the tables and figures show each operator's parameters "
+        "apart)"
+    ) in printed
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "runs of different experiments are pooled" not in md
+    assert "> The mountain_car claims use only the runs without op_kwargs" in md

@@ -592,15 +592,38 @@ def at_defaults(
     return df[keep], used
 
 
+#: Settings whose runs the figures draw as series of their own (an operator's parameters,
+#: named in the legend: ``Weighted Double Q (c=10)``), so that only the claims keep to
+#: their default (none: the paper's operators take no parameters).
+DRAWN_APART = ("op_kwargs",)
+
+
+def _without(used: dict | None, names: Sequence[str]) -> dict | None:
+    """``used`` (the defaults :func:`at_defaults` applied) less ``names``."""
+    return None if used is None else {k: v for k, v in used.items() if k not in names}
+
+
 def claim_restrictions(used: dict[str, dict]) -> list[str]:
-    """One sentence per run kind whose claims :func:`at_defaults` restricted."""
-    return [
-        f"the {kind} claims and figures use only the runs at the default (the paper's "
-        "setting) of "
-        + ", ".join(f"{k} {'unset' if v is None else v}" for k, v in settings.items())
-        for kind, settings in used.items()
-        if settings
-    ]
+    """One sentence per run kind whose claims :func:`at_defaults` restricted (and its
+    figures, but for :data:`DRAWN_APART`)."""
+    lines = []
+    for kind, settings in used.items():
+        text = {k: f"{k} {'unset' if v is None else v}" for k, v in settings.items()}
+        both = [t for k, t in text.items() if k not in DRAWN_APART]
+        claims_only = [k for k in text if k in DRAWN_APART]
+        if both:
+            lines.append(
+                f"the {kind} claims and figures use only the runs at the default (the "
+                "paper's setting) of " + ", ".join(both)
+            )
+        if claims_only:
+            lines.append(
+                f"the {kind} claims use only the runs without "
+                + ", ".join(claims_only)
+                + " (the paper's operators take no parameters; the tables and figures show "
+                "each operator's parameters apart)"
+            )
+    return lines
 
 
 def pooled_differences(records: Sequence) -> list[str]:
@@ -616,7 +639,10 @@ def pooled_differences(records: Sequence) -> list[str]:
     for (kind, ident), members in sorted(_pooling_groups(records).items()):
         if len(members) < 2:
             continue
-        parts = [f"{k} {' vs '.join(v)}" for k, v in _differing(members, ident).items()]
+        differing = _differing(members, ident).items()
+        # runs apart in an operator's parameters are not pooled: the tables split them, the
+        # figures draw them apart, the claims keep to the paper's operators (none has any)
+        parts = [f"{k} {' vs '.join(v)}" for k, v in differing if k not in DRAWN_APART]
         # A deep run trains its list of seeds; a tabular run's runs are the streams
         # (seed, 0), (seed, 1), ...: a seed in two run ids of the same experiment repeats
         # those runs (in two experiments, e.g. two gammas, it is a different run).
@@ -1146,25 +1172,32 @@ def build_report(
     records = _result_records(out_dir, results)  # read once: cautions, claims, settings
     split = split_settings(records)
     claim_tables, claim_defaults = tables, {}
+    figure_tables = tables
     parts = {"toy_mdp": ["toy"], "mountain_car": ["mountain_car"]}
     parts["deep"] = ["episodes", "tests", "metrics", "runs"]  # the first decides, as scored
     for kind, attrs in parts.items():
         used = None
+        drawn = [k for k in split.get(kind, []) if k not in DRAWN_APART]
         for attr in attrs:
             df = getattr(tables, attr)
             if df is not None and split.get(kind):
                 kept, used = at_defaults(df, kind, split[kind], used)
                 claim_tables = dataclasses.replace(claim_tables, **{attr: kept})
+                figure_tables = dataclasses.replace(
+                    figure_tables,
+                    **{attr: at_defaults(df, kind, drawn, _without(used, DRAWN_APART))[0]},
+                )
         if used is not None:
             claim_defaults[kind] = used
     # The figures show what the claims check: the runs at the default of a split setting
-    # (a curve of u = 1 and u = 2 pooled, or of two gammas, is no experiment's).
+    # (a curve of u = 1 and u = 2 pooled, or of two gammas, is no experiment's); not of an
+    # operator's parameters, which the figures draw apart (Weighted Double Q c = 1 and 10).
     figure_summary = deep_summary
-    if claim_tables is not tables and claim_tables.has_deep:
-        figure_summary = T.deep_summary(claim_tables, reps=reps)
+    if figure_tables is not tables and figure_tables.has_deep:
+        figure_summary = T.deep_summary(figure_tables, reps=reps)
     figure_errors: list[str] = []
     figures = F.make_figures(
-        claim_tables, fig_dir, deep_summary=figure_summary, errors=figure_errors
+        figure_tables, fig_dir, deep_summary=figure_summary, errors=figure_errors
     )
     _remove_stale_figures(fig_dir, figures)
     claims = [c for c in C.all_claims(claim_tables, theory_dir) if c.section not in unchecked]
@@ -1258,6 +1291,8 @@ def build_report(
             "describe one experiment.",
             cls="note",
         )
+    elif restricted:  # an operator's parameters alone: nothing pooled, the claims kept apart
+        doc.para("".join(f"{line[0].upper()}{line[1:]}. " for line in restricted), cls="note")
 
     doc.heading("Claims checked against these results")
     doc.para(
