@@ -219,3 +219,24 @@ def test_train_help_says_what_registry_defaults_are(capsys):
     assert "'maxminq envs --env ID' lists what a run on ID uses" in text
     assert "--env module:EnvId" in text
     assert "test episodes per seed after training (default 100; 0: none)" in text
+
+
+@pytest.mark.parametrize(
+    "keyword,meant",
+    [
+        ("learning_rate", "did you mean lr?"),
+        ("total_timesteps", "did you mean steps (environment steps per seed)?"),
+        ("seed", "did you mean seeds, a list of seeds, trained together: seeds=[0]?"),
+        ("exploration_fraction", "did you mean eps_decay_steps, in steps after learning_starts"),
+        ("target_network_frequency", "did you mean target_update"),
+        ("bath_size", "did you mean batch_size?"),
+    ],
+)
+def test_a_keyword_of_sb3_or_cleanrl_or_a_typo_names_the_field_meant(keyword, meant):
+    """TrainConfig(learning_rate=...), as Stable-Baselines3's DQN takes it, was Python's
+    bare 'unexpected keyword argument': still a TypeError, now with the field meant."""
+    with pytest.raises(TypeError) as err:
+        TrainConfig(env_id="CartPole-v1", **{keyword: 1})
+    msg = str(err.value)
+    assert msg.startswith(f"TrainConfig.__init__() got an unexpected keyword argument {keyword!r}")
+    assert meant in msg, msg

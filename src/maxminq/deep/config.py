@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import json
 import math
 import operator
@@ -562,6 +563,61 @@ class TrainConfig:
         c.hidden = tuple(c.hidden or _default_hidden()[c.network])
         c.env_kwargs = c.env_kwargs or {}
         return c
+
+
+# Keywords of Stable-Baselines3's DQN (and its learn()) and of CleanRL's dqn.py that a user
+# coming from them may give TrainConfig: the field that means the same here, and what
+# differs in how it is given.
+_OTHER_NAMES: dict[str, tuple[str, str]] = {
+    "learning_rate": ("lr", ""),
+    "total_timesteps": ("steps", " (environment steps per seed)"),
+    "seed": ("seeds", ", a list of seeds, trained together: seeds=[0]"),
+    "env": ("env_id", ", the environment's id: 'module:EnvId' for one of yours"),
+    "target_update_interval": ("target_update", " (steps between target-network copies)"),
+    "target_network_frequency": ("target_update", " (steps between target-network copies)"),
+    "exploration_initial_eps": ("eps_start", ""),
+    "start_e": ("eps_start", ""),
+    "exploration_final_eps": ("eps_end", ""),
+    "end_e": ("eps_end", ""),
+    "exploration_fraction": (
+        "eps_decay_steps",
+        ", in steps after learning_starts, not a fraction of the run",
+    ),
+    "max_grad_norm": ("grad_clip", ""),
+    "policy_kwargs": ("hidden", ", the hidden layer sizes, e.g. hidden=(256, 256)"),
+    "net_arch": ("hidden", ", the hidden layer sizes, e.g. hidden=(256, 256)"),
+    "tensorboard_log": ("tensorboard", "=True (the logs go to the run folder's tensorboard/)"),
+}
+
+
+def _unknown_keyword(name: str) -> str:
+    """Python's TypeError message for ``TrainConfig(name=...)``, with the field meant: the
+    same option under Stable-Baselines3's or CleanRL's name, or a close spelling."""
+    fields = [f.name for f in dataclasses.fields(TrainConfig)]
+    said = f"TrainConfig.__init__() got an unexpected keyword argument {name!r}"
+    if name in _OTHER_NAMES:
+        ours, how = _OTHER_NAMES[name]
+        return f"{said}; did you mean {ours}{how}? ({name} is Stable-Baselines3's or CleanRL's)"
+    close = difflib.get_close_matches(name, fields, n=1, cutoff=0.75)
+    return f"{said}; did you mean {close[0]}?" if close else said
+
+
+def _naming_unknown_keywords(init: Any) -> Any:
+    """``init``, the dataclass's ``__init__``, that first names the field meant by a keyword
+    it does not take (a TypeError still, as Python's own)."""
+
+    @functools.wraps(init)
+    def checked(self: TrainConfig, *args: Any, **kwargs: Any) -> None:
+        for name in kwargs:
+            if name not in _FIELD_NAMES:
+                raise TypeError(_unknown_keyword(name))
+        init(self, *args, **kwargs)
+
+    return checked
+
+
+_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(TrainConfig))
+setattr(TrainConfig, "__init__", _naming_unknown_keywords(TrainConfig.__init__))  # noqa: B010
 
 
 if TYPE_CHECKING:
