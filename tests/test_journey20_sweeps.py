@@ -39,6 +39,8 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
     runs without op_kwargs) and called the two settings 'runs of different experiments
     pooled'. The figures now draw each c as its own series; only the claims keep to the
     runs without operator parameters, and the report says so.
+13. A sweep's warnings from its runs spoke the command line's options ('--max-episode-steps
+    100 with --gamma 0.99: ...') to a user who wrote a config; now its keys, as its errors.
 """
 
 from __future__ import annotations
@@ -506,3 +508,28 @@ def test_an_operators_parameters_are_drawn_apart_not_pooled(tmp_path, monkeypatc
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "runs of different experiments are pooled" not in md
     assert "> The mountain_car claims use only the runs without op_kwargs" in md
+
+
+# -------------------------------------- 13. a run's warnings, in the config's words
+def test_a_runs_warning_names_config_keys_in_a_sweep() -> None:
+    """What a deep run's worker warned of, as the sweep process shows it (once)."""
+    import warnings
+
+    from maxminq.deep.bias_probes import CutEpisodesWarning
+    from maxminq.experiments.runner import _Result, _show_warnings
+
+    said = (
+        "--max-episode-steps 100 with --gamma 0.99: only episodes that terminate give bias "
+        "numbers; --env my:Env-v0"
+    )
+    result = _Result(None, None, "h", 1, 0.0, warned=[(CutEpisodesWarning, said)])
+    shown: set = set()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _show_warnings(result, shown)
+        _show_warnings(result, shown)  # a second run with the same warning: not again
+    assert [str(w.message) for w in caught] == [
+        "max_episode_steps 100 with gamma 0.99: only episodes that terminate give bias "
+        "numbers; env_id my:Env-v0"
+    ]
+    assert caught[0].category is CutEpisodesWarning

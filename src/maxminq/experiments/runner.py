@@ -43,7 +43,7 @@ from tqdm.auto import tqdm
 
 from maxminq.errors import MaxminqWarning, UsageError
 from maxminq.experiments.config import RunSpec, SweepConfig, load_config, run_id_for
-from maxminq.experiments.registry import KINDS, RunOutput
+from maxminq.experiments.registry import KINDS, RunOutput, options_to_keys
 from maxminq.experiments.store import (
     FINISHED,
     INTERRUPTED,
@@ -191,7 +191,10 @@ def _show_warnings(result: _Result, shown: set[tuple[type[Warning], str]]) -> No
     """Warn in the driver, once per sweep, of what a run warned of in its worker (e.g. an
     environment without a time limit, which every run on it would repeat): the command
     shows it as one line, and a caller of :func:`run_sweep` can filter or catch it."""
-    for category, text in result.warned:
+    for category, said in result.warned:
+        # in a config's words, as its errors are ('max_episode_steps 100 with gamma 0.99',
+        # not the command line's '--max-episode-steps 100 with --gamma 0.99')
+        text = options_to_keys(said)
         if (category, text) not in shown:
             shown.add((category, text))
             warnings.warn(text, category, stacklevel=3)
