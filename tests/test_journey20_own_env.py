@@ -240,3 +240,17 @@ def test_a_keyword_of_sb3_or_cleanrl_or_a_typo_names_the_field_meant(keyword, me
     msg = str(err.value)
     assert msg.startswith(f"TrainConfig.__init__() got an unexpected keyword argument {keyword!r}")
     assert meant in msg, msg
+
+
+def test_an_env_cutting_its_own_short_episodes_is_warned_of_as_a_short_cap_is(runs):
+    """MountainCar-v0's cap of 200 at gamma 0.99 is warned of (no probe of a cut episode
+    counts); an environment that cuts its own episodes as short, without a cap, left every
+    bias probe uncounted in silence."""
+    _, tables, caught = runs["selfcut"]
+    texts = [str(w.message) for w in caught if w.category is CutEpisodesWarning]
+    n = len(tables["episodes"])  # every one cut by the environment after 5 steps
+    assert n > 0 and len(texts) == 1, texts
+    assert texts[0].startswith("episodes the environment cuts itself (truncated=True; no "), texts
+    assert f"it cut {n} of the {n} training episodes shorter than 299 steps" in texts[0], texts
+    assert "no bias probe counted" in texts[0], texts
+    assert (tables["metrics"]["bias_n"] == 0).all()

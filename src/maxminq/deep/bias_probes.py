@@ -68,6 +68,12 @@ def cut_probes_never_count(cap: int | None, gamma: float) -> str | None:
     k = bias_horizon(gamma)
     if cap is None or (k is not None and k <= cap):
         return None
+    return _why_cut_probes_are_lost(gamma)
+
+
+def _why_cut_probes_are_lost(gamma: float) -> str:
+    """Which probes of a cut episode count at discount ``gamma`` (none at gamma 1)."""
+    k = bias_horizon(gamma)
     if k is None:
         return "with gamma 1 a cut episode's probes never count"
     return f"a cut episode's probe counts only {k}+ steps before the cut: gamma^k <= {BIAS_TAIL}"
@@ -87,12 +93,23 @@ class CutTally(NamedTuple):
         """The cut episodes' share of the steps since learning started (0 if none)."""
         return self.cut_steps / self.steps if self.steps else 0.0
 
-    def add(self, end: Any, length: Any, terminated: Any, truncated: Any, start: int) -> CutTally:
+    def add(
+        self,
+        end: Any,
+        length: Any,
+        terminated: Any,
+        truncated: Any,
+        start: int,
+        shorter_than: int | None = None,
+    ) -> CutTally:
         """This tally and the episodes that ended at steps ``end`` after ``length`` steps
         with flags ``terminated`` and ``truncated`` (arrays or Series alike), learning
-        having started at step ``start``."""
+        having started at step ``start``; with ``shorter_than``, only cut episodes of fewer
+        steps count as cut (those none of whose probes can count)."""
         end, length = np.asarray(end, dtype=np.int64), np.asarray(length, dtype=np.int64)
         cut = np.asarray(truncated, dtype=bool) & ~np.asarray(terminated, dtype=bool)
+        if shorter_than is not None:
+            cut &= length < shorter_than
         steps = np.maximum(end - np.maximum(end - length, start), 0)  # each in (end-length, end]
         return CutTally(
             self.cut + int(cut.sum()),
@@ -119,6 +136,16 @@ def cut_episodes_message(
             f"; {when + ' ' if when else ''}it cut {tally.cut:,} of the {tally.episodes:,} "
             "training episodes, which held "
             f"{tally.share:.0%} of the steps since learning started: {lost}"
+        )
+    if cap is None:  # cut by the environment itself (truncated=True): by its own length
+        k = bias_horizon(gamma)
+        longer = "" if k is None else f", or that are cut {k:,}+ steps in,"
+        shorter = "" if k is None else f" shorter than {k:,} steps"
+        how_many = how_many.replace(" training episodes,", f" training episodes{shorter},", 1)
+        return (
+            f"episodes the environment cuts itself (truncated=True; no --max-episode-steps) "
+            f"with --gamma {gamma}: only episodes that terminate{longer} give bias numbers "
+            f"({why}){how_many}"
         )
     return (
         f"--max-episode-steps {cap} with --gamma {gamma}: only episodes that terminate give "
@@ -149,6 +176,12 @@ class CutEpisodesCheck:
         """The check of the run ``cfg``."""
         self.cfg = cfg
         self.why = cut_probes_never_count(cfg.max_episode_steps, cfg.gamma)
+        # No cap: an environment may still cut its own episodes (truncated=True, e.g. at a
+        # step count of its own); those shorter than the horizon give no probe either.
+        self.shorter_than: int | None = None
+        if cfg.max_episode_steps is None:
+            self.shorter_than = bias_horizon(cfg.gamma)
+            self.why = _why_cut_probes_are_lost(cfg.gamma)
         # The most steps since learning started that the run's episodes can hold.
         self.most = len(cfg.seeds) * max(cfg.steps - cfg.learning_starts, 0)
         self.tally = CutTally(0, 0, 0, 0)
@@ -161,7 +194,9 @@ class CutEpisodesCheck:
         if new:
             _, _, end, _, length, terminated, truncated = zip(*new, strict=True)
             start = self.cfg.learning_starts
-            self.tally = self.tally.add(end, length, terminated, truncated, start)
+            self.tally = self.tally.add(
+                end, length, terminated, truncated, start, self.shorter_than
+            )
             self.counted = len(rows)
         return self.tally
 
