@@ -41,6 +41,9 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
     runs without operator parameters, and the report says so.
 13. A sweep's warnings from its runs spoke the command line's options ('--max-episode-steps
     100 with --gamma 0.99: ...') to a user who wrote a config; now its keys, as its errors.
+14. ``maxminq status`` of the folder ``maxminq experiment`` wrote said only "no
+    results.sqlite here; is this a sweep output folder?"; it now says whose output it is,
+    as ``maxminq report`` does.
 """
 
 from __future__ import annotations
@@ -533,3 +536,20 @@ def test_a_runs_warning_names_config_keys_in_a_sweep() -> None:
         "numbers; env_id my:Env-v0"
     ]
     assert caught[0].category is CutEpisodesWarning
+
+
+# ----------------------------------------- 14. status of an experiment's folder: whose
+def test_status_of_an_experiment_folder_names_the_command(tmp_path, capsys) -> None:
+    out = tmp_path / "toy"
+    out.mkdir()  # what 'maxminq experiment toy-mdp' leaves (its settings.json names it)
+    (out / "settings.json").write_text('{"experiment": "toy-mdp", "runs": 300}')
+    (out / "toy_mdp.csv").write_text("mu,algorithm,n,run,episode,p_left,distance,q_a_left\n")
+    assert main(["status", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"maxminq status: error: DIR: {out} holds the output of 'maxminq experiment toy-mdp', "
+        "whose figures are drawn there already; status reads the folder of 'maxminq sweep' or "
+        "'maxminq reproduce' ("
+    )
+    assert err.count("\n") == 1
+    assert sorted(p.name for p in out.iterdir()) == ["settings.json", "toy_mdp.csv"]

@@ -60,12 +60,13 @@ def _whole(path: Path, option: str) -> None:
         raise UsageError(f"{option}: {path} is empty or cut short; rerun 'maxminq theory'")
 
 
-def _refuse_other_outputs(folder: Path) -> None:
-    """A UsageError saying what to run instead when ``folder``, given as DIR with nothing to
-    report, holds what another command wrote: the output of ``maxminq experiment`` (its
-    figures are there already) or ``maxminq train`` runs (``compare`` and ``plot`` read
-    them). Both got "holds neither results.sqlite ...; nothing to report", which named no
-    command that reads them."""
+def refuse_other_outputs(folder: Path, command: str = "report") -> None:
+    """A UsageError saying what to run instead when ``folder``, given as DIR with nothing
+    for ``command`` (``report``, ``status``) to read, holds what another command wrote: the
+    output of ``maxminq experiment`` (its figures are there already) or ``maxminq train``
+    runs (``compare`` and ``plot`` read them). Both got "holds neither results.sqlite ...;
+    nothing to report" (status: "no results.sqlite here"), which named no command that
+    reads them."""
     import json
 
     try:
@@ -75,11 +76,11 @@ def _refuse_other_outputs(folder: Path) -> None:
     if kind in ("toy-mdp", "mountain-car"):
         from maxminq.commands.reproduce import run_shipped_command
 
-        command = run_shipped_command(kind.replace("-", "_"))
+        runs_it = run_shipped_command(kind.replace("-", "_"))
         raise UsageError(
             f"DIR: {folder} holds the output of 'maxminq experiment {kind}', whose figures "
-            "are drawn there already; report reads the folder of 'maxminq sweep' or "
-            f"'maxminq reproduce' ('{command}' runs it into one)"
+            f"are drawn there already; {command} reads the folder of 'maxminq sweep' or "
+            f"'maxminq reproduce' ('{runs_it}' runs it into one)"
         )
     flat = sorted(p.parent for p in folder.glob("*/runs.csv"))
     runs = flat or sorted(p.parent for p in folder.glob("*/*/runs.csv"))
@@ -119,7 +120,7 @@ def validate(args: argparse.Namespace) -> Path:
             f"by 'maxminq plot {args.dir}' (report reads the folder of a sweep or reproduce)"
         )
     if nothing:
-        _refuse_other_outputs(args.dir)
+        refuse_other_outputs(args.dir)
         raise UsageError(
             f"DIR: {args.dir} holds neither results.sqlite (from 'maxminq sweep') nor "
             "theory/bias.csv (from 'maxminq theory'); nothing to report"

@@ -106,6 +106,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"DIR: {folder}: no such folder; give the --out of a sweep")
     if not folder.is_dir():
         raise UsageError(f"DIR: {folder} is not a folder; give the --out of a sweep")
+    if not (folder / "results.sqlite").is_file():  # what another command wrote: say which
+        from maxminq.commands.report import refuse_other_outputs
+
+        refuse_other_outputs(folder, "status")
     try:
         store = ResultsStore(folder, create=False)
     except StoreError as err:
