@@ -44,6 +44,8 @@ cluster (own options, own sweep configs, interrupt, status, resume, report, repr
 14. ``maxminq status`` of the folder ``maxminq experiment`` wrote said only "no
     results.sqlite here; is this a sweep output folder?"; it now says whose output it is,
     as ``maxminq report`` does.
+15. ``maxminq experiment --episodes 1e3`` now says how to write it ('(write 1000)'), as
+    ``train``'s counts and every argparse-checked count do.
 """
 
 from __future__ import annotations
@@ -553,3 +555,22 @@ def test_status_of_an_experiment_folder_names_the_command(tmp_path, capsys) -> N
     )
     assert err.count("\n") == 1
     assert sorted(p.name for p in out.iterdir()) == ["settings.json", "toy_mdp.csv"]
+
+
+# ---------------------------------------------------- 15. a count written as 1e3
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--episodes", "1e3", "--episodes: expected a whole number >= 1, got '1e3' (write 1000)"),
+        ("--runs", "2.5", "--runs: expected a whole number >= 1, got '2.5'"),
+        ("--seed", "7.0", "--seed: expected a whole number >= 0, got '7.0' (write 7)"),
+        ("--runs", "0.0", "--runs: expected a whole number >= 1, got '0.0'"),  # no '(write 0)'
+    ],
+)
+def test_a_count_written_as_a_float_is_told_how_to_write_it(
+    tmp_path, capsys, option, value, said
+) -> None:
+    argv = ["experiment", "toy-mdp", "--quick", option, value, "--out", str(tmp_path / "o")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"maxminq experiment: error: {said}\n"
+    assert not (tmp_path / "o").exists()

@@ -171,7 +171,14 @@ def _int(value: Any, option: str, minimum: int = 1, maximum: int = INT64_MAX) ->
     try:
         x = int(str(value))
     except ValueError:
-        raise UsageError(f"{option}: expected a whole number >= {minimum}, got {value!r}") from None
+        try:  # 1e3 or 1_000.0 for a count: say how to write it, as the other commands do
+            number = float(str(value).replace(",", ""))
+        except ValueError:
+            number = math.nan
+        how = f" (write {int(number)})" if number.is_integer() and number >= minimum else ""
+        raise UsageError(
+            f"{option}: expected a whole number >= {minimum}, got {value!r}{how}"
+        ) from None
     if x < minimum:
         raise UsageError(f"{option}: expected a whole number >= {minimum}, got {value!r}")
     if x > maximum:
