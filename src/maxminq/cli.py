@@ -125,7 +125,10 @@ def explain_parse_error(parser: argparse.ArgumentParser, message: str) -> str:
                 commands = " and ".join(f"'{prog}'" for prog in owners[name])
                 tokens.append(f"{token} (an option of {commands} only)")
                 continue
-            meant = _close(name, options) if token.startswith("-") else None
+            # compared without their dashes, which every option shares: with them a word
+            # of five letters was 'close' to --help ('--steps (did you mean --help?)')
+            bare = _close(name.lstrip("-"), [o.removeprefix("--") for o in options])
+            meant = f"--{bare}" if token.startswith("-") and bare else None
             tokens.append(f"{token} (did you mean {meant}?)" if meant else token)
         return f"unrecognized arguments: {' '.join(tokens)}"
     required = re.fullmatch(r"the following arguments are required: (.*)", message)

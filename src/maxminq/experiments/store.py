@@ -317,12 +317,16 @@ def clear_worker(folder: Path, pid: int | None = None, drop_empty: bool = False)
 # worker's file, the progress a watcher reads and the options a deep run writes first (a
 # run without a checkpoint starts over).
 _NO_PROGRESS = (WORKER_FILE, PROGRESS_FILE, "config.json")
+# A deep run's TensorBoard folder (``tensorboard: true``; runner.LOGS), whose event files
+# it opens as it starts, before its first checkpoint: logs, not something to continue from.
+_LOGS_DIR = "tensorboard"
 
 
 def holds_progress(folder: Path) -> bool:
     """Whether the scratch folder ``folder`` holds something a run's next attempt continues
     from (a checkpoint, a finished run's tables): any file but those of ``_NO_PROGRESS`` at
-    its top and the temporary files of writes killed before their rename
+    its top, a deep run's TensorBoard logs (``_LOGS_DIR``, opened before its first
+    checkpoint) and the temporary files of writes killed before their rename
     (:func:`atomic_write`'s ``.NAME.XXXXXXXX.tmp``), which the next attempt deletes. False
     when the folder is gone, also while it is being listed (a sweep removes a run's scratch
     as the run ends)."""
@@ -335,6 +339,8 @@ def holds_progress(folder: Path) -> bool:
             if path.is_dir() or temporary.fullmatch(path.name):
                 continue
             if path.parent == folder and path.name in _NO_PROGRESS:
+                continue
+            if path.relative_to(folder).parts[0] == _LOGS_DIR:
                 continue
             return True
     except OSError:  # not there (any more), or not a folder

@@ -1,0 +1,72 @@
+"""Session 20, second reading of the 'reproduce and extend' work (tests/test_journey20_sweeps.py).
+Each test here failed before the fix it comes with.
+
+1. ``holds_progress`` (``sweep --dry-run``'s 'N of them from a checkpoint', ``status``'s
+   'kept for its next attempt') counted a deep run's TensorBoard logs as progress: a run
+   swept with ``tensorboard: true`` and stopped before its first checkpoint was said to
+   continue from a checkpoint it does not have.
+2. A mistyped option's "did you mean" compared the options with their dashes, which every
+   option shares: ``maxminq sweep CONFIG --steps 5`` was told "did you mean --help?".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from maxminq.cli import main
+from maxminq.experiments.config import load_config
+from maxminq.experiments.runner import LOGS
+from maxminq.experiments.store import ResultsStore, holds_progress
+
+OWN = """
+name: own
+kind: toy_mdp
+fixed: {seed: 0, runs: 3, episodes: 4, algorithm: q_learning, n: 1}
+grid: {mu: [0.1, -0.1]}
+scales: {quick: {}}
+"""
+
+
+# --------------------------------------------- 1. TensorBoard logs are no checkpoint
+def test_tensorboard_logs_alone_are_no_checkpoint(tmp_path, capsys) -> None:
+    """Two runs left: one stopped before its first checkpoint with only its options and its
+    TensorBoard events (it starts over), one with a checkpoint. Before: '2 of them from a
+    checkpoint'."""
+    path = tmp_path / "own.yaml"
+    path.write_text(OWN)
+    config = load_config(path, "quick")
+    out = tmp_path / "out"
+    with ResultsStore(out) as store:
+        store.register(config.runs)
+        logs_only, checkpointed = (store.work_dir(r.run_id) for r in config.runs)
+    (logs_only / LOGS).mkdir(parents=True)
+    (logs_only / LOGS / "events.out.tfevents.1700000000.host.1.0").write_bytes(b"ev")
+    (logs_only / "config.json").write_text("{}")
+    (checkpointed / "checkpoint").mkdir(parents=True)
+    (checkpointed / "checkpoint" / "state.pt").write_bytes(b"state")
+    assert not holds_progress(logs_only)
+    assert holds_progress(checkpointed)
+    assert main(["sweep", str(path), "--out", str(out), "--dry-run"]) == 0
+    assert capsys.readouterr().out == (
+        f"own [quick]: 2 runs, 0 already done in {out}, 2 to run, 1 of them from a checkpoint "
+        f"in {out / 'work'}: 24 episodes (dry run: nothing started)\n"
+    )
+
+
+# ------------------------------------------------ 2. did you mean: not --help for all
+def test_an_unrelated_option_is_not_told_did_you_mean_help(tmp_path, capsys) -> None:
+    """'--steps' shares only its dashes and two letters with '--help'; a real slip of a
+    sweep option, or of --help, is still named."""
+    config = tmp_path / "c.yaml"
+    config.write_text(OWN)
+    argv = ["sweep", str(config), "--out", str(tmp_path / "o")]
+    said = {}
+    for wrong in (["--steps", "5"], ["--wokers", "2"], ["--hlep"]):
+        with pytest.raises(SystemExit) as exited:
+            main([*argv, *wrong])
+        assert exited.value.code == 2
+        said[wrong[0]] = capsys.readouterr().err
+    assert said["--steps"] == "maxminq sweep: error: unrecognized arguments: --steps 5\n"
+    assert said["--wokers"].endswith("--wokers (did you mean --workers?) 2\n")
+    assert said["--hlep"].endswith("--hlep (did you mean --help?)\n")
+    assert not (tmp_path / "o").exists()
