@@ -7,6 +7,9 @@ Each test here failed before the fix it comes with.
    continue from a checkpoint it does not have.
 2. A mistyped option's "did you mean" compared the options with their dashes, which every
    option shares: ``maxminq sweep CONFIG --steps 5`` was told "did you mean --help?".
+3. ``grid: {algorithm: [q_learning, bias_corrected]}`` without bias_corrected's sigma was
+   told to set 'grid.op_kwargs', which goes to q_learning too ('q_learning takes no
+   parameters'); it is now told to make each algorithm a variant, as a working example.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from maxminq.cli import main
-from maxminq.experiments.config import load_config
+from maxminq.experiments.config import ConfigError, load_config
 from maxminq.experiments.runner import LOGS
 from maxminq.experiments.store import ResultsStore, holds_progress
 
@@ -70,3 +73,31 @@ def test_an_unrelated_option_is_not_told_did_you_mean_help(tmp_path, capsys) -> 
     assert said["--wokers"].endswith("--wokers (did you mean --workers?) 2\n")
     assert said["--hlep"].endswith("--hlep (did you mean --help?)\n")
     assert not (tmp_path / "o").exists()
+
+
+# ------------------------------------ 3. an algorithm on a grid axis needs its parameter
+def test_a_grid_algorithm_without_its_parameter_is_told_to_be_a_variant(tmp_path) -> None:
+    """The advice, followed, loads; 'grid.op_kwargs: [{sigma: 1}]' (the advice before)
+    fails on q_learning."""
+    head = "name: g\nkind: toy_mdp\nfixed: {seed: 0, runs: 3, episodes: 4, n: 1, mu: 0.1}\n"
+    tail = "scales: {quick: {}}\n"
+    path = tmp_path / "g.yaml"
+    path.write_text(head + "grid: {algorithm: [q_learning, bias_corrected]}\n" + tail)
+    with pytest.raises(ConfigError) as err:
+        load_config(path, "quick")
+    assert str(err.value) == (
+        f"{path}: grid.algorithm: bias_corrected needs sigma (e.g. op_kwargs: {{sigma: 1}}); "
+        "with sigma = 0 it is q_learning; an op_kwargs beside this axis would go to its other "
+        "algorithms too: give each algorithm as a variant instead, e.g. variants: "
+        "[{algorithm: q_learning}, {algorithm: bias_corrected, op_kwargs: {sigma: 1}}]"
+    )
+    advice = str(err.value).rpartition("variants: ")[2]
+    path.write_text(head + f"variants: {advice}\n" + tail)
+    assert [r.settings["algorithm"] for r in load_config(path, "quick").runs] == [
+        "q_learning",
+        "bias_corrected",
+    ]
+    before = "grid: {algorithm: [q_learning, bias_corrected], op_kwargs: [{sigma: 1}]}\n"
+    path.write_text(head + before + tail)
+    with pytest.raises(ConfigError, match="q_learning takes no parameters"):
+        load_config(path, "quick")

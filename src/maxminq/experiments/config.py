@@ -485,7 +485,7 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
                 try:
                     clean = kind.validate(dict(settings))
                 except SettingsError as err:
-                    raise _settings_failure(check, err, settings, origins) from None
+                    raise _settings_failure(check, err, settings, origins, config.grid) from None
                 for key, value in settings.items():  # the kind took true as 1 (``runs: yes``)
                     if isinstance(value, bool) and not isinstance(clean.get(key, value), bool):
                         raise check.fail(origins[key], f"expected a number, got {value}")
@@ -577,9 +577,14 @@ def _quotes(message: str, value: Any) -> bool:
 
 
 def _settings_failure(
-    check: _Check, err: SettingsError, settings: Mapping[str, Any], origins: Mapping[str, str]
+    check: _Check,
+    err: SettingsError,
+    settings: Mapping[str, Any],
+    origins: Mapping[str, str],
+    grid: Mapping[str, list[Any]] | None = None,
 ) -> ConfigError:
-    """Point a kind's settings error at the config key the offending value came from."""
+    """Point a kind's settings error at the config key the offending value came from
+    (``grid``: the config's grid axes, for an algorithm on one)."""
     if err.key is None:
         return check.fail("settings", _config_message(err.message))
     if err.key in settings:
@@ -596,9 +601,24 @@ def _settings_failure(
     if err.key == "op_kwargs" and "algorithm" in origins:
         # required by the algorithm (bias_corrected's sigma): said where that is set, not
         # as a missing 'fixed.op_kwargs', which would give it to every algorithm
-        return check.fail(
-            f"{origins['algorithm'].rpartition('.')[0]}.op_kwargs".lstrip("."), message
-        )
+        where = origins["algorithm"]
+        axis = list((grid or {}).get("algorithm", []))
+        if where.rpartition(".")[0].endswith("grid") and len(axis) > 1:
+            # 'grid.op_kwargs' would give it to the axis' other algorithms too (q_learning
+            # takes no parameters): each algorithm a variant, this one with its parameter
+            found = re.search(r"\(e\.g\. op_kwargs: (\{[^{}]+\})\)", message)
+            params = found.group(1) if found else "{...}"
+            own = settings["algorithm"]
+            listed = ", ".join(
+                f"{{algorithm: {a}, op_kwargs: {params}}}" if a == own else f"{{algorithm: {a}}}"
+                for a in axis
+            )
+            return check.fail(
+                where,
+                f"{message}; an op_kwargs beside this axis would go to its other algorithms "
+                f"too: give each algorithm as a variant instead, e.g. variants: [{listed}]",
+            )
+        return check.fail(f"{where.rpartition('.')[0]}.op_kwargs".lstrip("."), message)
     if message.lower() in ("field required", "required setting missing"):
         return check.fail(f"fixed.{err.key}", "required setting missing")
     return check.fail(f"fixed.{err.key}", f"{message} (required setting missing)")
