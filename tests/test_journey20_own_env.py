@@ -19,6 +19,7 @@ import pytest
 from maxminq.cli import main
 from maxminq.deep.bias_probes import CutEpisodesWarning
 from maxminq.deep.config import EnvWarning, TrainConfig
+from maxminq.deep.env_checks import warn_if_not_repeatable
 from maxminq.deep.policy import load_agent
 from maxminq.deep.train import run_training
 from maxminq.envs import make
@@ -67,7 +68,15 @@ SOURCE = textwrap.dedent(
         pass
 
 
+    class J20GlobalRandom(J20Corridor):
+        def reset(self, *, seed=None, options=None):
+            obs, info = super().reset(seed=seed)
+            self.pos = int(np.random.randint(2))  # the global generator, seeded by no one
+            return np.eye(4, dtype=np.float32)[self.pos], info
+
+
     gym.register("J20Corridor-v0", entry_point=J20Corridor, max_episode_steps=50)
+    gym.register("J20GlobalRandom-v0", entry_point=J20GlobalRandom, max_episode_steps=50)
     gym.register("J20Never-v0", entry_point=J20Never, max_episode_steps=5)
     gym.register("J20SelfCut-v0", entry_point=J20SelfCut)
     """
@@ -254,3 +263,25 @@ def test_an_env_cutting_its_own_short_episodes_is_warned_of_as_a_short_cap_is(ru
     assert f"it cut {n} of the {n} training episodes shorter than 299 steps" in texts[0], texts
     assert "no bias probe counted" in texts[0], texts
     assert (tables["metrics"]["bias_n"] == 0).all()
+
+
+def test_an_env_drawing_from_np_random_is_warned_of_before_training(own_module, tmp_path):
+    """An environment that draws from np.random rather than self.np_random trained with
+    no word: its seeds did not repeat (and, in one run, shared one stream), and --resume
+    refused to continue it. The check puts np.random's state back as it found it."""
+    state = np.random.get_state()  # noqa: NPY002 - looked at and put back, not drawn from
+    try:
+        config = _config(f"{MODULE}:J20GlobalRandom-v0", [0])
+        with pytest.warns(EnvWarning, match="GlobalRandom-v0 draws random numbers from np.random"):
+            run_training(config, tmp_path / "a", progress=False)
+        before = np.random.get_state()  # noqa: NPY002
+        with pytest.warns(EnvWarning, match="draws random numbers from np.random"):
+            warn_if_not_repeatable(config.resolve())
+        after = np.random.get_state()  # noqa: NPY002
+        np.testing.assert_array_equal(after[1], before[1])
+        assert after[2] == before[2]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", EnvWarning)  # the corridor itself: no warning
+            warn_if_not_repeatable(_config(f"{MODULE}:J20Corridor-v0", [0]).resolve())
+    finally:
+        np.random.set_state(state)  # noqa: NPY002 - what the run's environment drew

@@ -7,6 +7,7 @@ limit or with a wrapper whose running statistics outlive an episode."""
 
 from __future__ import annotations
 
+import random
 import warnings
 from typing import Any
 
@@ -185,6 +186,103 @@ def warn_if_normalized(
         )
     level = outside_stacklevel() if stacklevel is None else stacklevel
     warnings.warn(message, EnvWarning, stacklevel=level)
+
+
+def _play_twice(env: Any) -> list[tuple[list[np.ndarray], list[float], list[bool]]]:
+    """Two plays of ``env``: ``reset(seed=0)``, then up to :data:`_REPEAT_STEPS` steps of
+    action 0 (fewer if the episode ends): the observations, rewards and end flags of each."""
+    plays = []
+    for _ in range(2):
+        obs, _ = env.reset(seed=0)
+        seen, rewards, ends = [np.asarray(obs, dtype=np.float64)], [], []
+        for _ in range(_REPEAT_STEPS):
+            obs, reward, terminated, truncated, _ = env.step(0)
+            seen.append(np.asarray(obs, dtype=np.float64))
+            rewards.append(float(reward))
+            ends += [bool(terminated), bool(truncated)]
+            if terminated or truncated:
+                break
+        plays.append((seen, rewards, ends))
+    return plays
+
+
+_REPEAT_STEPS = 5  # steps of each play of warn_if_not_repeatable
+
+
+def warn_if_not_repeatable(cfg: TrainConfig) -> None:
+    """Warn (:class:`EnvWarning`) when an environment of the (resolved) run ``cfg`` draws
+    random numbers from NumPy's or Python's global generator (``np.random``, ``random``),
+    which maxminq never seeds and which all the seeds of a run would share, or when two
+    plays of it from ``reset(seed=0)`` with action 0 differ (state carried from one
+    episode to the next, or randomness from elsewhere): its episodes do not follow from
+    their reset seeds alone, so the same seeds do not give the same run, and ``--resume``,
+    which replays the current episode from its reset seed, refuses to continue. Played on
+    an environment of its own (the run's are not touched); the global generators are put
+    back as they were; Gymnasium's checker stays quiet (it warns when the run's
+    environments run); an environment that fails here is left to the run's own checks."""
+    env = cfg.make_env()
+    # The global generators are looked at, never drawn from (what NPY002 guards against).
+    numpy_state = np.random.get_state()  # noqa: NPY002
+    python_state = random.getstate()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plays = _play_twice(env)
+        drew = [
+            name
+            for name, changed in (
+                ("np.random", not _same_numpy_state(numpy_state, np.random.get_state())),  # noqa: NPY002
+                ("random", random.getstate() != python_state),
+            )
+            if changed
+        ]
+    except Exception:  # noqa: BLE001 - the run's own checks and steps report it
+        return
+    finally:
+        np.random.set_state(numpy_state)  # noqa: NPY002
+        random.setstate(python_state)
+        env.close()
+    (obs_a, rewards_a, ends_a), (obs_b, rewards_b, ends_b) = plays
+    alike = len(obs_a) == len(obs_b) and all(
+        np.array_equal(a, b, equal_nan=True) for a, b in zip(obs_a, obs_b, strict=False)
+    )
+    differ = [
+        what
+        for what, same in (
+            ("observations", alike),
+            ("rewards", np.array_equal(rewards_a, rewards_b, equal_nan=True)),
+            ("ends", ends_a == ends_b),
+        )
+        if not same
+    ]
+    if drew:
+        why = (
+            f"draws random numbers from {' and '.join(drew)} (a global generator, which "
+            "maxminq never seeds and all the seeds of a run share), not self.np_random"
+        )
+    elif differ:
+        why = (
+            f"played twice from reset(seed=0) with action 0, gave different "
+            f"{' and '.join(differ)} (state carried from one episode to the next, or random "
+            "numbers from a space's sample() or elsewhere, not self.np_random)"
+        )
+    else:
+        return
+    warnings.warn(
+        f"{cfg.env_id} {why}: its episodes do not follow from their reset seeds alone, so the "
+        "same --seeds will not give the same run, and --resume cannot replay an episode to "
+        "continue it",
+        EnvWarning,
+        stacklevel=outside_stacklevel(),
+    )
+
+
+def _same_numpy_state(a: Any, b: Any) -> bool:
+    """Whether two ``np.random.get_state()`` tuples are the same state."""
+    return all(
+        np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
+        for x, y in zip(a, b, strict=True)
+    )
 
 
 def _warn_about_env(env: Any, cfg: TrainConfig) -> None:

@@ -94,6 +94,7 @@ from maxminq.deep.env_checks import (
     episode_observation,
     warn_if_no_time_limit,
     warn_if_normalized,
+    warn_if_not_repeatable,
 )
 from maxminq.deep.policy import (
     MODEL_FILE,
@@ -947,6 +948,7 @@ def run_training(
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     Trainer.check_env(cfg)  # a one-line error before out_dir is touched
+    warn_if_not_repeatable(cfg)  # e.g. np.random in the environment: seeds would not repeat
     elsewhere = env_id_elsewhere(cfg.env_id)
     if elsewhere:  # trains here, but the run could not be evaluated later: say so first
         warnings.warn(elsewhere, EnvIdWarning, stacklevel=2)
