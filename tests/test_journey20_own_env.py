@@ -285,3 +285,21 @@ def test_an_env_drawing_from_np_random_is_warned_of_before_training(own_module, 
             warn_if_not_repeatable(_config(f"{MODULE}:J20Corridor-v0", [0]).resolve())
     finally:
         np.random.set_state(state)  # noqa: NPY002 - what the run's environment drew
+
+
+@pytest.mark.parametrize(
+    "agent,n,members,said",
+    [
+        ("dqn", 1, 2, "dqn with n = 1 has one online net to update (several are Maxmin's"),
+        ("averaged-dqn", 3, 2, "averaged-dqn with n = 3 has one online net to update"),
+        ("maxmin-dqn", 1, 3, "maxmin-dqn with n = 1 has one online net to update (--n 3 or more"),
+    ],
+)
+def test_update_members_of_an_agent_with_one_online_net_says_why(agent, n, members, said):
+    """--update-members 2 with DQN was 'must be between 1 and 1'."""
+    cfg = TrainConfig(env_id="CartPole-v1", agent=agent, n=n, update_members=members)
+    with pytest.raises(UsageError) as err:
+        cfg.resolve()
+    msg = str(err.value)
+    assert msg.startswith(f"--update-members: {said}"), msg
+    assert msg.endswith(f"so it must be 1, got {members}") and "between 1 and 1" not in msg, msg

@@ -393,6 +393,16 @@ class TrainConfig:
         if self.eval_every_episodes < 1:
             raise UsageError(f"--eval-every-episodes: must be >= 1, got {self.eval_every_episodes}")
         if not 1 <= self.update_members <= self.n_online:
+            if self.n_online == 1:  # not "between 1 and 1"
+                more = (
+                    f"--n {max(self.update_members, 2)} or more gives it more"
+                    if self.agent in ENSEMBLE_AGENTS
+                    else "several are Maxmin's and Ensemble DQN's, with --n N"
+                )
+                raise UsageError(
+                    f"--update-members: {self.agent} with n = {self.n} has one online net to "
+                    f"update ({more}), so it must be 1, got {self.update_members}"
+                )
             raise UsageError(
                 f"--update-members: must be between 1 and {self.n_online} (the online nets of "
                 f"{self.agent} with n = {self.n}), got {self.update_members}"
