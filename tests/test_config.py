@@ -247,7 +247,7 @@ scales: {quick: {}, paper: {}}
         (DEEP, ("seeds: [0, 1]", "seeds: []"), "fixed.seeds",
          "give at least one seed, e.g. [0, 1, 2, 3, 4]", "[]"),
         (DEEP, ("steps: 100", "steps: 100, update_members: 3"), "fixed.update_members",
-         "between 1 and 1", "3"),
+         "so it must be 1", "3"),
         # tabular settings that only the run function knows: typed by their default
         (TOY, ("episodes: 5}", "episodes: 5, step_size: abc}"), "fixed.step_size",
          "expected a number", "'abc'"),

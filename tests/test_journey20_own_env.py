@@ -290,7 +290,7 @@ def test_an_env_drawing_from_np_random_is_warned_of_before_training(own_module, 
 @pytest.mark.parametrize(
     "agent,n,members,said",
     [
-        ("dqn", 1, 2, "dqn with n = 1 has one online net to update (several are Maxmin's"),
+        ("dqn", 1, 2, "dqn with n = 1 has one online net to update (several: Maxmin or Ensemble"),
         ("averaged-dqn", 3, 2, "averaged-dqn with n = 3 has one online net to update"),
         ("maxmin-dqn", 1, 3, "maxmin-dqn with n = 1 has one online net to update (--n 3 or more"),
     ],

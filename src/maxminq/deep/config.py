@@ -397,7 +397,7 @@ class TrainConfig:
                 more = (
                     f"--n {max(self.update_members, 2)} or more gives it more"
                     if self.agent in ENSEMBLE_AGENTS
-                    else "several are Maxmin's and Ensemble DQN's, with --n N"
+                    else "several: Maxmin or Ensemble DQN with --n above 1"
                 )
                 raise UsageError(
                     f"--update-members: {self.agent} with n = {self.n} has one online net to "
