@@ -10,6 +10,10 @@ Each test here failed before the fix it comes with.
 3. ``grid: {algorithm: [q_learning, bias_corrected]}`` without bias_corrected's sigma was
    told to set 'grid.op_kwargs', which goes to q_learning too ('q_learning takes no
    parameters'); it is now told to make each algorithm a variant, as a working example.
+4. The hint that runs a shipped config ('maxminq reproduce --only toy_mdp') added
+   ``--configs <installed configs>`` wherever the configs read by default were not the
+   package's, also where they hold the shipped file itself (a clone's ./configs, or the
+   source tree's, which an editable install reads from any folder).
 """
 
 from __future__ import annotations
@@ -101,3 +105,24 @@ def test_a_grid_algorithm_without_its_parameter_is_told_to_be_a_variant(tmp_path
     path.write_text(head + before + tail)
     with pytest.raises(ConfigError, match="q_learning takes no parameters"):
         load_config(path, "quick")
+
+
+# ------------------------------- 4. the shipped-config hint beside a copy of the shipped file
+def test_the_shipped_config_hint_needs_no_configs_beside_a_copy(tmp_path, monkeypatch):
+    """./configs holds the shipped toy_mdp.yaml as it is (and a study's own config): the
+    hint is the plain command; an edited toy_mdp.yaml there still gets --configs."""
+    from maxminq.commands import reproduce
+
+    package = reproduce.package_configs_dir()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "mine.yaml").write_text(OWN)
+    shipped = (package / "toy_mdp.yaml").read_bytes()
+    (tmp_path / "configs" / "toy_mdp.yaml").write_bytes(shipped)
+    assert reproduce.run_shipped_command("toy_mdp") == "maxminq reproduce --only toy_mdp"
+    (tmp_path / "configs" / "toy_mdp.yaml").write_bytes(shipped + b"# edited\n")
+    assert reproduce.run_shipped_command("toy_mdp") == (
+        f"maxminq reproduce --only toy_mdp --configs {package}"
+    )
+    (tmp_path / "configs" / "toy_mdp.yaml").unlink()
+    assert reproduce.run_shipped_command("toy_mdp").endswith(f" --configs {package}")

@@ -121,7 +121,13 @@ def run_shipped_command(name: str) -> str:
         default = find_configs_dir(None).resolve()
     except UsageError:
         default = package.resolve()
-    configs = "" if default == package.resolve() else f" --configs {shlex.quote(str(package))}"
+    # a copy of the shipped file (the source tree's configs/, read from any folder by an
+    # editable install, or a clone's ./configs) runs the shipped config as it is
+    try:
+        same = (default / f"{name}.yaml").read_bytes() == (package / f"{name}.yaml").read_bytes()
+    except OSError:  # NAME missing from either
+        same = default == package.resolve()
+    configs = "" if same else f" --configs {shlex.quote(str(package))}"
     return f"maxminq reproduce --only {name}{configs}"
 
 
