@@ -14,6 +14,9 @@ Each test here failed before the fix it comes with.
    ``--configs <installed configs>`` wherever the configs read by default were not the
    package's, also where they hold the shipped file itself (a clone's ./configs, or the
    source tree's, which an editable install reads from any folder).
+5. The report's box on deep runs shorter than the paper's said "the shipped configs'
+   `--scale best` and `paper` train at its length"; the MinAtar configs have no best
+   scale ('maxminq sweep configs/minatar_breakout.yaml --scale best' is an error).
 """
 
 from __future__ import annotations
@@ -126,3 +129,29 @@ def test_the_shipped_config_hint_needs_no_configs_beside_a_copy(tmp_path, monkey
     )
     (tmp_path / "configs" / "toy_mdp.yaml").unlink()
     assert reproduce.run_shipped_command("toy_mdp").endswith(f" --configs {package}")
+
+
+# --------------------------------------- 5. the short-runs box: --scale best where it exists
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_the_short_runs_box_names_best_only_for_configs_that_have_it(tmp_path) -> None:
+    import yaml
+    from test_journey20_sweeps import _paper_deep_results
+    from test_report import write_store
+
+    from maxminq.analysis.report import build_report
+    from maxminq.commands.reproduce import package_configs_dir
+
+    with_best = sorted(
+        p.stem
+        for p in package_configs_dir().glob("*.yaml")
+        if "best" in (yaml.safe_load(p.read_text(encoding="utf-8")).get("scales") or {})
+    )
+    assert with_best == ["catcher", "lunarlander", "pixelcopter"]  # no MinAtar config
+    write_store(tmp_path, _paper_deep_results())
+    build_report(tmp_path, reps=20)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert (
+        "not the paper's Fig. 4 (the shipped configs' `--scale paper` trains at its length, "
+        f"as does `--scale best` of those that have it: {', '.join(with_best)})."
+    ) in text
+    assert "`--scale best` and `paper` train" not in text

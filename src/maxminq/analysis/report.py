@@ -176,7 +176,8 @@ OUTSIDE_NOTE = (
 SHORT_NOTE = (
     "**Deep runs shorter than the paper's:** {runs}. Their curves, final performance and "
     "deep claims describe runs of this length, not the paper's Fig. 4 (the shipped "
-    "configs' `--scale best` and `paper` train at its length)."
+    "configs' `--scale paper` trains at its length, as does `--scale best` of those that "
+    "have it: catcher, lunarlander, pixelcopter)."
 )
 
 
