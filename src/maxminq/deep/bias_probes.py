@@ -124,7 +124,10 @@ def cut_episodes_message(
 ) -> str:
     """The warning that only episodes that terminate give bias numbers (``why``: from
     :func:`cut_probes_never_count`), with ``tally``'s numbers if given, said ``when``
-    (e.g. ``"by step 60 of 200"``, ``"in all"``)."""
+    (e.g. ``"by step 60 of 200"``, ``"in all"``). With no ``cap`` (None), of the episodes
+    the environment cuts itself (``truncated=True``), of which the tally counts only those
+    shorter than ``bias_horizon(gamma)`` (:class:`CutEpisodesCheck`) and the words say so."""
+    k = None if cap is not None else bias_horizon(gamma)  # self-cut: the length that counts
     how_many = ""
     if tally is not None:
         lost = (
@@ -132,16 +135,14 @@ def cut_episodes_message(
             if tally.share >= 1
             else "about that share of the bias probes did not count"
         )
+        shorter = "" if k is None else f" shorter than {k:,} steps"
         how_many = (
             f"; {when + ' ' if when else ''}it cut {tally.cut:,} of the {tally.episodes:,} "
-            "training episodes, which held "
+            f"training episodes{shorter}, which held "
             f"{tally.share:.0%} of the steps since learning started: {lost}"
         )
     if cap is None:  # cut by the environment itself (truncated=True): by its own length
-        k = bias_horizon(gamma)
         longer = "" if k is None else f", or that are cut {k:,}+ steps in,"
-        shorter = "" if k is None else f" shorter than {k:,} steps"
-        how_many = how_many.replace(" training episodes,", f" training episodes{shorter},", 1)
         return (
             f"episodes the environment cuts itself (truncated=True; no --max-episode-steps) "
             f"with --gamma {gamma}: only episodes that terminate{longer} give bias numbers "

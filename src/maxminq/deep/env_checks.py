@@ -219,29 +219,35 @@ def warn_if_not_repeatable(cfg: TrainConfig) -> None:
     which replays the current episode from its reset seed, refuses to continue. Played on
     an environment of its own (the run's are not touched); the global generators are put
     back as they were; Gymnasium's checker stays quiet (it warns when the run's
-    environments run); an environment that fails here is left to the run's own checks."""
-    env = cfg.make_env()
+    environments run); an environment that fails here (to be made or played) is left to
+    the run's own checks. The states are taken before the environment is made, so
+    that draws of its constructor are put back too: the run's environments get what they
+    got without this check (a user's ``np.random.seed`` still gives the same run)."""
     # The global generators are looked at, never drawn from (what NPY002 guards against).
     numpy_state = np.random.get_state()  # noqa: NPY002
     python_state = random.getstate()
+    env = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            env = cfg.make_env()
+            made_numpy, made_python = np.random.get_state(), random.getstate()  # noqa: NPY002
             plays = _play_twice(env)
         drew = [
             name
             for name, changed in (
-                ("np.random", not _same_numpy_state(numpy_state, np.random.get_state())),  # noqa: NPY002
-                ("random", random.getstate() != python_state),
+                ("np.random", not _same_numpy_state(made_numpy, np.random.get_state())),  # noqa: NPY002
+                ("random", random.getstate() != made_python),
             )
             if changed
         ]
     except Exception:  # noqa: BLE001 - the run's own checks and steps report it
         return
     finally:
+        if env is not None:
+            env.close()
         np.random.set_state(numpy_state)  # noqa: NPY002
         random.setstate(python_state)
-        env.close()
     (obs_a, rewards_a, ends_a), (obs_b, rewards_b, ends_b) = plays
     alike = len(obs_a) == len(obs_b) and all(
         np.array_equal(a, b, equal_nan=True) for a, b in zip(obs_a, obs_b, strict=False)
