@@ -11,10 +11,12 @@ import warnings
 
 import gymnasium as gym
 import numpy as np
+import pytest
 
 from maxminq.deep.bias_probes import CutTally, cut_episodes_message
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.env_checks import warn_if_not_repeatable
+from maxminq.errors import UsageError
 
 
 class _Line(gym.Env):
@@ -121,3 +123,27 @@ def test_the_self_cut_warning_at_gamma_1_and_without_numbers_and_with_a_cap():
         "numbers (w); in all it cut 1 of the 1 training episodes, which held 100% of the "
         "steps since learning started: no bias probe counted"
     )
+
+
+def test_exploration_fraction_is_told_how_to_become_a_step_count():
+    """SB3's and CleanRL's exploration_fraction (0.1: eps reaches its end at a tenth of
+    total_timesteps, counted from step 0) was told eps_decay_steps is 'in steps after
+    learning_starts, not a fraction of the run' but not how to get the step count; here the
+    decay starts at learning_starts, so the same end is f * T - learning_starts."""
+    with pytest.raises(TypeError) as err:
+        TrainConfig(exploration_fraction=0.1)
+    assert str(err.value) == (
+        "TrainConfig.__init__() got an unexpected keyword argument 'exploration_fraction'; "
+        "did you mean eps_decay_steps, in steps after learning_starts, not a fraction of the "
+        "run: exploration_fraction * total_timesteps - learning_starts ends the decay at the "
+        "same step? (exploration_fraction is Stable-Baselines3's or CleanRL's)"
+    )
+
+
+def test_update_members_below_1_is_told_so_not_what_gives_more():
+    """update_members=0 (Python or a sweep config) for an agent with one online net was told
+    it 'has one online net to update (--n 2 or more gives it more), so it must be 1': the
+    remedy for too many, to one who gave too few."""
+    with pytest.raises(UsageError) as err:
+        TrainConfig(env_id="CartPole-v1", agent="maxmin-dqn", n=1, update_members=0).resolve()
+    assert str(err.value) == "--update-members: must be >= 1, got 0"

@@ -392,7 +392,9 @@ class TrainConfig:
             raise UsageError(f"--eval-every: must be >= 0 (0: none), got {self.eval_every}")
         if self.eval_every_episodes < 1:
             raise UsageError(f"--eval-every-episodes: must be >= 1, got {self.eval_every_episodes}")
-        if not 1 <= self.update_members <= self.n_online:
+        if self.update_members < 1:  # too few: not why the agent cannot take more
+            raise UsageError(f"--update-members: must be >= 1, got {self.update_members}")
+        if self.update_members > self.n_online:
             if self.n_online == 1:  # not "between 1 and 1"
                 more = (
                     f"--n {max(self.update_members, 2)} or more gives it more"
@@ -591,7 +593,9 @@ _OTHER_NAMES: dict[str, tuple[str, str]] = {
     "end_e": ("eps_end", ""),
     "exploration_fraction": (
         "eps_decay_steps",
-        ", in steps after learning_starts, not a fraction of the run",
+        ", in steps after learning_starts, not a fraction of the run: "
+        "exploration_fraction * total_timesteps - learning_starts ends the decay at the "
+        "same step",
     ),
     "max_grad_norm": ("grad_clip", ""),
     "policy_kwargs": ("hidden", ", the hidden layer sizes, e.g. hidden=(256, 256)"),
