@@ -6,6 +6,7 @@ composed (not patched), checked word for word."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import warnings
 
@@ -147,3 +148,32 @@ def test_update_members_below_1_is_told_so_not_what_gives_more():
     with pytest.raises(UsageError) as err:
         TrainConfig(env_id="CartPole-v1", agent="maxmin-dqn", n=1, update_members=0).resolve()
     assert str(err.value) == "--update-members: must be >= 1, got 0"
+
+
+def test_a_self_cut_run_read_back_is_warned_of_as_in_training(capsys):
+    """cc3ccec warned of an environment cutting its own episodes shorter than the horizon
+    while training, but a finished run read back ('maxminq train ... --resume') said
+    nothing of it, where a short cap's run read back is warned of. Cut episodes of 400
+    steps (>= k = 299 at gamma 0.99) are not counted; without episodes, nothing is said."""
+    import pandas as pd
+
+    from maxminq.commands.train import _warn_if_cut_episodes_give_no_bias as warn
+
+    def episodes(lengths: list[int]) -> pd.DataFrame:
+        ends = list(itertools.accumulate(lengths))
+        cut = [True] * len(lengths)
+        return pd.DataFrame(
+            {"step": ends, "length": lengths, "terminated": [False] * len(cut), "truncated": cut}
+        )
+
+    warn(None, 0.99, 0, episodes([5, 5, 5, 5]))
+    assert capsys.readouterr().err.splitlines() == [
+        "maxminq train: warning: episodes the environment cuts itself (truncated=True; no "
+        "--max-episode-steps) with --gamma 0.99: only episodes that terminate, or that are cut "
+        "299+ steps in, give bias numbers (a cut episode's probe counts only 299+ steps before "
+        "the cut: gamma^k <= 0.05); it cut 4 of the 4 training episodes shorter than 299 "
+        "steps, which held 100% of the steps since learning started: no bias probe counted"
+    ]
+    warn(None, 0.99, 0, episodes([400, 400]))
+    warn(None, 0.99)
+    assert capsys.readouterr().err == ""

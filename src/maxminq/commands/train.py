@@ -301,24 +301,28 @@ def _warn_if_cut_episodes_give_no_bias(
     that terminated, or there are none. Not for an environment whose episodes nearly all
     terminate, such as docs/deep-agents.md's Corridor (before, a warning before every run, there
     about a tenth of the probes, in its first few thousand steps). Without ``episodes``
-    (none known yet) on the cap and gamma alone, without numbers. For a finished run read
-    back: a run trained warns itself (``deep.bias_probes.CutEpisodesCheck``), during
-    training when it can tell and at its end."""
+    (none known yet) on the cap and gamma alone, without numbers. Without a cap (None), of
+    the episodes the environment cut itself (``truncated=True``) in fewer than
+    ``bias_horizon(gamma)`` steps, as training warns. For a finished run read back: a run
+    trained warns itself (``deep.bias_probes.CutEpisodesCheck``), during training when it
+    can tell and at its end."""
     from maxminq.deep.bias_probes import (
         CUT_SHARE_WARNED,
         CutTally,
         cut_episodes_message,
-        cut_probes_never_count,
+        cut_episodes_terms,
     )
 
-    why = cut_probes_never_count(cap, gamma)
-    if why is None:
+    # No cap: as in training, the episodes the environment cut itself shorter than k (of
+    # which nothing is known before there are episodes).
+    why, shorter_than = cut_episodes_terms(cap, gamma)
+    if why is None or (cap is None and episodes is None):
         return
     tally = None
     if episodes is not None:
         e = episodes
         tally = CutTally(0, 0, 0, 0).add(
-            e["step"], e["length"], e["terminated"], e["truncated"], learning_starts
+            e["step"], e["length"], e["terminated"], e["truncated"], learning_starts, shorter_than
         )
         if tally.share < CUT_SHARE_WARNED:
             return

@@ -79,6 +79,17 @@ def _why_cut_probes_are_lost(gamma: float) -> str:
     return f"a cut episode's probe counts only {k}+ steps before the cut: gamma^k <= {BIAS_TAIL}"
 
 
+def cut_episodes_terms(cap: int | None, gamma: float) -> tuple[str | None, int | None]:
+    """What :class:`CutEpisodesCheck` (training) and a run read back warn of, for the cap
+    ``cap`` at discount ``gamma``: why a cut episode's probes are lost (None: no warning,
+    a cap of ``bias_horizon(gamma)`` or more), and the length below which a cut episode
+    counts as cut (None: every one). No cap: the episodes the environment cuts itself
+    (``truncated=True``), of which those shorter than the horizon give no probe."""
+    if cap is None:
+        return _why_cut_probes_are_lost(gamma), bias_horizon(gamma)
+    return cut_probes_never_count(cap, gamma), None
+
+
 class CutTally(NamedTuple):
     """Training episodes that ended, and those of them the time limit cut (truncated, not
     terminated), each with its steps since learning started (probes are taken only then)."""
@@ -176,13 +187,9 @@ class CutEpisodesCheck:
     def __init__(self, cfg: ResolvedTrainConfig) -> None:
         """The check of the run ``cfg``."""
         self.cfg = cfg
-        self.why = cut_probes_never_count(cfg.max_episode_steps, cfg.gamma)
         # No cap: an environment may still cut its own episodes (truncated=True, e.g. at a
         # step count of its own); those shorter than the horizon give no probe either.
-        self.shorter_than: int | None = None
-        if cfg.max_episode_steps is None:
-            self.shorter_than = bias_horizon(cfg.gamma)
-            self.why = _why_cut_probes_are_lost(cfg.gamma)
+        self.why, self.shorter_than = cut_episodes_terms(cfg.max_episode_steps, cfg.gamma)
         # The most steps since learning started that the run's episodes can hold.
         self.most = len(cfg.seeds) * max(cfg.steps - cfg.learning_starts, 0)
         self.tally = CutTally(0, 0, 0, 0)
