@@ -177,3 +177,18 @@ def test_a_self_cut_run_read_back_is_warned_of_as_in_training(capsys):
     warn(None, 0.99, 0, episodes([400, 400]))
     warn(None, 0.99)
     assert capsys.readouterr().err == ""
+
+
+gym.register("R20Line-v0", entry_point=_Line, max_episode_steps=20)
+
+
+def test_an_instance_of_a_registered_class_made_directly_is_told_its_id():
+    """env_id=Line() (as Stable-Baselines3's DQN('MlpPolicy', Line()) takes it), its class
+    registered as R20Line-v0: the class itself was told its id, the instance (no spec, as
+    made without gym.make) only to 'register it with gymnasium.register'."""
+    with pytest.raises(UsageError) as err:
+        TrainConfig(env_id=_Line()).resolve()
+    assert str(err.value).endswith(
+        "give its id with the module that registers it (module:EnvId), e.g. "
+        f"'{_Line.__module__}:R20Line-v0'"
+    ), str(err.value)

@@ -188,6 +188,11 @@ def _not_an_id(value: Any) -> str:
     if isinstance(value, (gym.Env, gym.vector.VectorEnv)):
         spec = getattr(value, "spec", None)
         what = f"an environment instance ({type(value).__name__})"
+        if spec is None:  # made as Class(), not gym.make: its class may be registered
+            cls = type(getattr(value, "unwrapped", value))
+            ids = _ids_of_class(cls, cls.__module__)
+            if ids:
+                spec = gym.registry[ids[0]]
     elif spec is not None:
         what = "an EnvSpec"
     elif isinstance(value, type):
