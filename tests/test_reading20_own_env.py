@@ -192,3 +192,14 @@ def test_an_instance_of_a_registered_class_made_directly_is_told_its_id():
         "give its id with the module that registers it (module:EnvId), e.g. "
         f"'{_Line.__module__}:R20Line-v0'"
     ), str(err.value)
+
+
+def test_optimizer_class_is_told_optimizer_not_optimizer_kwargs():
+    """Stable-Baselines3's optimizer_class=th.optim.Adam was told 'did you mean
+    optimizer_kwargs?' (a close spelling), where the optimizer is chosen by name."""
+    with pytest.raises(TypeError) as err:
+        TrainConfig(optimizer_class=object)
+    assert str(err.value).endswith(
+        "; did you mean optimizer, a name: 'adam', 'rmsprop' or 'centered_rmsprop' (its "
+        "settings: optimizer_kwargs)? (optimizer_class is Stable-Baselines3's or CleanRL's)"
+    ), str(err.value)

@@ -598,6 +598,10 @@ _OTHER_NAMES: dict[str, tuple[str, str]] = {
         "same step",
     ),
     "max_grad_norm": ("grad_clip", ""),
+    "optimizer_class": (
+        "optimizer",
+        ", a name: 'adam', 'rmsprop' or 'centered_rmsprop' (its settings: optimizer_kwargs)",
+    ),
     "policy_kwargs": ("hidden", ", the hidden layer sizes, e.g. hidden=(256, 256)"),
     "net_arch": ("hidden", ", the hidden layer sizes, e.g. hidden=(256, 256)"),
     "tensorboard_log": ("tensorboard", "=True (the logs go to the run folder's tensorboard/)"),
