@@ -260,7 +260,7 @@ def test_an_env_cutting_its_own_short_episodes_is_warned_of_as_a_short_cap_is(ru
     n = len(tables["episodes"])  # every one cut by the environment after 5 steps
     assert n > 0 and len(texts) == 1, texts
     assert texts[0].startswith("episodes the environment cuts itself (truncated=True; no "), texts
-    assert f"it cut {n} of the {n} training episodes shorter than 299 steps" in texts[0], texts
+    assert f"it cut {n} of the {n} training episodes in fewer than 299 steps" in texts[0], texts
     assert "no bias probe counted" in texts[0], texts
     assert (tables["metrics"]["bias_n"] == 0).all()
 

@@ -98,7 +98,7 @@ def test_the_self_cut_warning_word_for_word():
         "episodes the environment cuts itself (truncated=True; no --max-episode-steps) with "
         "--gamma 0.99: only episodes that terminate, or that are cut 299+ steps in, give bias "
         "numbers (a cut episode's probe counts only 299+ steps before the cut: gamma^k <= "
-        "0.05); by step 60 of 200 it cut 3 of the 4 training episodes shorter than 299 steps, "
+        "0.05); by step 60 of 200 it cut 3 of the 4 training episodes in fewer than 299 steps, "
         "which held 80% of the steps since learning started: about that share of the bias "
         "probes did not count"
     )
@@ -171,7 +171,7 @@ def test_a_self_cut_run_read_back_is_warned_of_as_in_training(capsys):
         "maxminq train: warning: episodes the environment cuts itself (truncated=True; no "
         "--max-episode-steps) with --gamma 0.99: only episodes that terminate, or that are cut "
         "299+ steps in, give bias numbers (a cut episode's probe counts only 299+ steps before "
-        "the cut: gamma^k <= 0.05); it cut 4 of the 4 training episodes shorter than 299 "
+        "the cut: gamma^k <= 0.05); it cut 4 of the 4 training episodes in fewer than 299 "
         "steps, which held 100% of the steps since learning started: no bias probe counted"
     ]
     warn(None, 0.99, 0, episodes([400, 400]))

@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import shlex
 import signal
 import sys
 import threading
@@ -179,6 +180,29 @@ def reject_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> Non
             return reject_empty_values(subs[0].choices[token], argv[i + 1 :])
         if owner is not None and nargs.get(owner) not in ("*", "+"):
             owner = None  # its one value is read; what follows is positional
+
+
+def reject_options_before_sub_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Raise UsageError for an option of a sub-command given before it (``maxminq
+    experiment --sigma2 1 mountain-car``), saying to put the sub-command first: argparse
+    took the option's value for the sub-command ("EXPERIMENT: unknown '1'"), or the option
+    for a mistyped one of its own ("--quick (did you mean --quick?)")."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs or not argv or not argv[0].startswith("-") or argv[0] in ("-h", "--help"):
+        return
+    option, choices = argv[0].partition("=")[0], subs[0].choices
+    owners = [n for n, sub in choices.items() if option in _option_strings(sub)]
+    if not owners:  # no sub-command's: argparse's "did you mean" says what was meant
+        return
+    given = [i for i, token in enumerate(argv) if token in choices]
+    if not given and all(token.startswith("-") for token in argv):
+        return  # argparse's "required: EXPERIMENT (toy-mdp or mountain-car)" says it
+    if given:
+        name, rest = argv[given[0]], argv[: given[0]] + argv[given[0] + 1 :]
+    else:  # none given: one that takes the option
+        name, rest = owners[0], argv
+    example = " ".join([parser.prog, name, *(shlex.quote(t) for t in rest)])
+    raise UsageError(f"{option}: put the sub-command first, e.g. {example}")
 
 
 def json_object(text: str | None, option: str) -> dict | None:
@@ -401,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     module.add_arguments(parser)
     try:
         if "-h" not in argv and "--help" not in argv:
+            reject_options_before_sub_command(parser, argv[1:])
             reject_empty_values(parser, argv[1:])
         args = parser.parse_args(argv[1:])
         with contextlib.ExitStack() as stack:

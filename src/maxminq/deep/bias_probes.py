@@ -146,7 +146,7 @@ def cut_episodes_message(
             if tally.share >= 1
             else "about that share of the bias probes did not count"
         )
-        shorter = "" if k is None else f" shorter than {k:,} steps"
+        shorter = "" if k is None else f" in fewer than {k:,} steps"  # not: "4 short ones"
         how_many = (
             f"; {when + ' ' if when else ''}it cut {tally.cut:,} of the {tally.episodes:,} "
             f"training episodes{shorter}, which held "

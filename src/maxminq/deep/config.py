@@ -605,6 +605,29 @@ _OTHER_NAMES: dict[str, tuple[str, str]] = {
     "policy_kwargs": ("hidden", ", the hidden layer sizes, e.g. hidden=(256, 256)"),
     "net_arch": ("hidden", ", the hidden layer sizes, e.g. hidden=(256, 256)"),
     "tensorboard_log": ("tensorboard", "=True (the logs go to the run folder's tensorboard/)"),
+    "policy": ("network", ", 'mlp' or 'minatar_cnn' (its layer sizes: hidden)"),
+}
+
+# Their keywords with no field here (difflib's close spelling would mislead: n_steps is not
+# steps): what maxminq does instead.
+_ONE_UPDATE_PER_STEP = (
+    "one learning update every environment step from learning_starts on "
+    "(train_freq=1, gradient_steps=1)"
+)
+_NO_EQUIVALENT: dict[str, str] = {
+    "n_steps": (
+        "targets here are one-step (r + gamma * max Q'); n_steps is an n-step return "
+        "(or a rollout length in PPO/A2C), not the run's length, which is steps"
+    ),
+    "train_freq": _ONE_UPDATE_PER_STEP,
+    "train_frequency": _ONE_UPDATE_PER_STEP,
+    "gradient_steps": _ONE_UPDATE_PER_STEP,
+    "tau": "target networks are copied whole (their tau=1) every target_update steps",
+    "replay_buffer_class": "a uniform replay of buffer_size transitions per seed",
+    "replay_buffer_kwargs": "a uniform replay of buffer_size transitions per seed",
+    "device": "training runs on the CPU",
+    "cuda": "training runs on the CPU",
+    "verbose": "run_training(..., progress=False) turns off the progress bar",
 }
 
 
@@ -616,6 +639,11 @@ def _unknown_keyword(name: str) -> str:
     if name in _OTHER_NAMES:
         ours, how = _OTHER_NAMES[name]
         return f"{said}; did you mean {ours}{how}? ({name} is Stable-Baselines3's or CleanRL's)"
+    if name in _NO_EQUIVALENT:
+        return (
+            f"{said}; no equivalent here ({name} is Stable-Baselines3's or CleanRL's): "
+            f"{_NO_EQUIVALENT[name]}"
+        )
     close = difflib.get_close_matches(name, fields, n=1, cutoff=0.75)
     return f"{said}; did you mean {close[0]}?" if close else said
 
