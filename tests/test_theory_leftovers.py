@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,6 +32,28 @@ SLOW_WRITE = ["--m-max", "1000", "--n-max", "300", "--samples", "3", "--variance
 
 
 def stop_theory_while_writing(out: Path, signum: int) -> subprocess.CompletedProcess[str]:
+    """:func:`stop_theory_once`, run again (at most twice more) when the signal provably came
+    after the window: ``bias.csv`` was in place, or the command had finished (its last
+    line printed). On a loaded machine this test's process may not run for a second or so
+    between seeing the folder and sending the signal; such a run says nothing about the
+    signal landing during the first write, so it is undone and repeated. Runs where the
+    signal came in time are returned and checked as they are; three late runs fail."""
+    new_folders = [p for p in (out, *out.parents) if not p.exists()]
+    user_folder = out.exists()
+    for _ in range(3):
+        done = stop_theory_once(out, signum)
+        late = (out / "bias.csv").exists() or "choose_n:" in done.stdout
+        if not late:
+            return done
+        if user_folder:  # undo the late run's files, keep the user's (empty) folder
+            for path in out.iterdir():
+                path.unlink()
+        else:
+            shutil.rmtree(new_folders[-1])
+    raise AssertionError(f"the signal came after bias.csv was written in 3 runs: {done}")
+
+
+def stop_theory_once(out: Path, signum: int) -> subprocess.CompletedProcess[str]:
     """Start ``maxminq theory --out OUT``, send ``signum`` as soon as the folder OUT exists
     (the command creates it for its first write), and wait for the command to end."""
     proc = subprocess.Popen(
