@@ -226,8 +226,9 @@ def _not_an_id(value: Any) -> str:
 
 def _ids_of_class(cls: type, module: str) -> list[str]:
     """The registered ids (at most 3) whose entry point is ``cls``, a class of ``module``:
-    the class itself or its ``'module:Name'`` string; those named after the class first,
-    then by name, the newest version of a name first (CartPole-v1 before CartPole-v0)."""
+    the class itself or its ``'module:Name'`` string; those named after the class first
+    (CartPoleEnv: CartPole-v1 before a script's own ApiOnlyHere-v0 of the same class), then
+    by name, the newest version of a name first (CartPole-v1 before CartPole-v0)."""
     names = {f"{module}:{cls.__name__}", f"{cls.__module__}:{cls.__qualname__}"}
     found = [
         k
@@ -236,10 +237,12 @@ def _ids_of_class(cls: type, module: str) -> list[str]:
         or (isinstance(spec.entry_point, str) and spec.entry_point in names)
     ]
 
-    def order(k: str) -> tuple[bool, str, int]:  # the class's own name first, newest first
+    def order(k: str) -> tuple[bool, bool, str, int]:  # the class's own name first, newest first
         stem, _, version = k.rpartition("-v")
         newest = -int(version) if stem and version.isdigit() else 0
-        return not k.startswith(f"{cls.__name__}-v"), stem or k, newest
+        name = (stem or k).rpartition("/")[2]  # without a namespace
+        named_after = bool(name) and cls.__name__.startswith(name)  # CartPoleEnv: CartPole
+        return not k.startswith(f"{cls.__name__}-v"), not named_after, stem or k, newest
 
     return sorted(found, key=order)[:3]
 
