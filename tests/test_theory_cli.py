@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -77,11 +78,18 @@ def test_theory_killed_by_sigkill_as_a_process_then_rerun(tmp_path: Path, capsys
     output is in place (mid-writes), then rerun; no temporary of its outputs is left."""
     out = tmp_path / "t"
     argv = [sys.executable, "-m", "maxminq", "theory", "--out", str(out), *TINY]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    while not (out / "bias.csv").exists() and proc.poll() is None:
-        time.sleep(0.002)  # bias.csv appears once renamed into place, the first write
-    os.kill(proc.pid, 9)
-    proc.wait()
+    for _ in range(3):  # again (at most twice) when the kill provably came after the writes
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while not (out / "bias.csv").exists() and proc.poll() is None:
+            time.sleep(0.002)  # bias.csv appears once renamed into place, the first write
+        os.kill(proc.pid, 9)
+        proc.wait()
+        # On a loaded machine this process may not run for seconds after seeing bias.csv:
+        # the command then made its last write (or finished) before the kill, a run that
+        # tests nothing here.
+        if proc.returncode != 0 and not (out / "operator_bias.png").exists():
+            break
+        shutil.rmtree(out)
     assert proc.returncode == -9 and (out / "bias.csv").is_file()
     assert not (out / "operator_bias.png").exists()  # killed before its last write
     left = killed_write(out / "variance_ratio.png")  # what a kill one write later leaves
