@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -288,20 +289,33 @@ def test_a_terminated_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) -> N
     config.write_text(SWEEP)
     out = tmp_path / "out"
     argv = ["sweep", str(config), "--out", str(out), "--workers", "1", "--no-progress"]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CLI, *argv],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
     workers: list[int] = []
 
     def training() -> bool:
         workers[:] = helpers.workers(proc.pid) or workers
         return any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))
 
-    status, err = helpers.terminate_when(proc, training)  # once the run is at step 100
+    # Step 100 to the sweep's end takes a second or two here: a loaded machine that does not
+    # run this process for that long lets the sweep finish (exit 0) before SIGTERM. Such a
+    # run tests nothing here: it is removed and run again (at most 3 runs).
+    for _ in range(3):
+        workers.clear()  # this run's only
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CLI, *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
+        try:
+            status, err = helpers.terminate_when(proc, training)  # once the run is at step 100
+        except AssertionError:  # "it ended first": a finished sweep (exit 0) is retried
+            if proc.returncode != 0:
+                raise
+            status, err = 0, ""
+        if status != 0:
+            break
+        shutil.rmtree(out)
     assert status == 143, err
     assert err.strip().splitlines() == [
         "maxminq sweep: terminated; finished runs are kept: the same command resumes"
