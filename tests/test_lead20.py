@@ -22,3 +22,12 @@ def test_a_class_is_told_the_id_named_after_it_not_a_scripts_own_id_of_it() -> N
             make(CartPoleEnv)
     finally:
         del gym.registry["AaaMine-v0"]
+
+
+def test_every_did_you_mean_takes_a_case_slip_first() -> None:
+    """One helper (errors.closest) behind every "did you mean": the agent check had its own
+    difflib call, which found nothing for 'DQN' (no letter in common with 'dqn')."""
+    from maxminq.deep import TrainConfig
+
+    with pytest.raises(UsageError, match=r"unknown agent 'DQN'; did you mean dqn\?"):
+        TrainConfig(env_id="CartPole-v1", agent="DQN").resolve()

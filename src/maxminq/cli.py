@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TextIO
 
 from maxminq import __version__
-from maxminq.errors import MaxminqError, MaxminqWarning, UsageError
+from maxminq.errors import MaxminqError, MaxminqWarning, UsageError, closest
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "theory": ("maxminq.commands.theory", "Theorem 1, Corollary 1, each operator's bias"),
@@ -49,16 +49,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("maxminq.commands.report", "write the HTML/Markdown report for a results folder"),
     "reproduce": ("maxminq.commands.reproduce", "run every paper config and write the report"),
 }
-
-
-def _close(word: str, candidates: list[str]) -> str | None:
-    """The candidate ``word`` was most likely meant as (a case slip first, then a typo), or
-    None when none is close."""
-    import difflib
-
-    same_case = [c for c in candidates if c.lower() == word.lower()]
-    close = same_case or difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)
-    return close[0] if close else None
 
 
 def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
@@ -108,7 +98,7 @@ def explain_parse_error(parser: argparse.ArgumentParser, message: str) -> str:
     if choice:
         option, value, listed = choice.groups()
         choices = re.findall(r"'([^']*)'", listed)
-        meant = _close(value, choices)
+        meant = closest(value, choices)
         if value == "help" and option == "COMMAND":
             hint = "; 'maxminq --help' lists the commands, 'maxminq COMMAND --help' their options"
         else:
@@ -128,7 +118,7 @@ def explain_parse_error(parser: argparse.ArgumentParser, message: str) -> str:
                 continue
             # compared without their dashes, which every option shares: with them a word
             # of five letters was 'close' to --help ('--steps (did you mean --help?)')
-            bare = _close(name.lstrip("-"), [o.removeprefix("--") for o in options])
+            bare = closest(name.lstrip("-"), [o.removeprefix("--") for o in options])
             meant = f"--{bare}" if token.startswith("-") and bare else None
             tokens.append(f"{token} (did you mean {meant}?)" if meant else token)
         return f"unrecognized arguments: {' '.join(tokens)}"

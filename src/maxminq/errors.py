@@ -22,6 +22,18 @@ def is_whole(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def closest(word: str, candidates: list[str], cutoff: float = 0.6) -> str | None:
+    """The candidate ``word`` was most likely meant as (a case slip first, then the closest
+    spelling by :func:`difflib.get_close_matches` at ``cutoff``), or None when none is
+    close: what every "did you mean" of maxminq names (options, config keys, settings,
+    ``TrainConfig`` keywords, agents)."""
+    import difflib
+
+    same_case = [c for c in candidates if c.lower() == word.lower()]
+    close = same_case or difflib.get_close_matches(word, candidates, n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
 class UsageError(MaxminqError, ValueError):
     """A bad option or argument value; the message names the option and what it expects."""
 

@@ -8,7 +8,6 @@ errors are ``maxminq.errors.UsageError`` naming the command-line option.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import json
 import math
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from maxminq.errors import MaxminqWarning, UsageError
+from maxminq.errors import MaxminqWarning, UsageError, closest
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -358,8 +357,8 @@ class TrainConfig:
     def _check_basic(self) -> None:
         if self.agent not in AGENT_NAMES:
             near = [a for a in AGENT_NAMES if a.startswith(f"{self.agent}-")]  # maxmin
-            near = near or difflib.get_close_matches(str(self.agent), AGENT_NAMES, n=1)
-            guess = f"; did you mean {near[0]}?" if near else ""
+            meant = near[0] if near else closest(str(self.agent), list(AGENT_NAMES))
+            guess = f"; did you mean {meant}?" if meant else ""
             raise UsageError(
                 f"--agent: unknown agent {self.agent!r}{guess} (choose one of "
                 f"{', '.join(AGENT_NAMES)})"
@@ -644,8 +643,8 @@ def _unknown_keyword(name: str) -> str:
             f"{said}; no equivalent here ({name} is Stable-Baselines3's or CleanRL's): "
             f"{_NO_EQUIVALENT[name]}"
         )
-    close = difflib.get_close_matches(name, fields, n=1, cutoff=0.75)
-    return f"{said}; did you mean {close[0]}?" if close else said
+    close = closest(name, fields, cutoff=0.75)
+    return f"{said}; did you mean {close}?" if close else said
 
 
 def _naming_unknown_keywords(init: Any) -> Any:

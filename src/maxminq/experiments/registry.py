@@ -35,7 +35,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from maxminq.errors import CannotResumeError, MaxminqError, one_line
+from maxminq.errors import CannotResumeError, MaxminqError, closest, one_line
 
 
 class SettingsError(MaxminqError):
@@ -82,10 +82,8 @@ def register_kind(kind: RunKind) -> RunKind:
 def unknown_key(key: str, allowed: list[str], what: str = "setting") -> str:
     """The message for a misspelt ``key``: the keys ``allowed``, then the one it most likely
     meant (``eval_episode``: ``eval_episodes``), as a mistyped option or agent is told."""
-    import difflib
-
-    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    meant = f"; did you mean {close[0]}?" if close else ""
+    close = closest(key, allowed)
+    meant = f"; did you mean {close}?" if close else ""
     return f"unknown {what}; expected one of {', '.join(allowed)}{meant}"
 
 
