@@ -606,9 +606,11 @@ def _settings_failure(
         if where.rpartition(".")[0].endswith("grid") and len(axis) > 1:
             # 'grid.op_kwargs' would give it to the axis' other algorithms too (q_learning
             # takes no parameters): each algorithm a variant, this one with its parameter
-            found = re.search(r"\(e\.g\. op_kwargs: (\{[^{}]+\})\)", message)
-            params = found.group(1) if found else "{...}"
+            from maxminq.operators import operator_params
+
             own = settings["algorithm"]
+            needs = [k for k, required in operator_params(own).items() if required]
+            params = "{" + ", ".join(f"{k}: 1" for k in needs) + "}"  # the operator's own list
             listed = ", ".join(
                 f"{{algorithm: {a}, op_kwargs: {params}}}" if a == own else f"{{algorithm: {a}}}"
                 for a in axis
