@@ -62,6 +62,7 @@ __all__ = [
     "historical_best",
     "maxmin",
     "operator_params",
+    "own_operator",
     "q_learning",
     "td_target",
     "weighted_double_q",
@@ -376,6 +377,39 @@ def _operator(name: str, caller: str = "") -> Callable[..., Any]:
 def bootstrap(name: str, q: Array, **params: Any) -> Array:
     """Apply the operator called ``name`` (a key of ``OPERATORS``) to ``q``."""
     return _operator(name)(q, **params)
+
+
+def own_operator(
+    g: Callable[..., Any], q_shapes: list[tuple[int, ...]], **params: Any
+) -> Callable[..., Any]:
+    """``g``, a G function of one's own, as maxminq's tools call it (``theory.operator_bias``,
+    ``FiniteMDP.learn``): its values read as float64 NumPy (so a G returning a torch tensor
+    or float32 values works too), after one try on NumPy zeros of each shape (..., N, A) of
+    ``q_shapes`` with ``params``. A G that fails there with a TypeError or AttributeError
+    (one written for torch tensors: "'numpy.ndarray' object has no attribute 'median'") is a
+    TypeError naming it and what it is given; one that does not map (..., N, A) to (...)
+    (``np.max(q)`` reduces every axis) a ValueError; G's own ValueError (its checks) passes."""
+    label = getattr(g, "__name__", "G")
+
+    def as_float64(q: Any, **kw: Any) -> np.ndarray:
+        return np.asarray(g(q, **kw), dtype=np.float64)
+
+    for shape in q_shapes:
+        try:
+            out = as_float64(np.zeros(shape), **params)
+        except (TypeError, AttributeError) as err:
+            raise TypeError(
+                f"operator {label!r} failed on NumPy zeros of shape {shape}: "
+                f"{type(err).__name__}: {err} (G is called as G(q, **params), q a float64 "
+                "NumPy array of shape (..., N, A); a G written for torch tensors can take "
+                "torch.as_tensor(q))"
+            ) from None
+        if np.shape(out) != tuple(shape[:-2]):
+            raise ValueError(
+                f"operator {label!r} must map q of shape (..., N, A) to (...), one value per "
+                f"(N, A) slice: got shape {np.shape(out)} from {shape}"
+            )
+    return as_float64
 
 
 def operator_params(name: str) -> dict[str, bool]:

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import gamma as gamma_fn
 from scipy.special import poch
 
-from maxminq.operators import OPERATORS, bootstrap, maxmin, operator_params
+from maxminq.operators import OPERATORS, bootstrap, maxmin, operator_params, own_operator
 
 __all__ = [
     "NOISES",
@@ -615,42 +615,20 @@ def _operator_g(name: Any, params: dict[str, Any], members: np.ndarray) -> Calla
     your own that fails on the NumPy zeros with a TypeError or AttributeError (one written
     for torch tensors: "'numpy.ndarray' object has no attribute 'median'") is a TypeError
     naming it and what it is given."""
-    if callable(name):
-
-        def fn(q: np.ndarray, **kw: Any) -> np.ndarray:
-            """G's values as float64 NumPy (a torch tensor or float32 values as well)."""
-            return np.asarray(name(q, **kw), dtype=np.float64)
-    else:
-        unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
-        if unknown:  # else Python's TypeError
-            raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
-        for key, value in params.items():  # one c or sigma per sample would not fit the chunks;
-            # the check on zeros below named its own batch, "broadcast to the batch shape (1,)"
-            if np.ndim(value) != 0:
-                raise ValueError(
-                    f"{name}: {key} must be one number here (every sample takes the same), "
-                    f"got shape {np.shape(value)}"
-                )
-        fn = functools.partial(bootstrap, name)
-    for k in np.unique(members):  # the operator's own checks: member count, params' values
-        probe = np.zeros((1, int(k), 2))  # (an empty N checks none)
-        try:
-            out = fn(probe, **params)
-        except (TypeError, AttributeError) as err:
-            if not callable(name):
-                raise
-            raise TypeError(
-                f"operator {getattr(name, '__name__', name)!r} failed on NumPy zeros of shape "
-                f"{probe.shape}: {type(err).__name__}: {err} (G is called as G(q, **params), "
-                "q a float64 NumPy array of shape (..., N, A); a G written for torch tensors "
-                "can take torch.as_tensor(q))"
-            ) from None
-        if callable(name) and np.shape(out) != probe.shape[:1]:
+    if callable(name):  # tried on each member count (an empty N tries none)
+        return own_operator(name, [(1, int(k), 2) for k in np.unique(members)], **params)
+    unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
+    if unknown:  # else Python's TypeError
+        raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
+    for key, value in params.items():  # one c or sigma per sample would not fit the chunks;
+        if np.ndim(value) != 0:
             raise ValueError(
-                f"operator {getattr(name, '__name__', name)!r} must map q of shape (..., N, A) "
-                f"to (...), one value per sample: got shape {np.shape(out)} from {probe.shape}"
+                f"{name}: {key} must be one number here (every sample takes the same), "
+                f"got shape {np.shape(value)}"
             )
-    return fn
+    for k in np.unique(members):  # the operator's own checks: member count, params' values
+        bootstrap(name, np.zeros((1, int(k), 2)), **params)  # (an empty N checks none)
+    return functools.partial(bootstrap, name)
 
 
 def operator_bias(

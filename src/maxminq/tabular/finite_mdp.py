@@ -13,7 +13,6 @@ every estimator converges to Q* with probability one; :func:`value_iteration` gi
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from maxminq.operators import OPERATORS, td_target
+from maxminq.operators import OPERATORS, own_operator, td_target
 
 __all__ = [
     "ASYMMETRIC_OPERATORS",
@@ -354,11 +353,6 @@ class GQResult:
         return float(np.max(np.abs(self.q - q_star[None])))
 
 
-def _as_float64(g: Callable[..., Any], q: np.ndarray, **kwargs: Any) -> np.ndarray:
-    """``g(q, **kwargs)`` as a float64 NumPy array (a G of your own may give torch or float32)."""
-    return np.asarray(g(q, **kwargs), dtype=np.float64)
-
-
 def generalized_q_learning(
     P: np.ndarray,
     R: np.ndarray,
@@ -440,10 +434,8 @@ def generalized_q_learning(
         # and so learnt another rule than "double_q"); any other G sees estimator 0 first.
         name = next((key for key, fn in OPERATORS.items() if fn is operator), None)
         op, rotate = operator, name in ASYMMETRIC_OPERATORS
-        own_g = name is None
-        if own_g:  # G's values as float64 NumPy: a G returning a torch tensor failed at the
-            # first update, in td_target ("must be all torch tensors or all NumPy arrays")
-            op = functools.partial(_as_float64, operator)
+        own_g = name is None  # (its values are read as float64 below: a G returning a torch
+        # tensor failed at the first update, in td_target)
     else:
         raise ValueError(f"operator must be a name or a callable, got {operator!r}")
     for name, value, low in (
@@ -482,28 +474,15 @@ def generalized_q_learning(
         # every recorded error and bias was NaN, without a word
         raise ValueError("q_star must be finite")
     label = operator if isinstance(operator, str) else getattr(operator, "__name__", "G")
-    try:  # fail now if G rejects N * K members (or the parameters)
-        probe = op(np.zeros((1, n * k, A)), **kwargs)
+    try:  # fail now if G rejects N * K members (or the parameters), or breaks G's contract
+        if own_g:  # (a G reducing the states too failed later: invalid index to scalar)
+            op = own_operator(op, [(1, n * k, A)], **kwargs)
+        else:
+            op(np.zeros((1, n * k, A)), **kwargs)
     except ValueError as err:  # say where G's count of members came from, after G's error
         # (put first, it read as the cause of a bad parameter: "... = 2 members: c must be > 0")
         members = f"n = {n} estimators x k = {k} snapshots = {n * k} members"
         raise ValueError(f"{err} (G applied to {members})") from None
-    except (TypeError, AttributeError) as err:
-        if not own_g:
-            raise
-        # a G written for torch tensors: "'numpy.ndarray' object has no attribute 'median'"
-        raise TypeError(
-            f"operator {label!r} failed on NumPy zeros of shape (1, {n * k}, {A}): "
-            f"{type(err).__name__}: {err} (G is called as G(q, **operator_kwargs), q a float64 "
-            "NumPy array of shape (..., N, A); a G written for torch tensors can take "
-            "torch.as_tensor(q))"
-        ) from None
-    if np.shape(probe) != (1,):  # a G of your own that also reduced the states (np.max(q))
-        # failed later with "invalid index to scalar variable", or broadcast one value to all
-        raise ValueError(
-            f"operator {label!r} must map q of shape (..., N, A) to (...), one value per "
-            f"state: got shape {np.shape(probe)} from (1, {n * k}, {A})"
-        )
 
     if q0 is None:
         start = init_scale * rng.standard_normal((n, S, A))
