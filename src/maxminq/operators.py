@@ -40,6 +40,7 @@ Example::
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
 from collections.abc import Callable
@@ -60,8 +61,10 @@ __all__ = [
     "ensemble",
     "expected_max_standard_normal",
     "historical_best",
+    "load_operator",
     "maxmin",
     "operator_params",
+    "operator_reference",
     "own_operator",
     "q_learning",
     "td_target",
@@ -410,6 +413,65 @@ def own_operator(
                 f"(N, A) slice: got shape {np.shape(out)} from {shape}"
             )
     return as_float64
+
+
+def load_operator(reference: str) -> Callable[..., Any]:
+    """The G function a string names: a key of ``OPERATORS`` (``'maxmin'``), or
+    ``'module:function'`` for one of your own, imported as Python imports it (from the working
+    directory when run as ``python -m``, or from ``PYTHONPATH``), e.g.
+    ``'my_ops:median_q'``. Config files and the command line name an operator this way.
+
+    Raises ValueError naming ``reference`` and what to do when it names nothing: no such
+    operator, module or attribute, or an attribute that is not callable.
+    """
+    if not isinstance(reference, str) or not reference.strip():
+        raise ValueError(f"operator must be a name or 'module:function', got {reference!r}")
+    if ":" not in reference:
+        if reference not in OPERATORS:
+            known = ", ".join(sorted(OPERATORS))
+            raise ValueError(
+                f"unknown operator {reference!r}; choose one of: {known}, or name one of your "
+                "own as 'module:function'"
+            )
+        return OPERATORS[reference]
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"operator {reference!r}: write 'module:function', e.g. 'my_ops:median_q'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:  # ModuleNotFoundError, or the module's own failed import
+        raise ValueError(
+            f"operator {reference!r}: cannot import {module_name!r} ({err}); put the module in "
+            "the working directory or on PYTHONPATH (e.g. PYTHONPATH=. maxminq ...)"
+        ) from None
+    g: Any = module
+    for part in attribute.split("."):
+        if not hasattr(g, part):
+            raise ValueError(f"operator {reference!r}: module {module_name!r} has no {attribute!r}")
+        g = getattr(g, part)
+    if not callable(g):
+        raise ValueError(f"operator {reference!r} is a {type(g).__name__}, not a G function")
+    return g
+
+
+def operator_reference(g: str | Callable[..., Any]) -> str | None:
+    """The string ``load_operator`` turns back into ``g``: a name of ``OPERATORS`` for the
+    library's own functions, ``'module:qualname'`` for a module-level function of your own,
+    None for one that cannot be imported by name (a lambda, a closure, a function defined in
+    ``__main__`` or a notebook), which a saved run or a config cannot name."""
+    if isinstance(g, str):
+        return g
+    name = next((key for key, fn in OPERATORS.items() if fn is g), None)
+    if name is not None:
+        return name
+    module, qualname = getattr(g, "__module__", None), getattr(g, "__qualname__", None)
+    if not module or not qualname or module == "__main__" or "<" in qualname:
+        return None
+    reference = f"{module}:{qualname}"
+    try:
+        return reference if load_operator(reference) is g else None
+    except ValueError:
+        return None
 
 
 def operator_params(name: str) -> dict[str, bool]:

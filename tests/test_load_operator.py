@@ -1,0 +1,87 @@
+"""operators.load_operator / operator_reference: naming a G function in configs and on the CLI."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from maxminq import operators
+from maxminq.operators import load_operator, operator_reference
+
+
+@pytest.fixture
+def my_ops(tmp_path, monkeypatch):
+    """A module of one's own on sys.path, holding a median G, a constant and a class."""
+    (tmp_path / "my_ops_for_load.py").write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+
+            def median_q(q):
+                return np.median(q, axis=-2).max(axis=-1)
+
+            class Holder:
+                @staticmethod
+                def min_q(q):
+                    return q.min(axis=-2).max(axis=-1)
+
+            NOT_A_G = 3
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import my_ops_for_load
+
+    yield my_ops_for_load
+    import sys
+
+    sys.modules.pop("my_ops_for_load", None)
+
+
+def test_library_names_are_the_library_functions():
+    for name, fn in operators.OPERATORS.items():
+        assert load_operator(name) is fn
+        assert operator_reference(fn) == name
+
+
+def test_module_function_loads_and_round_trips(my_ops):
+    g = load_operator("my_ops_for_load:median_q")
+    assert g is my_ops.median_q
+    q = np.array([[1.0, 5.0], [3.0, 2.0], [2.0, 0.0]])  # medians over members: 2, 2
+    assert float(g(q)) == 2.0
+    assert operator_reference(g) == "my_ops_for_load:median_q"
+    nested = load_operator("my_ops_for_load:Holder.min_q")
+    assert nested is my_ops.Holder.min_q
+    assert operator_reference(nested) == "my_ops_for_load:Holder.min_q"
+
+
+def test_functions_without_an_importable_name_have_no_reference():
+    assert operator_reference(lambda q: q.max(axis=-1).max(axis=-1)) is None
+
+    def local_g(q):
+        return q.max(axis=-1).max(axis=-1)
+
+    assert operator_reference(local_g) is None  # '<locals>' in its qualname
+
+
+@pytest.mark.parametrize(
+    ("reference", "words"),
+    [
+        ("maxmn", ["'maxmn'", "maxmin", "'module:function'"]),
+        ("no_such_module_xyz:g", ["'no_such_module_xyz'", "PYTHONPATH"]),
+        ("my_ops_for_load:missing", ["has no 'missing'"]),
+        ("my_ops_for_load:NOT_A_G", ["is a int", "not a G function"]),
+        (":median_q", ["'module:function'"]),
+        ("my_ops_for_load:", ["'module:function'"]),
+        ("", ["'module:function'"]),
+    ],
+)
+def test_bad_references_name_themselves_in_one_line(my_ops, reference, words):
+    with pytest.raises(ValueError) as info:
+        load_operator(reference)
+    message = str(info.value)
+    assert "\n" not in message
+    for word in words:
+        assert word in message
