@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import numpy as np
@@ -41,9 +42,29 @@ INSUFFICIENT = "insufficient data"
 MIN_RUNS = 3
 
 
+class Undecided(str, Enum):
+    """Why a check is ``insufficient data`` (:attr:`Claim.undecided`), set where the check
+    is judged, so that what would decide it is read from here, not from the evidence's words."""
+
+    #: Fewer than ``MIN_RUNS`` runs on a side of a comparison: more seeds decide it.
+    FEW_RUNS = "few runs"
+    #: Seeds that ran all their steps logged no bias probe in the second half (e.g.
+    #: ``bias_every`` above steps / 2): more seeds of the same runs would be left out alike;
+    #: the evidence names the fix.
+    RAN_ALL = "ran all, no probe"
+    #: The folder holds no result the check reads (or no run of an algorithm it compares).
+    NO_DATA = "no data"
+    #: The runs or tables do not cover what the check needs (σ² below the paper's high
+    #: variance, one Maxmin N, one N per M, closed forms without simulated values).
+    NOT_COVERED = "not covered"
+    #: Too few Monte-Carlo samples to tell a simulated value from the bound it is checked at.
+    FEW_SAMPLES = "few samples"
+
+
 @dataclass
 class Claim:
-    """One checked claim: what the paper says, the verdict and the numbers behind it."""
+    """One checked claim: what the paper says, the verdict and the numbers behind it;
+    ``undecided`` is why it is ``insufficient data`` (None for a decided claim)."""
 
     section: str
     text: str
@@ -51,10 +72,26 @@ class Claim:
     evidence: str
     rule: str = ""
     numbers: dict[str, float] = field(default_factory=dict)
+    undecided: Undecided | None = None
+
+    def __post_init__(self) -> None:
+        """A claim is undecided for a stated reason, and only an undecided one has one."""
+        if (self.status == INSUFFICIENT) != (self.undecided is not None):
+            raise ValueError(
+                f"claim {self.text!r}: status {self.status!r} with undecided={self.undecided!r}"
+                f" (a reason is given exactly when the status is {INSUFFICIENT!r})"
+            )
 
     def line(self) -> str:
         """A one-line summary, e.g. 'Maxmin DQN >= DQN on Catcher: supported, IQM ...'."""
         return f"{self.text}: {self.status}" + (f", {self.evidence}" if self.evidence else "")
+
+
+def judged(status: str) -> Undecided | None:
+    """The :class:`Undecided` reason of a verdict of :func:`compare_means`,
+    :func:`compare_to_value` or :func:`compare_iqm`: they are undecided only for want of
+    runs (``FEW_RUNS``), None when they decided."""
+    return Undecided.FEW_RUNS if status == INSUFFICIENT else None
 
 
 def _fmt(x: float) -> str:
@@ -234,6 +271,7 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
                 texts[k].format(mu=0.1, truth="μ", at=paper_at.get(k, "")),
                 INSUFFICIENT,
                 "no toy MDP results",
+                undecided=Undecided.NO_DATA,
             )
             for k in ("qover", "dunder", "posfast", "pos", "neg", "negN")
         ]
@@ -254,10 +292,15 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
         absent = [name for name, x in ((name_a, a), (name_b, b)) if not len(x)]
         if absent:  # an algorithm the study left out: no matter of more runs
             why = _absent(absent, f"μ = {_signed(mu)}")
-            claims.append(Claim(sec, text, INSUFFICIENT, why, f"{RULE_MEANS} ({how})"))
+            claims.append(
+                Claim(sec, text, INSUFFICIENT, why, f"{RULE_MEANS} ({how})",
+                      undecided=Undecided.NO_DATA)
+            )  # fmt: skip
             return
         s, ev, nums = compare_means(a, b, lower_is_claimed=True, name_a=name_a, name_b=name_b)
-        claims.append(Claim(sec, text, s, f"{measured} {ev}", f"{RULE_MEANS} ({how})", nums))
+        claims.append(
+            Claim(sec, text, s, f"{measured} {ev}", f"{RULE_MEANS} ({how})", nums, judged(s))
+        )
 
     # Second half of training: past the initial transient from Q ~ N(0, 0.01), which on its
     # own looks like over- (mu < 0) or underestimation (mu > 0).
@@ -273,7 +316,9 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
         if sel.empty:
             why = _absent([style.label(alg)], f"μ = {mu:+g}")
             text = texts[key].format(mu=mu, truth="μ")
-            claims.append(Claim(sec, text, INSUFFICIENT, why, RULE_VALUE))
+            claims.append(
+                Claim(sec, text, INSUFFICIENT, why, RULE_VALUE, undecided=Undecided.NO_DATA)
+            )
             continue
         x, truth, name = sel["q_a_left"].to_numpy(), float(mu), "second-half Q(A,Left)"
         # The true Q(A, Left) is gamma * mu (mu at the paper's gamma = 1): runs at another
@@ -296,7 +341,9 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
                 "overestimation"
             )
             ev += _still_falling(_toy_select(toy, mu, alg))
-        claims.append(Claim(sec, texts[key].format(mu=mu, truth=text), status, ev, rule, nums))
+        claims.append(
+            Claim(sec, texts[key].format(mu=mu, truth=text), status, ev, rule, nums, judged(status))
+        )
     final_d = T.toy_final(toy, "distance")
     auc = T.toy_auc(toy, "distance")
     pos = [m for m in toy["mu"].unique() if m > 0]
@@ -335,7 +382,8 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
     else:
         for k in ("pos", "posfast"):
             text = texts[k].format(at=paper_at[k])
-            claims.append(Claim(sec, text, INSUFFICIENT, "no μ > 0 results"))
+            claims.append(Claim(sec, text, INSUFFICIENT, "no μ > 0 results",
+                                undecided=Undecided.NO_DATA))  # fmt: skip
     if neg:
         mu = min(neg)
         claim_lower(
@@ -363,11 +411,13 @@ def toy_claims(toy: pd.DataFrame | None) -> list[Claim]:
             )
         else:
             text = texts["negN"].format(at=_signed(mu))
-            claims.append(Claim(sec, text, INSUFFICIENT, "fewer than two Maxmin N"))
+            claims.append(Claim(sec, text, INSUFFICIENT, "fewer than two Maxmin N",
+                                undecided=Undecided.NOT_COVERED))  # fmt: skip
     else:
         for k in ("neg", "negN"):
             text = texts[k].format(at=paper_at[k])
-            claims.append(Claim(sec, text, INSUFFICIENT, "no μ < 0 results"))
+            claims.append(Claim(sec, text, INSUFFICIENT, "no μ < 0 results",
+                                undecided=Undecided.NO_DATA))  # fmt: skip
     return claims
 
 
@@ -385,6 +435,7 @@ def mountain_car_claims(mc: pd.DataFrame | None) -> list[Claim]:
                 f"Highest σ²: Maxmin Q's last-episode steps below {style.label(b)}'s",
                 INSUFFICIENT,
                 "no Mountain Car results",
+                undecided=Undecided.NO_DATA,
             )
             for b in baselines
         ]
@@ -405,6 +456,7 @@ def mountain_car_claims(mc: pd.DataFrame | None) -> list[Claim]:
                 f"Highest σ²: Maxmin Q's last-episode steps below {style.label(b)}'s",
                 INSUFFICIENT,
                 why,
+                undecided=Undecided.NOT_COVERED,
             )  # fmt: skip
             for b in baselines
         ]
@@ -454,7 +506,7 @@ def _mc_compare(
         if absent:
             why = _absent(absent, f"σ² = {sig:g}")
             claims.append(Claim("Mountain Car", text, INSUFFICIENT, why,
-                                RULE_MEANS + f" ({how})"))  # fmt: skip
+                                RULE_MEANS + f" ({how})", undecided=Undecided.NO_DATA))  # fmt: skip
             continue
         s, ev, nums = compare_means(
             a, b, lower_is_claimed=True, name_a="Maxmin Q", name_b=style.label(base)
@@ -462,7 +514,7 @@ def _mc_compare(
         if s != INSUFFICIENT:
             ev += f"; settings: Maxmin {desc_a}; {style.label(base)} {desc_b}"
         claims.append(Claim("Mountain Car", text, s, "last-episode steps " + ev,
-                            RULE_MEANS + f" ({how})", nums))  # fmt: skip
+                            RULE_MEANS + f" ({how})", nums, judged(s)))  # fmt: skip
     return claims
 
 
@@ -536,7 +588,8 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
     sim = None if bias is None else _simulated(bias, "mc_bias", "mc_bias_se")
     if bias is None or sim is None:
         why = "no readable bias.csv (M, N, expected_bias)" if bias is None else no_mc
-        claims.append(Claim(sec, t_bias, INSUFFICIENT, why))
+        undecided = Undecided.NO_DATA if bias is None else Undecided.NOT_COVERED
+        claims.append(Claim(sec, t_bias, INSUFFICIENT, why, undecided=undecided))
     else:
         z_fit = float(((sim["expected_bias"] - sim["mc_bias"]).abs() / sim["mc_bias_se"]).max())
         steps, rises = [], []  # per M: closed-form changes, z of simulated changes, N to N+1
@@ -553,7 +606,7 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
                 "(closed form or simulated): a change with N needs two N per M "
                 "(`maxminq theory --n-max 2` or more)"
             )
-            claims.append(Claim(sec, t_bias, INSUFFICIENT, why))
+            claims.append(Claim(sec, t_bias, INSUFFICIENT, why, undecided=Undecided.NOT_COVERED))
         else:
             closed_step, z_rise = max(steps), max(rises)
             limit_fit, limit_rise = _bonferroni_z(len(sim)), _bonferroni_z(len(rises))
@@ -582,12 +635,19 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
         sim = _simulated(big, "mc_variance_ratio", "mc_variance_ratio_se")
     if var is None:
         claims.append(
-            Claim(sec, t_var, INSUFFICIENT, "no readable variance.csv (N, variance_ratio)")
+            Claim(
+                sec,
+                t_var,
+                INSUFFICIENT,
+                "no readable variance.csv (N, variance_ratio)",
+                undecided=Undecided.NO_DATA,
+            )
         )
     elif big is None or big.empty:  # (None only with var None, handled above)
-        claims.append(Claim(sec, t_var, INSUFFICIENT, "no N ≥ 8 in variance.csv"))
+        claims.append(Claim(sec, t_var, INSUFFICIENT, "no N ≥ 8 in variance.csv",
+                            undecided=Undecided.NOT_COVERED))  # fmt: skip
     elif sim is None:
-        claims.append(Claim(sec, t_var, INSUFFICIENT, no_mc))
+        claims.append(Claim(sec, t_var, INSUFFICIENT, no_mc, undecided=Undecided.NOT_COVERED))
     else:
         z = _bonferroni_z(len(sim))
         gap = (sim["variance_ratio"] - sim["mc_variance_ratio"]).abs()
@@ -613,6 +673,7 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
                 ev,
                 "simulated ratio significantly below 1 for every N ≥ 8, matching the closed form",
                 {"max_ratio_upper": upper, "max_fit_z": fit},
+                Undecided.FEW_SAMPLES if status == INSUFFICIENT else None,
             )
         )
     return claims
@@ -644,6 +705,7 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
                 "Maxmin DQN ≥ DQN, Double DQN and Averaged DQN per environment",
                 INSUFFICIENT,
                 "no deep results",
+                undecided=Undecided.NO_DATA,
             )
         ]
     scores = T.deep_final_scores(tables)
@@ -666,14 +728,16 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
                 continue
             text = f"Maxmin DQN ≥ {style.LABELS[base]} on {title}"
             if mm.empty:
-                claims.append(Claim(sec, text, INSUFFICIENT, "no Maxmin DQN runs"))
+                claims.append(Claim(sec, text, INSUFFICIENT, "no Maxmin DQN runs",
+                                    undecided=Undecided.NO_DATA))  # fmt: skip
                 continue
             s, ev, nums = compare_iqm(
                 runs_of(mm.iloc[0]), runs_of(bb.iloc[0]), name_a="maxmin", name_b=base, seed=seed
             )
             if s != INSUFFICIENT:
                 ev += _settings_note(mm.iloc[0], bb.iloc[0])
-            claims.append(Claim(sec, text, s, ev, RULE_IQM + " (best setting of each)", nums))
+            rule = RULE_IQM + " (best setting of each)"
+            claims.append(Claim(sec, text, s, ev, rule, nums, judged(s)))
     # Varying N (Fig. 4(h)/(i)): larger N reaches better final performance.
     mm_all = summary[summary["agent"] == "maxmin-dqn"]
     for env in sorted(mm_all["env_id"].unique(), key=T.env_rank):
@@ -697,7 +761,8 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
         )
         if s != INSUFFICIENT:
             ev += _settings_note(hi, lo)
-        claims.append(Claim(sec, text, s, ev, RULE_IQM + " (best step size per N)", nums))
+        rule = RULE_IQM + " (best step size per N)"
+        claims.append(Claim(sec, text, s, ev, rule, nums, judged(s)))
     claims += _bias_claims(tables, best, among)
     claims += _bias_by_n_claims(tables, mm_all, among)
     return claims
@@ -712,9 +777,11 @@ def _bias_metrics(tables: T.Tables) -> tuple[pd.DataFrame, list[str]] | None:
 
 
 def _left_out(metrics: pd.DataFrame, rows: dict[str, pd.Series], keys: list[str],
-              kept: dict[str, int]) -> str:  # fmt: skip
+              kept: dict[str, int]) -> tuple[str, bool]:  # fmt: skip
     """'; 4 of 8 Maxmin DQN (N=4) seeds ... left out' for each setting of ``rows`` (by name)
-    with seeds that logged no bias probe in the second half, else ''. Two reasons, named
+    with seeds that logged no bias probe in the second half, else '', and whether any of
+    them ran all its steps (more seeds of the same runs would be left out alike: the claim
+    is then undecided as ``Undecided.RAN_ALL``, not for want of seeds). Two reasons, named
     apart: a run stopped early (e.g. one that diverged: its bias, often the largest, is not
     in the means compared), or a run that ran all its steps but whose metrics intervals
     (``bias_every``) leave none starting in the second half, e.g. a short study at the
@@ -767,7 +834,7 @@ def _left_out(metrics: pd.DataFrame, rows: dict[str, pd.Series], keys: list[str]
             f"; left out, no bias probe in the second half though they ran all {length_text} "
             f"steps ({why}): " + ", ".join(full)
         )
-    return out
+    return out, bool(full)
 
 
 def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame, among: list[str]) -> list[Claim]:
@@ -796,14 +863,15 @@ def _bias_by_n_claims(tables: T.Tables, maxmin: pd.DataFrame, among: list[str]) 
         )  # fmt: skip
         if s != INSUFFICIENT:
             ev += _settings_note(hi, lo, how=" (best by return)")
-        ev += _left_out(
+        left, ran_all = _left_out(
             m,
             {f"N={int(r['n'])}": r for r in (hi, lo)},
             keys,
             {f"N={int(r['n'])}": v.size for r, v in zip((hi, lo), vals, strict=True)},
         )
         rule = RULE_MEANS + " (bias pooled over each seed's probes of the second half)"
-        out.append(Claim("Deep RL", text, s, "bias " + ev, rule, nums))
+        undecided = Undecided.RAN_ALL if ran_all and s == INSUFFICIENT else judged(s)
+        out.append(Claim("Deep RL", text, s, "bias " + ev + left, rule, nums, undecided))
     return out
 
 
@@ -844,15 +912,15 @@ def _bias_claims(tables: T.Tables, best: pd.DataFrame, among: list[str]) -> list
         }
         if s != INSUFFICIENT:
             ev += _settings_note(*rows.values(), how=" (best by return)")
-        ev += _left_out(
+        left, ran_all = _left_out(
             m,
             rows,
             keys,
             {style.LABELS[a]: vals[a].size for a in ("maxmin-dqn", "dqn")},
         )
-        out.append(
-            Claim("Deep RL", text, s, "bias (second half of training) " + ev, RULE_MEANS, nums)
-        )
+        undecided = Undecided.RAN_ALL if ran_all and s == INSUFFICIENT else judged(s)
+        ev = "bias (second half of training) " + ev + left
+        out.append(Claim("Deep RL", text, s, ev, RULE_MEANS, nums, undecided))
     return out
 
 

@@ -129,10 +129,11 @@ RUNS_HINT = (
 
 def _wants_seeds(claim: C.Claim) -> bool:
     """Whether ``claim`` is undecided for want of runs that more seeds would give ('need
-    3'); not when the runs it lacks are seeds that ran all their steps without a bias
-    probe in the second half (its evidence says so, and the fix, e.g. bias_every): more
-    seeds of the same runs would be left out alike."""
-    return f"(need {C.MIN_RUNS})" in claim.evidence and "though they ran all" not in claim.evidence
+    3'), as the check that judged it says (``Claim.undecided``); not when the runs it lacks
+    are seeds that ran all their steps without a bias probe in the second half
+    (``RAN_ALL``: its evidence names the fix, e.g. bias_every): more seeds of the same runs
+    would be left out alike."""
+    return claim.undecided is C.Undecided.FEW_RUNS
 
 
 # The shipped configs' run counts per setting at paper scale, by claim section.

@@ -1,0 +1,52 @@
+"""Leftovers of session 20's closing note: the report told a claim undecided for want of
+seeds from one undecided for want of bias probes by searching its evidence for the words
+"though they ran all"; ..."""
+
+from __future__ import annotations
+
+import pytest
+from test_analysis_tables import deep_results, mc_results
+
+from maxminq.analysis import claims as C
+from maxminq.analysis import report as R
+from maxminq.analysis import tables as T
+
+# ------------------------------------------- 1. why a claim is undecided, as a field
+
+
+def test_an_undecided_claim_carries_why_set_where_it_was_judged() -> None:
+    """Each 'insufficient data' says why in ``Claim.undecided``: 2 seeds per deep setting
+    want seeds; 3 seeds of 1,000 steps probed every 1,000 steps ran all their steps without
+    a second-half probe (the journey of session 20); Mountain Car at sigma^2 = 0 only is
+    outside what the paper claims; a folder without toy runs has no data."""
+    few = C.deep_claims(T.classify(deep_results(seeds=2, lrs=(1e-3,))))
+    assert few and all(c.status == C.INSUFFICIENT for c in few)
+    assert {c.undecided for c in few} == {C.Undecided.FEW_RUNS}
+
+    deep = deep_results(seeds=3, lrs=(1e-3,))
+    results = {k: v.assign(bias_every=1000) for k, v in deep.items()}
+    results["metrics"] = results["metrics"][results["metrics"]["step"] == 1000]
+    claims = C.deep_claims(T.classify(results))
+    bias = [c for c in claims if "measured estimation bias" in c.text]
+    assert len(bias) == 4
+    assert {c.undecided for c in bias} == {C.Undecided.RAN_ALL}
+    assert all(c.undecided is None for c in claims if c not in bias)  # decided on 3 seeds
+
+    mc = mc_results(runs=5)
+    flat = C.mountain_car_claims(mc[mc["sigma2"] == 0.0])
+    assert {c.undecided for c in flat} == {C.Undecided.NOT_COVERED}
+    assert {c.undecided for c in C.toy_claims(None)} == {C.Undecided.NO_DATA}
+    # a decided claim has no reason; an undecided one without a reason is refused
+    assert all(c.undecided is None for c in C.mountain_car_claims(mc))
+    with pytest.raises(ValueError, match="insufficient data"):
+        C.Claim("Toy MDP", "t", C.INSUFFICIENT, "2 runs (need 3)")
+
+
+def test_the_report_reads_the_reason_not_the_evidences_words() -> None:
+    """The seeds advice follows ``undecided``: words in the evidence neither give it nor
+    take it away."""
+    ran_all = C.Claim("Deep RL", "t", C.INSUFFICIENT, "0 and 3 runs (need 3)",
+                      undecided=C.Undecided.RAN_ALL)  # fmt: skip
+    few = C.Claim("Deep RL", "t", C.INSUFFICIENT, "bias n/a", undecided=C.Undecided.FEW_RUNS)
+    assert not R._wants_seeds(ran_all)
+    assert R._wants_seeds(few)
