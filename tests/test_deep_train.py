@@ -479,8 +479,9 @@ def test_config_and_learner_agree_on_the_online_nets() -> None:
 
     for agent, spec in AGENTS.items():
         n = 1 if agent in ("dqn", "ddqn") else 3
-        cfg = TrainConfig(env_id="CartPole-v1", agent=agent, n=n).resolve()
-        learner = Learner(agent, n, [torch.Generator()], "mlp", (4,), 2, "adam", 1e-3)
+        op = "maxmin" if agent == "generalized-dqn" else None  # its required G
+        cfg = TrainConfig(env_id="CartPole-v1", agent=agent, n=n, operator=op).resolve()
+        learner = Learner(agent, n, [torch.Generator()], "mlp", (4,), 2, "adam", 1e-3, operator=op)
         assert cfg.n_online == learner.n_online == (3 if spec.ensemble else 1), agent
 
 

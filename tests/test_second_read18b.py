@@ -65,7 +65,8 @@ def test_envs_prints_the_lr_n_and_intervals_that_train_resolves() -> None:
     for env_id in [*PAPER_ENVS, "CartPole-v1"]:
         text = defaults_text(get_env_defaults(env_id))
         for agent in AGENT_NAMES:
-            resolved = TrainConfig(env_id=env_id, agent=agent).resolve()
+            op = "maxmin" if agent == "generalized-dqn" else None  # its required G
+            resolved = TrainConfig(env_id=env_id, agent=agent, operator=op).resolve()
             row = re.search(rf"^  {agent} +--lr (\S+) +--n (\d+)", text, re.M)
             assert row is not None, (env_id, agent)
             assert (float(row[1]), int(row[2])) == (resolved.lr, resolved.n), (env_id, agent)

@@ -184,7 +184,7 @@ def defaults_text(d: EnvDefaults) -> str:
     ]
     for agent in AGENT_NAMES:
         lr, n = default_lr_n(d, agent)
-        if agent == "ensemble-dqn":
+        if agent in ("ensemble-dqn", "generalized-dqn"):
             note = "  (Maxmin DQN's: no posted setting)"
         elif d.paper and d.best_source.get(agent) == "assumed":
             note = "  (assumed: not posted by the authors)"

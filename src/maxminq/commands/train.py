@@ -94,7 +94,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--agent",
         default="maxmin-dqn",
-        help="dqn, ddqn, maxmin-dqn, averaged-dqn or ensemble-dqn (default maxmin-dqn)",
+        help="dqn, ddqn, maxmin-dqn, averaged-dqn, ensemble-dqn or generalized-dqn (N nets "
+        "as maxmin-dqn, bootstrapping with --operator) (default maxmin-dqn)",
+    )
+    parser.add_argument(
+        "--operator",
+        default=None,
+        help="generalized-dqn's G: a library operator (maxmin, ensemble, weighted_double_q, "
+        "...) or module:function for one of your own, e.g. my_ops:median_q (PYTHONPATH=. for "
+        "a module of the current folder); the run folder records it, --resume needs it",
+    )
+    parser.add_argument(
+        "--op-kwargs",
+        default=None,
+        help="JSON keyword parameters of --operator, e.g. '{\"c\": 1.0}' (weighted_double_q)",
     )
     parser.add_argument(
         "--n",
@@ -264,6 +277,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
         tensorboard=args.tensorboard,
         hidden=hidden,
         env_kwargs=json_object(args.env_kwargs, "--env-kwargs"),
+        operator=args.operator,
+        op_kwargs=json_object(args.op_kwargs, "--op-kwargs"),
         **{name.replace("-", "_"): getattr(args, name.replace("-", "_")) for name, _, _ in _HYPER},
     )
 

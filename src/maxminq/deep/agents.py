@@ -11,17 +11,27 @@ ddqn            1            1            ``double_q`` on (online, target)
 maxmin-dqn      N            N            ``maxmin`` over the N target nets (Alg. 1)
 ensemble-dqn    N            N            ``ensemble`` over the N target nets
 averaged-dqn    1            K (= n)      ``averaged`` over K snapshots, round-robin
+generalized-dqn N            N            the run's ``operator`` over the N target nets
 =============== ============ ============ =========================================
 
-Maxmin and Ensemble DQN act eps-greedily on the min (mean) over their N online nets and
-update a uniformly chosen subset (default one member) per step, each member on its own
-mini-batch, as in Algorithm 1. Member ``s * N + i`` of a stack is member i of seed s.
+Maxmin, Ensemble and Generalized DQN act eps-greedily on the min (mean) over their N online
+nets and update a uniformly chosen subset (default one member) per step, each member on its
+own mini-batch, as in Algorithm 1. Member ``s * N + i`` of a stack is member i of seed s.
 Ensemble DQN thereby follows the authors' code, not Anschel et al. (2017), who update all
 N nets every iteration (``update_members = N`` here, each net on its own mini-batch).
+
+Generalized DQN (section 6 with networks) is Maxmin DQN with G any operator: a library one
+(``operator='maxmin'`` is Maxmin DQN bit for bit, ``'ensemble'`` Ensemble DQN) or one of your
+own, ``'module:function'``, called on one seed's mini-batch at a time, a float32 torch tensor
+of shape (B, N, A) -> (B,). It acts on the library operator's own estimate
+(``operators.action_values``: min for maxmin, mean for ensemble) where it has one, else on
+the mean over the N online nets (``acting_operator``), and its bias probes read the target
+nets the same way.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,16 +41,23 @@ import torch
 from maxminq import operators
 from maxminq.deep.nets import StackedNet, build_net
 from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
-from maxminq.errors import CannotResumeError
+from maxminq.errors import CannotResumeError, UsageError, one_line
 
-__all__ = ["AGENTS", "AgentSpec", "Learner", "behaviour_values"]
+__all__ = [
+    "AGENTS",
+    "AgentSpec",
+    "Learner",
+    "acting_operator",
+    "behaviour_values",
+    "check_operator",
+]
 
 
 @dataclass(frozen=True)
 class AgentSpec:
     """How an agent maps to online/target stacks and an operator."""
 
-    operator: str
+    operator: str | None  # None: the run's own (generalized-dqn)
     ensemble: bool  # N online nets, N target nets, subset updated per step
     snapshots: bool  # one online net, n target snapshots refreshed round-robin
 
@@ -51,25 +68,85 @@ AGENTS: dict[str, AgentSpec] = {
     "maxmin-dqn": AgentSpec("maxmin", True, False),
     "ensemble-dqn": AgentSpec("ensemble", True, False),
     "averaged-dqn": AgentSpec("averaged", False, True),
+    "generalized-dqn": AgentSpec(None, True, False),
 }
+
+
+@functools.lru_cache(maxsize=64)
+def acting_operator(agent: str, operator: str | None = None) -> str | None:
+    """The library operator whose per-action estimate (``operators.action_values``) an agent
+    acts on and probes its bias with: the agent's own, or for ``generalized-dqn`` its
+    ``operator`` (a reference string) when it is a library operator that has one; None for
+    one without (``double_q``, ``weighted_double_q``, ``bias_corrected``) or one's own G,
+    which act on the mean over the N nets. Needs no import of an own G."""
+    name = AGENTS[agent].operator or operator
+    if name not in operators.OPERATORS:
+        return None
+    try:
+        operators.action_values(name, np.zeros((1, 1)))
+    except ValueError:  # no per-action estimate
+        return None
+    return name
+
+
+def check_operator(
+    reference: str, op_kwargs: dict[str, Any] | None, batch: int, n: int, n_actions: int
+) -> None:
+    """Try the G ``reference`` names once on torch zeros of one seed's target shape
+    (``batch``, ``n``, ``n_actions``), before any work: a UsageError naming it if it fails
+    there, returns no torch tensor (a G written for NumPy), or not ``batch`` finite values."""
+    shape = (batch, n, n_actions)
+    g = operators.load_operator(reference)
+    try:
+        out = g(torch.zeros(shape), **(op_kwargs or {}))
+    except Exception as err:  # a G that cannot take the targets: before any work
+        raise UsageError(
+            f"--operator: {reference} failed on torch zeros of shape {shape} (one seed's "
+            f"mini-batch of next-state values of its N target nets, (B, N, A)): "
+            f"{type(err).__name__}: {one_line(err)}"
+        ) from None
+    if not isinstance(out, torch.Tensor):
+        raise UsageError(
+            f"--operator: {reference} returned a {type(out).__name__} for torch zeros of shape "
+            f"{shape}; the deep agents need a torch tensor (write G with torch operations, "
+            "e.g. q.median(dim=-2).values.amax(dim=-1))"
+        )
+    if tuple(out.shape) != (batch,):
+        raise UsageError(
+            f"--operator: {reference} must map q of shape (B, N, A) to (B,), one value per "
+            f"sample: got shape {tuple(out.shape)} from {shape}"
+        )
+    if not bool(torch.isfinite(out).all()):
+        raise UsageError(
+            f"--operator: {reference} gave {out[~torch.isfinite(out)][0].item()} on torch "
+            f"zeros of shape {shape}; G must give finite values for finite ones"
+        )
 
 
 @torch.no_grad()
 def behaviour_values(
-    agent: str, online: StackedNet, n_online: int, obs: torch.Tensor
+    agent: str,
+    online: StackedNet,
+    n_online: int,
+    obs: torch.Tensor,
+    operator: str | None = None,
 ) -> torch.Tensor:
     """Action values an agent's policy is greedy on, from its online stack (S x n_online
     members): obs (S, B, ...) -> (S, B, A), B observations per seed.
 
-    Maxmin: min over the N online nets (Algorithm 1); Ensemble: their mean; the other
-    agents: their one online net.
+    Maxmin: min over the N online nets (Algorithm 1); Ensemble: their mean; Generalized
+    (``operator``, a reference string): its operator's estimate, else the mean
+    (:func:`acting_operator`); the other agents: their one online net.
     """
     spec = AGENTS[agent]
     s, b = obs.shape[:2]
     q = online.forward_shared(obs, n_online).reshape(s, n_online, b, online.n_actions)
-    if spec.ensemble:  # the operator's own estimate: min_i (Maxmin), mean_i
-        return operators.action_values(spec.operator, q.transpose(1, 2))
-    return q[:, 0]
+    if not spec.ensemble:
+        return q[:, 0]
+    name = acting_operator(agent, operator)
+    if name is None:  # one's own G (or one without a per-action estimate)
+        return q.mean(dim=1)
+    return operators.action_values(name, q.transpose(1, 2))  # min_i (Maxmin), mean_i
 
 
 class Learner:
@@ -84,6 +161,8 @@ class Learner:
         optimizer, lr, optimizer_kwargs: see ``MemberOptimizer``.
         loss: 'mse' or 'huber'. grad_clip: per-network gradient-norm bound or None.
         gamma: discount. update_members: members updated per step (Maxmin / Ensemble).
+        operator, op_kwargs: generalized-dqn's G (a reference string for
+            ``operators.load_operator``) and its keyword parameters; unused by the others.
     """
 
     def __init__(
@@ -102,8 +181,19 @@ class Learner:
         gamma: float = 0.99,
         update_members: int = 1,
         hidden: tuple[int, ...] | None = None,
+        operator: str | None = None,
+        op_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.agent, self.spec = agent, AGENTS[agent]
+        name = self.spec.operator or operator
+        if name is None:
+            raise ValueError(f"Learner: {agent} needs an operator")
+        self.operator: str = name
+        self.op_kwargs = dict(op_kwargs or {})
+        # A library G runs on every seed at once; one's own on one seed's batch at a time.
+        own = self.operator not in operators.OPERATORS
+        self.own_g = operators.load_operator(self.operator) if own else None
+        self.values_of = acting_operator(agent, operator)  # None: the mean over the nets
         self.S, self.n_actions, self.gamma = len(gens), n_actions, gamma
         self.n_online = n if self.spec.ensemble else 1
         self.n_target = n if (self.spec.ensemble or self.spec.snapshots) else 1
@@ -129,7 +219,8 @@ class Learner:
 
     def greedy_values(self, obs: torch.Tensor) -> torch.Tensor:
         """Action values the behaviour policy is greedy on: obs (S, ...) -> (S, A)."""
-        return behaviour_values(self.agent, self.online, self.n_online, obs.unsqueeze(1))[:, 0]
+        obs = obs.unsqueeze(1)
+        return behaviour_values(self.agent, self.online, self.n_online, obs, self.operator)[:, 0]
 
     @torch.no_grad()
     def target_q(self, next_obs: torch.Tensor) -> torch.Tensor:
@@ -146,20 +237,27 @@ class Learner:
     @torch.no_grad()
     def bootstrap(self, next_obs: torch.Tensor) -> torch.Tensor:
         """G(Q_{s'}) per sample, (S, B), through ``maxminq.operators``."""
-        return operators.bootstrap(self.spec.operator, self.target_q(next_obs))
+        q = self.target_q(next_obs)
+        if self.own_g is None:
+            return operators.bootstrap(self.operator, q, **self.op_kwargs)
+        # One's own G, on one seed's (B, N, A) at a time: seeds stay independent.
+        return torch.stack([self.own_g(q[s], **self.op_kwargs).to(q.dtype) for s in range(self.S)])
 
     @torch.no_grad()
     def estimate(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """The estimate of Q(s, a) that the target side uses, for bias measurement: (S,).
 
         Maxmin: min over the N target nets; Ensemble / Averaged: their mean; DQN and
-        Double DQN: the target net (Double DQN's evaluating net).
+        Double DQN: the target net (Double DQN's evaluating net); Generalized DQN: its
+        operator's estimate, else the mean over the N target nets (:func:`acting_operator`).
         """
         qt = self.target_q(obs.unsqueeze(1))[:, 0]  # (S, members, A)
         if self.spec.operator == "double_q":
             q = qt[:, 1]  # the evaluating (target) net
+        elif self.values_of is None:
+            q = qt.mean(dim=-2)
         else:
-            q = operators.action_values(self.spec.operator, qt)
+            q = operators.action_values(self.values_of, qt)
         return q.gather(-1, action.reshape(-1, 1)).squeeze(-1)
 
     # --- learning -----------------------------------------------------------------------

@@ -24,6 +24,7 @@ import numpy as np
 from maxminq.errors import MaxminqWarning, UsageError, closest
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import FrameType
 
 __all__ = [
@@ -37,8 +38,18 @@ __all__ = [
     "start_env_id_check",
 ]
 
-AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn")
-ENSEMBLE_AGENTS = ("maxmin-dqn", "ensemble-dqn")  # N online nets, a subset updated per step
+AGENT_NAMES = ("dqn", "ddqn", "maxmin-dqn", "averaged-dqn", "ensemble-dqn", "generalized-dqn")
+# N online nets, a subset updated per step
+ENSEMBLE_AGENTS = ("maxmin-dqn", "ensemble-dqn", "generalized-dqn")
+# The operator (a key of maxminq.operators.OPERATORS) each agent bootstraps with; the
+# Generalized DQN's is the run's ``operator`` (deep.agents.AGENTS holds the same names).
+AGENT_OPERATOR = {
+    "dqn": "q_learning",
+    "ddqn": "double_q",
+    "maxmin-dqn": "maxmin",
+    "averaged-dqn": "averaged",
+    "ensemble-dqn": "ensemble",
+}
 # The optimisers and the options each takes (``--optimizer-kwargs``), with torch.optim's
 # defaults for those the registry / config leaves out (used by ``deep.optim``).
 OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -206,6 +217,7 @@ _REGISTRY_AGENT = {  # names the registry's ``best`` table may use for each agen
     "averaged-dqn": ("averaged-dqn", "averaged", "Averaged DQN"),
     # Ensemble DQN has no posted setting: it falls back to Maxmin's (same N-net layout).
     "ensemble-dqn": ("ensemble-dqn", "ensemble", "Ensemble DQN", "maxmin-dqn"),
+    "generalized-dqn": ("generalized-dqn", "maxmin-dqn"),  # as Ensemble DQN
 }
 
 
@@ -229,6 +241,12 @@ class TrainConfig:
     ``eval_every``: beyond the paper's protocol, every ``eval_every`` steps each live seed
     also plays ``eval_every_episodes`` episodes with eps = ``eval_eps`` on environments of
     its own (the ``evals`` table); 0 (default) = none. They do not change training.
+    ``operator``: the G of ``generalized-dqn`` (required there): a key of
+    ``maxminq.operators.OPERATORS``, ``'module:function'`` for one of your own, or such a
+    function itself (one a module defines, so that the run can name it: see
+    ``maxminq.operators.operator_reference``); ``op_kwargs`` its keyword parameters. The other
+    agents take only their own operator (the same run as without it) and no ``op_kwargs``.
+    Resolved, ``operator`` is the G's reference string.
     """
 
     env_id: str
@@ -264,6 +282,8 @@ class TrainConfig:
     save_probes: bool = False
     eval_every: int = 0
     eval_every_episodes: int = 10
+    operator: str | Callable[..., Any] | None = None
+    op_kwargs: dict[str, Any] | None = None
 
     @property
     def n_online(self) -> int:
@@ -279,6 +299,8 @@ class TrainConfig:
         int)."""
         typed = self._typed()
         typed._check_basic()
+        operator, op_kwargs = _resolve_operator(typed.agent, typed.operator, typed.op_kwargs)
+        typed = dataclasses.replace(typed, operator=operator, op_kwargs=op_kwargs)
         from maxminq.envs.registry import get_env_defaults
 
         d = get_env_defaults(typed.env_id, typed.env_kwargs)  # UsageError: unknown id, kwargs
@@ -348,7 +370,11 @@ class TrainConfig:
                 raise UsageError(f"{_opt(f.name)}: expected {_KIND_WORDS[kind]}, got {value!r}")
             if typed is not value:
                 changes[f.name] = typed
-        for name, arrays in (("env_kwargs", False), ("optimizer_kwargs", True)):
+        for name, arrays in (
+            ("env_kwargs", False),
+            ("optimizer_kwargs", True),
+            ("op_kwargs", True),
+        ):
             mapping = getattr(self, name)
             if isinstance(mapping, dict):  # NumPy numbers inside: JSON refused them as such
                 changes[name] = _plain(mapping, arrays)
@@ -540,13 +566,16 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-compatible dict of all fields.
 
-        ``hidden``, ``env_kwargs``, ``save_probes``, ``eval_every`` and
-        ``eval_every_episodes`` are left out at their defaults (the paper's layers, no
-        keywords, no probes table, no evaluations; the episodes also when there are no
-        evaluations): they came later, and so run folders, checkpoints and sweep run ids made
-        before them still match the same options.
+        ``hidden``, ``env_kwargs``, ``save_probes``, ``eval_every``,
+        ``eval_every_episodes``, ``operator`` and ``op_kwargs`` are left out at their defaults
+        (the paper's layers, no keywords, no probes table, no evaluations, the episodes also
+        when there are no evaluations; the agent's own operator): they came later, and so run
+        folders, checkpoints and sweep run ids made before them still match the same options.
         """
         d = dataclasses.asdict(self)
+        for name in ("operator", "op_kwargs"):
+            if d[name] is None:
+                del d[name]
         if not d["save_probes"]:
             del d["save_probes"]
         if not d["eval_every"] or d["eval_every_episodes"] == TrainConfig.eval_every_episodes:
@@ -691,6 +720,87 @@ if TYPE_CHECKING:
         optimizer_kwargs: dict[str, Any]
         hidden: tuple[int, ...]
         env_kwargs: dict[str, Any]
+        operator: str | None  # the G's reference string (generalized-dqn only)
+
+
+_OWN_OPERATOR_HINT = (
+    "a library operator (e.g. maxmin, ensemble, weighted_double_q), 'module:function' for one "
+    "of your own (e.g. my_ops:median_q, the module on PYTHONPATH), or in Python such a function"
+)
+
+
+def _resolve_operator(
+    agent: str, operator: Any, op_kwargs: Any
+) -> tuple[str | None, dict[str, Any] | None]:
+    """``operator`` and ``op_kwargs`` of a run of ``agent`` as a resolved config holds them:
+    for ``generalized-dqn`` the G's reference string (``operators.operator_reference``; a G
+    that has none is refused: the run folder could not name it) and its keywords (None if
+    none), checked against a library operator's parameters; for the other agents None and
+    None (their own operator given is the same run; another, or keywords, are refused).
+    UsageErrors name ``--operator`` or ``--op-kwargs``."""
+    from maxminq import operators
+
+    if op_kwargs is not None:
+        if not isinstance(op_kwargs, dict) or not all(isinstance(k, str) for k in op_kwargs):
+            raise UsageError(
+                f"--op-kwargs: expected a mapping of names to values, got {op_kwargs!r}"
+            )
+        try:
+            json.dumps(op_kwargs, allow_nan=False)
+        except (TypeError, ValueError):
+            raise UsageError(
+                f"--op-kwargs: values must be numbers, strings, booleans, lists or mappings "
+                f"(they are saved with the run), got {op_kwargs!r}"
+            ) from None
+    if operator is None:
+        reference = None
+    elif isinstance(operator, str):
+        try:
+            g = operators.load_operator(operator)
+        except ValueError as err:
+            raise UsageError(f"--operator: {err}") from None
+        reference = operators.operator_reference(g) or operator  # an alias: as given
+    elif callable(operator):
+        reference = operators.operator_reference(operator)
+        if reference is None:
+            name = getattr(operator, "__name__", "G")
+            raise UsageError(
+                f"--operator: {name!r} has no importable name (a lambda, a closure or a "
+                f"function of the script run as __main__), so the run folder could not name it "
+                f"for --resume; define it at the top level of a module of yours (e.g. my_ops.py "
+                f"on PYTHONPATH) and pass it, or 'my_ops:{name}'"
+            )
+    else:
+        raise UsageError(f"--operator: expected {_OWN_OPERATOR_HINT}, got {operator!r}")
+    if agent != "generalized-dqn":
+        own = AGENT_OPERATOR[agent]
+        if reference not in (None, own):
+            raise UsageError(
+                f"--operator: {agent} bootstraps with {own}; for {reference} use --agent "
+                f"generalized-dqn (N online and target nets, as maxmin-dqn)"
+            )
+        if op_kwargs:
+            raise UsageError(
+                f"--op-kwargs: {agent}'s operator {own} takes none; operator parameters are "
+                "for --agent generalized-dqn"
+            )
+        return None, None
+    if reference is None:
+        raise UsageError(f"--operator: generalized-dqn needs its G: {_OWN_OPERATOR_HINT}")
+    kwargs = dict(op_kwargs) if op_kwargs else None
+    if reference in operators.OPERATORS:
+        params = operators.operator_params(reference)
+        unknown = sorted(set(kwargs or {}) - set(params))
+        if unknown:
+            takes = f"takes {', '.join(params)}" if params else "takes no parameters"
+            raise UsageError(f"--op-kwargs: {reference} {takes}, not {', '.join(unknown)}")
+        missing = [p for p, required in params.items() if required and p not in (kwargs or {})]
+        if missing:
+            raise UsageError(
+                f"--op-kwargs: {reference} needs {', '.join(missing)}, e.g. --op-kwargs "
+                f"'{{\"{missing[0]}\": 0.1}}'"
+            )
+    return reference, kwargs
 
 
 def _check_hidden(hidden: Any, network: str) -> tuple[int, ...]:

@@ -269,7 +269,8 @@ class TrainedAgent:
             return np.zeros((0, self.n_actions), np.float32)
         batch = torch.from_numpy(x.reshape(-1, *self.obs_shape))[None]  # (1, B, *obs_shape)
         with one_torch_thread():
-            q = behaviour_values(self.config.agent, net, self.n_online, batch)[0].numpy()
+            c = self.config
+            q = behaviour_values(c.agent, net, self.n_online, batch, c.operator)[0].numpy()
         return q[0] if one else q
 
     def act(

@@ -71,7 +71,7 @@ import torch
 from tqdm import tqdm
 
 from maxminq.analysis.style import count
-from maxminq.deep.agents import Learner
+from maxminq.deep.agents import Learner, check_operator
 from maxminq.deep.bias_probes import (
     CutEpisodesCheck,
     _discounted_returns,
@@ -298,6 +298,8 @@ class Trainer:
             cfg.gamma,
             cfg.update_members,
             cfg.hidden,
+            cfg.operator,
+            cfg.op_kwargs,
         )
         self.replay = ReplayBuffers(self.S, cfg.buffer_size, self.obs_shape, _replay_dtype(image))
         # Counters and per-seed episode state.
@@ -350,14 +352,17 @@ class Trainer:
         return int(space.n), obs_shape
 
     @staticmethod
-    def check_env(cfg: TrainConfig) -> None:
+    def check_env(cfg: ResolvedTrainConfig) -> None:
         """Build one environment and check it suits the (resolved) config: its spaces, the
         observations of a first ``reset()`` and ``step(0)`` against its observation space's
         shape (a wrong shape would otherwise be broadcast into the buffers), and that step's
-        reward (a number) and flags (bools); and that the replay buffers fit in memory."""
+        reward (a number) and flags (bools); that the replay buffers fit in memory; and that
+        generalized-dqn's operator maps one seed's targets (B, N, A) to B finite values."""
         env = cfg.make_env()
         try:
-            _, obs_shape = Trainer._spaces(env, cfg)
+            n_actions, obs_shape = Trainer._spaces(env, cfg)
+            if cfg.operator is not None:  # generalized-dqn's G, on torch zeros
+                check_operator(cfg.operator, cfg.op_kwargs, cfg.batch_size, cfg.n, n_actions)
             image = _image_replay(env.observation_space, obs_shape)
             _check_replay_memory(cfg, obs_shape, image)
             # Gymnasium's checker warns here too; its lines must not precede our one-line
