@@ -10,6 +10,7 @@ from test_analysis_tables import deep_results, mc_results
 from maxminq.analysis import claims as C
 from maxminq.analysis import report as R
 from maxminq.analysis import tables as T
+from maxminq.cli import main
 
 # ------------------------------------------- 1. why a claim is undecided, as a field
 
@@ -50,3 +51,33 @@ def test_the_report_reads_the_reason_not_the_evidences_words() -> None:
     few = C.Claim("Deep RL", "t", C.INSUFFICIENT, "bias n/a", undecided=C.Undecided.FEW_RUNS)
     assert not R._wants_seeds(ran_all)
     assert R._wants_seeds(few)
+
+
+# ------------------- 2. an option before the sub-command whose value is a sub-command's name
+
+
+@pytest.mark.parametrize(
+    ("argv", "example"),
+    [
+        # 'toy-mdp' is the folder: the sub-command is mountain-car (was 'experiment toy-mdp
+        # --out mountain-car', which writes a toy MDP run into a folder named mountain-car)
+        (["--out", "toy-mdp", "mountain-car"], "mountain-car --out toy-mdp"),
+        (["--quick", "--out", "toy-mdp", "mountain-car", "--runs", "3"],
+         "mountain-car --quick --out toy-mdp --runs 3"),
+        (["--out=toy-mdp", "mountain-car"], "mountain-car --out=toy-mdp"),
+        # a variadic option's values end nowhere before the sub-command: as before
+        (["--sigma2", "1", "10", "mountain-car"], "mountain-car --sigma2 1 10"),
+    ],
+)  # fmt: skip
+def test_the_example_puts_the_sub_command_first_not_an_options_value(
+    argv: list[str], example: str, tmp_path, monkeypatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["experiment", *argv]) == 2
+    out = capsys.readouterr()
+    option = argv[0].partition("=")[0]
+    assert out.err.splitlines() == [
+        f"maxminq experiment: error: {option}: put the sub-command first, e.g. maxminq "
+        f"experiment {example}"
+    ]
+    assert out.out == "" and list(tmp_path.iterdir()) == []

@@ -172,6 +172,30 @@ def reject_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> Non
             owner = None  # its one value is read; what follows is positional
 
 
+def _positions(parser: argparse.ArgumentParser, argv: list[str]) -> list[int]:
+    """The indices of ``argv``'s tokens that are no option and no value of a one-value (or
+    fixed-count) option of ``parser`` or its sub-commands: where a sub-command's name is
+    one (in ``--out toy-mdp mountain-car`` 'toy-mdp' is the folder). A variadic option's
+    values (``--sigma2 1 10``) end nowhere before the sub-command, so they are kept."""
+    arity: dict[str, object] = {}
+    for action in parser._actions:  # argparse has no public list of its actions
+        arity |= {s: action.nargs for s in action.option_strings}
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                arity |= {s: a.nargs for a in sub._actions for s in a.option_strings}
+    out, skip = [], 0
+    for i, token in enumerate(argv):
+        if skip:
+            skip -= 1
+        elif token.startswith("-") and token != "-":
+            nargs = arity.get(token.partition("=")[0], 0)
+            if "=" not in token and (nargs is None or isinstance(nargs, int)):
+                skip = 1 if nargs is None else int(nargs)
+        else:
+            out.append(i)
+    return out
+
+
 def reject_options_before_sub_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """Raise UsageError for an option of a sub-command given before it (``maxminq
     experiment --sigma2 1 mountain-car``), saying to put the sub-command first: argparse
@@ -184,7 +208,7 @@ def reject_options_before_sub_command(parser: argparse.ArgumentParser, argv: lis
     owners = [n for n, sub in choices.items() if option in _option_strings(sub)]
     if not owners:  # no sub-command's: argparse's "did you mean" says what was meant
         return
-    given = [i for i, token in enumerate(argv) if token in choices]
+    given = [i for i in _positions(parser, argv) if argv[i] in choices]
     if not given and all(token.startswith("-") for token in argv):
         return  # argparse's "required: EXPERIMENT (toy-mdp or mountain-car)" says it
     if given:
