@@ -39,7 +39,7 @@ its own ``batch_size`` indices), and on an episode end one uniform for the next 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import product
 from types import SimpleNamespace
 from typing import Any, cast
@@ -51,12 +51,12 @@ from tqdm.auto import tqdm
 from maxminq._jit import njit
 from maxminq.errors import UsageError
 from maxminq.linear.tiles import tile_indices
-from maxminq.operators_jit import apply_operator, operator_code, td_target
+from maxminq.operators_jit import apply_operator, td_target
 from maxminq.tabular.agent import (
     KIND_SNAPSHOTS,
     agent_params,
     behaviour_values,
-    bootstrap_values,
+    bootstrap_function,
     check_algorithm_settings,
     check_float_list,
     check_op_kwargs,
@@ -67,6 +67,7 @@ from maxminq.tabular.agent import (
     draw_more_members,
     draw_update,
     epsilon_greedy,
+    kernel_operator_code,
     lane_seeds,
     member_order,
     resolve_algorithm,
@@ -351,9 +352,25 @@ def _validate(params: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
+@njit(_nrt=False)
+def _gather_more(
+    j, active, w, cur, buf_i, chosen, idx, more, idx_more, gathered, kind
+):  # pragma: no cover - numba  # fmt: skip
+    """Lockstep, update subset (``update_members`` > 1): member ``j + 2`` of every active
+    lane's subset becomes its chosen table, with its own mini-batch, whose next-state values
+    are gathered into ``gathered[k]`` (after the updates of the members before it, as
+    :func:`_run_lane` does)."""
+    batch = idx.shape[1]
+    for k in range(active.shape[0]):
+        lane = active[k]
+        chosen[lane] = more[lane, j]
+        for b in range(batch):
+            idx[lane, b] = idx_more[lane, j * batch + b]
+        _gather_batch(k, lane, w, cur[lane], buf_i, idx, chosen[lane], gathered, kind)
+
+
 def _run_lockstep(
-    algorithm: str,
-    op_kwargs: dict[str, Any],
+    bootstrap: Callable[[np.ndarray], np.ndarray],
     s: SimpleNamespace,
     kind: int,
     mode: int,
@@ -363,11 +380,15 @@ def _run_lockstep(
     gamma: float,
     bar: Any,
 ) -> None:
-    """All lanes step by step, the operator applied by ``maxminq.operators`` in NumPy.
+    """All lanes step by step, the operator applied in NumPy by ``bootstrap`` (``maxminq.
+    operators``, or a G of one's own), on gathered values of shape (lanes, B, M, A).
 
-    The path for operators called with parameters (no compiled twin); same results as the
-    per-lane kernel for the same operator, since each lane sees the same sequence.
+    The path for operators called with parameters and for a G of one's own (no compiled
+    twin); same results as the per-lane kernel for the same operator, since each lane sees
+    the same sequence. With ``update_members`` u > 1 the subset's members are updated in
+    turn within the step, each with G taken after the updates before it.
     """
+    extra = s.more.shape[1]
     n_lanes, batch = s.idx.shape
     n_members = s.w.shape[2]
     active = np.arange(n_lanes, dtype=np.int64)
@@ -395,8 +416,16 @@ def _run_lockstep(
             update_now = step % every == 0
             finished = call(True, pending, update_now)
             if update_now:
-                g = bootstrap_values(algorithm, view, op_kwargs)
+                g = bootstrap(view)
             pending = update_now
+            if update_now and extra:  # the subset's members in turn, as _run_lane's
+                call(False, True, update_now)
+                for j in range(extra):
+                    _gather_more(j, active, s.w, s.cur, s.buf_i, s.chosen, s.idx, s.more,
+                                 s.idx_more, view, kind)  # fmt: skip
+                    g = bootstrap(view)
+                    call(False, True, update_now)
+                pending = False
             if finished:
                 if pending:  # apply the update now: the finished lanes leave the active set
                     call(False, True, update_now)
@@ -454,6 +483,7 @@ def run_mountain_car_grid(
     p = _validate(params)
     op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None), "op_kwargs")
     extra = check_update_members(algorithm, n, p.pop("update_members", 1)) - 1
+    bootstrap = bootstrap_function(algorithm, int(n), op_kwargs)  # a G of one's own: tried
     settings = list(product(sig, alphas))
     n_lanes, n_members, batch = len(settings) * runs, int(n), p["batch_size"]
     capacity = p["buffer_size"]
@@ -488,7 +518,7 @@ def run_mountain_car_grid(
     scratch, values = np.zeros((n_members, N_ACTIONS)), np.zeros(N_ACTIONS)
     tiles_tmp = np.zeros(N_TILINGS, dtype=np.int64)
     every, max_steps, kind, mode = p["update_every"], p["max_steps"], spec.kind, spec.behaviour
-    code = operator_code(algorithm, op_kwargs)
+    code = kernel_operator_code(algorithm, op_kwargs)
     if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
         gathered1, g1 = np.zeros((1, batch, n_members, N_ACTIONS)), np.zeros((1, batch))
         for lane in range(n_lanes):
@@ -507,7 +537,7 @@ def run_mountain_car_grid(
             steps_out=steps_out, alpha=alpha_w,
             log=log, log_ptr=log_ptr, scratch=scratch, values=values, tiles_tmp=tiles_tmp,
         )  # fmt: skip
-        _run_lockstep(algorithm, op_kwargs, lanes, kind, mode, eps, every, max_steps, gamma, bar)
+        _run_lockstep(bootstrap, lanes, kind, mode, eps, every, max_steps, gamma, bar)
     bar.update(n_lanes * episodes - bar.n)
     bar.close()
 

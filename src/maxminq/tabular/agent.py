@@ -32,7 +32,7 @@ an array of shape (..., M, A) in the operator's member order, and the operator f
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -41,6 +41,7 @@ import numpy as np
 from maxminq import operators
 from maxminq._jit import njit
 from maxminq.errors import UsageError
+from maxminq.operators_jit import operator_code
 
 #: The compiled kernels' integers are int64: a larger count (max_steps=10**30 from Python or a
 #: sweep config) failed in numba's type inference, a long traceback after compiling.
@@ -75,24 +76,100 @@ ALGORITHMS: dict[str, AlgorithmSpec] = {
 assert set(ALGORITHMS) == set(operators.OPERATORS), "every operator needs an AlgorithmSpec"
 
 
+def is_own_operator(algorithm: Any) -> bool:
+    """Whether ``algorithm`` names a G function of one's own, ``'module:function'`` (for
+    :func:`maxminq.operators.load_operator`), rather than one of ``ALGORITHMS``."""
+    return isinstance(algorithm, str) and ":" in algorithm
+
+
+def algorithm_spec(algorithm: str) -> AlgorithmSpec:
+    """The :class:`AlgorithmSpec` of a library name or of a G of one's own
+    (``'module:function'``: N estimator tables, one trained per update as Maxmin's and
+    Ensemble's, behaviour eps-greedy on their mean, as Ensemble and Double Q; any N >= 1).
+    KeyError for an unknown library name."""
+    if is_own_operator(algorithm):
+        return AlgorithmSpec(algorithm, KIND_ESTIMATORS, BEHAVE_MEAN, None)
+    return ALGORITHMS[algorithm]
+
+
+def _unknown_algorithm(algorithm: Any, option: str) -> UsageError:
+    """The one-line error for a name that is neither a library algorithm nor 'module:function'."""
+    known = ", ".join(sorted(ALGORITHMS))
+    return UsageError(
+        f"{option}: unknown algorithm {algorithm!r}; choose from {known}, or name a G "
+        "function of your own as 'module:function'"
+    )
+
+
+#: The value shapes a G of one's own is tried on before any work (``operators.own_operator``):
+#: one state's (N, A) and the lockstep paths' batches, (lanes, N, A) and (lanes, batch, N, A),
+#: with A = 8 (the toy MDP's state B) and 3 (Mountain Car); ``n`` is put in for N.
+_OWN_TRY_SHAPES = ((8,), (2, 8), (3,), (2, 2, 3))
+
+
+def own_operator_function(
+    algorithm: str, n: int, op_kwargs: Mapping[str, Any] | None = None,
+    option: str = "--algorithms",
+) -> Callable[[np.ndarray], np.ndarray]:  # fmt: skip
+    """The G function ``algorithm`` (``'module:function'``) names, imported by
+    ``operators.load_operator`` and tried once by ``operators.own_operator`` on NumPy zeros
+    of the shapes it is called with here (N = ``n`` members), with ``op_kwargs``: returns
+    ``q -> G(q, **op_kwargs)`` as float64 NumPy. Any failure (no such module or function, a
+    G that fails on NumPy input or does not map (..., N, A) to (...)) is a one-line
+    UsageError naming ``option`` and the operator."""
+    kwargs = dict(op_kwargs or {})
+    try:
+        g = operators.load_operator(algorithm)
+    except ValueError as err:
+        raise UsageError(f"{option}: {err}") from None
+    shapes = [(*s[:-1], int(n), s[-1]) for s in _OWN_TRY_SHAPES]
+    try:
+        wrapped = operators.own_operator(g, shapes, **kwargs)
+    except Exception as err:  # G's own failures too: the user's code, one line here
+        text = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if not text.startswith("operator "):
+            text = f"operator {algorithm!r} failed on NumPy zeros of shape {shapes[0]}: {text}"
+        raise UsageError(f"{option}: {text}") from None
+    return lambda q: np.ascontiguousarray(wrapped(q, **kwargs))
+
+
 def resolve_algorithm(algorithm: str, n: int, option: str = "--algorithms") -> AlgorithmSpec:
-    """Validate ``algorithm`` and its member count ``n``; raise UsageError naming ``option``."""
-    spec = ALGORITHMS.get(algorithm)
-    if spec is None:
-        known = ", ".join(sorted(ALGORITHMS))
-        raise UsageError(f"{option}: unknown algorithm {algorithm!r}; choose from {known}")
+    """Validate ``algorithm`` and its member count ``n``; raise UsageError naming ``option``.
+    A G of one's own (``'module:function'``) must import (:func:`own_operator_function`
+    tries it, once its ``op_kwargs`` are known)."""
+    if is_own_operator(algorithm):
+        spec = algorithm_spec(algorithm)
+    else:
+        found = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else None
+        if found is None:
+            raise _unknown_algorithm(algorithm, option)
+        spec = found
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise UsageError(f"{option}: {algorithm} needs a whole number of estimators n >= 1")
     if n > INT64_MAX:  # else "Maximum allowed dimension exceeded" from NumPy, naming nothing
         raise UsageError(f"{option}: {algorithm} needs n <= {INT64_MAX} estimators, got {n}")
     if spec.fixed_n is not None and n != spec.fixed_n:
         raise UsageError(f"{option}: {algorithm} uses exactly n = {spec.fixed_n}, got {n}")
+    if is_own_operator(algorithm):  # importable now; tried with its op_kwargs by the checks
+        try:
+            operators.load_operator(algorithm)
+        except ValueError as err:
+            raise UsageError(f"{option}: {err}") from None
     return spec
 
 
 def op_params_text(op_kwargs: dict[str, float]) -> str:
     """``{"sigma": 0.5}`` -> ``"sigma=0.5"`` (the ``--algorithms`` spelling)."""
     return ",".join(f"{k}={v:g}" for k, v in sorted(op_kwargs.items()))
+
+
+def _number(algorithm: str, key: str, value: Any, option: str) -> float:
+    """Operator parameter ``key`` as a finite float, else UsageError naming ``option``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        raise UsageError(f"{option}: {algorithm} {key} must be a number, got {value!r}")
+    if not math.isfinite(float(value)):
+        raise UsageError(f"{option}: {algorithm} {key} must be finite, got {value!r}")
+    return float(value)
 
 
 def check_op_kwargs(
@@ -104,17 +181,19 @@ def check_op_kwargs(
     if op_kwargs is not None and not isinstance(op_kwargs, Mapping):
         raise UsageError(f"{option}: op_kwargs must be a mapping, got {op_kwargs!r}")
     kwargs = dict(op_kwargs or {})
+    if is_own_operator(algorithm):  # its names: own_operator_function's try on them
+        for key, value in kwargs.items():
+            if not isinstance(key, str) or not key.isidentifier():
+                raise UsageError(f"{option}: {algorithm} parameters need names, got {key!r}")
+            kwargs[key] = _number(algorithm, key, value, option)
+        return kwargs
     params = operators.operator_params(algorithm)  # name -> required
     allowed = tuple(params)
     for key, value in kwargs.items():
         if key not in allowed:
             takes = f"takes {', '.join(allowed)}" if allowed else "takes no parameters"
             raise UsageError(f"{option}: {algorithm} {takes}, got {key!r}")
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-            raise UsageError(f"{option}: {algorithm} {key} must be a number, got {value!r}")
-        if not math.isfinite(float(value)):
-            raise UsageError(f"{option}: {algorithm} {key} must be finite, got {value!r}")
-        kwargs[key] = float(value)
+        kwargs[key] = _number(algorithm, key, value, option)
     for key in (k for k, required in params.items() if required):
         if key not in kwargs:
             raise UsageError(
@@ -137,7 +216,9 @@ def check_algorithm_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     s.pop("seed", None)
     algorithm, n = s.pop("algorithm", None), s.pop("n", None)
     resolve_algorithm(algorithm, n)
-    check_op_kwargs(algorithm, s.get("op_kwargs"))
+    op_kwargs = check_op_kwargs(algorithm, s.get("op_kwargs"))
+    if is_own_operator(algorithm):
+        own_operator_function(algorithm, n, op_kwargs)
     if "update_members" in s:
         check_update_members(algorithm, n, s["update_members"])
     return s
@@ -147,14 +228,17 @@ def parse_algorithm(
     token: str, default_n: Mapping[str, tuple[int, ...]], option: str = "--algorithms"
 ) -> list[tuple[str, int, dict[str, float]]]:
     """Parse one ``--algorithms`` token, ``name[:N][:key=value[,key=value]]``: ``maxmin:4``,
-    ``bias_corrected:sigma=0.5``, ``weighted_double_q:c=10``. Without N, a fixed-N operator
-    uses its N and the others ``default_n[name]`` (one entry per N; N = 2 if absent).
-    Raises UsageError."""
+    ``bias_corrected:sigma=0.5``, ``weighted_double_q:c=10``; ``name`` may be a G of one's
+    own, ``module:function`` (``my_ops:median_q:4:k=2``: the part after the first colon is
+    the function unless it is N or key=value). Without N, a fixed-N operator uses its N and
+    the others ``default_n[name]`` (one entry per N; N = 2 if absent). A G of one's own is
+    imported and tried now (:func:`own_operator_function`). Raises UsageError."""
     name, *parts = token.split(":")
-    spec = ALGORITHMS.get(name)
-    if spec is None:
-        known = ", ".join(sorted(ALGORITHMS))
-        raise UsageError(f"{option}: unknown algorithm {name!r}; choose from {known}")
+    if name not in ALGORITHMS and parts and "=" not in parts[0] and not parts[0].isdigit():
+        name = f"{name}:{parts.pop(0)}"  # 'module:function', a G of one's own
+    if name not in ALGORITHMS and not is_own_operator(name):
+        raise _unknown_algorithm(name, option)
+    spec = algorithm_spec(name)
     ns: tuple[int, ...] | None = None
     kwargs: dict[str, Any] = {}
     for part in parts:
@@ -182,6 +266,8 @@ def parse_algorithm(
     out = []
     for n in ns:
         resolve_algorithm(name, n, option)
+        if is_own_operator(name):
+            own_operator_function(name, n, kwargs, option)
         out.append((name, n, kwargs))
     return out
 
@@ -189,6 +275,25 @@ def parse_algorithm(
 def bootstrap_values(algorithm: str, gathered: np.ndarray, op_kwargs: dict[str, Any]) -> np.ndarray:
     """Apply the shared operator to gathered next-state values of shape (..., M, A)."""
     return np.ascontiguousarray(operators.bootstrap(algorithm, gathered, **op_kwargs))
+
+
+def bootstrap_function(
+    algorithm: str, n: int, op_kwargs: dict[str, Any]
+) -> Callable[[np.ndarray], np.ndarray]:
+    """``gathered -> G`` for the lockstep paths: :func:`bootstrap_values` of a library
+    operator, or the G of one's own (imported and tried once, :func:`own_operator_function`,
+    raising UsageError naming ``op_kwargs``' owner ``--algorithms``)."""
+    if is_own_operator(algorithm):
+        return own_operator_function(algorithm, n, op_kwargs)
+    return lambda gathered: bootstrap_values(algorithm, gathered, op_kwargs)
+
+
+def kernel_operator_code(algorithm: str, op_kwargs: dict[str, Any]) -> int:
+    """``operators_jit.operator_code``, or -1 (the lockstep NumPy path) for a G of one's own,
+    which has no compiled twin."""
+    if is_own_operator(algorithm):
+        return -1
+    return operator_code(algorithm, op_kwargs)
 
 
 def check_positive_int(
@@ -220,7 +325,7 @@ def check_update_members(algorithm: str, n: int, value: Any) -> int:
     """``update_members``, the size of Algorithm 1's update subset S: a whole number from 1
     to n, above 1 only for the operators with n estimators (maxmin, ensemble)."""
     u = check_positive_int(value, "--update-members")
-    if u > 1 and ALGORITHMS[algorithm].kind != KIND_ESTIMATORS:
+    if u > 1 and algorithm_spec(algorithm).kind != KIND_ESTIMATORS:
         raise UsageError(
             f"--update-members: {algorithm} updates one table per step (only maxmin and "
             f"ensemble update a subset of their n estimators), got {u}"

@@ -36,12 +36,12 @@ from tqdm.auto import tqdm
 
 from maxminq._jit import njit
 from maxminq.errors import UsageError
-from maxminq.operators_jit import apply_operator, operator_code, td_target
+from maxminq.operators_jit import apply_operator, td_target
 from maxminq.tabular.agent import (
     KIND_SNAPSHOTS,
     agent_params,
     behaviour_values,
-    bootstrap_values,
+    bootstrap_function,
     check_algorithm_settings,
     check_op_kwargs,
     check_positive_int,
@@ -51,6 +51,7 @@ from maxminq.tabular.agent import (
     draw_more_members,
     draw_update,
     epsilon_greedy,
+    kernel_operator_code,
     lane_seeds,
     member_order,
     resolve_algorithm,
@@ -240,6 +241,31 @@ def _update_and_record(
             )  # fmt: skip
 
 
+@njit
+def _lockstep_td(q, cur, done, buf, chosen, idx, g, kind, gamma, alpha):  # pragma: no cover
+    """Lockstep, update subset (``update_members`` > 1): :func:`_td_updates` of every running
+    lane's chosen table, G from ``g[lane]``; episodes are recorded after the whole subset."""
+    for lane in range(q.shape[0]):
+        if not done[lane]:
+            _td_updates(lane, q, cur, buf, chosen, idx, g[lane], kind, gamma, alpha)
+
+
+@njit
+def _lockstep_gather_more(
+    j, q, cur, done, chosen, idx, more, idx_more, gathered, kind
+):  # pragma: no cover - numba  # fmt: skip
+    """Lockstep, update subset: make member ``j + 2`` of every running lane's subset the
+    chosen table, with its own mini-batch, and gather its bootstrap inputs (after the
+    updates of the members before it, as :func:`_more_updates`)."""
+    batch = idx.shape[1]
+    for lane in range(q.shape[0]):
+        if not done[lane]:
+            chosen[lane] = more[lane, j]
+            for b in range(batch):
+                idx[lane, b] = idx_more[lane, j * batch + b]
+            _gather_lane(lane, q, cur, chosen[lane], gathered[lane], kind)
+
+
 @njit(_nrt=False)
 def _more_updates(
     lane, op_code, q, cur, buf, chosen, idx, more, idx_more, gathered, kind, gamma, alpha
@@ -353,6 +379,7 @@ def run_toy_mdp(
     extra = check_update_members(algorithm, n, p.pop("update_members", 1)) - 1
     run_offset = check_run_offset(run_offset, runs)
     op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None), "op_kwargs")
+    bootstrap = bootstrap_function(algorithm, int(n), op_kwargs)  # a G of one's own: tried
     n_lanes, n_members, batch = int(runs), int(n), p["batch_size"]
     capacity = p["buffer_size"]
     lane_seeds(seed, 0)  # the seed's check now; its streams once the arrays are in place
@@ -382,7 +409,7 @@ def run_toy_mdp(
     kind, mode, every = spec.kind, spec.behaviour, p["update_every"]
     desc = f"toy {algorithm} n={n} mu={mu:+g}"
     bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
-    code = operator_code(algorithm, op_kwargs)
+    code = kernel_operator_code(algorithm, op_kwargs)
     if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
         one = np.zeros((n_members, N_ACTIONS_B))
         for lane in range(n_lanes):
@@ -392,7 +419,7 @@ def run_toy_mdp(
                 n_steps, p_left, q_left,
             )  # fmt: skip
             bar.update(episodes)
-    else:  # operators with parameters: all lanes in lockstep, G from maxminq.operators
+    else:  # operators with parameters, a G of one's own: all lanes in lockstep, G in NumPy
         step = 0
         while not done.all():
             update_now = step % every == 0
@@ -401,10 +428,17 @@ def run_toy_mdp(
                 idx_more, gathered, scratch, kind, mode, eps, update_now, n_steps,
             )  # fmt: skip
             if update_now:
-                g[:] = bootstrap_values(algorithm, gathered, op_kwargs)
+                g[:] = bootstrap(gathered)
+            if update_now and extra:  # the subset's members in turn, as _run_lane's
+                _lockstep_td(q, cur, done, buf, chosen, idx, g, kind, gamma, alpha)
+                for j in range(extra):
+                    _lockstep_gather_more(j, q, cur, done, chosen, idx, more, idx_more,
+                                          gathered, kind)  # fmt: skip
+                    g[:] = bootstrap(gathered)
+                    _lockstep_td(q, cur, done, buf, chosen, idx, g, kind, gamma, alpha)
             _update_and_record(
                 q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, eps, gamma,
-                alpha, update_now, p_left, q_left,
+                alpha, update_now and not extra, p_left, q_left,
             )  # fmt: skip
             step += 1
             if progress and step % 64 == 0:
