@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -56,8 +57,24 @@ LABELS: dict[str, str] = {
 }
 
 
+#: Colours of G functions of one's own (``'module:function'``), none a family's: one each,
+#: chosen by the name's CRC-32, so a name keeps its colour from run to run.
+OWN_COLORS = ("#17becf", "#bcbd22", "#393b79", "#637939", "#843c39", "#7b4173")
+
+
+def _own_parts(algorithm: str) -> tuple[str, str] | None:
+    """``('my_ops', 'median_q')`` for a G of one's own named ``'my_ops:median_q'``, else None."""
+    if ":" not in algorithm or algorithm in FAMILY or algorithm in LABELS:
+        return None
+    module, _, function = algorithm.partition(":")
+    return module, function
+
+
 def color(algorithm: str) -> str:
-    """The colour of an algorithm's family (grey for unknown names)."""
+    """The colour of an algorithm's family (grey for unknown names; a G of one's own,
+    ``'module:function'``, one of ``OWN_COLORS``)."""
+    if _own_parts(algorithm) is not None:
+        return OWN_COLORS[zlib.crc32(algorithm.encode()) % len(OWN_COLORS)]
     return COLORS.get(FAMILY.get(algorithm, algorithm), "#333333")
 
 
@@ -73,9 +90,11 @@ SIZE_NAME: dict[str, str] = {
 def label(algorithm: str, n: int | float | None = None) -> str:
     """A legend label, e.g. ``label("maxmin", 4) == "Maxmin Q (N=4)"``,
     ``label("averaged", 3) == "Averaged Q (K=3)"``; ``n`` None or NaN, or a family without
-    one (Q-learning, Double Q, ...), gives the plain name."""
-    text = LABELS.get(algorithm, algorithm)
-    size = SIZE_NAME.get(FAMILY.get(algorithm, algorithm))
+    one (Q-learning, Double Q, ...), gives the plain name. A G of one's own,
+    ``'my_ops:median_q'``, reads ``"median_q [my_ops] (N=4)"`` (N estimators)."""
+    own = _own_parts(algorithm)
+    text = f"{own[1]} [{own[0]}]" if own else LABELS.get(algorithm, algorithm)
+    size = "N" if own else SIZE_NAME.get(FAMILY.get(algorithm, algorithm))
     if size is None or n is None or n != n:  # n != n: NaN (an unset N in a table)
         return text
     return f"{text} ({size}={int(n)})"

@@ -261,9 +261,9 @@ def _subset_sizes(
 ) -> dict[tuple[str, int], dict[str, int]]:
     """``--update-members`` ``u`` as each (algorithm, N)'s extra settings: maxmin and ensemble
     take it (checked against N now, before any work), the others update one table."""
-    from maxminq.tabular.agent import ALGORITHMS, KIND_ESTIMATORS, check_update_members
+    from maxminq.tabular.agent import KIND_ESTIMATORS, algorithm_spec, check_update_members
 
-    if u > 1 and all(ALGORITHMS[a].kind != KIND_ESTIMATORS for a, _, _ in algos):
+    if u > 1 and all(algorithm_spec(a).kind != KIND_ESTIMATORS for a, _, _ in algos):
         # else ignored without a word, while settings.json recorded it (the API refuses it)
         names = ", ".join(dict.fromkeys(a for a, _, _ in algos))
         raise UsageError(
@@ -272,7 +272,7 @@ def _subset_sizes(
         )
     return {
         (a, n): {"update_members": check_update_members(a, n, u)}
-        if u > 1 and ALGORITHMS[a].kind == KIND_ESTIMATORS
+        if u > 1 and algorithm_spec(a).kind == KIND_ESTIMATORS
         else {}
         for a, n, _ in algos
     }
@@ -280,9 +280,9 @@ def _subset_sizes(
 
 def _algorithm_text(name: str, n: int, kwargs: dict[str, float]) -> str:
     """``maxmin:4``, ``bias_corrected:sigma=0.5``: how the summary line names a setting."""
-    from maxminq.tabular.agent import ALGORITHMS, op_params_text
+    from maxminq.tabular.agent import algorithm_spec, op_params_text
 
-    text = name if ALGORITHMS[name].fixed_n is not None else f"{name}:{n}"
+    text = name if algorithm_spec(name).fixed_n is not None else f"{name}:{n}"
     return f"{text}:{op_params_text(kwargs)}" if kwargs else text
 
 
@@ -348,7 +348,9 @@ def _slim(df: pd.DataFrame, floats: list[str]) -> pd.DataFrame:
     big = float(np.finfo(np.float32).max)
     fits = [c for c in floats if not (np.isfinite(out[c]) & (out[c].abs() > big)).any()]
     out = out.astype({c: "float32" for c in fits})
-    out["algorithm"] = pd.Categorical(out["algorithm"], categories=sorted(ALGORITHMS))
+    # a G of one's own keeps its 'module:function' (not in the categories: it read as NaN)
+    names = sorted({*ALGORITHMS, *out["algorithm"].unique()})
+    out["algorithm"] = pd.Categorical(out["algorithm"], categories=names)
     return out
 
 
