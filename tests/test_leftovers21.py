@@ -81,3 +81,19 @@ def test_the_example_puts_the_sub_command_first_not_an_options_value(
         f"experiment {example}"
     ]
     assert out.out == "" and list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------- 3. Mountain Car's summary line counts
+
+
+def test_mountain_cars_summary_counts_one_of_a_kind_in_the_singular(tmp_path, capsys) -> None:
+    """One algorithm, step size, run and episode (20 agent steps): the line said '1
+    algorithms x 1 sigma2 x 1 step sizes (per tiling) x 1 runs x 1 episodes'."""
+    argv = ["experiment", "mountain-car", "--algorithms", "q_learning", "--runs", "1"]
+    argv += ["--episodes", "1", "--max-steps", "20", "--sigma2", "0", "--step-sizes", "0.1"]
+    assert main([*argv, "--workers", "1", "--no-progress", "--out", str(tmp_path / "mc")]) == 0
+    (line,) = [s for s in capsys.readouterr().out.splitlines() if "agent steps in" in s]
+    assert line.startswith(
+        "mountain car: 1 algorithm x 1 sigma2 x 1 step size (per tiling) x 1 run x 1 episode "
+        "= 20 agent steps in "
+    ), line

@@ -745,8 +745,11 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     cp.save_figure(curves, out / "figC2_mountain_car_curves.png")
     write_csv_atomic(cp.mc_best_step_sizes(df, max_steps), out / "mountain_car_step_sizes.csv")
     agent_steps = int(df.steps.sum())
-    print(f"mountain car: {len(algos)} algorithms x {len(sig)} sigma2 x {len(alphas)} step sizes "
-          f"(per {args.step_size_per}) x {runs} runs x {episodes} episodes = {agent_steps:,} "
+    from maxminq.analysis.style import count  # '1 algorithm', not '1 algorithms'
+
+    print(f"mountain car: {count(len(algos), 'algorithm')} x {len(sig)} sigma2 x "
+          f"{count(len(alphas), 'step size')} (per {args.step_size_per}) x "
+          f"{count(runs, 'run')} x {count(episodes, 'episode')} = {agent_steps:,} "
           f"agent steps in {wall:.1f} s ({common['workers']} worker(s)); wrote "
           f"{out}/mountain_car.csv and figures")  # fmt: skip
     return 0
