@@ -107,9 +107,9 @@ def check_operator(
         ) from None
     if not isinstance(out, torch.Tensor):
         raise UsageError(
-            f"--operator: {reference} returned a {type(out).__name__} for torch zeros of shape "
-            f"{shape}; the deep agents need a torch tensor (write G with torch operations, "
-            "e.g. q.median(dim=-2).values.amax(dim=-1))"
+            f"--operator: {reference} returned a value of type {type(out).__name__} for torch "
+            f"zeros of shape {shape}; the deep agents need a torch tensor (write G with torch "
+            "operations, e.g. q.median(dim=-2).values.amax(dim=-1))"
         )
     if tuple(out.shape) != (batch,):
         raise UsageError(
