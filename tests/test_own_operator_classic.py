@@ -194,6 +194,8 @@ def test_bad_references_are_one_line_naming_algorithms_before_any_csv(
     assert err.count("\n") == 1, err
     assert err.startswith("maxminq experiment: error: --algorithms: "), err
     assert says in err
+    if ":" in function and "nowhere" not in function:  # named as given, not by __name__
+        assert f"operator '{own_ops}:" in err
     assert not out.exists()
 
 

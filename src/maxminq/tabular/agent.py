@@ -127,7 +127,10 @@ def own_operator_function(
         wrapped = operators.own_operator(g, shapes, **kwargs)
     except Exception as err:  # G's own failures too: the user's code, one line here
         text = str(err).splitlines()[0] if str(err) else type(err).__name__
-        if not text.startswith("operator "):
+        own_label = f"operator {getattr(g, '__name__', 'G')!r}"
+        if text.startswith(own_label):  # named as the user named it: 'my_ops:median_q'
+            text = f"operator {algorithm!r}{text[len(own_label) :]}"
+        elif not text.startswith("operator "):
             text = f"operator {algorithm!r} failed on NumPy zeros of shape {shapes[0]}: {text}"
         raise UsageError(f"{option}: {text}") from None
     return lambda q: np.ascontiguousarray(wrapped(q, **kwargs))
