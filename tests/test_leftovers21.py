@@ -4,6 +4,8 @@ seeds from one undecided for want of bias probes by searching its evidence for t
 
 from __future__ import annotations
 
+import gymnasium as gym
+import numpy as np
 import pytest
 from test_analysis_tables import deep_results, mc_results
 
@@ -97,3 +99,77 @@ def test_mountain_cars_summary_counts_one_of_a_kind_in_the_singular(tmp_path, ca
         "mountain car: 1 algorithm x 1 sigma2 x 1 step size (per tiling) x 1 run x 1 episode "
         "= 20 agent steps in "
     ), line
+
+
+# ------------------------- 4. 'maxminq envs' on an environment that truncates itself
+
+
+class _OwnClock(gym.Env):
+    """Registered without max_episode_steps, it ends every episode itself after 3 steps
+    with truncated=True (a clock of its own)."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.zeros(2, np.float32), 0.0, False, self.t >= 3, {}
+
+
+def _cap_line(env_id: str, capsys) -> str:
+    assert main(["envs", "--env", env_id]) == 0
+    out = capsys.readouterr().out.splitlines()
+    (line,) = [s for s in out if s.startswith("  --max-episode-steps")]
+    return line.removeprefix("  --max-episode-steps").strip()
+
+
+def test_envs_says_no_time_limit_only_where_that_is_known(capsys) -> None:
+    """'none (no time limit)' was said of every id without a registered cap: of Freeway,
+    which truncates its episodes itself at its timer's end, and of an environment of one's
+    own that may do so (only running it would tell: the listing says what is known)."""
+    from maxminq.envs.api import OWN_TIME_LIMITS
+
+    gym.register("Leftovers21OwnClock-v0", entry_point=_OwnClock)
+    try:
+        own = _cap_line("Leftovers21OwnClock-v0", capsys)
+    finally:
+        del gym.registry["Leftovers21OwnClock-v0"]
+    assert own == (
+        "none registered (no time limit unless the environment truncates its episodes "
+        "itself; --max-episode-steps sets one)"
+    )
+    assert _cap_line("maxminq/MinAtar-Freeway-v0", capsys) == (
+        "none (the game truncates its episodes itself at 2,501 steps: its timer)"
+    )
+    assert _cap_line("maxminq/MinAtar-Breakout-v0", capsys) == (
+        "none (no time limit: episodes end at game over)"
+    )
+    assert _cap_line("maxminq/Catcher-v0", capsys) == "2,000"
+    # Freeway's number is what the game does: 2,501 steps, the last truncated
+    env = gym.make("maxminq/MinAtar-Freeway-v0")
+    env.reset(seed=0)
+    ends = [env.step(1)[2:4] for _ in range(2_501)]
+    env.close()
+    assert OWN_TIME_LIMITS == {"maxminq/MinAtar-Freeway-v0": 2_501}
+    assert ends[-1] == (False, True) and not any(any(e) for e in ends[:-1])
+
+
+def test_freeway_is_not_said_to_take_the_feature_environments_settings(capsys) -> None:
+    """Freeway (not in the paper) is offered with the paper's MinAtar settings, as the
+    lines below its header show; the header said 'the paper's feature-environment settings
+    with LunarLander-v3's step sizes and N'."""
+    assert main(["envs", "--env", "maxminq/MinAtar-Freeway-v0"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        "maxminq/MinAtar-Freeway-v0: not in the paper, offered with the paper's MinAtar settings",
+        "(the step sizes and N are assumed)",
+    ]
+    assert "  --network            minatar_cnn" in out
+    # the agents' column lines up, generalized-dqn's too
+    rows = [s for s in out if " --lr " in s and s.startswith("  ")]
+    assert len(rows) == 6 and len({s.index("--lr") for s in rows}) == 1, rows

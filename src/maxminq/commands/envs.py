@@ -114,12 +114,35 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cap_text(d: EnvDefaults) -> str:
+    """The default ``--max-episode-steps`` as ``maxminq envs --env ID`` says it. Without a
+    registered cap an environment may still end its episodes itself: ours say how (Freeway
+    at its own timer's end, the other games at game over); of another environment only
+    running it would tell, which this listing does not do."""
+    from maxminq.analysis.style import integer
+    from maxminq.envs.api import OWN_TIME_LIMITS
+    from maxminq.envs.registry import PAPER_ENVS
+
+    if d.max_episode_steps is not None:
+        return integer(d.max_episode_steps)
+    if d.env_id in OWN_TIME_LIMITS:
+        steps = integer(OWN_TIME_LIMITS[d.env_id])
+        return f"none (the game truncates its episodes itself at {steps} steps: its timer)"
+    if d.env_id in PAPER_ENVS:
+        return "none (no time limit: episodes end at game over)"
+    return (
+        "none registered (no time limit unless the environment truncates its episodes "
+        "itself; --max-episode-steps sets one)"
+    )
+
+
 def defaults_text(d: EnvDefaults) -> str:
     """One id's defaults as ``maxminq envs --env ID`` prints them: each under the name of the
     ``maxminq train`` option it is the default of (the registry's field names, ``train_steps``
     or ``target_update``, and Python reprs of its dicts were what the command once printed),
     then ``--lr`` / ``--n`` per agent and the paper's sweep."""
     from maxminq.analysis.style import integer
+    from maxminq.envs.registry import PAPER_ENVS
 
     def num(v: float | int | None) -> str:
         if v is None:
@@ -137,10 +160,7 @@ def defaults_text(d: EnvDefaults) -> str:
     steps = d.train_steps
     options = [
         ("--steps", integer(steps)),
-        (
-            "--max-episode-steps",
-            "none (no time limit)" if d.max_episode_steps is None else integer(d.max_episode_steps),
-        ),  # fmt: skip
+        ("--max-episode-steps", _cap_text(d)),
         ("--network", d.network),
         ("--hidden", ",".join(str(h) for h in d.hidden)),
         ("--buffer-size", integer(d.buffer_size)),
@@ -169,6 +189,12 @@ def defaults_text(d: EnvDefaults) -> str:
     ]
     if d.paper:
         head = [f"{d.env_id}: a paper environment, the paper's settings"]
+    elif d.env_id in PAPER_ENVS:  # offered beside the paper's games, with their settings
+        kind = "MinAtar" if d.network == "minatar_cnn" else "feature-environment"
+        head = [
+            f"{d.env_id}: not in the paper, offered with the paper's {kind} settings",
+            "(the step sizes and N are assumed)",
+        ]
     else:
         head = [
             f"{d.env_id}: not a paper environment, so the paper's feature-environment settings",
@@ -182,6 +208,7 @@ def defaults_text(d: EnvDefaults) -> str:
         "and per --agent (default maxmin-dqn), --lr and --n (N of Maxmin and Ensemble DQN, K",
         "of Averaged DQN):",
     ]
+    named = max(len(a) for a in AGENT_NAMES)  # generalized-dqn once stood out of line
     for agent in AGENT_NAMES:
         lr, n = default_lr_n(d, agent)
         if agent in ("ensemble-dqn", "generalized-dqn"):
@@ -190,7 +217,7 @@ def defaults_text(d: EnvDefaults) -> str:
             note = "  (assumed: not posted by the authors)"
         else:
             note = ""
-        lines.append(f"  {agent:<12}  --lr {lr:<7g} --n {n}{note}")
+        lines.append(f"  {agent:<{named}}  --lr {lr:<7g} --n {n}{note}")
     lines += [
         "",
         f"the paper's sweep: --lr {', '.join(f'{v:g}' for v in d.lr_sweep)}",

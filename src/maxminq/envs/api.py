@@ -46,6 +46,12 @@ CAPS: dict[str, int | None] = {
     "maxminq/MinAtar-Seaquest-v0": 10_000,
 }
 
+#: Episode lengths at which an environment of ours ends every episode itself with
+#: ``truncated=True`` (a clock of its own, no ``TimeLimit``): MinAtar Freeway's built-in
+#: 2,500-frame timer stops the game at its 2,501st step (``minatar.py``). An id without a
+#: cap and not here ends its episodes only by ``terminated`` (game over).
+OWN_TIME_LIMITS: dict[str, int] = {"maxminq/MinAtar-Freeway-v0": 2_501}
+
 
 def register_envs() -> None:
     """Register our ids with Gymnasium (idempotent; runs on ``import maxminq.envs``).
