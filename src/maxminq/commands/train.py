@@ -102,12 +102,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="generalized-dqn's G: a library operator (maxmin, ensemble, weighted_double_q, "
         "...) or module:function for one of your own, e.g. my_ops:median_q (PYTHONPATH=. for "
-        "a module of the current folder); the run folder records it, --resume needs it",
+        "a module of the current folder); the run folder records it, --resume needs it "
+        "(required for generalized-dqn; default for the others: their own)",
     )
     parser.add_argument(
         "--op-kwargs",
         default=None,
-        help="JSON keyword parameters of --operator, e.g. '{\"c\": 1.0}' (weighted_double_q)",
+        help="JSON keyword parameters of --operator, e.g. '{\"c\": 1.0}' (weighted_double_q) "
+        "(default none)",
     )
     parser.add_argument(
         "--n",
