@@ -272,3 +272,22 @@ def test_a_config_naming_a_missing_function_fails_before_any_work(
     path.write_text(CONFIG.format(m=own_ops).replace("maxmin_by_hand", "nope"))
     with pytest.raises(MaxminqError, match=r"algorithm.*has no 'nope'"):
         load_config(path, "quick")
+
+
+def test_a_missing_parameter_carries_the_configs_wording_and_pickles() -> None:
+    # The config's wording is a field of the error (no regex rewriting the command line's
+    # syntax); the command line's message is unchanged; a worker can send it back whole.
+    import pickle
+
+    with pytest.raises(agent.ConfigWordedError) as info:
+        agent.check_op_kwargs("bias_corrected", None)
+    err = info.value
+    assert str(err) == (
+        "--op-kwargs: bias_corrected needs sigma (e.g. bias_corrected:sigma=1; config: "
+        "op_kwargs: {sigma: 1}); with sigma = 0 it is q_learning"
+    )
+    assert err.config_message == (
+        "bias_corrected needs sigma (e.g. op_kwargs: {sigma: 1}); with sigma = 0 it is q_learning"
+    )
+    back = pickle.loads(pickle.dumps(err))
+    assert (str(back), back.config_message) == (str(err), err.config_message)

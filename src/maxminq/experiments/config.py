@@ -536,8 +536,6 @@ def _repeat_message(
 _LEADING_OPTION = re.compile(r"^--[a-z][a-z0-9-]*:?\s+")
 # Command-line syntax in a shared check's message -> the same in a config's YAML.
 _CLI_EXAMPLES = {"e.g. 0-4": "e.g. [0, 1, 2, 3, 4]"}
-# 'bias_corrected needs sigma (e.g. bias_corrected:sigma=1; config: op_kwargs: {sigma: 1})'
-_OP_EXAMPLE = re.compile(r"\(e\.g\. \w+:\w+=[^;()]+; config: (op_kwargs: \{[^{}]+\})\)")
 
 
 def _config_message(message: str, value: Any = None, *, has_value: bool = False) -> str:
@@ -553,8 +551,6 @@ def _config_message(message: str, value: Any = None, *, has_value: bool = False)
     message = options_to_keys(message)
     for cli, yaml_text in _CLI_EXAMPLES.items():
         message = message.replace(cli, yaml_text)
-    # an operator's required parameter: its example in the config's form alone
-    message = _OP_EXAMPLE.sub(r"(e.g. \1)", message)
     head, sep, _ = message.rpartition(", got ")
     message = head if sep else message
     if not has_value or _quotes(message, value):

@@ -186,6 +186,9 @@ def _check_values(check_path: str, completed: dict[str, Any]) -> None:
         option, _, message = str(err).partition(": ")
         key = option.removeprefix("--").replace("-", "_") if option.startswith("--") else None
         key = {"step_sizes": "step_size", "algorithms": "algorithm"}.get(key or "", key)
+        # a message in a config's words when the check gives one (tabular.agent's
+        # ConfigWordedError: 'op_kwargs: {sigma: 1}', not the command line's 'name:sigma=1')
+        message = getattr(err, "config_message", None) or message
         message = message.rsplit(", got ", 1)[0]  # the config error adds the value itself
         raise SettingsError(key, message or str(err)) from None
     except (TypeError, ValueError) as err:  # e.g. a list where a number belongs

@@ -166,6 +166,21 @@ def op_params_text(op_kwargs: dict[str, float]) -> str:
     return ",".join(f"{k}={v:g}" for k, v in sorted(op_kwargs.items()))
 
 
+class ConfigWordedError(UsageError):
+    """A UsageError whose message shows command-line syntax (``bias_corrected:sigma=1``),
+    carrying ``config_message``: the same without the option's name, in a sweep config's
+    words (``op_kwargs: {sigma: 1}``), which ``experiments.registry`` shows instead of
+    rewriting the message."""
+
+    def __init__(self, message: str, config_message: str | None = None) -> None:
+        super().__init__(message)
+        self.config_message = config_message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles with both messages (worker pools, Ray)."""
+        return (type(self), (str(self), self.config_message))
+
+
 def _number(algorithm: str, key: str, value: Any, option: str) -> float:
     """Operator parameter ``key`` as a finite float, else UsageError naming ``option``."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
@@ -199,9 +214,11 @@ def check_op_kwargs(
         kwargs[key] = _number(algorithm, key, value, option)
     for key in (k for k, required in params.items() if required):
         if key not in kwargs:
-            raise UsageError(
+            zero = f"with {key} = 0 it is q_learning"
+            raise ConfigWordedError(
                 f"{option}: {algorithm} needs {key} (e.g. {algorithm}:{key}=1; config: "
-                f"op_kwargs: {{{key}: 1}}); with {key} = 0 it is q_learning"
+                f"op_kwargs: {{{key}: 1}}); {zero}",
+                f"{algorithm} needs {key} (e.g. op_kwargs: {{{key}: 1}}); {zero}",
             )
     members = ALGORITHMS[algorithm].fixed_n or 1
     try:  # the operator's own range checks (sigma >= 0, c > 0), on a dummy input
