@@ -328,3 +328,18 @@ def test_a_sweep_config_passes_the_operator_to_a_deep_run() -> None:
     with pytest.raises(SettingsError) as err:
         validate_deep({**settings, "operator": "no_such_module_21:g"})
     assert err.value.key == "operator" and "cannot import" in str(err.value)
+
+
+def test_a_sweeps_bad_g_is_refused_when_checked_even_after_a_good_one_on_that_env(
+    own_ops,
+) -> None:
+    """The environment check runs once per environment in a process; the G's try on torch
+    zeros runs for every operator: a sweep of a good and a bad G on one environment fails
+    before it starts, naming the setting."""
+    from maxminq.experiments.registry import SettingsError, validate_deep
+
+    settings = {"env_id": "CartPole-v1", "agent": "generalized-dqn", "n": 2, "batch_size": 8}
+    validate_deep({**settings, "operator": f"{MODULE}:blend_q"})
+    with pytest.raises(SettingsError) as err:
+        validate_deep({**settings, "operator": f"{MODULE}:per_action"})
+    assert err.value.key == "operator" and "must map q of shape (B, N, A) to (B,)" in str(err.value)

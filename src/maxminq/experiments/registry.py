@@ -401,13 +401,13 @@ _CHECKED_ENVIRONMENTS: set[str] = set()
 
 def _check_environment(config: Any) -> None:
     """Build the environment of a resolved deep config and check that it suits the run
-    (``Trainer.check_env``: spaces, observations, the env keywords), once per distinct
-    (env, keywords, network, cap) in a process: a sweep then fails before it starts, not
-    run by run."""
-    key = json.dumps(
-        [config.env_id, config.env_kwargs, config.network, config.max_episode_steps],
-        sort_keys=True,
-    )
+    (``Trainer.check_env``: spaces, observations, the env keywords; generalized-dqn's G on
+    torch zeros), once per distinct (env, keywords, network, cap, and G with what it is tried
+    on) in a process: a sweep then fails before it starts, not run by run."""
+    checked = [config.env_id, config.env_kwargs, config.network, config.max_episode_steps]
+    if getattr(config, "operator", None) is not None:
+        checked += [config.operator, config.op_kwargs, config.n, config.batch_size]
+    key = json.dumps(checked, sort_keys=True)
     if key not in _CHECKED_ENVIRONMENTS:
         _import(TRAIN_ENV_CHECK)(config)
         _CHECKED_ENVIRONMENTS.add(key)
