@@ -24,9 +24,10 @@ the transition, samples the mini-batch, gathers the next-state action values of 
 (B, M, 3) in the operator's member order, turns them into bootstrap values with the
 operator's compiled twin (``maxminq.operators_jit``) and applies the sequential TD updates
 (Algorithm 1's order), so the lane's weights stay in cache for the whole run. An operator
-called with parameters has no compiled twin: then all lanes step in lockstep, one kernel
-call per agent step gathers (lanes, B, M, 3) for ``maxminq.operators`` in NumPy and applies
-the previous step's updates. Both paths give the same runs (tested).
+called with parameters, or a G function of one's own (``'module:function'``), has no
+compiled twin: then all lanes step in lockstep, one kernel call per agent step gathers
+(lanes, B, M, 3) for ``maxminq.operators`` (or the user's G) in NumPy and applies the
+previous step's updates. Both paths give the same runs (tested).
 
 Random draws per lane and step, in order: exploration uniform, action uniform (exploring) or
 tie-break uniform (greedy, on exact ties only), two uniforms for the reward's normal

@@ -23,6 +23,13 @@ snapshots):
   (``Q(s', a; t - j)``, j = 1..K). Behaviour uses the newest table.
 * ``single`` (Q-learning, Bias-corrected Q): one table.
 
+A G function of one's own, named ``'module:function'`` (``operators.load_operator``), is an
+``estimators`` algorithm with any N: N tables, each update training one uniformly chosen
+table (or Algorithm 1's subset), behaviour eps-greedy on their mean (an arbitrary G gives no
+per-action values to act on; the mean is Ensemble's and Double Q's choice, the same for every
+G). It has no compiled twin, so it runs on the lockstep NumPy path (:func:`algorithm_spec`,
+:func:`own_operator_function`).
+
 Bootstrap values are never computed here: the kernels gather next-state action values into
 an array of shape (..., M, A) in the operator's member order, and the operator from
 ``maxminq.operators`` (or, inside a kernel that runs a whole run, its compiled twin from

@@ -10,11 +10,11 @@ step size 0.01, 5,000 runs.
 Every run is a lane of arrays. By default one numba kernel call runs a lane's whole run
 (behaviour, environment, replay buffer, updates), taking the bootstrap value of state B (the
 only non-terminal next state; one per update serves the mini-batch) from the operator's
-compiled twin in ``maxminq.operators_jit``. An operator called with parameters runs all
-lanes in lockstep instead: two kernels per agent step, and in between the operator from
-``maxminq.operators`` on the gathered values of shape (R, M, 8); both paths give the same
-runs (tested). Kernels are serial: settings run in parallel processes (see
-``maxminq.commands.experiment``).
+compiled twin in ``maxminq.operators_jit``. An operator called with parameters, or a G
+function of one's own (``'module:function'``), runs all lanes in lockstep instead: two
+kernels per agent step, and in between the operator from ``maxminq.operators`` (or the
+user's G) on the gathered values of shape (R, M, 8); both paths give the same runs (tested).
+Kernels are serial: settings run in parallel processes (see ``maxminq.commands.experiment``).
 
 Per step, each lane draws its random numbers in this order (the single-run reference loop in
 ``tests/reference_loops.py`` draws the same): exploration uniform, then an action uniform
