@@ -137,6 +137,9 @@ def test_own_g_as_function_and_as_module_string_is_one_run_and_resumes(tmp_path,
     sys.modules.pop(MODULE)
     sys.path.remove(str(tmp_path / "user"))
     agent = load_agent(tmp_path / "fn")
+    assert repr(agent).startswith(
+        f"TrainedAgent(agent='generalized-dqn', operator='{MODULE}:blend_q', n=2, "
+    )
     obs = np.linspace(-0.1, 0.1, 4, dtype=np.float32)
     assert agent.act(obs, seed=1) in (0, 1)
     assert len(evaluate_agent(agent, seeds=[0], episodes=1)) == 1
@@ -324,6 +327,7 @@ def test_a_sweep_config_passes_the_operator_to_a_deep_run() -> None:
     settings = {"env_id": "CartPole-v1", "agent": "generalized-dqn", "n": 2}
     resolved = validate_deep({**settings, "operator": "weighted_double_q", "op_kwargs": {"c": 2}})
     assert (resolved["operator"], resolved["op_kwargs"]) == ("weighted_double_q", {"c": 2})
+    assert type(resolved["op_kwargs"]["c"]) is float  # {"c": 2} and {"c": 2.0}: one run id
     assert "operator" not in validate_deep({**settings, "agent": "maxmin-dqn"})
     with pytest.raises(SettingsError) as err:
         validate_deep({**settings, "operator": "no_such_module_21:g"})

@@ -788,6 +788,9 @@ def _resolve_operator(
     if reference is None:
         raise UsageError(f"--operator: generalized-dqn needs its G: {_OWN_OPERATOR_HINT}")
     kwargs = dict(op_kwargs) if op_kwargs else None
+    if reference in operators.OPERATORS and kwargs:  # c, sigma: {"c": 2} is {"c": 2.0}
+        whole = {k: float(v) for k, v in kwargs.items() if type(v) is int}
+        kwargs.update(whole)
     if reference in operators.OPERATORS:
         params = operators.operator_params(reference)
         unknown = sorted(set(kwargs or {}) - set(params))

@@ -226,10 +226,12 @@ class TrainedAgent:
             net.flat.copy_(online[k * n : (k + 1) * n])
 
     def __repr__(self) -> str:
-        """The run's agent, N, environment, steps, seeds and their status."""
+        """The run's agent (and generalized-dqn's operator), N, environment, steps, seeds and
+        their status."""
         c = self.config
+        op = "" if c.operator is None else f", operator={c.operator!r}"
         return (
-            f"TrainedAgent(agent={c.agent!r}, n={c.n}, env_id={c.env_id!r}, "
+            f"TrainedAgent(agent={c.agent!r}{op}, n={c.n}, env_id={c.env_id!r}, "
             f"steps={c.steps}, seeds={self.seeds}, status={self.status})"
         )
 
