@@ -1,4 +1,5 @@
-"""Deep Generalized Q-learning agents (DQN, Double DQN, Maxmin, Averaged and Ensemble DQN).
+"""Deep Generalized Q-learning agents (DQN, Double DQN, Maxmin, Averaged and Ensemble DQN,
+and Generalized DQN with any operator G, one of your own too: ``TrainConfig.operator``).
 
 The N networks of an agent and the S independent seeds of an experiment are held as one
 stacked model with a leading member axis of size S x N, evaluated with batched matrix

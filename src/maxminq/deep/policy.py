@@ -6,7 +6,8 @@ on loading, when there: torch checks none), read back with
 ``torch.load(weights_only=True)``. ``load_agent(OUT)`` returns a ``TrainedAgent`` that
 gives each seed's action values and eps-greedy actions for new observations, with the same
 combined values as the behaviour policy (min over the N nets for Maxmin DQN, their mean
-for Ensemble DQN)::
+for Ensemble DQN and for Generalized DQN with a G of one's own, which acting does not need
+to import: ``deep.agents.acting_operator``)::
 
     agent = load_agent("runs/lunar-maxmin")
     env = agent.config.make_env()  # the run's env id, episode cap and env keywords
