@@ -758,7 +758,7 @@ def _resolve_operator(
         try:
             g = operators.load_operator(operator)
         except ValueError as err:
-            raise UsageError(f"--operator: {err}") from None
+            raise UsageError(f"--operator: {str(err).removeprefix('operator ')}") from None
         reference = operators.operator_reference(g) or operator  # an alias: as given
     elif callable(operator):
         reference = operators.operator_reference(operator)
