@@ -173,3 +173,52 @@ def test_freeway_is_not_said_to_take_the_feature_environments_settings(capsys) -
     # the agents' column lines up, generalized-dqn's too
     rows = [s for s in out if " --lr " in s and s.startswith("  ")]
     assert len(rows) == 6 and len({s.index("--lr") for s in rows}) == 1, rows
+
+
+# ------------------------------------------ 5. report and status on what they cannot read
+
+
+def test_report_on_an_empty_results_store_says_so_and_writes_nothing(tmp_path, capsys) -> None:
+    """A results.sqlite of 0 bytes (a sweep stopped before setting it up, a lost registry)
+    read as no store: 'maxminq report' wrote a report of nothing and exited 0, where
+    'maxminq status' called the store damaged. With theory tables beside it the report
+    held the theory alone, silently without the sweep's runs."""
+    (tmp_path / "results.sqlite").write_bytes(b"")
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"maxminq report: error: DIR: {tmp_path / 'results.sqlite'} is empty (a sweep stopped "
+        f"before setting it up, or a lost registry): no runs to report; run the sweep into "
+        f"{tmp_path} again (the runs whose tables verify are kept, the others run again)"
+    ]
+    (tmp_path / "theory").mkdir()
+    (tmp_path / "theory" / "bias.csv").write_text("M,N,expected_bias\n1,1,0.5\n")
+    assert main(["report", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.endswith("; or move it aside to report the theory alone"), line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.sqlite", "theory"]
+
+
+def test_status_names_what_reads_a_theory_folder(tmp_path, capsys) -> None:
+    """'maxminq status' on the folder of 'maxminq theory' said 'no results.sqlite here; is
+    this a sweep output folder?', naming no command that reads it."""
+    (tmp_path / "bias.csv").write_text("M,N,expected_bias\n1,1,0.5\n")
+    assert main(["status", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"maxminq status: error: DIR: {tmp_path} holds the tables of 'maxminq theory', no "
+        f"sweep's runs; 'maxminq report {tmp_path}' reads them"
+    ]
+
+
+def test_status_config_guesses_a_name_typed_in_another_case(tmp_path, capsys) -> None:
+    """'--config deep_catcher' for deep_Catcher-v0: the list of names, and no guess."""
+    from test_report import write_store
+
+    write_store(tmp_path, deep_results(seeds=1, lrs=(1e-3,)))
+    assert main(["status", str(tmp_path), "--config", "deep_catcher"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "maxminq status: error: --config: no config 'deep_catcher' here (did you mean "
+        "deep_Catcher-v0?); known: deep_Catcher-v0, deep_Pixelcopter-v0"
+    ]
+    assert main(["status", str(tmp_path), "--config", "zzz"]) == 2
+    assert "'zzz' here; known: deep_Catcher-v0" in capsys.readouterr().err

@@ -64,7 +64,8 @@ def refuse_other_outputs(folder: Path, command: str = "report") -> None:
     """A UsageError saying what to run instead when ``folder``, given as DIR with nothing
     for ``command`` (``report``, ``status``) to read, holds what another command wrote: the
     output of ``maxminq experiment`` (its figures are there already) or ``maxminq train``
-    runs (``compare`` and ``plot`` read them). Both got "holds neither results.sqlite ...;
+    runs (``compare`` and ``plot`` read them), and for ``status`` the tables of ``maxminq
+    theory`` (``report`` reads those). They got "holds neither results.sqlite ...;
     nothing to report" (status: "no results.sqlite here"), which named no command that
     reads them."""
     import json
@@ -81,6 +82,11 @@ def refuse_other_outputs(folder: Path, command: str = "report") -> None:
             f"DIR: {folder} holds the output of 'maxminq experiment {kind}', whose figures "
             f"are drawn there already; {command} reads the folder of 'maxminq sweep' or "
             f"'maxminq reproduce' ('{runs_it}' runs it into one)"
+        )
+    if command != "report" and (folder / "bias.csv").is_file():
+        raise UsageError(
+            f"DIR: {folder} holds the tables of 'maxminq theory', no sweep's runs; 'maxminq "
+            f"report {folder}' reads them"
         )
     flat = sorted(p.parent for p in folder.glob("*/runs.csv"))
     runs = flat or sorted(p.parent for p in folder.glob("*/*/runs.csv"))
@@ -124,6 +130,15 @@ def validate(args: argparse.Namespace) -> Path:
         raise UsageError(
             f"DIR: {args.dir} holds neither results.sqlite (from 'maxminq sweep') nor "
             "theory/bias.csv (from 'maxminq theory'); nothing to report"
+        )
+    store = args.dir / "results.sqlite"
+    if store.is_file() and store.stat().st_size == 0:  # read as none, the report was of nothing
+        theory_too = (theory / "bias.csv").is_file()
+        rest = "; or move it aside to report the theory alone" if theory_too else ""
+        raise UsageError(
+            f"DIR: {store} is empty (a sweep stopped before setting it up, or a lost "
+            f"registry): no runs to report; run the sweep into {args.dir} again (the runs "
+            f"whose tables verify are kept, the others run again){rest}"
         )
     for name in ("bias.csv", "variance.csv"):
         _whole(theory / name, option)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, closest
 
 MISSING = "-"  # a setting the run does not have (another kind), or no tables folder yet
 
@@ -118,7 +118,9 @@ def run(args: argparse.Namespace) -> int:
         configs = store.configs()
         if args.config is not None and args.config not in configs:
             known = ", ".join(configs) or "none"
-            raise UsageError(f"--config: no config {args.config!r} here; known: {known}")
+            meant = closest(args.config, list(configs))
+            guess = f" (did you mean {meant}?)" if meant else ""
+            raise UsageError(f"--config: no config {args.config!r} here{guess}; known: {known}")
         owner = sweep_owner(folder)
         print(
             f"{folder}: {'sweep running, ' + short_times(owner) if owner else 'no sweep running'}"
