@@ -291,3 +291,21 @@ def test_a_missing_parameter_carries_the_configs_wording_and_pickles() -> None:
     )
     back = pickle.loads(pickle.dumps(err))
     assert (str(back), back.config_message) == (str(err), err.config_message)
+
+
+def test_a_g_given_as_a_function_is_run_by_its_name(own_ops: str) -> None:
+    # As theory.operator_bias and FiniteMDP.learn take it: the function itself. The library's
+    # own is its name (the compiled kernel); one of your own its 'module:function'.
+    import importlib
+
+    from maxminq import operators
+
+    kw = {**TOY_KW, "runs": 2}
+    g = importlib.import_module(own_ops).maxmin_by_hand
+    by_function = run_toy_mdp(algorithm=g, **kw)
+    by_name = run_toy_mdp(algorithm=f"{own_ops}:maxmin_by_hand", **kw)
+    pd.testing.assert_frame_equal(by_function, by_name)
+    library = run_toy_mdp(algorithm=operators.maxmin, **kw)
+    pd.testing.assert_frame_equal(library, run_toy_mdp(algorithm="maxmin", **kw))
+    with pytest.raises(UsageError, match=r"^--algorithms: G function '.*<lambda>' cannot be named"):
+        run_mountain_car_grid(algorithm=lambda q: q.max(axis=(-2, -1)), **MC_KW)

@@ -56,6 +56,7 @@ from maxminq.operators_jit import apply_operator, td_target
 from maxminq.tabular.agent import (
     KIND_SNAPSHOTS,
     agent_params,
+    algorithm_name,
     behaviour_values,
     bootstrap_function,
     check_algorithm_settings,
@@ -452,7 +453,7 @@ def check_settings(settings: dict[str, Any]) -> None:
 
 def run_mountain_car_grid(
     *,
-    algorithm: str,
+    algorithm: str | Callable[..., Any],
     n: int,
     sigma2: Sequence[float] | float,
     step_sizes: Sequence[float] | float,
@@ -464,7 +465,9 @@ def run_mountain_car_grid(
     return_weights: bool = False,
     **params: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-    """Run every (sigma2, step size) pair x ``runs`` runs of one algorithm as one batch of lanes.
+    """Run every (sigma2, step size) pair x ``runs`` runs of one algorithm as one batch of lanes
+    (``algorithm`` as in ``run_toy_mdp``: a library name, or a G of one's own, named
+    ``'module:function'`` or given as that function).
 
     Run r of every setting uses the random stream of ``(seed, run_offset + r)`` (common random
     numbers across settings); a setting's result equals ``run_mountain_car`` on that setting.
@@ -475,16 +478,17 @@ def run_mountain_car_grid(
     (lanes, M, features x 3) with lane = setting x runs + run, and each lane's newest-table
     index (snapshot kinds).
     """
-    spec = resolve_algorithm(algorithm, n)
+    name: str = algorithm_name(algorithm)  # a G given as a function: its name
+    spec = resolve_algorithm(name, n)
     sig = check_float_list(sigma2, "--sigma2", positive=False)
     alphas = check_float_list(step_sizes, "--step-sizes", positive=True)
     runs = check_positive_int(runs, "--runs")
     episodes = check_positive_int(episodes, "--episodes")
     run_offset = check_run_offset(run_offset, runs)
     p = _validate(params)
-    op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None), "op_kwargs")
-    extra = check_update_members(algorithm, n, p.pop("update_members", 1)) - 1
-    bootstrap = bootstrap_function(algorithm, int(n), op_kwargs)  # a G of one's own: tried
+    op_kwargs = check_op_kwargs(name, p.pop("op_kwargs", None), "op_kwargs")
+    extra = check_update_members(name, n, p.pop("update_members", 1)) - 1
+    bootstrap = bootstrap_function(name, int(n), op_kwargs)  # a G of one's own: tried
     settings = list(product(sig, alphas))
     n_lanes, n_members, batch = len(settings) * runs, int(n), p["batch_size"]
     capacity = p["buffer_size"]
@@ -514,12 +518,12 @@ def run_mountain_car_grid(
     _init_lanes(rng, pos, vel, tiles_cur)
     eps, gamma = float(p["epsilon"]), float(p["gamma"])
 
-    desc = f"mountain car {algorithm} n={n}"
+    desc = f"mountain car {name} n={n}"
     bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
     scratch, values = np.zeros((n_members, N_ACTIONS)), np.zeros(N_ACTIONS)
     tiles_tmp = np.zeros(N_TILINGS, dtype=np.int64)
     every, max_steps, kind, mode = p["update_every"], p["max_steps"], spec.kind, spec.behaviour
-    code = kernel_operator_code(algorithm, op_kwargs)
+    code = kernel_operator_code(name, op_kwargs)
     if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
         gathered1, g1 = np.zeros((1, batch, n_members, N_ACTIONS)), np.zeros((1, batch))
         for lane in range(n_lanes):
@@ -545,7 +549,7 @@ def run_mountain_car_grid(
     run_ids = run_offset + np.arange(runs, dtype=np.int64)
     df = pd.DataFrame(
         {
-            "algorithm": algorithm,
+            "algorithm": name,
             "n": n_members,
             "sigma2": np.repeat(np.repeat([s for s, _ in settings], runs), episodes),
             "step_size": np.repeat(alpha, episodes),
@@ -562,7 +566,7 @@ def run_mountain_car_grid(
 
 def run_mountain_car(
     *,
-    algorithm: str,
+    algorithm: str | Callable[..., Any],
     n: int,
     sigma2: float,
     step_size: float,

@@ -89,6 +89,27 @@ def is_own_operator(algorithm: Any) -> bool:
     return isinstance(algorithm, str) and ":" in algorithm
 
 
+def algorithm_name(algorithm: Any, option: str = "--algorithms") -> Any:
+    """``algorithm`` as the run functions name it: a G function given as a function (as
+    ``theory.operator_bias`` and ``FiniteMDP.learn`` take it) becomes its name,
+    ``operators.operator_reference`` (``'maxmin'`` for the library's own, which keeps its
+    compiled kernel; ``'module:function'`` for one of your own); anything else is returned
+    as it is, for :func:`resolve_algorithm` to check. A function that cannot be named (a
+    lambda, a closure, one defined in ``__main__``) is a UsageError: the CSV, a sweep's run
+    ids and its worker processes need a name to import."""
+    if isinstance(algorithm, str) or not callable(algorithm):
+        return algorithm
+    reference = operators.operator_reference(algorithm)
+    if reference is None:
+        label = getattr(algorithm, "__qualname__", type(algorithm).__name__)
+        raise UsageError(
+            f"{option}: G function {label!r} cannot be named for import (a lambda, a closure "
+            "or a function of __main__); define it in a module and pass it, or "
+            "'module:function'"
+        )
+    return reference
+
+
 def algorithm_spec(algorithm: str) -> AlgorithmSpec:
     """The :class:`AlgorithmSpec` of a library name or of a G of one's own
     (``'module:function'``: N estimator tables, one trained per update as Maxmin's and

@@ -28,6 +28,7 @@ then for each further member one draw choosing it among those left and its own
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ from maxminq.operators_jit import apply_operator, td_target
 from maxminq.tabular.agent import (
     KIND_SNAPSHOTS,
     agent_params,
+    algorithm_name,
     behaviour_values,
     bootstrap_function,
     check_algorithm_settings,
@@ -352,7 +354,7 @@ def check_settings(settings: dict[str, Any]) -> None:
 def run_toy_mdp(
     *,
     mu: float,
-    algorithm: str,
+    algorithm: str | Callable[..., Any],
     n: int,
     runs: int,
     episodes: int,
@@ -362,7 +364,9 @@ def run_toy_mdp(
     **params: Any,
 ) -> pd.DataFrame:
     """Run ``runs`` independent runs of ``algorithm`` on the toy MDP (see the module
-    docstring for how the lanes are run).
+    docstring for how the lanes are run): a name of ``tabular.agent.ALGORITHMS``, or a G
+    function of one's own as ``'module:function'`` or as that function (N tables, behaviour
+    on their mean; docs/classic-experiments.md, "A G function of your own").
 
     Returns one row per run x episode with columns ``mu, algorithm, n, run, episode,
     p_left, distance, q_a_left``: P(Left | A) of the eps-greedy policy on the behaviour
@@ -374,12 +378,13 @@ def run_toy_mdp(
     is the size of Algorithm 1's subset S (maxmin, ensemble). Run r uses the stream of
     ``(seed, run_offset + r)``. ``df.attrs["agent_steps"]`` holds the total agent steps.
     """
-    spec = resolve_algorithm(algorithm, n)
+    name: str = algorithm_name(algorithm)  # a G given as a function: its name
+    spec = resolve_algorithm(name, n)
     p = _validate(mu, runs, episodes, params)
-    extra = check_update_members(algorithm, n, p.pop("update_members", 1)) - 1
+    extra = check_update_members(name, n, p.pop("update_members", 1)) - 1
     run_offset = check_run_offset(run_offset, runs)
-    op_kwargs = check_op_kwargs(algorithm, p.pop("op_kwargs", None), "op_kwargs")
-    bootstrap = bootstrap_function(algorithm, int(n), op_kwargs)  # a G of one's own: tried
+    op_kwargs = check_op_kwargs(name, p.pop("op_kwargs", None), "op_kwargs")
+    bootstrap = bootstrap_function(name, int(n), op_kwargs)  # a G of one's own: tried
     n_lanes, n_members, batch = int(runs), int(n), p["batch_size"]
     capacity = p["buffer_size"]
     lane_seeds(seed, 0)  # the seed's check now; its streams once the arrays are in place
@@ -407,9 +412,9 @@ def run_toy_mdp(
     eps, gamma, alpha = float(p["epsilon"]), float(p["gamma"]), float(p["step_size"])
 
     kind, mode, every = spec.kind, spec.behaviour, p["update_every"]
-    desc = f"toy {algorithm} n={n} mu={mu:+g}"
+    desc = f"toy {name} n={n} mu={mu:+g}"
     bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
-    code = kernel_operator_code(algorithm, op_kwargs)
+    code = kernel_operator_code(name, op_kwargs)
     if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
         one = np.zeros((n_members, N_ACTIONS_B))
         for lane in range(n_lanes):
@@ -451,7 +456,7 @@ def run_toy_mdp(
     df = pd.DataFrame(
         {
             "mu": float(mu),
-            "algorithm": algorithm,
+            "algorithm": name,
             "n": n_members,
             "run": np.repeat(run_ids, episodes),
             "episode": np.tile(np.arange(1, episodes + 1), n_lanes),
