@@ -69,7 +69,7 @@ def _small(**kw) -> TrainConfig:
         agent="generalized-dqn",
         n=2,
         lr=1e-3,
-        steps=250,
+        steps=200,
         seeds=[0, 1],
         eval_episodes=1,
         bias_every=50,
@@ -127,7 +127,7 @@ def test_own_g_as_function_and_as_module_string_is_one_run_and_resumes(tmp_path,
     kw = dict(operator=own_ops.blend_q, op_kwargs={"w": 0.25})
     straight = run_training(_small(**kw), tmp_path / "fn", progress=False)
     cfg = _small(operator=f"{MODULE}:blend_q", op_kwargs={"w": 0.25}, checkpoint_every=100)
-    assert run_training(cfg, tmp_path / "str", progress=False, stop_after=150) == {}
+    assert run_training(cfg, tmp_path / "str", progress=False, stop_after=120) == {}
     resumed = run_training(cfg, tmp_path / "str", progress=False)
     _same_run(straight, resumed, tmp_path / "fn", tmp_path / "str")
     saved = json.loads((tmp_path / "fn" / "config.json").read_text())
@@ -145,7 +145,7 @@ def test_own_g_as_function_and_as_module_string_is_one_run_and_resumes(tmp_path,
     assert len(evaluate_agent(agent, seeds=[0], episodes=1)) == 1
     # ... but resuming (here: extending) needs the G: a one-line error naming the option.
     with pytest.raises(UsageError, match=rf"^--operator: .*cannot import '{MODULE}'") as err:
-        run_training(_small(operator=f"{MODULE}:blend_q", steps=300), tmp_path / "str")
+        run_training(_small(operator=f"{MODULE}:blend_q", steps=260), tmp_path / "str")
     assert "\n" not in str(err.value)
 
 
