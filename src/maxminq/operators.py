@@ -417,8 +417,8 @@ def own_operator(
 
 def load_operator(reference: str) -> Callable[..., Any]:
     """The G function a string names: a key of ``OPERATORS`` (``'maxmin'``), or
-    ``'module:function'`` for one of your own, imported as Python imports it (from the working
-    directory when run as ``python -m``, or from ``PYTHONPATH``), e.g.
+    ``'module:function'`` for one of your own, imported as Python imports it (from ``sys.path``:
+    the current folder under ``python -m maxminq``, else ``PYTHONPATH=.``), e.g.
     ``'my_ops:median_q'``. Config files and the command line name an operator this way.
 
     Raises ValueError naming ``reference`` and what to do when it names nothing: no such
@@ -441,8 +441,8 @@ def load_operator(reference: str) -> Callable[..., Any]:
         module = importlib.import_module(module_name)
     except ImportError as err:  # ModuleNotFoundError, or the module's own failed import
         raise ValueError(
-            f"operator {reference!r}: cannot import {module_name!r} ({err}); put the module in "
-            "the working directory or on PYTHONPATH (e.g. PYTHONPATH=. maxminq ...)"
+            f"operator {reference!r}: cannot import {module_name!r} ({err}); a module in the "
+            "current folder needs PYTHONPATH=. (or python -m maxminq), else install it"
         ) from None
     g: Any = module
     for part in attribute.split("."):
