@@ -222,3 +222,37 @@ def test_status_config_guesses_a_name_typed_in_another_case(tmp_path, capsys) ->
     ]
     assert main(["status", str(tmp_path), "--config", "zzz"]) == 2
     assert "'zzz' here; known: deep_Catcher-v0" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------- 5. plot --panels, published runs
+
+
+def test_plot_names_each_unknown_panel_with_a_guess(tmp_path, capsys) -> None:
+    """'--panels RETURN,biass' said 'expected names from ..., got 'RETURN,biass'': which
+    name was wrong, and what was meant, was left to the reader."""
+    from run_folders import finished_run
+
+    run = finished_run(tmp_path / "run", [(0, 1000, -1.0, 5)], steps=1000,
+                       train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
+    assert main(["plot", str(run), "--panels", "RETURN,q,biass,zzz"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "maxminq plot: error: --panels: unknown 'RETURN' (did you mean return?), 'biass' (did "
+        "you mean bias?), 'zzz'; expected names from return, eval, bias, bias_abs, bias_std, q, "
+        "loss, bias_dist"
+    ]
+    assert sorted(p.name for p in run.iterdir() if p.suffix in (".png", ".svg")) == []
+
+
+def test_report_counts_one_published_run_in_the_singular(tmp_path, capsys) -> None:
+    """'published (not re-run, no claims): CartPole-v1: 1 runs'."""
+    from run_folders import finished_run
+
+    finished_run(tmp_path / "pub" / "cart" / "dqn", [(0, 1000, -1.0, 5)], steps=1000,
+                 train={0: (1000, 1.0)}, tests={0: 1.0})  # fmt: skip
+    theory = tmp_path / "theory"
+    theory.mkdir()
+    (theory / "bias.csv").write_text("M,N,expected_bias\n1,1,0.5\n1,2,0.2\n")
+    argv = ["report", str(theory), "--reps", "100", "--published", str(tmp_path / "pub")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "  published (not re-run, no claims): CartPole-v1: 1 run" in out, out

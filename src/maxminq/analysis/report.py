@@ -1080,7 +1080,8 @@ def _published_section(
         )
         if figure is not None and figure.png is not None:
             doc.figure(figure.png, title, figure.caption)
-        lines.append(f"{env}: {len(folders)} runs" + (", against DQN" if compare else ""))
+        runs_text = style.count(len(folders), "run")
+        lines.append(f"{env}: {runs_text}" + (", against DQN" if compare else ""))
     if frames:
         _write_csv(pd.concat(frames, ignore_index=True), summary_dir / PUBLISHED_CSV)
     return lines

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maxminq.errors import MaxminqWarning, UsageError
+from maxminq.errors import MaxminqWarning, UsageError, closest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -342,7 +342,13 @@ def _panels(given: str | Iterable[str]) -> list[str]:
     text = ",".join(names)
     panels = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in panels if p not in TRAINING_PANELS]
-    if bad or not panels:
+    if bad:  # each named, with a guess ('RETURN', 'biass' in 'return,biass' were not)
+        guesses = [(p, closest(p, list(TRAINING_PANELS))) for p in bad]
+        named = ", ".join(f"{p!r}" + (f" (did you mean {g}?)" if g else "") for p, g in guesses)
+        raise UsageError(
+            f"--panels: unknown {named}; expected names from {', '.join(TRAINING_PANELS)}"
+        )
+    if not panels:
         raise UsageError(
             f"--panels: expected names from {', '.join(TRAINING_PANELS)}, got {text!r}"
         )
