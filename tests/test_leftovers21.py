@@ -256,3 +256,32 @@ def test_report_counts_one_published_run_in_the_singular(tmp_path, capsys) -> No
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
     assert "  published (not re-run, no claims): CartPole-v1: 1 run" in out, out
+
+
+def test_a_sweep_folder_without_its_store_is_named_so(tmp_path, capsys) -> None:
+    """A sweep's folder whose results.sqlite was lost or moved (its tables/<run_id>/ with
+    their manifests left): report and status called it a folder of 'maxminq train' runs
+    and offered --published; with theory/ beside it the report held the theory alone."""
+    folder = tmp_path / "sweep"
+    run = folder / "tables" / "deep-0123"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text('{"run_id": "deep-0123", "kind": "deep"}')
+    (run / "runs.csv").write_text("seed,status,diverged_step\n0,done,-1\n")
+    why = (
+        f"DIR: {folder} holds a sweep's run tables (tables/) but no results.sqlite (lost or "
+        "moved): {again}; it takes the runs whose tables verify as done and runs only the others"
+    )
+    again = f"run the same sweep (or 'maxminq reproduce') into {folder} again"
+    for command in ("report", "status"):
+        assert main([command, str(folder)]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            f"maxminq {command}: error: " + why.format(again=again)
+        ]
+    (folder / "theory").mkdir()
+    (folder / "theory" / "bias.csv").write_text("M,N,expected_bias\n1,1,0.5\n1,2,0.2\n")
+    (folder / "reproduce.json").write_text('{"command": "maxminq reproduce --out sweep"}')
+    assert main(["report", str(folder)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "maxminq report: error: " + why.format(again="run 'maxminq reproduce --out sweep' again")
+    ]
+    assert not (folder / "report.md").exists()

@@ -60,6 +60,31 @@ def _whole(path: Path, option: str) -> None:
         raise UsageError(f"{option}: {path} is empty or cut short; rerun 'maxminq theory'")
 
 
+def refuse_lost_store(folder: Path) -> None:
+    """A UsageError when ``folder`` holds a sweep's run tables (``tables/<run_id>/`` with
+    their manifests) but no ``results.sqlite``: a lost or moved store, which the same sweep
+    rebuilds from the tables that verify. ``report`` and ``status`` called such a folder
+    one of 'maxminq train' runs and offered ``--published`` (or, with ``theory/`` beside
+    it, reported the theory alone without a word of the runs)."""
+    if (folder / "results.sqlite").is_file() or not any(
+        (folder / "tables").glob("*/manifest.json")
+    ):
+        return
+    from maxminq.analysis.report import read_meta
+
+    command = read_meta(folder).get("command")
+    again = (
+        f"run '{command}' again"
+        if isinstance(command, str)
+        else f"run the same sweep (or 'maxminq reproduce') into {folder} again"
+    )
+    raise UsageError(
+        f"DIR: {folder} holds a sweep's run tables (tables/) but no results.sqlite (lost or "
+        f"moved): {again}; it takes the runs whose tables verify as done and runs only the "
+        "others"
+    )
+
+
 def refuse_other_outputs(folder: Path, command: str = "report") -> None:
     """A UsageError saying what to run instead when ``folder``, given as DIR with nothing
     for ``command`` (``report``, ``status``) to read, holds what another command wrote: the
@@ -83,6 +108,7 @@ def refuse_other_outputs(folder: Path, command: str = "report") -> None:
             f"are drawn there already; {command} reads the folder of 'maxminq sweep' or "
             f"'maxminq reproduce' ('{runs_it}' runs it into one)"
         )
+    refuse_lost_store(folder)
     if command != "report" and (folder / "bias.csv").is_file():
         raise UsageError(
             f"DIR: {folder} holds the tables of 'maxminq theory', no sweep's runs; 'maxminq "
@@ -119,6 +145,7 @@ def validate(args: argparse.Namespace) -> Path:
         raise UsageError(f"--theory-dir: {theory} holds no bias.csv (from 'maxminq theory')")
     if args.theory_dir is None and not theory.is_dir() and (args.dir / "bias.csv").is_file():
         theory = args.dir  # 'maxminq report OUT' on the folder 'maxminq theory --out OUT' wrote
+    refuse_lost_store(args.dir)  # before the theory alone is reported without the runs
     nothing = not (args.dir / "results.sqlite").is_file() and not (theory / "bias.csv").is_file()
     if nothing and (args.dir / "runs.csv").is_file():
         raise UsageError(
