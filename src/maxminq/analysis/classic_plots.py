@@ -51,12 +51,15 @@ __all__ = [
 _LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1))]
 
 
-def _series_style(algorithm: str, n: int, rank: int, params: str = "") -> dict:
+def _series_style(
+    algorithm: str, n: int, rank: int, params: str = "", among: Iterable[str] = ()
+) -> dict:
     """Family colour; settings of one operator (Maxmin with different N, Bias-corrected Q with
-    different sigma) share the colour and vary the line style."""
+    different sigma) share the colour and vary the line style. ``among``: the figure's
+    algorithms, so that its Gs of one's own get distinct colours (``style.color``)."""
     text = style.label(algorithm, int(n))
     return {
-        "color": style.color(algorithm),
+        "color": style.color(algorithm, among),
         "label": f"{text} ({params})" if params else text,
         "linestyle": _LINESTYLES[rank % len(_LINESTYLES)],
     }
@@ -177,7 +180,7 @@ def _toy_panels(
         sub = stats_all[stats_all["mu"] == mu]
         for algorithm, n, params, rank in _groups(sub):
             stats = sub[_select(sub, algorithm, n, params)].sort_values("episode")
-            kw = _series_style(algorithm, n, rank, params)
+            kw = _series_style(algorithm, n, rank, params, stats_all.algorithm.astype(str))
             ax.plot(stats.episode, stats["mean"], lw=1.4, **kw)
             ax.fill_between(
                 stats.episode,
@@ -248,7 +251,7 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
                 yerr=stats["se"],
                 marker="o",
                 capsize=3,
-                color=style.color(algorithm),
+                color=style.color(algorithm, stats_all.algorithm.astype(str)),
                 label=label,
             )
         ax.axhline(0.0, color="black", lw=1, ls=":")
@@ -324,7 +327,7 @@ def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Fig
     fig, ax = style.subplots(figsize=(5.4, 3.9))
     for algorithm, n, params, rank in _groups(best):
         sub = best[_select(best, algorithm, n, params)].sort_values("sigma2")
-        kw = _series_style(algorithm, n, rank, params)
+        kw = _series_style(algorithm, n, rank, params, best.algorithm.astype(str))
         ax.errorbar(sub.sigma2, sub["mean"], yerr=sub["se"].fillna(0), marker="o", capsize=3,
                     lw=1.4, **kw)  # fmt: skip
     # The paper's 0, 1, 10, 50 on a linear axis put 0 and 1 on top of each other; symlog
@@ -385,7 +388,7 @@ def mc_learning_curve_figure(
                 _select(curves, algorithm, n, params) & (curves.sigma2 == s2)
                 & (curves.step_size == alpha)
             ].sort_values("episode")  # fmt: skip
-            kw = _series_style(algorithm, n, rank, params)
+            kw = _series_style(algorithm, n, rank, params, best.algorithm.astype(str))
             kw["label"] = f"{kw['label']}, step {alpha:g}"
             mean = _smooth(stats["mean"].to_numpy(), smooth)
             se = _smooth(stats["se"].to_numpy(), smooth)

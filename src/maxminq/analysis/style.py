@@ -70,10 +70,16 @@ def _own_parts(algorithm: str) -> tuple[str, str] | None:
     return module, function
 
 
-def color(algorithm: str) -> str:
+def color(algorithm: str, among: Iterable[str] | None = None) -> str:
     """The colour of an algorithm's family (grey for unknown names; a G of one's own,
-    ``'module:function'``, one of ``OWN_COLORS``)."""
+    ``'module:function'``, one of ``OWN_COLORS``). ``among``, the algorithms of one figure:
+    its Gs of one's own take ``OWN_COLORS`` in sorted order, so up to six of them differ
+    (by the name's hash alone two collide one time in six); without it, or for a G not in it,
+    the hash picks."""
     if _own_parts(algorithm) is not None:
+        own = sorted({str(a) for a in (() if among is None else among) if _own_parts(str(a))})
+        if algorithm in own:
+            return OWN_COLORS[own.index(algorithm) % len(OWN_COLORS)]
         return OWN_COLORS[zlib.crc32(algorithm.encode()) % len(OWN_COLORS)]
     return COLORS.get(FAMILY.get(algorithm, algorithm), "#333333")
 

@@ -606,7 +606,8 @@ def run_toy(args: argparse.Namespace) -> int:
     df = pd.concat(frames, ignore_index=True)
     wall = time.perf_counter() - start
     names = ", ".join(_algorithm_text(*a) for a in algos)
-    print(f"toy MDP: {len(tasks)} settings ({names}) x {runs:,} runs x {episodes:,} episodes "
+    print(f"toy MDP: {len(tasks)} setting{'s' * (len(tasks) != 1)} ({names}) x {runs:,} "
+          f"run{'s' * (runs != 1)} x {episodes:,} episode{'s' * (episodes != 1)} "
           f"simulated in {wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
     from maxminq.analysis import classic_plots as cp  # before the clock: matplotlib's import
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from maxminq import operators
 from maxminq._jit import njit
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, closest
 from maxminq.operators_jit import operator_code
 
 #: The compiled kernels' integers are int64: a larger count (max_steps=10**30 from Python or a
@@ -121,12 +121,44 @@ def algorithm_spec(algorithm: str) -> AlgorithmSpec:
 
 
 def _unknown_algorithm(algorithm: Any, option: str) -> UsageError:
-    """The one-line error for a name that is neither a library algorithm nor 'module:function'."""
+    """The one-line error for a name that is neither a library algorithm nor 'module:function'
+    (with the library name it most likely meant, ``maxmni`` -> maxmin)."""
     known = ", ".join(sorted(ALGORITHMS))
+    close = closest(algorithm, list(ALGORITHMS)) if isinstance(algorithm, str) else None
+    meant = f" (did you mean {close}?)" if close else ""
     return UsageError(
-        f"{option}: unknown algorithm {algorithm!r}; choose from {known}, or name a G "
+        f"{option}: unknown algorithm {algorithm!r}{meant}; choose from {known}, or name a G "
         "function of your own as 'module:function'"
     )
+
+
+def _module_importable(name: str) -> bool:
+    """Whether a module ``name`` can be found on ``sys.path`` (without importing it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a dotted name whose parent is no package, ...
+        return False
+
+
+def _load_own(algorithm: str, option: str) -> Callable[..., Any]:
+    """``operators.load_operator(algorithm)`` for a G of one's own, its ValueError as one
+    UsageError naming ``option``; a module that cannot be found whose name is close to a
+    library operator's (``bias_correctd:x``) is most likely that operator mistyped: said."""
+    try:
+        return operators.load_operator(algorithm)
+    except ValueError as err:
+        module = algorithm.partition(":")[0]
+        close = None if not module or _module_importable(module) else closest(
+            module, list(ALGORITHMS)
+        )  # fmt: skip
+        meant = (
+            f"; did you mean the library's {close} (written {close}[:N][:key=value])?"
+            if close
+            else ""
+        )
+        raise UsageError(f"{option}: {err}{meant}") from None
 
 
 #: The value shapes a G of one's own is tried on before any work (``operators.own_operator``):
@@ -146,10 +178,7 @@ def own_operator_function(
     G that fails on NumPy input or does not map (..., N, A) to (...)) is a one-line
     UsageError naming ``option`` and the operator."""
     kwargs = dict(op_kwargs or {})
-    try:
-        g = operators.load_operator(algorithm)
-    except ValueError as err:
-        raise UsageError(f"{option}: {err}") from None
+    g = _load_own(algorithm, option)
     shapes = [(*s[:-1], int(n), s[-1]) for s in _OWN_TRY_SHAPES]
     try:
         wrapped = operators.own_operator(g, shapes, **kwargs)
@@ -182,10 +211,7 @@ def resolve_algorithm(algorithm: str, n: int, option: str = "--algorithms") -> A
     if spec.fixed_n is not None and n != spec.fixed_n:
         raise UsageError(f"{option}: {algorithm} uses exactly n = {spec.fixed_n}, got {n}")
     if is_own_operator(algorithm):  # importable now; tried with its op_kwargs by the checks
-        try:
-            operators.load_operator(algorithm)
-        except ValueError as err:
-            raise UsageError(f"{option}: {err}") from None
+        _load_own(algorithm, option)
     return spec
 
 
@@ -278,12 +304,19 @@ def parse_algorithm(
     """Parse one ``--algorithms`` token, ``name[:N][:key=value[,key=value]]``: ``maxmin:4``,
     ``bias_corrected:sigma=0.5``, ``weighted_double_q:c=10``; ``name`` may be a G of one's
     own, ``module:function`` (``my_ops:median_q:4:k=2``: the part after the first colon is
-    the function unless it is N or key=value). Without N, a fixed-N operator uses its N and
+    the function unless it is N or key=value; after a library operator's name only when a
+    module of that name can be imported: ``averaged:g`` is the library's averaged with a bad N
+    otherwise). Without N, a fixed-N operator uses its N and
     the others ``default_n[name]`` (one entry per N; N = 2 if absent). A G of one's own is
     imported and tried now (:func:`own_operator_function`). Raises UsageError."""
     name, *parts = token.split(":")
-    if name not in ALGORITHMS and parts and "=" not in parts[0] and not parts[0].isdigit():
-        name = f"{name}:{parts.pop(0)}"  # 'module:function', a G of one's own
+    if (
+        parts
+        and "=" not in parts[0]
+        and not parts[0].strip().isdigit()
+        and (name not in ALGORITHMS or _module_importable(name))
+    ):  # 'module:function', a G of one's own (a module may share a library operator's name)
+        name = f"{name}:{parts.pop(0)}"
     if name not in ALGORITHMS and not is_own_operator(name):
         raise _unknown_algorithm(name, option)
     spec = algorithm_spec(name)

@@ -1,0 +1,161 @@
+"""Second reading (session 21) of a G function of one's own in the classic experiments: the
+command line's parse of library names and references, the errors a user meets on a slip,
+and the first output line.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maxminq.cli import main
+from maxminq.errors import UsageError
+from maxminq.tabular import agent
+from maxminq.tabular import toy_mdp as toy_module
+from maxminq.tabular.toy_mdp import run_toy_mdp
+
+G_SOURCE = textwrap.dedent(
+    """
+    import numpy as np
+
+
+    def g(q):
+        return np.asarray(q).mean(axis=-2).max(axis=-1)
+    """
+)
+
+
+@pytest.fixture
+def module_named_averaged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A module of the user's own that shares its name with a library operator."""
+    folder = tmp_path / "ops"
+    folder.mkdir()
+    (folder / "averaged.py").write_text(G_SOURCE)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setenv("PYTHONPATH", str(folder))
+    monkeypatch.delitem(sys.modules, "averaged", raising=False)
+    return "averaged"
+
+
+def test_a_misspelt_library_name_says_which_one_was_meant() -> None:
+    with pytest.raises(
+        UsageError, match=r"^--algorithms: unknown algorithm 'maxmni' \(did you mean maxmin\?\)"
+    ):
+        agent.parse_algorithm("maxmni:4", {})
+    # a sweep config's algorithm: the same check, the same hint
+    with pytest.raises(UsageError, match=r"did you mean bias_corrected\?"):
+        agent.resolve_algorithm("bias_correctd", 1)
+    with pytest.raises(UsageError) as info:  # nothing near: the list, no guess
+        agent.parse_algorithm("zzz", {})
+    assert "did you mean" not in str(info.value)
+
+
+def test_a_misspelt_library_name_with_a_function_part_says_which_one_was_meant(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # 'bias_correctd:x' reads as module:function; no module 'bias_correctd' imports, and its
+    # name is one letter from the library's bias_corrected: say so, not only the import.
+    with pytest.raises(UsageError) as info:
+        agent.parse_algorithm("bias_correctd:x", {})
+    text = str(info.value)
+    assert text.startswith("--algorithms: operator 'bias_correctd:x': cannot import")
+    assert "did you mean the library's bias_corrected" in text
+    assert "\n" not in text
+    out = tmp_path / "out"
+    argv = ["experiment", "toy-mdp", "--algorithms", "maxmn:x:3", "--runs", "1",
+            "--episodes", "1", "--workers", "1", "--no-progress", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did you mean the library's maxmin" in err, err
+    assert not out.exists()
+    with pytest.raises(UsageError) as far:  # an unrelated module name: no guess
+        agent.parse_algorithm("nowhere_module_21:g", {})
+    assert "did you mean" not in str(far.value)
+
+
+def test_a_module_named_like_a_library_operator_runs_from_the_command_line(
+    module_named_averaged: str, tmp_path: Path
+) -> None:
+    # A config's 'algorithm: averaged:g' is the module's g (a colon makes a reference); the
+    # command line read 'averaged:g' as the library's averaged with N 'g' and refused it.
+    assert agent.parse_algorithm("averaged:g:3", {}) == [("averaged:g", 3, {})]
+    assert agent.parse_algorithm("averaged:g", {}) == [("averaged:g", 2, {})]
+    assert agent.parse_algorithm("averaged:3", {}) == [("averaged", 3, {})]  # the library's
+    df = run_toy_mdp(mu=0.1, algorithm="averaged:g", n=2, runs=1, episodes=2, seed=0)
+    assert set(df.algorithm) == {"averaged:g"}
+
+
+def test_a_library_name_with_a_word_for_n_still_says_what_it_expects() -> None:
+    # no module 'maxmin' to import: the library's maxmin with a bad N, as before
+    with pytest.raises(UsageError, match=r"expected name\[:N\]\[:key=value\].*'maxmin:g'"):
+        agent.parse_algorithm("maxmin:g", {})
+
+
+def test_the_toy_summary_counts_one_of_a_kind_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["experiment", "toy-mdp", "--algorithms", "maxmin:2", "--mu", "0.1", "--runs", "1",
+            "--episodes", "1", "--workers", "1", "--no-progress",
+            "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main(argv) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("toy MDP: 1 setting (maxmin:2) x 1 run x 1 episode simulated"), first
+
+
+def test_library_maxmin_forced_onto_the_lockstep_path_applies_the_whole_subset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The lockstep path's update subset (u > 1), checked against the compiled kernel with the
+    # library's own Maxmin (min behaviour, operators.maxmin): no library operator reaches that
+    # path with u > 1 (maxmin and ensemble take no parameters), so it is forced here.
+    kw = {"mu": -0.1, "algorithm": "maxmin", "n": 4, "runs": 2, "episodes": 25, "seed": 4,
+          "batch_size": 3, "update_members": 3}  # fmt: skip
+    compiled = run_toy_mdp(**kw)
+    monkeypatch.setattr(toy_module, "kernel_operator_code", lambda name, kwargs: -1)
+    lockstep = run_toy_mdp(**kw)
+    np.testing.assert_array_equal(lockstep.q_a_left.to_numpy(), compiled.q_a_left.to_numpy())
+    one = run_toy_mdp(**{**kw, "update_members": 1})  # the subset changes the runs
+    assert not np.array_equal(one.q_a_left.to_numpy(), lockstep.q_a_left.to_numpy())
+
+
+def test_no_library_operator_reaches_the_lockstep_subset() -> None:
+    # Why published runs did not change: the operators that run on the lockstep path (those
+    # given parameters) update one table, so u > 1 is refused for them.
+    for token in ("weighted_double_q:c=10", "bias_corrected:sigma=0.5"):
+        ((name, n, kwargs),) = agent.parse_algorithm(token, {})
+        assert agent.kernel_operator_code(name, kwargs) == -1
+        with pytest.raises(UsageError, match=r"^--update-members: .* updates one table"):
+            agent.check_update_members(name, n, 2)
+    for name in ("maxmin", "ensemble"):
+        assert agent.kernel_operator_code(name, {}) >= 0
+        with pytest.raises(UsageError, match="takes no parameters"):
+            agent.check_op_kwargs(name, {"c": 1})
+
+
+def test_two_gs_of_ones_own_in_one_figure_get_two_colours() -> None:
+    # 'my_ops:median_q' and 'my_ops:scaled' hash to the same one of the six colours: a sweep
+    # comparing them drew both curves in one olive, told apart by the legend text only.
+    import matplotlib.pyplot as plt
+
+    from maxminq.analysis import classic_plots as cp
+    from maxminq.analysis import style
+
+    refs = ["my_ops:median_q", "my_ops:scaled"]
+    assert style.color(refs[0]) == style.color(refs[1])  # the collision, by the hash
+    rows = [
+        {"mu": 0.1, "algorithm": a, "n": 2, "run": r, "episode": e, "p_left": 0.5,
+         "distance": 0.1 * e + r, "q_a_left": 0.0}
+        for a in refs for r in range(2) for e in (1, 2)
+    ]  # fmt: skip
+    import pandas as pd
+
+    fig = cp.toy_distance_figure(pd.DataFrame(rows))
+    colours = {line.get_label(): line.get_color() for line in fig.axes[0].get_lines()}
+    plt.close(fig)
+    first, second = colours["median_q [my_ops] (N=2)"], colours["scaled [my_ops] (N=2)"]
+    assert first != second
+    assert {first, second} <= set(style.OWN_COLORS)
