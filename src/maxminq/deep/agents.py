@@ -94,7 +94,8 @@ def check_operator(
 ) -> None:
     """Try the G ``reference`` names once on torch zeros of one seed's target shape
     (``batch``, ``n``, ``n_actions``), before any work: a UsageError naming it if it fails
-    there, returns no torch tensor (a G written for NumPy), or not ``batch`` finite values."""
+    there, returns no torch tensor (a G written for NumPy), whole numbers (an action's index,
+    not its value), or not ``batch`` finite values."""
     shape = (batch, n, n_actions)
     g = operators.load_operator(reference)
     try:
@@ -110,6 +111,12 @@ def check_operator(
             f"--operator: {reference} returned a value of type {type(out).__name__} for torch "
             f"zeros of shape {shape}; the deep agents need a torch tensor (write G with torch "
             "operations, e.g. q.median(dim=-2).values.amax(dim=-1))"
+        )
+    if not out.is_floating_point():  # e.g. the greedy action's index, not its value
+        raise UsageError(
+            f"--operator: {reference} returned {out.dtype} values for torch zeros of shape "
+            f"{shape}; G must return the bootstrap values as floats (e.g. "
+            "q.mean(dim=-2).amax(dim=-1), not .argmax)"
         )
     if tuple(out.shape) != (batch,):
         raise UsageError(
@@ -235,13 +242,20 @@ class Learner:
         return qt
 
     @torch.no_grad()
-    def bootstrap(self, next_obs: torch.Tensor) -> torch.Tensor:
-        """G(Q_{s'}) per sample, (S, B), through ``maxminq.operators``."""
+    def bootstrap(self, next_obs: torch.Tensor, seeds: np.ndarray | None = None) -> torch.Tensor:
+        """G(Q_{s'}) per sample, (S, B), through ``maxminq.operators``; with ``seeds`` (seed
+        positions) only theirs, (len(seeds), B).
+
+        One's own G is called on one seed's (B, N, A) at a time, so seeds stay independent
+        whatever G does across its batch, and only on the seeds asked for: never on those
+        of a seed that diverged (non-finite nets), which a G checking its input would
+        refuse. Its values are taken as float32 (a float64 G's too)."""
         q = self.target_q(next_obs)
         if self.own_g is None:
-            return operators.bootstrap(self.operator, q, **self.op_kwargs)
-        # One's own G, on one seed's (B, N, A) at a time: seeds stay independent.
-        return torch.stack([self.own_g(q[s], **self.op_kwargs).to(q.dtype) for s in range(self.S)])
+            g = operators.bootstrap(self.operator, q, **self.op_kwargs)
+            return g if seeds is None else g[torch.as_tensor(seeds)]
+        positions = range(self.S) if seeds is None else seeds.tolist()
+        return torch.stack([self.own_g(q[s], **self.op_kwargs).to(q.dtype) for s in positions])
 
     @torch.no_grad()
     def estimate(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
@@ -289,14 +303,15 @@ class Learner:
         """
         k, u = members.shape
         b = batch["reward"].shape[1] // u  # one member's mini-batch
-        # Targets: the operator on this seed's target stack (all S computed, k used).
+        # Targets: the operator on these seeds' target stacks (the nets' forward pass on
+        # all S: zeros for the others; a library G on all S, one's own on these only).
         next_obs = batch["next_obs"]
         if k == self.S and np.array_equal(seeds, np.arange(self.S)):
             g = self.bootstrap(next_obs)
         else:
             full = torch.zeros((self.S, *next_obs.shape[1:]), dtype=next_obs.dtype)
             full[torch.as_tensor(seeds)] = next_obs
-            g = self.bootstrap(full)[torch.as_tensor(seeds)]
+            g = self.bootstrap(full, seeds)
         y = operators.td_target(batch["reward"], self.gamma, batch["terminated"], g)
         # Parameters of the updated members only, as fresh leaves.
         flat = (seeds[:, None] * self.n_online + members).reshape(-1)
