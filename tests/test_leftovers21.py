@@ -285,3 +285,19 @@ def test_a_sweep_folder_without_its_store_is_named_so(tmp_path, capsys) -> None:
         "maxminq report: error: " + why.format(again="run 'maxminq reproduce --out sweep' again")
     ]
     assert not (folder / "report.md").exists()
+
+
+def test_envs_refuses_an_environment_train_refuses(capsys) -> None:
+    """'maxminq envs --env Pendulum-v1' (continuous actions) listed 'what maxminq train
+    --env Pendulum-v1 uses for an option not given', a command that refuses it."""
+    assert main(["envs", "--env", "Pendulum-v1"]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.splitlines() == [
+        "maxminq envs: error: --env: Pendulum-v1 has action space Box(-2.0, 2.0, (1,), "
+        "float32); the agents choose among discrete actions (Discrete(n)), so 'maxminq train "
+        "--env Pendulum-v1' refuses it: wrap it in an entry point of yours that makes the "
+        "actions discrete (e.g. gymnasium.wrappers.DiscretizeAction for a Box)"
+    ]
+    assert main(["envs", "--env", "CartPole-v1"]) == 0  # discrete: listed as before
+    assert capsys.readouterr().out.startswith("CartPole-v1: not a paper environment")

@@ -106,12 +106,39 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.env.strip():
         raise UsageError("--env: empty id; expected an id such as maxminq/Catcher-v0")
-    d = get_env_defaults(args.env, json_object(args.env_kwargs, "--env-kwargs"))
+    env_kwargs = json_object(args.env_kwargs, "--env-kwargs")
+    d = get_env_defaults(args.env, env_kwargs)
+    _refuse_continuous_actions(d.env_id, env_kwargs)
     if args.format == "json":
         print(json.dumps(d.as_dict(), indent=2))
     else:
         print(defaults_text(d))
     return 0
+
+
+def _refuse_continuous_actions(env_id: str, env_kwargs: dict | None) -> None:
+    """UsageError for an id outside the paper whose actions are not ``Discrete``: its
+    defaults were listed as what 'maxminq train' would use, and train refuses it."""
+    from maxminq.envs.registry import PAPER_ENVS
+
+    if env_id in PAPER_ENVS:
+        return
+    import gymnasium as gym
+
+    from maxminq.envs.api import make_with_kwargs
+
+    env = make_with_kwargs(env_id, env_kwargs)  # a second build: get_env_defaults keeps none
+    try:
+        space = env.action_space
+    finally:
+        env.close()
+    if not isinstance(space, gym.spaces.Discrete):
+        raise UsageError(
+            f"--env: {env_id} has action space {space}; the agents choose among discrete "
+            f"actions (Discrete(n)), so 'maxminq train --env {env_id}' refuses it: wrap it in "
+            "an entry point of yours that makes the actions discrete (e.g. "
+            "gymnasium.wrappers.DiscretizeAction for a Box)"
+        )
 
 
 def _cap_text(d: EnvDefaults) -> str:
