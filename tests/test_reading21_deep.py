@@ -137,3 +137,29 @@ def test_a_g_returning_whole_numbers_is_refused_before_any_work(tmp_path, own_op
     f32 = run_training(_small(operator=f"{MODULE}:mean_g", steps=120), tmp_path / "f")
     assert f64["metrics"]["loss"].notna().any()
     _frames_equal(f64, f32)
+
+
+def test_a_partial_is_refused_saying_to_pass_the_function_and_op_kwargs(own_ops) -> None:
+    """functools.partial(G, w=0.7), the usual way to bind a parameter in Python, was refused
+    as "'G' has no importable name (a lambda, a closure or ...)", none of which it is; now
+    the line says the equivalent: the function and op_kwargs."""
+    import functools
+
+    from maxminq import operators
+
+    cases = [
+        (
+            functools.partial(own_ops.mean_g),
+            f"pass operator='{MODULE}:mean_g', op_kwargs={{}}",
+        ),
+        (
+            functools.partial(operators.weighted_double_q, c=2.0),
+            "pass operator='weighted_double_q', op_kwargs={'c': 2.0}",
+        ),
+    ]
+    for g, fix in cases:
+        with pytest.raises(UsageError) as err:
+            _small(operator=g).resolve()
+        message = str(err.value)
+        assert message.startswith("--operator: a functools.partial cannot be named"), message
+        assert message.endswith(fix) and "\n" not in message, message

@@ -760,6 +760,19 @@ def _resolve_operator(
         except ValueError as err:
             raise UsageError(f"--operator: {str(err).removeprefix('operator ')}") from None
         reference = operators.operator_reference(g) or operator  # an alias: as given
+    elif isinstance(operator, functools.partial):  # G with its keywords bound
+        inner = operators.operator_reference(operator.func)
+        bound = ", ".join(f"{k!r}: {v!r}" for k, v in operator.keywords.items())
+        fix = (
+            f"pass operator={inner!r}, op_kwargs={{{bound}}}"
+            if inner is not None and not operator.args
+            else "pass the function itself (defined at the top level of a module of yours) "
+            "and its keywords as op_kwargs"
+        )
+        raise UsageError(
+            f"--operator: a functools.partial cannot be named by the run folder (for "
+            f"--resume and sweeps); {fix}"
+        )
     elif callable(operator):
         reference = operators.operator_reference(operator)
         if reference is None:
