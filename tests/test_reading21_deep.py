@@ -163,3 +163,23 @@ def test_a_partial_is_refused_saying_to_pass_the_function_and_op_kwargs(own_ops)
         message = str(err.value)
         assert message.startswith("--operator: a functools.partial cannot be named"), message
         assert message.endswith(fix) and "\n" not in message, message
+
+
+def test_resuming_with_another_operator_or_op_kwargs_is_refused_naming_it(
+    tmp_path, own_ops
+) -> None:
+    """A stopped generalized-dqn run resumed with another G, or other keywords, is refused in
+    one line naming the option and the run's value (it would silently be another run)."""
+    out = tmp_path / "run"
+    cfg = _small(operator="weighted_double_q", op_kwargs={"c": 2}, checkpoint_every=50)
+    assert run_training(cfg, out, progress=False, stop_after=80) == {}
+    for kw, words in [
+        (dict(op_kwargs={"c": 3}), '--op-kwargs {"c": 2.0} (now {"c": 3.0})'),
+        (dict(operator=f"{MODULE}:mean_g", op_kwargs=None), "--operator weighted_double_q"),
+    ]:
+        changed = _small(**{**dict(operator="weighted_double_q", checkpoint_every=50), **kw})
+        with pytest.raises(UsageError) as err:
+            run_training(changed, out, progress=False, resume=True)
+        message = str(err.value)
+        assert message.startswith("--resume: the run in --out was made with other options: ")
+        assert words in message and "\n" not in message, message
