@@ -159,3 +159,67 @@ def test_two_gs_of_ones_own_in_one_figure_get_two_colours() -> None:
     first, second = colours["median_q [my_ops] (N=2)"], colours["scaled [my_ops] (N=2)"]
     assert first != second
     assert {first, second} <= set(style.OWN_COLORS)
+
+
+KTH_SOURCE = textwrap.dedent(
+    """
+    import numpy as np
+
+
+    def kth(q, k=0):
+        # the k-th smallest estimate of each action (an index: k must be an int), max over A
+        return np.sort(np.asarray(q), axis=-2)[..., k, :].max(axis=-1)
+    """
+)
+
+
+@pytest.fixture
+def kth_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A G whose parameter is an index."""
+    folder = tmp_path / "kth_ops"
+    folder.mkdir()
+    (folder / "kth_ops21.py").write_text(KTH_SOURCE)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setenv("PYTHONPATH", str(folder))
+    monkeypatch.delitem(sys.modules, "kth_ops21", raising=False)
+    return "kth_ops21:kth"
+
+
+def test_a_whole_number_parameter_of_ones_own_g_stays_a_whole_number(kth_module: str) -> None:
+    # k=1 reached G as 1.0, and np.sort(q)[..., 1.0, :] is an IndexError: a G taking an
+    # index (a count, a position) could not run at all (the deep agents pass it as given).
+    assert agent.parse_algorithm(f"{kth_module}:3:k=1", {}) == [(kth_module, 3, {"k": 1})]
+    ((_, _, kwargs),) = agent.parse_algorithm(f"{kth_module}:3:k=1", {})
+    assert type(kwargs["k"]) is int
+    with pytest.raises(UsageError, match="only integers"):  # written as a float: as written
+        agent.parse_algorithm(f"{kth_module}:3:k=1.0", {})
+    checked = agent.check_op_kwargs(kth_module, {"k": np.int64(2)})
+    assert checked == {"k": 2} and type(checked["k"]) is int
+    # the library's parameters stay floats (their compiled twins and run ids)
+    assert type(agent.check_op_kwargs("weighted_double_q", {"c": 2})["c"]) is float
+    kw = {"mu": -0.1, "n": 3, "runs": 2, "episodes": 12, "seed": 2, "batch_size": 3}
+    second = run_toy_mdp(algorithm=kth_module, op_kwargs={"k": 1}, **kw)
+    # the median of 3 is the 2nd smallest: a hand-written median G's runs, bit for bit
+    (Path(sys.modules["kth_ops21"].__file__).parent / "median_ops21.py").write_text(
+        "import numpy as np\n\n\ndef median(q):\n"
+        "    return np.median(np.asarray(q), axis=-2).max(axis=-1)\n"
+    )
+    median = run_toy_mdp(algorithm="median_ops21:median", **kw)
+    np.testing.assert_array_equal(second.q_a_left.to_numpy(), median.q_a_left.to_numpy())
+
+
+def test_a_sweep_config_gives_ones_own_g_its_whole_number_parameter(
+    kth_module: str, tmp_path: Path
+) -> None:
+    from maxminq.experiments.config import load_config
+
+    path = tmp_path / "kth.yaml"
+    path.write_text(
+        "name: kth\nkind: toy_mdp\nfixed: {seed: 1, episodes: 2, runs: 1, mu: 0.1}\n"
+        f'variants:\n  - {{algorithm: "{kth_module}", n: 3, op_kwargs: {{k: 1}}}}\n'
+        "scales: {quick: {}, paper: {}}\n"
+    )
+    (run,) = load_config(path, "quick").runs
+    assert run.settings["op_kwargs"] == {"k": 1}
+    assert type(run.settings["op_kwargs"]["k"]) is int
+    assert len(run_toy_mdp(**run.settings)) == 2

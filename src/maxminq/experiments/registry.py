@@ -198,8 +198,10 @@ def _check_values(check_path: str, completed: dict[str, Any]) -> None:
 def _canonical(completed: dict[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
     """Checked tabular settings in one spelling per run, so that runs computing the same
     thing get the same id: a whole number given for a float setting (``gamma: 1``) is that
-    float, operator parameters are floats, and ``update_members: 1`` and ``op_kwargs: {}``
-    (the defaults) are left out, as in the runs stored before those settings existed."""
+    float, operator parameters are floats (a G of one's own keeps whole numbers, which it may
+    index with: ``{k: 1}`` and ``{k: 1.0}`` are two runs of it), and ``update_members: 1``
+    and ``op_kwargs: {}`` (the defaults) are left out, as in the runs stored before those
+    settings existed."""
     out = dict(completed)
     for key, default in defaults.items():
         value = out.get(key)
@@ -208,7 +210,12 @@ def _canonical(completed: dict[str, Any], defaults: Mapping[str, Any]) -> dict[s
     if out.get("update_members") == 1:
         del out["update_members"]
     if "op_kwargs" in out:
-        op_kwargs = {k: float(v) for k, v in (out.pop("op_kwargs") or {}).items()}
+        given = out.pop("op_kwargs") or {}
+        algorithm = out.get("algorithm")  # 'module:function' (tabular.agent.is_own_operator)
+        own = isinstance(algorithm, str) and ":" in algorithm  # a G of one's own: ints as given
+        op_kwargs = {
+            k: v if own and type(v) is int else float(v) for k, v in given.items()
+        }  # fmt: skip
         if op_kwargs:
             out["op_kwargs"] = op_kwargs
     return out

@@ -249,7 +249,8 @@ def check_op_kwargs(
 ) -> dict[str, float]:
     """Validate the operator parameters ``op_kwargs`` of (a valid) ``algorithm``: known names,
     finite numbers, the operator's own range checks, the required ones given. Returns them as
-    floats; raises UsageError naming ``option``."""
+    floats (a G of one's own: whole numbers given as ints stay ints, for a G that indexes or
+    counts with them); raises UsageError naming ``option``."""
     if op_kwargs is not None and not isinstance(op_kwargs, Mapping):
         raise UsageError(f"{option}: op_kwargs must be a mapping, got {op_kwargs!r}")
     kwargs = dict(op_kwargs or {})
@@ -257,7 +258,10 @@ def check_op_kwargs(
         for key, value in kwargs.items():
             if not isinstance(key, str) or not key.isidentifier():
                 raise UsageError(f"{option}: {algorithm} parameters need names, got {key!r}")
-            kwargs[key] = _number(algorithm, key, value, option)
+            number = _number(algorithm, key, value, option)
+            # a whole number stays one (an index, a count: G may need an int); others floats
+            is_int = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+            kwargs[key] = int(value) if is_int else number
         return kwargs
     params = operators.operator_params(algorithm)  # name -> required
     allowed = tuple(params)
@@ -320,16 +324,20 @@ def parse_algorithm(
     if name not in ALGORITHMS and not is_own_operator(name):
         raise _unknown_algorithm(name, option)
     spec = algorithm_spec(name)
+    own = is_own_operator(name)
     ns: tuple[int, ...] | None = None
     kwargs: dict[str, Any] = {}
     for part in parts:
         if "=" in part:
             for item in part.split(","):
                 key, eq, text = item.partition("=")
+                value: float | int | None
                 try:
                     value = float(text) if eq else None
                 except ValueError:
                     value = None
+                if value is not None and own and text.strip().lstrip("+-").isdigit():
+                    value = int(text)  # 'k=1' for a G of one's own: the whole number 1
                 if value is None or not key:
                     raise UsageError(f"{option}: expected key=number in {token!r}, got {item!r}")
                 if key in kwargs:
