@@ -301,3 +301,24 @@ def test_envs_refuses_an_environment_train_refuses(capsys) -> None:
     ]
     assert main(["envs", "--env", "CartPole-v1"]) == 0  # discrete: listed as before
     assert capsys.readouterr().out.startswith("CartPole-v1: not a paper environment")
+
+
+def test_report_refuses_outputs_it_cannot_write_before_any_work(tmp_path, capsys) -> None:
+    """figures/ a file: every figure 'not drawn' in the report, exit 0; report.md a folder:
+    'report.md: Is a directory' after the figures and tables were written."""
+    theory = tmp_path / "theory"
+    theory.mkdir()
+    (theory / "bias.csv").write_text("M,N,expected_bias\n1,1,0.5\n1,2,0.2\n")
+    (theory / "figures").write_text("")
+    assert main(["report", str(theory), "--reps", "100"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"maxminq report: error: DIR: {theory / 'figures'} exists and is not a folder"
+    ]
+    (theory / "figures").unlink()
+    (theory / "report.md").mkdir()
+    assert main(["report", str(theory), "--reps", "100"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"maxminq report: error: DIR: {theory / 'report.md'} is a folder; the report writes a "
+        "file there"
+    ]
+    assert sorted(p.name for p in theory.iterdir()) == ["bias.csv", "report.md"]

@@ -183,7 +183,22 @@ def validate(args: argparse.Namespace) -> Path:
         raise UsageError(f"--reps: expected an integer in 100..{MAX_REPS}, got {args.reps!r}")
     args.reps = reps
     args.published_runs = None if args.published is None else published_runs(args.published)
+    _check_outputs(args.dir)
     return theory
+
+
+def _check_outputs(folder: Path) -> None:
+    """UsageError, before any work, when what the report writes into ``folder`` cannot be
+    written: ``figures/`` or ``summary/`` a file (each figure was 'not drawn' in the report,
+    with exit 0), ``report.md`` or ``report.html`` a folder (a bare 'Is a directory' after
+    the figures and tables were written)."""
+    from maxminq.cli import check_out_folder
+
+    for name in ("figures", "summary"):
+        check_out_folder(folder / name, "DIR")
+    for name in ("report.md", "report.html"):
+        if (folder / name).is_dir():
+            raise UsageError(f"DIR: {folder / name} is a folder; the report writes a file there")
 
 
 def caution_lines(report: Report) -> list[str]:
