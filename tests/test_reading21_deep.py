@@ -183,3 +183,17 @@ def test_resuming_with_another_operator_or_op_kwargs_is_refused_naming_it(
         message = str(err.value)
         assert message.startswith("--resume: the run in --out was made with other options: ")
         assert words in message and "\n" not in message, message
+
+
+def test_evaluate_names_the_operator_of_a_generalized_dqn_run(tmp_path, capsys) -> None:
+    """maxminq evaluate's header said only 'generalized-dqn on CartPole-v1': two runs with
+    different Gs read alike. It names the operator and its keywords."""
+    from maxminq.cli import main
+
+    out = tmp_path / "run"
+    cfg = _small(operator="weighted_double_q", op_kwargs={"c": 2}, steps=80, seeds=[0])
+    run_training(cfg, out, progress=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(out), "--episodes", "1", "--no-progress"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert header.startswith('generalized-dqn with operator weighted_double_q {"c": 2.0} on ')
