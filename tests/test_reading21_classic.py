@@ -223,3 +223,28 @@ def test_a_sweep_config_gives_ones_own_g_its_whole_number_parameter(
     assert run.settings["op_kwargs"] == {"k": 1}
     assert type(run.settings["op_kwargs"]["k"]) is int
     assert len(run_toy_mdp(**run.settings)) == 2
+
+
+def test_the_reports_bias_caption_says_how_a_g_of_ones_own_acts(tmp_path: Path) -> None:
+    # The bias-vs-N figure plots Q(A, Left) as each agent acts on it; its caption listed the
+    # library's operators only, so a report of a sweep with 'my_ops:median_q' did not say
+    # which Q(A, Left) its curve is (the mean over its N tables).
+    import pandas as pd
+
+    from maxminq.analysis import figures
+    from maxminq.analysis import tables as T
+
+    def toy(algorithms: list[str]) -> pd.DataFrame:
+        return pd.DataFrame([
+            {"mu": 0.1, "algorithm": a, "n": 2, "run": r, "episode": e, "p_left": 0.5,
+             "distance": 0.1, "q_a_left": 0.1 * r}
+            for a in algorithms for r in range(2) for e in range(1, 11)
+        ])  # fmt: skip
+
+    def caption(df: pd.DataFrame) -> str:
+        made = figures.classic_figures(T.Tables(toy=df), tmp_path)
+        return next(f.caption for f in made if f.name == "toy_mdp_bias_vs_n")
+
+    own = caption(toy(["maxmin", "my_ops:median_q"]))
+    assert "a G of your own (my_ops:median_q): the mean over its N tables" in own
+    assert "G of your own" not in caption(toy(["maxmin", "ensemble"]))

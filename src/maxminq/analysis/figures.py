@@ -843,6 +843,10 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
     toy = tables.toy
     if toy is not None and not toy.empty:
         runs = cp.count_runs(toy, T.TOY_KEYS)
+        own_g = sorted({a for a in toy.algorithm.astype(str).unique() if ":" in a})
+        own_g_text = (  # 'module:function': the mean over its N tables (tabular.agent)
+            f"; a G of your own ({', '.join(own_g)}): the mean over its N tables" if own_g else ""
+        )
         add(
             cp.toy_distance_figure(toy),
             "toy_mdp_distance",
@@ -870,10 +874,10 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             "Beyond the paper: toy MDP, bias of Q(A, Left) against N",
             "Q(A, Left) as the agent acts on it (Maxmin: the min over its N tables; Double Q, "
             "Weighted Double Q and Ensemble: their mean; Averaged and Historical Best: the "
-            "newest table) averaged over the last 10% of each run's episodes minus its true "
-            f"value, mean over {runs} runs with one standard error; Q-learning is N = 1, and "
-            "for Averaged and Historical Best N is K, their snapshots. The dashed line is "
-            "Theorem 1's zero-bias N for B's M = 8 actions.",
+            f"newest table{own_g_text}) averaged over the last 10% of each run's episodes "
+            f"minus its true value, mean over {runs} runs with one standard error; Q-learning "
+            "is N = 1, and for Averaged and Historical Best N is K, their snapshots. The dashed "
+            "line is Theorem 1's zero-bias N for B's M = 8 actions.",
             "toy",
         )
     mc = tables.mountain_car
