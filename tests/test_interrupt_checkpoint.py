@@ -22,6 +22,7 @@ import gymnasium as gym
 import pytest
 import torch
 from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+from helpers import rerun_while_late, terminate_or_finished
 
 HERE = pathlib.Path(__file__).resolve().parent
 ENV_ID = "SignalledCartPole-v0"
@@ -291,14 +292,11 @@ def test_a_terminated_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) -> N
     argv = ["sweep", str(config), "--out", str(out), "--workers", "1", "--no-progress"]
     workers: list[int] = []
 
-    def training() -> bool:
-        workers[:] = helpers.workers(proc.pid) or workers
-        return any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))
-
     # Step 100 to the sweep's end takes a second or two here: a loaded machine that does not
     # run this process for that long lets the sweep finish (exit 0) before SIGTERM. Such a
     # run tests nothing here: it is removed and run again (at most 3 runs).
-    for _ in range(3):
+
+    def terminate_at_step_100() -> tuple[int, str]:
         workers.clear()  # this run's only
         proc = subprocess.Popen(
             [sys.executable, "-c", CLI, *argv],
@@ -307,15 +305,16 @@ def test_a_terminated_sweep_lets_its_deep_run_checkpoint_its_step(tmp_path) -> N
             text=True,
             env={**os.environ, "OMP_NUM_THREADS": "1"},
         )
-        try:
-            status, err = helpers.terminate_when(proc, training)  # once the run is at step 100
-        except AssertionError:  # "it ended first": a finished sweep (exit 0) is retried
-            if proc.returncode != 0:
-                raise
-            status, err = 0, ""
-        if status != 0:
-            break
-        shutil.rmtree(out)
+
+        def training() -> bool:
+            workers[:] = helpers.workers(proc.pid) or workers
+            return any(helpers.progress_step(w) >= 100 for w in out.glob("work/*"))
+
+        return terminate_or_finished(proc, training)  # once the run is at step 100
+
+    status, err = rerun_while_late(
+        terminate_at_step_100, lambda run: run[0] == 0, lambda: shutil.rmtree(out)
+    )
     assert status == 143, err
     assert err.strip().splitlines() == [
         "maxminq sweep: terminated; finished runs are kept: the same command resumes"

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 import test_sweep_helpers as helpers
 import torch
+from helpers import rerun_while_late, terminate_or_finished
 
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
@@ -51,7 +52,8 @@ def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
     # Step 100 to the end takes under a second here: a loaded machine that does not run this
     # process for that long lets the run finish (runs.csv written, exit 0) before SIGTERM.
     # Such a run tests nothing here: it is removed and run again (at most 3 runs).
-    for _ in range(3):
+
+    def terminate_at_step_100() -> tuple[int, str]:
         proc = subprocess.Popen(
             [sys.executable, "-c", CLI, *TRAIN, "--out", str(out)],
             stdout=subprocess.DEVNULL,
@@ -59,15 +61,13 @@ def test_sigterm_stops_train_like_ctrl_c_and_resume_gives_the_uninterrupted_run(
             text=True,
             env={**os.environ, "OMP_NUM_THREADS": "1"},
         )
-        try:
-            status, err = helpers.terminate_when(proc, lambda: helpers.progress_step(out) >= 100)
-        except AssertionError:  # "it ended first": a finished run (exit 0) is retried
-            if proc.returncode != 0:
-                raise
-            status, err = 0, ""
-        if status != 0 and not (out / "runs.csv").exists():
-            break
-        shutil.rmtree(out)
+        return terminate_or_finished(proc, lambda: helpers.progress_step(out) >= 100)
+
+    status, err = rerun_while_late(
+        terminate_at_step_100,
+        lambda run: run[0] == 0 or (out / "runs.csv").exists(),
+        lambda: shutil.rmtree(out),
+    )
     assert status == 143, err
     step = int(torch.load(out / "checkpoint" / "state.pt", weights_only=True)["step"])
     assert 100 <= step <= 200, err

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from helpers import rerun_while_late
+
 from maxminq.cli import main
 from maxminq.commands.theory import OUTPUTS
 
@@ -78,18 +80,23 @@ def test_theory_killed_by_sigkill_as_a_process_then_rerun(tmp_path: Path, capsys
     output is in place (mid-writes), then rerun; no temporary of its outputs is left."""
     out = tmp_path / "t"
     argv = [sys.executable, "-m", "maxminq", "theory", "--out", str(out), *TINY]
-    for _ in range(3):  # again (at most twice) when the kill provably came after the writes
+
+    def kill_after_the_first_write() -> subprocess.Popen:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while not (out / "bias.csv").exists() and proc.poll() is None:
             time.sleep(0.002)  # bias.csv appears once renamed into place, the first write
         os.kill(proc.pid, 9)
         proc.wait()
-        # On a loaded machine this process may not run for seconds after seeing bias.csv:
-        # the command then made its last write (or finished) before the kill, a run that
-        # tests nothing here.
-        if proc.returncode != 0 and not (out / "operator_bias.png").exists():
-            break
-        shutil.rmtree(out)
+        return proc
+
+    # On a loaded machine this process may not run for seconds after seeing bias.csv: the
+    # command then made its last write (or finished) before the kill, a run that tests
+    # nothing here; it is removed and run again (at most 3 runs).
+    proc = rerun_while_late(
+        kill_after_the_first_write,
+        lambda proc: proc.returncode == 0 or (out / "operator_bias.png").exists(),
+        lambda: shutil.rmtree(out),
+    )
     assert proc.returncode == -9 and (out / "bias.csv").is_file()
     assert not (out / "operator_bias.png").exists()  # killed before its last write
     left = killed_write(out / "variance_ratio.png")  # what a kill one write later leaves

@@ -21,6 +21,7 @@ import time
 import pytest
 import test_sweep_helpers as helpers
 import torch
+from helpers import rerun_while_late
 
 from maxminq.cli import main
 from maxminq.deep.config import TrainConfig
@@ -345,17 +346,22 @@ def test_ctrl_c_says_the_truth_and_resume_gives_the_uninterrupted_run(
     # Step 100 to the end takes about a second here: a loaded machine that does not run this
     # process for that long lets a "start" or "mid" run finish (exit 0) before the SIGINT.
     # Such a run tests nothing of its moment: it is removed and run again (at most 3 runs).
-    for _ in range(3):
+
+    def interrupt_when_ready() -> tuple[int, str]:
         proc = _spawn(out)
         end = time.monotonic() + 120
         while proc.poll() is None and not ready() and time.monotonic() < end:
             time.sleep(0.002)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
-        if proc.returncode != 0 or moment == "end":
-            break
-        shutil.rmtree(out)
-    if proc.returncode == 130:
+        return proc.returncode, err
+
+    status, err = rerun_while_late(
+        interrupt_when_ready,
+        lambda run: run[0] == 0 and moment != "end",
+        lambda: shutil.rmtree(out),
+    )
+    if status == 130:
         has_checkpoint = (out / "checkpoint" / "state.pt").exists()
         assert "Traceback" not in err, err
         if has_checkpoint:
@@ -364,7 +370,7 @@ def test_ctrl_c_says_the_truth_and_resume_gives_the_uninterrupted_run(
             assert "no checkpoint was written yet (every 40 steps)" in err, err
         assert moment != "end" or has_checkpoint  # the last checkpoint precedes the tests
     else:  # the signal came after the run: it is finished
-        assert proc.returncode == 0 and moment == "end", err
+        assert status == 0 and moment == "end", err
     assert main([*ARGV, "--out", str(out), "--resume"]) == 0
     capsys.readouterr()
     _same_tables(read_tables(out), finished[1])
