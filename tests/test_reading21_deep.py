@@ -197,3 +197,24 @@ def test_evaluate_names_the_operator_of_a_generalized_dqn_run(tmp_path, capsys) 
     assert main(["evaluate", str(out), "--episodes", "1", "--no-progress"]) == 0
     header = capsys.readouterr().out.splitlines()[0]
     assert header.startswith('generalized-dqn with operator weighted_double_q {"c": 2.0} on ')
+
+
+def test_a_g_from_before_its_module_was_reloaded_is_named_so(own_ops) -> None:
+    """A notebook's G taken before importlib.reload of its module is no longer the module's
+    function: it was refused as "has no importable name (a lambda, a closure or a function of
+    __main__)", none of which it is; now the line says what happened and what to pass."""
+    import importlib
+
+    old = own_ops.mean_g
+    importlib.reload(own_ops)
+    with pytest.raises(UsageError) as err:
+        _small(operator=old).resolve()
+    message = str(err.value)
+    assert message.startswith(
+        f"--operator: '{MODULE}:mean_g' now names another object than the function given "
+        "(its module was reloaded"
+    ), message
+    assert message.endswith(
+        f"pass operator='{MODULE}:mean_g' (or the module's function as it is now)"
+    )
+    assert _small(operator=own_ops.mean_g).resolve().operator == f"{MODULE}:mean_g"

@@ -729,6 +729,17 @@ _OWN_OPERATOR_HINT = (
 )
 
 
+def _loads(reference: str) -> bool:
+    """Whether ``operators.load_operator`` finds something callable by ``reference``."""
+    from maxminq import operators
+
+    try:
+        operators.load_operator(reference)
+    except ValueError:
+        return False
+    return True
+
+
 def _resolve_operator(
     agent: str, operator: Any, op_kwargs: Any
 ) -> tuple[str | None, dict[str, Any] | None]:
@@ -777,6 +788,18 @@ def _resolve_operator(
         reference = operators.operator_reference(operator)
         if reference is None:
             name = getattr(operator, "__name__", "G")
+            module = getattr(operator, "__module__", None)
+            qualname = getattr(operator, "__qualname__", "")
+            method = getattr(operator, "__self__", None) is not None  # a method
+            named = module and module != "__main__" and qualname and "<" not in qualname
+            if named and not method and _loads(f"{module}:{qualname}"):
+                # a module-level name that now holds another object: the module reloaded
+                raise UsageError(
+                    f"--operator: '{module}:{qualname}' now names another object than the "
+                    f"function given (its module was reloaded, or the function redefined, "
+                    f"since it was taken), so the run folder could not name it; pass "
+                    f"operator='{module}:{qualname}' (or the module's function as it is now)"
+                )
             raise UsageError(
                 f"--operator: {name!r} has no importable name (a lambda, a closure or a "
                 f"function of the script run as __main__), so the run folder could not name it "
