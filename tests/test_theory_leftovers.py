@@ -320,3 +320,26 @@ def test_sweep_resume_keeps_an_empty_folder_the_user_gave(tmp_path: Path) -> Non
 
 # That it removes the folders it made (--dir and a new parent) is checked on the smoke run
 # of test_benchmarks' test_bench_sweep_resume_smoke, which makes them.
+
+
+@pytest.mark.parametrize("stop_at", [1, 2])
+def test_a_signal_during_the_out_check_leaves_no_folder(tmp_path: Path, monkeypatch, stop_at):
+    """The check of --out before any work (every command that writes a folder) creates the
+    folder and its new parents, then removes them. A Ctrl-C or SIGTERM in between (before
+    the first removal, or between two) left the empty folders behind: a run stopped before
+    it wrote anything left 'new/theory' or 'new'. Here the signal's exception is raised
+    by the ``stop_at``-th removal."""
+    from maxminq.cli import check_out_folder
+
+    rmdir, calls = Path.rmdir, []
+
+    def interrupted_rmdir(self: Path) -> None:
+        calls.append(self)
+        if len(calls) == stop_at:
+            raise KeyboardInterrupt
+        rmdir(self)
+
+    monkeypatch.setattr(Path, "rmdir", interrupted_rmdir)
+    with pytest.raises(KeyboardInterrupt):
+        check_out_folder(tmp_path / "new" / "theory", "--out")
+    assert sorted(tmp_path.iterdir()) == []

@@ -251,6 +251,11 @@ def check_out_folder(path: Path, option: str) -> Path:
             folder.rmdir()
     except OSError as err:
         raise UsageError(f"{option}: cannot create the folder {path} ({err.strerror})") from None
+    except BaseException:  # Ctrl-C or SIGTERM mid-check: the folders made for it go too
+        for folder in new:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     if path.is_dir():
         try:
             with tempfile.TemporaryFile(dir=path, prefix=".maxminq-write-check.") as probe:
