@@ -248,3 +248,22 @@ def test_the_reports_bias_caption_says_how_a_g_of_ones_own_acts(tmp_path: Path) 
     own = caption(toy(["maxmin", "my_ops:median_q"]))
     assert "a G of your own (my_ops:median_q): the mean over its N tables" in own
     assert "G of your own" not in caption(toy(["maxmin", "ensemble"]))
+
+
+def test_a_configs_misspelt_library_reference_is_answered_in_the_configs_words(
+    tmp_path: Path,
+) -> None:
+    from maxminq.errors import MaxminqError
+    from maxminq.experiments.config import load_config
+
+    path = tmp_path / "typo.yaml"
+    path.write_text(
+        "name: typo\nkind: toy_mdp\nfixed: {seed: 1, episodes: 2, runs: 1, mu: 0.1}\n"
+        'variants:\n  - {algorithm: "bias_correctd:x", n: 1}\nscales: {quick: {}, paper: {}}\n'
+    )
+    with pytest.raises(MaxminqError) as info:
+        load_config(path, "quick")
+    text = str(info.value)
+    assert "variants[0].algorithm: " in text and "cannot import 'bias_correctd'" in text
+    assert "did you mean the library's bias_corrected (algorithm: bias_corrected)?" in text
+    assert "[:N]" not in text  # the command line's syntax is not a config's

@@ -257,7 +257,8 @@ def _validate_tabular(
             resolve(parsed.algorithm, parsed.n)
         except MaxminqError as err:
             key = "n" if "estimators" in str(err) or " n = " in str(err) else "algorithm"
-            raise SettingsError(key, str(err).split(": ", 1)[-1]) from None
+            worded = getattr(err, "config_message", None)  # in a config's words, if given
+            raise SettingsError(key, worded or str(err).split(": ", 1)[-1]) from None
     if isinstance(defaults, Mapping):
         extras = [k for k in settings if k not in known]
         for key in extras:  # all known (checked above)

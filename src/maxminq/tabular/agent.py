@@ -153,12 +153,13 @@ def _load_own(algorithm: str, option: str) -> Callable[..., Any]:
         close = None if not module or _module_importable(module) else closest(
             module, list(ALGORITHMS)
         )  # fmt: skip
-        meant = (
-            f"; did you mean the library's {close} (written {close}[:N][:key=value])?"
-            if close
-            else ""
-        )
-        raise UsageError(f"{option}: {err}{meant}") from None
+        if close:  # the command line's syntax, or a config's (ConfigWordedError)
+            raise ConfigWordedError(
+                f"{option}: {err}; did you mean the library's {close} (written "
+                f"{close}[:N][:key=value])?",
+                f"{err}; did you mean the library's {close} (algorithm: {close})?",
+            ) from None
+        raise UsageError(f"{option}: {err}") from None
 
 
 #: The value shapes a G of one's own is tried on before any work (``operators.own_operator``):
