@@ -267,3 +267,21 @@ def test_a_configs_misspelt_library_reference_is_answered_in_the_configs_words(
     assert "variants[0].algorithm: " in text and "cannot import 'bias_correctd'" in text
     assert "did you mean the library's bias_corrected (algorithm: bias_corrected)?" in text
     assert "[:N]" not in text  # the command line's syntax is not a config's
+
+
+def test_theorem_1s_experiment_takes_a_reference_as_the_classic_experiments_do(
+    kth_module: str,
+) -> None:
+    # docs: a G goes where an operator's name goes; the toy MDP took 'module:function' but
+    # operator_bias said "operator_params: unknown operator 'kth_ops21:kth'".
+    import importlib
+
+    from maxminq.theory import operator_bias
+
+    g = importlib.import_module("kth_ops21").kth
+    by_name = operator_bias(kth_module, 8, 3, 1.0, 1.0, 2000, np.random.default_rng(5), k=0)
+    by_function = operator_bias(g, 8, 3, 1.0, 1.0, 2000, np.random.default_rng(5), k=0)
+    maxmin = operator_bias("maxmin", 8, 3, 1.0, 1.0, 2000, np.random.default_rng(5))
+    assert by_name.bias == by_function.bias == maxmin.bias  # k=0: the min, Maxmin's G
+    with pytest.raises(ValueError, match=r"^operator 'kth_ops21:nope': module 'kth_ops21' has"):
+        operator_bias("kth_ops21:nope", 8, 3, 1.0, 1.0, 10, np.random.default_rng(5))

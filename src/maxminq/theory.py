@@ -28,7 +28,14 @@ import numpy as np
 from scipy.special import gamma as gamma_fn
 from scipy.special import poch
 
-from maxminq.operators import OPERATORS, bootstrap, maxmin, operator_params, own_operator
+from maxminq.operators import (
+    OPERATORS,
+    bootstrap,
+    load_operator,
+    maxmin,
+    operator_params,
+    own_operator,
+)
 
 __all__ = [
     "NOISES",
@@ -600,7 +607,11 @@ class OperatorBias:
 def _library_name(name: Any) -> Any:
     """``name``, or the key of ``maxminq.operators.OPERATORS`` if ``name`` is one of its
     functions: the library's own G passed as a function is that operator (its parameters
-    checked as the name's, its closed form known), as ``FiniteMDP.learn`` reads it."""
+    checked as the name's, its closed form known), as ``FiniteMDP.learn`` reads it. A
+    ``'module:function'`` string is the G of one's own it names (``operators.load_operator``,
+    whose one-line ValueError says what is wrong), as the classic experiments read it."""
+    if isinstance(name, str) and ":" in name:
+        name = load_operator(name)
     if callable(name):
         return next((key for key, fn in OPERATORS.items() if fn is name), name)
     return name
