@@ -211,7 +211,7 @@ def test_toy_mdp_says_how_large_its_csv_will_be(tmp_path, monkeypatch, capsys) -
         "toy MDP: note: toy_mdp.csv will hold 1,200 rows (one per run and episode), about "
         "0.0 GB on disk; fewer --runs or --episodes (--quick: 300 x 300) make it smaller\n"
     )
-    assert "x 1,200 runs x 1 episodes simulated in" in captured.out
+    assert "x 1,200 runs x 1 episode simulated in" in captured.out
     assert len((tmp_path / "a" / "toy_mdp.csv").read_text().splitlines()) == 1 + 1200
 
 
