@@ -322,3 +322,32 @@ def test_report_refuses_outputs_it_cannot_write_before_any_work(tmp_path, capsys
         "file there"
     ]
     assert sorted(p.name for p in theory.iterdir()) == ["bias.csv", "report.md"]
+
+
+def test_a_slip_in_a_config_name_gets_a_guess(tmp_path, monkeypatch, capsys) -> None:
+    """'maxminq sweep catchr' and 'sweep configs/my_gird.yaml' said only 'no such file';
+    'reproduce --only catchr' listed every name without saying which was meant."""
+    own = tmp_path / "own"
+    (own / "configs").mkdir(parents=True)
+    (own / "configs" / "my_grid.yaml").write_text("name: my_grid\n")
+    monkeypatch.chdir(own)
+    assert main(["sweep", "configs/my_gird.yaml", "--dry-run"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "maxminq sweep: error: configs/my_gird.yaml: no such file (did you mean "
+        "configs/my_grid.yaml?)"
+    ]
+    bare = tmp_path / "bare"  # no ./configs: the shipped configs are the ones meant
+    bare.mkdir()
+    monkeypatch.chdir(bare)
+    assert main(["sweep", "catchr", "--dry-run"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "maxminq sweep: error: catchr: no such file (did you mean the shipped config 'catcher'? "
+        "'maxminq reproduce --only catcher' runs it)"
+    ]
+    assert main(["reproduce", "--only", "catchr,zzz", "--out", str(bare / "out")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(
+        "maxminq reproduce: error: --only: unknown name(s) catchr (did you mean catcher?), zzz; "
+        "expected comma-separated names from: asterix_varying_n, catcher, "
+    ), line
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["bare", "configs", "my_grid.yaml", "own"]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from maxminq.cli import stdout_to_devnull
 from maxminq.commands.report import add_published, caution_lines
 from maxminq.commands.sweep import RESUME_HINT, parse_workers, stale_run_ids
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, closest
 
 if TYPE_CHECKING:
     from maxminq.analysis.report import PublishedRuns
@@ -181,9 +181,12 @@ def _unknown_only(
     config maxminq ships, it says so and how to run that one: the folder's names alone read
     as if the shipped config did not exist. ``unread``: the folder's configs that did not
     load at ``scale`` (one of them may be a name's config, in a file named otherwise)."""
+    known = sorted(names | {THEORY})
+    guessed = [(w, closest(w, known)) for w in unknown]  # 'catchr' (did you mean catcher?)
     text = (
-        f"--only: unknown name(s) {', '.join(unknown)}; expected comma-separated names "
-        f"from: {', '.join(sorted(names | {THEORY}))}"
+        "--only: unknown name(s) "
+        + ", ".join(w + (f" (did you mean {g}?)" if g else "") for w, g in guessed)
+        + f"; expected comma-separated names from: {', '.join(known)}"
     )
     package = package_configs_dir()
     shipped = [w for w in unknown if (package / f"{w}.yaml").is_file()]

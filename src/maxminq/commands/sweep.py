@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from maxminq.cli import hangup_as_terminate
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, closest
 
 # What cli.main adds to "interrupted" after Ctrl-C: the store keeps every finished run.
 RESUME_HINT = "finished runs are kept: the same command resumes"
@@ -192,6 +192,17 @@ def refuse_missing_shipped_config(path: Path) -> None:
             f"{path}: no such file; maxminq ships a config {name!r}: "
             f"'{run_shipped_command(name)}' runs it from any folder, or give its path, "
             f"{shipped}"
+        )
+    # A slip of the name ('catchr', 'configs/toy_mpd.yaml'): a config beside it, or shipped.
+    beside = sorted(p.stem for p in path.parent.glob("*.yaml")) if path.parent.is_dir() else []
+    near = closest(name, beside)
+    if near is not None:
+        raise UsageError(f"{path}: no such file (did you mean {path.parent / near}.yaml?)")
+    near = closest(name, sorted(p.stem for p in package_configs_dir().glob("*.yaml")))
+    if near is not None:
+        raise UsageError(
+            f"{path}: no such file (did you mean the shipped config {near!r}? "
+            f"'{run_shipped_command(near)}' runs it)"
         )
 
 
