@@ -285,3 +285,18 @@ def test_theorem_1s_experiment_takes_a_reference_as_the_classic_experiments_do(
     assert by_name.bias == by_function.bias == maxmin.bias  # k=0: the min, Maxmin's G
     with pytest.raises(ValueError, match=r"^operator 'kth_ops21:nope': module 'kth_ops21' has"):
         operator_bias("kth_ops21:nope", 8, 3, 1.0, 1.0, 10, np.random.default_rng(5))
+
+
+def test_update_members_refusals_name_a_g_of_ones_own_among_those_that_take_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A G of one's own updates Algorithm 1's subset too; the refusals said "only maxmin and
+    # ensemble", sending a user with such a G away from an option that works for it.
+    with pytest.raises(UsageError) as info:
+        agent.check_update_members("double_q", 2, 2)
+    assert "maxmin, ensemble and a G of your own ('module:function')" in str(info.value)
+    argv = ["experiment", "toy-mdp", "--algorithms", "double_q", "--update-members", "2",
+            "--workers", "1", "--no-progress", "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "maxmin, ensemble and a G of your own ('module:function')" in err, err

@@ -141,7 +141,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--update-members",
             default="1",
-            help="estimators maxmin and ensemble update per step, each on its own mini-batch "
+            help="estimators maxmin, ensemble and a G of your own update per step, each on "
+            "its own mini-batch "
             "(Algorithm 1's subset; at most their N); the others update one (default 1)",
         )
         p.add_argument(
@@ -259,8 +260,9 @@ def _algorithms(
 def _subset_sizes(
     u: int, algos: list[tuple[str, int, dict[str, float]]]
 ) -> dict[tuple[str, int], dict[str, int]]:
-    """``--update-members`` ``u`` as each (algorithm, N)'s extra settings: maxmin and ensemble
-    take it (checked against N now, before any work), the others update one table."""
+    """``--update-members`` ``u`` as each (algorithm, N)'s extra settings: maxmin, ensemble
+    and a G of one's own take it (checked against N now, before any work), the others update
+    one table."""
     from maxminq.tabular.agent import KIND_ESTIMATORS, algorithm_spec, check_update_members
 
     if u > 1 and all(algorithm_spec(a).kind != KIND_ESTIMATORS for a, _, _ in algos):
@@ -268,7 +270,8 @@ def _subset_sizes(
         names = ", ".join(dict.fromkeys(a for a, _, _ in algos))
         raise UsageError(
             f"--update-members: none of the algorithms ({names}) updates a subset of its "
-            f"tables (only maxmin and ensemble do), got {u}"
+            f"tables (only maxmin, ensemble and a G of your own ('module:function') do), "
+            f"got {u}"
         )
     return {
         (a, n): {"update_members": check_update_members(a, n, u)}

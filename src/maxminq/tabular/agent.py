@@ -417,8 +417,9 @@ def check_update_members(algorithm: str, n: int, value: Any) -> int:
     u = check_positive_int(value, "--update-members")
     if u > 1 and algorithm_spec(algorithm).kind != KIND_ESTIMATORS:
         raise UsageError(
-            f"--update-members: {algorithm} updates one table per step (only maxmin and "
-            f"ensemble update a subset of their n estimators), got {u}"
+            f"--update-members: {algorithm} updates one table per step (only maxmin, "
+            f"ensemble and a G of your own ('module:function') update a subset of their n "
+            f"estimators), got {u}"
         )
     if u > n:
         raise UsageError(f"--update-members: {algorithm} has n = {n} estimators, got {u}")
