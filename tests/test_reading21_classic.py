@@ -300,3 +300,35 @@ def test_update_members_refusals_name_a_g_of_ones_own_among_those_that_take_it(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "maxmin, ensemble and a G of your own ('module:function')" in err, err
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ("def g(q)\n    return q\n", "SyntaxError"),
+        ("raise RuntimeError('needs a GPU')\n", "RuntimeError: needs a GPU"),
+    ],
+)
+def test_a_module_that_fails_to_import_is_one_line_exit_2(
+    source: str, says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # A slip in the user's module (a missing colon, an error at import) was a traceback and
+    # exit status 1: only ImportError was caught.
+    folder = tmp_path / "bad_ops"
+    folder.mkdir()
+    (folder / "bad_ops21.py").write_text(source)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, "bad_ops21", raising=False)
+    out = tmp_path / "out"
+    argv = ["experiment", "toy-mdp", "--algorithms", "bad_ops21:g", "--runs", "1",
+            "--episodes", "1", "--workers", "1", "--no-progress", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(
+        "maxminq experiment: error: --algorithms: operator 'bad_ops21:g': importing "
+        "'bad_ops21' failed: "
+    ), err
+    assert says in err and "bad_ops21.py" in err
+    assert not out.exists()
