@@ -85,3 +85,37 @@ def test_bad_references_name_themselves_in_one_line(my_ops, reference, words):
     assert "\n" not in message
     for word in words:
         assert word in message
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("def g(q:\n    return q\n", ["SyntaxError", "broken_ops_for_load.py, line 1"]),
+        ("raise RuntimeError('needs a GPU')\n", ["RuntimeError: needs a GPU", "line 1"]),
+    ],
+)
+def test_a_module_failing_at_import_is_one_line(tmp_path, monkeypatch, source, words):
+    (tmp_path / "broken_ops_for_load.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError) as info:
+        load_operator("broken_ops_for_load:g")
+    message = str(info.value)
+    assert "\n" not in message and "importing 'broken_ops_for_load' failed" in message
+    for word in words:
+        assert word in message
+
+
+def test_train_with_a_module_failing_at_import_exits_2_in_one_line(tmp_path, monkeypatch, capsys):
+    from maxminq.cli import main
+
+    (tmp_path / "broken_ops_for_train.py").write_text("raise RuntimeError('half written')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "run"
+    argv = ["train", "--env", "CartPole-v1", "--agent", "generalized-dqn", "--n", "2"]
+    code = main(
+        [*argv, "--operator", "broken_ops_for_train:g", "--steps", "200", "--out", str(out)]
+    )
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err
+    assert "--operator" in err and "RuntimeError: half written" in err
+    assert not out.exists()

@@ -422,7 +422,8 @@ def load_operator(reference: str) -> Callable[..., Any]:
     ``'my_ops:median_q'``. Config files and the command line name an operator this way.
 
     Raises ValueError naming ``reference`` and what to do when it names nothing: no such
-    operator, module or attribute, or an attribute that is not callable.
+    operator, module or attribute, an attribute that is not callable, or a module that fails
+    when imported (its error's type, first line and file:line, in one line).
     """
     if not isinstance(reference, str) or not reference.strip():
         raise ValueError(f"operator must be a name or 'module:function', got {reference!r}")
@@ -444,6 +445,10 @@ def load_operator(reference: str) -> Callable[..., Any]:
             f"operator {reference!r}: cannot import {module_name!r} ({err}); a module in the "
             "current folder needs PYTHONPATH=. (or python -m maxminq), else install it"
         ) from None
+    except Exception as err:  # the module's own failure at import: a SyntaxError, a raise
+        raise ValueError(
+            f"operator {reference!r}: importing {module_name!r} failed: {_import_failure(err)}"
+        ) from None
     g: Any = module
     for part in attribute.split("."):
         if not hasattr(g, part):
@@ -452,6 +457,22 @@ def load_operator(reference: str) -> Callable[..., Any]:
     if not callable(g):
         raise ValueError(f"operator {reference!r} is a {type(g).__name__}, not a G function")
     return g
+
+
+def _import_failure(err: BaseException) -> str:
+    """One line for an exception raised while importing a user's module: its type and first
+    line, and where (``my_ops.py, line 3``: a SyntaxError's, else the deepest frame's)."""
+    import traceback
+
+    text = str(err).splitlines()[0] if str(err) else ""
+    if isinstance(err, SyntaxError):
+        where = f"{err.filename}, line {err.lineno}"
+        text = err.msg or text
+    else:
+        frames = traceback.extract_tb(err.__traceback__)
+        where = f"{frames[-1].filename}, line {frames[-1].lineno}" if frames else ""
+    message = f"{type(err).__name__}: {text}" if text else type(err).__name__
+    return f"{message} ({where})" if where else message
 
 
 def operator_reference(g: str | Callable[..., Any]) -> str | None:

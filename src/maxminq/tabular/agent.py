@@ -142,25 +142,8 @@ def _module_importable(name: str) -> bool:
         return False
 
 
-def _import_failure(err: BaseException) -> str:
-    """One line for an exception raised while importing a user's module: its type and first
-    line, and where (``my_ops.py, line 3``: a SyntaxError's, else the deepest frame's)."""
-    import traceback
-
-    text = str(err).splitlines()[0] if str(err) else ""
-    if isinstance(err, SyntaxError):
-        where = f"{err.filename}, line {err.lineno}"
-        text = err.msg or text
-    else:
-        frames = traceback.extract_tb(err.__traceback__)
-        frame = frames[-1] if frames else None
-        where = f"{frame.filename}, line {frame.lineno}" if frame else ""
-    message = f"{type(err).__name__}: {text}" if text else type(err).__name__
-    return f"{message} ({where})" if where else message
-
-
 def _load_own(algorithm: str, option: str) -> Callable[..., Any]:
-    """``operators.load_operator(algorithm)`` for a G of one's own, its ValueError (or the
+    """``operators.load_operator(algorithm)`` for a G of one's own, its ValueError (also the
     module's own failure at import: a SyntaxError, an error it raises) as one UsageError
     naming ``option``; a module that cannot be found whose name is close to a
     library operator's (``bias_correctd:x``) is most likely that operator mistyped: said."""
@@ -178,9 +161,6 @@ def _load_own(algorithm: str, option: str) -> Callable[..., Any]:
                 f"{err}; did you mean the library's {close} (algorithm: {close})?",
             ) from None
         raise UsageError(f"{option}: {err}") from None
-    except Exception as err:  # the module's own failure at import: a SyntaxError, a raise
-        raise UsageError(f"{option}: operator {algorithm!r}: importing {module!r} failed: "
-                         f"{_import_failure(err)}") from None  # fmt: skip
 
 
 #: The value shapes a G of one's own is tried on before any work (``operators.own_operator``):
