@@ -119,3 +119,14 @@ def test_train_with_a_module_failing_at_import_exits_2_in_one_line(tmp_path, mon
     assert code == 2 and "\n" not in err
     assert "--operator" in err and "RuntimeError: half written" in err
     assert not out.exists()
+
+
+def test_finite_mdp_learn_takes_a_g_by_its_module_function_name(my_ops):
+    from maxminq.tabular.finite_mdp import random_mdp
+
+    mdp = random_mdp(5, 3, np.random.default_rng(1), gamma=0.8)
+    by_name = mdp.learn("my_ops_for_load:median_q", 3, 1, 40, np.random.default_rng(2))
+    by_function = mdp.learn(my_ops.median_q, 3, 1, 40, np.random.default_rng(2))
+    assert np.array_equal(by_name.q, by_function.q)
+    with pytest.raises(ValueError, match="has no 'nope'"):
+        mdp.learn("my_ops_for_load:nope", 3, 1, 40, np.random.default_rng(2))

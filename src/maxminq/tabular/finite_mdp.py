@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from maxminq.operators import OPERATORS, own_operator, td_target
+from maxminq.operators import OPERATORS, load_operator, own_operator, td_target
 
 __all__ = [
     "ASYMMETRIC_OPERATORS",
@@ -396,7 +396,8 @@ def generalized_q_learning(
 
     Args:
         P, R, gamma: the MDP (shapes (S, A, S) and (S, A)); see :class:`FiniteMDP`.
-        operator: a key of ``maxminq.operators.OPERATORS`` or a G function (one of those
+        operator: a key of ``maxminq.operators.OPERATORS``, a G function, or its name
+            ``'module:function'`` (``operators.load_operator``) (one of those
             keys' functions runs as its key; another sees the members in estimator order,
             with no role rotation, and a batch axis in both modes: (states, N K, A) in sync
             mode, (1, N K, A) in async mode; its values are read as float64 NumPy).
@@ -425,6 +426,8 @@ def generalized_q_learning(
     _check_rng(rng)
     own_g = False  # a G function of your own (not one of maxminq.operators)
     op: Callable[..., Any]
+    if isinstance(operator, str) and ":" in operator:  # 'module:function', a G of one's own
+        operator = load_operator(operator)
     if isinstance(operator, str):
         if operator not in OPERATORS:
             raise ValueError(f"operator must be one of {sorted(OPERATORS)}, got {operator!r}")
