@@ -196,7 +196,7 @@ def test_evaluate_names_the_operator_of_a_generalized_dqn_run(tmp_path, capsys) 
     capsys.readouterr()
     assert main(["evaluate", str(out), "--episodes", "1", "--no-progress"]) == 0
     header = capsys.readouterr().out.splitlines()[0]
-    assert header.startswith('generalized-dqn with operator weighted_double_q {"c": 2.0} on ')
+    assert header.startswith("Generalized DQN, weighted_double_q (N=2) (c=2) on ")
 
 
 def test_a_g_from_before_its_module_was_reloaded_is_named_so(own_ops) -> None:

@@ -142,17 +142,39 @@ def _best_agent_bands(
     panel's best N / K, e.g. ``'Averaged K=2, Maxmin N=6'``, for its title: they differ
     from panel to panel, and Maxmin's bias depends on N (Theorem 1)."""
     settings = []
+    among = _operators(best_env)
     for _, row in best_env.sort_values("agent", key=lambda s: s.map(T.agent_rank)).iterrows():
         c = T.select_setting(curves, row, keys).sort_values("step")
         if c.empty:
             continue
         agent, n = row["agent"], row.get("n")
-        name = style.LABELS.get(agent, agent)
-        _band(ax, c["step"], c["mean"], c["se"], color=style.color(agent), label=name, **kw)
+        name, look = _deep_look(row, among)
+        _band(ax, c["step"], c["mean"], c["se"], label=name, **look, **kw)
         size = style.SIZE_NAME.get(style.FAMILY.get(agent, agent))  # N, K or None
         if size and isinstance(n, (int, float, np.number)) and np.isfinite(n):
-            settings.append(f"{name.removesuffix(' DQN')} {size}={int(n)}")
-    return ", ".join(settings)
+            short = style.LABELS.get(agent, agent).removesuffix(" DQN")
+            settings.append(f"{short} {size}={int(n)}")
+    return ", ".join(dict.fromkeys(settings))  # one G's N is every G's alike: named once
+
+
+def _operators(df: pd.DataFrame) -> list[str]:
+    """The Gs (``operator``) of ``df``'s generalized-dqn rows, for their colours."""
+    if "operator" not in df.columns:
+        return []
+    return sorted({str(g) for g in df["operator"].dropna()})
+
+
+def _deep_look(row: pd.Series, among: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:
+    """A deep setting's legend name and line style: the agent's (``Maxmin DQN``, its
+    family's colour); a generalized-dqn run's names its G and parameters (``Generalized
+    DQN, median_q [my_ops] (w=0.7)``), coloured as its G (a G of one's own, one of
+    ``style.OWN_COLORS`` per G of ``among``; a library G its family's), dashed."""
+    agent = row["agent"]
+    operator, kwargs = row.get("operator"), row.get("op_kwargs")
+    if agent != "generalized-dqn" or not isinstance(operator, str):
+        return style.LABELS.get(agent, agent), {"color": style.color(agent)}
+    look: dict[str, Any] = {"color": style.color(operator, among), "ls": "--"}
+    return style.label(agent, None, operator, kwargs), look
 
 
 def _panel_title(ax: Axes, env: str, settings: str, among: Sequence[str] = ()) -> None:
@@ -337,11 +359,16 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
     fig, axes = _grid(len(envs))
     for ax, env in zip(axes, envs, strict=True):
         sub = summary[summary["env_id"] == env]
-        agents = _agents(sub)
-        for k, agent in enumerate(agents):
-            per_lr = T.best_settings(sub[sub["agent"] == agent], ["lr"]).sort_values("lr")
+        # an agent per series; generalized-dqn one per G (operator, op_kwargs)
+        series = sub[T.present_keys(sub, ["agent", *T.DEEP_OPERATOR_KEYS])].drop_duplicates()
+        series = series.sort_values("agent", key=lambda s: s.map(T.agent_rank), kind="stable")
+        among = _operators(sub)
+        for k, (_, which) in enumerate(series.iterrows()):
+            name, look = _deep_look(which, among)
+            mine = T.select_setting(sub, which, list(which.index))
+            per_lr = T.best_settings(mine, ["lr"]).sort_values("lr")
             se = per_lr["se"].fillna(0.0).to_numpy()
-            dodge = 10 ** (0.02 * (k - (len(agents) - 1) / 2))  # keep error bars apart
+            dodge = 10 ** (0.02 * (k - (len(series) - 1) / 2))  # keep error bars apart
             ax.errorbar(
                 per_lr["lr"].to_numpy(dtype=float) * dodge,
                 per_lr["mean"],
@@ -349,8 +376,8 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
                 marker="o",
                 ms=4,
                 capsize=2,
-                color=style.color(agent),
-                label=style.LABELS.get(agent, agent),
+                label=name,
+                **look,
             )
         ax.set_xscale("log")
         lrs = sorted(float(v) for v in sub["lr"].dropna().unique())

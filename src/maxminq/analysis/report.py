@@ -441,6 +441,16 @@ POOLABLE = frozenset(
 )
 
 
+def _keys_named(records: Sequence) -> dict[str, list[str]]:
+    """:data:`TABLE_KEYS` as the pooling caution names them: the deep G's keys
+    (``T.DEEP_OPERATOR_KEYS``) only where a deep run sets them (a generalized-dqn run)."""
+    set_ = {k for r in records if r.kind == "deep" for k in r.settings}
+    return {
+        kind: [k for k in keys if kind != "deep" or k not in T.DEEP_OPERATOR_KEYS or k in set_]
+        for kind, keys in TABLE_KEYS.items()
+    }
+
+
 def _pooling_groups(records: Sequence) -> dict[tuple, list[dict]]:
     """The records' settings grouped by run kind and table keys (:data:`TABLE_KEYS`)."""
     groups: dict[tuple, list[dict]] = {}
@@ -1263,7 +1273,7 @@ def build_report(
         doc.para(
             "**Caution: runs of different experiments are pooled.** The tables, claims and "
             "figures key their rows by "
-            + "; ".join(f"{k} ({', '.join(v)})" for k, v in TABLE_KEYS.items())
+            + "; ".join(f"{k} ({', '.join(v)})" for k, v in _keys_named(records).items())
             + ", but this folder holds runs with the same keys that differ in other settings: "
             + " | ".join(pooled)
             + ". "
@@ -1369,9 +1379,16 @@ def build_report(
         doc.table(*_mc_table(T.mountain_car_best(mcs, mc_extra), mc_extra))
     if not deep_summary.empty:
         assert tables.episodes is not None  # a deep summary comes from them
-        deep_extra = T.present_keys(tables.episodes, split.get("deep", ()))
+        # a generalized-dqn run's G keys its rows (T.DEEP_KEYS): its columns name it
+        ops = [
+            k
+            for k in T.present_keys(tables.episodes, T.DEEP_OPERATOR_KEYS)
+            if tables.episodes[k].notna().any()
+        ]
+        split_extra = T.present_keys(tables.episodes, split.get("deep", ()))
+        deep_extra = list(dict.fromkeys([*ops, *split_extra]))
         split_summary = (
-            T.deep_summary(tables, reps=reps, extra=deep_extra) if deep_extra else deep_summary
+            T.deep_summary(tables, reps=reps, extra=split_extra) if split_extra else deep_summary
         )
         _write_csv(split_summary, summary_dir / SUMMARY_TABLES[2])
         doc.heading("Deep RL (best setting per agent; test return, higher is better)", 3)

@@ -277,7 +277,7 @@ def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
     by name or, for folders of one name, by as many trailing parts as tell them apart."""
     from maxminq.analysis import style
 
-    labels = [style.label(c["agent"], c["n"]) for c in cfgs]
+    labels = [style.label(c["agent"], c["n"], c.get("operator"), c.get("op_kwargs")) for c in cfgs]
     if len({c["env_id"] for c in cfgs}) > 1:
         labels = [f"{label}, {c['env_id']}" for label, c in zip(labels, cfgs, strict=True)]
     # Folders of one name (runs/a/dqn, runs/b/dqn): as many trailing parts as tell them apart.

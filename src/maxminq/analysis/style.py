@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ FAMILY: dict[str, str] = {
     "ddqn": "double_q",
     "maxmin": "maxmin",
     "maxmin-dqn": "maxmin",
+    "generalized-dqn": "generalized",
     "averaged": "averaged",
     "averaged-dqn": "averaged",
     "ensemble": "ensemble",
@@ -47,6 +49,7 @@ LABELS: dict[str, str] = {
     "ddqn": "Double DQN",
     "maxmin": "Maxmin Q",
     "maxmin-dqn": "Maxmin DQN",
+    "generalized-dqn": "Generalized DQN",
     "averaged": "Averaged Q",
     "averaged-dqn": "Averaged DQN",
     "ensemble": "Ensemble Q",
@@ -88,22 +91,48 @@ def color(algorithm: str, among: Iterable[str] | None = None) -> str:
 SIZE_NAME: dict[str, str] = {
     "maxmin": "N",
     "ensemble": "N",
+    "generalized": "N",
     "averaged": "K",
     "historical_best": "K",
 }
 
 
-def label(algorithm: str, n: int | float | None = None) -> str:
+def params_text(op_kwargs: object) -> str:
+    """An operator's parameters as labels give them, ``"c=10"``, ``"k=1,w=0.7"``, from a
+    mapping or a stored run's JSON text; ``""`` for none (None, NaN, ``{}``, ``""``)."""
+    if isinstance(op_kwargs, str):
+        op_kwargs = json.loads(op_kwargs) if op_kwargs.strip() else None
+    if not isinstance(op_kwargs, Mapping):
+        return ""
+    return ",".join(
+        f"{k}={v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"{k}={v}"
+        for k, v in sorted(op_kwargs.items())
+    )
+
+
+def label(
+    algorithm: str,
+    n: int | float | None = None,
+    operator: object = None,
+    op_kwargs: object = None,
+) -> str:
     """A legend label, e.g. ``label("maxmin", 4) == "Maxmin Q (N=4)"``,
     ``label("averaged", 3) == "Averaged Q (K=3)"``; ``n`` None or NaN, or a family without
     one (Q-learning, Double Q, ...), gives the plain name. A G of one's own,
-    ``'my_ops:median_q'``, reads ``"median_q [my_ops] (N=4)"`` (N estimators)."""
+    ``'my_ops:median_q'``, reads ``"median_q [my_ops] (N=4)"`` (N estimators).
+    ``generalized-dqn`` names its G, ``operator`` (its reference: a library name or
+    ``'module:function'``; None or NaN: not known) with ``op_kwargs`` (a mapping or JSON):
+    ``"Generalized DQN, median_q [my_ops] (N=4) (w=0.7)"``."""
     own = _own_parts(algorithm)
     text = f"{own[1]} [{own[0]}]" if own else LABELS.get(algorithm, algorithm)
+    if algorithm == "generalized-dqn" and isinstance(operator, str) and operator:
+        g = _own_parts(operator)
+        text += ", " + (f"{g[1]} [{g[0]}]" if g else operator)
+    params = params_text(op_kwargs) if algorithm == "generalized-dqn" else ""
     size = "N" if own else SIZE_NAME.get(FAMILY.get(algorithm, algorithm))
-    if size is None or n is None or n != n:  # n != n: NaN (an unset N in a table)
-        return text
-    return f"{text} ({size}={int(n)})"
+    if not (size is None or n is None or n != n):  # n != n: NaN (an unset N in a table)
+        text = f"{text} ({size}={int(n)})"
+    return f"{text} ({params})" if params else text
 
 
 def integer(n: int) -> str:

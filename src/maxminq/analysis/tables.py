@@ -27,7 +27,11 @@ import pandas as pd
 from scipy import stats
 
 # Columns that describe a run's settings (not its measurements), per kind of experiment.
-DEEP_KEYS = ["env_id", "agent", "n", "lr"]
+#: A deep run's G (``generalized-dqn``'s ``operator`` and ``op_kwargs``): runs of two Gs are
+#: two settings. Keys like the others, present only in tables of runs that set them (the
+#: paper's agents do not), so tables of those alone key and read as before.
+DEEP_OPERATOR_KEYS = ["operator", "op_kwargs"]
+DEEP_KEYS = ["env_id", "agent", "n", "lr", *DEEP_OPERATOR_KEYS]
 TOY_KEYS = ["mu", "algorithm", "n"]
 MOUNTAIN_CAR_KEYS = ["algorithm", "n", "sigma2", "step_size"]
 
@@ -392,7 +396,7 @@ def deep_summary(
 ) -> pd.DataFrame:
     """Final performance per deep setting: runs, mean, SE, IQM and its bootstrap 95% CI.
     ``extra`` settings (e.g. ``update_members``) split the settings further."""
-    keys = [*DEEP_KEYS, *extra]
+    keys = list(dict.fromkeys([*DEEP_KEYS, *extra]))
     scores = deep_final_scores(tables, keys)
     if scores.empty:
         return pd.DataFrame()
@@ -403,10 +407,12 @@ def deep_best(
     summary: pd.DataFrame, *, score: str = "mean", extra: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Best (lr, N) per environment and agent (and ``extra`` settings), by mean final
-    performance (the paper's rule)."""
+    performance (the paper's rule); a ``generalized-dqn`` run's G (:data:`DEEP_OPERATOR_KEYS`)
+    is part of its agent: one best setting per G."""
     if summary.empty:
         return summary
-    return best_settings(summary, present_keys(summary, ["env_id", "agent", *extra]), score=score)
+    group = list(dict.fromkeys(["env_id", "agent", *DEEP_OPERATOR_KEYS, *extra]))
+    return best_settings(summary, present_keys(summary, group), score=score)
 
 
 BIAS_STATS = ["bias_mean", "bias_std", "bias_abs", "bias_n"]  # what pooled_bias gives

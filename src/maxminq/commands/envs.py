@@ -232,8 +232,8 @@ def defaults_text(d: EnvDefaults) -> str:
     lines += [f"  {o:<{width}}  {v}" for o, v in options]
     lines += [
         "",
-        "and per --agent (default maxmin-dqn), --lr and --n (N of Maxmin and Ensemble DQN, K",
-        "of Averaged DQN):",
+        "and per --agent (default maxmin-dqn), --lr and --n (N of Maxmin, Ensemble and",
+        "Generalized DQN, K of Averaged DQN):",
     ]
     named = max(len(a) for a in AGENT_NAMES)  # generalized-dqn once stood out of line
     for agent in AGENT_NAMES:

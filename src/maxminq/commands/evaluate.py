@@ -127,10 +127,8 @@ def run(args: argparse.Namespace) -> int:
     )
     env = c.env_id + (f" {json.dumps(c.env_kwargs)}" if c.env_kwargs else "")  # its variant
     # The run's name as plot and compare give it (DQN, Maxmin DQN (N=4)), not its option.
-    name = label(c.agent, c.n)
-    if c.operator is not None:  # generalized-dqn: which G (two such runs read alike without)
-        kwargs = f" {json.dumps(c.op_kwargs)}" if c.op_kwargs else ""
-        name += f" with operator {c.operator}{kwargs}"
+    # generalized-dqn names its G (two such runs read alike without), as plot's legend does.
+    name = label(c.agent, c.n, c.operator, c.op_kwargs)
     print(f"{name} on {env}, eps = {args.eps}, {count(args.episodes, 'episode')}:")
     if args.seeds is None:  # the mean over seeds below is not the run's: say who is missing
         gone = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st != "done"]

@@ -460,7 +460,7 @@ def run(args: argparse.Namespace) -> int:
             from maxminq.analysis import style
             from maxminq.analysis.figures import DEFAULT_PANELS, fig_training_runs, run_title
 
-            label = style.label(resolved.agent, resolved.n)
+            label = style.label(resolved.agent, resolved.n, resolved.operator, resolved.op_kwargs)
             title = run_title(label, resolved.env_id, len(resolved.seeds), tests)
             # A run with evaluations shows their returns beside the training return; one that
             # kept its probes, their distribution after the mean bias.

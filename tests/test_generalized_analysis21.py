@@ -1,0 +1,153 @@
+"""generalized-dqn in the analysis: its label names its G, the report's deep tables, figures
+and pooling caution key its runs by G (operator + op_kwargs), single-run titles, envs text
+and compare name it. Runs without an operator read as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import matplotlib
+import matplotlib.pyplot
+import numpy as np
+import pandas as pd
+
+matplotlib.use("Agg")
+
+from maxminq.analysis import figures as F  # noqa: E402
+from maxminq.analysis import style  # noqa: E402
+from maxminq.analysis import tables as T  # noqa: E402
+from maxminq.analysis.report import pooled_differences  # noqa: E402
+from maxminq.analysis.runs import figure_title, run_labels  # noqa: E402
+
+OWN = "my_ops:median_q"
+
+
+def test_label_names_the_g_of_generalized_dqn() -> None:
+    assert style.label("generalized-dqn", 4, OWN) == "Generalized DQN, median_q [my_ops] (N=4)"
+    assert (
+        style.label("generalized-dqn", 4, OWN, '{"w":0.7}')
+        == "Generalized DQN, median_q [my_ops] (N=4) (w=0.7)"
+    )
+    assert style.label("generalized-dqn", 3, "maxmin") == "Generalized DQN, maxmin (N=3)"
+    assert style.label("generalized-dqn", 2, "weighted_double_q", {"c": 2.0}) == (
+        "Generalized DQN, weighted_double_q (N=2) (c=2)"
+    )
+    # the others as before; an operator given to another agent is not its G
+    assert style.label("maxmin-dqn", 3) == "Maxmin DQN (N=3)"
+    assert style.label("maxmin-dqn", 3, "maxmin") == "Maxmin DQN (N=3)"
+    assert style.label("dqn", float("nan")) == "DQN"
+    assert style.label(OWN, 4) == "median_q [my_ops] (N=4)"
+
+
+def _cfg(operator: str | None, **more: object) -> dict:
+    cfg = {"agent": "generalized-dqn", "n": 3, "env_id": "CartPole-v1", "lr": 1e-3, "seeds": [0]}
+    if operator is not None:
+        cfg["operator"] = operator
+    return cfg | more
+
+
+def test_run_labels_and_single_run_title_name_the_g() -> None:
+    cfgs = [_cfg("maxmin"), _cfg(OWN, op_kwargs={"w": 0.7})]
+    labels = run_labels(cfgs, [Path("a"), Path("b")])
+    assert labels == [
+        "Generalized DQN, maxmin (N=3)",
+        "Generalized DQN, median_q [my_ops] (N=3) (w=0.7)",
+    ]
+    one = run_labels(cfgs[1:], [Path("b")])
+    title = figure_title(cfgs[1:], one, [{"tests": None}])
+    assert title.startswith("Generalized DQN, median_q [my_ops] (N=3) (w=0.7) on CartPole-v1")
+
+
+def _episodes() -> pd.DataFrame:
+    """Two seeds per setting: DQN, and generalized-dqn with two Gs (one with parameters),
+    all of one (env, agent, n, lr) but the Gs; returns differ per G."""
+    rng = np.random.default_rng(0)
+    rows = []
+    settings = [
+        ("dqn", 1, None, None, 10.0),
+        ("generalized-dqn", 3, "maxmin", None, 20.0),
+        ("generalized-dqn", 3, OWN, '{"w":0.7}', 30.0),
+    ]
+    for i, (agent, n, op, kw, level) in enumerate(settings):
+        for seed in (0, 1):
+            for ep in range(30):
+                rows.append(
+                    {
+                        "run_id": f"r{i}",
+                        "env_id": "CartPole-v1",
+                        "agent": agent,
+                        "n": n,
+                        "lr": 1e-3,
+                        "operator": op,
+                        "op_kwargs": kw,
+                        "seed": seed,
+                        "episode": ep,
+                        "step": 10 * (ep + 1),
+                        "return": level + rng.normal(),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_deep_summary_best_and_figures_keep_each_g_apart() -> None:
+    tables = T.Tables(episodes=_episodes())
+    summary = T.deep_summary(tables, reps=50)
+    best = T.deep_best(summary)
+    gen = best[best["agent"] == "generalized-dqn"].sort_values("mean")
+    assert list(gen["operator"]) == ["maxmin", OWN]  # one best per G, not the best G alone
+    assert list(gen["runs"]) == [2, 2]  # each G's own seeds, not the four pooled
+    np.testing.assert_allclose(gen["mean"], [20.0, 30.0], atol=1.5)
+    fig = F._best_agent_figure(best, T.deep_curves(tables.episodes), "steps", "return")
+    assert fig is not None
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert sorted(labels) == [
+        "DQN",
+        "Generalized DQN, maxmin",
+        "Generalized DQN, median_q [my_ops] (w=0.7)",
+    ]
+    lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
+    own = lines["Generalized DQN, median_q [my_ops] (w=0.7)"]
+    assert own.get_ydata()[-1] > lines["Generalized DQN, maxmin"].get_ydata()[-1] + 5
+    assert own.get_color() != lines["Generalized DQN, maxmin"].get_color()
+    matplotlib.pyplot.close(fig)
+
+
+def test_sensitivity_draws_a_series_per_g(tmp_path: Path) -> None:
+    summary = T.deep_summary(T.Tables(episodes=_episodes()), reps=50)
+    made = F.fig_sensitivity(summary, tmp_path)
+    assert made is not None
+    svg = (tmp_path / "deep_sensitivity.svg").read_text()
+    assert "median_q [my_ops] (w=0.7)" in svg
+    assert "Generalized DQN, maxmin" in svg
+
+
+def _record(**settings: object) -> SimpleNamespace:
+    base = {"env_id": "CartPole-v1", "agent": "generalized-dqn", "n": 3, "lr": 1e-3}
+    return SimpleNamespace(kind="deep", settings=base | {"seeds": [0, 1]} | settings)
+
+
+def test_a_sweep_of_gs_is_not_runs_of_different_experiments_pooled() -> None:
+    records = [
+        _record(operator="maxmin"),
+        _record(operator="ensemble"),
+        _record(operator=OWN, op_kwargs={"w": 0.7}),
+        _record(operator=OWN, op_kwargs={"w": 0.3}),
+    ]
+    assert pooled_differences(records) == []
+    # runs apart in another setting are still named so, in the words they had
+    plain = [
+        _record(agent="dqn", n=1, steps=1000),
+        _record(agent="dqn", n=1, steps=2000),
+    ]
+    assert pooled_differences(plain) == [
+        "deep (env_id CartPole-v1, agent dqn, n 1, lr 0.001): 2 run ids pooled; steps 1000 vs 2000"
+    ]
+
+
+def test_envs_text_counts_generalized_dqn_among_the_n_of_estimators(capsys) -> None:
+    from maxminq.cli import main
+
+    assert main(["envs", "--env", "CartPole-v1"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "N of Maxmin, Ensemble and Generalized DQN, K of Averaged DQN" in text
