@@ -151,3 +151,25 @@ def test_envs_text_counts_generalized_dqn_among_the_n_of_estimators(capsys) -> N
     assert main(["envs", "--env", "CartPole-v1"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "N of Maxmin, Ensemble and Generalized DQN, K of Averaged DQN" in text
+
+
+def test_single_step_size_note_counts_each_g_apart() -> None:
+    """Two Gs each at one step size (0.001 and 0.003): each a lone point in the
+    sensitivity figure, though generalized-dqn ran at two step sizes; DQN ran at two."""
+    rows = [
+        ("dqn", np.nan, 1e-3),
+        ("dqn", np.nan, 3e-3),
+        ("generalized-dqn", "maxmin", 1e-3),
+        ("generalized-dqn", OWN, 3e-3),
+    ]
+    summary = pd.DataFrame(
+        [
+            {"env_id": "CartPole-v1", "agent": a, "operator": op, "lr": lr, "mean": 1.0}
+            for a, op, lr in rows
+        ]
+    )
+    note = F._single_step_size_note(summary)
+    assert note == (
+        " A single step size (one point, no sensitivity shown): Generalized DQN, maxmin on "
+        "CartPole, Generalized DQN, median_q [my_ops] on CartPole."
+    )

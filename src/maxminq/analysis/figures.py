@@ -143,7 +143,7 @@ def _best_agent_bands(
     from panel to panel, and Maxmin's bias depends on N (Theorem 1)."""
     settings = []
     among = _operators(best_env)
-    for _, row in best_env.sort_values("agent", key=lambda s: s.map(T.agent_rank)).iterrows():
+    for _, row in _in_order(best_env).iterrows():
         c = T.select_setting(curves, row, keys).sort_values("step")
         if c.empty:
             continue
@@ -155,6 +155,17 @@ def _best_agent_bands(
             short = style.LABELS.get(agent, agent).removesuffix(" DQN")
             settings.append(f"{short} {size}={int(n)}")
     return ", ".join(dict.fromkeys(settings))  # one G's N is every G's alike: named once
+
+
+def _in_order(df: pd.DataFrame) -> pd.DataFrame:
+    """``df``'s rows in legend order: by agent (the paper's order), a generalized-dqn's by
+    its G and then its parameters (the same order in every figure)."""
+    by = T.present_keys(df, ["agent", *T.DEEP_OPERATOR_KEYS])
+    return df.sort_values(
+        by,
+        key=lambda s: s.map(T.agent_rank) if s.name == "agent" else s.fillna("").astype(str),
+        kind="stable",
+    )
 
 
 def _operators(df: pd.DataFrame) -> list[str]:
@@ -334,7 +345,9 @@ def _single_step_size_note(summary: pd.DataFrame) -> str:
     """For the sensitivity caption: which agents ran at a single step size (a lone point:
     no sensitivity to see), e.g. every agent at quick scale, which runs each at the
     authors' best step size only; '' when every agent ran at several."""
-    counts = summary.groupby(["env_id", "agent"])["lr"].nunique()
+    # a series per agent, generalized-dqn's per G (T.DEEP_OPERATOR_KEYS), as drawn
+    by = T.present_keys(summary, ["env_id", "agent", *T.DEEP_OPERATOR_KEYS])
+    counts = summary.groupby(by, dropna=False)["lr"].nunique()
     single = counts[counts < 2]
     if single.empty:
         return ""
@@ -344,9 +357,11 @@ def _single_step_size_note(summary: pd.DataFrame) -> str:
             "shows one point per agent and no sensitivity (the shipped configs sweep the step "
             "size at --scale paper)."
         )
+    rows = _in_order(single.index.to_frame(index=False))
+    rows = rows.sort_values("env_id", key=lambda s: s.map(T.env_rank), kind="stable")
     names = ", ".join(
-        f"{style.LABELS.get(agent, agent)} on {T.env_title(env, _envs(summary))}"
-        for env, agent in sorted(single.index, key=lambda k: (T.env_rank(k[0]), T.agent_rank(k[1])))
+        f"{_deep_look(r)[0]} on {T.env_title(r['env_id'], _envs(summary))}"
+        for _, r in rows.iterrows()
     )
     return f" A single step size (one point, no sensitivity shown): {names}."
 
@@ -360,8 +375,9 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
     for ax, env in zip(axes, envs, strict=True):
         sub = summary[summary["env_id"] == env]
         # an agent per series; generalized-dqn one per G (operator, op_kwargs)
-        series = sub[T.present_keys(sub, ["agent", *T.DEEP_OPERATOR_KEYS])].drop_duplicates()
-        series = series.sort_values("agent", key=lambda s: s.map(T.agent_rank), kind="stable")
+        series = _in_order(
+            sub[T.present_keys(sub, ["agent", *T.DEEP_OPERATOR_KEYS])].drop_duplicates()
+        )
         among = _operators(sub)
         for k, (_, which) in enumerate(series.iterrows()):
             name, look = _deep_look(which, among)
