@@ -7,6 +7,7 @@ and described in ``examples/README.md``: ``test_every_example_is_tested_and_docu
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from scipy.special import gamma as gamma_fn
 
@@ -178,6 +180,61 @@ def test_noisy_mountain_car(tmp_path: Path) -> None:
     }
     robust = min(ratio, key=ratio.__getitem__)
     assert f"Least affected by the reward noise here: {robust} (x{ratio[robust]:.2f})." in text
+
+
+def test_own_operator(tmp_path: Path) -> None:
+    out = tmp_path / "own_operator"
+    text = run_example("own_operator.py", out)
+    assert_files(out, "bias.csv", "toy_mdp.csv", "comparison.csv", "mixed/config.json")
+    bias = pd.read_csv(out / "bias.csv").set_index(["operator", "N"])
+    m, lam, samples = 8, 0.5, 400_000
+
+    # 1. Its G's bias against a direct NumPy Monte Carlo of max_a [lam min_i + (1 - lam)
+    # mean_i] of U(-1, 1) errors, another generator than the script's; Q-learning's and
+    # Maxmin's against their closed forms ((M-1)/(M+1); Theorem 1).
+    rng = np.random.default_rng(2021)
+    for n in (2, 4, 8):
+        q = rng.uniform(-1, 1, size=(samples, n, m))
+        g = (lam * q.min(axis=1) + (1 - lam) * q.mean(axis=1)).max(axis=1)
+        row = bias.loc[("own_operator:mixed_q", n)]
+        se = np.hypot(row.se, g.std(ddof=1) / np.sqrt(samples))
+        assert abs(row.bias - g.mean()) < 4 * se, (n, row.bias, g.mean(), se)
+    thm1_n4 = 1 - 2 * gamma_fn(m + 1) * gamma_fn(1 + 1 / 4) / gamma_fn(m + 1 + 1 / 4)  # -0.058
+    for key, exact in ((("q_learning", 1), (m - 1) / (m + 1)), (("maxmin", 4), thm1_n4)):
+        assert abs(bias.loc[key, "bias"] - exact) < 4 * bias.loc[key, "se"], (key, exact)
+    # Same draws for every operator: G is between Maxmin and Ensemble in every cell, and the
+    # sentence says so; the least biased N it names is the CSV's.
+    own = bias.loc["own_operator:mixed_q", "bias"]
+    assert (own >= bias.loc["maxmin", "bias"]).all() and (own <= bias.loc["ensemble", "bias"]).all()
+    assert "mixed_q (lam=0.5) lies between Maxmin and Ensemble at every N in 1..8." in text
+    least = int(own.abs().idxmin())
+    assert f"Least biased N in 1..8: {least} for mixed_q (lam=0.5) ({own[least]:+.3f})" in text
+
+    # 2. Toy MDP at mu = -0.1: the printed means are the CSV's last episodes; Q-learning
+    # over-estimates Q(A, Left) (true value -0.1) more than Maxmin (fixed seed: +0.09, +0.01).
+    toy = pd.read_csv(out / "toy_mdp.csv")
+    assert set(toy.episode) == {100} and (toy.groupby("label").size() == 50).all()
+    means = toy.groupby("label").q_a_left.mean()
+    for label in ("mixed_q (lam=0.5)", "mixed_q (lam=1)", "maxmin"):
+        assert f"  {label:18s} N=4  {means[label]:+.3f}" in text, (label, text)
+    assert set(toy[toy.label.str.startswith("mixed_q")].algorithm) == {"own_operator:mixed_q"}
+    assert means["q_learning"] > means["maxmin"] + 0.03, means
+
+    # 3. CartPole: generalized-dqn ran with this G (recorded by reference) and maxmin-dqn.
+    table = pd.read_csv(out / "comparison.csv")
+    assert table.agent.tolist() == ["generalized-dqn", "maxmin-dqn"]
+    assert (table.steps == 1500).all() and (table.seeds == 1).all()
+    config = json.loads((out / "mixed" / "config.json").read_text())
+    assert config["operator"] == "own_operator:mixed_q" and config["op_kwargs"] == {"lam": 0.5}
+    assert "One seed per agent: no test of the difference" in text
+
+    # Run again with another lam into the same --out: refused in one line before any work,
+    # the folder left as it was.
+    before = (out / "bias.csv").read_bytes()
+    refused = example_process("own_operator.py", out, "--lam", "0.3")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert '{"lam": 0.5} (now {"lam": 0.3})' in refused.stderr
+    assert (out / "bias.csv").read_bytes() == before
 
 
 def test_every_example_is_tested_and_documented() -> None:
