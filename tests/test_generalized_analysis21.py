@@ -173,3 +173,38 @@ def test_single_step_size_note_counts_each_g_apart() -> None:
         " A single step size (one point, no sensitivity shown): Generalized DQN, maxmin on "
         "CartPole, Generalized DQN, median_q [my_ops] on CartPole."
     )
+
+
+def _run_folder(folder: Path, operator: str, level: float) -> Path:
+    """A finished one-seed generalized-dqn run folder as 'maxminq train' writes it, with
+    made-up numbers (training return ``level``)."""
+    import json
+
+    folder.mkdir()
+    cfg = {"agent": "generalized-dqn", "n": 3, "lr": 1e-3, "steps": 200, "operator": operator}
+    cfg |= {"env_id": "CartPole-v1", "seeds": [0], "network": "mlp"}
+    (folder / "config.json").write_text(json.dumps(cfg))
+    ep = pd.DataFrame({"seed": 0, "step": [100, 200], "return_avg100": [level, level + 1]})
+    ep.to_csv(folder / "episodes.csv", index=False)
+    m = pd.DataFrame({"seed": 0, "step": [200], "bias_mean": [1.0], "q_mean": [0.5]})
+    m["bias_abs"], m["bias_std"], m["loss"] = 1.0, 0.0, 0.1
+    m.to_csv(folder / "metrics.csv", index=False)
+    pd.DataFrame({"seed": [0], "return": [1.0]}).to_csv(folder / "tests.csv", index=False)
+    pd.DataFrame({"seed": [0], "status": ["done"]}).to_csv(folder / "runs.csv", index=False)
+    return folder
+
+
+def test_plot_colours_two_gs_apart_and_names_them(tmp_path: Path) -> None:
+    """'maxminq plot' of two generalized-dqn runs: each G its colour (a library G its
+    family's: maxmin green) and its name; both were one dark grey 'generalized-dqn'."""
+    from maxminq.analysis.runs import plot_runs
+
+    a = _run_folder(tmp_path / "a", "maxmin", 10.0)
+    b = _run_folder(tmp_path / "b", OWN, 20.0)
+    plot_runs([a, b], tmp_path / "c.png")
+    svg = (tmp_path / "c.svg").read_text()
+    assert "Generalized DQN, maxmin (N=3)" in svg
+    assert "Generalized DQN, median_q [my_ops] (N=3)" in svg
+    assert style.color("maxmin").lower() in svg.lower()  # the maxmin G in Maxmin's green
+    assert style.color(OWN, [OWN, "maxmin"]).lower() in svg.lower()
+    assert style.color("generalized-dqn").lower() not in svg.lower()

@@ -724,7 +724,7 @@ def training_runs_figure(
     windows: list[set[int]] = [set() for _ in chosen]  # metrics rows per point, per panel
     last = float(steps or 0)
     for i, (label, agent, tables) in enumerate(runs):
-        colour = style.color(agent)
+        colour = style.color(agent, [a for _, a, _ in runs])  # Gs of one's own: apart
         ls = styles[seen.get(colour, 0) % len(styles)]  # same family twice: another dash
         seen[colour] = seen.get(colour, 0) + 1
         for k, (ax, (table, value, _, _)) in enumerate(zip(axes, chosen, strict=True)):
@@ -844,7 +844,8 @@ def fig_training_runs(
     panels: Sequence[str] = DEFAULT_PANELS,
     steps: int | None = None,
 ) -> FigureFile | None:
-    """Training curves of ``maxminq train`` runs, each given as ``(label, agent, tables)``,
+    """Training curves of ``maxminq train`` runs, each given as ``(label, agent, tables)``
+    (``agent`` picks the colour: a generalized-dqn run's G, ``runs.colour_key``),
     against environment steps; by default the 100-episode average training return, the
     measured estimation bias and the mean Q(s, a) the updated network predicted for its
     replayed mini-batches (``q_mean``: one member for Maxmin and Ensemble, not their min or

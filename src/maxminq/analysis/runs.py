@@ -269,6 +269,16 @@ def _differences(cfgs: list[dict]) -> list:
     return [lambda c: f"lr {c['lr']:g}", hidden, *map(keyword, names), *map(setting, others)]
 
 
+def colour_key(cfg: dict) -> str:
+    """What colours a run in ``plot``'s figure: its agent's family (``style.color``); a
+    generalized-dqn run, its G (``operator``: a library G its family's colour, one of one's
+    own its own), so that runs of two Gs are told apart by colour as other agents are."""
+    operator = cfg.get("operator")
+    if cfg.get("agent") == "generalized-dqn" and isinstance(operator, str) and operator:
+        return operator
+    return str(cfg["agent"])
+
+
 def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
     """Legend labels, e.g. ``Maxmin DQN (N=4)``: with runs on several environments each label
     names its environment; runs that still share a label get what differs between them, in
@@ -457,7 +467,7 @@ def plot_runs(
         or not all(isinstance(x, str) for x in labels)
     ):
         raise UsageError(f"labels: expected {len(paths)} strings, one per run, got {labels!r}")
-    runs = [(label, cfg["agent"], t) for label, cfg, t in zip(labels, cfgs, tables, strict=True)]
+    runs = [(label, colour_key(cfg), t) for label, cfg, t in zip(labels, cfgs, tables, strict=True)]
     default = paths[0] / "curves" if len(runs) == 1 else Path("compare")
     target = (default if out is None else as_path(out, "--out")).resolve()
     # "--out figs/" names a folder, also one that does not exist yet (Path drops the slash:

@@ -459,6 +459,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_plot and not read_back:
             from maxminq.analysis import style
             from maxminq.analysis.figures import DEFAULT_PANELS, fig_training_runs, run_title
+            from maxminq.analysis.runs import colour_key
 
             label = style.label(resolved.agent, resolved.n, resolved.operator, resolved.op_kwargs)
             title = run_title(label, resolved.env_id, len(resolved.seeds), tests)
@@ -468,7 +469,7 @@ def run(args: argparse.Namespace) -> int:
             panels = (first, *["eval"] * ("evals" in tables), *rest)
             panels += ("bias_dist",) * ("probes" in tables)
             figure = fig_training_runs(
-                [(label, resolved.agent, tables)], title, args.out, panels=panels
+                [(label, colour_key(vars(resolved)), tables)], title, args.out, panels=panels
             )
             if figure is not None:
                 print(f"figure written to {figure.png}")
