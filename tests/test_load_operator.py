@@ -130,3 +130,44 @@ def test_finite_mdp_learn_takes_a_g_by_its_module_function_name(my_ops):
     assert np.array_equal(by_name.q, by_function.q)
     with pytest.raises(ValueError, match="has no 'nope'"):
         mdp.learn("my_ops_for_load:nope", 3, 1, 40, np.random.default_rng(2))
+
+
+def mixed_g(q, lam=0.5):
+    """lam * Maxmin + (1 - lam) * Ensemble, per action, then the max (a G with a keyword)."""
+    return (lam * q.min(axis=-2) + (1 - lam) * q.mean(axis=-2)).max(axis=-1)
+
+
+def open_g(q, **params):
+    """A G that takes any keyword (and ignores them)."""
+    return q.max(axis=-1).max(axis=-1)
+
+
+def test_a_misspelt_keyword_of_ones_own_g_is_named_with_the_ones_it_takes():
+    from maxminq.theory import operator_bias
+
+    with pytest.raises(TypeError) as info:
+        operators.own_operator(mixed_g, [(2, 3)], lamb=0.5)
+    assert str(info.value) == "operator 'mixed_g' has no parameter 'lamb' (its parameters: lam)"
+    with pytest.raises(TypeError, match="'mixed_g' has no parameter 'lamb'"):
+        operator_bias(mixed_g, 4, 2, 1.0, 1.0, 100, np.random.default_rng(0), lamb=0.5)
+    operators.own_operator(open_g, [(2, 3)], anything=1.0)  # **params takes any keyword
+    wrapped = operators.own_operator(mixed_g, [(2, 3)], lam=1.0)
+    q = np.array([[1.0, 5.0, 0.0], [3.0, 2.0, 0.0]])
+    assert float(wrapped(q, lam=1.0)) == 2.0  # Maxmin's value at lam = 1
+
+
+def test_a_misspelt_keyword_on_the_command_line_is_one_line(tmp_path, monkeypatch, capsys):
+    from maxminq.cli import main
+
+    (tmp_path / "mixed_ops_for_cli.py").write_text(
+        "def mixed(q, lam=0.5):\n"
+        "    return (lam * q.min(axis=-2) + (1 - lam) * q.mean(axis=-2)).max(axis=-1)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "toy"
+    argv = ["experiment", "toy-mdp", "--algorithms", "mixed_ops_for_cli:mixed:2:lamb=0.5"]
+    code = main([*argv, "--runs", "2", "--episodes", "2", "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and not out.exists()
+    assert "--algorithms" in err and "has no parameter 'lamb' (its parameters: lam)" in err
+    assert "torch" not in err  # (the old message advised torch.as_tensor)

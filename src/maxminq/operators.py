@@ -57,6 +57,7 @@ __all__ = [
     "averaged",
     "bias_corrected",
     "bootstrap",
+    "check_keywords",
     "double_q",
     "ensemble",
     "expected_max_standard_normal",
@@ -393,6 +394,7 @@ def own_operator(
     TypeError naming it and what it is given; one that does not map (..., N, A) to (...)
     (``np.max(q)`` reduces every axis) a ValueError; G's own ValueError (its checks) passes."""
     label = getattr(g, "__name__", "G")
+    check_keywords(g, label, params)
 
     def as_float64(q: Any, **kw: Any) -> np.ndarray:
         return np.asarray(g(q, **kw), dtype=np.float64)
@@ -442,8 +444,9 @@ def load_operator(reference: str) -> Callable[..., Any]:
         module = importlib.import_module(module_name)
     except ImportError as err:  # ModuleNotFoundError, or the module's own failed import
         raise ValueError(
-            f"operator {reference!r}: cannot import {module_name!r} ({err}); a module in the "
-            "current folder needs PYTHONPATH=. (or python -m maxminq), else install it"
+            f"operator {reference!r}: cannot import {module_name!r} ({err}); put the folder "
+            f"holding it on PYTHONPATH (PYTHONPATH=. for the current folder, as python -m "
+            "maxminq does), or install it"
         ) from None
     except Exception as err:  # the module's own failure at import: a SyntaxError, a raise
         raise ValueError(
@@ -493,6 +496,24 @@ def operator_reference(g: str | Callable[..., Any]) -> str | None:
         return reference if load_operator(reference) is g else None
     except ValueError:
         return None
+
+
+def check_keywords(g: Callable[..., Any], label: str, params: dict[str, Any]) -> None:
+    """TypeError naming a keyword of ``params`` that the G function ``g`` (called ``label``)
+    does not take, and the ones it does, before G is called: a misspelt ``lamb=`` for
+    ``lam`` failed inside G with Python's 'unexpected keyword argument', under advice about
+    torch tensors. Nothing is checked for a G taking ``**kwargs`` or without a signature."""
+    try:
+        parameters = list(inspect.signature(g).parameters.values())[1:]  # after q
+    except (TypeError, ValueError):  # a builtin or C function: no signature to read
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    names = [p.name for p in parameters if p.kind is not inspect.Parameter.POSITIONAL_ONLY]
+    unknown = [key for key in params if key not in names]
+    if unknown:
+        takes = f"its parameters: {', '.join(names)}" if names else "it takes none"
+        raise TypeError(f"operator {label!r} has no parameter {unknown[0]!r} ({takes})")
 
 
 def operator_params(name: str) -> dict[str, bool]:
