@@ -208,3 +208,25 @@ def test_plot_colours_two_gs_apart_and_names_them(tmp_path: Path) -> None:
     assert style.color("maxmin").lower() in svg.lower()  # the maxmin G in Maxmin's green
     assert style.color(OWN, [OWN, "maxmin"]).lower() in svg.lower()
     assert style.color("generalized-dqn").lower() not in svg.lower()
+
+
+def test_panel_title_names_each_g_with_its_n_when_they_differ() -> None:
+    """The learning-curve panel's title lists the best N per agent: Gs of two N read
+    'Generalized N=3, Generalized N=4' (which is which?); now each G is named then."""
+    episodes = _episodes()
+    own = episodes["operator"] == OWN
+    episodes.loc[own, "n"] = 4
+    tables = T.Tables(episodes=episodes)
+    best = T.deep_best(T.deep_summary(tables, reps=50))
+    fig = F._best_agent_figure(best, T.deep_curves(tables.episodes), "steps", "return")
+    assert fig is not None
+    assert fig.axes[0].get_title() == (
+        "CartPole\nGeneralized maxmin N=3, Generalized median_q [my_ops] (w=0.7) N=4"
+    )
+    matplotlib.pyplot.close(fig)
+    same = T.Tables(episodes=_episodes())  # Gs at one N: named once
+    best = T.deep_best(T.deep_summary(same, reps=50))
+    fig = F._best_agent_figure(best, T.deep_curves(same.episodes), "steps", "return")
+    assert fig is not None
+    assert fig.axes[0].get_title() == "CartPole\nGeneralized N=3"
+    matplotlib.pyplot.close(fig)

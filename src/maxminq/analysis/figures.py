@@ -140,8 +140,9 @@ def _best_agent_bands(
     """One band per agent: the curve of that agent's best setting (rows of ``best_env``),
     labelled with the agent's name (one legend entry per agent across panels). Returns the
     panel's best N / K, e.g. ``'Averaged K=2, Maxmin N=6'``, for its title: they differ
-    from panel to panel, and Maxmin's bias depends on N (Theorem 1)."""
-    settings = []
+    from panel to panel, and Maxmin's bias depends on N (Theorem 1). generalized-dqn's Gs
+    at one N read ``'Generalized N=3'``; at several, each G is named with its N."""
+    settings: list[tuple[str, str, str, int]] = []  # (agent, name, 'N' or 'K', its value)
     among = _operators(best_env)
     for _, row in _in_order(best_env).iterrows():
         c = T.select_setting(curves, row, keys).sort_values("step")
@@ -152,9 +153,14 @@ def _best_agent_bands(
         _band(ax, c["step"], c["mean"], c["se"], label=name, **look, **kw)
         size = style.SIZE_NAME.get(style.FAMILY.get(agent, agent))  # N, K or None
         if size and isinstance(n, (int, float, np.number)) and np.isfinite(n):
-            short = style.LABELS.get(agent, agent).removesuffix(" DQN")
-            settings.append(f"{short} {size}={int(n)}")
-    return ", ".join(dict.fromkeys(settings))  # one G's N is every G's alike: named once
+            settings.append((agent, name, size, int(n)))
+    texts = []
+    for agent, name, size, n in settings:
+        short = style.LABELS.get(agent, agent).removesuffix(" DQN")
+        if agent == "generalized-dqn" and len({m for a, *_, m in settings if a == agent}) > 1:
+            short += " " + name.removeprefix(style.LABELS[agent] + ", ")  # which G
+        texts.append(f"{short} {size}={n}")
+    return ", ".join(dict.fromkeys(texts))  # Gs at one N: 'Generalized N=3' once
 
 
 def _in_order(df: pd.DataFrame) -> pd.DataFrame:
