@@ -4,6 +4,7 @@ and compare name it. Runs without an operator read as before."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -178,13 +179,12 @@ def test_single_step_size_note_counts_each_g_apart() -> None:
 def _run_folder(folder: Path, operator: str, level: float) -> Path:
     """A finished one-seed generalized-dqn run folder as 'maxminq train' writes it, with
     made-up numbers (training return ``level``)."""
-    import json
-
     folder.mkdir()
     cfg = {"agent": "generalized-dqn", "n": 3, "lr": 1e-3, "steps": 200, "operator": operator}
     cfg |= {"env_id": "CartPole-v1", "seeds": [0], "network": "mlp"}
     (folder / "config.json").write_text(json.dumps(cfg))
-    ep = pd.DataFrame({"seed": 0, "step": [100, 200], "return_avg100": [level, level + 1]})
+    ep = pd.DataFrame({"seed": 0, "step": [100, 200], "return": [level, level + 2]})
+    ep["return_avg100"] = [level, level + 1]
     ep.to_csv(folder / "episodes.csv", index=False)
     m = pd.DataFrame({"seed": 0, "step": [200], "bias_mean": [1.0], "q_mean": [0.5]})
     m["bias_abs"], m["bias_std"], m["loss"] = 1.0, 0.0, 0.1
@@ -230,3 +230,28 @@ def test_panel_title_names_each_g_with_its_n_when_they_differ() -> None:
     assert fig is not None
     assert fig.axes[0].get_title() == "CartPole\nGeneralized N=3"
     matplotlib.pyplot.close(fig)
+
+
+def test_compare_names_two_gs_apart_in_its_rows_and_csv_columns(tmp_path: Path) -> None:
+    """compare of two generalized-dqn runs: each row's run names its G, and the table
+    (--csv) has the G's columns, as a sweep's tables do."""
+    import warnings
+
+    from maxminq.analysis.compare import compare_runs
+
+    a = _run_folder(tmp_path / "a", "maxmin", 10.0)
+    b = _run_folder(tmp_path / "b", OWN, 20.0)
+    cfg = json.loads((b / "config.json").read_text()) | {"op_kwargs": {"w": 0.7}}
+    (b / "config.json").write_text(json.dumps(cfg))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = compare_runs([a, b])
+    assert list(table["run"]) == [
+        "Generalized DQN, maxmin (N=3)",
+        "Generalized DQN, median_q [my_ops] (N=3) (w=0.7)",
+    ]
+    assert list(table["operator"]) == ["maxmin", OWN]
+    assert list(table["op_kwargs"]) == ["", '{"w": 0.7}']
+    assert list(table.columns[:8]) == [
+        "run", "folder", "env_id", "agent", "n", "lr", "operator", "op_kwargs"
+    ]  # fmt: skip

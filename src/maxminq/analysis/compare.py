@@ -308,7 +308,8 @@ def comparison_table(
 ) -> pd.DataFrame:
     """:func:`compare_table` of the runs (labelled by ``run_labels``, tested against the run
     at position ``baseline``, from 1), after ``run``: ``folder``, ``env_id``, ``agent``,
-    ``n``, ``lr``, ``steps`` (NaN if not set) and ``baseline`` (True for the baseline).
+    ``n``, ``lr``, (generalized-dqn runs: ``operator`` and ``op_kwargs``, JSON, ``""`` for
+    none) ``steps`` (NaN if not set) and ``baseline`` (True for the baseline).
     Each sentence of :func:`_unalike` is a :class:`CompareWarning` (located at the caller of
     :func:`compare_runs`)."""
     b = baseline - 1
@@ -327,6 +328,12 @@ def comparison_table(
         baseline=[i == b for i in range(len(cfgs))],
     )
     first = ["run", "folder", "env_id", "agent", "n", "lr", "steps", "baseline"]
+    if any(c.get("operator") for c in cfgs):  # generalized-dqn: its G, as a sweep's tables
+        table["operator"] = [c.get("operator") or "" for c in cfgs]
+        table["op_kwargs"] = [
+            json.dumps(c["op_kwargs"], sort_keys=True) if c.get("op_kwargs") else "" for c in cfgs
+        ]
+        first[first.index("lr") + 1 : first.index("lr") + 1] = ["operator", "op_kwargs"]
     return table[[*first, *(c for c in table.columns if c not in first)]]
 
 
