@@ -26,7 +26,10 @@ own, ``'module:function'``, called on one seed's mini-batch at a time, a float32
 of shape (B, N, A) -> (B,). It acts on the library operator's own estimate
 (``operators.action_values``: min for maxmin, mean for ensemble) where it has one, else on
 the mean over the N online nets (``acting_operator``), and its bias probes read the target
-nets the same way.
+nets the same way. Double and Weighted Double Q (``finite_mdp.ASYMMETRIC_OPERATORS``), whose
+member 0 selects (is U), get for each member's targets the target nets rotated to start at
+that member's, as tabular Double Q swaps roles; the other Gs, one's own too, see the N
+target nets in their fixed order.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from maxminq import operators
 from maxminq.deep.nets import StackedNet, build_net
 from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
 from maxminq.errors import CannotResumeError, UsageError, one_line
+from maxminq.tabular.finite_mdp import ASYMMETRIC_OPERATORS
 
 __all__ = [
     "AGENTS",
@@ -201,6 +205,10 @@ class Learner:
         own = self.operator not in operators.OPERATORS
         self.own_g = operators.load_operator(self.operator) if own else None
         self.values_of = acting_operator(agent, operator)  # None: the mean over the nets
+        # Double / Weighted Double Q as generalized-dqn's G: member 0 selects (is U), so each
+        # target puts the updated member's target net first (tabular Double Q's role swap,
+        # finite_mdp's rotation). Symmetric Gs and one's own see the nets in fixed order.
+        self.rotate = self.spec.operator is None and self.operator in ASYMMETRIC_OPERATORS
         self.S, self.n_actions, self.gamma = len(gens), n_actions, gamma
         self.n_online = n if self.spec.ensemble else 1
         self.n_target = n if (self.spec.ensemble or self.spec.snapshots) else 1
@@ -230,8 +238,12 @@ class Learner:
         return behaviour_values(self.agent, self.online, self.n_online, obs, self.operator)[:, 0]
 
     @torch.no_grad()
-    def target_q(self, next_obs: torch.Tensor) -> torch.Tensor:
-        """Stacked next-state values the operator reduces: (S, B, ...) -> (S, B, members, A)."""
+    def target_q(self, next_obs: torch.Tensor, lead: torch.Tensor | None = None) -> torch.Tensor:
+        """Stacked next-state values the operator reduces: (S, B, ...) -> (S, B, members, A).
+
+        With ``lead`` (S, B), the member updated on each sample, and an asymmetric G
+        (``self.rotate``), each sample's stack is rotated to start at that member's target
+        net: (lead, lead + 1, ..., lead - 1) mod N, as ``np.roll(q, -lead)`` over members."""
         s, b = next_obs.shape[:2]
         qt = self.target.forward_shared(next_obs, self.n_target)
         qt = qt.reshape(s, self.n_target, b, self.n_actions).transpose(1, 2)
@@ -239,18 +251,28 @@ class Learner:
             qo = self.online.forward_shared(next_obs, 1).reshape(s, 1, b, self.n_actions)
             qo = qo.transpose(1, 2)
             qt = torch.cat([qo, qt], dim=2)  # member 0 selects (online), 1 evaluates (target)
+        elif self.rotate and lead is not None:
+            order = (torch.arange(self.n_target) + lead[..., None]) % self.n_target  # (S, B, N)
+            qt = qt.gather(2, order[..., None].expand_as(qt))
         return qt
 
     @torch.no_grad()
-    def bootstrap(self, next_obs: torch.Tensor, seeds: np.ndarray | None = None) -> torch.Tensor:
+    def bootstrap(
+        self,
+        next_obs: torch.Tensor,
+        seeds: np.ndarray | None = None,
+        lead: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """G(Q_{s'}) per sample, (S, B), through ``maxminq.operators``; with ``seeds`` (seed
-        positions) only theirs, (len(seeds), B).
+        positions) only theirs, (len(seeds), B). ``lead`` (S, B): the member each sample
+        updates, which Double / Weighted Double Q put first (:meth:`target_q`); without it
+        target net 0 comes first.
 
         One's own G is called on one seed's (B, N, A) at a time, so seeds stay independent
         whatever G does across its batch, and only on the seeds asked for: never on those
         of a seed that diverged (non-finite nets), which a G checking its input would
         refuse. Its values are taken as float32 (a float64 G's too)."""
-        q = self.target_q(next_obs)
+        q = self.target_q(next_obs, lead)
         if self.own_g is None:
             g = operators.bootstrap(self.operator, q, **self.op_kwargs)
             return g if seeds is None else g[torch.as_tensor(seeds)]
@@ -306,12 +328,16 @@ class Learner:
         # Targets: the operator on these seeds' target stacks (the nets' forward pass on
         # all S: zeros for the others; a library G on all S, one's own on these only).
         next_obs = batch["next_obs"]
+        lead = None  # Double / Weighted Double Q: each block's updated member selects
+        if self.rotate:
+            lead = torch.zeros((self.S, u * b), dtype=torch.long)
+            lead[torch.as_tensor(seeds)] = torch.as_tensor(members).repeat_interleave(b, dim=1)
         if k == self.S and np.array_equal(seeds, np.arange(self.S)):
-            g = self.bootstrap(next_obs)
+            g = self.bootstrap(next_obs, lead=lead)
         else:
             full = torch.zeros((self.S, *next_obs.shape[1:]), dtype=next_obs.dtype)
             full[torch.as_tensor(seeds)] = next_obs
-            g = self.bootstrap(full, seeds)
+            g = self.bootstrap(full, seeds, lead)
         y = operators.td_target(batch["reward"], self.gamma, batch["terminated"], g)
         # Parameters of the updated members only, as fresh leaves.
         flat = (seeds[:, None] * self.n_online + members).reshape(-1)
