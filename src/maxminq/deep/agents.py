@@ -102,13 +102,25 @@ def check_operator(
     not its value), or not ``batch`` finite values."""
     shape = (batch, n, n_actions)
     g = operators.load_operator(reference)
+    own = reference not in operators.OPERATORS
+    if own:
+        try:
+            operators.check_keywords(g, reference, op_kwargs or {})
+        except TypeError as err:
+            raise UsageError(f"--op-kwargs: {err}") from None
     try:
         out = g(torch.zeros(shape), **(op_kwargs or {}))
     except Exception as err:  # a G that cannot take the targets: before any work
+        numpy_hint = (  # 'min() got an unexpected keyword argument 'axis'': written for NumPy
+            "; G gets a float32 torch tensor here and must return one: write it with torch "
+            "operations, or wrap a NumPy G: torch.as_tensor(g(q.numpy()))"
+            if own and isinstance(err, TypeError | AttributeError)
+            else ""
+        )
         raise UsageError(
             f"--operator: {reference} failed on torch zeros of shape {shape} (one seed's "
             f"mini-batch of next-state values of its N target nets, (B, N, A)): "
-            f"{type(err).__name__}: {one_line(err)}"
+            f"{type(err).__name__}: {one_line(err)}{numpy_hint}"
         ) from None
     if not isinstance(out, torch.Tensor):
         raise UsageError(
