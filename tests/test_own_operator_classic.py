@@ -307,5 +307,5 @@ def test_a_g_given_as_a_function_is_run_by_its_name(own_ops: str) -> None:
     pd.testing.assert_frame_equal(by_function, by_name)
     library = run_toy_mdp(algorithm=operators.maxmin, **kw)
     pd.testing.assert_frame_equal(library, run_toy_mdp(algorithm="maxmin", **kw))
-    with pytest.raises(UsageError, match=r"^--algorithms: G function '.*<lambda>' cannot be named"):
+    with pytest.raises(UsageError, match=r"^algorithm: G function '.*<lambda>' cannot be named"):
         run_mountain_car_grid(algorithm=lambda q: q.max(axis=(-2, -1)), **MC_KW)

@@ -130,7 +130,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--algorithms",
             nargs="*",
             help="operators as name[:N][:key=value,...], e.g. maxmin:4 "
-            f"bias_corrected:sigma=0.5 (default {algos})",
+            "bias_corrected:sigma=0.5, or a G function of your own as "
+            "module:function[:N][:key=value,...] (its module on PYTHONPATH, e.g. "
+            f"my_ops:median_q:4) (default {algos})",
         )
         p.add_argument(
             "--update-every", default="1", help="agent steps per update, >= 1 (default 1)"
@@ -250,7 +252,13 @@ def _algorithms(
                 what = f"{name} with N = {n}" if n != 1 else name
                 raise UsageError(
                     f"--algorithms: {what} is given twice ({given[name, n]!r} and {token!r}); "
-                    "give each once (the CSV tells settings apart by algorithm and n only)"
+                    "give each once (the CSV tells settings apart by algorithm and n only"
+                    + (
+                        "; to compare parameters of one operator, give a sweep config one "
+                        "variant per op_kwargs (docs/sweeps.md))"
+                        if kwargs or any(k for a, m, k in out if (a, m) == (name, n))
+                        else ")"
+                    )
                 )
             given[name, n] = token
             out.append((name, n, kwargs))

@@ -62,6 +62,7 @@ from maxminq.tabular.agent import (
     check_algorithm_settings,
     check_float_list,
     check_op_kwargs,
+    check_own_params,
     check_positive_int,
     check_real,
     check_run_offset,
@@ -478,8 +479,9 @@ def run_mountain_car_grid(
     (lanes, M, features x 3) with lane = setting x runs + run, and each lane's newest-table
     index (snapshot kinds).
     """
-    name: str = algorithm_name(algorithm)  # a G given as a function: its name
+    name: str = algorithm_name(algorithm, "algorithm")  # a G given as a function: its name
     spec = resolve_algorithm(name, n)
+    check_own_params(name, params, MC_DEFAULTS, "mountain car")  # lam=0.3 for G: op_kwargs
     sig = check_float_list(sigma2, "--sigma2", positive=False)
     alphas = check_float_list(step_sizes, "--step-sizes", positive=True)
     runs = check_positive_int(runs, "--runs")

@@ -38,6 +38,7 @@ an array of shape (..., M, A) in the operator's member order, and the operator f
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -476,6 +477,31 @@ def check_probability(value: Any, option: str) -> float:
     if not 0.0 <= x <= 1.0:
         raise UsageError(f"{option}: expected a number in [0, 1], got {value!r}")
     return x
+
+
+def check_own_params(
+    algorithm: str, params: Mapping[str, Any], defaults: Mapping[str, Any], what: str
+) -> None:
+    """From Python: a run function's keyword that is none of its settings but a parameter of
+    the G of one's own ``algorithm`` names (``run_toy_mdp(..., lam=0.3)``) is a UsageError
+    saying it goes in ``op_kwargs={'lam': ...}``; anything else is left to
+    :func:`agent_params`' check (the error it gave named no way out)."""
+    if not is_own_operator(algorithm):
+        return
+    unknown = sorted(set(params) - set(defaults) - set(OPTIONAL_PARAMS))
+    if not unknown:
+        return
+    try:
+        names = list(inspect.signature(_load_own(algorithm, "algorithm")).parameters)[1:]
+    except (TypeError, ValueError):  # no signature to read (a builtin, a C function)
+        return
+    theirs = [k for k in unknown if k in names]
+    if theirs:
+        given = ", ".join(f"{k!r}: {params[k]!r}" for k in theirs)
+        raise UsageError(
+            f"{what}: unknown parameter(s) {unknown}; the parameters of the G function "
+            f"{algorithm!r} go in op_kwargs={{{given}}}"
+        )
 
 
 #: Parameters of the tabular and tile-coded runs without an entry in their defaults: absent

@@ -46,6 +46,7 @@ from maxminq.tabular.agent import (
     bootstrap_function,
     check_algorithm_settings,
     check_op_kwargs,
+    check_own_params,
     check_positive_int,
     check_real,
     check_run_offset,
@@ -378,8 +379,9 @@ def run_toy_mdp(
     is the size of Algorithm 1's subset S (maxmin, ensemble). Run r uses the stream of
     ``(seed, run_offset + r)``. ``df.attrs["agent_steps"]`` holds the total agent steps.
     """
-    name: str = algorithm_name(algorithm)  # a G given as a function: its name
+    name: str = algorithm_name(algorithm, "algorithm")  # a G given as a function: its name
     spec = resolve_algorithm(name, n)
+    check_own_params(name, params, TOY_DEFAULTS, "toy MDP")  # lam=0.3 for G: op_kwargs
     p = _validate(mu, runs, episodes, params)
     extra = check_update_members(name, n, p.pop("update_members", 1)) - 1
     run_offset = check_run_offset(run_offset, runs)
