@@ -50,3 +50,27 @@ def test_a_misspelt_keyword_of_ones_own_g_names_it_and_the_ones_it_takes(own_ops
     assert code == 2 and "\n" not in err
     assert "--op-kwargs: operator 'lead21_ops:mixed' has no parameter 'lamb'" in err
     assert "(its parameters: lam)" in err and "torch.as_tensor" not in err
+
+
+def test_the_deep_agents_page_defines_the_same_median_q_as_the_theory_page() -> None:
+    # One my_ops.py for every tool: docs/deep-agents.md's median_q is the theory page's, for
+    # NumPy and torch input alike (it was a torch-only median of another kind at even N).
+    import numpy as np
+    import torch
+    from docs_text import section
+
+    def defined(page: str, heading: str):
+        text = section(page, heading)
+        block = text.split("```python\n", 1)[1].split("```", 1)[0]
+        scope: dict = {}
+        exec(block.split("\nrng = ", 1)[0], scope)  # noqa: S102 (the docs' own definition)
+        return scope["median_q"]
+
+    deep = defined("deep-agents", "A G of your own: Generalized DQN")
+    theory = defined("operators-and-theory", "An operator of your own")
+    q = np.random.default_rng(1).normal(size=(5, 4, 3))  # N = 4: even
+    for w in (1.0, 0.7):
+        np.testing.assert_array_equal(deep(q, w), theory(q, w))
+        got = deep(torch.tensor(q, dtype=torch.float32), w)
+        assert isinstance(got, torch.Tensor) and got.shape == (5,)
+        np.testing.assert_allclose(got.numpy(), theory(q, w), rtol=0, atol=1e-6)
