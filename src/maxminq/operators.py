@@ -394,6 +394,11 @@ def own_operator(
     TypeError naming it and what it is given; one that does not map (..., N, A) to (...)
     (``np.max(q)`` reduces every axis) a ValueError; G's own ValueError (its checks) passes."""
     label = getattr(g, "__name__", "G")
+    if isinstance(g, type):  # callable, but G(q) would make an instance of it
+        raise TypeError(
+            f"operator {label!r} is a class, not a G function; pass a function (or an "
+            "instance of a class with __call__)"
+        )
     check_keywords(g, label, params)
 
     def as_float64(q: Any, **kw: Any) -> np.ndarray:
@@ -456,7 +461,23 @@ def load_operator(reference: str) -> Callable[..., Any]:
     for part in attribute.split("."):
         if not hasattr(g, part):
             raise ValueError(f"operator {reference!r}: module {module_name!r} has no {attribute!r}")
+        found = inspect.getattr_static(g, part)
+        if (
+            isinstance(g, type)
+            and inspect.isfunction(found)
+            and found.__qualname__ == f"{g.__qualname__}.{part}"  # defined in the class body
+        ):
+            # 'm:Cls.g' for a method taking self: called as G(q), q went in for self
+            raise ValueError(
+                f"operator {reference!r} is a method of class {g.__name__} (it takes self "
+                "first); make it a @staticmethod, or name a function or an instance"
+            )
         g = getattr(g, part)
+    if isinstance(g, type):  # callable, but calling it makes an instance, not G's values
+        raise ValueError(
+            f"operator {reference!r} is a class, not a G function; name a function (or an "
+            "instance of a class with __call__), e.g. 'my_ops:median_q'"
+        )
     if not callable(g):
         raise ValueError(f"operator {reference!r} is a {type(g).__name__}, not a G function")
     return g
@@ -493,9 +514,11 @@ def operator_reference(g: str | Callable[..., Any]) -> str | None:
         return None
     reference = f"{module}:{qualname}"
     try:
-        return reference if load_operator(reference) is g else None
+        loaded = load_operator(reference)
     except ValueError:
         return None
+    # a classmethod is a new bound method at each lookup: equal to g, not g itself
+    return reference if loaded is g or (inspect.ismethod(g) and loaded == g) else None
 
 
 def check_keywords(g: Callable[..., Any], label: str, params: dict[str, Any]) -> None:
@@ -511,6 +534,12 @@ def check_keywords(g: Callable[..., Any], label: str, params: dict[str, Any]) ->
         return
     names = [p.name for p in parameters if p.kind is not inspect.Parameter.POSITIONAL_ONLY]
     unknown = [key for key in params if key not in names]
+    by_position = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_ONLY]
+    if unknown and unknown[0] in by_position:  # def g(q, lam, /): it has lam, not by keyword
+        raise TypeError(
+            f"operator {label!r} takes {unknown[0]!r} by position only (a parameter before "
+            "'/'); make it a keyword parameter (drop the '/') to give it by name"
+        )
     if unknown:
         takes = f"its parameters: {', '.join(names)}" if names else "it takes none"
         raise TypeError(f"operator {label!r} has no parameter {unknown[0]!r} ({takes})")

@@ -1,0 +1,127 @@
+"""Second reading of session 21's late changes: G functions that are not plain module-level
+functions (a class, a method of a class, a classmethod, a callable instance, a partial, a
+parameter before '/') named by load_operator / operator_reference / check_keywords and the
+classic experiments' algorithm_name, each refused or named in one line that says why."""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+import numpy as np
+import pytest
+
+from maxminq import operators
+from maxminq.errors import UsageError
+from maxminq.tabular.agent import algorithm_name
+from maxminq.tabular.finite_mdp import FiniteMDP
+
+OPS = """
+import numpy as np
+
+
+def g(q, lam=0.5):
+    return q.max(axis=-1).mean(axis=-1)
+
+
+def by_position(q, lam, /):
+    return q.max(axis=-1).mean(axis=-1)
+
+
+class Ops:
+    @staticmethod
+    def st(q):
+        return q.max(axis=-1).mean(axis=-1)
+
+    @classmethod
+    def cm(cls, q):
+        return q.max(axis=-1).mean(axis=-1)
+
+    def meth(self, q):
+        return q.max(axis=-1).mean(axis=-1)
+
+    alias = g  # a module function put in the class: Ops.alias(q) is g(q)
+
+
+class CallG:
+    def __call__(self, q, lam=0.5):
+        return q.max(axis=-1).mean(axis=-1)
+
+
+call_g = CallG()
+"""
+
+
+@pytest.fixture
+def late_ops(tmp_path, monkeypatch):
+    """The module late21_ops (above) importable from a temporary folder."""
+    (tmp_path / "late21_ops.py").write_text(OPS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "late21_ops", raising=False)
+    import late21_ops
+
+    return late21_ops
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err)
+    assert "\n" not in text
+    return text
+
+
+def test_a_class_is_no_g(late_ops) -> None:
+    """'m:CallG' is callable, but G(q) made an instance: it was loaded as a G and then
+    failed on zeros (FiniteMDP: 'CallG() takes no arguments' under advice about torch)."""
+    with pytest.raises(ValueError) as err:
+        operators.load_operator("late21_ops:CallG")
+    assert "'late21_ops:CallG' is a class, not a G function" in _one_line(err.value)
+    P = np.full((2, 2, 2), 0.5)
+    with pytest.raises(TypeError) as err2:
+        FiniteMDP(P, np.zeros((2, 2)), gamma=0.9).learn(
+            late_ops.CallG, n=2, k=1, steps=2, rng=np.random.default_rng(0)
+        )
+    assert "'CallG' is a class, not a G function" in _one_line(err2.value)
+
+
+def test_a_method_taking_self_is_no_g(late_ops) -> None:
+    """'m:Ops.meth' loaded the plain function meth(self, q): q went in for self. A
+    staticmethod, and a module function put in a class, are Gs."""
+    with pytest.raises(ValueError) as err:
+        operators.load_operator("late21_ops:Ops.meth")
+    assert "is a method of class Ops" in _one_line(err.value)
+    assert "@staticmethod" in str(err.value)
+    assert operators.load_operator("late21_ops:Ops.st") is late_ops.Ops.st
+    assert operators.load_operator("late21_ops:Ops.alias") is late_ops.g
+
+
+def test_a_classmethod_is_named(late_ops) -> None:
+    """A classmethod is a new bound method at each lookup: operator_reference said None
+    (so the classic experiments called it 'a lambda, a closure or a function of __main__')."""
+    assert operators.operator_reference(late_ops.Ops.cm) == "late21_ops:Ops.cm"
+    assert algorithm_name(late_ops.Ops.cm) == "late21_ops:Ops.cm"
+    # a bound method of an instance still has no name (the class's function is another G)
+    assert operators.operator_reference(late_ops.Ops().meth) is None
+
+
+def test_a_parameter_before_slash_is_said_so(late_ops) -> None:
+    """def g(q, lam, /) with lam given by keyword: it said 'has no parameter 'lam' (it takes
+    none)', though lam is its parameter."""
+    with pytest.raises(TypeError) as err:
+        operators.check_keywords(late_ops.by_position, "late21_ops:by_position", {"lam": 1})
+    text = _one_line(err.value)
+    assert "takes 'lam' by position only" in text and "it takes none" not in text
+
+
+def test_an_instance_and_a_partial_are_said_what_they_are(late_ops) -> None:
+    """run_toy_mdp(algorithm=...) with a callable instance or a functools.partial: it said
+    'a lambda, a closure or a function of __main__', none of which they are."""
+    with pytest.raises(UsageError) as err:
+        algorithm_name(late_ops.call_g, "algorithm")
+    text = _one_line(err.value)
+    assert "a callable CallG object" in text and "lambda" not in text
+    with pytest.raises(UsageError) as err:
+        algorithm_name(functools.partial(late_ops.g, lam=0.3), "algorithm")
+    text = _one_line(err.value)
+    assert "functools.partial" in text and "op_kwargs" in text and "lambda" not in text
+    # the instance by its name in its module is a G
+    assert operators.load_operator("late21_ops:call_g") is late_ops.call_g
