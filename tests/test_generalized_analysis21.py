@@ -251,7 +251,7 @@ def test_compare_names_two_gs_apart_in_its_rows_and_csv_columns(tmp_path: Path) 
         "Generalized DQN, median_q [my_ops] (N=3) (w=0.7)",
     ]
     assert list(table["operator"]) == ["maxmin", OWN]
-    assert list(table["op_kwargs"]) == ["", '{"w": 0.7}']
+    assert list(table["op_kwargs"]) == ["", '{"w":0.7}']
     assert list(table.columns[:8]) == [
         "run", "folder", "env_id", "agent", "n", "lr", "operator", "op_kwargs"
     ]  # fmt: skip

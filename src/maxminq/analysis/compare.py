@@ -330,8 +330,11 @@ def comparison_table(
     first = ["run", "folder", "env_id", "agent", "n", "lr", "steps", "baseline"]
     if any(c.get("operator") for c in cfgs):  # generalized-dqn: its G, as a sweep's tables
         table["operator"] = [c.get("operator") or "" for c in cfgs]
-        table["op_kwargs"] = [
-            json.dumps(c["op_kwargs"], sort_keys=True) if c.get("op_kwargs") else "" for c in cfgs
+        table["op_kwargs"] = [  # a sweep's text (store.canonical_json): the tables join on it
+            json.dumps(c["op_kwargs"], sort_keys=True, separators=(",", ":"))
+            if c.get("op_kwargs")
+            else ""
+            for c in cfgs
         ]
         first[first.index("lr") + 1 : first.index("lr") + 1] = ["operator", "op_kwargs"]
     return table[[*first, *(c for c in table.columns if c not in first)]]
