@@ -125,3 +125,24 @@ def test_an_instance_and_a_partial_are_said_what_they_are(late_ops) -> None:
     assert "functools.partial" in text and "op_kwargs" in text and "lambda" not in text
     # the instance by its name in its module is a G
     assert operators.load_operator("late21_ops:call_g") is late_ops.call_g
+
+
+def test_a_missing_dependency_is_not_a_pythonpath_matter(tmp_path, monkeypatch) -> None:
+    """A module found on the path whose own import fails with ImportError (a module it
+    imports is not installed; an ImportError it raises, over two lines) was told to put its
+    folder on PYTHONPATH, where it was, with the error's every line."""
+    (tmp_path / "late21_dep.py").write_text("import late21_not_installed\n\ndef g(q):\n    pass\n")
+    (tmp_path / "late21_raises.py").write_text('raise ImportError("needs foo\\npip install foo")\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError) as err:
+        operators.load_operator("late21_dep:g")
+    text = _one_line(err.value)
+    assert "PYTHONPATH" not in text and "late21_dep.py, line 1" in text
+    assert "install late21_not_installed (a module it imports)" in text
+    with pytest.raises(ValueError) as err:
+        operators.load_operator("late21_raises:g")
+    text = _one_line(err.value)
+    assert "PYTHONPATH" not in text and "ImportError: needs foo (" in text
+    # a module that is not there still gets the PYTHONPATH advice
+    with pytest.raises(ValueError, match="PYTHONPATH=. for the current folder"):
+        operators.load_operator("late21_nowhere:g")

@@ -448,6 +448,15 @@ def load_operator(reference: str) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:  # ModuleNotFoundError, or the module's own failed import
+        missing = err.name if isinstance(err, ModuleNotFoundError) else None
+        if not missing or not (module_name + ".").startswith(missing + "."):
+            # found, but its own import failed (a module it imports is not installed, or it
+            # raised ImportError): not a PYTHONPATH matter; one line, where it failed
+            install = f"; install {missing} (a module it imports)" if missing else ""
+            raise ValueError(
+                f"operator {reference!r}: importing {module_name!r} failed: "
+                f"{_import_failure(err)}{install}"
+            ) from None
         raise ValueError(
             f"operator {reference!r}: cannot import {module_name!r} ({err}); put the folder "
             f"holding it on PYTHONPATH (PYTHONPATH=. for the current folder, as python -m "
