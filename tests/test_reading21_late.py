@@ -146,3 +146,25 @@ def test_a_missing_dependency_is_not_a_pythonpath_matter(tmp_path, monkeypatch) 
     # a module that is not there still gets the PYTHONPATH advice
     with pytest.raises(ValueError, match="PYTHONPATH=. for the current folder"):
         operators.load_operator("late21_nowhere:g")
+
+
+def test_a_torch_g_failing_over_many_lines_keeps_the_advice(tmp_path, monkeypatch) -> None:
+    """torch.max(q, dim=-2) on a NumPy array fails with a message over five lines (every
+    signature of max); the classic experiments kept its first line only, so the advice
+    after it (wrap with torch.as_tensor(q)) was cut off, and FiniteMDP.learn printed all."""
+    (tmp_path / "late21_torch.py").write_text(
+        "import torch\n\ndef tmax(q):\n    return torch.max(q, dim=-2).values.amax(dim=-1)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from maxminq.tabular.agent import own_operator_function
+
+    with pytest.raises(UsageError) as err:
+        own_operator_function("late21_torch:tmax", 2)
+    text = _one_line(err.value)
+    assert "received an invalid combination of arguments" in text
+    assert text.endswith("a G written for torch tensors can take torch.as_tensor(q))")
+    import late21_torch
+
+    with pytest.raises(TypeError) as err2:
+        operators.own_operator(late21_torch.tmax, [(2, 3)])
+    assert "torch.as_tensor(q)" in _one_line(err2.value)

@@ -410,9 +410,9 @@ def own_operator(
         except (TypeError, AttributeError) as err:
             raise TypeError(
                 f"operator {label!r} failed on NumPy zeros of shape {shape}: "
-                f"{type(err).__name__}: {err} (G is called as G(q, **params), q a float64 "
-                "NumPy array of shape (..., N, A); a G written for torch tensors can take "
-                "torch.as_tensor(q))"
+                f"{type(err).__name__}: {_first_line(err)} (G is called as G(q, **params), "
+                "q a float64 NumPy array of shape (..., N, A); a G written for torch tensors "
+                "can take torch.as_tensor(q))"
             ) from None
         if np.shape(out) != tuple(shape[:-2]):
             raise ValueError(
@@ -492,12 +492,19 @@ def load_operator(reference: str) -> Callable[..., Any]:
     return g
 
 
+def _first_line(err: BaseException) -> str:
+    """An exception's message up to its first line break: torch's 'received an invalid
+    combination of arguments' goes on to list every signature, one a line."""
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else ""
+
+
 def _import_failure(err: BaseException) -> str:
     """One line for an exception raised while importing a user's module: its type and first
     line, and where (``my_ops.py, line 3``: a SyntaxError's, else the deepest frame's)."""
     import traceback
 
-    text = str(err).splitlines()[0] if str(err) else ""
+    text = _first_line(err)
     if isinstance(err, SyntaxError):
         where = f"{err.filename}, line {err.lineno}"
         text = err.msg or text
