@@ -177,6 +177,17 @@ def toy_table(args: argparse.Namespace) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def paired_difference(toy: pd.DataFrame, label: str, other: str) -> tuple[float, float]:
+    """Mean and standard error of ``label``'s Q(A, Left) minus ``other``'s, run by run: run
+    r of every setting has the same seed (``run_toy_mdp``'s streams are (seed, r)), so the
+    two are paired and the SE is the per-run differences' (the two SEs combined as if
+    independent overstate it: their runs' values correlate)."""
+    a = toy[toy.label == label].set_index("run").q_a_left
+    b = toy[toy.label == other].set_index("run").q_a_left
+    d = (a - b).dropna().to_numpy(dtype=float)
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
+
+
 def own_label(lam: float) -> str:
     """How G at ``lam`` is named in the printed tables."""
     return f"mixed_q (lam={lam:g})"
@@ -272,8 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"{shown}: no bias beyond 2 SE ({b:+.3f} +- {se:.3f}).")
     if args.lam != 1.0:  # the same read-out: the difference is the targets'
-        (b, se), (b1, se1) = summary[label], summary[own_label(1.0)]
-        diff, se_diff = b - b1, float(np.hypot(se, se1))
+        diff, se_diff = paired_difference(toy, label, own_label(1.0))  # the same seeds
         if abs(diff) > 2 * se_diff:
             what = "higher" if diff > 0 else "lower"
             print(

@@ -40,3 +40,30 @@ def test_compare_csv_writes_op_kwargs_as_a_sweeps_tables_do(tmp_path: Path) -> N
         warnings.simplefilter("ignore")
         table = compare_runs([a, b])
     assert list(table["op_kwargs"]) == ["", '{"lam":0.5,"w":1.0}']
+
+
+def test_own_operator_compares_the_two_targets_run_by_run(monkeypatch) -> None:
+    """examples/own_operator.py's 'lam=0.5 vs lam=1' sentence: the toy runs of both share
+    their seeds (run r: (seed, r)), so the difference is the per-run differences' mean and
+    SE. It combined the two SEs as if independent (np.hypot), at --quick '+0.012 +- 0.006:
+    do not differ beyond 2 SE' where the paired SE is 0.003 (3.8 SE)."""
+    import sys
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    monkeypatch.syspath_prepend(str(examples))
+    monkeypatch.delitem(sys.modules, "own_operator", raising=False)
+    import own_operator
+
+    spread = [-0.3, 0.1, 0.4, -0.2]  # run to run, shared by both settings
+    toy = pd.DataFrame(
+        {
+            "label": ["a"] * 4 + ["b"] * 4,
+            "run": [0, 1, 2, 3, 3, 2, 1, 0],  # matched by run, not by row order
+            "q_a_left": [*spread, *(v - d for v, d in zip(spread[::-1], [0.011, 0.009] * 2))],
+        }
+    )
+    # b's runs 3, 2, 1, 0 are a's minus 0.011, 0.009, 0.011, 0.009: differences
+    # [0.009, 0.011, 0.009, 0.011] by run, mean 0.01, SE 0.001 / sqrt(4) * sqrt(4/3).
+    diff, se = own_operator.paired_difference(toy, "a", "b")
+    assert abs(diff - 0.01) < 1e-12
+    assert abs(se - 0.001 / 3**0.5) < 1e-12
