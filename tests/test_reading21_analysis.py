@@ -55,11 +55,12 @@ def test_own_operator_compares_the_two_targets_run_by_run(monkeypatch) -> None:
     import own_operator
 
     spread = [-0.3, 0.1, 0.4, -0.2]  # run to run, shared by both settings
+    other = [v - d for v, d in zip(spread[::-1], [0.011, 0.009] * 2, strict=True)]
     toy = pd.DataFrame(
         {
             "label": ["a"] * 4 + ["b"] * 4,
             "run": [0, 1, 2, 3, 3, 2, 1, 0],  # matched by run, not by row order
-            "q_a_left": [*spread, *(v - d for v, d in zip(spread[::-1], [0.011, 0.009] * 2))],
+            "q_a_left": [*spread, *other],
         }
     )
     # b's runs 3, 2, 1, 0 are a's minus 0.011, 0.009, 0.011, 0.009: differences
