@@ -168,3 +168,25 @@ def test_a_torch_g_failing_over_many_lines_keeps_the_advice(tmp_path, monkeypatc
     with pytest.raises(TypeError) as err2:
         operators.own_operator(late21_torch.tmax, [(2, 3)])
     assert "torch.as_tensor(q)" in _one_line(err2.value)
+
+
+def test_generalized_dqn_says_what_a_class_or_an_instance_is(late_ops) -> None:
+    """TrainConfig(operator=...) given a class or a callable instance called each 'a lambda,
+    a closure or a function of __main__' (the instance as 'G'); a classmethod is named."""
+    from maxminq.deep import TrainConfig
+
+    def resolve(op):
+        cfg = TrainConfig(env_id="CartPole-v1", agent="generalized-dqn", operator=op, n=2)
+        return cfg.resolve()
+
+    with pytest.raises(UsageError) as err:
+        resolve(late_ops.CallG)
+    text = _one_line(err.value)
+    assert "'CallG' is a class, not a G function" in text and "lambda" not in text
+    with pytest.raises(UsageError) as err:
+        resolve(late_ops.call_g)
+    text = _one_line(err.value)
+    assert "a callable CallG object" in text and "'module:name'" in text
+    assert "lambda" not in text
+    assert resolve(late_ops.Ops.cm).operator == "late21_ops:Ops.cm"
+    assert resolve("late21_ops:call_g").operator == "late21_ops:call_g"

@@ -786,6 +786,17 @@ def _resolve_operator(
         )
     elif callable(operator):
         reference = operators.operator_reference(operator)
+        if reference is None and isinstance(operator, type):  # G(q) would make an instance
+            raise UsageError(
+                f"--operator: {operator.__name__!r} is a class, not a G function; pass a "
+                "function (or an instance of a class with __call__, as 'module:name')"
+            )
+        if reference is None and not hasattr(operator, "__qualname__"):  # an instance
+            raise UsageError(
+                f"--operator: a callable {type(operator).__name__} object cannot be named by "
+                "the run folder from the object itself; pass 'module:name', its name in its "
+                "module"
+            )
         if reference is None:
             name = getattr(operator, "__name__", "G")
             module = getattr(operator, "__module__", None)
