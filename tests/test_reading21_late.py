@@ -190,3 +190,12 @@ def test_generalized_dqn_says_what_a_class_or_an_instance_is(late_ops) -> None:
     assert "lambda" not in text
     assert resolve(late_ops.Ops.cm).operator == "late21_ops:Ops.cm"
     assert resolve("late21_ops:call_g").operator == "late21_ops:call_g"
+
+
+def test_a_relative_module_name_is_said_so() -> None:
+    """'.my_ops:g' failed inside importlib with 'TypeError: the 'package' argument is
+    required ...' and importlib's own file and line."""
+    with pytest.raises(ValueError) as err:
+        operators.load_operator(".late21_ops:g")
+    text = _one_line(err.value)
+    assert "without a leading dot" in text and "importlib" not in text

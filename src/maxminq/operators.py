@@ -445,6 +445,11 @@ def load_operator(reference: str) -> Callable[..., Any]:
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"operator {reference!r}: write 'module:function', e.g. 'my_ops:median_q'")
+    if module_name.startswith("."):  # import_module's TypeError: no package to be relative to
+        raise ValueError(
+            f"operator {reference!r}: name the module in full, without a leading dot "
+            f"(e.g. 'my_package.my_ops:median_q'); a relative name has no package to start from"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:  # ModuleNotFoundError, or the module's own failed import
