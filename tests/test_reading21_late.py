@@ -199,3 +199,18 @@ def test_a_relative_module_name_is_said_so() -> None:
         operators.load_operator(".late21_ops:g")
     text = _one_line(err.value)
     assert "without a leading dot" in text and "importlib" not in text
+
+
+def test_a_library_function_by_module_path_is_the_library_operator() -> None:
+    """run_toy_mdp(algorithm='maxminq.operators:double_q') ran it as a G of one's own (no
+    role swap, the lockstep path): another rule than 'double_q', which FiniteMDP.learn and
+    generalized-dqn take it to be."""
+    from maxminq.tabular.toy_mdp import run_toy_mdp
+
+    assert algorithm_name("maxminq.operators:double_q") == "double_q"
+    assert algorithm_name("maxminq.operators:maxmin") == "maxmin"
+    kw = {"n": 2, "mu": -0.1, "runs": 2, "episodes": 3, "seed": 0}
+    by_path = run_toy_mdp(algorithm="maxminq.operators:double_q", **kw)
+    by_name = run_toy_mdp(algorithm="double_q", **kw)
+    assert list(by_path["algorithm"].astype(str).unique()) == ["double_q"]
+    assert by_path.equals(by_name)

@@ -96,9 +96,19 @@ def algorithm_name(algorithm: Any, option: str = "--algorithms") -> Any:
     ``theory.operator_bias`` and ``FiniteMDP.learn`` take it) becomes its name,
     ``operators.operator_reference`` (``'maxmin'`` for the library's own, which keeps its
     compiled kernel; ``'module:function'`` for one of your own); anything else is returned
-    as it is, for :func:`resolve_algorithm` to check. A function that cannot be named (a
+    as it is, for :func:`resolve_algorithm` to check ('module:function' naming one of the
+    library's functions, ``'maxminq.operators:double_q'``, is its library name, as
+    ``FiniteMDP.learn`` and generalized-dqn take it). A function that cannot be named (a
     lambda, a closure, one defined in ``__main__``) is a UsageError: the CSV, a sweep's run
     ids and its worker processes need a name to import."""
+    if isinstance(algorithm, str) and is_own_operator(algorithm):
+        # 'maxminq.operators:double_q' (or an alias in one's module) is the library's
+        # operator, as FiniteMDP.learn and generalized-dqn take it: its roles and behaviour
+        try:
+            library = operators.operator_reference(operators.load_operator(algorithm))
+        except ValueError:  # said later, naming the option (resolve_algorithm)
+            return algorithm
+        return library if library in ALGORITHMS else algorithm
     if isinstance(algorithm, str) or not callable(algorithm):
         return algorithm
     reference = operators.operator_reference(algorithm)
