@@ -74,3 +74,32 @@ def test_the_deep_agents_page_defines_the_same_median_q_as_the_theory_page() -> 
         got = deep(torch.tensor(q, dtype=torch.float32), w)
         assert isinstance(got, torch.Tensor) and got.shape == (5,)
         np.testing.assert_allclose(got.numpy(), theory(q, w), rtol=0, atol=1e-6)
+
+
+def test_the_classic_experiments_and_the_deep_agents_say_alike_why_a_g_has_no_name(
+    tmp_path, monkeypatch
+) -> None:
+    # One account (operators.unnamed_operator) for both: a G taken before its module was
+    # reloaded was 'a lambda, a closure or a function of __main__' for the classic
+    # experiments, which alone of the two did not tell it apart.
+    import importlib
+
+    from maxminq.deep import TrainConfig
+    from maxminq.errors import UsageError
+    from maxminq.tabular.agent import algorithm_name
+
+    (tmp_path / "lead21_reload.py").write_text("def g(q):\n    return q.max(-1).max(-1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("lead21_reload")
+    old = module.g
+    importlib.reload(module)
+    with pytest.raises(UsageError) as classic:
+        algorithm_name(old, "algorithm")
+    with pytest.raises(UsageError) as deep:
+        TrainConfig(env_id="CartPole-v1", agent="generalized-dqn", operator=old, n=2).resolve()
+    said = "'lead21_reload:g' now names another object than the function given"
+    assert said in str(classic.value) and said in str(deep.value)
+    assert str(classic.value).endswith("pass algorithm='lead21_reload:g' (or the module's "
+                                       "function as it is now)")  # fmt: skip
+    assert "pass operator='lead21_reload:g'" in str(deep.value)
+    assert algorithm_name(module.g, "algorithm") == "lead21_reload:g"

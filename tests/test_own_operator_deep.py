@@ -222,7 +222,7 @@ def test_a_g_without_an_importable_name_is_refused_at_the_start(tmp_path) -> Non
     """A lambda (or a function of __main__, a closure) could not be named by the run folder,
     so --resume could not find it: refused in one line saying to define it in a module."""
     with pytest.raises(
-        UsageError, match=r"^--operator: '<lambda>' has no importable name.*module"
+        UsageError, match=r"^--operator: G function '<lambda>' cannot be named.*module"
     ) as err:
         run_training(_small(operator=lambda q: q.amax(-1).amax(-1)), tmp_path / "run")
     assert "\n" not in str(err.value) and not (tmp_path / "run").exists()

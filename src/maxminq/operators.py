@@ -69,6 +69,7 @@ __all__ = [
     "own_operator",
     "q_learning",
     "td_target",
+    "unnamed_operator",
     "weighted_double_q",
 ]
 
@@ -540,6 +541,52 @@ def operator_reference(g: str | Callable[..., Any]) -> str | None:
         return None
     # a classmethod is a new bound method at each lookup: equal to g, not g itself
     return reference if loaded is g or (inspect.ismethod(g) and loaded == g) else None
+
+
+def unnamed_operator(g: Any, keyword: str = "operator") -> str:
+    """Why the callable ``g``, which :func:`operator_reference` cannot name, cannot be named,
+    and what to pass instead as ``keyword`` (the Python argument: ``operator`` of TrainConfig,
+    ``algorithm`` of the classic experiments): one line for the messages of the tools that
+    must record G by name (a run folder for ``--resume``, a CSV, a sweep's run ids)."""
+    import functools
+
+    if isinstance(g, functools.partial):  # G with its keywords bound
+        inner = operator_reference(g.func)
+        bound = ", ".join(f"{k!r}: {v!r}" for k, v in g.keywords.items())
+        fix = (
+            f"pass {keyword}={inner!r}, op_kwargs={{{bound}}}"
+            if inner is not None and not g.args
+            else "pass the function itself (or 'module:function') and its keywords as op_kwargs"
+        )
+        return f"a functools.partial cannot be named for import; {fix}"
+    if isinstance(g, type):  # G(q) would make an instance
+        return (
+            f"{g.__name__!r} is a class, not a G function; pass a function (or an instance "
+            "of a class with __call__, as 'module:name')"
+        )
+    if not hasattr(g, "__qualname__"):  # an instance with __call__
+        return (
+            f"a callable {type(g).__name__} object cannot be named for import from the object "
+            "itself; pass 'module:name', the name it has in its module"
+        )
+    module, qualname = getattr(g, "__module__", None), g.__qualname__
+    named = module and module != "__main__" and "<" not in qualname
+    if named and getattr(g, "__self__", None) is None:
+        try:
+            load_operator(f"{module}:{qualname}")
+        except ValueError:
+            pass
+        else:  # a module-level name that now holds another object: the module reloaded
+            return (
+                f"'{module}:{qualname}' now names another object than the function given (its "
+                f"module was reloaded, or the function redefined, since it was taken); pass "
+                f"{keyword}='{module}:{qualname}' (or the module's function as it is now)"
+            )
+    return (
+        f"G function {g.__name__!r} cannot be named for import (a lambda, a closure or a function "
+        "of the script run as __main__); define it at the top level of a module of yours "
+        "(e.g. my_ops.py on PYTHONPATH) and pass it, or 'my_ops:function'"
+    )
 
 
 def check_keywords(g: Callable[..., Any], label: str, params: dict[str, Any]) -> None:

@@ -729,17 +729,6 @@ _OWN_OPERATOR_HINT = (
 )
 
 
-def _loads(reference: str) -> bool:
-    """Whether ``operators.load_operator`` finds something callable by ``reference``."""
-    from maxminq import operators
-
-    try:
-        operators.load_operator(reference)
-    except ValueError:
-        return False
-    return True
-
-
 def _resolve_operator(
     agent: str, operator: Any, op_kwargs: Any
 ) -> tuple[str | None, dict[str, Any] | None]:
@@ -771,52 +760,10 @@ def _resolve_operator(
         except ValueError as err:
             raise UsageError(f"--operator: {str(err).removeprefix('operator ')}") from None
         reference = operators.operator_reference(g) or operator  # an alias: as given
-    elif isinstance(operator, functools.partial):  # G with its keywords bound
-        inner = operators.operator_reference(operator.func)
-        bound = ", ".join(f"{k!r}: {v!r}" for k, v in operator.keywords.items())
-        fix = (
-            f"pass operator={inner!r}, op_kwargs={{{bound}}}"
-            if inner is not None and not operator.args
-            else "pass the function itself (defined at the top level of a module of yours) "
-            "and its keywords as op_kwargs"
-        )
-        raise UsageError(
-            f"--operator: a functools.partial cannot be named by the run folder (for "
-            f"--resume and sweeps); {fix}"
-        )
     elif callable(operator):
         reference = operators.operator_reference(operator)
-        if reference is None and isinstance(operator, type):  # G(q) would make an instance
-            raise UsageError(
-                f"--operator: {operator.__name__!r} is a class, not a G function; pass a "
-                "function (or an instance of a class with __call__, as 'module:name')"
-            )
-        if reference is None and not hasattr(operator, "__qualname__"):  # an instance
-            raise UsageError(
-                f"--operator: a callable {type(operator).__name__} object cannot be named by "
-                "the run folder from the object itself; pass 'module:name', its name in its "
-                "module"
-            )
-        if reference is None:
-            name = getattr(operator, "__name__", "G")
-            module = getattr(operator, "__module__", None)
-            qualname = getattr(operator, "__qualname__", "")
-            method = getattr(operator, "__self__", None) is not None  # a method
-            named = module and module != "__main__" and qualname and "<" not in qualname
-            if named and not method and _loads(f"{module}:{qualname}"):
-                # a module-level name that now holds another object: the module reloaded
-                raise UsageError(
-                    f"--operator: '{module}:{qualname}' now names another object than the "
-                    f"function given (its module was reloaded, or the function redefined, "
-                    f"since it was taken), so the run folder could not name it; pass "
-                    f"operator='{module}:{qualname}' (or the module's function as it is now)"
-                )
-            raise UsageError(
-                f"--operator: {name!r} has no importable name (a lambda, a closure or a "
-                f"function of the script run as __main__), so the run folder could not name it "
-                f"for --resume; define it at the top level of a module of yours (e.g. my_ops.py "
-                f"on PYTHONPATH) and pass it, or 'my_ops:{name}'"
-            )
+        if reference is None:  # a run folder must name G to --resume
+            raise UsageError(f"--operator: {operators.unnamed_operator(operator)}")
     else:
         raise UsageError(f"--operator: expected {_OWN_OPERATOR_HINT}, got {operator!r}")
     if agent != "generalized-dqn":

@@ -38,7 +38,6 @@ an array of shape (..., M, A) in the operator's member order, and the operator f
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 from collections.abc import Callable, Mapping
@@ -112,23 +111,8 @@ def algorithm_name(algorithm: Any, option: str = "--algorithms") -> Any:
     if isinstance(algorithm, str) or not callable(algorithm):
         return algorithm
     reference = operators.operator_reference(algorithm)
-    if reference is None and isinstance(algorithm, functools.partial):  # G with keywords
-        raise UsageError(
-            f"{option}: a functools.partial cannot be named for import; pass the function "
-            "itself (or 'module:function') and its keywords as op_kwargs"
-        )
-    if reference is None and not hasattr(algorithm, "__qualname__"):  # an instance
-        raise UsageError(
-            f"{option}: a callable {type(algorithm).__name__} object cannot be named for "
-            "import from the object itself; pass 'module:name', the name it has in its module"
-        )
-    if reference is None:
-        label = getattr(algorithm, "__qualname__", type(algorithm).__name__)
-        raise UsageError(
-            f"{option}: G function {label!r} cannot be named for import (a lambda, a closure "
-            "or a function of __main__); define it in a module and pass it, or "
-            "'module:function'"
-        )
+    if reference is None:  # the CSV, a sweep's run ids and its workers import G by name
+        raise UsageError(f"{option}: {operators.unnamed_operator(algorithm, 'algorithm')}")
     return reference
 
 
