@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -124,8 +125,26 @@ def not_a_run(folder: Path, command: str) -> str | None:
     inside = inside or sorted(p.parent for p in folder.glob("*/*/runs.csv") if p.is_file())
     if inside:
         shown = " ".join(str(p) for p in inside[:4]) + " ..." * (len(inside) > 4)
-        return f"{folder} holds no run itself but {count(len(inside), 'run folder')}: {shown}"
+        held = f"{folder} holds no run itself but {count(len(inside), 'run folder')}: {shown}"
+        return f"{held}; {_give_runs(folder, inside, command)}"
     return None
+
+
+def _give_runs(folder: Path, inside: list[Path], command: str) -> str:
+    """What to type instead of ``maxminq COMMAND folder`` when ``folder`` holds the run
+    folders ``inside`` (one or two levels down): ``evaluate`` plays one run, so one of them;
+    ``plot`` and ``compare`` take several, so them all, as a shell pattern when it matches
+    exactly those folders (every folder at their depth is a run), else by name."""
+    if command == "evaluate":
+        return f"evaluate one of them, e.g. 'maxminq evaluate {shlex.quote(str(inside[0]))}'"
+    depth = len(inside[0].relative_to(folder).parts)
+    pattern = "/".join(["*"] * depth)
+    level = [p for p in folder.glob(pattern) if p.is_dir() and not p.name.startswith(".")]
+    if len(inside) > 4 and sorted(level) == inside:  # a pattern short of naming them all
+        given = f"{shlex.quote(str(folder))}/{pattern}"
+    else:
+        given = " ".join(shlex.quote(str(p)) for p in inside[:4]) + " ..." * (len(inside) > 4)
+    return f"give them as RUN_DIRs: 'maxminq {command} {given}'"
 
 
 def _field(path: Path, key: str) -> str | None:
@@ -413,11 +432,13 @@ def figure_title(cfgs: list[dict], labels: list[str], tables: list[dict]) -> str
 def _diverged_note(runs: pd.DataFrame) -> str:
     """`` (1 of 4 seeds diverged)`` for a run's ``runs`` table with diverged seeds, else ''
     (a diverged seed's curves stop, or hold the return it reached, which looks like a seed
-    that learned nothing more)."""
+    that learned nothing more; ``(1 of 1 seed diverged)`` for a run of one seed)."""
+    from maxminq.analysis.style import count
+
     if "status" not in runs.columns or runs.empty:
         return ""
     gone = int((runs["status"] == "diverged").sum())
-    return f" ({gone} of {len(runs)} seeds diverged)" if gone else ""
+    return f" ({gone} of {count(len(runs), 'seed')} diverged)" if gone else ""
 
 
 class PlotWarning(MaxminqWarning):

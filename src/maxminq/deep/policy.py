@@ -290,13 +290,18 @@ class TrainedAgent:
 
         Raises:
             ValueError: ``eps`` is not a number in [0, 1] (2, -1 or NaN would silently act
-                greedily or always at random), or is > 0 without ``rng``.
+                greedily or always at random), or is > 0 without ``rng``; ``obs`` holds
+                NaN or inf.
+            UsageError: the seed's action values at ``obs`` are not all finite (its
+                networks hold NaN, or the values overflow): no action is honest.
         """
         if not _probability(eps):
             raise ValueError(f"act: eps must be a number in [0, 1], got {eps!r}")
         if eps > 0.0 and not isinstance(rng, np.random.Generator):  # rng=0 raised deep inside
             raise ValueError(f"act: eps > 0 needs an np.random.Generator rng, got {rng!r}")
         q = self.q_values(obs, seed)
+        if not np.isfinite(q).all():  # argmax would take the first NaN: an arbitrary action
+            self._refuse_non_finite(obs, seed, q)
 
         def one(values: np.ndarray) -> int:
             if eps > 0.0 and rng is not None and rng.random() < eps:  # None: raised above
@@ -306,6 +311,31 @@ class TrainedAgent:
         if q.ndim == 1:
             return one(q)
         return np.array([one(row) for row in q], dtype=np.int64)
+
+    def _refuse_non_finite(self, obs: np.ndarray, seed: int | None, q: np.ndarray) -> None:
+        """The one-line error of :meth:`act` when seed ``seed``'s values ``q`` at ``obs``
+        are not all finite: no greedy action can be read from them (``np.argmax`` returns
+        the first NaN's index, so a NaN network played action 0 and its returns looked
+        like a policy's). It names the cause: ``obs`` holds NaN or inf (a ValueError), the
+        seed's networks do (a model whose seed diverged unrecorded: a UsageError), or the
+        values overflow float32 at this observation (a UsageError)."""
+        x = np.asarray(obs, dtype=np.float64)
+        if not np.isfinite(x).all():
+            bad = x[~np.isfinite(x)].flat[0]
+            raise ValueError(f"act: obs holds {bad}; give a finite observation")
+        k = self._position(seed)
+        who = f"seed {self.seeds[k]}"
+        if not bool(torch.isfinite(self._nets[k].flat).all()):
+            raise UsageError(
+                f"--seeds: {who}'s networks hold NaN or inf (it diverged, though model.pt "
+                "records it as done); it cannot act: train the run again or use another seed"
+            )
+        bad = q[~np.isfinite(q)].flat[0]
+        raise UsageError(
+            f"--seeds: {who}'s action values at this observation are not finite ({bad}: "
+            "beyond float32, e.g. an observation far outside those it trained on); no "
+            "greedy action can be chosen there"
+        )
 
 
 def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:

@@ -107,7 +107,7 @@ def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.
             raise UsageError(f"{option}: {path} is unreadable ({err.strerror})") from None
         if not data.endswith(b"\n"):  # the writers end every table with a line end
             what = "empty" if not data else "cut short (its last line is incomplete)"
-            raise UsageError(f"{option}: {path} is {what}")
+            raise UsageError(f"{option}: {path} is {what}; {_remedy(pathlib.Path(out_dir))}")
         try:
             tables[name] = pd.read_csv(io.BytesIO(data))
         except (ValueError, pd.errors.ParserError) as err:
@@ -125,8 +125,25 @@ def _check_runs_rows(path: pathlib.Path, runs: pd.DataFrame, option: str) -> Non
     if runs.empty:
         raise UsageError(
             f"{option}: {path} has a header but no rows (one per seed): the run did not "
-            "finish writing it, or the file is damaged (e.g. a copy cut short)"
+            "finish writing it, or the file is damaged (e.g. a copy cut short); "
+            + _remedy(path.parent)
         )
+
+
+def _remedy(out_dir: pathlib.Path) -> str:
+    """What to do about a damaged table of the run in ``out_dir``: copy it again, or make
+    it again: ``maxminq train --overwrite`` with the run's options (its config.json), or,
+    for a sweep's table folder (no config.json), the sweep, which reruns a run whose
+    tables do not verify."""
+    if (out_dir / "config.json").is_file() or out_dir.parent.name != "tables":
+        return (
+            "copy it again from the original, or train the run again ('maxminq train' with "
+            f"the options in {out_dir / 'config.json'}, and --overwrite)"
+        )
+    return (  # the sweep reruns a run whose tables do not match their manifest
+        "copy it again from the original, or run the sweep again ('maxminq sweep' with its "
+        f"config and --out {out_dir.parent.parent}: it reruns this run)"
+    )
 
 
 def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) -> None:
