@@ -149,6 +149,37 @@ def test_a_nan_observation_is_named(tmp_path) -> None:
     assert agent.act(np.zeros(4, np.float32)) in (0, 1)  # a finite one still acts
 
 
+def _two_seeds(folder: Path, status: list[str]) -> Path:
+    """A CartPole DQN run of seeds 0 and 1 with ``status``, its networks untrained, and
+    its runs.csv (as evaluate reads RUN_DIR)."""
+    cfg = TrainConfig(env_id="CartPole-v1", agent="dqn", n=1, steps=100, seeds=[0, 1]).resolve()
+    net = build_net("mlp", 2, (4,), 2)
+    net.init_members([torch.Generator().manual_seed(s) for s in (0, 1)], 1)
+    _run(folder)
+    save_model(folder / MODEL_FILE, cfg, net, (4,), status)
+    return folder
+
+
+def test_a_diverged_seed_names_the_seeds_that_can_act(tmp_path, capsys) -> None:
+    run = _two_seeds(tmp_path / "run", ["diverged", "done"])
+    assert main(["evaluate", str(run), "--seeds", "0", "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        "maxminq evaluate: error: --seeds: seed 0 diverged during training and cannot act; "
+        "give one that can: 1\n"
+    )
+
+
+def test_a_run_whose_every_seed_diverged_says_to_train_again(tmp_path, capsys) -> None:
+    run = _two_seeds(tmp_path / "run", ["diverged", "diverged"])
+    assert main(["evaluate", str(run), "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        f"maxminq evaluate: error: RUN_DIR: every seed of {run} diverged (at the step in its "
+        "runs.csv); nothing can act: train it again, e.g. with a smaller --lr\n"
+    )
+    with pytest.raises(UsageError, match=r"cannot act; no seed of this run can .*smaller --lr$"):
+        load_agent(run).act(np.zeros(4, np.float32), 1)
+
+
 # --- 4. the diverged note's plural --------------------------------------------------------
 
 

@@ -104,7 +104,10 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is None:
         seeds = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st == "done"]
         if not seeds:
-            raise UsageError(f"RUN_DIR: every seed of {args.run} diverged; nothing can act")
+            raise UsageError(
+                f"RUN_DIR: every seed of {args.run} diverged (at the step in its runs.csv); "
+                "nothing can act: train it again, e.g. with a smaller --lr"
+            )
     else:
         seeds = parse_seeds(args.seeds)
         absent = [s for s in seeds if s not in agent.seeds]

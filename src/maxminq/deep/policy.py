@@ -198,6 +198,13 @@ def one_torch_thread() -> contextlib.AbstractContextManager[None]:
     return torch_threads(1)
 
 
+# What to do when no seed of a run can act (each diverged): the run's runs.csv has the step.
+_NONE_CAN_ACT = (
+    "no seed of this run can (every one diverged, at the step in its runs.csv): train it "
+    "again, e.g. with a smaller --lr"
+)
+
+
 class TrainedAgent:
     """The final policies of one training run (one per seed), ready to act.
 
@@ -249,7 +256,11 @@ class TrainedAgent:
             raise UsageError(f"--seeds: this run trained seeds {self.seeds}, not {shown}")
         k = self.seeds.index(seed)
         if self.status[k] != "done":
-            raise UsageError(f"--seeds: seed {seed} diverged during training and cannot act")
+            can = [str(s) for s, st in zip(self.seeds, self.status, strict=True) if st == "done"]
+            raise UsageError(
+                f"--seeds: seed {seed} diverged during training and cannot act; "
+                + (f"give one that can: {', '.join(can)}" if can else _NONE_CAN_ACT)
+            )
         return k
 
     def q_values(self, obs: np.ndarray, seed: int | None = None) -> np.ndarray:
