@@ -187,3 +187,18 @@ def test_one_seed_of_one_diverged_reads_in_the_singular() -> None:
     assert _diverged_note(pd.DataFrame({"status": ["diverged"]})) == " (1 of 1 seed diverged)"
     runs = pd.DataFrame({"status": ["diverged", "done", "done", "done"]})
     assert _diverged_note(runs) == " (1 of 4 seeds diverged)"
+
+
+# --- 5. status on one run of 'maxminq train' -------------------------------------------------
+
+
+def test_status_on_a_train_run_names_the_commands_that_read_it(tmp_path, capsys) -> None:
+    """It said 'no results.sqlite here; is this a sweep output folder?', naming no command
+    (report and a folder of runs already named them)."""
+    run = _run(tmp_path / "run")
+    assert main(["status", str(run)]) == 2
+    assert capsys.readouterr().err == (
+        f"maxminq status: error: DIR: {run} is the folder of one 'maxminq train' run, no "
+        f"sweep; 'maxminq plot {run}' draws it, 'maxminq compare {run}' scores it (status "
+        "reads the --out of a sweep)\n"
+    )

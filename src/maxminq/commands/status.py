@@ -109,6 +109,13 @@ def run(args: argparse.Namespace) -> int:
     if not (folder / "results.sqlite").is_file():  # what another command wrote: say which
         from maxminq.commands.report import refuse_other_outputs
 
+        if (folder / "runs.csv").is_file():
+            raise UsageError(  # as report says of it ('no results.sqlite here' named none)
+                f"DIR: {folder} is the folder of one 'maxminq train' run, no sweep; "
+                f"'maxminq plot {folder}' draws it, 'maxminq compare {folder}' scores it "
+                "(status reads the --out of a sweep)"
+            )
+
         refuse_other_outputs(folder, "status")
     try:
         store = ResultsStore(folder, create=False)
