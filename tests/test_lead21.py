@@ -103,3 +103,35 @@ def test_the_classic_experiments_and_the_deep_agents_say_alike_why_a_g_has_no_na
                                        "function as it is now)")  # fmt: skip
     assert "pass operator='lead21_reload:g'" in str(deep.value)
     assert algorithm_name(module.g, "algorithm") == "lead21_reload:g"
+
+
+def soft_min_at_zero(q, beta=0.0):
+    """A soft-min written from the formula: at beta = 0 it is 0/0 = NaN on every input."""
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (-np.log(np.exp(-beta * q).mean(axis=-2)) / beta).max(axis=-1)
+
+
+def test_a_g_giving_nan_on_zeros_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    # It ran the toy MDP to exit 0 with NaN results and gave operator_bias a NaN bias, where
+    # generalized-dqn already refused it ('G must give finite values for finite ones').
+    import numpy as np
+
+    from maxminq.theory import operator_bias
+
+    with pytest.raises(ValueError, match=r"'soft_min_at_zero' gave nan on NumPy zeros"):
+        operator_bias(soft_min_at_zero, 8, 4, 1.0, 1.0, 10, np.random.default_rng(0))
+    (tmp_path / "lead21_soft.py").write_text(
+        "import numpy as np\n\n"
+        "def soft(q, beta=1.0):\n"
+        "    with np.errstate(divide='ignore', invalid='ignore'):\n"
+        "        return (-np.log(np.exp(-beta * q).mean(axis=-2)) / beta).max(axis=-1)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "toy"
+    argv = ["experiment", "toy-mdp", "--algorithms", "lead21_soft:soft:4:beta=0"]
+    code = main([*argv, "--runs", "2", "--episodes", "2", "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and not out.exists()
+    assert "--algorithms" in err and "G must give finite values for finite ones" in err

@@ -393,7 +393,8 @@ def own_operator(
     ``q_shapes`` with ``params``. A G that fails there with a TypeError or AttributeError
     (one written for torch tensors: "'numpy.ndarray' object has no attribute 'median'") is a
     TypeError naming it and what it is given; one that does not map (..., N, A) to (...)
-    (``np.max(q)`` reduces every axis) a ValueError; G's own ValueError (its checks) passes."""
+    (``np.max(q)`` reduces every axis), or gives a value that is not finite there, a
+    ValueError; G's own ValueError (its checks) passes."""
     label = getattr(g, "__name__", "G")
     if isinstance(g, type):  # callable, but G(q) would make an instance of it
         raise TypeError(
@@ -419,6 +420,12 @@ def own_operator(
             raise ValueError(
                 f"operator {label!r} must map q of shape (..., N, A) to (...), one value per "
                 f"(N, A) slice: got shape {np.shape(out)} from {shape}"
+            )
+        if not np.isfinite(out).all():  # (a soft-min at beta = 0: the runs were all NaN)
+            raise ValueError(
+                f"operator {label!r} gave {out[~np.isfinite(out)].flat[0]} on NumPy zeros of "
+                f"shape {shape}{' with ' + str(params) if params else ''}; G must give finite "
+                "values for finite ones"
             )
     return as_float64
 
