@@ -202,3 +202,16 @@ def test_status_on_a_train_run_names_the_commands_that_read_it(tmp_path, capsys)
         f"sweep; 'maxminq plot {run}' draws it, 'maxminq compare {run}' scores it (status "
         "reads the --out of a sweep)\n"
     )
+
+
+def test_a_finished_run_without_its_model_says_it_was_lost(tmp_path, capsys) -> None:
+    """model.pt is written before runs.csv, so a finished run without it lost it since (a
+    copy that left it out); 'it is written when maxminq train finishes a run' read as if
+    the run had not finished."""
+    run = _run(tmp_path / "run")
+    assert main(["evaluate", str(run)]) == 2
+    assert capsys.readouterr().err == (
+        f"maxminq evaluate: error: RUN_DIR: {run / 'model.pt'} not found, though the run "
+        "finished (runs.csv is there): it was left out of a copy or deleted; copy it again, "
+        "or train the run again (--overwrite); plot and compare read the run without it\n"
+    )

@@ -359,6 +359,12 @@ def load_agent(run_dir: str | pathlib.Path) -> TrainedAgent:
     run = check_run_folder(run_dir)  # also None, a number, bytes or '' (the current folder)
     path = run / MODEL_FILE
     if not path.is_file():
+        if (run / "runs.csv").is_file():  # written after model.pt: the file was lost since
+            raise UsageError(
+                f"RUN_DIR: {path} not found, though the run finished (runs.csv is there): it "
+                "was left out of a copy or deleted; copy it again, or train the run again "
+                "(--overwrite); plot and compare read the run without it"
+            )
         raise UsageError(
             f"RUN_DIR: {path} not found; it is written when 'maxminq train' finishes a run"
         )
