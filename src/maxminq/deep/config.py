@@ -477,13 +477,7 @@ class TrainConfig:
                 "(observations from its frames) sets it in its entry point or registration: "
                 "gymnasium.register(..., kwargs={'render_mode': 'rgb_array'})"
             )
-        try:
-            json.dumps(kwargs, allow_nan=False)
-        except (TypeError, ValueError):
-            raise UsageError(
-                f"--env-kwargs: values must be numbers, strings, booleans, lists or mappings "
-                f"(they are saved with the run), got {kwargs!r}"
-            ) from None
+        _check_saveable(kwargs, "--env-kwargs")
 
     def _check_optimizer_values(self) -> None:
         """The values of ``optimizer_kwargs``, in the ranges torch.optim accepts (alpha also
@@ -729,6 +723,17 @@ _OWN_OPERATOR_HINT = (
 )
 
 
+def _check_saveable(kwargs: dict[str, Any], option: str) -> None:
+    """UsageError naming ``option`` unless ``kwargs`` can be saved with the run as JSON."""
+    try:
+        json.dumps(kwargs, allow_nan=False)
+    except (TypeError, ValueError):
+        raise UsageError(
+            f"{option}: values must be numbers, strings, booleans, lists or mappings "
+            f"(they are saved with the run), got {kwargs!r}"
+        ) from None
+
+
 def _resolve_operator(
     agent: str, operator: Any, op_kwargs: Any
 ) -> tuple[str | None, dict[str, Any] | None]:
@@ -745,13 +750,7 @@ def _resolve_operator(
             raise UsageError(
                 f"--op-kwargs: expected a mapping of names to values, got {op_kwargs!r}"
             )
-        try:
-            json.dumps(op_kwargs, allow_nan=False)
-        except (TypeError, ValueError):
-            raise UsageError(
-                f"--op-kwargs: values must be numbers, strings, booleans, lists or mappings "
-                f"(they are saved with the run), got {op_kwargs!r}"
-            ) from None
+        _check_saveable(op_kwargs, "--op-kwargs")
     if operator is None:
         reference = None
     elif isinstance(operator, str):
