@@ -135,3 +135,17 @@ def test_a_g_giving_nan_on_zeros_is_refused_before_any_work(tmp_path, monkeypatc
     err = capsys.readouterr().err.strip()
     assert code == 2 and "\n" not in err and not out.exists()
     assert "--algorithms" in err and "G must give finite values for finite ones" in err
+
+
+def test_finite_mdp_names_a_g_given_by_reference_as_the_user_named_it(tmp_path, monkeypatch):
+    # own_operator takes the name to show (the classic experiments rewrote its messages'
+    # "operator 'everything'" into the reference; FiniteMDP.learn showed the __name__).
+    import numpy as np
+
+    from maxminq.tabular.finite_mdp import random_mdp
+
+    (tmp_path / "lead21_shape.py").write_text("def everything(q):\n    return q.max()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mdp = random_mdp(4, 2, np.random.default_rng(0), gamma=0.8)
+    with pytest.raises(ValueError, match=r"^operator 'lead21_shape:everything' must map q"):
+        mdp.learn("lead21_shape:everything", 3, 1, 10, np.random.default_rng(1))

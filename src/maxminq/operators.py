@@ -385,7 +385,11 @@ def bootstrap(name: str, q: Array, **params: Any) -> Array:
 
 
 def own_operator(
-    g: Callable[..., Any], q_shapes: list[tuple[int, ...]], **params: Any
+    g: Callable[..., Any],
+    q_shapes: list[tuple[int, ...]],
+    label: str | None = None,
+    /,
+    **params: Any,
 ) -> Callable[..., Any]:
     """``g``, a G function of one's own, as maxminq's tools call it (``theory.operator_bias``,
     ``FiniteMDP.learn``): its values read as float64 NumPy (so a G returning a torch tensor
@@ -394,8 +398,9 @@ def own_operator(
     (one written for torch tensors: "'numpy.ndarray' object has no attribute 'median'") is a
     TypeError naming it and what it is given; one that does not map (..., N, A) to (...)
     (``np.max(q)`` reduces every axis), or gives a value that is not finite there, a
-    ValueError; G's own ValueError (its checks) passes."""
-    label = getattr(g, "__name__", "G")
+    ValueError; G's own ValueError (its checks) passes. Messages name G ``label`` (as the user
+    named it, e.g. ``'my_ops:median_q'``), by default its ``__name__``."""
+    label = label or str(getattr(g, "__name__", "G"))
     if isinstance(g, type):  # callable, but G(q) would make an instance of it
         raise TypeError(
             f"operator {label!r} is a class, not a G function; pass a function (or an "

@@ -188,14 +188,11 @@ def own_operator_function(
     kwargs = dict(op_kwargs or {})
     g = _load_own(algorithm, option)
     shapes = [(*s[:-1], int(n), s[-1]) for s in _OWN_TRY_SHAPES]
-    try:
-        wrapped = operators.own_operator(g, shapes, **kwargs)
+    try:  # messages name G as the user named it: 'my_ops:median_q'
+        wrapped = operators.own_operator(g, shapes, algorithm, **kwargs)
     except Exception as err:  # G's own failures too: the user's code, one line here
         text = str(err).splitlines()[0] if str(err) else type(err).__name__
-        own_label = f"operator {getattr(g, '__name__', 'G')!r}"
-        if text.startswith(own_label):  # named as the user named it: 'my_ops:median_q'
-            text = f"operator {algorithm!r}{text[len(own_label) :]}"
-        elif not text.startswith("operator "):
+        if not text.startswith(f"operator {algorithm!r}"):  # G's own error (a ValueError)
             text = f"operator {algorithm!r} failed on NumPy zeros of shape {shapes[0]}: {text}"
         raise UsageError(f"{option}: {text}") from None
     return lambda q: np.ascontiguousarray(wrapped(q, **kwargs))

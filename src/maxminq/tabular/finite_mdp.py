@@ -426,6 +426,7 @@ def generalized_q_learning(
     _check_rng(rng)
     own_g = False  # a G function of your own (not one of maxminq.operators)
     op: Callable[..., Any]
+    label = operator if isinstance(operator, str) else getattr(operator, "__name__", "G")
     if isinstance(operator, str) and ":" in operator:  # 'module:function', a G of one's own
         operator = load_operator(operator)
     if isinstance(operator, str):
@@ -476,10 +477,9 @@ def generalized_q_learning(
     if q_star is not None and not np.isfinite(np.asarray(q_star, dtype=np.float64)).all():
         # every recorded error and bias was NaN, without a word
         raise ValueError("q_star must be finite")
-    label = operator if isinstance(operator, str) else getattr(operator, "__name__", "G")
     try:  # fail now if G rejects N * K members (or the parameters), or breaks G's contract
         if own_g:  # (a G reducing the states too failed later: invalid index to scalar)
-            op = own_operator(op, [(1, n * k, A)], **kwargs)
+            op = own_operator(op, [(1, n * k, A)], label, **kwargs)
         else:
             op(np.zeros((1, n * k, A)), **kwargs)
     except ValueError as err:  # say where G's count of members came from, after G's error
