@@ -219,7 +219,21 @@ def test_labels_of_ones_own_g_are_readable() -> None:
     assert style.label("my_ops:median_q", 4) == "median_q [my_ops] (N=4)"
     assert style.label("maxmin", 4) == "Maxmin Q (N=4)"
     assert style.color("my_ops:median_q") in style.OWN_COLORS
-    assert style.color("my_ops:median_q") == style.color("my_ops:median_q")
+    # the same colour in every process (a sweep's report and a later plot): not Python's
+    # hash(), which PYTHONHASHSEED changes from run to run
+    import os
+    import subprocess
+    import sys
+
+    code = "from maxminq.analysis import style; print(style.color('my_ops:median_q'))"
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout.strip()
+        for seed in ("1", "2")
+    }  # fmt: skip
+    assert seen == {style.color("my_ops:median_q")}
 
 
 # --- sweep configs ------------------------------------------------------------------------------
