@@ -52,6 +52,7 @@ import numpy as np
 Array = TypeVar("Array", bound=Any)  # np.ndarray or torch.Tensor (Any: torch not imported)
 
 __all__ = [
+    "ACTION_VALUE_OPERATORS",
     "OPERATORS",
     "action_values",
     "averaged",
@@ -223,6 +224,8 @@ _ACTION_VALUES: dict[str, Callable[[Any], Any]] = {
     "averaged": lambda x: _mean(x, axis=-2),
     "historical_best": lambda x: _max(x, axis=-2),
 }
+#: The operators that have a per-action estimate for :func:`action_values`.
+ACTION_VALUE_OPERATORS = frozenset(_ACTION_VALUES)
 
 
 # --- the G functions --------------------------------------------------------------------------

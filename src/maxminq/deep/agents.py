@@ -34,7 +34,6 @@ target nets in their fixed order.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,7 +75,6 @@ AGENTS: dict[str, AgentSpec] = {
 }
 
 
-@functools.lru_cache(maxsize=64)
 def acting_operator(agent: str, operator: str | None = None) -> str | None:
     """The library operator whose per-action estimate (``operators.action_values``) an agent
     acts on and probes its bias with: the agent's own, or for ``generalized-dqn`` its
@@ -84,13 +82,7 @@ def acting_operator(agent: str, operator: str | None = None) -> str | None:
     one without (``double_q``, ``weighted_double_q``, ``bias_corrected``) or one's own G,
     which act on the mean over the N nets. Needs no import of an own G."""
     name = AGENTS[agent].operator or operator
-    if name not in operators.OPERATORS:
-        return None
-    try:
-        operators.action_values(name, np.zeros((1, 1)))
-    except ValueError:  # no per-action estimate
-        return None
-    return name
+    return name if name in operators.ACTION_VALUE_OPERATORS else None
 
 
 def check_operator(
