@@ -188,9 +188,10 @@ def _deep_look(row: pd.Series, among: Sequence[str] = ()) -> tuple[str, dict[str
     ``style.OWN_COLORS`` per G of ``among``; a library G its family's), dashed."""
     agent = row["agent"]
     operator, kwargs = row.get("operator"), row.get("op_kwargs")
-    if agent != "generalized-dqn" or not isinstance(operator, str):
+    key = style.colour_key(agent, operator)
+    if key == agent:
         return style.LABELS.get(agent, agent), {"color": style.color(agent)}
-    look: dict[str, Any] = {"color": style.color(operator, among), "ls": "--"}
+    look: dict[str, Any] = {"color": style.color(key, among), "ls": "--"}
     return style.label(agent, None, operator, kwargs), look
 
 

@@ -289,13 +289,10 @@ def _differences(cfgs: list[dict]) -> list:
 
 
 def colour_key(cfg: dict) -> str:
-    """What colours a run in ``plot``'s figure: its agent's family (``style.color``); a
-    generalized-dqn run, its G (``operator``: a library G its family's colour, one of one's
-    own its own), so that runs of two Gs are told apart by colour as other agents are."""
-    operator = cfg.get("operator")
-    if cfg.get("agent") == "generalized-dqn" and isinstance(operator, str) and operator:
-        return operator
-    return str(cfg["agent"])
+    """What colours a run in ``plot``'s figure (``style.colour_key`` of its config)."""
+    from maxminq.analysis import style
+
+    return style.colour_key(str(cfg["agent"]), cfg.get("operator"))
 
 
 def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:

@@ -97,6 +97,15 @@ SIZE_NAME: dict[str, str] = {
 }
 
 
+def colour_key(agent: str, operator: object = None) -> str:
+    """What a deep setting is coloured by (:func:`color`): its agent's family; a
+    generalized-dqn run, its G (``operator``: a library G its family's colour, one of one's
+    own its own), so that runs of two Gs are told apart by colour as other agents are."""
+    if agent == "generalized-dqn" and isinstance(operator, str) and operator:
+        return operator
+    return agent
+
+
 def params_text(op_kwargs: object) -> str:
     """An operator's parameters as labels give them, ``"c=10"``, ``"k=1,w=0.7"``, from a
     mapping or a stored run's JSON text; ``""`` for none (None, NaN, ``{}``, ``""``)."""
