@@ -10,8 +10,9 @@ import textwrap
 
 import pandas as pd
 import pytest
+from test_own_operator_deep import _small  # the same tiny generalized-dqn run
 
-from maxminq.deep import TrainConfig, run_training
+from maxminq.deep import run_training
 from maxminq.deep.train import Trainer
 from maxminq.errors import UsageError
 
@@ -54,28 +55,6 @@ def own_ops(tmp_path, monkeypatch):
 
     yield importlib.import_module(MODULE)
     sys.modules.pop(MODULE, None)
-
-
-def _small(**kw) -> TrainConfig:
-    """A run of about a second: a tiny net, N = 2."""
-    base = dict(
-        env_id="CartPole-v1",
-        agent="generalized-dqn",
-        n=2,
-        lr=1e-3,
-        steps=200,
-        seeds=[0, 1],
-        eval_episodes=1,
-        bias_every=50,
-        bias_probe_every=5,
-        learning_starts=60,
-        checkpoint_every=0,
-        target_update=40,
-        buffer_size=250,
-        batch_size=16,
-        hidden=(16,),
-    )
-    return TrainConfig(**{**base, **kw})
 
 
 def _frames_equal(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:
