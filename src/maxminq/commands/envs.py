@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from maxminq.errors import UsageError
 
 if TYPE_CHECKING:
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--env: empty id; expected an id such as maxminq/Catcher-v0")
     env_kwargs = json_object(args.env_kwargs, "--env-kwargs")
     d = get_env_defaults(args.env, env_kwargs)
-    _refuse_continuous_actions(d.env_id, env_kwargs)
+    _refuse_what_train_refuses(d, env_kwargs)
     if args.format == "json":
         print(json.dumps(d.as_dict(), indent=2))
     else:
@@ -116,29 +118,56 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refuse_continuous_actions(env_id: str, env_kwargs: dict | None) -> None:
-    """UsageError for an id outside the paper whose actions are not ``Discrete``: its
-    defaults were listed as what 'maxminq train' would use, and train refuses it."""
+def _refuse_what_train_refuses(d: EnvDefaults, env_kwargs: dict | None) -> None:
+    """UsageError for an id outside the paper that 'maxminq train --env ID' refuses at these
+    defaults (its listing would be of a command that cannot run): actions that are not
+    ``Discrete(n)`` from 0, or observations its network cannot read (a channels-last image
+    given the MinAtar network), each with what to do, as train says it."""
     from maxminq.envs.registry import PAPER_ENVS
 
-    if env_id in PAPER_ENVS:
+    if d.env_id in PAPER_ENVS:
         return
     import gymnasium as gym
 
+    from maxminq.deep.config import TrainConfig
     from maxminq.envs.api import make_with_kwargs
 
-    env = make_with_kwargs(env_id, env_kwargs)  # a second build: get_env_defaults keeps none
+    env = make_with_kwargs(d.env_id, env_kwargs)  # a second build: get_env_defaults keeps none
     try:
-        space = env.action_space
+        space, obs_space = env.action_space, env.observation_space
     finally:
         env.close()
+    env_id = d.env_id
     if not isinstance(space, gym.spaces.Discrete):
+        if isinstance(space, gym.spaces.MultiDiscrete):
+            what = (
+                "give the environment one Discrete(n) action that numbers the combinations "
+                f"(n = {int(np.prod(space.nvec))}, the product of its nvec)"
+            )
+        else:
+            what = (
+                "wrap it in an entry point of yours that makes the actions discrete (e.g. "
+                "gymnasium.wrappers.DiscretizeAction for a Box)"
+            )
         raise UsageError(
             f"--env: {env_id} has action space {space}; the agents choose among discrete "
-            f"actions (Discrete(n)), so 'maxminq train --env {env_id}' refuses it: wrap it in "
-            "an entry point of yours that makes the actions discrete (e.g. "
-            "gymnasium.wrappers.DiscretizeAction for a Box)"
+            f"actions (Discrete(n)), so 'maxminq train --env {env_id}' refuses it: {what}"
         )
+    if int(space.start) != 0:
+        k = int(space.start)
+        raise UsageError(
+            f"--env: {env_id}'s actions {space} start at {k}; the agents act with 0..n-1, so "
+            f"'maxminq train --env {env_id}' refuses it: shift them in its step(), or wrap it "
+            f"in an entry point of yours, gymnasium.wrappers.TransformAction(env, lambda a: "
+            f"a + {k}, gymnasium.spaces.Discrete({int(space.n)}))"
+        )
+    shape = tuple(int(n) for n in obs_space.shape or ())  # 1-D or 3-D: get_env_defaults checked
+    try:
+        TrainConfig(env_id=env_id, network=d.network).check_observation_shape(shape)
+    except UsageError as err:  # e.g. channels last: '--network: minatar_cnn needs ...'
+        raise UsageError(
+            f"--env: 'maxminq train --env {env_id}' refuses it at its default {err}"
+        ) from None
 
 
 def _cap_text(d: EnvDefaults) -> str:

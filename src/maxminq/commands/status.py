@@ -86,6 +86,66 @@ def _print_table(rows: list[list[str]]) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=False)) + "  " + r[-1])
 
 
+def training_now(folder: Path) -> bool:
+    """Whether a run is training in ``folder`` now: the lock a training run holds on its
+    folder while it lives (``deep.run_folder.folder_lock``) is taken; probed with a shared
+    lock, released at once (False where the file system has no locks)."""
+    import fcntl
+    import os
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # no locks here
+        return False
+    finally:
+        os.close(fd)  # closing releases the probe's lock
+    return False
+
+
+def unfinished_train_run(folder: Path) -> str | None:
+    """What ``folder`` is when it holds one 'maxminq train' run that has not finished (its
+    ``config.json`` is written as it starts, ``runs.csv`` as it ends): training now, and how
+    far (its ``progress.json``), or stopped and how to continue it; None for another
+    folder. 'maxminq status' said 'no results.sqlite here; is this a sweep output folder?'
+    of it."""
+    from maxminq.analysis.style import integer
+    from maxminq.experiments.store import PROGRESS_FILE
+
+    if not (folder / "config.json").is_file() or (folder / "runs.csv").is_file():
+        return None
+    sweep = folder.parents[1] if len(folder.parents) > 1 else folder
+    if folder.parent.name == "work" and (sweep / "results.sqlite").is_file():
+        return f"{folder} holds a run of the sweep in {sweep}: 'maxminq status {sweep}' shows it"
+    checkpoint = folder / "checkpoint" / "state.pt"
+    progress = folder / PROGRESS_FILE
+    if not (checkpoint.is_file() or progress.is_file() or training_now(folder)):
+        return None  # a config.json of something else
+    try:
+        p = json.loads(progress.read_text())
+        step, steps = int(p["step"]), int(p["steps"])
+        where = f"step {integer(step)} of {integer(steps)} ({step / steps:.0%})"
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        where = None
+    head = f"{folder} is the folder of one 'maxminq train' run, no sweep"
+    later = f"'maxminq plot {folder}' and 'maxminq compare {folder}' read it once it has finished"
+    if training_now(folder):
+        how_far = f", at {where}" if where else ""
+        return f"{head}: it is training now{how_far}; {later}"
+    last = f"last at {where}" if where else "before its first steps"
+    resume = (
+        "continues it from its checkpoint"
+        if checkpoint.is_file()
+        else "trains it (it has no checkpoint to continue from)"
+    )
+    return (
+        f"{head}: it is not training (stopped or killed, {last}); the same 'maxminq train' "
+        f"command with --resume {resume}; {later}"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the folder's counts; exit 0 when nothing failed, 1 otherwise."""
     from maxminq.experiments.store import (
@@ -115,6 +175,9 @@ def run(args: argparse.Namespace) -> int:
                 f"'maxminq plot {folder}' draws it, 'maxminq compare {folder}' scores it "
                 "(status reads the --out of a sweep)"
             )
+        unfinished = unfinished_train_run(folder)
+        if unfinished:
+            raise UsageError(f"DIR: {unfinished} (status reads the --out of a sweep)")
 
         refuse_other_outputs(folder, "status")
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import importlib
+import inspect
 import io
 import json
 import os
@@ -230,7 +231,18 @@ def _not_an_id(value: Any) -> str:
     )
 
 
-def _ids_of_class(cls: type, module: str) -> list[str]:
+def _is_entry_point(value: Any) -> bool:
+    """Whether ``value``, an attribute of a user's module named by ``--env module:Name``, may
+    be what ``gymnasium.register`` takes as an entry point: a class, or a function that makes
+    an environment (one of Gymnasium's own that the module imported, ``gym.make`` say, is
+    not)."""
+    if isinstance(value, type):
+        return True
+    module = getattr(value, "__module__", None) or ""
+    return inspect.isfunction(value) and module.split(".")[0] != "gymnasium"
+
+
+def _ids_of_class(cls: Any, module: str) -> list[str]:
     """The registered ids (at most 3) whose entry point is ``cls``, a class of ``module``:
     the class itself or its ``'module:Name'`` string; those named after the class first
     (CartPoleEnv: CartPole-v1 before a script's own ApiOnlyHere-v0 of the same class), then
@@ -303,22 +315,29 @@ def _check_id(env_id: str) -> None:
             ) from None
     if name not in gym.registry:
         cls = getattr(imported, name, None)
-        if isinstance(cls, type):  # an entry point, not an id
+        if _is_entry_point(cls):  # a class or a function that makes one: not an id
+            what = "a class" if isinstance(cls, type) else "a function"
             ids = _ids_of_class(cls, module)
             if ids:  # registered already (e.g. Corridor as Corridor-v0): its id, as to give
                 bare = module.split(".")[0] == "gymnasium"  # Gymnasium's own: no module
                 shown = [k if k in OUR_IDS or bare else f"{module}:{k}" for k in ids]
                 raise UsageError(
-                    f"--env: {name} is a class in {module!r}, not an id; it is registered as "
+                    f"--env: {name} is {what} in {module!r}, not an id; it is registered as "
                     f"{' and as '.join(repr(k) for k in ids)}: give --env {shown[0]}"
                 )
             raise UsageError(
-                f"--env: {name} is a class in {module!r}, not a registered id; register it "
+                f"--env: {name} is {what} in {module!r}, not a registered id; register it "
                 f"in that module with gymnasium.register(id='{name}-v0', "
                 f"entry_point='{module}:{name}') and give --env {module}:{name}-v0"
             )
         ours = ", ".join([*OUR_IDS, "LunarLander-v3"])
         hint = f" (importing {module!r} did not register it)" if module else ""
+        stem = re.sub(r"-v\d+$", "", name)  # Name-v0 of an entry point Name it does not register
+        if module and stem != name and _is_entry_point(getattr(imported, stem, None)):
+            raise UsageError(
+                f"--env: unknown environment {env_id!r}{hint}; it defines {stem}: register "
+                f"it there with gymnasium.register(id={name!r}, entry_point='{module}:{stem}')"
+            )
         same_game = _our_id_for(name)
         if same_game is not None and not module:
             raise UsageError(

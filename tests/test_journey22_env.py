@@ -1,0 +1,234 @@
+"""Journey of session 22: a researcher with a Gymnasium environment of their own wants Maxmin
+DQN against DQN on it (README, docs/environments.md, docs/deep-agents.md and examples/ only).
+Each test is a problem met on the way: ``maxminq envs --env`` listing the defaults of an
+environment that ``maxminq train`` then refuses (channels-last images, MultiDiscrete or
+shifted Discrete actions), ``--env module:function`` and ``--env module:Name-v0`` for an entry
+point the module never registered, and ``maxminq status`` on a run still training or
+stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+from maxminq.cli import main
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.run_folder import folder_lock
+from maxminq.deep.train import run_training
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+MODULE = "j22_own_envs"
+SOURCE = textwrap.dedent(
+    """
+    import gymnasium as gym
+    import numpy as np
+
+
+    class J22Line(gym.Env):
+        observation_space = gym.spaces.Box(0.0, 1.0, (4,), np.float32)
+        action_space = gym.spaces.Discrete(2)
+
+        def reset(self, *, seed=None, options=None):
+            super().reset(seed=seed)
+            self.pos = 0
+            return self._obs(), {}
+
+        def _obs(self):
+            return np.eye(4, dtype=np.float32)[self.pos]
+
+        def step(self, action):
+            self.pos = min(3, max(0, self.pos + (1 if int(np.ravel(action)[0]) == 1 else -1)))
+            return self._obs(), float(self.pos == 3), self.pos == 3, False, {}
+
+
+    class J22Pixels(J22Line):  # uint8 (H, W, C): channels last, as cameras give them
+        observation_space = gym.spaces.Box(0, 255, (8, 8, 3), np.uint8)
+
+        def _obs(self):
+            frame = np.zeros((8, 8, 3), np.uint8)
+            frame[self.pos] = 255
+            return frame
+
+
+    class J22Pair(J22Line):
+        action_space = gym.spaces.MultiDiscrete([2, 3])
+
+
+    class J22FromOne(J22Line):
+        action_space = gym.spaces.Discrete(2, start=1)
+
+
+    class J22NeverRegistered(J22Line):
+        pass
+
+
+    def make_line(**kwargs):  # an entry point that is a function, registered below
+        return J22Line(**kwargs)
+
+
+    def make_unregistered(**kwargs):  # one that is not
+        return J22Line(**kwargs)
+
+
+    gym.register("J22Pixels-v0", entry_point=J22Pixels, max_episode_steps=20)
+    gym.register("J22Pair-v0", entry_point=J22Pair, max_episode_steps=20)
+    gym.register("J22FromOne-v0", entry_point=J22FromOne, max_episode_steps=20)
+    gym.register("J22Line-v0", entry_point=make_line, max_episode_steps=20)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def own_module(tmp_path_factory):
+    """The user's module, importable as ``j22_own_envs``."""
+    folder = tmp_path_factory.mktemp("own_envs")
+    (folder / f"{MODULE}.py").write_text(SOURCE)
+    sys.path.insert(0, str(folder))
+    try:
+        yield __import__(MODULE)
+    finally:
+        sys.path.remove(str(folder))
+
+
+def _error(capsys, argv: list[str]) -> str:
+    """The one stderr line of a command that must fail with exit status 2."""
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    lines = out.err.splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+# --- 1. 'maxminq envs --env' listed what 'maxminq train' then refuses -----------------------
+
+
+def test_envs_refuses_channels_last_images_with_trains_hint(own_module, capsys) -> None:
+    """It listed '--network minatar_cnn' as what train would use for (8, 8, 3) images,
+    and train then refused them."""
+    env = f"{MODULE}:J22Pixels-v0"
+    line = _error(capsys, ["envs", "--env", env])
+    assert line.startswith(f"maxminq envs: error: --env: 'maxminq train --env {env}' refuses it")
+    assert "(8, 8, 3) (channels last? move them first: (3, 8, 8)" in line
+    # the same reason as train gives
+    train = _error(capsys, ["train", "--env", env, "--steps", "50", "--out", "unused"])
+    assert train.split("needs ")[1] == line.split("needs ")[1]
+
+
+def test_envs_multidiscrete_says_to_number_the_combinations(own_module, capsys) -> None:
+    """Its hint was 'e.g. gymnasium.wrappers.DiscretizeAction for a Box', for a space
+    that is no Box."""
+    line = _error(capsys, ["envs", "--env", f"{MODULE}:J22Pair-v0"])
+    assert "MultiDiscrete([2 3])" in line
+    assert line.endswith(
+        "give the environment one Discrete(n) action that numbers the combinations (n = 6, "
+        "the product of its nvec)"
+    )
+    assert "DiscretizeAction" not in line
+
+
+def test_envs_refuses_actions_that_do_not_start_at_zero(own_module, capsys) -> None:
+    """Discrete(2, start=1) was listed; train refuses it (the agents act with 0..n-1)."""
+    line = _error(capsys, ["envs", "--env", f"{MODULE}:J22FromOne-v0"])
+    assert "start at 1" in line
+    assert "TransformAction(env, lambda a: a + 1, gymnasium.spaces.Discrete(2))" in line
+
+
+def test_envs_still_lists_an_environment_train_takes(own_module, capsys) -> None:
+    assert main(["envs", "--env", f"{MODULE}:J22Line-v0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{MODULE}:J22Line-v0: not a paper environment")
+    assert "  --network            mlp\n" in out
+
+
+# --- 2. entry points given where an id is meant ---------------------------------------------
+
+
+def test_a_function_entry_point_is_told_how_to_register_it(own_module, capsys) -> None:
+    """'--env j22_own_envs:make_unregistered' (a function that makes the environment) was
+    'unknown environment ... expected one of maxminq/Catcher-v0, ...'; a class already got
+    the gymnasium.register line."""
+    line = _error(capsys, ["envs", "--env", f"{MODULE}:make_unregistered"])
+    assert line == (
+        f"maxminq envs: error: --env: make_unregistered is a function in '{MODULE}', not a "
+        f"registered id; register it in that module with gymnasium.register("
+        f"id='make_unregistered-v0', entry_point='{MODULE}:make_unregistered') and give "
+        f"--env {MODULE}:make_unregistered-v0"
+    )
+
+
+def test_a_registered_function_entry_point_names_its_id(own_module, capsys) -> None:
+    line = _error(capsys, ["envs", "--env", f"{MODULE}:make_line"])
+    assert line.endswith(
+        f"make_line is a function in '{MODULE}', not an id; it is registered as "
+        f"'J22Line-v0': give --env {MODULE}:J22Line-v0"
+    )
+
+
+def test_name_v0_of_an_entry_point_never_registered_says_to_register_it(own_module, capsys) -> None:
+    """'--env j22_own_envs:J22NeverRegistered-v0' (the module defines the class but forgot
+    gymnasium.register) listed every paper id, not the line that registers it."""
+    line = _error(capsys, ["envs", "--env", f"{MODULE}:J22NeverRegistered-v0"])
+    assert line.endswith(
+        f"(importing '{MODULE}' did not register it); it defines J22NeverRegistered: register "
+        f"it there with gymnasium.register(id='J22NeverRegistered-v0', "
+        f"entry_point='{MODULE}:J22NeverRegistered')"
+    )
+    assert "maxminq/Catcher-v0" not in line
+
+
+# --- 3. 'maxminq status' on a run of 'maxminq train' that has not finished ------------------
+
+
+@pytest.fixture(scope="module")
+def stopped_run(own_module, tmp_path_factory):
+    """A run stopped after 40 of 200 steps, as a kill leaves it (a checkpoint, progress)."""
+    out = tmp_path_factory.mktemp("runs") / "line"
+    config = TrainConfig(
+        env_id=f"{MODULE}:J22Line-v0",
+        agent="dqn",
+        steps=200,
+        seeds=[0],
+        learning_starts=20,
+        buffer_size=100,
+        batch_size=8,
+        eval_episodes=1,
+        checkpoint_every=40,
+    )
+    assert run_training(config, out, progress=False, stop_after=40) == {}
+    return out
+
+
+def test_status_on_a_stopped_train_run_says_how_far_and_how_to_continue(
+    stopped_run, capsys
+) -> None:
+    """It said 'no results.sqlite here; is this a sweep output folder?'."""
+    assert json.loads((stopped_run / "progress.json").read_text())["step"] == 40
+    line = _error(capsys, ["status", str(stopped_run)])
+    assert line == (
+        f"maxminq status: error: DIR: {stopped_run} is the folder of one 'maxminq train' run, "
+        "no sweep: it is not training (stopped or killed, last at step 40 of 200 (20%)); the "
+        "same 'maxminq train' command with --resume continues it from its checkpoint; "
+        f"'maxminq plot {stopped_run}' and 'maxminq compare {stopped_run}' read it once it "
+        "has finished (status reads the --out of a sweep)"
+    )
+
+
+def test_status_on_a_train_run_in_progress_says_it_is_training(stopped_run, capsys) -> None:
+    with folder_lock(stopped_run):  # what a live 'maxminq train' holds on its folder
+        line = _error(capsys, ["status", str(stopped_run)])
+    assert "it is training now, at step 40 of 200 (20%);" in line
+    assert "--resume" not in line
+    # the probe released its lock: a run can train there again
+    fd = os.open(stopped_run, os.O_RDONLY)
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
