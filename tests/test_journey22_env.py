@@ -79,6 +79,7 @@ SOURCE = textwrap.dedent(
     gym.register("J22Pair-v0", entry_point=J22Pair, max_episode_steps=20)
     gym.register("J22FromOne-v0", entry_point=J22FromOne, max_episode_steps=20)
     gym.register("J22Line-v0", entry_point=make_line, max_episode_steps=20)
+    gym.register("j22lab/J22Walk-v0", entry_point=J22Line, max_episode_steps=20)
     """
 )
 
@@ -180,6 +181,26 @@ def test_name_v0_of_an_entry_point_never_registered_says_to_register_it(own_modu
         f"entry_point='{MODULE}:J22NeverRegistered')"
     )
     assert "maxminq/Catcher-v0" not in line
+
+
+def test_another_version_of_a_registered_class_is_not_told_to_register_it(
+    own_module, capsys
+) -> None:
+    """The register hint above is for an entry point never registered: J22Pair is
+    registered as J22Pair-v0, so J22Pair-v1 is a typo of that id."""
+    line = _error(capsys, ["envs", "--env", f"{MODULE}:J22Pair-v1"])
+    assert line.endswith(
+        f"did you mean {MODULE}:J22Pair-v0? ('maxminq envs' lists the paper's ids)"
+    )
+
+
+def test_an_id_without_its_namespace_is_pointed_to_it(own_module, capsys) -> None:
+    """gymnasium.register(id='j22lab/J22Walk-v0') registers the id with its namespace;
+    '--env j22_own_envs:J22Walk-v0' listed every paper id instead of naming it."""
+    line = _error(capsys, ["envs", "--env", f"{MODULE}:J22Walk-v0"])
+    assert line.endswith(
+        f"did you mean {MODULE}:j22lab/J22Walk-v0? ('maxminq envs' lists the paper's ids)"
+    )
 
 
 # --- 3. 'maxminq status' on a run of 'maxminq train' that has not finished ------------------

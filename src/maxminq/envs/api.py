@@ -333,7 +333,8 @@ def _check_id(env_id: str) -> None:
         ours = ", ".join([*OUR_IDS, "LunarLander-v3"])
         hint = f" (importing {module!r} did not register it)" if module else ""
         stem = re.sub(r"-v\d+$", "", name)  # Name-v0 of an entry point Name it does not register
-        if module and stem != name and _is_entry_point(getattr(imported, stem, None)):
+        entry = getattr(imported, stem, None) if module and stem != name else None
+        if _is_entry_point(entry) and not _ids_of_class(entry, module):
             raise UsageError(
                 f"--env: unknown environment {env_id!r}{hint}; it defines {stem}: register "
                 f"it there with gymnasium.register(id={name!r}, entry_point='{module}:{stem}')"
@@ -345,10 +346,11 @@ def _check_id(env_id: str) -> None:
                 f"{_V1_HINT if name.endswith('-v1') and 'MinAtar' in same_game else ''}? "
                 "('maxminq envs' lists the paper's ids)"
             )
-        # The id without its version (Name for Name-v0) first: too short for the cutoff.
-        close = [
-            k for k in gym.registry if re.fullmatch(rf"{re.escape(name)}-v\d+", k, re.IGNORECASE)
-        ][:3]  # any case: --env lunarlander
+        # The id without its version (Name for Name-v0) or its namespace (Name-v0 for
+        # acme/Name-v0, as gymnasium.register(id="acme/Name-v0") names it) first: too short,
+        # or too far off, for difflib's cutoff.
+        pattern = rf"(?:[^/]+/)?{re.escape(name)}(?:-v\d+)?"
+        close = [k for k in gym.registry if re.fullmatch(pattern, k, re.IGNORECASE)][:3]
         close = close or difflib.get_close_matches(name, list(gym.registry), n=3, cutoff=0.8)
         if close:  # another version or a typo: LunarLander-v2 -> LunarLander-v3
             # With the module named, as the user must give it again: a bare id its import
