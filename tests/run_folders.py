@@ -54,8 +54,9 @@ def finished_run(
                 "seed": seeds,
                 "status": ["diverged" if s in diverged else "done" for s in seeds],
                 "diverged_step": [diverged.get(s, -1) for s in seeds],
+                "diverged_cause": "",
             },
-            columns=["seed", "status", "diverged_step"],
+            columns=["seed", "status", "diverged_step", "diverged_cause"],
         ),
     }
     for name, table in tables.items():

@@ -140,7 +140,7 @@ def _run_folder(folder: Path) -> Path:
         "episodes": episodes,
         "tests": ["seed,episode,return,length", "0,1,9.0,9", "1,1,11.0,11"],
         "metrics": metrics,
-        "runs": ["seed,status,diverged_step", "0,done,-1", "1,done,-1"],
+        "runs": ["seed,status,diverged_step,diverged_cause", "0,done,-1,", "1,done,-1,"],
     }
     from maxminq.deep.run_folder import TABLE_COLUMNS
 

@@ -59,6 +59,7 @@ __all__ = [
     "bias_corrected",
     "bootstrap",
     "check_keywords",
+    "check_on_zeros",
     "double_q",
     "ensemble",
     "expected_max_standard_normal",
@@ -396,13 +397,14 @@ def own_operator(
 ) -> Callable[..., Any]:
     """``g``, a G function of one's own, as maxminq's tools call it (``theory.operator_bias``,
     ``FiniteMDP.learn``): its values read as float64 NumPy (so a G returning a torch tensor
-    or float32 values works too), after one try on NumPy zeros of each shape (..., N, A) of
-    ``q_shapes`` with ``params``. A G that fails there with a TypeError or AttributeError
-    (one written for torch tensors: "'numpy.ndarray' object has no attribute 'median'") is a
-    TypeError naming it and what it is given; one that does not map (..., N, A) to (...)
-    (``np.max(q)`` reduces every axis), or gives a value that is not finite there, a
-    ValueError; G's own ValueError (its checks) passes. Messages name G ``label`` (as the user
-    named it, e.g. ``'my_ops:median_q'``), by default its ``__name__``."""
+    or float32 values works too), after :func:`check_on_zeros` has tried it once on NumPy
+    zeros of each shape (..., N, A) of ``q_shapes`` with ``params``: a TypeError naming it
+    for one that fails there with a TypeError or AttributeError (written for torch tensors:
+    "'numpy.ndarray' object has no attribute 'median'"), a ValueError for one that returns
+    whole numbers, does not map (..., N, A) to (...) (``np.max(q)`` reduces every axis) or
+    gives a value that is not finite there; G's own ValueError (its checks) passes. Messages
+    name G ``label`` (as the user named it, e.g. ``'my_ops:median_q'``), by default its
+    ``__name__``."""
     label = label or str(getattr(g, "__name__", "G"))
     if isinstance(g, type):  # callable, but G(q) would make an instance of it
         raise TypeError(
@@ -410,32 +412,104 @@ def own_operator(
             "instance of a class with __call__)"
         )
     check_keywords(g, label, params)
+    check_on_zeros(g, f"operator {label!r}", q_shapes, params, "numpy")
 
     def as_float64(q: Any, **kw: Any) -> np.ndarray:
         return np.asarray(g(q, **kw), dtype=np.float64)
 
-    for shape in q_shapes:
-        try:
-            out = as_float64(np.zeros(shape), **params)
-        except (TypeError, AttributeError) as err:
-            raise TypeError(
-                f"operator {label!r} failed on NumPy zeros of shape {shape}: "
-                f"{type(err).__name__}: {_first_line(err)} (G is called as G(q, **params), "
-                "q a float64 NumPy array of shape (..., N, A); a G written for torch tensors "
-                "can take torch.as_tensor(q))"
-            ) from None
-        if np.shape(out) != tuple(shape[:-2]):
-            raise ValueError(
-                f"operator {label!r} must map q of shape (..., N, A) to (...), one value per "
-                f"(N, A) slice: got shape {np.shape(out)} from {shape}"
-            )
-        if not np.isfinite(out).all():  # (a soft-min at beta = 0: the runs were all NaN)
-            raise ValueError(
-                f"operator {label!r} gave {out[~np.isfinite(out)].flat[0]} on NumPy zeros of "
-                f"shape {shape}{' with ' + str(params) if params else ''}; G must give finite "
-                "values for finite ones"
-            )
     return as_float64
+
+
+#: What :func:`check_on_zeros` says of each kind of array a tool passes G: the zeros it tries,
+#: the shape G must map, how G is called there, and how to write its float result.
+_KINDS: dict[str, dict[str, str]] = {
+    "numpy": {
+        "zeros": "NumPy zeros",
+        "called": " (G is called as G(q, **params), q a float64 NumPy array of shape (..., N, A);"
+        " a G written for torch tensors can take torch.as_tensor(q))",
+        "maps": "(..., N, A) to (...), one value per (N, A) slice",
+        "floats": "q.mean(axis=-2).max(axis=-1), not argmax",
+    },
+    "torch": {
+        "zeros": "torch zeros",
+        "where": " (one seed's mini-batch of next-state values of its N target nets, (B, N, A))",
+        "called": "; G gets a float32 torch tensor here and must return one: write it with torch "
+        "operations, or wrap a NumPy G: torch.as_tensor(g(q.numpy()))",
+        "maps": "(B, N, A) to (B,), one value per sample",
+        "floats": "q.mean(dim=-2).amax(dim=-1), not .argmax",
+    },
+}
+
+
+def check_on_zeros(
+    g: Callable[..., Any],
+    who: str,
+    shapes: list[tuple[int, ...]],
+    params: dict[str, Any],
+    kind: str = "numpy",
+) -> None:
+    """Try the G function ``g`` once on zeros of each shape (..., N, A) of ``shapes``, with
+    ``params``, as a tool passes it q: ``kind`` ``"numpy"`` (float64 NumPy arrays: the
+    theory and the classic experiments, :func:`own_operator`) or ``"torch"`` (float32 torch
+    tensors of one seed's (B, N, A): ``generalized-dqn``, ``deep.agents.check_operator``).
+    The one contract: G returns floating values of shape (...), a torch tensor for torch
+    input, finite for these finite q. One-line messages start with ``who`` (``"operator
+    'my_ops:median_q'"``): a TypeError when G fails there (on NumPy, only with a TypeError
+    or AttributeError, a G written for torch: G's own ValueError, its checks, passes; on
+    torch with any exception, a library operator's checks too), a ValueError when its
+    values break the contract."""
+    text = _KINDS[kind]
+    torch_kind = kind == "torch"
+    if torch_kind:
+        import torch
+
+        def zeros(shape: tuple[int, ...]) -> Any:
+            return torch.zeros(shape)
+    else:
+        zeros = np.zeros
+    caught: tuple[type[BaseException], ...] = (
+        (Exception,) if torch_kind else (TypeError, AttributeError)
+    )
+    on = text["zeros"]
+    for shape in shapes:
+        shape = tuple(shape)
+        try:
+            out = g(zeros(shape), **params)
+        except caught as err:  # a G that cannot take this kind of q: before any work
+            other = isinstance(err, TypeError | AttributeError)  # written for the other kind
+            raise TypeError(
+                f"{who} failed on {on} of shape {shape}{text.get('where', '')}: "
+                f"{type(err).__name__}: {_first_line(err)}{text['called'] if other else ''}"
+            ) from None
+        if torch_kind and not _is_torch(out):
+            raise ValueError(
+                f"{who} returned a value of type {type(out).__name__} for {on} of shape "
+                f"{shape}; the deep agents need a torch tensor (write G with torch "
+                "operations, e.g. q.median(dim=-2).values.amax(dim=-1))"
+            )
+        values: Any = out if torch_kind else np.asarray(out)
+        floating = values.is_floating_point() if torch_kind else values.dtype.kind == "f"
+        if not floating:  # e.g. the greedy action's index, not its value
+            what = f"{values.dtype} values" if values.dtype != object else (
+                f"a value of type {type(out).__name__}"
+            )  # fmt: skip
+            raise ValueError(
+                f"{who} returned {what} for {on} of shape {shape}; G must return the "
+                f"bootstrap values as floats (e.g. {text['floats']})"
+            )
+        if tuple(values.shape) != shape[:-2]:
+            raise ValueError(
+                f"{who} must map q of shape {text['maps']}: got shape {tuple(values.shape)} "
+                f"from {shape}"
+            )
+        finite = bool(values.isfinite().all()) if torch_kind else bool(np.isfinite(values).all())
+        if not finite:  # (a soft-min at beta = 0: the runs were all NaN)
+            bad = values[~values.isfinite()] if torch_kind else values[~np.isfinite(values)]
+            with_params = f" with {params}" if params else ""
+            raise ValueError(
+                f"{who} gave {bad.reshape(-1)[0].item()} on {on} of shape {shape}"
+                f"{with_params}; G must give finite values for finite ones"
+            )
 
 
 def load_operator(reference: str) -> Callable[..., Any]:

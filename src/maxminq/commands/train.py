@@ -450,7 +450,10 @@ def run(args: argparse.Namespace) -> int:
                 if len(t)
                 else "no test"
             )
-            extra = f" at step {row['diverged_step']}" if row["status"] == "diverged" else ""
+            extra = ""
+            if row["status"] == "diverged":  # and why, when recorded (G's values or the nets')
+                cause = row.get("diverged_cause", "")
+                extra = f" at step {row['diverged_step']}" + (f" ({cause})" if cause else "")
             print(f"seed {row['seed']}: {row['status']}{extra}, {score}")
         if read_back:  # writes nothing (e.g. into a published run): plot draws it on demand
             print(f"finished run read back from {args.out} (nothing trained, nothing written)")

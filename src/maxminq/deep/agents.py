@@ -43,16 +43,18 @@ import torch
 from maxminq import operators
 from maxminq.deep.nets import StackedNet, build_net
 from maxminq.deep.optim import MemberOptimizer, member_grad_norm_clip
-from maxminq.errors import CannotResumeError, UsageError, one_line
+from maxminq.errors import CannotResumeError, UsageError
 from maxminq.tabular.finite_mdp import ASYMMETRIC_OPERATORS
 
 __all__ = [
     "AGENTS",
     "AgentSpec",
     "Learner",
+    "ValuesNotFinite",
     "acting_operator",
     "behaviour_values",
     "check_operator",
+    "policy_action",
 ]
 
 
@@ -89,53 +91,21 @@ def check_operator(
     reference: str, op_kwargs: dict[str, Any] | None, batch: int, n: int, n_actions: int
 ) -> None:
     """Try the G ``reference`` names once on torch zeros of one seed's target shape
-    (``batch``, ``n``, ``n_actions``), before any work: a UsageError naming it if it fails
-    there, returns no torch tensor (a G written for NumPy), whole numbers (an action's index,
-    not its value), or not ``batch`` finite values."""
-    shape = (batch, n, n_actions)
+    (``batch``, ``n``, ``n_actions``), before any work (``operators.check_on_zeros``, the
+    check the theory and the classic experiments make on NumPy zeros): a UsageError naming
+    ``--operator`` if it fails there, returns no torch tensor (a G written for NumPy), whole
+    numbers (an action's index, not its value), or not ``batch`` finite values."""
     g = operators.load_operator(reference)
-    own = reference not in operators.OPERATORS
-    if own:
+    if reference not in operators.OPERATORS:  # a library operator's keywords: its config
         try:
             operators.check_keywords(g, reference, op_kwargs or {})
         except TypeError as err:
             raise UsageError(f"--op-kwargs: {err}") from None
     try:
-        out = g(torch.zeros(shape), **(op_kwargs or {}))
-    except Exception as err:  # a G that cannot take the targets: before any work
-        numpy_hint = (  # 'min() got an unexpected keyword argument 'axis'': written for NumPy
-            "; G gets a float32 torch tensor here and must return one: write it with torch "
-            "operations, or wrap a NumPy G: torch.as_tensor(g(q.numpy()))"
-            if own and isinstance(err, TypeError | AttributeError)
-            else ""
-        )
-        raise UsageError(
-            f"--operator: {reference} failed on torch zeros of shape {shape} (one seed's "
-            f"mini-batch of next-state values of its N target nets, (B, N, A)): "
-            f"{type(err).__name__}: {one_line(err)}{numpy_hint}"
-        ) from None
-    if not isinstance(out, torch.Tensor):
-        raise UsageError(
-            f"--operator: {reference} returned a value of type {type(out).__name__} for torch "
-            f"zeros of shape {shape}; the deep agents need a torch tensor (write G with torch "
-            "operations, e.g. q.median(dim=-2).values.amax(dim=-1))"
-        )
-    if not out.is_floating_point():  # e.g. the greedy action's index, not its value
-        raise UsageError(
-            f"--operator: {reference} returned {out.dtype} values for torch zeros of shape "
-            f"{shape}; G must return the bootstrap values as floats (e.g. "
-            "q.mean(dim=-2).amax(dim=-1), not .argmax)"
-        )
-    if tuple(out.shape) != (batch,):
-        raise UsageError(
-            f"--operator: {reference} must map q of shape (B, N, A) to (B,), one value per "
-            f"sample: got shape {tuple(out.shape)} from {shape}"
-        )
-    if not bool(torch.isfinite(out).all()):
-        raise UsageError(
-            f"--operator: {reference} gave {out[~torch.isfinite(out)][0].item()} on torch "
-            f"zeros of shape {shape}; G must give finite values for finite ones"
-        )
+        shape = (batch, n, n_actions)
+        operators.check_on_zeros(g, reference, [shape], dict(op_kwargs or {}), "torch")
+    except (TypeError, ValueError) as err:
+        raise UsageError(f"--operator: {err}") from None
 
 
 @torch.no_grad()
@@ -162,6 +132,45 @@ def behaviour_values(
     if name is None:  # one's own G (or one without a per-action estimate)
         return q.mean(dim=1)
     return operators.action_values(name, q.transpose(1, 2))  # min_i (Maxmin), mean_i
+
+
+class ValuesNotFinite(Exception):
+    """:func:`policy_action` met action values that are not all finite: ``networks`` says
+    whether the seed's networks hold NaN or inf (it diverged), else finite networks' values
+    overflow float32 at this observation; ``value`` is the first such value."""
+
+    def __init__(self, networks: bool, value: float) -> None:
+        """Why (``networks``) and the first value that is not finite (``value``)."""
+        super().__init__("networks hold NaN or inf" if networks else f"values overflow ({value})")
+        self.networks, self.value = networks, value
+
+
+def policy_action(
+    values: np.ndarray, nets: torch.Tensor, eps: float, rng: np.random.Generator | None
+) -> int | np.ndarray:
+    """The action a policy takes on its action values ``values`` ((A,), or (B, A) for B
+    observations: an array of B actions, each drawn in turn), from its online networks
+    ``nets``: with ``rng``, one uniform per action, a random action (from ``rng`` too) when
+    it is below ``eps``, else the greedy one (ties to the lowest action); without, greedy.
+    The one path of ``TrainedAgent.act`` and training's own test and evaluation episodes.
+
+    Raises:
+        ValuesNotFinite: ``values`` are not all finite (``np.argmax`` takes the first NaN:
+            a NaN network played action 0 and its returns looked like a policy's), before
+            any draw.
+    """
+    if not np.isfinite(values).all():
+        bad = float(values[~np.isfinite(values)].flat[0])
+        raise ValuesNotFinite(not bool(torch.isfinite(nets).all()), bad)
+
+    def one(row: np.ndarray) -> int:
+        if rng is not None and rng.random() < eps:
+            return int(rng.integers(row.shape[-1]))
+        return int(np.argmax(row))
+
+    if values.ndim == 1:
+        return one(values)
+    return np.array([one(row) for row in values], dtype=np.int64)
 
 
 class Learner:
@@ -225,6 +234,7 @@ class Learner:
         self.target.flat.copy_(self._expand_online(self.online.flat))
         self.opt = MemberOptimizer(self.online.flat, optimizer, lr, **(optimizer_kwargs or {}))
         self.snapshot_slot = 0  # next Averaged-DQN snapshot to refresh
+        self._last_update: tuple[np.ndarray, torch.Tensor, torch.Tensor, torch.Tensor]
 
     # --- helpers ------------------------------------------------------------------------
 
@@ -276,12 +286,40 @@ class Learner:
         whatever G does across its batch, and only on the seeds asked for: never on those
         of a seed that diverged (non-finite nets), which a G checking its input would
         refuse. Its values are taken as float32 (a float64 G's too)."""
+        return self._targets(next_obs, seeds, lead)[1]
+
+    def _targets(
+        self, next_obs: torch.Tensor, seeds: np.ndarray | None, lead: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The target nets' values G reduces, (S, B, members, A), and :meth:`bootstrap`'s
+        G(Q_{s'})."""
         q = self.target_q(next_obs, lead)
         if self.own_g is None:
             g = operators.bootstrap(self.operator, q, **self.op_kwargs)
-            return g if seeds is None else g[torch.as_tensor(seeds)]
+            return q, (g if seeds is None else g[torch.as_tensor(seeds)])
         positions = range(self.S) if seeds is None else seeds.tolist()
-        return torch.stack([self.own_g(q[s], **self.op_kwargs).to(q.dtype) for s in positions])
+        g = torch.stack([self.own_g(q[s], **self.op_kwargs).to(q.dtype) for s in positions])
+        return q, g
+
+    def divergence_cause(self, j: int) -> str:
+        """Why seed ``seeds[j]`` of the last :meth:`update` did not stay finite, in one line
+        for the ``runs`` table: G gave a NaN or infinite target for a sample that
+        bootstraps while the target nets' values it got were all finite (G is named, with
+        its keywords and the range of that input), else the networks went non-finite (their
+        target values, or the update's loss or gradient: the usual divergence)."""
+        seeds, q, g, terminated = self._last_update
+        qs, gs = q[int(seeds[j])], g[j]  # (u * B, members, A), (u * B,)
+        bad = ~torch.isfinite(gs) & (terminated[j] != 1)  # a terminal sample ignores G
+        if not bool(torch.isfinite(qs).all()):
+            return "networks: its target nets' values went non-finite"
+        if bool(bad.any()):
+            kw = f" with {self.op_kwargs}" if self.op_kwargs else ""
+            return (
+                f"G {self.operator}{kw} gave {gs[bad][0].item()} on finite target-net values "
+                f"in [{qs.min().item():.4g}, {qs.max().item():.4g}] (its input q of shape "
+                f"{tuple(qs.shape)})"
+            )
+        return "networks: its update's loss or gradient went non-finite"
 
     @torch.no_grad()
     def estimate(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
@@ -337,11 +375,13 @@ class Learner:
             lead = torch.zeros((self.S, u * b), dtype=torch.long)
             lead[torch.as_tensor(seeds)] = torch.as_tensor(members).repeat_interleave(b, dim=1)
         if k == self.S and np.array_equal(seeds, np.arange(self.S)):
-            g = self.bootstrap(next_obs, lead=lead)
+            q, g = self._targets(next_obs, None, lead)
         else:
             full = torch.zeros((self.S, *next_obs.shape[1:]), dtype=next_obs.dtype)
             full[torch.as_tensor(seeds)] = next_obs
-            g = self.bootstrap(full, seeds, lead)
+            q, g = self._targets(full, seeds, lead)
+        # Kept (references, no copy) for divergence_cause, should a seed not stay finite.
+        self._last_update = (seeds, q, g, batch["terminated"])
         y = operators.td_target(batch["reward"], self.gamma, batch["terminated"], g)
         # Parameters of the updated members only, as fresh leaves.
         flat = (seeds[:, None] * self.n_online + members).reshape(-1)

@@ -25,7 +25,7 @@ import os
 import pathlib
 import pickle
 from collections.abc import Iterator
-from typing import IO, Any, cast
+from typing import IO, Any, NoReturn, cast
 
 import gymnasium as gym
 import numpy as np
@@ -33,7 +33,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from maxminq.deep.agents import behaviour_values
+from maxminq.deep.agents import ValuesNotFinite, behaviour_values, policy_action
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import StackedNet, build_net
 from maxminq.errors import UsageError, is_whole, one_line
@@ -311,41 +311,32 @@ class TrainedAgent:
         if eps > 0.0 and not isinstance(rng, np.random.Generator):  # rng=0 raised deep inside
             raise ValueError(f"act: eps > 0 needs an np.random.Generator rng, got {rng!r}")
         q = self.q_values(obs, seed)
-        if not np.isfinite(q).all():  # argmax would take the first NaN: an arbitrary action
-            self._refuse_non_finite(obs, seed, q)
+        k = self._position(seed)
+        try:  # training's test episodes act through the same checks (deep.agents)
+            return policy_action(q, self._nets[k].flat, eps, rng if eps > 0.0 else None)
+        except ValuesNotFinite as err:
+            self._refuse_non_finite(obs, k, err)
 
-        def one(values: np.ndarray) -> int:
-            if eps > 0.0 and rng is not None and rng.random() < eps:  # None: raised above
-                return int(rng.integers(self.n_actions))
-            return int(np.argmax(values))
-
-        if q.ndim == 1:
-            return one(q)
-        return np.array([one(row) for row in q], dtype=np.int64)
-
-    def _refuse_non_finite(self, obs: np.ndarray, seed: int | None, q: np.ndarray) -> None:
-        """The one-line error of :meth:`act` when seed ``seed``'s values ``q`` at ``obs``
-        are not all finite: no greedy action can be read from them (``np.argmax`` returns
-        the first NaN's index, so a NaN network played action 0 and its returns looked
-        like a policy's). It names the cause: ``obs`` holds NaN or inf (a ValueError), the
-        seed's networks do (a model whose seed diverged unrecorded: a UsageError), or the
-        values overflow float32 at this observation (a UsageError)."""
+    def _refuse_non_finite(self, obs: np.ndarray, k: int, err: ValuesNotFinite) -> NoReturn:
+        """The one-line error of :meth:`act` when the values of seed ``seeds[k]`` at ``obs``
+        are not all finite (``err``, from ``deep.agents.policy_action``): no greedy action
+        can be read from them. It names the cause: ``obs`` holds NaN or inf (a ValueError),
+        the seed's networks do (a model whose seed diverged unrecorded: a UsageError), or
+        the values overflow float32 at this observation (a UsageError)."""
         x = np.asarray(obs, dtype=np.float64)
         if not np.isfinite(x).all():
             bad = x[~np.isfinite(x)].flat[0]
             raise ValueError(f"act: obs holds {bad}; give a finite observation")
-        k = self._position(seed)
         who = f"seed {self.seeds[k]}"
-        if not bool(torch.isfinite(self._nets[k].flat).all()):
+        if err.networks:
             raise UsageError(
                 f"--seeds: {who}'s networks hold NaN or inf (it diverged, though model.pt "
                 "records it as done); it cannot act: train the run again or use another seed"
             )
-        bad = q[~np.isfinite(q)].flat[0]
         raise UsageError(
-            f"--seeds: {who}'s action values at this observation are not finite ({bad}: "
-            "beyond float32, e.g. an observation far outside those it trained on); no "
-            "greedy action can be chosen there"
+            f"--seeds: {who}'s action values at this observation are not finite "
+            f"({err.value}: beyond float32, e.g. an observation far outside those it trained "
+            "on); no greedy action can be chosen there"
         )
 
 

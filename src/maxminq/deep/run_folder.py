@@ -51,7 +51,7 @@ TABLE_COLUMNS: dict[str, list[str]] = {
         "epsilon",
         "steps_per_s",
     ],
-    "runs": ["seed", "status", "diverged_step"],
+    "runs": ["seed", "status", "diverged_step", "diverged_cause"],
     "probes": [
         "seed",
         "episode",
@@ -114,7 +114,18 @@ def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.
             why = one_line(err)
             raise UsageError(f"{option}: {path} is not a table ({why})") from None
     _check_runs_rows(pathlib.Path(out_dir) / "runs.csv", tables["runs"], option)
+    tables["runs"] = _with_causes(tables["runs"])
     return tables
+
+
+def _with_causes(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` as training returns it: ``diverged_cause`` text, '' for a seed that did not
+    diverge (the CSV's empty cell, NaN as read), and '' for every seed of a run written
+    before the causes were recorded (no such column: the published runs')."""
+    causes = runs["diverged_cause"] if "diverged_cause" in runs else pd.Series("", runs.index)
+    runs = runs.copy()
+    runs["diverged_cause"] = [text if isinstance(text, str) else "" for text in causes]
+    return runs
 
 
 def _check_runs_rows(path: pathlib.Path, runs: pd.DataFrame, option: str) -> None:

@@ -71,7 +71,7 @@ import torch
 from tqdm import tqdm
 
 from maxminq.analysis.style import count
-from maxminq.deep.agents import Learner, check_operator
+from maxminq.deep.agents import Learner, ValuesNotFinite, check_operator, policy_action
 from maxminq.deep.bias_probes import (
     CutEpisodesCheck,
     _discounted_returns,
@@ -306,6 +306,7 @@ class Trainer:
         self.step = 0
         self.active = np.ones(self.S, dtype=bool)
         self.diverged_step = [-1] * self.S
+        self.diverged_cause = [""] * self.S  # one line each: G's values, or the networks'
         self.obs = np.zeros((self.S, *self.obs_shape), dtype=np.float32)
         self.ep_seed = [0] * self.S
         self.ep_actions: list[list[int]] = [[] for _ in range(self.S)]
@@ -451,10 +452,13 @@ class Trainer:
         lo, hi = sorted((c.eps_start, c.eps_end))  # a rising schedule too
         return min(hi, max(lo, c.eps_start + (c.eps_end - c.eps_start) * frac))
 
-    def _diverge(self, s: int) -> None:
+    def _diverge(self, s: int, cause: str = "", step: int | None = None) -> None:
+        """Seed position ``s`` stops: diverged at ``step`` (default: the step under way),
+        for ``cause`` (the ``runs`` table's ``diverged_cause``)."""
         if self.active[s]:
             self.active[s] = False
-            self.diverged_step[s] = self.step + 1
+            self.diverged_step[s] = self.step + 1 if step is None else step
+            self.diverged_cause[s] = cause
 
     def train_step(self) -> None:
         """Act in every live seed's environment, store, learn, sync targets, log."""
@@ -499,7 +503,7 @@ class Trainer:
             # seed acted greedily (it stopped before its environment step: other tables).
             greedy = live[~explore[live]]
             for s in greedy[~np.isfinite(q[greedy]).all(axis=1)]:
-                self._diverge(int(s))
+                self._diverge(int(s), "networks: the Q-values it acts on went non-finite")
             live = np.flatnonzero(self.active)
             actions = np.where(explore, actions, q.argmax(axis=1))
         return actions, live
@@ -557,9 +561,9 @@ class Trainer:
         batch = self.replay.gather(live, idx)
         loss, qm, ok = self.learner.update(live, members, batch)
         per_seed = zip(live_list, loss.tolist(), qm.tolist(), ok.tolist(), strict=True)
-        for s, lo, q_s, ok_s in per_seed:
-            if not ok_s:
-                self._diverge(s)
+        for j, (s, lo, q_s, ok_s) in enumerate(per_seed):
+            if not ok_s:  # G's targets, or the networks (Learner.divergence_cause)
+                self._diverge(s, self.learner.divergence_cause(j))
                 continue
             self.acc_loss[s] += lo
             self.acc_q[s] += q_s
@@ -662,17 +666,23 @@ class Trainer:
         rngs: list[np.random.Generator],
         episodes: int,
         bar: Any = None,
+        what: str = "a test episode",
     ) -> list[tuple[int, int, float, int]]:
         """``episodes`` episodes in each environment of ``envs`` (one per seed; None: none)
         with eps = ``eval_eps``, greedy on the same combined values as the behaviour policy,
         all seeds in lock-step; seed s draws its episodes' reset seeds and exploration from
         ``rngs[s]`` alone. Returns (seed index, episode, return, length) per episode, in the
-        order they end; ``bar`` (tqdm) counts them."""
+        order they end; ``bar`` (tqdm) counts them. Actions go through
+        ``deep.agents.policy_action``, as ``TrainedAgent.act``'s: a seed whose values are
+        not all finite there (its networks NaN after its last update, or values beyond
+        float32 at an observation; ``what`` says where) is recorded as diverged at this
+        step, and none of its episodes is returned."""
         c = self.cfg
         obs = np.zeros((self.S, *self.obs_shape), dtype=np.float32)
         remaining = [episodes if env is not None else 0 for env in envs]
         ret, length = [0.0] * self.S, [0] * self.S
         done: list[tuple[int, int, float, int]] = []
+        n = self.learner.n_online
 
         def reset(s: int) -> None:
             o = envs[s].reset(seed=int(rngs[s].integers(2**31 - 1)))[0]
@@ -688,8 +698,13 @@ class Trainer:
             for s in range(self.S):
                 if not remaining[s]:
                     continue
-                rng = rngs[s]
-                a = rng.integers(self.n_actions) if rng.random() < c.eval_eps else np.argmax(q[s])
+                nets = self.learner.online.flat[s * n : (s + 1) * n]
+                try:
+                    a = policy_action(q[s], nets, c.eval_eps, rngs[s])
+                except ValuesNotFinite as err:
+                    self._diverge(s, _cause_in_episode(err, what), self.step)
+                    remaining[s] = 0
+                    continue
                 o, r, term, trunc, _ = envs[s].step(int(a))
                 where = f"seed position {s} in --seeds, step()"
                 obs[s] = episode_observation(o, self.obs_shape, c.env_id, where, r)
@@ -702,7 +717,7 @@ class Trainer:
                         bar.update(1)
                     if remaining[s]:
                         reset(s)
-        return done
+        return [row for row in done if self.active[row[0]]]
 
     def evaluate(self, progress: bool = False) -> None:
         """The paper's test: ``eval_episodes`` test episodes per live seed with eps =
@@ -733,7 +748,9 @@ class Trainer:
         c, start = self.cfg, time.perf_counter()
         envs = self._live_envs()
         try:
-            episodes = self.play_episodes(envs, self.eval_rngs, c.eval_every_episodes)
+            episodes = self.play_episodes(
+                envs, self.eval_rngs, c.eval_every_episodes, what="an evaluation episode"
+            )
         finally:
             _close_all(envs)
         rows = [[c.seeds[s], self.step, ep, ret, length] for s, ep, ret, length in episodes]
@@ -764,7 +781,12 @@ class Trainer:
         metrics = metrics.sort_values(["seed", "step"], kind="stable").reset_index(drop=True)
         runs = pd.DataFrame(
             [
-                [seed, "done" if self.active[s] else "diverged", self.diverged_step[s]]
+                [
+                    seed,
+                    "done" if self.active[s] else "diverged",
+                    self.diverged_step[s],
+                    self.diverged_cause[s],
+                ]
                 for s, seed in enumerate(self.cfg.seeds)
             ],
             columns=TABLE_COLUMNS["runs"],
@@ -793,6 +815,7 @@ class Trainer:
             "uniforms_pos": self.uniforms.pos,
             "active": self.active.tolist(),
             "diverged_step": list(self.diverged_step),
+            "diverged_cause": list(self.diverged_cause),
             "obs": torch.from_numpy(self.obs.copy()),
             "ep_seed": list(self.ep_seed),
             "ep_actions": [list(a) for a in self.ep_actions],
@@ -831,6 +854,8 @@ class Trainer:
         self.uniforms.pos = int(state["uniforms_pos"])
         self.active = np.array(state["active"], dtype=bool)
         self.diverged_step = list(state["diverged_step"])
+        # (a checkpoint written before the causes were recorded has none)
+        self.diverged_cause = list(state.get("diverged_cause", [""] * self.S))
         self.ep_seed = list(state["ep_seed"])
         self.ep_actions = [list(a) for a in state["ep_actions"]]
         self.ep_rewards = [list(r) for r in state["ep_rewards"]]
@@ -882,6 +907,14 @@ class Trainer:
             env.close()
         if self.writer is not None:
             self.writer.close()
+
+
+def _cause_in_episode(err: ValuesNotFinite, what: str) -> str:
+    """The ``runs`` table's ``diverged_cause`` of a seed that could not act in ``what`` (a
+    test or an evaluation episode), from ``policy_action``'s ``err``."""
+    if err.networks:
+        return f"networks: its networks held NaN or inf in {what} (after its last update)"
+    return f"networks: its action values in {what} were {err.value} (beyond float32)"
 
 
 def tensorboard_writer_class() -> Any:
