@@ -12,10 +12,12 @@ import json
 import os
 import sys
 import textwrap
+import warnings
 
 import pytest
 
 from maxminq.cli import main
+from maxminq.deep.bias_probes import CutEpisodesWarning
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.run_folder import folder_lock
 from maxminq.deep.train import run_training
@@ -253,3 +255,58 @@ def test_status_on_a_train_run_in_progress_says_it_is_training(stopped_run, caps
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     finally:
         os.close(fd)
+
+
+# --- 4. 'maxminq compare' when a run has no measured bias ------------------------------------
+
+
+def test_compare_says_why_a_run_has_no_bias(own_module, tmp_path, capsys) -> None:
+    """A run without a bias measured in its second half showed 'n/a' in the bias column,
+    and with no run measured the column was left out, neither with a word on why: here one
+    run never passed --learning-starts (where probing starts), and a run of 80 steps at the
+    default --bias-every (1,000) has no metrics interval that starts in its second half."""
+    base = dict(
+        env_id=f"{MODULE}:J22Line-v0",
+        steps=80,
+        seeds=[0, 1],
+        buffer_size=100,
+        batch_size=8,
+        eval_episodes=2,
+        checkpoint_every=0,
+    )
+    runs = {
+        "unprobed": TrainConfig(agent="maxmin-dqn", n=2, learning_starts=80, **base),
+        "probed": TrainConfig(agent="dqn", learning_starts=10, bias_every=20, **base),
+        "short": TrainConfig(agent="ddqn", learning_starts=10, **base),  # bias_every 1,000
+    }
+    with warnings.catch_warnings():  # the cap of 20 cuts episodes: not what is tested
+        warnings.simplefilter("ignore", CutEpisodesWarning)
+        for name, config in runs.items():
+            run_training(config, tmp_path / name, progress=False)
+    capsys.readouterr()
+
+    def compare(*names: str) -> list[str]:
+        assert main(["compare", *(str(tmp_path / n) for n in names)]) == 0
+        return capsys.readouterr().out.splitlines()
+
+    rows = compare("probed", "unprobed", "short")
+    assert "bias +- SE" in rows[1]
+    assert all(
+        "n/a" in next(r for r in rows if r.startswith(f"{label}  "))
+        for label in ("Maxmin DQN (N=2)", "Double DQN")
+    )
+    assert "n/a" not in next(r for r in rows if r.startswith("DQN  ")).split("test")[1][:40]
+    footer = " ".join(r.strip() for r in rows)
+    assert (
+        "bias: none measured in the second half of training of Maxmin DQN (N=2): its 80 steps "
+        "never passed --learning-starts, where probing starts; of Double DQN: no metrics "
+        "interval (--bias-every 1,000) starts in the second half of its 80 steps; a smaller "
+        "--bias-every gives some"
+    ) in footer
+    rows = compare("unprobed")
+    assert "bias +- SE" not in rows[1]  # no run measured one: no column
+    assert (
+        "bias: none measured in the second half of training: its 80 steps never passed "
+        "--learning-starts, where probing starts"
+    ) in " ".join(r.strip() for r in rows)
+    assert not any("none measured" in r for r in compare("probed"))

@@ -140,8 +140,6 @@ def _footer(
 ) -> list[str]:
     """What the numbers are (``sources``: the scores' ``source`` values), and how far to
     trust the tests, wrapped at 100 characters."""
-    import textwrap
-
     what = {
         "test": "test = the mean return of the seed's test episodes after training",
         "train_last100": "last-100 = its training return averaged over its last 100 episodes "
@@ -175,11 +173,64 @@ def _footer(
                 "this size, and a bootstrap over so few seeds gives intervals narrower than "
                 "their 95%"
             )
-    return [
-        line
-        for text in paragraphs
-        for line in textwrap.wrap(text, 100, subsequent_indent="  ", break_on_hyphens=False)
-    ]
+    return [line for text in paragraphs for line in _wrap(text)]
+
+
+def _wrap(text: str | None) -> list[str]:
+    """A footer paragraph as lines of at most 100 characters, the later ones indented."""
+    import textwrap
+
+    if not text:
+        return []
+    return textwrap.wrap(text, 100, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def no_bias_note(table: pd.DataFrame, cfgs: list[dict]) -> str | None:
+    """Why a run has no measured bias (its cell ``n/a``, or the column left out when no run
+    has one), for the footer; None when every run has one. The bias is that of the probes
+    scored in the metrics intervals starting at or after the midpoint (``pooled_bias``), so
+    a run has none when it never passed ``--learning-starts`` (where probing starts), when
+    no interval of ``--bias-every`` steps starts in its second half (a short run), or when
+    no probe there counted (a probe counts when its episode terminates, or when the time
+    limit cuts it ``bias_probes.bias_horizon`` steps after it or later: 299 at gamma 0.99)."""
+    from maxminq.analysis.style import integer
+    from maxminq.deep.bias_probes import bias_horizon
+
+    def why(cfg: dict) -> str:
+        steps, starts, every = (cfg.get(k) for k in ("steps", "learning_starts", "bias_every"))
+        if isinstance(steps, int) and isinstance(starts, int) and steps <= starts:
+            return (
+                f"its {integer(steps)} steps never passed --learning-starts, where probing starts"
+            )
+        if isinstance(steps, int) and isinstance(every, int) and every > 0:
+            half = steps // 2
+            first = -(-half // every) * every  # the first interval starting at or after it
+            if first == 0:  # a step-0 start is the run's first interval, not its second half
+                first = every
+            if first >= steps:
+                return (
+                    f"no metrics interval (--bias-every {integer(every)}) starts in the second "
+                    f"half of its {integer(steps)} steps; a smaller --bias-every gives some"
+                )
+        gamma = cfg.get("gamma")
+        k = bias_horizon(gamma) if isinstance(gamma, int | float) else None
+        cut = "never, at gamma 1" if k is None else f"{integer(k)}+ steps after the probe"
+        return (
+            "no probe counted there: a probe counts when its episode terminates, or when the "
+            f"time limit cuts it {cut} (training warns when the cut episodes hide the bias)"
+        )
+
+    lacking = [i for i, n in enumerate(table["bias_seeds"]) if n == 0]
+    if not lacking:
+        return None
+    reasons: dict[str, list[str]] = {}
+    for i in lacking:
+        reasons.setdefault(why(cfgs[i]), []).append(str(table["run"].iloc[i]))
+    if len(reasons) == 1 and len(lacking) == len(table):
+        return f"bias: none measured in the second half of training: {next(iter(reasons))}"
+    return "bias: none measured in the second half of training of " + "; of ".join(
+        f"{', '.join(runs)}: {text}" for text, runs in reasons.items()
+    )
 
 
 def _steps(cfg: dict, tables: dict[str, pd.DataFrame]) -> str:
@@ -224,6 +275,7 @@ def run(args: argparse.Namespace) -> int:
     for line in [
         *format_table(table, steps, compare),
         *_footer(table, {k for s in scores for k in s["source"]}, labels[b], args.seed, compare),
+        *_wrap(no_bias_note(table, cfgs)),
     ]:
         print(line)
     for text in cautions:
