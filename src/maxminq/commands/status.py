@@ -93,7 +93,10 @@ def training_now(folder: Path) -> bool:
     import fcntl
     import os
 
-    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # not readable: nothing to tell
+        return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
