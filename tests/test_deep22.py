@@ -13,6 +13,7 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from test_own_operator_deep import _small  # a tiny two-seed generalized-dqn run
 
 from maxminq import operators
@@ -37,6 +38,12 @@ SOURCE = textwrap.dedent(
 
     def mean_g(q):
         return q.mean(dim=-2).amax(dim=-1)
+
+    def min_g(q):
+        return q.amin(dim=-2).amax(dim=-1)
+
+    def squeezes(q):
+        return q.squeeze().mean(dim=-2).amax(dim=-1)
     """
 )
 
@@ -225,3 +232,61 @@ def test_deep_and_classic_name_one_contract_in_the_same_words() -> None:
         assert str(err.value) == (
             f"G gave nan on {zeros} of shape (4, 2, 3); G must give finite values for finite ones"
         )
+
+
+# --- 4. the bias probe of generalized-dqn measures its own G -----------------------------------
+
+
+def _learner(operator: str, n: int, op_kwargs: dict | None = None):
+    """A two-seed generalized-dqn Learner on 4-dim observations and 2 actions."""
+    from maxminq.deep.agents import Learner
+
+    gens = [torch.Generator().manual_seed(s) for s in (5, 6)]
+    return Learner(
+        "generalized-dqn", n, gens, "mlp", (4,), 2, "adam", 1e-3, operator=operator,
+        op_kwargs=op_kwargs, hidden=(8,),
+    )  # fmt: skip
+
+
+def _probe(learner) -> tuple[torch.Tensor, torch.Tensor]:
+    """The estimate at two observations (one per seed) and actions (1, 0), and the target
+    nets' values there, (S, N) at those actions."""
+    obs = torch.randn((2, 4), generator=torch.Generator().manual_seed(1))
+    action = torch.tensor([1, 0])
+    q = learner.target_q(obs.unsqueeze(1))[:, 0]  # (S, N, A)
+    return learner.estimate(obs, action), q[[0, 1], :, action]
+
+
+def test_an_own_gs_bias_probe_is_g_not_the_mean_of_the_nets(own_ops) -> None:
+    """A G of one's own written as Maxmin's (min over the nets): its probes read the mean of
+    the N target nets, so its measured bias was Ensemble's whatever G bootstrapped with."""
+    est, qa = _probe(_learner(f"{MODULE}:min_g", 3))
+    assert torch.equal(est, qa.amin(dim=1))
+    assert not torch.allclose(est, qa.mean(dim=1))
+
+
+def test_double_q_as_g_probes_its_evaluating_net() -> None:
+    """double_q bootstraps with net 2's value of net 1's greedy action: its per-action
+    estimate is net 2's (as ddqn's probe reads its evaluating net), not the mean."""
+    est, qa = _probe(_learner("double_q", 2))
+    assert torch.equal(est, qa[:, 1])
+
+
+def test_bias_corrected_as_g_probes_with_its_correction() -> None:
+    """bias_corrected subtracts sigma E[max of A N(0, 1)] (1 / sqrt(pi) for A = 2) from Q:
+    its probe too."""
+    est, qa = _probe(_learner("bias_corrected", 1, {"sigma": 2.0}))
+    assert torch.allclose(est, qa[:, 0] - 2.0 / np.sqrt(np.pi))
+
+
+def test_a_g_that_cannot_take_one_probe_is_refused_before_any_work(tmp_path, own_ops) -> None:
+    """The probe calls G on one observation, (1, N, A): a G that squeezes it away is refused
+    in one line before the run folder exists, not by an IndexError mid-run."""
+    out = tmp_path / "run"
+    with pytest.raises(UsageError) as err:
+        run_training(_small(operator=f"{MODULE}:squeezes"), out, progress=False)
+    assert str(err.value) == (
+        f"--operator: {MODULE}:squeezes must map q of shape (B, N, A) to (B,), one value per "
+        "sample: got shape () from (1, 2, 2)"
+    )
+    assert not out.exists()

@@ -43,7 +43,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -444,7 +444,7 @@ _KINDS: dict[str, dict[str, str]] = {
 def check_on_zeros(
     g: Callable[..., Any],
     who: str,
-    shapes: list[tuple[int, ...]],
+    shapes: Sequence[tuple[int, ...]],
     params: dict[str, Any],
     kind: str = "numpy",
 ) -> None:

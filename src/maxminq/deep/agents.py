@@ -25,15 +25,17 @@ Generalized DQN (section 6 with networks) is Maxmin DQN with G any operator: a l
 own, ``'module:function'``, called on one seed's mini-batch at a time, a float32 torch tensor
 of shape (B, N, A) -> (B,). It acts on the library operator's own estimate
 (``operators.action_values``: min for maxmin, mean for ensemble) where it has one, else on
-the mean over the N online nets (``acting_operator``), and its bias probes read the target
-nets the same way. Double and Weighted Double Q (``finite_mdp.ASYMMETRIC_OPERATORS``), whose
-member 0 selects (is U), get for each member's targets the target nets rotated to start at
-that member's, as tabular Double Q swaps roles; the other Gs, one's own too, see the N
-target nets in their fixed order.
+the mean over the N online nets (``acting_operator``); its bias probes read the target nets
+with that estimate, or for a G without one with G itself (``Learner.estimate``). Double and
+Weighted Double Q (``finite_mdp.ASYMMETRIC_OPERATORS``), whose member 0 selects (is U), get
+for each member's targets the target nets rotated to start at that member's, as tabular
+Double Q swaps roles; the other Gs, one's own too, see the N target nets in their fixed
+order.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,9 +92,10 @@ def acting_operator(agent: str, operator: str | None = None) -> str | None:
 def check_operator(
     reference: str, op_kwargs: dict[str, Any] | None, batch: int, n: int, n_actions: int
 ) -> None:
-    """Try the G ``reference`` names once on torch zeros of one seed's target shape
-    (``batch``, ``n``, ``n_actions``), before any work (``operators.check_on_zeros``, the
-    check the theory and the classic experiments make on NumPy zeros): a UsageError naming
+    """Try the G ``reference`` names on torch zeros of one seed's target shape (``batch``,
+    ``n``, ``n_actions``) and a bias probe's (1, ``n``, ``n_actions``), before any work
+    (``operators.check_on_zeros``, the check the theory and the classic experiments make on
+    NumPy zeros): a UsageError naming
     ``--operator`` if it fails there, returns no torch tensor (a G written for NumPy), whole
     numbers (an action's index, not its value), or not ``batch`` finite values."""
     g = operators.load_operator(reference)
@@ -101,9 +104,10 @@ def check_operator(
             operators.check_keywords(g, reference, op_kwargs or {})
         except TypeError as err:
             raise UsageError(f"--op-kwargs: {err}") from None
+    # one seed's mini-batch of targets, then one bias probe (Learner.estimate: B = 1)
+    shapes = [(batch, n, n_actions), *[(1, n, n_actions)] * (batch != 1)]
     try:
-        shape = (batch, n, n_actions)
-        operators.check_on_zeros(g, reference, [shape], dict(op_kwargs or {}), "torch")
+        operators.check_on_zeros(g, reference, shapes, dict(op_kwargs or {}), "torch")
     except (TypeError, ValueError) as err:
         raise UsageError(f"--operator: {err}") from None
 
@@ -322,18 +326,32 @@ class Learner:
         return "networks: its update's loss or gradient went non-finite"
 
     @torch.no_grad()
-    def estimate(self, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+    def estimate(
+        self, obs: torch.Tensor, action: torch.Tensor, seeds: np.ndarray | None = None
+    ) -> torch.Tensor:
         """The estimate of Q(s, a) that the target side uses, for bias measurement: (S,).
 
         Maxmin: min over the N target nets; Ensemble / Averaged: their mean; DQN and
         Double DQN: the target net (Double DQN's evaluating net); Generalized DQN: its
-        operator's estimate, else the mean over the N target nets (:func:`acting_operator`).
+        operator's per-action estimate where it has one (:func:`acting_operator`), else its
+        G itself, on the N target nets' values of action a put in every action's place
+        (G of a state whose actions are all a: for ``double_q`` the second net's value,
+        ``bias_corrected`` Q - sigma E[max of A N(0, 1)], a median G the median): the
+        quantity its targets bootstrap with. One's own G is called on the seeds of
+        ``seeds`` only (default: all; the others' estimates are NaN), one (1, N, A) at a
+        time, as in :meth:`bootstrap`: never on a diverged seed's values.
         """
         qt = self.target_q(obs.unsqueeze(1))[:, 0]  # (S, members, A)
         if self.spec.operator == "double_q":
             q = qt[:, 1]  # the evaluating (target) net
-        elif self.values_of is None:
-            q = qt.mean(dim=-2)
+        elif self.values_of is None:  # G on the probed action's values, in every place
+            same = qt.gather(-1, action.reshape(-1, 1, 1).expand_as(qt).contiguous())
+            if self.own_g is None:
+                return operators.bootstrap(self.operator, same, **self.op_kwargs)
+            out = torch.full((self.S,), math.nan, dtype=qt.dtype)
+            for s in range(self.S) if seeds is None else seeds.tolist():
+                out[s] = self.own_g(same[s : s + 1], **self.op_kwargs).to(qt.dtype)[0]
+            return out
         else:
             q = operators.action_values(self.values_of, qt)
         return q.gather(-1, action.reshape(-1, 1)).squeeze(-1)

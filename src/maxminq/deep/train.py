@@ -470,7 +470,8 @@ class Trainer:
         actions, live = self._act(obs_t, u, eps, learning)
         live_list = live.tolist()  # Python ints: cheaper per-seed indexing below
         if learning and t % c.bias_probe_every == 0 and len(live):
-            est = self.learner.estimate(obs_t, torch.from_numpy(actions)).numpy().tolist()
+            probed = self.learner.estimate(obs_t, torch.from_numpy(actions), live)
+            est = probed.numpy().tolist()
             for s in live_list:
                 self.probes[s].append((len(self.ep_rewards[s]), est[s]))
         prev = self.obs.copy()
