@@ -207,6 +207,8 @@ class Report:
     without_results: dict[str, int] = field(default_factory=dict)  # by status
     unreadable: list[str] = field(default_factory=list)  # finished runs failing verification
     published: list[str] = field(default_factory=list)  # one line per environment shown
+    # ``pooled`` with the rows that pool alike in one line (:func:`pooled_summary`)
+    pooled_alike: list[str] = field(default_factory=list)
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -628,16 +630,11 @@ def claim_restrictions(used: dict[str, dict]) -> list[str]:
     return lines
 
 
-def pooled_differences(records: Sequence) -> list[str]:
-    """One line per table row that pools runs differing in more than their seeds.
-
-    ``records`` are the store's run records (``kind``, ``settings``). Runs whose table keys
-    (:data:`TABLE_KEYS`) agree are pooled as one setting by the summaries, claims and figures;
-    when they differ in another setting (e.g. ``steps`` after a config was edited and re-run
-    into the same folder), or two of them repeat a seed (e.g. a toy config re-run with more
-    ``runs``: its runs 0, 1, ... are the earlier ones again), the pooled numbers mislead.
-    """
-    lines = []
+def _pooled_rows(records: Sequence) -> list[tuple[str, str, int, str]]:
+    """Each table row that pools runs differing in more than their seeds: its run kind, its
+    keys as text, how many run ids it pools and what they differ in (see
+    :func:`pooled_differences`)."""
+    lines: list[tuple[str, str, int, str]] = []
     for (kind, ident), members in sorted(_pooling_groups(records).items()):
         if len(members) < 2:
             continue
@@ -661,7 +658,41 @@ def pooled_differences(records: Sequence) -> list[str]:
             )
         if parts:
             where = ", ".join(f"{k} {json.loads(v)}" for k, v in ident)
-            lines.append(f"{kind} ({where}): {len(members)} run ids pooled; " + "; ".join(parts))
+            lines.append((kind, where, len(members), "; ".join(parts)))
+    return lines
+
+
+def pooled_differences(records: Sequence) -> list[str]:
+    """One line per table row that pools runs differing in more than their seeds.
+
+    ``records`` are the store's run records (``kind``, ``settings``). Runs whose table keys
+    (:data:`TABLE_KEYS`) agree are pooled as one setting by the summaries, claims and figures;
+    when they differ in another setting (e.g. ``steps`` after a config was edited and re-run
+    into the same folder), or two of them repeat a seed (e.g. a toy config re-run with more
+    ``runs``: its runs 0, 1, ... are the earlier ones again), the pooled numbers mislead.
+    """
+    rows = _pooled_rows(records)
+    return [f"{kind} ({where}): {n} run ids pooled; {why}" for kind, where, n, why in rows]
+
+
+def pooled_summary(records: Sequence, shown: int = 3) -> list[str]:
+    """:func:`pooled_differences` with the rows that pool alike (same run kind, as many run
+    ids, the same differences) in one line: a config edited and swept again into its folder
+    (``episodes`` 20, then 30) makes every row of it pool, and one line per row buried what
+    they all said. Such a line counts its rows and names the first ``shown``."""
+    alike: dict[tuple[str, int, str], list[str]] = {}
+    for kind, where, n, why in _pooled_rows(records):
+        alike.setdefault((kind, n, why), []).append(where)
+    lines = []
+    for (kind, n, why), wheres in alike.items():
+        if len(wheres) == 1:
+            lines.append(f"{kind} ({wheres[0]}): {n} run ids pooled; {why}")
+            continue
+        named = "; ".join(wheres[:shown])
+        more = f"; and {len(wheres) - shown} more" if len(wheres) > shown else ""
+        lines.append(
+            f"{kind}, {len(wheres)} rows ({named}{more}): {n} run ids pooled in each; {why}"
+        )
     return lines
 
 
@@ -1268,6 +1299,7 @@ def build_report(
             cls="note",
         )
     pooled = pooled_differences(records)
+    pooled_alike = pooled_summary(records)
     restricted = claim_restrictions(claim_defaults)
     if pooled:
         doc.para(
@@ -1275,7 +1307,7 @@ def build_report(
             "figures key their rows by "
             + "; ".join(f"{k} ({', '.join(v)})" for k, v in _keys_named(records).items())
             + ", but this folder holds runs with the same keys that differ in other settings: "
-            + " | ".join(pooled)
+            + " | ".join(pooled_alike)
             + ". "
             + (
                 "The final-performance tables give each value of "
@@ -1444,4 +1476,5 @@ def build_report(
         without_results,
         unreadable,
         published_lines,
+        pooled_alike,
     )

@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  published (not re-run, no claims): {line}")
     if report.unchecked:
         print(f"  not checked (no data in this folder): {', '.join(report.unchecked)}")
-    for line in report.pooled:
+    for line in report.pooled_alike:
         print(f"  caution, runs of different experiments pooled: {line}")
     for line in caution_lines(report):
         print(f"  {line}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -144,15 +145,20 @@ def stale_run_ids(out: Path, configs: list[Any]) -> set[str]:
     that name by ``maxminq status``, ``load_results`` and the report (``maxminq reproduce``'s
     report leaves them out). None without a readable store: a first sweep sets it up, and
     refuses a damaged one in one line."""
+    return set(stale_runs(out, configs))
+
+
+def stale_runs(out: Path, configs: list[Any]) -> dict[str, dict[str, Any]]:
+    """:func:`stale_run_ids` with each run's stored settings."""
     if not (out / "results.sqlite").is_file():
-        return set()
+        return {}
     from maxminq.experiments.runner import adopt_stored_ids
     from maxminq.experiments.store import ResultsStore, StoreError
 
     try:
         store = ResultsStore(out, create=False)
     except StoreError:  # e.g. a first sweep killed before its schema was written
-        return set()
+        return {}
     with store:
         # a run stored under its older id is the config's (as the sweep takes it)
         made = {run.run_id for config in configs for run in config.runs}
@@ -160,11 +166,85 @@ def stale_run_ids(out: Path, configs: list[Any]) -> set[str]:
             run.run_id for config in configs for run in adopt_stored_ids(store, list(config.runs))
         }
         return {
-            rec.run_id
+            rec.run_id: rec.settings
             for config in configs
             for rec in store.records(config.name)
             if rec.run_id not in made
         }
+
+
+def _value_text(value: Any) -> str:
+    """A setting's value as the config writes it (JSON: numbers, lists, mappings, true)."""
+    if value is _UNSET:
+        return "unset"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+_UNSET = object()  # a setting a run does not store (left at its run function's default)
+
+
+def edit_differences(
+    old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]], most: int = 4
+) -> list[str]:
+    """What the runs a config no longer makes (``old``, e.g. swept before an edit) have that
+    its runs (``new``) do not: per setting, the values only the old runs take, then the
+    config's values (``episodes 20 (this config: 30)``; a value removed from a list:
+    ``step_size 0.04 (this config: 0.02, 0.08)``). Settings that cannot change a run's
+    results (a deep run's ``checkpoint_every``, ``tensorboard``) are left out; at most
+    ``most`` settings, then how many more."""
+    from maxminq.experiments.registry import RESULT_NEUTRAL_DEEP
+
+    names = sorted(set().union(*old, *new) - set(RESULT_NEUTRAL_DEEP))
+    lines = []
+    for name in names:
+        before = {_value_text(s.get(name, _UNSET)) for s in old}
+        now = {_value_text(s.get(name, _UNSET)) for s in new}
+        if before - now:
+            lines.append(
+                f"{name} {', '.join(sorted(before - now))} (this config: "
+                f"{', '.join(sorted(now)) or 'none'})"
+            )
+    if len(lines) > most:
+        lines = [*lines[:most], f"{len(lines) - most} more setting(s)"]
+    return lines
+
+
+def stale_note(out: Path, config: Any) -> str | None:
+    """The note a sweep prints when ``out`` holds runs of this config's name that it does not
+    make (an edited config, another scale), naming the settings they differ in; None if
+    there are none."""
+    old = stale_runs(out, [config])
+    if not old:
+        return None
+    new = [run.settings for run in config.runs]
+    differs = edit_differences(list(old.values()), new)
+    seeds = any(line.startswith("seeds ") for line in differs)
+    if len(differs) == 1 and differs[0].startswith(("seeds ", "seed ")):
+
+        def seeds_of(runs: Any) -> set[Any]:
+            return {x for s in runs for x in s.get("seeds") or [s.get("seed")]}
+
+        if seeds_of(old.values()).isdisjoint(seeds_of(new)):
+            # more seeds of finished settings (docs/sweeps.md): no edit to warn of
+            return (
+                f"maxminq sweep: note: {out} also holds {len(old)} run(s) of config "
+                f"{config.name} with other seeds, {differs[0]}: the report pools the seeds "
+                "of each setting"
+            )
+    return (
+        f"maxminq sweep: note: {out} also holds {len(old)} run(s) of config {config.name} "
+        "that it does not make (swept before an edit or at another scale"
+        + (f"; they differ in {'; '.join(differs)}" if differs else "")
+        + "); status and the report list them with these: use another --out to keep them "
+        "apart"
+        + (
+            "; a deep run trains all its seeds together, so a new seed list is a new run: to "
+            "add seeds to finished runs, sweep a config with only the new seeds into this "
+            "folder (the report pools the seeds of one setting)"
+            if seeds
+            else ""
+        )
+    )
 
 
 def never_learning(config: Any) -> list[str]:
@@ -231,14 +311,9 @@ def run(args: argparse.Namespace) -> int:
             f"never learn (only random steps): {', '.join(idle[:3])}{more}",
             file=sys.stderr,
         )
-    others = len(stale_run_ids(out, [config]))
-    if others:  # an edited config: its old runs are neither reused nor gone
-        print(
-            f"maxminq sweep: note: {out} also holds {others} run(s) of config {config.name} "
-            "that it does not make (swept before an edit or at another scale); status and "
-            "the report list them with these: use another --out to keep them apart",
-            file=sys.stderr,
-        )
+    note = stale_note(out, config)
+    if note:  # an edited config: its old runs are neither reused nor gone
+        print(note, file=sys.stderr)
     if args.dry_run:
         print(dry_run(config, out))
         return 0

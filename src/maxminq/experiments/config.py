@@ -360,6 +360,15 @@ def parse_document(text: str, path: Path | str = "<config>") -> Any:
         ) from None
 
 
+# What a missing top-level key is told, so that its line says what to write.
+_REQUIRED = {
+    "name": "give the config a name (letters, digits, '_', '.', '-'), e.g. name: my_sweep",
+    "kind": "give the run kind, one of {kinds}",
+    "scales": "give at least one scale (--scale picks one; quick is its default), e.g. "
+    "scales: {quick: {}}",
+}
+
+
 def load_config(path: str | os.PathLike[str], scale: str = "quick") -> SweepConfig:
     """Read, validate and expand a sweep config at ``scale``; raises :class:`ConfigError`."""
     path = Path(path)
@@ -375,7 +384,9 @@ def config_from_document(doc: Any, path: Path | str, scale: str = "quick") -> Sw
     top = check.mapping(doc, "", _TOP_KEYS)
     for key in ("name", "kind", "scales"):
         if key not in top:
-            raise check.fail(key, "missing required key")
+            kinds = ", ".join(sorted(KINDS))  # read now: kinds may be registered after import
+            what = _REQUIRED[key].replace("{kinds}", kinds)
+            raise check.fail(key, f"missing required key; {what}")
     name = check.text(top["name"], "name")
     if not _NAME.fullmatch(name):
         raise check.fail("name", f"expected letters, digits, '_', '.', '-', got {_short(name)}")

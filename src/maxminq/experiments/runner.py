@@ -482,6 +482,9 @@ class _RayBackend:
                         num_cpus=workers or os.cpu_count() or 1,
                         include_dashboard=False,
                         log_to_driver=False,
+                        # as with --address: no "INFO ... Started a local Ray instance." line
+                        # in the sweep's output (Ray's warnings still show)
+                        logging_level=logging.WARNING,
                     )
             self.started = True
 

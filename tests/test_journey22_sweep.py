@@ -1,0 +1,197 @@
+"""Session 22, hE: a researcher reproducing a paper figure through a sweep of their own (a
+small noisy Mountain Car grid, a tiny CartPole DQN / Maxmin DQN grid), interrupting and
+resuming it, editing the config, running it on Ray and reading the report.
+
+1. A config edited and swept again into its folder (``episodes`` 20 -> 30) was told "OUT
+   also holds 18 run(s) of config NAME that it does not make (swept before an edit or at
+   another scale)" without a word on what changed; the note now names the settings and
+   their values (``episodes 20 (this config: 30)``).
+2. More seeds of finished settings, swept as a config of the new seeds alone (what the
+   report pools), got the same note, which told the user to use another ``--out``: it now
+   says the report pools the seeds of each setting. A deep run's seed list changed from
+   [0, 1] to [0, 1, 2] (a new run that trains 0 and 1 again) is told how to add seeds.
+3. The report of that edited folder printed one caution line per table row (18 lines, each
+   "2 run ids pooled; episodes 20 vs 30"), and its Markdown one paragraph joining them all;
+   rows that pool alike are one line now, counting them and naming the first three.
+4. A config without ``kind`` or ``scales`` was told "missing required key" only; the line
+   now says what to write (the kinds; ``scales: {quick: {}}``).
+5. ``--backend ray`` without ``--address`` printed Ray's "INFO ... Started a local Ray
+   instance." into the sweep's output (with ``--address`` it was already kept out).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace as R
+
+import pytest
+from test_analysis_tables import toy_results
+
+from maxminq.analysis.report import pooled_differences, pooled_summary
+from maxminq.cli import main
+from maxminq.experiments.config import ConfigError, RunSpec, config_from_document
+from maxminq.experiments.store import ResultsStore
+
+# A researcher's own tiny noisy Mountain Car sweep (never run here: registered only).
+MC = {
+    "name": "my_mc",
+    "kind": "mountain_car",
+    "fixed": {"seed": 0, "runs": 5, "episodes": 20, "max_steps": 500},
+    "grid": {"sigma2": [0, 10], "step_size": [0.02, 0.08]},
+    "variants": [{"algorithm": "q_learning", "n": 1}, {"algorithm": "maxmin", "n": [2, 4]}],
+    "scales": {"tiny": {}},
+}
+DEEP = {
+    "name": "my_deep",
+    "kind": "deep",
+    "fixed": {"env_id": "CartPole-v1", "steps": 3000, "seeds": [0, 1], "eval_episodes": 3},
+    "variants": [{"agent": "dqn", "n": 1}, {"agent": "maxmin-dqn", "n": 2}],
+    "scales": {"tiny": {}},
+}
+
+
+def edited(doc: dict, **fixed: object) -> dict:
+    """``doc`` with ``fixed`` settings changed, as a user edits a config."""
+    return {**doc, "fixed": {**doc["fixed"], **fixed}}
+
+
+def swept(out: Path, doc: dict) -> None:
+    """Register ``doc``'s runs in ``out``'s store, as a sweep of it left them (the note
+    reads which runs a folder holds, not their tables)."""
+    config = config_from_document(doc, "c.yaml", "tiny")
+    with ResultsStore(out) as store:
+        store.register(list(config.runs))
+
+
+def dry_run_note(tmp_path: Path, doc: dict, out: Path, capsys) -> str:
+    """What ``maxminq sweep CONFIG --dry-run`` prints on stderr for ``doc``."""
+    import yaml
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    assert main(["sweep", str(path), "--scale", "tiny", "--out", str(out), "--dry-run"]) == 0
+    return capsys.readouterr().err
+
+
+def test_an_edited_config_is_told_which_settings_its_old_runs_have(tmp_path, capsys):
+    out = tmp_path / "out"
+    swept(out, MC)
+    err = dry_run_note(tmp_path, edited(MC, episodes=30), out, capsys)
+    assert "also holds 12 run(s) of config my_mc that it does not make" in err
+    assert "they differ in episodes 20 (this config: 30))" in err
+    assert "use another --out to keep them apart" in err
+    # A step size taken out of the grid: its old value, and what the config has now.
+    doc = {**MC, "grid": {**MC["grid"], "step_size": [0.02]}}
+    err = dry_run_note(tmp_path, doc, out, capsys)
+    assert "also holds 6 run(s)" in err and "step_size 0.08 (this config: 0.02)" in err
+    # A step size added: the old runs are all made again, nothing to note.
+    doc = {**MC, "grid": {**MC["grid"], "step_size": [0.02, 0.04, 0.08]}}
+    assert "note" not in dry_run_note(tmp_path, doc, out, capsys)
+
+
+def test_new_seeds_of_finished_settings_are_no_edit_to_warn_of(tmp_path, capsys):
+    out = tmp_path / "out"
+    swept(out, DEEP)
+    err = dry_run_note(tmp_path, edited(DEEP, seeds=[2]), out, capsys)
+    assert "also holds 2 run(s) of config my_deep with other seeds" in err
+    assert "the report pools the seeds of each setting" in err
+    assert "another --out" not in err
+    # A tabular run's seed alike (its runs are the streams (seed, 0), (seed, 1), ...).
+    out = tmp_path / "mc"
+    swept(out, MC)
+    err = dry_run_note(tmp_path, edited(MC, seed=1), out, capsys)
+    assert "with other seeds, seed 0 (this config: 1)" in err
+    # [0, 1] -> [0, 1, 2]: a new run training 0 and 1 again, pooled twice by the report.
+    out = tmp_path / "again"
+    swept(out, DEEP)
+    err = dry_run_note(tmp_path, edited(DEEP, seeds=[0, 1, 2]), out, capsys)
+    assert "seeds [0, 1] (this config: [0, 1, 2])" in err
+    assert "to add seeds to finished runs, sweep a config with only the new seeds" in err
+
+
+def test_rows_pooling_alike_are_one_caution_line() -> None:
+    base = {"algorithm": "maxmin", "n": 2, "sigma2": 0.0, "seed": 0, "runs": 5}
+    records = [
+        R(kind="mountain_car", settings=base | {"step_size": step, "episodes": episodes})
+        for step in (0.01, 0.02, 0.04, 0.08)
+        for episodes in (20, 30)
+    ]
+    # and one row that pools for another reason
+    records += [
+        R(kind="mountain_car", settings=base | {"n": 4, "step_size": 0.01, "gamma": gamma})
+        for gamma in (0.5, 1.0)
+    ]
+    assert len(pooled_differences(records)) == 5  # one per row, as before
+    assert pooled_summary(records) == [
+        "mountain_car, 4 rows (algorithm maxmin, n 2, sigma2 0.0, step_size 0.01; algorithm "
+        "maxmin, n 2, sigma2 0.0, step_size 0.02; algorithm maxmin, n 2, sigma2 0.0, "
+        "step_size 0.04; and 1 more): 2 run ids pooled in each; episodes 20 vs 30",
+        "mountain_car (algorithm maxmin, n 4, sigma2 0.0, step_size 0.01): 2 run ids pooled; "
+        "gamma 0.5 vs 1.0",
+    ]
+
+
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_the_report_of_an_edited_folder_says_its_caution_once(tmp_path, capsys) -> None:
+    toy = toy_results(runs=2, episodes=10)
+    with ResultsStore(tmp_path) as store:
+        for (mu, algorithm, n), own in toy.groupby(["mu", "algorithm", "n"]):
+            for episodes in (10, 20):  # the config swept, edited, swept again
+                settings = {"mu": mu, "algorithm": algorithm, "n": n, "episodes": episodes}
+                spec = RunSpec(f"toy-{mu}-{algorithm}-{n}-{episodes}", "toy_mdp", settings, "x")
+                store.register([spec])
+                store.mark_running(spec.run_id)
+                table = own.drop(columns=["run_id", "config", "kind", "mu", "algorithm", "n"])
+                store.save_tables(spec, {"toy_mdp": table.reset_index(drop=True)})
+                store.mark_finished(spec.run_id, "done")
+    rows = toy.groupby(["mu", "algorithm", "n"]).ngroups
+    assert rows > 3
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    cautions = [line for line in capsys.readouterr().out.splitlines() if "caution" in line]
+    assert len(cautions) == 1, cautions  # before: one line per row
+    assert cautions == [
+        f"  caution, runs of different experiments pooled: toy_mdp, {rows} rows ("
+        + cautions[0].split(" rows (", 1)[1].split("):")[0]
+        + "): 2 run ids pooled in each; episodes 10 vs 20"
+    ]
+    assert f"and {rows - 3} more" in cautions[0]
+    md = (tmp_path / "report.md").read_text()
+    assert md.count("episodes 10 vs 20") == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        (
+            "kind",
+            "kind: missing required key; give the run kind, one of deep, mountain_car, toy_mdp",
+        ),  # fmt: skip
+        (
+            "scales",
+            "scales: missing required key; give at least one scale (--scale picks "
+            "one; quick is its default), e.g. scales: {quick: {}}",
+        ),  # fmt: skip
+        ("name", "name: missing required key; give the config a name"),
+    ],
+)
+def test_a_missing_key_is_told_what_to_write(key: str, said: str) -> None:
+    doc = {k: v for k, v in MC.items() if k != key}
+    with pytest.raises(ConfigError) as err:
+        config_from_document(doc, "my.yaml", "tiny")
+    assert str(err.value).startswith(f"my.yaml: {said}")
+    assert "\n" not in str(err.value)
+
+
+def test_a_local_ray_of_its_own_keeps_its_info_lines_out(monkeypatch) -> None:
+    """Ray's logging level is what decides the "Started a local Ray instance." INFO line;
+    a stand-in ray module records what ``ray.init`` is asked (no Ray started)."""
+    import logging
+
+    from maxminq.experiments import runner
+
+    asked: dict = {}
+    ray = R(is_initialized=lambda: False, init=lambda **kw: asked.update(kw))
+    backend = runner._RayBackend.__new__(runner._RayBackend)
+    backend._init(ray, 2, None)
+    assert asked["address"] == "local" and asked["num_cpus"] == 2
+    assert asked.get("logging_level") == logging.WARNING
