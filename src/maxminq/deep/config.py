@@ -246,7 +246,12 @@ class TrainConfig:
     function itself (one a module defines, so that the run can name it: see
     ``maxminq.operators.operator_reference``); ``op_kwargs`` its keyword parameters. The other
     agents take only their own operator (the same run as without it) and no ``op_kwargs``.
-    Resolved, ``operator`` is the G's reference string.
+    Resolved, ``operator`` is the G's reference string. Every other field is the option of
+    ``maxminq train`` of that name (``eps_start`` is ``--eps-start``: its ``--help`` and
+    docs/deep-agents.md say what each does), among them ``timeout_as_terminal`` (a
+    time-limit cut taken as terminal, as the authors' code did; by default it bootstraps)
+    and ``eval_episodes`` / ``eval_eps`` (the paper's test after training). A bad value is
+    a one-line UsageError naming the field by that option.
     """
 
     env_id: str
