@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import warnings
@@ -310,3 +311,54 @@ def test_compare_says_why_a_run_has_no_bias(own_module, tmp_path, capsys) -> Non
         "--learning-starts, where probing starts"
     ) in " ".join(r.strip() for r in rows)
     assert not any("none measured" in r for r in compare("probed"))
+
+
+# --- 5. one script that registers its environment and trains on 'script:EnvId' --------------
+
+
+def test_a_script_training_on_its_own_id_gets_no_gymnasium_override_warning(tmp_path) -> None:
+    """A script that defines and registers its environment, then trains on
+    'j22_script:J22Walk-v0' (the id another process can rebuild, as the docs advise), is
+    imported again under its name; its gymnasium.register ran twice and Gymnasium warned
+    'Overriding environment J22Walk-v0 already in registry', about the same code."""
+    script = tmp_path / "j22_script.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import gymnasium as gym
+            import numpy as np
+
+
+            class J22Walk(gym.Env):
+                observation_space = gym.spaces.Box(0.0, 1.0, (2,), np.float32)
+                action_space = gym.spaces.Discrete(2)
+
+                def reset(self, *, seed=None, options=None):
+                    super().reset(seed=seed)
+                    return np.zeros(2, np.float32), {}
+
+                def step(self, action):
+                    return np.zeros(2, np.float32), 1.0, True, False, {}
+
+
+            gym.register("J22Walk-v0", entry_point=J22Walk, max_episode_steps=5)
+
+            if __name__ == "__main__":
+                import sys
+                import warnings
+
+                from maxminq.envs import make
+
+                warnings.simplefilter("always")
+                env = make("j22_script:J22Walk-v0", seed=0)
+                env.reset()
+                # imported again under its name: the registry's entry point is that module's
+                print(gym.spec("J22Walk-v0").entry_point.__module__, "j22_script" in sys.modules)
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    assert done.stdout.split() == ["j22_script", "True"]
+    assert "Overriding environment" not in done.stderr, done.stderr

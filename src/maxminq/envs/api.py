@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import difflib
 import importlib
+import importlib.util
 import inspect
 import io
 import json
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -160,7 +162,15 @@ def _import_module(module: str, env_id: str) -> Any:
     held = _HeldStderr(sys.stderr)
     exited = False
     try:
-        with contextlib.redirect_stderr(held):
+        with contextlib.redirect_stderr(held), contextlib.ExitStack() as stack:
+            if _is_main_script(module):  # the script that runs, imported under its own
+                # name: its gymnasium.register calls run a second time, and Gymnasium warns
+                # of each ("Overriding environment Walk-v0 already in registry"), same code.
+                # Only then: other modules keep the warning filters they set on import.
+                stack.enter_context(warnings.catch_warnings())
+                warnings.filterwarnings(
+                    "ignore", message=r".*Overriding environment", category=UserWarning
+                )
             return importlib.import_module(module)
     except SystemExit as e:
         exited = True
@@ -174,6 +184,21 @@ def _import_module(module: str, env_id: str) -> Any:
     finally:
         if not exited:
             held.release(show=True)
+
+
+def _is_main_script(module: str) -> bool:
+    """Whether importing ``module`` would run the file that runs as ``__main__`` again (a
+    script that registers its environment and trains on ``'script:EnvId'``, the id other
+    processes can rebuild)."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not main_file:
+        return False
+    try:
+        spec = importlib.util.find_spec(module)
+    except Exception:  # noqa: BLE001 - the import itself reports what is wrong
+        return False
+    origin = getattr(spec, "origin", None)
+    return isinstance(origin, str) and Path(origin).resolve() == Path(main_file).resolve()
 
 
 def _entry_point_module(spec: Any) -> str | None:
