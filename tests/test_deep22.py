@@ -290,3 +290,21 @@ def test_a_g_that_cannot_take_one_probe_is_refused_before_any_work(tmp_path, own
         "sample: got shape () from (1, 2, 2)"
     )
     assert not out.exists()
+
+
+# --- 5. the Python API's errors say what to do --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "seeds,advice",
+    [
+        (3, ": seeds=[3] for the one seed 3, seeds=range(3) for seeds 0 to 2"),
+        ("0-4", ": a list or range in Python, e.g. seeds=range(5) for the command's 0-4"),
+    ],
+)
+def test_seeds_as_a_number_or_the_commands_text_say_what_to_write(seeds, advice) -> None:
+    """Stable-Baselines3's seed=3 (which TrainConfig's TypeError turns into seeds), or the
+    command's '0-4': the error said only 'expected a list of whole numbers'."""
+    with pytest.raises(UsageError) as err:
+        _small(seeds=seeds).resolve()
+    assert str(err.value) == f"--seeds: expected a list of whole numbers, got {seeds!r}{advice}"

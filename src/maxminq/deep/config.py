@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from maxminq.errors import MaxminqWarning, UsageError, closest
+from maxminq.errors import MaxminqWarning, UsageError, closest, is_whole
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -877,7 +877,14 @@ def _seed_list(seeds: Any) -> list[int]:
             raise TypeError
         return [operator.index(s) for s in seeds]
     except TypeError:
-        raise UsageError(f"--seeds: expected a list of whole numbers, got {seeds!r}") from None
+        hint = ""
+        if is_whole(seeds) and seeds >= 0:  # SB3's seed=3: the seed 3, or three seeds?
+            hint = f": seeds=[{seeds}] for the one seed {seeds}"
+            hint += f", seeds=range({seeds}) for seeds 0 to {seeds - 1}" if seeds > 0 else ""
+        elif isinstance(seeds, str):  # the command line's '0-4'
+            hint = ": a list or range in Python, e.g. seeds=range(5) for the command's 0-4"
+        got = f"got {seeds!r}{hint}"
+        raise UsageError(f"--seeds: expected a list of whole numbers, {got}") from None
 
 
 def default_lr_n(defaults: Any, agent: str) -> tuple[float, int]:
