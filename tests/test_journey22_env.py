@@ -362,3 +362,50 @@ def test_a_script_training_on_its_own_id_gets_no_gymnasium_override_warning(tmp_
     )
     assert done.stdout.split() == ["j22_script", "True"]
     assert "Overriding environment" not in done.stderr, done.stderr
+
+
+def test_a_script_that_trains_unguarded_is_told_to_guard_it(tmp_path) -> None:
+    """The same script without 'if __name__ == "__main__":' ran its top level (its
+    training) a second time, nested inside maxminq's import of it, silently."""
+    script = tmp_path / "j22_unguarded.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import gymnasium as gym
+            import numpy as np
+
+            from maxminq.envs import make
+
+            print("top level runs as", __name__)
+
+
+            class J22Still(gym.Env):
+                observation_space = gym.spaces.Box(0.0, 1.0, (2,), np.float32)
+                action_space = gym.spaces.Discrete(2)
+
+                def reset(self, *, seed=None, options=None):
+                    super().reset(seed=seed)
+                    return np.zeros(2, np.float32), {}
+
+                def step(self, action):
+                    return np.zeros(2, np.float32), 1.0, True, False, {}
+
+
+            gym.register("J22Still-v0", entry_point=J22Still, max_episode_steps=5)
+            make("j22_unguarded:J22Still-v0", seed=0)  # as run_training's first step does
+            print("made in", __name__)
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 1
+    assert "made in" not in done.stdout  # neither the nested nor the script's own use ran on
+    assert done.stderr.rstrip().splitlines()[-1] == (
+        "maxminq.errors.UsageError: --env: importing module 'j22_unguarded' of "
+        "'j22_unguarded:J22Still-v0', the script that runs, ran its top-level code again, "
+        "which uses 'j22_unguarded:J22Still-v0' itself (trains on it, say) and would do so a "
+        "second time: put that code under if __name__ == '__main__': so that importing the "
+        "script only registers the environment"
+    )

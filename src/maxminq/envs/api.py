@@ -164,6 +164,8 @@ def _import_module(module: str, env_id: str) -> Any:
     try:
         with contextlib.redirect_stderr(held), contextlib.ExitStack() as stack:
             if _is_main_script(module):  # the script that runs, imported under its own
+                _MAIN_AGAIN.add(module)  # (its top level must not use the id: _check_id)
+                stack.callback(_MAIN_AGAIN.discard, module)
                 # name: its gymnasium.register calls run a second time, and Gymnasium warns
                 # of each ("Overriding environment Walk-v0 already in registry"), same code.
                 # Only then: other modules keep the warning filters they set on import.
@@ -184,6 +186,9 @@ def _import_module(module: str, env_id: str) -> Any:
     finally:
         if not exited:
             held.release(show=True)
+
+
+_MAIN_AGAIN: set[str] = set()  # the script that runs, while it is imported under its name
 
 
 def _is_main_script(module: str) -> bool:
@@ -309,6 +314,13 @@ def _check_id(env_id: str) -> None:
         raise UsageError(
             f"--env: {module!r} in {env_id!r} is a file; give the module's import name "
             f"(its folder on PYTHONPATH): --env {stem}:{name}"
+        )
+    if module in _MAIN_AGAIN:  # asked for while that import runs the script's top level
+        raise UsageError(
+            f"--env: importing module {module!r} of {env_id!r}, the script that runs, ran "
+            f"its top-level code again, which uses {env_id!r} itself (trains on it, say) and "
+            "would do so a second time: put that code under if __name__ == '__main__': so "
+            "that importing the script only registers the environment"
         )
     if module:
         try:
