@@ -409,3 +409,18 @@ def test_a_script_that_trains_unguarded_is_told_to_guard_it(tmp_path) -> None:
         "second time: put that code under if __name__ == '__main__': so that importing the "
         "script only registers the environment"
     )
+
+
+def test_status_on_a_run_stopped_before_its_first_progress_says_so(stopped_run, tmp_path, capsys):
+    """Stopped in its first steps (config.json only: no checkpoint, no progress.json yet)."""
+    early = tmp_path / "early"
+    early.mkdir()
+    (early / "config.json").write_text((stopped_run / "config.json").read_text())
+    line = _error(capsys, ["status", str(early)])
+    assert line.endswith(
+        "it is not training (stopped or killed, early, before its first progress.json); the "
+        "same 'maxminq train' command with --resume trains it (it has no checkpoint to "
+        "continue from); "
+        f"'maxminq plot {early}' and 'maxminq compare {early}' read it once it has finished "
+        "(status reads the --out of a sweep)"
+    )

@@ -124,7 +124,12 @@ def unfinished_train_run(folder: Path) -> str | None:
         return f"{folder} holds a run of the sweep in {sweep}: 'maxminq status {sweep}' shows it"
     checkpoint = folder / "checkpoint" / "state.pt"
     progress = folder / PROGRESS_FILE
-    if not (checkpoint.is_file() or progress.is_file() or training_now(folder)):
+    try:  # a run's options (stopped before its first checkpoint and progress: only them)
+        options = json.loads((folder / "config.json").read_text())
+        a_run = isinstance(options, dict) and {"env_id", "agent"} <= options.keys()
+    except (OSError, ValueError):
+        a_run = False
+    if not (a_run or checkpoint.is_file() or progress.is_file()):
         return None  # a config.json of something else
     try:
         p = json.loads(progress.read_text())
@@ -137,7 +142,7 @@ def unfinished_train_run(folder: Path) -> str | None:
     if training_now(folder):
         how_far = f", at {where}" if where else ""
         return f"{head}: it is training now{how_far}; {later}"
-    last = f"last at {where}" if where else "before its first steps"
+    last = f"last at {where}" if where else "early, before its first progress.json"
     resume = (
         "continues it from its checkpoint"
         if checkpoint.is_file()
