@@ -163,11 +163,13 @@ def _import_module(module: str, env_id: str) -> Any:
     exited = False
     try:
         with contextlib.redirect_stderr(held), contextlib.ExitStack() as stack:
-            if _is_main_script(module):  # the script that runs, imported under its own
-                _MAIN_AGAIN.add(module)  # (its top level must not use the id: _check_id)
+            if _is_main_script(module):  # the script that runs, imported under its name
+                # Its top level must not use the id meanwhile (_check_id: it would train
+                # twice, nested).
+                _MAIN_AGAIN.add(module)
                 stack.callback(_MAIN_AGAIN.discard, module)
-                # name: its gymnasium.register calls run a second time, and Gymnasium warns
-                # of each ("Overriding environment Walk-v0 already in registry"), same code.
+                # Its gymnasium.register calls run a second time, and Gymnasium warns of
+                # each ("Overriding environment Walk-v0 already in registry"), same code.
                 # Only then: other modules keep the warning filters they set on import.
                 stack.enter_context(warnings.catch_warnings())
                 warnings.filterwarnings(
