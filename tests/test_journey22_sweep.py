@@ -131,23 +131,30 @@ def test_rows_pooling_alike_are_one_caution_line() -> None:
     ]
 
 
-@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
-def test_the_report_of_an_edited_folder_says_its_caution_once(tmp_path, capsys) -> None:
-    toy = toy_results(runs=2, episodes=10)
-    with ResultsStore(tmp_path) as store:
+def toy_store(out: Path, toy, episodes: tuple[int, ...]) -> None:
+    """A store of ``toy`` (``toy_results``) rows, one run id per (mu, algorithm, n) and
+    value of ``episodes`` (a config swept, edited, swept again)."""
+    with ResultsStore(out) as store:
         for (mu, algorithm, n), own in toy.groupby(["mu", "algorithm", "n"]):
-            for episodes in (10, 20):  # the config swept, edited, swept again
-                settings = {"mu": mu, "algorithm": algorithm, "n": n, "episodes": episodes}
-                spec = RunSpec(f"toy-{mu}-{algorithm}-{n}-{episodes}", "toy_mdp", settings, "x")
+            for count in episodes:
+                settings = {"mu": mu, "algorithm": algorithm, "n": n, "episodes": count}
+                spec = RunSpec(f"toy-{mu}-{algorithm}-{n}-{count}", "toy_mdp", settings, "x")
                 store.register([spec])
                 store.mark_running(spec.run_id)
                 table = own.drop(columns=["run_id", "config", "kind", "mu", "algorithm", "n"])
                 store.save_tables(spec, {"toy_mdp": table.reset_index(drop=True)})
                 store.mark_finished(spec.run_id, "done")
+
+
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_the_report_of_an_edited_folder_says_its_caution_once(tmp_path, capsys) -> None:
+    toy = toy_results(runs=2, episodes=10)
+    toy_store(tmp_path, toy, (10, 20))
     rows = toy.groupby(["mu", "algorithm", "n"]).ngroups
     assert rows > 3
     assert main(["report", str(tmp_path), "--reps", "100"]) == 0
-    cautions = [line for line in capsys.readouterr().out.splitlines() if "caution" in line]
+    printed = capsys.readouterr().out.splitlines()
+    cautions = [line for line in printed if "caution" in line]
     assert len(cautions) == 1, cautions  # before: one line per row
     assert cautions == [
         f"  caution, runs of different experiments pooled: toy_mdp, {rows} rows ("
@@ -195,3 +202,69 @@ def test_a_local_ray_of_its_own_keeps_its_info_lines_out(monkeypatch) -> None:
     backend._init(ray, 2, None)
     assert asked["address"] == "local" and asked["num_cpus"] == 2
     assert asked.get("logging_level") == logging.WARNING
+
+
+TOY = {
+    "name": "my_toy",
+    "kind": "toy_mdp",
+    "fixed": {"seed": 0, "runs": 2, "episodes": 3, "mu": 0.1},
+    "variants": [{"algorithm": "q_learning", "n": 1}, {"algorithm": "maxmin", "n": 2}],
+    "scales": {"tiny": {}},
+}
+
+
+def test_ctrl_c_before_a_worker_wrote_anything_leaves_no_empty_folders(tmp_path, monkeypatch):
+    """Ctrl-C in a deep sweep's first seconds (its workers still importing torch) left
+    OUT/work/<run_id>/ empty for every run in flight, and so OUT/work: nothing to continue
+    from. A stand-in backend plays the workers that made their folders, then the Ctrl-C."""
+    from maxminq.experiments import runner
+    from maxminq.experiments.store import load_results
+
+    class Started:
+        workers = 2
+
+        def submit(self, run, work_dir):
+            work_dir.mkdir(parents=True, exist_ok=True)  # as a worker does first
+            return run.run_id
+
+        def wait(self, handles, timeout):
+            raise KeyboardInterrupt
+
+        def abort(self):
+            pass
+
+    monkeypatch.setattr(runner, "_make_backend", lambda *a: Started())
+    out = tmp_path / "out"
+    config = config_from_document(TOY, "toy.yaml", "tiny")
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_sweep(config, out, workers=2, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == [".sweep.lock", "results.sqlite"]
+    with ResultsStore(out) as store:
+        assert {r.status for r in store.records()} == {"pending"}
+    assert load_results(out) == {}
+    # A folder holding something (here a stand-in checkpoint) stays for the next attempt.
+    kept = out / "work" / config.runs[0].run_id
+    kept.mkdir(parents=True)
+    (kept / "checkpoint").mkdir()
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_sweep(config, out, workers=2, progress=False)
+    assert sorted(p.name for p in (out / "work").iterdir()) == [kept.name]
+
+
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_the_report_says_why_a_check_is_undecided(tmp_path, capsys) -> None:
+    """A toy sweep of one's own without Double Q: ``maxminq report`` printed its Double Q
+    checks as 'insufficient data' alone, which reads as 'run more seeds'; report.md said
+    why. The printed line now says it too."""
+    toy = toy_results(runs=2, episodes=10)
+    toy_store(tmp_path, toy[toy.algorithm != "double_q"], (10,))
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    undecided = [line for line in printed if line.startswith("  insufficient data")]
+    assert (
+        "  insufficient data Double Q underestimates Q(A, Left) = μ (μ = +0.1, where it hurts) "
+        "(no Double Q runs at μ = +0.1 in this folder)"
+    ) in undecided
+    assert (
+        "  insufficient data Q-learning overestimates Q(A, Left) = μ (μ = +0.1) (2 runs (need 3))"
+    ) in undecided

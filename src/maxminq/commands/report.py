@@ -232,7 +232,10 @@ def run(args: argparse.Namespace) -> int:
     print(report.html)
     print(report.markdown)
     for claim in report.claims:
-        print(f"  {claim.status:<17} {claim.text}")
+        # why an undecided one is (no runs of an algorithm, too few seeds), as report.md
+        # says: a sweep of one's own that left out Double Q is not told to run more seeds
+        why = f" ({claim.evidence})" if claim.undecided is not None and claim.evidence else ""
+        print(f"  {claim.status:<17} {claim.text}{why}")
     for line in report.published:
         print(f"  published (not re-run, no claims): {line}")
     if report.unchecked:
