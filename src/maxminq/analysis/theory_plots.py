@@ -8,7 +8,7 @@ global figure state; save it with ``fig.savefig``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -204,6 +204,35 @@ OPERATOR_SETTINGS: dict[str, tuple[int | None, dict[str, float]]] = {
 }
 
 
+def operator_row_setting(name: str) -> tuple[str | None, int | None, dict[str, float]]:
+    """How ``operator_bias_table`` ran the rows of operator ``name``: the library operator
+    (None for a G of one's own), its fixed member count (None: N = 1..n_max) and the
+    parameters of ``OPERATOR_SETTINGS`` (an added row, ``'weighted_double_q:c=10'``, says
+    its own in its name)."""
+    if name in OPERATOR_SETTINGS:
+        return name, *OPERATOR_SETTINGS[name]
+    head = name.split(":", 1)[0]
+    if head in OPERATOR_SETTINGS:  # a library operator added with other parameters
+        return head, OPERATOR_SETTINGS[head][0], {}
+    return None, None, {}
+
+
+def operator_row_name(reference: str, params: Mapping[str, Any]) -> str:
+    """The ``operator`` column of an operator added to ``operator_bias_table``: its reference
+    with its parameters in the ``--algorithms`` spelling, ``'my_ops:softmin_q:beta=20'``,
+    ``'weighted_double_q:c=10'`` (a row set per setting; the reference alone without any)."""
+    text = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in
+                    sorted(params.items()))  # fmt: skip
+    return f"{reference}:{text}" if text else reference
+
+
+def _split_row_name(name: str) -> tuple[str, str]:
+    """``('my_ops:softmin_q', 'beta=20')`` for the row name ``'my_ops:softmin_q:beta=20'``
+    (:func:`operator_row_name`); the parameters part is empty when there is none."""
+    head, _, last = name.rpartition(":")
+    return (head, last) if head and "=" in last else (name, "")
+
+
 def operator_bias_table(
     m: int,
     n_max: int,
@@ -211,6 +240,7 @@ def operator_bias_table(
     seed: int | np.random.SeedSequence,
     noise: str = "uniform",
     bar: Any = None,
+    extra: Sequence[tuple[str, Any, Mapping[str, Any]]] = (),
 ) -> pd.DataFrame:
     """Every operator's target bias and variance in Theorem 1's setting, by Monte Carlo.
 
@@ -221,15 +251,34 @@ def operator_bias_table(
     exact mean for uniform errors (``operator_expected_bias``), whatever ``noise`` is.
     ``bar``: a tqdm bar to advance by the errors drawn (``samples x m x N`` a row), operator
     by operator.
+
+    ``extra``: operators to add after these, each ``(reference, g, params)``: a library
+    name (``g`` that name; its own member count, its closed form) or a G of one's own
+    (``g`` the function, as ``operator_bias`` takes it; N = 1..n_max; ``expected_bias`` NaN,
+    there is no closed form), run with ``params``. Their rows are named
+    ``operator_row_name(reference, params)``; added operator k draws from child
+    ``len(OPERATOR_SETTINGS) + k`` of ``seed``, so the library's rows keep their numbers.
     """
     m, n_max = _size(m, "m"), _size(n_max, "n_max")
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    runs: list[tuple[str, Any, int | None, Mapping[str, Any]]] = [
+        (name, name, members, params) for name, (members, params) in OPERATOR_SETTINGS.items()
+    ]
+    for reference, g, params in extra:
+        library = g if isinstance(g, str) and g in OPERATOR_SETTINGS else None
+        members = None if library is None else OPERATOR_SETTINGS[library][0]
+        runs.append((operator_row_name(reference, params), g, members, params))
     frames = []
-    for i, (name, (members, params)) in enumerate(OPERATOR_SETTINGS.items()):
+    for i, (name, g, members, params) in enumerate(runs):
         child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i))
         ns = np.arange(1, n_max + 1) if members is None else np.array([members])
         est = operator_bias(
-            name, m, ns, 1.0, 1.0, samples, np.random.default_rng(child), noise, **params
+            g, m, ns, 1.0, 1.0, samples, np.random.default_rng(child), noise, **params
+        )
+        closed = (
+            operator_expected_bias(g, m, ns, **params)
+            if isinstance(g, str)
+            else np.full(ns.shape, np.nan)  # a G of one's own: no closed form
         )
         frames.append(
             pd.DataFrame(
@@ -237,7 +286,7 @@ def operator_bias_table(
                     "operator": name,
                     "M": m,
                     "N": ns,
-                    "expected_bias": operator_expected_bias(name, m, ns, **params),
+                    "expected_bias": closed,
                     "bias": est.bias,
                     "bias_se": est.bias_se,
                     "variance": est.variance,
@@ -265,25 +314,40 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     n_max = int(table["N"].max())
     closed = "expected_bias" in table.columns
     groups = cast("Iterable[tuple[str, pd.DataFrame]]", table.groupby("operator", sort=False))
+    names = [str(name) for name in table["operator"].unique()]
     for name, rows in groups:  # operator names
-        colour, params = style.color(name), OPERATOR_SETTINGS.get(name, (None, {}))[1]
-        text = style.LABELS.get(name, name) + "".join(f" ({k}={v:.3g})" for k, v in params.items())
+        library, members, params = operator_row_setting(name)
+        added = library is not None and library != name  # 'weighted_double_q:c=10'
+        if library is None:  # a G of one's own, 'my_ops:softmin_q:beta=20': its colour
+            reference, given = _split_row_name(name)  # among the figure's own Gs, its label
+            colour = style.color(reference, [_split_row_name(n)[0] for n in names])
+            text = style.label(reference) + (f" ({given})" if given else "")
+        else:
+            colour = style.color(library)
+            text = style.LABELS.get(library, library) + "".join(
+                f" ({k}={v:.3g})" for k, v in params.items()
+            )
+            if added:
+                text += f" ({name.partition(':')[2]})"
+        exact = closed and bool(np.isfinite(rows["expected_bias"].to_numpy()).any())
         sd = np.sqrt(rows["variance"].to_numpy())
         sd_se = rows["variance_se"].to_numpy() / (2 * sd)  # delta method
-        if OPERATOR_SETTINGS.get(name, (None, {}))[0] is None:
+        if members is None:
             ns = rows["N"].to_numpy()
-            if closed:  # the exact curve, so the points check it (Theorem 1 for Maxmin)
+            if exact:  # the exact curve, so the points check it (Theorem 1 for Maxmin)
                 ax_bias.plot(ns, rows["expected_bias"], color=colour, linewidth=1.2)
-            for ax, y, err, fmt in ((ax_bias, rows["bias"], rows["bias_se"], "o" if closed
+            for ax, y, err, fmt in ((ax_bias, rows["bias"], rows["bias_se"], "o" if exact
                                      else "o-"), (ax_sd, sd, sd_se, "o-")):  # fmt: skip
+                dotted = {"linestyle": ":"} if added and fmt == "o-" else {}
                 ax.errorbar(ns, y, yerr=2 * np.asarray(err), fmt=fmt, color=colour,
-                            markersize=3, capsize=2, label=text)  # fmt: skip
+                            markersize=3, capsize=2, label=text, **dotted)  # fmt: skip
         else:
             n = int(rows["N"].iloc[0])
             text += f", N={n}"
             line = rows["expected_bias" if closed else "bias"].iloc[0]
             for ax, y in ((ax_bias, line), (ax_sd, sd[0])):
-                ax.axhline(y, color=colour, linestyle="--", linewidth=1.2, label=text)
+                ax.axhline(y, color=colour, linestyle=":" if added else "--", linewidth=1.2,
+                           label=text)  # fmt: skip
             if closed:  # the simulation at the operator's own N, on its exact line
                 ax_bias.errorbar([n], rows["bias"].iloc[:1], yerr=2 * rows["bias_se"].iloc[:1],
                                  fmt="o", color=colour, markersize=3, capsize=2)  # fmt: skip
@@ -298,6 +362,8 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     ax_bias.set_title(f"Target bias, M = {m} equal actions, errors {law}")
     if closed:  # say what the lines under the points are (exact for uniform errors only)
         note = "lines: exact mean" + (" for uniform errors" if noise != "uniform" else "")
+        if table.groupby("operator")["expected_bias"].apply(lambda e: e.isna().all()).any():
+            note += " (joined points: no closed form)"  # a G of one's own
         ax_bias.text(0.98, 0.02, note + "; points: Monte Carlo ± 2 s.e.", fontsize="small",
                      transform=ax_bias.transAxes, ha="right", va="bottom")  # fmt: skip
     ax_sd.set_title("Target spread")

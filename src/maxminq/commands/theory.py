@@ -7,7 +7,8 @@ Writes to ``--out``:
 * ``bias.csv``, ``variance.csv`` the tidy tables both figures are drawn from;
 * ``operator_bias.png``, ``operator_bias.csv`` Theorem 1's experiment for every operator of
   ``maxminq.operators`` (bias and spread of the target against N, M = ``--operator-m``, beside
-  the exact mean for uniform errors).
+  the exact mean for uniform errors), with ``--operator``'s G (one's own ``module:function``,
+  or a library operator with other ``--op-kwargs``) added beside them if given.
 
 The closed forms assume uniform errors; ``--noise normal`` simulates normal errors of the
 same variance instead, so the Monte-Carlo columns (and points) show how far the theorem
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -85,6 +87,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="actions M of the every-operator figure (operator_bias.png), 1..10000; default 8 "
         "(the toy MDP's state B)",
     )
+    parser.add_argument(
+        "--operator",
+        default=None,
+        help="an operator to add to the every-operator figure and table: a library operator "
+        "with other parameters (weighted_double_q with --op-kwargs '{\"c\": 10}') or "
+        "module:function for a G of your own, e.g. my_ops:median_q (PYTHONPATH=. for a module "
+        "of the current folder), simulated for N = 1..--n-max beside Maxmin's curve "
+        "(its rows in operator_bias.csv: my_ops:median_q:w=0.7); "
+        "default none",
+    )
+    parser.add_argument(
+        "--op-kwargs",
+        default=None,
+        help="JSON keyword parameters of --operator, e.g. '{\"beta\": 20}' (default none)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random seed; default 0")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
@@ -100,6 +117,63 @@ def _mc_m(text: str | None, m_max: int) -> list[int]:
     if not values or any(not 1 <= v <= m_max for v in values):
         raise UsageError(f"--mc-m: expected integers in 1..--m-max ({m_max}), got {text!r}")
     return sorted(set(values))
+
+
+def added_operator(
+    reference: str | None, op_kwargs: str | None, m: int, n_max: int
+) -> tuple[str, Any, dict[str, Any]] | None:
+    """The operator ``--operator`` adds to ``operator_bias_table``, ``(reference, g, params)``
+    (``g``: a library name, or the G function of one's own), or None when none is given or it
+    is a library operator already drawn with these parameters. Imported by
+    ``operators.load_operator``, its keywords checked (``operators.check_keywords``, a library
+    operator's by ``operators.operator_params``) and tried on NumPy zeros of every N it is
+    run with, before any work: UsageError naming ``--operator`` or ``--op-kwargs``."""
+    from maxminq import operators
+    from maxminq.cli import json_object
+
+    params = json_object(op_kwargs, "--op-kwargs")
+    if reference is None:
+        if params is not None:
+            raise UsageError("--op-kwargs: goes with --operator (the operator it is for)")
+        return None
+    params = dict(params or {})
+    try:
+        g = operators.load_operator(reference)
+    except ValueError as err:
+        raise UsageError(f"--operator: {err}") from None
+    library = operators.operator_reference(g)
+    if library in operators.OPERATORS:
+        from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
+
+        takes = operators.operator_params(library)
+        unknown = sorted(set(params) - set(takes))
+        if unknown:
+            what = f"takes {', '.join(takes)}" if takes else "takes no parameters"
+            raise UsageError(f"--op-kwargs: {library} {what}, not {', '.join(unknown)}")
+        for key, value in params.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise UsageError(f"--op-kwargs: {library} {key} must be a number, got {value!r}")
+        params = {k: float(v) for k, v in params.items()}
+        members, drawn = OPERATOR_SETTINGS[library]
+        try:  # the operator's own checks (c > 0, sigma given and >= 0)
+            operators.bootstrap(library, np.zeros((1, members or 1, m)), **params)
+        except (TypeError, ValueError) as err:
+            raise UsageError(f"--op-kwargs: {str(err).splitlines()[0]}") from None
+        if params == drawn:  # drawn already, with these parameters
+            return None
+        return library, library, params
+    try:
+        operators.check_keywords(g, reference, params)
+    except TypeError as err:
+        raise UsageError(f"--op-kwargs: {err}") from None
+    try:  # every N of the table, as operator_bias calls it (one sample of M actions)
+        operators.own_operator(g, [(1, n, m) for n in range(1, n_max + 1)], reference, **params)
+    except Exception as err:  # G's own failure too: the user's code, in one line here
+        text = str(err).splitlines()[0] if str(err) else type(err).__name__
+        if not text.startswith(f"operator {reference!r}"):
+            text = f"operator {reference!r} failed on NumPy zeros of shape (1, 1, {m}): {text}"
+        raise UsageError(f"--operator: {text}") from None
+    return reference, g, params
 
 
 def _validate(args: argparse.Namespace) -> list[int]:
@@ -123,6 +197,7 @@ def _validate(args: argparse.Namespace) -> list[int]:
     if args.seed < 0:
         raise UsageError(f"--seed: expected a non-negative integer, got {args.seed}")
     mc_m = _mc_m(args.mc_m, args.m_max)
+    args.added = added_operator(args.operator, args.op_kwargs, args.operator_m, args.n_max)
     from maxminq.cli import check_out_folder
 
     check_out_folder(args.out, "--out")
@@ -135,16 +210,24 @@ def _validate(args: argparse.Namespace) -> list[int]:
 
 
 def simulated_error_parts(
-    mc_m: list[int], n_max: int, samples: int, variance_samples: int, operator_m: int = 0
+    mc_m: list[int],
+    n_max: int,
+    samples: int,
+    variance_samples: int,
+    operator_m: int = 0,
+    added: str | None = None,
 ) -> dict[str, int]:
     """How many errors each Monte Carlo draws: ``"bias"``, ``samples`` (N, M) tensors per
     simulated cell of the bias table; ``"variance"``, per N of the variance table N errors
     plus one single-estimator error per sample; ``"operators"``, ``samples`` (N,
-    operator_m) tensors per row of the operator table."""
+    operator_m) tensors per row of the operator table (with the rows of ``added``, the
+    library name or ``'module:function'`` of ``--operator``)."""
     from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
 
     sum_n = n_max * (n_max + 1) // 2
     members = sum(sum_n if k is None else k for k, _ in OPERATOR_SETTINGS.values())
+    if added is not None:
+        members += OPERATOR_SETTINGS.get(added, (None, {}))[0] or sum_n
     return {
         "bias": samples * sum(mc_m) * sum_n,
         "variance": variance_samples * (sum_n + n_max),
@@ -214,9 +297,11 @@ def remove_empty_folders(folders: list[Path]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Compute the tables, draw the figures, write all six files atomically."""
     mc_m = _validate(args)
+    added = args.added  # (reference, g, params) of --operator, or None
     errors = simulated_error_parts(
-        mc_m, args.n_max, args.samples, args.variance_samples, args.operator_m
-    )
+        mc_m, args.n_max, args.samples, args.variance_samples, args.operator_m,
+        None if added is None else added[0],
+    )  # fmt: skip
     note = time_note(errors, args.m_max * args.n_max)
     if note is not None:  # say so before a long silent wait
         print(f"maxminq theory: note: {note}", file=sys.stderr, flush=True)
@@ -232,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
         variance_table,
     )
     from maxminq.experiments.store import atomic_write  # creates --out
+    from maxminq.operators import OPERATORS as OPERATOR_NAMES
 
     bias_seed, variance_seed = np.random.SeedSequence(args.seed).spawn(2)
     # One bar over the three tables' Monte Carlo, in errors drawn: the bias table's alone
@@ -254,9 +340,19 @@ def run(args: argparse.Namespace) -> int:
         # The third child of --seed (spawn(2) above made the first two): the other tables
         # keep their numbers.
         operator_seed = np.random.SeedSequence(args.seed, spawn_key=(2,))
-        operators = operator_bias_table(
-            args.operator_m, args.n_max, args.samples, operator_seed, noise=args.noise, bar=bar
-        )
+        try:
+            operators = operator_bias_table(
+                args.operator_m, args.n_max, args.samples, operator_seed, noise=args.noise,
+                bar=bar, extra=[] if added is None else [added],
+            )  # fmt: skip
+        except Exception as err:  # --operator's G failing on random values: one line
+            if added is None or added[0] in OPERATOR_NAMES:
+                raise
+            text = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise UsageError(
+                f"--operator: operator {added[0]!r} failed in the Monte Carlo "
+                f"({type(err).__name__}: {text}); nothing was written"
+            ) from None
 
     outputs = {
         "bias.csv": lambda p: bias.to_csv(p, index=False, float_format="%.10g"),
