@@ -20,7 +20,7 @@ import pytest
 from maxminq.cli import main
 from maxminq.deep.bias_probes import CutEpisodesWarning
 from maxminq.deep.config import TrainConfig
-from maxminq.deep.run_folder import folder_lock
+from maxminq.deep.run_folder import TABLE_COLUMNS, folder_lock
 from maxminq.deep.train import run_training
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -423,4 +423,32 @@ def test_status_on_a_run_stopped_before_its_first_progress_says_so(stopped_run, 
         "continue from); "
         f"'maxminq plot {early}' and 'maxminq compare {early}' read it once it has finished "
         "(status reads the --out of a sweep)"
+    )
+
+
+def test_compare_of_other_env_kwargs_says_none_and_what_to_do(tmp_path, capsys) -> None:
+    """'--env-kwargs {"n": 6}' (the constructor's default) against a run without: the line
+    read 'with env_kwargs {"n": 6}, runs/b with {}' and left the user to guess why the same
+    environment was 'different'."""
+    runs = []
+    for name, kwargs in (("with", {"n": 6}), ("without", None)):
+        folder = tmp_path / name
+        folder.mkdir()
+        cfg = {"env_id": "my_pkg:Chain-v0", "agent": "dqn", "n": 1, "lr": 1e-3, "steps": 10}
+        (folder / "config.json").write_text(json.dumps(cfg | {"seeds": [0], "env_kwargs": kwargs}))
+        values = {"seed": 0, "status": "done", "diverged_step": -1, "episode": 1, "step": 5}
+        values |= {"return": 1.0, "length": 5, "return_avg100": 1.0, "terminated": True}
+        values["truncated"] = False
+        for table in ("episodes", "tests", "metrics", "runs"):  # one seed, never scored here
+            columns = TABLE_COLUMNS[table]
+            row = ",".join(str(values.get(c, "")) for c in columns)
+            lines = [",".join(columns), *([row] if table in ("episodes", "runs") else [])]
+            (folder / f"{table}.csv").write_text("\n".join(lines) + "\n")
+        runs.append(str(folder))
+    assert main(["compare", *runs]) == 2
+    assert capsys.readouterr().err == (
+        f"maxminq compare: error: RUN_DIR: {runs[1]} ran my_pkg:Chain-v0 with --env-kwargs "
+        f'none, {runs[0]} with {{"n": 6}}; returns of different environments cannot be '
+        "compared (a keyword given at its default value counts as another environment too: "
+        "train the runs to compare with the same --env-kwargs)\n"
     )

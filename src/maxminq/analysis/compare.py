@@ -93,9 +93,15 @@ def check_same_environment(folders: list[Path], cfgs: list[dict]) -> None:
             )
         other = cfg.get("env_kwargs") or {}
         if json.dumps(other, sort_keys=True) != json.dumps(kwargs, sort_keys=True):
+
+            def shown(k: dict) -> str:
+                return json.dumps(k) if k else "none"
+
             raise UsageError(
-                f"RUN_DIR: {folder} ran {env} with env_kwargs {json.dumps(other)}, {folders[0]} "
-                f"with {json.dumps(kwargs)}; returns of different environments cannot be compared"
+                f"RUN_DIR: {folder} ran {env} with --env-kwargs {shown(other)}, {folders[0]} "
+                f"with {shown(kwargs)}; returns of different environments cannot be compared "
+                "(a keyword given at its default value counts as another environment too: "
+                "train the runs to compare with the same --env-kwargs)"
             )
 
 
