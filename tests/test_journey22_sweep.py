@@ -268,3 +268,29 @@ def test_the_report_says_why_a_check_is_undecided(tmp_path, capsys) -> None:
     assert (
         "  insufficient data Q-learning overestimates Q(A, Left) = μ (μ = +0.1) (2 runs (need 3))"
     ) in undecided
+
+
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_the_report_prints_that_deep_runs_are_short_or_off_the_paper(tmp_path, capsys) -> None:
+    """A tiny Catcher study (1,500 steps) printed 'supported  Maxmin DQN >= DQN on Catcher'
+    on the terminal with no word that its runs are a 2,000th of the paper's; the box saying
+    so (and the one on environments the paper did not study) was in report.md alone."""
+    from test_analysis_tables import deep_results
+    from test_report import write_store
+
+    ids = {"Catcher-v0": "maxminq/Catcher-v0", "Pixelcopter-v0": "CartPole-v1"}
+    results = {
+        name: df.assign(env_id=df["env_id"].map(ids), config="my_study")
+        for name, df in deep_results(seeds=1, lrs=(1e-3,)).items()
+    }
+    write_store(tmp_path, results)
+    assert main(["report", str(tmp_path), "--reps", "100"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert (
+        "  caution, deep runs shorter than the paper's (the deep claims describe runs of this "
+        "length): Catcher 1,000 steps (the paper: 3,500,000)"
+    ) in printed
+    assert (
+        "  note, environments outside the paper (the deep checks carry its statements over "
+        "to them): CartPole-v1"
+    ) in printed

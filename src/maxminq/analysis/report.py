@@ -209,6 +209,8 @@ class Report:
     published: list[str] = field(default_factory=list)  # one line per environment shown
     # ``pooled`` with the rows that pool alike in one line (:func:`pooled_summary`)
     pooled_alike: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)  # deep environments the paper did not study
+    short: list[str] = field(default_factory=list)  # paper's games trained shorter than it did
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -1477,4 +1479,6 @@ def build_report(
         unreadable,
         published_lines,
         pooled_alike,
+        outside,
+        short,
     )

@@ -207,6 +207,16 @@ def caution_lines(report: Report) -> list[str]:
     unfinished reproduction), each one line: shared by ``maxminq report`` and ``maxminq
     reproduce``, so that neither keeps them to report.md alone."""
     lines = [f"caution: {line}" for line in report.restricted]
+    if report.short:  # a study's own few-thousand-step runs: claims of those, not of Fig. 4
+        lines.append(
+            "caution, deep runs shorter than the paper's (the deep claims describe runs of "
+            f"this length): {'; '.join(report.short)}"
+        )
+    if report.outside:
+        lines.append(
+            "note, environments outside the paper (the deep checks carry its statements over "
+            f"to them): {', '.join(report.outside)}"
+        )
     if report.without_results:
         counts = ", ".join(f"{n} {status}" for status, n in report.without_results.items())
         lines.append(f"caution, runs without results (not in this report): {counts}")
