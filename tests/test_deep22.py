@@ -308,3 +308,20 @@ def test_seeds_as_a_number_or_the_commands_text_say_what_to_write(seeds, advice)
     with pytest.raises(UsageError) as err:
         _small(seeds=seeds).resolve()
     assert str(err.value) == f"--seeds: expected a list of whole numbers, got {seeds!r}{advice}"
+
+
+def test_read_tables_takes_a_str_as_its_docs_call_it_and_refuses_none_in_one_line(
+    tmp_path,
+) -> None:
+    """docs/deep-agents.md calls read_tables("runs/maxmin"), which its hint (pathlib.Path)
+    refused under mypy; None was a TypeError from pathlib."""
+    import typing
+
+    from maxminq.deep.run_folder import read_tables as read
+
+    assert str in typing.get_args(typing.get_type_hints(read)["out_dir"])
+    out = tmp_path / "run"
+    run_training(_small(agent="dqn", n=1, steps=70, seeds=[0]), out, progress=False)
+    assert read(str(out))["runs"]["seed"].tolist() == [0]
+    with pytest.raises(UsageError, match=r"^out_dir: expected a path \(a str or pathlib\.Path\)"):
+        read(None)

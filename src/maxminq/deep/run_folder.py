@@ -82,16 +82,22 @@ RUN_FILES = (
 )
 
 
-def read_tables(out_dir: pathlib.Path, option: str = "out_dir") -> dict[str, pd.DataFrame]:
+def read_tables(
+    out_dir: str | os.PathLike[str], option: str = "out_dir"
+) -> dict[str, pd.DataFrame]:
     """The tables a finished ``run_training`` wrote to ``out_dir``, each checked to be
     whole: a file cut short (a copy that did not finish, a full disk) would otherwise read
     as a shorter run. A damaged or missing file is a one-line UsageError starting with
     ``option`` and naming the file; so is a ``runs.csv`` of a header alone (it read as a
     finished run of no seeds). An optional table (``probes``) is read when it is there or
-    the run's ``config.json`` asks for it."""
+    the run's ``config.json`` asks for it. ``out_dir`` a ``str`` or path (None, a number,
+    bytes or ``''``: a UsageError starting with ``option`` too)."""
+    from maxminq.analysis.runs import as_path
+
+    out_dir = as_path(out_dir, option)
     tables = {}
     try:
-        options = json.loads((pathlib.Path(out_dir) / "config.json").read_text())
+        options = json.loads((out_dir / "config.json").read_text())
     except (OSError, ValueError):  # none (a sweep's table folder) or unreadable
         options = {}
     asked = {
