@@ -17,6 +17,13 @@ resuming it, editing the config, running it on Ray and reading the report.
    now says what to write (the kinds; ``scales: {quick: {}}``).
 5. ``--backend ray`` without ``--address`` printed Ray's "INFO ... Started a local Ray
    instance." into the sweep's output (with ``--address`` it was already kept out).
+6. Ctrl-C in a deep sweep's first seconds left ``OUT/work/<run_id>/`` empty for every run in
+   flight (and so ``OUT/work``).
+7. ``maxminq report`` printed an undecided check as 'insufficient data' alone (no Double Q
+   runs in a study without Double Q reads as 'run more seeds'), and did not print the boxes
+   on deep runs shorter than the paper's or on environments outside it.
+8. A variant ``{algorithm: q_learning}`` without the ``n`` the other variants give was told
+   'fixed.n: required setting missing': the variant is named now.
 """
 
 from __future__ import annotations
@@ -294,3 +301,17 @@ def test_the_report_prints_that_deep_runs_are_short_or_off_the_paper(tmp_path, c
         "  note, environments outside the paper (the deep checks carry its statements over "
         "to them): CartPole-v1"
     ) in printed
+
+
+def test_a_variant_lacking_what_the_others_give_is_named() -> None:
+    doc = {**MC, "variants": [{"algorithm": "q_learning"}, {"algorithm": "maxmin", "n": [2, 4]}]}
+    with pytest.raises(ConfigError) as err:
+        config_from_document(doc, "my.yaml", "tiny")
+    assert str(err.value) == (
+        "my.yaml: variants[0].n: required setting missing (other variants give it; give it "
+        "here too, or in fixed for all)"
+    )
+    # missing everywhere: the place that gives it to all, as before
+    doc = {**MC, "fixed": {k: v for k, v in MC["fixed"].items() if k != "seed"}}
+    with pytest.raises(ConfigError, match=r"^my.yaml: fixed.seed: required setting missing$"):
+        config_from_document(doc, "my.yaml", "tiny")

@@ -496,7 +496,16 @@ def _expand(config: SweepConfig, check: _Check, variants_where: str) -> list[Run
                 try:
                     clean = kind.validate(dict(settings))
                 except SettingsError as err:
-                    raise _settings_failure(check, err, settings, origins, config.grid) from None
+                    # a key another variant gives and this one lacks is this variant's slip
+                    # ({algorithm: q_learning} without the n the others give)
+                    lacks = (
+                        source
+                        if config.variants and any(err.key in v for v in config.variants)
+                        else None
+                    )
+                    raise _settings_failure(
+                        check, err, settings, origins, config.grid, lacks
+                    ) from None
                 for key, value in settings.items():  # the kind took true as 1 (``runs: yes``)
                     if isinstance(value, bool) and not isinstance(clean.get(key, value), bool):
                         raise check.fail(origins[key], f"expected a number, got {value}")
@@ -589,9 +598,11 @@ def _settings_failure(
     settings: Mapping[str, Any],
     origins: Mapping[str, str],
     grid: Mapping[str, list[Any]] | None = None,
+    lacks: str | None = None,
 ) -> ConfigError:
     """Point a kind's settings error at the config key the offending value came from
-    (``grid``: the config's grid axes, for an algorithm on one)."""
+    (``grid``: the config's grid axes, for an algorithm on one; ``lacks``: the variant that
+    lacks a required key other variants give)."""
     if err.key is None:
         return check.fail("settings", _config_message(err.message))
     if err.key in settings:
@@ -629,5 +640,11 @@ def _settings_failure(
             )
         return check.fail(f"{where.rpartition('.')[0]}.op_kwargs".lstrip("."), message)
     if message.lower() in ("field required", "required setting missing"):
+        if lacks is not None:
+            return check.fail(
+                f"{lacks}.{err.key}",
+                "required setting missing (other variants give it; give it here too, or in "
+                "fixed for all)",
+            )
         return check.fail(f"fixed.{err.key}", "required setting missing")
     return check.fail(f"fixed.{err.key}", f"{message} (required setting missing)")
