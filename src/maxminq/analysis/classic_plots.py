@@ -18,9 +18,8 @@ atomically. Colours and labels come from ``maxminq.analysis.style``.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -52,14 +51,21 @@ _LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1))]
 
 
 def _series_style(
-    algorithm: str, n: int, rank: int, params: str = "", among: Iterable[str] = ()
+    algorithm: str,
+    n: int,
+    rank: int,
+    params: str = "",
+    among: Iterable[str] = (),
+    place: tuple[int, int] = (0, 1),
 ) -> dict:
     """Family colour; settings of one operator (Maxmin with different N, Bias-corrected Q with
     different sigma) share the colour and vary the line style. ``among``: the figure's
-    algorithms, so that its Gs of one's own get distinct colours (``style.color``)."""
+    algorithms, so that its Gs of one's own get distinct colours (``style.color``).
+    ``place``: the setting's parameters, k-th of the operator's m (:func:`_places`), shade
+    the colour (``style.shade``; one setting: the colour itself)."""
     text = style.label(algorithm, int(n))
     return {
-        "color": style.color(algorithm, among),
+        "color": style.shade(style.color(algorithm, among), *place),
         "label": f"{text} ({params})" if params else text,
         "linestyle": _LINESTYLES[rank % len(_LINESTYLES)],
     }
@@ -67,12 +73,8 @@ def _series_style(
 
 def _params_text(value: object) -> str:
     """``'{"sigma":0.5}'`` (a stored run's ``op_kwargs``, JSON) or ``{"sigma": 0.5}`` ->
-    ``"sigma=0.5"``; no parameters (NaN, None, ``{}``) -> ``""``."""
-    if isinstance(value, str):
-        value = json.loads(value) if value.strip() else None
-    if not isinstance(value, Mapping):
-        return ""
-    return ",".join(f"{k}={float(v):g}" for k, v in sorted(value.items()))
+    ``"sigma=0.5"``; no parameters (NaN, None, ``{}``) -> ``""`` (``style.params_text``)."""
+    return style.params_text(value)
 
 
 def _with_params(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -81,7 +83,9 @@ def _with_params(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     to add for it: settings that differ only in a parameter are separate curves, not pooled.
     A table holding both step-size readings (``step_size_per``: two Mountain Car CSVs side by
     side) adds the reading too (``"step per total"``): Fig. 3 drew one line through both and
-    pooled their runs. One reading alone changes nothing (the titles name it)."""
+    pooled their runs. One reading alone changes nothing (the titles name it). The column
+    is categorical, its categories in the one order of parameters (``style.params_key``:
+    by value, ``beta=5`` before ``beta=20``; then the reading), which legends follow."""
     per = df["step_size_per"] if "step_size_per" in df.columns else None
     if per is not None and per.nunique(dropna=False) < 2:
         per = None
@@ -90,17 +94,21 @@ def _with_params(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     kwargs = df["op_kwargs"] if "op_kwargs" in df.columns else pd.Series("", index=df.index)
     codes, uniques = pd.factorize(kwargs, use_na_sentinel=False)
     texts = [_params_text(u) for u in uniques]
+    keys: list[tuple] = [(style.params_key(u),) for u in uniques]
     if per is not None:  # one code per (parameters, reading) pair
         per_codes, readings = pd.factorize(per, use_na_sentinel=False)
         pairs, codes = np.unique(codes * len(readings) + per_codes, return_inverse=True)
-        pair_texts = []
+        pair_texts, pair_keys = [], []
         for pair in pairs:
             kw, reading = divmod(int(pair), len(readings))
             pair_texts.append(
                 ", ".join(t for t in (texts[kw], f"step per {readings[reading]}") if t)
             )
-        texts = pair_texts
-    labels = sorted(set(texts))  # categorical: one byte a row on a full run's 10^7 rows
+            pair_keys.append((*keys[kw], str(readings[reading])))
+        texts, keys = pair_texts, pair_keys
+    # categorical: one byte a row on a full run's 10^7 rows; a text's place: its first key
+    first = {t: min(k for t2, k in zip(texts, keys, strict=True) if t2 == t) for t in texts}
+    labels = sorted(first, key=lambda t: (first[t], t))
     lookup = np.array([labels.index(t) for t in texts], dtype=np.int64)
     # pandas-stubs want categories as an Index; pandas takes any list-like
     params = pd.Categorical.from_codes(lookup[codes], categories=labels)  # type: ignore[call-overload]
@@ -112,14 +120,16 @@ _MC_COLUMNS = ("algorithm", "n", "sigma2", "step_size", "run", "episode", "steps
 
 
 def _groups(df: pd.DataFrame) -> list[tuple[str, int, str, int]]:
-    """(algorithm, n, operator parameters, rank among that algorithm's settings), in a stable
-    legend order."""
-    order = {"q_learning": 0, "double_q": 1, "averaged": 2, "maxmin": 3}
+    """(algorithm, n, operator parameters, rank among that algorithm's settings), in the
+    legend order the report's tables also follow: algorithms by ``T.agent_rank`` (the
+    paper's, then by name), N, then the parameters in ``op_params``' category order (by
+    value, :func:`_with_params`)."""
     cols = ["algorithm", "n", *(["op_params"] if "op_params" in df.columns else [])]
     rows = df[cols].drop_duplicates().itertuples(index=False)
+    place = _params_order(df)
     triples = sorted(
         {(r[0], int(r[1]), r[2] if len(r) > 2 else "") for r in rows},
-        key=lambda p: (order.get(p[0], 9), p[0], p[1], p[2]),
+        key=lambda p: (T.agent_rank(p[0]), p[0], p[1], place(p[2])),
     )
     out: list[tuple[str, int, str, int]] = []
     seen: dict[str, int] = {}
@@ -129,6 +139,31 @@ def _groups(df: pd.DataFrame) -> list[tuple[str, int, str, int]]:
     return out
 
 
+def _params_order(df: pd.DataFrame) -> Callable[[str], tuple]:
+    """A sort key of ``df``'s ``op_params`` texts: their place among the categories
+    (:func:`_with_params` orders them by value); for a column of plain text, the text."""
+    column = df["op_params"] if "op_params" in df.columns else None
+    if column is not None and isinstance(column.dtype, pd.CategoricalDtype):
+        place = {text: i for i, text in enumerate(column.cat.categories)}
+        return lambda text: (place.get(text, len(place)), text)
+    return lambda text: (0, text)
+
+
+def _places(df: pd.DataFrame) -> dict[tuple[str, str], tuple[int, int]]:
+    """(algorithm, parameters) -> (k, m): the place of the parameters among the m
+    parameter settings of that algorithm in ``df`` (by value, :func:`_params_order`), for
+    their shades, markers and dashes; (0, 1) for an algorithm with one."""
+    order = _params_order(df)
+    settings: dict[str, set[str]] = {}
+    for a, _, params, _ in _groups(df):
+        settings.setdefault(a, set()).add(params)
+    return {
+        (a, p): (k, len(ps))
+        for a, ps in settings.items()
+        for k, p in enumerate(sorted(ps, key=order))
+    }
+
+
 def _select(df: pd.DataFrame, algorithm: str, n: int, params: str) -> pd.Series:
     """Rows of one setting (``_groups``' algorithm, n and parameters)."""
     mask = (df.algorithm == algorithm) & (df.n == n)
@@ -136,7 +171,12 @@ def _select(df: pd.DataFrame, algorithm: str, n: int, params: str) -> pd.Series:
 
 
 def _mean_se(df: pd.DataFrame, value: str, keys: list[str]) -> pd.DataFrame:
-    """Mean, count and standard error of ``value`` per ``keys`` (one pass over the rows)."""
+    """Mean, count and standard error of the finite ``value``s per ``keys`` (one pass over
+    the rows): a run gone non-finite (:func:`nonfinite_note`) leaves the mean from there on;
+    an inf made it inf (no point drawn)."""
+    values = df[value].to_numpy(dtype=float)
+    if not np.isfinite(values[~np.isnan(values)]).all():  # an inf: NaN, as pandas skips NaN
+        df = df.assign(**{value: np.where(np.isinf(values), np.nan, values)})
     g = df.groupby(keys, observed=True)[value]
     out = pd.DataFrame({"mean": g.mean(), "count": g.count(), "std": g.std(ddof=1)})
     out["se"] = (out["std"] / np.sqrt(out["count"])).fillna(0.0)
@@ -162,6 +202,51 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
     return (c[idx] - c[lo]) / (idx - lo)
 
 
+#: A toy figure's note lines of settings with non-finite runs at most (then "and k more").
+NONFINITE_LINES = 4
+
+
+def nonfinite_note(df: pd.DataFrame, left_out: str) -> str:
+    """The note a toy MDP figure carries when some runs went non-finite (NaN or inf in
+    Q(A, Left): a G of one's own that diverges, too large a step size), so that its means
+    over the finite runs are never silent: per setting (mu, operator, N, parameters) how many
+    of its runs, from which episode (:func:`maxminq.analysis.tables.nonfinite_runs`);
+    ``left_out`` says what the figure does with them. ``''`` when every value is finite
+    (the figure is as without the note). ``df``: the toy rows (``op_kwargs`` JSON or
+    ``op_params`` text name the parameters)."""
+    if not {"q_a_left", *_TOY_COLUMNS} <= set(df.columns):
+        return ""
+    keyed, extra = (df, ["op_params"]) if "op_params" in df.columns else _with_params(df)
+    table = T.nonfinite_runs(keyed, ["mu", "algorithm", "n", *extra], "q_a_left")
+    if table.empty:
+        return ""
+    table = table.sort_values("mu", ascending=False, kind="stable")  # the panels' order
+    lines = []
+    for _, r in table.iterrows():
+        params = str(r["op_params"]) if extra and isinstance(r["op_params"], str) else ""
+        name = style.label(r["algorithm"], int(r["n"])) + (f" ({params})" if params else "")
+        first, last = int(r["first"]), int(r["last"])
+        when = f"episode {first:,}" if first == last else f"episodes {first:,} to {last:,}"
+        lines.append(
+            f"mu = {r['mu']:+g}, {name}: {r['nonfinite']} of {style.count(r['runs'], 'run')} "
+            f"went non-finite, at {when}"
+        )
+    if len(lines) > NONFINITE_LINES:
+        more = len(lines) - NONFINITE_LINES + 1
+        lines = [*lines[: NONFINITE_LINES - 1], f"and {more} settings more"]
+    return f"Runs that went non-finite (NaN or inf), {left_out}:\n" + "\n".join(lines)
+
+
+def _add_note(fig: Figure, note: str) -> None:
+    """``note`` (lines) above the figure's panels, in dark red, in room made for it (the
+    figure grows by its height); nothing for an empty note."""
+    if not note:
+        return
+    fig.suptitle(note, x=0.01, ha="left", fontsize=8, color="#8b0000", linespacing=1.3)
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width, height + 0.16 * (note.count("\n") + 1))
+
+
 def _toy_panels(
     df: pd.DataFrame, value: str, ylabel: str, gamma: float | None, what: str
 ) -> Figure:
@@ -176,11 +261,13 @@ def _toy_panels(
     }
     mus = sorted(stats_all["mu"].unique(), reverse=True)
     fig, axes = style.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
+    places = _places(stats_all)  # a setting's shade alike in every panel
     for ax, mu in zip(axes[0], mus, strict=True):
         sub = stats_all[stats_all["mu"] == mu]
         for algorithm, n, params, rank in _groups(sub):
             stats = sub[_select(sub, algorithm, n, params)].sort_values("episode")
-            kw = _series_style(algorithm, n, rank, params, stats_all.algorithm.astype(str))
+            kw = _series_style(algorithm, n, rank, params, stats_all.algorithm.astype(str),
+                               places[algorithm, params])  # fmt: skip
             ax.plot(stats.episode, stats["mean"], lw=1.4, **kw)
             ax.fill_between(
                 stats.episode,
@@ -200,6 +287,7 @@ def _toy_panels(
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
+    _add_note(fig, nonfinite_note(df, "the means are over the other runs from that episode on"))
     fig.tight_layout()
     return fig
 
@@ -238,20 +326,28 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
         1, len(mus), figsize=(5.2 * len(mus), 4.4), squeeze=False, layout="constrained"
     )
     n_zero = zero_bias_n(8)
+    places = _places(stats_all)  # a setting's look alike in every panel
     for ax, mu in zip(axes[0], mus, strict=True):
         sub = stats_all[stats_all["mu"] == mu]
-        families = dict.fromkeys((a, params) for a, _, params, _ in _groups(sub))  # ordered
+        # a line per operator and parameters, by value (not by the N of its first point)
+        families = sorted(
+            dict.fromkeys((a, params) for a, _, params, _ in _groups(sub)),
+            key=lambda f: (T.agent_rank(f[0]), f[0], places[f][0]),
+        )
         for algorithm, params in families:
             mask = sub.algorithm == algorithm
             stats = sub[mask & (sub.op_params == params) if extra else mask].sort_values("n")
             label = style.label(algorithm) + (f" ({params})" if params else "")
+            # an operator's parameter settings (beta=5, beta=20): shades, markers, dashes
+            k, m = places[algorithm, params]
             ax.errorbar(
                 stats.n,
                 stats["mean"],
                 yerr=stats["se"],
-                marker="o",
+                marker=style.PARAM_MARKERS[k % len(style.PARAM_MARKERS)],
+                linestyle=_LINESTYLES[k % len(_LINESTYLES)],
                 capsize=3,
-                color=style.color(algorithm, stats_all.algorithm.astype(str)),
+                color=style.shade(style.color(algorithm, stats_all.algorithm.astype(str)), k, m),
                 label=label,
             )
         ax.axhline(0.0, color="black", lw=1, ls=":")
@@ -272,6 +368,8 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
         ncol=2 * len(mus),
         fontsize=8,
     )
+    _add_note(fig, nonfinite_note(df, "left out of the points (their final values are not"
+                                  " finite)"))  # fmt: skip
     return fig
 
 
@@ -325,9 +423,11 @@ def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Fig
     table = mc_best_step_sizes(df)
     best = table[table.best]
     fig, ax = style.subplots(figsize=(5.4, 3.9))
+    places = _places(best)
     for algorithm, n, params, rank in _groups(best):
         sub = best[_select(best, algorithm, n, params)].sort_values("sigma2")
-        kw = _series_style(algorithm, n, rank, params, best.algorithm.astype(str))
+        kw = _series_style(algorithm, n, rank, params, best.algorithm.astype(str),
+                           places[algorithm, params])  # fmt: skip
         ax.errorbar(sub.sigma2, sub["mean"], yerr=sub["se"].fillna(0), marker="o", capsize=3,
                     lw=1.4, **kw)  # fmt: skip
     # The paper's 0, 1, 10, 50 on a linear axis put 0 and 1 on top of each other; symlog
@@ -378,6 +478,7 @@ def mc_learning_curve_figure(
     cols = min(len(levels), 2)
     rows = int(np.ceil(len(levels) / cols))
     fig, axes = style.subplots(rows, cols, figsize=(5.4 * cols, 3.8 * rows), squeeze=False)
+    places = _places(best)  # a setting's shade alike in every panel
     for ax, s2 in zip(axes.ravel(), levels, strict=False):
         for algorithm, n, params, rank in _groups(best):
             pick = best[_select(best, algorithm, n, params) & (best.sigma2 == s2)]
@@ -388,7 +489,8 @@ def mc_learning_curve_figure(
                 _select(curves, algorithm, n, params) & (curves.sigma2 == s2)
                 & (curves.step_size == alpha)
             ].sort_values("episode")  # fmt: skip
-            kw = _series_style(algorithm, n, rank, params, best.algorithm.astype(str))
+            kw = _series_style(algorithm, n, rank, params, best.algorithm.astype(str),
+                               places[algorithm, params])  # fmt: skip
             kw["label"] = f"{kw['label']}, step {alpha:g}"
             mean = _smooth(stats["mean"].to_numpy(), smooth)
             se = _smooth(stats["se"].to_numpy(), smooth)

@@ -135,21 +135,26 @@ def _band(
 
 
 def _best_agent_bands(
-    ax: Axes, best_env: pd.DataFrame, curves: pd.DataFrame, keys: list[str], **kw: Any
+    ax: Axes,
+    best_env: pd.DataFrame,
+    curves: pd.DataFrame,
+    keys: list[str],
+    looks: _Looks,
+    **kw: Any,
 ) -> str:
     """One band per agent: the curve of that agent's best setting (rows of ``best_env``),
     labelled with the agent's name (one legend entry per agent across panels). Returns the
     panel's best N / K, e.g. ``'Averaged K=2, Maxmin N=6'``, for its title: they differ
     from panel to panel, and Maxmin's bias depends on N (Theorem 1). generalized-dqn's Gs
-    at one N read ``'Generalized N=3'``; at several, each G is named with its N."""
+    at one N read ``'Generalized N=3'``; at several, each G is named with its N. ``looks``:
+    the figure's colours and line styles of its Gs (:func:`_looks`)."""
     settings: list[tuple[str, str, str, int]] = []  # (agent, name, 'N' or 'K', its value)
-    among = _operators(best_env)
     for _, row in _in_order(best_env).iterrows():
         c = T.select_setting(curves, row, keys).sort_values("step")
         if c.empty:
             continue
         agent, n = row["agent"], row.get("n")
-        name, look = _deep_look(row, among)
+        name, look = _deep_look(row, *looks)
         _band(ax, c["step"], c["mean"], c["se"], label=name, **look, **kw)
         size = style.SIZE_NAME.get(style.FAMILY.get(agent, agent))  # N, K or None
         if size and isinstance(n, (int, float, np.number)) and np.isfinite(n):
@@ -165,13 +170,38 @@ def _best_agent_bands(
 
 def _in_order(df: pd.DataFrame) -> pd.DataFrame:
     """``df``'s rows in legend order: by agent (the paper's order), a generalized-dqn's by
-    its G and then its parameters (the same order in every figure)."""
+    its G and then its parameters by value (``T.setting_order``: beta 5, 20, 100; the same
+    order in every figure and table)."""
     by = T.present_keys(df, ["agent", *T.DEEP_OPERATOR_KEYS])
-    return df.sort_values(
-        by,
-        key=lambda s: s.map(T.agent_rank) if s.name == "agent" else s.fillna("").astype(str),
-        kind="stable",
-    )
+
+    def key(s: pd.Series) -> pd.Series:
+        if s.name == "agent":
+            return s.map(T.agent_rank)
+        return T.setting_order(s) if s.name == "op_kwargs" else s.fillna("").astype(str)
+
+    return df.sort_values(by, key=key, kind="stable")
+
+
+#: What :func:`_deep_look` needs of a whole figure: the Gs of one's own drawn in it (each its
+#: own colour, ``style.color``'s ``among``), and per G drawn with several parameter
+#: settings, each setting's place k of m (``(operator, style.params_key(op_kwargs))`` ->
+#: ``(k, m)``).
+_Looks = tuple[list[str], dict[tuple[str, tuple], tuple[int, int]]]
+
+
+def _looks(df: pd.DataFrame) -> _Looks:
+    """The :data:`_Looks` of the settings (rows) of ``df``, all the figure draws, so that a G
+    and each of its parameter settings look alike in every panel."""
+    if "operator" not in df.columns:
+        return [], {}
+    gen = df[df["agent"] == "generalized-dqn"] if "agent" in df.columns else df
+    kwargs = gen["op_kwargs"] if "op_kwargs" in gen.columns else pd.Series(None, index=gen.index)
+    places: dict[tuple[str, tuple], tuple[int, int]] = {}
+    for operator, given in kwargs.groupby(gen["operator"].astype(str), sort=True):
+        keys = sorted({style.params_key(v) for v in given})
+        for k, key in enumerate(keys):
+            places[str(operator), key] = (k, len(keys))
+    return _operators(df), places
 
 
 def _operators(df: pd.DataFrame) -> list[str]:
@@ -181,17 +211,27 @@ def _operators(df: pd.DataFrame) -> list[str]:
     return sorted({str(g) for g in df["operator"].dropna()})
 
 
-def _deep_look(row: pd.Series, among: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:
+def _deep_look(
+    row: pd.Series,
+    among: Sequence[str] = (),
+    places: dict[tuple[str, tuple], tuple[int, int]] | None = None,
+) -> tuple[str, dict[str, Any]]:
     """A deep setting's legend name and line style: the agent's (``Maxmin DQN``, its
     family's colour); a generalized-dqn run's names its G and parameters (``Generalized
     DQN, median_q [my_ops] (w=0.7)``), coloured as its G (a G of one's own, one of
-    ``style.OWN_COLORS`` per G of ``among``; a library G its family's), dashed."""
+    ``style.OWN_COLORS`` per G of ``among``; a library G its family's), dashed. A G drawn
+    with several parameter settings (``places``, :func:`_looks`) gives the k-th of m (by
+    value) a shade of its colour, lighter to darker (``style.shade``), and its own dashes
+    (``style.PARAM_LINESTYLES``): beta=5 and beta=20 were one colour and one dash."""
     agent = row["agent"]
     operator, kwargs = row.get("operator"), row.get("op_kwargs")
     key = style.colour_key(agent, operator)
     if key == agent:
         return style.LABELS.get(agent, agent), {"color": style.color(agent)}
-    look: dict[str, Any] = {"color": style.color(key, among), "ls": "--"}
+    k, m = (places or {}).get((str(operator), style.params_key(kwargs)), (0, 1))
+    colour = style.shade(style.color(key, among), k, m)
+    dashes = style.PARAM_LINESTYLES[k % len(style.PARAM_LINESTYLES)]
+    look: dict[str, Any] = {"color": colour, "ls": dashes}
     return style.label(agent, None, operator, kwargs), look
 
 
@@ -220,8 +260,10 @@ def _best_agent_figure(
         return None
     fig, axes = _grid(len(envs))
     keys = T.present_keys(curves, T.DEEP_KEYS)
+    looks = _looks(best[best["env_id"].isin(envs)])  # one look per G across the panels
     for ax, env in zip(axes, envs, strict=True):
-        settings = _best_agent_bands(ax, best[best["env_id"] == env], curves, keys, smooth=smooth)
+        at = best[best["env_id"] == env]
+        settings = _best_agent_bands(ax, at, curves, keys, looks, smooth=smooth)
         if zero_line:
             ax.axhline(0.0, color="black", lw=0.8, ls="--")
         _panel_title(ax, env, settings, envs)
@@ -379,15 +421,15 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
         return None
     envs = _envs(summary)
     fig, axes = _grid(len(envs))
+    looks = _looks(summary)  # one look per G across the panels
     for ax, env in zip(axes, envs, strict=True):
         sub = summary[summary["env_id"] == env]
         # an agent per series; generalized-dqn one per G (operator, op_kwargs)
         series = _in_order(
             sub[T.present_keys(sub, ["agent", *T.DEEP_OPERATOR_KEYS])].drop_duplicates()
         )
-        among = _operators(sub)
         for k, (_, which) in enumerate(series.iterrows()):
-            name, look = _deep_look(which, among)
+            name, look = _deep_look(which, *looks)
             mine = T.select_setting(sub, which, list(which.index))
             per_lr = T.best_settings(mine, ["lr"]).sort_values("lr")
             se = per_lr["se"].fillna(0.0).to_numpy()
@@ -894,6 +936,11 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
     toy = tables.toy
     if toy is not None and not toy.empty:
         runs = cp.count_runs(toy, T.TOY_KEYS)
+
+        def gone(left_out: str) -> str:  # runs gone non-finite, named as the figure does
+            note = cp.nonfinite_note(toy, left_out)
+            return " " + note.replace(":\n", ": ").replace("\n", "; ") + "." if note else ""
+
         own_g = sorted({a for a in toy.algorithm.astype(str).unique() if ":" in a})
         own_g_text = (  # 'module:function': the mean over its N tables (tabular.agent)
             f"; a G of your own ({', '.join(own_g)}): the mean over its N tables" if own_g else ""
@@ -903,7 +950,8 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             "toy_mdp_distance",
             "Toy MDP: distance to the optimal policy (Fig. 2)",
             "Absolute difference between P(Left | A) under the learned eps-greedy policy and "
-            f"under the optimal one, mean over {runs} runs with one standard error.",
+            f"under the optimal one, mean over {runs} runs with one standard error."
+            + gone("the means are over the other runs from that episode on"),
             "toy",
         )
         # The true Q(A, Left) is gamma * mu: the runs' discount (a sweep may set one; the
@@ -916,7 +964,8 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             "Toy MDP: Q(A, Left) (appendix C.1)",
             "Learned Q(A, Left) over episodes; the dotted line is its true value "
             + ("mu" if gamma == 1 else f"gamma mu (gamma = {gamma:g})")
-            + " (above it: overestimation).",
+            + " (above it: overestimation)."
+            + gone("the means are over the other runs from that episode on"),
             "toy",
         )
         add(
@@ -928,7 +977,8 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             f"newest table{own_g_text}) averaged over the last 10% of each run's episodes "
             f"minus its true value, mean over {runs} runs with one standard error; Q-learning "
             "is N = 1, and for Averaged and Historical Best N is K, their snapshots. The dashed "
-            "line is Theorem 1's zero-bias N for B's M = 8 actions.",
+            "line is Theorem 1's zero-bias N for B's M = 8 actions."
+            + gone("left out of the points (their final values are not finite)"),
             "toy",
         )
     mc = tables.mountain_car

@@ -106,17 +106,74 @@ def colour_key(agent: str, operator: object = None) -> str:
     return agent
 
 
+def params(op_kwargs: object) -> Mapping[str, Any] | None:
+    """An operator's parameters as a mapping, from a mapping or a stored run's JSON text
+    (``'{"beta":20}'``); None for none (None, NaN, ``{}``, ``""``)."""
+    if isinstance(op_kwargs, str):
+        op_kwargs = json.loads(op_kwargs) if op_kwargs.strip() else None
+    return op_kwargs if isinstance(op_kwargs, Mapping) and op_kwargs else None
+
+
 def params_text(op_kwargs: object) -> str:
     """An operator's parameters as labels give them, ``"c=10"``, ``"k=1,w=0.7"``, from a
     mapping or a stored run's JSON text; ``""`` for none (None, NaN, ``{}``, ``""``)."""
-    if isinstance(op_kwargs, str):
-        op_kwargs = json.loads(op_kwargs) if op_kwargs.strip() else None
-    if not isinstance(op_kwargs, Mapping):
+    given = params(op_kwargs)
+    if given is None:
         return ""
-    return ",".join(
-        f"{k}={v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"{k}={v}"
-        for k, v in sorted(op_kwargs.items())
-    )
+    return ",".join(f"{k}={v:g}" if _is_number(v) else f"{k}={v}" for k, v in sorted(given.items()))
+
+
+def _is_number(value: object) -> bool:
+    """Whether ``value`` is a real number (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def params_key(op_kwargs: object) -> tuple[tuple[str, tuple[int, Any]], ...]:
+    """The one order of operators' parameters in tables, legends and panels: none first,
+    then by name and, per name, by value, numbers as numbers (``beta=5`` before
+    ``beta=20`` before ``beta=100``; as text ``'{"beta":100}'`` came first), other values
+    (text, lists) after the numbers, as their JSON. ``op_kwargs`` as :func:`params`
+    takes it; ``sorted(settings, key=params_key)``."""
+    given = params(op_kwargs)
+    if given is None:
+        return ()
+
+    def value(v: object) -> tuple[int, Any]:
+        if _is_number(v) and v == v:  # v == v: not NaN, which orders with nothing
+            return (0, float(v))  # type: ignore[arg-type]  # a real number (_is_number)
+        return (1, json.dumps(v, sort_keys=True, default=str))
+
+    return tuple((str(k), value(v)) for k, v in sorted(given.items(), key=lambda kv: str(kv[0])))
+
+
+def params_ranks(values: Iterable[object]) -> list[int]:
+    """The place of each of ``values`` (operators' parameters as :func:`params` takes them)
+    in :func:`params_key`'s order of their distinct keys, from 0 (equal keys, equal
+    places): a sort key for a table's ``op_kwargs`` column."""
+    keys = [params_key(v) for v in values]
+    order = {key: i for i, key in enumerate(sorted(set(keys)))}
+    return [order[key] for key in keys]
+
+
+#: Line styles of a G's parameter settings (its first setting's is the style it has alone).
+PARAM_LINESTYLES: tuple[Any, ...] = ("--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), "-")
+#: Markers of an operator's parameter settings (its first setting's is the one it has alone).
+PARAM_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def shade(colour: str, k: int, m: int) -> str:
+    """The colour of the ``k``-th of ``m`` parameter settings of one operator (in
+    :func:`params_key`'s order): ``colour`` itself when it has one setting; with several,
+    from lighter (``k`` = 0: mixed 30% with white) to darker (``k`` = m - 1: 50% with
+    black), so that a sweep over beta reads as a gradient within the operator's colour."""
+    if m <= 1:
+        return colour
+    from matplotlib.colors import to_hex, to_rgb
+
+    t = -0.3 + 0.8 * k / (m - 1)  # < 0: towards white, > 0: towards black
+    target = (1.0, 1.0, 1.0) if t < 0 else (0.0, 0.0, 0.0)
+    r, g, b = (c + abs(t) * (end - c) for c, end in zip(to_rgb(colour), target, strict=True))
+    return to_hex((r, g, b))
 
 
 def label(

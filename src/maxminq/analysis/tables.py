@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from maxminq.analysis import style
+
 # Columns that describe a run's settings (not its measurements), per kind of experiment.
 #: A deep run's G (``generalized-dqn``'s ``operator`` and ``op_kwargs``): runs of two Gs are
 #: two settings. Keys like the others, present only in tables of runs that set them (the
@@ -248,6 +250,28 @@ def env_title(env_id: str, among: Iterable[str] = ()) -> str:
     return short
 
 
+def setting_order(column: pd.Series) -> pd.Series:
+    """A ``sort_values`` key (``df.sort_values(keys, key=setting_order)``): an ``op_kwargs``
+    column (an operator's parameters, JSON or mappings) by value, as
+    :func:`maxminq.analysis.style.params_key` orders them (none first, then ``beta=5``,
+    ``20``, ``100``: as text ``'{"beta":100}'`` came first); other columns as they are. The
+    one order of a G's parameter settings in tables, legends and panels."""
+    if column.name != "op_kwargs":
+        return column
+    return pd.Series(style.params_ranks(column), index=column.index, dtype="int64")
+
+
+def in_setting_order(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """``df`` (rows in ``groupby(keys, sort=True)``'s order, e.g. a summary) with rows that
+    differ in ``op_kwargs`` in :func:`setting_order`'s order; unchanged (the same object)
+    without such a column or with one setting of it."""
+    if "op_kwargs" not in keys or "op_kwargs" not in df.columns:
+        return df
+    if len(set(style.params_ranks(df["op_kwargs"]))) < 2:
+        return df
+    return df.sort_values(list(keys), key=setting_order, kind="stable").reset_index(drop=True)
+
+
 def select_setting(df: pd.DataFrame, row: pd.Series | dict, keys: Sequence[str]) -> pd.DataFrame:
     """Rows of ``df`` whose ``keys`` equal those of ``row`` (floats compared with a relative
     tolerance, NaN equal to NaN, e.g. an unset N of DQN)."""
@@ -278,7 +302,9 @@ def summarize(
     level: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Per-setting ``runs, mean, se, iqm, iqm_low, iqm_high`` of per-run ``value``.
+    """Per-setting ``runs, mean, se, iqm, iqm_low, iqm_high`` of per-run ``value``, rows in
+    the keys' sorted order (an operator's parameters, ``op_kwargs``, by value:
+    :func:`setting_order`).
 
     ``df`` holds one row per run (e.g. from :func:`deep_final_scores`). The bootstrap for each
     setting uses its own generator derived from ``seed`` and the setting's position, so the
@@ -300,7 +326,8 @@ def summarize(
             dict(zip(keys, key, strict=True), runs=int(x.size), mean=mean, se=se, iqm=point)
             | {"iqm_low": low, "iqm_high": high}
         )
-    return pd.DataFrame(rows, columns=[*keys, "runs", "mean", "se", "iqm", "iqm_low", "iqm_high"])
+    out = pd.DataFrame(rows, columns=[*keys, "runs", "mean", "se", "iqm", "iqm_low", "iqm_high"])
+    return in_setting_order(out, keys)  # after the bootstrap: its generators keep their i
 
 
 def best_settings(
@@ -310,7 +337,8 @@ def best_settings(
     score: str = "mean",
     higher_is_better: bool = True,
 ) -> pd.DataFrame:
-    """One row per ``group`` (e.g. env and algorithm): the setting with the best ``score``.
+    """One row per ``group`` (e.g. env and algorithm): the setting with the best ``score``,
+    in the group's sorted order (``op_kwargs`` by value, :func:`setting_order`).
 
     Ties are broken by the first row in the summary's order (sorted keys), so the choice is
     deterministic. Rows whose score is NaN are never chosen.
@@ -320,7 +348,7 @@ def best_settings(
         return valid.copy()
     pick = valid.groupby(list(group), sort=True, dropna=False)[score]
     idx = pick.idxmax() if higher_is_better else pick.idxmin()
-    return valid.loc[idx.to_numpy()].reset_index(drop=True)
+    return in_setting_order(valid.loc[idx.to_numpy()].reset_index(drop=True), list(group))
 
 
 # ----------------------------------------------------------------------------- deep RL
@@ -569,14 +597,43 @@ def toy_final(
     toy: pd.DataFrame, value: str, *, last_fraction: float = 0.1, extra: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Per run, the average of ``value`` over the last ``last_fraction`` of its episodes;
-    ``extra`` settings are kept as key columns beside :data:`TOY_KEYS`."""
+    ``extra`` settings are kept as key columns beside :data:`TOY_KEYS`. NaN for a run with
+    a non-finite ``value`` there (a run that went non-finite, :func:`nonfinite_runs`: the
+    mean of the episodes before was counted as a run's final value, an inf made the
+    setting's mean inf)."""
     k = present_keys(toy, [*TOY_KEYS, *extra])
     by = [*k, *tabular_run_cols(toy)]
     last_ep = toy.groupby(by, dropna=False)["episode"].transform("max")
     first_ep = toy.groupby(by, dropna=False)["episode"].transform("min")
     cut = last_ep - (last_ep - first_ep) * last_fraction
     tail = toy[toy["episode"] >= cut]
-    return tail.groupby(by, sort=True, dropna=False)[value].mean().reset_index()
+    finite = np.isfinite(tail[value].to_numpy(dtype=float))
+    groups = tail.assign(_finite=finite).groupby(by, sort=True, dropna=False)
+    out = groups[value].mean()
+    gone = ~groups["_finite"].all()
+    out[gone.to_numpy()] = np.nan
+    return out.reset_index()
+
+
+def nonfinite_runs(df: pd.DataFrame, keys: Sequence[str], value: str) -> pd.DataFrame:
+    """The settings (``keys`` present in ``df``) with runs whose ``value`` went non-finite
+    (NaN or inf: e.g. a G of one's own that diverges, or too large a step size): columns
+    ``*keys, runs`` (the setting's runs), ``nonfinite`` (how many of them went non-finite),
+    ``first`` and ``last`` (the earliest and the latest episode at which one of them did).
+    A run: its :func:`tabular_run_cols` within a setting. No rows when every value is
+    finite. The figures and the report average the finite runs, and name these."""
+    k = present_keys(df, keys)
+    by = [*k, *tabular_run_cols(df)]
+    columns = [*k, "runs", "nonfinite", "first", "last"]
+    bad = ~np.isfinite(df[value].to_numpy(dtype=float))
+    if not bad.any():
+        return pd.DataFrame(columns=columns)
+    runs = df[by].drop_duplicates().groupby(k, sort=True, dropna=False, observed=True).size()
+    first = df[bad].groupby(by, sort=True, dropna=False, observed=True)["episode"].min()
+    per = first.reset_index().groupby(k, sort=True, dropna=False, observed=True)["episode"]
+    out = per.agg(nonfinite="size", first="min", last="max")
+    out.insert(0, "runs", runs.reindex(out.index).to_numpy())
+    return in_setting_order(out.reset_index()[columns], k)
 
 
 def toy_gammas(toy: pd.DataFrame) -> np.ndarray:

@@ -1,0 +1,178 @@
+"""Session 22, analysis leftovers: an operator's parameter settings (op_kwargs) in value order
+and told apart in the figures; toy MDP runs gone non-finite named, never silently averaged."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.colors import to_hex
+
+from maxminq.analysis import classic_plots as cp
+from maxminq.analysis import figures as F
+from maxminq.analysis import style
+from maxminq.analysis import tables as T
+
+OWN = "my_ops:softmin_q"
+BETAS = ('{"beta":20}', '{"beta":5}', '{"beta":100}')  # text order: 100, 20, 5
+
+
+# ----------------------------------------------------------------------------- the one order
+def test_params_key_orders_numbers_as_numbers_per_key() -> None:
+    given = ['{"beta":20}', {"beta": 5}, None, '{"beta":100}', float("nan"), '{"a":1,"beta":2}']
+    ordered = sorted(given, key=style.params_key)
+    assert ordered[:2] == [None, given[4]] or ordered[:2] == [given[4], None]  # none first
+    assert ordered[2:] == ['{"a":1,"beta":2}', {"beta": 5}, '{"beta":20}', '{"beta":100}']
+    assert style.params_ranks(['{"beta":20}', '{"beta":5.0}', {"beta": 5}]) == [1, 0, 0]
+
+
+def _deep_episodes(settings: list[tuple[str, str | None, str | None, float]]) -> pd.DataFrame:
+    """Two seeds x 30 episodes per (agent, operator, op_kwargs, return level)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i, (agent, op, kw, level) in enumerate(settings):
+        for seed, ep in itertools.product((0, 1), range(30)):
+            rows.append(
+                {"run_id": f"r{i}", "env_id": "CartPole-v1", "agent": agent, "n": 3,
+                 "lr": 1e-3, "operator": op, "op_kwargs": kw, "seed": seed, "episode": ep,
+                 "step": 10 * (ep + 1), "return": level + rng.normal()}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_summary_and_best_rows_put_beta_5_20_100_in_value_order() -> None:
+    settings = [("generalized-dqn", OWN, kw, 10.0 * i) for i, kw in enumerate(BETAS)]
+    tables = T.Tables(episodes=_deep_episodes([("dqn", None, None, 1.0), *settings]))
+    summary = T.deep_summary(tables, reps=50)
+    gen = summary[summary["agent"] == "generalized-dqn"]
+    assert list(gen["op_kwargs"]) == ['{"beta":5}', '{"beta":20}', '{"beta":100}']
+    # each row keeps its own numbers: beta=5 is BETAS[1], level 10
+    np.testing.assert_allclose(gen["mean"], [10.0, 0.0, 20.0], atol=1.5)
+    best = T.deep_best(summary)
+    assert list(best["op_kwargs"].dropna()) == ['{"beta":5}', '{"beta":20}', '{"beta":100}']
+
+
+def test_learning_curves_legend_in_value_order_and_each_beta_its_own_look() -> None:
+    settings = [("generalized-dqn", OWN, kw, 10.0 * i) for i, kw in enumerate(BETAS)]
+    settings.append(("generalized-dqn", "maxmin", None, 5.0))  # a G with one setting
+    tables = T.Tables(episodes=_deep_episodes([("dqn", None, None, 1.0), *settings]))
+    best = T.deep_best(T.deep_summary(tables, reps=50))
+    fig = F._best_agent_figure(best, T.deep_curves(tables.episodes), "steps", "return")
+    assert fig is not None
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    own = [label for label in labels if "softmin_q" in label]
+    assert own == [f"Generalized DQN, softmin_q [my_ops] (beta={b})" for b in (5, 20, 100)]
+    lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
+    looks = {(to_hex(lines[label].get_color()), str(lines[label].get_linestyle())) for label in own}
+    assert len(looks) == 3  # beta 5, 20 and 100 were one colour and one dash
+    # a G with one setting, and DQN, look as before: their colour, dashed / solid
+    maxmin = lines["Generalized DQN, maxmin"]
+    assert to_hex(maxmin.get_color()) == style.color("maxmin")
+    assert maxmin.get_linestyle() == "--"
+    assert to_hex(lines["DQN"].get_color()) == style.color("dqn")
+
+
+def _toy_rows(betas: dict[str, int] | None = None) -> pd.DataFrame:
+    """4 runs x 10 episodes per (mu, setting); maxmin N = 2 and 4 without parameters, and
+    ``betas`` (op_kwargs JSON -> N) of a G of one's own."""
+    settings = [("maxmin", 2, None), ("maxmin", 4, None)]
+    settings += [(OWN, n, kw) for kw, n in (betas or {}).items()]
+    rows = []
+    for mu, (algo, n, kw), run, ep in itertools.product([0.1], settings, range(4), range(1, 11)):
+        rows.append((mu, algo, n, kw, run, ep, 0.5, 0.5, 0.01 * n + 0.1 * run))
+    cols = ["mu", "algorithm", "n", "op_kwargs", "run", "episode", "p_left", "distance"]
+    return pd.DataFrame(rows, columns=[*cols, "q_a_left"])
+
+
+def _errorbars(fig) -> dict[str, tuple[str, str, str]]:
+    """Legend label -> (colour, marker, line style) of each error-bar series of panel 0."""
+    out = {}
+    for c in fig.axes[0].containers:
+        line = c.lines[0]
+        out[c.get_label()] = (to_hex(line.get_color()), line.get_marker(), line.get_linestyle())
+    return out
+
+
+def test_toy_bias_vs_n_orders_betas_by_value_and_tells_them_apart() -> None:
+    fig = cp.toy_bias_vs_n_figure(_toy_rows({'{"beta":20}': 2, '{"beta":5}': 4, '{"beta":100}': 2}))
+    bars = _errorbars(fig)
+    own = [label for label in bars if "softmin_q" in label]
+    # by value, not by text ('100' < '20' < '5') nor by the N of a line's first point
+    assert own == [f"softmin_q [my_ops] (beta={b})" for b in (5, 20, 100)]
+    assert len({bars[label] for label in own}) == 3
+    assert len({bars[label][0] for label in own}) == 3  # each a shade of G's colour
+    assert len({bars[label][1] for label in own}) == 3  # and its own marker
+    # an operator without parameters keeps its colour and marker
+    assert bars["Maxmin Q"] == (style.color("maxmin"), "o", "-")
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert [t for t in legend if "beta" in t] == own
+
+
+def test_toy_panels_legend_orders_one_n_by_beta_value() -> None:
+    # a sweep's settings: one N, three betas
+    fig = cp.toy_q_left_figure(_toy_rows({kw: 3 for kw in BETAS}))
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    own = [label for label in labels if "beta" in label]
+    assert own == [f"softmin_q [my_ops] (N=3) (beta={b})" for b in (5, 20, 100)]
+    colours = {to_hex(ln.get_color()) for ln in fig.axes[0].get_lines() if "beta" in ln.get_label()}
+    assert len(colours) == 3
+
+
+# ----------------------------------------------------------------------------- non-finite runs
+def _gone(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with runs 0 and 1 of maxmin N = 4 non-finite from episodes 4 and 7 (inf first,
+    then NaN, as a diverging table does)."""
+    df = df.copy()
+    sel = (df.algorithm == "maxmin") & (df.n == 4) & (df.run < 2)
+    start = np.where(df.run == 0, 4, 7)
+    gone = sel & (df.episode >= start)
+    df.loc[gone, ["q_a_left", "p_left", "distance"]] = np.nan
+    df.loc[gone & (df.episode == start), "q_a_left"] = np.inf
+    return df
+
+
+def test_nonfinite_runs_names_setting_count_and_episodes() -> None:
+    table = T.nonfinite_runs(_gone(_toy_rows()), T.TOY_KEYS, "q_a_left")
+    assert table[["algorithm", "n", "runs", "nonfinite", "first", "last"]].values.tolist() == [
+        ["maxmin", 4, 4, 2, 4, 7]
+    ]
+    assert T.nonfinite_runs(_toy_rows(), T.TOY_KEYS, "q_a_left").empty
+
+
+def test_toy_final_leaves_out_a_run_that_went_non_finite_in_its_tail() -> None:
+    # the last half: episodes 6-10; run 1 is finite at 6, non-finite from 7
+    final = T.toy_final(_gone(_toy_rows()), "q_a_left", last_fraction=0.5)
+    mm4 = final[(final.algorithm == "maxmin") & (final.n == 4)].sort_values("run")
+    # runs 0 and 1: non-finite at the end (run 1's finite episode 6 was its final value)
+    assert mm4["q_a_left"].isna().tolist() == [True, True, False, False]
+
+
+def test_toy_figures_name_the_runs_that_went_non_finite() -> None:
+    df = _gone(_toy_rows())
+    bias = cp.toy_bias_vs_n_figure(df)
+    note = bias._suptitle.get_text()
+    assert "went non-finite" in note and "left out of the points" in note
+    assert "Maxmin Q (N=4): 2 of 4 runs went non-finite, at episodes 4 to 7" in note
+    maxmin = bias.axes[0].containers[0]  # Maxmin Q at N = 2 and 4
+    assert maxmin.get_label() == "Maxmin Q"
+    y = np.asarray(maxmin.lines[0].get_ydata(), dtype=float)
+    np.testing.assert_allclose(y, [0.02 + 0.15 - 0.1, 0.04 + 0.25 - 0.1])  # N = 4: runs 2, 3
+    curves = cp.toy_q_left_figure(df)
+    assert "the means are over the other runs" in curves._suptitle.get_text()
+    for line in curves.axes[0].get_lines():
+        if line.get_label() == "Maxmin Q (N=4)":  # an inf at episode 4 made the mean inf
+            assert np.isfinite(np.asarray(line.get_ydata(), dtype=float)).all()
+    # all finite: no note, the figure as before
+    assert cp.toy_bias_vs_n_figure(_toy_rows())._suptitle is None
+
+
+def test_report_caption_names_the_non_finite_runs(tmp_path: Path) -> None:
+    toy = _gone(_toy_rows()).drop(columns="op_kwargs")
+    made = F.classic_figures(T.Tables(toy=toy), tmp_path)
+    captions = {f.name: f.caption for f in made}
+    assert "2 of 4 runs went non-finite, at episodes 4 to 7" in captions["toy_mdp_bias_vs_n"]
+    assert "the means are over the other runs" in captions["toy_mdp_q_left"]
+    clean = F.classic_figures(T.Tables(toy=_toy_rows().drop(columns="op_kwargs")), tmp_path)
+    assert not any("non-finite" in f.caption for f in clean)
