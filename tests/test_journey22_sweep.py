@@ -24,6 +24,8 @@ resuming it, editing the config, running it on Ray and reading the report.
    on deep runs shorter than the paper's or on environments outside it.
 8. A variant ``{algorithm: q_learning}`` without the ``n`` the other variants give was told
    'fixed.n: required setting missing': the variant is named now.
+9. A quick ``reproduce --configs`` of one's own configs (no paper scale) ended its note with
+   'Run `maxminq reproduce --scale paper` for the full reproduction', which refuses them.
 """
 
 from __future__ import annotations
@@ -315,3 +317,26 @@ def test_a_variant_lacking_what_the_others_give_is_named() -> None:
     doc = {**MC, "fixed": {k: v for k, v in MC["fixed"].items() if k != "seed"}}
     with pytest.raises(ConfigError, match=r"^my.yaml: fixed.seed: required setting missing$"):
         config_from_document(doc, "my.yaml", "tiny")
+
+
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_a_quick_reproduction_of_own_configs_is_not_sent_to_scale_paper(tmp_path) -> None:
+    """``maxminq reproduce --configs myconfigs`` (configs with a quick scale only): the
+    report ended 'Run `maxminq reproduce --scale paper` for the full reproduction', which
+    refuses those configs ('no scale paper')."""
+    import json
+
+    from maxminq.analysis.report import build_report
+
+    toy_store(tmp_path, toy_results(runs=2, episodes=10), (10,))
+    meta = {"scale": "quick", "configs": [{"name": "x", "kind": "toy_mdp", "runs": 8}]}
+    (tmp_path / "reproduce.json").write_text(json.dumps(meta))
+    build_report(tmp_path, reps=100)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "Its configs have no `paper` scale, so `maxminq reproduce --scale paper`" in text
+    assert "for the full reproduction" not in text
+    meta["configs"][0]["paper"] = "runs: 5000"  # a config with a paper scale, as shipped
+    (tmp_path / "reproduce.json").write_text(json.dumps(meta))
+    build_report(tmp_path, reps=100)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "Run `maxminq reproduce --scale paper` for the full reproduction." in text

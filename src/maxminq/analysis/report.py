@@ -85,10 +85,12 @@ def theory_caption(theory_dir: Path, name: str) -> str:
 QUICK_PARTS = ("Toy MDP", "Mountain Car", "Deep RL", "Theory")
 
 
-def quick_note(toy: bool, mountain_car: bool, deep: bool, theory: bool) -> str:
+def quick_note(toy: bool, mountain_car: bool, deep: bool, theory: bool, paper: bool = True) -> str:
     """The quick-scale report's note, of the parts a folder has (a ``reproduce --only
     toy_mdp,theory`` report spoke of deep runs it did not have); :data:`QUICK_NOTE` is
-    that of all four."""
+    that of all four. ``paper`` False: none of the folder's configs has a paper scale
+    (``reproduce --configs`` of one's own), so ``--scale paper`` is not what runs them in
+    full."""
     tabular = {
         (True, True): "the toy MDP and Mountain Car results use fewer runs than the paper "
         "(Mountain Car also fewer episodes and settings)",
@@ -112,6 +114,11 @@ def quick_note(toy: bool, mountain_car: bool, deep: bool, theory: bool) -> str:
         )
     if theory:
         text += " The theory part is the same at both scales."
+    if not paper:
+        return text + (
+            " Its configs have no `paper` scale, so `maxminq reproduce --scale paper` does "
+            "not run them: add one to run them at the paper's size."
+        )
     return text + " Run `maxminq reproduce --scale paper` for the full reproduction."
 
 
@@ -1259,8 +1266,9 @@ def build_report(
     if meta.get("software"):  # what the runs computed with: a reader's first question
         doc.para(software_line(meta["software"]))
     if scale == "quick":
+        toy, mountain_car, deep, theory = (part not in unchecked for part in QUICK_PARTS)
         doc.para(
-            quick_note(*(part not in unchecked for part in QUICK_PARTS))
+            quick_note(toy, mountain_car, deep, theory, paper=has_paper or not configs_meta)
             + (" 'Settings and scale' lists how each config's paper scale differs." * has_paper)
             + (
                 f" Full-length deep runs trained elsewhere: '{PUBLISHED_TITLE}' below."
