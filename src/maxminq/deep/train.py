@@ -11,7 +11,8 @@ eps = ``eval_eps``, Lan et al. 2020, section 5) and writes four tidy tables as C
 * ``metrics``: seed, step, loss, q_mean, bias_mean, bias_std, bias_abs, bias_n, epsilon,
   steps_per_s (one row per seed every ``bias_every`` steps, and one for a last partial
   interval)
-* ``runs``: seed, status ('done' or 'diverged'), diverged_step
+* ``runs``: seed, status ('done' or 'diverged'), diverged_step, diverged_cause (one line:
+  ``G ... gave inf on finite target-net values in [lo, hi] ...`` or ``networks: ...``)
 * ``probes`` (only with ``save_probes``): seed, episode, step, episode_step, end_step,
   terminated, estimate, return, bias: one row per scored probe (those ``metrics``
   aggregates; a seed that diverged has no row there for its last interval), taken after
