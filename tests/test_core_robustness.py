@@ -315,11 +315,11 @@ def test_run_ids_past_int64_are_refused_instead_of_merging_two_runs() -> None:
 
     toy = {"mu": 0.1, "algorithm": "q_learning", "n": 1, "runs": 2, "episodes": 30, "seed": 0}
     for offset in (2**63 - 1, 2**64):
-        with pytest.raises(UsageError, match="--run-offset: run ids .* below 2\\*\\*63"):
+        with pytest.raises(UsageError, match="^run_offset: run ids .* below 2\\*\\*63"):
             toy_mdp.run_toy_mdp(**toy, run_offset=offset)
         with pytest.raises(UsageError, match="--run-offset"):
             toy_mdp.check_settings({**toy, "run_offset": offset})
-        with pytest.raises(UsageError, match="--run-offset"):
+        with pytest.raises(UsageError, match="^run_offset:"):
             run_mountain_car_grid(
                 algorithm="q_learning", n=1, sigma2=[0.0], step_sizes=[0.01], runs=2,
                 episodes=1, seed=0, run_offset=offset, max_steps=10,

@@ -134,7 +134,7 @@ def test_update_members_follow_the_reference_loop_over_the_subset(algorithm, n, 
             np.testing.assert_allclose(w[run, m], np.ravel(table), rtol=0, atol=1e-10)
     _, w1, _ = run_mountain_car_grid(**grid, **kw)
     assert not np.array_equal(w, w1)
-    with pytest.raises(UsageError, match="--update-members: q_learning updates one table"):
+    with pytest.raises(UsageError, match="update_members: q_learning updates one table"):
         run_mountain_car_grid(algorithm="q_learning", n=1, sigma2=[0.0], step_sizes=[0.01],
                               runs=1, episodes=1, seed=0, update_members=2)  # fmt: skip
 
@@ -189,18 +189,18 @@ def test_reward_noise_breaks_q_learning_but_not_maxmin() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "option"),
     [
-        ({"runs": -3}, "--runs"),
-        ({"algorithm": "dqn"}, "--algorithms"),
-        ({"sigma2": -1.0}, "--sigma2"),
-        ({"step_sizes": []}, "--step-sizes"),
-        ({"step_sizes": [0.0]}, "--step-sizes"),
-        ({"step_size_per": "weight"}, "--step-size-per"),
-        ({"init_weight": float("nan")}, "--init-weight: expected a finite number, got nan"),
-        ({"init_weight": "a"}, "--init-weight"),  # was float()'s bare ValueError
-        ({"run_offset": -3}, "--run-offset"),  # was SeedSequence's bare ValueError
+        ({"runs": -3}, "^runs:"),
+        ({"algorithm": "dqn"}, "^algorithm:"),
+        ({"sigma2": -1.0}, "^sigma2:"),
+        ({"step_sizes": []}, "^step_sizes:"),
+        ({"step_sizes": [0.0]}, "^step_sizes:"),
+        ({"step_size_per": "weight"}, "^step_size_per:"),
+        ({"init_weight": float("nan")}, "^init_weight: expected a finite number, got nan"),
+        ({"init_weight": "a"}, "^init_weight:"),  # was float()'s bare ValueError
+        ({"run_offset": -3}, "^run_offset:"),  # was SeedSequence's bare ValueError
         # a repeated value ran the setting twice: duplicate rows (twice the runs in its SE)
-        ({"sigma2": [1, 1.0]}, "^--sigma2: 1 is given twice"),
-        ({"step_sizes": [0.01, 0.02, 0.01]}, "^--step-sizes: 0.01 is given twice"),
+        ({"sigma2": [1, 1.0]}, "^sigma2: 1 is given twice"),
+        ({"step_sizes": [0.01, 0.02, 0.01]}, "^step_sizes: 0.01 is given twice"),
     ],
 )
 def test_bad_input_raises_usage_error(kwargs: dict, option: str) -> None:

@@ -55,28 +55,26 @@ from maxminq.linear.tiles import tile_indices
 from maxminq.operators_jit import apply_operator, td_target
 from maxminq.tabular.agent import (
     KIND_SNAPSHOTS,
+    Names,
     agent_params,
-    algorithm_name,
+    api_parameter,
     behaviour_values,
-    bootstrap_function,
     check_algorithm_settings,
     check_float_list,
-    check_op_kwargs,
-    check_own_params,
     check_positive_int,
     check_real,
     check_run_offset,
-    check_update_members,
+    cli_option,
     draw_more_members,
     draw_update,
     epsilon_greedy,
     kernel_operator_code,
     lane_seeds,
     member_order,
-    resolve_algorithm,
     ring_push,
     rng_normal,
     rng_uniform,
+    setup_run,
     update_arrays,
 )
 
@@ -114,12 +112,10 @@ MC_DEFAULTS: dict[str, Any] = {
 STEP_SIZE_PER = ("tiling", "total")
 
 
-def check_step_size_per(value: Any) -> None:
-    """Raise UsageError naming ``--step-size-per`` unless ``value`` is one of STEP_SIZE_PER."""
+def check_step_size_per(value: Any, option: str = "--step-size-per") -> None:
+    """Raise UsageError naming ``option`` unless ``value`` is one of STEP_SIZE_PER."""
     if value not in STEP_SIZE_PER:
-        raise UsageError(
-            f"--step-size-per: expected one of {', '.join(STEP_SIZE_PER)}, got {value!r}"
-        )
+        raise UsageError(f"{option}: expected one of {', '.join(STEP_SIZE_PER)}, got {value!r}")
 
 
 @njit(inline="always")
@@ -347,11 +343,13 @@ def _run_lane(
         t += 1
 
 
-def _validate(params: dict[str, Any]) -> dict[str, Any]:
+def _validate(params: dict[str, Any], names: Names = cli_option) -> dict[str, Any]:
+    """The agent settings of ``params`` over ``MC_DEFAULTS`` checked; a UsageError names the
+    bad one by ``names``."""
     counts = ("buffer_size", "batch_size", "update_every", "max_steps")
-    p = agent_params(params, MC_DEFAULTS, "mountain car", counts)
-    p["init_weight"] = check_real(p["init_weight"], "--init-weight")
-    check_step_size_per(p["step_size_per"])
+    p = agent_params(params, MC_DEFAULTS, "mountain car", counts, names)
+    p["init_weight"] = check_real(p["init_weight"], names("init_weight"))
+    check_step_size_per(p["step_size_per"], names("step_size_per"))
     return p
 
 
@@ -479,23 +477,24 @@ def run_mountain_car_grid(
     (lanes, M, features x 3) with lane = setting x runs + run, and each lane's newest-table
     index (snapshot kinds).
     """
-    name: str = algorithm_name(algorithm, "algorithm")  # a G given as a function: its name
-    spec = resolve_algorithm(name, n)
-    check_own_params(name, params, MC_DEFAULTS, "mountain car")  # lam=0.3 for G: op_kwargs
-    sig = check_float_list(sigma2, "--sigma2", positive=False)
-    alphas = check_float_list(step_sizes, "--step-sizes", positive=True)
-    runs = check_positive_int(runs, "--runs")
-    episodes = check_positive_int(episodes, "--episodes")
-    run_offset = check_run_offset(run_offset, runs)
-    p = _validate(params)
-    op_kwargs = check_op_kwargs(name, p.pop("op_kwargs", None), "op_kwargs")
-    extra = check_update_members(name, n, p.pop("update_members", 1)) - 1
-    bootstrap = bootstrap_function(name, int(n), op_kwargs)  # a G of one's own: tried
+    sig: list[float] = []
+    alphas: list[float] = []
+
+    def check() -> dict[str, Any]:  # Mountain Car's own settings, in the middle of setup_run
+        nonlocal runs, episodes, run_offset
+        sig.extend(check_float_list(sigma2, "sigma2", positive=False))
+        alphas.extend(check_float_list(step_sizes, "step_sizes", positive=True))
+        runs = check_positive_int(runs, "runs")
+        episodes = check_positive_int(episodes, "episodes")
+        run_offset = check_run_offset(run_offset, runs, "run_offset")
+        return _validate(params, api_parameter)
+
+    setup, p = setup_run(algorithm, n, seed, params, MC_DEFAULTS, "mountain car", check)
+    name, spec, extra, bootstrap = setup.name, setup.spec, setup.extra, setup.bootstrap
     settings = list(product(sig, alphas))
     n_lanes, n_members, batch = len(settings) * runs, int(n), p["batch_size"]
     capacity = p["buffer_size"]
 
-    lane_seeds(seed, 0)  # the seed's check now; its streams once the arrays are in place
     w = np.full((n_lanes, N_FEATURES, n_members, N_ACTIONS), p["init_weight"])  # the largest
     sd = np.repeat([math.sqrt(s) for s, _ in settings], runs)
     alpha = np.repeat([a for _, a in settings], runs)
@@ -525,7 +524,7 @@ def run_mountain_car_grid(
     scratch, values = np.zeros((n_members, N_ACTIONS)), np.zeros(N_ACTIONS)
     tiles_tmp = np.zeros(N_TILINGS, dtype=np.int64)
     every, max_steps, kind, mode = p["update_every"], p["max_steps"], spec.kind, spec.behaviour
-    code = kernel_operator_code(name, op_kwargs)
+    code = kernel_operator_code(name, setup.op_kwargs)
     if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
         gathered1, g1 = np.zeros((1, batch, n_members, N_ACTIONS)), np.zeros((1, batch))
         for lane in range(n_lanes):
@@ -585,9 +584,11 @@ def run_mountain_car(
     override ``MC_DEFAULTS``; ``op_kwargs`` and ``update_members`` as in
     :func:`run_mountain_car_grid`.
     """
-    for value, option in ((sigma2, "--sigma2"), (step_size, "--step-sizes")):
+    for value, option in ((sigma2, "sigma2"), (step_size, "step_size")):
         if np.ndim(value) != 0:
-            raise UsageError(f"{option}: run_mountain_car takes one value; use the grid runner")
+            raise UsageError(
+                f"{option}: run_mountain_car takes one value; use run_mountain_car_grid for several"
+            )
     frame = run_mountain_car_grid(
         algorithm=algorithm,
         n=n,

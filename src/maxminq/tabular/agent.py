@@ -198,8 +198,11 @@ def own_operator_function(
     return lambda q: np.ascontiguousarray(wrapped(q, **kwargs))
 
 
-def resolve_algorithm(algorithm: str, n: int, option: str = "--algorithms") -> AlgorithmSpec:
-    """Validate ``algorithm`` and its member count ``n``; raise UsageError naming ``option``.
+def resolve_algorithm(
+    algorithm: str, n: int, option: str = "--algorithms", n_option: str | None = None
+) -> AlgorithmSpec:
+    """Validate ``algorithm`` and its member count ``n``; raise UsageError naming ``option``
+    (``n_option`` for a bad ``n``; by default ``option`` too, as ``--algorithms`` sets both).
     A G of one's own (``'module:function'``) must import (:func:`own_operator_function`
     tries it, once its ``op_kwargs`` are known)."""
     if is_own_operator(algorithm):
@@ -209,12 +212,13 @@ def resolve_algorithm(algorithm: str, n: int, option: str = "--algorithms") -> A
         if found is None:
             raise _unknown_algorithm(algorithm, option)
         spec = found
+    n_opt = n_option or option
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise UsageError(f"{option}: {algorithm} needs a whole number of estimators n >= 1")
+        raise UsageError(f"{n_opt}: {algorithm} needs a whole number of estimators n >= 1")
     if n > INT64_MAX:  # else "Maximum allowed dimension exceeded" from NumPy, naming nothing
-        raise UsageError(f"{option}: {algorithm} needs n <= {INT64_MAX} estimators, got {n}")
+        raise UsageError(f"{n_opt}: {algorithm} needs n <= {INT64_MAX} estimators, got {n}")
     if spec.fixed_n is not None and n != spec.fixed_n:
-        raise UsageError(f"{option}: {algorithm} uses exactly n = {spec.fixed_n}, got {n}")
+        raise UsageError(f"{n_opt}: {algorithm} uses exactly n = {spec.fixed_n}, got {n}")
     if is_own_operator(algorithm):  # importable now; tried with its op_kwargs by the checks
         _load_own(algorithm, option)
     return spec
@@ -372,13 +376,13 @@ def bootstrap_values(algorithm: str, gathered: np.ndarray, op_kwargs: dict[str, 
 
 
 def bootstrap_function(
-    algorithm: str, n: int, op_kwargs: dict[str, Any]
+    algorithm: str, n: int, op_kwargs: dict[str, Any], option: str = "--algorithms"
 ) -> Callable[[np.ndarray], np.ndarray]:
     """``gathered -> G`` for the lockstep paths: :func:`bootstrap_values` of a library
     operator, or the G of one's own (imported and tried once, :func:`own_operator_function`,
-    raising UsageError naming ``op_kwargs``' owner ``--algorithms``)."""
+    raising UsageError naming ``option``, the one that names G)."""
     if is_own_operator(algorithm):
-        return own_operator_function(algorithm, n, op_kwargs)
+        return own_operator_function(algorithm, n, op_kwargs, option)
     return lambda gathered: bootstrap_values(algorithm, gathered, op_kwargs)
 
 
@@ -402,31 +406,34 @@ def check_positive_int(
     return int(value)
 
 
-def check_run_offset(run_offset: Any, runs: int) -> int:
+def check_run_offset(run_offset: Any, runs: int, option: str = "--run-offset") -> int:
     """``run_offset`` as int: a whole number >= 0 whose run ids ``run_offset .. run_offset +
     runs - 1`` fit in int64 (past it NumPy made them floats: two runs got one id and, through
-    :func:`lane_seeds`, one random stream); raises UsageError naming ``--run-offset``."""
+    :func:`lane_seeds`, one random stream); raises UsageError naming ``option``."""
     # (no int64 bound here: the run ids' own check below names the range they must stay in)
-    offset = check_positive_int(run_offset, "--run-offset", minimum=0, maximum=math.inf)
+    offset = check_positive_int(run_offset, option, minimum=0, maximum=math.inf)
     if offset + int(runs) > 2**63:
         raise UsageError(
-            f"--run-offset: run ids {offset} .. {offset} + {runs} - 1 must stay below 2**63"
+            f"{option}: run ids {offset} .. {offset} + {runs} - 1 must stay below 2**63"
         )
     return offset
 
 
-def check_update_members(algorithm: str, n: int, value: Any) -> int:
+def check_update_members(
+    algorithm: str, n: int, value: Any, option: str = "--update-members"
+) -> int:
     """``update_members``, the size of Algorithm 1's update subset S: a whole number from 1
-    to n, above 1 only for the operators with n estimators (maxmin, ensemble)."""
-    u = check_positive_int(value, "--update-members")
+    to n, above 1 only for the operators with n estimators (maxmin, ensemble); raises
+    UsageError naming ``option``."""
+    u = check_positive_int(value, option)
     if u > 1 and algorithm_spec(algorithm).kind != KIND_ESTIMATORS:
         raise UsageError(
-            f"--update-members: {algorithm} updates one table per step (only maxmin, "
+            f"{option}: {algorithm} updates one table per step (only maxmin, "
             f"ensemble and a G of your own ('module:function') update a subset of their n "
             f"estimators), got {u}"
         )
     if u > n:
-        raise UsageError(f"--update-members: {algorithm} has n = {n} estimators, got {u}")
+        raise UsageError(f"{option}: {algorithm} has n = {n} estimators, got {u}")
     return u
 
 
@@ -512,35 +519,97 @@ def check_own_params(
 OPTIONAL_PARAMS = ("op_kwargs", "update_members")
 
 
+def cli_option(key: str) -> str:
+    """The command-line option that sets a run function's parameter ``key`` (``step_size`` ->
+    ``--step-size``; ``algorithm`` and ``n`` -> ``--algorithms``): how the checks name a bad
+    value for the command line and a sweep (``experiments.registry`` reads the option back
+    as the config key)."""
+    return "--algorithms" if key in ("algorithm", "n") else "--" + key.replace("_", "-")
+
+
+def api_parameter(key: str) -> str:
+    """The run function's own keyword ``key`` itself: how the checks name a bad value when
+    the run function is called from Python (``runs: expected ...``, not ``--runs``)."""
+    return key
+
+
+#: How a run's checks name a bad value: :func:`cli_option` or :func:`api_parameter`.
+Names = Callable[[str], str]
+
+
 def agent_params(
-    params: dict[str, Any], defaults: dict[str, Any], what: str, counts: tuple[str, ...]
+    params: dict[str, Any],
+    defaults: dict[str, Any],
+    what: str,
+    counts: tuple[str, ...],
+    names: Names = cli_option,
 ) -> dict[str, Any]:
     """``params`` over ``defaults`` (plus any of ``OPTIONAL_PARAMS``, which the caller checks
     with the algorithm), checked: unknown names, ``epsilon`` and ``gamma`` in [0, 1], the
-    ``counts`` whole numbers >= 1; raises UsageError."""
+    ``counts`` whole numbers >= 1; raises UsageError naming ``names(key)``."""
     unknown = set(params) - set(defaults) - set(OPTIONAL_PARAMS)
     if unknown:
         raise UsageError(f"{what}: unknown parameter(s) {sorted(unknown)}")
     p = {**defaults, **params}
-    p["epsilon"] = check_probability(p["epsilon"], "--epsilon")
-    p["gamma"] = check_probability(p["gamma"], "--gamma")
+    p["epsilon"] = check_probability(p["epsilon"], names("epsilon"))
+    p["gamma"] = check_probability(p["gamma"], names("gamma"))
     for key in counts:
-        p[key] = check_positive_int(p[key], f"--{key.replace('_', '-')}")
+        p[key] = check_positive_int(p[key], names(key))
     return p
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What the toy MDP's and Mountain Car's run functions share once their arguments are
+    checked (:func:`setup_run`)."""
+
+    name: str  # the algorithm as the results name it (a G given as a function: its name)
+    spec: AlgorithmSpec
+    op_kwargs: dict[str, Any]
+    extra: int  # update_members - 1: the subset's members after the first
+    bootstrap: Callable[[np.ndarray], np.ndarray]  # G for the lockstep path
+
+
+def setup_run(
+    algorithm: Any,
+    n: Any,
+    seed: Any,
+    params: dict[str, Any],
+    defaults: dict[str, Any],
+    what: str,
+    check: Callable[[], dict[str, Any]],
+) -> tuple[RunSetup, dict[str, Any]]:
+    """The prologue of a classic run function called from Python: ``algorithm`` and ``n``
+    resolved, a G's own keyword given outside ``op_kwargs`` refused (:func:`check_own_params`),
+    then ``check()``, the run's own checks (the settings ``p`` with its ``params`` over its
+    ``defaults``), then ``op_kwargs``, ``update_members``, the G of one's own tried and the
+    ``seed``: every error names the run function's parameter (:func:`api_parameter`), not
+    the command line's option, which the command line's checks (``check_settings``, before
+    any run) name. Returns the setup and ``p`` without ``op_kwargs`` and ``update_members``."""
+    name: str = algorithm_name(algorithm, "algorithm")  # a G given as a function: its name
+    spec = resolve_algorithm(name, n, "algorithm", "n")
+    check_own_params(name, params, defaults, what)  # lam=0.3 for G: op_kwargs
+    p = check()
+    op_kwargs = check_op_kwargs(name, p.pop("op_kwargs", None), "op_kwargs")
+    extra = check_update_members(name, n, p.pop("update_members", 1), "update_members") - 1
+    bootstrap = bootstrap_function(name, int(n), op_kwargs, "algorithm")  # own G: tried
+    lane_seeds(seed, 0, "seed")  # the seed's check now; its streams once arrays are in place
+    return RunSetup(name, spec, op_kwargs, extra, bootstrap), p
 
 
 # --- per-lane random streams -----------------------------------------------------------------
 
 
-def lane_seeds(seed: int, runs: int | np.ndarray) -> np.ndarray:
+def lane_seeds(seed: int, runs: int | np.ndarray, option: str = "--seed") -> np.ndarray:
     """One 64-bit SplitMix64 state per run: run r gets ``SeedSequence(seed, spawn_key=(r,))``.
 
     This equals ``SeedSequence(seed).spawn(runs)[r]``, so run r's stream is the same however
     many runs are simulated together. ``runs`` may be a count or an array of run indices.
-    ``seed`` must be a whole number >= 0 (None would draw fresh entropy: not reproducible).
+    ``seed`` must be a whole number >= 0 (None would draw fresh entropy: not reproducible;
+    UsageError naming ``option``).
     """
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise UsageError(f"--seed: expected a whole number >= 0, got {seed!r}")
+        raise UsageError(f"{option}: expected a whole number >= 0, got {seed!r}")
     ids = np.arange(cast(int, runs)) if np.ndim(runs) == 0 else np.asarray(runs)
     out = np.empty(len(ids), dtype=np.uint64)
     for k, r in enumerate(ids):

@@ -40,27 +40,25 @@ from maxminq.errors import UsageError
 from maxminq.operators_jit import apply_operator, td_target
 from maxminq.tabular.agent import (
     KIND_SNAPSHOTS,
+    Names,
     agent_params,
-    algorithm_name,
+    api_parameter,
     behaviour_values,
-    bootstrap_function,
     check_algorithm_settings,
-    check_op_kwargs,
-    check_own_params,
     check_positive_int,
     check_real,
     check_run_offset,
-    check_update_members,
+    cli_option,
     draw_more_members,
     draw_update,
     epsilon_greedy,
     kernel_operator_code,
     lane_seeds,
     member_order,
-    resolve_algorithm,
     ring_push,
     rng_normal,
     rng_uniform,
+    setup_run,
     update_arrays,
 )
 
@@ -316,28 +314,32 @@ def _run_lane(
         t += 1
 
 
-def _validate(mu: Any, runs: Any, episodes: Any, params: dict[str, Any]) -> dict[str, Any]:
+def _validate(
+    mu: Any, runs: Any, episodes: Any, params: dict[str, Any], names: Names = cli_option
+) -> dict[str, Any]:
+    """The toy MDP's own settings checked; a UsageError names the bad one by ``names``."""
     try:
         mu = float(mu)
     except (TypeError, ValueError):
-        raise UsageError(f"--mu: expected a number, got {mu!r}") from None
+        raise UsageError(f"{names('mu')}: expected a number, got {mu!r}") from None
     if not math.isfinite(mu) or mu == 0:
-        raise UsageError(f"--mu: expected a finite non-zero number, got {mu!r}")
-    check_positive_int(runs, "--runs")
-    check_positive_int(episodes, "--episodes")
-    p = agent_params(params, TOY_DEFAULTS, "toy MDP", ("buffer_size", "batch_size", "update_every"))
+        raise UsageError(f"{names('mu')}: expected a finite non-zero number, got {mu!r}")
+    check_positive_int(runs, names("runs"))
+    check_positive_int(episodes, names("episodes"))
+    counts = ("buffer_size", "batch_size", "update_every")
+    p = agent_params(params, TOY_DEFAULTS, "toy MDP", counts, names)
     if p["gamma"] == 0:  # as mu = 0: Left (worth gamma * mu) and Right (0) would tie
         raise UsageError(
-            "--gamma: the toy MDP needs gamma > 0 (with gamma = 0 Left and Right are both "
-            "worth 0, so there is no optimal policy to measure the distance to)"
+            f"{names('gamma')}: the toy MDP needs gamma > 0 (with gamma = 0 Left and Right are "
+            "both worth 0, so there is no optimal policy to measure the distance to)"
         )
     if p["gamma"] * mu == 0:  # a tiny gamma: Left's worth underflows to 0, the same tie
         raise UsageError(
-            f"--gamma: gamma * mu = {p['gamma']!r} * {mu!r} is 0 in floating point, so Left and "
-            "Right tie and there is no optimal policy; use a larger gamma"
+            f"{names('gamma')}: gamma * mu = {p['gamma']!r} * {mu!r} is 0 in floating point, so "
+            "Left and Right tie and there is no optimal policy; use a larger gamma"
         )
-    p["step_size"] = check_real(p["step_size"], "--step-size", 0.0, strict=True)
-    p["init_std"] = check_real(p["init_std"], "--init-std", 0.0)
+    p["step_size"] = check_real(p["step_size"], names("step_size"), 0.0, strict=True)
+    p["init_std"] = check_real(p["init_std"], names("init_std"), 0.0)
     return p
 
 
@@ -379,17 +381,17 @@ def run_toy_mdp(
     is the size of Algorithm 1's subset S (maxmin, ensemble). Run r uses the stream of
     ``(seed, run_offset + r)``. ``df.attrs["agent_steps"]`` holds the total agent steps.
     """
-    name: str = algorithm_name(algorithm, "algorithm")  # a G given as a function: its name
-    spec = resolve_algorithm(name, n)
-    check_own_params(name, params, TOY_DEFAULTS, "toy MDP")  # lam=0.3 for G: op_kwargs
-    p = _validate(mu, runs, episodes, params)
-    extra = check_update_members(name, n, p.pop("update_members", 1)) - 1
-    run_offset = check_run_offset(run_offset, runs)
-    op_kwargs = check_op_kwargs(name, p.pop("op_kwargs", None), "op_kwargs")
-    bootstrap = bootstrap_function(name, int(n), op_kwargs)  # a G of one's own: tried
+
+    def check() -> dict[str, Any]:  # the toy MDP's own settings, in the middle of setup_run
+        nonlocal run_offset
+        p = _validate(mu, runs, episodes, params, api_parameter)
+        run_offset = check_run_offset(run_offset, runs, "run_offset")
+        return p
+
+    setup, p = setup_run(algorithm, n, seed, params, TOY_DEFAULTS, "toy MDP", check)
+    name, spec, extra, bootstrap = setup.name, setup.spec, setup.extra, setup.bootstrap
     n_lanes, n_members, batch = int(runs), int(n), p["batch_size"]
     capacity = p["buffer_size"]
-    lane_seeds(seed, 0)  # the seed's check now; its streams once the arrays are in place
     q = np.zeros((n_lanes, n_members, 2, N_ACTIONS_B))
     cur = np.zeros(n_lanes, dtype=np.int64)
     state = np.zeros(n_lanes, dtype=np.int64)
@@ -416,7 +418,7 @@ def run_toy_mdp(
     kind, mode, every = spec.kind, spec.behaviour, p["update_every"]
     desc = f"toy {name} n={n} mu={mu:+g}"
     bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
-    code = kernel_operator_code(name, op_kwargs)
+    code = kernel_operator_code(name, setup.op_kwargs)
     if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
         one = np.zeros((n_members, N_ACTIONS_B))
         for lane in range(n_lanes):
