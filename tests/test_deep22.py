@@ -167,7 +167,7 @@ def test_a_seed_that_cannot_act_in_its_test_episodes_is_diverged_not_scored(
     pd.testing.assert_frame_equal(tables["tests"], plain["tests"][plain["tests"]["seed"] == 0])
 
 
-def test_the_model_of_a_seed_diverged_in_its_test_episodes_refuses_to_act(tmp_path) -> None:
+def test_the_model_of_a_seed_diverged_in_its_test_episodes_refuses_to_act(tmp_path, capsys) -> None:
     """model.pt records what the test episodes found: load_agent refuses that seed."""
     cfg = _small(agent="dqn", n=1, steps=100, eval_episodes=1)
     out = tmp_path / "run"
@@ -184,6 +184,13 @@ def test_the_model_of_a_seed_diverged_in_its_test_episodes_refuses_to_act(tmp_pa
     assert agent.status == ["done", "diverged"]
     with pytest.raises(UsageError, match=r"^--seeds: seed 1 diverged during training"):
         agent.act(np.zeros(4, np.float32), seed=1)
+    # maxminq evaluate says why it is not played (runs.csv's cause), in its one line
+    assert main(["evaluate", str(out), "--episodes", "1", "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == (
+        "1 seed of 2 diverged during training and cannot act, not played: 1 (networks: its "
+        "networks held NaN or inf in a test episode (after its last update))"
+    )
 
 
 # --- 3. one checker of a G's contract for NumPy and torch -------------------------------------

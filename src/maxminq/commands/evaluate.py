@@ -136,9 +136,11 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is None:  # the mean over seeds below is not the run's: say who is missing
         gone = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st != "done"]
         if gone:
+            why = _causes(args.run)  # and why, where runs.csv says (G's values or the nets')
+            who = ", ".join(f"{s} ({why[s]})" if why.get(s) else str(s) for s in gone)
             print(
                 f"{count(len(gone), 'seed')} of {len(agent.seeds)} diverged during training "
-                f"and cannot act, not played: {', '.join(map(str, gone))}"
+                f"and cannot act, not played: {who}"
             )
     returns, biases = [], []
     for seed, g in episodes.groupby("seed", sort=False):
@@ -171,6 +173,22 @@ def run(args: argparse.Namespace) -> int:
         _write_gif(args.gif, frames, frame_ms=40)
         print(f"episode of seed {seeds[0]} written to {args.gif} ({len(frames)} frames)")
     return 0
+
+
+def _causes(run: Path) -> dict[int, str]:
+    """Each diverged seed's ``diverged_cause`` in the run's ``runs.csv`` (none where the file
+    or the column is missing, or cannot be read: model.pt alone is enough to evaluate)."""
+    import pandas as pd
+
+    try:
+        runs = pd.read_csv(Path(run) / "runs.csv")
+        return {
+            int(seed): cause
+            for seed, cause in zip(runs["seed"], runs["diverged_cause"], strict=True)
+            if isinstance(cause, str) and cause
+        }
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _mean_se(x: pd.Series, fmt: str = ".2f") -> str:
