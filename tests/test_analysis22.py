@@ -4,6 +4,7 @@ and told apart in the figures; toy MDP runs gone non-finite named, never silentl
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from maxminq.analysis import classic_plots as cp
 from maxminq.analysis import figures as F
 from maxminq.analysis import style
 from maxminq.analysis import tables as T
+from maxminq.analysis.runs import param_order, param_shades, plot_runs
 
 OWN = "my_ops:softmin_q"
 BETAS = ('{"beta":20}', '{"beta":5}', '{"beta":100}')  # text order: 100, 20, 5
@@ -176,3 +178,47 @@ def test_report_caption_names_the_non_finite_runs(tmp_path: Path) -> None:
     assert "the means are over the other runs" in captions["toy_mdp_q_left"]
     clean = F.classic_figures(T.Tables(toy=_toy_rows().drop(columns="op_kwargs")), tmp_path)
     assert not any("non-finite" in f.caption for f in clean)
+
+
+# ----------------------------------------------------------------------------- maxminq plot
+def _run(folder: Path, op_kwargs: dict | None, operator: str = OWN) -> Path:
+    """A finished one-seed generalized-dqn run folder as 'maxminq train' writes it, made-up
+    numbers."""
+    folder.mkdir()
+    cfg = {"agent": "generalized-dqn", "n": 3, "lr": 1e-3, "steps": 200, "operator": operator}
+    cfg |= {"env_id": "CartPole-v1", "seeds": [0], "network": "mlp", "op_kwargs": op_kwargs}
+    (folder / "config.json").write_text(json.dumps(cfg))
+    ep = pd.DataFrame({"seed": 0, "step": [100, 200], "return": [1.0, 2.0]})
+    ep["return_avg100"] = [1.0, 1.5]
+    ep.to_csv(folder / "episodes.csv", index=False)
+    m = pd.DataFrame({"seed": 0, "step": [200], "bias_mean": [1.0], "q_mean": [0.5]})
+    m["bias_abs"], m["bias_std"], m["loss"] = 1.0, 0.0, 0.1
+    m.to_csv(folder / "metrics.csv", index=False)
+    pd.DataFrame({"seed": [0], "return": [1.0]}).to_csv(folder / "tests.csv", index=False)
+    pd.DataFrame({"seed": [0], "status": ["done"]}).to_csv(folder / "runs.csv", index=False)
+    return folder
+
+
+def test_plot_lists_a_gs_betas_by_value_in_shades_of_its_colour(tmp_path: Path) -> None:
+    # as a shell's runs/* gives them: beta100, beta20, beta5, then another G
+    runs = [_run(tmp_path / f"beta{b}", {"beta": b}) for b in (100, 20, 5)]
+    runs.append(_run(tmp_path / "mm", None, "maxmin"))
+    plot_runs(runs, tmp_path / "c.png", labels=["b100", "b20", "b5", "mm"])
+    svg = (tmp_path / "c.svg").read_text()
+    at = {label: svg.index(f"<!-- {label} -->") for label in ("b5", "b20", "b100", "mm")}
+    assert at["b5"] < at["b20"] < at["b100"] < at["mm"]  # the legend's entries, in order
+    colour = style.color(OWN, [OWN, "maxmin"])
+    for k in range(3):  # each beta a shade of the G's colour; maxmin its green
+        assert style.shade(colour, k, 3) in svg
+    assert style.color("maxmin") in svg
+
+
+def test_plot_order_keeps_other_runs_where_given() -> None:
+    cfgs = [
+        {"agent": "dqn"},
+        {"agent": "generalized-dqn", "operator": OWN, "op_kwargs": {"beta": 20}},
+        {"agent": "maxmin-dqn"},
+        {"agent": "generalized-dqn", "operator": OWN, "op_kwargs": {"beta": 5}},
+    ]
+    assert param_order(cfgs) == [0, 3, 2, 1]  # beta 5 takes beta 20's place
+    assert param_shades(cfgs) == [(0, 1), (1, 2), (0, 1), (0, 2)]

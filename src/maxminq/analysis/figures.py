@@ -729,17 +729,28 @@ def _marks(n_points: int, run: int, runs: int) -> dict:
 PANELS_PER_ROW = 4  # training_runs_figure: more panels than this wrap into rows of three
 
 
+def _has_episodes(run: tuple[str, str, dict[str, pd.DataFrame]]) -> bool:
+    """Whether a run of :func:`training_runs_figure` has an episode to draw."""
+    episodes = run[2].get("episodes")
+    return episodes is not None and not episodes.empty
+
+
 def training_runs_figure(
     runs: Sequence[tuple[str, str, dict[str, pd.DataFrame]]],
     title: str,
     panels: Sequence[str] = DEFAULT_PANELS,
     steps: int | None = None,
+    shades: Sequence[tuple[int, int]] | None = None,
 ) -> Figure | None:
     """The figure of :func:`fig_training_runs`, not yet saved (None if no run has an
     episode): one panel per name of ``TRAINING_PANELS`` in ``panels``, all on one step axis
     from 0 to ``steps`` (default: the largest step in the tables); a panel no run has a value
-    for says so."""
-    runs = [r for r in runs if r[2].get("episodes") is not None and not r[2]["episodes"].empty]
+    for says so. ``shades``: per run, its parameter setting's place k of m among the runs
+    of its G (``style.shade`` of its colour; ``maxminq plot``'s runs of one G with several
+    ``op_kwargs``); default: every run its colour."""
+    if shades is not None:
+        shades = [s for s, r in zip(shades, runs, strict=True) if _has_episodes(r)]
+    runs = [r for r in runs if _has_episodes(r)]
     if not runs:
         return None
     unknown = [p for p in panels if p not in TRAINING_PANELS]
@@ -776,6 +787,8 @@ def training_runs_figure(
         colour = style.color(agent, [a for _, a, _ in runs])  # Gs of one's own: apart
         ls = styles[seen.get(colour, 0) % len(styles)]  # same family twice: another dash
         seen[colour] = seen.get(colour, 0) + 1
+        if shades is not None:  # a G's parameter settings: shades of its colour
+            colour = style.shade(colour, *shades[i])
         for k, (ax, (table, value, _, _)) in enumerate(zip(axes, chosen, strict=True)):
             if table == "probes":
                 end = _bias_dist(ax, tables, color=colour, label=label, ls=ls, run=i,
@@ -892,6 +905,7 @@ def fig_training_runs(
     name: str = "curves",
     panels: Sequence[str] = DEFAULT_PANELS,
     steps: int | None = None,
+    shades: Sequence[tuple[int, int]] | None = None,
 ) -> FigureFile | None:
     """Training curves of ``maxminq train`` runs, each given as ``(label, agent, tables)``
     (``agent`` picks the colour: a generalized-dqn run's G, ``runs.colour_key``),
@@ -904,8 +918,9 @@ def fig_training_runs(
     means over windows of rows (:func:`window_means`; the y label says how many). The
     ``bias_dist`` panel (runs with a ``probes`` table) draws instead, per metrics interval,
     the median and 10-90% quantiles of the per-probe bias, seeds pooled (``bias_quantiles``).
-    Every panel spans steps 0 .. ``steps`` (default: the largest step in the tables)."""
-    fig = training_runs_figure(runs, title, panels, steps)
+    Every panel spans steps 0 .. ``steps`` (default: the largest step in the tables).
+    ``shades``: as :func:`training_runs_figure` takes them."""
+    fig = training_runs_figure(runs, title, panels, steps, shades)
     if fig is None:
         return None
     caption = training_runs_caption(panels, len(runs))

@@ -295,6 +295,36 @@ def colour_key(cfg: dict) -> str:
     return style.colour_key(str(cfg["agent"]), cfg.get("operator"))
 
 
+def param_order(cfgs: list[dict]) -> list[int]:
+    """The order ``maxminq plot`` draws and lists runs in (positions in ``cfgs``): as given,
+    except that runs of one G (``colour_key``) with several parameter settings
+    (``op_kwargs``) take the places of that G's runs by value (``style.params_key``:
+    beta 5, 20, 100, where a shell's ``runs/*`` gave them as 100, 20, 5)."""
+    from maxminq.analysis import style
+
+    order = list(range(len(cfgs)))
+    for key in dict.fromkeys(colour_key(c) for c in cfgs):
+        places = [i for i, c in enumerate(cfgs) if colour_key(c) == key]
+        ranked = sorted(places, key=lambda i: style.params_key(cfgs[i].get("op_kwargs")))
+        for place, i in zip(places, ranked, strict=True):
+            order[place] = i
+    return order
+
+
+def param_shades(cfgs: list[dict]) -> list[tuple[int, int]]:
+    """Per run, the place k of m of its parameters (``op_kwargs``, by value) among the
+    settings of its G's runs (``colour_key``): a G run with several keeps its colour family,
+    each setting a shade (``style.shade``); (0, 1), its colour, for every other run."""
+    from maxminq.analysis import style
+
+    out = []
+    for c in cfgs:
+        same = [o for o in cfgs if colour_key(o) == colour_key(c)]
+        keys = sorted({style.params_key(o.get("op_kwargs")) for o in same})
+        out.append((keys.index(style.params_key(c.get("op_kwargs"))), len(keys)))
+    return out
+
+
 def run_labels(cfgs: list[dict], folders: list[Path]) -> list[str]:
     """Legend labels, e.g. ``Maxmin DQN (N=4)``: with runs on several environments each label
     names its environment; runs that still share a label get what differs between them, in
@@ -452,8 +482,10 @@ def plot_runs(
 ) -> list[Path]:
     """Draw the training curves of finished deep runs (folders of ``maxminq train``, or a
     sweep's ``OUT/tables/<run_id>``; one folder alone may be given as a ``str`` or path) in
-    one figure, one colour per run, as ``maxminq plot FOLDER ... --out OUT --panels PANELS``
-    does (the command calls this); returns the written files, ``[<out>.png, <out>.svg]``.
+    one figure, one colour per run (runs of one G with several ``op_kwargs``: shades of its
+    colour, in the places of its runs by value, :func:`param_order`), as ``maxminq plot
+    FOLDER ... --out OUT --panels PANELS`` does (the command calls this); returns the
+    written files, ``[<out>.png, <out>.svg]``.
 
     ``out``: the figure's path, with or without ``.png``; an existing folder, or a path
     ending in ``/`` (a folder, created if needed), gets the default name inside it
@@ -468,10 +500,14 @@ def plot_runs(
     from maxminq.analysis.figures import DEFAULT_PANELS, fig_training_runs
     from maxminq.cli import check_out_folder
 
-    paths = as_folders(folders)
-    check_run_dirs(paths, "plot")  # what the folder is, when it is no run (the command's)
+    given = as_folders(folders)
+    check_run_dirs(given, "plot")  # what the folder is, when it is no run (the command's)
     chosen = _panels(DEFAULT_PANELS if panels is None else panels)
-    cfgs, tables = load_runs(paths)
+    cfgs, tables = load_runs(given)
+    # a G's parameter settings by value (beta 5, 20, 100), the other runs as given
+    order = param_order(cfgs)
+    paths = [given[i] for i in order]
+    cfgs, tables = [cfgs[i] for i in order], [tables[i] for i in order]
     for folder, t in zip(paths, tables, strict=True):
         _check_columns(folder, t, chosen)
     if labels is None:  # and what a curve alone does not show: seeds that diverged
@@ -485,6 +521,8 @@ def plot_runs(
         or not all(isinstance(x, str) for x in labels)
     ):
         raise UsageError(f"labels: expected {len(paths)} strings, one per run, got {labels!r}")
+    else:  # given in the order of the folders: drawn in the runs' order
+        labels = [labels[i] for i in order]
     runs = [(label, colour_key(cfg), t) for label, cfg, t in zip(labels, cfgs, tables, strict=True)]
     default = paths[0] / "curves" if len(runs) == 1 else Path("compare")
     target = (default if out is None else as_path(out, "--out")).resolve()
@@ -509,7 +547,9 @@ def plot_runs(
     # What a plot killed while writing (kill -9) left: this figure's temporaries only.
     remove_stale_temporaries(target.with_name(target.name + fmt) for fmt in (".png", ".svg"))
     steps = max((c["steps"] for c in cfgs if isinstance(c.get("steps"), int)), default=None)
-    figure = fig_training_runs(runs, title, target.parent, target.name, chosen, steps)
+    figure = fig_training_runs(
+        runs, title, target.parent, target.name, chosen, steps, param_shades(cfgs)
+    )
     if figure is None:
         raise UsageError("RUN_DIR: no episode finished in these runs; nothing to plot")
     text = _no_bias_text(paths, tables, chosen)
