@@ -28,6 +28,10 @@ OWN_OPS = textwrap.dedent(
         return np.max(q)  # reduces every axis: not a G
 
 
+    def shifted_min(q, tau=0.0):  # Maxmin's target moved up by tau (a parameter named tau)
+        return q.min(axis=-2).max(axis=-1) + tau
+
+
     def breaks_on_noise(q):
         if np.any(q != 0):
             raise RuntimeError("cannot take noise")
@@ -104,3 +108,117 @@ def test_theory_operator_errors_are_one_line_and_leave_nothing(
     err = capsys.readouterr().err.strip()
     assert says.format(m=own_ops) in err and "\n" not in err and "Traceback" not in err
     assert not (tmp_path / "new").exists()  # nothing half-written, not even the folder
+
+
+# --- 2. the classic run functions' Python-API errors name their parameters ---------------------
+
+TOY_API = {"mu": -0.1, "algorithm": "maxmin", "n": 2, "runs": 2, "episodes": 2, "seed": 0}
+MC_API = {"algorithm": "maxmin", "n": 2, "sigma2": [0.0], "step_sizes": [0.01], "runs": 1,
+          "episodes": 1, "seed": 0, "max_steps": 10}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ({"mu": 0}, "mu: expected a finite non-zero number"),
+        ({"runs": 0}, "runs: expected a whole number >= 1"),
+        ({"algorithm": "maxmni"}, "algorithm: unknown algorithm 'maxmni' (did you mean maxmin?)"),
+        ({"algorithm": "double_q", "n": 3}, "n: double_q uses exactly n = 2, got 3"),
+        ({"gamma": 0}, "gamma: the toy MDP needs gamma > 0"),
+        ({"step_size": 0}, "step_size: expected a finite number > 0"),
+        ({"update_members": 3}, "update_members: maxmin has n = 2 estimators, got 3"),
+        ({"seed": -1}, "seed: expected a whole number >= 0"),
+        ({"algorithm": "hc22_no_such_module:g"}, "algorithm: operator 'hc22_no_such_module:g'"),
+    ],
+)
+def test_run_toy_mdp_errors_name_its_parameters(bad: dict, says: str) -> None:
+    from maxminq.errors import UsageError
+    from maxminq.tabular.toy_mdp import run_toy_mdp
+
+    with pytest.raises(UsageError) as err:
+        run_toy_mdp(**{**TOY_API, **bad})
+    assert str(err.value).startswith(says), str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ({"sigma2": [-1.0]}, "sigma2: every value must be finite and >= 0"),
+        ({"step_sizes": [0.0]}, "step_sizes: every value must be finite and > 0"),
+        ({"runs": 0}, "runs: expected a whole number >= 1"),
+        ({"algorithm": "dqn"}, "algorithm: unknown algorithm 'dqn'"),
+        ({"max_steps": 0}, "max_steps: expected a whole number >= 1"),
+        ({"step_size_per": "weight"}, "step_size_per: expected one of"),
+        ({"run_offset": -1}, "run_offset: expected a whole number >= 0"),
+    ],
+)
+def test_run_mountain_car_grid_errors_name_its_parameters(bad: dict, says: str) -> None:
+    from maxminq.errors import UsageError
+    from maxminq.linear.mountain_car import run_mountain_car_grid
+
+    with pytest.raises(UsageError) as err:
+        run_mountain_car_grid(**{**MC_API, **bad})
+    assert str(err.value).startswith(says), str(err.value)
+
+
+def test_run_mountain_car_names_its_one_value_parameter() -> None:
+    from maxminq.errors import UsageError
+    from maxminq.linear.mountain_car import run_mountain_car
+
+    kw = {"algorithm": "maxmin", "n": 2, "runs": 1, "episodes": 1, "seed": 0}
+    with pytest.raises(UsageError, match=r"^step_size: run_mountain_car takes one value; use "
+                                         r"run_mountain_car_grid"):  # fmt: skip
+        run_mountain_car(**kw, sigma2=0.0, step_size=[0.01, 0.02])
+
+
+def test_the_command_line_and_a_sweep_check_still_name_the_options() -> None:
+    """The same bad values through check_settings (the CLI's and a sweep's check before any
+    run): the command line's options, which experiments.registry reads back as config keys."""
+    from maxminq.errors import UsageError
+    from maxminq.linear import mountain_car
+    from maxminq.tabular import toy_mdp
+
+    for bad, says in [({"mu": 0}, "--mu: "), ({"runs": 0}, "--runs: "),
+                      ({"algorithm": "maxmni"}, "--algorithms: unknown algorithm"),
+                      ({"gamma": 0}, "--gamma: ")]:  # fmt: skip
+        with pytest.raises(UsageError) as err:
+            toy_mdp.check_settings({**TOY_API, **bad})
+        assert str(err.value).startswith(says)
+    mc = {**MC_API, "step_size": MC_API["step_sizes"]}
+    del mc["step_sizes"]
+    with pytest.raises(UsageError, match="^--max-steps: "):
+        mountain_car.check_settings({**mc, "max_steps": 0})
+
+
+# --- 4. the bias researcher's journey ----------------------------------------------------------
+
+
+def test_operator_bias_takes_a_g_parameter_named_as_its_own(own_ops: str) -> None:
+    """A soft operator's temperature is often called tau, the name of the errors' half-width
+    in operator_bias(name, M, N, tau, ...): **params could not take it ('got multiple values
+    for argument tau'). op_kwargs, as the toy MDP and FiniteMDP.learn take G's parameters,
+    can."""
+    import importlib
+
+    from maxminq.theory import expected_bias, operator_bias, operator_expected_bias
+
+    g = importlib.import_module(own_ops).shifted_min
+    est = operator_bias(g, 8, 4, 1.0, 1.0, 20_000, np.random.default_rng(3), op_kwargs={"tau": 0.5})
+    assert abs(est.bias - (expected_bias(8, 4) + 0.5)) < 4 * est.bias_se  # Maxmin's, + 0.5
+    # the library's parameters that way too, and a name given twice is refused
+    wdq = operator_expected_bias("weighted_double_q", 8, 2, op_kwargs={"c": 10.0})
+    assert wdq == operator_expected_bias("weighted_double_q", 8, 2, c=10.0)
+    with pytest.raises(ValueError, match="'c' is given in op_kwargs and as a keyword"):
+        operator_expected_bias("weighted_double_q", 8, 2, op_kwargs={"c": 10.0}, c=1.0)
+
+
+def test_theory_operator_takes_a_parameter_named_tau(own_ops: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = [*THEORY, "--out", str(out), "--operator", f"{own_ops}:shifted_min"]
+    assert main([*args, "--op-kwargs", '{"tau": 0.25}']) == 0
+    table = pd.read_csv(out / "operator_bias.csv").set_index(["operator", "N"])
+    own = table.loc[f"{own_ops}:shifted_min:tau=0.25"]
+    from maxminq.theory import expected_bias
+
+    exact = expected_bias(4, own.index.to_numpy()) + 0.25  # --operator-m 4
+    assert (abs(own["bias"] - exact) < 4 * own["bias_se"]).all()

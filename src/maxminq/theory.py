@@ -20,7 +20,7 @@ raise ``ValueError`` naming the argument.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -617,6 +617,20 @@ def _library_name(name: Any) -> Any:
     return name
 
 
+def _operator_kwargs(op_kwargs: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The operator's parameters: ``op_kwargs`` (a mapping, or None) and ``params`` (the
+    keyword arguments) together; ValueError for another ``op_kwargs`` or a name given in
+    both."""
+    if op_kwargs is None:
+        return params
+    if not isinstance(op_kwargs, Mapping):
+        raise ValueError(f"op_kwargs must be a mapping of parameter names, got {op_kwargs!r}")
+    twice = sorted(set(op_kwargs) & set(params))
+    if twice:
+        raise ValueError(f"{twice[0]!r} is given in op_kwargs and as a keyword; give it once")
+    return {**op_kwargs, **params}
+
+
 def _operator_g(name: Any, params: dict[str, Any], members: np.ndarray) -> Callable[..., Any]:
     """The G function ``operator_bias`` applies: ``name``'s from ``maxminq.operators`` (its
     parameters checked: known names, the operator's own checks, for each member count of
@@ -651,6 +665,8 @@ def operator_bias(
     samples: int,
     rng: np.random.Generator,
     noise: str = "uniform",
+    *,
+    op_kwargs: Mapping[str, Any] | None = None,
     **params: Any,
 ) -> OperatorBias:
     """Theorem 1's experiment for any operator of ``maxminq.operators``: the bias and spread of
@@ -675,7 +691,13 @@ def operator_bias(
     first (a ValueError if it returns another shape, a TypeError naming it if it fails on
     NumPy input), and its values are read as float64 (a torch tensor or float32 values too).
     A function of ``maxminq.operators`` is its operator, as if named.
+
+    ``op_kwargs``: G's parameters as one mapping (as the toy MDP's ``op_kwargs`` and
+    ``FiniteMDP.learn``'s ``operator_kwargs`` take them), merged with ``params``: the way to
+    give a G a parameter that shares a name with one of this function's (a soft operator's
+    temperature ``tau``, a ``gamma``, ``noise``), which ``**params`` cannot take.
     """
+    params = _operator_kwargs(op_kwargs, params)
     m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise)
     op = _operator_g(_library_name(name), params, n)
 
@@ -732,6 +754,8 @@ def operator_expected_bias(
     N: Any,
     tau: Any = 1.0,
     gamma: Any = 1.0,
+    *,
+    op_kwargs: Mapping[str, Any] | None = None,
     **params: Any,
 ) -> Any:
     """The exact mean of ``operator_bias``'s ``Z = gamma (G(Q_s') - max_a Q*(s', a))`` with
@@ -750,11 +774,13 @@ def operator_expected_bias(
       of N U(-1, 1)]``, positive for every N;
     * ``bias_corrected`` (N = 1): ``gamma (tau (M-1)/(M+1) - sigma E[max of M N(0, 1)])``.
 
-    ``params`` are the operator's (``c``, ``sigma``), with its defaults and checks. Broadcasts
+    ``params`` are the operator's (``c``, ``sigma``; or as one mapping ``op_kwargs``, as
+    ``operator_bias`` takes them), with its defaults and checks. Broadcasts
     over M, N, tau and gamma; ValueError naming a bad argument. ``name`` may be a function of
     ``maxminq.operators`` (``operators.maxmin`` is ``"maxmin"``); a G of your own has no closed
     form here (ValueError: estimate it with ``operator_bias``).
     """
+    params = _operator_kwargs(op_kwargs, params)
     name = _library_name(name)  # operators.maxmin is "maxmin": it has its closed form
     if callable(name):  # (operator_params named the function's repr as an unknown operator)
         raise ValueError(

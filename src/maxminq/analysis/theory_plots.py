@@ -272,11 +272,12 @@ def operator_bias_table(
     for i, (name, g, members, params) in enumerate(runs):
         child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i))
         ns = np.arange(1, n_max + 1) if members is None else np.array([members])
+        # op_kwargs: a G's own tau or gamma is its parameter, not operator_bias's
         est = operator_bias(
-            g, m, ns, 1.0, 1.0, samples, np.random.default_rng(child), noise, **params
+            g, m, ns, 1.0, 1.0, samples, np.random.default_rng(child), noise, op_kwargs=params
         )
         closed = (
-            operator_expected_bias(g, m, ns, **params)
+            operator_expected_bias(g, m, ns, op_kwargs=params)
             if isinstance(g, str)
             else np.full(ns.shape, np.nan)  # a G of one's own: no closed form
         )
