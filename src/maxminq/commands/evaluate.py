@@ -136,8 +136,15 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is None:  # the mean over seeds below is not the run's: say who is missing
         gone = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st != "done"]
         if gone:
-            why = _causes(args.run)  # and why, where runs.csv says (G's values or the nets')
-            who = ", ".join(f"{s} ({why[s]})" if why.get(s) else str(s) for s in gone)
+            # and why, where runs.csv says (G's values or the nets'): seeds of one cause together
+            why = _causes(args.run)
+            by_cause: dict[str, list[str]] = {}
+            for s in gone:
+                by_cause.setdefault(why.get(s, ""), []).append(str(s))
+            who = "; ".join(
+                ", ".join(seeds) + (f" ({cause})" if cause else "")
+                for cause, seeds in by_cause.items()
+            )
             print(
                 f"{count(len(gone), 'seed')} of {len(agent.seeds)} diverged during training "
                 f"and cannot act, not played: {who}"
