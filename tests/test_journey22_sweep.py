@@ -26,6 +26,8 @@ resuming it, editing the config, running it on Ray and reading the report.
    'fixed.n: required setting missing': the variant is named now.
 9. A quick ``reproduce --configs`` of one's own configs (no paper scale) ended its note with
    'Run `maxminq reproduce --scale paper` for the full reproduction', which refuses them.
+10. The deep table's note said '100 test episodes in the paper, fewer at quick scale' of a
+    study at no scale: it gives the runs' own count and ε.
 """
 
 from __future__ import annotations
@@ -292,6 +294,7 @@ def test_the_report_prints_that_deep_runs_are_short_or_off_the_paper(tmp_path, c
         name: df.assign(env_id=df["env_id"].map(ids), config="my_study")
         for name, df in deep_results(seeds=1, lrs=(1e-3,)).items()
     }
+    results["tests"] = results["tests"].assign(eval_eps=0.05)  # 5 test episodes per seed
     write_store(tmp_path, results)
     assert main(["report", str(tmp_path), "--reps", "100"]) == 0
     printed = capsys.readouterr().out.splitlines()
@@ -303,6 +306,12 @@ def test_the_report_prints_that_deep_runs_are_short_or_off_the_paper(tmp_path, c
         "  note, environments outside the paper (the deep checks carry its statements over "
         "to them): CartPole-v1"
     ) in printed
+    # and the deep table's note says how many test episodes these runs played, at which ε
+    # (it said '100 in the paper, fewer at quick scale', of a study at no scale)
+    text = " ".join((tmp_path / "report.md").read_text(encoding="utf-8").split())
+    assert (
+        "mean return of the test episodes (ε = 0.05; 5 per seed here, 100 at ε = 0.01 in the paper)"
+    ) in text
 
 
 def test_a_variant_lacking_what_the_others_give_is_named() -> None:
