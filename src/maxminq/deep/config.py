@@ -240,7 +240,8 @@ class TrainConfig:
     registry's. ``save_probes``: also keep every scored bias probe (the ``probes`` table).
     ``eval_every``: beyond the paper's protocol, every ``eval_every`` steps each live seed
     also plays ``eval_every_episodes`` episodes with eps = ``eval_eps`` on environments of
-    its own (the ``evals`` table); 0 (default) = none. They do not change training.
+    its own (the ``evals`` table); 0 (default) = none. They do not change training (but a
+    seed whose values are not finite there is recorded as diverged at that step).
     ``operator``: the G of ``generalized-dqn`` (required there): a key of
     ``maxminq.operators.OPERATORS``, ``'module:function'`` for one of your own, or such a
     function itself (one a module defines, so that the run can name it: see

@@ -22,7 +22,8 @@ eps = ``eval_eps``, Lan et al. 2020, section 5) and writes four tidy tables as C
 * ``evals`` (only with ``eval_every`` > 0, beyond the paper's protocol): seed, step,
   episode, return, length: every ``eval_every`` steps, ``eval_every_episodes`` episodes per
   live seed with eps = ``eval_eps``, on environments of their own and with a random stream
-  of their own (the seed's fourth), so that training goes on exactly as without them
+  of their own (the seed's fourth), so that training goes on exactly as without them (a
+  seed whose values are not finite there, which cannot act, is diverged at that step)
 
 Estimation bias (the paper's subject): every ``bias_probe_every`` steps the visited
 (s, a) of each seed is probed with the estimate its target side uses (min over the N
