@@ -222,3 +222,23 @@ def test_plot_order_keeps_other_runs_where_given() -> None:
     ]
     assert param_order(cfgs) == [0, 3, 2, 1]  # beta 5 takes beta 20's place
     assert param_shades(cfgs) == [(0, 1), (1, 2), (0, 1), (0, 2)]
+
+
+def test_toy_curves_dash_by_n_and_shade_by_beta_alike_in_every_n() -> None:
+    # a sweep of two N by two betas: before, the four took four dashes in turn, so beta=20
+    # at N = 2 and beta=5 at N = 4 read as one pattern apart from the rest
+    rows = _toy_rows()
+    betas = [_toy_rows({kw: n}) for kw in ('{"beta":5}', '{"beta":20}') for n in (2, 4)]
+    own = pd.concat([b[b.algorithm == OWN] for b in betas], ignore_index=True)
+    fig = cp.toy_distance_figure(pd.concat([rows, own], ignore_index=True))
+    look = {
+        ln.get_label(): (str(ln.get_linestyle()), to_hex(ln.get_color()))
+        for ln in fig.axes[0].get_lines()
+    }
+    name = "softmin_q [my_ops] (N={}) (beta={})"
+    for b in (5, 20):  # N's dashes as Maxmin's: solid N = 2, dashed N = 4
+        assert look[name.format(2, b)][0] == look["Maxmin Q (N=2)"][0] == "-"
+        assert look[name.format(4, b)][0] == look["Maxmin Q (N=4)"][0] == "--"
+    for n in (2, 4):  # the beta's shade, alike at each N
+        assert look[name.format(n, 5)][1] == look[name.format(2, 5)][1]
+        assert look[name.format(n, 5)][1] != look[name.format(n, 20)][1]

@@ -120,10 +120,12 @@ _MC_COLUMNS = ("algorithm", "n", "sigma2", "step_size", "run", "episode", "steps
 
 
 def _groups(df: pd.DataFrame) -> list[tuple[str, int, str, int]]:
-    """(algorithm, n, operator parameters, rank among that algorithm's settings), in the
-    legend order the report's tables also follow: algorithms by ``T.agent_rank`` (the
-    paper's, then by name), N, then the parameters in ``op_params``' category order (by
-    value, :func:`_with_params`)."""
+    """(algorithm, n, operator parameters, rank), in the legend order the report's tables
+    also follow: algorithms by ``T.agent_rank`` (the paper's, then by name), N, then the
+    parameters in ``op_params``' category order (by value, :func:`_with_params`). The rank
+    (a curve's dashes): of N among the algorithm's N when it has several (its parameters
+    are then told apart by shade, :func:`_places`), else of the setting among the
+    algorithm's."""
     cols = ["algorithm", "n", *(["op_params"] if "op_params" in df.columns else [])]
     rows = df[cols].drop_duplicates().itertuples(index=False)
     place = _params_order(df)
@@ -131,10 +133,16 @@ def _groups(df: pd.DataFrame) -> list[tuple[str, int, str, int]]:
         {(r[0], int(r[1]), r[2] if len(r) > 2 else "") for r in rows},
         key=lambda p: (T.agent_rank(p[0]), p[0], p[1], place(p[2])),
     )
+    ns: dict[str, list[int]] = {}
+    for a, n, _ in triples:
+        if n not in ns.setdefault(a, []):
+            ns[a].append(n)
     out: list[tuple[str, int, str, int]] = []
     seen: dict[str, int] = {}
     for a, n, params in triples:
-        out.append((a, n, params, seen.get(a, 0)))
+        # several N: the rank of N (its dashes), the parameters then tell apart by shade;
+        # one N: the rank of the setting (N = 2, 4, ... or sigma = 0.5, 1 as before)
+        out.append((a, n, params, ns[a].index(n) if len(ns[a]) > 1 else seen.get(a, 0)))
         seen[a] = seen.get(a, 0) + 1
     return out
 
