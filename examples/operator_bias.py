@@ -10,7 +10,9 @@ value; its *bias* is E[G] - max_a Q*(s', a) = E[G]. This script
    ``operators.bootstrap`` applied to them,
 2. sets the sampled mean against ``maxminq.theory``'s exact value
    (``operator_expected_bias``; for Maxmin, Theorem 1's ``expected_bias``), and
-3. reports the N that ``theory.choose_n`` recommends for M actions.
+3. reports the N that ``theory.choose_n`` recommends for M actions, and
+4. checks the rest of Theorem 1 for Maxmin: the target's variance, Var[Q^min] of one action
+   (ii, in closed form and by ``theory.monte_carlo_bias``) and Corollary 1's ratio.
 
 It prints a table of sampled and exact biases for N = 1..8 and writes ``operator_bias.csv``
 and ``operator_bias.png`` to ``--out``.
@@ -126,13 +128,23 @@ def bias_table(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def maxmin_theorem_1(args: argparse.Namespace) -> pd.DataFrame:
-    """Theorem 1 for Maxmin at each N: bias (i), Var[Q^min] (ii) and the target's variance."""
+    """Theorem 1 for Maxmin at each N: bias (i), the target's variance, Var[Q^min] (ii) in
+    closed form and by Monte Carlo (``theory.monte_carlo_bias``: the min of N errors of one
+    action, its own stream of ``--seed``), and Corollary 1's ratio Var[Q^min] / Var[Q].
+    Var[Q^min] is in units of tau^2 (drawn at tau = 1: U(-tau, tau) is tau U(-1, 1), and
+    tau^2 itself overflows past tau ~ 1e154)."""
     ns = np.arange(1, args.n_max + 1)
+    # After the operators' streams (bias_table spawns len(FIXED_N) + len(FREE_N) children):
+    # their draws do not change.
+    stream = np.random.SeedSequence(args.seed, spawn_key=(len(FIXED_N) + len(FREE_N),))
+    qmin = theory.monte_carlo_bias(1, ns, 1.0, 1.0, args.samples, np.random.default_rng(stream))
     return pd.DataFrame(
         {
             "N": ns,
             "expected_bias": theory.expected_bias(args.actions, ns, tau=args.tau),
             "target_variance": theory.target_variance(args.actions, ns, tau=args.tau),
+            "var_qmin": theory.min_variance(ns),  # Theorem 1 (ii), in units of tau^2
+            "mc_var_qmin": qmin.min_variance,
             "var_qmin_over_var_q": theory.variance_ratio(ns),  # Corollary 1 (samples split)
         }
     )
@@ -222,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     mc_maxmin = table[table.operator == "maxmin"].set_index("N")
     thm["mc_variance"] = mc_maxmin.loc[thm.N, "mc_variance"].to_numpy()
     print(
-        "\nMaxmin, Theorem 1: exact bias and target variance; Monte Carlo variance"
+        "\nMaxmin, Theorem 1: (i) exact bias, the target's variance (exact; Monte Carlo: "
+        "mc_variance), (ii) Var[Q^min] of one action (exact; Monte Carlo: mc_var_qmin); "
+        "Corollary 1's Var[Q^min] / Var[Q]"
         + ("" if unit == 1 else f" (in units of tau = {unit:g} and tau^2)")
     )
     shown = thm.assign(  # the closed forms at tau = 1 (tau^2 overflowed past tau ~ 1e154)
@@ -231,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
         # the sample variance is samples x SE^2: in units of tau^2 without forming tau^2
         mc_variance=(mc_maxmin.loc[thm.N, "mc_se"].to_numpy() / unit) ** 2 * args.samples,
     )
+    shown = shown[["N", "expected_bias", "target_variance", "mc_variance", "var_qmin",
+                   "mc_var_qmin", "var_qmin_over_var_q"]]  # fmt: skip
     print(shown.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
 
     # Conclusions computed from the numbers above, not asserted.
