@@ -52,13 +52,6 @@ MC = {
     "variants": [{"algorithm": "q_learning", "n": 1}, {"algorithm": "maxmin", "n": [2, 4]}],
     "scales": {"tiny": {}},
 }
-DEEP = {
-    "name": "my_deep",
-    "kind": "deep",
-    "fixed": {"env_id": "CartPole-v1", "steps": 3000, "seeds": [0, 1], "eval_episodes": 3},
-    "variants": [{"agent": "dqn", "n": 1}, {"agent": "maxmin-dqn", "n": 2}],
-    "scales": {"tiny": {}},
-}
 
 
 def edited(doc: dict, **fixed: object) -> dict:
@@ -101,23 +94,32 @@ def test_an_edited_config_is_told_which_settings_its_old_runs_have(tmp_path, cap
 
 
 def test_new_seeds_of_finished_settings_are_no_edit_to_warn_of(tmp_path, capsys):
+    from maxminq.commands.sweep import stale_note
+
+    def deep_runs(seeds: list[int]) -> R:
+        """A deep config's runs (settings as a sweep stores them; no environment built)."""
+        runs = [
+            RunSpec(f"deep-{agent}-{seeds}", "deep", {"agent": agent, "seeds": seeds}, "my_deep")
+            for agent in ("dqn", "maxmin-dqn")
+        ]
+        return R(name="my_deep", runs=runs)
+
     out = tmp_path / "out"
-    swept(out, DEEP)
-    err = dry_run_note(tmp_path, edited(DEEP, seeds=[2]), out, capsys)
-    assert "also holds 2 run(s) of config my_deep with other seeds" in err
-    assert "the report pools the seeds of each setting" in err
-    assert "another --out" not in err
+    with ResultsStore(out) as store:
+        store.register(deep_runs([0, 1]).runs)
+    note = stale_note(out, deep_runs([2]))
+    assert note is not None and "also holds 2 run(s) of config my_deep with other seeds" in note
+    assert "the report pools the seeds of each setting" in note
+    assert "another --out" not in note
+    # [0, 1] -> [0, 1, 2]: a new run training 0 and 1 again, pooled twice by the report.
+    note = stale_note(out, deep_runs([0, 1, 2]))
+    assert note is not None and "seeds [0, 1] (this config: [0, 1, 2])" in note
+    assert "to add seeds to finished runs, sweep a config with only the new seeds" in note
     # A tabular run's seed alike (its runs are the streams (seed, 0), (seed, 1), ...).
     out = tmp_path / "mc"
     swept(out, MC)
     err = dry_run_note(tmp_path, edited(MC, seed=1), out, capsys)
-    assert "with other seeds, seed 0 (this config: 1)" in err
-    # [0, 1] -> [0, 1, 2]: a new run training 0 and 1 again, pooled twice by the report.
-    out = tmp_path / "again"
-    swept(out, DEEP)
-    err = dry_run_note(tmp_path, edited(DEEP, seeds=[0, 1, 2]), out, capsys)
-    assert "seeds [0, 1] (this config: [0, 1, 2])" in err
-    assert "to add seeds to finished runs, sweep a config with only the new seeds" in err
+    assert "with other seeds, seed 0 (this config: 1): the report pools" in err
 
 
 def test_rows_pooling_alike_are_one_caution_line() -> None:
