@@ -242,3 +242,14 @@ def test_toy_curves_dash_by_n_and_shade_by_beta_alike_in_every_n() -> None:
     for n in (2, 4):  # the beta's shade, alike at each N
         assert look[name.format(n, 5)][1] == look[name.format(2, 5)][1]
         assert look[name.format(n, 5)][1] != look[name.format(n, 20)][1]
+
+
+def test_report_tables_and_settings_list_betas_by_value() -> None:
+    from maxminq.analysis.report import _toy_table, setting_texts
+
+    texts = setting_texts([{"beta": 20}, {"beta": 5}, {"beta": 100}])
+    assert texts == ['{"beta": 5}', '{"beta": 20}', '{"beta": 100}']
+    toy = _toy_rows({kw: 3 for kw in BETAS})
+    _, rows, _ = _toy_table(toy, ["op_kwargs"])
+    own = [r[3] for r in rows if r[1] == "softmin_q [my_ops]"]
+    assert own == ['{"beta":5}', '{"beta":20}', '{"beta":100}']

@@ -412,6 +412,8 @@ def setting_texts(values: Sequence[object]) -> list[str]:
     def order(v: object) -> tuple[int, float, str]:
         if isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v):
             return (0, float(v), "")
+        if isinstance(v, dict):  # op_kwargs: by value (beta 5, 20, 100), style.params_key
+            return (2, style.params_key(v), "")  # type: ignore[return-value]
         return (1, 0.0, setting_text(v))  # NaN too: it has no place among numbers
 
     unique.sort(key=order)
@@ -761,7 +763,7 @@ def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str
             if s.name == "env_id"
             else s.map(T.agent_rank)
             if s.name == "agent"
-            else s.map(_setting_text)
+            else T.setting_order(s.map(_setting_text))  # op_kwargs by value
         ),
     ).iterrows():
         rows.append(
@@ -792,7 +794,7 @@ def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str],
         "IQM [95% CI]",
     ]
     rows = []
-    order = best.assign(**{k: best[k].map(_setting_text) for k in extra})
+    order = best.assign(**{k: T.setting_order(best[k].map(_setting_text)) for k in extra})
     order["_legend_rank"] = order["algorithm"].map(T.agent_rank)  # the figures' legend order
     for i in order.sort_values(["sigma2", "_legend_rank", "algorithm", "n", *extra]).index:
         r = best.loc[i]
@@ -833,7 +835,7 @@ def _toy_table(
         f"final Q(A,Left) mean ± SE (true = {'γ·μ' if other_gamma else 'μ'})",
     ]
     rows = []
-    order = merged.assign(**{k: merged[k].map(_setting_text) for k in extra})
+    order = merged.assign(**{k: T.setting_order(merged[k].map(_setting_text)) for k in extra})
     order["_legend_rank"] = order["algorithm"].map(T.agent_rank)  # the figures' legend order
     order = order.sort_values(
         ["mu", "_legend_rank", "algorithm", "n", *extra],

@@ -110,7 +110,10 @@ def params(op_kwargs: object) -> Mapping[str, Any] | None:
     """An operator's parameters as a mapping, from a mapping or a stored run's JSON text
     (``'{"beta":20}'``); None for none (None, NaN, ``{}``, ``""``)."""
     if isinstance(op_kwargs, str):
-        op_kwargs = json.loads(op_kwargs) if op_kwargs.strip() else None
+        try:  # a table cell's placeholder ('–') is none
+            op_kwargs = json.loads(op_kwargs) if op_kwargs.strip() else None
+        except ValueError:
+            return None
     return op_kwargs if isinstance(op_kwargs, Mapping) and op_kwargs else None
 
 
