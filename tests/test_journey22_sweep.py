@@ -28,6 +28,8 @@ resuming it, editing the config, running it on Ray and reading the report.
    'Run `maxminq reproduce --scale paper` for the full reproduction', which refuses them.
 10. The deep table's note said '100 test episodes in the paper, fewer at quick scale' of a
     study at no scale: it gives the runs' own count and ε.
+11. ``run_sweep(document, out)`` (a parsed config, as docs/sweeps.md offers) failed with
+    'expected str, bytes or os.PathLike object, not dict'.
 """
 
 from __future__ import annotations
@@ -351,3 +353,38 @@ def test_a_quick_reproduction_of_own_configs_is_not_sent_to_scale_paper(tmp_path
     build_report(tmp_path, reps=100)
     text = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "Run `maxminq reproduce --scale paper` for the full reproduction." in text
+
+
+def test_run_sweep_takes_a_parsed_document(tmp_path, monkeypatch) -> None:
+    """docs/sweeps.md: 'From Python, a config is a file or a parsed document (a dict)'; but
+    run_sweep(dict, out) failed with 'expected str, bytes or os.PathLike object, not dict'."""
+    from maxminq.experiments import runner
+
+    class Stopped:  # stands in for the workers: Ctrl-C as soon as runs are in flight
+        workers = 1
+
+        def submit(self, run, work_dir):
+            return run.run_id
+
+        def wait(self, handles, timeout):
+            raise KeyboardInterrupt
+
+        def abort(self):
+            pass
+
+    monkeypatch.setattr(runner, "_make_backend", lambda *a: Stopped())
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_sweep(TOY, out, scale="tiny", progress=False)
+    with ResultsStore(out) as store:
+        assert sorted(r.settings["algorithm"] for r in store.records("my_toy")) == [
+            "maxmin",
+            "q_learning",
+        ]
+    # checked as a file is, and named in its errors; nothing written
+    bad = edited(TOY, episodes=0)
+    with pytest.raises(ConfigError, match=r"^<config document>: fixed\.episodes: "):
+        runner.run_sweep(bad, tmp_path / "bad", scale="tiny", progress=False)
+    with pytest.raises(TypeError, match="expected a config file's path, a parsed document"):
+        runner.run_sweep(42, tmp_path / "bad", progress=False)  # type: ignore[arg-type]
+    assert not (tmp_path / "bad").exists()

@@ -32,7 +32,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +42,13 @@ from tqdm import std as tqdm_std
 from tqdm.auto import tqdm
 
 from maxminq.errors import MaxminqWarning, UsageError
-from maxminq.experiments.config import RunSpec, SweepConfig, load_config, run_id_for
+from maxminq.experiments.config import (
+    RunSpec,
+    SweepConfig,
+    config_from_document,
+    load_config,
+    run_id_for,
+)
 from maxminq.experiments.registry import KINDS, RunOutput, options_to_keys
 from maxminq.experiments.store import (
     FINISHED,
@@ -676,8 +682,12 @@ def check_ray_address(address: str, timeout: float = 5.0) -> None:
         ) from None
 
 
+# What a config given to run_sweep as a parsed document is called in its error messages.
+DOCUMENT = "<config document>"
+
+
 def run_sweep(
-    config_or_path: SweepConfig | str | os.PathLike[str],
+    config_or_path: SweepConfig | Mapping[str, Any] | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
     scale: str = "quick",
@@ -688,6 +698,10 @@ def run_sweep(
     keep_work: bool = False,
 ) -> SweepSummary:
     """Run (or resume) every run of a config into ``out_dir``; returns a summary.
+
+    The config is a :class:`SweepConfig`, a config file's path (read at ``scale``) or a
+    parsed document (a dict, checked as a file is, at ``scale``; its errors name it
+    ``<config document>``).
 
     Finished runs whose files verify are skipped; failed, interrupted and corrupt ones are
     run again. ``workers`` defaults to the number of cores (local) or the Ray cluster's
@@ -701,8 +715,15 @@ def run_sweep(
     check_options(backend, workers, address)
     if isinstance(config_or_path, SweepConfig):
         config = config_or_path
-    else:
+    elif isinstance(config_or_path, Mapping):  # a parsed document, checked as a file is
+        config = config_from_document(config_or_path, DOCUMENT, scale)
+    elif isinstance(config_or_path, (str, os.PathLike)):
         config = load_config(config_or_path, scale)
+    else:  # before: "expected str, bytes or os.PathLike object", from deep in pathlib
+        raise TypeError(
+            "run_sweep: expected a config file's path, a parsed document (dict) or a "
+            f"SweepConfig, got {type(config_or_path).__name__}"
+        )
     runs = list(config.runs)
     start = time.perf_counter()
     summary = SweepSummary(config.name, config.scale, Path(out_dir), len(runs))
