@@ -253,3 +253,12 @@ def test_report_tables_and_settings_list_betas_by_value() -> None:
     _, rows, _ = _toy_table(toy, ["op_kwargs"])
     own = [r[3] for r in rows if r[1] == "softmin_q [my_ops]"]
     assert own == ['{"beta":5}', '{"beta":20}', '{"beta":100}']
+
+
+def test_deep_curves_rows_in_value_order() -> None:
+    settings = [("generalized-dqn", OWN, kw, 10.0 * i) for i, kw in enumerate(BETAS)]
+    curves = T.deep_curves(_deep_episodes(settings), points=5)
+    assert list(dict.fromkeys(curves["op_kwargs"])) == ['{"beta":5}', '{"beta":20}', '{"beta":100}']
+    assert (
+        curves.groupby("op_kwargs", sort=False)["step"].apply(lambda s: s.is_monotonic_increasing)
+    ).all()

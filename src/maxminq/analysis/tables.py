@@ -540,7 +540,8 @@ def deep_curves(
     value is invented between episodes; a diverged seed keeps the value it reached, as in
     ``deep_final_scores``). The grid spans 0 .. the largest step of the setting. With no
     ``keys`` present (one ``maxminq train`` run) the whole table is one setting.
-    Returns columns ``*keys, step, mean, se, runs``.
+    Returns columns ``*keys, step, mean, se, runs``, settings in the keys' order
+    (``op_kwargs`` by value, :func:`setting_order`).
     """
     k = present_keys(episodes, keys)
     by_run = [*k, *run_cols(episodes)]
@@ -568,19 +569,20 @@ def deep_curves(
             rows.append(
                 dict(zip(k, key, strict=True)) | {"step": s, "mean": m, "se": d, "runs": int(c)}
             )
-    return pd.DataFrame(rows, columns=[*k, "step", "mean", "se", "runs"])
+    return in_setting_order(pd.DataFrame(rows, columns=[*k, "step", "mean", "se", "runs"]), k)
 
 
 def metric_curves(
     metrics: pd.DataFrame, value: str, keys: Sequence[str] = DEEP_KEYS
 ) -> pd.DataFrame:
-    """Mean and SE over seeds of a logged metric (e.g. ``bias_mean``) at each logged step."""
+    """Mean and SE over seeds of a logged metric (e.g. ``bias_mean``) at each logged step,
+    settings in the keys' order (``op_kwargs`` by value, :func:`setting_order`)."""
     k = present_keys(metrics, keys)
     m = metrics[np.isfinite(metrics[value].to_numpy(dtype=float))]
     g = m.groupby([*k, "step"], sort=True, dropna=False)[value]
     out = g.agg(mean="mean", sd="std", runs="count").reset_index()
     out["se"] = out["sd"] / np.sqrt(out["runs"].clip(lower=1))
-    return out.drop(columns="sd")
+    return in_setting_order(out.drop(columns="sd"), [*k, "step"])
 
 
 # ----------------------------------------------------------------------------- tabular
