@@ -9,7 +9,7 @@ value; its *bias* is E[G] - max_a Q*(s', a) = E[G]. This script
    the N x M estimates from a ``numpy.random.Generator``, in memory-bounded chunks, with
    ``operators.bootstrap`` applied to them,
 2. sets the sampled mean against ``maxminq.theory``'s exact value
-   (``operator_expected_bias``; for Maxmin, Theorem 1's ``expected_bias``), and
+   (``operator_expected_bias``; for Maxmin, Theorem 1's ``expected_bias``),
 3. reports the N that ``theory.choose_n`` recommends for M actions, and
 4. checks the rest of Theorem 1 for Maxmin: the target's variance, Var[Q^min] of one action
    (ii, in closed form and by ``theory.monte_carlo_bias``) and Corollary 1's ratio.

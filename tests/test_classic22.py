@@ -248,3 +248,29 @@ def test_operator_bias_example_checks_theorem_1_ii(
         n = row["N"]
         assert row["var_qmin"] == pytest.approx(4 * n / ((n + 1) ** 2 * (n + 2)), abs=1e-4)
         assert abs(row["mc_var_qmin"] - row["var_qmin"]) < 0.01  # SE ~ 0.002 at 20,000 draws
+
+
+def test_corollary_1s_fixed_budget_is_one_keyword_of_the_closed_forms() -> None:
+    """Corollary 1's fair comparison (a budget of samples shared by the N estimators, so each
+    one's tau grows as sqrt(N)) was choose_n(split=True) only: the bias and variances in that
+    setting had to be rescaled by hand (N * target_variance(M, N), sqrt(N) * bias)."""
+    from scipy.special import gamma as gamma_fn
+
+    from maxminq.theory import expected_bias, min_variance, target_variance
+
+    m, n, tau, gamma = 8, 4, 0.5, 0.9
+    t = gamma_fn(m + 1) * gamma_fn(1 + 1 / n) / gamma_fn(m + 1 + 1 / n)  # Theorem 1 (i)
+    assert expected_bias(m, n, tau, gamma, split=True) == pytest.approx(
+        gamma * tau * np.sqrt(n) * (1 - 2 * t), rel=1e-12
+    )
+    # Corollary 1: Var[Q^min] on the split budget over one estimator's Var[Q] on all of it
+    ratio = min_variance(n, tau, split=True) / min_variance(1, tau)
+    assert ratio == pytest.approx(12 * n**2 / ((n + 1) ** 2 * (n + 2)), rel=1e-12)
+    # N = 1: the target of the max of M U(-tau, tau): variance 4 tau^2 M / ((M+1)^2 (M+2))
+    one = 4 * tau**2 * m / ((m + 1) ** 2 * (m + 2))
+    assert target_variance(m, 1, tau, 1.0, split=True) == pytest.approx(one, rel=1e-12)
+    assert target_variance(m, n, tau, split=True) == pytest.approx(
+        n * target_variance(m, n, tau), rel=1e-12
+    )
+    with pytest.raises(ValueError, match="split must be True or False"):
+        expected_bias(m, n, split="yes")

@@ -173,14 +173,28 @@ def t_mn(M: Any, N: Any) -> Any:
     return _out(_t_mn(m, n), M, N)
 
 
-def _theorem_args(M: Any, N: Any, tau: Any, gamma: Any) -> tuple[Any, Any, Any, Any]:
-    """Theorem 1's M, N, tau and gamma, each checked (an error names the bad one)."""
+def _theorem_args(
+    M: Any, N: Any, tau: Any, gamma: Any, split: Any = False
+) -> tuple[Any, Any, Any, Any]:
+    """Theorem 1's M, N, tau and gamma, each checked (an error names the bad one); with
+    ``split`` (Corollary 1's even split of a sample budget), tau scaled by sqrt(N)."""
     m, n, g, s = _integers(M, "M"), _integers(N, "N"), _gamma(gamma), _tau(tau)
     _broadcast(M=m, N=n, tau=s, gamma=g)
-    return m, n, g, s
+    return m, n, g, _split_tau(s, n, split)
 
 
-def expected_bias(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
+def _split_tau(s: np.ndarray, n: np.ndarray, split: Any) -> np.ndarray:
+    """``tau`` of each of N estimators: ``s`` itself, or with ``split`` (a budget of samples
+    shared evenly, Corollary 1) ``s sqrt(N)``, ``s`` being one estimator's on every sample."""
+    if not isinstance(split, bool | np.bool_):
+        raise ValueError(f"split must be True or False, got {split!r}")
+    if not split:
+        return s
+    with np.errstate(over="ignore"):  # past the largest double: inf, as tau^2 is there
+        return s * np.sqrt(n)
+
+
+def expected_bias(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0, *, split: bool = False) -> Any:
     """Expected estimation bias of Maxmin Q-learning, Theorem 1 (i) of Lan et al. (2020).
 
     ``E[Z_MN] = gamma * tau * (1 - 2 t_MN)``, where ``Z_MN`` is the error of the bootstrap
@@ -191,12 +205,17 @@ def expected_bias(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
     Args:
         M: number of actions (integer >= 1). N: number of estimators (integer >= 1).
         tau: half-width of the uniform error (> 0). gamma: discount factor in [0, 1].
+        split: Corollary 1's setting, a fixed budget of samples shared evenly by the N
+            estimators: each one's half-width is ``tau sqrt(N)`` (``tau``: that of one
+            estimator on every sample), as in ``choose_n(split=True)``.
     """
-    m, n, g, s = _theorem_args(M, N, tau, gamma)
+    m, n, g, s = _theorem_args(M, N, tau, gamma, split)
     return _out(g * s * (1.0 - 2.0 * _t_mn(m, n)), M, N, tau, gamma)
 
 
-def target_variance(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
+def target_variance(
+    M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0, *, split: bool = False
+) -> Any:
     """``Var[Z_MN]``: how much Maxmin's target error spreads around Theorem 1 (i)'s mean.
 
     Theorem 1 gives the mean of ``Z_MN = gamma max_a min_i e^i_a`` and the variance of one
@@ -213,8 +232,11 @@ def target_variance(M: Any, N: Any, tau: Any = 1.0, gamma: Any = 1.0) -> Any:
     Args:
         M: number of actions (integer >= 1). N: number of estimators (integer >= 1).
         tau: half-width of the uniform error (> 0). gamma: discount factor in [0, 1].
+        split: a sample budget shared evenly by the N estimators (half-width ``tau sqrt(N)``),
+            as in :func:`expected_bias`: ``target_variance(M, N, split=True) /
+            target_variance(M, 1)`` compares Maxmin's target with Q-learning's on one budget.
     """
-    m, n, g, s = _theorem_args(M, N, tau, gamma)
+    m, n, g, s = _theorem_args(M, N, tau, gamma, split)
     with np.errstate(over="ignore"):  # tau^2 past the largest double: inf is the answer
         return _out(4.0 * (g * s) ** 2 * _w_variance(m, n), M, N, tau, gamma)
 
@@ -259,15 +281,18 @@ def _w_variance(m: np.ndarray, n: np.ndarray) -> np.ndarray:
     return out
 
 
-def min_variance(N: Any, tau: Any = 1.0) -> Any:
+def min_variance(N: Any, tau: Any = 1.0, *, split: bool = False) -> Any:
     """Variance of ``Q^min = min_i Q^i(s, a)``, Theorem 1 (ii) of Lan et al. (2020).
 
     ``Var[Q^min] = 4 N tau^2 / ((N+1)^2 (N+2))``, the variance of the minimum of N i.i.d.
-    ``U(-tau, tau)`` errors (Lemma 1 (iv)); ``tau^2 / 3`` for N = 1.
+    ``U(-tau, tau)`` errors (Lemma 1 (iv)); ``tau^2 / 3`` for N = 1. ``split``: a sample
+    budget shared evenly by the N estimators (half-width ``tau sqrt(N)``, Corollary 1), so
+    ``min_variance(N, tau, split=True) / min_variance(1, tau)`` is ``variance_ratio(N)``.
     """
     n = _integers(N, "N").astype(np.float64)
     s = _tau(tau)
     _broadcast(N=n, tau=s)
+    s = _split_tau(s, n, split)
     with np.errstate(over="ignore"):  # tau^2 past the largest double: inf is the answer
         return _out(4.0 * n * s**2 / ((n + 1.0) ** 2 * (n + 2.0)), N, tau)
 
