@@ -38,7 +38,7 @@ TABLE_COLUMNS: dict[str, list[str]] = {
         "terminated",
         "truncated",
     ],
-    "tests": ["seed", "episode", "return", "length"],
+    "tests": ["seed", "episode", "return", "length", "terminated", "truncated"],
     "metrics": [
         "seed",
         "step",

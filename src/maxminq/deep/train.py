@@ -7,7 +7,9 @@ eps = ``eval_eps``, Lan et al. 2020, section 5) and writes four tidy tables as C
 ``probes`` with ``save_probes``, ``evals`` with ``eval_every``):
 
 * ``episodes``: seed, episode, step, return, length, return_avg100, terminated, truncated
-* ``tests``: seed, episode, return, length
+* ``tests``: seed, episode, return, length, terminated, truncated (how each test episode
+  ended, as ``maxminq evaluate`` says it; runs written before 2026-11-24, the published
+  ones among them, have neither column)
 * ``metrics``: seed, step, loss, q_mean, bias_mean, bias_std, bias_abs, bias_n, epsilon,
   steps_per_s (one row per seed every ``bias_every`` steps, and one for a last partial
   interval)
@@ -670,13 +672,13 @@ class Trainer:
         episodes: int,
         bar: Any = None,
         what: str = "a test episode",
-    ) -> list[tuple[int, int, float, int]]:
+    ) -> list[tuple[int, int, float, int, bool, bool]]:
         """``episodes`` episodes in each environment of ``envs`` (one per seed; None: none)
         with eps = ``eval_eps``, greedy on the same combined values as the behaviour policy,
         all seeds in lock-step; seed s draws its episodes' reset seeds and exploration from
-        ``rngs[s]`` alone. Returns (seed index, episode, return, length) per episode, in the
-        order they end; ``bar`` (tqdm) counts them. Actions go through
-        ``deep.agents.policy_action``, as ``TrainedAgent.act``'s: a seed whose values are
+        ``rngs[s]`` alone. Returns (seed index, episode, return, length, terminated,
+        truncated) per episode, in the order they end; ``bar`` (tqdm) counts them. Actions go
+        through ``deep.agents.policy_action``, as ``TrainedAgent.act``'s: a seed whose values are
         not all finite there (its networks NaN after its last update, or values beyond
         float32 at an observation; ``what`` says where) is recorded as diverged at this
         step, and none of its episodes is returned."""
@@ -684,7 +686,7 @@ class Trainer:
         obs = np.zeros((self.S, *self.obs_shape), dtype=np.float32)
         remaining = [episodes if env is not None else 0 for env in envs]
         ret, length = [0.0] * self.S, [0] * self.S
-        done: list[tuple[int, int, float, int]] = []
+        done: list[tuple[int, int, float, int, bool, bool]] = []
         n = self.learner.n_online
 
         def reset(s: int) -> None:
@@ -714,7 +716,8 @@ class Trainer:
                 ret[s] += float(r)
                 length[s] += 1
                 if term or trunc:
-                    done.append((s, episodes - remaining[s] + 1, ret[s], length[s]))
+                    ended = (bool(term), bool(trunc))
+                    done.append((s, episodes - remaining[s] + 1, ret[s], length[s], *ended))
                     remaining[s] -= 1
                     if bar is not None:
                         bar.update(1)
@@ -736,8 +739,8 @@ class Trainer:
         finally:
             bar.close()
             _close_all(envs)
-        for s, ep, ret, length in played:
-            self.rows["tests"].append([c.seeds[s], ep, ret, length])
+        for s, ep, ret, length, terminated, truncated in played:
+            self.rows["tests"].append([c.seeds[s], ep, ret, length, terminated, truncated])
         if self.writer is not None:  # each seed's mean test return, at the last step
             for seed in c.seeds:
                 returns = [row[2] for row in self.rows["tests"] if row[0] == seed]
@@ -756,7 +759,7 @@ class Trainer:
             )
         finally:
             _close_all(envs)
-        rows = [[c.seeds[s], self.step, ep, ret, length] for s, ep, ret, length in episodes]
+        rows = [[c.seeds[s], self.step, ep, ret, length] for s, ep, ret, length, *_ in episodes]
         self.rows["evals"] += rows
         if self.writer is not None and rows:
             self._log_evals(rows)
