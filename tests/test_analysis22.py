@@ -156,7 +156,7 @@ def test_toy_figures_name_the_runs_that_went_non_finite() -> None:
     bias = cp.toy_bias_vs_n_figure(df)
     note = bias._suptitle.get_text()
     assert "went non-finite" in note and "left out of the points" in note
-    assert "Maxmin Q (N=4): 2 of 4 runs went non-finite, at episodes 4 to 7" in note
+    assert "Maxmin Q (N=4): 2 of 4 runs at mu = +0.1 went non-finite, at episodes 4 to 7" in note
     maxmin = bias.axes[0].containers[0]  # Maxmin Q at N = 2 and 4
     assert maxmin.get_label() == "Maxmin Q"
     y = np.asarray(maxmin.lines[0].get_ydata(), dtype=float)
@@ -174,7 +174,10 @@ def test_report_caption_names_the_non_finite_runs(tmp_path: Path) -> None:
     toy = _gone(_toy_rows()).drop(columns="op_kwargs")
     made = F.classic_figures(T.Tables(toy=toy), tmp_path)
     captions = {f.name: f.caption for f in made}
-    assert "2 of 4 runs went non-finite, at episodes 4 to 7" in captions["toy_mdp_bias_vs_n"]
+    assert (
+        "2 of 4 runs at mu = +0.1 went non-finite, at episodes 4 to 7"
+        in captions["toy_mdp_bias_vs_n"]
+    )
     assert "the means are over the other runs" in captions["toy_mdp_q_left"]
     clean = F.classic_figures(T.Tables(toy=_toy_rows().drop(columns="op_kwargs")), tmp_path)
     assert not any("non-finite" in f.caption for f in clean)
@@ -262,3 +265,17 @@ def test_deep_curves_rows_in_value_order() -> None:
     assert (
         curves.groupby("op_kwargs", sort=False)["step"].apply(lambda s: s.is_monotonic_increasing)
     ).all()
+
+
+def test_non_finite_note_in_legend_order_one_line_per_setting_for_both_mus() -> None:
+    both = _gone(pd.concat([_toy_rows(), _toy_rows().assign(mu=-0.1)], ignore_index=True))
+    # one Q-learning run at mu = -0.1, non-finite from episode 9: named first (legend order)
+    q = pd.DataFrame({"mu": -0.1, "algorithm": "q_learning", "n": 1, "op_kwargs": None,
+                      "run": 0, "episode": range(1, 11), "p_left": 0.5, "distance": 0.5,
+                      "q_a_left": [0.0] * 8 + [np.nan] * 2})  # fmt: skip
+    lines = cp.nonfinite_note(pd.concat([both, q], ignore_index=True), "left out").splitlines()
+    assert lines[1:] == [
+        "Q-learning: 1 of 1 run at mu = -0.1 went non-finite, at episode 9",
+        "Maxmin Q (N=4): 2 of 4 runs at mu = +0.1 and at mu = -0.1 went non-finite, "
+        "at episodes 4 to 7",
+    ]

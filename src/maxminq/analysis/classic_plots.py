@@ -228,17 +228,22 @@ def nonfinite_note(df: pd.DataFrame, left_out: str) -> str:
     table = T.nonfinite_runs(keyed, ["mu", "algorithm", "n", *extra], "q_a_left")
     if table.empty:
         return ""
-    table = table.sort_values("mu", ascending=False, kind="stable")  # the panels' order
-    lines = []
+    place = _params_order(keyed)  # the legend's order; a setting's mus on one line
+    table = table.assign(
+        _rank=table["algorithm"].map(T.agent_rank),
+        _params=table["op_params"].map(place) if extra else 0,
+    ).sort_values(["_rank", "algorithm", "n", "_params", "mu"], ascending=[*[True] * 4, False])
+    texts: dict[str, list[str]] = {}
     for _, r in table.iterrows():
         params = str(r["op_params"]) if extra and isinstance(r["op_params"], str) else ""
         name = style.label(r["algorithm"], int(r["n"])) + (f" ({params})" if params else "")
         first, last = int(r["first"]), int(r["last"])
         when = f"episode {first:,}" if first == last else f"episodes {first:,} to {last:,}"
-        lines.append(
-            f"mu = {r['mu']:+g}, {name}: {r['nonfinite']} of {style.count(r['runs'], 'run')} "
-            f"went non-finite, at {when}"
+        runs = f"{r['nonfinite']} of {style.count(r['runs'], 'run')}"
+        texts.setdefault(f"{name}: {runs} at {{}} went non-finite, at {when}", []).append(
+            f"mu = {r['mu']:+g}"
         )
+    lines = [text.format(" and at ".join(mus)) for text, mus in texts.items()]
     if len(lines) > NONFINITE_LINES:
         more = len(lines) - NONFINITE_LINES + 1
         lines = [*lines[: NONFINITE_LINES - 1], f"and {more} settings more"]
