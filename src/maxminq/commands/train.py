@@ -382,12 +382,6 @@ def run(args: argparse.Namespace) -> int:
         if args.out.is_dir():  # a run training there now keeps its files (--overwrite too)
             held.enter_context(folder_lock(args.out))
         _prepare_out(args.out, args.resume, args.overwrite)
-        if resolved.steps <= resolved.learning_starts:
-            print(
-                f"maxminq train: warning: --steps {resolved.steps} <= --learning-starts "
-                f"{resolved.learning_starts}: only random steps, the agents never learn",
-                file=sys.stderr,
-            )
         if resolved.eval_every > resolved.steps:
             print(
                 f"maxminq train: warning: --eval-every {resolved.eval_every} > --steps "

@@ -15,6 +15,7 @@ import operator
 import os
 import sys
 import threading
+import warnings
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -33,6 +34,7 @@ __all__ = [
     "OPTIMIZER_DEFAULTS",
     "EnvIdWarning",
     "EnvWarning",
+    "NeverLearnsWarning",
     "TrainConfig",
     "env_id_elsewhere",
     "start_env_id_check",
@@ -68,6 +70,24 @@ class EnvWarning(MaxminqWarning):
     """The environment trains, but part of the run will not behave as one expects: it has
     no time limit (a test episode the policy never ends never finishes), or a wrapper keeps
     statistics across episodes that checkpoints and new environments do not carry."""
+
+
+class NeverLearnsWarning(MaxminqWarning):
+    """The run's ``steps`` do not exceed its ``learning_starts``: it takes only random steps
+    and its agents never learn (:func:`warn_if_never_learning`)."""
+
+
+def warn_if_never_learning(cfg: ResolvedTrainConfig) -> None:
+    """Warn (:class:`NeverLearnsWarning`) when the resolved run ``cfg`` never learns
+    (``steps`` <= ``learning_starts``): ``run_training``'s warning, which ``maxminq train``
+    shows as its one line (a sweep, in its config's words)."""
+    if cfg.steps <= cfg.learning_starts:
+        warnings.warn(
+            f"--steps {cfg.steps} <= --learning-starts {cfg.learning_starts}: only random "
+            "steps, the agents never learn",
+            NeverLearnsWarning,
+            stacklevel=outside_stacklevel(),
+        )
 
 
 # maxminq's own source folder: a frame whose file lies in it is not the user's code.

@@ -88,6 +88,7 @@ from maxminq.deep.config import (
     TrainConfig,
     env_id_elsewhere,
     start_env_id_check,
+    warn_if_never_learning,
 )
 from maxminq.deep.env_checks import (
     _check_api,
@@ -993,6 +994,7 @@ def run_training(
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     Trainer.check_env(cfg)  # a one-line error before out_dir is touched
     warn_if_not_repeatable(cfg)  # e.g. np.random in the environment: seeds would not repeat
+    warn_if_never_learning(cfg)  # steps <= learning_starts: the command's warning too
     elsewhere = env_id_elsewhere(cfg.env_id)
     if elsewhere:  # trains here, but the run could not be evaluated later: say so first
         warnings.warn(elsewhere, EnvIdWarning, stacklevel=2)
