@@ -1,6 +1,7 @@
 """``maxminq plot RUN_DIR [RUN_DIR ...]``: the training curves of finished deep runs (folders
 of ``maxminq train``, or a sweep's ``OUT/tables/<run_id>``) in one figure (return, measured
-estimation bias, Q estimates), one colour per run."""
+estimation bias, Q estimates), one colour per run, in the order given (runs of one G with
+several ``--op-kwargs``: shades of its colour, in its runs' places by value, beta 5, 20, 100)."""
 
 from __future__ import annotations
 
