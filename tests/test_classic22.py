@@ -95,6 +95,8 @@ def test_theory_adds_a_library_operator_with_other_parameters(tmp_path: Path) ->
         (["--operator", "{m}:every_axis"], "--operator: operator '{m}:every_axis' must map"),
         (["--operator", "{m}:breaks_on_noise"], "failed in the Monte Carlo (RuntimeError"),
         (["--op-kwargs", '{{"c": 1}}'], "--op-kwargs: goes with --operator"),
+        (["--operator", "{m}:median_q:w=0.7"], """--op-kwargs '{{"w": 0.7}}'"""),
+        (["--operator", "maxmin:4"], "--operator: takes no N here"),
         (["--operator", "weighted_double_q", "--op-kwargs", '{{"c": -1}}'], "--op-kwargs: "),
         (["--operator", "weighted_double_q", "--op-kwargs", '{{"x": 1}}'], "takes c, not x"),
     ],

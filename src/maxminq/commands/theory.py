@@ -137,6 +137,18 @@ def added_operator(
             raise UsageError("--op-kwargs: goes with --operator (the operator it is for)")
         return None
     params = dict(params or {})
+    head, _, tail = reference.rpartition(":")
+    if head and ("=" in tail or tail.strip().isdigit()):  # the --algorithms spelling
+        if tail.strip().isdigit():
+            raise UsageError(
+                f"--operator: takes no N here ({reference!r}): its curve runs over N = 1.."
+                f"--n-max; give --operator {head}"
+            )
+        pairs = dict(item.partition("=")[0::2] for item in tail.split(","))
+        shown = ", ".join(f'"{k}": {v}' for k, v in pairs.items())
+        raise UsageError(
+            f"--operator: parameters go in --op-kwargs: --operator {head} --op-kwargs '{{{shown}}}'"
+        )
     try:
         g = operators.load_operator(reference)
     except ValueError as err:
