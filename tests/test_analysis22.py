@@ -279,3 +279,23 @@ def test_non_finite_note_in_legend_order_one_line_per_setting_for_both_mus() -> 
         "Maxmin Q (N=4): 2 of 4 runs at mu = +0.1 and at mu = -0.1 went non-finite, "
         "at episodes 4 to 7",
     ]
+
+
+def test_a_g_of_ones_own_keeps_its_colour_in_every_panel() -> None:
+    # CartPole: two Gs of one's own; Acrobot: the second alone. Each panel picked its
+    # colours among its own Gs, so the second G was OWN_COLORS[1] on one, [0] on the other.
+    other = "my_ops:zeta_q"
+    cart = _deep_episodes(
+        [("generalized-dqn", OWN, None, 1.0), ("generalized-dqn", other, None, 2.0)]
+    )
+    acro = _deep_episodes([("generalized-dqn", other, None, 3.0)])
+    acro["env_id"], acro["run_id"] = "Acrobot-v1", "a0"
+    episodes = pd.concat([cart, acro], ignore_index=True)
+    best = T.deep_best(T.deep_summary(T.Tables(episodes=episodes), reps=50))
+    fig = F._best_agent_figure(best, T.deep_curves(episodes), "steps", "return")
+    assert fig is not None
+    colours = [
+        {ln.get_label(): to_hex(ln.get_color()) for ln in ax.get_lines()} for ax in fig.axes[:2]
+    ]
+    name = "Generalized DQN, zeta_q [my_ops]"
+    assert colours[0][name] == colours[1][name] == style.color(other, [OWN, other])
