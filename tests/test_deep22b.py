@@ -7,13 +7,18 @@ an image gets a hint that works."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import sys
+import textwrap
 import warnings
 
 import pandas as pd
 import pytest
 from test_own_operator_deep import _small  # a tiny two-seed generalized-dqn run
 
-from maxminq.deep import read_tables, run_training
+from maxminq.deep import TrainConfig, read_tables, run_training
+from maxminq.deep.config import EnvWarning
+from maxminq.deep.env_checks import warn_if_not_repeatable
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -60,3 +65,100 @@ def test_run_training_warns_of_a_run_that_never_learns(tmp_path, capsys):
     assert main([*argv, "--no-progress", "--no-plot", "--out", str(tmp_path / "cli")]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if "never learn" in line]
     assert err == ["maxminq train: warning: " + said[0]]
+
+
+ENV_MODULE = "own_envs_deep22b"
+
+ENV_SOURCE = textwrap.dedent(
+    """
+    import gymnasium as gym
+    import numpy as np
+
+
+    class NoSuperReset(gym.Env):
+        # draws from self.np_random, but its reset never seeds it
+        observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        action_space = gym.spaces.Discrete(2)
+
+        def reset(self, *, seed=None, options=None):
+            self.t = 0
+            self.x = self.np_random.uniform(-0.5, 0.5, 2).astype(np.float32)
+            return self.x, {}
+
+        def step(self, action):
+            self.t += 1
+            self.x = np.clip(self.x + self.np_random.normal(0, 0.1, 2), -1, 1)
+            self.x = self.x.astype(np.float32)
+            return self.x, float(action), False, self.t >= 20, {}
+
+
+    class SuperWithoutSeed(NoSuperReset):
+        def reset(self, *, seed=None, options=None):
+            gym.Env.reset(self)  # super().reset() in a gym.Env, the seed left out
+            return NoSuperReset.reset(self, seed=seed)
+
+
+    class Seeded(NoSuperReset):
+        def reset(self, *, seed=None, options=None):
+            gym.Env.reset(self, seed=seed)  # what super().reset(seed=seed) does in a gym.Env
+            return NoSuperReset.reset(self, seed=seed)
+
+
+    class Carried(gym.Env):
+        # no random numbers at all, no super().reset: a counter kept across episodes
+        observation_space = gym.spaces.Box(0.0, 1e9, (1,), np.float32)
+        action_space = gym.spaces.Discrete(2)
+        resets = 0
+
+        def reset(self, *, seed=None, options=None):
+            self.resets += 1
+            return np.array([self.resets], np.float32), {}
+
+        def step(self, action):
+            return np.array([self.resets], np.float32), 0.0, True, False, {}
+
+
+    for name in ("NoSuperReset", "SuperWithoutSeed", "Seeded", "Carried"):
+        gym.register(id=f"{name}-v0", entry_point=f"{__name__}:{name}")
+    """
+)
+
+
+@pytest.fixture
+def own_envs(tmp_path, monkeypatch):
+    """The user's module of environments, importable for the test, forgotten after."""
+    import gymnasium as gym
+
+    folder = tmp_path / "user"
+    folder.mkdir()
+    (folder / f"{ENV_MODULE}.py").write_text(ENV_SOURCE)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, ENV_MODULE, raising=False)
+    yield importlib.import_module(ENV_MODULE)
+    sys.modules.pop(ENV_MODULE, None)
+    for name in ("NoSuperReset", "SuperWithoutSeed", "Seeded", "Carried"):
+        gym.registry.pop(f"{name}-v0", None)
+
+
+def _repeatable_warnings(env: str) -> list[str]:
+    cfg = TrainConfig(env_id=f"{ENV_MODULE}:{env}-v0", agent="dqn", steps=50, seeds=[0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_if_not_repeatable(cfg.resolve())
+    return [str(w.message) for w in caught if w.category is EnvWarning]
+
+
+@pytest.mark.parametrize("env", ["NoSuperReset", "SuperWithoutSeed"])
+def test_a_reset_that_does_not_seed_np_random_is_told_to_call_super_reset(own_envs, env):
+    (said,) = _repeatable_warnings(env)
+    assert "because its reset does not seed self.np_random, which it draws from" in said
+    assert "(call super().reset(seed=seed) first in your reset)" in said
+    assert "state carried" not in said and "sample()" not in said
+
+
+def test_other_unrepeatable_envs_keep_the_general_text(own_envs):
+    # Carried never draws from np_random: super().reset(seed=seed) would not mend it
+    (said,) = _repeatable_warnings("Carried")
+    assert "(state carried from one episode to the next, or random numbers" in said
+    assert "super().reset" not in said
+    assert _repeatable_warnings("Seeded") == []  # the same env seeded: repeatable, no word

@@ -209,12 +209,29 @@ def _play_twice(env: Any) -> list[tuple[list[np.ndarray], list[float], list[bool
 _REPEAT_STEPS = 5  # steps of each play of warn_if_not_repeatable
 
 
+def _np_random_not_seeded_by_reset(env: Any) -> bool:
+    """Whether ``env``, after ``reset(seed=0)`` and steps, draws from a ``self.np_random``
+    that its reset did not seed with 0: Gymnasium's ``Env.reset(seed=seed)`` (what
+    ``super().reset(seed=seed)`` calls) sets ``np_random_seed`` to ``seed``; a reset that
+    skips it (or calls ``super().reset()`` without the seed) leaves the generator Gymnasium
+    made on first use, from fresh entropy, whose seed is a large random number. Read from
+    ``_np_random_seed``, not the ``np_random_seed`` property, which would make a generator
+    for an environment that never drew from one (its plays differ for another reason:
+    state carried over); -1 (a generator assigned to ``np_random`` directly, seeded
+    perhaps from reset's seed) is not told apart either."""
+    seed = getattr(env.unwrapped, "_np_random_seed", None)
+    return isinstance(seed, int) and seed not in (0, -1)
+
+
 def warn_if_not_repeatable(cfg: TrainConfig) -> None:
     """Warn (:class:`EnvWarning`) when an environment of the (resolved) run ``cfg`` draws
     random numbers from NumPy's or Python's global generator (``np.random``, ``random``),
     which maxminq never seeds and which all the seeds of a run would share, or when two
-    plays of it from ``reset(seed=0)`` with action 0 differ (state carried from one
-    episode to the next, or randomness from elsewhere): its episodes do not follow from
+    plays of it from ``reset(seed=0)`` with action 0 differ (its reset does not seed the
+    ``self.np_random`` it draws from, when Gymnasium's ``np_random_seed`` is not 0 after
+    ``reset(seed=0)``: the warning says to call ``super().reset(seed=seed)``; else state
+    carried from one episode to the next, or randomness from elsewhere, such as a space's
+    ``sample()``): its episodes do not follow from
     their reset seeds alone, so the same seeds do not give the same run, and ``--resume``,
     which replays the current episode from its reset seed, refuses to continue. Played on
     an environment of its own (the run's are not touched); the global generators are put
@@ -233,6 +250,7 @@ def warn_if_not_repeatable(cfg: TrainConfig) -> None:
             env = cfg.make_env()
             made_numpy, made_python = np.random.get_state(), random.getstate()  # noqa: NPY002
             plays = _play_twice(env)
+            unseeded = _np_random_not_seeded_by_reset(env)
         drew = [
             name
             for name, changed in (
@@ -265,6 +283,12 @@ def warn_if_not_repeatable(cfg: TrainConfig) -> None:
         why = (
             f"draws random numbers from {' and '.join(drew)} (a global generator, which "
             "maxminq never seeds and all the seeds of a run share), not self.np_random"
+        )
+    elif differ and unseeded:
+        why = (
+            f"played twice from reset(seed=0) with action 0, gave different "
+            f"{' and '.join(differ)} because its reset does not seed self.np_random, which "
+            "it draws from (call super().reset(seed=seed) first in your reset)"
         )
     elif differ:
         why = (
