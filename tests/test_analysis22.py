@@ -299,3 +299,18 @@ def test_a_g_of_ones_own_keeps_its_colour_in_every_panel() -> None:
     ]
     name = "Generalized DQN, zeta_q [my_ops]"
     assert colours[0][name] == colours[1][name] == style.color(other, [OWN, other])
+
+
+def test_sparse_points_of_a_gs_betas_have_their_own_markers(tmp_path: Path) -> None:
+    # the sensitivity figure's points (and sparse bias probes): beta 5, 20 were one "o"
+    settings = [("generalized-dqn", OWN, kw, 10.0 * i) for i, kw in enumerate(BETAS[:2])]
+    settings.append(("generalized-dqn", "maxmin", None, 5.0))
+    summary = T.deep_summary(T.Tables(episodes=_deep_episodes(settings)), reps=50)
+    assert F.fig_sensitivity(summary, tmp_path) is not None  # draws with them
+    _, look = F._deep_look(
+        pd.Series({"agent": "generalized-dqn", "operator": OWN, "op_kwargs": BETAS[0]}),
+        *F._looks(summary),
+    )
+    assert look["sparse_marker"] == style.PARAM_MARKERS[1]  # beta=20: the second by value
+    alone = pd.Series({"agent": "generalized-dqn", "operator": "maxmin", "op_kwargs": None})
+    assert "sparse_marker" not in F._deep_look(alone, *F._looks(summary))[1]

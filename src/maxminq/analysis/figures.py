@@ -127,8 +127,9 @@ def _band(
     s = np.nan_to_num(np.asarray(se, dtype=float), nan=0.0)
     if smooth:
         m, s = T.ema(m, EMA_WEIGHT), T.ema(s, EMA_WEIGHT)
+    sparse = kw.pop("sparse_marker", "o")  # a G's parameter setting's own (_deep_look)
     if x.size < 20:  # few points (e.g. sparse bias probes): show where they are
-        kw.setdefault("marker", "o")
+        kw.setdefault("marker", sparse)
         kw.setdefault("ms", 3)
     ax.plot(x, m, color=color, label=label, lw=1.6, **kw)
     ax.fill_between(x, m - s, m + s, color=color, alpha=0.2, lw=0)
@@ -221,8 +222,9 @@ def _deep_look(
     DQN, median_q [my_ops] (w=0.7)``), coloured as its G (a G of one's own, one of
     ``style.OWN_COLORS`` per G of ``among``; a library G its family's), dashed. A G drawn
     with several parameter settings (``places``, :func:`_looks`) gives the k-th of m (by
-    value) a shade of its colour, lighter to darker (``style.shade``), and its own dashes
-    (``style.PARAM_LINESTYLES``): beta=5 and beta=20 were one colour and one dash."""
+    value) a shade of its colour, lighter to darker (``style.shade``), its own dashes
+    (``style.PARAM_LINESTYLES``) and marker where points are drawn (``sparse_marker``,
+    ``style.PARAM_MARKERS``): beta=5 and beta=20 were one colour and one dash."""
     agent = row["agent"]
     operator, kwargs = row.get("operator"), row.get("op_kwargs")
     key = style.colour_key(agent, operator)
@@ -232,6 +234,8 @@ def _deep_look(
     colour = style.shade(style.color(key, among), k, m)
     dashes = style.PARAM_LINESTYLES[k % len(style.PARAM_LINESTYLES)]
     look: dict[str, Any] = {"color": colour, "ls": dashes}
+    if m > 1:  # and its marker where points are drawn (sparse bias probes, step sizes)
+        look["sparse_marker"] = style.PARAM_MARKERS[k % len(style.PARAM_MARKERS)]
     return style.label(agent, None, operator, kwargs), look
 
 
@@ -438,7 +442,7 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
                 per_lr["lr"].to_numpy(dtype=float) * dodge,
                 per_lr["mean"],
                 yerr=se,
-                marker="o",
+                marker=look.pop("sparse_marker", "o"),
                 ms=4,
                 capsize=2,
                 label=name,
