@@ -743,14 +743,15 @@ def run_sweep(
                 raise UsageError(UNGUARDED) from None
             except BaseException:
                 backend_obj.abort()
+                # A run stopped (Ctrl-C) before its worker wrote anything into its folder
+                # left it empty: nothing to continue from (its workers are stopped now).
+                # Only here: --keep-work keeps a finished run's folder, empty or not.
+                for run in todo:
+                    with contextlib.suppress(OSError):  # not empty, or none
+                        store.work_dir(run.run_id).rmdir()
                 raise
             backend_obj.close()
     finally:
-        # A run stopped (Ctrl-C) before its worker wrote anything into its folder left it
-        # empty: nothing to continue from (its workers are stopped by now).
-        for run in runs:
-            with contextlib.suppress(OSError):  # not empty, or none
-                store.work_dir(run.run_id).rmdir()
         if not keep_work:  # OUT/work left empty (each finished run's folder removed)
             with contextlib.suppress(OSError):  # not empty: checkpoints to resume from
                 store.work_root.rmdir()
