@@ -19,6 +19,7 @@ from test_own_operator_deep import _small  # a tiny two-seed generalized-dqn run
 from maxminq.deep import TrainConfig, read_tables, run_training
 from maxminq.deep.config import EnvWarning
 from maxminq.deep.env_checks import warn_if_not_repeatable
+from maxminq.errors import UsageError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -162,3 +163,71 @@ def test_other_unrepeatable_envs_keep_the_general_text(own_envs):
     assert "(state carried from one episode to the next, or random numbers" in said
     assert "super().reset" not in said
     assert _repeatable_warnings("Seeded") == []  # the same env seeded: repeatable, no word
+
+
+def _refusal(network: str, shape: tuple[int, ...]) -> str:
+    with pytest.raises(UsageError) as err:
+        TrainConfig(env_id="my_envs:Img-v0", network=network).check_observation_shape(shape)
+    return str(err.value)
+
+
+def test_mlp_on_a_channels_last_image_is_not_sent_to_minatar_cnn():
+    # minatar_cnn refuses channels-last images: the MLP's error said 'use minatar_cnn'
+    said = _refusal("mlp", (8, 8, 3))
+    start = "--network: mlp takes 1-D feature vectors, my_envs:Img-v0 gives (8, 8, 3)"
+    assert said.startswith(start)
+    assert "use --network minatar_cnn" not in said
+    assert "channels last? move them first: (3, 8, 8)" in said
+    assert "gymnasium.wrappers.FlattenObservation(env), 192 features" in said
+    # the MinAtar network's refusal of the same image gives the same remedy
+    remedy = said[said.index("(channels last?") :]
+    assert _refusal("minatar_cnn", (8, 8, 3)).endswith(remedy)
+    # an image minatar_cnn reads as it is: that network, or flatten for the MLP
+    said = _refusal("mlp", (4, 10, 10))
+    assert "(use --network minatar_cnn, or flatten them for mlp: " in said
+    assert "FlattenObservation(env), 400 features" in said
+
+
+def test_envs_env_refuses_a_channels_last_image_with_trains_remedy(tmp_path, monkeypatch, capsys):
+    from maxminq.cli import main
+
+    (tmp_path / "img_env22b.py").write_text(
+        textwrap.dedent(
+            """
+            import gymnasium as gym
+            import numpy as np
+
+            class Img(gym.Env):
+                observation_space = gym.spaces.Box(0, 255, (8, 8, 3), np.uint8)
+                action_space = gym.spaces.Discrete(3)
+
+                def reset(self, *, seed=None, options=None):
+                    super().reset(seed=seed)
+                    return np.zeros((8, 8, 3), np.uint8), {}
+
+                def step(self, action):
+                    return np.zeros((8, 8, 3), np.uint8), 0.0, True, False, {}
+
+            gym.register(id="Img22b-v0", entry_point="img_env22b:Img")
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "img_env22b", raising=False)
+    try:
+        assert main(["envs", "--env", "img_env22b:Img22b-v0"]) == 2
+        envs = capsys.readouterr().err.strip()
+        out = tmp_path / "run"
+        argv = ["train", "--env", "img_env22b:Img22b-v0", "--network", "mlp", "--out", str(out)]
+        assert main(argv) == 2
+        train = capsys.readouterr().err.strip()
+    finally:
+        import gymnasium as gym
+
+        gym.registry.pop("Img22b-v0", None)
+        sys.modules.pop("img_env22b", None)
+    assert not out.exists()
+    remedy = train[train.index("(channels last?") :]
+    end = "192 features; either in an entry point of yours that returns the wrapped environment)"
+    assert remedy.endswith(end)
+    assert envs.endswith(remedy) and len(envs.splitlines()) == 1

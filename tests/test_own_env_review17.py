@@ -163,7 +163,7 @@ def test_a_constructor_that_requires_render_mode_is_told_to_default_it(tmp_path,
         ((2, 6, 8), "not square: crop, pad or resize the images to (C, H, H)"),
         ((8, 8, 3), "channels last? move them first: (3, 8, 8)"),
         ((84, 96, 3), "channels last? move them first: (3, 84, 96), and make them square"),
-        ((3, 2, 2), "too small for its 3x3 convolution"),
+        ((3, 2, 2), "too small for minatar_cnn's 3x3 convolution"),
     ],
 )
 def test_an_image_the_network_cannot_take_gets_the_hint_that_fits_it(shape, hint) -> None:

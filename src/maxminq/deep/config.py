@@ -90,6 +90,41 @@ def warn_if_never_learning(cfg: ResolvedTrainConfig) -> None:
         )
 
 
+def _cnn_reads(obs_shape: tuple[int, ...]) -> bool:
+    """Whether the MinAtar network reads observations of ``obs_shape`` as they are: square
+    channels-first images (C, H, H), H >= 3 (its 3x3 convolution is built for MinAtar's
+    10x10)."""
+    return len(obs_shape) == 3 and obs_shape[1] == obs_shape[2] >= 3
+
+
+def _observation_remedy(obs_shape: tuple[int, ...]) -> str:
+    """What makes observations of ``obs_shape`` (not 1-D) readable by a network, for the
+    error of either network: an image the MinAtar network reads as it is needs
+    ``--network minatar_cnn``; a channels-last one its channels moved first (a wrapper);
+    any of them, flattened (``FlattenObservation``), suits the MLP."""
+    size = math.prod(obs_shape)
+    flatten = f"gymnasium.wrappers.FlattenObservation(env), {size:,} features"
+    where = "in an entry point of yours that returns the wrapped environment"
+    if len(obs_shape) != 3:
+        return f"flatten them for --network mlp: {flatten}, {where}"
+    if _cnn_reads(obs_shape):
+        return f"use --network minatar_cnn, or flatten them for mlp: {flatten}, {where}"
+    c, h, w = obs_shape
+    if w < min(c, h):  # (H, W, C): a channels-last image
+        square = "" if c == h else ", and make them square"
+        first = (w, c, h)
+        image = (
+            f"channels last? move them first: {first}{square}; e.g. gymnasium.wrappers."
+            f"TransformObservation(env, lambda o: np.moveaxis(o, -1, 0), a Box of shape "
+            f"{first}), for --network minatar_cnn"
+        )
+    elif h != w:
+        image = "not square: crop, pad or resize the images to (C, H, H) for minatar_cnn"
+    else:
+        image = "too small for minatar_cnn's 3x3 convolution"
+    return f"{image}; or flatten them for --network mlp: {flatten}; either {where}"
+
+
 # maxminq's own source folder: a frame whose file lies in it is not the user's code.
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -540,35 +575,23 @@ class TrainConfig:
                     )
 
     def check_observation_shape(self, obs_shape: tuple[int, ...]) -> None:
-        """Reject a network that cannot read the environment's observations."""
+        """Reject a network that cannot read the environment's observations, saying what
+        makes them readable (:func:`_observation_remedy`: the same words for either
+        network, and for ``maxminq envs --env``)."""
         if self.network == "mlp" and len(obs_shape) > 1:
             raise UsageError(
-                f"--network: mlp cannot take {self.env_id}'s image observations {obs_shape};"
-                " use minatar_cnn"
+                f"--network: mlp takes 1-D feature vectors, {self.env_id} gives "
+                f"{obs_shape} ({_observation_remedy(obs_shape)})"
             )
         if self.network == "minatar_cnn" and len(obs_shape) != 3:
             raise UsageError(
                 f"--network: minatar_cnn needs (C, H, W) image observations, {self.env_id}"
                 f" gives {obs_shape}; use mlp"
             )
-        if self.network == "minatar_cnn" and not obs_shape[1] == obs_shape[2] >= 3:
-            # Its 3x3 convolution is built for square channels-first images (MinAtar's 10x10).
-            c, h, w = obs_shape
-            if w < min(c, h):  # (H, W, C): a channels-last image
-                square = "" if c == h else ", and make them square"
-                first = (w, c, h)
-                hint = (
-                    f"channels last? move them first: {first}{square}; e.g. gymnasium.wrappers."
-                    f"TransformObservation(env, lambda o: np.moveaxis(o, -1, 0), a Box of shape "
-                    f"{first}) in an entry point of yours that returns the wrapped environment"
-                )
-            elif h != w:
-                hint = "not square: crop, pad or resize the images to (C, H, H)"
-            else:
-                hint = "too small for its 3x3 convolution"
+        if self.network == "minatar_cnn" and not _cnn_reads(obs_shape):
             raise UsageError(
                 f"--network: minatar_cnn needs square channels-first images (C, H, H) with "
-                f"H >= 3, {self.env_id} gives {obs_shape} ({hint})"
+                f"H >= 3, {self.env_id} gives {obs_shape} ({_observation_remedy(obs_shape)})"
             )
 
     def make_env(self, max_episode_steps: int | None = None, **extra: Any) -> Any:
