@@ -41,8 +41,8 @@ def finished_run(
             + ["terminated", "truncated"],
         ),
         "tests": pd.DataFrame(
-            [[s, 1, float(r), 10] for s, r in sorted(tests.items())],
-            columns=["seed", "episode", "return", "length"],
+            [[s, 1, float(r), 10, True, False] for s, r in sorted(tests.items())],
+            columns=["seed", "episode", "return", "length", "terminated", "truncated"],
         ),
         "metrics": pd.DataFrame(
             [[s, step, 0.1, 1.0, m, 0.0, abs(m), n, 0.01, 100.0] for s, step, m, n in metrics],
