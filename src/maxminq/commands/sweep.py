@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -317,7 +318,11 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(dry_run(config, out))
         return 0
-    with hangup_as_terminate():
+    with hangup_as_terminate(), warnings.catch_warnings():
+        if idle:  # said above, before they run: not again as each run warns (run_training)
+            from maxminq.deep.config import NeverLearnsWarning
+
+            warnings.filterwarnings("ignore", category=NeverLearnsWarning)
         summary = run_sweep(
             config,
             out,
