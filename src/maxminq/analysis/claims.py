@@ -95,10 +95,15 @@ def judged(status: str) -> Undecided | None:
 
 
 def _fmt(x: float) -> str:
-    """Numbers for humans: 3 significant digits, no exponent for everyday magnitudes."""
+    """Numbers for humans: 3 significant digits, no exponent for everyday magnitudes; one
+    past :data:`HUGE` (a diverged run's Q of 1e300) with one, not its 300 digits."""
     if x is None or not np.isfinite(x):
         return "n/a"
-    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
+    return f"{x:.0f}" if 100 <= abs(x) < HUGE else f"{x:.3g}"
+
+
+#: Magnitudes from which :func:`_fmt` (and the report's tables) write an exponent.
+HUGE = 1e9
 
 
 def _ms(x: np.ndarray) -> tuple[float, float, int]:

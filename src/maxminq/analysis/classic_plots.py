@@ -214,18 +214,23 @@ def _smooth(y: np.ndarray, window: int) -> np.ndarray:
 NONFINITE_LINES = 4
 
 
-def nonfinite_note(df: pd.DataFrame, left_out: str) -> str:
+def nonfinite_note(df: pd.DataFrame, left_out: str, value: str | Sequence[str] = "q_a_left") -> str:
     """The note a toy MDP figure carries when some runs went non-finite (NaN or inf in
     Q(A, Left): a G of one's own that diverges, too large a step size), so that its means
     over the finite runs are never silent: per setting (mu, operator, N, parameters) how many
     of its runs, from which episode (:func:`maxminq.analysis.tables.nonfinite_runs`);
     ``left_out`` says what the figure does with them. ``''`` when every value is finite
     (the figure is as without the note). ``df``: the toy rows (``op_kwargs`` JSON or
-    ``op_params`` text name the parameters)."""
-    if not {"q_a_left", *_TOY_COLUMNS} <= set(df.columns):
+    ``op_params`` text name the parameters). ``value``: the column the figure draws
+    (``"distance"``: Fig. 2, whose P(Left | A) goes NaN when Q(A, Right) does, while
+    Q(A, Left) may stay finite), or several: a run non-finite in any of them."""
+    values = [value] if isinstance(value, str) else list(value)
+    if not {*values, *_TOY_COLUMNS} <= set(df.columns):
         return ""
+    finite = np.isfinite(df[values].to_numpy(dtype=float)).all(axis=1)
+    df = df.assign(_finite=np.where(finite, 0.0, np.nan))
     keyed, extra = (df, ["op_params"]) if "op_params" in df.columns else _with_params(df)
-    table = T.nonfinite_runs(keyed, ["mu", "algorithm", "n", *extra], "q_a_left")
+    table = T.nonfinite_runs(keyed, ["mu", "algorithm", "n", *extra], "_finite")
     if table.empty:
         return ""
     place = _params_order(keyed)  # the legend's order; a setting's mus on one line
@@ -300,7 +305,9 @@ def _toy_panels(
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    _add_note(fig, nonfinite_note(df, "the means are over the other runs from that episode on"))
+    _add_note(
+        fig, nonfinite_note(df, "the means are over the other runs from that episode on", value)
+    )
     fig.tight_layout()
     return fig
 

@@ -956,8 +956,8 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
     if toy is not None and not toy.empty:
         runs = cp.count_runs(toy, T.TOY_KEYS)
 
-        def gone(left_out: str) -> str:  # runs gone non-finite, named as the figure does
-            note = cp.nonfinite_note(toy, left_out)
+        def gone(left_out: str, value: str = "q_a_left") -> str:  # as the figure names them
+            note = cp.nonfinite_note(toy, left_out, value)
             return " " + note.replace(":\n", ": ").replace("\n", "; ") + "." if note else ""
 
         own_g = sorted({a for a in toy.algorithm.astype(str).unique() if ":" in a})
@@ -970,7 +970,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             "Toy MDP: distance to the optimal policy (Fig. 2)",
             "Absolute difference between P(Left | A) under the learned eps-greedy policy and "
             f"under the optimal one, mean over {runs} runs with one standard error."
-            + gone("the means are over the other runs from that episode on"),
+            + gone("the means are over the other runs from that episode on", "distance"),
             "toy",
         )
         # The true Q(A, Left) is gamma * mu: the runs' discount (a sweep may set one; the

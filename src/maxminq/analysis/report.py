@@ -324,7 +324,7 @@ def infer_scale(results: dict[str, pd.DataFrame], meta: dict) -> str:
 def _f(x: float, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and not np.isfinite(x)):
         return "n/a"
-    return f"{x:.0f}" if abs(x) >= 10**digits else f"{x:.{digits}g}"
+    return f"{x:.0f}" if 10**digits <= abs(x) < C.HUGE else f"{x:.{digits}g}"
 
 
 def _mean_se(r: pd.Series) -> str:
@@ -813,10 +813,41 @@ def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str],
     return head, rows
 
 
+#: What the toy table does with runs gone non-finite (:func:`toy_nonfinite_note`).
+TOY_LEFT_OUT = "left out of these means and of the runs column"
+
+
+def _without_nonfinite_runs(toy: pd.DataFrame, extra: Sequence[str]) -> pd.DataFrame:
+    """``toy`` with both values of every run that went non-finite in either (distance or
+    Q(A, Left), at any episode) made NaN: the table leaves out, from both columns, the runs
+    its note (:func:`toy_nonfinite_note`) names; a run whose Q(A, Right) diverged kept a
+    finite Q(A, Left) of 1e300 in the Q column while its distance was left out."""
+    values = toy[["distance", "q_a_left"]].to_numpy(dtype=float)
+    finite = pd.Series(np.isfinite(values).all(axis=1), index=toy.index)
+    if finite.all():
+        return toy
+    by = [*T.present_keys(toy, [*T.TOY_KEYS, *extra]), *T.tabular_run_cols(toy)]
+    keys = [toy[c].astype(str) for c in by]  # NaN op_kwargs: one key, as text
+    whole = finite.groupby(keys, sort=False).transform("all").to_numpy(dtype=bool)
+    return toy.assign(distance=toy["distance"].where(whole), q_a_left=toy["q_a_left"].where(whole))
+
+
+def toy_nonfinite_note(toy: pd.DataFrame) -> str:
+    """The note under the report's toy table naming its runs that went non-finite (NaN or
+    inf in distance or Q(A, Left)), left out of its means and runs, as the figures name
+    theirs (:func:`maxminq.analysis.classic_plots.nonfinite_note`), on one line; ``''``
+    when every value is finite."""
+    from maxminq.analysis import classic_plots as cp
+
+    note = cp.nonfinite_note(toy, TOY_LEFT_OUT, ("distance", "q_a_left"))
+    return note.replace(":\n", ": ").replace("\n", "; ") + "." if note else ""
+
+
 def _toy_table(
     toy: pd.DataFrame, extra: Sequence[str] = ()
 ) -> tuple[list[str], list[list[str]], pd.DataFrame]:
     extra = T.present_keys(toy, extra)
+    toy = _without_nonfinite_runs(toy, extra)
     dist = T.toy_final(toy, "distance", extra=extra)
     qv = T.toy_final(toy, "q_a_left", extra=extra)
     keys = T.present_keys(dist, [*T.TOY_KEYS, *extra])
@@ -1431,6 +1462,9 @@ def build_report(
         _write_csv(merged, summary_dir / SUMMARY_TABLES[0])
         doc.heading("Toy MDP (average over the last 10% of episodes)", 3)
         doc.table(head, rows)
+        gone = toy_nonfinite_note(tables.toy)
+        if gone:
+            doc.para(gone, cls="note")
     if tables.mountain_car is not None and not tables.mountain_car.empty:
         mc_extra = T.present_keys(tables.mountain_car, split.get("mountain_car", ()))
         mcs = T.mountain_car_summary(tables.mountain_car, reps=reps, extra=mc_extra)

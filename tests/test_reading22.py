@@ -1,0 +1,78 @@
+"""Session 22, a second reading of the analysis and sweep changes: the report's toy table and
+runs gone non-finite, a diverged deep run's cause, parameter settings' order and looks."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from maxminq.analysis import report as R
+
+
+# ----------------------------------------------------------------------------- toy table
+def _toy(gone: bool = True) -> pd.DataFrame:
+    """4 runs x 10 episodes of Q-learning and Maxmin N = 2 at mu = +0.1; final Q(A, Left)
+    0.1 * run. With ``gone``: Q-learning run 0's distance NaN from episode 5 while its
+    Q(A, Left) stays finite (1e300: its Q(A, Right) diverged), run 1's Q(A, Left) inf from 8."""
+    rows = []
+    for (algo, n), run, ep in itertools.product([("q_learning", 1), ("maxmin", 2)], range(4),
+                                                range(1, 11)):  # fmt: skip
+        rows.append([0.1, algo, n, run, ep, 0.5, 0.2 + 0.1 * run, 0.1 * run])
+    df = pd.DataFrame(
+        rows, columns=["mu", "algorithm", "n", "run", "episode", "p_left", "distance", "q_a_left"]
+    )
+    if gone:
+        q = df.algorithm == "q_learning"
+        df.loc[q & (df.run == 0) & (df.episode >= 5), ["distance", "p_left"]] = np.nan
+        df.loc[q & (df.run == 0) & (df.episode >= 5), "q_a_left"] = 1e300
+        df.loc[q & (df.run == 1) & (df.episode >= 8), "q_a_left"] = np.inf
+    return df
+
+
+def test_report_toy_table_names_and_leaves_out_runs_gone_non_finite(tmp_path: Path) -> None:
+    report = R.build_report(tmp_path, results={"toy_mdp": _toy()}, reps=20)
+    md = report.markdown.read_text(encoding="utf-8")
+    table = md.split("### Toy MDP (average", 1)[1]
+    rows = [r for r in table.splitlines() if r.startswith("| +0.1")]
+    q_row = next(r for r in rows if "Q-learning" in r).strip("| ").split(" | ")
+    # runs 2 and 3 only, in both columns: distance 0.4, 0.5; Q(A, Left) 0.2, 0.3
+    assert q_row[3:6] == ["2", "0.45 ± 0.05", "0.25 ± 0.05"]
+    assert next(r for r in rows if "Maxmin" in r).split(" | ")[3] == "4"
+    note = table.split("\n> ", 1)[1].splitlines()[0]
+    assert note.startswith("Runs that went non-finite (NaN or inf), left out of these means")
+    assert "Q-learning: 2 of 4 runs at mu = +0.1 went non-finite, at episodes 5 to 8." in note
+    html = report.html.read_text(encoding="utf-8")
+    assert "Q-learning: 2 of 4 runs at mu = +0.1 went non-finite, at episodes 5 to 8." in html
+    assert "1e+300" not in md and "0" * 30 not in md  # a finite 1e300 never as 301 digits
+    clean = R.build_report(tmp_path, results={"toy_mdp": _toy(False)}, reps=20)
+    assert "non-finite" not in clean.markdown.read_text(encoding="utf-8")
+
+
+def test_fig2_caption_counts_runs_whose_distance_went_non_finite(tmp_path: Path) -> None:
+    from maxminq.analysis import classic_plots as cp
+    from maxminq.analysis import figures as F
+    from maxminq.analysis import tables as T
+
+    made = {f.name: f.caption for f in F.classic_figures(T.Tables(toy=_toy()), tmp_path)}
+    # Fig. 2 draws the distance: run 0 (distance NaN from 5) is the one it leaves out there
+    assert (
+        "Q-learning: 1 of 4 runs at mu = +0.1 went non-finite, at episode 5."
+        in made["toy_mdp_distance"]
+    )
+    assert (
+        "Q-learning: 1 of 4 runs at mu = +0.1 went non-finite, at episode 8."
+        in made["toy_mdp_q_left"]
+    )
+    note = cp.toy_distance_figure(_toy())._suptitle.get_text()
+    assert "1 of 4 runs at mu = +0.1 went non-finite, at episode 5" in note
+
+
+def test_claims_and_tables_write_huge_numbers_with_an_exponent() -> None:
+    from maxminq.analysis import claims as C
+
+    assert C._fmt(-1.6e303) == "-1.6e+303"
+    assert R._f(8.2e306) == "8.2e+306"
+    assert C._fmt(12345.6) == "12346" and R._f(12345.6) == "12346"  # everyday: as before
