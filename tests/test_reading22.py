@@ -76,3 +76,24 @@ def test_claims_and_tables_write_huge_numbers_with_an_exponent() -> None:
     assert C._fmt(-1.6e303) == "-1.6e+303"
     assert R._f(8.2e306) == "8.2e+306"
     assert C._fmt(12345.6) == "12346" and R._f(12345.6) == "12346"  # everyday: as before
+
+
+# ----------------------------------------------------------------------------- deep divergence
+def test_a_diverged_deep_runs_note_gives_each_seeds_cause() -> None:
+    from maxminq.experiments.registry import _diverged
+
+    cause = "G my_ops:softmin_q with {'beta': 20} gave inf on finite target-net values in [-1, 2]"
+    runs = pd.DataFrame(
+        {"seed": [0, 1, 2], "status": ["done", "diverged", "diverged"],
+         "diverged_step": [np.nan, 300, 700],
+         "diverged_cause": ["", cause, "networks: the loss went nan at step 700"]}
+    )  # fmt: skip
+    assert _diverged({"runs": runs}) == (
+        f"diverged seeds: [1, 2] (seed 1: {cause}; seed 2: networks: the loss went nan at step 700)"
+    )
+    # an older run's table, no diverged_cause: as before
+    assert _diverged({"runs": runs.drop(columns="diverged_cause")}) == "diverged seeds: [1, 2]"
+    # a cause read back from a CSV as NaN (empty) adds nothing
+    blank = runs.assign(diverged_cause=[np.nan, np.nan, ""])
+    assert _diverged({"runs": blank}) == "diverged seeds: [1, 2]"
+    assert _diverged({"runs": runs.assign(status="done")}) is None

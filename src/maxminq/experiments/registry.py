@@ -422,7 +422,10 @@ def _check_environment(config: Any) -> None:
 
 
 def _diverged(tables: Mapping[str, pd.DataFrame]) -> str | None:
-    """A note when the deep ``runs`` table reports diverged seeds, else ``None``."""
+    """A note when the deep ``runs`` table reports diverged seeds, else ``None``: one line,
+    ``diverged seeds: [1]``, with each seed's cause where the table gives one (its
+    ``diverged_cause``: ``diverged seeds: [1] (seed 1: G my_ops:softmin_q with {'beta': 20}
+    gave inf on ...)``; older runs have no such column)."""
     runs = tables.get("runs")
     if runs is None or runs.empty:
         return None
@@ -435,7 +438,14 @@ def _diverged(tables: Mapping[str, pd.DataFrame]) -> str | None:
     if bad.empty:
         return None
     who = bad["seed"].tolist() if "seed" in bad.columns else len(bad)
-    return f"diverged seeds: {who}"
+    causes = []
+    if "diverged_cause" in bad.columns:
+        seeds = bad["seed"].tolist() if "seed" in bad.columns else [None] * len(bad)
+        for seed, cause in zip(seeds, bad["diverged_cause"].tolist(), strict=True):
+            text = " ".join(cause.split()) if isinstance(cause, str) else ""  # one line
+            if text:
+                causes.append(text if seed is None else f"seed {seed}: {text}")
+    return f"diverged seeds: {who}" + (f" ({'; '.join(causes)})" if causes else "")
 
 
 def execute_deep(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
