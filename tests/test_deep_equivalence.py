@@ -384,7 +384,7 @@ def test_training_loop_matches_a_plain_single_seed_dqn_loop(
             a = int(test_rng.integers(2)) if explore else int(q.argmax())
             obs, r, term, trunc, _ = env.step(a)
             total, length, done = total + float(r), length + 1, term or trunc
-        expected.append([3, episode + 1, total, length])
+        expected.append([3, episode + 1, total, length, bool(term), bool(trunc)])
     tr.evaluate()
     assert tr.rows["tests"] == expected
     tr.close()
