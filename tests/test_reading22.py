@@ -97,3 +97,33 @@ def test_a_diverged_deep_runs_note_gives_each_seeds_cause() -> None:
     blank = runs.assign(diverged_cause=[np.nan, np.nan, ""])
     assert _diverged({"runs": blank}) == "diverged seeds: [1, 2]"
     assert _diverged({"runs": runs.assign(status="done")}) is None
+
+
+# ----------------------------------------------------------------------------- settings' looks
+def test_settings_that_differ_past_six_digits_keep_their_own_label_and_points() -> None:
+    from maxminq.analysis import classic_plots as cp
+    from maxminq.analysis import style
+
+    assert style.params_text({"beta": 1234567}) == "beta=1234567"
+    assert style.params_text('{"c":0.12345678}') == "c=0.12345678"
+    assert style.params_text({"c": 1e-5, "k": 10}) == "c=1e-05,k=10"  # everyday: as before
+    # a text that reads as a number, bool or list is quoted: not the value's own label
+    assert style.params_text({"beta": "5", "mode": "hard"}) == "beta='5',mode=hard"
+    assert style.params_text({"flag": "True"}) != style.params_text({"flag": True})
+    df = _toy(False).assign(algorithm="my_ops:softmin_q")
+    df["op_kwargs"] = np.where(df.algorithm == df.algorithm, None, None)
+    df.loc[df.n == 1, "op_kwargs"] = '{"beta":1234567}'
+    df.loc[df.n == 2, "op_kwargs"] = '{"beta":1234568}'
+    df["n"] = 2  # one N: only beta tells them apart (pooled into one point before)
+    fig = cp.toy_bias_vs_n_figure(df)
+    labels = [c.get_label() for c in fig.axes[0].containers]
+    assert labels == [
+        "softmin_q [my_ops] (beta=1234567)",
+        "softmin_q [my_ops] (beta=1234568)",
+    ]
+    df.loc[df.op_kwargs == '{"beta":1234568}', "op_kwargs"] = '{"beta":"1234567"}'
+    labels = [c.get_label() for c in cp.toy_bias_vs_n_figure(df).axes[0].containers]
+    assert labels == [
+        "softmin_q [my_ops] (beta=1234567)",
+        "softmin_q [my_ops] (beta='1234567')",
+    ]

@@ -123,7 +123,33 @@ def params_text(op_kwargs: object) -> str:
     given = params(op_kwargs)
     if given is None:
         return ""
-    return ",".join(f"{k}={v:g}" if _is_number(v) else f"{k}={v}" for k, v in sorted(given.items()))
+    return ",".join(f"{k}={_value_text(v)}" for k, v in sorted(given.items()))
+
+
+def _value_text(value: object) -> str:
+    """A parameter's value as :func:`params_text` writes it: numbers by
+    :func:`_number_text`; text as it is (``mode=hard``) unless it reads as another value
+    (``"5"``, ``"True"``, ``"[1, 2]"``: quoted, ``beta='5'``, not the number's ``beta=5``,
+    under which the toy figures pooled the two)."""
+    if _is_number(value):
+        return _number_text(value)  # type: ignore[arg-type]  # a real number (_is_number)
+    if isinstance(value, str):
+        import ast
+
+        try:
+            ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return value
+        return repr(value)
+    return str(value)
+
+
+def _number_text(value: float) -> str:
+    """A parameter's number as a label gives it: 6 significant digits (``1e-05``, ``0.7``)
+    where they are the number, else all of its digits (``1234567``, ``0.12345678``: two
+    settings 1234567 and 1234568 were both ``1.23457e+06``)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
 
 
 def _is_number(value: object) -> bool:
