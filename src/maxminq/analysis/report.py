@@ -728,8 +728,8 @@ def _setting_text(value: object) -> str:
     function's default, e.g. ``update_members`` of Q-learning)."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "–"
-    if isinstance(value, (float, np.floating)):
-        return f"{value:g}"
+    if isinstance(value, (float, np.floating)):  # every digit a number needs: 0.9999999
+        return style.number_text(float(value))  # and 1 were both '1', two rows alike
     return str(value)
 
 

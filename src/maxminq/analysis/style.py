@@ -128,11 +128,11 @@ def params_text(op_kwargs: object) -> str:
 
 def _value_text(value: object) -> str:
     """A parameter's value as :func:`params_text` writes it: numbers by
-    :func:`_number_text`; text as it is (``mode=hard``) unless it reads as another value
+    :func:`number_text`; text as it is (``mode=hard``) unless it reads as another value
     (``"5"``, ``"True"``, ``"[1, 2]"``: quoted, ``beta='5'``, not the number's ``beta=5``,
     under which the toy figures pooled the two)."""
     if _is_number(value):
-        return _number_text(value)  # type: ignore[arg-type]  # a real number (_is_number)
+        return number_text(value)  # type: ignore[arg-type]  # a real number (_is_number)
     if isinstance(value, str):
         import ast
 
@@ -144,12 +144,15 @@ def _value_text(value: object) -> str:
     return str(value)
 
 
-def _number_text(value: float) -> str:
-    """A parameter's number as a label gives it: 6 significant digits (``1e-05``, ``0.7``)
-    where they are the number, else all of its digits (``1234567``, ``0.12345678``: two
-    settings 1234567 and 1234568 were both ``1.23457e+06``)."""
+def number_text(value: float) -> str:
+    """A number as a label or a table cell gives it (a parameter, a setting): 6
+    significant digits (``1e-05``, ``0.7``) where they are the number, else all of its
+    digits (``1234567``, ``0.12345678``: two settings 1234567 and 1234568 were both
+    ``1.23457e+06``)."""
     short = f"{value:g}"
-    return short if float(short) == value else repr(value)
+    if float(short) == value:
+        return short
+    return str(value) if isinstance(value, int) else repr(float(value))
 
 
 def _is_number(value: object) -> bool:
