@@ -265,3 +265,48 @@ def test_a_sweep_says_once_that_its_runs_never_learn(tmp_path, monkeypatch, caps
     assert len(err) == 1 and "1 deep run(s) with steps <= learning_starts never learn" in err[0]
     with pytest.warns(NeverLearnsWarning):  # the filter ends with the command
         warnings.warn("again", NeverLearnsWarning, stacklevel=1)
+
+
+def test_a_seed_that_cannot_act_in_an_evaluation_is_diverged_and_the_others_train_on():
+    """An evaluation during training (eval_every) that finds seed 1's networks NaN: the seed
+    is diverged at that step with the evaluation named, has no evals rows there, and seed 0
+    trains on exactly as in a run where nothing happened to seed 1."""
+    from maxminq.deep.train import Trainer
+
+    cfg = _small(agent="dqn", n=1, steps=120, eval_episodes=0, eval_every=60).resolve()
+    original = Trainer.evaluate_during_training
+
+    def run(poison: bool) -> dict[str, pd.DataFrame]:
+        tr = Trainer(cfg)
+
+        def evaluate(self):  # seed 1's last update (unseen yet) left its networks NaN
+            if poison and self.step == 60:
+                self.learner.online.flat[1:2].fill_(float("nan"))
+            original(self)
+
+        try:
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(Trainer, "evaluate_during_training", evaluate)
+                while tr.step < cfg.steps and tr.active.any():
+                    tr.train_step()
+            return tr.tables()
+        finally:
+            tr.close()
+
+    poisoned, plain = run(True), run(False)
+    runs = poisoned["runs"].set_index("seed")
+    assert runs.loc[1, "status"] == "diverged" and runs.loc[1, "diverged_step"] == 60
+    assert runs.loc[1, "diverged_cause"] == (
+        "networks: its networks held NaN or inf in an evaluation episode (after its last update)"
+    )
+    assert runs.loc[0, "status"] == "done"
+    evals = poisoned["evals"]
+    assert evals[evals["step"] == 60]["seed"].unique().tolist() == [0]
+    assert evals[evals["step"] == 120]["seed"].unique().tolist() == [0]
+    for name in ("episodes", "evals"):
+        mine = poisoned[name][poisoned[name]["seed"] == 0].reset_index(drop=True)
+        theirs = plain[name][plain[name]["seed"] == 0].reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, theirs)
+    ours = poisoned["metrics"][poisoned["metrics"]["seed"] == 0].drop(columns="steps_per_s")
+    base = plain["metrics"][plain["metrics"]["seed"] == 0].drop(columns="steps_per_s")
+    pd.testing.assert_frame_equal(ours.reset_index(drop=True), base.reset_index(drop=True))
