@@ -714,8 +714,9 @@ def operator_bias(
     (samples, N, M) to the (samples,) bootstrap values (as ``maxminq.operators``' do), to
     measure a new operator's bias in the same setting; it is tried once on zeros of each N
     first (a ValueError if it returns another shape, a TypeError naming it if it fails on
-    NumPy input), and its values are read as float64 (a torch tensor or float32 values too).
-    A function of ``maxminq.operators`` is its operator, as if named.
+    NumPy input), and its values are read as float64 (a torch tensor or float32 values too);
+    a value that is not finite (an overflow in G) is a ValueError naming it. A function of
+    ``maxminq.operators`` is its operator, as if named.
 
     ``op_kwargs``: G's parameters as one mapping (as the toy MDP's ``op_kwargs`` and
     ``FiniteMDP.learn``'s ``operator_kwargs`` take them), merged with ``params``: the way to
@@ -724,14 +725,23 @@ def operator_bias(
     """
     params = _operator_kwargs(op_kwargs, params)
     m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise)
-    op = _operator_g(_library_name(name), params, n)
+    library = _library_name(name)
+    op = _operator_g(library, params, n)
+    own = None if isinstance(library, str) else str(getattr(library, "__name__", "G"))
 
     def sample(mm: int, nn: int, tt: float, gg: float) -> tuple[float, ...]:
         draw = _draw(rng, tt, noise)
         bias = _Moments()
         rows = max(1, _CHUNK_ELEMENTS // (nn * mm))
         for lo in range(0, count, rows):
-            z = gg * op(draw(size=(min(rows, count - lo), nn, mm)), **params)
+            values = op(draw(size=(min(rows, count - lo), nn, mm)), **params)
+            if own is not None and not np.all(np.isfinite(values)):  # else NaN results
+                bad = values[~np.isfinite(values)].flat[0]
+                raise ValueError(
+                    f"operator {own!r} gave {bad} on the random errors of N = {nn} members "
+                    f"and M = {mm} actions; G must give finite values for finite ones"
+                )
+            z = gg * values
             bias.add(z)
         return (*bias.mean_se(), *bias.var_se())
 

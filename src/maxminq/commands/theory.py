@@ -18,6 +18,7 @@ carries beyond its assumption (the bias: closely; Corollary 1's variance ratio: 
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -140,9 +141,14 @@ def added_operator(
     head, _, tail = reference.rpartition(":")
     if head and ("=" in tail or tail.strip().isdigit()):  # the --algorithms spelling
         if tail.strip().isdigit():
+            from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
+
+            fixed = OPERATOR_SETTINGS.get(head, (None, {}))[0]  # double_q: its own N = 2
+            runs = (
+                "its curve runs over N = 1..--n-max" if fixed is None else f"it runs at N = {fixed}"
+            )
             raise UsageError(
-                f"--operator: takes no N here ({reference!r}): its curve runs over N = 1.."
-                f"--n-max; give --operator {head}"
+                f"--operator: takes no N here ({reference!r}): {runs}; give --operator {head}"
             )
         pairs = dict(item.partition("=")[0::2] for item in tail.split(","))
         shown = ", ".join(f'"{k}": {v}' for k, v in pairs.items())
@@ -166,12 +172,22 @@ def added_operator(
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise UsageError(f"--op-kwargs: {library} {key} must be a number, got {value!r}")
         params = {k: float(v) for k, v in params.items()}
+        if library not in OPERATOR_SETTINGS:  # averaged: independent snapshots are ensemble's
+            raise UsageError(
+                f"--operator: {library} is not drawn on its own: with independent errors its K "
+                "snapshots act as Ensemble Q's N members (the rows 'ensemble' of operator_bias.csv)"
+            )
         members, drawn = OPERATOR_SETTINGS[library]
         try:  # the operator's own checks (c > 0, sigma given and >= 0)
             operators.bootstrap(library, np.zeros((1, members or 1, m)), **params)
         except (TypeError, ValueError) as err:
             raise UsageError(f"--op-kwargs: {str(err).splitlines()[0]}") from None
-        if params == drawn:  # drawn already, with these parameters
+        defaults = {  # c = 1 unsaid is c = 1: drawn already, not a second row of that name
+            k: float(v.default)
+            for k, v in list(inspect.signature(operators.OPERATORS[library]).parameters.items())[1:]
+            if isinstance(v.default, int | float) and not isinstance(v.default, bool)
+        }
+        if {**defaults, **params} == {**defaults, **drawn}:  # drawn already, with these
             return None
         return library, library, params
     try:
@@ -310,6 +326,13 @@ def run(args: argparse.Namespace) -> int:
     """Compute the tables, draw the figures, write all six files atomically."""
     mc_m = _validate(args)
     added = args.added  # (reference, g, params) of --operator, or None
+    if added is None and args.operator is not None:  # a library operator's own setting
+        print(
+            f"maxminq theory: note: --operator {args.operator} with these parameters is drawn "
+            "already (its rows of operator_bias.csv); nothing is added",
+            file=sys.stderr,
+            flush=True,
+        )
     errors = simulated_error_parts(
         mc_m, args.n_max, args.samples, args.variance_samples, args.operator_m,
         None if added is None else added[0],

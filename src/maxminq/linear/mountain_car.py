@@ -589,6 +589,9 @@ def run_mountain_car(
             raise UsageError(
                 f"{option}: run_mountain_car takes one value; use run_mountain_car_grid for several"
             )
+    # here, not as the grid's step_sizes (the keyword named in its errors) and sigma2 lists
+    check_real(sigma2, "sigma2", 0.0)
+    check_real(step_size, "step_size", 0.0, strict=True)
     frame = run_mountain_car_grid(
         algorithm=algorithm,
         n=n,

@@ -1,0 +1,157 @@
+"""Session 22, a second reading of the classic and theory changes (hG): ``maxminq theory
+--operator`` edge cases, a G that overflows on random errors, ``run_mountain_car``'s one-value
+errors, and docs/operators-and-theory.md's account of an overflowing G."""
+
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from maxminq.cli import main
+
+MODULE = "hg22_ops"
+OWN_OPS = textwrap.dedent(
+    """
+    import numpy as np
+
+
+    def naive_softmin_q(q, beta=1.0):  # the soft-min as written: overflows once beta |q| > 709
+        return (-np.log(np.exp(-beta * q).mean(axis=-2)) / beta).max(axis=-1)
+    """
+)
+
+
+@pytest.fixture
+def own_ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The module above, importable in this process."""
+    folder = tmp_path / "ops"
+    folder.mkdir()
+    (folder / f"{MODULE}.py").write_text(OWN_OPS)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, MODULE, raising=False)
+    return MODULE
+
+
+THEORY = ["theory", "--m-max", "2", "--n-max", "2", "--samples", "50"]
+THEORY += ["--variance-samples", "10", "--operator-m", "4", "--no-progress"]
+
+
+def test_theory_operator_at_its_library_setting_adds_no_second_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """weighted_double_q's default c is 1, the figure's own: ``--operator weighted_double_q``
+    added a second set of rows named 'weighted_double_q' (other draws, one name), which the
+    figure merged into one curve."""
+    out = tmp_path / "out"
+    assert main([*THEORY, "--out", str(out), "--operator", "weighted_double_q"]) == 0
+    table = pd.read_csv(out / "operator_bias.csv")
+    assert (table["operator"] == "weighted_double_q").sum() == 1
+    assert not table.duplicated(["operator", "N"]).any()
+    err = capsys.readouterr().err
+    assert "note: --operator weighted_double_q with these parameters is drawn already" in err
+
+
+def test_theory_operator_averaged_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """averaged is an operator of the library but not a row of the figure: a KeyError
+    traceback before."""
+    out = tmp_path / "new" / "out"
+    assert main([*THEORY, "--out", str(out), "--operator", "averaged"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("maxminq theory: error: --operator: averaged is not drawn on its own")
+    assert "'ensemble'" in err and "\n" not in err
+    assert not (tmp_path / "new").exists()
+
+
+def test_theory_operator_with_n_names_a_fixed_operators_own_n(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """double_q runs at N = 2 only: the message said its curve ran over N = 1..--n-max."""
+    out = tmp_path / "out"
+    assert main([*THEORY, "--out", str(out), "--operator", "double_q:2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "it runs at N = 2; give --operator double_q" in err
+    assert "--n-max" not in err and not out.exists()
+
+
+def test_operator_bias_refuses_a_g_that_overflows_on_the_random_errors(own_ops: str) -> None:
+    """Finite on the zeros it is tried on, -inf on U(-1, 1) errors at beta = 1000: the bias
+    was NaN with NumPy RuntimeWarnings only. The message is the one the docs quote."""
+    from maxminq.theory import operator_bias
+
+    g = __import__(own_ops).naive_softmin_q
+    with pytest.raises(ValueError) as err:
+        operator_bias(g, 8, 4, 1.0, 1.0, 1000, np.random.default_rng(0), beta=1000)
+    text = str(err.value)
+    assert text == (
+        "operator 'naive_softmin_q' gave -inf on the random errors of N = 4 members and M = 8 "
+        "actions; G must give finite values for finite ones"
+    )
+    page = Path(__file__).parent.parent / "docs" / "operators-and-theory.md"
+    quoted = " ".join(page.read_text().split())  # the docs' quote, with its lines joined
+    assert text.replace("naive_softmin_q", "softmin_q") in quoted.replace("`", "")
+    # a finite G at a small beta still runs (the check is not of the library's operators)
+    est = operator_bias(g, 8, 4, 1.0, 1.0, 1000, np.random.default_rng(0), beta=1.0)
+    assert np.isfinite(est.bias)
+
+
+def test_theory_operator_overflowing_in_the_monte_carlo_writes_nothing(
+    own_ops: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: exit 0 with rows of empty bias in operator_bias.csv."""
+    out = tmp_path / "new" / "out"
+    args = ["--operator", f"{own_ops}:naive_softmin_q", "--op-kwargs", '{"beta": 1000}']
+    with np.errstate(all="ignore"):  # G's own overflow warnings
+        assert main([*THEORY, "--out", str(out), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert re.match(
+        rf"maxminq theory: error: --operator: operator '{own_ops}:naive_softmin_q' failed in "
+        r"the Monte Carlo \(ValueError: operator 'naive_softmin_q' gave -?inf on the random "
+        r"errors of N = 1 members and M = 4 actions; G must give finite values for finite "
+        r"ones\); nothing was written$",
+        err,
+    ), err
+    assert "\n" not in err and not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ({"step_size": -1.0}, "step_size: expected a finite number > 0, got -1.0"),
+        ({"step_size": "x"}, "step_size: expected a finite number > 0, got 'x'"),
+        ({"sigma2": -1.0}, "sigma2: expected a finite number >= 0, got -1.0"),
+    ],
+)
+def test_run_mountain_car_names_its_own_keyword(bad: dict, says: str) -> None:
+    """run_mountain_car(step_size=-1) said 'step_sizes: every value must ...', the grid's
+    keyword, which the caller never typed."""
+    from maxminq.errors import UsageError
+    from maxminq.linear.mountain_car import run_mountain_car
+
+    kw = {"algorithm": "maxmin", "n": 2, "sigma2": 0.0, "step_size": 0.01, "runs": 1,
+          "episodes": 1, "seed": 0, "max_steps": 5}  # fmt: skip
+    with pytest.raises(UsageError) as err:
+        run_mountain_car(**{**kw, **bad})
+    assert str(err.value) == says
+
+
+def test_docs_say_where_an_overflowing_gs_divergence_is_named() -> None:
+    """The page said a diverged generalized-dqn seed gave 'no other hint'; runs.csv's
+    diverged_cause and maxminq train's summary name G. The quoted cause has the form
+    Learner.divergence_cause writes (deep/agents.py)."""
+    page = Path(__file__).parent.parent / "docs" / "operators-and-theory.md"
+    text = " ".join(page.read_text().split())
+    assert "no other hint" not in text
+    assert "`diverged_cause`" in text and "maxminq train`'s summary" in text
+    quoted = re.search(r"`(G my_ops:softmin_q with \{'beta': 20\} gave [^`]*)`", text)
+    assert quoted is not None
+    source = (Path(__file__).parent.parent / "src/maxminq/deep/agents.py").read_text()
+    assert 'gave {gs[bad][0].item()} on finite target-net values "' in source
+    assert quoted.group(1).endswith("gave inf on finite target-net values in [lo, hi]")
