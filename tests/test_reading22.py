@@ -134,3 +134,33 @@ def test_a_split_settings_cell_keeps_the_digits_that_tell_rows_apart() -> None:
     assert R._setting_text(np.float64(0.9999999)) == "0.9999999"
     assert R._setting_text(1.0) == "1" and R._setting_text(1e-4) == "0.0001"
     assert R._setting_text(float("nan")) == "–"
+
+
+def test_toy_curves_of_many_settings_put_their_legend_beside_the_panels() -> None:
+    from maxminq.analysis import classic_plots as cp
+
+    betas = [1, 2, 3, 5, 8, 13]  # 6 betas x N = 2, 4: 12 curves a panel
+    df = pd.concat(
+        [
+            _toy(False).assign(mu=mu, op_kwargs=f'{{"beta":{b}}}')
+            for mu in (0.1, -0.1)
+            for b in betas
+        ],
+        ignore_index=True,
+    ).assign(algorithm="my_ops:softmin_q", n=lambda d: np.where(d.n == 1, 2, 4))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = cp.toy_q_left_figure(df)
+    FigureCanvasAgg(fig).draw()
+    first, last = fig.axes
+    assert first.get_legend() is None  # it hid the curves and the panel's title
+    legend = last.get_legend()
+    assert len(legend.get_texts()) == 13  # 12 curves and the first panel's true value
+    renderer = fig.canvas.get_renderer()
+    assert legend.get_window_extent(renderer).x0 >= last.get_window_extent(renderer).x1
+    assert legend.get_window_extent(renderer).x1 <= fig.bbox.x1  # inside the figure
+    # the last panel's own legend (its true value) is still drawn
+    kept = [a for a in last.get_children() if a.__class__.__name__ == "Legend" and a is not legend]
+    assert [t.get_text() for t in kept[0].get_texts()] == ["true value -0.1"]
+    # the paper's few algorithms: the legend in the first panel, as before
+    assert cp.toy_q_left_figure(_toy(False)).axes[0].get_legend() is not None

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import (
     LogFormatter,
@@ -304,12 +305,35 @@ def _toy_panels(
         ax.set_xlabel("episode")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
+    _curve_legend(fig, axes[0])
     _add_note(
         fig, nonfinite_note(df, "the means are over the other runs from that episode on", value)
     )
     fig.tight_layout()
     return fig
+
+
+#: Legend entries a toy panel holds inside it at most; more (a G's parameter sweep at
+#: several N) go beside the last panel, where they hid the curves and the titles.
+LEGEND_INSIDE = 10
+
+
+def _curve_legend(fig: Figure, axes: Sequence[Axes]) -> None:
+    """The toy curves' legend: in the first panel (as the paper's six algorithms have it), or
+    with more than :data:`LEGEND_INSIDE` entries right of the last panel (the figure grows
+    by its width, in columns of at most 20 entries)."""
+    handles, labels = axes[0].get_legend_handles_labels()
+    if len(labels) <= LEGEND_INSIDE:
+        axes[0].legend(fontsize=8)
+        return
+    ncol = -(-len(labels) // 20)
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width + 2.6 * ncol, height)
+    kept = axes[-1].get_legend()  # the last panel's own (its true value line) stays
+    if kept is not None:
+        axes[-1].add_artist(kept)
+    axes[-1].legend(handles, labels, fontsize=8, ncol=ncol, loc="upper left",
+                    bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # fmt: skip
 
 
 def toy_distance_figure(df: pd.DataFrame) -> Figure:
