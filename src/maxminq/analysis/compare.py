@@ -297,8 +297,11 @@ def _unalike(
         )
     for key, name in _MEASURE.items():
         if len({json.dumps(c.get(key)) for c in cfgs if key in c}) > 1:
-            each = ", ".join(
-                f"{label} {json.dumps(c.get(key))}" for label, c in zip(labels, cfgs, strict=True)
+            each = ", ".join(  # a label that names the setting already ('DQN, steps 300')
+                label
+                if any(part.startswith(f"{key} ") for part in label.split(", "))
+                else f"{label} {json.dumps(c.get(key))}"
+                for label, c in zip(labels, cfgs, strict=True)
             )
             texts.append(f"the runs differ in {key} ({name}): {each}")
     return texts
