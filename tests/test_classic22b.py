@@ -23,6 +23,12 @@ OWN_OPS = textwrap.dedent(
 
     def naive_softmin_q(q, beta=1.0):  # the soft-min as written: overflows once beta |q| > 709
         return (-np.log(np.exp(-beta * q).mean(axis=-2)) / beta).max(axis=-1)
+
+
+    def breaks_on_values(q):  # passes the check on zeros, raises on the run's first values
+        if np.any(q != 0):
+            raise RuntimeError("cannot take these values\\nsecond line")
+        return q.min(axis=-2).max(axis=-1)
     """
 )
 
@@ -155,3 +161,26 @@ def test_docs_say_where_an_overflowing_gs_divergence_is_named() -> None:
     source = (Path(__file__).parent.parent / "src/maxminq/deep/agents.py").read_text()
     assert 'gave {gs[bad][0].item()} on finite target-net values "' in source
     assert quoted.group(1).endswith("gave inf on finite target-net values in [lo, hi]")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["toy-mdp", "--runs", "2", "--episodes", "2", "--mu", "0.1"],
+        ["mountain-car", "--runs", "1", "--episodes", "1", "--max-steps", "20"],
+    ],
+)
+def test_experiment_g_failing_during_the_run_is_one_line(
+    own_ops: str, command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A G of one's own passes its check on zeros, then raises on the run's values: a
+    traceback through the simulation before (the RuntimeError out of main)."""
+    out = tmp_path / "new" / "out"
+    args = ["experiment", *command, "--algorithms", f"{own_ops}:breaks_on_values:2"]
+    assert main([*args, "--workers", "1", "--no-progress", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"maxminq experiment: error: --algorithms: operator '{own_ops}:breaks_on_values' "
+        "failed during the run (RuntimeError: cannot take these values); nothing was written"
+    )
+    assert not (tmp_path / "new").exists()
