@@ -164,3 +164,36 @@ def test_toy_curves_of_many_settings_put_their_legend_beside_the_panels() -> Non
     assert [t.get_text() for t in kept[0].get_texts()] == ["true value -0.1"]
     # the paper's few algorithms: the legend in the first panel, as before
     assert cp.toy_q_left_figure(_toy(False)).axes[0].get_legend() is not None
+
+
+# ----------------------------------------------------------------------------- pooling caution
+def _record(run_id: str, **settings: object) -> object:
+    from types import SimpleNamespace
+
+    base = {"mu": 0.1, "algorithm": "weighted_double_q", "n": 2, "seed": 0, "runs": 5}
+    return SimpleNamespace(run_id=run_id, kind="toy_mdp", settings={**base, **settings})
+
+
+def test_settings_drawn_apart_are_no_pooling_of_their_other_settings() -> None:
+    # c = 10 at 20 episodes, c = 1 at 30: two rows of one run id each, nothing pooled
+    records = [
+        _record("a", op_kwargs={"c": 10}, episodes=20),
+        _record("b", op_kwargs={"c": 1}, episodes=30),
+    ]
+    assert R.pooled_differences(records) == []
+    assert R.pooled_summary(records) == []
+    # each c swept at 20 and at 30 episodes: two rows, each pooling its 2 run ids
+    records += [
+        _record("c", op_kwargs={"c": 10}, episodes=30),
+        _record("d", op_kwargs={"c": 1}, episodes=20),
+    ]
+    assert R.pooled_summary(records) == [
+        "toy_mdp, 2 rows (mu 0.1, algorithm weighted_double_q, n 2, op_kwargs c=1; "
+        "mu 0.1, algorithm weighted_double_q, n 2, op_kwargs c=10): 2 run ids pooled in "
+        "each; episodes 20 vs 30"
+    ]
+    # without parameters: as before
+    plain = [_record("e", episodes=20), _record("f", episodes=30)]
+    assert R.pooled_differences(plain) == [
+        "toy_mdp (mu 0.1, algorithm weighted_double_q, n 2): 2 run ids pooled; episodes 20 vs 30"
+    ]

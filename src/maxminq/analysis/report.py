@@ -641,12 +641,30 @@ def claim_restrictions(used: dict[str, dict]) -> list[str]:
     return lines
 
 
+def _apart(groups: dict[tuple, list[dict]]) -> list[tuple[tuple, list[dict]]]:
+    """``groups`` (:func:`_pooling_groups`) split by the settings the tables and figures
+    draw apart (:data:`DRAWN_APART`: an operator's parameters), each such setting added to
+    its group's keys, sorted: the rows that do pool runs (c = 1 at 20 episodes beside
+    c = 10 at 30 read as one row pooling 'episodes 20 vs 30')."""
+    out: dict[tuple, list[dict]] = {}
+    for (kind, ident), members in groups.items():
+        for m in members:
+            apart = tuple((k, json.dumps(m[k], sort_keys=True)) for k in DRAWN_APART if k in m)
+            out.setdefault((kind, ident, apart), []).append(m)
+
+    def order(key: tuple) -> tuple:  # parameters by value (style.params_key): c = 1, 10
+        kind, ident, apart = key
+        return kind, ident, tuple((k, style.params_key(json.loads(v))) for k, v in apart)
+
+    return [((key[0], (*key[1], *key[2])), out[key]) for key in sorted(out, key=order)]
+
+
 def _pooled_rows(records: Sequence) -> list[tuple[str, str, int, str]]:
     """Each table row that pools runs differing in more than their seeds: its run kind, its
     keys as text, how many run ids it pools and what they differ in (see
     :func:`pooled_differences`)."""
     lines: list[tuple[str, str, int, str]] = []
-    for (kind, ident), members in sorted(_pooling_groups(records).items()):
+    for (kind, ident), members in _apart(_pooling_groups(records)):
         if len(members) < 2:
             continue
         differing = _differing(members, ident).items()
@@ -668,7 +686,12 @@ def _pooled_rows(records: Sequence) -> list[tuple[str, str, int, str]]:
                 "than one run id (the same runs counted twice)"
             )
         if parts:
-            where = ", ".join(f"{k} {json.loads(v)}" for k, v in ident)
+            where = ", ".join(
+                f"{k} {style.params_text(json.loads(v)) or '{}'}"
+                if k in DRAWN_APART
+                else f"{k} {json.loads(v)}"
+                for k, v in ident
+            )
             lines.append((kind, where, len(members), "; ".join(parts)))
     return lines
 
