@@ -184,3 +184,32 @@ def test_experiment_g_failing_during_the_run_is_one_line(
         "failed during the run (RuntimeError: cannot take these values); nothing was written"
     )
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize(("noise", "own"), [("uniform", True), ("normal", True), ("normal", False)])
+def test_operator_bias_figure_note_stays_inside_its_panel(
+    own_ops: str, noise: str, own: bool
+) -> None:
+    """With a G of one's own the bias panel's note grew '(joined points: no closed form)' on
+    its one line and ran left over the panel's y tick labels; with --noise normal ('exact
+    mean for uniform errors') it did so without one too."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from maxminq.analysis.theory_plots import operator_bias_table, plot_operator_bias
+
+    g = __import__(own_ops).naive_softmin_q
+    extra = [(f"{own_ops}:naive_softmin_q", g, {"beta": 1.0})] if own else []
+    table = operator_bias_table(8, 2, 20, 0, noise=noise, extra=extra)
+    fig = plot_operator_bias(table)
+    try:
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        notes = [t for t in ax.texts if "points: Monte Carlo" in t.get_text()]
+        assert len(notes) == 1 and ("no closed form" in notes[0].get_text()) == own
+        box, panel = notes[0].get_window_extent(), ax.get_window_extent()
+        assert panel.x0 <= box.x0 and box.x1 <= panel.x1, (box, panel)
+    finally:
+        plt.close(fig)

@@ -362,11 +362,14 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
         ax.set_xticks(range(1, n_max + 1, max(1, n_max // 10)))
     ax_bias.set_title(f"Target bias, M = {m} equal actions, errors {law}")
     if closed:  # say what the lines under the points are (exact for uniform errors only)
-        note = "lines: exact mean" + (" for uniform errors" if noise != "uniform" else "")
+        parts = ["lines: exact mean" + (" for uniform errors" if noise != "uniform" else "")]
+        parts.append("points: Monte Carlo ± 2 s.e.")
         if table.groupby("operator")["expected_bias"].apply(lambda e: e.isna().all()).any():
-            note += " (joined points: no closed form)"  # a G of one's own
-        ax_bias.text(0.98, 0.02, note + "; points: Monte Carlo ± 2 s.e.", fontsize="small",
-                     transform=ax_bias.transAxes, ha="right", va="bottom")  # fmt: skip
+            parts.append("joined points: no closed form")  # a G of one's own
+        # one line while it fits the panel; else a line each (it ran over the y tick labels)
+        note = ("; " if len(parts) == 2 and noise == "uniform" else "\n").join(parts)
+        ax_bias.text(0.98, 0.02, note, fontsize="small", transform=ax_bias.transAxes,
+                     ha="right", va="bottom")  # fmt: skip
     ax_sd.set_title("Target spread")
     handles, labels = ax_bias.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="small")
