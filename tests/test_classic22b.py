@@ -213,3 +213,14 @@ def test_operator_bias_figure_note_stays_inside_its_panel(
         assert panel.x0 <= box.x0 and box.x1 <= panel.x1, (box, panel)
     finally:
         plt.close(fig)
+
+
+def test_a_g_in_a_module_named_like_a_library_operator_is_drawn_as_ones_own() -> None:
+    """Rows 'double_q:my_g' (a G of one's own in a module double_q.py) were read as Double Q
+    added with parameters: drawn as Double Q's one horizontal line at N = 2."""
+    from maxminq.analysis.theory_plots import operator_row_setting
+
+    assert operator_row_setting("double_q:my_g") == (None, None, {})
+    assert operator_row_setting("double_q:my_g:k=1") == (None, None, {})
+    assert operator_row_setting("weighted_double_q:c=10") == ("weighted_double_q", 2, {})
+    assert operator_row_setting("maxmin") == ("maxmin", None, {})

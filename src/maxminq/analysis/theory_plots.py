@@ -211,8 +211,10 @@ def operator_row_setting(name: str) -> tuple[str | None, int | None, dict[str, f
     its own in its name)."""
     if name in OPERATOR_SETTINGS:
         return name, *OPERATOR_SETTINGS[name]
-    head = name.split(":", 1)[0]
-    if head in OPERATOR_SETTINGS:  # a library operator added with other parameters
+    head, _, rest = name.partition(":")
+    # a library operator added with other parameters ('c=10'); not a G of one's own in a
+    # module named like one ('double_q:my_g', 'double_q:my_g:k=1')
+    if head in OPERATOR_SETTINGS and "=" in rest and ":" not in rest:
         return head, OPERATOR_SETTINGS[head][0], {}
     return None, None, {}
 
