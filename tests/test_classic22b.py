@@ -224,3 +224,20 @@ def test_a_g_in_a_module_named_like_a_library_operator_is_drawn_as_ones_own() ->
     assert operator_row_setting("double_q:my_g:k=1") == (None, None, {})
     assert operator_row_setting("weighted_double_q:c=10") == ("weighted_double_q", 2, {})
     assert operator_row_setting("maxmin") == ("maxmin", None, {})
+
+
+def test_experiment_failure_outside_g_is_not_blamed_on_g(
+    own_ops: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only an exception raised in G's module is reported as G's failure: one from the
+    simulation itself (a bug of the library, simulated here) keeps its traceback."""
+    from maxminq.tabular import toy_mdp
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("not G's")
+
+    monkeypatch.setattr(toy_mdp, "optimal_p_left", broken)
+    args = ["experiment", "toy-mdp", "--runs", "2", "--episodes", "2", "--mu", "0.1"]
+    args += ["--algorithms", f"{own_ops}:naive_softmin_q:2", "--workers", "1", "--no-progress"]
+    with pytest.raises(RuntimeError, match="not G's"):
+        main([*args, "--out", str(tmp_path / "out")])
