@@ -138,7 +138,8 @@ def _run_folder(folder: Path) -> Path:
     metrics += [f"{s},{t},0.1,1.0,0.5,0.2,0.5,5,0.5,100.0" for s in (0, 1) for t in (15, 30)]
     tables = {
         "episodes": episodes,
-        "tests": ["seed,episode,return,length", "0,1,9.0,9", "1,1,11.0,11"],
+        "tests": ["seed,episode,return,length,terminated,truncated"]
+        + ["0,1,9.0,9,True,False", "1,1,11.0,11,True,False"],
         "metrics": metrics,
         "runs": ["seed,status,diverged_step,diverged_cause", "0,done,-1,", "1,done,-1,"],
     }
