@@ -789,7 +789,7 @@ def test_report_bias_and_learning_curves_name_the_best_n() -> None:
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from maxminq.analysis.figures import _best_agent_bands
+    from maxminq.analysis.figures import _best_agent_bands, _looks
 
     best = pd.DataFrame(
         {
@@ -801,7 +801,7 @@ def test_report_bias_and_learning_curves_name_the_best_n() -> None:
     )
     curves = best.loc[best.index.repeat(2)].assign(step=[1, 2] * 3, mean=0.0, se=0.1)
     fig, ax = plt.subplots()
-    settings = _best_agent_bands(ax, best, curves, ["env_id", "agent", "n", "lr"])
+    settings = _best_agent_bands(ax, best, curves, ["env_id", "agent", "n", "lr"], _looks(best))
     labels = [line.get_label() for line in ax.get_lines()]
     plt.close(fig)
     # One legend entry per agent (shared by all panels); each panel's title names its N, K.
