@@ -30,7 +30,7 @@ from maxminq.errors import UsageError
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 TRAINING = ("episodes", "tests", "metrics", "runs")
-COLUMNS = ["seed", "step", "episode", "return", "length"]
+COLUMNS = ["seed", "step", "episode", "return", "length", "terminated", "truncated"]
 
 
 def _small(**kw) -> TrainConfig:
@@ -120,7 +120,7 @@ def test_evaluation_episodes_follow_an_independent_loop() -> None:
             a = int(rng.integers(2)) if rng.random() < 0.3 else int(q.argmax())
             obs, r, term, trunc, _ = env.step(a)
             total, length, done = total + float(r), length + 1, term or trunc
-        expected.append([3, 100, episode + 1, total, length])
+        expected.append([3, 100, episode + 1, total, length, term, trunc])
     env.close()
     assert tr.rows["evals"] == expected
     while tr.step < 130:  # evaluations left training alone
@@ -286,7 +286,7 @@ def test_eval_panel_draws_each_seeds_mean_and_their_mean() -> None:
             [1, 200, 1, 70.0, 70],
             [1, 200, 2, 90.0, 90],  # seed 1 at 200: 80
         ],
-        columns=COLUMNS,
+        columns=COLUMNS[:5],
     )
     fig = training_runs_figure(
         [("run", "dqn", {"episodes": episodes, "evals": evals})], "t", ["eval"]

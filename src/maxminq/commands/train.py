@@ -382,12 +382,6 @@ def run(args: argparse.Namespace) -> int:
         if args.out.is_dir():  # a run training there now keeps its files (--overwrite too)
             held.enter_context(folder_lock(args.out))
         _prepare_out(args.out, args.resume, args.overwrite)
-        if resolved.eval_every > resolved.steps:
-            print(
-                f"maxminq train: warning: --eval-every {resolved.eval_every} > --steps "
-                f"{resolved.steps}: no evaluation runs (evals.csv holds only its header)",
-                file=sys.stderr,
-            )
         before = _file_id(args.out / "runs.csv")  # unchanged after: a finished run read back
         try:
             tables = run_training(

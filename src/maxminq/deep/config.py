@@ -35,6 +35,7 @@ __all__ = [
     "EnvIdWarning",
     "EnvWarning",
     "NeverLearnsWarning",
+    "NoEvaluationWarning",
     "TrainConfig",
     "env_id_elsewhere",
     "start_env_id_check",
@@ -74,20 +75,37 @@ class EnvWarning(MaxminqWarning):
 
 class NeverLearnsWarning(MaxminqWarning):
     """The run's ``steps`` do not exceed its ``learning_starts``: it takes only random steps
-    and its agents never learn (:func:`warn_if_never_learning`)."""
+    and its agents never learn (:func:`warn_about_steps`)."""
 
 
-def warn_if_never_learning(cfg: ResolvedTrainConfig) -> None:
-    """Warn (:class:`NeverLearnsWarning`) when the resolved run ``cfg`` never learns
-    (``steps`` <= ``learning_starts``): ``run_training``'s warning, which ``maxminq train``
-    shows as its one line (a sweep, in its config's words)."""
-    if cfg.steps <= cfg.learning_starts:
-        warnings.warn(
+class NoEvaluationWarning(MaxminqWarning):
+    """The run's ``eval_every`` exceeds its ``steps``: no evaluation during training runs
+    and its ``evals`` table holds no row (:func:`warn_about_steps`)."""
+
+
+def warn_about_steps(cfg: ResolvedTrainConfig) -> None:
+    """Warn when the resolved run ``cfg``'s ``steps`` leave part of it undone: it never
+    learns (``steps`` <= ``learning_starts``, :class:`NeverLearnsWarning`), or no
+    evaluation runs (``eval_every`` > ``steps``, :class:`NoEvaluationWarning`).
+    ``run_training``'s warnings, which ``maxminq train`` shows as its one line each (a
+    sweep, in its config's words)."""
+    said = (
+        (
+            cfg.steps <= cfg.learning_starts,
             f"--steps {cfg.steps} <= --learning-starts {cfg.learning_starts}: only random "
             "steps, the agents never learn",
             NeverLearnsWarning,
-            stacklevel=outside_stacklevel(),
-        )
+        ),
+        (
+            cfg.eval_every > cfg.steps,
+            f"--eval-every {cfg.eval_every} > --steps {cfg.steps}: no evaluation runs "
+            "(evals.csv holds only its header)",
+            NoEvaluationWarning,
+        ),
+    )
+    for applies, text, category in said:
+        if applies:
+            warnings.warn(text, category, stacklevel=outside_stacklevel())
 
 
 def _cnn_reads(obs_shape: tuple[int, ...]) -> bool:

@@ -63,7 +63,7 @@ TABLE_COLUMNS: dict[str, list[str]] = {
         "return",
         "bias",
     ],
-    "evals": ["seed", "step", "episode", "return", "length"],
+    "evals": ["seed", "step", "episode", "return", "length", "terminated", "truncated"],
 }
 # Tables a run writes only when asked for (``save_probes``, ``eval_every``); ``read_tables``
 # reads each one that is there, and requires it when the run's config.json asks for it.

@@ -22,7 +22,9 @@ eps = ``eval_eps``, Lan et al. 2020, section 5) and writes four tidy tables as C
   its episode, which ended at ``end_step`` (its ``step`` in ``episodes``), so
   ``end_step - step`` steps after the probe
 * ``evals`` (only with ``eval_every`` > 0, beyond the paper's protocol): seed, step,
-  episode, return, length: every ``eval_every`` steps, ``eval_every_episodes`` episodes per
+  episode, return, length, terminated, truncated (empty in the rows of a checkpoint written
+  before 2026-11-24 that a run resumed from; such a run's finished table has neither
+  column): every ``eval_every`` steps, ``eval_every_episodes`` episodes per
   live seed with eps = ``eval_eps``, on environments of their own and with a random stream
   of their own (the seed's fourth), so that training goes on exactly as without them (a
   seed whose values are not finite there, which cannot act, is diverged at that step)
@@ -88,7 +90,7 @@ from maxminq.deep.config import (
     TrainConfig,
     env_id_elsewhere,
     start_env_id_check,
-    warn_if_never_learning,
+    warn_about_steps,
 )
 from maxminq.deep.env_checks import (
     _check_api,
@@ -649,7 +651,7 @@ class Trainer:
         """Each seed's mean return over ``rows``, the rows of one evaluation (only they are
         read: the table grows with every evaluation)."""
         returns: dict[int, list[float]] = {}
-        for seed, _, _, ret, _ in rows:
+        for seed, _, _, ret, *_ in rows:
             returns.setdefault(seed, []).append(ret)
         for seed, rets in returns.items():
             self.writer.add_scalar(f"seed{seed}/eval_return", np.mean(rets), rows[0][1])
@@ -760,7 +762,7 @@ class Trainer:
             )
         finally:
             _close_all(envs)
-        rows = [[c.seeds[s], self.step, ep, ret, length] for s, ep, ret, length, *_ in episodes]
+        rows = [[c.seeds[s], self.step, *played] for s, *played in episodes]
         self.rows["evals"] += rows
         if self.writer is not None and rows:
             self._log_evals(rows)
@@ -870,6 +872,11 @@ class Trainer:
         self.probes = [[(int(t), float(e)) for t, e in ps] for ps in state["probes"]]
         self.acc_loss, self.acc_q, self.acc_n, self.acc_bias = (list(x) for x in state["acc"])
         self.rows = {k: [list(r) for r in v] for k, v in state["rows"].items()}
+        # A checkpoint written before evaluation rows recorded how their episodes ended
+        # (seed, step, episode, return, length): those flags are unknown, left empty.
+        width = len(TABLE_COLUMNS["evals"])
+        for row in self.rows.get("evals", []):
+            row += [None] * (width - len(row))
         self.cut_check = CutEpisodesCheck(self.cfg)  # counts the restored episodes afresh
         if self.cfg.save_probes:
             self.probe_rows = [state["probe_rows"].numpy().copy()]
@@ -994,7 +1001,7 @@ def run_training(
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     Trainer.check_env(cfg)  # a one-line error before out_dir is touched
     warn_if_not_repeatable(cfg)  # e.g. np.random in the environment: seeds would not repeat
-    warn_if_never_learning(cfg)  # steps <= learning_starts: the command's warning too
+    warn_about_steps(cfg)  # never learns, or no evaluation: the command's warnings too
     elsewhere = env_id_elsewhere(cfg.env_id)
     if elsewhere:  # trains here, but the run could not be evaluated later: say so first
         warnings.warn(elsewhere, EnvIdWarning, stacklevel=2)
