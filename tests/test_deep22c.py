@@ -134,3 +134,24 @@ def test_run_training_warns_of_evaluations_rarer_than_the_run_is_long(tmp_path, 
     assert main([*argv, "--no-progress", "--no-plot", "--out", str(tmp_path / "cli")]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if "--eval-every" in line]
     assert err == ["maxminq train: warning: " + text]
+
+
+def test_a_seed_diverged_in_an_old_checkpoint_says_its_cause_was_not_recorded(tmp_path):
+    """A checkpoint written before the causes were kept, with a seed diverged in it: the
+    resumed run's runs table says the cause was not recorded (an empty cell read as a seed
+    that never diverged), and the seed that trained on has none."""
+    cfg = _cfg(seeds=[0, 1], steps=60, eval_every=0, eval_episodes=0, checkpoint_every=30)
+    out = tmp_path / "old"
+    run_training(cfg, out, progress=False, stop_after=30)
+    path = out / "checkpoint" / "state.pt"
+    state = torch.load(path, weights_only=True)
+    del state["diverged_cause"], state["sha256"]
+    state["active"], state["diverged_step"] = [True, False], [-1, 25]
+    state["sha256"] = state_digest(state)
+    torch_save(state, path)
+    runs = run_training(cfg, out, progress=False)["runs"]
+    assert runs["status"].tolist() == ["done", "diverged"]
+    assert runs["diverged_step"].tolist() == [-1, 25]
+    assert runs["diverged_cause"][0] == ""
+    assert runs["diverged_cause"][1].startswith("not recorded (a checkpoint written before")
+    assert read_tables(out)["runs"]["diverged_cause"].tolist() == runs["diverged_cause"].tolist()

@@ -14,7 +14,8 @@ eps = ``eval_eps``, Lan et al. 2020, section 5) and writes four tidy tables as C
   steps_per_s (one row per seed every ``bias_every`` steps, and one for a last partial
   interval)
 * ``runs``: seed, status ('done' or 'diverged'), diverged_step, diverged_cause (one line:
-  ``G ... gave inf on finite target-net values in [lo, hi] ...`` or ``networks: ...``)
+  ``G ... gave inf on finite target-net values in [lo, hi] ...`` or ``networks: ...``;
+  ``CAUSE_NOT_RECORDED`` for a seed diverged in an older checkpoint the run resumed from)
 * ``probes`` (only with ``save_probes``): seed, episode, step, episode_step, end_step,
   terminated, estimate, return, bias: one row per scored probe (those ``metrics``
   aggregates; a seed that diverged has no row there for its last interval), taken after
@@ -863,8 +864,10 @@ class Trainer:
         self.uniforms.pos = int(state["uniforms_pos"])
         self.active = np.array(state["active"], dtype=bool)
         self.diverged_step = list(state["diverged_step"])
-        # (a checkpoint written before the causes were recorded has none)
-        self.diverged_cause = list(state.get("diverged_cause", [""] * self.S))
+        # A checkpoint written before the causes were recorded has none: its diverged seeds
+        # say so (an empty cause reads as a seed that did not diverge).
+        unknown = [("" if a else CAUSE_NOT_RECORDED) for a in self.active.tolist()]
+        self.diverged_cause = list(state.get("diverged_cause", unknown))
         self.ep_seed = list(state["ep_seed"])
         self.ep_actions = [list(a) for a in state["ep_actions"]]
         self.ep_rewards = [list(r) for r in state["ep_rewards"]]
@@ -921,6 +924,10 @@ class Trainer:
             env.close()
         if self.writer is not None:
             self.writer.close()
+
+
+# The diverged_cause of a seed that diverged before a checkpoint of the old format.
+CAUSE_NOT_RECORDED = "not recorded (a checkpoint written before 2026-11-24 does not keep causes)"
 
 
 def _cause_in_episode(err: ValuesNotFinite, what: str) -> str:
