@@ -153,5 +153,5 @@ def test_a_seed_diverged_in_an_old_checkpoint_says_its_cause_was_not_recorded(tm
     assert runs["status"].tolist() == ["done", "diverged"]
     assert runs["diverged_step"].tolist() == [-1, 25]
     assert runs["diverged_cause"][0] == ""
-    assert runs["diverged_cause"][1].startswith("not recorded (a checkpoint written before")
+    assert runs["diverged_cause"][1].startswith("not recorded: a checkpoint written before")
     assert read_tables(out)["runs"]["diverged_cause"].tolist() == runs["diverged_cause"].tolist()

@@ -927,7 +927,7 @@ class Trainer:
 
 
 # The diverged_cause of a seed that diverged before a checkpoint of the old format.
-CAUSE_NOT_RECORDED = "not recorded (a checkpoint written before 2026-11-24 does not keep causes)"
+CAUSE_NOT_RECORDED = "not recorded: a checkpoint written before 2026-11-24 does not keep causes"
 
 
 def _cause_in_episode(err: ValuesNotFinite, what: str) -> str:
