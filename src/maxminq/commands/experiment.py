@@ -297,6 +297,22 @@ def _algorithm_text(name: str, n: int, kwargs: dict[str, float]) -> str:
     return f"{text}:{op_params_text(kwargs)}" if kwargs else text
 
 
+def _warn_nonfinite(tasks: list[dict[str, Any]], frames: list[pd.DataFrame]) -> None:
+    """One stderr line naming the toy settings some of whose runs went non-finite (NaN or
+    inf: too large a step size, a G of one's own that diverges), how many of their runs,
+    from which episode; nothing when every value is finite. The figures name them too."""
+    from maxminq.experiments.registry import nonfinite_text
+
+    said = []
+    for task, frame in zip(tasks, frames, strict=True):
+        text = nonfinite_text(frame)
+        if text:
+            name = _algorithm_text(task["algorithm"], task["n"], task.get("op_kwargs") or {})
+            said.append(f"{name} at mu = {task['mu']:+g}: {text}")
+    if said:
+        print(f"toy MDP: note: {'; '.join(said)}", file=sys.stderr, flush=True)
+
+
 def _plot_frame(df: pd.DataFrame, algos: list[tuple[str, int, dict[str, float]]]) -> pd.DataFrame:
     """``df`` for the figures: with an ``op_kwargs`` column (JSON, as a stored sweep has it)
     when some setting has operator parameters, so that the legends name them
@@ -647,6 +663,7 @@ def run_toy(args: argparse.Namespace) -> int:
     print(f"toy MDP: {len(tasks)} setting{'s' * (len(tasks) != 1)} ({names}) x {runs:,} "
           f"run{'s' * (runs != 1)} x {episodes:,} episode{'s' * (episodes != 1)} "
           f"simulated in {wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
+    _warn_nonfinite(tasks, frames)
     from maxminq.analysis import classic_plots as cp  # before the clock: matplotlib's import
 
     t_csv = time.perf_counter()

@@ -250,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
                 )
             elif rec.status == "diverged":
                 print(f"diverged {rec.run_id}: {last_line(rec.error)}")
+            elif rec.status == "done" and rec.error:  # a classic run's non-finite runs
+                print(f"nonfinite {rec.run_id}: {last_line(rec.error)}")
             elif (  # e.g. Ctrl-C after its tables were stored: not to be run again
                 rec.status == "pending"
                 and (store.run_tables_dir(rec.run_id) / MANIFEST).exists()

@@ -333,6 +333,8 @@ def run(args: argparse.Namespace) -> int:
             keep_work=args.keep_work,
         )
     print(summary.line())
+    for run_id, note in summary.nonfinite.items():
+        print(f"  non-finite {run_id}: {note}")
     for run_id, error in summary.failures.items():
         print(f"  failed {run_id}: {error}")
     if summary.failures:

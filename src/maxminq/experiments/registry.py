@@ -27,7 +27,7 @@ import inspect
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -297,13 +297,58 @@ def validate_mountain_car(settings: dict[str, Any]) -> dict[str, Any]:
 def execute_toy_mdp(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
     """Run one toy-MDP setting (all its runs in one vectorised call)."""
     frame = _import(TOY_MDP_FUNC)(**settings, progress=progress)
-    return RunOutput({"toy_mdp": frame})
+    return RunOutput({"toy_mdp": frame}, note=nonfinite_note(frame, settings))
 
 
 def execute_mountain_car(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
     """Run one Mountain Car setting (all its runs in one vectorised call)."""
     frame = _import(MOUNTAIN_CAR_FUNC)(**settings, progress=progress)
     return RunOutput({"mountain_car": frame})
+
+
+#: The toy MDP's value columns; a run with NaN or inf in any of them went non-finite.
+TOY_VALUES = ("p_left", "distance", "q_a_left")
+
+
+def nonfinite_text(frame: pd.DataFrame, values: Sequence[str] = TOY_VALUES) -> str | None:
+    """``'19 of 20 runs went non-finite (NaN or inf) from episode 3'`` when some runs
+    (``run``) of a classic frame went non-finite (NaN or inf in any of ``values``: too large
+    a step size, a G of one's own that diverges), from the episode the first of them did;
+    ``None`` when every value is finite (or the frame has none of ``values``)."""
+    import numpy as np
+
+    present = [v for v in values if v in frame.columns]
+    if not present or frame.empty or "run" not in frame.columns:
+        return None
+    bad = ~np.isfinite(frame[present].to_numpy(dtype=float)).all(axis=1)
+    if not bad.any():
+        return None
+    runs = frame["run"].nunique()
+    gone = frame.loc[bad, "run"].nunique()
+    first = int(frame.loc[bad, "episode"].min()) if "episode" in frame.columns else None
+    when = f" from episode {first:,}" if first is not None else ""
+    return f"{gone} of {runs} run{'s' if runs != 1 else ''} went non-finite (NaN or inf){when}"
+
+
+def _number(value: Any) -> str:
+    """A setting's number as the config wrote it, near enough: ``3``, ``0.01``, ``-0.1``."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def nonfinite_note(frame: pd.DataFrame, settings: Mapping[str, Any]) -> str | None:
+    """The registry note of a toy-MDP run some of whose runs went non-finite (one line:
+    ``q_learning, n 1, mu 0.1, step_size 3: 19 of 20 runs went non-finite (NaN or inf)
+    from episode 3``), else ``None``. The run stays ``done`` (finished, not run again; its
+    tables as stored); a ``done`` run's note is this one only (deep runs' notes go with
+    ``diverged``): the sweep's summary and ``maxminq status`` name the run by it."""
+    text = nonfinite_text(frame)
+    if text is None:
+        return None
+    named = [str(settings.get("algorithm", "?"))]
+    named += [f"{k} {_number(settings[k])}" for k in ("n", "mu", "step_size") if k in settings]
+    return f"{', '.join(named)}: {text}"
 
 
 def _coerce(value: Any, annotation: str) -> Any:

@@ -109,18 +109,26 @@ class SweepSummary:
     failed: int = 0
     seconds: float = 0.0
     failures: dict[str, str] = field(default_factory=dict)
+    # Runs done whose note says some of their runs went non-finite (toy MDP): run id -> note.
+    nonfinite: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         """``True`` when every run of the config finished (done or diverged)."""
         return self.failed == 0 and self.skipped + self.done + self.diverged == self.total
 
+    def _nonfinite_text(self) -> str:
+        """`` (1 with runs gone non-finite)`` after the done count, when some were."""
+        k = len(self.nonfinite)
+        return f" ({k} with runs gone non-finite)" if k else ""
+
     def line(self) -> str:
         """A one-line human summary."""
         return (
             f"{self.config} [{self.scale}]: {self.total} run{'s' if self.total != 1 else ''}, "
             f"{self.skipped} already done, "
-            f"{self.done} done, {self.diverged} diverged, {self.failed} failed "
+            f"{self.done} done{self._nonfinite_text()}, {self.diverged} diverged, "
+            f"{self.failed} failed "
             f"in {self.seconds:.1f} s -> {self.out_dir}"
         )
 
@@ -894,6 +902,8 @@ def _store_result(
         summary.diverged += 1
     else:
         summary.done += 1
+        if result.output.note:  # a classic run, some of whose runs went non-finite
+            summary.nonfinite[run.run_id] = result.output.note
     if not keep_work:
         store.discard_work(run.run_id)
 

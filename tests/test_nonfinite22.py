@@ -1,0 +1,130 @@
+"""Session 22, hJ: a classic (toy MDP) sweep whose runs went non-finite says so where the
+user looks first.
+
+1. A toy-MDP sweep at a step size that diverges (Q-learning at 3: every run's values NaN or
+   inf) ended "2 done, 0 diverged" and ``maxminq status`` showed the runs as done, nothing
+   more: only the report's toy note and the figures named them. The run's registry note
+   now says which setting, how many of its runs, from which episode; the sweep's summary
+   counts and lists such runs, ``status`` prints a ``nonfinite`` line per run (read from the
+   store, no tables loaded). The run stays ``done`` (not run again; its tables unchanged).
+2. ``maxminq experiment toy-mdp`` at such a step size printed nothing of it: one stderr
+   line now names the setting, how many runs, from which episode.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from maxminq.cli import main
+from maxminq.experiments import runner
+from maxminq.experiments.store import ResultsStore
+from maxminq.tabular.toy_mdp import run_toy_mdp
+
+# Two toy settings: Q-learning at step size 3 (its values go NaN/inf within ~30 episodes),
+# and Q-learning at the paper's 0.01 (finite throughout).
+TOY = {
+    "name": "toy_blowup",
+    "kind": "toy_mdp",
+    "fixed": {"seed": 0, "runs": 4, "episodes": 60, "mu": 0.1, "buffer_size": 10},
+    "grid": {"step_size": [3, 0.01]},
+    "variants": [{"algorithm": "q_learning", "n": 1}],
+    "scales": {"tiny": {}},
+}
+VALUES = ["p_left", "distance", "q_a_left"]
+
+
+def _expected(frame: pd.DataFrame) -> tuple[int, int, int]:
+    """(non-finite runs, runs, first episode), counted here from the stored table."""
+    bad = ~np.isfinite(frame[VALUES].to_numpy(dtype=float)).all(axis=1)
+    return (
+        int(frame.loc[bad, "run"].nunique()),
+        int(frame["run"].nunique()),
+        int(frame.loc[bad, "episode"].min()),
+    )
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, runner.SweepSummary]:
+    """The toy sweep run once into a folder."""
+    out = tmp_path_factory.mktemp("nonfinite") / "out"
+    summary = runner.run_sweep(TOY, out, scale="tiny", workers=1, progress=False)
+    return out, summary
+
+
+def _ids(out: Path) -> dict[float, str]:
+    """step size -> run id of the sweep's two runs."""
+    with ResultsStore(out, create=False) as store:
+        return {r.settings["step_size"]: r.run_id for r in store.records()}
+
+
+def test_sweep_summary_names_the_runs_gone_nonfinite(swept) -> None:
+    out, summary = swept
+    ids = _ids(out)
+    assert summary.done == 2 and summary.diverged == 0 and summary.ok
+    assert list(summary.nonfinite) == [ids[3.0]]  # the finite run is not named
+    assert "2 done (1 with runs gone non-finite), 0 diverged" in summary.line()
+    with ResultsStore(out, create=False) as store:
+        frame = store.read_tables(ids[3.0])["toy_mdp"]
+    gone, runs, first = _expected(frame)
+    assert gone >= 1
+    note = summary.nonfinite[ids[3.0]]
+    assert note.startswith("q_learning, n 1, mu 0.1, step_size 3: ")
+    assert f"{gone} of {runs} runs went non-finite (NaN or inf) from episode {first}" in note
+
+
+def test_status_reads_the_note_from_the_store(swept, capsys) -> None:
+    out, _ = swept
+    ids = _ids(out)
+    with ResultsStore(out, create=False) as store:
+        rows = {r.run_id: r for r in store.records()}
+    assert rows[ids[3.0]].status == "done" and "went non-finite" in (rows[ids[3.0]].error or "")
+    assert rows[ids[0.01]].status == "done" and rows[ids[0.01]].error is None
+    assert main(["status", str(out)]) == 0
+    printed = capsys.readouterr().out
+    lines = [ln for ln in printed.splitlines() if ln.startswith("nonfinite ")]
+    assert lines == [f"nonfinite {ids[3.0]}: {rows[ids[3.0]].error}"]
+
+
+def test_resume_runs_nothing_again_and_tables_are_the_run_functions(swept) -> None:
+    out, _ = swept
+    ids = _ids(out)
+    again = runner.run_sweep(TOY, out, scale="tiny", workers=1, progress=False)
+    assert (again.skipped, again.done, again.nonfinite) == (2, 0, {})
+    with ResultsStore(out, create=False) as store:
+        stored = store.read_tables(ids[3.0])["toy_mdp"]
+    direct = run_toy_mdp(
+        mu=0.1, algorithm="q_learning", n=1, runs=4, episodes=60, seed=0, step_size=3.0,
+        buffer_size=10,
+    )  # fmt: skip
+    np.testing.assert_array_equal(
+        stored[VALUES].to_numpy(dtype=float), direct[VALUES].to_numpy(dtype=float)
+    )
+
+
+def test_a_run_stored_before_reads_as_before(tmp_path: Path, capsys) -> None:
+    """A done run without a note (every run stored before this session) prints no line."""
+    doc = {**TOY, "grid": {"step_size": [0.01]}}
+    out = tmp_path / "out"
+    summary = runner.run_sweep(doc, out, scale="tiny", workers=1, progress=False)
+    assert summary.nonfinite == {} and "1 done, 0 diverged" in summary.line()
+    assert main(["status", str(out)]) == 0
+    assert "nonfinite" not in capsys.readouterr().out
+
+
+def test_experiment_says_which_settings_went_nonfinite(tmp_path: Path, capsys) -> None:
+    args = ["experiment", "toy-mdp", "--runs", "3", "--episodes", "60", "--mu", "0.1",
+            "--algorithms", "q_learning", "--step-size", "3", "--buffer-size", "10",
+            "--no-progress", "--out", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    frame = pd.read_csv(tmp_path / "toy_mdp.csv")
+    gone, runs, first = _expected(frame)
+    lines = [ln for ln in err.splitlines() if "non-finite" in ln]
+    assert lines == [
+        f"toy MDP: note: q_learning at mu = +0.1: {gone} of {runs} runs went non-finite "
+        f"(NaN or inf) from episode {first}"
+    ]
