@@ -128,3 +128,41 @@ def test_experiment_says_which_settings_went_nonfinite(tmp_path: Path, capsys) -
         f"toy MDP: note: q_learning at mu = +0.1: {gone} of {runs} runs went non-finite "
         f"(NaN or inf) from episode {first}"
     ]
+
+
+def test_mountain_car_run_with_nonfinite_weights_is_named(tmp_path: Path) -> None:
+    """Mountain Car's table holds steps only (a diverged run's episodes run to the cap), so
+    its runs gone non-finite were not even seen by the report: the note comes from the final
+    weights. The stored table is run_mountain_car's, as before."""
+    from maxminq.linear.mountain_car import run_mountain_car, run_mountain_car_grid
+
+    fixed = {"seed": 0, "runs": 3, "episodes": 4, "max_steps": 150, "sigma2": 50}
+    doc = {
+        "name": "mc_blowup",
+        "kind": "mountain_car",
+        "fixed": fixed,
+        "grid": {"step_size": [2.0, 0.01]},
+        "variants": [{"algorithm": "q_learning", "n": 1}],
+        "scales": {"tiny": {}},
+    }
+    out = tmp_path / "out"
+    summary = runner.run_sweep(doc, out, scale="tiny", workers=1, progress=False)
+    ids = _ids(out)
+    _, weights, _ = run_mountain_car_grid(
+        algorithm="q_learning", n=1, sigma2=[50], step_sizes=[2.0], runs=3, episodes=4,
+        seed=0, max_steps=150, return_weights=True,
+    )  # fmt: skip
+    gone = int((~np.isfinite(weights.reshape(3, -1)).all(axis=1)).sum())
+    assert gone >= 1
+    assert list(summary.nonfinite) == [ids[2.0]] and summary.done == 2
+    assert summary.nonfinite[ids[2.0]] == (
+        f"q_learning, n 1, sigma2 50, step_size 2: {gone} of 3 runs went non-finite "
+        "(NaN or inf weights) by episode 4"
+    )
+    with ResultsStore(out, create=False) as store:
+        stored = store.read_tables(ids[2.0])["mountain_car"]
+    direct = run_mountain_car(
+        algorithm="q_learning", n=1, sigma2=50, step_size=2.0, runs=3, episodes=4, seed=0,
+        max_steps=150,
+    )  # fmt: skip
+    np.testing.assert_array_equal(stored["steps"].to_numpy(), direct["steps"].to_numpy())

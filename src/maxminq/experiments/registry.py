@@ -158,6 +158,7 @@ class MountainCarSettings(_Tabular):
 TOY_MDP_FUNC = "maxminq.tabular.toy_mdp:run_toy_mdp"
 TOY_MDP_DEFAULTS = "maxminq.tabular.toy_mdp:TOY_DEFAULTS"
 MOUNTAIN_CAR_FUNC = "maxminq.linear.mountain_car:run_mountain_car"
+MOUNTAIN_CAR_GRID_FUNC = "maxminq.linear.mountain_car:run_mountain_car_grid"
 MOUNTAIN_CAR_DEFAULTS = "maxminq.linear.mountain_car:MC_DEFAULTS"
 RESOLVE_ALGORITHM = "maxminq.tabular.agent:resolve_algorithm"
 OPTIONAL_PARAMS = "maxminq.tabular.agent:OPTIONAL_PARAMS"
@@ -302,8 +303,33 @@ def execute_toy_mdp(settings: dict[str, Any], work_dir: Path, progress: bool) ->
 
 def execute_mountain_car(settings: dict[str, Any], work_dir: Path, progress: bool) -> RunOutput:
     """Run one Mountain Car setting (all its runs in one vectorised call)."""
-    frame = _import(MOUNTAIN_CAR_FUNC)(**settings, progress=progress)
-    return RunOutput({"mountain_car": frame})
+    # The grid of this one setting is run_mountain_car's table (which calls it so), and gives
+    # the final weights: runs whose weights went NaN or inf get a note (their steps stay
+    # finite, at the step cap, so the table cannot tell them).
+    grid = dict(settings)
+    sigma2, step_size = grid.pop("sigma2"), grid.pop("step_size")
+    frame, weights, _ = _import(MOUNTAIN_CAR_GRID_FUNC)(
+        **grid, sigma2=[sigma2], step_sizes=[step_size], progress=progress, return_weights=True
+    )
+    return RunOutput({"mountain_car": frame}, note=mountain_car_note(weights, settings))
+
+
+def mountain_car_note(weights: Any, settings: Mapping[str, Any]) -> str | None:
+    """The registry note of a Mountain Car run some of whose runs' weights went NaN or inf
+    (final ``weights``, one lane per run): ``q_learning, n 1, sigma2 50, step_size 2: 3 of 3
+    runs went non-finite (NaN or inf weights) by episode 5``; ``None`` when all are finite.
+    The episode each went is not recorded (the table holds steps only; theirs at the cap)."""
+    import numpy as np
+
+    w = np.asarray(weights, dtype=float)
+    bad = ~np.isfinite(w.reshape(len(w), -1)).all(axis=1)
+    if not bad.any():
+        return None
+    runs = len(w)
+    episodes = settings.get("episodes")
+    when = f" by episode {episodes:,}" if isinstance(episodes, int) else ""
+    text = f"{int(bad.sum())} of {runs} run{'s' if runs != 1 else ''} went non-finite"
+    return _named(settings, ("n", "sigma2", "step_size")) + f": {text} (NaN or inf weights){when}"
 
 
 #: The toy MDP's value columns; a run with NaN or inf in any of them went non-finite.
@@ -346,9 +372,14 @@ def nonfinite_note(frame: pd.DataFrame, settings: Mapping[str, Any]) -> str | No
     text = nonfinite_text(frame)
     if text is None:
         return None
+    return f"{_named(settings, ('n', 'mu', 'step_size'))}: {text}"
+
+
+def _named(settings: Mapping[str, Any], keys: Sequence[str]) -> str:
+    """A classic run's setting in a note: ``q_learning, n 1, mu 0.1, step_size 3``."""
     named = [str(settings.get("algorithm", "?"))]
-    named += [f"{k} {_number(settings[k])}" for k in ("n", "mu", "step_size") if k in settings]
-    return f"{', '.join(named)}: {text}"
+    named += [f"{k} {_number(settings[k])}" for k in keys if k in settings]
+    return ", ".join(named)
 
 
 def _coerce(value: Any, annotation: str) -> Any:
