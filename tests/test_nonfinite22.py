@@ -166,3 +166,16 @@ def test_mountain_car_run_with_nonfinite_weights_is_named(tmp_path: Path) -> Non
         max_steps=150,
     )  # fmt: skip
     np.testing.assert_array_equal(stored["steps"].to_numpy(), direct["steps"].to_numpy())
+
+
+def test_edited_config_note_shows_whole_numbers_as_written() -> None:
+    """The edited-config note showed ``op_kwargs {"c": 5.0} (this config: {"c": 10.0})``
+    of a config that says ``c: 10`` (stored settings hold floats)."""
+    from maxminq.commands.sweep import edit_differences
+
+    old = [{"op_kwargs": {"c": 5.0}, "step_size": 3.0, "runs": 4}]
+    new = [{"op_kwargs": {"c": 10.0}, "step_size": 0.5, "runs": 4}]
+    assert edit_differences(old, new) == [
+        'op_kwargs {"c": 5} (this config: {"c": 10})',
+        "step_size 3 (this config: 0.5)",
+    ]

@@ -175,10 +175,23 @@ def stale_runs(out: Path, configs: list[Any]) -> dict[str, dict[str, Any]]:
 
 
 def _value_text(value: Any) -> str:
-    """A setting's value as the config writes it (JSON: numbers, lists, mappings, true)."""
+    """A setting's value as the config writes it (JSON: numbers, lists, mappings, true),
+    whole numbers stored as floats without their ``.0`` (``op_kwargs: {c: 10}`` is stored
+    as ``{"c": 10.0}``: shown ``{"c": 10}``)."""
     if value is _UNSET:
         return "unset"
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return value if isinstance(value, str) else json.dumps(_as_written(value), sort_keys=True)
+
+
+def _as_written(value: Any) -> Any:
+    """``value`` with every whole float (``10.0``, below 1e15) an int, in lists and mappings."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _as_written(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_written(v) for v in value]
+    return value
 
 
 _UNSET = object()  # a setting a run does not store (left at its run function's default)
