@@ -179,3 +179,26 @@ def test_edited_config_note_shows_whole_numbers_as_written() -> None:
         'op_kwargs {"c": 5} (this config: {"c": 10})',
         "step_size 3 (this config: 0.5)",
     ]
+
+
+def test_experiment_mountain_car_says_which_settings_went_nonfinite(tmp_path: Path, capsys) -> None:
+    """``maxminq experiment mountain-car`` at a step size whose weights blow up printed
+    nothing of it (its CSV shows those runs at the step cap only)."""
+    from maxminq.linear.mountain_car import run_mountain_car_grid
+
+    args = ["experiment", "mountain-car", "--runs", "3", "--episodes", "4", "--max-steps",
+            "150", "--sigma2", "50", "--step-sizes", "2", "--algorithms",
+            "q_learning", "--no-progress", "--out", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    _, weights, _ = run_mountain_car_grid(
+        algorithm="q_learning", n=1, sigma2=[50], step_sizes=[2.0], runs=3, episodes=4,
+        seed=0, max_steps=150, return_weights=True,
+    )  # fmt: skip
+    gone = int((~np.isfinite(weights.reshape(3, -1)).all(axis=1)).sum())
+    assert gone >= 1
+    lines = [ln for ln in err.splitlines() if "non-finite" in ln]
+    assert lines == [
+        "mountain car: note: runs whose weights went non-finite (NaN or inf; their episodes "
+        f"ran to the step cap): q_learning at sigma2 = 50, step size 2: {gone} of 3 runs"
+    ]

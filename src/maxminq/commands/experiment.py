@@ -313,6 +313,24 @@ def _warn_nonfinite(tasks: list[dict[str, Any]], frames: list[pd.DataFrame]) -> 
         print(f"toy MDP: note: {'; '.join(said)}", file=sys.stderr, flush=True)
 
 
+def _warn_nonfinite_weights(tasks: list[dict[str, Any]], frames: list[pd.DataFrame]) -> None:
+    """One stderr line naming the Mountain Car settings some of whose runs' weights went
+    NaN or inf (the table cannot tell them: their episodes run to the step cap), how many
+    runs of how many; nothing when all stayed finite."""
+    counts: dict[str, list[int]] = {}
+    for task, frame in zip(tasks, frames, strict=True):
+        name = _algorithm_text(task["algorithm"], task["n"], task.get("op_kwargs") or {})
+        key = f"{name} at sigma2 = {task['sigma2'][0]:g}, step size {task['step_sizes'][0]:g}"
+        seen = counts.setdefault(key, [0, 0])  # a setting's chunks of runs add up
+        seen[0] += int(frame.attrs.get("nonfinite_runs", 0))
+        seen[1] += int(task["runs"])
+    said = [f"{k}: {bad} of {runs} runs" for k, (bad, runs) in counts.items() if bad]
+    if said:
+        print(f"mountain car: note: runs whose weights went non-finite (NaN or inf; their "
+              f"episodes ran to the step cap): {'; '.join(said)}", file=sys.stderr,
+              flush=True)  # fmt: skip
+
+
 def _plot_frame(df: pd.DataFrame, algos: list[tuple[str, int, dict[str, float]]]) -> pd.DataFrame:
     """``df`` for the figures: with an ``op_kwargs`` column (JSON, as a stored sweep has it)
     when some setting has operator parameters, so that the legends name them
@@ -417,8 +435,14 @@ def _toy_task(kwargs: dict[str, Any]) -> pd.DataFrame:
 def _mc_task(kwargs: dict[str, Any]) -> pd.DataFrame:
     from maxminq.linear.mountain_car import run_mountain_car_grid
 
-    with _own_g_failures(kwargs.get("algorithm")):  # no return_weights below
-        return _slim(cast(pd.DataFrame, run_mountain_car_grid(**kwargs)), [])
+    with _own_g_failures(kwargs.get("algorithm")):  # the weights only to count NaN/inf
+        got = run_mountain_car_grid(**kwargs, return_weights=True)
+    frame, weights, _ = cast(tuple[pd.DataFrame, np.ndarray, np.ndarray], got)
+    out = _slim(frame, [])
+    # runs whose weights went NaN or inf (their episodes then run to the step cap)
+    finite = np.isfinite(weights.reshape(len(weights), -1)).all(axis=1)
+    out.attrs["nonfinite_runs"] = int((~finite).sum())
+    return out
 
 
 @contextlib.contextmanager
@@ -766,6 +790,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - start
     names = ", ".join(_algorithm_text(*a) for a in algos)
     print(f"mountain car: {names} simulated in {wall:.1f} s", flush=True)
+    _warn_nonfinite_weights(tasks, frames)
     df = df.reset_index(drop=True)
     # A constant column, so that the CSV alone says how its step sizes are to be read
     # (categorical: one byte per row on the tens of millions of rows of a full run).
