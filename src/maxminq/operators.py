@@ -43,6 +43,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import sys
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -592,6 +593,17 @@ def _first_line(err: BaseException) -> str:
     combination of arguments' goes on to list every signature, one a line."""
     lines = str(err).strip().splitlines()
     return lines[0] if lines else ""
+
+
+def raised_in_module(err: BaseException, module: str | None) -> bool:
+    """Whether ``err`` passed through a frame of the (imported) ``module``'s file: a G of
+    one's own that raises during a run is the user's failure, told in one line, while an
+    exception from the library's code keeps its traceback (a bug there)."""
+    where = getattr(sys.modules.get(module or ""), "__file__", None)
+    tb = err.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != where:
+        tb = tb.tb_next
+    return where is not None and tb is not None
 
 
 def _import_failure(err: BaseException) -> str:

@@ -411,11 +411,9 @@ def _own_g_failures(algorithm: Any) -> Iterator[None]:
     except Exception as err:
         if not (isinstance(algorithm, str) and ":" in algorithm):  # the library's: a bug
             raise
-        module = sys.modules.get(algorithm.rsplit(":", 1)[0])
-        where, tb = getattr(module, "__file__", None), err.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename != where:
-            tb = tb.tb_next
-        if where is None or tb is None:  # raised outside G's module: not G's failure
+        from maxminq.operators import raised_in_module
+
+        if not raised_in_module(err, algorithm.rsplit(":", 1)[0]):  # not G's failure
             raise
         text = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise UsageError(

@@ -328,11 +328,9 @@ def _raised_by(err: BaseException, g: Any) -> bool:
     keeps its traceback)."""
     if str(err).startswith(f"operator {getattr(g, '__name__', None)!r} gave "):
         return True
-    where = getattr(sys.modules.get(getattr(g, "__module__", "") or ""), "__file__", None)
-    tb = err.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != where:
-        tb = tb.tb_next
-    return where is not None and tb is not None
+    from maxminq.operators import raised_in_module
+
+    return raised_in_module(err, getattr(g, "__module__", None))
 
 
 def run(args: argparse.Namespace) -> int:
