@@ -233,20 +233,12 @@ def test_envs_env_refuses_a_channels_last_image_with_trains_remedy(tmp_path, mon
     assert envs.endswith(remedy) and len(envs.splitlines()) == 1
 
 
-def test_a_sweep_says_once_that_its_runs_never_learn(tmp_path, monkeypatch, capsys):
+def test_a_sweep_says_once_that_its_runs_never_learn(tmp_path, capsys):
     """The sweep warns before it starts; each run's run_training now warns too, which its
-    driver passed on as a second line of the same news. The runs stand in for it here."""
-    from types import SimpleNamespace
-
+    driver passed on as a second line of the same news. A real sweep of one 60-step run."""
     from maxminq.cli import main
     from maxminq.deep.config import NeverLearnsWarning
-    from maxminq.experiments import runner
 
-    def runs_warning(*args, **kwargs):
-        warnings.warn("steps 60 <= learning_starts 100: never learn", NeverLearnsWarning, 2)
-        return SimpleNamespace(line=lambda: "2 runs done", failures={}, ok=True)
-
-    monkeypatch.setattr(runner, "run_sweep", runs_warning)
     (tmp_path / "idle.yaml").write_text(
         textwrap.dedent(
             """
@@ -260,7 +252,8 @@ def test_a_sweep_says_once_that_its_runs_never_learn(tmp_path, monkeypatch, caps
             """
         )
     )
-    assert main(["sweep", str(tmp_path / "idle.yaml"), "--out", str(tmp_path / "o")]) == 0
+    argv = ["sweep", str(tmp_path / "idle.yaml"), "--out", str(tmp_path / "o")]
+    assert main([*argv, "--workers", "1", "--no-progress"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "1 deep run(s) with steps <= learning_starts never learn" in err[0]
     with pytest.warns(NeverLearnsWarning):  # the filter ends with the command
