@@ -32,3 +32,35 @@ def test_compare_does_not_repeat_a_value_the_label_already_names(tmp_path: pathl
     assert [str(w.message) for w in caught] == [
         "the runs differ in steps (training length): DQN 300, Maxmin DQN (N=1) 50"
     ]
+
+
+def test_reproduce_names_the_runs_gone_nonfinite_as_sweep_does(tmp_path: pathlib.Path, capsys):
+    """``maxminq reproduce`` said '(4 with runs gone non-finite)' in its summary (make demo's
+    quick Mountain Car at step size 0.08) without naming them, as ``maxminq sweep`` does,
+    one line each; it printed its failed runs that way only."""
+    import yaml
+
+    from maxminq.cli import main
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    toy = {
+        "name": "toy_blowup",
+        "kind": "toy_mdp",
+        "fixed": {"seed": 0, "runs": 4, "episodes": 60, "mu": 0.1, "buffer_size": 10},
+        "grid": {"step_size": [3, 0.01]},
+        "variants": [{"algorithm": "q_learning", "n": 1}],
+        "scales": {"quick": {}},
+    }
+    (configs / "toy_blowup.yaml").write_text(yaml.safe_dump(toy))
+    common = ["--configs", str(configs), "--workers", "1", "--no-progress"]
+    assert (
+        main(["sweep", str(configs / "toy_blowup.yaml"), "--out", str(tmp_path / "s"), *common[2:]])
+        == 0
+    )
+    swept = [line for line in capsys.readouterr().out.splitlines() if "non-finite " in line]
+    assert len(swept) == 1 and "q_learning, n 1, mu 0.1, step_size 3: 4 of 4 runs" in swept[0]
+    out = tmp_path / "r"
+    assert main(["reproduce", "--out", str(out), "--only", "toy_blowup", *common]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert [line for line in said if "non-finite " in line] == [swept[0]]

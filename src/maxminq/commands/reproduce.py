@@ -515,9 +515,8 @@ def run(args: argparse.Namespace) -> int:
             address=args.address,
             progress=not args.no_progress,
         )
-        _say(summary.line())
-        for run_id, error in summary.failures.items():
-            _say(f"  failed {run_id}: {error}")
+        for line in [summary.line(), *summary.run_lines()]:  # as maxminq sweep prints them
+            _say(line)
         if summary.failures:
             from maxminq.commands.status import failures_hint
 

@@ -345,11 +345,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             keep_work=args.keep_work,
         )
-    print(summary.line())
-    for run_id, note in summary.nonfinite.items():
-        print(f"  non-finite {run_id}: {note}")
-    for run_id, error in summary.failures.items():
-        print(f"  failed {run_id}: {error}")
+    print("\n".join([summary.line(), *summary.run_lines()]))
     if summary.failures:
         print(failures_hint(out))
     return 0 if summary.ok else 1

@@ -132,6 +132,12 @@ class SweepSummary:
             f"in {self.seconds:.1f} s -> {self.out_dir}"
         )
 
+    def run_lines(self) -> list[str]:
+        """The lines under :meth:`line` naming runs: each done run some of whose runs went
+        non-finite (its note), then each failed run (its error's last line)."""
+        lines = [f"  non-finite {run_id}: {note}" for run_id, note in self.nonfinite.items()]
+        return lines + [f"  failed {run_id}: {error}" for run_id, error in self.failures.items()]
+
 
 @dataclass
 class _Result:
