@@ -338,22 +338,29 @@ TOY_VALUES = ("p_left", "distance", "q_a_left")
 
 def nonfinite_text(frame: pd.DataFrame, values: Sequence[str] = TOY_VALUES) -> str | None:
     """``'19 of 20 runs went non-finite (NaN or inf) from episode 3'`` when some runs
-    (``run``) of a classic frame went non-finite (NaN or inf in any of ``values``: too large
-    a step size, a G of one's own that diverges), from the episode the first of them did;
-    ``None`` when every value is finite (or the frame has none of ``values``)."""
+    (``run``) of a classic frame of one setting went non-finite (NaN or inf in any of
+    ``values``: too large a step size, a G of one's own that diverges), from the episode the
+    first of them did (counted by ``analysis.tables.nonfinite_runs``, as the figures' and
+    the report's notes); ``None`` when every value is finite (or the frame has none of
+    ``values``)."""
     import numpy as np
+
+    from maxminq.analysis.style import count
+    from maxminq.analysis.tables import nonfinite_runs
 
     present = [v for v in values if v in frame.columns]
     if not present or frame.empty or "run" not in frame.columns:
         return None
-    bad = ~np.isfinite(frame[present].to_numpy(dtype=float)).all(axis=1)
-    if not bad.any():
+    finite = np.isfinite(frame[present].to_numpy(dtype=float)).all(axis=1)
+    marked = frame.assign(_setting=0, _finite=np.where(finite, 0.0, np.nan))
+    table = nonfinite_runs(marked, ["_setting"], "_finite")
+    if table.empty:
         return None
-    runs = frame["run"].nunique()
-    gone = frame.loc[bad, "run"].nunique()
-    first = int(frame.loc[bad, "episode"].min()) if "episode" in frame.columns else None
-    when = f" from episode {first:,}" if first is not None else ""
-    return f"{gone} of {runs} run{'s' if runs != 1 else ''} went non-finite (NaN or inf){when}"
+    r = table.iloc[0]
+    return (
+        f"{int(r['nonfinite'])} of {count(int(r['runs']), 'run')} went non-finite (NaN or inf) "
+        f"from episode {int(r['first']):,}"
+    )
 
 
 def _number(value: Any) -> str:
