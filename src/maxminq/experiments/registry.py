@@ -363,13 +363,6 @@ def nonfinite_text(frame: pd.DataFrame, values: Sequence[str] = TOY_VALUES) -> s
     )
 
 
-def _number(value: Any) -> str:
-    """A setting's number as the config wrote it, near enough: ``3``, ``0.01``, ``-0.1``."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def nonfinite_note(frame: pd.DataFrame, settings: Mapping[str, Any]) -> str | None:
     """The registry note of a toy-MDP run some of whose runs went non-finite (one line:
     ``q_learning, n 1, mu 0.1, step_size 3: 19 of 20 runs went non-finite (NaN or inf)
@@ -384,8 +377,13 @@ def nonfinite_note(frame: pd.DataFrame, settings: Mapping[str, Any]) -> str | No
 
 def _named(settings: Mapping[str, Any], keys: Sequence[str]) -> str:
     """A classic run's setting in a note: ``q_learning, n 1, mu 0.1, step_size 3``."""
+    from maxminq.analysis.style import number_text  # 3, not 3.0: as a config writes it
+
     named = [str(settings.get("algorithm", "?"))]
-    named += [f"{k} {_number(settings[k])}" for k in keys if k in settings]
+    shown = {k: settings[k] for k in keys if k in settings}
+    named += [
+        f"{k} {number_text(v) if isinstance(v, int | float) else v}" for k, v in shown.items()
+    ]
     return ", ".join(named)
 
 
