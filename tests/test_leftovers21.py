@@ -294,10 +294,10 @@ def test_envs_refuses_an_environment_train_refuses(capsys) -> None:
     out = capsys.readouterr()
     assert out.out == ""
     assert out.err.splitlines() == [
-        "maxminq envs: error: --env: Pendulum-v1 has action space Box(-2.0, 2.0, (1,), "
-        "float32); the agents choose among discrete actions (Discrete(n)), so 'maxminq train "
-        "--env Pendulum-v1' refuses it: wrap it in an entry point of yours that makes the "
-        "actions discrete (e.g. gymnasium.wrappers.DiscretizeAction for a Box)"
+        "maxminq envs: error: --env: 'maxminq train --env Pendulum-v1' refuses it: "
+        "Pendulum-v1 needs a discrete action space, has Box(-2.0, 2.0, (1,), float32); "
+        "discretize it with gymnasium.wrappers.DiscretizeAction(env, bins) in an entry point "
+        "of yours that returns the wrapped environment"
     ]
     assert main(["envs", "--env", "CartPole-v1"]) == 0  # discrete: listed as before
     assert capsys.readouterr().out.startswith("CartPole-v1: not a paper environment")

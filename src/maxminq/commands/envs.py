@@ -6,8 +6,6 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from maxminq.errors import UsageError
 
 if TYPE_CHECKING:
@@ -127,9 +125,8 @@ def _refuse_what_train_refuses(d: EnvDefaults, env_kwargs: dict | None) -> None:
 
     if d.env_id in PAPER_ENVS:
         return
-    import gymnasium as gym
-
     from maxminq.deep.config import TrainConfig
+    from maxminq.deep.env_checks import check_action_space
     from maxminq.envs.api import make_with_kwargs
 
     env = make_with_kwargs(d.env_id, env_kwargs)  # a second build: get_env_defaults keeps none
@@ -138,36 +135,16 @@ def _refuse_what_train_refuses(d: EnvDefaults, env_kwargs: dict | None) -> None:
     finally:
         env.close()
     env_id = d.env_id
-    if not isinstance(space, gym.spaces.Discrete):
-        if isinstance(space, gym.spaces.MultiDiscrete):
-            what = (
-                "give the environment one Discrete(n) action that numbers the combinations "
-                f"(n = {int(np.prod(space.nvec))}, the product of its nvec)"
-            )
-        else:
-            what = (
-                "wrap it in an entry point of yours that makes the actions discrete (e.g. "
-                "gymnasium.wrappers.DiscretizeAction for a Box)"
-            )
-        raise UsageError(
-            f"--env: {env_id} has action space {space}; the agents choose among discrete "
-            f"actions (Discrete(n)), so 'maxminq train --env {env_id}' refuses it: {what}"
-        )
-    if int(space.start) != 0:
-        k = int(space.start)
-        raise UsageError(
-            f"--env: {env_id}'s actions {space} start at {k}; the agents act with 0..n-1, so "
-            f"'maxminq train --env {env_id}' refuses it: shift them in its step(), or wrap it "
-            f"in an entry point of yours, gymnasium.wrappers.TransformAction(env, lambda a: "
-            f"a + {k}, gymnasium.spaces.Discrete({int(space.n)}))"
-        )
+    refused = f"--env: 'maxminq train --env {env_id}' refuses it"
+    try:
+        check_action_space(space, env_id)  # train's own check, in its words
+    except UsageError as err:
+        raise UsageError(f"{refused}: {str(err).removeprefix('--env: ')}") from None
     shape = tuple(int(n) for n in obs_space.shape or ())  # 1-D or 3-D: get_env_defaults checked
     try:
         TrainConfig(env_id=env_id, network=d.network).check_observation_shape(shape)
     except UsageError as err:  # e.g. channels last: '--network: minatar_cnn needs ...'
-        raise UsageError(
-            f"--env: 'maxminq train --env {env_id}' refuses it at its default {err}"
-        ) from None
+        raise UsageError(f"{refused} at its default {err}") from None
 
 
 def _cap_text(d: EnvDefaults) -> str:

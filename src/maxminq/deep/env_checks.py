@@ -19,6 +19,33 @@ from maxminq.deep.replay import check_finite
 from maxminq.errors import UsageError
 
 
+def check_action_space(space: Any, env_id: str) -> None:
+    """Refuse an action space the agents cannot act in, saying what to do: they choose among
+    ``Discrete(n)`` actions numbered 0..n-1 (``maxminq train`` and ``maxminq envs --env``
+    both ask this, so both say the same)."""
+    if not isinstance(space, gym.spaces.Discrete):
+        how = ""  # what to do, where Gymnasium offers it
+        if isinstance(space, gym.spaces.Box):
+            how = (
+                "; discretize it with gymnasium.wrappers.DiscretizeAction(env, bins) in an "
+                "entry point of yours that returns the wrapped environment"
+            )
+        elif isinstance(space, gym.spaces.MultiDiscrete):
+            how = (
+                "; give the environment one Discrete(n) action that numbers the combinations "
+                f"(n = {int(np.prod(space.nvec))}, the product of its nvec)"
+            )
+        raise UsageError(f"--env: {env_id} needs a discrete action space, has {space}{how}")
+    if int(space.start) != 0:  # the agents' actions are 0..n-1, as in Discrete(n)
+        k = int(space.start)
+        raise UsageError(
+            f"--env: {env_id}'s actions {space} start at {k}; the agents act with 0..n-1, so "
+            "the action space must be Discrete(n) (start 0): shift them in its step(), or "
+            f"wrap it in an entry point of yours, gymnasium.wrappers.TransformAction(env, "
+            f"lambda a: a + {k}, gymnasium.spaces.Discrete({int(space.n)}))"
+        )
+
+
 def _observation(obs: Any, shape: tuple[int, ...], env_id: str, where: str) -> np.ndarray:
     """One observation as a float32 array of ``shape``; UsageError naming ``--env``
     otherwise (assigned into the observation arrays, a wrong shape could be broadcast)."""

@@ -71,7 +71,6 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import gymnasium as gym
 import numpy as np
 import pandas as pd
 import torch
@@ -99,6 +98,7 @@ from maxminq.deep.env_checks import (
     _observation,
     _observations,
     _warn_about_env,
+    check_action_space,
     episode_observation,
     warn_if_no_time_limit,
     warn_if_normalized,
@@ -337,22 +337,7 @@ class Trainer:
     @staticmethod
     def _spaces(env: Any, cfg: TrainConfig) -> tuple[int, tuple[int, ...]]:
         space = env.action_space
-        if not isinstance(space, gym.spaces.Discrete):
-            how = {  # what to do, where Gymnasium offers it
-                gym.spaces.Box: "; discretize it with gymnasium.wrappers.DiscretizeAction(env, "
-                "bins) in an entry point of yours that returns the wrapped environment",
-                gym.spaces.MultiDiscrete: "; give the environment one Discrete(n) action that "
-                "numbers the combinations (n = the product of its nvec)",
-            }.get(type(space), "")
-            raise UsageError(f"--env: {cfg.env_id} needs a discrete action space, has {space}{how}")
-        if int(space.start) != 0:  # the agents' actions are 0..n-1, as in Discrete(n)
-            raise UsageError(
-                f"--env: {cfg.env_id}'s actions {space} start at {int(space.start)}; the "
-                "agents act with 0..n-1, so the action space must be Discrete(n) (start 0): "
-                "shift them in its step(), or wrap it in an entry point of yours, "
-                f"gymnasium.wrappers.TransformAction(env, lambda a: a + {int(space.start)}, "
-                f"gymnasium.spaces.Discrete({int(space.n)}))"
-            )
+        check_action_space(space, cfg.env_id)
         obs_space = env.observation_space
         if obs_space.shape is None:
             raise UsageError(f"--env: {cfg.env_id} has observation space {obs_space} (no shape)")
