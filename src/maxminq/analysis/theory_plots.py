@@ -89,7 +89,7 @@ def bias_table(
     which other M are simulated. ``progress`` shows a bar of the errors drawn; ``bar``, a
     tqdm bar the caller shares with other tables, is advanced instead (and left open).
     """
-    from tqdm import tqdm
+    from maxminq._progress import progress_bar
 
     m_max, n_max = _size(m_max, "m_max"), _size(n_max, "n_max")
     # An M beyond m_max has no row: it was skipped without a word (every Monte-Carlo cell
@@ -116,29 +116,31 @@ def bias_table(
     sum_n = n_max * (n_max + 1) // 2  # errors per sample for one M, over N = 1..n_max: M sum_n
     own_bar = bar is None
     if own_bar:
-        bar = tqdm(
+        bar = progress_bar(
             total=samples * sum_n * sum(set(mc_m)),
             desc="Monte Carlo bias",
             unit=" errors",
             unit_scale=True,
-            disable=not progress,
+            enabled=progress,
         )
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    for m in sorted(set(mc_m)):
-        rows = frame["M"] == m
-        child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(m)))
-        rng = np.random.default_rng(child)
-        est = monte_carlo_bias(
-            m, frame.loc[rows, "N"].to_numpy(), 1.0, 1.0, samples, rng, noise=noise
-        )
-        frame.loc[rows, "mc_bias"] = est.bias
-        frame.loc[rows, "mc_bias_se"] = est.bias_se
-        frame.loc[rows, "mc_target_variance"] = est.target_variance
-        frame.loc[rows, "mc_target_variance_se"] = est.target_variance_se
-        frame.loc[rows, "mc_samples"] = samples
-        bar.update(samples * sum_n * m)  # weighted by work: large M dominate the wait
-    if own_bar:
-        bar.close()
+    try:  # an own bar closed on every way out (a KeyboardInterrupt too)
+        root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        for m in sorted(set(mc_m)):
+            rows = frame["M"] == m
+            child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(m)))
+            rng = np.random.default_rng(child)
+            est = monte_carlo_bias(
+                m, frame.loc[rows, "N"].to_numpy(), 1.0, 1.0, samples, rng, noise=noise
+            )
+            frame.loc[rows, "mc_bias"] = est.bias
+            frame.loc[rows, "mc_bias_se"] = est.bias_se
+            frame.loc[rows, "mc_target_variance"] = est.target_variance
+            frame.loc[rows, "mc_target_variance_se"] = est.target_variance_se
+            frame.loc[rows, "mc_samples"] = samples
+            bar.update(samples * sum_n * m)  # weighted by work: large M dominate the wait
+    finally:
+        if own_bar:
+            bar.close()
     frame["mc_noise"] = noise
     return frame[BIAS_COLUMNS]
 

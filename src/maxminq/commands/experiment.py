@@ -35,8 +35,8 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from maxminq._progress import progress_bar
 from maxminq.commands.sweep import warn_many_workers
 from maxminq.errors import UsageError
 from maxminq.experiments.store import remove_stale_temporaries
@@ -548,7 +548,7 @@ def _run_tasks(
     """
     # Counted in runs: a Mountain Car setting of more than 200 runs is several tasks, and a
     # bar counting tasks as "settings" showed 3/3 settings for one.
-    bar = tqdm(total=sum(t["runs"] for t in tasks), desc=desc, unit="run", disable=not progress)
+    bar = progress_bar(total=sum(t["runs"] for t in tasks), desc=desc, unit="run", enabled=progress)
     results: list[pd.DataFrame] = []
     try:
         if workers == 1 or len(tasks) == 1:

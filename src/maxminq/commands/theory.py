@@ -352,8 +352,7 @@ def run(args: argparse.Namespace) -> int:
     if note is not None:  # say so before a long silent wait
         print(f"maxminq theory: note: {note}", file=sys.stderr, flush=True)
     # Imported here so that option errors are reported before the heavier imports.
-    from tqdm import tqdm
-
+    from maxminq._progress import progress_bar, writes_to_terminal
     from maxminq.analysis.theory_plots import (
         bias_table,
         operator_bias_table,
@@ -368,12 +367,12 @@ def run(args: argparse.Namespace) -> int:
     bias_seed, variance_seed = np.random.SeedSequence(args.seed).spawn(2)
     # One bar over the three tables' Monte Carlo, in errors drawn: the bias table's alone
     # reached 100% with most of the wait (the variance table's, at the defaults) to come.
-    bar = tqdm(
+    bar = progress_bar(
         total=sum(errors.values()),
         desc="Monte Carlo",
         unit=" errors",  # the rate reads "79.5k errors/s", not "79.5kerror/s"
         unit_scale=True,
-        disable=args.no_progress or not sys.stderr.isatty(),
+        enabled=not args.no_progress and writes_to_terminal(),
     )
     with bar:
         bias = bias_table(

@@ -298,6 +298,21 @@ def _opt(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
+    """Whether ``value`` is the field ``f``'s default (of the same type: ``seeds=(0,)`` or a
+    NumPy array is shown, as it was given)."""
+    if f.default is not dataclasses.MISSING:
+        default = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        default = f.default_factory()
+    else:  # a required field: always shown
+        return False
+    try:
+        return value is default or (type(value) is type(default) and bool(value == default))
+    except (TypeError, ValueError):  # a comparison that is not one bool
+        return False
+
+
 @dataclass
 class TrainConfig:
     """Options of ``maxminq train`` / ``run_training`` (None = registry default).
@@ -363,6 +378,19 @@ class TrainConfig:
     eval_every_episodes: int = 10
     operator: str | Callable[..., Any] | None = None
     op_kwargs: dict[str, Any] | None = None
+
+    def __repr__(self) -> str:
+        """The fields that differ from their defaults, in order, ``env_id`` always: the
+        options a run was given, ``TrainConfig(env_id='CartPole-v1', agent='dqn',
+        steps=20000)``, which a notebook shows in a line (the dataclass's repr listed all 37
+        fields, 27 of them None, the defaults) and which Python reads back as the same
+        config. A resolved config shows every default filled in."""
+        shown = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in dataclasses.fields(self)
+            if f.name == "env_id" or not _is_default(f, getattr(self, f.name))
+        ]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     @property
     def n_online(self) -> int:

@@ -31,8 +31,8 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 import torch
-from tqdm import tqdm
 
+from maxminq._progress import progress_bar
 from maxminq.deep.agents import ValuesNotFinite, behaviour_values, policy_action
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import StackedNet, build_net
@@ -540,7 +540,9 @@ def evaluate_agent(
         warn_if_no_time_limit(env, c.env_id, cap)
         # As training warns too: statistics across episodes start afresh here.
         warn_if_normalized(env, c.env_id, evaluating=True)
-        bar = tqdm(total=len(seeds) * episodes, disable=not progress, desc="episodes", unit="ep")
+        bar = progress_bar(
+            total=len(seeds) * episodes, desc="episodes", unit="ep", enabled=progress
+        )
         with one_torch_thread():  # for the whole loop, not once per action
             rows = _play(agent, env, seeds, episodes, eps, env_seed, frames, max_frames, bar)
     finally:

@@ -74,8 +74,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import pandas as pd
 import torch
-from tqdm import tqdm
 
+from maxminq._progress import progress_bar
 from maxminq.analysis.style import count
 from maxminq.deep.agents import Learner, ValuesNotFinite, check_operator, policy_action
 from maxminq.deep.bias_probes import (
@@ -722,7 +722,7 @@ class Trainer:
             return
         envs = self._live_envs()
         total = c.eval_episodes * sum(env is not None for env in envs)
-        bar = tqdm(total=total, disable=not progress, desc="test episodes", unit="ep")
+        bar = progress_bar(total=total, desc="test episodes", unit="ep", enabled=progress)
         try:
             played = self.play_episodes(envs, self.test_rngs, c.eval_episodes, bar)
         finally:
@@ -1084,6 +1084,7 @@ def _train_with(
     on_disk = None if state is None else int(state["step"])
     stop_error: OSError | None = None  # why the stop's own checkpoint could not be written
     trainer = Trainer(cfg)
+    bar = None  # closed on every way out: an interrupt left it to push the next call's down
     try:
         if state is not None:
             try:
@@ -1104,10 +1105,10 @@ def _train_with(
         atomic_write(files.config, lambda tmp: tmp.write_text(config_text))
         if cfg.tensorboard:
             trainer.open_writer(writer_class, out_dir / "tensorboard")
-        bar = tqdm(
+        bar = progress_bar(
             total=cfg.steps,
             initial=trainer.step,
-            disable=not progress,
+            enabled=progress,
             desc=f"{cfg.agent} {cfg.env_id}",
             unit="step",
         )
@@ -1147,6 +1148,8 @@ def _train_with(
         err.checkpoint_error = stop_error  # type: ignore[attr-defined]
         raise
     finally:
+        if bar is not None:
+            bar.close()
         trainer.close()
     # runs.csv last: it marks completion, so the tables before it are on disk first (synced).
     for name in sorted(tables, key=lambda k: k == "runs"):

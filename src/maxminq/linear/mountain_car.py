@@ -47,9 +47,9 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from maxminq._jit import njit
+from maxminq._progress import progress_bar
 from maxminq.errors import UsageError
 from maxminq.linear.tiles import tile_indices
 from maxminq.operators_jit import apply_operator, td_target
@@ -520,32 +520,32 @@ def run_mountain_car_grid(
     eps, gamma = float(p["epsilon"]), float(p["gamma"])
 
     desc = f"mountain car {name} n={n}"
-    bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
-    scratch, values = np.zeros((n_members, N_ACTIONS)), np.zeros(N_ACTIONS)
-    tiles_tmp = np.zeros(N_TILINGS, dtype=np.int64)
-    every, max_steps, kind, mode = p["update_every"], p["max_steps"], spec.kind, spec.behaviour
-    code = kernel_operator_code(name, setup.op_kwargs)
-    if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
-        gathered1, g1 = np.zeros((1, batch, n_members, N_ACTIONS)), np.zeros((1, batch))
-        for lane in range(n_lanes):
-            _run_lane(
-                lane, code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
-                buf_i, buf_r, buf_size, buf_pos, chosen, idx, more, idx_more, gathered1, kind,
-                mode, eps, every, max_steps, steps_out, g1, alpha_w, log, log_ptr, gamma, scratch,
-                values, tiles_tmp,
+    bar = progress_bar(total=n_lanes * episodes, desc=desc, unit="ep", enabled=progress)
+    with bar:  # closed on every way out: a KeyboardInterrupt left it open
+        scratch, values = np.zeros((n_members, N_ACTIONS)), np.zeros(N_ACTIONS)
+        tiles_tmp = np.zeros(N_TILINGS, dtype=np.int64)
+        every, max_steps, kind, mode = p["update_every"], p["max_steps"], spec.kind, spec.behaviour
+        code = kernel_operator_code(name, setup.op_kwargs)
+        if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
+            gathered1, g1 = np.zeros((1, batch, n_members, N_ACTIONS)), np.zeros((1, batch))
+            for lane in range(n_lanes):
+                _run_lane(
+                    lane, code, w, cur, rng, pos, vel, tiles_cur, steps_ep, ep, done, sd,
+                    buf_i, buf_r, buf_size, buf_pos, chosen, idx, more, idx_more, gathered1,
+                    kind, mode, eps, every, max_steps, steps_out, g1, alpha_w, log, log_ptr,
+                    gamma, scratch, values, tiles_tmp,
+                )  # fmt: skip
+                bar.update(episodes)
+        else:
+            lanes = SimpleNamespace(
+                w=w, cur=cur, rng=rng, pos=pos, vel=vel, tiles_cur=tiles_cur, steps_ep=steps_ep,
+                ep=ep, done=done, sd=sd, buf_i=buf_i, buf_r=buf_r, buf_size=buf_size,
+                buf_pos=buf_pos, chosen=chosen, idx=idx, more=more, idx_more=idx_more,
+                steps_out=steps_out, alpha=alpha_w,
+                log=log, log_ptr=log_ptr, scratch=scratch, values=values, tiles_tmp=tiles_tmp,
             )  # fmt: skip
-            bar.update(episodes)
-    else:
-        lanes = SimpleNamespace(
-            w=w, cur=cur, rng=rng, pos=pos, vel=vel, tiles_cur=tiles_cur, steps_ep=steps_ep,
-            ep=ep, done=done, sd=sd, buf_i=buf_i, buf_r=buf_r, buf_size=buf_size,
-            buf_pos=buf_pos, chosen=chosen, idx=idx, more=more, idx_more=idx_more,
-            steps_out=steps_out, alpha=alpha_w,
-            log=log, log_ptr=log_ptr, scratch=scratch, values=values, tiles_tmp=tiles_tmp,
-        )  # fmt: skip
-        _run_lockstep(bootstrap, lanes, kind, mode, eps, every, max_steps, gamma, bar)
-    bar.update(n_lanes * episodes - bar.n)
-    bar.close()
+            _run_lockstep(bootstrap, lanes, kind, mode, eps, every, max_steps, gamma, bar)
+        bar.update(n_lanes * episodes - bar.n)
 
     run_ids = run_offset + np.arange(runs, dtype=np.int64)
     df = pd.DataFrame(

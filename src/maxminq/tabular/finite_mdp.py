@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
+from maxminq._progress import progress_bar
 from maxminq.operators import OPERATORS, load_operator, own_operator, td_target
 
 __all__ = [
@@ -534,64 +534,66 @@ def generalized_q_learning(
         r_sa = R[s_idx, a_idx]
         terminal_f = terminal.astype(np.float64)
         block = max(1, (1 << 16) // s_idx.size)  # sweeps per block of random numbers
-        bar = tqdm(total=steps, desc=f"GQ sync {label}", disable=not progress)
-        for lo in range(0, steps, block):
-            size = min(block, steps - lo)
-            us = rng.random((size, s_idx.size, 1))
-            noises = reward_noise * rng.standard_normal((size, s_idx.size))
-            if update == "one":  # Algorithm 1: one random estimator per sampled transition
-                ests = rng.integers(n, size=(size, s_idx.size))
-            for j in range(size):
-                t = lo + j
-                nxts = _next_states(cdf_sa, us[j])
-                if update == "one":
-                    est = ests[j]
-                # (S, N, K, A) stack of next-state values; G once per sweep for every state.
-                g = g_values(history.transpose(2, 1, 0, 3))
-                g_next = g[est, nxts] if rotate else g[nxts]
-                target = td_target(r_sa + noises[j], gamma, terminal_f[nxts], g_next)
-                push_snapshot(t)
-                current = history[0]
-                counts[est, s_idx, a_idx] += 1
-                alpha = counts[est, s_idx, a_idx] ** -step_power
-                current[est, s_idx, a_idx] += alpha * (target - current[est, s_idx, a_idx])
-                if record and (t + 1) % record_every == 0:
-                    record_at(t + 1)
-            bar.update(size)
-        bar.close()
+        with progress_bar(total=steps, desc=f"GQ sync {label}", enabled=progress) as bar:
+            for lo in range(0, steps, block):
+                size = min(block, steps - lo)
+                us = rng.random((size, s_idx.size, 1))
+                noises = reward_noise * rng.standard_normal((size, s_idx.size))
+                if update == "one":  # Algorithm 1: one random estimator per sampled transition
+                    ests = rng.integers(n, size=(size, s_idx.size))
+                for j in range(size):
+                    t = lo + j
+                    nxts = _next_states(cdf_sa, us[j])
+                    if update == "one":
+                        est = ests[j]
+                    # (S, N, K, A) stack of next-state values; G once per sweep for every state.
+                    g = g_values(history.transpose(2, 1, 0, 3))
+                    g_next = g[est, nxts] if rotate else g[nxts]
+                    target = td_target(r_sa + noises[j], gamma, terminal_f[nxts], g_next)
+                    push_snapshot(t)
+                    current = history[0]
+                    counts[est, s_idx, a_idx] += 1
+                    alpha = counts[est, s_idx, a_idx] ** -step_power
+                    current[est, s_idx, a_idx] += alpha * (target - current[est, s_idx, a_idx])
+                    if record and (t + 1) % record_every == 0:
+                        record_at(t + 1)
+                bar.update(size)
     else:
         starts = np.flatnonzero(~terminal)
         state = int(rng.choice(starts))
         block = 1 << 14
-        for lo in tqdm(range(0, steps, block), desc=f"GQ async {label}", disable=not progress):
-            size = min(block, steps - lo)
-            actions = rng.integers(A, size=size)
-            us = rng.random(size)
-            noise = reward_noise * rng.standard_normal(size)
-            ests = rng.integers(n, size=size)
-            restarts = rng.choice(starts, size=size)
-            for j in range(size):
-                a, i = int(actions[j]), int(ests[j])
-                nxt = min(int(np.searchsorted(cdf[state, a], us[j], side="right")), S - 1)
-                members = history[:, :, nxt, :].transpose(1, 0, 2)  # (N, K, A)
-                if rotate:  # only the rotation that puts the updated estimator first
-                    members = members[(np.arange(n) + i) % n]
-                if own_g:  # one state as a batch of one: G sees (..., N, A) as in sync mode
-                    # (given (N K, A), a G counting axes from the front, q.min(axis=1), learnt
-                    # another operator in async mode only, or failed at the first transition)
-                    g_next = op(members.reshape(1, n * k, A), **kwargs)[0]
-                else:
-                    g_next = op(members.reshape(n * k, A), **kwargs)
-                done = float(terminal[nxt])
-                target = td_target(R[state, a] + noise[j], gamma, done, g_next)
-                push_snapshot(lo + j)
-                current = history[0]
-                counts[i, state, a] += 1
-                alpha = counts[i, state, a] ** -step_power
-                current[i, state, a] += alpha * (target - current[i, state, a])
-                state = int(restarts[j]) if terminal[nxt] else nxt
-                if record and (lo + j + 1) % record_every == 0:
-                    record_at(lo + j + 1)
+        bar = progress_bar(total=steps, desc=f"GQ async {label}", enabled=progress)
+        with bar:  # closed on every way out (a KeyboardInterrupt too)
+            for lo in range(0, steps, block):
+                size = min(block, steps - lo)
+                actions = rng.integers(A, size=size)
+                us = rng.random(size)
+                noise = reward_noise * rng.standard_normal(size)
+                ests = rng.integers(n, size=size)
+                restarts = rng.choice(starts, size=size)
+                for j in range(size):
+                    a, i = int(actions[j]), int(ests[j])
+                    nxt = min(int(np.searchsorted(cdf[state, a], us[j], side="right")), S - 1)
+                    members = history[:, :, nxt, :].transpose(1, 0, 2)  # (N, K, A)
+                    if rotate:  # only the rotation that puts the updated estimator first
+                        members = members[(np.arange(n) + i) % n]
+                    if own_g:  # one state as a batch of one: G sees (..., N, A) as in sync mode
+                        # (given (N K, A), a G counting axes from the front, q.min(axis=1), learnt
+                        # another operator in async mode only, or failed at the first transition)
+                        g_next = op(members.reshape(1, n * k, A), **kwargs)[0]
+                    else:
+                        g_next = op(members.reshape(n * k, A), **kwargs)
+                    done = float(terminal[nxt])
+                    target = td_target(R[state, a] + noise[j], gamma, done, g_next)
+                    push_snapshot(lo + j)
+                    current = history[0]
+                    counts[i, state, a] += 1
+                    alpha = counts[i, state, a] ** -step_power
+                    current[i, state, a] += alpha * (target - current[i, state, a])
+                    state = int(restarts[j]) if terminal[nxt] else nxt
+                    if record and (lo + j + 1) % record_every == 0:
+                        record_at(lo + j + 1)
+                bar.update(size)
     return GQResult(
         q=history[0].copy(),
         history=history,

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from maxminq._jit import njit
+from maxminq._progress import progress_bar
 from maxminq.errors import UsageError
 from maxminq.operators_jit import apply_operator, td_target
 from maxminq.tabular.agent import (
@@ -417,43 +417,43 @@ def run_toy_mdp(
 
     kind, mode, every = spec.kind, spec.behaviour, p["update_every"]
     desc = f"toy {name} n={n} mu={mu:+g}"
-    bar = tqdm(total=n_lanes * episodes, disable=not progress, desc=desc, unit="ep")
-    code = kernel_operator_code(name, setup.op_kwargs)
-    if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
-        one = np.zeros((n_members, N_ACTIONS_B))
-        for lane in range(n_lanes):
-            _run_lane(
-                lane, code, q, cur, rng, state, mus, done, ended, ep, buf, buf_size, buf_pos,
-                chosen, idx, more, idx_more, one, scratch, kind, mode, eps, gamma, alpha, every,
-                n_steps, p_left, q_left,
-            )  # fmt: skip
-            bar.update(episodes)
-    else:  # operators with parameters, a G of one's own: all lanes in lockstep, G in NumPy
-        step = 0
-        while not done.all():
-            update_now = step % every == 0
-            _act_and_gather(
-                q, cur, rng, state, mus, done, ended, buf, buf_size, buf_pos, chosen, idx, more,
-                idx_more, gathered, scratch, kind, mode, eps, update_now, n_steps,
-            )  # fmt: skip
-            if update_now:
-                g[:] = bootstrap(gathered)
-            if update_now and extra:  # the subset's members in turn, as _run_lane's
-                _lockstep_td(q, cur, done, buf, chosen, idx, g, kind, gamma, alpha)
-                for j in range(extra):
-                    _lockstep_gather_more(j, q, cur, done, chosen, idx, more, idx_more,
-                                          gathered, kind)  # fmt: skip
+    bar = progress_bar(total=n_lanes * episodes, desc=desc, unit="ep", enabled=progress)
+    with bar:  # closed on every way out: a KeyboardInterrupt left it open
+        code = kernel_operator_code(name, setup.op_kwargs)
+        if code >= 0:  # the whole run of each lane in one kernel call (the fast path)
+            one = np.zeros((n_members, N_ACTIONS_B))
+            for lane in range(n_lanes):
+                _run_lane(
+                    lane, code, q, cur, rng, state, mus, done, ended, ep, buf, buf_size, buf_pos,
+                    chosen, idx, more, idx_more, one, scratch, kind, mode, eps, gamma, alpha, every,
+                    n_steps, p_left, q_left,
+                )  # fmt: skip
+                bar.update(episodes)
+        else:  # operators with parameters, a G of one's own: all lanes in lockstep, G in NumPy
+            step = 0
+            while not done.all():
+                update_now = step % every == 0
+                _act_and_gather(
+                    q, cur, rng, state, mus, done, ended, buf, buf_size, buf_pos, chosen, idx, more,
+                    idx_more, gathered, scratch, kind, mode, eps, update_now, n_steps,
+                )  # fmt: skip
+                if update_now:
                     g[:] = bootstrap(gathered)
+                if update_now and extra:  # the subset's members in turn, as _run_lane's
                     _lockstep_td(q, cur, done, buf, chosen, idx, g, kind, gamma, alpha)
-            _update_and_record(
-                q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, eps, gamma,
-                alpha, update_now and not extra, p_left, q_left,
-            )  # fmt: skip
-            step += 1
-            if progress and step % 64 == 0:
-                bar.update(int(ep.sum()) - bar.n)
-    bar.update(n_lanes * episodes - bar.n)
-    bar.close()
+                    for j in range(extra):
+                        _lockstep_gather_more(j, q, cur, done, chosen, idx, more, idx_more,
+                                              gathered, kind)  # fmt: skip
+                        g[:] = bootstrap(gathered)
+                        _lockstep_td(q, cur, done, buf, chosen, idx, g, kind, gamma, alpha)
+                _update_and_record(
+                    q, cur, done, ended, ep, buf, chosen, idx, g, scratch, kind, mode, eps, gamma,
+                    alpha, update_now and not extra, p_left, q_left,
+                )  # fmt: skip
+                step += 1
+                if progress and step % 64 == 0:
+                    bar.update(int(ep.sum()) - bar.n)
+        bar.update(n_lanes * episodes - bar.n)
 
     run_ids = run_offset + np.arange(n_lanes, dtype=np.int64)
     distance = np.abs(p_left - optimal_p_left(float(mu), eps))

@@ -1,0 +1,226 @@
+"""The Python API driven as a researcher drives it from a notebook or an interactive session
+(session 23): code fed on stdin (``python -``, so its classes and functions live in
+``__main__`` with no file), output not a terminal, a call re-run in the same process, a
+kernel interrupt (a KeyboardInterrupt) in the middle of a call."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _session(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``code`` run as a notebook cell runs: fed on stdin to a new Python, stdout and stderr
+    pipes (not a terminal); ``tests/`` importable (``line_env``)."""
+    path = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])
+    env = {**os.environ, "PYTHONPATH": path, "MPLBACKEND": "Agg"}
+    proc = subprocess.run(
+        [sys.executable, "-"],
+        input=textwrap.dedent(code),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=180,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+# An environment of the session's own whose step raises KeyboardInterrupt at a chosen call,
+# as a kernel interrupt lands in the middle of run_training.
+_INTERRUPTING_ENV = """
+    import sys, threading, warnings
+    import gymnasium as gym
+    from line_env import LineEnv
+
+    warnings.simplefilter("ignore")
+
+    class Interrupting(LineEnv):
+        calls, at = 0, None
+
+        def step(self, action):
+            type(self).calls += 1
+            if type(self).calls == type(self).at:
+                raise KeyboardInterrupt
+            return super().step(action)
+
+    gym.register("Interrupting-v0", entry_point=Interrupting, max_episode_steps=50)
+
+    from tqdm import tqdm
+    from maxminq.deep import TrainConfig, run_training
+
+    def threads():
+        return sorted(t.name for t in threading.enumerate())
+
+    cfg = TrainConfig(env_id="Interrupting-v0", agent="dqn", steps=150, seeds=[0],
+                      learning_starts=20, batch_size=8, buffer_size=200, eval_episodes=1,
+                      checkpoint_every=40)
+"""
+
+
+def test_a_kernel_interrupt_leaves_no_bar_nor_thread_and_the_next_call_resumes(tmp_path):
+    """A KeyboardInterrupt in the middle of run_training left its progress bar open (the
+    exception a session keeps, ``sys.last_value``, holds the frame): the next call's bar
+    went to a second line (cursor-up escapes in the output) and the old one was drawn again
+    at exit. And every run, ``progress=False`` too, left tqdm's monitor thread running for
+    the rest of the session. Now: no bar left, no thread, and the next call resumes the
+    run from the checkpoint the interrupt names."""
+    code = (
+        _INTERRUPTING_ENV
+        + """
+    run_training(cfg, "quiet", progress=False)
+    print("after a quiet run:", threads())
+    Interrupting.calls, Interrupting.at = 0, 100
+    try:
+        run_training(cfg, "run")
+    except KeyboardInterrupt as err:
+        sys.last_value = err  # as an interactive session keeps it
+        print("interrupted, checkpoint:", err.checkpoint_step)
+    print("after the interrupt:", threads(), "open bars:", len(tqdm._instances))
+    sys.stderr.write("@@@")
+    Interrupting.at = None
+    tables = run_training(cfg, "run")
+    print("resumed:", tables["runs"]["status"].tolist(), len(tables["episodes"]))
+    print("at the end:", threads())
+    """
+    )
+    proc = _session(code, tmp_path)
+    out = proc.stdout.splitlines()
+    assert out[0] == "after a quiet run: ['MainThread']", proc.stdout
+    step = int(out[1].removeprefix("interrupted, checkpoint: "))
+    assert step in (40, 80), proc.stdout
+    assert out[2] == "after the interrupt: ['MainThread'] open bars: 0", proc.stdout
+    assert out[3].startswith("resumed: ['done'] "), proc.stdout
+    assert out[4] == "at the end: ['MainThread']", proc.stdout
+    second = proc.stderr.split("@@@")[1]
+    assert "\x1b[A" not in second, second  # the bar of the next call on its own line
+    assert f"{step}/150" in second  # it started from the checkpoint
+    assert "150/150" in second
+
+
+def test_bars_written_to_a_file_redraw_rarely_not_ten_times_a_second(tmp_path):
+    """With stderr a file or a pipe (a log, ``python - <<EOF`` captured), tqdm redrew each bar
+    every 0.1 s: a run of an hour left some 36,000 carriage-return updates in its log. Now
+    at most every minute, and the end. Time is tqdm's clock, here one second per reading."""
+    code = """
+    import itertools, warnings
+    import tqdm.std
+    warnings.simplefilter("ignore")
+    clock = itertools.count(0.0, 1.0)
+    tqdm.std.time = lambda: next(clock)  # tqdm's clock: a second passes at every reading
+
+    import sys
+    from maxminq.tabular.toy_mdp import run_toy_mdp
+    run_toy_mdp(mu=-0.1, algorithm="maxmin", n=2, runs=60, episodes=2, seed=0, progress=True)
+    sys.stderr.write("@@@")
+
+    import gymnasium as gym
+    from line_env import LineEnv
+    gym.register("Line-v0", entry_point=LineEnv, max_episode_steps=50)
+    from maxminq.deep import TrainConfig, run_training
+    cfg = TrainConfig(env_id="Line-v0", agent="dqn", steps=150, seeds=[0], learning_starts=20,
+                      batch_size=8, buffer_size=200, eval_episodes=1, checkpoint_every=0)
+    run_training(cfg, "run")
+    """
+    proc = _session(code, tmp_path)
+    toy, deep = proc.stderr.split("@@@")
+    toy_draws = [s for s in toy.splitlines() if "toy maxmin" in s]  # \r or \n
+    assert 2 <= len(toy_draws) <= 4, toy_draws  # was 61: one per lane
+    assert "120/120" in toy_draws[-1]
+    deep_draws = [s for s in deep.splitlines() if "dqn Line-v0" in s]
+    assert 2 <= len(deep_draws) <= 5, deep_draws  # was 151: one per step
+    assert "150/150" in deep_draws[-1]
+
+
+# A Jupyter kernel as tqdm.auto sees one: ipykernel loaded, get_ipython() a ZMQ shell, and
+# ipywidgets' progress widgets (recorded here instead of drawn).
+_FAKE_NOTEBOOK = """
+    import sys, types
+
+    class Widget:
+        made = []
+
+        def __init__(self, *args, **kwargs):
+            self.layout = types.SimpleNamespace()
+            self.style = types.SimpleNamespace()
+            self.value, self.max, self.children, self.bar_style = 0, None, [], ""
+            for key, value in kwargs.items():
+                setattr(self, key, value)
+            Widget.made.append(self)
+
+    class FloatProgress(Widget):
+        pass
+
+    ipywidgets = types.ModuleType("ipywidgets")
+    ipywidgets.FloatProgress, ipywidgets.HTML, ipywidgets.HBox = FloatProgress, Widget, Widget
+    sys.modules["ipywidgets"] = ipywidgets
+
+    class ZMQInteractiveShell:
+        pass
+
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = ZMQInteractiveShell
+    display = types.ModuleType("IPython.display")
+    display.display = lambda *objects: None
+    ipython.display = display
+    sys.modules.update({"IPython": ipython, "IPython.display": display})
+    for name in ("ipykernel", "ipykernel.zmqshell"):
+        sys.modules[name] = types.ModuleType(name)
+
+    def bars():
+        return [(w.max, w.value) for w in Widget.made if isinstance(w, FloatProgress)]
+"""
+
+
+def test_in_a_notebook_the_bars_are_widgets_not_text_in_the_cell(tmp_path):
+    """run_training and evaluate_agent drew text bars (``from tqdm import tqdm``) into a
+    notebook cell's output, where the classic experiments drew widgets (``tqdm.auto``).
+    All draw tqdm.auto's bars now: widgets in a notebook, nothing written as text."""
+    code = (
+        _FAKE_NOTEBOOK
+        + """
+    import warnings
+    warnings.simplefilter("ignore")
+    import gymnasium as gym
+    from line_env import LineEnv
+    gym.register("Line-v0", entry_point=LineEnv, max_episode_steps=50)
+    from maxminq.deep import TrainConfig, run_training, load_agent, evaluate_agent
+    cfg = TrainConfig(env_id="Line-v0", agent="dqn", steps=150, seeds=[0], learning_starts=20,
+                      batch_size=8, buffer_size=200, eval_episodes=2, checkpoint_every=0)
+    run_training(cfg, "run")
+    evaluate_agent(load_agent("run"), seeds=[0], episodes=3, progress=True)
+    from maxminq.tabular.toy_mdp import run_toy_mdp
+    run_toy_mdp(mu=-0.1, algorithm="maxmin", n=2, runs=2, episodes=2, seed=0, progress=True)
+    print(bars())
+    """
+    )
+    proc = _session(code, tmp_path)
+    assert proc.stdout.strip() == "[(150, 150), (2, 2), (3, 3), (4, 4)]", proc.stdout
+    assert "step/s" not in proc.stderr and "ep/s" not in proc.stderr, proc.stderr[-2000:]
+
+
+def test_a_train_config_shows_the_options_given_in_one_line():
+    """A notebook shows a TrainConfig by its repr: the dataclass's listed all 37 fields, 27
+    of them None. Now the fields given (not at their defaults), which Python reads back as
+    the same config; a resolved one shows the defaults it filled in."""
+    import numpy as np
+
+    from maxminq.deep import TrainConfig
+
+    config = TrainConfig(env_id="CartPole-v1", agent="dqn", steps=20_000, seeds=[0, 1])
+    text = repr(config)
+    assert text == "TrainConfig(env_id='CartPole-v1', agent='dqn', steps=20000, seeds=[0, 1])"
+    assert eval(text, {"TrainConfig": TrainConfig}) == config
+    assert repr(TrainConfig(env_id="CartPole-v1")) == "TrainConfig(env_id='CartPole-v1')"
+    # given as a NumPy array (no single truth value to compare with the default): shown
+    assert "seeds=array([0, 1, 2])" in repr(TrainConfig(env_id="X", seeds=np.arange(3)))
+    resolved = repr(config.resolve())
+    assert "gamma=0.99" in resolved and "optimizer='rmsprop'" in resolved
+    assert "None" not in resolved.replace("operator=None", "")
