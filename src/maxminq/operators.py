@@ -685,8 +685,9 @@ def unnamed_operator(g: Any, keyword: str = "operator") -> str:
             )
     return (
         f"G function {g.__name__!r} cannot be named for import (a lambda, a closure or a function "
-        "of the script run as __main__); define it at the top level of a module of yours "
-        "(e.g. my_ops.py on PYTHONPATH) and pass it, or 'my_ops:function'"
+        "defined in __main__: a script run as a program, a notebook, an interactive session); "
+        "define it at the top level of a module of yours (e.g. my_ops.py on PYTHONPATH) and "
+        "pass it, or 'my_ops:function'"
     )
 
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -97,9 +98,10 @@ def algorithm_name(algorithm: Any, option: str = "--algorithms") -> Any:
     compiled kernel; ``'module:function'`` for one of your own); anything else is returned
     as it is, for :func:`resolve_algorithm` to check ('module:function' naming one of the
     library's functions, ``'maxminq.operators:double_q'``, is its library name, as
-    ``FiniteMDP.learn`` and generalized-dqn take it). A function that cannot be named (a
-    lambda, a closure, one defined in ``__main__``) is a UsageError: the CSV, a sweep's run
-    ids and its worker processes need a name to import."""
+    ``FiniteMDP.learn`` and generalized-dqn take it); one defined at the top level of
+    ``__main__`` (a notebook, an interactive session) is ``'__main__:name'``
+    (:func:`_main_reference`). A function that cannot be named (a lambda, a closure) is a
+    UsageError: the CSV, a sweep's run ids and its worker processes need a name to import."""
     if isinstance(algorithm, str) and is_own_operator(algorithm):
         # 'maxminq.operators:double_q' (or an alias in one's module) is the library's
         # operator, as FiniteMDP.learn and generalized-dqn take it: its roles and behaviour
@@ -110,10 +112,37 @@ def algorithm_name(algorithm: Any, option: str = "--algorithms") -> Any:
         return library if library in ALGORITHMS else algorithm
     if isinstance(algorithm, str) or not callable(algorithm):
         return algorithm
-    reference = operators.operator_reference(algorithm)
+    reference = operators.operator_reference(algorithm) or _main_reference(algorithm, option)
+    if reference is None and inspect.isfunction(algorithm) and "<" in algorithm.__qualname__:
+        raise UsageError(  # here a notebook's own top-level function is named: say so
+            f"{option}: G function {algorithm.__name__!r} cannot be named (a lambda or a "
+            "closure); define it with def at the top level of your notebook or script, or of "
+            "a module of yours (e.g. my_ops.py, then 'my_ops:function'), and pass it"
+        )
     if reference is None:  # the CSV, a sweep's run ids and its workers import G by name
         raise UsageError(f"{option}: {operators.unnamed_operator(algorithm, 'algorithm')}")
     return reference
+
+
+def _main_reference(g: Any, option: str) -> str | None:
+    """``'__main__:name'`` for a function defined at the top level of ``__main__`` (a
+    notebook's cell, an interactive session, the script that runs): the run functions call G
+    in this process, where ``__main__`` has it, as they took the string ``'__main__:name'``;
+    the results' ``algorithm`` column names it so. None for anything else (a lambda, a
+    closure: no name to give). A function redefined since it was taken (the cell run again)
+    is a UsageError naming ``option``: the name holds another function now."""
+    module, qualname = getattr(g, "__module__", None), getattr(g, "__qualname__", None)
+    if module != "__main__" or not isinstance(qualname, str) or not qualname.isidentifier():
+        return None
+    current = getattr(sys.modules.get("__main__"), qualname, None)
+    if current is g:
+        return f"__main__:{qualname}"
+    if callable(current):
+        raise UsageError(
+            f"{option}: G function {qualname!r} was redefined since it was taken (its cell "
+            f"run again, say); pass {qualname} as it is now"
+        )
+    return None
 
 
 def algorithm_spec(algorithm: str) -> AlgorithmSpec:
