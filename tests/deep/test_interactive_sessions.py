@@ -224,3 +224,21 @@ def test_a_train_config_shows_the_options_given_in_one_line():
     resolved = repr(config.resolve())
     assert "gamma=0.99" in resolved and "optimizer='rmsprop'" in resolved
     assert "None" not in resolved.replace("operator=None", "")
+
+
+def test_evaluate_agent_plays_every_finished_seed_by_default(tmp_path):
+    """``evaluate_agent(agent)`` was a TypeError (seeds and episodes required), where
+    ``maxminq evaluate RUN_DIR`` plays every seed that finished training, 10 episodes each:
+    the same defaults now."""
+    import pandas as pd
+
+    from maxminq.deep import TrainConfig, evaluate_agent, load_agent, run_training
+
+    config = TrainConfig(env_id="CartPole-v1", agent="dqn", steps=60, seeds=[0, 2],
+                         learning_starts=20, batch_size=8, buffer_size=100, eval_episodes=1,
+                         checkpoint_every=0)  # fmt: skip
+    run_training(config, tmp_path / "run", progress=False)
+    agent = load_agent(tmp_path / "run")
+    played = evaluate_agent(agent)
+    assert played["seed"].tolist() == [0] * 10 + [2] * 10
+    pd.testing.assert_frame_equal(played, evaluate_agent(agent, [0, 2], 10))

@@ -24,7 +24,7 @@ import hashlib
 import os
 import pathlib
 import pickle
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO, Any, NoReturn, cast
 
 import gymnasium as gym
@@ -478,8 +478,8 @@ def _check_play_options(
 
 def evaluate_agent(
     agent: TrainedAgent,
-    seeds: list[int],
-    episodes: int,
+    seeds: Sequence[int] | None = None,
+    episodes: int = 10,
     eps: float = 0.0,
     env_seed: int = 0,
     progress: bool = False,
@@ -487,7 +487,8 @@ def evaluate_agent(
     max_frames: int = 2000,
     max_episode_steps: int | None = None,
 ) -> pd.DataFrame:
-    """Play ``episodes`` episodes with each of ``seeds``' policies; one row per episode
+    """Play ``episodes`` episodes (default 10) with each of ``seeds``' policies (default:
+    every seed that finished training, as ``maxminq evaluate``); one row per episode
     (seed, episode, return, length, terminated, truncated, q_first, discounted_return):
     ``q_first`` is the policy's own value of its first action, Q(s_0, a_0) (min over the N
     nets for Maxmin DQN), and ``discounted_return`` the return it then obtained, discounted
@@ -517,6 +518,13 @@ def evaluate_agent(
     if not isinstance(agent, TrainedAgent):  # e.g. the run's folder: an AttributeError
         got = one_line(repr(agent))[:100]
         raise UsageError(f"agent: expected the TrainedAgent of load_agent(RUN_DIR), got {got}")
+    if seeds is None:  # as maxminq evaluate: every seed that finished training
+        seeds = [s for s, st in zip(agent.seeds, agent.status, strict=True) if st == "done"]
+        if not seeds:
+            raise UsageError(
+                "--seeds: every seed of the run diverged (at the step in its runs.csv); "
+                "nothing can act: train it again, e.g. with a smaller --lr"
+            )
     _check_play_options(seeds, episodes, eps, env_seed, max_episode_steps, frames, max_frames)
     episodes, env_seed = int(episodes), int(env_seed)  # Gymnasium's reset takes Python ints
     if max_episode_steps is not None:  # a NumPy integer: Gymnasium's cap takes a Python int
