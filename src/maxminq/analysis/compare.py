@@ -18,7 +18,7 @@ import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maxminq.analysis.runs import (
     as_folders,
@@ -81,9 +81,107 @@ def check_tables(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
     require_numeric_columns(folder, tables, needs)
 
 
+#: A value no setting has: a keyword whose default cannot be told.
+_UNKNOWN = object()
+
+
+def environment_defaults(env_id: str) -> dict[str, object] | None:
+    """The keywords ``env_id`` is built with where a run gives none: its registered spec's
+    ``kwargs`` over the defaults of its entry point's signature (e.g. LunarLander-v3's
+    ``gravity`` -10.0, FrozenLake-v1's ``map_name`` '4x4'), as ``gymnasium.make`` merges
+    them. Read only where that has no effect the user would not expect: an id already in
+    Gymnasium's registry (Gymnasium's own, maxminq's, those of installed plugins), whose
+    entry point is loaded as ``make`` loads it. None when it cannot be told so: an id of
+    the form ``module:Name-v0`` (telling would import the user's module), an id not
+    registered, an entry point that does not load or cannot be inspected; a keyword the
+    answer lacks (an entry point taking ``**kwargs``) has no known default."""
+    import inspect
+
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    import maxminq.envs  # noqa: F401  # registers maxminq's ids
+
+    if not isinstance(env_id, str) or ":" in env_id:
+        return None
+    spec = gym.registry.get(env_id)
+    if spec is None:
+        return None
+    try:
+        entry = spec.entry_point
+        creator: Any = load_env_creator(entry) if isinstance(entry, str) else entry
+        params = inspect.signature(creator).parameters.values()
+    except Exception:  # noqa: BLE001 - not told: the runs' keywords are compared as given
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    defaults: dict[str, object] = {
+        p.name: p.default
+        for p in params
+        if p.kind in named and p.default is not inspect.Parameter.empty
+    }
+    return {**defaults, **dict(spec.kwargs or {})}
+
+
+def _equal(a: object, b: object) -> bool | None:
+    """Whether two keyword values are the same setting (a run's JSON beside a Python
+    default: 10 and 10.0 alike, a list and a tuple alike, True and 1 not); None when that
+    cannot be told (e.g. an array default)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            return False
+        each = [_equal(x, y) for x, y in zip(a, b, strict=True)]
+        return None if None in each else all(each)
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return False
+        each = [_equal(a[k], b[k]) for k in a]
+        return None if None in each else all(each)
+    if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+        return type(a) is type(b) and a == b
+    return None
+
+
+def same_environment(env_id: str, kwargs: dict, other: dict) -> tuple[bool | None, list[str]]:
+    """Whether runs on ``env_id`` with the keywords ``kwargs`` and ``other`` (their
+    ``--env-kwargs``) play one environment: True, False or None (cannot be told without
+    importing a module of the user's, :func:`environment_defaults`); with False, each
+    keyword that differs once the defaults are filled in, as ``other``'s value vs
+    ``kwargs``' (``gravity -5 vs -10 (default)``)."""
+    if json.dumps(kwargs, sort_keys=True) == json.dumps(other, sort_keys=True):
+        return True, []
+    defaults = environment_defaults(env_id)
+    if defaults is None:
+        return None, []
+
+    def value(given: dict, key: str) -> tuple[object, str]:
+        if key in given:
+            return given[key], json.dumps(given[key], default=repr)
+        if key in defaults:
+            return defaults[key], f"{json.dumps(defaults[key], default=repr)} (default)"
+        return _UNKNOWN, ""
+
+    differ, unknown = [], False
+    for key in sorted(set(kwargs) | set(other)):
+        (a, a_text), (b, b_text) = value(other, key), value(kwargs, key)
+        same = None if a is _UNKNOWN or b is _UNKNOWN else _equal(a, b)
+        if same is None:
+            unknown = True
+        elif not same:
+            differ.append(f"{key} {a_text} vs {b_text}")
+    if differ:
+        return False, differ
+    return (None if unknown else True), []
+
+
 def check_same_environment(folders: list[Path], cfgs: list[dict]) -> None:
     """Raise UsageError naming the first RUN_DIR on another environment (or with other
-    environment keywords) than the first: their returns are not on one scale."""
+    environment keywords) than the first: their returns are not on one scale. A keyword
+    given at its default value is the same environment where the defaults can be read
+    without importing a module of the user's (:func:`same_environment`)."""
     env, kwargs = cfgs[0]["env_id"], cfgs[0].get("env_kwargs") or {}
     for folder, cfg in zip(folders[1:], cfgs[1:], strict=True):
         if cfg["env_id"] != env:
@@ -92,17 +190,24 @@ def check_same_environment(folders: list[Path], cfgs: list[dict]) -> None:
                 "returns on different environments cannot be compared"
             )
         other = cfg.get("env_kwargs") or {}
-        if json.dumps(other, sort_keys=True) != json.dumps(kwargs, sort_keys=True):
+        same, differ = same_environment(env, kwargs, other)
+        if same:
+            continue
 
-            def shown(k: dict) -> str:
-                return json.dumps(k) if k else "none"
+        def shown(k: dict) -> str:
+            return json.dumps(k) if k else "none"
 
-            raise UsageError(
-                f"RUN_DIR: {folder} ran {env} with --env-kwargs {shown(other)}, {folders[0]} "
-                f"with {shown(kwargs)}; returns of different environments cannot be compared "
-                "(a keyword given at its default value counts as another environment too: "
-                "train the runs to compare with the same --env-kwargs)"
-            )
+        told = (
+            "a keyword given at its default value counts as another environment too: train "
+            "the runs to compare with the same --env-kwargs"
+            if same is None
+            else "they differ in " + "; ".join(differ)
+        )
+        raise UsageError(
+            f"RUN_DIR: {folder} ran {env} with --env-kwargs {shown(other)}, {folders[0]} "
+            f"with {shown(kwargs)}; returns of different environments cannot be compared "
+            f"({told})"
+        )
 
 
 def final_scores(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:

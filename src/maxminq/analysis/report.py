@@ -384,13 +384,23 @@ def _runs_without_results(out_dir: Path) -> dict[str, int]:
     return {status: n for status, n in counts.items() if n and status not in FINISHED}
 
 
-def setting_text(value: object) -> str:
+#: Settings that are an operator's parameters (a mapping): the report writes them as the
+#: labels do (``c=10``, ``k=2,w=0.5``; :func:`maxminq.analysis.style.params_text`), not as
+#: JSON (``{"c": 10.0}``), so a table row, the settings list and a legend name them alike.
+PARAM_SETTINGS = frozenset({"op_kwargs"})
+
+
+def setting_text(value: object, key: str | None = None) -> str:
     """One setting value as the report prints it, in the settings table and in ``maxminq
     reproduce``'s paper column: ``3,500,000``, ``1e-05``, ``unset`` for a setting a run
     leaves at its default, a float in full when its short form would round it (0.1234567,
-    not 0.123457), lists and mappings as JSON."""
+    not 0.123457), an operator's parameters (``key`` in :data:`PARAM_SETTINGS`) as the
+    labels give them (``c=10``; ``none`` for no parameters), other lists and mappings as
+    JSON."""
     if value is None:
         return "unset"
+    if key in PARAM_SETTINGS and isinstance(value, (dict, str)):
+        return style.params_text(value) or "none"
     if isinstance(value, (bool, str)):
         return str(value)
     if isinstance(value, int):
@@ -403,10 +413,12 @@ def setting_text(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def setting_texts(values: Sequence[object]) -> list[str]:
-    """The distinct ``values`` of a setting as :func:`setting_text`, numbers in numeric order
-    (as text, 10 came before 2), then anything else (``unset``, a list) in the order of its
-    text: a setting some runs leave unset still lists its numbers in order."""
+def setting_texts(values: Sequence[object], key: str | None = None) -> list[str]:
+    """The distinct ``values`` of a setting (named ``key``, if given) as
+    :func:`setting_text`, numbers in numeric order (as text, 10 came before 2), operators'
+    parameters by value (``c=1`` before ``c=10``, :func:`maxminq.analysis.style.params_key`),
+    then anything else (``unset``, a list) in the order of its text: a setting some runs
+    leave unset still lists its numbers in order."""
     unique = list({json.dumps(v, sort_keys=True): v for v in values}.values())
 
     def order(v: object) -> tuple[int, float, str]:
@@ -414,10 +426,10 @@ def setting_texts(values: Sequence[object]) -> list[str]:
             return (0, float(v), "")
         if isinstance(v, dict):  # op_kwargs: by value (beta 5, 20, 100), style.params_key
             return (2, style.params_key(v), "")  # type: ignore[return-value]
-        return (1, 0.0, setting_text(v))  # NaN too: it has no place among numbers
+        return (1, 0.0, setting_text(v, key))  # NaN too: it has no place among numbers
 
     unique.sort(key=order)
-    return list(dict.fromkeys(setting_text(v) for v in unique))  # 1 and 1.0 read alike
+    return list(dict.fromkeys(setting_text(v, key) for v in unique))  # 1 and 1.0 read alike
 
 
 def _settings_rows(records: Sequence) -> list[list[str]]:
@@ -433,7 +445,7 @@ def _settings_rows(records: Sequence) -> list[list[str]]:
                 values.setdefault(key, []).append(value)
         seeds = {s for r in mine for s in r.settings.get("seeds") or []}
         per_setting = len(seeds) or max(int(r.settings.get("runs") or 0) for r in mine)
-        texts = {key: setting_texts(vals) for key, vals in sorted(values.items())}
+        texts = {key: setting_texts(vals, key) for key, vals in sorted(values.items())}
         parts = [
             f"{key}: " + ", ".join(text)
             for key, text in texts.items()
@@ -687,7 +699,7 @@ def _pooled_rows(records: Sequence) -> list[tuple[str, str, int, str]]:
             )
         if parts:
             where = ", ".join(
-                f"{k} {style.params_text(json.loads(v)) or '{}'}"
+                f"{k} {setting_text(json.loads(v), k)}"
                 if k in DRAWN_APART
                 else f"{k} {json.loads(v)}"
                 for k, v in ident
@@ -746,14 +758,33 @@ def _test_counts(tests: pd.DataFrame | None) -> str:
     return f"ε = {at}; {span(counts, ',')} per seed here, 100 at ε = 0.01 in the paper"
 
 
-def _setting_text(value: object) -> str:
+def _setting_text(value: object, key: str | None = None) -> str:
     """A split setting's value in a table cell; '–' where a run did not set it (the run
-    function's default, e.g. ``update_members`` of Q-learning)."""
+    function's default, e.g. ``update_members`` of Q-learning); an operator's parameters
+    (``key`` in :data:`PARAM_SETTINGS`, stored as JSON) as the labels give them (``c=10``)."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "–"
+    if key in PARAM_SETTINGS:
+        return style.params_text(value) or "–"
     if isinstance(value, (float, np.floating)):  # every digit a number needs: 0.9999999
         return style.number_text(float(value))  # and 1 were both '1', two rows alike
     return str(value)
+
+
+def _cells(column: pd.Series) -> pd.Series:
+    """A table column's cells as :func:`_setting_text` writes them."""
+    return column.map(lambda v: _setting_text(v, str(column.name)))
+
+
+def _cell_order(column: pd.Series) -> pd.Series:
+    """A ``sort_values`` key for a split setting's column: an operator's parameters by
+    value (``T.setting_order`` of the stored JSON: c = 1 before c = 10), numbers as numbers
+    (unset last), others by their cell text."""
+    if column.name in PARAM_SETTINGS:
+        return T.setting_order(column)
+    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        return column  # as text, update_members 10 came before 2
+    return _cells(column)
 
 
 def _deep_score_sources(scores: pd.DataFrame) -> str:
@@ -786,7 +817,7 @@ def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str
             if s.name == "env_id"
             else s.map(T.agent_rank)
             if s.name == "agent"
-            else T.setting_order(s.map(_setting_text))  # op_kwargs by value
+            else _cell_order(s)  # op_kwargs by value
         ),
     ).iterrows():
         rows.append(
@@ -795,7 +826,7 @@ def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str
                 style.LABELS.get(r["agent"], r["agent"]),
                 str(int(r["n"])) if "n" in r and pd.notna(r["n"]) else "",
                 f"{r['lr']:g}" if "lr" in r else "",
-                *(_setting_text(r[k]) for k in extra),
+                *(_setting_text(r[k], k) for k in extra),
                 str(int(r["runs"])),
                 _mean_se(r),
                 _iqm_ci(r),
@@ -817,7 +848,7 @@ def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str],
         "IQM [95% CI]",
     ]
     rows = []
-    order = best.assign(**{k: T.setting_order(best[k].map(_setting_text)) for k in extra})
+    order = best.assign(**{k: _cell_order(best[k]) for k in extra})
     order["_legend_rank"] = order["algorithm"].map(T.agent_rank)  # the figures' legend order
     for i in order.sort_values(["sigma2", "_legend_rank", "algorithm", "n", *extra]).index:
         r = best.loc[i]
@@ -827,7 +858,7 @@ def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str],
                 style.label(r["algorithm"]),
                 str(int(r["n"])) if "n" in r and pd.notna(r["n"]) else "",
                 f"{r['step_size']:g}",
-                *(_setting_text(r[k]) for k in extra),
+                *(_setting_text(r[k], k) for k in extra),
                 str(int(r["runs"])),
                 _mean_se(r),
                 _iqm_ci(r),
@@ -866,6 +897,160 @@ def toy_nonfinite_note(toy: pd.DataFrame) -> str:
     return note.replace(":\n", ": ").replace("\n", "; ") + "." if note else ""
 
 
+#: The count in a Mountain Car run's registry note (``experiments.registry.mountain_car_note``:
+#: ``... : 50 of 50 runs went non-finite (NaN or inf weights) by episode 300``).
+_MC_GONE = re.compile(r"(\d[\d,]*) of (\d[\d,]*) runs? went non-finite")
+
+#: What the Mountain Car table and its best step sizes do with runs whose weights went
+#: non-finite (:func:`mountain_car_nonfinite_note`); docs/report.md says the same.
+MC_NONFINITE_RULE = (
+    "Their last-episode steps count as recorded (what an agent acting on NaN or inf values "
+    "did; most ran to the step cap): the best step size per algorithm and σ² is chosen "
+    "with them in, so a step size whose weights diverge is scored on all its runs, not on "
+    "those that survived, and the claims at the largest step size compare with them."
+)
+
+
+def _is_mc_nonfinite(rec: object) -> bool:
+    """Whether the store record ``rec`` is a finished Mountain Car run whose registry note
+    says some of its runs' weights went non-finite (the note a sweep writes from the final
+    weights; a done run has no other note)."""
+    note = getattr(rec, "error", None)
+    return (
+        getattr(rec, "kind", None) == "mountain_car"
+        and getattr(rec, "status", None) == "done"
+        and isinstance(note, str)
+        and "went non-finite" in note
+    )
+
+
+def _mc_run_ids(mc: pd.DataFrame, best: pd.DataFrame, keys: Sequence[str]) -> set[str]:
+    """The run ids of ``mc`` (the Mountain Car rows) that make up the rows of ``best``."""
+    if "run_id" not in mc.columns:
+        return set()
+    ids: set[str] = set()
+    for _, row in best.iterrows():
+        ids.update(T.select_setting(mc, row, keys)["run_id"].astype(str))
+    return ids
+
+
+def mountain_car_nonfinite_items(
+    records: Sequence,
+    mc: pd.DataFrame | None = None,
+    best: pd.DataFrame | None = None,
+    extra: Sequence[str] = (),
+    sigma2: float | None = None,
+) -> list[str]:
+    """One text per Mountain Car run (a store record) some of whose runs' weights went
+    non-finite (NaN or inf), which the steps table cannot show (an agent acting on NaN
+    values keeps running its episodes, mostly to the step cap), read from the registry
+    note the sweep wrote from the runs' final weights (as ``maxminq status`` and the
+    sweep's summary name them): ``Q-learning at σ² = 10, step size 0.08: 50 of 50 runs
+    (last episode at the 5,000-step cap in 47 of 50)``, in the table's order. The cap count
+    comes from ``mc`` (the stored rows); a run among ``best`` (the table's rows, keyed by
+    the Mountain Car keys and the ``extra`` settings the table splits) is marked. Only the
+    runs at ``sigma2`` when given. None for runs stored before sweeps wrote these notes."""
+    gone = [r for r in records if _is_mc_nonfinite(r)]
+    if sigma2 is not None:
+        gone = [r for r in gone if _close(r.settings.get("sigma2"), sigma2)]
+    in_best: set[str] = set()
+    if gone and mc is not None and best is not None and not best.empty:
+        in_best = _mc_run_ids(mc, best, T.present_keys(best, [*T.MOUNTAIN_CAR_KEYS, *extra]))
+
+    def order(rec: object) -> tuple:
+        s = getattr(rec, "settings", {})
+        return (
+            T.agent_rank(str(s.get("algorithm"))),
+            str(s.get("algorithm")),
+            float(s.get("n") or 0),
+            style.params_key(s.get("op_kwargs")),
+            float(s.get("sigma2") or 0),
+            float(s.get("step_size") or 0),
+        )
+
+    items = []
+    for rec in sorted(gone, key=order):
+        s = rec.settings
+        name = style.label(str(s.get("algorithm")), s.get("n"))
+        params = style.params_text(s.get("op_kwargs"))
+        name += f" ({params})" if params else ""
+        where = ", ".join(
+            f"{text} {style.number_text(s[key])}"
+            for key, text in (("sigma2", "σ² ="), ("step_size", "step size"))
+            if isinstance(s.get(key), (int, float))
+        )
+        found = _MC_GONE.search(rec.error)
+        runs = f"{found[1]} of {found[2]} runs" if found else rec.error
+        capped = _runs_at_cap(mc, rec.run_id) if mc is not None else None
+        if capped is not None:
+            runs += f" (last episode at the {capped[2]:,}-step cap in {capped[0]} of {capped[1]})"
+        best_mark = " (a best step size in the table)" if rec.run_id in in_best else ""
+        items.append(f"{name} at {where}: {runs}{best_mark}")
+    return items
+
+
+def _close(value: object, target: float) -> bool:
+    """Whether ``value`` is a number equal to ``target`` (relative tolerance 1e-9)."""
+    return isinstance(value, (int, float)) and math.isclose(value, target, rel_tol=1e-9)
+
+
+def mountain_car_nonfinite_note(
+    records: Sequence,
+    mc: pd.DataFrame | None = None,
+    best: pd.DataFrame | None = None,
+    extra: Sequence[str] = (),
+) -> str:
+    """The note under the report's Mountain Car table naming its runs whose weights went
+    non-finite (:func:`mountain_car_nonfinite_items`) and what the table and its best step
+    sizes do with them (:data:`MC_NONFINITE_RULE`); ``''`` when none did."""
+    items = mountain_car_nonfinite_items(records, mc, best, extra)
+    if not items:
+        return ""
+    return (
+        "**Runs whose weights went non-finite (NaN or inf)**, as the sweep noted them from "
+        "their final weights (the step counts cannot show it): "
+        + "; ".join(items)
+        + ". "
+        + MC_NONFINITE_RULE
+    )
+
+
+def _mc_claims_nonfinite(records: Sequence, tables: T.Tables) -> str:
+    """The note under the Mountain Car claims naming the runs they compare (those at the
+    highest σ², :func:`maxminq.analysis.claims.mountain_car_claims`) whose weights went
+    non-finite; ``''`` when none did."""
+    mc = tables.mountain_car
+    if mc is None or mc.empty or "sigma2" not in mc.columns:
+        return ""
+    highest = float(mc["sigma2"].max())
+    if "run_id" in mc.columns:  # the claims' runs: at the defaults of split settings
+        ids = set(mc["run_id"].astype(str))
+        records = [r for r in records if r.run_id in ids]
+    items = mountain_car_nonfinite_items(records, mc, sigma2=highest)
+    if not items:
+        return ""
+    return (
+        "Runs compared here whose weights went non-finite (NaN or inf): "
+        + "; ".join(items)
+        + ". Their last-episode steps count as recorded (see the note under the Mountain "
+        "Car table)."
+    )
+
+
+def _runs_at_cap(mc: pd.DataFrame, run_id: str) -> tuple[int, int, int] | None:
+    """(runs whose last episode ran to the step cap, runs, the cap) of the stored run
+    ``run_id`` in the Mountain Car rows ``mc``; None without its rows or a ``max_steps``
+    column."""
+    if "run_id" not in mc.columns or "max_steps" not in mc.columns:
+        return None
+    rows = mc[mc["run_id"].astype(str) == str(run_id)]
+    if rows.empty or rows["max_steps"].isna().any():
+        return None
+    last = rows.sort_values("episode").groupby("run", sort=True).tail(1)
+    cap = int(rows["max_steps"].iloc[0])
+    return int((last["steps"] >= cap).sum()), len(last), cap
+
+
 def _toy_table(
     toy: pd.DataFrame, extra: Sequence[str] = ()
 ) -> tuple[list[str], list[list[str]], pd.DataFrame]:
@@ -889,7 +1074,7 @@ def _toy_table(
         f"final Q(A,Left) mean ± SE (true = {'γ·μ' if other_gamma else 'μ'})",
     ]
     rows = []
-    order = merged.assign(**{k: T.setting_order(merged[k].map(_setting_text)) for k in extra})
+    order = merged.assign(**{k: _cell_order(merged[k]) for k in extra})
     order["_legend_rank"] = order["algorithm"].map(T.agent_rank)  # the figures' legend order
     order = order.sort_values(
         ["mu", "_legend_rank", "algorithm", "n", *extra],
@@ -902,7 +1087,7 @@ def _toy_table(
                 f"{r['mu']:+g}",
                 style.label(r["algorithm"]),
                 str(int(r["n"])) if "n" in r else "",
-                *(_setting_text(r[k]) for k in extra),
+                *(_setting_text(r[k], k) for k in extra),
                 str(int(r["runs_distance"])),
                 f"{_f(r['mean_distance'])} ± {_f(r['se_distance'])}",
                 f"{_f(r['mean_q'])} ± {_f(r['se_q'])}",
@@ -1438,6 +1623,10 @@ def build_report(
         decided = [c for c in part if c.status != C.INSUFFICIENT]
         if decided:
             doc.claims(decided)
+        if section == "Mountain Car":  # the runs compared at the highest sigma^2
+            compared = _mc_claims_nonfinite(records, claim_tables)
+            if compared:
+                doc.para(compared, cls="note")
         missing = [c for c in part if c.status == C.INSUFFICIENT]
         if missing:
             # One line for all undecidable checks keeps quick-scale reports readable.
@@ -1493,7 +1682,11 @@ def build_report(
         mcs = T.mountain_car_summary(tables.mountain_car, reps=reps, extra=mc_extra)
         _write_csv(mcs, summary_dir / SUMMARY_TABLES[1])
         doc.heading("Mountain Car (steps in the last training episode; fewer is better)", 3)
-        doc.table(*_mc_table(T.mountain_car_best(mcs, mc_extra), mc_extra))
+        mc_best = T.mountain_car_best(mcs, mc_extra)
+        doc.table(*_mc_table(mc_best, mc_extra))
+        mc_gone = mountain_car_nonfinite_note(records, tables.mountain_car, mc_best, mc_extra)
+        if mc_gone:
+            doc.para(mc_gone, cls="note")
     if not deep_summary.empty:
         assert tables.episodes is not None  # a deep summary comes from them
         # a generalized-dqn run's G keys its rows (T.DEEP_KEYS): its columns name it
