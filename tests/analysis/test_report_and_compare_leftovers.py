@@ -222,3 +222,16 @@ def test_compare_keeps_its_message_where_defaults_would_import_the_users_module(
         "the runs to compare with the same --env-kwargs)"
     )
     assert "my_pkg_never_imported" not in sys.modules
+
+
+def test_published_runs_with_a_keyword_at_its_default_share_one_table(tmp_path):
+    """The report's published section groups runs by environment as compare tells it: a
+    DQN run without keywords and one given CartPole's default were two environments (two
+    tables, the second 'No DQN run: no tests')."""
+    root = tmp_path / "published"
+    _run(root / "cartpole" / "dqn", None)
+    given = _run(root / "cartpole" / "given", {"sutton_barto_reward": False})
+    other = _run(root / "cartpole" / "other", {"sutton_barto_reward": True})
+    groups = R.published_runs(root).groups
+    assert sorted([p.name for p in g] for g in groups) == [["dqn", "given"], ["other"]]
+    assert [other] in groups and given not in [p for g in groups if other in g for p in g]

@@ -177,6 +177,17 @@ def same_environment(env_id: str, kwargs: dict, other: dict) -> tuple[bool | Non
     return (None if unknown else True), []
 
 
+def environment_kwargs(env_id: str, kwargs: dict) -> dict:
+    """``kwargs`` (a run's ``--env-kwargs``) less the keywords given at their default value
+    (:func:`environment_defaults`), as one environment is told by: ``{}`` and
+    ``{"sutton_barto_reward": false}`` on CartPole-v1 alike. As given where the defaults
+    cannot be read without importing a module of the user's."""
+    defaults = environment_defaults(env_id) if kwargs else None
+    if defaults is None:
+        return dict(kwargs)
+    return {k: v for k, v in kwargs.items() if not (k in defaults and _equal(v, defaults[k]))}
+
+
 def check_same_environment(folders: list[Path], cfgs: list[dict]) -> None:
     """Raise UsageError naming the first RUN_DIR on another environment (or with other
     environment keywords) than the first: their returns are not on one scale. A keyword

@@ -1209,14 +1209,15 @@ class PublishedRuns:
 
 def published_runs(root: Path) -> PublishedRuns:
     """The run folders of ``--published root`` (laid out as ``docs/runs/<env>/<run>/``, or
-    ``<run>/`` directly in ``root``), grouped by environment (``env_id`` and ``env_kwargs``) in
+    ``<run>/`` directly in ``root``), grouped by environment (``env_id`` and ``env_kwargs``,
+    a keyword at its default value as none, :func:`maxminq.analysis.compare.environment_kwargs`) in
     the paper's order, each group's runs in legend order (DQN, the baseline, first).
 
     Every run is read and scored as ``maxminq compare`` would, so a missing folder, a folder
     without runs or a damaged run is a one-line UsageError naming ``--published`` before
     any work; nothing is kept in memory or written.
     """
-    from maxminq.analysis.compare import score_runs
+    from maxminq.analysis.compare import environment_kwargs, score_runs
     from maxminq.analysis.runs import load_runs, run_settings
     from maxminq.errors import UsageError
     from maxminq.experiments.store import canonical_json
@@ -1253,7 +1254,9 @@ def published_runs(root: Path) -> PublishedRuns:
         groups: dict[str, list[tuple[dict, Path]]] = {}
         for folder in folders:
             cfg = run_settings(folder)
-            key = canonical_json([cfg["env_id"], cfg.get("env_kwargs") or {}])
+            # a keyword given at its default is the same environment (as compare takes it)
+            kwargs = environment_kwargs(cfg["env_id"], cfg.get("env_kwargs") or {})
+            key = canonical_json([cfg["env_id"], kwargs])
             groups.setdefault(key, []).append((cfg, folder))
         out = []
         for key in sorted(groups, key=lambda k: (T.env_rank(json.loads(k)[0]), k)):
