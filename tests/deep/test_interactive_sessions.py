@@ -65,16 +65,51 @@ _INTERRUPTING_ENV = """
 """
 
 
-def test_a_kernel_interrupt_leaves_no_bar_nor_thread_and_the_next_call_resumes(tmp_path):
+def test_a_kernel_interrupt_leaves_nothing_behind_and_the_sessions_state_as_it_was(tmp_path):
     """A KeyboardInterrupt in the middle of run_training left its progress bar open (the
     exception a session keeps, ``sys.last_value``, holds the frame): the next call's bar
     went to a second line (cursor-up escapes in the output) and the old one was drawn again
     at exit. And every run, ``progress=False`` too, left tqdm's monitor thread running for
     the rest of the session. Now: no bar left, no thread, and the next call resumes the
-    run from the checkpoint the interrupt names."""
+    run from the checkpoint the interrupt names.
+
+    Then the rest of a session's calls (evaluating, plotting and comparing runs, the
+    classic run functions, the theory): snapshots before and after of what a notebook user
+    notices when a call changes it for the whole process: torch's thread count, the signal
+    handlers and mask, warning filters, NumPy's print options and error handling,
+    environment variables, sys.path, matplotlib's backend and rcParams, the working folder,
+    the global random generators and the threads running."""
     code = (
         _INTERRUPTING_ENV
         + """
+    import os, random, signal
+    import matplotlib, numpy as np, torch
+    import maxminq.analysis.theory_plots as theory_plots, maxminq.theory
+    from maxminq.analysis import compare_runs, plot_runs
+    from maxminq.deep import evaluate_agent, load_agent
+    from maxminq.linear.mountain_car import run_mountain_car
+    from maxminq.tabular.toy_mdp import run_toy_mdp
+    # SciPy adds warning filters of its own when first imported (by a call below, lazily):
+    # its doing, once per process, not the calls'
+    import scipy.integrate, scipy.optimize, scipy.sparse, scipy.stats
+
+    def snapshot():
+        return {
+            "torch threads": torch.get_num_threads(),
+            "signals": [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)],
+            "signal mask": signal.pthread_sigmask(signal.SIG_BLOCK, []),
+            "warning filters": list(warnings.filters),
+            "numpy": (np.get_printoptions(), np.geterr()),
+            "environment": dict(os.environ),
+            "sys.path": list(sys.path),
+            "matplotlib": (matplotlib.get_backend(), dict(matplotlib.rcParams)),
+            "cwd": os.getcwd(),
+            "random": (random.getstate(), np.random.get_state()[1].tolist(),
+                       torch.random.get_rng_state().tolist()),
+            "threads": threads(),
+        }
+
+    before = snapshot()
     run_training(cfg, "quiet", progress=False)
     print("after a quiet run:", threads())
     Interrupting.calls, Interrupting.at = 0, 100
@@ -87,8 +122,20 @@ def test_a_kernel_interrupt_leaves_no_bar_nor_thread_and_the_next_call_resumes(t
     sys.stderr.write("@@@")
     Interrupting.at = None
     tables = run_training(cfg, "run")
+    sys.stderr.write("@@@")
     print("resumed:", tables["runs"]["status"].tolist(), len(tables["episodes"]))
     print("at the end:", threads())
+
+    evaluate_agent(load_agent("run"), [0], 2, progress=True)
+    plot_runs(["run"])
+    compare_runs(["run"])
+    run_toy_mdp(mu=-0.1, algorithm="maxmin", n=2, runs=2, episodes=2, seed=0, progress=True)
+    run_mountain_car(algorithm="ensemble", n=2, sigma2=1.0, step_size=0.1, runs=1, episodes=1,
+                     seed=0, max_steps=20, progress=True)
+    theory_plots.plot_operator_bias(theory_plots.operator_bias_table(2, 2, 20, 0))
+    maxminq.theory.operator_bias("maxmin", 2, 2, 1.0, 1.0, 20, np.random.default_rng(0))
+    after = snapshot()
+    print("changed:", [key for key in before if before[key] != after[key]])
     """
     )
     proc = _session(code, tmp_path)
@@ -99,6 +146,7 @@ def test_a_kernel_interrupt_leaves_no_bar_nor_thread_and_the_next_call_resumes(t
     assert out[2] == "after the interrupt: ['MainThread'] open bars: 0", proc.stdout
     assert out[3].startswith("resumed: ['done'] "), proc.stdout
     assert out[4] == "at the end: ['MainThread']", proc.stdout
+    assert out[5] == "changed: []", proc.stdout
     second = proc.stderr.split("@@@")[1]
     assert "\x1b[A" not in second, second  # the bar of the next call on its own line
     assert f"{step}/150" in second  # it started from the checkpoint
