@@ -24,10 +24,11 @@ How maxminq finds G. Every tool takes G by the string ``'module:function'``
 (``operators.load_operator``): here ``own_operator:mixed_q``, this file imported as the
 module ``own_operator``. Run as a script, Python puts this file's folder first on
 ``sys.path``, so the import works (``main()`` puts it there for other callers too). The
-function object defined in a script run as ``__main__`` is not enough for the classic
-experiments and the deep agents: a saved run, a CSV and a worker process need a name they
-can import again, so pass the string. From the command line the folder must be on
-``PYTHONPATH``:
+function object defined in a script run as ``__main__`` (or in a notebook) is not enough
+for the deep agents and the command line: a saved run and a worker process need a name
+they can import again, so pass the string (the classic run functions, called in this
+process, take such a function too, named ``__main__:mixed_q``). From the command line the
+folder must be on ``PYTHONPATH``:
 
     PYTHONPATH=examples maxminq experiment toy-mdp --algorithms own_operator:mixed_q:4:lam=0.5
     PYTHONPATH=examples maxminq train --env CartPole-v1 --agent generalized-dqn \\
