@@ -21,7 +21,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from maxminq.cli import stdout_to_devnull
 from maxminq.commands.report import add_published, caution_lines
@@ -88,6 +88,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder of sweep configs (default: ./configs, else the installed ones)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/M",
+        help="run only shard K of M of the configs' runs (one machine of M; no theory, no "
+        "report): merge the machines' folders with 'maxminq merge', then the same reproduce "
+        "without --shard into the merged folder writes the theory and the report (default: "
+        "all runs, then the theory and the report)",
+    )
     add_published(parser)
 
 
@@ -474,9 +483,75 @@ def register_runs(out: Path, configs: list[SweepConfig]) -> None:
         )
 
 
+def _run_shard(
+    args: argparse.Namespace,
+    out: Path,
+    workers: int | None,
+    configs: list,
+    shard: Any,
+    with_theory: bool,
+) -> int:
+    """``--shard K/M``: run this shard's runs of every selected config (one sweep, as
+    without it) and say how to finish: merge the folders, then reproduce into the merged
+    one (its runs done, that writes the theory figures and the report)."""
+    from maxminq.commands.sweep import refuse_other_shard, warn_many_workers
+    from maxminq.experiments.runner import run_sweep
+
+    if not configs:
+        raise UsageError(
+            "--shard: splits the configs' runs, and --only selects none (the theory is not "
+            "sharded: the reproduce into the merged folder runs it)"
+        )
+    combined = combined_sweep(configs, args.scale)
+    refuse_other_shard(out, combined.name, shard)  # before register_runs writes
+    if args.backend == "local":
+        warn_many_workers("reproduce", workers)
+    register_runs(out, configs)
+    summary = run_sweep(
+        combined,
+        out,
+        backend=args.backend,
+        workers=workers,
+        address=args.address,
+        progress=not args.no_progress,
+        shard=shard.text,
+    )
+    for line in [summary.line(), *summary.run_lines()]:
+        _say(line)
+    if summary.failures:
+        from maxminq.commands.status import failures_hint
+
+        _say(failures_hint(out))
+    again = shlex.join(
+        ["maxminq", "reproduce", "--scale", args.scale]
+        + (["--only", str(args.only)] if args.only is not None else [])
+        + (["--configs", str(args.configs)] if args.configs is not None else [])
+        + ["--out", "MERGED"]
+    )
+    what = "the theory figures and the report" if with_theory else "the report"
+    print(
+        f"shard {shard.text} of the sweep is in {out} (no theory, no report); once every "
+        f"shard is done: 'maxminq merge FOLDER1 FOLDER2 ... --out MERGED', then '{again}' "
+        f"writes {what}"
+    )
+    return 1 if summary.failed else 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the selected configs, the theory command and the report; exit 1 if runs failed."""
+    from maxminq.experiments.shard import parse_shard
+
+    shard = parse_shard(getattr(args, "shard", None))
+    if shard is not None and shard.m == 1:  # shard 1 of 1: all runs, as without --shard
+        shard = None
+    if shard is not None and args.published is not None:
+        raise UsageError(
+            "--published: goes in the report, which a --shard does not write: give it to "
+            "the reproduce into the merged folder"
+        )
     out, workers, configs, with_theory, published = plan(args)
+    if shard is not None:
+        return _run_shard(args, out, workers, configs, shard, with_theory)
     from maxminq.commands.sweep import warn_many_workers
     from maxminq.experiments.runner import run_sweep
 

@@ -154,6 +154,37 @@ def unfinished_train_run(folder: Path) -> str | None:
     )
 
 
+def shard_lines(store: Any, config: str | None = None) -> list[str]:
+    """For a folder of one machine's ``maxminq sweep --shard K/M`` (or ``reproduce``'s):
+    per sharded sweep (of ``config`` only, when given), how many of its runs are this
+    shard's and finished, and that the pending runs of the other shards are theirs
+    (``maxminq merge`` brings the folders together)."""
+    from maxminq.experiments.shard import SHARD_PREFIX, parse_shard, read_plans, shard_runs
+
+    plans = read_plans(store.meta_items())
+    records = {rec.run_id: rec for rec in store.records()}
+    lines = []
+    for key, text in store.meta_items(SHARD_PREFIX).items():
+        name = key[len(SHARD_PREFIX) :]
+        plan = plans.get(name)
+        if plan is None or (config is not None and name != config):
+            continue
+        try:
+            shard = parse_shard(text)
+        except UsageError:  # a damaged entry: nothing to say
+            continue
+        ids = set(plan["runs"])
+        part = shard_runs([r for r in records.values() if r.run_id in ids], shard)
+        done = sum(r.status in ("done", "diverged") for r in part)
+        others = len(ids) - len(part)
+        lines.append(
+            f"{name}: shard {text} here (--shard {text}): {done} of its {len(part)} run(s) "
+            f"finished; the other {others} run(s) are other shards' (pending here; 'maxminq "
+            "merge' brings the machines' folders together)"
+        )
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the folder's counts; exit 0 when nothing failed, 1 otherwise."""
     from maxminq.experiments.store import (
@@ -215,6 +246,8 @@ def run(args: argparse.Namespace) -> int:
         records = store.records(args.config)
         if not args.config and len(configs) > 1:
             row("all", store.counts())
+        for line in shard_lines(store, args.config):
+            print(line)
         failed = [r for r in records if r.status == "failed"]
         for rec in failed:
             print(f"failed   {rec.run_id} (attempts {rec.attempts}): {last_line(rec.error)}")

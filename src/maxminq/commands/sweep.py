@@ -46,6 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/M",
+        help="run only shard K of M of the config's runs (the same split on every "
+        "machine), e.g. --shard 1/2 here and --shard 2/2 on another machine; then "
+        "'maxminq merge' brings their folders together (default: all runs; docs/sweeps.md)",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="check the config and print what would run (runs, how many are already done "
@@ -95,11 +103,14 @@ def work_units(runs: Sequence[Any]) -> str:
     return " and ".join(parts) or "nothing"
 
 
-def dry_run(config: Any, out: Path) -> str:
+def dry_run(config: Any, out: Path, shard: Any = None) -> str:
     """What ``maxminq sweep`` would do, without writing anything: run counts (finished ones
     in ``out`` are skipped, as the sweep decides: :meth:`ResultsStore.finished`) and the
-    total work left."""
+    total work left; with a ``shard`` (:class:`maxminq.experiments.shard.Shard`) those of
+    its runs, then one line per run of the shard (id, the settings that vary in the
+    config, done or to run)."""
     from maxminq.experiments.runner import adopt_stored_ids
+    from maxminq.experiments.shard import check_folder_shard, shard_runs
     from maxminq.experiments.store import (
         TABLES_DIR,
         WORK_DIR,
@@ -110,15 +121,20 @@ def dry_run(config: Any, out: Path) -> str:
 
     finished: set[str] = set()
     registered: set[str] = set()
-    runs = list(config.runs)
+    every = list(config.runs)
+    mine = {run.run_id for run in shard_runs(every, shard)}
+    runs = every
     db = out / "results.sqlite"
     if db.is_file() and db.stat().st_size:  # emptied (0 bytes): the sweep sets it up anew
         with ResultsStore(out, create=False) as store:
+            check_folder_shard(store, config.name, shard)  # as the sweep will
             runs = adopt_stored_ids(store, runs)  # as the sweep will
             for run in runs:
                 rec = store.get(run.run_id)
                 registered.update([run.run_id] if rec else [])
                 finished.update([run.run_id] if store.finished(rec)[0] else [])
+    # the shard's runs, under the ids the folder holds them by (as the sweep takes them)
+    runs = [a for a, run in zip(runs, every, strict=True) if run.run_id in mine]
     # A run without a row (a lost registry) is registered pending by the sweep, which takes
     # it as finished when its tables verify (ResultsStore.finished).
     finished.update(
@@ -129,15 +145,30 @@ def dry_run(config: Any, out: Path) -> str:
     )
     todo = [r for r in runs if r.run_id not in finished]
     total = len(runs)
+    head = f"{config.name} [{config.scale}]: {total} run{'s' if total != 1 else ''}"
+    if shard is not None:
+        head = (
+            f"{config.name} [{config.scale}] shard {shard.text}: {total} of its {len(every)} runs"
+        )
     # After Ctrl-C (or a kill): runs that continue from their scratch folder (a checkpoint)
     # rather than start over; the work counted is still their whole length.
     resumed = sum(holds_progress(out / WORK_DIR / r.run_id) for r in todo)
     resume = f", {resumed} of them from a checkpoint in {out / WORK_DIR}" if resumed else ""
-    return (
-        f"{config.name} [{config.scale}]: {total} run{'s' if total != 1 else ''}, "
-        f"{len(finished)} already done in {out}, {len(todo)} to run{resume}: "
+    line = (
+        f"{head}, {len(finished)} already done in {out}, {len(todo)} to run{resume}: "
         f"{work_units(todo)} (dry run: nothing started)"
     )
+    if shard is None:
+        return line
+    from maxminq.commands.status import _text, varying_keys
+
+    keys = varying_keys([run.settings for run in every])
+    lines = [line]
+    for run in runs:
+        shown = " ".join(f"{k}={_text(run.settings[k])}" for k in keys if k in run.settings)
+        state = "done" if run.run_id in finished else "to run"
+        lines.append(f"  {run.run_id}  {shown}  ({state})".replace("    (", "  ("))
+    return "\n".join(lines)
 
 
 def stale_run_ids(out: Path, configs: list[Any]) -> set[str]:
@@ -198,14 +229,18 @@ _UNSET = object()  # a setting a run does not store (left at its run function's 
 
 
 def edit_differences(
-    old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]], most: int = 4
+    old: Sequence[dict[str, Any]],
+    new: Sequence[dict[str, Any]],
+    most: int = 4,
+    label: str = "this config",
 ) -> list[str]:
     """What the runs a config no longer makes (``old``, e.g. swept before an edit) have that
     its runs (``new``) do not: per setting, the values only the old runs take, then the
     config's values (``episodes 20 (this config: 30)``; a value removed from a list:
     ``step_size 0.04 (this config: 0.02, 0.08)``). Settings that cannot change a run's
     results (a deep run's ``checkpoint_every``, ``tensorboard``) are left out; at most
-    ``most`` settings, then how many more."""
+    ``most`` settings, then how many more. ``label`` names the runs ``new`` are (``this
+    config``; ``maxminq merge``: the folder they are in)."""
     from maxminq.experiments.registry import RESULT_NEUTRAL_DEEP
 
     names = sorted(set().union(*old, *new) - set(RESULT_NEUTRAL_DEEP))
@@ -215,7 +250,7 @@ def edit_differences(
         now = {_value_text(s.get(name, _UNSET)) for s in new}
         if before - now:
             lines.append(
-                f"{name} {', '.join(sorted(before - now))} (this config: "
+                f"{name} {', '.join(sorted(before - now))} ({label}: "
                 f"{', '.join(sorted(now)) or 'none'})"
             )
     if len(lines) > most:
@@ -300,16 +335,37 @@ def refuse_missing_shipped_config(path: Path) -> None:
         )
 
 
+def refuse_other_shard(out: Path, name: str, shard: Any) -> None:
+    """Raise :class:`UsageError` when ``out`` records that its sweeps of config ``name``
+    ran another ``--shard`` than ``shard`` (None: no --shard); read-only, before anything
+    is written or warned of (:func:`maxminq.experiments.shard.check_folder_shard`)."""
+    if not (out / "results.sqlite").is_file():
+        return
+    from maxminq.experiments.shard import check_folder_shard
+    from maxminq.experiments.store import ResultsStore, StoreError
+
+    try:
+        store = ResultsStore(out, create=False)
+    except StoreError:  # damaged: the sweep says so in its own line
+        return
+    with store:
+        check_folder_shard(store, name, shard)
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything (options, config, every run's settings), then run the sweep."""
     from maxminq.cli import check_out_folder
     from maxminq.commands.status import failures_hint
     from maxminq.experiments.config import load_config
     from maxminq.experiments.runner import check_options, run_sweep
+    from maxminq.experiments.shard import parse_shard
     from maxminq.experiments.store import refuse_if_in_use
 
     workers = parse_workers(args.workers)
     check_options(args.backend, workers, args.address)
+    shard = parse_shard(args.shard)
+    if shard is not None and shard.m == 1:  # shard 1 of 1: all runs, as without --shard
+        shard = None
     if args.backend == "local":
         warn_many_workers("sweep", workers)
     refuse_missing_shipped_config(Path(args.config))
@@ -317,6 +373,7 @@ def run(args: argparse.Namespace) -> int:
     out = check_out_folder(Path(args.out) if args.out else Path("results") / config.name, "--out")
     # Before the store is read (stale_run_ids, --dry-run): a sweep there is told at once.
     refuse_if_in_use(out)
+    refuse_other_shard(out, config.name, shard)
     idle = never_learning(config)
     if idle:
         more = f" and {len(idle) - 3} more" if len(idle) > 3 else ""
@@ -329,7 +386,7 @@ def run(args: argparse.Namespace) -> int:
     if note:  # an edited config: its old runs are neither reused nor gone
         print(note, file=sys.stderr)
     if args.dry_run:
-        print(dry_run(config, out))
+        print(dry_run(config, out, shard))
         return 0
     with hangup_as_terminate(), warnings.catch_warnings():
         if idle:  # said above, before they run: not again as each run warns (run_training)
@@ -344,6 +401,7 @@ def run(args: argparse.Namespace) -> int:
             address=args.address,
             progress=not args.no_progress,
             keep_work=args.keep_work,
+            shard=shard.text if shard else None,
         )
     print("\n".join([summary.line(), *summary.run_lines()]))
     if summary.failures:

@@ -50,6 +50,12 @@ from maxminq.experiments.config import (
     run_id_for,
 )
 from maxminq.experiments.registry import KINDS, RunOutput, options_to_keys
+from maxminq.experiments.shard import (
+    check_folder_shard,
+    parse_shard,
+    record_sweep,
+    shard_runs,
+)
 from maxminq.experiments.store import (
     FINISHED,
     INTERRUPTED,
@@ -109,6 +115,8 @@ class SweepSummary:
     failed: int = 0
     seconds: float = 0.0
     failures: dict[str, str] = field(default_factory=dict)
+    shard: str | None = None  # "K/M" of a sharded sweep (--shard)
+    of_total: int = 0  # with a shard: the config's runs in all shards
     # Runs done whose note says some of their runs went non-finite (toy MDP): run id -> note.
     nonfinite: dict[str, str] = field(default_factory=dict)
 
@@ -124,9 +132,11 @@ class SweepSummary:
 
     def line(self) -> str:
         """A one-line human summary."""
+        shard = f" shard {self.shard}" if self.shard else ""
+        of = f" (of {self.of_total})" if self.shard else ""
         return (
-            f"{self.config} [{self.scale}]: {self.total} run{'s' if self.total != 1 else ''}, "
-            f"{self.skipped} already done, "
+            f"{self.config} [{self.scale}]{shard}: {self.total} run{'s' if self.total != 1 else ''}"
+            f"{of}, {self.skipped} already done, "
             f"{self.done} done{self._nonfinite_text()}, {self.diverged} diverged, "
             f"{self.failed} failed "
             f"in {self.seconds:.1f} s -> {self.out_dir}"
@@ -710,6 +720,7 @@ def run_sweep(
     address: str | None = None,
     progress: bool = True,
     keep_work: bool = False,
+    shard: str | tuple[int, int] | None = None,
 ) -> SweepSummary:
     """Run (or resume) every run of a config into ``out_dir``; returns a summary.
 
@@ -721,12 +732,21 @@ def run_sweep(
     run again. ``workers`` defaults to the number of cores (local) or the Ray cluster's
     CPUs. ``keep_work`` keeps each finished run's scratch/checkpoint folder.
 
+    ``shard`` (``"K/M"`` or ``(K, M)``) runs only shard K of M of the config's runs
+    (:func:`maxminq.experiments.shard.shard_runs`: the same split on every machine), for
+    one sweep on M machines whose folders ``maxminq merge`` brings together; all the
+    config's runs are registered (the other shards' stay pending here). A folder whose
+    sweeps of this config ran another shard is refused (:class:`UsageError`).
+
     The local backend's workers import the calling script again: a script must call this
     under ``if __name__ == "__main__":``, else :class:`UsageError` says so (nothing is run,
     no run is recorded failed).
     """
     _refuse_worker_startup()  # first: this process may be a worker importing the script
     check_options(backend, workers, address)
+    part = parse_shard(shard)
+    if part is not None and part.m == 1:  # shard 1 of 1: all runs, as without --shard
+        part = None
     if isinstance(config_or_path, SweepConfig):
         config = config_or_path
     elif isinstance(config_or_path, Mapping):  # a parsed document, checked as a file is
@@ -738,14 +758,21 @@ def run_sweep(
             "run_sweep: expected a config file's path, a parsed document (dict) or a "
             f"SweepConfig, got {type(config_or_path).__name__}"
         )
-    runs = list(config.runs)
+    every = list(config.runs)
+    mine = {run.run_id for run in shard_runs(every, part)}
     start = time.perf_counter()
-    summary = SweepSummary(config.name, config.scale, Path(out_dir), len(runs))
+    summary = SweepSummary(config.name, config.scale, Path(out_dir), len(mine))
+    if part is not None:
+        summary.shard, summary.of_total = part.text, len(every)
 
     store = ResultsStore(out_dir, lock=True)
     try:
-        runs = adopt_stored_ids(store, runs)
-        store.register(runs)
+        check_folder_shard(store, config.name, part)
+        adopted = adopt_stored_ids(store, every)
+        store.register(adopted)
+        record_sweep(store, config.name, config.scale, every, part)
+        # the shard's runs, under the ids the folder holds them by (adopted keeps the order)
+        runs = [a for a, run in zip(adopted, every, strict=True) if run.run_id in mine]
         todo, summary.skipped = _todo(store, runs)
         if todo:
             backend_obj = _make_backend(backend, workers, address)

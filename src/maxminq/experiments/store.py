@@ -723,6 +723,76 @@ class ResultsStore:
             )
             self._event(cur, run_id, "requeued", reason)
 
+    def meta(self, key: str) -> str | None:
+        """The value of ``key`` in the ``meta`` table (``schema_version``; a sweep's plan of
+        each config and its ``--shard``: :mod:`maxminq.experiments.shard`), or None."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def meta_items(self, prefix: str = "") -> dict[str, str]:
+        """Every ``meta`` entry whose key starts with ``prefix``."""
+        rows = self._conn.execute("SELECT key, value FROM meta ORDER BY key").fetchall()
+        return {str(k): str(v) for k, v in rows if str(k).startswith(prefix)}
+
+    def set_meta(self, items: Mapping[str, str | None]) -> None:
+        """Set (a value) or remove (None) ``meta`` entries, in one transaction."""
+        with self._transaction() as cur:
+            for key, value in items.items():
+                if value is None:
+                    cur.execute("DELETE FROM meta WHERE key=?", (key,))
+                else:
+                    cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def members(self) -> list[tuple[str, str]]:
+        """Every (config, run id) membership, sorted."""
+        rows = self._conn.execute("SELECT config, run_id FROM members ORDER BY config, run_id")
+        return [(str(c), str(r)) for c, r in rows]
+
+    def import_runs(
+        self,
+        rows: Iterable[RunRecord],
+        members: Iterable[tuple[str, str]],
+        events: Iterable[Mapping[str, Any]],
+    ) -> None:
+        """Write whole registry rows, memberships and events as they are (``maxminq merge``
+        builds a new store from those of several folders), in one transaction: a kill
+        leaves none of them. A row whose run id is here already is replaced."""
+        with self._transaction() as cur:
+            for rec in rows:
+                cur.execute(
+                    "INSERT OR REPLACE INTO runs (run_id, config, kind, settings, status, "
+                    "attempts, created, started, finished, host, pid, error) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        rec.run_id,
+                        rec.config,
+                        rec.kind,
+                        canonical_json(dict(rec.settings)),
+                        rec.status,
+                        rec.attempts,
+                        rec.created,
+                        rec.started,
+                        rec.finished,
+                        rec.host,
+                        rec.pid,
+                        rec.error,
+                    ),
+                )
+            cur.executemany("INSERT OR IGNORE INTO members (config, run_id) VALUES (?, ?)", members)
+            for e in events:
+                cur.execute(
+                    "INSERT INTO events (run_id, event, time, host, pid, detail) "
+                    "VALUES (?,?,?,?,?,?)",
+                    (
+                        e["run_id"],
+                        e["event"],
+                        e["time"],
+                        e.get("host"),
+                        e.get("pid"),
+                        e.get("detail"),
+                    ),
+                )
+
     def get(self, run_id: str) -> RunRecord | None:
         """The registry row of ``run_id``, or ``None``."""
         row = self._conn.execute("SELECT * FROM runs WHERE run_id=?", (run_id,)).fetchone()

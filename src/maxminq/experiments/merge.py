@@ -1,0 +1,508 @@
+"""Bring the results folders of one sweep, run on several machines, together into one.
+
+``maxminq merge DIR1 DIR2 ... --out OUT`` (:func:`merge_folders`): each ``DIR`` is the
+``--out`` of a sweep of the same config(s) (typically one ``--shard K/M`` per machine,
+:mod:`maxminq.experiments.shard`), copied to this machine. The merged ``OUT`` reads as if
+one machine had run the whole sweep (``maxminq status``, ``maxminq report``,
+:func:`maxminq.experiments.store.load_results`).
+
+Nothing is lost and nothing mixed:
+
+- Folders of different configs (another set of config names, or a config edited between
+  the machines' sweeps: another grid, another scale, as their recorded plans tell) are
+  refused in one line naming the difference.
+- A run finished (done or diverged, its tables verifying) in one folder is taken from it,
+  its table files (and TensorBoard logs) copied and verified again in ``OUT``. A run left
+  pending or failed in one folder and finished in another is taken finished.
+- A run finished in several folders with the same results (status and every table's
+  SHA-256) is taken once; with different results it is a conflict: refused, naming the
+  run, the folders and what differs (the same settings gave other numbers there: another
+  machine's floating point, another version of the code). ``keep_first`` keeps the first
+  folder's instead (``OUT`` first when it exists, then the folders in the order given),
+  and names each such run.
+- A run finished nowhere keeps its most telling row (failed, with its error, before
+  pending); the next sweep into ``OUT`` runs it.
+
+``OUT`` may be new (or empty), or a results folder already: a second merge when a third
+machine finishes takes ``OUT``'s own runs as the first folder's. The merged folder is built
+beside ``OUT`` under a hidden temporary name (``.OUT.merge-XXXXXXXX.tmp``) and put in place
+with one atomic rename (``renameat2(RENAME_EXCHANGE)`` for an existing ``OUT``): a merge
+interrupted (Ctrl-C, kill -9, a full disk) leaves ``OUT`` absent or as it was, never half
+merged; the next merge removes the temporary folder a killed one left. ``OUT``'s sweep lock
+is held throughout, so no sweep writes it meanwhile; a folder a sweep is writing is refused.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from maxminq.errors import UsageError
+from maxminq.experiments.shard import PLAN_PREFIX, read_plans
+from maxminq.experiments.store import (
+    DB_NAME,
+    FINISHED,
+    INTERRUPTED,
+    LOCK_NAME,
+    MANIFEST,
+    TABLES_DIR,
+    WORK_DIR,
+    ResultsStore,
+    RunRecord,
+    StoreError,
+    _fsync_dir,
+    _read_manifest,
+    in_use_message,
+    now,
+    sweep_owner,
+    verify_run_tables,
+)
+
+LOGS_DIR = "tensorboard"  # runner.LOGS: OUT/tensorboard/<run_id>
+# What the store itself holds in OUT; everything else there (a report, reproduce.json,
+# theory/) is carried over from an existing OUT as it is.
+_STORE_ENTRIES = {
+    DB_NAME,
+    DB_NAME + "-wal",
+    DB_NAME + "-shm",
+    DB_NAME + "-journal",
+    TABLES_DIR,
+    WORK_DIR,
+    LOGS_DIR,
+    LOCK_NAME,
+}
+RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+@dataclass
+class MergeSummary:
+    """What :func:`merge_folders` did."""
+
+    out: Path
+    folders: list[Path]
+    runs: int = 0
+    finished: int = 0
+    taken: dict[str, int] = field(default_factory=dict)  # folder -> finished runs taken
+    same_twice: int = 0  # finished in several folders with the same results
+    kept_first: list[str] = field(default_factory=list)  # conflicts settled by keep_first
+    unverified: list[str] = field(default_factory=list)  # "done" but tables do not verify
+
+    def line(self) -> str:
+        """A one-line human summary."""
+        taken = ", ".join(f"{n} from {folder}" for folder, n in self.taken.items() if n)
+        left = self.runs - self.finished
+        twice = (
+            f"; {self.same_twice} finished in several folders with the same results, taken once"
+            if self.same_twice
+            else ""
+        )
+        return (
+            f"merged {len(self.folders)} folder(s) into {self.out}: {self.runs} runs, "
+            f"{self.finished} finished ({taken or 'none'}){twice}; {left} left to run"
+        )
+
+    def note_lines(self) -> list[str]:
+        """The lines under :meth:`line`: conflicts kept from the first folder, and runs
+        recorded finished whose tables failed verification (left to run again)."""
+        return [f"  kept first: {text}" for text in self.kept_first] + [
+            f"  not taken: {text}" for text in self.unverified
+        ]
+
+
+@dataclass
+class _Run:
+    """One run as a folder holds it."""
+
+    rec: RunRecord
+    finished: bool
+    status: str  # the final status of a finished run; else the row's
+    note: str | None
+    fingerprint: tuple[str, tuple[tuple[str, str], ...]] | None  # status and table digests
+
+
+@dataclass
+class _Folder:
+    """What :func:`merge_folders` reads of one results folder."""
+
+    path: Path
+    runs: dict[str, _Run]
+    members: list[tuple[str, str]]
+    events: dict[str, list[dict[str, Any]]]
+    plans: dict[str, dict[str, Any]]
+    configs: list[str]
+    is_out: bool = False
+
+
+def _read_folder(store: ResultsStore, is_out: bool = False) -> _Folder:
+    """Everything the merge needs of ``store``'s folder, read once."""
+    runs: dict[str, _Run] = {}
+    for rec in store.records():
+        done, _ = store.finished(rec)
+        status, note, fingerprint = rec.status, rec.error, None
+        if done:
+            if rec.status not in FINISHED:  # left running or pending with stored tables
+                status, note = store.stored_status(rec.run_id)
+            manifest = _read_manifest(store.run_tables_dir(rec.run_id), rec.run_id)
+            digests = tuple(
+                sorted((str(k), str(v.get("sha256"))) for k, v in manifest["tables"].items())
+            )
+            fingerprint = (status, digests)
+        runs[rec.run_id] = _Run(rec, done, status, note, fingerprint)
+    events: dict[str, list[dict[str, Any]]] = {}
+    for event in store.events():
+        events.setdefault(event["run_id"], []).append(event)
+    members = store.members()
+    plans = read_plans(store.meta_items(PLAN_PREFIX))
+    for name in {c for c, _ in members} - set(plans):  # a folder swept before plans were kept
+        plans[name] = {"runs": sorted(r for c, r in members if c == name)}
+    return _Folder(store.out_dir, runs, members, events, plans, store.configs(), is_out=is_out)
+
+
+def _check_same_sweep(folders: Sequence[_Folder]) -> None:
+    """Refuse folders that do not hold the same config(s) at the same plan."""
+    first = folders[0]
+    for other in folders[1:]:
+        only = sorted(set(other.configs) ^ set(first.configs))
+        if only:
+            where = {c: (other.path if c in other.configs else first.path) for c in only}
+            said = ", ".join(f"{c} (only in {where[c]})" for c in only)
+            raise UsageError(
+                f"DIR: {first.path} and {other.path} hold different configs: {said}; merge "
+                "brings together the folders of one sweep (each machine's --shard of the "
+                "same config)"
+            )
+    for name in sorted({name for f in folders for name in f.plans}):
+        holders = [f for f in folders if name in f.plans]
+        for a, b in zip(holders, holders[1:], strict=False):
+            pa, pb = a.plans[name], b.plans[name]
+            if set(pa["runs"]) == set(pb["runs"]):
+                continue
+            raise UsageError(f"DIR: {_plan_difference(name, holders[0], b)}")
+
+
+def _plan_difference(name: str, a: _Folder, b: _Folder) -> str:
+    """Why config ``name`` of folder ``b`` is not that of ``a``: another scale, or the
+    settings only ``b``'s runs take (with ``a``'s values), as ``maxminq sweep`` names an
+    edited config's."""
+    from maxminq.commands.sweep import edit_differences
+
+    pa, pb = a.plans[name], b.plans[name]
+    head = f"{b.path} holds another version of config {name} than {a.path}"
+    tail = "; merge only the folders of one config file swept at one --scale"
+    sa, sb = pa.get("scale"), pb.get("scale")
+    if sa and sb and sa != sb:
+        return f"{head}: scale {sb} (in {a.path}: {sa}){tail}"
+
+    def settings(folder: _Folder, ids: set[str]) -> list[dict[str, Any]]:
+        return [folder.runs[r].rec.settings for r in sorted(ids) if r in folder.runs]
+
+    ia, ib = set(pa["runs"]), set(pb["runs"])
+    differs = edit_differences(settings(b, ib - ia), settings(a, ia), label=f"in {a.path}")
+    if not differs:
+        differs = edit_differences(settings(a, ia - ib), settings(b, ib), label=f"in {b.path}")
+    said = "; ".join(differs) if differs else f"{len(ia ^ ib)} run(s) only in one of them"
+    return f"{head}: {said}{tail}"
+
+
+def _conflict_text(run_id: str, a: _Folder, b: _Folder) -> str:
+    """What differs between a run finished in folders ``a`` and ``b``."""
+    fa, fb = a.runs[run_id].fingerprint, b.runs[run_id].fingerprint
+    assert fa is not None and fb is not None
+    if fa[0] != fb[0]:
+        what = f"{fa[0]} in {a.path}, {fb[0]} in {b.path}"
+    else:
+        ta, tb = dict(fa[1]), dict(fb[1])
+        names = sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
+        plural = len(names) > 1
+        what = f"table{'s' if plural else ''} {', '.join(names)} differ{'' if plural else 's'}"
+    return f"run {run_id} finished with different results in {a.path} and {b.path} ({what})"
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """Hard-link ``src`` to ``dst`` (the store never rewrites a file in place: it renames
+    a new one over it), else copy it."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _copy_tree(src: Path, dst: Path, copy: Callable[[str, str], object]) -> None:
+    """``src`` copied to ``dst`` (made) with ``copy`` for each file."""
+    shutil.copytree(src, dst, copy_function=copy, symlinks=True, dirs_exist_ok=True)
+
+
+def _copy_tables(folder: _Folder, run_id: str, dest_root: Path) -> None:
+    """Copy one finished run's table files and manifest (manifest last), then verify them
+    where they now are."""
+    src = folder.path / TABLES_DIR / run_id
+    dst = dest_root / TABLES_DIR / run_id
+    dst.mkdir(parents=True, exist_ok=True)
+    copy: Callable[[str, str], object] = _link_or_copy if folder.is_out else shutil.copy2
+    manifest = _read_manifest(src, run_id)
+    for entry in manifest["tables"].values():
+        name = str(entry.get("file"))
+        copy(str(src / name), str(dst / name))
+    copy(str(src / MANIFEST), str(dst / MANIFEST))
+    problem = verify_run_tables(dst, run_id)
+    if problem is not None:  # changed under the merge (a sweep started there meanwhile?)
+        raise UsageError(
+            f"DIR: {folder.path}: the tables of run {run_id} changed while they were copied "
+            f"({problem}); run the merge again"
+        )
+    logs = folder.path / LOGS_DIR / run_id
+    if logs.is_dir():
+        _copy_tree(logs, dest_root / LOGS_DIR / run_id, copy)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the folders ``a`` and ``b`` in one atomic step (Linux ``renameat2`` with
+    ``RENAME_EXCHANGE``); False where that is not supported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def temporary_prefix(out: Path) -> str:
+    """The prefix of the temporary folders a merge into ``out`` builds beside it."""
+    return f".{out.name}.merge-"
+
+
+def remove_killed_merges(out: Path) -> None:
+    """Delete the temporary folders of merges into ``out`` that were killed (kill -9, a
+    power cut) before they finished: those whose lock no merge holds any more."""
+    parent = out.parent
+    if not parent.is_dir():
+        return
+    for tmp in parent.glob(f"{temporary_prefix(out)}*.tmp"):
+        if tmp.is_dir() and sweep_owner(tmp) is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _check_folder(path: Path) -> None:
+    """A results folder to merge: one line naming it when it is none, or a sweep is
+    writing it now."""
+    if not path.is_dir():
+        raise UsageError(f"DIR: {path}: no such folder; give the --out folders of the sweeps")
+    if not (path / DB_NAME).is_file():
+        raise UsageError(
+            f"DIR: {path}: no {DB_NAME} here; give the --out folders of the sweeps to merge"
+        )
+    owner = sweep_owner(path)
+    if owner is not None:
+        raise UsageError(f"DIR: {in_use_message(path, owner)}")
+
+
+def merge_folders(
+    folders: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    keep_first: bool = False,
+) -> MergeSummary:
+    """Merge the results folders ``folders`` (and ``out``'s own runs, when it is one
+    already) into ``out``; see the module docstring. Raises :class:`UsageError` in one
+    line for folders that cannot be merged (nothing written then)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out: {out} exists and is not a folder")
+    existing = out.is_dir() and (out / DB_NAME).is_file()
+    if out.is_dir() and not existing and any(out.iterdir()):
+        raise UsageError(
+            f"--out: {out} holds files but no {DB_NAME}: give a new folder, or a results "
+            "folder to merge into"
+        )
+    paths: list[Path] = []
+    seen = {out.resolve()} if existing else set()
+    for folder in folders:
+        path = Path(folder)
+        _check_folder(path)
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            paths.append(path)
+    if not paths:
+        raise UsageError("DIR: give at least one results folder other than --out to merge")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_killed_merges(out)
+
+    out_store: ResultsStore | None = None
+    stores: list[ResultsStore] = []
+    tmp: Path | None = None
+    try:
+        if existing:
+            try:  # held to the end: no sweep writes OUT while it is merged
+                out_store = ResultsStore(out, create=False, lock=True)
+            except StoreError as err:
+                raise UsageError(f"--out: {err}") from None
+        read: list[_Folder] = [_read_folder(out_store, is_out=True)] if out_store else []
+        for path in paths:
+            try:
+                store = ResultsStore(path, create=False)
+            except StoreError as err:
+                raise UsageError(f"DIR: {err}") from None
+            stores.append(store)
+            read.append(_read_folder(store))
+        _check_same_sweep(read)
+        summary = MergeSummary(out, [f.path for f in read])
+        summary.taken = {str(f.path): 0 for f in read}
+        rows, members, events, copies, keep_work = _decide(read, summary, keep_first)
+
+        tmp = Path(tempfile.mkdtemp(prefix=temporary_prefix(out), suffix=".tmp", dir=out.parent))
+        # mkdtemp makes it 0700: OUT's own mode, or a new folder's (results are shared)
+        os.chmod(tmp, out.stat().st_mode & 0o7777 if existing else _folder_mode())
+        with ResultsStore(tmp, lock=True) as merged:
+            merged.import_runs(rows, members, events)
+            plans: dict[str, str | None] = {}
+            for held in reversed(read):  # the first folder's plan of a config wins
+                for name, plan in held.plans.items():
+                    plans[PLAN_PREFIX + name] = json.dumps(plan, separators=(",", ":"))
+            merged.set_meta(plans)  # no shard (shard:<config>): any sweep may go on here
+            for source, run_id in copies:
+                _copy_tables(source, run_id, tmp)
+            if existing:
+                _carry_over(out, tmp, keep_work)
+        _fsync_dir(tmp / TABLES_DIR)
+        _fsync_dir(tmp)
+        if existing:
+            if not _exchange(tmp, out):
+                _swap_by_two_renames(tmp, out)
+            shutil.rmtree(tmp, ignore_errors=True)  # now the old OUT
+        else:
+            os.rename(tmp, out)  # onto nothing or an empty folder; atomic
+        tmp = None
+        _fsync_dir(out.parent)
+        summary.runs = len(rows)
+        return summary
+    finally:
+        for store in stores:
+            store.close()
+        if out_store is not None:
+            out_store.close()
+        if tmp is not None:  # an error or an interrupt before the rename: OUT as it was
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _folder_mode() -> int:
+    """The mode a new folder gets here (0777 less the umask)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o777 & ~mask
+
+
+def _swap_by_two_renames(tmp: Path, out: Path) -> None:
+    """Put ``tmp`` in ``out``'s place where folders cannot be exchanged atomically: ``out``
+    moves aside to ``OUT.before-merge`` first (a kill between the two renames leaves it
+    there, named so), then ``tmp`` takes its name; the old one is then removed."""
+    aside = out.with_name(f"{out.name}.before-merge")
+    shutil.rmtree(aside, ignore_errors=True)
+    os.rename(out, aside)
+    os.rename(tmp, out)
+    os.rename(aside, tmp)  # removed by the caller, as after an exchange
+
+
+def _carry_over(out: Path, tmp: Path, keep_work: set[str]) -> None:
+    """Into the merged folder ``tmp``: what an existing ``out`` holds beside its store (a
+    report, ``reproduce.json``, ``theory/``), and the scratch folders of its runs still to
+    run (checkpoints to continue from), hard-linked where possible."""
+    for entry in out.iterdir():
+        if entry.name in _STORE_ENTRIES or entry.name.startswith(temporary_prefix(out)):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            _copy_tree(entry, tmp / entry.name, _link_or_copy)
+        else:
+            _link_or_copy(str(entry), str(tmp / entry.name))
+    for run_id in sorted(keep_work):
+        work = out / WORK_DIR / run_id
+        if work.is_dir():
+            _copy_tree(work, tmp / WORK_DIR / run_id, _link_or_copy)
+
+
+def _decide(
+    read: Sequence[_Folder], summary: MergeSummary, keep_first: bool
+) -> tuple[
+    list[RunRecord],
+    list[tuple[str, str]],
+    list[dict[str, Any]],
+    list[tuple[_Folder, str]],
+    set[str],
+]:
+    """Per run: the folder it is taken from, its row, memberships and events; the table
+    folders to copy; the runs still to run whose scratch an existing OUT keeps."""
+    ids = sorted({r for f in read for r in f.runs})
+    rows: list[RunRecord] = []
+    copies: list[tuple[_Folder, str]] = []
+    events: list[dict[str, Any]] = []
+    keep_work: set[str] = set()
+    conflicts: list[str] = []
+    for run_id in ids:
+        holders = [f for f in read if run_id in f.runs]
+        done = [f for f in holders if f.runs[run_id].finished]
+        for f in holders:
+            r = f.runs[run_id]
+            if r.rec.status in FINISHED and not r.finished:
+                problem = verify_run_tables(f.path / TABLES_DIR / run_id, run_id)
+                summary.unverified.append(f"{run_id} in {f.path}: {problem}")
+        if done:
+            src = done[0]
+            for other in done[1:]:
+                if other.runs[run_id].fingerprint == src.runs[run_id].fingerprint:
+                    summary.same_twice += 1
+                    break
+            for other in done[1:]:
+                if other.runs[run_id].fingerprint != src.runs[run_id].fingerprint:
+                    text = _conflict_text(run_id, src, other)
+                    (summary.kept_first if keep_first else conflicts).append(
+                        f"{text}: kept {src.path}'s" if keep_first else text
+                    )
+            r = src.runs[run_id]
+            rec = replace(r.rec, status=r.status, error=r.note, finished=r.rec.finished or now())
+            copies.append((src, run_id))
+            summary.finished += 1
+            summary.taken[str(src.path)] += 1
+        else:
+            src = next(
+                (f for f in holders if f.runs[run_id].rec.status == "failed"),
+                holders[0],
+            )
+            rec = src.runs[run_id].rec
+            if rec.status != "failed" and rec.status != "pending":  # running, or "done"
+                why = INTERRUPTED if rec.status == "running" else "results failed verification"
+                rec = replace(rec, status="pending", error=why)
+            if src.is_out:
+                keep_work.add(run_id)
+        # registered first where it was registered first: each machine registered all the
+        # config's runs at once, so the merged rows list as one machine's (created, run id)
+        rec = replace(rec, created=min(f.runs[run_id].rec.created for f in holders))
+        rows.append(rec)
+        for f in holders:
+            events.extend(f.events.get(run_id, []))
+        events.append(
+            {"run_id": run_id, "event": "merged", "time": now(), "detail": f"from {src.path}"}
+        )
+    if conflicts:
+        more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+        raise UsageError(
+            f"DIR: {conflicts[0]}{more}: the same settings gave other numbers there (another "
+            "machine's floating point, or another version of maxminq); nothing was merged: "
+            "--keep-first keeps the first folder's (--out's when it exists, then the DIRs in "
+            "the order given)"
+        )
+    known = set(ids)
+    members = sorted({m for f in read for m in f.members if m[1] in known})
+    return rows, members, events, copies, keep_work

@@ -1,0 +1,190 @@
+"""One sweep on several machines without a cluster: ``--shard K/M`` and the sweep's plan.
+
+``maxminq sweep CONFIG --shard K/M`` runs only shard K of M of the config's runs, so that M
+machines (no shared file system, no Ray) each run their share into a folder of their own;
+``maxminq merge`` (:mod:`maxminq.experiments.merge`) then brings the folders together.
+
+The split (:func:`shard_runs`) depends only on the runs themselves: their ids (a digest of
+their settings, :func:`maxminq.experiments.config.run_id_for`) and their expected cost
+(:func:`run_cost`: seed-steps of a deep run, runs x episodes of a classic one). It does not
+depend on the machine, on the order of the config's keys or lists, nor on which runs a
+folder has already finished: every machine computes the same shards from the same config.
+Runs are dealt largest first, each to the shard with the least work so far (ties: the
+lower shard; equal runs in run id order), which balances both the work and the number of
+runs (equal runs go round the shards in turn).
+
+Each sweep records its *plan* in the store's ``meta`` table (:func:`plan_entries`): per
+config name, the scale, the kind and the sorted ids of every run the config makes. Every
+machine's folder registers all the config's runs (those of the other shards stay pending
+there), so ``maxminq status`` on one machine's folder shows the whole sweep and what is
+left for the others. ``merge`` compares the plans of the folders it is given: folders of
+an edited config (another grid, another scale) are refused, never mixed. A sharded sweep
+also records its shard (``shard:<config>``); a later sweep of that config into the folder
+with another ``--shard`` (or none) is refused (:func:`check_folder_shard`): it would run
+another machine's share of the runs here (the mix-up of a command copied from the other
+machine), whose results the merge would then find twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from maxminq.errors import UsageError
+
+PLAN_PREFIX = "plan:"  # meta key of a config's plan: plan:<config name>
+SHARD_PREFIX = "shard:"  # meta key of the shard a folder's sweeps of a config run
+
+_R = TypeVar("_R")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``k`` of ``m`` (1 <= k <= m)."""
+
+    k: int
+    m: int
+
+    @property
+    def text(self) -> str:
+        """``K/M``, as ``--shard`` takes it."""
+        return f"{self.k}/{self.m}"
+
+
+def parse_shard(value: str | Shard | tuple[int, int] | None) -> Shard | None:
+    """``--shard K/M`` (also a :class:`Shard` or ``(K, M)``) checked; None for no shard.
+
+    Raises :class:`UsageError` naming ``--shard`` for anything but 1 <= K <= M."""
+    if value is None or isinstance(value, Shard):
+        return value
+    expect = "--shard: expected K/M with 1 <= K <= M (shard K of M machines, e.g. 1/2)"
+    if isinstance(value, tuple):
+        parts: Sequence[Any] = value
+        shown = "/".join(str(p) for p in value)
+    elif isinstance(value, str):
+        parts = value.strip().split("/")
+        shown = value
+    else:
+        raise UsageError(f"{expect}, got {value!r}")
+    if len(parts) != 2:
+        raise UsageError(f"{expect}, got {shown!r}")
+    try:
+        k, m = (_integer(p) for p in parts)
+    except ValueError:
+        raise UsageError(f"{expect}, got {shown!r}") from None
+    if m < 1 or not 1 <= k <= m:
+        raise UsageError(f"{expect}, got {shown!r}")
+    return Shard(k, m)
+
+
+def _integer(part: Any) -> int:
+    """A whole number from ``part`` (text of digits, or an int), else ValueError."""
+    if isinstance(part, bool):
+        raise ValueError(part)
+    if isinstance(part, int):
+        return part
+    text = str(part).strip()
+    if not text.isdigit():  # no signs, no '1.0', no '١' surprises beyond str.isdigit
+        raise ValueError(part)
+    return int(text)
+
+
+def run_cost(run: Any) -> float:
+    """A run's expected cost, in the units that set it (as ``maxminq sweep --dry-run``
+    counts work): seed-steps for a deep run (its seeds train together), runs x episodes
+    for a classic one, 1 for any other kind."""
+    settings = run.settings
+    if run.kind == "deep" and "steps" in settings:
+        return float(settings["steps"]) * max(1, len(settings.get("seeds") or [0]))
+    if "runs" in settings and "episodes" in settings:
+        return float(settings["runs"]) * float(settings["episodes"])
+    return 1.0
+
+
+def assign_shards(runs: Sequence[Any], m: int) -> dict[str, int]:
+    """Run id -> its shard (1..m): largest cost first, each to the shard with the least
+    cost so far, the lower shard on a tie; equal costs in run id order. Depends only on
+    the runs' ids and costs (not on their order)."""
+    load = [0.0] * m
+    out: dict[str, int] = {}
+    for run in sorted(runs, key=lambda r: (-run_cost(r), r.run_id)):
+        if run.run_id in out:
+            continue
+        i = min(range(m), key=lambda j: (load[j], j))
+        load[i] += run_cost(run)
+        out[run.run_id] = i + 1
+    return out
+
+
+def shard_runs(runs: Sequence[_R], shard: Shard | None) -> list[_R]:
+    """The runs of ``runs`` (in their order) that belong to ``shard``; all for None."""
+    if shard is None:
+        return list(runs)
+    where = assign_shards(runs, shard.m)
+    return [run for run in runs if where[run.run_id] == shard.k]  # type: ignore[attr-defined]
+
+
+def plan_entries(name: str, scale: str, runs: Sequence[Any]) -> dict[str, str]:
+    """The ``meta`` entry recording the plan of config ``name``: its scale, kinds and the
+    sorted ids of all its runs (the whole config, whatever shard ran)."""
+    ids = sorted({run.run_id for run in runs})
+    kinds = sorted({run.kind for run in runs})
+    plan = {"scale": scale, "kinds": kinds, "runs": ids}
+    return {PLAN_PREFIX + name: json.dumps(plan, separators=(",", ":"))}
+
+
+def read_plans(meta: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """Config name -> plan, from a store's ``meta`` entries (unreadable ones left out)."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in meta.items():
+        if not key.startswith(PLAN_PREFIX):
+            continue
+        try:
+            plan = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(plan, dict) and isinstance(plan.get("runs"), list):
+            out[key[len(PLAN_PREFIX) :]] = plan
+    return out
+
+
+def plan_digest(plan: Mapping[str, Any]) -> str:
+    """A short digest of a plan's run ids (for messages and comparisons)."""
+    text = "\n".join(sorted(str(r) for r in plan.get("runs", [])))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def folder_shard_message(out: Any, name: str, recorded: str, given: Shard | None) -> str:
+    """The one line that refuses a sweep of config ``name`` into ``out`` with ``given``
+    (None: no --shard) where the folder's sweeps of it ran ``--shard recorded``."""
+    said = f"--shard {given.text}" if given else "no --shard"
+    return (
+        f"--shard: {out} holds shard {recorded} of config {name} (swept with --shard "
+        f"{recorded}); {said} would run other machines' runs of it here: resume it with "
+        f"--shard {recorded}, or sweep into another --out and bring the folders together "
+        "with 'maxminq merge'"
+    )
+
+
+def check_folder_shard(store: Any, name: str, shard: Shard | None) -> None:
+    """Raise :class:`UsageError` (:func:`folder_shard_message`) when ``store``'s folder
+    records a shard of config ``name`` other than ``shard``. A folder that records none
+    (swept without --shard, or made by ``maxminq merge``) takes any: a sweep there may
+    go on as one machine's shard."""
+    recorded = store.meta(SHARD_PREFIX + name)
+    if recorded is not None and (shard is None or recorded != shard.text):
+        raise UsageError(folder_shard_message(store.out_dir, name, recorded, shard))
+
+
+def record_sweep(
+    store: Any, name: str, scale: str, runs: Sequence[Any], shard: Shard | None
+) -> None:
+    """Record the plan of config ``name`` (all its ``runs``) and, for a sharded sweep, its
+    shard, in ``store``'s ``meta`` table (one transaction)."""
+    items: dict[str, str | None] = dict(plan_entries(name, scale, runs))
+    if shard is not None:
+        items[SHARD_PREFIX + name] = shard.text
+    store.set_meta(items)
