@@ -60,15 +60,21 @@ def _gone_run(out: Path) -> tuple[str, pd.DataFrame]:
         return recs[2.0].run_id, store.read_tables(recs[2.0].run_id)["mountain_car"]
 
 
-def test_mountain_car_section_names_runs_whose_weights_went_nonfinite(mc_report) -> None:
-    out, md, html = mc_report
+def _item(out: Path) -> str:
+    """How the report names the run gone non-finite, its cap count taken from the stored
+    steps here."""
     _, table = _gone_run(out)
     last = table.sort_values("episode").groupby("run").tail(1)
-    at_cap = int((last["steps"] >= 300).sum())  # counted here from the stored steps
-    item = (
+    at_cap = int((last["steps"] >= 300).sum())
+    return (
         "Q-learning at σ² = 50, step size 2: 2 of 2 runs (last episode at the 300-step cap "
         f"in {at_cap} of 2)"
     )
+
+
+def test_mountain_car_section_names_runs_whose_weights_went_nonfinite(mc_report) -> None:
+    out, md, html = mc_report
+    item = _item(out)
     section = md.split("### Mountain Car (steps in the last training episode")[1]
     notes = [line for line in section.splitlines() if "went non-finite" in line]
     assert len(notes) == 1, section  # before: no word of them
@@ -78,6 +84,16 @@ def test_mountain_car_section_names_runs_whose_weights_went_nonfinite(mc_report)
     assert item in html  # the HTML report says it too
     claims = md.split("### Mountain Car (")[1].split("###")[0]  # the claims of sigma^2 = 50
     assert f"Runs compared here whose weights went non-finite (NaN or inf): {item}" in claims
+
+
+def test_report_command_prints_them(mc_report, capsys) -> None:
+    """'maxminq report DIR' printed the claims these runs enter, not the runs ('maxminq
+    sweep' and 'reproduce' name them as they run; a report rebuilt later did not)."""
+    out, _, _ = mc_report
+    assert main(["report", str(out), "--reps", "100"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    notes = [line for line in printed if "non-finite" in line]
+    assert notes == [f"  note, Mountain Car, weights gone non-finite: {_item(out)}"]
 
 
 def test_a_best_step_size_with_runs_gone_nonfinite_is_marked() -> None:

@@ -218,6 +218,9 @@ class Report:
     pooled_alike: list[str] = field(default_factory=list)
     outside: list[str] = field(default_factory=list)  # deep environments the paper did not study
     short: list[str] = field(default_factory=list)  # paper's games trained shorter than it did
+    # classic runs gone non-finite, one line per setting ('toy MDP: Q-learning: 2 of 3 runs
+    # at mu = +0.1 went non-finite, ...', 'Mountain Car, weights gone non-finite: ...')
+    nonfinite: list[str] = field(default_factory=list)
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -1051,6 +1054,14 @@ def _runs_at_cap(mc: pd.DataFrame, run_id: str) -> tuple[int, int, int] | None:
     return int((last["steps"] >= cap).sum()), len(last), cap
 
 
+def _toy_nonfinite_lines(toy: pd.DataFrame) -> list[str]:
+    """The settings :func:`toy_nonfinite_note` names, one text each."""
+    from maxminq.analysis import classic_plots as cp
+
+    note = cp.nonfinite_note(toy, TOY_LEFT_OUT, ("distance", "q_a_left"))
+    return note.splitlines()[1:]
+
+
 def _toy_table(
     toy: pd.DataFrame, extra: Sequence[str] = ()
 ) -> tuple[list[str], list[list[str]], pd.DataFrame]:
@@ -1672,6 +1683,7 @@ def build_report(
         )
 
     doc.heading("Final performance")
+    nonfinite: list[str] = []
     if tables.toy is not None and not tables.toy.empty:
         head, rows, merged = _toy_table(tables.toy, split.get("toy_mdp", ()))
         _write_csv(merged, summary_dir / SUMMARY_TABLES[0])
@@ -1680,6 +1692,7 @@ def build_report(
         gone = toy_nonfinite_note(tables.toy)
         if gone:
             doc.para(gone, cls="note")
+            nonfinite += [f"toy MDP: {line}" for line in _toy_nonfinite_lines(tables.toy)]
     if tables.mountain_car is not None and not tables.mountain_car.empty:
         mc_extra = T.present_keys(tables.mountain_car, split.get("mountain_car", ()))
         mcs = T.mountain_car_summary(tables.mountain_car, reps=reps, extra=mc_extra)
@@ -1690,6 +1703,8 @@ def build_report(
         mc_gone = mountain_car_nonfinite_note(records, tables.mountain_car, mc_best, mc_extra)
         if mc_gone:
             doc.para(mc_gone, cls="note")
+            items = mountain_car_nonfinite_items(records, tables.mountain_car, mc_best, mc_extra)
+            nonfinite += [f"Mountain Car, weights gone non-finite: {item}" for item in items]
     if not deep_summary.empty:
         assert tables.episodes is not None  # a deep summary comes from them
         # a generalized-dqn run's G keys its rows (T.DEEP_KEYS): its columns name it
@@ -1759,4 +1774,5 @@ def build_report(
         pooled_alike,
         outside,
         short,
+        nonfinite,
     )

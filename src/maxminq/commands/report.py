@@ -246,6 +246,8 @@ def run(args: argparse.Namespace) -> int:
         # says: a sweep of one's own that left out Double Q is not told to run more seeds
         why = f" ({claim.evidence})" if claim.undecided is not None and claim.evidence else ""
         print(f"  {claim.status:<17} {claim.text}{why}")
+    for line in report.nonfinite:  # 'maxminq sweep' and 'reproduce' list them as they run
+        print(f"  note, {line}")
     for line in report.published:
         print(f"  published (not re-run, no claims): {line}")
     if report.unchecked:
