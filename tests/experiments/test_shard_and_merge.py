@@ -412,6 +412,7 @@ def test_reproduce_runs_its_shard_only_and_says_how_to_finish(swept, tmp_path, c
     shutil.copy(swept["config"], configs / "tiny_toy.yaml")
     out = tmp_path / "r1"
     argv = ["reproduce", "--configs", str(configs), "--only", "tiny_toy", "--out", str(out)]
+    argv += ["--workers", "1"]
     assert main([*argv, "--shard", "4/3"]) == 2
     assert _one_line(capsys).startswith("maxminq reproduce: error: --shard: expected K/M")
     assert not out.exists()
@@ -423,3 +424,64 @@ def test_reproduce_runs_its_shard_only_and_says_how_to_finish(swept, tmp_path, c
     assert not (out / "report.html").exists() and not (out / "theory").exists()
     assert main([*argv, "--shard", "2/2"]) == 2
     assert "holds shard 1/2 of config reproduce (tiny_toy)" in _one_line(capsys)
+
+
+def test_without_an_atomic_exchange_out_moves_aside_for_a_moment_and_comes_back(
+    swept, tmp_path, monkeypatch
+):
+    """On a file system without RENAME_EXCHANGE (NFS) an existing OUT is swapped by two
+    renames; a kill between them leaves it aside, and the next merge puts it back."""
+    from maxminq.experiments import merge
+
+    monkeypatch.setattr(merge, "_exchange", lambda a, b: False)
+    out = tmp_path / "merged"
+    merge_folders([swept["s1"]], out)
+    merge_folders([swept["s2"]], out)
+    assert [p.name for p in tmp_path.iterdir()] == ["merged"]
+    pd.testing.assert_frame_equal(_table(out), _table(swept["whole"]), check_exact=True)
+    # killed after the first rename: OUT aside, no OUT
+    aside = tmp_path / ".merged.merge-previous"
+    before = _snapshot(out)
+    os.rename(out, aside)
+    merge_folders([swept["s2"]], out)  # put back first, then merged (nothing new)
+    assert not aside.exists()
+    pd.testing.assert_frame_equal(_table(out), _table(swept["whole"]), check_exact=True)
+    before = _snapshot(out)
+    # beside an OUT: which to keep is the user's choice; nothing is deleted
+    shutil.copytree(out, aside)
+    with pytest.raises(UsageError, match=r"^--out: .*merge-previous is the folder"):
+        merge_folders([swept["s2"]], out)
+    assert _snapshot(aside) == before == _snapshot(out)
+
+
+def test_a_folder_of_an_older_maxminq_without_a_plan_is_checked_by_its_runs(swept, tmp_path):
+    """A folder swept before sweeps recorded their plan: its registered runs of the config
+    stand for it; they must hold the other folders' plan."""
+    old = _copy(swept, "whole", tmp_path / "old")
+    with ResultsStore(old) as store:
+        store.set_meta(dict.fromkeys(store.meta_items("plan:"), None))
+    out = tmp_path / "merged"
+    summary = merge_folders([old, swept["s2"]], out)
+    assert (summary.finished, summary.same_twice) == (4, 2)
+    with ResultsStore(out, create=False) as store:  # the recorded plan, not one made up
+        plan = json.loads(store.meta("plan:tiny_toy") or "{}")
+        assert plan.get("scale") == "quick" and len(plan["runs"]) == 4
+    with ResultsStore(old) as store:  # an older folder of an edited config: 3 of 4 runs
+        gone = sorted(_done(swept["s2"]))[0]
+        store._conn.execute("DELETE FROM members WHERE run_id=?", (gone,))
+    with pytest.raises(UsageError, match="holds another version of config tiny_toy"):
+        merge_folders([old, swept["s2"]], tmp_path / "other")
+
+
+def test_a_folder_a_sweep_is_writing_is_refused(swept, tmp_path, capsys):
+    s2 = _copy(swept, "s2", tmp_path / "s2")
+    out = tmp_path / "merged"
+    with ResultsStore(s2, lock=True):  # as a sweep holds it
+        assert main(["merge", str(swept["s1"]), str(s2), "--out", str(out)]) == 2
+        assert _one_line(capsys).startswith(f"maxminq merge: error: DIR: {s2} is in use by ")
+        merge_folders([swept["s1"]], out)
+        before = _snapshot(out)
+        in_use = pytest.raises(UsageError, match=f"^--out: {out} is in use by")
+        with ResultsStore(out, lock=True), in_use:  # a sweep in OUT
+            merge_folders([swept["s1"]], out)
+    assert _snapshot(out) == before

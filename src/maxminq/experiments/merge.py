@@ -28,8 +28,11 @@ machine finishes takes ``OUT``'s own runs as the first folder's. The merged fold
 beside ``OUT`` under a hidden temporary name (``.OUT.merge-XXXXXXXX.tmp``) and put in place
 with one atomic rename (``renameat2(RENAME_EXCHANGE)`` for an existing ``OUT``): a merge
 interrupted (Ctrl-C, kill -9, a full disk) leaves ``OUT`` absent or as it was, never half
-merged; the next merge removes the temporary folder a killed one left. ``OUT``'s sweep lock
-is held throughout, so no sweep writes it meanwhile; a folder a sweep is writing is refused.
+merged; the next merge removes the temporary folder a killed one left. (Where folders
+cannot be exchanged, e.g. on NFS, an existing ``OUT`` is moved aside for the moment of two
+renames: a kill -9 just then leaves it as ``.OUT.merge-previous``, which the next merge puts
+back first.) ``OUT``'s sweep lock is held throughout, so no sweep writes it meanwhile; a
+folder a sweep is writing is refused.
 """
 
 from __future__ import annotations
@@ -161,8 +164,9 @@ def _read_folder(store: ResultsStore, is_out: bool = False) -> _Folder:
         events.setdefault(event["run_id"], []).append(event)
     members = store.members()
     plans = read_plans(store.meta_items(PLAN_PREFIX))
-    for name in {c for c, _ in members} - set(plans):  # a folder swept before plans were kept
-        plans[name] = {"runs": sorted(r for c, r in members if c == name)}
+    for name in {c for c, _ in members} - set(plans):  # a folder swept before plans were kept:
+        # its runs of the config (those of its sweeps, and of earlier versions of it)
+        plans[name] = {"runs": sorted(r for c, r in members if c == name), "members": True}
     return _Folder(store.out_dir, runs, members, events, plans, store.configs(), is_out=is_out)
 
 
@@ -181,11 +185,16 @@ def _check_same_sweep(folders: Sequence[_Folder]) -> None:
             )
     for name in sorted({name for f in folders for name in f.plans}):
         holders = [f for f in folders if name in f.plans]
-        for a, b in zip(holders, holders[1:], strict=False):
-            pa, pb = a.plans[name], b.plans[name]
-            if set(pa["runs"]) == set(pb["runs"]):
-                continue
-            raise UsageError(f"DIR: {_plan_difference(name, holders[0], b)}")
+        recorded = [f for f in holders if not f.plans[name].get("members")]
+        for b in recorded[1:]:
+            if set(recorded[0].plans[name]["runs"]) != set(b.plans[name]["runs"]):
+                raise UsageError(f"DIR: {_plan_difference(name, recorded[0], b)}")
+        if not recorded:  # no plan anywhere (folders of an older maxminq): the runs decide
+            continue
+        plan = set(recorded[0].plans[name]["runs"])
+        for b in holders:  # an older folder registered every run of its config's sweep
+            if b.plans[name].get("members") and not plan <= set(b.plans[name]["runs"]):
+                raise UsageError(f"DIR: {_plan_difference(name, recorded[0], b)}")
 
 
 def _plan_difference(name: str, a: _Folder, b: _Folder) -> str:
@@ -320,6 +329,7 @@ def merge_folders(
     already) into ``out``; see the module docstring. Raises :class:`UsageError` in one
     line for folders that cannot be merged (nothing written then)."""
     out = Path(out)
+    recover_aside(out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} exists and is not a folder")
     existing = out.is_dir() and (out / DB_NAME).is_file()
@@ -371,7 +381,8 @@ def merge_folders(
             plans: dict[str, str | None] = {}
             for held in reversed(read):  # the first folder's plan of a config wins
                 for name, plan in held.plans.items():
-                    plans[PLAN_PREFIX + name] = json.dumps(plan, separators=(",", ":"))
+                    if not plan.get("members"):  # recorded by a sweep, not made up here
+                        plans[PLAN_PREFIX + name] = json.dumps(plan, separators=(",", ":"))
             merged.set_meta(plans)  # no shard (shard:<config>): any sweep may go on here
             for source, run_id in copies:
                 _copy_tables(source, run_id, tmp)
@@ -405,15 +416,43 @@ def _folder_mode() -> int:
     return 0o777 & ~mask
 
 
+def _aside(out: Path) -> Path:
+    """Where :func:`_swap_by_two_renames` moves an existing ``out`` for a moment."""
+    return out.with_name(f"{temporary_prefix(out)}previous")
+
+
 def _swap_by_two_renames(tmp: Path, out: Path) -> None:
-    """Put ``tmp`` in ``out``'s place where folders cannot be exchanged atomically: ``out``
-    moves aside to ``OUT.before-merge`` first (a kill between the two renames leaves it
-    there, named so), then ``tmp`` takes its name; the old one is then removed."""
-    aside = out.with_name(f"{out.name}.before-merge")
-    shutil.rmtree(aside, ignore_errors=True)
+    """Put ``tmp`` in ``out``'s place where folders cannot be exchanged atomically (a file
+    system without ``RENAME_EXCHANGE``, e.g. NFS): ``out`` moves aside first, then ``tmp``
+    takes its name, then the old one goes to ``tmp``'s (removed by the caller). A merge
+    killed between the first two renames leaves ``out`` aside (``.OUT.merge-previous``):
+    :func:`recover_aside` puts it back before anything else (the next merge calls it)."""
+    aside = _aside(out)
     os.rename(out, aside)
-    os.rename(tmp, out)
-    os.rename(aside, tmp)  # removed by the caller, as after an exchange
+    try:
+        os.rename(tmp, out)
+    except BaseException:  # Ctrl-C or an error between the two: OUT back as it was
+        os.rename(aside, out)
+        raise
+    os.rename(aside, tmp)
+
+
+def recover_aside(out: Path) -> None:
+    """Undo what a merge killed during :func:`_swap_by_two_renames` left: ``out`` moved
+    aside and not replaced is put back. With an ``out`` beside it (the merge was killed
+    after the second rename, or a sweep made a new ``out`` since), which one to keep is
+    not known: a UsageError says so, and nothing is deleted."""
+    aside = _aside(out)
+    if not aside.is_dir():
+        return
+    if not out.exists():
+        os.rename(aside, out)
+        return
+    raise UsageError(
+        f"--out: {aside} is the folder {out} was before a merge that was killed while it "
+        f"replaced it; {out} exists too (that merge's result, or made since): keep the one "
+        "you want as --out, remove the other, then merge again"
+    )
 
 
 def _carry_over(out: Path, tmp: Path, keep_work: set[str]) -> None:
