@@ -485,3 +485,19 @@ def test_a_folder_a_sweep_is_writing_is_refused(swept, tmp_path, capsys):
         with ResultsStore(out, lock=True), in_use:  # a sweep in OUT
             merge_folders([swept["s1"]], out)
     assert _snapshot(out) == before
+
+
+def test_only_the_temporary_folders_of_killed_merges_are_removed(tmp_path):
+    """A merge running now holds its temporary folder's lock until the folder is in place:
+    another merge into the same OUT leaves it alone."""
+    from maxminq.experiments.merge import remove_killed_merges
+
+    running = tmp_path / ".merged.merge-abc123.tmp"
+    killed = tmp_path / ".merged.merge-def456.tmp"
+    other = tmp_path / ".other.merge-abc123.tmp"  # a merge into another OUT
+    for folder in (killed, other):
+        ResultsStore(folder, lock=True).close()
+    with ResultsStore(running, lock=True) as store:
+        store.close_database()  # as the merge holds it while it renames it
+        remove_killed_merges(tmp_path / "merged")
+        assert running.is_dir() and not killed.exists() and other.is_dir()

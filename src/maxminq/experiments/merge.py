@@ -376,7 +376,10 @@ def merge_folders(
         tmp = Path(tempfile.mkdtemp(prefix=temporary_prefix(out), suffix=".tmp", dir=out.parent))
         # mkdtemp makes it 0700: OUT's own mode, or a new folder's (results are shared)
         os.chmod(tmp, out.stat().st_mode & 0o7777 if existing else _folder_mode())
-        with ResultsStore(tmp, lock=True) as merged:
+        # Its lock is held until it is in place: remove_killed_merges (another merge into
+        # OUT) deletes only temporary folders whose lock no merge holds.
+        merged = ResultsStore(tmp, lock=True)
+        try:
             merged.import_runs(rows, members, events)
             plans: dict[str, str | None] = {}
             for held in reversed(read):  # the first folder's plan of a config wins
@@ -388,15 +391,19 @@ def merge_folders(
                 _copy_tables(source, run_id, tmp)
             if existing:
                 _carry_over(out, tmp, keep_work)
-        _fsync_dir(tmp / TABLES_DIR)
-        _fsync_dir(tmp)
-        if existing:
-            if not _exchange(tmp, out):
-                _swap_by_two_renames(tmp, out)
-            shutil.rmtree(tmp, ignore_errors=True)  # now the old OUT
-        else:
-            os.rename(tmp, out)  # onto nothing or an empty folder; atomic
-        tmp = None
+            # Closed before the rename: SQLite removes its side files by their path.
+            merged.close_database()
+            _fsync_dir(tmp / TABLES_DIR)
+            _fsync_dir(tmp)
+            if existing:
+                if not _exchange(tmp, out):
+                    _swap_by_two_renames(tmp, out)
+                shutil.rmtree(tmp, ignore_errors=True)  # now the old OUT
+            else:
+                os.rename(tmp, out)  # onto nothing or an empty folder; atomic
+            tmp = None
+        finally:
+            merged.close()
         _fsync_dir(out.parent)
         summary.runs = len(rows)
         return summary

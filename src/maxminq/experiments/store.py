@@ -549,6 +549,12 @@ class ResultsStore:
         with contextlib.suppress(Exception):
             self._conn.close()
 
+    def close_database(self) -> None:
+        """Close the database connection but keep the folder lock (``maxminq merge`` puts
+        the folder it built in place while it holds it); :meth:`close` releases it."""
+        with contextlib.suppress(Exception):
+            self._conn.close()
+
     def __enter__(self) -> ResultsStore:
         """Use as a context manager; closes on exit."""
         return self
