@@ -501,3 +501,20 @@ def test_only_the_temporary_folders_of_killed_merges_are_removed(tmp_path):
         store.close_database()  # as the merge holds it while it renames it
         remove_killed_merges(tmp_path / "merged")
         assert running.is_dir() and not killed.exists() and other.is_dir()
+
+
+def test_the_documented_shard_dry_run_is_what_the_sweep_prints(tmp_path, monkeypatch, capsys):
+    """docs/sweeps.md, "Several machines without a cluster": its --dry-run lines."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "sweeps.md"
+    text = docs.read_text().split('<a name="several-machines"></a>', 1)[1]
+    block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+    command = next(ln for ln in block.splitlines() if ln.endswith("--dry-run"))
+    documented = [ln[1:].strip() for ln in block.splitlines() if ln.startswith("#   ")]
+    monkeypatch.chdir(tmp_path)
+    argv = command.split()[1:]
+    argv[1] = str(docs.parents[1] / argv[1])  # configs/catcher.yaml of the checkout
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == documented[0]
+    assert printed[1].strip() == documented[1].split("  ... ")[0].strip()
+    assert len(printed) == 1 + 30 and not (tmp_path / "results").exists()
