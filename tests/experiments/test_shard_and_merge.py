@@ -518,3 +518,33 @@ def test_the_documented_shard_dry_run_is_what_the_sweep_prints(tmp_path, monkeyp
     assert printed[0] == documented[0]
     assert printed[1].strip() == documented[1].split("  ... ")[0].strip()
     assert len(printed) == 1 + 30 and not (tmp_path / "results").exists()
+
+
+def _with_metrics(folder: Path, run_id: str, loss: list[float], speed: list[float]) -> None:
+    """Store the run again with a deep run's ``metrics`` table beside its own: the learning
+    numbers (``loss``) and the machine's speed (``steps_per_s``)."""
+    from maxminq.experiments.config import RunSpec
+
+    with ResultsStore(folder) as store:
+        rec = store.get(run_id)
+        assert rec is not None
+        tables = store.read_tables(run_id)
+        tables["metrics"] = pd.DataFrame({"step": [50, 100], "loss": loss, "steps_per_s": speed})
+        store.save_tables(RunSpec(run_id, rec.kind, rec.settings, rec.config), tables)
+
+
+def test_a_run_whose_tables_differ_only_in_its_speed_has_the_same_results(swept, tmp_path):
+    """A deep run trained on two machines: its metrics' steps_per_s is each machine's speed
+    (it always differs); the rest decides."""
+    a = _copy(swept, "s1", tmp_path / "a")
+    b = _copy(swept, "s1", tmp_path / "b")
+    run_id = sorted(_done(a))[0]
+    _with_metrics(a, run_id, [0.5, 0.25], [812.5, 790.0])
+    _with_metrics(b, run_id, [0.5, 0.25], [402.0, 415.25])
+    summary = merge_folders([a, b], tmp_path / "merged")
+    assert summary.same_twice == 2 and not summary.kept_first
+    speed = load_results(tmp_path / "merged")["metrics"]["steps_per_s"]
+    assert speed.tolist() == [812.5, 790.0]  # the first folder's
+    _with_metrics(b, run_id, [0.5, 0.375], [402.0, 415.25])
+    with pytest.raises(UsageError, match=f"run {run_id} .* \\(table metrics differs\\)"):
+        merge_folders([a, b], tmp_path / "other")

@@ -15,7 +15,8 @@ Nothing is lost and nothing mixed:
   its table files (and TensorBoard logs) copied and verified again in ``OUT``. A run left
   pending or failed in one folder and finished in another is taken finished.
 - A run finished in several folders with the same results (status and every table's
-  SHA-256) is taken once; with different results it is a conflict: refused, naming the
+  SHA-256, or the tables' values but for :data:`WALL_CLOCK`'s columns, a deep run's
+  ``steps_per_s``) is taken once; with different results it is a conflict: refused, naming the
   run, the folders and what differs (the same settings gave other numbers there: another
   machine's floating point, another version of the code). ``keep_first`` keeps the first
   folder's instead (``OUT`` first when it exists, then the folders in the order given),
@@ -65,6 +66,7 @@ from maxminq.experiments.store import (
     _read_manifest,
     in_use_message,
     now,
+    read_run_tables,
     sweep_owner,
     verify_run_tables,
 )
@@ -83,6 +85,9 @@ _STORE_ENTRIES = {
     LOCK_NAME,
 }
 RENAME_EXCHANGE = 2  # linux/fs.h
+# Columns that measure the machine a run ran on, not the run: a run finished in two folders
+# whose tables differ only in these has the same results (the first folder's are taken).
+WALL_CLOCK = {"metrics": ("steps_per_s",)}
 
 
 @dataclass
@@ -221,6 +226,39 @@ def _plan_difference(name: str, a: _Folder, b: _Folder) -> str:
     return f"{head}: {said}{tail}"
 
 
+def _same_results(run_id: str, a: _Folder, b: _Folder) -> bool:
+    """Whether run ``run_id`` finished with the same results in folders ``a`` and ``b``:
+    the same status and tables, byte for byte or but for the columns of
+    :data:`WALL_CLOCK` (a deep run's ``steps_per_s``: each machine's own speed)."""
+    fa, fb = a.runs[run_id].fingerprint, b.runs[run_id].fingerprint
+    if fa == fb:
+        return True
+    assert fa is not None and fb is not None
+    if fa[0] != fb[0] or [k for k, _ in fa[1]] != [k for k, _ in fb[1]]:
+        return False
+    return not _differing_tables(run_id, a, b)
+
+
+def _differing_tables(run_id: str, a: _Folder, b: _Folder) -> list[str]:
+    """The tables of run ``run_id`` whose contents differ between folders ``a`` and ``b``
+    (a table only one has included), leaving out the columns of :data:`WALL_CLOCK`."""
+    fa, fb = a.runs[run_id].fingerprint, b.runs[run_id].fingerprint
+    assert fa is not None and fb is not None
+    ta, tb = dict(fa[1]), dict(fb[1])
+    names = sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
+    differ = []
+    for name in names:
+        drop = WALL_CLOCK.get(name)
+        if drop is None or name not in ta or name not in tb:
+            differ.append(name)
+            continue
+        x, y = (read_run_tables(f.path / TABLES_DIR / run_id, run_id, {name})[name] for f in (a, b))
+        x, y = (t.drop(columns=[c for c in drop if c in t.columns]) for t in (x, y))
+        if not x.equals(y):
+            differ.append(name)
+    return differ
+
+
 def _conflict_text(run_id: str, a: _Folder, b: _Folder) -> str:
     """What differs between a run finished in folders ``a`` and ``b``."""
     fa, fb = a.runs[run_id].fingerprint, b.runs[run_id].fingerprint
@@ -228,8 +266,7 @@ def _conflict_text(run_id: str, a: _Folder, b: _Folder) -> str:
     if fa[0] != fb[0]:
         what = f"{fa[0]} in {a.path}, {fb[0]} in {b.path}"
     else:
-        ta, tb = dict(fa[1]), dict(fb[1])
-        names = sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
+        names = _differing_tables(run_id, a, b)
         plural = len(names) > 1
         what = f"table{'s' if plural else ''} {', '.join(names)} differ{'' if plural else 's'}"
     return f"run {run_id} finished with different results in {a.path} and {b.path} ({what})"
@@ -506,12 +543,10 @@ def _decide(
                 summary.unverified.append(f"{run_id} in {f.path}: {problem}")
         if done:
             src = done[0]
+            same = [other for other in done[1:] if _same_results(run_id, src, other)]
+            summary.same_twice += bool(same)
             for other in done[1:]:
-                if other.runs[run_id].fingerprint == src.runs[run_id].fingerprint:
-                    summary.same_twice += 1
-                    break
-            for other in done[1:]:
-                if other.runs[run_id].fingerprint != src.runs[run_id].fingerprint:
+                if other not in same:
                     text = _conflict_text(run_id, src, other)
                     (summary.kept_first if keep_first else conflicts).append(
                         f"{text}: kept {src.path}'s" if keep_first else text
