@@ -357,7 +357,7 @@ def test_ctrl_c_during_a_merge_leaves_the_output_absent_or_as_before(
     monkeypatch.setattr(merge, "_copy_tables", interrupted)
     out = tmp_path / "out" / "merged"
     assert main(["merge", str(swept["s1"]), str(swept["s2"]), "--out", str(out)]) == 130
-    assert "interrupted; nothing was merged" in capsys.readouterr().err
+    assert "interrupted; --out is as it was, or merged whole" in capsys.readouterr().err
     assert len(copied) == 3 and os.listdir(tmp_path / "out") == []  # no OUT, no temporary
     monkeypatch.setattr(merge, "_copy_tables", copy_tables)
     merge_folders([swept["s1"]], out)

@@ -10,7 +10,10 @@ from pathlib import Path
 from maxminq.errors import UsageError
 
 # What cli.main adds to "interrupted" after Ctrl-C.
-RESUME_HINT = "nothing was merged (--out is as it was); the same command merges again"
+RESUME_HINT = (
+    "--out is as it was, or merged whole if the merge had got as far as putting it in place "
+    "(never half merged): the same command merges again"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

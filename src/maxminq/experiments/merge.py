@@ -435,10 +435,11 @@ def merge_folders(
             if existing:
                 if not _exchange(tmp, out):
                     _swap_by_two_renames(tmp, out)
-                shutil.rmtree(tmp, ignore_errors=True)  # now the old OUT
+                old, tmp = tmp, None  # the old OUT now (a merge killed while it is
+                shutil.rmtree(old, ignore_errors=True)  # removed: the next one removes it)
             else:
                 os.rename(tmp, out)  # onto nothing or an empty folder; atomic
-            tmp = None
+                tmp = None
         finally:
             merged.close()
         _fsync_dir(out.parent)
