@@ -64,4 +64,8 @@ def progress_bar(
     ``kwargs`` go to tqdm (``initial``, ``unit_scale``)."""
     if enabled and not (in_notebook() or writes_to_terminal(kwargs.get("file"))):
         kwargs.setdefault("mininterval", LOG_INTERVAL)
+    # The clock read at every update, not every ``miniters`` updates guessed from the rate so
+    # far: without the monitor thread nothing else redraws a bar whose steps slowed down (a
+    # run's first steps, before learning starts, are many times faster than the rest).
+    kwargs.setdefault("miniters", 1)
     return _bar_class()(total=total, desc=desc, unit=unit, disable=not enabled, **kwargs)

@@ -70,8 +70,9 @@ def test_a_kernel_interrupt_leaves_nothing_behind_and_the_sessions_state_as_it_w
     exception a session keeps, ``sys.last_value``, holds the frame): the next call's bar
     went to a second line (cursor-up escapes in the output) and the old one was drawn again
     at exit. And every run, ``progress=False`` too, left tqdm's monitor thread running for
-    the rest of the session. Now: no bar left, no thread, and the next call resumes the
-    run from the checkpoint the interrupt names.
+    the rest of the session. And the traceback ended in a bare "KeyboardInterrupt". Now:
+    no bar left, no thread, the interrupt says where the run can continue, and the next
+    call resumes it from there.
 
     Then the rest of a session's calls (evaluating, plotting and comparing runs, the
     classic run functions, the theory): snapshots before and after of what a notebook user
@@ -118,6 +119,7 @@ def test_a_kernel_interrupt_leaves_nothing_behind_and_the_sessions_state_as_it_w
     except KeyboardInterrupt as err:
         sys.last_value = err  # as an interactive session keeps it
         print("interrupted, checkpoint:", err.checkpoint_step)
+        print(err)  # the last line of the traceback a notebook shows
     print("after the interrupt:", threads(), "open bars:", len(tqdm._instances))
     sys.stderr.write("@@@")
     Interrupting.at = None
@@ -143,10 +145,14 @@ def test_a_kernel_interrupt_leaves_nothing_behind_and_the_sessions_state_as_it_w
     assert out[0] == "after a quiet run: ['MainThread']", proc.stdout
     step = int(out[1].removeprefix("interrupted, checkpoint: "))
     assert step in (40, 80), proc.stdout
-    assert out[2] == "after the interrupt: ['MainThread'] open bars: 0", proc.stdout
-    assert out[3].startswith("resumed: ['done'] "), proc.stdout
-    assert out[4] == "at the end: ['MainThread']", proc.stdout
-    assert out[5] == "changed: []", proc.stdout
+    assert out[2] == (  # was empty: a bare "KeyboardInterrupt"
+        f"run_training stopped; run{os.sep}checkpoint holds the checkpoint of step {step} "
+        "(of 150): the same run_training (config and folder) continues from it"
+    )
+    assert out[3] == "after the interrupt: ['MainThread'] open bars: 0", proc.stdout
+    assert out[4].startswith("resumed: ['done'] "), proc.stdout
+    assert out[5] == "at the end: ['MainThread']", proc.stdout
+    assert out[6] == "changed: []", proc.stdout
     second = proc.stderr.split("@@@")[1]
     assert "\x1b[A" not in second, second  # the bar of the next call on its own line
     assert f"{step}/150" in second  # it started from the checkpoint

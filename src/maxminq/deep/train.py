@@ -1006,6 +1006,21 @@ def run_training(
         return _train_in(cfg, config, writer_class, files, resume, progress, stop_after, threads)
 
 
+def _interrupted_note(out_dir: pathlib.Path, step: int | None, steps: int) -> str:
+    """The message of the KeyboardInterrupt that stopped a run in ``out_dir``: where the
+    next ``run_training`` of the same config and folder continues (``step``: its
+    checkpoint's, None if none was written)."""
+    if step is None:
+        return (
+            f"run_training stopped before any checkpoint in {out_dir} was written: run it "
+            "again to start the run afresh"
+        )
+    return (
+        f"run_training stopped; {out_dir / 'checkpoint'} holds the checkpoint of step "
+        f"{step:,} (of {steps:,}): the same run_training (config and folder) continues from it"
+    )
+
+
 class _RunFiles(NamedTuple):
     """Where ``run_training`` keeps a run's files in its folder ``out``: derived once
     (:meth:`of`), for ``_train_in`` and ``_train_with``."""
@@ -1146,6 +1161,8 @@ def _train_with(
     except KeyboardInterrupt as err:  # where --resume will continue (maxminq train says it)
         err.checkpoint_step = on_disk  # type: ignore[attr-defined]
         err.checkpoint_error = stop_error  # type: ignore[attr-defined]
+        if not err.args:  # a notebook shows the bare "KeyboardInterrupt": say where it is
+            err.args = (_interrupted_note(out_dir, on_disk, cfg.steps),)
         raise
     finally:
         if bar is not None:
