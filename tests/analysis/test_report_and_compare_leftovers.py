@@ -21,6 +21,7 @@ import pytest
 from run_folders import finished_run
 
 from maxminq.analysis import report as R
+from maxminq.analysis import tables as T
 from maxminq.analysis.compare import compare_runs
 from maxminq.cli import main
 from maxminq.errors import UsageError
@@ -130,6 +131,35 @@ def test_a_best_step_size_with_runs_gone_nonfinite_is_marked() -> None:
         "Maxmin Q (N=4) at σ² = 10, step size 0.08: 1 of 3 runs (a best step size in the table)",
     ]
     assert R.mountain_car_nonfinite_note(records[2:]) == ""  # none gone: no note
+
+
+def test_claims_note_names_only_the_runs_the_checks_compare() -> None:
+    """Under the claims: the non-finite runs among the settings they compare (each
+    algorithm's best at the highest σ², and all at the largest step size), not a run at a
+    step size neither check uses. Steps per run are set here: at σ² = 50 Q-learning is best
+    at 0.01 and went non-finite at 0.02 (neither best nor largest) and at 0.04 (largest)."""
+    steps = {
+        ("maxmin", 2, 0.01): 200, ("maxmin", 2, 0.02): 150, ("maxmin", 2, 0.04): 180,
+        ("q_learning", 1, 0.01): 300, ("q_learning", 1, 0.02): 900, ("q_learning", 1, 0.04): 5000,
+    }  # fmt: skip
+    rows = [
+        (f"{a}-{s}", a, n, 50.0, s, run, ep, 5000, value + run)
+        for (a, n, s), value in steps.items()
+        for run in range(3)
+        for ep in (1, 2)
+    ]
+    mc = pd.DataFrame(rows, columns=["run_id", "algorithm", "n", "sigma2", "step_size", "run",
+                                     "episode", "max_steps", "steps"])  # fmt: skip
+    note = "q_learning: 3 of 3 runs went non-finite (NaN or inf weights) by episode 2"
+    records = [
+        SimpleNamespace(run_id=f"q_learning-{s}", kind="mountain_car", status="done",
+                        settings={"algorithm": "q_learning", "n": 1, "sigma2": 50.0,
+                                  "step_size": s}, error=note)
+        for s in (0.02, 0.04)
+    ]  # fmt: skip
+    text = R._mc_claims_nonfinite(records, T.Tables(mountain_car=mc))
+    assert "Q-learning at σ² = 50, step size 0.04: 3 of 3 runs" in text
+    assert "step size 0.02" not in text
 
 
 # --- 2. op_kwargs as the labels write them ---------------------------------------------------

@@ -465,18 +465,46 @@ def mountain_car_claims(mc: pd.DataFrame | None) -> list[Claim]:
             )  # fmt: skip
             for b in baselines
         ]
+    claims = []
+    for candidates, how in _mc_candidates(final, keys, sig):
+        claims += _mc_compare(final, keys, candidates, sig, baselines, how)
+    return claims
+
+
+def _mc_candidates(
+    final: pd.DataFrame, keys: list[str], sig: float
+) -> list[tuple[pd.DataFrame, str]]:
+    """The settings (summary rows at σ² = ``sig``) among which each Mountain Car check takes
+    every algorithm's best, with how the check names them: (1) the paper's rule, the best
+    step size per algorithm and σ² (here also the best N); (2) stability, every algorithm
+    at the same, largest step size (best N for Maxmin), where more than one was swept."""
     summary = T.summarize(final, keys, "steps", reps=200)
     at = summary[np.isclose(summary["sigma2"].to_numpy(dtype=float), sig)]
-    claims = []
-    # (1) The paper's rule: best step size per algorithm and sigma^2 (here also the best N).
-    claims += _mc_compare(final, keys, at, sig, baselines, "best step size per algorithm")
-    # (2) Stability: every algorithm at the same, largest step size (best N for Maxmin).
+    out = [(at, "best step size per algorithm")]
     steps = sorted(float(v) for v in at["step_size"].unique()) if "step_size" in at else []
     if len(steps) > 1:
         big = at[np.isclose(at["step_size"].to_numpy(dtype=float), steps[-1])]
-        claims += _mc_compare(final, keys, big, sig, baselines,
-                              f"all at the largest step size, {steps[-1]:g}")  # fmt: skip
-    return claims
+        out.append((big, f"all at the largest step size, {steps[-1]:g}"))
+    return out
+
+
+def mountain_car_compared(mc: pd.DataFrame | None) -> pd.DataFrame:
+    """The settings the Mountain Car checks (:func:`mountain_car_claims`) compare: per
+    check, each algorithm's best row at the highest σ² (the Mountain Car keys); no rows
+    where the checks compare none (no data, highest σ² below ``MC_HIGH_SIGMA2``). The
+    report names those of them whose weights went non-finite under the claims."""
+    if mc is None or mc.empty:
+        return pd.DataFrame(columns=T.MOUNTAIN_CAR_KEYS)
+    final = T.mountain_car_final(mc)
+    keys = T.present_keys(final, T.MOUNTAIN_CAR_KEYS)
+    sig = float(final["sigma2"].max())
+    if not sig >= MC_HIGH_SIGMA2:
+        return pd.DataFrame(columns=keys)
+    rows = [
+        T.best_settings(candidates, ["algorithm"], score="mean", higher_is_better=False)[keys]
+        for candidates, _ in _mc_candidates(final, keys, sig)
+    ]
+    return pd.concat(rows, ignore_index=True).drop_duplicates(ignore_index=True)
 
 
 def _mc_compare(

@@ -942,7 +942,6 @@ def mountain_car_nonfinite_items(
     mc: pd.DataFrame | None = None,
     best: pd.DataFrame | None = None,
     extra: Sequence[str] = (),
-    sigma2: float | None = None,
 ) -> list[str]:
     """One text per Mountain Car run (a store record) some of whose runs' weights went
     non-finite (NaN or inf), which the steps table cannot show (an agent acting on NaN
@@ -951,11 +950,9 @@ def mountain_car_nonfinite_items(
     sweep's summary name them): ``Q-learning at σ² = 10, step size 0.08: 50 of 50 runs
     (last episode at the 5,000-step cap in 47 of 50)``, in the table's order. The cap count
     comes from ``mc`` (the stored rows); a run among ``best`` (the table's rows, keyed by
-    the Mountain Car keys and the ``extra`` settings the table splits) is marked. Only the
-    runs at ``sigma2`` when given. None for runs stored before sweeps wrote these notes."""
+    the Mountain Car keys and the ``extra`` settings the table splits) is marked. None for
+    runs stored before sweeps wrote these notes."""
     gone = [r for r in records if _is_mc_nonfinite(r)]
-    if sigma2 is not None:
-        gone = [r for r in gone if _close(r.settings.get("sigma2"), sigma2)]
     in_best: set[str] = set()
     if gone and mc is not None and best is not None and not best.empty:
         in_best = _mc_run_ids(mc, best, T.present_keys(best, [*T.MOUNTAIN_CAR_KEYS, *extra]))
@@ -992,11 +989,6 @@ def mountain_car_nonfinite_items(
     return items
 
 
-def _close(value: object, target: float) -> bool:
-    """Whether ``value`` is a number equal to ``target`` (relative tolerance 1e-9)."""
-    return isinstance(value, (int, float)) and math.isclose(value, target, rel_tol=1e-9)
-
-
 def mountain_car_nonfinite_note(
     records: Sequence,
     mc: pd.DataFrame | None = None,
@@ -1019,17 +1011,16 @@ def mountain_car_nonfinite_note(
 
 
 def _mc_claims_nonfinite(records: Sequence, tables: T.Tables) -> str:
-    """The note under the Mountain Car claims naming the runs they compare (those at the
-    highest σ², :func:`maxminq.analysis.claims.mountain_car_claims`) whose weights went
-    non-finite; ``''`` when none did."""
+    """The note under the Mountain Car claims naming the runs they compare (each
+    algorithm's best at the highest σ², overall and at the largest step size:
+    :func:`maxminq.analysis.claims.mountain_car_compared`) whose weights went non-finite;
+    ``''`` when none did."""
     mc = tables.mountain_car
-    if mc is None or mc.empty or "sigma2" not in mc.columns:
+    if mc is None or mc.empty or "run_id" not in mc.columns:
         return ""
-    highest = float(mc["sigma2"].max())
-    if "run_id" in mc.columns:  # the claims' runs: at the defaults of split settings
-        ids = set(mc["run_id"].astype(str))
-        records = [r for r in records if r.run_id in ids]
-    items = mountain_car_nonfinite_items(records, mc, sigma2=highest)
+    compared = C.mountain_car_compared(mc)
+    ids = _mc_run_ids(mc, compared, T.present_keys(compared, T.MOUNTAIN_CAR_KEYS))
+    items = mountain_car_nonfinite_items([r for r in records if r.run_id in ids], mc)
     if not items:
         return ""
     return (
