@@ -12,17 +12,24 @@ import pytest
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+
+
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+
+
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
 @pytest.fixture
 def theory_kinds():
-    """The test-only ``theory_mc`` run kinds of ``test_sweep_helpers``, registered while a
+    """The test-only ``theory_mc`` run kinds of ``sweep_kinds``, registered while a
     test runs."""
-    import test_sweep_helpers as helpers
+    import sweep_kinds as helpers
 
     helpers.register()
     yield
@@ -57,31 +64,30 @@ def sighup_default():
 # while the other idles. Only the order changes; tests within a file keep theirs.
 RUN_FIRST = (
     "test_sweep.py",
-    "test_interrupt_checkpoint.py",
+    "test_resume.py",
     "test_report.py",
     "test_examples.py",
     "test_signals.py",
     "test_benchmarks.py",
     "test_own_study.py",
     "test_mountain_car.py",
-    "test_train_robustness.py",
-    "test_experiment_robustness.py",
-    "test_leftovers17.py",
+    "test_train_failures.py",
+    "test_experiment_command.py",
+    "test_evaluate.py",
     "test_toy_mdp.py",
     "test_published_runs.py",
-    "test_report_review17.py",
+    "test_report_text.py",
     "test_theory_cli.py",
-    "test_sweep_guard.py",
+    "test_worker_startup.py",
     "test_wheel.py",
     "test_library_api.py",
-    "test_deep_train.py",
+    "test_training.py",
     "test_python_api.py",
-    "test_sweep_review17.py",
+    "test_worker_deaths.py",
     "test_jit_cache.py",
-    "test_report_published.py",
-    "test_theory_leftovers.py",
+    "test_published_section.py",
     "test_fidelity_classic.py",
-    "test_claims_review.py",
+    "test_claims.py",
 )
 
 

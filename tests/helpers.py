@@ -4,9 +4,17 @@ line_env)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
+
+REPO = Path(__file__).resolve().parents[1]  # the repository
+TESTS = REPO / "tests"
+
 
 T = TypeVar("T")
 
@@ -34,12 +42,12 @@ def rerun_while_late(
 
 
 def terminate_or_finished(proc: subprocess.Popen, ready: Callable[[], bool]) -> tuple[int, str]:
-    """``test_sweep_helpers.terminate_when(proc, ready)`` (SIGTERM to ``proc`` once
+    """``sweep_kinds.terminate_when(proc, ready)`` (SIGTERM to ``proc`` once
     ``ready()``; its exit status and stderr), except that a process that ended with status
     0 before ``ready()`` held gives ``(0, "")`` instead of failing: a run that finished
     before the signal (late, for :func:`rerun_while_late`). Any other early end fails as
     there."""
-    from test_sweep_helpers import terminate_when
+    from sweep_kinds import terminate_when
 
     try:
         return terminate_when(proc, ready)
@@ -47,3 +55,22 @@ def terminate_or_finished(proc: subprocess.Popen, ready: Callable[[], bool]) -> 
         if proc.returncode != 0:
             raise
         return 0, ""
+
+
+def hang_up_when(proc: subprocess.Popen, ready: Callable[[], bool]) -> tuple[int, str]:
+    """SIGHUP to ``proc``'s process group (started with ``start_new_session``, as a
+    terminal's foreground job; a closed terminal signals the whole group) once ``ready()``
+    holds; its exit status and stderr."""
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and not ready() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, f"it ended first: {proc.communicate()}"
+        assert ready(), "it never started work"
+        os.killpg(proc.pid, signal.SIGHUP)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # ours: started by this test
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, err
