@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 from run_folders import finished_run
 
+from maxminq.analysis import claims as C
 from maxminq.analysis import report as R
 from maxminq.analysis import tables as T
 from maxminq.analysis.compare import compare_runs
@@ -160,6 +161,26 @@ def test_claims_note_names_only_the_runs_the_checks_compare() -> None:
     text = R._mc_claims_nonfinite(records, T.Tables(mountain_car=mc))
     assert "Q-learning at σ² = 50, step size 0.04: 3 of 3 runs" in text
     assert "step size 0.02" not in text
+
+
+def test_mountain_car_claims_name_the_k_chosen_for_averaged_q() -> None:
+    """The checks take each algorithm's best N too: Maxmin's was named (N=4), Averaged Q's
+    K was not ('Averaged Q step size 0.01', at paper scale one of K = 2, 4, 6, 8)."""
+    steps = {("maxmin", 4): 150, ("averaged", 2): 400, ("averaged", 4): 250}
+    rows = [
+        (a, n, 50.0, s, run, 1, value + run + (100 if s == 0.02 else 0))
+        for (a, n), value in steps.items()
+        for s in (0.01, 0.02)
+        for run in range(3)
+    ]
+    mc = pd.DataFrame(rows, columns=["algorithm", "n", "sigma2", "step_size", "run", "episode",
+                                     "steps"])  # fmt: skip
+    (claim,) = [
+        c for c in C.mountain_car_claims(mc) if "Averaged Q's" in c.text and "best" in c.text
+    ]
+    assert claim.evidence.endswith(
+        "settings: Maxmin step size 0.01, N=4; Averaged Q step size 0.01, K=4"
+    )
 
 
 # --- 2. op_kwargs as the labels write them ---------------------------------------------------
