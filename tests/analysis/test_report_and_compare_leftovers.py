@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 from run_folders import finished_run
@@ -78,6 +79,7 @@ def test_mountain_car_section_names_runs_whose_weights_went_nonfinite(mc_report)
     out, md, html = mc_report
     item = _item(out)
     section = md.split("### Mountain Car (steps in the last training episode")[1]
+    section = section.split("\n#", 1)[0]  # up to the next heading
     notes = [line for line in section.splitlines() if "went non-finite" in line]
     assert len(notes) == 1, section  # before: no word of them
     note = notes[0]
@@ -96,6 +98,23 @@ def test_report_command_prints_them(mc_report, capsys) -> None:
     printed = capsys.readouterr().out.splitlines()
     notes = [line for line in printed if "non-finite" in line]
     assert notes == [f"  note, Mountain Car, weights gone non-finite: {_item(out)}"]
+
+
+def test_report_lists_toy_settings_gone_nonfinite_one_line_each() -> None:
+    """The toy MDP's lines for the command: the settings its table's note names, each alone
+    (Q-learning: run 1 NaN from episode 3; Maxmin N = 2: runs 0 and 2 inf from 2 and 4)."""
+    rows = []
+    for algo, n, gone in (("q_learning", 1, {1: 3}), ("maxmin", 2, {0: 2, 2: 4})):
+        for run in range(3):
+            for ep in range(1, 6):
+                q = np.inf if run in gone and ep >= gone[run] else 0.05
+                rows.append((0.1, algo, n, run, ep, 0.5, 0.5, q))
+    toy = pd.DataFrame(rows, columns=["mu", "algorithm", "n", "run", "episode", "p_left",
+                                      "distance", "q_a_left"])  # fmt: skip
+    assert R._toy_nonfinite_lines(toy) == [
+        "Q-learning: 1 of 3 runs at mu = +0.1 went non-finite, at episode 3",
+        "Maxmin Q (N=2): 2 of 3 runs at mu = +0.1 went non-finite, at episodes 2 to 4",
+    ]
 
 
 def test_a_best_step_size_with_runs_gone_nonfinite_is_marked() -> None:
