@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from tqdm import std as tqdm_std
-from tqdm.auto import tqdm
 
+from maxminq._progress import progress_bar
 from maxminq.errors import MaxminqWarning, UsageError
 from maxminq.experiments.config import (
     RunSpec,
@@ -826,22 +826,38 @@ def _drive(
     # that only the run that kills its worker by itself fails.
     suspects: set[str] = set()
     ran_alone: set[str] = set()
-    bar = tqdm(
+    # maxminq._progress's bar (tqdm.auto, no monitor thread; into a file or a pipe, redrawn
+    # at most once a minute), closed on every way out
+    bar = progress_bar(
         total=summary.total,
         initial=summary.skipped,
         desc=f"{summary.config} [{summary.scale}]",
         unit="run",
-        disable=not progress,
+        enabled=progress,
         dynamic_ncols=True,
     )
+    drawn = [0.0]  # when redraw() last redrew the bar (time.time, tqdm's clock)
 
-    def postfix() -> None:
-        bar.set_postfix_str(
-            f"done {summary.skipped + summary.done + summary.diverged}, "
-            f"running {len(inflight)}{_inflight_progress(store, inflight.values())}, "
-            f"failed {summary.failed}",
-            refresh=True,
-        )
+    def counts() -> None:
+        """The counts after the bar, shown at its next redraw."""
+        if not bar.disable:  # (a disabled bar reads no run's progress)
+            bar.set_postfix_str(
+                f"done {summary.skipped + summary.done + summary.diverged}, "
+                f"running {len(inflight)}{_inflight_progress(store, inflight.values())}, "
+                f"failed {summary.failed}",
+                refresh=False,
+            )
+
+    def redraw() -> None:
+        """Redraw the bar if its ``mininterval`` has passed since it was last drawn (by
+        this or an update): redrawn at every pass of the loop (twice a second), a sweep's
+        bar written to a log file left a line every half second, 7,200 an hour."""
+        if (
+            not bar.disable
+            and (now := time.time()) - max(drawn[0], bar.last_print_t) >= bar.mininterval
+        ):
+            bar.refresh()
+            drawn[0] = now
 
     try:
         while queue or inflight:
@@ -863,7 +879,8 @@ def _drive(
                 (work_dir / WORKER_FILE).unlink(missing_ok=True)
                 inflight[backend.submit(run, work_dir)] = run
                 store.mark_running(run.run_id)
-            postfix()
+            counts()
+            redraw()
             for handle, result in backend.wait(list(inflight), timeout=0.5):
                 run = inflight[handle]
                 if (
@@ -885,8 +902,8 @@ def _drive(
                     # the folder goes if that was all (no checkpoint to continue from)
                     clear_worker(store.work_dir(run.run_id), drop_empty=True)
                 del inflight[handle]
-                bar.update(1)
-                postfix()
+                counts()
+                bar.update(1)  # redrawn if due
     except BaseException as err:
         why = UNGUARDED_REQUEUE if isinstance(err, _UnguardedScript) else INTERRUPTED
         for run in inflight.values():
@@ -896,7 +913,10 @@ def _drive(
             clear_worker(store.work_dir(run.run_id))  # its worker is being stopped
         raise
     finally:
-        bar.close()
+        try:
+            counts()  # the last counts on the bar's last line
+        finally:
+            bar.close()
 
 
 def _store_result(

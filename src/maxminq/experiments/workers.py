@@ -51,12 +51,58 @@ def refuse_unguarded_startup(worker_name: str, message: str) -> None:
     raise UsageError(message)
 
 
+# Held while a process is started with the main module's file hidden (:func:`_main_hidden`).
+_MAIN_LOCK = threading.Lock()
+
+
+def _missing_main_file() -> bool:
+    """Whether ``__main__`` names a file that a spawned process could not run again: code
+    fed on stdin (``python - <<EOF``, ``__file__ == '<stdin>'``), or a script deleted since.
+    A main module run by name (``python -m``) is imported by name, not from its file."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not isinstance(path, str) or getattr(getattr(main, "__spec__", None), "name", None):
+        return False
+    from multiprocessing import process
+
+    origin = getattr(process, "ORIGINAL_DIR", None)  # where spawn resolves a relative path
+    if not os.path.isabs(path) and origin is not None:
+        path = os.path.join(origin, path)
+    return not os.path.isfile(path)
+
+
+@contextlib.contextmanager
+def _main_hidden() -> Iterator[None]:
+    """Within, a ``__main__`` whose file does not exist (:func:`_missing_main_file`) has no
+    ``__file__``, as in an interactive session, so that the processes spawned meanwhile do
+    not run it again: spawn's start-up data names the main module's file, and each worker
+    of a ``python - <<EOF`` script failed on '<cwd>/<stdin>' (FileNotFoundError), its pool
+    broke and every run of the sweep failed. Put back on leaving."""
+    with _MAIN_LOCK:
+        if not _missing_main_file():
+            yield
+            return
+        main = sys.modules["__main__"]
+        path = main.__file__
+        del main.__file__
+        try:
+            yield
+        finally:
+            main.__file__ = path
+
+
 class _NamedProcess(multiprocessing.context.SpawnProcess):
     """A spawned process named ``worker_name-N`` (module level: the pool pickles it)."""
 
     def __init__(self, *args: Any, worker_name: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.name = f"{worker_name}-{self.name.rpartition('-')[2]}"
+
+    def start(self) -> None:
+        """Start the process; a main module without its file is not run in it again
+        (:func:`_main_hidden`)."""
+        with _main_hidden():
+            super().start()
 
 
 class _NamedSpawnContext(multiprocessing.context.SpawnContext):
