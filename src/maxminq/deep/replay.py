@@ -210,14 +210,20 @@ class ReplayBuffers:
             "terminated": take(self.terminated),
         }
 
-    def state_dict(self) -> dict[str, Any]:
-        """The filled part of the buffers plus the ring pointer."""
+    def state_dict(self, copy: bool = True) -> dict[str, Any]:
+        """The filled part of the buffers plus the ring pointer. ``copy=False`` (a
+        checkpoint written at once, before the next step): full buffers are given as views
+        of the live ones, not copied, so writing a checkpoint does not double the memory the
+        buffers take (the copy of a 5-seed Seaquest run's is 1 GB); the state holds the same
+        values and is saved as the same bytes either way."""
         n = self.size
-        return {
-            "pos": self.pos,
-            "size": n,
-            **{k: torch.from_numpy(getattr(self, k)[:, :n].copy()) for k in self._fields},
-        }
+
+        def part(a: np.ndarray) -> torch.Tensor:
+            if not copy and n == self.capacity:  # the whole array: contiguous as it is
+                return torch.from_numpy(a)
+            return torch.from_numpy(a[:, :n].copy())
+
+        return {"pos": self.pos, "size": n, **{k: part(getattr(self, k)) for k in self._fields}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what ``state_dict`` wrote."""

@@ -797,13 +797,15 @@ class Trainer:
             out["probes"] = probes.sort_values("seed", kind="stable").reset_index(drop=True)
         return out
 
-    def state_dict(self) -> dict[str, Any]:
-        """Everything needed to continue exactly (tensors and plain Python values only)."""
+    def state_dict(self, copy: bool = True) -> dict[str, Any]:
+        """Everything needed to continue exactly (tensors and plain Python values only).
+        ``copy=False``: full replay buffers as views of the live ones (``save_checkpoint``:
+        written before the next step changes them), not a copy as large as they are."""
         state = {
             "config": self.cfg.result_key(),
             "step": self.step,
             "learner": self.learner.state_dict(),
-            "replay": self.replay.state_dict(),
+            "replay": self.replay.state_dict(copy),
             "rngs": [r.bit_generator.state for r in self.rngs],
             "test_rngs": [r.bit_generator.state for r in self.test_rngs],
             "uniforms": torch.from_numpy(self.uniforms.buf.copy()),
@@ -899,7 +901,7 @@ class Trainer:
         """Write ``folder/state.pt`` atomically (temp file + ``os.replace``), with the
         SHA-256 of its contents in the same file (``sha256``, :func:`state_digest`)."""
         folder.mkdir(parents=True, exist_ok=True)
-        state = self.state_dict()
+        state = self.state_dict(copy=False)  # no second copy of the buffers in memory
         state["sha256"] = state_digest(state)
         atomic_write(folder / _CKPT, lambda tmp: torch_save(state, tmp))
 
@@ -1108,6 +1110,9 @@ def _train_with(
                 raise
             except RESTORE_ERRORS as err:  # a key missing, a tensor of another shape, ...
                 raise _damaged_checkpoint(files.checkpoint, err) from None
+            # Copied into the trainer: emptied, as the callers hold it too, so the run does
+            # not keep a second copy of the replay buffers (GBs for MinAtar) to its end.
+            state.clear()
         # Only now that the run can start: a finished run is replaced or extended (its
         # figure too: it would show the old run beside the new tables).
         # An optional table of an earlier run would be read back with this one.
