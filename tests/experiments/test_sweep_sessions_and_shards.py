@@ -10,9 +10,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from test_sweep import TOY  # the tiny toy-MDP sweep of the sweep tests (4 runs)
+
+from maxminq.cli import main
+from maxminq.errors import UsageError
+from maxminq.experiments.runner import run_sweep
 
 TOY_TEXT = TOY.format(runs=5, episodes=20)
 
@@ -83,3 +88,92 @@ def test_the_sweep_bar_in_a_pipe_is_drawn_at_its_start_and_end(stdin_sweep):
     assert len(draws) == 2, draws  # the start, the end
     assert "0/4" in draws[0]
     assert "4/4" in draws[-1] and "done 4, running 0, failed 0" in draws[-1]
+
+
+# --------------------------------------------- two ways to shard: sweep and reproduce
+# An empty shard (shard 5 of 5 of 4 runs, 9 of 9 of 8) is a real sharded sweep that runs
+# nothing: its folder registers the runs and records its shard at once.
+OTHER_TEXT = TOY_TEXT.replace("name: tiny_toy", "name: other_toy").replace("seed: 7", "seed: 8")
+
+
+@pytest.fixture
+def configs(tmp_path: Path) -> Path:
+    """A folder of two configs (``maxminq reproduce --configs``): tiny_toy, other_toy."""
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (folder / "tiny_toy.yaml").write_text(TOY_TEXT)
+    (folder / "other_toy.yaml").write_text(OTHER_TEXT)
+    return folder
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` but the lock file (its bytes)."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".sweep.lock"
+    }
+
+
+def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def _reproduce(configs: Path, out: Path, only: str, *extra: str) -> list[str]:
+    return ["reproduce", "--configs", str(configs), "--only", only, "--out", str(out),
+            "--workers", "1", "--no-progress", *extra]  # fmt: skip
+
+
+def test_a_sweep_shard_folder_refuses_a_plain_reproduce(configs, tmp_path, capsys):
+    """A folder of 'maxminq sweep CONFIG --shard K/M' took a plain 'maxminq reproduce' of
+    that config (and a reproduce --shard of it with other configs, another split): it ran
+    the other machines' runs there, which the merge then found twice."""
+    out = tmp_path / "s5"
+    assert main(["sweep", str(configs / "tiny_toy.yaml"), "--shard", "5/5", "--out", str(out),
+                 "--no-progress"]) == 0  # fmt: skip
+    capsys.readouterr()
+    before = _files(out)
+    assert main(_reproduce(configs, out, "tiny_toy")) == 2
+    line = _one_line(capsys)
+    assert line.startswith(f"maxminq reproduce: error: --shard: {out} holds shard 5/5 of "
+                           "config tiny_toy (swept with --shard 5/5); no --shard ")  # fmt: skip
+    assert "resume it with --shard 5/5" in line
+    assert main(_reproduce(configs, out, "tiny_toy,other_toy", "--shard", "5/5")) == 2
+    line = _one_line(capsys)
+    assert "holds shard 5/5 of config tiny_toy (swept with --shard 5/5); --shard 5/5 of " in line
+    assert "of configs other_toy, tiny_toy together would run other machines' runs" in line
+    assert _files(out) == before  # nothing written: no report, no reproduce.json, no run
+    # the same split: a reproduce --shard of that config alone goes on
+    assert main(_reproduce(configs, out, "tiny_toy", "--shard", "5/5")) == 0
+
+
+def test_a_reproduce_shard_folder_refuses_a_sweep_of_one_of_its_configs(configs, tmp_path, capsys):
+    """'maxminq reproduce --shard K/M' splits the runs of all its configs together; a
+    'maxminq sweep' of one of them into its folder (with the same --shard: another split of
+    that config's runs; or none) was taken, and ran other machines' runs there."""
+    out = tmp_path / "r9"
+    assert main(_reproduce(configs, out, "tiny_toy,other_toy", "--shard", "9/9")) == 0
+    capsys.readouterr()
+    before = _files(out)
+    config = str(configs / "tiny_toy.yaml")
+    for shard in (["--shard", "9/9"], []):
+        for extra in ([], ["--dry-run"]):
+            assert main(["sweep", config, "--out", str(out), *shard, *extra]) == 2
+            line = _one_line(capsys)
+            assert line.startswith(
+                f"maxminq sweep: error: --shard: {out} holds shard 9/9 of config tiny_toy "
+                "(swept with --shard 9/9 of configs other_toy, tiny_toy together, as maxminq "
+                "reproduce splits them); "
+            )
+            assert line.endswith(
+                "resume it with --shard 9/9 of the same configs (other_toy, tiny_toy), or "
+                "sweep into another --out and bring the folders together with 'maxminq merge'"
+            )
+    with pytest.raises(UsageError, match="holds shard 9/9 of config tiny_toy"):
+        run_sweep(config, out, shard="9/9", progress=False)
+    assert main(_reproduce(configs, out, "tiny_toy,other_toy")) == 2  # plain: refused too
+    assert "no --shard would run other machines' runs" in _one_line(capsys)
+    assert _files(out) == before
+    assert main(_reproduce(configs, out, "tiny_toy,other_toy", "--shard", "9/9")) == 0

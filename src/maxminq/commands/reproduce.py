@@ -503,7 +503,7 @@ def _run_shard(
             "sharded: the reproduce into the merged folder runs it)"
         )
     combined = combined_sweep(configs, args.scale)
-    refuse_other_shard(out, combined.name, shard)  # before register_runs writes
+    refuse_other_shard(out, combined.name, shard, combined.runs)  # before any write
     if args.backend == "local":
         warn_many_workers("reproduce", workers)
     register_runs(out, configs)
@@ -555,6 +555,11 @@ def run(args: argparse.Namespace) -> int:
     from maxminq.commands.sweep import warn_many_workers
     from maxminq.experiments.runner import run_sweep
 
+    if configs:  # a folder of one machine's --shard: before anything is written
+        from maxminq.commands.sweep import refuse_other_shard
+
+        combined = combined_sweep(configs, args.scale)
+        refuse_other_shard(out, combined.name, None, combined.runs)
     if args.backend == "local" and configs:
         warn_many_workers("reproduce", workers)
     from maxminq.experiments.store import remove_stale_temporaries

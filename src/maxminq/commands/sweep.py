@@ -127,7 +127,7 @@ def dry_run(config: Any, out: Path, shard: Any = None) -> str:
     db = out / "results.sqlite"
     if db.is_file() and db.stat().st_size:  # emptied (0 bytes): the sweep sets it up anew
         with ResultsStore(out, create=False) as store:
-            check_folder_shard(store, config.name, shard)  # as the sweep will
+            check_folder_shard(store, config.name, shard, every)  # as the sweep will
             runs = adopt_stored_ids(store, runs)  # as the sweep will
             for run in runs:
                 rec = store.get(run.run_id)
@@ -335,10 +335,11 @@ def refuse_missing_shipped_config(path: Path) -> None:
         )
 
 
-def refuse_other_shard(out: Path, name: str, shard: Any) -> None:
+def refuse_other_shard(out: Path, name: str, shard: Any, runs: Any = ()) -> None:
     """Raise :class:`UsageError` when ``out`` records that its sweeps of config ``name``
-    ran another ``--shard`` than ``shard`` (None: no --shard); read-only, before anything
-    is written or warned of (:func:`maxminq.experiments.shard.check_folder_shard`)."""
+    (or of a config of ``runs``) ran another ``--shard`` than ``shard`` (None: no --shard);
+    read-only, before anything is written or warned of
+    (:func:`maxminq.experiments.shard.check_folder_shard`)."""
     if not (out / "results.sqlite").is_file():
         return
     from maxminq.experiments.shard import check_folder_shard
@@ -349,7 +350,7 @@ def refuse_other_shard(out: Path, name: str, shard: Any) -> None:
     except StoreError:  # damaged: the sweep says so in its own line
         return
     with store:
-        check_folder_shard(store, name, shard)
+        check_folder_shard(store, name, shard, list(runs))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -373,7 +374,7 @@ def run(args: argparse.Namespace) -> int:
     out = check_out_folder(Path(args.out) if args.out else Path("results") / config.name, "--out")
     # Before the store is read (stale_run_ids, --dry-run): a sweep there is told at once.
     refuse_if_in_use(out)
-    refuse_other_shard(out, config.name, shard)
+    refuse_other_shard(out, config.name, shard, config.runs)
     idle = never_learning(config)
     if idle:
         more = f" and {len(idle) - 3} more" if len(idle) > 3 else ""

@@ -767,7 +767,7 @@ def run_sweep(
 
     store = ResultsStore(out_dir, lock=True)
     try:
-        check_folder_shard(store, config.name, part)
+        check_folder_shard(store, config.name, part, every)
         adopted = adopt_stored_ids(store, every)
         store.register(adopted)
         record_sweep(store, config.name, config.scale, every, part)

@@ -157,34 +157,77 @@ def plan_digest(plan: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def folder_shard_message(out: Any, name: str, recorded: str, given: Shard | None) -> str:
-    """The one line that refuses a sweep of config ``name`` into ``out`` with ``given``
-    (None: no --shard) where the folder's sweeps of it ran ``--shard recorded``."""
-    said = f"--shard {given.text}" if given else "no --shard"
+def shard_value(shard: Shard, configs: Sequence[str]) -> str:
+    """What a sharded sweep records under ``shard:<config>`` for each config whose runs it
+    splits: ``K/M`` when it splits one config's runs alone (``maxminq sweep``),
+    ``K/M of a, b, c`` when it splits the runs of several configs together (``maxminq
+    reproduce``): shard K/M of those is another split of each config's runs."""
+    names = sorted(set(configs))
+    return shard.text if len(names) <= 1 else f"{shard.text} of {', '.join(names)}"
+
+
+def folder_shard_message(out: Any, name: str, recorded: str, given: str | None) -> str:
+    """The one line that refuses a sweep of config ``name`` into ``out`` whose shard would
+    be recorded as ``given`` (:func:`shard_value`; None: no --shard) where the folder's
+    sweeps of it recorded ``recorded``."""
+    rk, _, rof = recorded.partition(" of ")
+    swept = f"swept with --shard {rk}" + (
+        f" of configs {rof} together, as maxminq reproduce splits them" if rof else ""
+    )
+    if given is None:
+        said = "no --shard"
+    else:
+        gk, _, gof = given.partition(" of ")
+        said = f"--shard {gk}"
+        if gk == rk:  # the same K/M of other runs: another split
+            said += f" of configs {gof} together" if gof else f" of config {name} alone"
+    resume = f"resume it with --shard {rk}" + (f" of the same configs ({rof})" if rof else "")
     return (
-        f"--shard: {out} holds shard {recorded} of config {name} (swept with --shard "
-        f"{recorded}); {said} would run other machines' runs of it here: resume it with "
-        f"--shard {recorded}, or sweep into another --out and bring the folders together "
-        "with 'maxminq merge'"
+        f"--shard: {out} holds shard {rk} of config {name} ({swept}); {said} would run "
+        f"other machines' runs of it here: {resume}, or sweep into another --out and bring "
+        "the folders together with 'maxminq merge'"
     )
 
 
-def check_folder_shard(store: Any, name: str, shard: Shard | None) -> None:
+def _expected_shards(
+    name: str, shard: Shard | None, runs: Sequence[Any]
+) -> list[tuple[str, str | None]]:
+    """(config, what a sweep of config ``name`` with ``shard`` of ``runs`` records under
+    ``shard:<config>``): first ``name`` itself (``K/M``), then each other config whose runs
+    are among ``runs`` (a ``maxminq reproduce`` of several configs, :func:`shard_value`)."""
+    configs = sorted({str(getattr(run, "config", name)) for run in runs}) or [name]
+    out: list[tuple[str, str | None]] = [(name, shard.text if shard else None)]
+    for config in configs:
+        if config != name:
+            out.append((config, shard_value(shard, configs) if shard else None))
+    return out
+
+
+def check_folder_shard(
+    store: Any, name: str, shard: Shard | None, runs: Sequence[Any] = ()
+) -> None:
     """Raise :class:`UsageError` (:func:`folder_shard_message`) when ``store``'s folder
-    records a shard of config ``name`` other than ``shard``. A folder that records none
-    (swept without --shard, or made by ``maxminq merge``) takes any: a sweep there may
-    go on as one machine's shard."""
-    recorded = store.meta(SHARD_PREFIX + name)
-    if recorded is not None and (shard is None or recorded != shard.text):
-        raise UsageError(folder_shard_message(store.out_dir, name, recorded, shard))
+    records a shard of config ``name``, or of a config of ``runs``, other than the one this
+    sweep (of ``shard``, None: no --shard, of ``runs``) records. A folder that records none
+    (swept without --shard, or made by ``maxminq merge``) takes any: a sweep there may go
+    on as one machine's shard. A ``maxminq reproduce --shard`` splits the runs of all its
+    configs together: its folder refuses a ``maxminq sweep`` of one of them (with --shard or
+    without) and a plain ``maxminq reproduce``, as a ``sweep --shard`` folder refuses a
+    ``reproduce``: each would run other machines' runs there."""
+    for config, expected in _expected_shards(name, shard, runs):
+        recorded = store.meta(SHARD_PREFIX + config)
+        if recorded is not None and recorded != expected:
+            raise UsageError(folder_shard_message(store.out_dir, config, recorded, expected))
 
 
 def record_sweep(
     store: Any, name: str, scale: str, runs: Sequence[Any], shard: Shard | None
 ) -> None:
     """Record the plan of config ``name`` (all its ``runs``) and, for a sharded sweep, its
-    shard, in ``store``'s ``meta`` table (one transaction)."""
+    shard (under ``name`` and each config of ``runs``: :func:`check_folder_shard`), in
+    ``store``'s ``meta`` table (one transaction)."""
     items: dict[str, str | None] = dict(plan_entries(name, scale, runs))
-    if shard is not None:
-        items[SHARD_PREFIX + name] = shard.text
+    for config, value in _expected_shards(name, shard, runs):
+        if value is not None:
+            items[SHARD_PREFIX + config] = value
     store.set_meta(items)
