@@ -1,5 +1,6 @@
 """The progress bars of the library's long calls (``run_training``, ``evaluate_agent``, the
-classic experiments' run functions, ``FiniteMDP.learn``, the theory's tables).
+classic experiments' run functions, ``FiniteMDP.learn``, the theory's tables), and
+:func:`describe_progress`, the line another shell reads a training run's progress as.
 
 One rule for all of them, in a terminal, a notebook and a log file alike:
 
@@ -18,7 +19,11 @@ One rule for all of them, in a terminal, a notebook and a log file alike:
 
 from __future__ import annotations
 
+import json
+import math
+import pathlib
 import sys
+import time
 from typing import Any
 
 #: Seconds between the redraws of a bar whose stream is neither a terminal nor a notebook's.
@@ -69,3 +74,46 @@ def progress_bar(
     # run's first steps, before learning starts, are many times faster than the rest).
     kwargs.setdefault("miniters", 1)
     return _bar_class()(total=total, desc=desc, unit=unit, disable=not enabled, **kwargs)
+
+
+def _duration(seconds: float) -> str:
+    """``3 h 05 min``, ``12 min``, ``40 s``: a time left, to the minute past an hour."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    h, m = divmod(s // 60, 60)
+    return f"{h} h {m:02d} min" if h else f"{m} min"
+
+
+def describe_progress(folder: pathlib.Path, training: bool = True) -> str | None:
+    """How far the run training in ``folder`` is, from its ``progress.json``: ``step
+    1,250,000 of 5,000,000 (25%), 172 steps/s, about 6 h 03 min left as of 14:31 UTC,
+    training return 7.31 (last 100 episodes)`` (and ``, evaluation return 9.2 at step N`` with
+    ``eval_every``); for a run not ``training`` (stopped or killed) the step and returns
+    alone (a speed it no longer has is no time left). None: no report, or not one of a
+    run (a file torn or foreign). Reads no more than the file (no torch: ``maxminq
+    status``)."""
+    from maxminq.experiments.store import PROGRESS_FILE
+
+    try:
+        p = json.loads((folder / PROGRESS_FILE).read_text())
+        step, steps = int(p["step"]), int(p["steps"])
+        where = f"step {step:,} of {steps:,} ({step / steps:.0%})"
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return None
+
+    def number(key: str) -> float | None:
+        value = p.get(key)
+        return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+    rate, left, updated = number("steps_per_s"), number("seconds_left"), number("updated")
+    if training and rate is not None and left is not None and updated is not None:
+        at = time.strftime("%H:%M %Z", time.localtime(updated))
+        where += f", {rate:,.0f} steps/s, about {_duration(left)} left as of {at}"
+    train, evaluated = number("return_avg100"), number("eval_return")
+    eval_step = number("eval_step")
+    if train is not None:
+        where += f", training return {train:.3g} (last 100 episodes)"
+    if evaluated is not None and eval_step is not None:
+        where += f", evaluation return {evaluated:.3g} at step {int(eval_step):,}"
+    return where

@@ -5,11 +5,15 @@ what a resumed run carries over, and what it tells whoever watches it."""
 from __future__ import annotations
 
 import gc
+import json
 import pathlib
+import time
 import tracemalloc
 import weakref
 
 import numpy as np
+import pandas as pd
+import pytest
 import torch
 from deep_runs import _small
 
@@ -116,3 +120,65 @@ def test_a_resumed_run_ends_in_the_state_of_an_uninterrupted_one(tmp_path) -> No
     for key in sorted(set(straight) - {"sha256"}):
         a, b = _without_wall_clock(straight), _without_wall_clock(resumed)
         assert state_digest({key: a[key]}) == state_digest({key: b[key]}), key
+
+
+def test_progress_json_tells_the_speed_the_time_left_and_the_returns(tmp_path) -> None:
+    """Another shell can tell when a run will end and how it is doing: its progress.json
+    holds, beside the step, the speed, the time left at that speed, when it was written,
+    the training return (each seed's mean over its last 100 episodes, averaged over the
+    seeds) and the last evaluation's mean return (it held the step alone)."""
+    cfg = _small(seeds=[0, 3], steps=400, eval_every=100, eval_every_episodes=2)
+    out = tmp_path / "run"
+    assert run_training(cfg, out, stop_after=230, progress=False) == {}  # reported at 230
+    report = json.loads((out / "progress.json").read_text())
+    rows = torch.load(out / "checkpoint" / "state.pt", weights_only=True)["rows"]
+    episodes = pd.DataFrame(rows["episodes"]).rename(columns={0: "seed", 3: "return"})
+    last100 = episodes.groupby("seed")["return"].apply(lambda r: r.tail(100).mean())
+    assert len(last100) == 2 and (episodes.groupby("seed").size() > 5).all()
+    evals = pd.DataFrame(rows["evals"]).rename(columns={1: "step", 3: "return"})
+    assert report["step"] == 230 and report["steps"] == 400
+    assert report["return_avg100"] == pytest.approx(last100.mean(), rel=1e-12)
+    assert report["eval_step"] == 200 == evals["step"].max()
+    last_eval = evals[evals["step"] == 200]["return"]
+    assert len(last_eval) == 4  # 2 episodes of each seed
+    assert report["eval_return"] == pytest.approx(last_eval.mean(), rel=1e-12)
+    assert report["steps_per_s"] > 0
+    assert report["seconds_left"] == pytest.approx(170 / report["steps_per_s"], abs=0.06)
+    assert abs(report["updated"] - time.time()) < 3600  # Unix time, not a monotonic clock
+
+
+def test_describe_progress_is_the_line_another_shell_reads(tmp_path, monkeypatch) -> None:
+    """The line 'maxminq status' can print for a run training now: step, speed, time left
+    as of its last report (in local time), the returns; for a stopped run the step and
+    returns alone; nothing for a torn file. Reports of an older maxminq (step alone) read
+    as before."""
+    from maxminq._progress import describe_progress
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    report = {
+        "step": 1_250_000,
+        "steps": 5_000_000,
+        "steps_per_s": 172.4,
+        "seconds_left": 21_780.0,  # 6 h 03 min
+        "updated": 1_795_530_660.0,  # 2026-11-24 14:31:00 UTC
+        "return_avg100": 7.3125,
+        "eval_return": 9.2,
+        "eval_step": 1_200_000,
+    }
+    (tmp_path / "progress.json").write_text(json.dumps(report))
+    assert describe_progress(tmp_path) == (
+        "step 1,250,000 of 5,000,000 (25%), 172 steps/s, about 6 h 03 min left as of "
+        "14:31 UTC, training return 7.31 (last 100 episodes), evaluation return 9.2 at step "
+        "1,200,000"
+    )
+    assert describe_progress(tmp_path, training=False) == (
+        "step 1,250,000 of 5,000,000 (25%), training return 7.31 (last 100 episodes), "
+        "evaluation return 9.2 at step 1,200,000"
+    )
+    (tmp_path / "progress.json").write_text('{"step": 40, "steps": 400}')
+    assert describe_progress(tmp_path) == "step 40 of 400 (10%)"
+    (tmp_path / "progress.json").write_text('{"step": 4')
+    assert describe_progress(tmp_path) is None
+    monkeypatch.undo()
+    time.tzset()

@@ -13,7 +13,9 @@ import os
 import pathlib
 import shutil
 import threading
+import time
 import warnings
+from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +24,7 @@ import torch
 
 from maxminq.deep.policy import DAMAGED_FILE_ERRORS, MODEL_FILE, describe_error, state_digest
 from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, one_line
-from maxminq.experiments.store import PROGRESS_FILE, remove_stale_temporaries
+from maxminq.experiments.store import PROGRESS_FILE, atomic_write, remove_stale_temporaries
 
 if TYPE_CHECKING:
     from maxminq.deep.config import ResolvedTrainConfig
@@ -314,3 +316,69 @@ def clear_run(out_dir: pathlib.Path) -> None:
         (out_dir / name).unlink(missing_ok=True)
     for name in ("checkpoint", "tensorboard"):
         shutil.rmtree(out_dir / name, ignore_errors=True)
+
+
+class ProgressReport:
+    """``OUT/progress.json`` of a training run, for whoever watches it from another shell
+    (``maxminq status OUT``, a sweep): ``step`` and ``steps`` (what a sweep reads), and
+    beside them the speed over the last report's interval (``steps_per_s``, on the
+    monotonic clock: a laptop's sleep is no slow step), the ``seconds_left`` at that speed,
+    when it was written (``updated``, Unix time), the training return (``return_avg100``:
+    each live seed's mean return over its last 100 episodes, averaged over the seeds; null
+    before an episode ended) and, with ``eval_every``, the last evaluation's mean return
+    (``eval_return`` at ``eval_step``); ``maxminq._progress.describe_progress`` reads it
+    back as one line. The bar (``bar``) shows the same returns after its speed and ETA."""
+
+    def __init__(self, out_dir: pathlib.Path, steps: int, step: int, bar: Any) -> None:
+        self.path, self.steps, self.bar = out_dir / PROGRESS_FILE, steps, bar
+        self.mark = (step, time.monotonic())  # the last report's step and time
+        self.recent: dict[int, deque[float]] = {}  # each seed's last 100 returns
+        self.read = 0  # the episode rows already in ``recent``
+
+    def returns(
+        self, rows: dict[str, list[list[Any]]], active: list[bool], seeds: list[int]
+    ) -> tuple[float | None, float | None, int | None]:
+        """(training return, evaluation return, its step) from a run's ``rows``."""
+        episodes = rows["episodes"]
+        for row in episodes[self.read :]:  # seed, episode, step, return, ...
+            self.recent.setdefault(row[0], deque(maxlen=100)).append(float(row[3]))
+        self.read = len(episodes)
+        means = [
+            sum(r) / len(r)
+            for seed, live in zip(seeds, active, strict=True)
+            if live and (r := self.recent.get(seed))
+        ]
+        train = sum(means) / len(means) if means else None
+        evals = rows.get("evals") or []
+        if not evals:
+            return train, None, None
+        last = evals[-1][1]  # seed, step, episode, return, ...
+        at_last = [float(r[3]) for r in evals if r[1] == last]
+        return train, sum(at_last) / len(at_last), int(last)
+
+    def write(
+        self, step: int, rows: dict[str, list[list[Any]]], active: list[bool], seeds: list[int]
+    ) -> None:
+        """Report ``step`` (``rows``: the trainer's table rows so far; ``active``: which of
+        ``seeds`` are live)."""
+        now = time.monotonic()
+        done, then = self.mark
+        rate = (step - done) / (now - then) if step > done and now > then else None
+        self.mark = (step, now)
+        train, evaluated, at = self.returns(rows, active, seeds)
+        report = {
+            "step": int(step),
+            "steps": int(self.steps),
+            "steps_per_s": None if rate is None else round(rate, 3),
+            "seconds_left": None if rate is None else round((self.steps - step) / rate, 1),
+            "updated": round(time.time(), 3),
+            "return_avg100": train,
+            "eval_return": evaluated,
+            "eval_step": at,
+        }
+        text = json.dumps(report)
+        atomic_write(self.path, lambda tmp: tmp.write_text(text))
+        shown = [] if train is None else [f"return {train:.3g}"]
+        shown += [] if evaluated is None else [f"eval {evaluated:.3g}"]
+        if shown:
+            self.bar.set_postfix_str(", ".join(shown), refresh=False)

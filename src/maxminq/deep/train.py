@@ -120,6 +120,7 @@ from maxminq.deep.run_folder import (
     RUN_FILES,
     TABLE_COLUMNS,
     CheckpointWarning,
+    ProgressReport,
     _damaged_checkpoint,
     _read_checkpoint,
     _read_options,
@@ -135,7 +136,6 @@ from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
     atomic_write_bytes,
-    write_progress,
 )
 
 if TYPE_CHECKING:
@@ -1133,13 +1133,15 @@ def _train_with(
             unit="step",
         )
         every = max(1, cfg.steps // 200)  # progress.json: 0.5% steps, for watchers
+        report = ProgressReport(out_dir, cfg.steps, trainer.step, bar)
         k = cfg.checkpoint_every
         with StepBoundary() as boundary:  # Ctrl-C and SIGTERM act between steps
             while trainer.step < cfg.steps and trainer.active.any():
                 trainer.train_step()
                 bar.update(1)
                 if trainer.step % every == 0:
-                    write_progress(out_dir, trainer.step, cfg.steps)
+                    active = trainer.active.tolist()
+                    report.write(trainer.step, trainer.rows, active, list(cfg.seeds))
                 if (k and trainer.step % k == 0) or trainer.step == stop_after:
                     trainer.save_checkpoint(ckpt_dir)
                     on_disk = trainer.step
