@@ -18,6 +18,7 @@ from test_sweep import TOY  # the tiny toy-MDP sweep of the sweep tests (4 runs)
 from maxminq.cli import main
 from maxminq.errors import UsageError
 from maxminq.experiments.runner import run_sweep
+from maxminq.experiments.store import ResultsStore
 
 TOY_TEXT = TOY.format(runs=5, episodes=20)
 
@@ -28,6 +29,7 @@ import json, threading
 import __main__
 import maxminq._progress
 from maxminq.experiments.runner import run_sweep
+from maxminq.experiments.store import ResultsStore
 
 # A bar into a pipe redraws at most every LOG_INTERVAL s: here never between its start and
 # its end, however long the sweep takes on a busy machine.
@@ -177,3 +179,31 @@ def test_a_reproduce_shard_folder_refuses_a_sweep_of_one_of_its_configs(configs,
     assert "no --shard would run other machines' runs" in _one_line(capsys)
     assert _files(out) == before
     assert main(_reproduce(configs, out, "tiny_toy,other_toy", "--shard", "9/9")) == 0
+
+
+# ------------------------------------------------------------------------- the merge
+def test_a_folder_copied_while_its_sweep_ran_is_said_so_under_the_merge(tmp_path, capsys):
+    """A folder copied while its sweep ran holds runs 'running' and no tables of them: the
+    merge left them to run, its line said only '0 finished ... 4 left to run', and its rows
+    read 'interrupted (the sweep stopped during this run)'. Now a line under the summary
+    says which folder had runs running, and to copy it again once its sweep has finished."""
+    config = tmp_path / "toy.yaml"
+    config.write_text(TOY_TEXT)
+    copied = tmp_path / "copied"
+    run_sweep(config, copied, shard="5/5", progress=False)  # registers the 4 runs, runs none
+    with ResultsStore(copied, lock=True) as store:  # one in flight when it was copied
+        running = store.records()[0].run_id
+        store.mark_running(running)
+    capsys.readouterr()
+    assert main(["merge", str(copied), "--out", str(tmp_path / "merged")]) == 0
+    said = capsys.readouterr()
+    assert said.out.strip() == (
+        f"merged 1 folder(s) into {tmp_path / 'merged'}: 4 runs, 0 finished (none); 4 left to run"
+    )
+    assert said.err.strip() == (
+        f"1 run(s) were running in {copied} (copied while its sweep ran, or that sweep was "
+        "stopped): left to run here; let that sweep finish and copy its folder again "
+        "before merging, or sweep into --out"
+    )
+    with ResultsStore(tmp_path / "merged", create=False) as store:
+        assert store.get(running).status == "pending"

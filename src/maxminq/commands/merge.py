@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out: {out} exists and is not a folder")
     check_out_folder(out, "--out")
     summary = merge_folders([Path(d) for d in args.dirs], out, keep_first=args.keep_first)
-    for line in summary.note_lines():
+    print(summary.line(), flush=True)
+    for line in summary.note_lines():  # under it (they were printed above it)
         print(line, file=sys.stderr)
-    print(summary.line())
     return 0

@@ -102,6 +102,8 @@ class MergeSummary:
     same_twice: int = 0  # finished in several folders with the same results
     kept_first: list[str] = field(default_factory=list)  # conflicts settled by keep_first
     unverified: list[str] = field(default_factory=list)  # "done" but tables do not verify
+    # folder -> runs left to run here that were running there (copied mid-sweep)
+    in_flight: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
         """A one-line human summary."""
@@ -120,9 +122,16 @@ class MergeSummary:
     def note_lines(self) -> list[str]:
         """The lines under :meth:`line`: conflicts kept from the first folder, and runs
         recorded finished whose tables failed verification (left to run again)."""
-        return [f"  kept first: {text}" for text in self.kept_first] + [
-            f"  not taken: {text}" for text in self.unverified
-        ]
+        return (
+            [f"  kept first: {text}" for text in self.kept_first]
+            + [f"  not taken: {text}" for text in self.unverified]
+            + [
+                f"  {n} run(s) were running in {folder} (copied while its sweep ran, or that "
+                "sweep was stopped): left to run here; let that sweep finish and copy its "
+                "folder again before merging, or sweep into --out"
+                for folder, n in self.in_flight.items()
+            ]
+        )
 
 
 @dataclass
@@ -566,6 +575,9 @@ def _decide(
             if rec.status != "failed" and rec.status != "pending":  # running, or "done"
                 why = INTERRUPTED if rec.status == "running" else "results failed verification"
                 rec = replace(rec, status="pending", error=why)
+            running = [f for f in holders if f.runs[run_id].rec.status == "running"]
+            for f in running[:1]:  # a folder copied mid-sweep (or whose sweep was killed)
+                summary.in_flight[str(f.path)] = summary.in_flight.get(str(f.path), 0) + 1
             if src.is_out:
                 keep_work.add(run_id)
         # registered first where it was registered first: each machine registered all the
