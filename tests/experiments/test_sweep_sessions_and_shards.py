@@ -8,6 +8,7 @@ fed to ``python -`` on stdin as a notebook's or a heredoc's code is, once for th
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -207,3 +208,63 @@ def test_a_folder_copied_while_its_sweep_ran_is_said_so_under_the_merge(tmp_path
     )
     with ResultsStore(tmp_path / "merged", create=False) as store:
         assert store.get(running).status == "pending"
+
+
+def _source_revision() -> str | None:
+    """git's short HEAD of the checkout maxminq is imported from (None: not a checkout)."""
+    import maxminq
+
+    source = Path(maxminq.__file__).resolve().parents[2]
+    if not (source / ".git").exists():
+        return None
+    done = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_each_machines_versions_are_recorded_and_the_merge_names_differences(
+    stdin_sweep, tmp_path, capsys
+):
+    """Nothing recorded which maxminq (git revision), numpy, ... a sweep's runs computed
+    with: the folders of machines with other versions merged silently, and the report of a
+    'maxminq reproduce' into the merged folder named only the versions of the machine that
+    wrote it. Now each sweep records its versions in its folder, the merge keeps all and
+    names those that differ, and reproduce.json (the report's header) names every one."""
+    import platform
+    from importlib import metadata
+
+    import maxminq
+    from maxminq.commands.reproduce import runs_software
+
+    a = tmp_path / "a"  # the whole sweep, on one machine
+    shutil.copytree(stdin_sweep["root"] / "out", a)
+    with ResultsStore(a, create=False) as store:
+        recorded = json.loads(store.meta("software:tiny_toy"))
+    assert len(recorded) == 1
+    here = recorded[0]
+    assert here["maxminq"] == maxminq.__version__
+    assert here["python"] == platform.python_version()
+    assert here["numpy"] == metadata.version("numpy")
+    revision = _source_revision()
+    assert (here.get("git") or "").startswith(revision or "") and ("git" in here) == bool(revision)
+    # the other machine: the same runs (a copy), swept with another revision of maxminq
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    other = {**here, "git": "abc1234"}
+    with ResultsStore(b, lock=True) as store:
+        store.set_meta({"software:tiny_toy": json.dumps([other])})
+    merged = tmp_path / "merged"
+    capsys.readouterr()
+    assert main(["merge", str(a), str(b), "--out", str(merged)]) == 0
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"the folders' runs were computed with other software (git {here.get('git', 'none')} "
+        f"in {a}, abc1234 in {b}): each run is merged as its folder computed it; sweep the "
+        "runs again with one version to compare like with like"
+    )
+    with ResultsStore(merged, create=False) as store:
+        assert json.loads(store.meta("software:tiny_toy")) == [here, other]
+    # what 'maxminq reproduce' into the merged folder writes to reproduce.json's software
+    software = runs_software(merged)
+    assert software["git"] == f"{here.get('git', 'none')} / abc1234"
+    assert software["numpy"] == metadata.version("numpy")  # the same everywhere: once

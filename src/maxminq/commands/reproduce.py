@@ -27,6 +27,7 @@ from maxminq.cli import stdout_to_devnull
 from maxminq.commands.report import add_published, caution_lines
 from maxminq.commands.sweep import RESUME_HINT, parse_workers, stale_run_ids
 from maxminq.errors import UsageError, closest
+from maxminq.experiments.software import software_versions  # sweeps record them too
 
 if TYPE_CHECKING:
     from maxminq.analysis.report import PublishedRuns
@@ -297,51 +298,22 @@ def _machine() -> str:
     return f"{os.cpu_count()} cores, load average {load} (1/5/15 min) at the end"
 
 
-#: The distributions whose versions decide what the runs compute, recorded in
-#: ``reproduce.json`` (``software``) and printed in the report's header.
-SOFTWARE = ("numpy", "scipy", "pandas", "numba", "torch", "gymnasium", "minatar")
+def runs_software(out: Path) -> dict[str, str]:
+    """The versions the runs of ``out`` were computed with and this machine's (the theory
+    and the report): this machine's alone when all are the same, else each name with all
+    its versions (``git: abc1234 / def5678``): a folder merged from machines with other
+    versions (``maxminq merge``), or resumed after an upgrade, is not reported as computed
+    with this machine's versions only."""
+    from maxminq.experiments.software import SOFTWARE_PREFIX, combined, folder_software
+    from maxminq.experiments.store import ResultsStore
 
-
-def _git_revision(folder: Path) -> str | None:
-    """``abc1234`` (``abc1234, uncommitted changes`` when tracked files differ) of the git
-    checkout ``folder`` is in, or None outside one or without git."""
-    import subprocess
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True,
-                              text=True, timeout=10, check=True)  # fmt: skip
-        return done.stdout.strip()
-
-    try:
-        head = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head + (", uncommitted changes" if dirty else "") if head else None
-
-
-def software_versions() -> dict[str, str]:
-    """The versions a reproduction ran with: maxminq (and, from a source checkout, its git
-    revision), Python and each installed distribution of :data:`SOFTWARE`, in that order.
-    Read from the installed metadata: nothing heavy (torch) is imported."""
-    import platform
-    from importlib import metadata
-
-    import maxminq
-
-    out = {"maxminq": maxminq.__version__}
-    source = Path(maxminq.__file__).resolve().parents[2]
-    if (source / ".git").exists():  # an editable install from a clone
-        revision = _git_revision(source)
-        if revision:
-            out["git"] = revision
-    out["python"] = platform.python_version()
-    for name in SOFTWARE:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return out
+    here = software_versions()
+    with ResultsStore(out, create=False) as store:
+        recorded = folder_software(store.meta_items(SOFTWARE_PREFIX))
+    sets = [here]
+    for versions in recorded.values():
+        sets += [v for v in versions if v not in sets]
+    return here if len(sets) == 1 else combined(sets)
 
 
 def combined_sweep(configs: list[SweepConfig], scale: str) -> SweepConfig:
@@ -602,6 +574,7 @@ def run(args: argparse.Namespace) -> int:
 
             _say(failures_hint(out))
         failed = summary.failed
+        meta["software"] = runs_software(out)
         meta["sweep_seconds"] = round(summary.seconds, 1)
         meta["configs"] = config_rows(out, configs)
         notes = paper_notes(configs)  # the report's column: how the paper scale differs

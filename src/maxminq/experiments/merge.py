@@ -51,6 +51,12 @@ from typing import Any
 
 from maxminq.errors import UsageError
 from maxminq.experiments.shard import PLAN_PREFIX, read_plans
+from maxminq.experiments.software import (
+    SOFTWARE_PREFIX,
+    differences,
+    folder_software,
+    merged_entries,
+)
 from maxminq.experiments.store import (
     DB_NAME,
     FINISHED,
@@ -104,6 +110,8 @@ class MergeSummary:
     unverified: list[str] = field(default_factory=list)  # "done" but tables do not verify
     # folder -> runs left to run here that were running there (copied mid-sweep)
     in_flight: dict[str, int] = field(default_factory=dict)
+    # name -> [(version, folders that ran with it)] for the versions that differ
+    software: dict[str, list[tuple[str, list[str]]]] = field(default_factory=dict)
 
     def line(self) -> str:
         """A one-line human summary."""
@@ -131,7 +139,23 @@ class MergeSummary:
                 "folder again before merging, or sweep into --out"
                 for folder, n in self.in_flight.items()
             ]
+            + self._software_lines()
         )
+
+    def _software_lines(self) -> list[str]:
+        """The line saying which folders ran other versions (maxminq's git revision,
+        numpy, ...), if any did."""
+        if not self.software:
+            return []
+        said = "; ".join(
+            f"{name} " + ", ".join(f"{value} in {', '.join(where)}" for value, where in seen)
+            for name, seen in self.software.items()
+        )
+        return [
+            f"  the folders' runs were computed with other software ({said}): each run is "
+            "merged as its folder computed it; sweep the runs again with one version to "
+            "compare like with like"
+        ]
 
 
 @dataclass
@@ -155,6 +179,7 @@ class _Folder:
     events: dict[str, list[dict[str, Any]]]
     plans: dict[str, dict[str, Any]]
     configs: list[str]
+    software: dict[str, str] = field(default_factory=dict)  # its software:<config> entries
     is_out: bool = False
 
 
@@ -181,7 +206,28 @@ def _read_folder(store: ResultsStore, is_out: bool = False) -> _Folder:
     for name in {c for c, _ in members} - set(plans):  # a folder swept before plans were kept:
         # its runs of the config (those of its sweeps, and of earlier versions of it)
         plans[name] = {"runs": sorted(r for c, r in members if c == name), "members": True}
-    return _Folder(store.out_dir, runs, members, events, plans, store.configs(), is_out=is_out)
+    software = store.meta_items(SOFTWARE_PREFIX)
+    return _Folder(
+        store.out_dir, runs, members, events, plans, store.configs(), software, is_out=is_out
+    )
+
+
+def _software_differences(folders: Sequence[_Folder]) -> dict[str, list[tuple[str, list[str]]]]:
+    """Name -> [(version, the folders whose sweeps ran with it)] for the versions
+    (:mod:`maxminq.experiments.software`) that differ between the folders' sweeps; folders
+    that recorded none (an older maxminq) are left out."""
+    per = [
+        (str(f.path), [v for sets in folder_software(f.software).values() for v in sets])
+        for f in folders
+    ]
+    differ = differences([v for _, sets in per for v in sets])
+    out: dict[str, list[tuple[str, list[str]]]] = {}
+    for name, values in differ.items():
+        out[name] = [
+            (value, [path for path, sets in per if any(v.get(name, "none") == value for v in sets)])
+            for value in values
+        ]
+    return out
 
 
 def _check_same_sweep(folders: Sequence[_Folder]) -> None:
@@ -416,6 +462,7 @@ def merge_folders(
             read.append(_read_folder(store))
         _check_same_sweep(read)
         summary = MergeSummary(out, [f.path for f in read])
+        summary.software = _software_differences(read)
         summary.taken = {str(f.path): 0 for f in read}
         rows, members, events, copies, keep_work = _decide(read, summary, keep_first)
 
@@ -433,6 +480,7 @@ def merge_folders(
                     if not plan.get("members"):  # recorded by a sweep, not made up here
                         plans[PLAN_PREFIX + name] = json.dumps(plan, separators=(",", ":"))
             merged.set_meta(plans)  # no shard (shard:<config>): any sweep may go on here
+            merged.set_meta(merged_entries([f.software for f in read]))  # every version
             for source, run_id in copies:
                 _copy_tables(source, run_id, tmp)
             if existing:

@@ -56,6 +56,7 @@ from maxminq.experiments.shard import (
     record_sweep,
     shard_runs,
 )
+from maxminq.experiments.software import record_software
 from maxminq.experiments.store import (
     FINISHED,
     INTERRUPTED,
@@ -775,6 +776,8 @@ def run_sweep(
         runs = [a for a, run in zip(adopted, every, strict=True) if run.run_id in mine]
         todo, summary.skipped = _todo(store, runs)
         if todo:
+            # the versions that compute these runs (maxminq merge compares the machines')
+            record_software(store, config.name)
             backend_obj = _make_backend(backend, workers, address)
             try:
                 _drive(store, backend_obj, todo, summary, progress, keep_work)
