@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from maxminq.experiments.config import (
-    RunSpec,
-    load_config,
-)
+from maxminq.experiments.config import RunSpec, load_config
 from maxminq.experiments.store import ResultsStore
 
 TOY_NAMED_SCALED = """

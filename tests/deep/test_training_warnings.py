@@ -20,9 +20,7 @@ from maxminq.cli import main
 from maxminq.deep import TrainConfig, load_agent, run_training
 from maxminq.deep.bias_probes import CutEpisodesWarning
 from maxminq.deep.config import EnvWarning, NoEvaluationWarning
-from maxminq.deep.policy import (
-    evaluate_agent,
-)
+from maxminq.deep.policy import evaluate_agent
 
 
 class _Endless(gym.Env):

@@ -24,11 +24,7 @@ from helpers import REPO
 from sweep_configs import DEEP, _config, _hash_id, _store_finished
 
 from maxminq.commands.sweep import dry_run, stale_run_ids
-from maxminq.experiments.config import (
-    ConfigError,
-    RunSpec,
-    load_config,
-)
+from maxminq.experiments.config import ConfigError, RunSpec, load_config
 from maxminq.experiments.runner import run_sweep
 from maxminq.experiments.store import ResultsStore
 

@@ -32,14 +32,8 @@ from maxminq.commands import experiment
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.train import read_tables, run_training
 from maxminq.experiments import workers
-from maxminq.experiments.config import (
-    config_from_document,
-    load_config,
-)
-from maxminq.experiments.store import (
-    ResultsStore,
-    load_results,
-)
+from maxminq.experiments.config import config_from_document, load_config
+from maxminq.experiments.store import ResultsStore, load_results
 
 CLI = "import sys; from maxminq.cli import main; sys.exit(main(sys.argv[1:]))"
 

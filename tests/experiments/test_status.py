@@ -17,10 +17,7 @@ from deep_runs import _run
 from sweep_configs import TOY_NAMED_SCALED as OWN
 
 from maxminq.cli import main
-from maxminq.experiments.config import (
-    RunSpec,
-    load_config,
-)
+from maxminq.experiments.config import RunSpec, load_config
 from maxminq.experiments.registry import RunOutput
 from maxminq.experiments.runner import SweepSummary, _drive, _Result, execute_run
 from maxminq.experiments.store import WORKER_FILE, ResultsStore, in_use_message, sweep_owner

@@ -24,10 +24,7 @@ from helpers import REPO, TESTS
 from sweep_configs import TOY_OWN_QUICK as OWN
 
 from maxminq.cli import main
-from maxminq.experiments.config import (
-    RunSpec,
-    load_config,
-)
+from maxminq.experiments.config import RunSpec, load_config
 from maxminq.experiments.runner import LOGS
 from maxminq.experiments.store import (
     ResultsStore,

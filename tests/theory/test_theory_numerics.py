@@ -11,12 +11,7 @@ import numpy as np
 import pytest
 
 from maxminq import theory
-from maxminq.tabular.finite_mdp import (
-    FiniteMDP,
-    episodic_mdp,
-    generalized_q_learning,
-    random_mdp,
-)
+from maxminq.tabular.finite_mdp import FiniteMDP, episodic_mdp, generalized_q_learning, random_mdp
 from maxminq.theory import operator_expected_bias
 
 _RNG_MDP = random_mdp(3, 2, np.random.default_rng(0))
