@@ -1,6 +1,6 @@
-"""Helpers for tests that signal a real process at a chosen moment (shared by test files,
-imported as ``from helpers import ...``; tests/ is on the path as for run_folders and
-line_env)."""
+"""Helpers shared by test files (``from helpers import ...``: pytest's ``pythonpath`` puts
+tests/ on the path, as for run_folders and line_env): the repository's and tests/' paths,
+and signalling a real process at a chosen moment."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from typing import TypeVar
 
 REPO = Path(__file__).resolve().parents[1]  # the repository
 TESTS = REPO / "tests"
-
 
 T = TypeVar("T")
 
