@@ -268,3 +268,51 @@ def test_each_machines_versions_are_recorded_and_the_merge_names_differences(
     software = runs_software(merged)
     assert software["git"] == f"{here.get('git', 'none')} / abc1234"
     assert software["numpy"] == metadata.version("numpy")  # the same everywhere: once
+
+
+def test_shards_of_different_splits_are_said_so_under_the_merge(tmp_path, capsys):
+    """Machines that ran shards of different splits (--shard 5/5 here, 9/9 there: a typo
+    in M) ran some runs twice and others nowhere; the merge only said 'N left to run'."""
+    config = tmp_path / "toy.yaml"
+    config.write_text(TOY_TEXT)
+    for name, shard in (("a", "5/5"), ("b", "9/9")):  # empty shards: register, run nothing
+        run_sweep(config, tmp_path / name, shard=shard, progress=False)
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out",
+                 str(tmp_path / "merged")]) == 0  # fmt: skip
+    assert capsys.readouterr().err.strip() == (
+        f"tiny_toy: the folders ran --shard 5/5 in {tmp_path / 'a'}, 9/9 in {tmp_path / 'b'}: "
+        "shards of different splits: some runs ran in two folders, others in none; a plain "
+        "'maxminq sweep' (or 'reproduce') into --out runs what no folder finished"
+    )
+
+
+def test_the_same_shard_on_two_machines_is_said_so_two_copies_of_one_are_not(
+    stdin_sweep, tmp_path, capsys
+):
+    """Two machines that both ran --shard 1/2 (a command copied unedited) ran its runs
+    twice and the other shard's nowhere: said under the merge. Two copies of one machine's
+    folder (copied again once its sweep had finished) are merged without a word."""
+    import sqlite3
+
+    folders = {}
+    for name in ("here", "again", "other"):
+        folders[name] = tmp_path / name
+        shutil.copytree(stdin_sweep["root"] / "out", folders[name])
+        with ResultsStore(folders[name], lock=True) as store:  # as '--shard 1/2' records
+            store.set_meta({"shard:tiny_toy": "1/2"})
+    with sqlite3.connect(folders["other"] / "results.sqlite") as db:  # run on another host
+        db.execute("UPDATE runs SET host = 'otherbox'")
+    db.close()
+    capsys.readouterr()
+    argv = ["merge", str(folders["here"]), str(folders["again"])]
+    assert main([*argv, "--out", str(tmp_path / "m1")]) == 0
+    assert capsys.readouterr().err == ""
+    argv = ["merge", str(folders["here"]), str(folders["other"])]
+    assert main([*argv, "--out", str(tmp_path / "m2")]) == 0
+    assert capsys.readouterr().err.strip() == (
+        f"tiny_toy: the folders ran --shard 1/2 in {folders['here']}, 1/2 in "
+        f"{folders['other']}: the same shard on two machines (a command copied from another "
+        "machine?): its runs ran twice, another shard's nowhere; a plain 'maxminq sweep' (or "
+        "'reproduce') into --out runs what no folder finished"
+    )

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from maxminq.errors import UsageError
-from maxminq.experiments.shard import PLAN_PREFIX, read_plans
+from maxminq.experiments.shard import PLAN_PREFIX, SHARD_PREFIX, read_plans
 from maxminq.experiments.software import (
     SOFTWARE_PREFIX,
     differences,
@@ -112,6 +112,7 @@ class MergeSummary:
     in_flight: dict[str, int] = field(default_factory=dict)
     # name -> [(version, folders that ran with it)] for the versions that differ
     software: dict[str, list[tuple[str, list[str]]]] = field(default_factory=dict)
+    shards: list[str] = field(default_factory=list)  # shards that do not make one split
 
     def line(self) -> str:
         """A one-line human summary."""
@@ -139,6 +140,7 @@ class MergeSummary:
                 "folder again before merging, or sweep into --out"
                 for folder, n in self.in_flight.items()
             ]
+            + self.shards
             + self._software_lines()
         )
 
@@ -180,6 +182,7 @@ class _Folder:
     plans: dict[str, dict[str, Any]]
     configs: list[str]
     software: dict[str, str] = field(default_factory=dict)  # its software:<config> entries
+    shards: dict[str, str] = field(default_factory=dict)  # config -> its --shard (K/M)
     is_out: bool = False
 
 
@@ -207,9 +210,55 @@ def _read_folder(store: ResultsStore, is_out: bool = False) -> _Folder:
         # its runs of the config (those of its sweeps, and of earlier versions of it)
         plans[name] = {"runs": sorted(r for c, r in members if c == name), "members": True}
     software = store.meta_items(SOFTWARE_PREFIX)
+    shards = {k[len(SHARD_PREFIX) :]: v for k, v in store.meta_items(SHARD_PREFIX).items()}
     return _Folder(
-        store.out_dir, runs, members, events, plans, store.configs(), software, is_out=is_out
+        store.out_dir,
+        runs,
+        members,
+        events,
+        plans,
+        store.configs(),
+        software,
+        shards,
+        is_out=is_out,
     )
+
+
+def _other_machines(folders: Sequence[_Folder]) -> bool:
+    """Whether ``folders`` (two or more) ran their runs on different machines: no host ran
+    runs in two of them (two copies of one machine's folder share its host)."""
+    hosts = [{r.rec.host for r in f.runs.values() if r.finished and r.rec.host} for f in folders]
+    if len(hosts) < 2 or not all(hosts):
+        return False
+    return all(not (a & b) for i, a in enumerate(hosts) for b in hosts[i + 1 :])
+
+
+def _shard_notes(folders: Sequence[_Folder]) -> list[str]:
+    """Per sharded config (as its plan names it) whose folders' shards do not make one
+    split: shards of splits into another number of machines (``--shard 1/2`` here, ``2/3``
+    there), or the same shard in two folders (a command copied from another machine
+    unedited). Either way some runs ran twice and others nowhere: the merge is right, but
+    its 'left to run' needs saying why."""
+    notes = []
+    for name in sorted({n for f in folders for n in f.shards if n in f.plans}):
+        held = [(f.shards[name], str(f.path)) for f in folders if name in f.shards]
+        splits = {value.partition("/")[2] for value, _ in held}
+        values = [value for value, _ in held]
+        if len(splits) > 1:
+            why = "shards of different splits: some runs ran in two folders, others in none"
+        elif any(_other_machines([f for f in folders if f.shards.get(name) == v]) for v in values):
+            why = (
+                "the same shard on two machines (a command copied from another machine?): "
+                "its runs ran twice, another shard's nowhere"
+            )
+        else:  # one split; or two copies of one machine's folder (copied again later)
+            continue
+        said = ", ".join(f"{value} in {path}" for value, path in held)
+        notes.append(
+            f"  {name}: the folders ran --shard {said}: {why}; a plain 'maxminq sweep' (or "
+            "'reproduce') into --out runs what no folder finished"
+        )
+    return notes
 
 
 def _software_differences(folders: Sequence[_Folder]) -> dict[str, list[tuple[str, list[str]]]]:
@@ -463,6 +512,7 @@ def merge_folders(
         _check_same_sweep(read)
         summary = MergeSummary(out, [f.path for f in read])
         summary.software = _software_differences(read)
+        summary.shards = _shard_notes(read)
         summary.taken = {str(f.path): 0 for f in read}
         rows, members, events, copies, keep_work = _decide(read, summary, keep_first)
 
