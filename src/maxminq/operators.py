@@ -19,7 +19,7 @@ Conventions (shared by every function):
 * ``q`` may be a NumPy array or a torch tensor; the result has the same type.
   Functions are pure: they never modify ``q``, nor return a view of it. The two backends
   agree bit for bit, except Ensemble's and Averaged's mean of 5 or more members, which torch
-  sums in another order (the last bits differ; tests/test_operators_inputs.py).
+  sums in another order (the last bits differ; tests/operators/test_operators_inputs.py).
 * Floating ``q`` keeps its dtype; integer or boolean ``q`` is read as float64 (NumPy and
   torch alike, every operator: no integer results, no unsigned wrap-around); complex or
   object values are a TypeError. No axis is guessed: a ``(samples, A)`` array passed to
@@ -28,7 +28,8 @@ Conventions (shared by every function):
 Assumption 1 of Lan et al. (2020) (G of equal members is their max; G is 1-Lipschitz in the
 max norm), on which Theorem 2's convergence rests, holds for ``q_learning``, ``maxmin``,
 ``ensemble``, ``averaged`` and ``historical_best``; ``double_q`` and ``weighted_double_q`` break
-the Lipschitz part, ``bias_corrected`` with ``sigma > 0`` the first (tests/test_operators.py).
+the Lipschitz part, ``bias_corrected`` with ``sigma > 0`` the first
+(tests/operators/test_operators.py).
 
 Example::
 

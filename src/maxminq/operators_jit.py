@@ -5,10 +5,10 @@ into Python for every bootstrap value: the call would cost more than the update.
 the same G functions as ``maxminq.operators`` (Lan et al. 2020, section 6), written as loops
 over one state's float64 values ``q`` of shape (M, A) in the operators' member order, with
 the operators' default parameters (and the same shapes refused: ValueError).
-``tests/test_operators.py`` checks each against its NumPy original on random and tied inputs,
-bit for bit (``tests/test_operators_inputs.py`` on infinities, NaN and signed zeros); an
-operator called with parameters (e.g. ``weighted_double_q`` with another ``c``) stays on the
-NumPy path.
+``tests/operators/test_operators.py`` checks each against its NumPy original on random and
+tied inputs, bit for bit (``tests/operators/test_operators_inputs.py`` on infinities, NaN and
+signed zeros); an operator called with parameters (e.g. ``weighted_double_q`` with another
+``c``) stays on the NumPy path.
 
 Ties and NaN follow NumPy: ``argmax`` takes the first maximum; a NaN anywhere in the
 reduced values makes min/max NaN, as a diverged run's values do in NumPy. One exception, which

@@ -193,7 +193,7 @@ def test_report_tables_and_settings_list_betas_by_value() -> None:
     toy = _toy_rows({kw: 3 for kw in BETAS})
     _, rows, _ = _toy_table(toy, ["op_kwargs"])
     own = [r[3] for r in rows if r[1] == "softmin_q [my_ops]"]
-    assert own == ['{"beta":5}', '{"beta":20}', '{"beta":100}']
+    assert own == ["beta=5", "beta=20", "beta=100"]
 
 
 def test_deep_curves_rows_in_value_order() -> None:
