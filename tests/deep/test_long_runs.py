@@ -4,22 +4,28 @@ what a resumed run carries over, and what it tells whoever watches it."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import pathlib
+import shutil
 import time
 import tracemalloc
+import warnings
 import weakref
 
+import gymnasium as gym
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 from deep_runs import _small
 
+import maxminq
 import maxminq.deep.train as train_module
 from maxminq.deep.policy import state_digest
-from maxminq.deep.train import Trainer, run_training
+from maxminq.deep.train import CheckpointWarning, RunSizeWarning, Trainer, run_training
+from maxminq.errors import UsageError
 
 
 def _full_breakout_trainer(buffer_size: int) -> Trainer:
@@ -182,3 +188,122 @@ def test_describe_progress_is_the_line_another_shell_reads(tmp_path, monkeypatch
     assert describe_progress(tmp_path) is None
     monkeypatch.undo()
     time.tzset()
+
+
+def test_a_long_run_starts_with_what_it_takes_and_how_to_watch_it(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """'maxminq train' of a long run (100,000 steps or more) says first, in one line, the
+    memory its replay buffers take once full (2 seeds x 100,000 Breakout transitions of
+    2 x 400 B uint8 images, an int64 action and two float32: 163.2 MB), its checkpoints'
+    interval and least size, and how to watch it from another shell; it said nothing
+    before the bar. A short run starts as before."""
+    from maxminq.cli import main
+
+    def stopped(*args, **kwargs):
+        raise UsageError("stopped here by the test")
+
+    monkeypatch.setattr(train_module, "run_training", stopped)
+    out = tmp_path / "breakout"
+    argv = ["train", "--env", "maxminq/MinAtar-Breakout-v0", "--seeds", "0-1", "--out", str(out)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "maxminq train: the replay buffers of 2 seeds x 100,000 transitions take 163 MB of "
+        "memory once full; a checkpoint every 250,000 steps holds them: at least 163 MB in "
+        f"{out}/checkpoint; from another shell, 'maxminq status {out}' tells how far it is "
+        f"({out}/progress.json: its speed, time left and returns)"
+    )
+    assert main([*argv, "--steps", "99999", "--overwrite"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "maxminq train: error: stopped here by the test"
+    ]
+
+
+def test_a_run_whose_buffers_or_checkpoint_may_not_fit_is_warned_before_it_starts(
+    tmp_path, monkeypatch
+) -> None:
+    """Memory free now below what the full buffers take, or disk free below a checkpoint:
+    a RunSizeWarning naming the option, before the first step (the run was killed when its
+    buffers filled, or stopped at its first checkpoint, hours in)."""
+    cfg = _small(seeds=[0, 1], steps=60, buffer_size=50, learning_starts=20, eval_episodes=0)
+    need = 2 * 50 * (2 * 4 * 4 + 16)  # CartPole: 4 float32 observed, twice; 16 B of scalars
+    monkeypatch.setattr(train_module, "free_memory", lambda: need - 1.0)
+    with pytest.warns(RunSizeWarning) as caught:
+        run_training(cfg, tmp_path / "short_of_memory", progress=False)
+    assert [str(w.message) for w in caught if w.category is RunSizeWarning] == [
+        "--buffer-size: the replay buffers of 2 seeds x 50 transitions take 4.8 kB once "
+        "full, more than the 4.8 kB of memory free now: the run may be killed for want of "
+        "memory when they fill (by step 50); free memory, or give fewer --seeds or a smaller "
+        "--buffer-size"
+    ]
+    monkeypatch.setattr(train_module, "free_memory", lambda: None)  # the OS does not say
+    free = shutil.disk_usage(tmp_path)._replace(free=need - 1)
+    monkeypatch.setattr(train_module.shutil, "disk_usage", lambda path: free)
+    out = tmp_path / "short_of_disk"
+    with pytest.warns(RunSizeWarning) as caught:
+        run_training(dataclasses.replace(cfg, checkpoint_every=20), out, progress=False)
+    assert [str(w.message) for w in caught if w.category is RunSizeWarning] == [
+        "--out: a checkpoint of this run holds the replay buffers of 2 seeds x 50 "
+        "transitions, at least 4.8 kB, more than the 4.8 kB free on the disk of "
+        f"{out}: the run would stop at its first checkpoint (step 20); free disk space, or "
+        "choose another --out"
+    ]
+    with warnings.catch_warnings():  # no checkpoint: nothing to fit on the disk
+        warnings.simplefilter("error", RunSizeWarning)
+        run_training(cfg, tmp_path / "no_checkpoint", progress=False)
+
+
+def test_a_run_resumed_under_other_versions_or_threads_is_warned(tmp_path, monkeypatch) -> None:
+    """A checkpoint keeps the torch, NumPy, Gymnasium and maxminq versions and the thread
+    count it was written under; a run resumed under others (a laptop updated overnight, the
+    run moved to another machine) goes on after a CheckpointWarning naming what differs (it
+    went on silently, though the same tables are promised only under the same ones)."""
+    cfg = _small(steps=100, learning_starts=20, checkpoint_every=50, eval_episodes=0)
+    out = tmp_path / "run"
+    assert run_training(cfg, out, stop_after=60, progress=False) == {}
+    saved = torch.load(out / "checkpoint" / "state.pt", weights_only=True)["platform"]
+    assert saved == {
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "gymnasium": gym.__version__,
+        "maxminq": maxminq.__version__,
+        "threads": 1,
+    }
+
+    def here() -> dict:  # another torch; the thread count of the moment, as platform()'s
+        return {**saved, "torch": "9.9.9", "threads": torch.get_num_threads()}
+
+    monkeypatch.setattr(train_module, "platform", here)
+    with pytest.warns(CheckpointWarning) as caught:
+        assert run_training(cfg, out, stop_after=70, progress=False, threads=2) == {}
+    ckpt = out / "checkpoint" / "state.pt"
+    assert [str(w.message) for w in caught if w.category is CheckpointWarning] == [
+        f"--resume: {ckpt} was written under torch {torch.__version__}, 1 torch thread; this "
+        "run has torch 9.9.9, 2 torch threads: it continues, but its remaining steps may "
+        "differ in their last bits from the uninterrupted run's (the same versions and "
+        "--threads give the same tables)"
+    ]
+    with warnings.catch_warnings():  # under what it was written with (torch 9.9.9 here)
+        warnings.simplefilter("error", CheckpointWarning)
+        tables = run_training(cfg, out, progress=False, threads=2)
+    assert tables["metrics"]["step"].max() == 100
+
+
+def test_envs_says_the_memory_of_a_seeds_replay_buffer(capsys) -> None:
+    """'maxminq envs --env ID' says beside --buffer-size what one seed's full buffer takes
+    (it gave the count alone): Breakout 100,000 x (2 x 400 B + 16 B) = 81.6 MB, Seaquest's
+    10 channels 100,000 x (2 x 1,000 B + 16 B) = 202 MB, CartPole 10,000 x (2 x 16 B +
+    16 B) = 480 kB."""
+    from maxminq.cli import main
+
+    said = {}
+    for env_id in ("maxminq/MinAtar-Breakout-v0", "maxminq/MinAtar-Seaquest-v0", "CartPole-v1"):
+        assert main(["envs", "--env", env_id]) == 0
+        out = capsys.readouterr().out
+        said[env_id] = [line for line in out.splitlines() if "--buffer-size" in line]
+    tail = "of memory per seed once full; checkpoints hold it)"
+    assert said == {
+        "maxminq/MinAtar-Breakout-v0": [f"  --buffer-size        100,000 (81.6 MB {tail}"],
+        "maxminq/MinAtar-Seaquest-v0": [f"  --buffer-size        100,000 (202 MB {tail}"],
+        "CartPole-v1": [f"  --buffer-size        10,000 (480 kB {tail}"],
+    }

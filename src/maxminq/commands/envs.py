@@ -112,8 +112,29 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(d.as_dict(), indent=2))
     else:
-        print(defaults_text(d))
+        print(defaults_text(d, _replay_bytes(d, env_kwargs)))
     return 0
+
+
+def _replay_bytes(d: EnvDefaults, env_kwargs: dict | None) -> int | None:
+    """The bytes one seed's replay buffer takes once full at ``d``'s ``--buffer-size``, as
+    training lays it out (its observations as they are stored: MinAtar's as uint8), from a
+    built environment's observation space; None if it cannot be built here."""
+    from maxminq.deep.replay import ReplayBuffers
+    from maxminq.deep.train import _image_replay, _replay_dtype
+    from maxminq.envs.api import make_with_kwargs
+
+    try:
+        env = make_with_kwargs(d.env_id, env_kwargs)
+    except Exception:  # e.g. a package not installed here: the listing goes on without
+        return None
+    try:
+        space = env.observation_space
+        shape = tuple(int(n) for n in space.shape or ())
+    finally:
+        env.close()
+    dtype = _replay_dtype(_image_replay(space, shape))
+    return ReplayBuffers.nbytes(1, d.buffer_size, shape, dtype)
 
 
 def _refuse_what_train_refuses(d: EnvDefaults, env_kwargs: dict | None) -> None:
@@ -169,11 +190,21 @@ def _cap_text(d: EnvDefaults) -> str:
     )
 
 
-def defaults_text(d: EnvDefaults) -> str:
+def _memory_text(replay_bytes: int | None) -> str:
+    """What ``--buffer-size``'s row adds: the memory of one seed's full buffer."""
+    if replay_bytes is None:
+        return ""
+    from maxminq.deep.train import size_text
+
+    return f" ({size_text(replay_bytes)} of memory per seed once full; checkpoints hold it)"
+
+
+def defaults_text(d: EnvDefaults, replay_bytes: int | None = None) -> str:
     """One id's defaults as ``maxminq envs --env ID`` prints them: each under the name of the
     ``maxminq train`` option it is the default of (the registry's field names, ``train_steps``
     or ``target_update``, and Python reprs of its dicts were what the command once printed),
-    then ``--lr`` / ``--n`` per agent and the paper's sweep."""
+    then ``--lr`` / ``--n`` per agent and the paper's sweep. ``replay_bytes``: what one
+    seed's full replay buffer takes, said beside ``--buffer-size`` (None: not said)."""
     from maxminq.analysis.style import integer
     from maxminq.envs.registry import PAPER_ENVS
 
@@ -196,7 +227,7 @@ def defaults_text(d: EnvDefaults) -> str:
         ("--max-episode-steps", _cap_text(d)),
         ("--network", d.network),
         ("--hidden", ",".join(str(h) for h in d.hidden)),
-        ("--buffer-size", integer(d.buffer_size)),
+        ("--buffer-size", integer(d.buffer_size) + _memory_text(replay_bytes)),
         ("--batch-size", integer(d.batch_size)),
         ("--gamma", num(d.gamma)),
         ("--target-update", integer(d.target_update)),

@@ -43,6 +43,9 @@ _HYPER: list[tuple[str, type, str]] = [
 ]
 
 
+#: Steps from which a run starts with a line on its memory, checkpoints and how to watch it.
+LONG_RUN = 100_000
+
 #: The most seeds one run may list (the replay buffers are checked against memory later).
 MAX_SEEDS = 1_000_000
 
@@ -366,7 +369,12 @@ def run(args: argparse.Namespace) -> int:
     start_env_id_check(args.env)
     from maxminq.deep.replay import quiet_float32_overflow
     from maxminq.deep.run_folder import folder_lock
-    from maxminq.deep.train import Trainer, run_training, tensorboard_writer_class
+    from maxminq.deep.train import (
+        Trainer,
+        long_run_note,
+        run_training,
+        tensorboard_writer_class,
+    )
 
     quiet_float32_overflow()  # a value beyond float32: the --env error's one line says so
     if args.threads < 1:
@@ -375,7 +383,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--overwrite: give either --resume or --overwrite, not both")
     config = config_from_args(args)
     resolved = config.resolve()
-    Trainer.check_env(resolved)
+    need = Trainer.check_env(resolved)
     if resolved.tensorboard:
         tensorboard_writer_class()  # not installed: an error before --out is touched
     with contextlib.ExitStack() as held:
@@ -383,6 +391,8 @@ def run(args: argparse.Namespace) -> int:
             held.enter_context(folder_lock(args.out))
         _prepare_out(args.out, args.resume, args.overwrite)
         before = _file_id(args.out / "runs.csv")  # unchanged after: a finished run read back
+        if resolved.steps >= LONG_RUN and before is None:  # worth watching: what it takes
+            print(f"maxminq train: {long_run_note(resolved, need, args.out)}", file=sys.stderr)
         try:
             tables = run_training(
                 config,

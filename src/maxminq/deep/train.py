@@ -67,6 +67,8 @@ import json
 import math
 import os
 import pathlib
+import shlex
+import shutil
 import time
 import warnings
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -131,7 +133,7 @@ from maxminq.deep.run_folder import (
     read_tables,
 )
 from maxminq.deep.step_boundary import StepBoundary
-from maxminq.errors import CannotResumeError, UsageError, is_whole
+from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, is_whole
 from maxminq.experiments.store import (
     PROGRESS_FILE,
     atomic_write,
@@ -172,6 +174,7 @@ __all__ = [
     "probe_counts",
     "read_tables",
     "CheckpointWarning",
+    "RunSizeWarning",
     "StepBoundary",
     "Trainer",
     "check_resumable",
@@ -212,10 +215,10 @@ def _replay_dtype(image: bool) -> np.dtype:
     return np.dtype(np.uint8 if image else np.float32)
 
 
-def _check_replay_memory(cfg: TrainConfig, obs_shape: tuple[int, ...], image: bool) -> None:
+def _check_replay_memory(cfg: TrainConfig, obs_shape: tuple[int, ...], image: bool) -> int:
     """Refuse a run whose replay buffers alone exceed this machine's memory (``--seeds
     0-20000`` took 15 GB and a minute to reach its first step, on the way to the OOM
-    killer)."""
+    killer); the bytes they take once full otherwise."""
     from maxminq.commands.experiment import physical_memory
 
     assert cfg.buffer_size is not None and cfg.steps is not None  # resolved
@@ -229,6 +232,140 @@ def _check_replay_memory(cfg: TrainConfig, obs_shape: tuple[int, ...], image: bo
             f"need {need / 1e9:.3g} GB, more than this machine's {have / 1e9:.3g} GB; give "
             "fewer --seeds (several runs) or a smaller --buffer-size"
         )
+    return need
+
+
+def size_text(n: float) -> str:
+    """Bytes as a long run's messages say them: ``4.8 kB``, ``163 MB``, ``4.03 GB``."""
+    if n < 1e6:
+        return f"{n / 1e3:.3g} kB"
+    return f"{n / 1e9:.3g} GB" if n >= 1e9 else f"{n / 1e6:.3g} MB"
+
+
+def free_memory() -> float | None:
+    """The memory free for a new run now (Linux's MemAvailable, bytes), None where the OS
+    does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def platform() -> dict[str, Any]:
+    """What the numbers of a run's steps rest on besides its options: the versions of torch
+    (its kernels' rounding), NumPy (the random streams), Gymnasium (its environments) and
+    maxminq, and torch's thread count now (``run_training(threads=)``). A checkpoint keeps
+    them, and a run resumed under others is warned (:func:`_warn_if_moved`)."""
+    import gymnasium
+
+    import maxminq
+
+    return {
+        "torch": str(torch.__version__),  # a str subclass torch.load(weights_only) refuses
+        "numpy": str(np.__version__),
+        "gymnasium": str(gymnasium.__version__),
+        "maxminq": str(maxminq.__version__),
+        "threads": torch.get_num_threads(),
+    }
+
+
+def _warn_if_moved(saved: Any, path: pathlib.Path, threads: int) -> None:
+    """:class:`CheckpointWarning` when the checkpoint at ``path`` was written under another
+    :func:`platform` (``saved``; None: an older checkpoint, which did not keep it) than this
+    run's on ``threads`` torch threads: it resumes, but an uninterrupted run would not
+    promise the same tables (another torch may round its updates otherwise, another thread
+    count at some batch sizes too)."""
+    if not isinstance(saved, dict):
+        return
+    now = {**platform(), "threads": threads}
+
+    def said(p: dict[str, Any], k: str) -> str:
+        if k == "threads":
+            return count(p[k], "torch thread") if isinstance(p.get(k), int) else "?"
+        name = {"numpy": "NumPy", "gymnasium": "Gymnasium"}.get(k, k)
+        return f"{name} {p.get(k, '?')}"
+
+    differ = [k for k in now if saved.get(k) != now[k]]
+    if differ:
+        then = ", ".join(said(saved, k) for k in differ)
+        here = ", ".join(said(now, k) for k in differ)
+        warnings.warn(
+            f"--resume: {path} was written under {then}; this run has {here}: it continues, "
+            "but its remaining steps may differ in their last bits from the uninterrupted "
+            "run's (the same versions and --threads give the same tables)",
+            CheckpointWarning,
+            stacklevel=4,
+        )
+
+
+class RunSizeWarning(MaxminqWarning):
+    """A run whose replay buffers exceed the memory free now, or whose checkpoint may not
+    fit on the disk of its folder: found before it starts, not when they fill or at its
+    first checkpoint, hours later."""
+
+
+def warn_about_size(cfg: ResolvedTrainConfig, need: int, out_dir: pathlib.Path) -> None:
+    """:class:`RunSizeWarning` when the replay buffers (``need`` bytes once full) exceed the
+    memory free now, or when a checkpoint (at least ``need`` bytes, written beside the
+    previous one until it replaces it) may not fit on the disk of ``out_dir``. A warning:
+    memory and disk may be freed while the run starts; the machine's memory is the limit
+    that refuses (``_check_replay_memory``)."""
+    seeds, rows = len(cfg.seeds), min(cfg.buffer_size, cfg.steps)
+    buffers = f"the replay buffers of {count(seeds, 'seed')} x {rows:,} transitions"
+    free = free_memory()
+    if free is not None and need > free:
+        warnings.warn(
+            f"--buffer-size: {buffers} take {size_text(need)} once full, more than the "
+            f"{size_text(free)} of memory free now: the run may be killed for want of memory "
+            f"when they fill (by step {rows:,}); free memory, or give fewer --seeds or a "
+            "smaller --buffer-size",
+            RunSizeWarning,
+            stacklevel=3,
+        )
+    if not cfg.checkpoint_every:
+        return
+    folder = pathlib.Path(out_dir).absolute()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        disk = shutil.disk_usage(folder).free
+    except OSError:
+        return
+    ckpt = out_dir / "checkpoint" / _CKPT
+    kept = ckpt.stat().st_size if ckpt.is_file() else 0  # stays until the new one is whole
+    if need + kept > disk:
+        warnings.warn(
+            f"--out: a checkpoint of this run holds {buffers}, at least {size_text(need)}, "
+            f"more than the {size_text(disk)} free on the disk of {out_dir}: the run would "
+            f"stop at its first checkpoint (step {cfg.checkpoint_every:,}); free disk space, "
+            "or choose another --out",
+            RunSizeWarning,
+            stacklevel=3,
+        )
+
+
+def long_run_note(cfg: ResolvedTrainConfig, need: int, out_dir: pathlib.Path) -> str:
+    """What ``maxminq train`` says as a long run starts: the memory its replay buffers take
+    (``need`` bytes once full), its checkpoints' size and interval, and how to watch it."""
+    seeds, rows = len(cfg.seeds), min(cfg.buffer_size, cfg.steps)
+    text = (
+        f"the replay buffers of {count(seeds, 'seed')} x {rows:,} transitions take "
+        f"{size_text(need)} of memory once full"
+    )
+    if cfg.checkpoint_every:
+        text += (
+            f"; a checkpoint every {cfg.checkpoint_every:,} steps holds them: at least "
+            f"{size_text(need)} in {out_dir / 'checkpoint'}"
+        )
+    quoted = shlex.quote(str(out_dir))
+    return text + (
+        f"; from another shell, 'maxminq status {quoted}' tells how far it is "
+        f"({out_dir / PROGRESS_FILE}: its speed, time left and returns)"
+    )
 
 
 class SeedUniforms:
@@ -346,19 +483,20 @@ class Trainer:
         return int(space.n), obs_shape
 
     @staticmethod
-    def check_env(cfg: ResolvedTrainConfig) -> None:
+    def check_env(cfg: ResolvedTrainConfig) -> int:
         """Build one environment and check it suits the (resolved) config: its spaces, the
         observations of a first ``reset()`` and ``step(0)`` against its observation space's
         shape (a wrong shape would otherwise be broadcast into the buffers), and that step's
         reward (a number) and flags (bools); that the replay buffers fit in memory; and that
-        generalized-dqn's operator maps one seed's targets (B, N, A) to B finite values."""
+        generalized-dqn's operator maps one seed's targets (B, N, A) to B finite values.
+        Returns the bytes the replay buffers take once full."""
         env = cfg.make_env()
         try:
             n_actions, obs_shape = Trainer._spaces(env, cfg)
             if cfg.operator is not None:  # generalized-dqn's G, on torch zeros
                 check_operator(cfg.operator, cfg.op_kwargs, cfg.batch_size, cfg.n, n_actions)
             image = _image_replay(env.observation_space, obs_shape)
-            _check_replay_memory(cfg, obs_shape, image)
+            need = _check_replay_memory(cfg, obs_shape, image)
             # Gymnasium's checker warns here too; its lines must not precede our one-line
             # error (the training environments are checked again, and warn, when they run).
             with warnings.catch_warnings():
@@ -390,6 +528,7 @@ class Trainer:
                     )
         finally:
             env.close()
+        return need
 
     # --- episodes ---------------------------------------------------------------------------
 
@@ -821,6 +960,7 @@ class Trainer:
             "probes": [[list(p) for p in ps] for ps in self.probes],
             "acc": [self.acc_loss, self.acc_q, self.acc_n, self.acc_bias],
             "rows": self.rows,
+            "platform": platform(),  # what a resume elsewhere warns about (``_warn_if_moved``)
         }
         if self.cfg.save_probes:
             state["probe_rows"] = torch.from_numpy(self._probe_array())
@@ -993,7 +1133,8 @@ def run_training(
     check_out_folder(out_dir, "--out")
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
-    Trainer.check_env(cfg)  # a one-line error before out_dir is touched
+    need = Trainer.check_env(cfg)  # a one-line error before out_dir is touched
+    warn_about_size(cfg, need, out_dir)  # memory and disk: now, not when they run out
     warn_if_not_repeatable(cfg)  # e.g. np.random in the environment: seeds would not repeat
     warn_about_steps(cfg)  # never learns, or no evaluation: the command's warnings too
     elsewhere = env_id_elsewhere(cfg.env_id)
@@ -1070,6 +1211,7 @@ def _train_in(
         state, saved = _read_checkpoint(files.checkpoint)
         cfg = own_interval(saved)
         check_resumable(saved, cfg, int(state["step"]))
+        _warn_if_moved(state.get("platform"), files.checkpoint, threads)
         if finished and cfg.steps < finished_steps:  # an older checkpoint (--checkpoint-every 0)
             raise UsageError(
                 f"--steps: the run in --out finished at {finished_steps:,} steps; give at "
