@@ -264,6 +264,12 @@ def test_each_machines_versions_are_recorded_and_the_merge_names_differences(
     )
     with ResultsStore(merged, create=False) as store:
         assert json.loads(store.meta("software:tiny_toy")) == [here, other]
+    assert main(["status", str(merged)]) == 0  # says so later too
+    assert (
+        f"versions: the runs here were computed with other software (git "
+        f"{here.get('git', 'none')} / abc1234): machines merged with other versions, or a "
+        "sweep resumed after an upgrade"
+    ) in capsys.readouterr().out.splitlines()
     # what 'maxminq reproduce' into the merged folder writes to reproduce.json's software
     software = runs_software(merged)
     assert software["git"] == f"{here.get('git', 'none')} / abc1234"

@@ -154,6 +154,27 @@ def unfinished_train_run(folder: Path) -> str | None:
     )
 
 
+def software_lines(store: Any, config: str | None = None) -> list[str]:
+    """One line when the runs here (of ``config`` only, when given) were computed with other
+    versions (:mod:`maxminq.experiments.software`: the machines of a merged folder, or a
+    folder resumed after an upgrade): each name whose versions differ, with all of them."""
+    from maxminq.experiments.software import SOFTWARE_PREFIX, differences, folder_software
+
+    recorded = folder_software(store.meta_items(SOFTWARE_PREFIX))
+    sets: list[dict[str, str]] = []
+    for name, versions in recorded.items():
+        if config is None or name == config:
+            sets += [v for v in versions if v not in sets]
+    differ = differences(sets)
+    if not differ:
+        return []
+    said = "; ".join(f"{name} {' / '.join(values)}" for name, values in differ.items())
+    return [
+        f"versions: the runs here were computed with other software ({said}): machines "
+        "merged with other versions, or a sweep resumed after an upgrade"
+    ]
+
+
 def shard_lines(store: Any, config: str | None = None) -> list[str]:
     """For a folder of one machine's ``maxminq sweep --shard K/M`` (or ``reproduce``'s):
     per sharded sweep (of ``config`` only, when given), how many of its runs are this
@@ -246,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         records = store.records(args.config)
         if not args.config and len(configs) > 1:
             row("all", store.counts())
-        for line in shard_lines(store, args.config):
+        for line in [*shard_lines(store, args.config), *software_lines(store, args.config)]:
             print(line)
         failed = [r for r in records if r.status == "failed"]
         for rec in failed:
