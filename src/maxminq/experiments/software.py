@@ -13,6 +13,7 @@ the machine's that wrote the report.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,7 +47,14 @@ def _git_revision(folder: Path) -> str | None:
 def software_versions() -> dict[str, str]:
     """The versions runs compute with here: maxminq (and, from a source checkout, its git
     revision), Python and each installed distribution of :data:`SOFTWARE`, in that order.
-    Read from the installed metadata: nothing heavy (torch) is imported."""
+    Read from the installed metadata: nothing heavy (torch) is imported. Read once per
+    process (the code it runs is the code it imported: a commit made meanwhile is not it)."""
+    return dict(_versions_here())
+
+
+@functools.cache
+def _versions_here() -> dict[str, str]:
+    """:func:`software_versions`, read once."""
     import platform
     from importlib import metadata
 
