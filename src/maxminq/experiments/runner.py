@@ -917,7 +917,8 @@ def _drive(
         raise
     finally:
         try:
-            counts()  # the last counts on the bar's last line
+            with contextlib.suppress(Exception):  # not in place of the error that ends it
+                counts()  # the last counts on the bar's last line
         finally:
             bar.close()
 
