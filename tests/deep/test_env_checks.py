@@ -7,7 +7,6 @@ import ast
 import importlib
 import random
 import re
-import sys
 import textwrap
 import warnings
 from pathlib import Path
@@ -20,6 +19,7 @@ from deep_runs import TINY
 from line_env import StepsEnv
 from own_env_classes import _Line
 from steps_env_runs import _register
+from user_modules import user_module
 
 from maxminq.cli import main
 from maxminq.deep import TrainConfig, run_training
@@ -90,19 +90,10 @@ ENV_SOURCE = textwrap.dedent(
 
 
 @pytest.fixture
-def own_envs(tmp_path, monkeypatch):
+def own_envs(tmp_path):
     """The user's module of environments, importable for the test, forgotten after."""
-    import gymnasium as gym
-
-    folder = tmp_path / "user"
-    folder.mkdir()
-    (folder / f"{ENV_MODULE}.py").write_text(ENV_SOURCE)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.delitem(sys.modules, ENV_MODULE, raising=False)
-    yield importlib.import_module(ENV_MODULE)
-    sys.modules.pop(ENV_MODULE, None)
-    for name in ("NoSuperReset", "SuperWithoutSeed", "Seeded", "Carried"):
-        gym.registry.pop(f"{name}-v0", None)
+    with user_module(tmp_path / "user", ENV_MODULE, ENV_SOURCE) as name:
+        yield importlib.import_module(name)
 
 
 def _repeatable_warnings(env: str) -> list[str]:

@@ -4,6 +4,7 @@ bootstrapping with ``TrainConfig.operator``."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import textwrap
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 import torch
 from generalized_runs import _small
+from user_modules import user_module
 
 from maxminq.cli import main
 from maxminq.deep import run_training
@@ -48,18 +50,10 @@ SOURCE = textwrap.dedent(
 
 
 @pytest.fixture
-def own_ops(tmp_path, monkeypatch):
+def own_ops(tmp_path):
     """The user's module, importable as ``own_ops_deep21`` for the test, forgotten after."""
-    folder = tmp_path / "user"
-    folder.mkdir()
-    (folder / f"{MODULE}.py").write_text(SOURCE)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.delitem(sys.modules, MODULE, raising=False)
-    import importlib
-
-    module = importlib.import_module(MODULE)
-    yield module
-    sys.modules.pop(MODULE, None)
+    with user_module(tmp_path / "user", MODULE, SOURCE) as name:
+        yield importlib.import_module(name)
 
 
 def _same_run(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame], out_a, out_b) -> None:

@@ -5,12 +5,13 @@ work."""
 
 from __future__ import annotations
 
-import sys
+import importlib
 import textwrap
 
 import pandas as pd
 import pytest
 from generalized_runs import _small
+from user_modules import user_module
 
 from maxminq.deep import run_training
 from maxminq.deep.train import Trainer
@@ -43,17 +44,10 @@ SOURCE = textwrap.dedent(
 
 
 @pytest.fixture
-def own_ops(tmp_path, monkeypatch):
+def own_ops(tmp_path):
     """The user's module, importable for the test, forgotten after."""
-    folder = tmp_path / "user"
-    folder.mkdir()
-    (folder / f"{MODULE}.py").write_text(SOURCE)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.delitem(sys.modules, MODULE, raising=False)
-    import importlib
-
-    yield importlib.import_module(MODULE)
-    sys.modules.pop(MODULE, None)
+    with user_module(tmp_path / "user", MODULE, SOURCE) as name:
+        yield importlib.import_module(name)
 
 
 def _frames_equal(a: dict[str, pd.DataFrame], b: dict[str, pd.DataFrame]) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import sys
 import textwrap
 
 import numpy as np
@@ -15,6 +14,7 @@ import pandas as pd
 import pytest
 import torch
 from generalized_runs import _small
+from user_modules import user_module
 
 from maxminq.cli import main
 from maxminq.deep import read_tables, run_training
@@ -46,15 +46,10 @@ SOURCE = textwrap.dedent(
 
 
 @pytest.fixture
-def own_ops(tmp_path, monkeypatch):
+def own_ops(tmp_path):
     """The user's module, importable for the test, forgotten after."""
-    folder = tmp_path / "user"
-    folder.mkdir()
-    (folder / f"{MODULE}.py").write_text(SOURCE)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.delitem(sys.modules, MODULE, raising=False)
-    yield importlib.import_module(MODULE)
-    sys.modules.pop(MODULE, None)
+    with user_module(tmp_path / "user", MODULE, SOURCE) as name:
+        yield importlib.import_module(name)
 
 
 CAUSE_OF_G = re.compile(

@@ -8,13 +8,14 @@ the ``(registry)`` of ``maxminq train --help``."""
 
 from __future__ import annotations
 
-import sys
+import importlib
 import textwrap
 import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from user_modules import user_module
 
 from maxminq.cli import main
 from maxminq.deep.bias_probes import CutEpisodesWarning
@@ -86,13 +87,8 @@ SOURCE = textwrap.dedent(
 @pytest.fixture(scope="module")
 def own_module(tmp_path_factory):
     """The user's module, importable as ``j20_own_envs`` (imported: its ids registered)."""
-    folder = tmp_path_factory.mktemp("own_envs")
-    (folder / f"{MODULE}.py").write_text(SOURCE)
-    sys.path.insert(0, str(folder))
-    try:
-        yield __import__(MODULE)
-    finally:
-        sys.path.remove(str(folder))
+    with user_module(tmp_path_factory.mktemp("own_envs"), MODULE, SOURCE) as name:
+        yield importlib.import_module(name)
 
 
 def _config(env_id: str, seeds: list[int]) -> TrainConfig:

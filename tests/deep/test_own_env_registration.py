@@ -8,6 +8,7 @@ stopped."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ import textwrap
 import warnings
 
 import pytest
+from user_modules import user_module
 
 from maxminq.cli import main
 from maxminq.deep.bias_probes import CutEpisodesWarning
@@ -90,13 +92,8 @@ SOURCE = textwrap.dedent(
 @pytest.fixture(scope="module")
 def own_module(tmp_path_factory):
     """The user's module, importable as ``j22_own_envs``."""
-    folder = tmp_path_factory.mktemp("own_envs")
-    (folder / f"{MODULE}.py").write_text(SOURCE)
-    sys.path.insert(0, str(folder))
-    try:
-        yield __import__(MODULE)
-    finally:
-        sys.path.remove(str(folder))
+    with user_module(tmp_path_factory.mktemp("own_envs"), MODULE, SOURCE) as name:
+        yield importlib.import_module(name)
 
 
 def _error(capsys, argv: list[str]) -> str:

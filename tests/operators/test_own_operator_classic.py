@@ -8,14 +8,15 @@ fast path) and with the independent single-run reference loop of tests/reference
 
 from __future__ import annotations
 
-import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import reference_loops
+from user_modules import user_module
 
 from maxminq.cli import main
 from maxminq.errors import UsageError
@@ -63,15 +64,10 @@ OWN_OPS = textwrap.dedent(
 
 
 @pytest.fixture
-def own_ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def own_ops(tmp_path: Path) -> Iterator[str]:
     """The module above, importable in this process and in spawned workers."""
-    folder = tmp_path / "ops"
-    folder.mkdir()
-    (folder / f"{MODULE}.py").write_text(OWN_OPS)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.setenv("PYTHONPATH", str(folder))
-    monkeypatch.delitem(sys.modules, MODULE, raising=False)
-    return MODULE
+    with user_module(tmp_path / "ops", MODULE, OWN_OPS, workers=True) as name:
+        yield name
 
 
 TOY_KW = {"mu": -0.1, "n": 3, "runs": 3, "episodes": 30, "seed": 9, "batch_size": 5,

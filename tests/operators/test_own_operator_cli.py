@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from user_modules import user_module
 
 from maxminq.cli import main
 from maxminq.errors import UsageError
@@ -40,15 +42,10 @@ MC_KW = {"n": 2, "sigma2": [1.0], "step_sizes": [0.08], "runs": 1, "episodes": 1
 
 
 @pytest.fixture
-def own_ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def own_ops(tmp_path: Path) -> Iterator[str]:
     """The module above, importable in this process and in spawned workers."""
-    folder = tmp_path / "ops"
-    folder.mkdir()
-    (folder / f"{MODULE}.py").write_text(OWN_OPS)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.setenv("PYTHONPATH", str(folder))
-    monkeypatch.delitem(sys.modules, MODULE, raising=False)
-    return MODULE
+    with user_module(tmp_path / "ops", MODULE, OWN_OPS, workers=True) as name:
+        yield name
 
 
 G_SOURCE = textwrap.dedent(
@@ -63,15 +60,10 @@ G_SOURCE = textwrap.dedent(
 
 
 @pytest.fixture
-def module_named_averaged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def module_named_averaged(tmp_path: Path) -> Iterator[str]:
     """A module of the user's own that shares its name with a library operator."""
-    folder = tmp_path / "ops"
-    folder.mkdir()
-    (folder / "averaged.py").write_text(G_SOURCE)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.setenv("PYTHONPATH", str(folder))
-    monkeypatch.delitem(sys.modules, "averaged", raising=False)
-    return "averaged"
+    with user_module(tmp_path / "ops", "averaged", G_SOURCE, workers=True) as name:
+        yield name
 
 
 KTH_SOURCE = textwrap.dedent(
@@ -87,15 +79,10 @@ KTH_SOURCE = textwrap.dedent(
 
 
 @pytest.fixture
-def kth_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def kth_module(tmp_path: Path) -> Iterator[str]:
     """A G whose parameter is an index."""
-    folder = tmp_path / "kth_ops"
-    folder.mkdir()
-    (folder / "kth_ops21.py").write_text(KTH_SOURCE)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.setenv("PYTHONPATH", str(folder))
-    monkeypatch.delitem(sys.modules, "kth_ops21", raising=False)
-    return "kth_ops21:kth"
+    with user_module(tmp_path / "kth_ops", "kth_ops21", KTH_SOURCE, workers=True) as name:
+        yield f"{name}:kth"
 
 
 @pytest.mark.parametrize("sub", ["toy-mdp", "mountain-car"])

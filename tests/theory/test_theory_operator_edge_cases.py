@@ -5,14 +5,15 @@ errors, and docs/operators-and-theory.md's account of an overflowing G."""
 from __future__ import annotations
 
 import re
-import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from helpers import REPO
+from user_modules import user_module
 
 from maxminq.cli import main
 
@@ -37,14 +38,10 @@ OWN_OPS = textwrap.dedent(
 
 
 @pytest.fixture
-def own_ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def own_ops(tmp_path: Path) -> Iterator[str]:
     """The module above, importable in this process."""
-    folder = tmp_path / "ops"
-    folder.mkdir()
-    (folder / f"{MODULE}.py").write_text(OWN_OPS)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.delitem(sys.modules, MODULE, raising=False)
-    return MODULE
+    with user_module(tmp_path / "ops", MODULE, OWN_OPS) as name:
+        yield name
 
 
 THEORY = ["theory", "--m-max", "2", "--n-max", "2", "--samples", "50"]

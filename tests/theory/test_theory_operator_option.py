@@ -4,13 +4,14 @@ functions' Python-API errors, and a bias researcher's journey through docs/opera
 
 from __future__ import annotations
 
-import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from user_modules import user_module
 
 from maxminq.cli import main
 
@@ -43,14 +44,10 @@ OWN_OPS = textwrap.dedent(
 
 
 @pytest.fixture
-def own_ops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def own_ops(tmp_path: Path) -> Iterator[str]:
     """The module above, importable in this process."""
-    folder = tmp_path / "ops"
-    folder.mkdir()
-    (folder / f"{MODULE}.py").write_text(OWN_OPS)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.delitem(sys.modules, MODULE, raising=False)
-    return MODULE
+    with user_module(tmp_path / "ops", MODULE, OWN_OPS) as name:
+        yield name
 
 
 THEORY = ["theory", "--m-max", "8", "--n-max", "3", "--samples", "400"]
