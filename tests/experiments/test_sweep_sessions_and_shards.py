@@ -322,3 +322,36 @@ def test_the_same_shard_on_two_machines_is_said_so_two_copies_of_one_are_not(
         "machine?): its runs ran twice, another shard's nowhere; a plain 'maxminq sweep' (or "
         "'reproduce') into --out runs what no folder finished"
     )
+
+
+def test_plans_that_differ_under_other_maxminq_versions_say_so(stdin_sweep, tmp_path, capsys):
+    """Folders whose plans differ were refused as 'another version of config X' only,
+    though the machines ran one config file: another maxminq may make other runs (ids) of
+    it. Where their recorded maxminq versions differ, the refusal names them."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder in (a, b):
+        shutil.copytree(stdin_sweep["root"] / "out", folder)
+    with ResultsStore(a, create=False) as store:
+        here = json.loads(store.meta("software:tiny_toy"))[0]
+        plan = json.loads(store.meta("plan:tiny_toy"))
+    # b: swept by another revision, which names one of the runs otherwise
+    plan["runs"] = sorted([*plan["runs"][1:], "toy_mdp-000000000000"])
+    with ResultsStore(b, lock=True) as store:
+        store.set_meta(
+            {
+                "plan:tiny_toy": json.dumps(plan),
+                "software:tiny_toy": json.dumps([{**here, "git": "abc1234"}]),
+            }
+        )
+    capsys.readouterr()
+    assert main(["merge", str(a), str(b), "--out", str(tmp_path / "merged")]) == 2
+    line = _one_line(capsys)
+    assert line.startswith(
+        f"maxminq merge: error: DIR: {b} holds another version of config tiny_toy than {a}: "
+    )
+    assert line.endswith(
+        f"; their sweeps ran other versions of maxminq (git {here.get('git', 'none')} in {a}, "
+        f"abc1234 in {b}), which may make other runs of one config file: sweep every shard "
+        "with one version"
+    )
+    assert not (tmp_path / "merged").exists()

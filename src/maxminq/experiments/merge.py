@@ -327,6 +327,16 @@ def _plan_difference(name: str, a: _Folder, b: _Folder) -> str:
     if not differs:
         differs = edit_differences(settings(a, ia - ib), settings(b, ib), label=f"in {b.path}")
     said = "; ".join(differs) if differs else f"{len(ia ^ ib)} run(s) only in one of them"
+    code = {k: v for k, v in _software_differences([a, b]).items() if k in ("maxminq", "git")}
+    if code:  # the same config file may make other runs (ids) under another maxminq
+        versions = "; ".join(
+            f"{name} " + ", ".join(f"{value} in {', '.join(where)}" for value, where in seen)
+            for name, seen in code.items()
+        )
+        tail = (
+            f"; their sweeps ran other versions of maxminq ({versions}), which may make "
+            "other runs of one config file: sweep every shard with one version"
+        )
     return f"{head}: {said}{tail}"
 
 
