@@ -1,6 +1,6 @@
-"""Adversarial review of the claim checks (session 14): each test pins a bug found in the
-verdict logic of :mod:`maxminq.analysis.claims` or its report, with expected values worked out
-by hand from textbook quantiles, not by the code under test."""
+"""The claim checks: each test pins a bug found in the verdict logic of
+:mod:`maxminq.analysis.claims` or its report, with expected values worked out by hand from
+textbook quantiles, not by the code under test."""
 
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ def test_report_says_best_settings_are_picked_on_the_runs_they_are_judged_on(tmp
 def test_an_undecided_claim_carries_why_set_where_it_was_judged() -> None:
     """Each 'insufficient data' says why in ``Claim.undecided``: 2 seeds per deep setting
     want seeds; 3 seeds of 1,000 steps probed every 1,000 steps ran all their steps without
-    a second-half probe (the journey of session 20); Mountain Car at sigma^2 = 0 only is
+    a second-half probe; Mountain Car at sigma^2 = 0 only is
     outside what the paper claims; a folder without toy runs has no data."""
     few = C.deep_claims(T.classify(deep_results(seeds=2, lrs=(1e-3,))))
     assert few and all(c.status == C.INSUFFICIENT for c in few)

@@ -1,7 +1,7 @@
-"""A demanding reader's review of what `make demo` writes (session 17): the report says how
-the runs differ from the paper's, lists the tabular rows in the figures' legend order, names
-the M the Theorem 1 check simulated, and the captions say how many runs a curve is over and
-when a 'sensitivity' panel has a single step size to show."""
+"""What `make demo` writes, as a demanding reader reads it: the report says how the runs differ
+from the paper's, lists the tabular rows in the figures' legend order, names the M the Theorem
+1 check simulated, and the captions say how many runs a curve is over and when a 'sensitivity'
+panel has a single step size to show."""
 
 from __future__ import annotations
 
@@ -310,7 +310,7 @@ def test_quick_note_does_not_call_the_theory_reduced_nor_the_deep_curves_learnin
     md = R.build_report(tmp_path, reps=50).markdown.read_text()
     note = next(line for line in md.splitlines() if "**quick scale**" in line)
     assert "The theory part is the same at both scales." in R.QUICK_NOTE  # (a toy-only note
-    # names the toy MDP alone: test_journey20_sweeps)
+    # names the toy MDP alone: analysis/test_report_notes.py)
     assert "theory results use reduced" not in note and "show that the agents learn" not in note
     assert "lists how each config's paper scale differs" not in note  # no such column here
     meta["configs"][0]["paper"] = "2 settings x 5,000 runs (here 2 x 4)"

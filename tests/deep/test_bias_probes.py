@@ -54,7 +54,7 @@ COLUMNS = [
 
 
 def _small(**kw) -> TrainConfig:
-    """test_deep_train's small CartPole run, with two seeds and every third probe kept."""
+    """deep_runs.py's small CartPole run, with two seeds and every third probe kept."""
     base = dict(steps=350, seeds=[0, 1], eval_episodes=1, bias_probe_every=3, save_probes=True)
     return _train_small(**{**base, **kw})
 

@@ -34,7 +34,7 @@ COLUMNS = ["seed", "step", "episode", "return", "length", "terminated", "truncat
 
 
 def _small(**kw) -> TrainConfig:
-    """The small CartPole run of test_deep_train, evaluated 2 episodes every 100 steps."""
+    """deep_runs.py's small CartPole run, evaluated 2 episodes every 100 steps."""
     return _train_small(**{"eval_every": 100, "eval_every_episodes": 2, **kw})
 
 

@@ -110,7 +110,7 @@ def test_a_folder_of_folders_of_runs_names_the_runs(command, tmp_path, capsys) -
     assert capsys.readouterr().err == (
         f"maxminq {command}: error: RUN_DIR: {runs} holds no run itself but 3 run folders: "
         f"{shown}; "
-        + (  # h13 (S21): and what to give instead
+        + (  # and what to give instead
             f"evaluate one of them, e.g. 'maxminq evaluate {runs / 'cart/dqn'}'\n"
             if command == "evaluate"
             else f"give them as RUN_DIRs: 'maxminq {command} {shown}'\n"

@@ -1,17 +1,8 @@
-"""Leftovers of the session-17 reviews, settled in session 17 (second part):
-
-* ``evaluate_agent`` (``maxminq evaluate``) refuses a NaN/inf observation or reward with the
-  one-line ``--env`` error of training's test episodes (a NaN observation was played as
-  action 0, the argmax of NaN values, and a NaN return recorded);
-* its "no time limit" warning counts a ``TimeLimit`` the environment's entry point adds,
-  as training's does, and is an ``EnvWarning`` from Python too;
-* ``read_tables`` names a ``runs.csv`` with a header but no rows as a damaged run (compare
-  and plot worked on nothing);
-* ``load_agent(folder)`` checks the folder as ``maxminq evaluate`` does (a run still
-  training, a run's checkpoint/, a sweep's tabular run, a folder of run folders);
-* an observation space of 0, 2 or 4 dimensions is refused with the wrapper that fits it
-  (ReshapeObservation to (1,), FlattenObservation, ReshapeObservation of a frame stack into
-  its channels), and the wrapper so suggested then trains.
+"""``evaluate_agent`` / ``maxminq evaluate`` check the environment as training does: a NaN
+or inf observation or reward is the one-line ``--env`` error of training's test episodes (a
+NaN observation was played as action 0, the argmax of NaN values, and a NaN return
+recorded), and the "no time limit" warning counts a ``TimeLimit`` the environment's entry
+point adds, as training's does.
 """
 
 from __future__ import annotations

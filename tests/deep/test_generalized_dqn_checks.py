@@ -1,7 +1,7 @@
-"""Second reading of generalized-dqn (a G of one's own in the deep agents): a seed that
-diverged no longer feeds its non-finite targets to the user's G, an own G's path equals the
-library's batched one bit for bit, and a G returning whole numbers is refused before any
-work."""
+"""generalized-dqn with a G of one's own: a seed that diverged does not feed its non-finite
+targets to the G, an own G's path equals the library's batched one bit for bit, and a G
+returning whole numbers, a ``functools.partial``, another operator on resume or a G from
+before its module was reloaded are refused (or named) before any work."""
 
 from __future__ import annotations
 

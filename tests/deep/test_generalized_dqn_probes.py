@@ -1,7 +1,7 @@
-"""Deep leftovers of session 21 and a second reading of the deep Python API: a diverged seed
-says whether its G or its networks went non-finite; training's test episodes act through
-the checked path of ``TrainedAgent.act``; one checker of a G's contract for NumPy and torch
-(``operators.check_on_zeros``)."""
+"""generalized-dqn's G and the bias probes: a diverged seed says whether its G or its
+networks went non-finite; an own G's probe is G (not the mean of the nets), Double Q's and
+bias-corrected's probes use their evaluating net and correction; a G that cannot take one
+probe is refused before any work."""
 
 from __future__ import annotations
 

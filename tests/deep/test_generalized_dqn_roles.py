@@ -109,7 +109,7 @@ def test_training_changes_only_member_1_targets(monkeypatch) -> None:
     """A short CartPole run with double_q: at every update, targets equal the fixed-order
     (net 0 selects) ones where member 0 is updated and differ where member 1 is; the
     symmetric and own Gs are checked bit for bit by the maxmin / ensemble equivalence tests
-    (tests/test_own_operator_deep.py), which pass through the same code path."""
+    (deep/test_generalized_dqn.py), which pass through the same code path."""
     cfg = TrainConfig(
         env_id="CartPole-v1", agent="generalized-dqn", operator="double_q", n=2, lr=1e-3,
         steps=120, seeds=[0, 1, 2], eval_episodes=1, bias_every=1000, learning_starts=60,

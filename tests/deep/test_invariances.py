@@ -1,5 +1,5 @@
-"""Adversarial review of the deep agents' RL logic (session 13): invariances that hold
-whatever the numbers are, checked between independent configurations of the real code.
+"""The deep agents' RL logic: invariances that hold whatever the numbers are, checked between
+independent configurations of the real code.
 
 - A seed's one-observation Q-values (acting, bias probes, test episodes) are the same
   bitwise whatever its position among other seeds, also for MinAtar's 6 actions, whose

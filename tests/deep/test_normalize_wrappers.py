@@ -1,13 +1,7 @@
-"""Leftovers of the deep agents, settled in session 18:
-
-* ``evaluate_agent`` (``maxminq evaluate``) names a ``NormalizeObservation`` /
-  ``NormalizeReward`` wrapper in an ``EnvWarning``, as training does: their statistics,
-  saved nowhere, start afresh in its episodes (it was silent, and returned other numbers);
-* one check (``deep.replay.check_finite``) refuses NaN / inf observations and rewards in
-  training (every seed's row) and in test and evaluation episodes (one step), with one
-  wording that names the seed position or the episode, and float32's range for an inf;
-* a seed whose networks hold NaN or inf is found at the same step, with the same
-  episodes, whatever the other seeds in the run draw.
+"""``NormalizeObservation`` / ``NormalizeReward`` wrappers: ``evaluate_agent`` (``maxminq
+evaluate``) names them in an ``EnvWarning``, as training does (their statistics, saved
+nowhere, start afresh in its episodes: it was silent, and returned other numbers), once on
+the command line, and training keeps its own words.
 """
 
 from __future__ import annotations

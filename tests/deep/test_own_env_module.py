@@ -1,10 +1,10 @@
-"""Journey of session 20: a user coming from Stable-Baselines3 or CleanRL trains Maxmin DQN
-and its baselines on a Gymnasium environment of their own, then uses the trained agent.
-Each test is a problem such a user met: an environment handed over as SB3 takes it (an
-instance, a class, an ``EnvSpec``), ``--env module:Class`` for a class registered already,
-the no-time-limit warning on an environment that truncates its own episodes, warnings
-that pointed into maxminq's source, ``act`` of a one-seed run, the channels-last hint and
-the ``(registry)`` of ``maxminq train --help``."""
+"""A user coming from Stable-Baselines3 or CleanRL trains Maxmin DQN and its baselines on a
+Gymnasium environment of their own, then uses the trained agent. Each test is a problem
+such a user met: an environment handed over as SB3 takes it (an instance, a class, an
+``EnvSpec``), ``--env module:Class`` for a class registered already, the no-time-limit
+warning on an environment that truncates its own episodes, warnings that pointed into
+maxminq's source, ``act`` of a one-seed run, the channels-last hint and the ``(registry)``
+of ``maxminq train --help``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
-"""Journey of session 22: a researcher with a Gymnasium environment of their own wants Maxmin
-DQN against DQN on it (README, docs/environments.md, docs/deep-agents.md and examples/ only).
-Each test is a problem met on the way: ``maxminq envs --env`` listing the defaults of an
-environment that ``maxminq train`` then refuses (channels-last images, MultiDiscrete or
-shifted Discrete actions), ``--env module:function`` and ``--env module:Name-v0`` for an entry
-point the module never registered, and ``maxminq status`` on a run still training or
-stopped."""
+"""A researcher's own Gymnasium environment named on the command line: ``maxminq envs --env``
+refuses what ``maxminq train`` then refuses (channels-last images, MultiDiscrete or shifted
+Discrete actions) with train's hint, ``--env module:function`` and ``--env module:Name-v0``
+for an entry point the module never registered, ids without their namespace; and, on runs
+of such an environment, ``maxminq status`` on a run still training or stopped, ``maxminq
+compare`` on runs without a bias, scripts that train on their own id."""
 
 from __future__ import annotations
 

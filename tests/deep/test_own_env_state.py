@@ -1,7 +1,7 @@
-"""Review of training Maxmin DQN and its baselines on one's own Gymnasium environment
-(session 17): environments whose state outlives an episode (a wrapper's running statistics,
-a reward that drifts), non-finite values that come only in the test episodes, no time limit
-from Python, and a constructor that requires ``render_mode``."""
+"""Training Maxmin DQN and its baselines on one's own Gymnasium environment: environments
+whose state outlives an episode (a wrapper's running statistics, a reward that drifts),
+non-finite values that come only in the test episodes, no time limit from Python, a
+constructor that requires ``render_mode``, action spaces the agents cannot take."""
 
 from __future__ import annotations
 

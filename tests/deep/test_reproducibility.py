@@ -21,7 +21,7 @@ from maxminq.errors import UsageError
 
 
 def _small(**kw) -> TrainConfig:
-    """test_deep_train's small CartPole run, with three nets and two seeds."""
+    """deep_runs.py's small CartPole run, with three nets and two seeds."""
     base = dict(n=3, steps=300, seeds=[0, 4], bias_every=300, learning_starts=30, target_update=25)
     return _train_small(**{**base, **kw})
 

@@ -396,7 +396,7 @@ def test_resolved_config_round_trips_through_json() -> None:
         again = TrainConfig(**json.loads(json.dumps(dataclasses.asdict(c)))).resolve()
         assert again.result_key() == c.result_key()
     # MinAtar's registry options are centered RMSprop's (alpha 0.95, eps 0.01, the MinAtar
-    # paper's; the paper settings: tests/test_envs_paper.py): another optimizer starts from
+    # paper's; the paper settings: envs/test_paper_settings.py): another optimizer starts from
     # its own defaults, not from a part of them.
     minatar = "maxminq/MinAtar-Breakout-v0"
     assert TrainConfig(env_id=minatar, optimizer="adam").resolve().optimizer_kwargs == {}
@@ -544,7 +544,7 @@ def test_config_and_learner_agree_on_the_online_nets() -> None:
 
 
 def test_cli_version(capsys) -> None:
-    """(plot's refusal of --out fig.pdf: tests/test_cli_bad_input.py)"""
+    """(plot's refusal of --out fig.pdf: project/test_cli_bad_input.py)"""
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
     assert exit_info.value.code == 0 and capsys.readouterr().out.startswith("maxminq 0.")

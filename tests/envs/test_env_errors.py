@@ -1,6 +1,6 @@
 """Bad inputs to our environments: each is refused with a one-line error naming the option,
 never accepted silently (a misspelt boolean, another game under an id, a fractional seed),
-and the paths found in the session-13 review stay fixed."""
+and edge inputs of the environments' code paths."""
 
 from __future__ import annotations
 

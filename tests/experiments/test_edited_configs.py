@@ -1,35 +1,9 @@
-"""Session 22, hE: a researcher reproducing a paper figure through a sweep of their own (a
-small noisy Mountain Car grid, a tiny CartPole DQN / Maxmin DQN grid), interrupting and
-resuming it, editing the config, running it on Ray and reading the report.
-
-1. A config edited and swept again into its folder (``episodes`` 20 -> 30) was told "OUT
-   also holds 18 run(s) of config NAME that it does not make (swept before an edit or at
-   another scale)" without a word on what changed; the note now names the settings and
-   their values (``episodes 20 (this config: 30)``).
-2. More seeds of finished settings, swept as a config of the new seeds alone (what the
-   report pools), got the same note, which told the user to use another ``--out``: it now
-   says the report pools the seeds of each setting. A deep run's seed list changed from
-   [0, 1] to [0, 1, 2] (a new run that trains 0 and 1 again) is told how to add seeds.
-3. The report of that edited folder printed one caution line per table row (18 lines, each
-   "2 run ids pooled; episodes 20 vs 30"), and its Markdown one paragraph joining them all;
-   rows that pool alike are one line now, counting them and naming the first three.
-4. A config without ``kind`` or ``scales`` was told "missing required key" only; the line
-   now says what to write (the kinds; ``scales: {quick: {}}``).
-5. ``--backend ray`` without ``--address`` printed Ray's "INFO ... Started a local Ray
-   instance." into the sweep's output (with ``--address`` it was already kept out).
-6. Ctrl-C in a deep sweep's first seconds left ``OUT/work/<run_id>/`` empty for every run in
-   flight (and so ``OUT/work``).
-7. ``maxminq report`` printed an undecided check as 'insufficient data' alone (no Double Q
-   runs in a study without Double Q reads as 'run more seeds'), and did not print the boxes
-   on deep runs shorter than the paper's or on environments outside it.
-8. A variant ``{algorithm: q_learning}`` without the ``n`` the other variants give was told
-   'fixed.n: required setting missing': the variant is named now.
-9. A quick ``reproduce --configs`` of one's own configs (no paper scale) ended its note with
-   'Run `maxminq reproduce --scale paper` for the full reproduction', which refuses them.
-10. The deep table's note said '100 test episodes in the paper, fewer at quick scale' of a
-    study at no scale: it gives the runs' own count and ε.
-11. ``run_sweep(document, out)`` (a parsed config, as docs/sweeps.md offers) failed with
-    'expected str, bytes or os.PathLike object, not dict'.
+"""A researcher's sweep of their own, edited and swept again into its folder: the note names
+the settings that changed and their values (it said only that OUT holds runs the config does
+not make), more seeds of finished settings are no edit to warn of (the report pools the
+seeds of each setting), the report of an edited folder says its caution once (not one line
+per table row), a local Ray of its own keeps its INFO lines out of the sweep's output, and
+``run_sweep`` takes a parsed config document as docs/sweeps.md offers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""A researcher's own study through the sweep machinery (session 15 review): a config of
-their own (their mu, their environment and its keywords, their grid), swept, resumed,
-reported. Each test pins a bug a user extending the paper met; the expected texts are the
-settings the user wrote, not values produced by the code under test."""
+"""A researcher's own study through the sweep machinery: a config of their own (their mu, their
+environment and its keywords, their grid), swept, resumed, reported. Each test pins a bug a
+user extending the paper met; the expected texts are the settings the user wrote, not values
+produced by the code under test."""
 
 from __future__ import annotations
 

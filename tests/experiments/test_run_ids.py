@@ -1,18 +1,8 @@
-"""Session 18 leftovers of sweeps, the results store and Ray.
-
-1. A deep run's id no longer depends on ``checkpoint_every`` or ``tensorboard`` (they cannot
-   change its results): changing them in a config retrained every run. Runs at their
-   defaults keep the ids they always had, and a store whose runs were swept with other
-   values resumes as before (its runs are taken under their stored ids).
-2. A YAML alias bomb ("billion laughs") in a config is refused in one line naming the file,
-   before anything is built from it; it ran out of time or memory.
-3. SIGHUP (the terminal closed) stops ``maxminq sweep`` as SIGTERM does: the workers get
-   their grace, so a deep run checkpoints its step; under ``nohup`` the sweep goes on.
-4. ``maxminq status`` names the worker process of a running run, not the sweep's.
-5. Interrupted, a Ray sweep cancels its tasks gently and waits: a deep run checkpoints its
-   step, as under the local backend.
-6. A reader that may not write a folder (another user's) reads a copy of its database made
-   under the folder lock, so it no longer keeps the owner's sweep out while it is open.
+"""A deep run's id in a sweep does not depend on ``checkpoint_every`` or ``tensorboard`` (they
+cannot change its results; changing them in a config retrained every run): runs at their
+defaults keep the ids they always had, a store swept with other values resumes as before
+(its runs are taken under their stored ids), and a run continues its checkpoint under other
+checkpoint settings.
 """
 
 from __future__ import annotations

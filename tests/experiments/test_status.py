@@ -194,7 +194,7 @@ def test_status_of_an_experiment_folder_names_the_command(tmp_path, capsys) -> N
 
 def test_the_busy_folder_message_quotes_its_status_command_for_the_shell(tmp_path) -> None:
     """'maxminq status results/my runs shows its progress': copied, the shell read two
-    folders; the failed-sweep hint quotes its folder (h7), the busy-folder line now too."""
+    folders; the failed-sweep hint quotes its folder, the busy-folder line now too."""
     import pytest
 
     from maxminq.experiments.store import ResultsStore, StoreError, refuse_if_in_use
@@ -309,7 +309,7 @@ def test_status_does_not_name_a_worker_whose_process_is_gone(tmp_path, capsys) -
         assert main(["status", str(out)]) == 0
         (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("running")]
         assert line.endswith("(sweephost, sweep pid 4242)"), line
-        # a pid beyond any (a damaged or edited file): the same; before (h7), a traceback
+        # a pid beyond any (a damaged or edited file): the same; before, a traceback
         # (os.kill's OverflowError)
         (store.work_dir(run.run_id) / WORKER_FILE).write_text(
             f'{{"host": "{socket.gethostname()}", "pid": {2**40}}}'

@@ -572,7 +572,7 @@ def test_dry_run_prints_the_runs_and_the_work_left_and_writes_nothing(tmp_path, 
     """--dry-run on a folder where 3 of a toy sweep's 4 runs (2 runs x 20 episodes each) are
     done: 1 is left, 40 episodes; a run whose files were corrupted counts as left (2 left:
     80 episodes). (The paper-scale Catcher dry run is checked against the README's line in
-    tests/test_readme.py.)"""
+    project/test_readme.py.)"""
     from maxminq.cli import main
 
     toy = _toy(tmp_path, runs=2, episodes=20)

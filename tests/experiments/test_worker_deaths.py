@@ -1,5 +1,7 @@
-"""Review of the sweep layer (session 17): a local worker dying at an awkward moment, and
-results read by someone who may not write their folder.
+"""The sweep layer when something gives way under it: a local worker dying at an awkward
+moment (while the driver stores a result, while sending its tables), tables that cannot be
+written, a damaged database, a file system without locks, a worker in another directory;
+results read by someone who may not write their folder; YAML numbers and merge keys.
 
 The run kinds here are tiny and pure Python (a table of one row), so worker start-up is the
 cost; the workers import this module by name (``test_worker_deaths``) to run them.
@@ -363,8 +365,8 @@ def test_a_sweep_starts_under_a_reader_of_a_folder_it_may_not_write(tiny_kinds):
         assert reader.stdout.readline() == "open\n", reader.stderr.read()
         for path in [base, *base.rglob("*")]:  # the owner may write again
             path.chmod(path.stat().st_mode | stat.S_IWUSR)
-        # Session 18: the reader holds a copy made under the lock, so the sweep starts
-        # (it was turned away until the reader closed: test_leftovers18_sweeps).
+        # The reader holds a copy made under the lock, so the sweep starts (it was turned
+        # away until the reader closed).
         with ResultsStore(out, lock=True) as store:
             store.mark_pending(store.records()[0].run_id, "again")
         answer, errors = reader.communicate("\n", timeout=60)

@@ -1,6 +1,6 @@
-"""Adversarial review of the core (session 13): edge inputs of the tile coder, the finite-MDP
-solver and the theory functions that gave wrong numbers, long waits or tracebacks. Every
-expected value here is derived by hand or by an independent computation in the test."""
+"""Edge inputs of the tile coder, the finite-MDP solver and the theory functions that gave
+wrong numbers, long waits or tracebacks. Every expected value here is derived by hand or by an
+independent computation in the test."""
 
 from __future__ import annotations
 

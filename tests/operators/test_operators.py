@@ -493,7 +493,7 @@ def test_td_target_checks_its_inputs_and_takes_boolean_flags() -> None:
 
 def test_double_q_of_integer_values_is_float64_as_every_operator() -> None:
     """The NaN check must not fail on integer q (torch's isnan did); integer q is read as
-    float64 by every operator (tests/test_operators_inputs.py)."""
+    float64 by every operator (operators/test_operators_inputs.py)."""
     q = np.array([[1, 3, 2], [4, 5, 6]])  # member 0 picks action 1; member 1 gives 5
     for x in (q, torch.from_numpy(q)):
         got = ops.double_q(x)

@@ -384,8 +384,8 @@ def test_td_target_names_a_pandas_column():
     ],
 )
 def test_a_refused_array_parameter_is_named_in_one_line(c, shown) -> None:
-    """Session 16 refused boolean (and unconvertible) c / sigma arrays with their full repr
-    in the message: a 100-value NumPy or torch array made a ValueError of 8 to 12 lines."""
+    """Boolean (and unconvertible) c / sigma arrays were refused with their full repr in the
+    message: a 100-value NumPy or torch array made a ValueError of 8 to 12 lines."""
     q = torch.zeros((100, 2, 3)) if isinstance(c, torch.Tensor) else np.zeros((100, 2, 3))
     with pytest.raises(ValueError) as info:
         ops.weighted_double_q(q, c=c)

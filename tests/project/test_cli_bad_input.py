@@ -143,7 +143,7 @@ def test_theory_and_sweep_out_under_a_file_is_refused_before_the_work(
 )
 def test_help_states_every_default(name):
     """Every option that takes a value says its default (the user must not have to guess);
-    train and evaluate: tests/test_deep_train.py."""
+    train and evaluate: deep/test_training.py."""
     import importlib
 
     parser = argparse.ArgumentParser()

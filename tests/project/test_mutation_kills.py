@@ -1,5 +1,5 @@
-"""Tests written to kill mutants that the rest of the suite let live (session 16, mutation
-testing by hand). Each test pins one documented behaviour that a small plausible bug changed
+"""Tests written to kill mutants that the rest of the suite let live (mutation testing
+by hand). Each test pins one documented behaviour that a small plausible bug changed
 without any other test noticing; expected values come from plain re-computations here, not
 from the code under test."""
 

@@ -5,8 +5,8 @@ work; a failed write (a full disk) names the file and leaves no outputs of anoth
 beside the new ones; a dying worker or a G failing during the run is one line, a killed
 command takes its workers with it; the progress bar counts runs, the summary counts in the
 singular, and no variance reads '-0'. (Ordinary bad input, Ctrl-C and the batch independence
-of runs are tested in project/project/test_cli_bad_input.py, tabular/tabular/test_toy_mdp.py,
-linear/linear/test_mountain_car.py and theory/theory/test_theory.py.)"""
+of runs are tested in project/test_cli_bad_input.py, tabular/test_toy_mdp.py,
+linear/test_mountain_car.py and theory/test_theory.py.)"""
 
 from __future__ import annotations
 

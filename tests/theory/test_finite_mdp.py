@@ -379,9 +379,8 @@ def test_readme_example_runs_and_solves_the_chain() -> None:
 def test_async_learning_gives_a_g_of_ones_own_a_batch_axis_too() -> None:
     """Async mode gave G one state's (N K, A) values with no batch axis; a G that counted
     axes from the front passed the batched check and failed at the first transition with
-    NumPy's 'axis 1 is out of bounds for array of dimension 1'. (Second reading: async mode
-    now passes one state as a batch of one, (1, N K, A), so such a G learns there as in sync
-    mode; tests/test_reading20_bias.py.)"""
+    NumPy's 'axis 1 is out of bounds for array of dimension 1'. (Async mode now passes one
+    state as a batch of one, (1, N K, A), so such a G learns there as in sync mode.)"""
     rng = np.random.default_rng(0)
     mdp = random_mdp(4, 2, rng, gamma=0.8)
 

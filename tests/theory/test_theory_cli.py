@@ -1,6 +1,6 @@
 """``maxminq theory`` as a command: what it leaves in --out after a killed run or a stop
 before its first file, its progress bar and help, and its behaviour on edge inputs (the
-numbers themselves are tested in theory/theory/test_theory.py)."""
+numbers themselves are tested in theory/test_theory.py)."""
 
 from __future__ import annotations
 

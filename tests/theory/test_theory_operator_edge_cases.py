@@ -1,6 +1,7 @@
-"""Session 22, a second reading of the classic and theory changes (hG): ``maxminq theory
---operator`` edge cases, a G that overflows on random errors, ``run_mountain_car``'s one-value
-errors, and docs/operators-and-theory.md's account of an overflowing G."""
+"""``maxminq theory --operator`` edge cases (a library operator at its own setting, Averaged
+Q, --n of a fixed operator, a failure outside G), a G that overflows on random errors in
+``operator_bias`` and in the Monte Carlo, and the bias figure's note with a G of one's own.
+(``maxminq experiment`` with a failing G: operators/test_own_operator_cli.py.)"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Session 22, classic and theory leftovers (hC): ``maxminq theory --operator``, the classic run
-functions' Python-API errors, and a bias researcher's journey through docs/operators-and-theory.md.
+"""``maxminq theory --operator``: a G of one's own or a library operator with other parameters
+drawn beside Maxmin, its errors in one line leaving nothing, and G parameters named like the
+theory's own (``tau``) in the command and in ``operator_bias``.
 """
 
 from __future__ import annotations
