@@ -63,3 +63,27 @@ def finished_run(
         assert table.columns.tolist() == list(TABLE_COLUMNS[name]), name
         table.to_csv(folder / f"{name}.csv", index=False)
     return folder
+
+
+def generalized_run(
+    folder: Path,
+    operator: str,
+    op_kwargs: dict | None = None,
+    returns: tuple[float, float] = (10.0, 12.0),
+) -> Path:
+    """A finished one-seed generalized-dqn run folder (N = 3, CartPole, 200 steps, G
+    ``operator`` with ``op_kwargs``) as 'maxminq train' writes it, with made-up numbers: the
+    training ``returns`` at steps 100 and 200, one metrics row (bias 1.0), a test return of 1.0."""
+    folder.mkdir()
+    cfg = {"agent": "generalized-dqn", "n": 3, "lr": 1e-3, "steps": 200, "operator": operator}
+    cfg |= {"env_id": "CartPole-v1", "seeds": [0], "network": "mlp", "op_kwargs": op_kwargs}
+    (folder / "config.json").write_text(json.dumps(cfg))
+    ep = pd.DataFrame({"seed": 0, "step": [100, 200], "return": list(returns)})
+    ep["return_avg100"] = [returns[0], (returns[0] + returns[1]) / 2]
+    ep.to_csv(folder / "episodes.csv", index=False)
+    m = pd.DataFrame({"seed": 0, "step": [200], "bias_mean": [1.0], "q_mean": [0.5]})
+    m["bias_abs"], m["bias_std"], m["loss"] = 1.0, 0.0, 0.1
+    m.to_csv(folder / "metrics.csv", index=False)
+    pd.DataFrame({"seed": [0], "return": [1.0]}).to_csv(folder / "tests.csv", index=False)
+    pd.DataFrame({"seed": [0], "status": ["done"]}).to_csv(folder / "runs.csv", index=False)
+    return folder

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from analysis_results import _run, _welch
+from run_folders import generalized_run
 from scipy import stats
 
 from maxminq.analysis.compare import compare_runs
@@ -23,25 +24,6 @@ from maxminq.analysis.runs import load_runs
 from maxminq.analysis.tables import probability_of_improvement, welch_t_test
 from maxminq.cli import main
 from tests.run_folders import finished_run
-
-
-def _run_folder(folder: Path, operator: str, op_kwargs: dict | None) -> Path:
-    """A finished one-seed generalized-dqn run folder as 'maxminq train' writes it."""
-    folder.mkdir()
-    cfg = {"agent": "generalized-dqn", "n": 3, "lr": 1e-3, "steps": 200, "operator": operator}
-    cfg |= {"env_id": "CartPole-v1", "seeds": [0], "network": "mlp"}
-    if op_kwargs is not None:
-        cfg["op_kwargs"] = op_kwargs
-    (folder / "config.json").write_text(json.dumps(cfg))
-    ep = pd.DataFrame({"seed": 0, "step": [100, 200], "return": [10.0, 12.0]})
-    ep["return_avg100"] = [10.0, 11.0]
-    ep.to_csv(folder / "episodes.csv", index=False)
-    m = pd.DataFrame({"seed": 0, "step": [200], "bias_mean": [1.0], "q_mean": [0.5]})
-    m["bias_abs"], m["bias_std"], m["loss"] = 1.0, 0.0, 0.1
-    m.to_csv(folder / "metrics.csv", index=False)
-    pd.DataFrame({"seed": [0], "return": [1.0]}).to_csv(folder / "tests.csv", index=False)
-    pd.DataFrame({"seed": [0], "status": ["done"]}).to_csv(folder / "runs.csv", index=False)
-    return folder
 
 
 def test_scores_and_tests_against_hand_computed_values(tmp_path, capsys) -> None:
@@ -420,8 +402,8 @@ def test_compare_csv_writes_op_kwargs_as_a_sweeps_tables_do(tmp_path: Path) -> N
     """compare --csv's op_kwargs is the text of a sweep's summary/deep_final.csv and
     report ('{"lam":0.5,"w":1.0}', sorted, no spaces), so the two tables join on it; it
     wrote '{"lam": 0.5, "w": 1.0}', which matches no sweep row."""
-    a = _run_folder(tmp_path / "a", "maxmin", None)
-    b = _run_folder(tmp_path / "b", "my_ops:g", {"w": 1.0, "lam": 0.5})
+    a = generalized_run(tmp_path / "a", "maxmin")
+    b = generalized_run(tmp_path / "b", "my_ops:g", {"w": 1.0, "lam": 0.5})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = compare_runs([a, b])

@@ -17,6 +17,8 @@ from helpers import REPO
 matplotlib.use("Agg")
 
 
+from run_folders import generalized_run
+
 from maxminq.analysis import figures as F  # noqa: E402
 from maxminq.analysis import style  # noqa: E402
 from maxminq.analysis import tables as T  # noqa: E402
@@ -67,24 +69,6 @@ def _episodes() -> pd.DataFrame:
 def _record(**settings: object) -> SimpleNamespace:
     base = {"env_id": "CartPole-v1", "agent": "generalized-dqn", "n": 3, "lr": 1e-3}
     return SimpleNamespace(kind="deep", settings=base | {"seeds": [0, 1]} | settings)
-
-
-def _run_folder(folder: Path, operator: str, level: float) -> Path:
-    """A finished one-seed generalized-dqn run folder as 'maxminq train' writes it, with
-    made-up numbers (training return ``level``)."""
-    folder.mkdir()
-    cfg = {"agent": "generalized-dqn", "n": 3, "lr": 1e-3, "steps": 200, "operator": operator}
-    cfg |= {"env_id": "CartPole-v1", "seeds": [0], "network": "mlp"}
-    (folder / "config.json").write_text(json.dumps(cfg))
-    ep = pd.DataFrame({"seed": 0, "step": [100, 200], "return": [level, level + 2]})
-    ep["return_avg100"] = [level, level + 1]
-    ep.to_csv(folder / "episodes.csv", index=False)
-    m = pd.DataFrame({"seed": 0, "step": [200], "bias_mean": [1.0], "q_mean": [0.5]})
-    m["bias_abs"], m["bias_std"], m["loss"] = 1.0, 0.0, 0.1
-    m.to_csv(folder / "metrics.csv", index=False)
-    pd.DataFrame({"seed": [0], "return": [1.0]}).to_csv(folder / "tests.csv", index=False)
-    pd.DataFrame({"seed": [0], "status": ["done"]}).to_csv(folder / "runs.csv", index=False)
-    return folder
 
 
 def test_label_names_the_g_of_generalized_dqn() -> None:
@@ -201,8 +185,8 @@ def test_plot_colours_two_gs_apart_and_names_them(tmp_path: Path) -> None:
     family's: maxmin green) and its name; both were one dark grey 'generalized-dqn'."""
     from maxminq.analysis.runs import plot_runs
 
-    a = _run_folder(tmp_path / "a", "maxmin", 10.0)
-    b = _run_folder(tmp_path / "b", OWN, 20.0)
+    a = generalized_run(tmp_path / "a", "maxmin", returns=(10.0, 12.0))
+    b = generalized_run(tmp_path / "b", OWN, returns=(20.0, 22.0))
     plot_runs([a, b], tmp_path / "c.png")
     svg = (tmp_path / "c.svg").read_text()
     assert "Generalized DQN, maxmin (N=3)" in svg
@@ -241,8 +225,8 @@ def test_compare_names_two_gs_apart_in_its_rows_and_csv_columns(tmp_path: Path) 
 
     from maxminq.analysis.compare import compare_runs
 
-    a = _run_folder(tmp_path / "a", "maxmin", 10.0)
-    b = _run_folder(tmp_path / "b", OWN, 20.0)
+    a = generalized_run(tmp_path / "a", "maxmin", returns=(10.0, 12.0))
+    b = generalized_run(tmp_path / "b", OWN, returns=(20.0, 22.0))
     cfg = json.loads((b / "config.json").read_text()) | {"op_kwargs": {"w": 0.7}}
     (b / "config.json").write_text(json.dumps(cfg))
     with warnings.catch_warnings():

@@ -4,7 +4,6 @@ legends and settings lists, each setting drawn apart with its own look, never po
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ import pandas as pd
 import pytest
 from analysis_results import _toy, _toy_rows
 from matplotlib.colors import to_hex
+from run_folders import generalized_run
 
 from maxminq.analysis import classic_plots as cp
 from maxminq.analysis import figures as F
@@ -48,24 +48,6 @@ def _errorbars(fig) -> dict[str, tuple[str, str, str]]:
         line = c.lines[0]
         out[c.get_label()] = (to_hex(line.get_color()), line.get_marker(), line.get_linestyle())
     return out
-
-
-def _run(folder: Path, op_kwargs: dict | None, operator: str = OWN) -> Path:
-    """A finished one-seed generalized-dqn run folder as 'maxminq train' writes it, made-up
-    numbers."""
-    folder.mkdir()
-    cfg = {"agent": "generalized-dqn", "n": 3, "lr": 1e-3, "steps": 200, "operator": operator}
-    cfg |= {"env_id": "CartPole-v1", "seeds": [0], "network": "mlp", "op_kwargs": op_kwargs}
-    (folder / "config.json").write_text(json.dumps(cfg))
-    ep = pd.DataFrame({"seed": 0, "step": [100, 200], "return": [1.0, 2.0]})
-    ep["return_avg100"] = [1.0, 1.5]
-    ep.to_csv(folder / "episodes.csv", index=False)
-    m = pd.DataFrame({"seed": 0, "step": [200], "bias_mean": [1.0], "q_mean": [0.5]})
-    m["bias_abs"], m["bias_std"], m["loss"] = 1.0, 0.0, 0.1
-    m.to_csv(folder / "metrics.csv", index=False)
-    pd.DataFrame({"seed": [0], "return": [1.0]}).to_csv(folder / "tests.csv", index=False)
-    pd.DataFrame({"seed": [0], "status": ["done"]}).to_csv(folder / "runs.csv", index=False)
-    return folder
 
 
 def _record(run_id: str, **settings: object) -> object:
@@ -142,8 +124,11 @@ def test_toy_panels_legend_orders_one_n_by_beta_value() -> None:
 
 def test_plot_lists_a_gs_betas_by_value_in_shades_of_its_colour(tmp_path: Path) -> None:
     # as a shell's runs/* gives them: beta100, beta20, beta5, then another G
-    runs = [_run(tmp_path / f"beta{b}", {"beta": b}) for b in (100, 20, 5)]
-    runs.append(_run(tmp_path / "mm", None, "maxmin"))
+    runs = [
+        generalized_run(tmp_path / f"beta{b}", OWN, {"beta": b}, returns=(1.0, 2.0))
+        for b in (100, 20, 5)
+    ]
+    runs.append(generalized_run(tmp_path / "mm", "maxmin", None, returns=(1.0, 2.0)))
     plot_runs(runs, tmp_path / "c.png", labels=["b100", "b20", "b5", "mm"])
     svg = (tmp_path / "c.svg").read_text()
     at = {label: svg.index(f"<!-- {label} -->") for label in ("b5", "b20", "b100", "mm")}
