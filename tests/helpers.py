@@ -73,3 +73,15 @@ def hang_up_when(proc: subprocess.Popen, ready: Callable[[], bool]) -> tuple[int
             proc.kill()
             proc.communicate()
     return proc.returncode, err
+
+
+def error_line(capsys, argv: list[str]) -> str:
+    """The one stderr line of a command that must fail with exit status 2."""
+    from maxminq.cli import main
+
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    lines = out.err.splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]

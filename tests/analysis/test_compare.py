@@ -5,6 +5,7 @@ under test."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import pathlib
@@ -16,14 +17,20 @@ import numpy as np
 import pandas as pd
 import pytest
 from analysis_results import _run, _welch
-from run_folders import generalized_run
+from own_env_classes import J22_ENVS as MODULE
+from own_env_classes import J22_ENVS_SOURCE
+from run_folders import finished_run, generalized_run
 from scipy import stats
+from user_modules import user_module
 
 from maxminq.analysis.compare import compare_runs
 from maxminq.analysis.runs import load_runs
 from maxminq.analysis.tables import probability_of_improvement, welch_t_test
 from maxminq.cli import main
-from tests.run_folders import finished_run
+from maxminq.deep.bias_probes import CutEpisodesWarning
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.run_folder import TABLE_COLUMNS
+from maxminq.deep.train import run_training
 
 
 def test_scores_and_tests_against_hand_computed_values(tmp_path, capsys) -> None:
@@ -408,3 +415,90 @@ def test_compare_csv_writes_op_kwargs_as_a_sweeps_tables_do(tmp_path: Path) -> N
         warnings.simplefilter("ignore")
         table = compare_runs([a, b])
     assert list(table["op_kwargs"]) == ["", '{"lam":0.5,"w":1.0}']
+
+
+@pytest.fixture(scope="module")
+def own_module(tmp_path_factory):
+    """A user's module of environments (own_env_classes.J22_ENVS_SOURCE), imported."""
+    with user_module(tmp_path_factory.mktemp("own_envs"), MODULE, J22_ENVS_SOURCE) as name:
+        yield importlib.import_module(name)
+
+
+def test_compare_says_why_a_run_has_no_bias(own_module, tmp_path, capsys) -> None:
+    """A run without a bias measured in its second half showed 'n/a' in the bias column,
+    and with no run measured the column was left out, neither with a word on why: here one
+    run never passed --learning-starts (where probing starts), and a run of 80 steps at the
+    default --bias-every (1,000) has no metrics interval that starts in its second half."""
+    base = dict(
+        env_id=f"{MODULE}:J22Line-v0",
+        steps=80,
+        seeds=[0, 1],
+        buffer_size=100,
+        batch_size=8,
+        eval_episodes=2,
+        checkpoint_every=0,
+    )
+    runs = {
+        "unprobed": TrainConfig(agent="maxmin-dqn", n=2, learning_starts=80, **base),
+        "probed": TrainConfig(agent="dqn", learning_starts=10, bias_every=20, **base),
+        "short": TrainConfig(agent="ddqn", learning_starts=10, **base),  # bias_every 1,000
+    }
+    with warnings.catch_warnings():  # the cap of 20 cuts episodes: not what is tested
+        warnings.simplefilter("ignore", CutEpisodesWarning)
+        for name, config in runs.items():
+            run_training(config, tmp_path / name, progress=False)
+    capsys.readouterr()
+
+    def compare(*names: str) -> list[str]:
+        assert main(["compare", *(str(tmp_path / n) for n in names)]) == 0
+        return capsys.readouterr().out.splitlines()
+
+    rows = compare("probed", "unprobed", "short")
+    assert "bias +- SE" in rows[1]
+    assert all(
+        "n/a" in next(r for r in rows if r.startswith(f"{label}  "))
+        for label in ("Maxmin DQN (N=2)", "Double DQN")
+    )
+    assert "n/a" not in next(r for r in rows if r.startswith("DQN  ")).split("test")[1][:40]
+    footer = " ".join(r.strip() for r in rows)
+    assert (
+        "bias: none measured in the second half of training of Maxmin DQN (N=2): its 80 steps "
+        "never passed --learning-starts, where probing starts; of Double DQN: no metrics "
+        "interval (--bias-every 1,000) starts in the second half of its 80 steps; a smaller "
+        "--bias-every gives some"
+    ) in footer
+    rows = compare("unprobed")
+    assert "bias +- SE" not in rows[1]  # no run measured one: no column
+    assert (
+        "bias: none measured in the second half of training: its 80 steps never passed "
+        "--learning-starts, where probing starts"
+    ) in " ".join(r.strip() for r in rows)
+    assert not any("none measured" in r for r in compare("probed"))
+
+
+def test_compare_of_other_env_kwargs_says_none_and_what_to_do(tmp_path, capsys) -> None:
+    """'--env-kwargs {"n": 6}' (the constructor's default) against a run without: the line
+    read 'with env_kwargs {"n": 6}, runs/b with {}' and left the user to guess why the same
+    environment was 'different'."""
+    runs = []
+    for name, kwargs in (("with", {"n": 6}), ("without", None)):
+        folder = tmp_path / name
+        folder.mkdir()
+        cfg = {"env_id": "my_pkg:Chain-v0", "agent": "dqn", "n": 1, "lr": 1e-3, "steps": 10}
+        (folder / "config.json").write_text(json.dumps(cfg | {"seeds": [0], "env_kwargs": kwargs}))
+        values = {"seed": 0, "status": "done", "diverged_step": -1, "episode": 1, "step": 5}
+        values |= {"return": 1.0, "length": 5, "return_avg100": 1.0, "terminated": True}
+        values["truncated"] = False
+        for table in ("episodes", "tests", "metrics", "runs"):  # one seed, never scored here
+            columns = TABLE_COLUMNS[table]
+            row = ",".join(str(values.get(c, "")) for c in columns)
+            lines = [",".join(columns), *([row] if table in ("episodes", "runs") else [])]
+            (folder / f"{table}.csv").write_text("\n".join(lines) + "\n")
+        runs.append(str(folder))
+    assert main(["compare", *runs]) == 2
+    assert capsys.readouterr().err == (
+        f"maxminq compare: error: RUN_DIR: {runs[1]} ran my_pkg:Chain-v0 with --env-kwargs "
+        f'none, {runs[0]} with {{"n": 6}}; returns of different environments cannot be '
+        "compared (a keyword given at its default value counts as another environment too: "
+        "train the runs to compare with the same --env-kwargs)\n"
+    )

@@ -3,6 +3,8 @@ workers, checkpoints kept and queued runs."""
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import pathlib
 import re
@@ -14,9 +16,16 @@ import pandas as pd
 import pytest
 from analysis_results import deep_results
 from deep_runs import _run
+from helpers import error_line
+from own_env_classes import J22_ENVS as MODULE
+from own_env_classes import J22_ENVS_SOURCE
 from sweep_configs import TOY_NAMED_SCALED as OWN
+from user_modules import user_module
 
 from maxminq.cli import main
+from maxminq.deep.config import TrainConfig
+from maxminq.deep.run_folder import folder_lock
+from maxminq.deep.train import run_training
 from maxminq.experiments.config import RunSpec, load_config
 from maxminq.experiments.registry import RunOutput
 from maxminq.experiments.runner import SweepSummary, _drive, _Result, execute_run
@@ -431,3 +440,77 @@ def test_status_while_the_sweep_removes_a_queued_runs_scratch(tmp_path, monkeypa
     assert captured.out.splitlines()[3:] == [
         "pending  t-1 (attempts 1): interrupted (the sweep stopped)"
     ]
+
+
+# A 'maxminq train' run folder, of a user's own environment, stopped or still training.
+
+
+@pytest.fixture(scope="module")
+def own_module(tmp_path_factory):
+    """A user's module of environments (own_env_classes.J22_ENVS_SOURCE), imported."""
+    with user_module(tmp_path_factory.mktemp("own_envs"), MODULE, J22_ENVS_SOURCE) as name:
+        yield importlib.import_module(name)
+
+
+@pytest.fixture(scope="module")
+def stopped_run(own_module, tmp_path_factory):
+    """A run stopped after 40 of 200 steps, as a kill leaves it (a checkpoint, progress)."""
+    out = tmp_path_factory.mktemp("runs") / "line"
+    config = TrainConfig(
+        env_id=f"{MODULE}:J22Line-v0",
+        agent="dqn",
+        steps=200,
+        seeds=[0],
+        learning_starts=20,
+        buffer_size=100,
+        batch_size=8,
+        eval_episodes=1,
+        checkpoint_every=40,
+    )
+    assert run_training(config, out, progress=False, stop_after=40) == {}
+    return out
+
+
+def test_status_on_a_stopped_train_run_says_how_far_and_how_to_continue(
+    stopped_run, capsys
+) -> None:
+    """It said 'no results.sqlite here; is this a sweep output folder?'."""
+    assert json.loads((stopped_run / "progress.json").read_text())["step"] == 40
+    line = error_line(capsys, ["status", str(stopped_run)])
+    assert line == (
+        f"maxminq status: error: DIR: {stopped_run} is the folder of one 'maxminq train' run, "
+        "no sweep: it is not training (stopped or killed, last at step 40 of 200 (20%)); the "
+        "same 'maxminq train' command with --resume continues it from its checkpoint; "
+        f"'maxminq plot {stopped_run}' and 'maxminq compare {stopped_run}' read it once it "
+        "has finished (status reads the --out of a sweep)"
+    )
+
+
+def test_status_on_a_train_run_in_progress_says_it_is_training(stopped_run, capsys) -> None:
+    with folder_lock(stopped_run):  # what a live 'maxminq train' holds on its folder
+        line = error_line(capsys, ["status", str(stopped_run)])
+    assert "it is training now, at step 40 of 200 (20%);" in line
+    assert "--resume" not in line
+    # the probe released its lock: a run can train there again
+    fd = os.open(stopped_run, os.O_RDONLY)
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+
+
+def test_status_on_a_run_stopped_before_its_first_progress_says_so(stopped_run, tmp_path, capsys):
+    """Stopped in its first steps (config.json only: no checkpoint, no progress.json yet)."""
+    early = tmp_path / "early"
+    early.mkdir()
+    (early / "config.json").write_text((stopped_run / "config.json").read_text())
+    line = error_line(capsys, ["status", str(early)])
+    assert line.endswith(
+        "it is not training (stopped or killed, early, before its first progress.json); the "
+        "same 'maxminq train' command with --resume trains it (it has no checkpoint to "
+        "continue from); "
+        f"'maxminq plot {early}' and 'maxminq compare {early}' read it once it has finished "
+        "(status reads the --out of a sweep)"
+    )
