@@ -1,6 +1,7 @@
 """Helpers shared by test files (``from helpers import ...``: pytest's ``pythonpath`` puts
 tests/ on the path, as for run_folders and line_env): the repository's and tests/' paths,
-and signalling a real process at a chosen moment."""
+signalling a real process at a chosen moment, and the one stderr line of a command refused
+with exit status 2."""
 
 from __future__ import annotations
 

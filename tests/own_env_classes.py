@@ -1,4 +1,5 @@
-"""Environments of one's own (and their modules) shared by the deep tests."""
+"""Environments of one's own (and the source of a module of them) shared by the deep, status
+and compare tests."""
 
 from __future__ import annotations
 
