@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from user_modules import user_module
 
 from maxminq import operators
 from maxminq.cli import main
@@ -23,13 +24,10 @@ def mixed(q, lam=0.5):
 
 
 @pytest.fixture
-def own_ops(tmp_path, monkeypatch):
-    (tmp_path / "lead21_ops.py").write_text(NUMPY_ONLY)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield
-    import sys
-
-    sys.modules.pop("lead21_ops", None)
+def own_ops(tmp_path):
+    """The module above, importable as ``lead21_ops`` for the test, forgotten after."""
+    with user_module(tmp_path, "lead21_ops", NUMPY_ONLY):
+        yield
 
 
 def train(tmp_path, capsys, *options: str) -> tuple[int, str]:

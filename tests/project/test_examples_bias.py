@@ -85,7 +85,7 @@ def test_operator_bias_example_theorem_1_table_at_a_huge_tau(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.split("Maxmin, Theorem 1")[1].splitlines()
-    n, bias, target_var, mc_var, _, _, ratio = lines[2].split()  # (ii)'s columns since S22
+    n, bias, target_var, mc_var, _, _, ratio = lines[2].split()  # (ii)'s columns
     assert (n, bias, target_var, ratio) == ("1", "0.7778", "0.0395", "1.0000")
     assert abs(float(mc_var) - 32 / 810) < 0.004  # 20,000 draws: SE of the variance ~ 0.0003
 
