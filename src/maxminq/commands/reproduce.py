@@ -374,14 +374,14 @@ def config_rows(out: Path, configs: list) -> list[dict]:
     return rows
 
 
-def _values_text(values: list[object]) -> str:
-    """The distinct ``values`` of a setting as the report's settings table prints them
+def _values_text(values: list[object], key: str) -> str:
+    """The distinct ``values`` of setting ``key`` as the report's settings table prints them
     (``maxminq.analysis.report.setting_texts``: numbers in numeric order, ``unset`` for a
     run that leaves the setting at its default); more than 8 as a range with their count
     (``1e-05 .. 0.001 (5 values)`` reads worse than the list, so only long lists are cut)."""
     from maxminq.analysis.report import setting_texts
 
-    texts = setting_texts(values)
+    texts = setting_texts(values, key)
     if len(texts) > 8:
         return f"{texts[0]} .. {texts[-1]} ({len(texts)} values)"
     return ", ".join(texts)
@@ -417,8 +417,8 @@ def paper_difference(here: SweepConfig, paper: SweepConfig) -> str:
 
     keys = sorted({k for c in (here, paper) for r in c.runs for k in r.settings} - POOLABLE)
     for key in keys:
-        text = _values_text(values(paper, key))
-        if text != _values_text(values(here, key)):
+        text = _values_text(values(paper, key), key)
+        if text != _values_text(values(here, key), key):
             parts.append(f"{key}: {text}")
     return "; ".join(parts)
 
