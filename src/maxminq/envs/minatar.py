@@ -13,7 +13,7 @@ agents keep bootstrapping); every other game's end stays ``terminated=True``.
 Second deviation: ``reset()`` sets MinAtar's sticky ``last_action`` to 0 (no-op), so an
 episode never repeats the previous episode's last action at its first frame (raw MinAtar
 carries it over). With that mirrored, our trajectories equal ``minatar.Environment``'s frame
-by frame under the same RandomState (``tests/test_envs_api.py``).
+by frame under the same RandomState (``tests/envs/test_envs_api.py``).
 
 Options: ``sticky_action_prob`` (MinAtar default 0.1), ``difficulty_ramping`` (default
 True), ``minimal_action_set`` (default False: all 6 actions, as MinAtar's DQN and the paper's
