@@ -524,7 +524,7 @@ def _mc_compare(
             return np.array([]), ""
         r = row.iloc[0]
         desc = f"step size {r['step_size']:g}" if "step_size" in r else ""
-        size = style.SIZE_NAME.get(style.FAMILY.get(alg, alg))
+        size = style.size_name(alg)
         if size and "n" in r and r["n"] == r["n"]:  # the best N (Averaged: K) is chosen too
             desc += f", {size}={int(r['n'])}"
         return T.select_setting(final, r, keys)["steps"].to_numpy(dtype=float), desc

@@ -94,7 +94,10 @@ def environment_defaults(env_id: str) -> dict[str, object] | None:
     entry point is loaded as ``make`` loads it. None when it cannot be told so: an id of
     the form ``module:Name-v0`` (telling would import the user's module), an id not
     registered, an entry point that does not load or cannot be inspected; a keyword the
-    answer lacks (an entry point taking ``**kwargs``) has no known default."""
+    answer lacks (an entry point taking ``**kwargs``) has no known default. They are the
+    installed packages' defaults (a run's folder does not record the versions it trained
+    under): Gymnasium gives an id a new version (``-v1`` to ``-v2``) when a change may
+    alter results, so a run on the same id left a keyword at these."""
     import inspect
 
     import gymnasium as gym

@@ -157,7 +157,7 @@ def _best_agent_bands(
         agent, n = row["agent"], row.get("n")
         name, look = _deep_look(row, *looks)
         _band(ax, c["step"], c["mean"], c["se"], label=name, **look, **kw)
-        size = style.SIZE_NAME.get(style.FAMILY.get(agent, agent))  # N, K or None
+        size = style.size_name(agent)  # N, K or None
         if size and isinstance(n, (int, float, np.number)) and np.isfinite(n):
             settings.append((agent, name, size, int(n)))
     texts = []

@@ -17,7 +17,7 @@ import math
 import os
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -199,9 +199,10 @@ UNFINISHED_NOTE = (
 )
 
 
-@dataclass
+@dataclass(repr=False)
 class Report:
-    """What :func:`build_report` wrote."""
+    """What :func:`build_report` wrote; shown (``repr``, a notebook cell) in one line, its
+    path, the claims' verdicts and how many figures (:meth:`__repr__`), not every field."""
 
     html: Path
     markdown: Path
@@ -221,6 +222,21 @@ class Report:
     # classic runs gone non-finite, one line per setting ('toy MDP: Q-learning: 2 of 3 runs
     # at mu = +0.1 went non-finite, ...', 'Mountain Car, weights gone non-finite: ...')
     nonfinite: list[str] = field(default_factory=list)
+
+    @property
+    def verdicts(self) -> str:
+        """How many claims have each verdict, in the order they first come in the report:
+        ``'15 supported, 32 insufficient data'`` (``''`` without claims)."""
+        counts: dict[str, int] = {}
+        for claim in self.claims:
+            counts[claim.status] = counts.get(claim.status, 0) + 1
+        return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+    def __repr__(self) -> str:
+        """``Report('OUT/report.html': 15 supported, 32 insufficient data; 23 figures)``:
+        the dataclass's own repr printed every claim's evidence and figure's caption."""
+        figures = style.count(len(self.figures), "figure")
+        return f"Report({str(self.html)!r}: {self.verdicts or 'no claims'}; {figures})"
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -790,6 +806,25 @@ def _cell_order(column: pd.Series) -> pd.Series:
     return _cells(column)
 
 
+def _size_head(algorithms: Iterable[object]) -> str:
+    """The header of a final-performance table's ``n`` column, as the legends name ``n``
+    (:func:`maxminq.analysis.style.size_name`): ``N`` (estimators), ``K`` where every
+    algorithm with a size counts snapshots (Averaged, Historical Best), ``N / K`` where
+    both are in the table (then each cell names its own, :func:`_size_cell`)."""
+    names = {style.size_name(str(a)) for a in algorithms} - {None}
+    return "N / K" if names == {"N", "K"} else "K" if names == {"K"} else "N"
+
+
+def _size_cell(algorithm: object, n: object, head: str) -> str:
+    """A row's ``n`` under the header ``head`` (:func:`_size_head`): the number, named
+    (``K=4``, ``N=2``) under ``N / K`` for an algorithm with a size, as its legend label
+    writes it; ``''`` where unset."""
+    if not isinstance(n, (int, float, np.number)) or n != n:
+        return ""
+    name = style.size_name(str(algorithm))
+    return f"{name}={int(n)}" if head == "N / K" and name else str(int(n))
+
+
 def _deep_score_sources(scores: pd.DataFrame) -> str:
     """A sentence on the runs (of every setting, not only the table's best) that the deep
     scores mix: runs scored by their training average beside runs scored by tests, and
@@ -809,7 +844,8 @@ def _deep_score_sources(scores: pd.DataFrame) -> str:
 
 def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str], list[list[str]]]:
     extra = T.present_keys(best, extra)
-    head = ["environment", "algorithm", "N", "step size", *extra, "runs", "mean ± SE"]
+    size = _size_head(best["agent"])
+    head = ["environment", "algorithm", size, "step size", *extra, "runs", "mean ± SE"]
     head.append("IQM [95% CI]")
     rows = []
     among = list(best["env_id"].unique())  # named in full where short names collide
@@ -827,7 +863,7 @@ def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str
             [
                 T.env_title(r["env_id"], among),
                 style.LABELS.get(r["agent"], r["agent"]),
-                str(int(r["n"])) if "n" in r and pd.notna(r["n"]) else "",
+                _size_cell(r["agent"], r.get("n"), size),
                 f"{r['lr']:g}" if "lr" in r else "",
                 *(_setting_text(r[k], k) for k in extra),
                 str(int(r["runs"])),
@@ -840,10 +876,11 @@ def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str
 
 def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str], list[list[str]]]:
     extra = T.present_keys(best, extra)
+    size = _size_head(best["algorithm"])
     head = [
         "σ²",
         "algorithm",
-        "N",
+        size,
         "best step size",
         *extra,
         "runs",
@@ -859,7 +896,7 @@ def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str],
             [
                 f"{r['sigma2']:g}",
                 style.label(r["algorithm"]),
-                str(int(r["n"])) if "n" in r and pd.notna(r["n"]) else "",
+                _size_cell(r["algorithm"], r.get("n"), size),
                 f"{r['step_size']:g}",
                 *(_setting_text(r[k], k) for k in extra),
                 str(int(r["runs"])),
@@ -908,9 +945,10 @@ _MC_GONE = re.compile(r"(\d[\d,]*) of (\d[\d,]*) runs? went non-finite")
 #: non-finite (:func:`mountain_car_nonfinite_note`); docs/report.md says the same.
 MC_NONFINITE_RULE = (
     "Their last-episode steps count as recorded (what an agent acting on NaN or inf values "
-    "did; most ran to the step cap): the best step size per algorithm and σ² is chosen "
-    "with them in, so a step size whose weights diverge is scored on all its runs, not on "
-    "those that survived, and the claims at the largest step size compare with them."
+    "did, often running to the step cap): the best step size per algorithm "
+    "and σ² is chosen with them in, so a step size whose weights diverge is scored on all "
+    "its runs, not on those that survived; a claim comparing such a setting counts them "
+    "too (they are named under the claims)."
 )
 
 
@@ -957,14 +995,14 @@ def mountain_car_nonfinite_items(
     if gone and mc is not None and best is not None and not best.empty:
         in_best = _mc_run_ids(mc, best, T.present_keys(best, [*T.MOUNTAIN_CAR_KEYS, *extra]))
 
-    def order(rec: object) -> tuple:
+    def order(rec: object) -> tuple:  # the table's: sigma^2, then the legend's order
         s = getattr(rec, "settings", {})
         return (
+            float(s.get("sigma2") or 0),
             T.agent_rank(str(s.get("algorithm"))),
             str(s.get("algorithm")),
             float(s.get("n") or 0),
             style.params_key(s.get("op_kwargs")),
-            float(s.get("sigma2") or 0),
             float(s.get("step_size") or 0),
         )
 
@@ -983,7 +1021,8 @@ def mountain_car_nonfinite_items(
         runs = f"{found[1]} of {found[2]} runs" if found else rec.error
         capped = _runs_at_cap(mc, rec.run_id) if mc is not None else None
         if capped is not None:
-            runs += f" (last episode at the {capped[2]:,}-step cap in {capped[0]} of {capped[1]})"
+            at, of, cap = capped
+            runs += f" (last episode at the {style.integer(cap)}-step cap in {at} of {of})"
         best_mark = " (a best step size in the table)" if rec.run_id in in_best else ""
         items.append(f"{name} at {where}: {runs}{best_mark}")
     return items
@@ -1040,7 +1079,7 @@ def _runs_at_cap(mc: pd.DataFrame, run_id: str) -> tuple[int, int, int] | None:
     rows = mc[mc["run_id"].astype(str) == str(run_id)]
     if rows.empty or rows["max_steps"].isna().any():
         return None
-    last = rows.sort_values("episode").groupby("run", sort=True).tail(1)
+    last = T.mountain_car_final(rows)  # the table's measure: each run's last episode
     cap = int(rows["max_steps"].iloc[0])
     return int((last["steps"] >= cap).sum()), len(last), cap
 
@@ -1066,10 +1105,11 @@ def _toy_table(
     merged = sd.merge(sq, on=[*keys], suffixes=("_distance", "_q"))
     # Q(A, Left)'s true value is gamma * mu: mu at the paper's gamma = 1.
     other_gamma = not np.allclose(T.toy_gammas(toy), 1.0)
+    size = _size_head(merged["algorithm"])
     head = [
         "μ",
         "algorithm",
-        "N",
+        size,
         *extra,
         "runs",
         "final distance mean ± SE",
@@ -1088,7 +1128,7 @@ def _toy_table(
             [
                 f"{r['mu']:+g}",
                 style.label(r["algorithm"]),
-                str(int(r["n"])) if "n" in r else "",
+                _size_cell(r["algorithm"], r.get("n"), size),
                 *(_setting_text(r[k], k) for k in extra),
                 str(int(r["runs_distance"])),
                 f"{_f(r['mean_distance'])} ± {_f(r['se_distance'])}",
@@ -1219,7 +1259,7 @@ def published_runs(root: Path) -> PublishedRuns:
     without runs or a damaged run is a one-line UsageError naming ``--published`` before
     any work; nothing is kept in memory or written.
     """
-    from maxminq.analysis.compare import environment_kwargs, score_runs
+    from maxminq.analysis.compare import environment_kwargs, same_environment, score_runs
     from maxminq.analysis.runs import load_runs, run_settings
     from maxminq.errors import UsageError
     from maxminq.experiments.store import canonical_json
@@ -1253,12 +1293,21 @@ def published_runs(root: Path) -> PublishedRuns:
                 f"'maxminq report' of the sweep's folder; expected {expected})"
             )
     try:
+        # one environment as compare tells it (same_environment: a keyword given at its
+        # default value is none; -5 and -5.0 alike), keyed by its keywords not at defaults
         groups: dict[str, list[tuple[dict, Path]]] = {}
         for folder in folders:
             cfg = run_settings(folder)
-            # a keyword given at its default is the same environment (as compare takes it)
-            kwargs = environment_kwargs(cfg["env_id"], cfg.get("env_kwargs") or {})
-            key = canonical_json([cfg["env_id"], kwargs])
+            env, kwargs = cfg["env_id"], cfg.get("env_kwargs") or {}
+            key = next(
+                (
+                    k
+                    for k, members in groups.items()
+                    if members[0][0]["env_id"] == env
+                    and same_environment(env, members[0][0].get("env_kwargs") or {}, kwargs)[0]
+                ),
+                canonical_json([env, environment_kwargs(env, kwargs)]),
+            )
             groups.setdefault(key, []).append((cfg, folder))
         out = []
         for key in sorted(groups, key=lambda k: (T.env_rank(json.loads(k)[0]), k)):
@@ -1312,7 +1361,13 @@ def _published_section(
     them, and the runs' training return and bias as ``maxminq plot`` draws them (figures in
     ``fig_dir/published``). Returns one line per environment."""
 
-    from maxminq.analysis.compare import REPS, compare_warnings, comparison_table, score_runs
+    from maxminq.analysis.compare import (
+        REPS,
+        compare_warnings,
+        comparison_table,
+        environment_kwargs,
+        score_runs,
+    )
     from maxminq.analysis.runs import load_runs, run_settings
     from maxminq.analysis.style import count
     from maxminq.errors import UsageError
@@ -1351,9 +1406,9 @@ def _published_section(
     frames: list[pd.DataFrame] = []
     names: set[str] = set()
     for folders, group in zip(groups, cfgs, strict=True):
-        env = group[0]["env_id"] + (
-            f" {json.dumps(group[0]['env_kwargs'])}" if group[0].get("env_kwargs") else ""
-        )
+        # the group's keywords as it is told by (published_runs): none given at its default
+        kwargs = environment_kwargs(group[0]["env_id"], group[0].get("env_kwargs") or {})
+        env = group[0]["env_id"] + (f" {json.dumps(kwargs)}" if kwargs else "")
         doc.heading(env, 3)
         compare = len(folders) > 1 and group[0]["agent"] == "dqn"  # sorted: DQN first
         try:

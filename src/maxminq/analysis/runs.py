@@ -23,6 +23,7 @@ from maxminq.errors import MaxminqWarning, UsageError, closest
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
 # Image formats asked for by an --out suffix that figures are not written in.
 _OTHER_FORMATS = (".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif")
@@ -236,12 +237,14 @@ def require_numeric_columns(folder: Path, tables: dict, needs: Mapping[str, Sequ
 
 
 def _value(v: object) -> str:
-    """A setting's value in a label: ``-5.0`` as ``-5``, an integer as ``style.integer``
-    gives it (``1,200``, ``2,000,000``), a string bare, others as JSON."""
+    """A setting's value in a label: a float as ``style.number_text`` gives it (``-5.0`` as
+    ``-5``; all the digits it needs, ``0.12345678``: ``:g`` wrote 0.123457 for two gammas),
+    an integer as ``style.integer`` gives it (``1,200``, ``2,000,000``), a string bare,
+    others as JSON."""
     from maxminq.analysis import style
 
     if isinstance(v, float):
-        return f"{v:g}"
+        return style.number_text(v)
     if isinstance(v, int) and not isinstance(v, bool):
         return style.integer(v)
     return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
@@ -285,7 +288,11 @@ def _differences(cfgs: list[dict]) -> list:
         "eval_every_episodes",
     }
     others = sorted({k for c in cfgs for k in c} - _NOT_NAMED, key=lambda k: (k in late, k))
-    return [lambda c: f"lr {c['lr']:g}", hidden, *map(keyword, names), *map(setting, others)]
+
+    def lr(c: dict) -> str:
+        return f"lr {_value(float(c['lr']))}"
+
+    return [lr, hidden, *map(keyword, names), *map(setting, others)]
 
 
 def colour_key(cfg: dict) -> str:
@@ -472,6 +479,27 @@ class PlotWarning(MaxminqWarning):
     """A run drawn by :func:`plot_runs` is missing from a panel (no bias measured in it)."""
 
 
+class FigurePaths(list[Path]):
+    """What :func:`plot_runs` returns: the files it wrote, ``[<out>.png, <out>.svg]``, a
+    list of paths as before, that also carries the figure drawn, ``.figure`` (a matplotlib
+    ``Figure``, made without pyplot: change it, ``.savefig`` it in another format, or let
+    a notebook show it), and shows as its PNG where IPython displays it (a notebook cell
+    ending in ``plot_runs(...)``; ``print`` and ``python -i`` give the paths)."""
+
+    def __init__(self, paths: Iterable[Path] = (), figure: Figure | None = None) -> None:
+        super().__init__(paths)
+        self.figure = figure
+
+    def _repr_png_(self) -> bytes | None:
+        """The written PNG's bytes, for IPython's display (None, the paths' text, where the
+        file is gone)."""
+        png = next((p for p in self if Path(p).suffix == ".png"), None)
+        try:
+            return None if png is None else Path(png).read_bytes()
+        except OSError:
+            return None
+
+
 def plot_runs(
     folders: Iterable[str | Path] | str | Path,
     out: str | Path | None = None,
@@ -479,13 +507,16 @@ def plot_runs(
     panels: str | Iterable[str] | None = None,
     labels: Sequence[str] | None = None,
     title: str | None = None,
-) -> list[Path]:
+) -> FigurePaths:
     """Draw the training curves of finished deep runs (folders of ``maxminq train``, or a
     sweep's ``OUT/tables/<run_id>``; one folder alone may be given as a ``str`` or path) in
     one figure, one colour per run (runs of one G with several ``op_kwargs``: shades of its
     colour, in the places of its runs by value, :func:`param_order`), as ``maxminq plot
     FOLDER ... --out OUT --panels PANELS`` does (the command calls this); returns the
-    written files, ``[<out>.png, <out>.svg]``.
+    written files, ``[<out>.png, <out>.svg]``, as a :class:`FigurePaths`: a list of the two
+    paths that also holds the figure, ``.figure`` (a matplotlib ``Figure``), and that a
+    notebook shows as the PNG (a cell ending in ``plot_runs(...)`` draws it; no
+    ``IPython.display.Image`` needed).
 
     ``out``: the figure's path, with or without ``.png``; an existing folder, or a path
     ending in ``/`` (a folder, created if needed), gets the default name inside it
@@ -497,7 +528,7 @@ def plot_runs(
     input is the UsageError the command prints (naming its option: ``--out``, ``--panels``,
     ``RUN_DIR``); a run without a measured bias in a bias panel is a :class:`PlotWarning`.
     """
-    from maxminq.analysis.figures import DEFAULT_PANELS, fig_training_runs
+    from maxminq.analysis.figures import DEFAULT_PANELS, save_figure, training_runs_figure
     from maxminq.cli import check_out_folder
 
     given = as_folders(folders)
@@ -547,12 +578,12 @@ def plot_runs(
     # What a plot killed while writing (kill -9) left: this figure's temporaries only.
     remove_stale_temporaries(target.with_name(target.name + fmt) for fmt in (".png", ".svg"))
     steps = max((c["steps"] for c in cfgs if isinstance(c.get("steps"), int)), default=None)
-    figure = fig_training_runs(
-        runs, title, target.parent, target.name, chosen, steps, param_shades(cfgs)
-    )
+    # as figures.fig_training_runs draws and writes it, the Figure kept for the caller
+    figure = training_runs_figure(runs, title, chosen, steps, param_shades(cfgs))
     if figure is None:
         raise UsageError("RUN_DIR: no episode finished in these runs; nothing to plot")
+    written = FigurePaths(save_figure(figure, target.parent, target.name), figure)
     text = _no_bias_text(paths, tables, chosen)
     if text:
         warnings.warn(text, PlotWarning, stacklevel=2)
-    return figure.paths
+    return written

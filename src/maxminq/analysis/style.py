@@ -97,6 +97,16 @@ SIZE_NAME: dict[str, str] = {
 }
 
 
+def size_name(algorithm: str) -> str | None:
+    """What ``n`` is called for ``algorithm``, as :func:`label` writes it: ``"N"``
+    (estimators: Maxmin, Ensemble, a G of one's own ``'module:function'``), ``"K"``
+    (snapshots: Averaged, Historical Best), None for a family without one (Q-learning,
+    Double Q, ...). The one rule of legends, tables and claims."""
+    if _own_parts(algorithm) is not None:
+        return "N"
+    return SIZE_NAME.get(FAMILY.get(algorithm, algorithm))
+
+
 def colour_key(agent: str, operator: object = None) -> str:
     """What a deep setting is coloured by (:func:`color`): its agent's family; a
     generalized-dqn run, its G (``operator``: a library G its family's colour, one of one's
@@ -227,7 +237,7 @@ def label(
         g = _own_parts(operator)
         text += ", " + (f"{g[1]} [{g[0]}]" if g else operator)
     params = params_text(op_kwargs) if algorithm == "generalized-dqn" else ""
-    size = "N" if own else SIZE_NAME.get(FAMILY.get(algorithm, algorithm))
+    size = size_name(algorithm)
     if not (size is None or n is None or n != n):  # n != n: NaN (an unset N in a table)
         text = f"{text} ({size}={int(n)})"
     return f"{text} ({params})" if params else text
