@@ -477,10 +477,16 @@ def test_status_on_a_stopped_train_run_says_how_far_and_how_to_continue(
     """It said 'no results.sqlite here; is this a sweep output folder?'."""
     assert json.loads((stopped_run / "progress.json").read_text())["step"] == 40
     line = error_line(capsys, ["status", str(stopped_run)])
-    assert line == (
+    head, returns = line.split(" (last 100 episodes)); ")
+    trained = json.loads((stopped_run / "progress.json").read_text())["return_avg100"]
+    # how far, and its return so far; no speed or time left for a run that is not training
+    assert head == (
         f"maxminq status: error: DIR: {stopped_run} is the folder of one 'maxminq train' run, "
-        "no sweep: it is not training (stopped or killed, last at step 40 of 200 (20%)); the "
-        "same 'maxminq train' command with --resume continues it from its checkpoint; "
+        "no sweep: it is not training (stopped or killed, last at step 40 of 200 (20%), "
+        f"training return {trained:.3g}"
+    )
+    assert returns == (
+        "the same 'maxminq train' command with --resume continues it from its checkpoint; "
         f"'maxminq plot {stopped_run}' and 'maxminq compare {stopped_run}' read it once it "
         "has finished (status reads the --out of a sweep)"
     )
@@ -489,7 +495,9 @@ def test_status_on_a_stopped_train_run_says_how_far_and_how_to_continue(
 def test_status_on_a_train_run_in_progress_says_it_is_training(stopped_run, capsys) -> None:
     with folder_lock(stopped_run):  # what a live 'maxminq train' holds on its folder
         line = error_line(capsys, ["status", str(stopped_run)])
-    assert "it is training now, at step 40 of 200 (20%);" in line
+    # how far, its speed and the time left (from progress.json), then what reads it
+    assert "it is training now, at step 40 of 200 (20%), " in line
+    assert " steps/s, about " in line and " left as of " in line
     assert "--resume" not in line
     # the probe released its lock: a run can train there again
     fd = os.open(stopped_run, os.O_RDONLY)

@@ -114,7 +114,7 @@ def unfinished_train_run(folder: Path) -> str | None:
     far (its ``progress.json``), or stopped and how to continue it; None for another
     folder. 'maxminq status' said 'no results.sqlite here; is this a sweep output folder?'
     of it."""
-    from maxminq.analysis.style import integer
+    from maxminq._progress import describe_progress
     from maxminq.experiments.store import PROGRESS_FILE
 
     if not (folder / "config.json").is_file() or (folder / "runs.csv").is_file():
@@ -131,15 +131,12 @@ def unfinished_train_run(folder: Path) -> str | None:
         a_run = False
     if not (a_run or checkpoint.is_file() or progress.is_file()):
         return None  # a config.json of something else
-    try:
-        p = json.loads(progress.read_text())
-        step, steps = int(p["step"]), int(p["steps"])
-        where = f"step {integer(step)} of {integer(steps)} ({step / steps:.0%})"
-    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
-        where = None
+    training = training_now(folder)
+    # how far (its step; training: its speed and time left too), and its returns
+    where = describe_progress(folder, training=training)
     head = f"{folder} is the folder of one 'maxminq train' run, no sweep"
     later = f"'maxminq plot {folder}' and 'maxminq compare {folder}' read it once it has finished"
-    if training_now(folder):
+    if training:
         how_far = f", at {where}" if where else ""
         return f"{head}: it is training now{how_far}; {later}"
     last = f"last at {where}" if where else "early, before its first progress.json"
