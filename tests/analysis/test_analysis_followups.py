@@ -178,3 +178,42 @@ def test_run_labels_tell_settings_apart_by_their_digits() -> None:
     ]  # fmt: skip
     cfgs = [{**cfg, "lr": 1e-3, "gamma": 0.9}, {**cfg, "lr": 3e-4, "gamma": -5.0}]
     assert run_labels(cfgs, [Path("a"), Path("b")]) == ["DQN, lr 0.001", "DQN, lr 0.0003"]
+
+
+# --- 7. compare's defaults: the registered keywords over the constructor's ------------------
+
+
+class _Chain:
+    """An environment constructor of one's own (only its signature is read)."""
+
+    def __init__(self, n: int = 5, goal: object = None, **extra: object) -> None:
+        self.n = n
+
+
+def test_same_environment_reads_registered_keywords_over_the_constructors(monkeypatch) -> None:
+    """FrozenLake-v1 (hA's test) registers the constructor's own default, so the order of
+    the two was not tested: FrozenLake8x8-v1 registers map_name '8x8' over its '4x4'. An id
+    registered in this process with a class, or a functools.partial fixing a keyword, is
+    read as gymnasium.make calls it; a creator taking only **kwargs tells nothing."""
+    import functools
+
+    import gymnasium as gym
+    from gymnasium.envs.registration import EnvSpec
+
+    from maxminq.analysis.compare import same_environment
+
+    assert same_environment("FrozenLake8x8-v1", {}, {"map_name": "8x8"}) == (True, [])
+    assert same_environment("FrozenLake8x8-v1", {}, {"map_name": "4x4"}) == (
+        False, ['map_name "4x4" vs "8x8" (default)']
+    )  # fmt: skip
+    for env_id, entry, kwargs in (
+        ("HA2Chain-v0", _Chain, {"n": 7}),
+        ("HA2Partial-v0", functools.partial(_Chain, n=7), {}),
+        ("HA2Lambda-v0", lambda **kw: _Chain(**kw), {}),
+    ):
+        monkeypatch.setitem(gym.registry, env_id, EnvSpec(env_id, entry, kwargs=kwargs))
+    assert same_environment("HA2Chain-v0", {}, {"n": 7}) == (True, [])
+    assert same_environment("HA2Chain-v0", {"n": 5}, {}) == (False, ["n 7 (default) vs 5"])
+    assert same_environment("HA2Partial-v0", {"n": 7.0}, {}) == (True, [])
+    assert same_environment("HA2Chain-v0", {}, {"extra": 1})[0] is None  # **extra: unknown
+    assert same_environment("HA2Lambda-v0", {}, {"n": 5})[0] is None
