@@ -217,3 +217,21 @@ def test_same_environment_reads_registered_keywords_over_the_constructors(monkey
     assert same_environment("HA2Partial-v0", {"n": 7.0}, {}) == (True, [])
     assert same_environment("HA2Chain-v0", {}, {"extra": 1})[0] is None  # **extra: unknown
     assert same_environment("HA2Lambda-v0", {}, {"n": 5})[0] is None
+
+
+# --- 8. compare_runs' table in a notebook ----------------------------------------------------
+
+
+def test_compare_runs_table_shows_all_its_columns_in_a_notebook(tmp_path: Path) -> None:
+    """pandas shows 20 columns in a notebook: of compare_runs' 25 it hid score, mean, se,
+    iqm and iqm_low, the numbers asked for."""
+    from maxminq.analysis import compare_runs
+
+    a, b = _run(tmp_path / "dqn", None), _run(tmp_path / "ddqn", None, "ddqn")
+    table = compare_runs([a, b])
+    assert isinstance(table, pd.DataFrame) and len(table.columns) > 20
+    with pd.option_context("display.max_columns", 20):  # a notebook's default
+        html = table._repr_html_()
+    assert html is not None
+    assert all(f"<th>{c}</th>" in html for c in ("score", "mean", "se", "iqm", "iqm_low"))
+    assert type(table[["run", "mean"]]) is pd.DataFrame  # what is made of it: plain

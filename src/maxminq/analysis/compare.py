@@ -478,9 +478,14 @@ def compare_runs(
     ``seed`` seeds the IQM's bootstrap. Bad input (options or folders) raises the UsageError
     the command prints; what it warns about (a seed without a score, scores that are not one
     measure) is a :class:`CompareWarning`. With few seeds per run (under 20) the p-values and
-    intervals are rough, as the command's footer says."""
+    intervals are rough, as the command's footer says. The DataFrame is a
+    :class:`maxminq.analysis.tables.WholeTable`: a notebook shows all its columns (pandas
+    shows 20 there, which hid ``mean``, ``se`` and ``iqm``)."""
+    from maxminq.analysis.tables import WholeTable
+
     paths = as_folders(folders)  # one folder alone: one run
     check_options(paths, baseline, seed)
     check_run_dirs(paths, "compare")  # what the folder is, when it is no run (the command's)
     cfgs, tables = load_runs(paths)
-    return comparison_table(paths, cfgs, tables, score_runs(paths, cfgs, tables), baseline, seed)
+    scores = score_runs(paths, cfgs, tables)
+    return WholeTable(comparison_table(paths, cfgs, tables, scores, baseline, seed))

@@ -44,6 +44,18 @@ TABULAR_ORDER = ["q_learning", "double_q", "averaged", "ensemble", "maxmin"]
 
 
 # ----------------------------------------------------------------------------- statistics
+class WholeTable(pd.DataFrame):
+    """A DataFrame that a notebook shows with all its columns: ``compare_runs``' table has
+    25 or more, of which pandas shows 20 there, hiding the middle ones (``score``,
+    ``mean``, ``se``, ``iqm``, ``iqm_low``). Otherwise a DataFrame as any other; what is
+    made of it (a selection, a copy) is a plain ``pd.DataFrame``."""
+
+    def _repr_html_(self) -> str | None:
+        """The HTML of IPython's display, every column shown (rows as pandas' options say)."""
+        with pd.option_context("display.max_columns", None):
+            return super()._repr_html_()  # type: ignore[misc]  # not in pandas-stubs
+
+
 def iqm(values: np.ndarray, axis: int | None = -1) -> np.ndarray | float:
     """Interquartile mean: the mean after cutting 25% of the values from each end.
 
