@@ -137,7 +137,7 @@ def test_cli_report(tmp_path: Path, capsys):
         "steps below Q-learning's" in out
     )
     md = (tmp_path / "report.md").read_text()
-    assert "| 50 | Maxmin Q | 4 | 0.01 | 4 |" in md  # best step size, 4 runs
+    assert "| 50 | Maxmin Q | N=4 | 0.01 | 4 |" in md  # best step size, 4 runs (N / K column)
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "DIR:" in capsys.readouterr().err
     assert main(["report", str(tmp_path), "--reps", "5"]) == 2

@@ -611,10 +611,7 @@ def run(args: argparse.Namespace) -> int:
     report = build_report(out, results=results, published=published)
     meta["seconds_with_report"] = round(time.perf_counter() - start, 1)
     _write_meta(meta_path, meta)
-    counts: dict[str, int] = {}
-    for claim in report.claims:
-        counts[claim.status] = counts.get(claim.status, 0) + 1
-    print(f"report: {report.html}  ({', '.join(f'{v} {k}' for k, v in counts.items())})")
+    print(f"report: {report.html}  ({report.verdicts})")
     if report.unchecked:  # e.g. --only toy_mdp: say which claims this folder cannot check
         print(f"        not checked (no data in this folder): {', '.join(report.unchecked)}")
     if report.pooled:  # e.g. configs of one's own sweeping update_members or gamma
