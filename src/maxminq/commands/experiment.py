@@ -265,6 +265,34 @@ def _algorithms(
     return out
 
 
+def _session_g_unreachable(
+    algos: list[tuple[str, int, dict[str, float]]], workers: int, settings: int
+) -> None:
+    """A G of a notebook or an interactive session (``'__main__:median_q'``, which
+    ``maxminq.cli.main(["experiment", ...])`` takes from one) with ``--workers`` > 1 and more
+    than one setting: a one-line UsageError before any work. The spawned workers cannot
+    import it (only a script's ``__main__``, run again in each worker, or a ``python -m``
+    module's, has it there), and each of them failed with "module '__main__' has no
+    'median_q'", which the user had just defined."""
+    if workers == 1 or settings == 1:  # all run in this process, where __main__ has G
+        return
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None):  # python -m: imported by name
+        return
+    path = getattr(main, "__file__", None)
+    if isinstance(path, str) and os.path.isfile(path):  # a script: each worker runs it again
+        return
+    for name, _, _ in algos:
+        if name.startswith("__main__:"):
+            short = name.partition(":")[2]
+            raise UsageError(
+                f"--algorithms: {name} is defined in this session (a notebook, an "
+                f"interactive Python, python -), which the --workers {workers} worker "
+                f"processes cannot import; use --workers 1, or define {short} in a module of "
+                f"yours (e.g. my_ops.py on PYTHONPATH) and name it 'my_ops:{short}'"
+            )
+
+
 def _subset_sizes(
     u: int, algos: list[tuple[str, int, dict[str, float]]]
 ) -> dict[tuple[str, int], dict[str, int]]:
@@ -644,6 +672,7 @@ def run_toy(args: argparse.Namespace) -> int:
     batch = _int(args.batch_size, "--batch-size")
     step_size = _floats([args.step_size], "--step-size", positive=True)[0]
     common = _common(args)
+    _session_g_unreachable(algos, common["workers"], len(mus) * len(algos))
     subset = _subset_sizes(common["update_members"], algos)
     out = _out_dir(args.out, "toy_mdp", ("toy_mdp.csv", *TOY_OUTPUTS))
 
@@ -748,6 +777,8 @@ def run_mountain_car(args: argparse.Namespace) -> int:
 
     check_step_size_per(args.step_size_per)
     common = _common(args)
+    chunks = -(-runs // 200)  # each setting's tasks (below)
+    _session_g_unreachable(algos, common["workers"], len(algos) * len(sig) * len(alphas) * chunks)
     subset = _subset_sizes(common["update_members"], algos)
     out = _out_dir(args.out, "mountain_car", ("mountain_car.csv", *MC_OUTPUTS))
 
@@ -755,7 +786,6 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     # that many runs of one setting still spread over the workers (each lane's run is one
     # kernel call, so a task's size does not change its speed). Run r keeps its stream
     # (seed, r) whichever chunk it lands in.
-    chunks = -(-runs // 200)
     bounds = [round(runs * k / chunks) for k in range(chunks + 1)]
     from maxminq.linear.mountain_car import N_FEATURES, N_TILINGS
 
