@@ -937,10 +937,6 @@ def toy_nonfinite_note(toy: pd.DataFrame) -> str:
     return note.replace(":\n", ": ").replace("\n", "; ") + "." if note else ""
 
 
-#: The count in a Mountain Car run's registry note (``experiments.registry.mountain_car_note``:
-#: ``... : 50 of 50 runs went non-finite (NaN or inf weights) by episode 300``).
-_MC_GONE = re.compile(r"(\d[\d,]*) of (\d[\d,]*) runs? went non-finite")
-
 #: What the Mountain Car table and its best step sizes do with runs whose weights went
 #: non-finite (:func:`mountain_car_nonfinite_note`); docs/report.md says the same.
 MC_NONFINITE_RULE = (
@@ -956,12 +952,12 @@ def _is_mc_nonfinite(rec: object) -> bool:
     """Whether the store record ``rec`` is a finished Mountain Car run whose registry note
     says some of its runs' weights went non-finite (the note a sweep writes from the final
     weights; a done run has no other note)."""
-    note = getattr(rec, "error", None)
+    from maxminq.experiments.registry import nonfinite_count
+
     return (
         getattr(rec, "kind", None) == "mountain_car"
         and getattr(rec, "status", None) == "done"
-        and isinstance(note, str)
-        and "went non-finite" in note
+        and nonfinite_count(getattr(rec, "error", None)) is not None
     )
 
 
@@ -990,6 +986,8 @@ def mountain_car_nonfinite_items(
     comes from ``mc`` (the stored rows); a run among ``best`` (the table's rows, keyed by
     the Mountain Car keys and the ``extra`` settings the table splits) is marked. None for
     runs stored before sweeps wrote these notes."""
+    from maxminq.experiments.registry import nonfinite_count
+
     gone = [r for r in records if _is_mc_nonfinite(r)]
     in_best: set[str] = set()
     if gone and mc is not None and best is not None and not best.empty:
@@ -1017,8 +1015,8 @@ def mountain_car_nonfinite_items(
             for key, text in (("sigma2", "σ² ="), ("step_size", "step size"))
             if isinstance(s.get(key), (int, float))
         )
-        found = _MC_GONE.search(rec.error)
-        runs = f"{found[1]} of {found[2]} runs" if found else rec.error
+        found = nonfinite_count(rec.error)
+        runs = f"{found[0]} of {found[1]} runs" if found else rec.error
         capped = _runs_at_cap(mc, rec.run_id) if mc is not None else None
         if capped is not None:
             at, of, cap = capped

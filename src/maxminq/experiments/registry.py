@@ -332,6 +332,18 @@ def mountain_car_note(weights: Any, settings: Mapping[str, Any]) -> str | None:
     return _named(settings, ("n", "sigma2", "step_size")) + f": {text} (NaN or inf weights){when}"
 
 
+#: The count in a classic run's note (:func:`mountain_car_note`, :func:`nonfinite_text`).
+_NONFINITE_COUNT = re.compile(r"(\d[\d,]*) of (\d[\d,]*) runs? went non-finite")
+
+
+def nonfinite_count(note: object) -> tuple[str, str] | None:
+    """``('50', '50')`` from a run's registry note ``...: 50 of 50 runs went non-finite
+    ...`` (how many of how many, as written); None for any other note (or none). The
+    reader of the notes this module writes, so that their wording lives here only."""
+    found = _NONFINITE_COUNT.search(note) if isinstance(note, str) else None
+    return (found[1], found[2]) if found else None
+
+
 #: The toy MDP's value columns; a run with NaN or inf in any of them went non-finite.
 TOY_VALUES = ("p_left", "distance", "q_a_left")
 
