@@ -67,3 +67,67 @@ def test_experiment_with_workers_refuses_a_session_g_before_any_work(tmp_path):
             "of yours (e.g. my_ops.py on PYTHONPATH) and name it 'my_ops:median_q'"
         )
     assert not (tmp_path / "toy").exists() and not (tmp_path / "mc").exists()
+
+
+def test_session_gs_in_a_class_partial_object_or_deleted_are_named_or_told_what_to_pass(
+    tmp_path,
+):
+    """A staticmethod or classmethod of a class defined in the session ran as the string
+    '__main__:Ops.med' but was refused as the function, with a message that a function of
+    __main__ cannot be named (the docs say it runs); it now runs under that name. A
+    functools.partial of a session's function, a callable object of the session: the
+    message names what to pass (the function and op_kwargs; '__main__:name'), not
+    'module:name'. A function whose name was deleted: said so, not 'a lambda, a closure'."""
+    code = """
+    import functools
+    import numpy as np
+    from maxminq.errors import UsageError
+    from maxminq.tabular.toy_mdp import run_toy_mdp
+
+    def median_q(q, w=1.0):
+        return (w * np.median(q, axis=-2) + (1 - w) * q.mean(axis=-2)).max(axis=-1)
+
+    class Ops:
+        @staticmethod
+        def med(q):
+            return np.median(q, axis=-2).max(axis=-1)
+
+        @classmethod
+        def cmed(cls, q):
+            return np.median(q, axis=-2).max(axis=-1)
+
+    class MedianG:
+        def __call__(self, q):
+            return np.median(q, axis=-2).max(axis=-1)
+
+    g_obj = MedianG()
+    toy = dict(mu=-0.1, n=3, runs=2, episodes=4, seed=1)
+    same = run_toy_mdp(algorithm="__main__:Ops.med", **toy)
+    for g in (Ops.med, Ops.cmed):
+        frame = run_toy_mdp(algorithm=g, **toy)
+        numbers = frame.drop(columns="algorithm")
+        print(frame["algorithm"].iloc[0], numbers.equals(same.drop(columns="algorithm")))
+
+    def refused(g):
+        try:
+            run_toy_mdp(algorithm=g, **toy)
+        except UsageError as err:
+            print(err)
+
+    refused(functools.partial(median_q, w=0.5))
+    refused(g_obj)
+    kept = median_q
+    del median_q
+    refused(kept)
+    """
+    out = _session(code, tmp_path).stdout.splitlines()
+    assert out == [
+        "__main__:Ops.med True",
+        "__main__:Ops.cmed True",
+        "algorithm: a functools.partial cannot be named; pass algorithm=median_q, "
+        "op_kwargs={'w': 0.5}",
+        "algorithm: a callable MedianG object cannot be named from the object itself; pass "
+        "algorithm='__main__:g_obj' (its name in this session)",
+        "algorithm: G function 'median_q' is no longer defined in __main__ under that name "
+        "(deleted, or the name holds something else now); define it again and pass it",
+    ], out

@@ -120,28 +120,73 @@ def algorithm_name(algorithm: Any, option: str = "--algorithms") -> Any:
             "a module of yours (e.g. my_ops.py, then 'my_ops:function'), and pass it"
         )
     if reference is None:  # the CSV, a sweep's run ids and its workers import G by name
-        raise UsageError(f"{option}: {operators.unnamed_operator(algorithm, 'algorithm')}")
+        why = _unnamed_in_session(algorithm, option)
+        raise UsageError(f"{option}: {why or operators.unnamed_operator(algorithm, 'algorithm')}")
     return reference
 
 
 def _main_reference(g: Any, option: str) -> str | None:
-    """``'__main__:name'`` for a function defined at the top level of ``__main__`` (a
-    notebook's cell, an interactive session, the script that runs): the run functions call G
-    in this process, where ``__main__`` has it, as they took the string ``'__main__:name'``;
-    the results' ``algorithm`` column names it so. None for anything else (a lambda, a
-    closure: no name to give). A function redefined since it was taken (the cell run again)
-    is a UsageError naming ``option``: the name holds another function now."""
+    """``'__main__:name'`` for a function defined in ``__main__`` (a notebook's cell, an
+    interactive session, the script that runs), at its top level or in a class there
+    (``'__main__:Ops.median_q'``, a staticmethod or classmethod): the run functions call G
+    in this process, where ``__main__`` has it, as they took the string; the results'
+    ``algorithm`` column names it so. None for anything else (a lambda, a closure: no name
+    to give). A function redefined since it was taken (the cell run again), or whose name
+    is gone (deleted), is a UsageError naming ``option``: the name no longer holds it."""
     module, qualname = getattr(g, "__module__", None), getattr(g, "__qualname__", None)
-    if module != "__main__" or not isinstance(qualname, str) or not qualname.isidentifier():
+    if module != "__main__" or not isinstance(qualname, str) or "<" in qualname:
         return None
-    current = getattr(sys.modules.get("__main__"), qualname, None)
-    if current is g:
+    current: Any = sys.modules.get("__main__")
+    for part in qualname.split("."):
+        current = getattr(current, part, None)
+    if current is g or (inspect.ismethod(g) and current == g):  # a classmethod: bound anew
         return f"__main__:{qualname}"
+    if inspect.ismethod(g):  # a method of an instance: no name in __main__ holds it
+        return None
     if callable(current):
         raise UsageError(
             f"{option}: G function {qualname!r} was redefined since it was taken (its cell "
             f"run again, say); pass {qualname} as it is now"
         )
+    raise UsageError(
+        f"{option}: G function {qualname!r} is no longer defined in __main__ under that name "
+        "(deleted, or the name holds something else now); define it again and pass it"
+    )
+
+
+def _main_name(g: Any) -> str | None:
+    """The one public name of ``__main__`` bound to the object ``g`` (a callable object of
+    a notebook, ``g = MedianG()``), else None."""
+    main = sys.modules.get("__main__")
+    names = [k for k, v in vars(main).items() if v is g and not k.startswith("_")] if main else []
+    return names[0] if len(names) == 1 else None
+
+
+def _unnamed_in_session(g: Any, option: str) -> str | None:
+    """What to pass instead of a G that a notebook or session holds but cannot be named by
+    itself: a functools.partial of one of its functions (the function and op_kwargs), a
+    callable object bound to a name of ``__main__`` (``'__main__:name'``); else None."""
+    import functools
+
+    if isinstance(g, functools.partial) and not g.args:
+        try:
+            inner = _main_reference(g.func, option)
+        except UsageError:
+            return None
+        if inner is None:
+            return None
+        bound = ", ".join(f"{k!r}: {v!r}" for k, v in g.keywords.items())
+        return (
+            f"a functools.partial cannot be named; pass {option}={inner.partition(':')[2]}, "
+            f"op_kwargs={{{bound}}}"
+        )
+    if not isinstance(g, type) and not hasattr(g, "__qualname__"):  # an instance: __call__
+        name = _main_name(g)
+        if name is not None:
+            return (
+                f"a callable {type(g).__name__} object cannot be named from the object itself; "
+                f"pass {option}='__main__:{name}' (its name in this session)"
+            )
     return None
 
 
