@@ -514,6 +514,25 @@ def check_on_zeros(
             )
 
 
+def _missing_attribute(reference: str, module_name: str, attribute: str) -> str:
+    """The message of ``load_operator`` for a module without ``attribute``. In a worker
+    process (a sweep's, ``maxminq experiment --workers``'s) ``'__main__:median_q'`` names
+    a function of the notebook or session that started it, which no other process has:
+    said so, and what to do (the bare "module '__main__' has no 'median_q'" read as wrong
+    to its user, who had just defined it)."""
+    import multiprocessing
+
+    text = f"operator {reference!r}: module {module_name!r} has no {attribute!r}"
+    if module_name != "__main__" or multiprocessing.parent_process() is None:
+        return text
+    short = attribute.rpartition(".")[2]
+    return (
+        f"{text} in this worker process: a function defined in a notebook or an interactive "
+        "session is seen only by the process that defined it; define it in a module of yours "
+        f"(e.g. my_ops.py on PYTHONPATH) and name it 'my_ops:{short}'"
+    )
+
+
 def load_operator(reference: str) -> Callable[..., Any]:
     """The G function a string names: a key of ``OPERATORS`` (``'maxmin'``), or
     ``'module:function'`` for one of your own, imported as Python imports it (from ``sys.path``:
@@ -566,7 +585,7 @@ def load_operator(reference: str) -> Callable[..., Any]:
     g: Any = module
     for part in attribute.split("."):
         if not hasattr(g, part):
-            raise ValueError(f"operator {reference!r}: module {module_name!r} has no {attribute!r}")
+            raise ValueError(_missing_attribute(reference, module_name, attribute))
         found = inspect.getattr_static(g, part)
         if (
             isinstance(g, type)

@@ -131,3 +131,39 @@ def test_session_gs_in_a_class_partial_object_or_deleted_are_named_or_told_what_
         "algorithm: G function 'median_q' is no longer defined in __main__ under that name "
         "(deleted, or the name holds something else now); define it again and pass it",
     ], out
+
+
+def test_a_worker_without_the_sessions_g_says_why(tmp_path):
+    """A worker process (a sweep's, run_sweep(..., workers=2) from a notebook) loading
+    '__main__:median_q' failed with "module '__main__' has no 'median_q'", every run
+    recorded so, while the user had just defined it: the message now says that a session's
+    function is seen by its own process only, and what to do. In the session itself a
+    missing name keeps the plain message."""
+    code = """
+    import multiprocessing, sys
+    from concurrent.futures import ProcessPoolExecutor
+    from maxminq.operators import load_operator
+
+    def median_q(q):
+        return q.max(axis=(-2, -1))
+
+    del sys.modules["__main__"].__file__  # as in a notebook: the worker cannot run it again
+    for where in ("session", "worker"):
+        try:
+            if where == "session":
+                load_operator("__main__:median_qq")
+            else:
+                context = multiprocessing.get_context("spawn")
+                with ProcessPoolExecutor(1, mp_context=context) as pool:
+                    pool.submit(load_operator, "__main__:median_q").result()
+        except ValueError as err:
+            print(err)
+    """
+    out = _session(code, tmp_path).stdout.splitlines()
+    assert out == [
+        "operator '__main__:median_qq': module '__main__' has no 'median_qq'",
+        "operator '__main__:median_q': module '__main__' has no 'median_q' in this worker "
+        "process: a function defined in a notebook or an interactive session is seen only by "
+        "the process that defined it; define it in a module of yours (e.g. my_ops.py on "
+        "PYTHONPATH) and name it 'my_ops:median_q'",
+    ], out
