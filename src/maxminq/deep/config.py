@@ -384,13 +384,26 @@ class TrainConfig:
         options a run was given, ``TrainConfig(env_id='CartPole-v1', agent='dqn',
         steps=20000)``, which a notebook shows in a line (the dataclass's repr listed all 37
         fields, 27 of them None, the defaults) and which Python reads back as the same
-        config. A resolved config shows every default filled in."""
-        shown = [
-            f"{f.name}={getattr(self, f.name)!r}"
+        config. A resolved config shows every default filled in. An own operator given as a
+        function is shown by the reference a run folder names it with (``'my_ops:median'``,
+        what ``resolve`` makes of it: the config read back is of the same run), not as
+        ``<function median at 0x7f...>``, which Python cannot read; values that write
+        themselves as no Python literal (a NumPy array, ``nan``) are shown as they are."""
+        from maxminq.operators import operator_reference
+
+        def shown(name: str, value: Any) -> str:
+            if name == "operator" and callable(value):
+                reference = operator_reference(value)
+                if reference is not None:
+                    return f"{name}={reference!r}"
+            return f"{name}={value!r}"
+
+        fields = [
+            shown(f.name, getattr(self, f.name))
             for f in dataclasses.fields(self)
             if f.name == "env_id" or not _is_default(f, getattr(self, f.name))
         ]
-        return f"{type(self).__name__}({', '.join(shown)})"
+        return f"{type(self).__name__}({', '.join(fields)})"
 
     @property
     def n_online(self) -> int:

@@ -338,11 +338,15 @@ def warn_about_size(cfg: ResolvedTrainConfig, need: int, out_dir: pathlib.Path) 
     ckpt = out_dir / "checkpoint" / _CKPT
     kept = ckpt.stat().st_size if ckpt.is_file() else 0  # stays until the new one is whole
     if need + kept > disk:
+        # A checkpoint holds the buffers' filled part: the first one past their filling
+        # holds them whole (an earlier one may fit; the run stops at one by this step).
+        k = cfg.checkpoint_every
+        by = min(-(-rows // k) * k, cfg.steps)
         warnings.warn(
-            f"--out: a checkpoint of this run holds {buffers}, at least {size_text(need)}, "
-            f"more than the {size_text(disk)} free on the disk of {out_dir}: the run would "
-            f"stop at its first checkpoint (step {cfg.checkpoint_every:,}); free disk space, "
-            "or choose another --out",
+            f"--out: a checkpoint of this run holds {buffers} once they are full, at least "
+            f"{size_text(need)}, more than the {size_text(disk)} free on the disk of "
+            f"{out_dir}: the run would stop at a checkpoint, by step {by:,}; free disk "
+            "space, or choose another --out",
             RunSizeWarning,
             stacklevel=3,
         )

@@ -1,0 +1,54 @@
+"""Second reading of session 23's deep changes (hL2): the long run's size warnings, the
+progress line of ``maxminq status`` and ``TrainConfig``'s repr."""
+
+from __future__ import annotations
+
+import collections
+import pathlib
+import warnings
+
+import pytest
+
+from maxminq.deep import train as train_module
+from maxminq.deep.config import TrainConfig
+
+
+def _disk(free: int) -> object:
+    usage = collections.namedtuple("usage", "total used free")
+    return lambda path: usage(10 * free, 9 * free, free)
+
+
+def test_disk_warning_names_the_checkpoint_the_full_buffers_reach(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Checkpoints every 100 steps, buffers of 1,000 rows: the first checkpoints hold a tenth
+    # of the buffers and fit; the one at step 1,000 holds them whole. The warning said the
+    # run would stop at its first checkpoint (step 100).
+    cfg = TrainConfig(
+        env_id="CartPole-v1", steps=5_000, buffer_size=1_000, checkpoint_every=100
+    ).resolve()
+    monkeypatch.setattr(train_module, "free_memory", lambda: None)
+    monkeypatch.setattr(train_module.shutil, "disk_usage", _disk(500_000))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train_module.warn_about_size(cfg, 1_000_000, tmp_path / "out")
+    said = [str(w.message) for w in caught if w.category is train_module.RunSizeWarning]
+    assert len(said) == 1
+    assert "by step 1,000" in said[0]
+    assert "step 100)" not in said[0] and "first checkpoint" not in said[0]
+
+
+def test_repr_of_a_config_with_an_own_operator_function_reads_back_as_the_same_run() -> None:
+    # The library's own maxmin G, given as a function (its reference: a name of OPERATORS); the
+    # repr wrote <function ... at 0x...>, which Python cannot read back.
+    from maxminq import operators
+
+    g = operators.load_operator("maxmin")
+    assert callable(g)
+    cfg = TrainConfig(
+        env_id="CartPole-v1", agent="generalized-dqn", operator=g, steps=300, seeds=(0, 1)
+    )
+    text = repr(cfg)
+    assert "<function" not in text and "operator='maxmin'" in text
+    back = eval(text, {"TrainConfig": TrainConfig})  # noqa: S307 - the repr's own promise
+    assert back.resolve() == cfg.resolve()
