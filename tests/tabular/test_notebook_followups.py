@@ -167,3 +167,22 @@ def test_a_worker_without_the_sessions_g_says_why(tmp_path):
         "the process that defined it; define it in a module of yours (e.g. my_ops.py on "
         "PYTHONPATH) and name it 'my_ops:median_q'",
     ], out
+
+
+def test_theory_command_called_in_a_notebook_shows_its_bar(tmp_path):
+    """``maxminq.cli.main(["theory", ...])`` in a Jupyter kernel showed no bar through the
+    Monte Carlo's wait (a bar only when stderr is a terminal, which a kernel's is not),
+    while ``experiment``'s and the run functions' bars show there. The kernel is stood in
+    for by an ``ipykernel`` entry in sys.modules (``maxminq._progress.in_notebook``'s test;
+    tqdm.auto, finding no IPython, draws its text bar)."""
+    code = """
+    import sys, types
+    from maxminq.cli import main
+
+    sys.modules["ipykernel"] = types.ModuleType("ipykernel")
+    argv = ["theory", "--m-max", "2", "--n-max", "2", "--samples", "10",
+            "--variance-samples", "10", "--operator-m", "2", "--out", "kernel"]
+    print("rc", main(argv), file=sys.stderr)
+    """
+    err = _session(code, tmp_path).stderr
+    assert err.rstrip().endswith("rc 0") and "Monte Carlo: 100%" in err, err

@@ -352,7 +352,7 @@ def run(args: argparse.Namespace) -> int:
     if note is not None:  # say so before a long silent wait
         print(f"maxminq theory: note: {note}", file=sys.stderr, flush=True)
     # Imported here so that option errors are reported before the heavier imports.
-    from maxminq._progress import progress_bar, writes_to_terminal
+    from maxminq._progress import in_notebook, progress_bar, writes_to_terminal
     from maxminq.analysis.theory_plots import (
         bias_table,
         operator_bias_table,
@@ -372,7 +372,9 @@ def run(args: argparse.Namespace) -> int:
         desc="Monte Carlo",
         unit=" errors",  # the rate reads "79.5k errors/s", not "79.5kerror/s"
         unit_scale=True,
-        enabled=not args.no_progress and writes_to_terminal(),
+        # in a terminal or a notebook (maxminq.cli.main there: its stderr is no terminal,
+        # and the notebook showed no bar through the wait), not into a log
+        enabled=not args.no_progress and (writes_to_terminal() or in_notebook()),
     )
     with bar:
         bias = bias_table(
