@@ -52,3 +52,36 @@ def test_repr_of_a_config_with_an_own_operator_function_reads_back_as_the_same_r
     assert "<function" not in text and "operator='maxmin'" in text
     back = eval(text, {"TrainConfig": TrainConfig})  # noqa: S307 - the repr's own promise
     assert back.resolve() == cfg.resolve()
+
+
+def test_a_resumed_run_reports_its_checkpoints_step_before_its_first_interval(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed at step 330 after its checkpoint at 250: its progress.json said step 330 and a
+    # time left of then; resumed, 'maxminq status' read that until the first report of the
+    # resumed run, 0.5% of its steps later (minutes on a long run).
+    import json
+
+    from maxminq._progress import describe_progress
+
+    cfg = TrainConfig(
+        env_id="CartPole-v1", agent="dqn", steps=400, seeds=[0], buffer_size=100,
+        learning_starts=50, batch_size=8, eval_episodes=0, checkpoint_every=0,
+    )  # fmt: skip
+    out = tmp_path / "run"
+    assert train_module.run_training(cfg, out, stop_after=250, progress=False) == {}
+    stale = {"step": 330, "steps": 400, "steps_per_s": 40.0, "seconds_left": 1.75}
+    (out / "progress.json").write_text(json.dumps({**stale, "updated": 1.7e9}))
+    seen: list[str | None] = []
+    step = train_module.Trainer.train_step
+
+    def first_step(self: train_module.Trainer) -> None:
+        if not seen:
+            seen.append(describe_progress(out))
+        step(self)
+
+    monkeypatch.setattr(train_module.Trainer, "train_step", first_step)
+    train_module.run_training(cfg, out, progress=False)
+    assert len(seen) == 1 and seen[0] is not None
+    assert seen[0].startswith("step 250 of 400 (62%)")
+    assert "steps/s" not in seen[0] and "left" not in seen[0]

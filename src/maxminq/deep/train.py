@@ -1280,6 +1280,9 @@ def _train_with(
         )
         every = max(1, cfg.steps // 200)  # progress.json: 0.5% steps, for watchers
         report = ProgressReport(out_dir, cfg.steps, trainer.step, bar)
+        if on_disk is not None:  # resumed: the last report was of the run before, later
+            # than its checkpoint maybe, with a speed and time left of then: its step now
+            report.write(trainer.step, trainer.rows, trainer.active.tolist(), list(cfg.seeds))
         k = cfg.checkpoint_every
         with StepBoundary() as boundary:  # Ctrl-C and SIGTERM act between steps
             while trainer.step < cfg.steps and trainer.active.any():
