@@ -98,10 +98,12 @@ def algorithm_name(algorithm: Any, option: str = "--algorithms") -> Any:
     compiled kernel; ``'module:function'`` for one of your own); anything else is returned
     as it is, for :func:`resolve_algorithm` to check ('module:function' naming one of the
     library's functions, ``'maxminq.operators:double_q'``, is its library name, as
-    ``FiniteMDP.learn`` and generalized-dqn take it); one defined at the top level of
-    ``__main__`` (a notebook, an interactive session) is ``'__main__:name'``
-    (:func:`_main_reference`). A function that cannot be named (a lambda, a closure) is a
-    UsageError: the CSV, a sweep's run ids and its worker processes need a name to import."""
+    ``FiniteMDP.learn`` and generalized-dqn take it); one defined in ``__main__`` (a
+    notebook, an interactive session; at its top level or in a class there) is
+    ``'__main__:name'`` (:func:`_main_reference`). A function that cannot be named (a
+    lambda, a closure) is a UsageError, saying what to pass instead where the session has
+    it (:func:`_unnamed_in_session`): the CSV, a sweep's run ids and its worker processes
+    need a name to import."""
     if isinstance(algorithm, str) and is_own_operator(algorithm):
         # 'maxminq.operators:double_q' (or an alias in one's module) is the library's
         # operator, as FiniteMDP.learn and generalized-dqn take it: its roles and behaviour
