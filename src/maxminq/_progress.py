@@ -108,7 +108,9 @@ def describe_progress(folder: pathlib.Path, training: bool = True) -> str | None
 
     rate, left, updated = number("steps_per_s"), number("seconds_left"), number("updated")
     if training and rate is not None and left is not None and updated is not None:
-        at = time.strftime("%H:%M %Z", time.localtime(updated))
+        then = time.localtime(updated)  # the local clock, its zone named; the date too
+        same_day = then[:3] == time.localtime()[:3]  # if not today (a laptop asleep since)
+        at = time.strftime("%H:%M %Z" if same_day else "%Y-%m-%d %H:%M %Z", then)
         where += f", {rate:,.0f} steps/s, about {_duration(left)} left as of {at}"
     train, evaluated = number("return_avg100"), number("eval_return")
     eval_step = number("eval_step")

@@ -85,3 +85,29 @@ def test_a_resumed_run_reports_its_checkpoints_step_before_its_first_interval(
     assert len(seen) == 1 and seen[0] is not None
     assert seen[0].startswith("step 250 of 400 (62%)")
     assert "steps/s" not in seen[0] and "left" not in seen[0]
+
+
+def test_the_time_left_of_a_report_not_from_today_says_its_date(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run training still (a laptop asleep since) whose last report is of 2023-11-14 said
+    # 'about 1 min left as of 23:13 CET', read as today's.
+    import json
+    import time
+
+    from maxminq._progress import describe_progress
+
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    try:
+        report = {"step": 10, "steps": 20, "steps_per_s": 1.0, "seconds_left": 60.0}
+        (tmp_path / "progress.json").write_text(json.dumps({**report, "updated": 1.7e9}))
+        said = describe_progress(tmp_path)
+        now = dict(report, updated=time.time())
+        (tmp_path / "progress.json").write_text(json.dumps(now))
+        today = describe_progress(tmp_path)
+    finally:
+        monkeypatch.undo()  # TZ as it was, and the clock's zone with it
+        time.tzset()
+    assert said == "step 10 of 20 (50%), 1 steps/s, about 1 min left as of 2023-11-14 23:13 CET"
+    assert today is not None and " as of 20" not in today and today.endswith(("CET", "CEST"))
