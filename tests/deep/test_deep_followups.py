@@ -111,3 +111,13 @@ def test_the_time_left_of_a_report_not_from_today_says_its_date(
         time.tzset()
     assert said == "step 10 of 20 (50%), 1 steps/s, about 1 min left as of 2023-11-14 23:13 CET"
     assert today is not None and " as of 20" not in today and today.endswith(("CET", "CEST"))
+
+
+def test_the_start_line_of_a_run_checkpointed_before_its_buffers_fill() -> None:
+    # Checkpoints every 10,000 steps of buffers of 100,000: the first nine hold less than
+    # the full buffers; the line said each held 'at least' their full size.
+    cfg = TrainConfig(
+        env_id="CartPole-v1", steps=200_000, buffer_size=100_000, checkpoint_every=10_000
+    ).resolve()
+    line = train_module.long_run_note(cfg, 4_800_000, pathlib.Path("runs/cp"))
+    assert "holds them: once they are full, at least 4.8 MB in runs/cp/checkpoint" in line

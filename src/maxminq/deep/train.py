@@ -361,8 +361,10 @@ def long_run_note(cfg: ResolvedTrainConfig, need: int, out_dir: pathlib.Path) ->
         f"{size_text(need)} of memory once full"
     )
     if cfg.checkpoint_every:
+        # a checkpoint holds the buffers' filled part: those before they fill, less
+        least = "at least" if cfg.checkpoint_every >= rows else "once they are full, at least"
         text += (
-            f"; a checkpoint every {cfg.checkpoint_every:,} steps holds them: at least "
+            f"; a checkpoint every {cfg.checkpoint_every:,} steps holds them: {least} "
             f"{size_text(need)} in {out_dir / 'checkpoint'}"
         )
     quoted = shlex.quote(str(out_dir))
