@@ -1,13 +1,15 @@
 """Helpers shared by test files (``from helpers import ...``: pytest's ``pythonpath`` puts
 tests/ on the path, as for run_folders and line_env): the repository's and tests/' paths,
-signalling a real process at a chosen moment, and the one stderr line of a command refused
-with exit status 2."""
+signalling a real process at a chosen moment, the one stderr line of a command refused
+with exit status 2, and code run as a notebook's cell runs (:func:`stdin_session`)."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -86,3 +88,28 @@ def error_line(capsys, argv: list[str]) -> str:
     lines = out.err.splitlines()
     assert len(lines) == 1, lines
     return lines[0]
+
+
+def stdin_session(
+    code: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``code`` (dedented) run as a notebook's cell or a ``python - <<EOF`` script runs: fed
+    on stdin to a new Python, so its definitions live in a ``__main__`` without a file;
+    stdout and stderr pipes (not a terminal), matplotlib headless, ``src/`` and ``tests/``
+    importable. Its exit status must be 0 (else its stderr's end is the failure)."""
+    proc = subprocess.run(
+        [sys.executable, "-"],
+        input=textwrap.dedent(code),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(TESTS)]),
+            "MPLBACKEND": "Agg",
+        },
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc

@@ -6,32 +6,8 @@ kernel interrupt (a KeyboardInterrupt) in the middle of a call."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _session(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``code`` run as a notebook cell runs: fed on stdin to a new Python, stdout and stderr
-    pipes (not a terminal); ``tests/`` importable (``line_env``)."""
-    path = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])
-    env = {**os.environ, "PYTHONPATH": path, "MPLBACKEND": "Agg"}
-    proc = subprocess.run(
-        [sys.executable, "-"],
-        input=textwrap.dedent(code),
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=180,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
-
+from helpers import stdin_session
 
 # An environment of the session's own whose step raises KeyboardInterrupt at a chosen call,
 # as a kernel interrupt lands in the middle of run_training.
@@ -140,7 +116,7 @@ def test_a_kernel_interrupt_leaves_nothing_behind_and_the_sessions_state_as_it_w
     print("changed:", [key for key in before if before[key] != after[key]])
     """
     )
-    proc = _session(code, tmp_path)
+    proc = stdin_session(code, tmp_path)
     out = proc.stdout.splitlines()
     assert out[0] == "after a quiet run: ['MainThread']", proc.stdout
     step = int(out[1].removeprefix("interrupted, checkpoint: "))
@@ -183,7 +159,7 @@ def test_bars_written_to_a_file_redraw_rarely_not_ten_times_a_second(tmp_path):
                       batch_size=8, buffer_size=200, eval_episodes=1, checkpoint_every=0)
     run_training(cfg, "run")
     """
-    proc = _session(code, tmp_path)
+    proc = stdin_session(code, tmp_path)
     toy, deep = proc.stderr.split("@@@")
     toy_draws = [s for s in toy.splitlines() if "toy maxmin" in s]  # \r or \n
     assert 2 <= len(toy_draws) <= 4, toy_draws  # was 61: one per lane
@@ -255,7 +231,7 @@ def test_in_a_notebook_the_bars_are_widgets_not_text_in_the_cell(tmp_path):
     print(bars())
     """
     )
-    proc = _session(code, tmp_path)
+    proc = stdin_session(code, tmp_path)
     assert proc.stdout.strip() == "[(150, 150), (2, 2), (3, 3), (4, 4)]", proc.stdout
     assert "step/s" not in proc.stderr and "ep/s" not in proc.stderr, proc.stderr[-2000:]
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import stdin_session
 from test_sweep import TOY  # the tiny toy-MDP sweep of the sweep tests (4 runs)
 
 from maxminq.cli import main
@@ -59,15 +58,7 @@ def stdin_sweep(tmp_path_factory: pytest.TempPathFactory) -> dict:
     in a log or a captured notebook command): its summary (stdout) and stderr."""
     root = tmp_path_factory.mktemp("stdin_sweep")
     (root / "toy.yaml").write_text(TOY_TEXT)
-    proc = subprocess.run(
-        [sys.executable, "-"],
-        input=STDIN_SWEEP,
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = stdin_session(STDIN_SWEEP, cwd=root)
     return {"root": root, "err": proc.stderr, **json.loads(proc.stdout.strip().splitlines()[-1])}
 
 

@@ -4,29 +4,7 @@ fed on stdin, ``python -``, as a notebook's cells are)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _session(code: str) -> subprocess.CompletedProcess[str]:
-    """``code`` run as a notebook cell runs: fed on stdin to a new Python."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    proc = subprocess.run(
-        [sys.executable, "-"],
-        input=textwrap.dedent(code),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
+from helpers import stdin_session
 
 
 def test_a_g_defined_in_the_session_runs_the_toy_mdp_and_mountain_car():
@@ -64,7 +42,7 @@ def test_a_g_defined_in_the_session_runs_the_toy_mdp_and_mountain_car():
         except UsageError as err:
             print(err)
     """
-    out = _session(code).stdout.splitlines()
+    out = stdin_session(code).stdout.splitlines()
     assert out[0] == "['__main__:median_q'] 8", out
     assert out[1] == "['__main__:median_q'] 4", out
     assert out[2] == (

@@ -5,30 +5,7 @@ functools.partial, as a callable object, or deleted since it was taken."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _session(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``code`` run as a notebook cell runs: fed on stdin to a new Python, in ``cwd``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    proc = subprocess.run(
-        [sys.executable, "-"],
-        input=textwrap.dedent(code),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=180,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
+from helpers import stdin_session
 
 
 def test_experiment_with_workers_refuses_a_session_g_before_any_work(tmp_path):
@@ -52,7 +29,7 @@ def test_experiment_with_workers_refuses_a_session_g_before_any_work(tmp_path):
                       "--step-sizes", "0.1", "--max-steps", "20", "--workers", "2",
                       "--out", "mc"]))
     """
-    proc = _session(code, tmp_path)
+    proc = stdin_session(code, tmp_path)
     assert [line for line in proc.stdout.splitlines() if line.startswith("rc")] == [
         "rc 2",
         "rc 2",
@@ -120,7 +97,7 @@ def test_session_gs_in_a_class_partial_object_or_deleted_are_named_or_told_what_
     del median_q
     refused(kept)
     """
-    out = _session(code, tmp_path).stdout.splitlines()
+    out = stdin_session(code, tmp_path).stdout.splitlines()
     assert out == [
         "__main__:Ops.med True",
         "__main__:Ops.cmed True",
@@ -159,7 +136,7 @@ def test_a_worker_without_the_sessions_g_says_why(tmp_path):
         except ValueError as err:
             print(err)
     """
-    out = _session(code, tmp_path).stdout.splitlines()
+    out = stdin_session(code, tmp_path).stdout.splitlines()
     assert out == [
         "operator '__main__:median_qq': module '__main__' has no 'median_qq'",
         "operator '__main__:median_q': module '__main__' has no 'median_q' in this worker "
@@ -184,5 +161,5 @@ def test_theory_command_called_in_a_notebook_shows_its_bar(tmp_path):
             "--variance-samples", "10", "--operator-m", "2", "--out", "kernel"]
     print("rc", main(argv), file=sys.stderr)
     """
-    err = _session(code, tmp_path).stderr
+    err = stdin_session(code, tmp_path).stderr
     assert err.rstrip().endswith("rc 0") and "Monte Carlo: 100%" in err, err

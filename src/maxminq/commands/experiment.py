@@ -48,6 +48,7 @@ from maxminq.experiments.workers import (
     named_spawn_context,
     refuse_unguarded_startup,
     workers_ignore_sigint,
+    workers_see_main,
 )
 
 TOY_FULL = {"runs": 5000, "episodes": 1000}
@@ -276,11 +277,7 @@ def _session_g_unreachable(
     'median_q'", which the user had just defined."""
     if workers == 1 or settings == 1:  # all run in this process, where __main__ has G
         return
-    main = sys.modules.get("__main__")
-    if getattr(getattr(main, "__spec__", None), "name", None):  # python -m: imported by name
-        return
-    path = getattr(main, "__file__", None)
-    if isinstance(path, str) and os.path.isfile(path):  # a script: each worker runs it again
+    if workers_see_main():  # a script (each worker runs it again) or a python -m module
         return
     for name, _, _ in algos:
         if name.startswith("__main__:"):

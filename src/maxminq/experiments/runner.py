@@ -32,7 +32,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +76,7 @@ from maxminq.experiments.workers import (
     named_spawn_context,
     refuse_unguarded_startup,
     workers_ignore_sigint,
+    workers_see_main,
 )
 
 BACKENDS = ("local", "ray")
@@ -263,6 +264,25 @@ def _refuse_worker_startup() -> None:
     """Stop a spawned process that is importing the script which called ``run_sweep`` (its
     ``__main__`` guard is missing), before it opens the store or starts processes."""
     refuse_unguarded_startup(WORKER_NAME, UNGUARDED)
+
+
+def _refuse_session_functions(runs: Sequence[RunSpec]) -> None:
+    """A run naming a G written in a notebook or an interactive session
+    (``'__main__:median_q'``) that the workers cannot see (:func:`workers_see_main`): one
+    line before anything is registered; each run was recorded failed ("module '__main__'
+    has no 'median_q'"), the function being defined only in this process."""
+    if workers_see_main():
+        return
+    for run in runs:
+        for key, value in run.settings.items():
+            if isinstance(value, str) and value.startswith("__main__:"):
+                short = value.split(":")[1]
+                raise UsageError(
+                    f"{key}: {value} is defined in this session (a notebook, an interactive "
+                    "Python, python -), which the sweep's worker processes cannot import; "
+                    f"define {short} in a module of yours (e.g. my_ops.py on PYTHONPATH) and "
+                    f"name it 'my_ops:{short}' in the config"
+                )
 
 
 def _stop_workers(procs: list[Any], grace: float = STOP_GRACE, notice: bool = False) -> None:
@@ -760,6 +780,7 @@ def run_sweep(
             f"SweepConfig, got {type(config_or_path).__name__}"
         )
     every = list(config.runs)
+    _refuse_session_functions(every)
     mine = {run.run_id for run in shard_runs(every, part)}
     start = time.perf_counter()
     summary = SweepSummary(config.name, config.scale, Path(out_dir), len(mine))

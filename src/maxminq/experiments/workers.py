@@ -51,6 +51,17 @@ def refuse_unguarded_startup(worker_name: str, message: str) -> None:
     raise UsageError(message)
 
 
+def workers_see_main() -> bool:
+    """Whether a spawned worker has the top-level definitions of ``__main__`` (a G written
+    there, named ``'__main__:median_q'``): it runs a script's file again, or imports a
+    ``python -m`` module by name; a notebook's, an interactive session's or a ``python -``
+    script's definitions exist only in this process."""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None):  # python -m
+        return True
+    return not _missing_main_file() and isinstance(getattr(main, "__file__", None), str)
+
+
 # Held while a process is started with the main module's file hidden (:func:`_main_hidden`).
 _MAIN_LOCK = threading.Lock()
 
