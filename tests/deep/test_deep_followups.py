@@ -121,3 +121,27 @@ def test_the_start_line_of_a_run_checkpointed_before_its_buffers_fill() -> None:
     ).resolve()
     line = train_module.long_run_note(cfg, 4_800_000, pathlib.Path("runs/cp"))
     assert "holds them: once they are full, at least 4.8 MB in runs/cp/checkpoint" in line
+
+
+def test_a_finished_run_read_back_is_no_run_short_of_memory(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # run_training of a finished run reads its tables back: it fills no buffer and writes no
+    # checkpoint, but warned that it 'may be killed for want of memory' when memory was low.
+    cfg = TrainConfig(
+        env_id="CartPole-v1", agent="dqn", steps=60, seeds=[0], buffer_size=50,
+        learning_starts=20, batch_size=8, eval_episodes=0, checkpoint_every=0,
+    )  # fmt: skip
+    out = tmp_path / "run"
+    train_module.run_training(cfg, out, progress=False)
+    monkeypatch.setattr(train_module, "free_memory", lambda: 1.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tables = train_module.run_training(cfg, out, progress=False)
+    assert set(tables) >= {"episodes", "tests"}  # read back
+    assert [w for w in caught if w.category is train_module.RunSizeWarning] == []
+    with warnings.catch_warnings(record=True) as caught:  # a run trained still warns
+        warnings.simplefilter("always")
+        train_module.run_training(cfg, tmp_path / "new", progress=False)
+    said = [w for w in caught if w.category is train_module.RunSizeWarning]
+    assert len(said) == 1 and said[0].filename == __file__  # at the caller's line

@@ -308,12 +308,15 @@ class RunSizeWarning(MaxminqWarning):
     first checkpoint, hours later."""
 
 
-def warn_about_size(cfg: ResolvedTrainConfig, need: int, out_dir: pathlib.Path) -> None:
+def warn_about_size(
+    cfg: ResolvedTrainConfig, need: int, out_dir: pathlib.Path, stacklevel: int = 3
+) -> None:
     """:class:`RunSizeWarning` when the replay buffers (``need`` bytes once full) exceed the
     memory free now, or when a checkpoint (at least ``need`` bytes, written beside the
     previous one until it replaces it) may not fit on the disk of ``out_dir``. A warning:
     memory and disk may be freed while the run starts; the machine's memory is the limit
-    that refuses (``_check_replay_memory``)."""
+    that refuses (``_check_replay_memory``). ``stacklevel``: ``warnings.warn``'s, from
+    here."""
     seeds, rows = len(cfg.seeds), min(cfg.buffer_size, cfg.steps)
     buffers = f"the replay buffers of {count(seeds, 'seed')} x {rows:,} transitions"
     free = free_memory()
@@ -324,7 +327,7 @@ def warn_about_size(cfg: ResolvedTrainConfig, need: int, out_dir: pathlib.Path) 
             f"when they fill (by step {rows:,}); free memory, or give fewer --seeds or a "
             "smaller --buffer-size",
             RunSizeWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     if not cfg.checkpoint_every:
         return
@@ -348,7 +351,7 @@ def warn_about_size(cfg: ResolvedTrainConfig, need: int, out_dir: pathlib.Path) 
             f"{out_dir}: the run would stop at a checkpoint, by step {by:,}; free disk "
             "space, or choose another --out",
             RunSizeWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
 
 
@@ -1140,7 +1143,6 @@ def run_training(
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
     need = Trainer.check_env(cfg)  # a one-line error before out_dir is touched
-    warn_about_size(cfg, need, out_dir)  # memory and disk: now, not when they run out
     warn_if_not_repeatable(cfg)  # e.g. np.random in the environment: seeds would not repeat
     warn_about_steps(cfg)  # never learns, or no evaluation: the command's warnings too
     elsewhere = env_id_elsewhere(cfg.env_id)
@@ -1152,7 +1154,9 @@ def run_training(
             clear_run(out_dir)
             resume = False
         files = _RunFiles.of(out_dir)
-        return _train_in(cfg, config, writer_class, files, resume, progress, stop_after, threads)
+        return _train_in(
+            cfg, config, writer_class, files, resume, progress, stop_after, threads, need
+        )
 
 
 def _interrupted_note(out_dir: pathlib.Path, step: int | None, steps: int) -> str:
@@ -1195,8 +1199,10 @@ def _train_in(
     progress: bool,
     stop_after: int | None,
     threads: int,
+    need: int,
 ) -> dict[str, pd.DataFrame]:
-    """``run_training`` once ``files.out`` is held: ``cfg`` is ``config`` resolved."""
+    """``run_training`` once ``files.out`` is held: ``cfg`` is ``config`` resolved, ``need``
+    the bytes of its full replay buffers (``Trainer.check_env``)."""
     finished = (files.out / "runs.csv").exists() and files.config.exists()
 
     def own_interval(saved: dict[str, Any]) -> ResolvedTrainConfig:
@@ -1230,6 +1236,8 @@ def _train_in(
             "checkpoint (checkpoint/state.pt), which it does not have (e.g. a published "
             "run, or one trained with --checkpoint-every 0); train a new run in another --out"
         )
+    # Memory and disk: now, not when they run out (a finished run read back takes neither).
+    warn_about_size(cfg, need, files.out, stacklevel=4)
     with torch_threads(threads):  # the caller's count back on every way out
         return _train_with(cfg, writer_class, files, state, progress, stop_after)
 
