@@ -1116,7 +1116,9 @@ def run_training(
     ``stop_after`` (steps) stops early after writing a checkpoint, as a kill would (used by
     tests); it then returns an empty dict.
     ``threads``: torch threads while training (default 1: the small networks gain little
-    from more, and sweeps run one process per core); results do not depend on it (tested).
+    from more, and sweeps run one process per core); results do not depend on it at the
+    default batch of 32 (tested; at some small batch sizes the updates round otherwise in
+    their last bits, docs/deep-agents.md's Threads: a resume on another count warns).
 
     Ctrl-C (SIGINT) and SIGTERM during the training steps (in the main thread) stop the run
     at the end of the step under way, after a checkpoint of that step (none with
