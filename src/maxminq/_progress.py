@@ -98,7 +98,8 @@ def describe_progress(folder: pathlib.Path, training: bool = True) -> str | None
     try:
         p = json.loads((folder / PROGRESS_FILE).read_text())
         step, steps = int(p["step"]), int(p["steps"])
-        where = f"step {step:,} of {steps:,} ({step / steps:.0%})"
+        # floored: a run 99.6% through is not 100% (rounded) until it is
+        where = f"step {step:,} of {steps:,} ({math.floor(100 * step / steps)}%)"
     except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
         return None
 

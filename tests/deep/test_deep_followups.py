@@ -145,3 +145,13 @@ def test_a_finished_run_read_back_is_no_run_short_of_memory(
         train_module.run_training(cfg, tmp_path / "new", progress=False)
     said = [w for w in caught if w.category is train_module.RunSizeWarning]
     assert len(said) == 1 and said[0].filename == __file__  # at the caller's line
+
+
+def test_a_run_nearly_done_is_not_said_done(tmp_path: pathlib.Path) -> None:
+    # 'step 4,980,000 of 5,000,000 (100%)' of a run with 20,000 steps to go (rounded).
+    import json
+
+    from maxminq._progress import describe_progress
+
+    (tmp_path / "progress.json").write_text(json.dumps({"step": 4_980_000, "steps": 5_000_000}))
+    assert describe_progress(tmp_path) == "step 4,980,000 of 5,000,000 (99%)"
