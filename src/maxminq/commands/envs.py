@@ -120,8 +120,7 @@ def _replay_bytes(d: EnvDefaults, env_kwargs: dict | None) -> int | None:
     """The bytes one seed's replay buffer takes once full at ``d``'s ``--buffer-size``, as
     training lays it out (its observations as they are stored: MinAtar's as uint8), from a
     built environment's observation space; None if it cannot be built here."""
-    from maxminq.deep.replay import ReplayBuffers
-    from maxminq.deep.train import _image_replay, _replay_dtype
+    from maxminq.deep.train import replay_bytes
     from maxminq.envs.api import make_with_kwargs
 
     try:
@@ -129,12 +128,9 @@ def _replay_bytes(d: EnvDefaults, env_kwargs: dict | None) -> int | None:
     except Exception:  # e.g. a package not installed here: the listing goes on without
         return None
     try:
-        space = env.observation_space
-        shape = tuple(int(n) for n in space.shape or ())
+        return replay_bytes(env.observation_space, 1, d.buffer_size)
     finally:
         env.close()
-    dtype = _replay_dtype(_image_replay(space, shape))
-    return ReplayBuffers.nbytes(1, d.buffer_size, shape, dtype)
 
 
 def _refuse_what_train_refuses(d: EnvDefaults, env_kwargs: dict | None) -> None:

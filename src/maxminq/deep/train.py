@@ -215,7 +215,15 @@ def _replay_dtype(image: bool) -> np.dtype:
     return np.dtype(np.uint8 if image else np.float32)
 
 
-def _check_replay_memory(cfg: TrainConfig, obs_shape: tuple[int, ...], image: bool) -> int:
+def replay_bytes(space: Any, seeds: int, rows: int) -> int:
+    """Bytes the replay buffers of ``seeds`` x ``rows`` transitions of observations from
+    ``space`` take once full, as training lays them out (MinAtar's images as uint8, other
+    observations as float32): ``maxminq train``'s check and ``maxminq envs --env``'s line."""
+    shape = tuple(int(d) for d in space.shape or ())
+    return ReplayBuffers.nbytes(seeds, rows, shape, _replay_dtype(_image_replay(space, shape)))
+
+
+def _check_replay_memory(cfg: TrainConfig, space: Any) -> int:
     """Refuse a run whose replay buffers alone exceed this machine's memory (``--seeds
     0-20000`` took 15 GB and a minute to reach its first step, on the way to the OOM
     killer); the bytes they take once full otherwise."""
@@ -224,7 +232,7 @@ def _check_replay_memory(cfg: TrainConfig, obs_shape: tuple[int, ...], image: bo
     assert cfg.buffer_size is not None and cfg.steps is not None  # resolved
     rows = min(cfg.buffer_size, cfg.steps)  # what the buffers fill
     seeds = len(cfg.seeds)
-    need = ReplayBuffers.nbytes(seeds, rows, obs_shape, _replay_dtype(image))
+    need = replay_bytes(space, seeds, rows)
     have = physical_memory()
     if need > have:
         raise UsageError(
@@ -505,7 +513,7 @@ class Trainer:
             if cfg.operator is not None:  # generalized-dqn's G, on torch zeros
                 check_operator(cfg.operator, cfg.op_kwargs, cfg.batch_size, cfg.n, n_actions)
             image = _image_replay(env.observation_space, obs_shape)
-            need = _check_replay_memory(cfg, obs_shape, image)
+            need = _check_replay_memory(cfg, env.observation_space)
             # Gymnasium's checker warns here too; its lines must not precede our one-line
             # error (the training environments are checked again, and warn, when they run).
             with warnings.catch_warnings():
