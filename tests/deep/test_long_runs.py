@@ -244,8 +244,8 @@ def test_a_run_whose_buffers_or_checkpoint_may_not_fit_is_warned_before_it_start
         run_training(dataclasses.replace(cfg, checkpoint_every=20), out, progress=False)
     assert [str(w.message) for w in caught if w.category is RunSizeWarning] == [
         "--out: a checkpoint of this run holds the replay buffers of 2 seeds x 50 "
-        "transitions, at least 4.8 kB, more than the 4.8 kB free on the disk of "
-        f"{out}: the run would stop at its first checkpoint (step 20); free disk space, or "
+        "transitions once they are full, at least 4.8 kB, more than the 4.8 kB free on the "
+        f"disk of {out}: the run would stop at a checkpoint, by step 60; free disk space, or "
         "choose another --out"
     ]
     with warnings.catch_warnings():  # no checkpoint: nothing to fit on the disk
