@@ -35,7 +35,6 @@ from maxminq.experiments.store import (
     load_results,
     read_progress,
     sweep_owner,
-    write_progress,
 )
 
 KEEP_OPEN = """
@@ -605,8 +604,13 @@ def test_progress_files_report_in_flight_runs_and_bad_ones_say_nothing(tmp_path)
 
     runs = [Run("deep-a", "deep", "c"), Run("deep-b", "deep", "c"), Run("toy-c", "toy_mdp", "c")]
     with ResultsStore(tmp_path) as store:
-        write_progress(store.work_dir("deep-a"), 37, 100)
-        write_progress(store.work_dir("deep-b"), 5, 100)
+        # as a deep run's ProgressReport writes it (step and steps, beside other fields)
+        for run_id, text in (
+            ("deep-a", '{"step": 37, "steps": 100}'),
+            ("deep-b", '{"steps": 100, "step": 5}'),
+        ):
+            store.work_dir(run_id).mkdir(parents=True)
+            (store.work_dir(run_id) / "progress.json").write_text(text)
         assert read_progress(store.work_dir("deep-a")) == 0.37
         assert _inflight_progress(store, runs) == " (37%, 5%)"  # toy-c reports nothing
         (store.work_dir("deep-b") / "progress.json").write_text('{"step": 3')  # torn, foreign

@@ -229,14 +229,14 @@ def test_status_shows_how_far_each_running_run_is(tmp_path, capsys):
     shows on its line; a running run without one shows none."""
     from maxminq.cli import main
     from maxminq.experiments.config import RunSpec
-    from maxminq.experiments.store import write_progress
 
     out = tmp_path / "out"
     with ResultsStore(out, lock=True) as store:  # as the sweep process holds it
         store.register([RunSpec(f"deep-{i}", "deep", {"i": i}, "c") for i in (1, 2)])
         for i in (1, 2):
             store.mark_running(f"deep-{i}")
-        write_progress(store.work_dir("deep-1"), 37, 100)
+        store.work_dir("deep-1").mkdir(parents=True)
+        (store.work_dir("deep-1") / "progress.json").write_text('{"step": 37, "steps": 100}')
         capsys.readouterr()
         assert main(["status", str(out)]) == 0
         lines = capsys.readouterr().out.splitlines()

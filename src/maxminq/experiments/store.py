@@ -251,15 +251,9 @@ def remove_stale_temporaries(paths: Iterable[Path]) -> None:
 PROGRESS_FILE = "progress.json"
 
 
-def write_progress(folder: Path, step: int, steps: int) -> None:
-    """``folder/progress.json``: how far a long run is (``step`` of ``steps``), for whoever
-    watches it (``maxminq sweep`` shows its in-flight runs' progress); written atomically."""
-    text = json.dumps({"step": int(step), "steps": int(steps)})
-    atomic_write(Path(folder) / PROGRESS_FILE, lambda tmp: tmp.write_text(text))
-
-
 def read_progress(folder: Path) -> float | None:
-    """The fraction of its steps the run in ``folder`` reports done, or None."""
+    """The fraction of its steps the run in ``folder`` reports done (its ``progress.json``,
+    written by :class:`maxminq.deep.run_folder.ProgressReport`), or None."""
     try:
         p = json.loads((Path(folder) / PROGRESS_FILE).read_text())
         return min(1.0, max(0.0, p["step"] / p["steps"]))
