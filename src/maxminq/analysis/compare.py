@@ -18,7 +18,7 @@ import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from maxminq.analysis.runs import (
     as_folders,
@@ -100,22 +100,14 @@ def environment_defaults(env_id: str) -> dict[str, object] | None:
     alter results, so a run on the same id left a keyword at these."""
     import inspect
 
-    import gymnasium as gym
-    from gymnasium.envs.registration import load_env_creator
-
-    import maxminq.envs  # noqa: F401  # registers maxminq's ids
+    from maxminq.envs.api import creator_parameters  # registers maxminq's ids too
 
     if not isinstance(env_id, str) or ":" in env_id:
         return None
-    spec = gym.registry.get(env_id)
-    if spec is None:
+    found = creator_parameters(env_id)
+    if found is None:  # not told: the runs' keywords are compared as given
         return None
-    try:
-        entry = spec.entry_point
-        creator: Any = load_env_creator(entry) if isinstance(entry, str) else entry
-        params = inspect.signature(creator).parameters.values()
-    except Exception:  # noqa: BLE001 - not told: the runs' keywords are compared as given
-        return None
+    spec, params = found
     named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     defaults: dict[str, object] = {
         p.name: p.default

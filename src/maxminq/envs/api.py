@@ -496,21 +496,33 @@ def creator_error(err: BaseException) -> BaseException:
     return err
 
 
+def creator_parameters(env_id: str) -> tuple[Any, list[inspect.Parameter]] | None:
+    """The registered spec of ``env_id`` (an id already in Gymnasium's registry: nothing is
+    imported to find it) and the parameters of its entry point, loaded as ``gym.make``
+    loads it; None for an id not registered or an entry point that does not load or cannot
+    be inspected. What a constructor takes by name and its defaults, for the hints of
+    :func:`make_with_kwargs` and ``maxminq.analysis.compare.environment_defaults``."""
+    from gymnasium.envs.registration import load_env_creator
+
+    spec = gym.registry.get(env_id)
+    if spec is None:
+        return None
+    try:
+        entry = spec.entry_point
+        creator: Any = load_env_creator(entry) if isinstance(entry, str) else entry
+        return spec, list(inspect.signature(creator).parameters.values())
+    except Exception:  # noqa: BLE001 - not told: a caller falls back to saying less
+        return None
+
+
 def _keywords_hint(env_id: str) -> str:
     """`` (its keywords: a, b)``: what the constructor of ``env_id`` takes by name, besides
     ``render_mode`` (``evaluate --gif``'s) and those its id fixes (MinAtar's ``game``); ''
     if that cannot be told (a creator taking ``**kwargs``, one that cannot be inspected)."""
-    import inspect
-
-    from gymnasium.envs.registration import load_env_creator
-
-    try:
-        spec = gym.spec(env_id.rpartition(":")[2])
-        entry = spec.entry_point
-        creator: Any = load_env_creator(entry) if isinstance(entry, str) else entry
-        params = inspect.signature(creator).parameters.values()
-    except Exception:  # noqa: BLE001 - only a hint: none rather than another error
+    found = creator_parameters(env_id.rpartition(":")[2])
+    if found is None:  # only a hint: none rather than another error
         return ""
+    spec, params = found
     named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return ""
