@@ -364,3 +364,18 @@ def test_ids_of_the_original_packages_suggest_ours(given: str, suggested: str) -
     assert f"did you mean {suggested}" in msg
     if given.endswith("-v1"):  # minatar.gym's v1 ids use the minimal action set
         assert "--env-kwargs '{\"minimal_action_set\": true}'" in msg
+
+
+def test_a_refused_keyword_is_told_the_keywords_the_constructor_takes() -> None:
+    """The hint reads the registered entry point's signature (envs.api.creator_parameters),
+    leaving out render_mode and the keywords the id fixes (MinAtar's game)."""
+    from maxminq.envs.api import make_with_kwargs
+    from maxminq.errors import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        make_with_kwargs("CartPole-v1", {"bogus": 1})
+    assert str(caught.value).endswith("(its keywords: sutton_barto_reward)")
+    with pytest.raises(UsageError) as caught:
+        make_with_kwargs("maxminq/MinAtar-Breakout-v0", {"bogus": 1})
+    assert "(its keywords: sticky_action_prob, " in str(caught.value)
+    assert "game" not in str(caught.value).rpartition("(its keywords:")[2]
