@@ -267,16 +267,14 @@ def platform() -> dict[str, Any]:
     """What the numbers of a run's steps rest on besides its options: the versions of torch
     (its kernels' rounding), NumPy (the random streams), Gymnasium (its environments) and
     maxminq, and torch's thread count now (``run_training(threads=)``). A checkpoint keeps
-    them, and a run resumed under others is warned (:func:`_warn_if_moved`)."""
-    import gymnasium
+    them, and a run resumed under others is warned (:func:`_warn_if_moved`). The versions
+    are those a sweep records (:func:`maxminq.experiments.software.software_versions`),
+    without its git revision: a commit that changes no numbers is no other platform."""
+    from maxminq.experiments.software import software_versions
 
-    import maxminq
-
+    versions = software_versions()
     return {
-        "torch": str(torch.__version__),  # a str subclass torch.load(weights_only) refuses
-        "numpy": str(np.__version__),
-        "gymnasium": str(gymnasium.__version__),
-        "maxminq": str(maxminq.__version__),
+        **{name: versions.get(name, "?") for name in ("torch", "numpy", "gymnasium", "maxminq")},
         "threads": torch.get_num_threads(),
     }
 
