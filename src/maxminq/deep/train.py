@@ -237,7 +237,7 @@ def _check_replay_memory(cfg: TrainConfig, space: Any) -> int:
     if need > have:
         raise UsageError(
             f"--seeds: the replay buffers of {count(seeds, 'seed')} x {rows:,} transitions "
-            f"need {need / 1e9:.3g} GB, more than this machine's {have / 1e9:.3g} GB; give "
+            f"need {size_text(need)}, more than this machine's {size_text(have)}; give "
             "fewer --seeds (several runs) or a smaller --buffer-size"
         )
     return need
