@@ -27,7 +27,6 @@ machine), whose results the merge would then find twice.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -149,12 +148,6 @@ def read_plans(meta: Mapping[str, str]) -> dict[str, dict[str, Any]]:
         if isinstance(plan, dict) and isinstance(plan.get("runs"), list):
             out[key[len(PLAN_PREFIX) :]] = plan
     return out
-
-
-def plan_digest(plan: Mapping[str, Any]) -> str:
-    """A short digest of a plan's run ids (for messages and comparisons)."""
-    text = "\n".join(sorted(str(r) for r in plan.get("runs", [])))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def shard_value(shard: Shard, configs: Sequence[str]) -> str:
