@@ -47,6 +47,7 @@ from maxminq.experiments.workers import (
     ignore_terminal_signals_in_worker,
     named_spawn_context,
     refuse_unguarded_startup,
+    session_function_error,
     workers_ignore_sigint,
     workers_see_main,
 )
@@ -281,12 +282,9 @@ def _session_g_unreachable(
         return
     for name, _, _ in algos:
         if name.startswith("__main__:"):
-            short = name.partition(":")[2]
-            raise UsageError(
-                f"--algorithms: {name} is defined in this session (a notebook, an "
-                f"interactive Python, python -), which the --workers {workers} worker "
-                f"processes cannot import; use --workers 1, or define {short} in a module of "
-                f"yours (e.g. my_ops.py on PYTHONPATH) and name it 'my_ops:{short}'"
+            processes = f"the --workers {workers} worker processes"
+            raise session_function_error(
+                "--algorithms", name, processes, instead="use --workers 1, or "
             )
 
 

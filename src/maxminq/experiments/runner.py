@@ -75,6 +75,7 @@ from maxminq.experiments.workers import (
     ignore_terminal_signals_in_worker,
     named_spawn_context,
     refuse_unguarded_startup,
+    session_function_error,
     workers_ignore_sigint,
     workers_see_main,
 )
@@ -276,13 +277,8 @@ def _refuse_session_functions(runs: Sequence[RunSpec]) -> None:
     for run in runs:
         for key, value in run.settings.items():
             if isinstance(value, str) and value.startswith("__main__:"):
-                short = value.split(":")[1]
-                raise UsageError(
-                    f"{key}: {value} is defined in this session (a notebook, an interactive "
-                    "Python, python -), which the sweep's worker processes cannot import; "
-                    f"define {short} in a module of yours (e.g. my_ops.py on PYTHONPATH) and "
-                    f"name it 'my_ops:{short}' in the config"
-                )
+                processes = "the sweep's worker processes"
+                raise session_function_error(key, value, processes, where=" in the config")
 
 
 def _stop_workers(procs: list[Any], grace: float = STOP_GRACE, notice: bool = False) -> None:

@@ -62,6 +62,20 @@ def workers_see_main() -> bool:
     return not _missing_main_file() and isinstance(getattr(main, "__file__", None), str)
 
 
+def session_function_error(
+    option: str, reference: str, processes: str, instead: str = "", where: str = ""
+) -> UsageError:
+    """The one-line refusal of ``reference`` (``'__main__:median_q'``), a function of this
+    session that ``processes`` cannot import (:func:`workers_see_main` is False): what to
+    do ``instead`` first, if anything, then to define it in a module (named so ``where``)."""
+    short = reference.partition(":")[2]
+    return UsageError(
+        f"{option}: {reference} is defined in this session (a notebook, an interactive "
+        f"Python, python -), which {processes} cannot import; {instead}define {short} in a "
+        f"module of yours (e.g. my_ops.py on PYTHONPATH) and name it 'my_ops:{short}'{where}"
+    )
+
+
 # Held while a process is started with the main module's file hidden (:func:`_main_hidden`).
 _MAIN_LOCK = threading.Lock()
 
