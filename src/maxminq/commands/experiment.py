@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import json
 import math
-import multiprocessing
 import os
 import signal
 import sys
@@ -43,6 +42,7 @@ from maxminq.experiments.store import remove_stale_temporaries
 from maxminq.experiments.workers import (
     STOP_SIGNALS,
     UNGUARDED_EXIT,
+    die_with_parent,
     exit_codes,
     ignore_terminal_signals_in_worker,
     named_spawn_context,
@@ -490,23 +490,6 @@ def _stop_signals_held() -> Iterator[None]:
             signal.raise_signal(noted[0])  # runs the handler put back (Terminated, ...)
 
 
-def _die_with_parent() -> None:
-    """On Linux, have the kernel kill this worker when the command dies (kill -9, the OOM
-    killer): else it runs its task, minutes of a full run, on a core for nothing."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    parent = multiprocessing.parent_process()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # no prctl: the worker ends with its task, as before
-        return
-    if parent is not None and os.getppid() != parent.pid:  # the command died before prctl
-        os._exit(1)
-
-
 # The workers are spawned: each imports the calling script again (as __mp_main__), and a
 # script that called maxminq.cli.main(["experiment", ...]) without the __main__ guard ran
 # the experiment again there, whose own pool then failed to start: a traceback per worker,
@@ -535,7 +518,7 @@ def _init_worker() -> None:
     resource tracker warns of a leak), while a worker's own lock syncs nothing across
     processes anyway (spawned workers each make their own), so a thread lock does the same."""
     ignore_terminal_signals_in_worker()  # Ctrl-C, SIGHUP: the parent stops the workers
-    _die_with_parent()
+    die_with_parent()
     import tqdm as tqdm_module
 
     tqdm_module.tqdm.set_lock(threading.RLock())

@@ -71,6 +71,7 @@ from maxminq.experiments.store import (
 )
 from maxminq.experiments.workers import (
     UNGUARDED_EXIT,
+    die_with_parent,
     exit_codes,
     ignore_terminal_signals_in_worker,
     named_spawn_context,
@@ -245,15 +246,7 @@ def _worker_init() -> None:
     # resource tracker, which a worker killed on Ctrl-C never unregisters (the tracker then
     # warns of "leaked semaphore objects"). Workers draw no bars; a thread lock suffices.
     tqdm_std.tqdm.set_lock(threading.RLock())  # the base class: every tqdm subclass uses it
-    try:  # PR_SET_PDEATHSIG: a SIGKILLed driver must not leave workers computing
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:  # the driver died before prctl took effect
-        os._exit(1)
+    die_with_parent()  # a SIGKILLed driver must not leave workers computing
 
 
 class _UnguardedScript(Exception):
@@ -792,6 +785,9 @@ def run_sweep(
         # the shard's runs, under the ids the folder holds them by (adopted keeps the order)
         runs = [a for a, run in zip(adopted, every, strict=True) if run.run_id in mine]
         todo, summary.skipped = _todo(store, runs)
+        if not keep_work:
+            queued = {run.run_id for run in todo}
+            _drop_finished_scratch(store, [run for run in runs if run.run_id not in queued])
         if todo:
             # the versions that compute these runs (maxminq merge compares the machines')
             record_software(store, config.name)
@@ -971,7 +967,10 @@ def _store_result(
     status = result.output.status
     if not keep_work:  # before the status: a kill between the two left them in OUT/work
         _keep_logs(store, run.run_id)
-    store.mark_finished(run.run_id, status, result.output.note, host=result.host, pid=result.pid)
+    store.mark_finished(
+        run.run_id, status, result.output.note, host=result.host, pid=result.pid,
+        work_kept=keep_work,
+    )  # fmt: skip
     if status == "diverged":
         summary.diverged += 1
     else:
@@ -980,6 +979,17 @@ def _store_result(
             summary.nonfinite[run.run_id] = result.output.note
     if not keep_work:
         store.discard_work(run.run_id)
+
+
+def _drop_finished_scratch(store: ResultsStore, finished: list[RunSpec]) -> None:
+    """Remove the scratch folders that finished runs left in ``OUT/work``: a sweep killed
+    after it stored a run's tables and before it removed its folder (which no later sweep
+    would run again, so none removed it). TensorBoard logs move out first, as when the run
+    finished; a folder ``--keep-work`` kept stays."""
+    for run in finished:
+        if store.work_dir(run.run_id).is_dir() and not store.work_kept(run.run_id):
+            _keep_logs(store, run.run_id)
+            store.discard_work(run.run_id)
 
 
 LOGS = "tensorboard"  # a deep run's TensorBoard folder (``tensorboard: true``) in its scratch

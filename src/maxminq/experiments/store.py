@@ -60,6 +60,7 @@ INTERRUPTED = "interrupted (the sweep stopped during this run)"  # why a run was
 DB_NAME = "results.sqlite"
 TABLES_DIR = "tables"
 WORK_DIR = "work"
+WORK_KEPT = "work kept"  # the event of a run finished by a sweep with --keep-work
 LOCK_NAME = ".sweep.lock"
 # Seconds a sweep waits for readers that may not write its folder to copy its database
 # (ResultsStore._snapshot: milliseconds for thousands of runs) before it gives up.
@@ -699,10 +700,13 @@ class ResultsStore:
         *,
         host: str | None = None,
         pid: int | None = None,
+        work_kept: bool = False,
     ) -> None:
         """Record the end of an attempt: ``done``, ``diverged`` or ``failed`` (with error).
 
-        ``host``/``pid`` name the worker that executed the attempt, when known.
+        ``host``/``pid`` name the worker that executed the attempt, when known;
+        ``work_kept`` logs (in the same transaction) that ``--keep-work`` keeps its scratch
+        folder, which a later sweep without it must not take for one left by a kill.
         """
         if status not in ("done", "diverged", "failed"):
             raise ValueError(f"not a final status: {status!r}")
@@ -713,6 +717,15 @@ class ResultsStore:
                 (status, now(), error, host, pid, run_id),
             )
             self._event(cur, run_id, status, error)
+            if work_kept:
+                self._event(cur, run_id, WORK_KEPT)
+
+    def work_kept(self, run_id: str) -> bool:
+        """Whether ``--keep-work`` kept the run's scratch folder when it last finished."""
+        row = self._conn.execute(
+            "SELECT event FROM events WHERE run_id=? ORDER BY id DESC LIMIT 1", (run_id,)
+        ).fetchone()
+        return row is not None and row[0] == WORK_KEPT
 
     def mark_pending(self, run_id: str, reason: str) -> None:
         """Put a run back in the queue (interrupted attempt, corrupt tables, ...)."""

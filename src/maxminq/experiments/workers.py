@@ -285,6 +285,26 @@ STOP_SIGNALS: tuple[signal.Signals, ...] = (
 )
 
 
+def die_with_parent() -> None:
+    """A pool worker's setup on Linux: have the kernel kill it when the process that
+    spawned it dies (kill -9, the OOM killer), else it runs the tasks queued to it, minutes
+    of a run, on a core for nothing, and writes into their folders after a resumed sweep
+    stored them. A parent that died before ``prctl`` took effect handed the worker to
+    another process (init, or a container's subreaper): it exits at once then."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = multiprocessing.parent_process()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no prctl: the worker ends with its task
+        return
+    if parent is not None and os.getppid() != parent.pid:
+        os._exit(1)
+
+
 def ignore_terminal_signals_in_worker() -> None:
     """A pool worker's first step (its initializer): ignore Ctrl-C and SIGHUP, which a
     terminal sends the whole process group and the driver handles for it (it stops the
