@@ -420,6 +420,12 @@ def config_from_document(doc: Any, path: Path | str, scale: str = "quick") -> Sw
         if "grid" in body:
             for key, value in check.mapping(body["grid"] or {}, f"{prefix}grid").items():
                 grid[key] = check.axis(value, f"{prefix}grid.{key}")
+                if key in (body.get("fixed") or {}):  # a scale may move a key; one level not
+                    raise check.fail(
+                        f"{prefix}grid.{key}",
+                        f"also in {prefix}fixed; give it in one of them (fixed: one value "
+                        "for every run; grid: a run for each value)",
+                    )
                 fixed.pop(key, None)
                 origins[key] = f"{prefix}grid.{key}"
     variants_where = f"scales.{scale}.variants" if "variants" in overlay else "variants"
