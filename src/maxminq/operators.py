@@ -528,8 +528,20 @@ def _missing_attribute(reference: str, module_name: str, attribute: str) -> str:
     short = attribute.rpartition(".")[2]
     return (
         f"{text} in this worker process: a function defined in a notebook or an interactive "
-        "session is seen only by the process that defined it; define it in a module of yours "
-        f"(e.g. my_ops.py on PYTHONPATH) and name it 'my_ops:{short}'"
+        f"session is seen only by the process that defined it; {define_in_module(short, 'it')}"
+    )
+
+
+def define_in_module(short: str, subject: str | None = None) -> str:
+    """What to do with a G (function ``short``) that only the process defining it has (a
+    notebook's, an interactive session's, ``python -``'s ``'__main__:short'``): ``define
+    short in a module of yours (e.g. my_ops.py on PYTHONPATH) and name it 'my_ops:short'``,
+    ``subject`` in place of the first ``short`` if given (``'it'``). The one wording of this
+    advice, for :func:`load_operator` in a worker and the sweep's and ``maxminq
+    experiment``'s refusal before any (``maxminq.experiments.workers.session_function_error``)."""
+    return (
+        f"define {subject or short} in a module of yours (e.g. my_ops.py on PYTHONPATH) and "
+        f"name it 'my_ops:{short}'"
     )
 
 

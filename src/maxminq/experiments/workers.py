@@ -4,8 +4,9 @@ Both run settings in a pool of spawned processes, and both meet the same two pro
 Ctrl-C reaches every process of the terminal's group (the driver, not a worker, must handle
 it), and a spawned worker imports the calling script again, so a script without the
 ``if __name__ == "__main__":`` guard starts the whole job once more in every worker. This
-module holds the answers to both. It imports nothing beyond the standard library and
-:mod:`maxminq.errors`: a worker runs :func:`refuse_unguarded_startup` while it imports the
+module holds the answers to both. It imports nothing beyond the standard library,
+:mod:`maxminq.errors` and :mod:`maxminq.operators` (which ``import maxminq`` loads anyway,
+NumPy with it): a worker runs :func:`refuse_unguarded_startup` while it imports the
 script, and an import that took a quarter of a second there let the pool's SIGTERM become
 the command's "terminated".
 """
@@ -24,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from maxminq.errors import UsageError
+from maxminq.operators import define_in_module
 
 # A worker importing an unguarded script exits with this status; its driver, seeing it,
 # stops with the caller's one-line error instead of reporting a dead worker.
@@ -71,8 +73,8 @@ def session_function_error(
     short = reference.partition(":")[2]
     return UsageError(
         f"{option}: {reference} is defined in this session (a notebook, an interactive "
-        f"Python, python -), which {processes} cannot import; {instead}define {short} in a "
-        f"module of yours (e.g. my_ops.py on PYTHONPATH) and name it 'my_ops:{short}'{where}"
+        f"Python, python -), which {processes} cannot import; {instead}"
+        f"{define_in_module(short)}{where}"
     )
 
 
