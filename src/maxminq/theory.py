@@ -667,18 +667,28 @@ def _operator_g(name: Any, params: dict[str, Any], members: np.ndarray) -> Calla
     naming it and what it is given."""
     if callable(name):  # tried on each member count (an empty N tries none)
         return own_operator(name, [(1, int(k), 2) for k in np.unique(members)], **params)
+    _check_library_params(name, params, members)
+    return functools.partial(bootstrap, name)
+
+
+def _check_library_params(name: str, params: dict[str, Any], members: np.ndarray) -> None:
+    """ValueError unless the library operator ``name`` takes ``params``, each one number
+    (one c or sigma for every sample: a per-sample array would not fit the Monte Carlo's
+    chunks, nor a closed form), and passes its own checks (member count, the parameters'
+    values) at each member count of ``members`` (an empty N checks none). The numbers are
+    checked before the operator's own checks, which tried them on a batch of one and named
+    that batch's shape, ``(1,)``, that no one had given."""
     unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
     if unknown:  # else Python's TypeError
         raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
-    for key, value in params.items():  # one c or sigma per sample would not fit the chunks;
+    for key, value in params.items():
         if np.ndim(value) != 0:
             raise ValueError(
-                f"{name}: {key} must be one number here (every sample takes the same), "
-                f"got shape {np.shape(value)}"
+                f"{name}: {key} must be one number here (the same for every M, N and "
+                f"sample), got shape {np.shape(value)}"
             )
-    for k in np.unique(members):  # the operator's own checks: member count, params' values
-        bootstrap(name, np.zeros((1, int(k), 2)), **params)  # (an empty N checks none)
-    return functools.partial(bootstrap, name)
+    for k in np.unique(members):
+        bootstrap(name, np.zeros((1, int(k), 2)), **params)
 
 
 def operator_bias(
@@ -827,14 +837,7 @@ def operator_expected_bias(
     s = _tau(tau)
     g = _gamma(gamma)
     _broadcast(M=m, N=n, tau=s, gamma=g)
-    unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
-    if unknown:
-        raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
-    for k in np.unique(n):  # the operator's own checks: member count (as operator_bias), params
-        bootstrap(name, np.zeros((1, int(k), 2)), **params)
-    for key, value in params.items():  # an array passed the check above, then float() failed
-        if np.ndim(value) != 0:
-            raise ValueError(f"{name}: {key} must be one number here, got {value!r}")
+    _check_library_params(name, params, n)  # as operator_bias checks them
     m_b, n_b, s_b, g_b = (a.astype(np.float64) for a in np.broadcast_arrays(m, n, s, g))
     q_max = (m_b - 1.0) / (m_b + 1.0)  # E[max of M U(-1, 1)]
     if name == "q_learning":
