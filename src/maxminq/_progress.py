@@ -24,7 +24,7 @@ import math
 import pathlib
 import sys
 import time
-from typing import Any
+from typing import Any, TypeGuard
 
 #: Seconds between the redraws of a bar whose stream is neither a terminal nor a notebook's.
 LOG_INTERVAL = 60.0
@@ -85,23 +85,51 @@ def _duration(seconds: float) -> str:
     return f"{h} h {m:02d} min" if h else f"{m} min"
 
 
+#: The file a training run reports its progress in (``deep.run_folder.ProgressReport``).
+PROGRESS_FILE = "progress.json"
+
+
+def _whole(value: object) -> TypeGuard[int | float]:
+    """Whether ``value`` (read from JSON) is a whole number: an int, or a float such as
+    ``40.0`` (not a bool, NaN or infinity)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def read_progress_report(folder: pathlib.Path) -> dict[str, Any] | None:
+    """The progress a training run in ``folder`` reports in its ``progress.json`` (written
+    by ``maxminq.deep.run_folder.ProgressReport``): the file's fields, ``step`` and
+    ``steps`` as ints. None where there is no report, or it is not one of a run: torn,
+    foreign (no ``step`` or ``steps``, not whole numbers, ``steps`` below 1). The one
+    reader of the file, for :func:`describe_progress` and a sweep's percentages
+    (``maxminq.experiments.store.read_progress``); no more than the file (no torch)."""
+    try:
+        report = json.loads((pathlib.Path(folder) / PROGRESS_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(report, dict):
+        return None
+    step, steps = report.get("step"), report.get("steps")
+    if not (_whole(step) and _whole(steps) and steps >= 1):
+        return None
+    return {**report, "step": int(step), "steps": int(steps)}
+
+
 def describe_progress(folder: pathlib.Path, training: bool = True) -> str | None:
     """How far the run training in ``folder`` is, from its ``progress.json``: ``step
     1,250,000 of 5,000,000 (25%), 172 steps/s, about 6 h 03 min left as of 14:31 UTC,
     training return 7.31 (last 100 episodes)`` (and ``, evaluation return 9.2 at step N`` with
     ``eval_every``); for a run not ``training`` (stopped or killed) the step and returns
     alone (a speed it no longer has is no time left). None: no report, or not one of a
-    run (a file torn or foreign). Reads no more than the file (no torch: ``maxminq
-    status``)."""
-    from maxminq.experiments.store import PROGRESS_FILE
-
-    try:
-        p = json.loads((folder / PROGRESS_FILE).read_text())
-        step, steps = int(p["step"]), int(p["steps"])
-        # floored: a run 99.6% through is not 100% (rounded) until it is
-        where = f"step {step:,} of {steps:,} ({math.floor(100 * step / steps)}%)"
-    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+    run (a file torn or foreign, :func:`read_progress_report`). Reads no more than the file
+    (no torch: ``maxminq status``)."""
+    p = read_progress_report(folder)
+    if p is None:
         return None
+    step, steps = p["step"], p["steps"]
+    # floored: a run 99.6% through is not 100% (rounded) until it is
+    where = f"step {step:,} of {steps:,} ({math.floor(100 * step / steps)}%)"
 
     def number(key: str) -> float | None:
         value = p.get(key)

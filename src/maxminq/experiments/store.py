@@ -52,6 +52,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from maxminq._progress import PROGRESS_FILE, read_progress_report
 from maxminq.errors import MaxminqError, MaxminqWarning
 
 STATUSES = ("pending", "running", "done", "failed", "diverged")
@@ -249,17 +250,11 @@ def remove_stale_temporaries(paths: Iterable[Path]) -> None:
                 tmp.unlink(missing_ok=True)
 
 
-PROGRESS_FILE = "progress.json"
-
-
 def read_progress(folder: Path) -> float | None:
     """The fraction of its steps the run in ``folder`` reports done (its ``progress.json``,
-    written by :class:`maxminq.deep.run_folder.ProgressReport`), or None."""
-    try:
-        p = json.loads((Path(folder) / PROGRESS_FILE).read_text())
-        return min(1.0, max(0.0, p["step"] / p["steps"]))
-    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
-        return None
+    read by :func:`maxminq._progress.read_progress_report`), or None."""
+    p = read_progress_report(folder)
+    return None if p is None else min(1.0, max(0.0, p["step"] / p["steps"]))
 
 
 WORKER_FILE = "worker.json"

@@ -1,0 +1,43 @@
+"""Code written once where it had been written twice, and the two copies disagreed.
+
+Each test pins what the one remaining copy does where the two used to differ."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"step": Infinity, "steps": 10}',  # 'maxminq status': OverflowError; a sweep: 100%
+        '{"step": "40", "steps": "400"}',  # status: 'step 40 of 400'; a sweep: nothing
+        '{"step": true, "steps": 4}',  # status: 'step 1 of 4 (25%)'; a sweep: 25%
+        '{"step": 3, "steps": 0}',
+        "[40, 400]",
+        '{"step": 3',
+    ],
+)
+def test_both_readers_of_progress_json_refuse_what_no_run_writes(tmp_path, text) -> None:
+    """'maxminq status' of one run (``describe_progress``) and a sweep's percentages
+    (``store.read_progress``) each parsed progress.json: the one said a foreign file's
+    string step was step 40, the other said nothing; an infinite step was a traceback in
+    the one and 100% in the other. Now one reader: neither reads it."""
+    from maxminq._progress import describe_progress
+    from maxminq.experiments.store import read_progress
+
+    (tmp_path / "progress.json").write_text(text)
+    assert describe_progress(tmp_path) is None
+    assert read_progress(tmp_path) is None
+
+
+def test_both_readers_of_progress_json_read_a_runs_report_alike(tmp_path) -> None:
+    """A report as ProgressReport writes it (step and steps ints), or with them as whole
+    floats: the same step of the same steps in both."""
+    from maxminq._progress import describe_progress
+    from maxminq.experiments.store import read_progress
+
+    for text in ('{"step": 40, "steps": 400}', '{"step": 40.0, "steps": 400.0}'):
+        (tmp_path / "progress.json").write_text(text)
+        assert describe_progress(tmp_path) == "step 40 of 400 (10%)"
+        assert read_progress(tmp_path) == 0.1
