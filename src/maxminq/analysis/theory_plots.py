@@ -320,12 +320,15 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     closed = "expected_bias" in table.columns
     groups = cast("Iterable[tuple[str, pd.DataFrame]]", table.groupby("operator", sort=False))
     names = [str(name) for name in table["operator"].unique()]
+    # the settings of Gs of one's own, each its colour: two of one G ('beta=5', 'beta=20')
+    # were one colour, told apart by a legend text alone
+    own_settings = [n for n in names if operator_row_setting(n)[0] is None]
     for name, rows in groups:  # operator names
         library, members, params = operator_row_setting(name)
         added = library is not None and library != name  # 'weighted_double_q:c=10'
         if library is None:  # a G of one's own, 'my_ops:softmin_q:beta=20': its colour
-            reference, given = _split_row_name(name)  # among the figure's own Gs, its label
-            colour = style.color(reference, [_split_row_name(n)[0] for n in names])
+            reference, given = _split_row_name(name)  # among the figure's own settings
+            colour = style.color(name, own_settings)
             text = style.label(reference) + (f" ({given})" if given else "")
         else:
             colour = style.color(library)
