@@ -599,16 +599,18 @@ def _make_backend(
 
 
 # --------------------------------------------------------------------------- the sweep
-def _settle(store: ResultsStore, rec: RunRecord | None) -> bool:
+def _settle(store: ResultsStore, rec: RunRecord | None, keep_work: bool = False) -> bool:
     """Whether a run is finished (:meth:`ResultsStore.finished`), with its row brought in
     line: a ``running`` or ``pending`` row whose tables verify gets the final status its
     manifest records (done, or diverged with its note), a row whose tables do not is
-    requeued (tables discarded)."""
+    requeued (tables discarded). A sweep with ``keep_work`` marks the runs it finishes so
+    as kept (their scratch folders stay), as it marks those it runs."""
     finished, requeue = store.finished(rec)
     if rec is None:  # not registered: nothing to bring in line
         return False
     if finished and rec.status in ("running", "pending"):
-        store.mark_finished(rec.run_id, *store.stored_status(rec.run_id))
+        status, note = store.stored_status(rec.run_id)
+        store.mark_finished(rec.run_id, status, note, work_kept=keep_work)
     elif requeue:
         store.discard_tables(rec.run_id)
         store.mark_pending(rec.run_id, requeue)
@@ -651,16 +653,18 @@ def adopt_stored_ids(store: ResultsStore, runs: list[RunSpec]) -> list[RunSpec]:
     return out
 
 
-def _todo(store: ResultsStore, runs: list[RunSpec]) -> tuple[list[RunSpec], int]:
+def _todo(
+    store: ResultsStore, runs: list[RunSpec], keep_work: bool = False
+) -> tuple[list[RunSpec], int]:
     """With the lock held: the runs still to execute, and how many are finished.
 
     ``running`` rows are left over from a killed sweep; those of every config in the folder
-    are settled first.
+    are settled first (:func:`_settle`, with ``keep_work``).
     """
     for rec in store.records():
         if rec.status == "running":
-            _settle(store, rec)
-    todo = [run for run in runs if not _settle(store, store.get(run.run_id))]
+            _settle(store, rec, keep_work)
+    todo = [run for run in runs if not _settle(store, store.get(run.run_id), keep_work)]
     return todo, len(runs) - len(todo)
 
 
@@ -784,7 +788,7 @@ def run_sweep(
         record_sweep(store, config.name, config.scale, every, part)
         # the shard's runs, under the ids the folder holds them by (adopted keeps the order)
         runs = [a for a, run in zip(adopted, every, strict=True) if run.run_id in mine]
-        todo, summary.skipped = _todo(store, runs)
+        todo, summary.skipped = _todo(store, runs, keep_work)
         if not keep_work:
             queued = {run.run_id for run in todo}
             _drop_finished_scratch(store, [run for run in runs if run.run_id not in queued])
