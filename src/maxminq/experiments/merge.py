@@ -22,7 +22,15 @@ Nothing is lost and nothing mixed:
   folder's instead (``OUT`` first when it exists, then the folders in the order given),
   and names each such run.
 - A run finished nowhere keeps its most telling row (failed, with its error, before
-  pending); the next sweep into ``OUT`` runs it.
+  pending); the next sweep into ``OUT`` runs it. Its scratch folder (``work/<run_id>``:
+  the checkpoints a deep run continues from) comes with the row, so that the next sweep
+  continues it rather than starting over (:func:`_unfinished_source`): the row is taken
+  from the folder whose scratch holds something to continue from
+  (:func:`~maxminq.experiments.store.holds_progress`), the furthest on
+  (``progress.json``) of several, the failed row on a tie, then the first folder. The
+  dead worker's ``worker.json`` is left behind; the files are hard-linked where possible
+  (a deep run replaces its files by a rename, never rewrites one in place, so the folders
+  do not change each other). A run finished in some folder takes no scratch from any.
 
 ``OUT`` may be new (or empty), or a results folder already: a second merge when a third
 machine finishes takes ``OUT``'s own runs as the first folder's. The merged folder is built
@@ -65,13 +73,16 @@ from maxminq.experiments.store import (
     MANIFEST,
     TABLES_DIR,
     WORK_DIR,
+    WORKER_FILE,
     ResultsStore,
     RunRecord,
     StoreError,
     _fsync_dir,
     _read_manifest,
+    holds_progress,
     in_use_message,
     now,
+    read_progress,
     read_run_tables,
     sweep_owner,
     verify_run_tables,
@@ -110,6 +121,8 @@ class MergeSummary:
     unverified: list[str] = field(default_factory=list)  # "done" but tables do not verify
     # folder -> runs left to run here that were running there (copied mid-sweep)
     in_flight: dict[str, int] = field(default_factory=dict)
+    # runs left to run whose scratch folder (a checkpoint to continue from) came with them
+    resumable: int = 0
     # name -> [(version, folders that ran with it)] for the versions that differ
     software: dict[str, list[tuple[str, list[str]]]] = field(default_factory=dict)
     shards: list[str] = field(default_factory=list)  # shards that do not make one split
@@ -123,9 +136,14 @@ class MergeSummary:
             if self.same_twice
             else ""
         )
+        resume = (
+            f", {self.resumable} of them from a checkpoint in {self.out / WORK_DIR}"
+            if self.resumable
+            else ""
+        )
         return (
             f"merged {len(self.folders)} folder(s) into {self.out}: {self.runs} runs, "
-            f"{self.finished} finished ({taken or 'none'}){twice}; {left} left to run"
+            f"{self.finished} finished ({taken or 'none'}){twice}; {left} left to run{resume}"
         )
 
     def note_lines(self) -> list[str]:
@@ -524,7 +542,7 @@ def merge_folders(
         summary.software = _software_differences(read)
         summary.shards = _shard_notes(read)
         summary.taken = {str(f.path): 0 for f in read}
-        rows, members, events, copies, keep_work = _decide(read, summary, keep_first)
+        rows, members, events, copies, scratch = _decide(read, summary, keep_first)
 
         tmp = Path(tempfile.mkdtemp(prefix=temporary_prefix(out), suffix=".tmp", dir=out.parent))
         # mkdtemp makes it 0700: OUT's own mode, or a new folder's (results are shared)
@@ -543,8 +561,10 @@ def merge_folders(
             merged.set_meta(merged_entries([f.software for f in read]))  # every version
             for source, run_id in copies:
                 _copy_tables(source, run_id, tmp)
+            for source, run_id in scratch:
+                _copy_scratch(source, run_id, tmp)
             if existing:
-                _carry_over(out, tmp, keep_work)
+                _carry_over(out, tmp)
             # Closed before the rename: SQLite removes its side files by their path.
             merged.close_database()
             _fsync_dir(tmp / TABLES_DIR)
@@ -617,10 +637,10 @@ def recover_aside(out: Path) -> None:
     )
 
 
-def _carry_over(out: Path, tmp: Path, keep_work: set[str]) -> None:
+def _carry_over(out: Path, tmp: Path) -> None:
     """Into the merged folder ``tmp``: what an existing ``out`` holds beside its store (a
-    report, ``reproduce.json``, ``theory/``), and the scratch folders of its runs still to
-    run (checkpoints to continue from), hard-linked where possible."""
+    report, ``reproduce.json``, ``theory/``), hard-linked where possible. (The scratch
+    folders of its runs still to run come as any folder's: :func:`_copy_scratch`.)"""
     for entry in out.iterdir():
         if entry.name in _STORE_ENTRIES or entry.name.startswith(temporary_prefix(out)):
             continue
@@ -628,10 +648,61 @@ def _carry_over(out: Path, tmp: Path, keep_work: set[str]) -> None:
             _copy_tree(entry, tmp / entry.name, _link_or_copy)
         else:
             _link_or_copy(str(entry), str(tmp / entry.name))
-    for run_id in sorted(keep_work):
-        work = out / WORK_DIR / run_id
-        if work.is_dir():
-            _copy_tree(work, tmp / WORK_DIR / run_id, _link_or_copy)
+
+
+def _unfinished_source(run_id: str, holders: Sequence[_Folder]) -> tuple[_Folder, bool]:
+    """The folder to take run ``run_id``'s row from when no folder finished it, and
+    whether its scratch folder comes too (it holds something to continue from: a
+    checkpoint, :func:`~maxminq.experiments.store.holds_progress`).
+
+    A folder whose scratch holds progress is taken before any without: its row and its
+    checkpoint go together, so the next sweep continues the run instead of training it
+    from the start. Of several, the one whose run got furthest (the step its
+    ``progress.json`` reports, a deep run's; a checkpoint is at most ``checkpoint_every``
+    steps behind it), then the failed row (the most telling, as without scratch), then
+    the first folder (``OUT``, then the ``DIR``s in the order given). Without scratch
+    anywhere: the failed row, else the first folder's."""
+    ranked = []
+    for order, folder in enumerate(holders):
+        work = folder.path / WORK_DIR / run_id
+        if holds_progress(work):
+            done = read_progress(work)
+            failed = folder.runs[run_id].rec.status == "failed"
+            ranked.append(((-1.0 if done is None else done, failed, -order), folder))
+    if ranked:
+        return max(ranked, key=lambda item: item[0])[1], True
+    failed_first = (f for f in holders if f.runs[run_id].rec.status == "failed")
+    return next(failed_first, holders[0]), False
+
+
+def _copy_scratch(folder: _Folder, run_id: str, dest_root: Path) -> None:
+    """Copy an unfinished run's scratch folder (its checkpoints) from ``folder`` into the
+    merged folder ``dest_root``, hard-linked where possible, without its ``worker.json``:
+    the worker that wrote it is gone (the sweep was killed, or ran on another machine), and
+    no process runs the run here. A file that cannot be copied (a full disk) raises its
+    OSError at once, naming the file (``shutil.copytree`` gathers every file's error into
+    one exception whose text is a list of them)."""
+    src = folder.path / WORK_DIR / run_id
+    dst = dest_root / WORK_DIR / run_id
+    for where, dirs, files in os.walk(src):
+        here = Path(where)
+        into = dst / here.relative_to(src)
+        into.mkdir(parents=True, exist_ok=True)
+        links = [name for name in dirs if (here / name).is_symlink()]
+        dirs[:] = [name for name in dirs if name not in links]  # not walked into
+        for name in links + files:
+            if here == src and name == WORKER_FILE:
+                continue
+            source, target = here / name, into / name
+            try:
+                if source.is_symlink():
+                    os.symlink(os.readlink(source), target)
+                else:
+                    _link_or_copy(str(source), str(target))
+            except OSError as err:
+                if err.filename is None:  # e.g. a full disk in the copy's write
+                    raise OSError(err.errno, err.strerror or str(err), str(target)) from err
+                raise
 
 
 def _decide(
@@ -641,15 +712,16 @@ def _decide(
     list[tuple[str, str]],
     list[dict[str, Any]],
     list[tuple[_Folder, str]],
-    set[str],
+    list[tuple[_Folder, str]],
 ]:
     """Per run: the folder it is taken from, its row, memberships and events; the table
-    folders to copy; the runs still to run whose scratch an existing OUT keeps."""
+    folders to copy; the scratch folders to copy (of runs still to run, from the folder
+    each row is taken from)."""
     ids = sorted({r for f in read for r in f.runs})
     rows: list[RunRecord] = []
     copies: list[tuple[_Folder, str]] = []
     events: list[dict[str, Any]] = []
-    keep_work: set[str] = set()
+    scratch: list[tuple[_Folder, str]] = []
     conflicts: list[str] = []
     for run_id in ids:
         holders = [f for f in read if run_id in f.runs]
@@ -659,6 +731,7 @@ def _decide(
             if r.rec.status in FINISHED and not r.finished:
                 problem = verify_run_tables(f.path / TABLES_DIR / run_id, run_id)
                 summary.unverified.append(f"{run_id} in {f.path}: {problem}")
+        resumes = False  # its scratch folder comes too (a run still to run)
         if done:
             src = done[0]
             same = [other for other in done[1:] if _same_results(run_id, src, other)]
@@ -675,10 +748,7 @@ def _decide(
             summary.finished += 1
             summary.taken[str(src.path)] += 1
         else:
-            src = next(
-                (f for f in holders if f.runs[run_id].rec.status == "failed"),
-                holders[0],
-            )
+            src, resumes = _unfinished_source(run_id, holders)
             rec = src.runs[run_id].rec
             if rec.status != "failed" and rec.status != "pending":  # running, or "done"
                 why = INTERRUPTED if rec.status == "running" else "results failed verification"
@@ -686,17 +756,17 @@ def _decide(
             running = [f for f in holders if f.runs[run_id].rec.status == "running"]
             for f in running[:1]:  # a folder copied mid-sweep (or whose sweep was killed)
                 summary.in_flight[str(f.path)] = summary.in_flight.get(str(f.path), 0) + 1
-            if src.is_out:
-                keep_work.add(run_id)
+            if resumes:
+                scratch.append((src, run_id))
+                summary.resumable += 1
         # registered first where it was registered first: each machine registered all the
         # config's runs at once, so the merged rows list as one machine's (created, run id)
         rec = replace(rec, created=min(f.runs[run_id].rec.created for f in holders))
         rows.append(rec)
         for f in holders:
             events.extend(f.events.get(run_id, []))
-        events.append(
-            {"run_id": run_id, "event": "merged", "time": now(), "detail": f"from {src.path}"}
-        )
+        how = f"from {src.path}" + (", with its checkpoint" if resumes else "")
+        events.append({"run_id": run_id, "event": "merged", "time": now(), "detail": how})
     if conflicts:
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
         raise UsageError(
@@ -707,4 +777,4 @@ def _decide(
         )
     known = set(ids)
     members = sorted({m for f in read for m in f.members if m[1] in known})
-    return rows, members, events, copies, keep_work
+    return rows, members, events, copies, scratch
