@@ -41,3 +41,30 @@ def test_both_readers_of_progress_json_read_a_runs_report_alike(tmp_path) -> Non
         (tmp_path / "progress.json").write_text(text)
         assert describe_progress(tmp_path) == "step 40 of 400 (10%)"
         assert read_progress(tmp_path) == 0.1
+
+
+def test_a_table_cell_writes_a_setting_as_the_settings_list_does() -> None:
+    """The report wrote a split setting's value twice over: the settings list 'steps:
+    500,000, 1,500,000' and the table's cells '1500000' (an int column) or '1.5e+06' (the
+    same column with a gap, floats), so one value read three ways in one report. Now the
+    cells are the settings list's texts, '–' where a run left the setting unset."""
+    import numpy as np
+
+    from maxminq.analysis import report as R
+
+    for value, text in [
+        (np.int64(1_500_000), "1,500,000"),
+        (1_500_000.0, "1,500,000"),
+        (np.float64(1_234_567.0), "1,234,567"),
+        (np.float64(0.9999999), "0.9999999"),
+        (np.int64(2), "2"),
+        (2.0, "2"),
+        (np.bool_(True), "True"),
+        ("hard", "hard"),
+    ]:
+        assert R._setting_text(value, "steps") == text, value
+        assert R.setting_text(value, "steps") == text, value
+    assert R._setting_text(float("nan"), "steps") == "–"
+    assert R._setting_text(None, "steps") == "–"
+    assert R._setting_text("", "op_kwargs") == "–"
+    assert R._setting_text('{"c":10.0}', "op_kwargs") == "c=10"

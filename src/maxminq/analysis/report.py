@@ -415,7 +415,10 @@ def setting_text(value: object, key: str | None = None) -> str:
     leaves at its default, a float in full when its short form would round it (0.1234567,
     not 0.123457), an operator's parameters (``key`` in :data:`PARAM_SETTINGS`) as the
     labels give them (``c=10``; ``none`` for no parameters), other lists and mappings as
-    JSON."""
+    JSON. A table's cells are these texts too (:func:`_setting_text`): a NumPy scalar is
+    written as the number it holds."""
+    if isinstance(value, np.generic):  # a table's cell: np.int64, np.float64, np.bool_
+        value = value.item()
     if value is None:
         return "unset"
     if key in PARAM_SETTINGS and isinstance(value, (dict, str)):
@@ -427,9 +430,8 @@ def setting_text(value: object, key: str | None = None) -> str:
     if isinstance(value, float):
         if value.is_integer() and abs(value) >= 1000:
             return f"{value:,.0f}"
-        short = f"{value:g}"
-        return short if not np.isfinite(value) or float(short) == value else repr(value)
-    return json.dumps(value, sort_keys=True)
+        return style.number_text(value)  # 1e-05; every digit where it rounds: 0.1234567
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def setting_texts(values: Sequence[object], key: str | None = None) -> list[str]:
@@ -778,16 +780,16 @@ def _test_counts(tests: pd.DataFrame | None) -> str:
 
 
 def _setting_text(value: object, key: str | None = None) -> str:
-    """A split setting's value in a table cell; '–' where a run did not set it (the run
-    function's default, e.g. ``update_members`` of Q-learning); an operator's parameters
-    (``key`` in :data:`PARAM_SETTINGS`, stored as JSON) as the labels give them (``c=10``)."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    """A split setting's value in a table cell, as the settings list writes it
+    (:func:`setting_text`: ``1,500,000``, ``0.9999999``), but '–' where a run did not set
+    it (None, or the table's NaN: the run function's default, e.g. ``update_members`` of
+    Q-learning) and for an operator without parameters (``key`` in
+    :data:`PARAM_SETTINGS`, stored as JSON, ``""`` for none)."""
+    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
         return "–"
     if key in PARAM_SETTINGS:
         return style.params_text(value) or "–"
-    if isinstance(value, (float, np.floating)):  # every digit a number needs: 0.9999999
-        return style.number_text(float(value))  # and 1 were both '1', two rows alike
-    return str(value)
+    return setting_text(value, key)
 
 
 def _cells(column: pd.Series) -> pd.Series:
