@@ -6,10 +6,16 @@ the code under test."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
+from user_modules import user_module
 
 from maxminq import theory
+from maxminq.cli import main
 
 
 def test_operator_expected_bias_names_a_parameter_array_not_a_batch_shape() -> None:
@@ -45,8 +51,6 @@ def test_two_settings_of_one_own_g_get_two_colours() -> None:
     """A sweep of a soft-min's temperature in one figure: ``operator_bias_table(...,
     extra=[(ref, g, {"beta": 5}), (ref, g, {"beta": 20})])`` drew both curves in one colour
     (the colour went by the G's name, not its setting), told apart only by the legend."""
-    import pandas as pd
-
     from maxminq.analysis.theory_plots import plot_operator_bias
 
     rows = _operator_rows("maxmin", [1, 2, 3], [0.78, 0.40, 0.13])
@@ -59,3 +63,84 @@ def test_two_settings_of_one_own_g_get_two_colours() -> None:
     twenty = next(v for k, v in colours.items() if "beta=20" in k)
     assert five != twenty
     assert colours["Maxmin Q"] not in (five, twenty)
+
+
+OWN_OPS = '''
+import numpy as np
+
+
+def weighted_double(q, c=1.0):
+    """Zhang et al.'s Weighted Double Q of one's own: q[..., 0, :] selects (Q^U), beta from
+    Q^V's spread between the chosen and the worst action; two tables and no other count."""
+    u, v = q[..., 0, :], q[..., 1, :]
+    best, worst = u.argmax(axis=-1)[..., None], u.argmin(axis=-1)[..., None]
+    d = np.abs(np.take_along_axis(v, best, -1) - np.take_along_axis(v, worst, -1))[..., 0]
+    beta = d / (c + d)
+    return beta * np.take_along_axis(u, best, -1)[..., 0] + (1 - beta) * np.take_along_axis(
+        v, best, -1
+    )[..., 0]
+
+
+def at_most_two(q):
+    if q.shape[-2] > 2:
+        raise ValueError("takes at most two tables")
+    return q.min(axis=-2).max(axis=-1)
+'''
+
+THEORY = ["theory", "--m-max", "2", "--n-max", "3", "--samples", "3000"]
+THEORY += ["--variance-samples", "10", "--mc-m", "1", "--operator-m", "4", "--no-progress"]
+
+
+@pytest.fixture
+def own_ops(tmp_path: Path) -> Iterator[str]:
+    """The module above, importable in this process."""
+    with user_module(tmp_path / "ops", "hb24_ops", OWN_OPS) as name:
+        yield name
+
+
+def test_theory_runs_an_own_g_of_two_tables_at_n_2(own_ops: str, tmp_path: Path) -> None:
+    """A weighted double of one's own takes two tables; ``--operator`` ran every G over
+    N = 1..--n-max, so it failed at N = 1 ('index 1 is out of bounds') and could not be
+    drawn at all; ``module:function:N`` was refused ('takes no N here'). Now
+    ``--operator hb24_ops:weighted_double:2`` runs it at N = 2, and its bias is the closed
+    form of Weighted Double Q, E[beta] (M-1)/(M+1), E[beta] by quadrature here."""
+    out = tmp_path / "out"
+    args = [*THEORY, "--out", str(out), "--operator", f"{own_ops}:weighted_double:2"]
+    assert main([*args, "--op-kwargs", '{"c": 1}']) == 0
+    table = pd.read_csv(out / "operator_bias.csv")
+    own = table[table["operator"] == f"{own_ops}:weighted_double:c=1"]
+    assert list(own["N"]) == [2]
+    u = np.linspace(0.0, 2.0, 200_001)  # |X - Y| of two U(-1, 1): density (2 - u) / 2
+    e_beta = np.trapezoid(u / (1.0 + u) * (2.0 - u) / 2.0, u)
+    row = own.iloc[0]
+    assert abs(row["bias"] - e_beta * 3 / 5) < 4 * row["bias_se"]  # M = 4: (M-1)/(M+1)
+
+
+@pytest.mark.parametrize(
+    ("reference", "says"),
+    [  # the N it failed at (it said shape (1, 1, 4) for any), and where N goes
+        ("{m}:weighted_double", "shape (1, 1, 4): index 1 is out of bounds"),
+        ("{m}:at_most_two", "shape (1, 3, 4): takes at most two tables"),
+    ],
+)
+def test_theory_says_at_which_n_an_own_g_failed(
+    own_ops: str, reference: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "new" / "out"
+    assert main([*THEORY, "--out", str(out), "--operator", reference.format(m=own_ops)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and f"{reference.format(m=own_ops)}:N" in err
+    assert "\n" not in err and not (tmp_path / "new").exists()
+
+
+def test_an_own_g_at_one_n_is_drawn_as_a_level() -> None:
+    """``operator_bias_table``'s ``extra`` with a member count gives one row; the figure
+    draws it as the fixed-count operators are drawn (a level, ', N=2' in the legend), at its
+    simulated mean, as there is no closed form (the exact-mean column is NaN)."""
+    from maxminq.analysis.theory_plots import plot_operator_bias
+
+    rows = _operator_rows("maxmin", [1, 2, 3], [0.78, 0.40, 0.13])
+    rows += _operator_rows("my_ops:weighted_double:c=1", [2], [0.27])
+    fig = plot_operator_bias(pd.DataFrame(rows))
+    levels = {line.get_label(): line.get_ydata()[0] for line in fig.axes[0].get_lines()}
+    assert levels["weighted_double [my_ops] (c=1), N=2"] == pytest.approx(0.27)

@@ -244,7 +244,9 @@ def operator_bias_table(
     seed: int | np.random.SeedSequence,
     noise: str = "uniform",
     bar: Any = None,
-    extra: Sequence[tuple[str, Any, Mapping[str, Any]]] = (),
+    extra: Sequence[
+        tuple[str, Any, Mapping[str, Any]] | tuple[str, Any, Mapping[str, Any], int | None]
+    ] = (),
 ) -> pd.DataFrame:
     """Every operator's target bias and variance in Theorem 1's setting, by Monte Carlo.
 
@@ -259,7 +261,9 @@ def operator_bias_table(
     ``extra``: operators to add after these, each ``(reference, g, params)``: a library
     name (``g`` that name; its own member count, its closed form) or a G of one's own
     (``g`` the function, as ``operator_bias`` takes it; N = 1..n_max; ``expected_bias`` NaN,
-    there is no closed form), run with ``params``. Their rows are named
+    there is no closed form), run with ``params``; ``(reference, g, params, n)`` runs it
+    at N = ``n`` members alone (a G of one's own that takes a fixed count, as Double Q's
+    two tables, and fails on any other; None: as without it). Their rows are named
     ``operator_row_name(reference, params)``; added operator k draws from child
     ``len(OPERATOR_SETTINGS) + k`` of ``seed``, so the library's rows keep their numbers.
     """
@@ -268,9 +272,11 @@ def operator_bias_table(
     runs: list[tuple[str, Any, int | None, Mapping[str, Any]]] = [
         (name, name, members, params) for name, (members, params) in OPERATOR_SETTINGS.items()
     ]
-    for reference, g, params in extra:
+    for reference, g, params, *fixed in extra:
         library = g if isinstance(g, str) and g in OPERATOR_SETTINGS else None
         members = None if library is None else OPERATOR_SETTINGS[library][0]
+        if fixed and fixed[0] is not None:
+            members = _size(fixed[0], f"the member count of {reference!r}")
         runs.append((operator_row_name(reference, params), g, members, params))
     frames = []
     for i, (name, g, members, params) in enumerate(runs):
@@ -311,7 +317,9 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     ``operator_bias_table``: the operators with N members as points with 2-s.e. bars, their
     exact mean for uniform errors (column ``expected_bias``, when the table has it) as a line
     under the bias points, the others as horizontal lines at their value (their member count
-    is fixed; in the bias panel the exact mean, with the simulated point at their N)."""
+    is fixed; in the bias panel the exact mean, with the simulated point at their N). A G of
+    one's own run at one N alone (``operator_bias_table``'s ``extra`` with a member count,
+    a weighted double of one's own at N = 2) is such a line too, at its simulated mean."""
     style.check_table(table, "plot_operator_bias", ["operator", "M", "N", "bias", "bias_se",
                                                "variance", "variance_se", "noise"])  # fmt: skip
     fig = Figure(figsize=(10.0, 5.0), layout="constrained")
@@ -323,8 +331,11 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     # the settings of Gs of one's own, each its colour: two of one G ('beta=5', 'beta=20')
     # were one colour, told apart by a legend text alone
     own_settings = [n for n in names if operator_row_setting(n)[0] is None]
+    several_n = table["N"].nunique() > 1
     for name, rows in groups:  # operator names
         library, members, params = operator_row_setting(name)
+        if library is None and len(rows) == 1 and several_n:  # one's own at its own N
+            members = int(rows["N"].iloc[0])
         added = library is not None and library != name  # 'weighted_double_q:c=10'
         if library is None:  # a G of one's own, 'my_ops:softmin_q:beta=20': its colour
             reference, given = _split_row_name(name)  # among the figure's own settings
@@ -352,7 +363,7 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
         else:
             n = int(rows["N"].iloc[0])
             text += f", N={n}"
-            line = rows["expected_bias" if closed else "bias"].iloc[0]
+            line = rows["expected_bias" if exact else "bias"].iloc[0]  # one's own: simulated
             for ax, y in ((ax_bias, line), (ax_sd, sd[0])):
                 ax.axhline(y, color=colour, linestyle=":" if added else "--", linewidth=1.2,
                            label=text)  # fmt: skip
@@ -371,8 +382,13 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
     if closed:  # say what the lines under the points are (exact for uniform errors only)
         parts = ["lines: exact mean" + (" for uniform errors" if noise != "uniform" else "")]
         parts.append("points: Monte Carlo ± 2 s.e.")
-        if table.groupby("operator")["expected_bias"].apply(lambda e: e.isna().all()).any():
-            parts.append("joined points: no closed form")  # a G of one's own
+        by_operator = table.groupby("operator")["expected_bias"]
+        no_closed = by_operator.apply(lambda e: e.isna().all())  # a G of one's own
+        level = (by_operator.size() == 1) & several_n  # drawn as a level at its one N
+        if (no_closed & ~level).any():
+            parts.append("joined points: no closed form")
+        if (no_closed & level).any():  # the level is the simulation's there
+            parts.append("a level without closed form: simulated")
         # one line while it fits the panel; else a line each (it ran over the y tick labels)
         note = ("; " if len(parts) == 2 and noise == "uniform" else "\n").join(parts)
         ax_bias.text(0.98, 0.02, note, fontsize="small", transform=ax_bias.transAxes,

@@ -95,8 +95,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "with other parameters (weighted_double_q with --op-kwargs '{\"c\": 10}') or "
         "module:function for a G of your own, e.g. my_ops:median_q (PYTHONPATH=. for a module "
         "of the current folder), simulated for N = 1..--n-max beside Maxmin's curve "
-        "(its rows in operator_bias.csv: my_ops:median_q:w=0.7); "
-        "default none",
+        "(its rows in operator_bias.csv: my_ops:median_q:w=0.7), or at one N alone, "
+        "my_ops:my_double:2 for a G of two tables; default none",
     )
     parser.add_argument(
         "--op-kwargs",
@@ -122,9 +122,11 @@ def _mc_m(text: str | None, m_max: int) -> list[int]:
 
 def added_operator(
     reference: str | None, op_kwargs: str | None, m: int, n_max: int
-) -> tuple[str, Any, dict[str, Any]] | None:
-    """The operator ``--operator`` adds to ``operator_bias_table``, ``(reference, g, params)``
-    (``g``: a library name, or the G function of one's own), or None when none is given or it
+) -> tuple[str, Any, dict[str, Any], int | None] | None:
+    """The operator ``--operator`` adds to ``operator_bias_table``, ``(reference, g, params,
+    members)`` (``g``: a library name, or the G function of one's own; ``members``: the one
+    N a G of one's own runs at, given as ``module:function:N``, as a weighted double of
+    one's own takes two tables, else None), or None when none is given or it
     is a library operator already drawn with these parameters. Imported by
     ``operators.load_operator``, its keywords checked (``operators.check_keywords``, a library
     operator's by ``operators.operator_params``) and tried on NumPy zeros of every N it is
@@ -139,6 +141,12 @@ def added_operator(
         return None
     params = dict(params or {})
     head, _, tail = reference.rpartition(":")
+    members = None
+    if ":" in head and tail.strip().isdigit():  # module:function:N, one's own at one N
+        reference, members = head, int(tail)
+        if not 1 <= members <= 1000:
+            raise UsageError(f"--operator: N after {head}: must be in 1..1000, got {members}")
+        head, _, tail = reference.rpartition(":")
     if head and ("=" in tail or tail.strip().isdigit()):  # the --algorithms spelling
         if tail.strip().isdigit():
             from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
@@ -160,6 +168,11 @@ def added_operator(
     except ValueError as err:
         raise UsageError(f"--operator: {err}") from None
     library = operators.operator_reference(g)
+    if library in operators.OPERATORS and members is not None:
+        raise UsageError(
+            f"--operator: {library} runs at its own N here: give --operator {library}, "
+            f"not {library}:{members}"
+        )
     if library in operators.OPERATORS:
         from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
 
@@ -189,19 +202,25 @@ def added_operator(
         }
         if {**defaults, **params} == {**defaults, **drawn}:  # drawn already, with these
             return None
-        return library, library, params
+        return library, library, params, None
     try:
         operators.check_keywords(g, reference, params)
     except TypeError as err:
         raise UsageError(f"--op-kwargs: {err}") from None
-    try:  # every N of the table, as operator_bias calls it (one sample of M actions)
-        operators.own_operator(g, [(1, n, m) for n in range(1, n_max + 1)], reference, **params)
-    except Exception as err:  # G's own failure too: the user's code, in one line here
-        text = str(err).splitlines()[0] if str(err) else type(err).__name__
-        if not text.startswith(f"operator {reference!r}"):
-            text = f"operator {reference!r} failed on NumPy zeros of shape (1, 1, {m}): {text}"
-        raise UsageError(f"--operator: {text}") from None
-    return reference, g, params
+    # every N of the table, as operator_bias calls it (one sample of M actions), one at a
+    # time: the message names the N it failed at (it said N = 1 whatever N G failed at)
+    for n in range(1, n_max + 1) if members is None else [members]:
+        try:
+            operators.own_operator(g, [(1, n, m)], reference, **params)
+        except Exception as err:  # G's own failure too: the user's code, in one line here
+            text = str(err).splitlines()[0] if str(err) else type(err).__name__
+            if not text.startswith(f"operator {reference!r}"):  # G's own failure
+                shape = f"(1, {n}, {m})"
+                text = f"operator {reference!r} failed on NumPy zeros of shape {shape}: {text}"
+                if members is None:  # a G of two tables (a weighted double) fails at N = 1
+                    text += f" (a G of one member count runs at it alone: {reference}:N)"
+            raise UsageError(f"--operator: {text}") from None
+    return reference, g, params, members
 
 
 def _validate(args: argparse.Namespace) -> list[int]:
@@ -244,18 +263,20 @@ def simulated_error_parts(
     variance_samples: int,
     operator_m: int = 0,
     added: str | None = None,
+    added_members: int | None = None,
 ) -> dict[str, int]:
     """How many errors each Monte Carlo draws: ``"bias"``, ``samples`` (N, M) tensors per
     simulated cell of the bias table; ``"variance"``, per N of the variance table N errors
     plus one single-estimator error per sample; ``"operators"``, ``samples`` (N,
     operator_m) tensors per row of the operator table (with the rows of ``added``, the
-    library name or ``'module:function'`` of ``--operator``)."""
+    library name or ``'module:function'`` of ``--operator``, run at ``added_members`` alone
+    if given)."""
     from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
 
     sum_n = n_max * (n_max + 1) // 2
     members = sum(sum_n if k is None else k for k, _ in OPERATOR_SETTINGS.values())
     if added is not None:
-        members += OPERATOR_SETTINGS.get(added, (None, {}))[0] or sum_n
+        members += added_members or OPERATOR_SETTINGS.get(added, (None, {}))[0] or sum_n
     return {
         "bias": samples * sum(mc_m) * sum_n,
         "variance": variance_samples * (sum_n + n_max),
@@ -346,7 +367,7 @@ def run(args: argparse.Namespace) -> int:
         )
     errors = simulated_error_parts(
         mc_m, args.n_max, args.samples, args.variance_samples, args.operator_m,
-        None if added is None else added[0],
+        None if added is None else added[0], None if added is None else added[3],
     )  # fmt: skip
     note = time_note(errors, args.m_max * args.n_max)
     if note is not None:  # say so before a long silent wait
