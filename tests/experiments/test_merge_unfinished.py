@@ -297,6 +297,33 @@ def test_a_run_finished_in_one_folder_takes_no_scratch_from_another(tmp_path, th
     assert (out / "work" / y / "checkpoint.json").read_text() == "B's of Y"
 
 
+def test_a_finished_runs_scratch_that_keep_work_kept_stays_kept(tmp_path, theory_kinds):
+    """OUT's run X finished in a sweep with --keep-work, which kept its scratch folder (a
+    deep run's model.pt, for maxminq evaluate). Before, a merge of another machine's
+    folder into OUT dropped it with the old OUT, for good. Now it comes with X's row, and
+    stays kept (the store's 'work kept', which the next sweep reads to leave it)."""
+    config = _config(tmp_path, FOUR_RUNS)
+    out, b = tmp_path / "merged", tmp_path / "b"
+    x, y = _registered(config, out)[:2]
+    _registered(config, b)
+    runs = {r.run_id: r for r in load_config(config, "quick").runs}
+    with ResultsStore(out, lock=True) as store:  # X stored as 'sweep --keep-work' stores it
+        store.mark_running(x)
+        store.save_tables(runs[x], helpers.execute_theory_mc(runs[x].settings, out, False).tables)
+        store.mark_finished(x, "done", work_kept=True)
+    (out / "work" / x).mkdir(parents=True)
+    (out / "work" / x / "model.pt").write_bytes(b"the final networks")
+    _scratch(out, y, "a checkpoint of Y", step=10)  # Y left pending with a checkpoint
+
+    summary = merge_folders([b], out)
+    assert (summary.finished, summary.resumable) == (1, 1)  # X kept; Y to continue
+    assert (out / "work" / x / "model.pt").read_bytes() == b"the final networks"
+    with ResultsStore(out, create=False) as store:
+        assert store.work_kept(x)
+        assert not store.work_kept(y)
+    assert (out / "work" / y / "checkpoint.json").read_text() == "a checkpoint of Y"
+
+
 # ----------------------------------------------------------------------------- atomic
 def test_a_merge_interrupted_while_it_copies_a_checkpoint_leaves_out_as_it_was(
     tmp_path, theory_kinds, monkeypatch

@@ -30,7 +30,8 @@ Nothing is lost and nothing mixed:
   (``progress.json``) of several, the failed row on a tie, then the first folder. The
   dead worker's ``worker.json`` is left behind; the files are hard-linked where possible
   (a deep run replaces its files by a rename, never rewrites one in place, so the folders
-  do not change each other). A run finished in some folder takes no scratch from any.
+  do not change each other). A run finished in some folder takes no scratch from any but
+  the one ``--keep-work`` kept where it is taken from (its ``model.pt``), which stays kept.
 
 ``OUT`` may be new (or empty), or a results folder already: a second merge when a third
 machine finishes takes ``OUT``'s own runs as the first folder's. The merged folder is built
@@ -73,6 +74,7 @@ from maxminq.experiments.store import (
     MANIFEST,
     TABLES_DIR,
     WORK_DIR,
+    WORK_KEPT,
     WORKER_FILE,
     ResultsStore,
     RunRecord,
@@ -676,7 +678,7 @@ def _unfinished_source(run_id: str, holders: Sequence[_Folder]) -> tuple[_Folder
 
 
 def _copy_scratch(folder: _Folder, run_id: str, dest_root: Path) -> None:
-    """Copy an unfinished run's scratch folder (its checkpoints) from ``folder`` into the
+    """Copy a run's scratch folder (an unfinished run's checkpoints) from ``folder`` into the
     merged folder ``dest_root``, hard-linked where possible, without its ``worker.json``:
     the worker that wrote it is gone (the sweep was killed, or ran on another machine), and
     no process runs the run here. A file that cannot be copied (a full disk) raises its
@@ -715,8 +717,8 @@ def _decide(
     list[tuple[_Folder, str]],
 ]:
     """Per run: the folder it is taken from, its row, memberships and events; the table
-    folders to copy; the scratch folders to copy (of runs still to run, from the folder
-    each row is taken from)."""
+    folders to copy; the scratch folders to copy (from the folder each row is taken from:
+    of runs still to run, and of finished ones that ``--keep-work`` kept there)."""
     ids = sorted({r for f in read for r in f.runs})
     rows: list[RunRecord] = []
     copies: list[tuple[_Folder, str]] = []
@@ -731,7 +733,7 @@ def _decide(
             if r.rec.status in FINISHED and not r.finished:
                 problem = verify_run_tables(f.path / TABLES_DIR / run_id, run_id)
                 summary.unverified.append(f"{run_id} in {f.path}: {problem}")
-        resumes = False  # its scratch folder comes too (a run still to run)
+        with_scratch = False  # its scratch folder comes too
         if done:
             src = done[0]
             same = [other for other in done[1:] if _same_results(run_id, src, other)]
@@ -745,10 +747,17 @@ def _decide(
             r = src.runs[run_id]
             rec = replace(r.rec, status=r.status, error=r.note, finished=r.rec.finished or now())
             copies.append((src, run_id))
+            # a scratch folder that --keep-work kept (model.pt for maxminq evaluate): the
+            # store's last event of the run says so (ResultsStore.work_kept)
+            said = src.events.get(run_id, [])
+            kept = bool(said) and said[-1]["event"] == WORK_KEPT
+            if kept and (src.path / WORK_DIR / run_id).is_dir():
+                scratch.append((src, run_id))
+                with_scratch = True
             summary.finished += 1
             summary.taken[str(src.path)] += 1
         else:
-            src, resumes = _unfinished_source(run_id, holders)
+            src, with_scratch = _unfinished_source(run_id, holders)
             rec = src.runs[run_id].rec
             if rec.status != "failed" and rec.status != "pending":  # running, or "done"
                 why = INTERRUPTED if rec.status == "running" else "results failed verification"
@@ -756,7 +765,7 @@ def _decide(
             running = [f for f in holders if f.runs[run_id].rec.status == "running"]
             for f in running[:1]:  # a folder copied mid-sweep (or whose sweep was killed)
                 summary.in_flight[str(f.path)] = summary.in_flight.get(str(f.path), 0) + 1
-            if resumes:
+            if with_scratch:
                 scratch.append((src, run_id))
                 summary.resumable += 1
         # registered first where it was registered first: each machine registered all the
@@ -765,8 +774,15 @@ def _decide(
         rows.append(rec)
         for f in holders:
             events.extend(f.events.get(run_id, []))
-        how = f"from {src.path}" + (", with its checkpoint" if resumes else "")
+        if not with_scratch:
+            how = f"from {src.path}"
+        elif done:  # still kept here: the next sweep leaves it, as in src
+            how = f"from {src.path}, with the scratch folder --keep-work kept"
+        else:
+            how = f"from {src.path}, with its checkpoint"
         events.append({"run_id": run_id, "event": "merged", "time": now(), "detail": how})
+        if with_scratch and done:
+            events.append({"run_id": run_id, "event": WORK_KEPT, "time": now(), "detail": how})
     if conflicts:
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
         raise UsageError(
