@@ -144,3 +144,35 @@ def test_an_own_g_at_one_n_is_drawn_as_a_level() -> None:
     fig = plot_operator_bias(pd.DataFrame(rows))
     levels = {line.get_label(): line.get_ydata()[0] for line in fig.axes[0].get_lines()}
     assert levels["weighted_double [my_ops] (c=1), N=2"] == pytest.approx(0.27)
+
+
+def test_the_theory_page_block_runs_and_gives_the_values_shown() -> None:
+    """The Theory block of docs/operators-and-theory.md listed calls on M, N, tau, gamma,
+    samples and rng it never defined: copied into a session, its first line was a
+    NameError. It now sets them (M = 8, N = 4) and shows each call's value; here every
+    value shown is what its line gives (to the digits shown), and Theorem 1's are checked
+    by quadrature of the paper's integral, ``t_MN = int_0^1 (1 - y^N)^M dy``."""
+    import re
+
+    from scipy import integrate
+
+    text = (Path(__file__).parents[2] / "docs" / "operators-and-theory.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "zero_bias_n(M)" in b]
+    namespace: dict[str, object] = {}
+    shown = 0
+    for line in block.splitlines():
+        code, _, comment = line.partition("#")
+        number = re.match(r"\s*(-?\d+\.\d+|\d+):", comment)
+        if number is None or not code.strip():
+            exec(line, namespace)
+            continue
+        value = eval(code, namespace)
+        digits = number.group(1).partition(".")[2]
+        assert value == pytest.approx(float(number.group(1)), abs=0.5 * 10.0 ** -len(digits)), line
+        shown += 1
+    assert shown >= 10
+    t = integrate.quad(lambda y: (1 - y**4) ** 8, 0, 1, epsabs=1e-13)[0]
+    assert t == pytest.approx(0.5288, abs=5e-5)
+    assert 1 - 2 * t == pytest.approx(-0.0577, abs=5e-5)  # E[Z_MN], gamma = tau = 1
+    est = namespace["est"]
+    assert abs(est.bias - (1 - 2 * t)) < 4 * est.bias_se  # type: ignore[attr-defined]
