@@ -354,3 +354,30 @@ def test_a_merge_interrupted_while_it_copies_a_checkpoint_leaves_out_as_it_was(
     monkeypatch.setattr(merge_module, "_link_or_copy", copy)
     assert merge_folders([b], out).resumable == 1  # the same merge again
     assert (out / "work" / run_id / "checkpoint.json").read_text() == "B's"
+
+
+def test_a_checkpoint_gone_while_it_is_copied_is_one_line_and_nothing_is_written(
+    tmp_path, theory_kinds, monkeypatch, capsys
+):
+    """A DIR whose sweep started again during the merge (that run then finished and its
+    scratch folder went): one line saying to merge again, exit 2, no OUT, no hidden folder
+    left (not a FileNotFoundError naming a file of the scratch folder)."""
+    config = _config(tmp_path, FOUR_RUNS)
+    b, out = tmp_path / "b", tmp_path / "merged"
+    run_id = _registered(config, b)[0]
+    work = _scratch(b, run_id, "B's", step=20)
+    copy = merge_module._link_or_copy
+
+    def gone_first(src: str, dst: str) -> None:
+        (work / "checkpoint.json").unlink(missing_ok=True)
+        copy(src, dst)
+
+    monkeypatch.setattr(merge_module, "_link_or_copy", gone_first)
+    capsys.readouterr()
+    assert main(["merge", str(b), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"maxminq merge: error: DIR: {b}: the scratch folder of run {run_id} changed while it "
+        "was copied (a sweep started there meanwhile?); run the merge again"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "config.yaml"]

@@ -683,7 +683,8 @@ def _copy_scratch(folder: _Folder, run_id: str, dest_root: Path) -> None:
     the worker that wrote it is gone (the sweep was killed, or ran on another machine), and
     no process runs the run here. A file that cannot be copied (a full disk) raises its
     OSError at once, naming the file (``shutil.copytree`` gathers every file's error into
-    one exception whose text is a list of them)."""
+    one exception whose text is a list of them); one that went while it was copied (a
+    sweep started in ``folder`` meanwhile) is a UsageError saying to merge again."""
     src = folder.path / WORK_DIR / run_id
     dst = dest_root / WORK_DIR / run_id
     for where, dirs, files in os.walk(src):
@@ -701,6 +702,11 @@ def _copy_scratch(folder: _Folder, run_id: str, dest_root: Path) -> None:
                     os.symlink(os.readlink(source), target)
                 else:
                     _link_or_copy(str(source), str(target))
+            except FileNotFoundError:
+                raise UsageError(
+                    f"DIR: {folder.path}: the scratch folder of run {run_id} changed while it "
+                    "was copied (a sweep started there meanwhile?); run the merge again"
+                ) from None
             except OSError as err:
                 if err.filename is None:  # e.g. a full disk in the copy's write
                     raise OSError(err.errno, err.strerror or str(err), str(target)) from err
