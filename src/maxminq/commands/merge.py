@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="DIR",
         help="results folders of the same sweep config (each machine's --out, e.g. one per "
-        "--shard K/M), copied to this machine",
+        "--shard K/M), copied to this machine whole: their work/ holds the checkpoints "
+        "unfinished runs continue from",
     )
     parser.add_argument(
         "--out",
