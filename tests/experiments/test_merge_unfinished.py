@@ -45,6 +45,15 @@ grid: {M: [2, 8], N: [1, 2]}
 scales: {quick: {}}
 """
 
+# One deep run: CartPole, 120 steps, a checkpoint every 40.
+DEEP_ONE = """
+name: ck_merge
+kind: deep
+fixed: {env_id: CartPole-v1, agent: dqn, steps: 120, seeds: [0], learning_starts: 40,
+        eval_episodes: 1, checkpoint_every: 40}
+scales: {quick: {}}
+"""
+
 
 def _config(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "config.yaml"
@@ -167,16 +176,7 @@ def test_a_killed_deep_runs_checkpoint_is_merged_and_continues_to_the_uninterrup
     from maxminq.deep.config import TrainConfig
     from maxminq.experiments.registry import execute_deep
 
-    config = _config(
-        tmp_path,
-        """
-name: ck_merge
-kind: deep
-fixed: {env_id: CartPole-v1, agent: dqn, steps: 120, seeds: [0], learning_starts: 40,
-        eval_episodes: 1, checkpoint_every: 40}
-scales: {quick: {}}
-""",
-    )
+    config = _config(tmp_path, DEEP_ONE)
     b, out = tmp_path / "b", tmp_path / "merged"
     (run_id,) = _registered(config, b)
     (run,) = load_config(config, "quick").runs
@@ -381,3 +381,36 @@ def test_a_checkpoint_gone_while_it_is_copied_is_one_line_and_nothing_is_written
         "was copied (a sweep started there meanwhile?); run the merge again"
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "config.yaml"]
+
+
+def test_a_checkpoint_its_run_could_not_continue_from_comes_only_after_any_other(
+    tmp_path, torch_one_thread
+):
+    """A's scratch is further on (progress.json at 90%), but A's run failed continuing from
+    it (its checkpoint damaged: the real error a sweep records, CannotResumeError); B's,
+    stopped at 40%, continues: B's row and checkpoint are taken, not A's, which would fail
+    the run again in the merged folder."""
+    from maxminq.experiments.registry import execute_deep
+    from maxminq.experiments.runner import execute_run
+
+    config = _config(tmp_path, DEEP_ONE)
+    a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "merged"
+    (run_id,) = _registered(config, a)
+    _registered(config, b)
+    (run,) = load_config(config, "quick").runs
+    damaged = a / "work" / run_id
+    (damaged / "checkpoint").mkdir(parents=True)
+    (damaged / "checkpoint" / "state.pt").write_bytes(b"cut short")
+    (damaged / "progress.json").write_text(json.dumps({"step": 108, "steps": 120}))
+    result = execute_run(execute_deep, run.settings, str(damaged))  # as the sweep's worker
+    assert result.output is None and "CannotResumeError: --resume:" in result.error
+    with ResultsStore(a, lock=True) as store:
+        store.mark_running(run_id)
+        store.mark_finished(run_id, "failed", result.error)
+    _scratch(b, run_id, "B's", step=48)
+    _killed(b, run_id)
+
+    merge_folders([a, b], out)
+    assert (out / "work" / run_id / "checkpoint.json").read_text() == "B's"
+    assert not (out / "work" / run_id / "checkpoint").exists()
+    assert _row(out, run_id) == ("pending", INTERRUPTED)

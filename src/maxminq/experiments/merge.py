@@ -58,7 +58,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from maxminq.errors import UsageError
+from maxminq.errors import CannotResumeError, UsageError
 from maxminq.experiments.shard import PLAN_PREFIX, SHARD_PREFIX, read_plans
 from maxminq.experiments.software import (
     SOFTWARE_PREFIX,
@@ -83,6 +83,7 @@ from maxminq.experiments.store import (
     _read_manifest,
     holds_progress,
     in_use_message,
+    last_line,
     now,
     read_progress,
     read_run_tables,
@@ -662,15 +663,20 @@ def _unfinished_source(run_id: str, holders: Sequence[_Folder]) -> tuple[_Folder
     from the start. Of several, the one whose run got furthest (the step its
     ``progress.json`` reports, a deep run's; a checkpoint is at most ``checkpoint_every``
     steps behind it), then the failed row (the most telling, as without scratch), then
-    the first folder (``OUT``, then the ``DIR``s in the order given). Without scratch
-    anywhere: the failed row, else the first folder's."""
+    the first folder (``OUT``, then the ``DIR``s in the order given); a scratch folder
+    its run failed to continue from there (:class:`CannotResumeError`: a damaged
+    checkpoint) only after every other. Without scratch anywhere: the failed row, else
+    the first folder's."""
     ranked = []
     for order, folder in enumerate(holders):
         work = folder.path / WORK_DIR / run_id
         if holds_progress(work):
+            rec = folder.runs[run_id].rec
             done = read_progress(work)
-            failed = folder.runs[run_id].rec.status == "failed"
-            ranked.append(((-1.0 if done is None else done, failed, -order), folder))
+            failed = rec.status == "failed"
+            stuck = failed and f"{CannotResumeError.__name__}:" in last_line(rec.error)
+            key = (not stuck, -1.0 if done is None else done, failed, -order)
+            ranked.append((key, folder))
     if ranked:
         return max(ranked, key=lambda item: item[0])[1], True
     failed_first = (f for f in holders if f.runs[run_id].rec.status == "failed")
