@@ -424,6 +424,8 @@ class MonteCarloEstimate:
             denominator).
         samples: number of samples per element.
         noise: the error distribution sampled, ``"uniform"`` (Theorem 1's) or ``"normal"``.
+        split: whether each estimator's errors were scaled by ``sqrt(N)`` (Corollary 1's
+            shared sample budget; ``monte_carlo_bias(split=True)``).
     """
 
     bias: Any
@@ -436,6 +438,7 @@ class MonteCarloEstimate:
     variance_ratio_se: Any
     samples: int
     noise: str = "uniform"
+    split: bool = False
 
 
 class _Moments:
@@ -498,11 +501,12 @@ class _Moments:
 
 
 def _mc_arguments(
-    M: Any, N: Any, tau: Any, gamma: Any, samples: Any, rng: Any, noise: Any
+    M: Any, N: Any, tau: Any, gamma: Any, samples: Any, rng: Any, noise: Any, split: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """The arguments shared by ``monte_carlo_bias`` and ``operator_bias``, checked in that
     order (ValueError naming the first bad one): M, N, tau and gamma as arrays that broadcast
-    together, and ``samples`` as an int."""
+    together, and ``samples`` as an int; with ``split``, tau is each member's, ``tau
+    sqrt(N)`` (as :func:`expected_bias` takes it), which must be small enough to draw."""
     m = _integers(M, "M")
     n = _integers(N, "N")
     s = _sampled_tau(tau)
@@ -515,6 +519,12 @@ def _mc_arguments(
     if noise not in NOISES:
         raise ValueError(f"noise must be {' or '.join(map(repr, NOISES))}, got {noise!r}")
     _broadcast(M=m, N=n, tau=s, gamma=g)
+    s = _split_tau(s, n, split)
+    if split and np.any(s > np.finfo(np.float64).max / 2):
+        raise ValueError(
+            f"tau sqrt(N) (split=True) must be at most {np.finfo(np.float64).max / 2:.4g} to "
+            f"be sampled, got tau={tau!r} with N={N!r}"
+        )
     return m, n, s, g, count
 
 
@@ -579,6 +589,8 @@ def monte_carlo_bias(
     samples: int,
     rng: np.random.Generator,
     noise: str = "uniform",
+    *,
+    split: bool = False,
 ) -> MonteCarloEstimate:
     """Estimate Theorem 1 and Corollary 1 by sampling the estimates' errors.
 
@@ -599,8 +611,14 @@ def monte_carlo_bias(
         samples: samples per element (integer >= 2).
         rng: the only source of randomness.
         noise: ``"uniform"`` (Theorem 1's assumption, default) or ``"normal"``.
+        split: Corollary 1's setting, a sample budget shared evenly by the N estimators:
+            each one's errors have half-width ``tau sqrt(N)`` (for normal errors, the
+            standard deviation ``sqrt(N)`` times), the simulated twin of
+            ``expected_bias(..., split=True)`` and ``target_variance(..., split=True)``;
+            ``min_variance`` is then that of ``min_variance(N, tau, split=True)``.
+            ``variance_ratio`` is Corollary 1's either way.
     """
-    m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise)
+    m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise, split)
     values = _each_element(
         (m, n, s, g),
         8,
@@ -608,7 +626,7 @@ def monte_carlo_bias(
         (M, N, tau, gamma),
     )
     # the fields before samples, in order (mypy cannot count a list)
-    return MonteCarloEstimate(*values, samples=count, noise=noise)  # type: ignore[misc]
+    return MonteCarloEstimate(*values, samples=count, noise=noise, split=split)  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -618,7 +636,8 @@ class OperatorBias:
     Attributes:
         bias: mean of ``Z = gamma (G(Q_s') - max_a Q*(s', a))``; ``bias_se`` its standard error.
         variance: sample variance of Z; ``variance_se`` its standard error.
-        samples: samples per element. noise: the error law sampled.
+        samples: samples per element. noise: the error law sampled. split: whether each
+            member's errors were scaled by ``sqrt(N)`` (``operator_bias(split=True)``).
     """
 
     bias: Any
@@ -627,6 +646,7 @@ class OperatorBias:
     variance_se: Any
     samples: int
     noise: str
+    split: bool = False
 
 
 def _library_name(name: Any) -> Any:
@@ -701,6 +721,7 @@ def operator_bias(
     rng: np.random.Generator,
     noise: str = "uniform",
     *,
+    split: bool = False,
     op_kwargs: Mapping[str, Any] | None = None,
     **params: Any,
 ) -> OperatorBias:
@@ -732,9 +753,12 @@ def operator_bias(
     ``FiniteMDP.learn``'s ``operator_kwargs`` take them), merged with ``params``: the way to
     give a G a parameter that shares a name with one of this function's (a soft operator's
     temperature ``tau``, a ``gamma``, ``noise``), which ``**params`` cannot take.
+
+    ``split``: Corollary 1's even split of a sample budget, every member's errors of
+    half-width ``tau sqrt(N)``, as in :func:`monte_carlo_bias`.
     """
     params = _operator_kwargs(op_kwargs, params)
-    m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise)
+    m, n, s, g, count = _mc_arguments(M, N, tau, gamma, samples, rng, noise, split)
     library = _library_name(name)
     op = _operator_g(library, params, n)
     own = None if isinstance(library, str) else str(getattr(library, "__name__", "G"))
@@ -757,7 +781,7 @@ def operator_bias(
 
     values = _each_element((m, n, s, g), 4, sample, (M, N, tau, gamma))
     # the fields before samples, in order (mypy cannot count a list)
-    return OperatorBias(*values, samples=count, noise=noise)  # type: ignore[misc]
+    return OperatorBias(*values, samples=count, noise=noise, split=split)  # type: ignore[misc]
 
 
 def _max_of_means(m: int, n: int) -> float:

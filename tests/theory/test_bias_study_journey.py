@@ -176,3 +176,23 @@ def test_the_theory_page_block_runs_and_gives_the_values_shown() -> None:
     assert 1 - 2 * t == pytest.approx(-0.0577, abs=5e-5)  # E[Z_MN], gamma = tau = 1
     est = namespace["est"]
     assert abs(est.bias - (1 - 2 * t)) < 4 * est.bias_se  # type: ignore[attr-defined]
+
+
+def test_the_split_budget_is_simulated_as_its_closed_form_takes_it() -> None:
+    """``expected_bias``, ``target_variance``, ``min_variance`` and ``choose_n`` take
+    ``split=True`` (Corollary 1: a sample budget shared by the N estimators, each one's
+    half-width tau sqrt(N)); their simulated twins did not (a TypeError), so comparing the
+    Corollary's setting with simulation meant scaling tau by hand. Checked against the
+    paper's integral by quadrature: E[Z] = sqrt(N) (1 - 2 t_MN) at tau = gamma = 1."""
+    from scipy import integrate
+
+    t = integrate.quad(lambda y: (1 - y**4) ** 8, 0, 1, epsabs=1e-13)[0]  # M = 8, N = 4
+    by_hand = 2.0 * (1 - 2 * t)
+    est = theory.monte_carlo_bias(8, 4, 1.0, 1.0, 40_000, np.random.default_rng(5), split=True)
+    assert est.split and abs(est.bias - by_hand) < 4 * est.bias_se
+    # Var[Q^min] of one action at half-width 2: 4 N tau^2 / ((N+1)^2 (N+2)), tau = 2
+    assert abs(est.min_variance - 4 * 4 * 4 / (25 * 6)) < 4 * est.min_variance_se
+    op = theory.operator_bias(
+        "maxmin", 8, 4, 1.0, 1.0, 40_000, np.random.default_rng(6), split=True
+    )
+    assert op.split and abs(op.bias - by_hand) < 4 * op.bias_se
