@@ -196,3 +196,17 @@ def test_the_split_budget_is_simulated_as_its_closed_form_takes_it() -> None:
         "maxmin", 8, 4, 1.0, 1.0, 40_000, np.random.default_rng(6), split=True
     )
     assert op.split and abs(op.bias - by_hand) < 4 * op.bias_se
+
+
+def test_a_bad_parameter_value_of_an_own_g_names_op_kwargs(
+    own_ops: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--operator hb24_ops:weighted_double:2 --op-kwargs '{"c": "x"}'``: G fails on the
+    string c where its default c = 1 runs; the error named --operator, the option that was
+    right. It names --op-kwargs now, and nothing is written."""
+    out = tmp_path / "new" / "out"
+    args = [*THEORY, "--out", str(out), "--operator", f"{own_ops}:weighted_double:2"]
+    assert main([*args, "--op-kwargs", '{"c": "x"}']) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("maxminq theory: error: --op-kwargs: {'c': 'x'}"), err
+    assert "\n" not in err and not (tmp_path / "new").exists()

@@ -214,13 +214,32 @@ def added_operator(
             operators.own_operator(g, [(1, n, m)], reference, **params)
         except Exception as err:  # G's own failure too: the user's code, in one line here
             text = str(err).splitlines()[0] if str(err) else type(err).__name__
-            if not text.startswith(f"operator {reference!r}"):  # G's own failure
+            own_failure = not text.startswith(f"operator {reference!r}")
+            if own_failure:
                 shape = f"(1, {n}, {m})"
                 text = f"operator {reference!r} failed on NumPy zeros of shape {shape}: {text}"
-                if members is None:  # a G of two tables (a weighted double) fails at N = 1
-                    text += f" (a G of one member count runs at it alone: {reference}:N)"
+            if params and _runs_on_zeros(g, (1, n, m), reference):
+                # G runs there with its own defaults: the values given are what fails (this
+                # named --operator for '{"beta": "x"}')
+                raise UsageError(
+                    f"--op-kwargs: {params} fail where the operator's defaults run: {text}"
+                ) from None
+            if own_failure and members is None:  # a G of two tables fails at N = 1
+                text += f" (a G of one member count runs at it alone: {reference}:N)"
             raise UsageError(f"--operator: {text}") from None
     return reference, g, params, members
+
+
+def _runs_on_zeros(g: Any, shape: tuple[int, int, int], reference: str) -> bool:
+    """Whether G, called with its own defaults, passes ``operators.own_operator``'s trial on
+    NumPy zeros of ``shape``."""
+    from maxminq import operators
+
+    try:
+        operators.own_operator(g, [shape], reference)
+    except Exception:  # G's own failure, whatever it is: it does not run there
+        return False
+    return True
 
 
 def _validate(args: argparse.Namespace) -> list[int]:
