@@ -103,16 +103,30 @@ def child(out):
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(__file__))
     import orphan
-    multiprocessing.get_context("spawn").Process(target=orphan.child, args=(sys.argv[1],)).start()
+    child = multiprocessing.get_context("spawn").Process(target=orphan.child, args=(sys.argv[1],))
+    child.start()
+    print(child.pid, flush=True)
     os._exit(0)  # at once, before the child has started: it is orphaned
 """
 
+# The spawning process leaves two orphans: the child and multiprocessing's resource tracker
+# (exit 0 once the child is gone). Each is reaped and the child's status printed: the first
+# one reaped was taken for the child, which on a loaded machine (both ended by the time this
+# process ran again) was the tracker, listed first among the orphans.
 SUBREAPER = """
 import ctypes, os, subprocess, sys
 assert ctypes.CDLL(None, use_errno=True).prctl(36, 1) == 0  # PR_SET_CHILD_SUBREAPER
-subprocess.run([sys.executable, sys.argv[1], sys.argv[2]], check=True)
-pid, status = os.waitpid(-1, 0)  # the orphaned child, handed to this process
-print(os.waitstatus_to_exitcode(status))
+spawned = subprocess.run([sys.executable, sys.argv[1], sys.argv[2]], check=True,
+                         capture_output=True, text=True)
+child = int(spawned.stdout)
+statuses = {}
+while True:  # the orphans, handed to this process
+    try:
+        pid, status = os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+    statuses[pid] = os.waitstatus_to_exitcode(status)
+print(statuses[child])
 """
 
 
