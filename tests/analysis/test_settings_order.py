@@ -329,10 +329,10 @@ def test_settings_that_differ_past_six_digits_keep_their_own_label_and_points() 
 
 
 def test_a_split_settings_cell_keeps_the_digits_that_tell_rows_apart() -> None:
-    assert R._setting_text(0.9999999) == "0.9999999"  # was '1', as 1.0's row
-    assert R._setting_text(np.float64(0.9999999)) == "0.9999999"
-    assert R._setting_text(1.0) == "1" and R._setting_text(1e-4) == "0.0001"
-    assert R._setting_text(float("nan")) == "–"
+    assert R._cell_text(0.9999999) == "0.9999999"  # was '1', as 1.0's row
+    assert R._cell_text(np.float64(0.9999999)) == "0.9999999"
+    assert R._cell_text(1.0) == "1" and R._cell_text(1e-4) == "0.0001"
+    assert R._cell_text(float("nan")) == "–"
 
 
 def test_toy_curves_of_many_settings_put_their_legend_beside_the_panels() -> None:

@@ -62,9 +62,9 @@ def test_a_table_cell_writes_a_setting_as_the_settings_list_does() -> None:
         (np.bool_(True), "True"),
         ("hard", "hard"),
     ]:
-        assert R._setting_text(value, "steps") == text, value
+        assert R._cell_text(value, "steps") == text, value
         assert R.setting_text(value, "steps") == text, value
-    assert R._setting_text(float("nan"), "steps") == "–"
-    assert R._setting_text(None, "steps") == "–"
-    assert R._setting_text("", "op_kwargs") == "–"
-    assert R._setting_text('{"c":10.0}', "op_kwargs") == "c=10"
+    assert R._cell_text(float("nan"), "steps") == "–"
+    assert R._cell_text(None, "steps") == "–"
+    assert R._cell_text("", "op_kwargs") == "–"
+    assert R._cell_text('{"c":10.0}', "op_kwargs") == "c=10"

@@ -415,7 +415,7 @@ def setting_text(value: object, key: str | None = None) -> str:
     leaves at its default, a float in full when its short form would round it (0.1234567,
     not 0.123457), an operator's parameters (``key`` in :data:`PARAM_SETTINGS`) as the
     labels give them (``c=10``; ``none`` for no parameters), other lists and mappings as
-    JSON. A table's cells are these texts too (:func:`_setting_text`): a NumPy scalar is
+    JSON. A table's cells are these texts too (:func:`_cell_text`): a NumPy scalar is
     written as the number it holds."""
     if isinstance(value, np.generic):  # a table's cell: np.int64, np.float64, np.bool_
         value = value.item()
@@ -779,7 +779,7 @@ def _test_counts(tests: pd.DataFrame | None) -> str:
     return f"ε = {at}; {span(counts, ',')} per seed here, 100 at ε = 0.01 in the paper"
 
 
-def _setting_text(value: object, key: str | None = None) -> str:
+def _cell_text(value: object, key: str | None = None) -> str:
     """A split setting's value in a table cell, as the settings list writes it
     (:func:`setting_text`: ``1,500,000``, ``0.9999999``), but '–' where a run did not set
     it (None, or the table's NaN: the run function's default, e.g. ``update_members`` of
@@ -793,8 +793,8 @@ def _setting_text(value: object, key: str | None = None) -> str:
 
 
 def _cells(column: pd.Series) -> pd.Series:
-    """A table column's cells as :func:`_setting_text` writes them."""
-    return column.map(lambda v: _setting_text(v, str(column.name)))
+    """A table column's cells as :func:`_cell_text` writes them."""
+    return column.map(lambda v: _cell_text(v, str(column.name)))
 
 
 def _cell_order(column: pd.Series) -> pd.Series:
@@ -867,7 +867,7 @@ def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str
                 style.LABELS.get(r["agent"], r["agent"]),
                 _size_cell(r["agent"], r.get("n"), size),
                 f"{r['lr']:g}" if "lr" in r else "",
-                *(_setting_text(r[k], k) for k in extra),
+                *(_cell_text(r[k], k) for k in extra),
                 str(int(r["runs"])),
                 _mean_se(r),
                 _iqm_ci(r),
@@ -900,7 +900,7 @@ def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str],
                 style.label(r["algorithm"]),
                 _size_cell(r["algorithm"], r.get("n"), size),
                 f"{r['step_size']:g}",
-                *(_setting_text(r[k], k) for k in extra),
+                *(_cell_text(r[k], k) for k in extra),
                 str(int(r["runs"])),
                 _mean_se(r),
                 _iqm_ci(r),
@@ -1129,7 +1129,7 @@ def _toy_table(
                 f"{r['mu']:+g}",
                 style.label(r["algorithm"]),
                 _size_cell(r["algorithm"], r.get("n"), size),
-                *(_setting_text(r[k], k) for k in extra),
+                *(_cell_text(r[k], k) for k in extra),
                 str(int(r["runs_distance"])),
                 f"{_f(r['mean_distance'])} ± {_f(r['se_distance'])}",
                 f"{_f(r['mean_q'])} ± {_f(r['se_q'])}",
