@@ -11,7 +11,9 @@ from pathlib import Path
 
 import sweep_kinds
 
-from maxminq.experiments.runner import run_sweep
+from maxminq.experiments import runner
+from maxminq.experiments.config import RunSpec
+from maxminq.experiments.runner import _Result, run_sweep
 from maxminq.experiments.store import ResultsStore
 
 
@@ -57,3 +59,57 @@ def test_a_kept_folder_of_a_run_a_keep_work_sweep_settled_stays_through_a_later_
     kept = out / "work" / victim / "tensorboard" / "events.out"
     assert kept.is_file(), sorted(p.name for p in (out / "work").iterdir())
     assert len(list((out / "work").iterdir())) == 8
+
+
+class _BrokenBesideAFinishedRun:
+    """A stand-in local backend: in its first answer the pool broke (a worker died) while
+    one of the two runs in flight had just sent its tables, which come first in the same
+    answer; every later run ends normally."""
+
+    workers = 2
+
+    def __init__(self) -> None:
+        self.runs: dict[int, RunSpec] = {}
+        self.answered = False
+
+    def submit(self, run: RunSpec, work_dir: Path) -> int:
+        self.runs[len(self.runs)] = run
+        return len(self.runs) - 1
+
+    def _done(self, handle: int) -> _Result:
+        settings = self.runs[handle].settings
+        return _Result(sweep_kinds.execute_theory_mc(settings, Path("."), False), None, "h", 1, 0.1)
+
+    def wait(self, handles: list[int], timeout: float) -> list[tuple[int, _Result]]:
+        if not self.answered:
+            self.answered = True
+            finished, broken = handles
+            died = _Result(None, "worker process died: BrokenProcessPool", "h", 0, 0.0, True)
+            return [(finished, self._done(finished)), (broken, died)]
+        return [(handle, self._done(handle)) for handle in handles]
+
+    def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass
+
+
+def test_a_run_broken_beside_another_is_run_again_alone_whichever_answer_comes_first(
+    tmp_path, theory_kinds, monkeypatch
+):
+    """A worker died while two runs were in flight, and the other run's tables arrived in
+    the same answer of the pool, listed first (the order of a set of futures). Which run
+    killed the worker is not known, so the broken run must run again alone, as when its
+    answer comes first. Before, the finished run was stored first, the broken one was
+    then the only run in flight and was recorded failed ('worker process died')."""
+    backend = _BrokenBesideAFinishedRun()
+    monkeypatch.setattr(runner, "_make_backend", lambda *args: backend)
+    out = tmp_path / "out"
+    summary = runner.run_sweep(_config(tmp_path, "theory_mc"), out, workers=2, progress=False)
+    assert (summary.done, summary.failed) == (8, 0), summary.failures
+    broken = backend.runs[1].run_id
+    with ResultsStore(out) as store:
+        events = [(e["event"], e["detail"]) for e in store.events() if e["run_id"] == broken]
+    assert [e for e, _ in events] == ["registered", "started", "requeued", "started", "done"]
+    assert "run again alone" in events[2][1]

@@ -901,12 +901,17 @@ def _drive(
                 store.mark_running(run.run_id)
             counts()
             redraw()
-            for handle, result in backend.wait(list(inflight), timeout=0.5):
+            answers = backend.wait(list(inflight), timeout=0.5)
+            # Whether the runs of these answers ran beside others, taken before any is
+            # stored: a run broken beside another that finished in the same answer (listed
+            # first: a set's order) was the only one left in flight, and was failed.
+            beside = len(inflight) > 1
+            for handle, result in answers:
                 run = inflight[handle]
                 if (
                     result.broken
                     and run.run_id not in ran_alone
-                    and (run.run_id in suspects or len(inflight) > 1)
+                    and (run.run_id in suspects or beside)
                 ):
                     suspects.update(r.run_id for r in inflight.values())
                     store.mark_pending(run.run_id, "a worker process died while it ran "
