@@ -310,6 +310,7 @@ def variance_ratio(N: Any) -> Any:
 
 def choose_n(
     M: Any,
+    *,
     tau: Any = 1.0,
     gamma: Any = 1.0,
     n_max: int = 1000,
@@ -322,7 +323,8 @@ def choose_n(
     ``E[Z_MN]`` falls with N from Q-learning's ``gamma tau (M-1)/(M+1)`` towards
     ``-gamma tau``; a ``target`` outside that range gives N = 1 or ``n_max``. Ties go to the
     smallest N (so ``gamma = 0``, where every N is unbiased, gives N = 1). Broadcasts over
-    ``M``, ``tau``, ``gamma`` and ``target``.
+    ``M``, ``tau``, ``gamma`` and ``target``. All but M are keywords: ``choose_n(100, 5)``
+    took 5 as tau, which does not move the least biased N, and returned 7, not a cap of 5.
 
     ``split=True``: a fixed sample budget shared evenly by the N estimators, as in Corollary 1,
     so each estimator's half-width is ``tau sqrt(N)`` (``tau``: that of one estimator using

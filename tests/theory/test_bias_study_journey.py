@@ -210,3 +210,13 @@ def test_a_bad_parameter_value_of_an_own_g_names_op_kwargs(
     err = capsys.readouterr().err.strip()
     assert err.startswith("maxminq theory: error: --op-kwargs: {'c': 'x'}"), err
     assert "\n" not in err and not (tmp_path / "new").exists()
+
+
+def test_choose_n_takes_its_cap_by_name_only() -> None:
+    """``choose_n(100, 5)`` read 5 as tau, which does not move the least biased N (the bias
+    is gamma tau (1 - 2 t_MN): its zero is tau's for every tau), and returned 7, past the
+    cap the caller meant. All but M are keywords now: the slip is a TypeError; by name, the
+    cap holds (the bias falls with N, so capped at 5 the least biased of 1..5 is 5)."""
+    with pytest.raises(TypeError):
+        theory.choose_n(100, 5)  # type: ignore[misc]
+    assert theory.choose_n(100, n_max=5) == 5
