@@ -220,3 +220,18 @@ def test_choose_n_takes_its_cap_by_name_only() -> None:
     with pytest.raises(TypeError):
         theory.choose_n(100, 5)  # type: ignore[misc]
     assert theory.choose_n(100, n_max=5) == 5
+
+
+def test_the_tables_name_a_seed_they_cannot_take() -> None:
+    """``maxminq.theory`` and ``variance_table`` take a Generator ``rng``; ``bias_table`` and
+    ``operator_bias_table`` a ``seed`` (their rows draw from child streams of it). Given the
+    Generator a researcher has at hand, they failed in NumPy ('SeedSequence expects int or
+    sequence of ints'), and given -1 with 'expected non-negative integer': neither named
+    the argument. Both are one-line ValueErrors naming seed now, before any work."""
+    from maxminq.analysis.theory_plots import bias_table, operator_bias_table
+
+    for seed in (np.random.default_rng(0), -1):
+        with pytest.raises(ValueError, match=r"^seed must be a whole number >= 0"):
+            bias_table(2, 2, [2], 10, seed)
+        with pytest.raises(ValueError, match=r"^seed must be a whole number >= 0"):
+            operator_bias_table(2, 2, 10, seed)

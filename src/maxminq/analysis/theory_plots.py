@@ -67,6 +67,22 @@ def _size(value: Any, name: str) -> int:
     return int(value)
 
 
+def _root_seed(seed: Any) -> np.random.SeedSequence:
+    """``seed`` of a table, a whole number >= 0 or a ``numpy.random.SeedSequence``, as the
+    SeedSequence its rows' child streams come from; else a one-line ValueError naming
+    ``seed`` (a Generator, as ``variance_table`` and ``maxminq.theory`` take, was NumPy's
+    TypeError 'SeedSequence expects int or sequence of ints', and -1 'expected non-negative
+    integer', neither naming the argument)."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if not is_whole(seed) or seed < 0:
+        raise ValueError(
+            "seed must be a whole number >= 0 or a numpy.random.SeedSequence (each row set "
+            f"draws from its own child stream of it), got {seed!r}"
+        )
+    return np.random.SeedSequence(int(seed))
+
+
 def bias_table(
     m_max: int,
     n_max: int,
@@ -92,6 +108,7 @@ def bias_table(
     from maxminq._progress import progress_bar
 
     m_max, n_max = _size(m_max, "m_max"), _size(n_max, "n_max")
+    root = _root_seed(seed)
     # An M beyond m_max has no row: it was skipped without a word (every Monte-Carlo cell
     # left empty); a single M was "'int' object is not iterable".
     within = f"whole numbers in 1..m_max ({m_max})"
@@ -124,7 +141,6 @@ def bias_table(
             enabled=progress,
         )
     try:  # an own bar closed on every way out (a KeyboardInterrupt too)
-        root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
         for m in sorted(set(mc_m)):
             rows = frame["M"] == m
             child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, int(m)))
@@ -268,7 +284,7 @@ def operator_bias_table(
     ``len(OPERATOR_SETTINGS) + k`` of ``seed``, so the library's rows keep their numbers.
     """
     m, n_max = _size(m, "m"), _size(n_max, "n_max")
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    root = _root_seed(seed)
     runs: list[tuple[str, Any, int | None, Mapping[str, Any]]] = [
         (name, name, members, params) for name, (members, params) in OPERATOR_SETTINGS.items()
     ]
