@@ -235,3 +235,22 @@ def test_the_tables_name_a_seed_they_cannot_take() -> None:
             bias_table(2, 2, [2], 10, seed)
         with pytest.raises(ValueError, match=r"^seed must be a whole number >= 0"):
             operator_bias_table(2, 2, 10, seed)
+
+
+def test_the_simulated_cells_of_bias_csv_have_a_figure() -> None:
+    """``maxminq theory`` simulates Theorem 1 for the M of ``--mc-m`` (bias.csv's mc_bias),
+    but neither of its figures drew them (the heat map is the closed form alone): comparing
+    the theorem with its simulation took a plot of one's own. ``plot_bias_against_n`` draws,
+    for each simulated M, the closed form as a line and the Monte Carlo as points; here the
+    lines at N = 1 are Q-learning's (M-1)/(M+1) by hand and the points are the table's."""
+    from maxminq.analysis.theory_plots import bias_table, plot_bias_against_n
+
+    table = bias_table(4, 3, [1, 4], 300, 0)
+    ax = plot_bias_against_n(table).axes[0]
+    lines = {line.get_label(): line.get_ydata() for line in ax.get_lines()}
+    assert lines["M = 1"][0] == pytest.approx(0.0) and lines["M = 4"][0] == pytest.approx(3 / 5)
+    points = [np.asarray(c.lines[0].get_ydata(), dtype=float) for c in ax.containers]
+    simulated = table[table["M"].isin([1, 4])].sort_values(["M", "N"])["mc_bias"].to_numpy()
+    np.testing.assert_allclose(np.concatenate(points), simulated)
+    with pytest.raises(ValueError, match="no simulated cells"):
+        plot_bias_against_n(bias_table(2, 2, [], 10, 0))

@@ -1,9 +1,11 @@
 """Figures for Theorem 1 and Corollary 1 (the appendix figure pair of Lan et al. 2020).
 
-Both functions take the tidy tables written by ``maxminq theory`` (``bias.csv`` and
-``variance.csv``; see :func:`bias_table` and :func:`variance_table`) so the report can
-redraw them from files, and both return a matplotlib ``Figure`` built without pyplot (no
-global figure state; save it with ``fig.savefig``).
+The figure functions take the tidy tables written by ``maxminq theory`` (``bias.csv`` and
+``variance.csv``, see :func:`bias_table` and :func:`variance_table`; ``operator_bias.csv``)
+so the report can redraw them from files, and return a matplotlib ``Figure`` built without
+pyplot (no global figure state; save it with ``fig.savefig``): the heat map and
+:func:`plot_bias_against_n` (Theorem 1 against its simulation) from ``bias.csv``, the
+variance ratio from ``variance.csv``, every operator's bias from ``operator_bias.csv``.
 """
 
 from __future__ import annotations
@@ -504,3 +506,54 @@ def plot_variance_ratio(variance: pd.DataFrame) -> Figure:
     ax.set_xticks(range(1, n_max + 1, max(1, n_max // 10)))
     ax.legend(fontsize="small")
     return fig
+
+
+def plot_bias_against_n(bias: pd.DataFrame) -> Figure:
+    """Theorem 1 (i) against its simulation: ``E[Z_MN]`` (gamma * tau = 1) against N for each
+    simulated M of a ``bias_table`` (``maxminq theory``'s ``bias.csv``, the M of ``--mc-m``),
+    the closed form as a line and the Monte Carlo (``mc_bias``) as points with 2-s.e. bars.
+
+    ``bias_table`` simulates these cells but neither figure drew them: the heat map is the
+    closed form alone. One call from the CSV: ``plot_bias_against_n(pd.read_csv(
+    "out/bias.csv"))``. With ``mc_noise`` normal the lines stay the uniform closed form and
+    the title says so. ValueError naming what is missing for a table without simulated
+    cells.
+    """
+    style.check_table(bias, "plot_bias_against_n",
+                      ["M", "N", "expected_bias", "mc_bias", "mc_bias_se", "mc_noise"])  # fmt: skip
+    simulated = bias[np.isfinite(bias["mc_bias"].to_numpy(dtype=float))]
+    if simulated.empty:
+        raise ValueError(
+            "plot_bias_against_n: the table has no simulated cells (mc_bias is empty in every "
+            "row): give bias_table an mc_m (maxminq theory: --mc-m)"
+        )
+    ms = sorted(int(m) for m in simulated["M"].unique())
+    colours = [_sequential_colour(k, len(ms)) for k in range(len(ms))]
+    fig = Figure(figsize=(7.0, 4.5), layout="constrained")
+    ax = fig.subplots()
+    for m, colour in zip(ms, colours, strict=True):
+        rows = simulated[simulated["M"] == m].sort_values("N")
+        ns = rows["N"].to_numpy()
+        ax.plot(ns, rows["expected_bias"], color=colour, linewidth=1.2, label=f"M = {m}")
+        ax.errorbar(ns, rows["mc_bias"], yerr=2 * rows["mc_bias_se"].to_numpy(), fmt="o",
+                    color=colour, markersize=3, capsize=2)  # fmt: skip
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    laws = sorted(set(simulated["mc_noise"]))
+    uniform = laws == ["uniform"]
+    note = "lines: closed form" + ("" if uniform else " for uniform errors")
+    note += "\npoints: Monte Carlo ± 2 s.e." + ("" if uniform else f", {'/'.join(laws)} errors")
+    ax.text(0.02, 0.02, note, fontsize="small", transform=ax.transAxes, ha="left", va="bottom")
+    ax.set_title("Theorem 1 (i): expected bias of Maxmin's target against N")
+    ax.set_xlabel(f"N ({style.label('maxmin')} estimators)")
+    ax.set_ylabel(r"$E[Z_{MN}]$ ($\gamma\tau = 1$)")
+    n_max = int(simulated["N"].max())
+    ax.set_xticks(range(1, n_max + 1, max(1, n_max // 10)))
+    ax.legend(fontsize="small", ncol=2)
+    return fig
+
+
+def _sequential_colour(k: int, count: int) -> Any:
+    """The k-th of ``count`` colours along viridis (dark to light as M grows)."""
+    from matplotlib import colormaps
+
+    return colormaps["viridis"](k / max(count - 1, 1) * 0.9)
