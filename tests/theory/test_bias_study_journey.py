@@ -254,3 +254,20 @@ def test_the_simulated_cells_of_bias_csv_have_a_figure() -> None:
     np.testing.assert_allclose(np.concatenate(points), simulated)
     with pytest.raises(ValueError, match="no simulated cells"):
         plot_bias_against_n(bias_table(2, 2, [], 10, 0))
+
+
+@pytest.mark.parametrize(
+    ("reference", "says"),
+    [
+        ("maxminq.operators:maxmin:4", "curve runs over N = 1..--n-max; give --operator maxmin"),
+        ("maxminq.operators:double_q:3", "it runs at N = 2; give --operator double_q"),
+    ],
+)
+def test_an_n_after_a_library_operator_named_by_module_is_refused_as_by_name(
+    reference: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``module:function:N`` runs a G of one's own at N; a library operator named that way
+    (``maxminq.operators:maxmin``) keeps its own N as ``maxmin:4`` does."""
+    assert main([*THEORY, "--out", str(tmp_path / "out"), "--operator", reference]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--operator: takes no N here ('{reference}'): {says}" in err and "\n" not in err

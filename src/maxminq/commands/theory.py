@@ -140,6 +140,7 @@ def added_operator(
             raise UsageError("--op-kwargs: goes with --operator (the operator it is for)")
         return None
     params = dict(params or {})
+    given = reference
     head, _, tail = reference.rpartition(":")
     members = None
     if ":" in head and tail.strip().isdigit():  # module:function:N, one's own at one N
@@ -149,15 +150,7 @@ def added_operator(
         head, _, tail = reference.rpartition(":")
     if head and ("=" in tail or tail.strip().isdigit()):  # the --algorithms spelling
         if tail.strip().isdigit():
-            from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
-
-            fixed = OPERATOR_SETTINGS.get(head, (None, {}))[0]  # double_q: its own N = 2
-            runs = (
-                "its curve runs over N = 1..--n-max" if fixed is None else f"it runs at N = {fixed}"
-            )
-            raise UsageError(
-                f"--operator: takes no N here ({reference!r}): {runs}; give --operator {head}"
-            )
+            raise _no_n_here(reference, head)
         pairs = dict(item.partition("=")[0::2] for item in tail.split(","))
         shown = ", ".join(f'"{k}": {v}' for k, v in pairs.items())
         raise UsageError(
@@ -168,11 +161,8 @@ def added_operator(
     except ValueError as err:
         raise UsageError(f"--operator: {err}") from None
     library = operators.operator_reference(g)
-    if library in operators.OPERATORS and members is not None:
-        raise UsageError(
-            f"--operator: {library} runs at its own N here: give --operator {library}, "
-            f"not {library}:{members}"
-        )
+    if library in operators.OPERATORS and members is not None:  # maxminq.operators:maxmin:4
+        raise _no_n_here(given, library)
     if library in operators.OPERATORS:
         from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
 
@@ -228,6 +218,16 @@ def added_operator(
                 text += f" (a G of one member count runs at it alone: {reference}:N)"
             raise UsageError(f"--operator: {text}") from None
     return reference, g, params, members
+
+
+def _no_n_here(given: str, library: str) -> UsageError:
+    """The refusal of an N given with a library operator (``maxmin:4``): its figure runs
+    Maxmin over N = 1..--n-max, Double Q at its own 2."""
+    from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
+
+    fixed = OPERATOR_SETTINGS.get(library, (None, {}))[0]
+    runs = "its curve runs over N = 1..--n-max" if fixed is None else f"it runs at N = {fixed}"
+    return UsageError(f"--operator: takes no N here ({given!r}): {runs}; give --operator {library}")
 
 
 def _runs_on_zeros(g: Any, shape: tuple[int, int, int], reference: str) -> bool:
