@@ -243,23 +243,23 @@ def _runs_on_zeros(g: Any, shape: tuple[int, int, int], reference: str) -> bool:
 
 
 def _validate(args: argparse.Namespace) -> list[int]:
-    if not 1 <= args.m_max <= 10_000:
-        raise UsageError(f"--m-max: expected an integer in 1..10000, got {args.m_max}")
-    if not 1 <= args.n_max <= 1_000:
-        raise UsageError(f"--n-max: expected an integer in 1..1000, got {args.n_max}")
-    counts = (("--samples", args.samples), ("--variance-samples", args.variance_samples))
-    for option, value in counts:
+    ranges = (
+        ("--m-max", args.m_max, 1, 10_000),
+        ("--n-max", args.n_max, 1, 1_000),
         # 3: of 2 samples a variance has no standard error (the fourth-moment one is
         # always 0; theory reports NaN), and the tables would show none; numpy's sample
         # counts are int64: a traceback above 2**63 - 1.
-        if not 3 <= value <= 2**63 - 1:
-            raise UsageError(f"{option}: expected an integer in 3..{2**63 - 1}, got {value}")
+        ("--samples", args.samples, 3, 2**63 - 1),
+        ("--variance-samples", args.variance_samples, 3, 2**63 - 1),
+        ("--operator-m", args.operator_m, 1, 10_000),
+    )
+    for option, value, low, high in ranges:
+        if not low <= value <= high:
+            raise UsageError(f"{option}: expected an integer in {low}..{high}, got {value}")
     from maxminq.theory import NOISES  # here: scipy would slow every option error by 0.4 s
 
     if args.noise not in NOISES:
         raise UsageError(f"--noise: expected {' or '.join(NOISES)}, got {args.noise!r}")
-    if not 1 <= args.operator_m <= 10_000:
-        raise UsageError(f"--operator-m: expected an integer in 1..10000, got {args.operator_m}")
     if args.seed < 0:
         raise UsageError(f"--seed: expected a non-negative integer, got {args.seed}")
     mc_m = _mc_m(args.mc_m, args.m_max)
