@@ -81,6 +81,12 @@ def weighted_double(q, c=1.0):
     )[..., 0]
 
 
+def soft_min(q, beta=1.0):  # max_a of -(1/beta) log mean_i exp(-beta Q^i), shifted by the min
+    m = q.min(axis=-2, keepdims=True)
+    soft = m[..., 0, :] - np.log1p(np.expm1(-beta * (q - m)).mean(axis=-2)) / beta
+    return soft.max(axis=-1)
+
+
 def at_most_two(q):
     if q.shape[-2] > 2:
         raise ValueError("takes at most two tables")
@@ -272,3 +278,43 @@ def test_an_n_after_a_library_operator_named_by_module_is_refused_as_by_name(
     err = capsys.readouterr().err.strip()
     assert f"--operator: takes no N here ('{reference}'): " in err and says in err
     assert "\n" not in err
+
+
+def test_theory_draws_several_operators_in_one_figure(own_ops: str, tmp_path: Path) -> None:
+    """A temperature sweep of a soft-min beside a weighted double of one's own: ``--operator``
+    took one operator, so one figure could hold one G at one setting. Repeated, each with
+    its ``--op-kwargs`` in order, every setting gets its rows. Checked: a soft-min of one
+    member is that member, so at N = 1 both are Q-learning's (M-1)/(M+1) = 3/5 (M = 4); at
+    N = 3 the hotter one (beta = 50, nearer the min) lies below the cooler (beta = 1)."""
+    out = tmp_path / "out"
+    soft = f"{own_ops}:soft_min"
+    args = [*THEORY, "--out", str(out), "--operator", soft, "--op-kwargs", '{"beta": 1}']
+    args += ["--operator", soft, "--op-kwargs", '{"beta": 50}']
+    args += ["--operator", f"{own_ops}:weighted_double:2", "--op-kwargs", "{}"]
+    assert main(args) == 0
+    table = pd.read_csv(out / "operator_bias.csv").set_index(["operator", "N"])
+    cool, hot = table.loc[f"{soft}:beta=1"], table.loc[f"{soft}:beta=50"]
+    assert list(cool.index) == list(hot.index) == [1, 2, 3]
+    for rows in (cool, hot):
+        assert abs(rows.loc[1, "bias"] - 0.6) < 4 * rows.loc[1, "bias_se"]
+    gap = cool.loc[3, "bias"] - hot.loc[3, "bias"]
+    assert gap > 4 * np.hypot(cool.loc[3, "bias_se"], hot.loc[3, "bias_se"])
+    assert list(table.loc[f"{own_ops}:weighted_double"].index) == [2]
+
+
+def test_theory_pairs_op_kwargs_with_operators_or_says_so(
+    own_ops: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "new" / "out"
+    args = [*THEORY, "--out", str(out), "--operator", f"{own_ops}:soft_min"]
+    args += ["--op-kwargs", '{"beta": 1}', "--operator", f"{own_ops}:weighted_double:2"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--op-kwargs: give one for each --operator" in err and "\n" not in err
+    twice = [*THEORY, "--out", str(out), "--operator", "weighted_double_q", "--op-kwargs"]
+    assert (
+        main([*twice, '{"c": 10}', "--operator", "weighted_double_q", "--op-kwargs", '{"c": 10}'])
+        == 2
+    )
+    assert "is given twice" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()

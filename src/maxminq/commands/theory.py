@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +91,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--operator",
+        action="append",
         default=None,
-        help="an operator to add to the every-operator figure and table: a library operator "
+        help="an operator to add to the every-operator figure and table (repeat it for more, "
+        "a soft-min at two temperatures, a weighted double beside it): a library operator "
         "with other parameters (weighted_double_q with --op-kwargs '{\"c\": 10}') or "
         "module:function for a G of your own, e.g. my_ops:median_q (PYTHONPATH=. for a module "
         "of the current folder), simulated for N = 1..--n-max beside Maxmin's curve "
@@ -100,8 +103,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--op-kwargs",
+        action="append",
         default=None,
-        help="JSON keyword parameters of --operator, e.g. '{\"beta\": 20}' (default none)",
+        help="JSON keyword parameters of --operator, e.g. '{\"beta\": 20}'; with several "
+        "--operator, one each in their order ('{}' for none); default none",
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed; default 0")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -220,6 +225,39 @@ def added_operator(
     return reference, g, params, members
 
 
+def added_operators(
+    references: list[str] | None, kwargs: list[str] | None, m: int, n_max: int
+) -> tuple[list[tuple[str, Any, dict[str, Any], int | None]], list[str]]:
+    """Every ``--operator`` with its ``--op-kwargs`` (the k-th with the k-th; none, or one
+    each), each checked by :func:`added_operator`: the operators to add, and the references
+    of those drawn already (a library operator at the figure's own setting). UsageError
+    for counts that do not pair, or one setting given twice (its rows would be one)."""
+    from maxminq.analysis.theory_plots import operator_row_name
+
+    references, kwargs = references or [], kwargs or []
+    if kwargs and not references:
+        raise UsageError("--op-kwargs: goes with --operator (the operator it is for)")
+    if kwargs and len(kwargs) != len(references):
+        raise UsageError(
+            f"--op-kwargs: give one for each --operator, in their order ('{{}}' for one "
+            f"without parameters): {len(references)} --operator, {len(kwargs)} --op-kwargs"
+        )
+    given: list[str | None] = list(kwargs) if kwargs else [None] * len(references)
+    pairs = zip(references, given, strict=True)
+    added, drawn, names = [], [], set()
+    for reference, op_kwargs in pairs:
+        one = added_operator(reference, op_kwargs, m, n_max)
+        if one is None:
+            drawn.append(reference)
+            continue
+        name = operator_row_name(one[0], one[2])
+        if name in names:
+            raise UsageError(f"--operator: {name} is given twice (its rows would be one set)")
+        names.add(name)
+        added.append(one)
+    return added, drawn
+
+
 def _no_n_here(given: str, library: str) -> UsageError:
     """The refusal of an N given with a library operator (``maxmin:4``): its figure runs
     Maxmin over N = 1..--n-max, Double Q at its own 2."""
@@ -263,7 +301,9 @@ def _validate(args: argparse.Namespace) -> list[int]:
     if args.seed < 0:
         raise UsageError(f"--seed: expected a non-negative integer, got {args.seed}")
     mc_m = _mc_m(args.mc_m, args.m_max)
-    args.added = added_operator(args.operator, args.op_kwargs, args.operator_m, args.n_max)
+    args.added, args.drawn = added_operators(
+        args.operator, args.op_kwargs, args.operator_m, args.n_max
+    )
     from maxminq.cli import check_out_folder
 
     check_out_folder(args.out, "--out")
@@ -281,21 +321,20 @@ def simulated_error_parts(
     samples: int,
     variance_samples: int,
     operator_m: int = 0,
-    added: str | None = None,
-    added_members: int | None = None,
+    added: Sequence[tuple[str, int | None]] = (),
 ) -> dict[str, int]:
     """How many errors each Monte Carlo draws: ``"bias"``, ``samples`` (N, M) tensors per
     simulated cell of the bias table; ``"variance"``, per N of the variance table N errors
     plus one single-estimator error per sample; ``"operators"``, ``samples`` (N,
-    operator_m) tensors per row of the operator table (with the rows of ``added``, the
-    library name or ``'module:function'`` of ``--operator``, run at ``added_members`` alone
-    if given)."""
+    operator_m) tensors per row of the operator table (with the rows of ``added``, each the
+    library name or ``'module:function'`` of an ``--operator`` and the one N it runs at, or
+    None)."""
     from maxminq.analysis.theory_plots import OPERATOR_SETTINGS
 
     sum_n = n_max * (n_max + 1) // 2
     members = sum(sum_n if k is None else k for k, _ in OPERATOR_SETTINGS.values())
-    if added is not None:
-        members += added_members or OPERATOR_SETTINGS.get(added, (None, {}))[0] or sum_n
+    for name, fixed in added:
+        members += fixed or OPERATOR_SETTINGS.get(name, (None, {}))[0] or sum_n
     return {
         "bias": samples * sum(mc_m) * sum_n,
         "variance": variance_samples * (sum_n + n_max),
@@ -373,20 +412,30 @@ def _raised_by(err: BaseException, g: Any) -> bool:
     return raised_in_module(err, getattr(g, "__module__", None))
 
 
+def _in_traceback(err: BaseException, g: Any) -> bool:
+    """Whether G's own code (its ``__code__``) is among the frames ``err`` passed through."""
+    code, tb = getattr(g, "__code__", None), err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def run(args: argparse.Namespace) -> int:
     """Compute the tables, draw the figures, write all six files atomically."""
     mc_m = _validate(args)
-    added = args.added  # (reference, g, params) of --operator, or None
-    if added is None and args.operator is not None:  # a library operator's own setting
+    added = args.added  # (reference, g, params, members) of each --operator to add
+    for reference in args.drawn:  # a library operator's own setting
         print(
-            f"maxminq theory: note: --operator {args.operator} with these parameters is drawn "
+            f"maxminq theory: note: --operator {reference} with these parameters is drawn "
             "already (its rows of operator_bias.csv); nothing is added",
             file=sys.stderr,
             flush=True,
         )
     errors = simulated_error_parts(
         mc_m, args.n_max, args.samples, args.variance_samples, args.operator_m,
-        None if added is None else added[0], None if added is None else added[3],
+        [(one[0], one[3]) for one in added],
     )  # fmt: skip
     note = time_note(errors, args.m_max * args.n_max)
     if note is not None:  # say so before a long silent wait
@@ -430,14 +479,18 @@ def run(args: argparse.Namespace) -> int:
         try:
             operators = operator_bias_table(
                 args.operator_m, args.n_max, args.samples, operator_seed, noise=args.noise,
-                bar=bar, extra=[] if added is None else [added],
+                bar=bar, extra=added,
             )  # fmt: skip
-        except Exception as err:  # --operator's G failing on random values: one line
-            if added is None or added[0] in OPERATOR_NAMES or not _raised_by(err, added[1]):
+        except Exception as err:  # an --operator's G failing on random values: one line
+            raisers = [one for one in added
+                       if one[0] not in OPERATOR_NAMES and _raised_by(err, one[1])]  # fmt: skip
+            if not raisers:  # the library's own: a bug, with its traceback
                 raise
+            # two Gs of one module: the one whose code raised it (its frame in the traceback)
+            failed = ([one for one in raisers if _in_traceback(err, one[1])] or raisers)[0][0]
             text = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise UsageError(
-                f"--operator: operator {added[0]!r} failed in the Monte Carlo "
+                f"--operator: operator {failed!r} failed in the Monte Carlo "
                 f"({type(err).__name__}: {text}); nothing was written"
             ) from None
 
