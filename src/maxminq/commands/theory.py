@@ -7,8 +7,11 @@ Writes to ``--out``:
 * ``bias.csv``, ``variance.csv`` the tidy tables both figures are drawn from;
 * ``operator_bias.png``, ``operator_bias.csv`` Theorem 1's experiment for every operator of
   ``maxminq.operators`` (bias and spread of the target against N, M = ``--operator-m``, beside
-  the exact mean for uniform errors), with ``--operator``'s G (one's own ``module:function``,
-  or a library operator with other ``--op-kwargs``) added beside them if given.
+  the exact mean for uniform errors), with each ``--operator``'s G (one's own
+  ``module:function``, at one N ``module:function:N``, or a library operator with other
+  ``--op-kwargs``) added beside them if given;
+* ``bias.csv``'s simulated cells have no figure here: ``theory_plots.plot_bias_against_n``
+  draws them against Theorem 1.
 
 The closed forms assume uniform errors; ``--noise normal`` simulates normal errors of the
 same variance instead, so the Monte-Carlo columns (and points) show how far the theorem
