@@ -318,3 +318,32 @@ def test_theory_pairs_op_kwargs_with_operators_or_says_so(
     )
     assert "is given twice" in capsys.readouterr().err
     assert not (tmp_path / "new").exists()
+
+
+def test_the_operator_figure_note_covers_no_curve() -> None:
+    """The note under the bias panel ('lines: exact mean; points: ...') sat at the bottom
+    right always, where Maxmin's falling tail and the curves of Gs of one's own end: in a
+    soft-min sweep it was written over their last points. It goes to the corner the curves
+    leave free; here no vertex of any curve lies inside its box."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from maxminq.analysis.theory_plots import plot_operator_bias
+
+    ns = [1, 2, 3, 4, 5, 6]
+    rows = _operator_rows("maxmin", ns, [0.78, 0.40, 0.13, -0.06, -0.20, -0.30])
+    rows += _operator_rows("my_ops:soft_min:beta=5", ns, [0.78, 0.48, 0.28, 0.15, 0.03, -0.05])
+    rows += _operator_rows("my_ops:soft_min:beta=20", ns, [0.78, 0.43, 0.18, 0.0, -0.13, -0.21])
+    fig = plot_operator_bias(pd.DataFrame(rows))
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    (note,) = [t for t in ax.texts if "points: Monte Carlo" in t.get_text()]
+    box = note.get_window_extent()
+    for line in ax.get_lines():
+        xy = line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float))
+        inside = (
+            (xy[:, 0] >= box.x0)
+            & (xy[:, 0] <= box.x1)
+            & (xy[:, 1] >= box.y0)
+            & (xy[:, 1] <= box.y1)
+        )
+        assert not inside.any(), (line.get_label(), xy[inside])

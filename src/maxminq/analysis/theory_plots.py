@@ -409,12 +409,42 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
             parts.append("a level without closed form: simulated")
         # one line while it fits the panel; else a line each (it ran over the y tick labels)
         note = ("; " if len(parts) == 2 and noise == "uniform" else "\n").join(parts)
-        ax_bias.text(0.98, 0.02, note, fontsize="small", transform=ax_bias.transAxes,
-                     ha="right", va="bottom")  # fmt: skip
+        (x, ha), (y, va) = _emptiest_corner(ax_bias, len(note.splitlines()))
+        ax_bias.text(x, y, note, fontsize="small", transform=ax_bias.transAxes,
+                     ha=ha, va=va)  # fmt: skip
     ax_sd.set_title("Target spread")
     handles, labels = ax_bias.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize="small")
     return fig
+
+
+def _emptiest_corner(ax: Any, lines: int) -> tuple[tuple[float, str], tuple[float, str]]:
+    """Where a note of ``lines`` lines covers the fewest of the curves already drawn on
+    ``ax``: ``((x, ha), (y, va))`` in axes units, for the corner with the least of every
+    line's path inside a note-sized box (bottom right first on a tie). The note sat at the
+    bottom right always, over Maxmin's falling tail and the curves of Gs of one's own."""
+    to_axes = ax.transAxes.inverted()
+    ax.get_ylim()  # the limits, autoscaled from everything drawn
+    points = []
+    for line in ax.get_lines():
+        xy = line.get_transform().transform(np.asarray(line.get_xydata(), dtype=float))
+        xy = to_axes.transform(xy)
+        if len(xy) > 1:  # each segment as points along it (a level is two points only)
+            t = np.linspace(0.0, 1.0, 50)[:, None, None]
+            xy = (xy[:-1] + t * (xy[1:] - xy[:-1])).reshape(-1, 2)
+        points.append(xy)
+    at = np.concatenate(points) if points else np.zeros((0, 2))
+    width, height = 0.5, 0.06 + 0.06 * lines
+    corners = [((0.98, "right"), (0.02, "bottom")), ((0.02, "left"), (0.02, "bottom")),
+               ((0.98, "right"), (0.98, "top")), ((0.02, "left"), (0.98, "top"))]  # fmt: skip
+
+    def covered(corner: tuple[tuple[float, str], tuple[float, str]]) -> int:
+        (_, ha), (_, va) = corner
+        inside_x = at[:, 0] >= 1 - width if ha == "right" else at[:, 0] <= width
+        inside_y = at[:, 1] <= height if va == "bottom" else at[:, 1] >= 1 - height
+        return int(np.sum(inside_x & inside_y & np.isfinite(at).all(axis=1)))
+
+    return min(corners, key=covered)  # min keeps the first of equals
 
 
 def _edges(centres: np.ndarray) -> np.ndarray:
