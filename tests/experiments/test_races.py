@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 import sweep_kinds
 
 from maxminq.experiments import runner
@@ -113,3 +114,47 @@ def test_a_run_broken_beside_another_is_run_again_alone_whichever_answer_comes_f
         events = [(e["event"], e["detail"]) for e in store.events() if e["run_id"] == broken]
     assert [e for e, _ in events] == ["registered", "started", "requeued", "started", "done"]
     assert "run again alone" in events[2][1]
+
+
+class _SignalledAfterBegin:
+    """A stand-in for the store's connection whose ``BEGIN IMMEDIATE`` is followed at once
+    by a Ctrl-C: Python runs a signal's handler right after the C call during which the
+    signal arrived, so a Ctrl-C (or the command's SIGTERM) that lands while SQLite begins
+    the transaction is raised there, after the transaction began."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def cursor(self) -> _SignalledAfterBegin:
+        self.cur = self.conn.cursor()
+        return self
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        done = self.cur.execute(sql, *args)
+        if sql == "BEGIN IMMEDIATE":
+            raise KeyboardInterrupt
+        return done
+
+
+def test_an_interrupt_as_a_transaction_begins_leaves_none_open(tmp_path):
+    """A Ctrl-C or SIGTERM that arrives while the store begins a transaction (marking a
+    run running or finished, as a sweep does twice per run) was raised before the
+    transaction's rollback was set up: it stayed open, and the sweep's clean-up, which
+    puts the runs in flight back in the queue, failed with 'cannot write the results
+    database: cannot start a transaction within a transaction' instead of ending as
+    interrupted, the runs left 'running'."""
+    out = tmp_path / "out"
+    runs = [RunSpec(f"r-{k}", "theory_mc", {"k": k}, "c") for k in (1, 2)]
+    with ResultsStore(out, lock=True) as store:
+        store.register(runs)
+        store.mark_running("r-1")
+        real = store._conn
+        store._conn = _SignalledAfterBegin(real)  # type: ignore[assignment]
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                store.mark_running("r-2")
+        finally:
+            store._conn = real
+        assert not real.in_transaction
+        store.mark_pending("r-1", "interrupted")  # what the sweep's clean-up writes
+        assert {r.run_id: r.status for r in store.records()} == {"r-1": "pending", "r-2": "pending"}

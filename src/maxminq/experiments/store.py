@@ -560,8 +560,8 @@ class ResultsStore:
         traceback; a failed COMMIT is rolled back too, so the next write can begin."""
         cur = self._conn.cursor()
         try:
-            cur.execute("BEGIN IMMEDIATE")
-            try:
+            try:  # BEGIN inside: a signal's exception raised as it returns rolls back too
+                cur.execute("BEGIN IMMEDIATE")
                 yield cur
                 cur.execute("COMMIT")
             except BaseException:
