@@ -71,10 +71,16 @@ def _ready_late_if_second(flag_dir: str) -> None:
         time.sleep(2.5)
 
 
-def _sleep_job(seconds: float) -> tuple[float]:
-    """A job of known length that needs no CPU."""
-    time.sleep(seconds)
-    return (seconds,)
+def _meet(flag_dir: str, me: str, other: str) -> tuple[float]:
+    """A job that needs no CPU and ends once the other job of its pair has started: 0.5 when
+    it met it, 0.0 when it waited a minute in vain (the two did not run at once)."""
+    Path(flag_dir, me).touch()
+    deadline = time.monotonic() + 60
+    while not Path(flag_dir, other).exists():
+        if time.monotonic() > deadline:
+            return (0.0,)
+        time.sleep(0.01)
+    return (0.5,)
 
 
 def test_bench_finite_mdp_quick() -> None:
@@ -310,9 +316,10 @@ def test_two_workers_time_a_pair_at_once_when_one_worker_is_ready_late(tmp_path:
     import bench_classic
 
     with bench_classic.TwoWorkers(_ready_late_if_second, (str(tmp_path),)) as workers:
-        total, wall = workers.pair(_sleep_job, (0.5,), (0.5,))
+        # each job waits for the other to start: both meet only when they run at once (no
+        # wall-clock bound, which a loaded machine could exceed)
+        total, _ = workers.pair(_meet, (str(tmp_path), "a", "b"), (str(tmp_path), "b", "a"))
     assert total == 1.0
-    assert wall < 0.95  # one after the other takes at least 1 s
 
 
 @pytest.mark.parametrize(
