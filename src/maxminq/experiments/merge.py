@@ -205,6 +205,8 @@ class _Folder:
     software: dict[str, str] = field(default_factory=dict)  # its software:<config> entries
     shards: dict[str, str] = field(default_factory=dict)  # config -> its --shard (K/M)
     is_out: bool = False
+    # finished runs whose scratch folder --keep-work kept (ResultsStore.work_kept)
+    kept: set[str] = field(default_factory=set)
 
 
 def _read_folder(store: ResultsStore, is_out: bool = False) -> _Folder:
@@ -232,6 +234,11 @@ def _read_folder(store: ResultsStore, is_out: bool = False) -> _Folder:
         plans[name] = {"runs": sorted(r for c, r in members if c == name), "members": True}
     software = store.meta_items(SOFTWARE_PREFIX)
     shards = {k[len(SHARD_PREFIX) :]: v for k, v in store.meta_items(SHARD_PREFIX).items()}
+    kept = {
+        run_id
+        for run_id, run in runs.items()
+        if run.finished and store.work_dir(run_id).is_dir() and store.work_kept(run_id)
+    }
     return _Folder(
         store.out_dir,
         runs,
@@ -242,6 +249,7 @@ def _read_folder(store: ResultsStore, is_out: bool = False) -> _Folder:
         software,
         shards,
         is_out=is_out,
+        kept=kept,
     )
 
 
@@ -759,11 +767,8 @@ def _decide(
             r = src.runs[run_id]
             rec = replace(r.rec, status=r.status, error=r.note, finished=r.rec.finished or now())
             copies.append((src, run_id))
-            # a scratch folder that --keep-work kept (model.pt for maxminq evaluate): the
-            # store's last event of the run says so (ResultsStore.work_kept)
-            said = src.events.get(run_id, [])
-            kept = bool(said) and said[-1]["event"] == WORK_KEPT
-            if kept and (src.path / WORK_DIR / run_id).is_dir():
+            # a scratch folder that --keep-work kept (model.pt for maxminq evaluate)
+            if run_id in src.kept:
                 scratch.append((src, run_id))
                 with_scratch = True
             summary.finished += 1

@@ -62,6 +62,10 @@ DB_NAME = "results.sqlite"
 TABLES_DIR = "tables"
 WORK_DIR = "work"
 WORK_KEPT = "work kept"  # the event of a run finished by a sweep with --keep-work
+# Meta key: the id of the last event logged before a maxminq that logs WORK_KEPT first
+# opened the folder to write it. Runs finished before then (an older maxminq's) have no
+# such event either way: their scratch folders are taken as kept (ResultsStore.work_kept).
+WORK_KEPT_AFTER = "work_kept_after_event"
 LOCK_NAME = ".sweep.lock"
 # Seconds a sweep waits for readers that may not write its folder to copy its database
 # (ResultsStore._snapshot: milliseconds for thousands of runs) before it gives up.
@@ -418,6 +422,11 @@ class ResultsStore:
                         "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                         (str(SCHEMA_VERSION),),
                     )
+                    cur.execute(  # at the first open here: see WORK_KEPT_AFTER
+                        "INSERT OR IGNORE INTO meta "
+                        "SELECT ?, CAST(COALESCE(MAX(id), 0) AS TEXT) FROM events",
+                        (WORK_KEPT_AFTER,),
+                    )
             # A damaged or foreign file is refused here, in one line, also by the writer:
             # otherwise the first write to a damaged page (perhaps hours into a sweep) raised.
             rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -716,11 +725,19 @@ class ResultsStore:
                 self._event(cur, run_id, WORK_KEPT)
 
     def work_kept(self, run_id: str) -> bool:
-        """Whether ``--keep-work`` kept the run's scratch folder when it last finished."""
+        """Whether ``--keep-work`` kept the run's scratch folder when it last finished: its
+        last event is :data:`WORK_KEPT`, or was logged by a maxminq from before that event
+        (:data:`WORK_KEPT_AFTER`; such a maxminq never removed a finished run's folder that
+        a sweep left, so one there is taken as kept)."""
         row = self._conn.execute(
-            "SELECT event FROM events WHERE run_id=? ORDER BY id DESC LIMIT 1", (run_id,)
+            "SELECT id, event FROM events WHERE run_id=? ORDER BY id DESC LIMIT 1", (run_id,)
         ).fetchone()
-        return row is not None and row[0] == WORK_KEPT
+        if row is None:
+            return False
+        if row[1] == WORK_KEPT:
+            return True
+        after = self.meta(WORK_KEPT_AFTER)
+        return after is None or (after.isdigit() and int(row[0]) <= int(after))
 
     def mark_pending(self, run_id: str, reason: str) -> None:
         """Put a run back in the queue (interrupted attempt, corrupt tables, ...)."""
