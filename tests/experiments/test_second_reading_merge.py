@@ -8,11 +8,14 @@ and deleted it, and ``maxminq merge`` left it out of the merged folder.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
 import sweep_kinds
 
+from maxminq.cli import main
+from maxminq.experiments import merge as merge_module
 from maxminq.experiments.merge import merge_folders
 from maxminq.experiments.runner import run_sweep
 from maxminq.experiments.store import WORK_KEPT, ResultsStore
@@ -20,7 +23,7 @@ from maxminq.experiments.store import WORK_KEPT, ResultsStore
 
 def _config(tmp_path: Path) -> Path:
     path = tmp_path / "theory_mc_logs.yaml"
-    path.write_text(sweep_kinds.THEORY_CONFIG.format(kind="theory_mc_logs", samples=20_000))
+    path.write_text(sweep_kinds.THEORY_CONFIG.format(kind="theory_mc_logs", samples=2_000))
     return path
 
 
@@ -50,23 +53,23 @@ def test_a_folder_an_older_maxminq_kept_stays_through_a_sweep_without_keep_work(
 ):
     path = _config(tmp_path)
     out = tmp_path / "out"
-    assert run_sweep(path, out, workers=2, progress=False, keep_work=True).done == 8
+    assert run_sweep(path, out, workers=1, progress=False, keep_work=True).done == 8
     kept = _kept(out)
     assert len(kept) == 8
     _as_an_older_maxminq_left_it(out)
 
-    again = run_sweep(path, out, workers=2, progress=False)
+    again = run_sweep(path, out, workers=1, progress=False)
     assert (again.skipped, again.done) == (8, 0)
     assert _kept(out) == kept
     # and the next one too: the first sweep of this maxminq did not make them leftovers
-    assert run_sweep(path, out, workers=2, progress=False).skipped == 8
+    assert run_sweep(path, out, workers=1, progress=False).skipped == 8
     assert _kept(out) == kept
 
 
 def test_a_merge_keeps_a_folder_an_older_maxminq_kept(tmp_path, theory_kinds):
     path = _config(tmp_path)
     out, merged = tmp_path / "out", tmp_path / "merged"
-    assert run_sweep(path, out, workers=2, progress=False, keep_work=True).done == 8
+    assert run_sweep(path, out, workers=1, progress=False, keep_work=True).done == 8
     kept = _kept(out)
     _as_an_older_maxminq_left_it(out)
 
@@ -75,5 +78,48 @@ def test_a_merge_keeps_a_folder_an_older_maxminq_kept(tmp_path, theory_kinds):
     assert _kept(merged) == kept
     with ResultsStore(merged, create=False) as store:
         assert all(store.work_kept(run_id) for run_id in kept)
-    assert run_sweep(path, merged, workers=2, progress=False).skipped == 8
+    assert run_sweep(path, merged, workers=1, progress=False).skipped == 8
     assert _kept(merged) == kept
+
+
+FOUR_RUNS = """
+name: tiny_four
+kind: theory_mc_ckpt
+fixed: {seed: 11, samples: 2000, chunks: 3}
+grid: {M: [2, 8], N: [1, 2]}
+scales: {quick: {}}
+"""
+
+
+def test_a_scratch_folder_gone_before_it_is_copied_is_one_line_and_nothing_is_written(
+    tmp_path, theory_kinds, monkeypatch, capsys
+):
+    """A DIR whose sweep started again during the merge finished the run and removed its
+    whole scratch folder (shutil.rmtree) before the merge copied it. Before, the walk of
+    a folder that is not there found nothing: the merge went on, saying the run would
+    continue from a checkpoint in OUT/work that was not there. Now it is the same one
+    line as for a file gone while copied (exit 2, no OUT, no hidden folder)."""
+    config = tmp_path / "config.yaml"
+    config.write_text(FOUR_RUNS)
+    b, out = tmp_path / "b", tmp_path / "merged"
+    assert run_sweep(config, b, workers=1, progress=False, shard="9/9").total == 0
+    with ResultsStore(b, create=False) as store:
+        run_id = sorted(r.run_id for r in store.records())[0]
+    work = b / "work" / run_id
+    work.mkdir(parents=True)
+    (work / "checkpoint.json").write_text("B's")
+    decide = merge_module._decide
+
+    def then_gone(*args, **kwargs):
+        decided = decide(*args, **kwargs)
+        shutil.rmtree(work)  # the sweep there finished the run meanwhile
+        return decided
+
+    monkeypatch.setattr(merge_module, "_decide", then_gone)
+    capsys.readouterr()
+    assert main(["merge", str(b), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"maxminq merge: error: DIR: {b}: the scratch folder of run {run_id} changed while it "
+        "was copied (a sweep started there meanwhile?); run the merge again"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "config.yaml"]

@@ -698,9 +698,16 @@ def _copy_scratch(folder: _Folder, run_id: str, dest_root: Path) -> None:
     no process runs the run here. A file that cannot be copied (a full disk) raises its
     OSError at once, naming the file (``shutil.copytree`` gathers every file's error into
     one exception whose text is a list of them); one that went while it was copied (a
-    sweep started in ``folder`` meanwhile) is a UsageError saying to merge again."""
+    sweep started in ``folder`` meanwhile) is a UsageError saying to merge again, as is
+    the whole folder gone (that sweep finished the run: its row here is stale)."""
     src = folder.path / WORK_DIR / run_id
     dst = dest_root / WORK_DIR / run_id
+    changed = UsageError(
+        f"DIR: {folder.path}: the scratch folder of run {run_id} changed while it was "
+        "copied (a sweep started there meanwhile?); run the merge again"
+    )
+    if not src.is_dir():  # os.walk of a folder not there finds nothing, silently
+        raise changed
     for where, dirs, files in os.walk(src):
         here = Path(where)
         into = dst / here.relative_to(src)
@@ -717,10 +724,7 @@ def _copy_scratch(folder: _Folder, run_id: str, dest_root: Path) -> None:
                 else:
                     _link_or_copy(str(source), str(target))
             except FileNotFoundError:
-                raise UsageError(
-                    f"DIR: {folder.path}: the scratch folder of run {run_id} changed while it "
-                    "was copied (a sweep started there meanwhile?); run the merge again"
-                ) from None
+                raise changed from None
             except OSError as err:
                 if err.filename is None:  # e.g. a full disk in the copy's write
                     raise OSError(err.errno, err.strerror or str(err), str(target)) from err
