@@ -242,9 +242,12 @@ def operator_row_setting(name: str) -> tuple[str | None, int | None, dict[str, f
 def operator_row_name(reference: str, params: Mapping[str, Any]) -> str:
     """The ``operator`` column of an operator added to ``operator_bias_table``: its reference
     with its parameters in the ``--algorithms`` spelling, ``'my_ops:softmin_q:beta=20'``,
-    ``'weighted_double_q:c=10'`` (a row set per setting; the reference alone without any)."""
-    text = ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in
-                    sorted(params.items()))  # fmt: skip
+    ``'weighted_double_q:c=10'`` (a row set per setting; the reference alone without any).
+    A float as ``style.number_text`` writes it, every digit where six would round it
+    (``beta=0.1234567``): ``:g`` made two settings one name, refused by ``maxminq theory``
+    as one given twice."""
+    text = ",".join(f"{k}={style.number_text(v)}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in sorted(params.items()))  # fmt: skip
     return f"{reference}:{text}" if text else reference
 
 
@@ -546,7 +549,7 @@ def plot_bias_against_n(bias: pd.DataFrame) -> Figure:
     ``bias_table`` simulates these cells but neither figure drew them: the heat map is the
     closed form alone. One call from the CSV: ``plot_bias_against_n(pd.read_csv(
     "out/bias.csv"))``. With ``mc_noise`` normal the lines stay the uniform closed form and
-    the title says so. ValueError naming what is missing for a table without simulated
+    the note under them says so. ValueError naming what is missing for a table without simulated
     cells.
     """
     style.check_table(bias, "plot_bias_against_n",

@@ -247,16 +247,23 @@ def added_operators(
         )
     given: list[str | None] = list(kwargs) if kwargs else [None] * len(references)
     pairs = zip(references, given, strict=True)
-    added, drawn, names = [], [], set()
+    added, drawn = [], []
+    names: dict[str, str] = {}  # each row name and the --operator that gave it
     for reference, op_kwargs in pairs:
         one = added_operator(reference, op_kwargs, m, n_max)
         if one is None:
             drawn.append(reference)
             continue
         name = operator_row_name(one[0], one[2])
+        if name in names and names[name] != reference:  # 'my_ops:g' and 'my_ops:g:3': it
+            # said 'my_ops:g is given twice', which the user had not typed
+            raise UsageError(
+                f"--operator: {names[name]} and {reference} are one setting, rows {name} "
+                "of operator_bias.csv (they would be one set); give one of them"
+            )
         if name in names:
             raise UsageError(f"--operator: {name} is given twice (its rows would be one set)")
-        names.add(name)
+        names[name] = reference
         added.append(one)
     return added, drawn
 
