@@ -51,7 +51,7 @@ def test_one_g_over_n_and_at_one_n_is_refused_naming_both_spellings(own_ops: str
         added_operators([over_n, at_three], None, 4, 3)
     text = str(info.value)
     assert text.startswith("--operator: ") and "\n" not in text
-    assert f"{over_n} and {at_three} are one setting" in text
+    assert f"{over_n} and {at_three} would write their rows under one name" in text
     assert "is given twice" not in text
     # the same spelling twice keeps its own message
     with pytest.raises(UsageError, match=f"^--operator: {over_n} is given twice"):

@@ -258,8 +258,8 @@ def added_operators(
         if name in names and names[name] != reference:  # 'my_ops:g' and 'my_ops:g:3': it
             # said 'my_ops:g is given twice', which the user had not typed
             raise UsageError(
-                f"--operator: {names[name]} and {reference} are one setting, rows {name} "
-                "of operator_bias.csv (they would be one set); give one of them"
+                f"--operator: {names[name]} and {reference} would write their rows under "
+                f"one name, {name}, in operator_bias.csv (one set in the figure); give one"
             )
         if name in names:
             raise UsageError(f"--operator: {name} is given twice (its rows would be one set)")
