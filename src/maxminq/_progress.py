@@ -89,6 +89,11 @@ def _duration(seconds: float) -> str:
 PROGRESS_FILE = "progress.json"
 
 
+#: The most steps a report may count (int64, as a run's step counters): past it a file is
+#: no run's, and ``step / steps`` could overflow a float.
+_MOST_STEPS = 2**63 - 1
+
+
 def _whole(value: object) -> TypeGuard[int | float]:
     """Whether ``value`` (read from JSON) is a whole number: an int, or a float such as
     ``40.0`` (not a bool, NaN or infinity)."""
@@ -101,9 +106,10 @@ def read_progress_report(folder: pathlib.Path) -> dict[str, Any] | None:
     """The progress a training run in ``folder`` reports in its ``progress.json`` (written
     by ``maxminq.deep.run_folder.ProgressReport``): the file's fields, ``step`` and
     ``steps`` as ints. None where there is no report, or it is not one of a run: torn,
-    foreign (no ``step`` or ``steps``, not whole numbers, ``steps`` below 1). The one
-    reader of the file, for :func:`describe_progress` and a sweep's percentages
-    (``maxminq.experiments.store.read_progress``); no more than the file (no torch)."""
+    foreign (no ``step`` or ``steps``, not whole numbers, ``steps`` below 1, ``step``
+    below 0, either past int64). The one reader of the file, for :func:`describe_progress`
+    and a sweep's percentages (``maxminq.experiments.store.read_progress``); no more than
+    the file (no torch)."""
     try:
         report = json.loads((pathlib.Path(folder) / PROGRESS_FILE).read_text())
     except (OSError, ValueError):
@@ -111,7 +117,11 @@ def read_progress_report(folder: pathlib.Path) -> dict[str, Any] | None:
     if not isinstance(report, dict):
         return None
     step, steps = report.get("step"), report.get("steps")
-    if not (_whole(step) and _whole(steps) and steps >= 1):
+    # a run counts from 0 in int64: a step of 400 digits was an OverflowError in maxminq
+    # status and in a sweep's bar (step / steps), a step of -5 'step -5 of 100 (-5%)'
+    if not (_whole(step) and _whole(steps)):
+        return None
+    if not (0 <= step <= _MOST_STEPS and 1 <= steps <= _MOST_STEPS):
         return None
     return {**report, "step": int(step), "steps": int(steps)}
 

@@ -754,7 +754,7 @@ def operator_bias(
     ``op_kwargs``: G's parameters as one mapping (as the toy MDP's ``op_kwargs`` and
     ``FiniteMDP.learn``'s ``operator_kwargs`` take them), merged with ``params``: the way to
     give a G a parameter that shares a name with one of this function's (a soft operator's
-    temperature ``tau``, a ``gamma``, ``noise``), which ``**params`` cannot take.
+    temperature ``tau``, a ``gamma``, ``noise``, ``split``), which ``**params`` cannot take.
 
     ``split``: Corollary 1's even split of a sample budget, every member's errors of
     half-width ``tau sqrt(N)``, as in :func:`monte_carlo_bias`.

@@ -74,3 +74,26 @@ def test_two_settings_six_digits_round_alike_are_two_row_sets(own_ops: str) -> N
     rows = table[table["operator"].str.startswith(soft)]
     assert sorted(set(rows["operator"])) == [f"{soft}:beta=0.1234567", f"{soft}:beta=0.1234568"]
     assert rows.groupby("operator")["N"].apply(list).tolist() == [[1, 2], [1, 2]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"step": 1' + "0" * 400 + ', "steps": 3}', '{"step": -5, "steps": 100}'],
+    ids=["step-of-400-digits", "negative-step"],
+)
+def test_a_foreign_progress_file_is_no_report(tmp_path: Path, text: str) -> None:
+    """The one reader of progress.json (``_progress.read_progress_report``) refuses files
+    no run writes (a run counts from 0, in int64): a step of 400 digits was an
+    OverflowError (step / steps) in ``maxminq status`` and in a sweep's percentages, a
+    step of -5 'step -5 of 100 (-5%)'. Neither reads it now; a run's own report still
+    reads."""
+    from maxminq._progress import describe_progress, read_progress_report
+    from maxminq.experiments.store import read_progress
+
+    (tmp_path / "progress.json").write_text(text)
+    assert read_progress_report(tmp_path) is None
+    assert describe_progress(tmp_path) is None
+    assert read_progress(tmp_path) is None
+    (tmp_path / "progress.json").write_text('{"step": 250, "steps": 1000}')
+    assert read_progress(tmp_path) == 0.25
+    assert describe_progress(tmp_path, training=False) == "step 250 of 1,000 (25%)"
