@@ -422,11 +422,6 @@ class ResultsStore:
                         "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
                         (str(SCHEMA_VERSION),),
                     )
-                    cur.execute(  # at the first open here: see WORK_KEPT_AFTER
-                        "INSERT OR IGNORE INTO meta "
-                        "SELECT ?, CAST(COALESCE(MAX(id), 0) AS TEXT) FROM events",
-                        (WORK_KEPT_AFTER,),
-                    )
             # A damaged or foreign file is refused here, in one line, also by the writer:
             # otherwise the first write to a damaged page (perhaps hours into a sweep) raised.
             rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -437,6 +432,13 @@ class ResultsStore:
             for table in ("runs", "members", *(("events",) if create else ())):
                 for _ in self._conn.execute(f"SELECT * FROM {table}"):
                     pass
+            if create:  # after the read-through: a damaged events page is 'cannot open'
+                with self._transaction() as cur:  # at the first open here: WORK_KEPT_AFTER
+                    cur.execute(
+                        "INSERT OR IGNORE INTO meta "
+                        "SELECT ?, CAST(COALESCE(MAX(id), 0) AS TEXT) FROM events",
+                        (WORK_KEPT_AFTER,),
+                    )
         except StoreError:  # locked by another sweep, or the schema could not be written
             self.close()
             raise
