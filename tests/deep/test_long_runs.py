@@ -4,6 +4,7 @@ what a resumed run carries over, and what it tells whoever watches it."""
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
 import gc
 import json
@@ -167,7 +168,8 @@ def test_describe_progress_is_the_line_another_shell_reads(tmp_path, monkeypatch
         "steps": 5_000_000,
         "steps_per_s": 172.4,
         "seconds_left": 21_780.0,  # 6 h 03 min
-        "updated": 1_795_530_660.0,  # 2026-11-24 14:31:00 UTC
+        # 14:31:00 UTC today (a fixed date read 'as of 2026-11-24 14:31' every other day)
+        "updated": float(calendar.timegm((*time.gmtime()[:3], 14, 31, 0))),
         "return_avg100": 7.3125,
         "eval_return": 9.2,
         "eval_step": 1_200_000,
