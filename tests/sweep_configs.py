@@ -93,3 +93,14 @@ fixed: {seed: 0, runs: 3, episodes: 4, algorithm: q_learning, n: 1}
 grid: {mu: [0.1, -0.1]}
 scales: {quick: {}}
 """
+
+
+# Four runs of the checkpointing test kind (sweep_kinds, theory_mc_ckpt); swept with
+# ``--shard 9/9`` they are all registered and none run (merge tests write their scratch).
+CKPT_FOUR_RUNS = """
+name: tiny_four
+kind: theory_mc_ckpt
+fixed: {seed: 11, samples: 2000, chunks: 3}
+grid: {M: [2, 8], N: [1, 2]}
+scales: {quick: {}}
+"""

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import sweep_kinds as helpers
+from sweep_configs import CKPT_FOUR_RUNS
 
 from maxminq.cli import main
 from maxminq.experiments import merge as merge_module
@@ -35,15 +36,6 @@ grid: {N: [1, 2]}
 scales: {quick: {}}
 """
 
-# Four runs, swept into a folder without running any (``--shard 9/9`` of four runs
-# registers them all and runs none): the tests write their scratch folders themselves.
-FOUR_RUNS = """
-name: tiny_four
-kind: theory_mc_ckpt
-fixed: {seed: 11, samples: 2000, chunks: 3}
-grid: {M: [2, 8], N: [1, 2]}
-scales: {quick: {}}
-"""
 
 # One deep run: CartPole, 120 steps, a checkpoint every 40.
 DEEP_ONE = """
@@ -224,7 +216,7 @@ def test_of_several_folders_scratch_the_furthest_comes_with_its_row_then_the_fai
     failed without a checkpoint in B: A's row and checkpoint (before, B's failed row was
     taken and A's checkpoint left behind). A fourth with scratch nowhere keeps its failed
     row and gets no scratch folder."""
-    config = _config(tmp_path, FOUR_RUNS)
+    config = _config(tmp_path, CKPT_FOUR_RUNS)
     a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "merged"
     further, tie, only_a, none = _registered(config, a)
     assert _registered(config, b) == [further, tie, only_a, none]
@@ -262,7 +254,7 @@ def test_out_keeps_its_own_checkpoint_when_a_dir_holds_the_run_failed(tmp_path, 
     """A second merge into an existing OUT whose run stopped with a checkpoint there, while
     the new DIR holds the same run failed without one. Before, the DIR's failed row was
     taken (the failed one first) and OUT's checkpoint dropped with the old OUT."""
-    config = _config(tmp_path, FOUR_RUNS)
+    config = _config(tmp_path, CKPT_FOUR_RUNS)
     out, b = tmp_path / "merged", tmp_path / "b"
     run_id = _registered(config, out)[0]
     _registered(config, b)
@@ -278,7 +270,7 @@ def test_a_run_finished_in_one_folder_takes_no_scratch_from_another(tmp_path, th
     """Run X finished in A and stopped with a checkpoint in B: X is taken finished from A,
     and B's scratch of it is not copied (nothing will continue it). Run Y stopped in B only:
     its checkpoint comes, and only it is counted."""
-    config = _config(tmp_path, FOUR_RUNS)
+    config = _config(tmp_path, CKPT_FOUR_RUNS)
     a, b, out = tmp_path / "a", tmp_path / "b", tmp_path / "merged"
     x, y = _registered(config, a)[:2]
     _registered(config, b)
@@ -302,7 +294,7 @@ def test_a_finished_runs_scratch_that_keep_work_kept_stays_kept(tmp_path, theory
     deep run's model.pt, for maxminq evaluate). Before, a merge of another machine's
     folder into OUT dropped it with the old OUT, for good. Now it comes with X's row, and
     stays kept (the store's 'work kept', which the next sweep reads to leave it)."""
-    config = _config(tmp_path, FOUR_RUNS)
+    config = _config(tmp_path, CKPT_FOUR_RUNS)
     out, b = tmp_path / "merged", tmp_path / "b"
     x, y = _registered(config, out)[:2]
     _registered(config, b)
@@ -330,7 +322,7 @@ def test_a_merge_interrupted_while_it_copies_a_checkpoint_leaves_out_as_it_was(
 ):
     """Ctrl-C (or a kill) while the checkpoints are copied: the merged folder is built
     beside OUT, so OUT is as it was, and no half-copied folder stays beside it."""
-    config = _config(tmp_path, FOUR_RUNS)
+    config = _config(tmp_path, CKPT_FOUR_RUNS)
     out, b = tmp_path / "merged", tmp_path / "b"
     run_id = _registered(config, out)[0]
     _registered(config, b)
@@ -362,7 +354,7 @@ def test_a_checkpoint_gone_while_it_is_copied_is_one_line_and_nothing_is_written
     """A DIR whose sweep started again during the merge (that run then finished and its
     scratch folder went): one line saying to merge again, exit 2, no OUT, no hidden folder
     left (not a FileNotFoundError naming a file of the scratch folder)."""
-    config = _config(tmp_path, FOUR_RUNS)
+    config = _config(tmp_path, CKPT_FOUR_RUNS)
     b, out = tmp_path / "b", tmp_path / "merged"
     run_id = _registered(config, b)[0]
     work = _scratch(b, run_id, "B's", step=20)

@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import sweep_kinds
+from sweep_configs import CKPT_FOUR_RUNS
 
 from maxminq.cli import main
 from maxminq.experiments import merge as merge_module
@@ -82,15 +83,6 @@ def test_a_merge_keeps_a_folder_an_older_maxminq_kept(tmp_path, theory_kinds):
     assert _kept(merged) == kept
 
 
-FOUR_RUNS = """
-name: tiny_four
-kind: theory_mc_ckpt
-fixed: {seed: 11, samples: 2000, chunks: 3}
-grid: {M: [2, 8], N: [1, 2]}
-scales: {quick: {}}
-"""
-
-
 def test_a_scratch_folder_gone_before_it_is_copied_is_one_line_and_nothing_is_written(
     tmp_path, theory_kinds, monkeypatch, capsys
 ):
@@ -100,7 +92,7 @@ def test_a_scratch_folder_gone_before_it_is_copied_is_one_line_and_nothing_is_wr
     continue from a checkpoint in OUT/work that was not there. Now it is the same one
     line as for a file gone while copied (exit 2, no OUT, no hidden folder)."""
     config = tmp_path / "config.yaml"
-    config.write_text(FOUR_RUNS)
+    config.write_text(CKPT_FOUR_RUNS)
     b, out = tmp_path / "b", tmp_path / "merged"
     assert run_sweep(config, b, workers=1, progress=False, shard="9/9").total == 0
     with ResultsStore(b, create=False) as store:
