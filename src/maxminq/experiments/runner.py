@@ -599,7 +599,7 @@ def _make_backend(
 
 
 # --------------------------------------------------------------------------- the sweep
-def _settle(store: ResultsStore, rec: RunRecord | None, keep_work: bool = False) -> bool:
+def _settle(store: ResultsStore, rec: RunRecord | None, keep_work: bool) -> bool:
     """Whether a run is finished (:meth:`ResultsStore.finished`), with its row brought in
     line: a ``running`` or ``pending`` row whose tables verify gets the final status its
     manifest records (done, or diverged with its note), a row whose tables do not is
@@ -653,9 +653,7 @@ def adopt_stored_ids(store: ResultsStore, runs: list[RunSpec]) -> list[RunSpec]:
     return out
 
 
-def _todo(
-    store: ResultsStore, runs: list[RunSpec], keep_work: bool = False
-) -> tuple[list[RunSpec], int]:
+def _todo(store: ResultsStore, runs: list[RunSpec], keep_work: bool) -> tuple[list[RunSpec], int]:
     """With the lock held: the runs still to execute, and how many are finished.
 
     ``running`` rows are left over from a killed sweep; those of every config in the folder
