@@ -16,6 +16,7 @@ import numpy as np
 
 from maxminq.deep.config import EnvWarning, TrainConfig, outside_stacklevel
 from maxminq.deep.replay import check_finite
+from maxminq.envs.registry import space_text
 from maxminq.errors import UsageError
 
 
@@ -35,7 +36,9 @@ def check_action_space(space: Any, env_id: str) -> None:
                 "; give the environment one Discrete(n) action that numbers the combinations "
                 f"(n = {int(np.prod(space.nvec))}, the product of its nvec)"
             )
-        raise UsageError(f"--env: {env_id} needs a discrete action space, has {space}{how}")
+        raise UsageError(
+            f"--env: {env_id} needs a discrete action space, has {space_text(space)}{how}"
+        )
     if int(space.start) != 0:  # the agents' actions are 0..n-1, as in Discrete(n)
         k = int(space.start)
         raise UsageError(

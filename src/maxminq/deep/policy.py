@@ -36,6 +36,7 @@ from maxminq._progress import progress_bar
 from maxminq.deep.agents import ValuesNotFinite, behaviour_values, policy_action
 from maxminq.deep.config import TrainConfig
 from maxminq.deep.nets import StackedNet, build_net
+from maxminq.envs.registry import space_text
 from maxminq.errors import UsageError, is_whole, one_line
 from maxminq.experiments.store import atomic_write
 
@@ -417,7 +418,10 @@ def _check_spaces(agent: TrainedAgent, env: Any) -> None:
     if shape is not None and tuple(shape) != agent.obs_shape:
         what = f"observations of shape {tuple(shape)} (the run's networks read {agent.obs_shape})"
     elif not (isinstance(space, gym.spaces.Discrete) and int(space.start) == 0):
-        what = f"the action space {space} (the run's networks act with Discrete({agent.n_actions}))"
+        what = (
+            f"the action space {space_text(space)} (the run's networks act with "
+            f"Discrete({agent.n_actions}))"
+        )
     elif int(space.n) != agent.n_actions:
         what = f"{int(space.n)} actions (the run's networks value {agent.n_actions})"
     else:

@@ -133,6 +133,7 @@ from maxminq.deep.run_folder import (
     read_tables,
 )
 from maxminq.deep.step_boundary import StepBoundary
+from maxminq.envs.registry import space_text
 from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, is_whole
 from maxminq.experiments.store import (
     PROGRESS_FILE,
@@ -492,7 +493,9 @@ class Trainer:
         check_action_space(space, cfg.env_id)
         obs_space = env.observation_space
         if obs_space.shape is None:
-            raise UsageError(f"--env: {cfg.env_id} has observation space {obs_space} (no shape)")
+            raise UsageError(
+                f"--env: {cfg.env_id} has observation space {space_text(obs_space)} (no shape)"
+            )
         obs_shape = tuple(int(d) for d in obs_space.shape)
         cfg.check_observation_shape(obs_shape)
         return int(space.n), obs_shape
@@ -525,7 +528,8 @@ class Trainer:
                 lost = o != o.astype(np.uint8)
                 if lost.any():
                     raise UsageError(
-                        f"--env: {cfg.env_id}'s observation space is {env.observation_space}"
+                        f"--env: {cfg.env_id}'s observation space is "
+                        f"{space_text(env.observation_space)}"
                         f" but its {where} gave values such as {o[lost][0]}, which the uint8 "
                         "replay buffers cannot hold"
                     )

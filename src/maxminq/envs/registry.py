@@ -280,8 +280,9 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
         env.close()
     if shape is None or len(shape) not in (1, 3):
         raise UsageError(
-            f"--env: {env_id!r} has observation space {space} (shape {shape}); expected a "
-            f"1-D feature vector or a 3-D channels-first image ({_observation_hint(space)})"
+            f"--env: {env_id!r} has observation space {space_text(space)} (shape {shape}); "
+            "expected a 1-D feature vector or a 3-D channels-first image "
+            f"({_observation_hint(space)})"
         )
     lunar = PAPER_ENVS["LunarLander-v3"]
     base = _feature(
@@ -298,6 +299,23 @@ def get_env_defaults(env_id: str, env_kwargs: dict[str, Any] | None = None) -> E
             base, network="minatar_cnn", hidden=NETWORK_HIDDEN["minatar_cnn"]
         )
     return base
+
+
+def space_text(space: Any) -> str:
+    """``space`` as one short line, for the one-line errors that name it: its text with
+    every run of whitespace as one space; a space with bounds per element (a
+    ``FrameStackObservation`` of CartPole-v1, whose bounds NumPy prints over 8 lines) as
+    its type, shape, dtype and the range of its bounds; any other text cut at 200
+    characters."""
+    text = one_line(space)
+    low: Any = getattr(space, "low", None)
+    high: Any = getattr(space, "high", None)
+    if len(text) > 100 and getattr(low, "size", None) and getattr(high, "size", None):
+        return (
+            f"{type(space).__name__} of shape {tuple(space.shape)} and dtype {space.dtype}, "
+            f"bounds per element from {low.min()} to {high.max()}"
+        )
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _observation_hint(space: Any) -> str:
