@@ -235,6 +235,7 @@ class GameEnv(gym.Env):
         self.observation_space = self.core_cls.observation_space(self.normalize)
         self.action_space = spaces.Discrete(self.core_cls.n_actions)
         self._seeded = False
+        self._over = False  # the game ended: PLE's act then scores 0 and moves nothing
         self._action = np.zeros(1, dtype=np.int64)
 
     def reset(
@@ -246,18 +247,25 @@ class GameEnv(gym.Env):
             self.core.rng[0] = state_from_generator(self.np_random)
             self._seeded = True
         self.core.reset_slots(np.ones(1, dtype=np.bool_))
+        self._over = False
         return self.core.observe(self.normalize)[0], {}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """One frame (dt = 1000/30 ms); reward = change of the PLE score.
 
+        Once the game is over it stays over until ``reset()``: as PLE's ``act``, a step then
+        scores 0, moves nothing and reports ``terminated`` again.
+
         Raises:
             ValueError: ``action`` is not an integer in ``[0, n_actions)``.
         """
         self._action[0] = check_action(action, self.core_cls.n_actions)
+        if self._over:
+            return self.core.observe(self.normalize)[0], 0.0, True, False, {}
         reward, terminated = self.core.step(self._action)
+        self._over = bool(terminated[0])
         obs = self.core.observe(self.normalize)[0]
-        return obs, float(reward[0]), bool(terminated[0]), False, {}
+        return obs, float(reward[0]), self._over, False, {}
 
     def render(self) -> np.ndarray | None:
         """RGB frame of the current state (``render_mode="rgb_array"``)."""
