@@ -298,6 +298,24 @@ def _opt(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def _literal(value: Any) -> str:
+    """``repr(value)`` as Python reads it back: NumPy scalars and arrays as the Python
+    numbers and lists they hold, a non-finite float as ``float('nan')`` / ``float('inf')``
+    / ``-float('inf')``, inside dicts, lists and tuples too (:meth:`TrainConfig.__repr__`)."""
+    if isinstance(value, np.ndarray | np.generic):
+        value = value.tolist()  # a NumPy scalar's Python value too
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float('{value}')" if value > 0 or value != value else "-float('inf')"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, tuple) and type(value) is tuple:  # not a named tuple
+        items = [_literal(v) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return repr(value)
+
+
 def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
     """Whether ``value`` is the field ``f``'s default (of the same type: ``seeds=(0,)`` or a
     NumPy array is shown, as it was given)."""
@@ -387,8 +405,12 @@ class TrainConfig:
         config. A resolved config shows every default filled in. An own operator given as a
         function is shown by the reference a run folder names it with (``'my_ops:median'``,
         what ``resolve`` makes of it: the config read back is of the same run), not as
-        ``<function median at 0x7f...>``, which Python cannot read; values that write
-        themselves as no Python literal (a NumPy array, ``nan``) are shown as they are."""
+        ``<function median at 0x7f...>``, which Python cannot read. NumPy values are shown
+        as the Python ones ``resolve`` makes of them (``n=4`` for ``np.int64(4)``,
+        ``seeds=[0, 1, 2]`` for ``np.arange(3)``, inside ``env_kwargs`` too), and a float
+        that is no literal as ``float('inf')`` (``grad_clip=inf`` was a NameError read
+        back; ``nan``, which ``resolve`` refuses, likewise), so that the text always reads
+        back."""
         from maxminq.operators import operator_reference
 
         def shown(name: str, value: Any) -> str:
@@ -396,7 +418,7 @@ class TrainConfig:
                 reference = operator_reference(value)
                 if reference is not None:
                     return f"{name}={reference!r}"
-            return f"{name}={value!r}"
+            return f"{name}={_literal(value)}"
 
         fields = [
             shown(f.name, getattr(self, f.name))
