@@ -70,15 +70,42 @@ def theory_caption(theory_dir: Path, name: str) -> str:
     """The report's caption of the theory figure ``name`` (:data:`THEORY_FIGURES`), for the
     error law its table names: operator_bias.png of normal errors gets
     :data:`OPERATOR_NORMAL_CAPTION` (the default one says the errors are uniform and that the
-    points check the lines). An unreadable table keeps the default caption."""
+    points check the lines), and rows of ``maxminq theory --operator`` are named and said
+    how they are drawn (:func:`_added_operators_text`). An unreadable table keeps the default
+    caption."""
     caption = THEORY_FIGURES[name][1]
     if name != "operator_bias":
         return caption
     try:
-        laws = set(pd.read_csv(theory_dir / "operator_bias.csv", usecols=["noise"])["noise"])
+        table = pd.read_csv(theory_dir / "operator_bias.csv", usecols=["operator", "noise"])
     except (OSError, ValueError):  # missing, damaged or another program's table
         return caption
-    return OPERATOR_NORMAL_CAPTION if laws == {"normal"} else caption
+    laws = set(table["noise"])
+    return (OPERATOR_NORMAL_CAPTION if laws == {"normal"} else caption) + _added_operators_text(
+        [str(n) for n in table["operator"].unique()]
+    )
+
+
+def _added_operators_text(names: list[str]) -> str:
+    """The caption's sentence on the rows ``maxminq theory --operator`` added to
+    operator_bias.png (none: empty), drawn unlike the library's own: a library operator with
+    other parameters dotted on its closed form, a G of one's own without one."""
+    from maxminq.analysis.theory_plots import OPERATOR_SETTINGS, operator_row_setting
+
+    added = [n for n in names if n not in OPERATOR_SETTINGS]
+    if not added:
+        return ""
+    library = any(operator_row_setting(n)[0] is not None for n in added)
+    own = any(operator_row_setting(n)[0] is None for n in added)
+    text = f" Added with 'maxminq theory --operator': {', '.join(added)}."
+    if library:
+        text += " A library operator with other parameters is dotted, on its closed form."
+    if own:
+        text += (
+            " A G of one's own has no closed form: its points are joined (one run at a "
+            "single N is a dashed level at its simulated mean), and nothing checks them."
+        )
+    return text
 
 
 # The claim sections quick_note's arguments stand for, in its order.
