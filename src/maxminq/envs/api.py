@@ -588,7 +588,8 @@ def make_vector(env_id: str, seeds: Sequence[int] | np.ndarray, **kwargs: Any) -
 
     Args:
         env_id: as for :func:`make`.
-        seeds: one non-negative integer seed per sub-env (a list, range or NumPy array).
+        seeds: one non-negative integer seed per sub-env (a list, range or NumPy array);
+            their number is the number of sub-envs (a ``num_envs`` keyword is refused).
         **kwargs: ``max_episode_steps`` and env keyword arguments, as for :func:`make`.
     """
     _check_id(env_id)
@@ -596,6 +597,11 @@ def make_vector(env_id: str, seeds: Sequence[int] | np.ndarray, **kwargs: Any) -
         raise UsageError(
             f"seed: make_vector takes one seed per sub-env in seeds (e.g. seeds=range(4)), "
             f"not seed={kwargs['seed']!r}"
+        )
+    if "num_envs" in kwargs:  # Catcher/Pixelcopter ignored it; other ids' constructors failed
+        raise UsageError(
+            f"num_envs: make_vector makes one sub-env per seed in seeds (e.g. "
+            f"seeds=range({kwargs['num_envs']!r})), not num_envs={kwargs['num_envs']!r}"
         )
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
         raise UsageError(f"seeds must be a list of non-negative integers, got {seeds!r}")
