@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from maxminq.errors import UsageError
 
@@ -112,25 +113,55 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(d.as_dict(), indent=2))
     else:
-        print(defaults_text(d, _replay_bytes(d, env_kwargs)))
+        print(defaults_text(d, *_built_facts(d, env_kwargs)))
     return 0
 
 
-def _replay_bytes(d: EnvDefaults, env_kwargs: dict | None) -> int | None:
-    """The bytes one seed's replay buffer takes once full at ``d``'s ``--buffer-size``, as
-    training lays it out (its observations as they are stored: MinAtar's as uint8), from a
-    built environment's observation space; None if it cannot be built here."""
+def _built_facts(d: EnvDefaults, env_kwargs: dict | None) -> tuple[int | None, list[str]]:
+    """From the environment built as a run builds it (``d``'s keywords, the paper's and
+    ``env_kwargs``): the bytes one seed's replay buffer takes once full at ``d``'s
+    ``--buffer-size``, as training lays it out (its observations as they are stored:
+    MinAtar's as uint8), and :func:`spaces_lines`; (None, []) if it cannot be built here."""
     from maxminq.deep.train import replay_bytes
     from maxminq.envs.api import make_with_kwargs
 
     try:
-        env = make_with_kwargs(d.env_id, env_kwargs)
+        env = make_with_kwargs(d.env_id, {**d.env_kwargs, **(env_kwargs or {})})
     except Exception:  # e.g. a package not installed here: the listing goes on without
-        return None
+        return None, []
     try:
-        return replay_bytes(env.observation_space, 1, d.buffer_size)
+        return replay_bytes(env.observation_space, 1, d.buffer_size), spaces_lines(env)
     finally:
         env.close()
+
+
+def spaces_lines(env: Any) -> list[str]:
+    """What ``env`` gives and takes, one line each: the observation's shape and dtype (and
+    the names of its features or channels, for ours: ``observation_names``), the number of
+    actions (and what each does, for ours: ``action_names``)."""
+    import gymnasium as gym
+
+    from maxminq.envs.registry import space_text
+
+    base = env.unwrapped
+    obs, act = env.observation_space, env.action_space
+    names = getattr(base, "observation_names", None)
+    if isinstance(obs, gym.spaces.Box):
+        what = f"{tuple(int(n) for n in obs.shape)} {obs.dtype}"
+        if names is not None and len(obs.shape) == 3:
+            what += ", channels first"
+    else:
+        what = space_text(obs)
+    if names is not None:
+        what += f" ({', '.join(names)})"
+    if getattr(base, "normalize", False) is True:
+        what += ", normalised"
+    acts = getattr(base, "action_names", None)
+    if isinstance(act, gym.spaces.Discrete) and int(act.start) == 0:
+        does = f"{int(act.n)}" + (f" ({', '.join(acts)})" if acts is not None else "")
+    else:
+        does = space_text(act)
+    return [f"observation: {what}", f"actions: {does}"]
 
 
 def _refuse_what_train_refuses(d: EnvDefaults, env_kwargs: dict | None) -> None:
@@ -195,12 +226,16 @@ def _memory_text(replay_bytes: int | None) -> str:
     return f" ({size_text(replay_bytes)} of memory per seed once full; checkpoints hold it)"
 
 
-def defaults_text(d: EnvDefaults, replay_bytes: int | None = None) -> str:
+def defaults_text(
+    d: EnvDefaults, replay_bytes: int | None = None, env_lines: Sequence[str] = ()
+) -> str:
     """One id's defaults as ``maxminq envs --env ID`` prints them: each under the name of the
     ``maxminq train`` option it is the default of (the registry's field names, ``train_steps``
     or ``target_update``, and Python reprs of its dicts were what the command once printed),
     then ``--lr`` / ``--n`` per agent and the paper's sweep. ``replay_bytes``: what one
-    seed's full replay buffer takes, said beside ``--buffer-size`` (None: not said)."""
+    seed's full replay buffer takes, said beside ``--buffer-size`` (None: not said);
+    ``env_lines``: what the environment gives and takes (:func:`spaces_lines`), said under
+    the first lines."""
     from maxminq.analysis.style import integer
     from maxminq.envs.registry import PAPER_ENVS
 
@@ -260,7 +295,12 @@ def defaults_text(d: EnvDefaults, replay_bytes: int | None = None) -> str:
             f"{d.env_id}: not a paper environment, so the paper's feature-environment settings",
             "with LunarLander-v3's step sizes and N (an assumption)",
         ]
-    lines = [*head, "", f"what 'maxminq train --env {d.env_id}' uses for an option not given:"]
+    lines = [
+        *head,
+        *env_lines,
+        "",
+        f"what 'maxminq train --env {d.env_id}' uses for an option not given:",
+    ]
     width = max(len(o) for o, _ in options)
     lines += [f"  {o:<{width}}  {v}" for o, v in options]
     lines += [

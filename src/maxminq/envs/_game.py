@@ -69,6 +69,8 @@ class GameCore(ABC):
 
     n_actions: ClassVar[int]
     obs_dim: ClassVar[int]
+    action_names: ClassVar[tuple[str, ...]]  # PLE's action set, in action order
+    observation_names: ClassVar[tuple[str, ...]]  # PLE's getGameState keys, in order
     obs_low: ClassVar[np.ndarray]
     obs_high: ClassVar[np.ndarray]
     norm_shift: ClassVar[np.ndarray]
@@ -237,6 +239,16 @@ class GameEnv(gym.Env):
         self._seeded = False
         self._over = False  # the game ended: PLE's act then scores 0 and moves nothing
         self._action = np.zeros(1, dtype=np.int64)
+
+    @property
+    def action_names(self) -> tuple[str, ...]:
+        """What each action does, in action order (PLE's action set)."""
+        return self.core_cls.action_names
+
+    @property
+    def observation_names(self) -> tuple[str, ...]:
+        """The observation's features, in order (PLE's ``getGameState`` keys)."""
+        return self.core_cls.observation_names
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

@@ -186,6 +186,8 @@ class CatcherCore(KernelGameCore):
 
     n_actions = 3
     obs_dim = 4
+    action_names = ("left", "right", "noop")  # PLE's action set: its keys, then NOOP
+    observation_names = ("player_x", "player_vel", "fruit_x", "fruit_y")
     # Bounds: |vel| <= 0.9 * 1.344 / (1 - 0.9) = 12.1; fruit y from -28 to at most 65.
     obs_low = np.array([0.0, -12.5, float(SPAWN_X[0]), -30.0])
     obs_high = np.array([float(WIDTH - PADDLE_W), 12.5, float(SPAWN_X[-1]), 66.0])

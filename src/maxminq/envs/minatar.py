@@ -33,6 +33,8 @@ from maxminq.envs._checks import _is_int, check_action, check_bool
 
 #: The games of ``minatar.environments`` (module names).
 GAMES: tuple[str, ...] = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
+#: What MinAtar's 6 actions do (its games' ``action_map``: n, l, u, r, d, f).
+ACTION_NAMES: tuple[str, ...] = ("noop", "left", "up", "right", "down", "fire")
 
 
 def _palette(n_channels: int) -> np.ndarray:
@@ -112,6 +114,17 @@ class MinAtarEnv(gym.Env):
         self.render_scale = int(render_scale)
         self._palette: np.ndarray | None = None
         self._seeded = False
+
+    @property
+    def action_names(self) -> tuple[str, ...]:
+        """What each action does, in action order (of the full or the minimal set)."""
+        return tuple(ACTION_NAMES[a] for a in self.action_set)
+
+    @property
+    def observation_names(self) -> tuple[str, ...]:
+        """The observation's channels, in order (the game's ``channels``)."""
+        channels: dict[str, int] = self.game.env.channels
+        return tuple(sorted(channels, key=channels.__getitem__))
 
     def _obs(self) -> np.ndarray:
         return np.ascontiguousarray(self.game.state().transpose(2, 0, 1), dtype=self._dtype)

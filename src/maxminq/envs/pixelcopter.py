@@ -318,6 +318,16 @@ class PixelcopterCore(KernelGameCore):
 
     n_actions = 2
     obs_dim = 7
+    action_names = ("up", "noop")  # PLE's action set: its key, then NOOP
+    observation_names = (
+        "player_y",
+        "player_vel",
+        "player_dist_to_ceil",
+        "player_dist_to_floor",
+        "next_gate_dist_to_player",
+        "next_gate_block_top",
+        "next_gate_block_bottom",
+    )
     obs_low = np.full(7, -1000.0)
     obs_high = np.full(7, 1000.0)
     norm_shift = np.array([24.0, 0.0, 0.0, 0.0, 0.0, 24.0, 24.0])
