@@ -391,7 +391,8 @@ def plot_operator_bias(table: pd.DataFrame) -> Figure:
             if closed:  # the simulation at the operator's own N, on its exact line
                 ax_bias.errorbar([n], rows["bias"].iloc[:1], yerr=2 * rows["bias_se"].iloc[:1],
                                  fmt="o", color=colour, markersize=3, capsize=2)  # fmt: skip
-    ax_bias.axhline(0.0, color="black", linewidth=0.8)
+    # under the curves (zorder 1.5 < 2): drawn over them, it hid Double Q's line at its exact 0
+    ax_bias.axhline(0.0, color="black", linewidth=0.8, zorder=1.5)
     m, noise = int(table["M"].iloc[0]), str(table["noise"].iloc[0])
     law = "U(-1, 1)" if noise == "uniform" else "N(0, 1/3)"
     ax_bias.set_ylabel(r"bias $E[G] - \max_a Q^*$ ($\gamma = \tau = 1$)")
