@@ -852,6 +852,11 @@ def operator_expected_bias(
     form here (ValueError: estimate it with ``operator_bias``).
     """
     params = _operator_kwargs(op_kwargs, params)
+    if "noise" in params:  # operator_bias's argument; it read "maxmin takes no parameter 'noise'"
+        raise ValueError(
+            "operator_expected_bias takes no noise: its closed forms are for Theorem 1's "
+            "uniform errors; simulate another law with operator_bias(..., noise='normal')"
+        )
     name = _library_name(name)  # operators.maxmin is "maxmin": it has its closed form
     if callable(name):  # (operator_params named the function's repr as an unknown operator)
         raise ValueError(
