@@ -296,9 +296,11 @@ class TrainedAgent:
         rng: np.random.Generator | None = None,
     ) -> int | np.ndarray:
         """An eps-greedy action of seed ``seed``'s policy (greedy when ``eps`` = 0; ties go
-        to the lowest action, as in training); for a batch of B observations, an array of
-        B actions, each drawn as for one observation in turn. ``seed`` may be left out for a
-        run of one seed (as SB3's ``model.predict(obs)``); ``rng`` is needed when ``eps`` > 0.
+        to the lowest action, as in training), a Python int as ``env.step`` takes it; for a
+        batch of B observations (B, *obs_shape), an int64 array of B actions (a vector
+        environment's ``step`` takes it), each drawn as for one observation in turn.
+        ``seed`` may be left out for a run of one seed (as SB3's ``model.predict(obs)``);
+        ``rng`` is needed when ``eps`` > 0.
 
         Raises:
             ValueError: ``eps`` is not a number in [0, 1] (2, -1 or NaN would silently act
