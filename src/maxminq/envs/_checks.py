@@ -96,3 +96,16 @@ def check_seed(seed: Any, name: str = "seed") -> int:
     if _is_int(seed) and seed >= 0:
         return int(seed)
     raise ValueError(f"{name} must be a non-negative integer, got {seed!r}")
+
+
+def warn_no_render_mode(env: Any) -> None:
+    """Warn (Gymnasium's logger, a UserWarning) that ``env.render()`` returns None because
+    ``env`` was made without a render mode, as Gymnasium's own environments warn."""
+    import gymnasium as gym
+
+    spec = getattr(env, "spec", None)
+    name = spec.id if spec is not None else type(env).__name__
+    gym.logger.warn(
+        f"render() returns None: {name} was made without a render mode; make it with "
+        "render_mode='rgb_array' to get frames"
+    )

@@ -22,7 +22,14 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from maxminq._jit import njit
-from maxminq.envs._checks import check_action, check_actions, check_bool, check_cap, check_seed
+from maxminq.envs._checks import (
+    check_action,
+    check_actions,
+    check_bool,
+    check_cap,
+    check_seed,
+    warn_no_render_mode,
+)
 from maxminq.envs._rng import state_from_generator
 
 
@@ -280,9 +287,11 @@ class GameEnv(gym.Env):
         return obs, float(reward[0]), self._over, False, {}
 
     def render(self) -> np.ndarray | None:
-        """RGB frame of the current state (``render_mode="rgb_array"``)."""
+        """RGB frame of the current state (``render_mode="rgb_array"``); None, with a
+        warning, without a render mode."""
         if self.render_mode == "rgb_array":
             return self.core.render_slot(0)
+        warn_no_render_mode(self)
         return None
 
 
@@ -425,7 +434,9 @@ class GameVectorEnv(VectorEnv):
         return obs, reward, terminated, truncated, info
 
     def render(self) -> tuple[np.ndarray, ...] | None:
-        """One RGB frame per slot (``render_mode="rgb_array"``)."""
+        """One RGB frame per slot (``render_mode="rgb_array"``); None, with a warning,
+        without a render mode."""
         if self.render_mode == "rgb_array":
             return tuple(self.core.render_slot(i) for i in range(self.num_envs))
+        warn_no_render_mode(self)
         return None

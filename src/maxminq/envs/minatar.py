@@ -29,7 +29,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from maxminq.envs._checks import _is_int, check_action, check_bool
+from maxminq.envs._checks import _is_int, check_action, check_bool, warn_no_render_mode
 
 #: The games of ``minatar.environments`` (module names).
 GAMES: tuple[str, ...] = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
@@ -163,8 +163,10 @@ class MinAtarEnv(gym.Env):
         return self._obs(), float(reward), done, False, {}
 
     def render(self) -> np.ndarray | None:
-        """RGB image: each cell coloured by its highest active channel."""
+        """RGB image: each cell coloured by its highest active channel; None, with a
+        warning, without a render mode."""
         if self.render_mode != "rgb_array":
+            warn_no_render_mode(self)
             return None
         state = self.game.state()
         c = state.shape[-1]
