@@ -270,14 +270,31 @@ class TrainedAgent:
         run of one seed (a UsageError otherwise).
 
         Raises:
-            ValueError: ``obs`` has neither shape.
+            ValueError: ``obs`` has neither shape or is no array of numbers (the
+                ``(observation, info)`` pair of ``env.reset()`` is named as such).
         """
+        return self._q_values(obs, seed, "q_values")
+
+    def _q_values(self, obs: np.ndarray, seed: int | None, caller: str) -> np.ndarray:
+        """:meth:`q_values`, its shape error naming ``caller`` (``act`` calls it too)."""
         net = self._nets[self._position(seed)]
-        x = np.asarray(obs, dtype=np.float32)
+        if isinstance(obs, tuple) and len(obs) == 2 and isinstance(obs[1], dict):
+            raise ValueError(
+                f"{caller}: obs is the (observation, info) pair env.reset() returns; give the "
+                "observation: obs, info = env.reset(...)"
+            )
+        try:
+            x = np.asarray(obs, dtype=np.float32)
+        except (TypeError, ValueError) as err:  # a dict, a string, rows of other lengths
+            raise ValueError(
+                f"{caller}: obs is not an array of numbers ({one_line(err)}); expected shape "
+                f"{self.obs_shape} (one observation) or (B, "
+                f"{', '.join(map(str, self.obs_shape))}) (a batch)"
+            ) from None
         one = x.shape == self.obs_shape
         if not one and x.shape[1:] != self.obs_shape:
             raise ValueError(
-                f"q_values: obs has shape {x.shape}; expected {self.obs_shape} (one "
+                f"{caller}: obs has shape {x.shape}; expected {self.obs_shape} (one "
                 f"observation) or (B, {', '.join(map(str, self.obs_shape))}) (a batch)"
             )
         if x.size == 0:  # an empty batch (the stacked forward cannot reshape 0 rows)
@@ -305,7 +322,8 @@ class TrainedAgent:
         Raises:
             ValueError: ``eps`` is not a number in [0, 1] (2, -1 or NaN would silently act
                 greedily or always at random), or is > 0 without ``rng``; ``obs`` holds
-                NaN or inf.
+                NaN or inf, is not numbers of one of :meth:`q_values`' shapes, or is the
+                ``(observation, info)`` pair of ``env.reset()``.
             UsageError: the seed's action values at ``obs`` are not all finite (its
                 networks hold NaN, or the values overflow): no action is honest.
         """
@@ -313,7 +331,7 @@ class TrainedAgent:
             raise ValueError(f"act: eps must be a number in [0, 1], got {eps!r}")
         if eps > 0.0 and not isinstance(rng, np.random.Generator):  # rng=0 raised deep inside
             raise ValueError(f"act: eps > 0 needs an np.random.Generator rng, got {rng!r}")
-        q = self.q_values(obs, seed)
+        q = self._q_values(obs, seed, "act")
         k = self._position(seed)
         try:  # training's test episodes act through the same checks (deep.agents)
             return policy_action(q, self._nets[k].flat, eps, rng if eps > 0.0 else None)
