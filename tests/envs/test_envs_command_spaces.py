@@ -12,6 +12,8 @@ n, l, r, f).
 
 from __future__ import annotations
 
+import gymnasium as gym
+import numpy as np
 import pytest
 
 from maxminq.cli import main
@@ -56,3 +58,26 @@ def test_minatar_channels_and_action_sets(capsys: pytest.CaptureFixture[str]) ->
 
 def test_another_gymnasium_id_gets_its_spaces(capsys: pytest.CaptureFixture[str]) -> None:
     assert _head(capsys, "CartPole-v1")[2:] == ["observation: (4,) float32", "actions: 2"]
+
+
+class _Normalised(gym.Env):
+    """An environment of one's own with an attribute ``normalize`` that means nothing to us."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    normalize = True
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(3, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(3, np.float32), 0.0, True, False, {}
+
+
+def test_only_our_games_are_said_to_be_normalised(capsys: pytest.CaptureFixture[str]) -> None:
+    gym.register(id="Normalised25-v0", entry_point=_Normalised)
+    try:
+        assert _head(capsys, "Normalised25-v0")[2:] == ["observation: (3,) float32", "actions: 2"]
+    finally:
+        gym.registry.pop("Normalised25-v0", None)

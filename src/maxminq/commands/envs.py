@@ -141,6 +141,7 @@ def spaces_lines(env: Any) -> list[str]:
     actions (and what each does, for ours: ``action_names``)."""
     import gymnasium as gym
 
+    from maxminq.envs._game import GameEnv
     from maxminq.envs.registry import space_text
 
     base = env.unwrapped
@@ -154,7 +155,7 @@ def spaces_lines(env: Any) -> list[str]:
         what = space_text(obs)
     if names is not None:
         what += f" ({', '.join(names)})"
-    if getattr(base, "normalize", False) is True:
+    if isinstance(base, GameEnv) and base.normalize:  # Catcher / Pixelcopter's option
         what += ", normalised"
     acts = getattr(base, "action_names", None)
     if isinstance(act, gym.spaces.Discrete) and int(act.start) == 0:
