@@ -310,7 +310,9 @@ def weighted_double_q(q: Array, c: float = 1.0) -> Array:
     ``beta = |Q^V(a*) - Q^V(a_L)| / (c + |Q^V(a*) - Q^V(a_L)|)`` and
     ``G = beta * Q^U(a*) + (1 - beta) * Q^V(a*)``: beta -> 1 gives Q-learning,
     beta -> 0 gives Double Q. ``q`` has shape (..., 2, A); ``c > 0``, a number or one per
-    sample (an array, or a list, broadcasting to the batch shape). An infinite estimate that
+    sample (an array, or a list, broadcasting to the batch shape), in the values' units. Its
+    default, 1, is maxminq's choice: Zhang et al. treat c as a constant to tune per problem,
+    and Lan et al. (2020) run no Weighted Double Q experiment. An infinite estimate that
     V contributes to the gap makes beta inf / inf: NaN, as for any diverged estimate.
     """
     q = _check(q, "weighted_double_q", members=2)
