@@ -689,18 +689,28 @@ def _operator_g(name: Any, params: dict[str, Any], members: np.ndarray) -> Calla
     naming it and what it is given."""
     if callable(name):  # tried on each member count (an empty N tries none)
         return own_operator(name, [(1, int(k), 2) for k in np.unique(members)], **params)
-    _check_library_params(name, params, members)
+    _check_library_params(name, params, members, "operator_bias")
     return functools.partial(bootstrap, name)
 
 
-def _check_library_params(name: str, params: dict[str, Any], members: np.ndarray) -> None:
-    """ValueError unless the library operator ``name`` takes ``params``, each one number
+def _check_library_params(
+    name: str, params: dict[str, Any], members: np.ndarray, caller: str
+) -> None:
+    """ValueError unless ``name`` is a library operator (the message starts with ``caller``,
+    the function the user called: it named ``operator_params``, which they had not) that
+    takes ``params``, each one number
     (one c or sigma for every sample: a per-sample array would not fit the Monte Carlo's
     chunks, nor a closed form), and passes its own checks (member count, the parameters'
     values) at each member count of ``members`` (an empty N checks none). The numbers are
     checked before the operator's own checks, which tried them on a batch of one and named
     that batch's shape, ``(1,)``, that no one had given."""
-    unknown = sorted(set(params) - set(operator_params(name)))  # also checks the name
+    if not isinstance(name, str) or name not in OPERATORS:
+        own = ", or a G function of your own" if caller == "operator_bias" else ""
+        raise ValueError(
+            f"{caller}: unknown operator {name!r}; choose one of: "
+            f"{', '.join(sorted(OPERATORS))}{own}"
+        )
+    unknown = sorted(set(params) - set(operator_params(name)))
     if unknown:  # else Python's TypeError
         raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
     for key, value in params.items():
@@ -868,7 +878,7 @@ def operator_expected_bias(
     s = _tau(tau)
     g = _gamma(gamma)
     _broadcast(M=m, N=n, tau=s, gamma=g)
-    _check_library_params(name, params, n)  # as operator_bias checks them
+    _check_library_params(name, params, n, "operator_expected_bias")  # as operator_bias does
     m_b, n_b, s_b, g_b = (a.astype(np.float64) for a in np.broadcast_arrays(m, n, s, g))
     q_max = (m_b - 1.0) / (m_b + 1.0)  # E[max of M U(-1, 1)]
     if name == "q_learning":
