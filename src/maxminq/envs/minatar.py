@@ -38,12 +38,13 @@ ACTION_NAMES: tuple[str, ...] = ("noop", "left", "up", "right", "down", "fire")
 
 
 def _palette(n_channels: int) -> np.ndarray:
-    """Background black, then one colour per channel (cubehelix, as MinAtar's display)."""
+    """Background black, then one colour per channel: MinAtar's display palette (seaborn's
+    ``color_palette("cubehelix", C)``: matplotlib's cubehelix at (k + 1) / (C + 1))."""
     from matplotlib import colormaps
 
     cmap = colormaps["cubehelix"]
-    cols = [cmap(0.15 + 0.7 * k / max(n_channels - 1, 1))[:3] for k in range(n_channels)]
-    return (np.array([(0.0, 0.0, 0.0), *cols]) * 255).astype(np.uint8)
+    cols = cmap(np.linspace(0.0, 1.0, n_channels + 2)[1:-1])[:, :3]
+    return np.round(np.vstack([np.zeros(3), cols]) * 255).astype(np.uint8)
 
 
 class MinAtarEnv(gym.Env):
