@@ -358,19 +358,20 @@ class PixelcopterCore(KernelGameCore):
         _state(*self._arrays(), out, rows)
 
     def render_slot(self, i: int) -> np.ndarray:
-        """Player (white), blocks and terrain walls (green) at their PLE drawing rectangles."""
+        """Player (white), blocks and terrain walls (green) at their PLE drawing rectangles,
+        drawn in PLE's order (player, blocks, terrain: a wall or block hides a crashed copter)."""
         img = np.zeros((HEIGHT, WIDTH, 3), dtype=np.uint8)
         green = (120, 240, 80)
+        y = int(self.py[i]) - PLAYER_RECT // 2
+        fill_rect(img, PLAYER_LEFT, y, PLAYER_RECT, PLAYER_RECT, (255, 255, 255))
+        for j in range(self.nb[i]):
+            left = int(self.bx[i, j]) - BLOCK_W // 2
+            fill_rect(img, left, self.by[i, j] - BLOCK_H // 2, BLOCK_W, BLOCK_H, green)
         for j in range(self.nt[i]):
             left = int(self.tx[i, j]) - TERRAIN_W // 2
             top = self.ty[i, j] - TERRAIN_RECT_H // 2
             fill_rect(img, left, top, TERRAIN_W, HEIGHT * 0.5, green)
             fill_rect(img, left, top + int(HEIGHT * 1.05), TERRAIN_W, HEIGHT * 0.5, green)
-        for j in range(self.nb[i]):
-            left = int(self.bx[i, j]) - BLOCK_W // 2
-            fill_rect(img, left, self.by[i, j] - BLOCK_H // 2, BLOCK_W, BLOCK_H, green)
-        y = int(self.py[i]) - PLAYER_RECT // 2
-        fill_rect(img, PLAYER_LEFT, y, PLAYER_RECT, PLAYER_RECT, (255, 255, 255))
         return img
 
 
