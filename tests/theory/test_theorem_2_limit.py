@@ -5,8 +5,9 @@ error up to a tenth of ||Q*||: on its episodic MDP a G with a constant offset
 (``bias_corrected`` with sigma = 0.1, whose fixed point is 0.19 from Q*) passes that bound
 too. Here the MDP has deterministic transitions and rewards and the estimators start at
 random values, so each operator's iteration is a contraction with nothing left to average:
-every operator Theorem 2 covers must end at Q* to 1e-6 (it is about 1e-8 after 1,000
-sweeps), and a G off by a constant must end at its own fixed point, worked out by hand.
+every operator Theorem 2 covers must end at Q* to 1e-5 (1e-10 to 2e-7 after 1,000
+updates of each estimator), and a G off by a constant must end at its own fixed point,
+worked out by hand.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def test_every_covered_operator_ends_at_q_star(update: str) -> None:
                                      np.random.default_rng(i), update=update, init_scale=1.0,
                                      step_power=0.6, q_star=q_star, record_every=1)  # fmt: skip
         assert res.errors[0] > 0.1, (name, n, k)  # one sweep in, still far from Q*
-        assert res.max_error(q_star) < 1e-6, (name, n, k, res.max_error(q_star))
+        assert res.max_error(q_star) < 1e-5, (name, n, k, res.max_error(q_star))
 
 
 def test_a_g_off_by_a_constant_ends_off_by_its_own_offset() -> None:
@@ -58,4 +59,4 @@ def test_a_g_off_by_a_constant_ends_off_by_its_own_offset() -> None:
     res = generalized_q_learning(mdp.P, mdp.R, gamma, "bias_corrected", 1, 1, SWEEPS,
                                  np.random.default_rng(0), update="all", init_scale=1.0,
                                  step_power=0.6, operator_kwargs={"sigma": sigma})  # fmt: skip
-    np.testing.assert_allclose(res.q[0] - mdp.q_star(), -offset, atol=1e-6)
+    np.testing.assert_allclose(res.q[0] - mdp.q_star(), -offset, atol=1e-5)
