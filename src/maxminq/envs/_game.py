@@ -276,8 +276,11 @@ class GameEnv(gym.Env):
         scores 0, moves nothing and reports ``terminated`` again.
 
         Raises:
+            gymnasium.error.ResetNeeded: before the first ``reset()`` (no game set up yet).
             ValueError: ``action`` is not an integer in ``[0, n_actions)``.
         """
+        if not self._seeded:  # no game set up: zero random state, Catcher's fruit at (0, 0)
+            raise gym.error.ResetNeeded("Cannot call step() before calling reset()")
         self._action[0] = check_action(action, self.core_cls.n_actions)
         if self._over:
             return self.core.observe(self.normalize)[0], 0.0, True, False, {}

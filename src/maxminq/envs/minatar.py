@@ -155,8 +155,12 @@ class MinAtarEnv(gym.Env):
         Freeway's end (its 2,500-frame timer) is reported as truncated, not terminated.
 
         Raises:
+            gymnasium.error.ResetNeeded: before the first ``reset()`` (the game's RandomState
+                is not seeded yet).
             ValueError: ``action`` is not an integer in ``[0, len(action_set))``.
         """
+        if not self._seeded:
+            raise gym.error.ResetNeeded("Cannot call step() before calling reset()")
         reward, done = self.game.act(self.action_set[check_action(action, len(self.action_set))])
         done = bool(done)
         if self._ends_by_time:  # Freeway: its timer's end is a time limit, not a terminal state
