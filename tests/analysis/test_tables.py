@@ -270,7 +270,7 @@ def test_figure_titles_count_pooled_runs_per_setting():
         ]
     )
     fig = cp.toy_distance_figure(toy)
-    assert fig.axes[0].get_title() == "mu = +0.1  (6 runs)"  # 3 + 3 pooled q_learning, 7 maxmin
+    assert fig.axes[0].get_title() == "μ = +0.1  (6 runs)"  # 3 + 3 pooled q_learning, 7 maxmin
     plt.close(fig)
     mc = pd.DataFrame(
         [

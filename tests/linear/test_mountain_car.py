@@ -398,10 +398,10 @@ def test_cli_records_step_size_per_and_fig3b_sigma2(tmp_path, capsys) -> None:
     fig = cp.mc_sensitivity_figure(df)
     assert fig.axes[0].get_title().endswith("episodes\nstep sizes per total")
     fig, note = fig3b_figure(df, [0.0, 5.0])
-    assert fig._suptitle.get_text() == "Fig. 3(b) at sigma^2 = 5, not 10, step sizes per total"
+    assert fig._suptitle.get_text() == "Fig. 3(b) at σ² = 5, not 10, step sizes per total"
     assert fig.axes[0].get_title() == "reward ~ N(-1, 5)" and "sigma^2 = 5" in note
     fig, note = fig3b_figure(df.assign(sigma2=df.sigma2 * 2), [0.0, 10.0])
-    assert note is None and fig._suptitle.get_text().startswith("Fig. 3(b): sigma^2 = 10,")
+    assert note is None and fig._suptitle.get_text().startswith("Fig. 3(b): σ² = 10,")
     tables = T.classify({"mountain_car": df})
     summary = T.mountain_car_summary(tables.mountain_car, reps=50)
     assert len(summary) == 4
@@ -496,7 +496,7 @@ def test_step_size_table_counts_runs_at_the_cap_and_names_the_reading(tmp_path) 
     plt.close(fig)
     fig, _ = fig3b_figure(df, [50.0], 300)
     assert fig._suptitle.get_text() == (
-        "Fig. 3(b) at sigma^2 = 50, not 10, at most 300 steps per episode, step sizes per total"
+        "Fig. 3(b) at σ² = 50, not 10, at most 300 steps per episode, step sizes per total"
     )
     plt.close(fig)
 

@@ -40,7 +40,7 @@ def test_points_are_final_value_minus_mu_with_standard_error() -> None:
     series = _plotted(cp.toy_bias_vs_n_figure(_toy_rows()))
     runs_se = np.std([0.0, 1.0, 2.0], ddof=1) / np.sqrt(3)  # the runs' spread: 0, 1, 2
     for mu in ("+0.1", "-0.1"):
-        title = f"mu = {mu}  (3 runs)"
+        title = f"μ = {mu}  (3 runs)"
         x, y, se = series[title, "Q-learning"]
         np.testing.assert_allclose(x, [1])
         np.testing.assert_allclose(y, [0.3 + 1.0])  # offset + mean run (1)
@@ -57,9 +57,9 @@ def test_gamma_moves_the_true_value_and_theorem_line_is_at_3_66() -> None:
     df = _toy_rows()
     df.loc[df.episode == 10, "q_a_left"] -= (1 - gamma) * df.loc[df.episode == 10, "mu"]
     fig = cp.toy_bias_vs_n_figure(df, gamma=gamma)
-    _, y, _ = _plotted(fig)["mu = +0.1  (3 runs)", "Maxmin Q"]
+    _, y, _ = _plotted(fig)["μ = +0.1  (3 runs)", "Maxmin Q"]
     np.testing.assert_allclose(y, [1.1, 0.8])
-    assert "gamma mu, gamma = 0.5" in fig.axes[0].get_ylabel()
+    assert "γ·μ, γ = 0.5" in fig.axes[0].get_ylabel()
     # the paper's Theorem 1 for M = 8: t_MN = 1/2 between N = 3 and 4 (about 3.66)
     (vline,) = [ln for ln in fig.axes[0].lines if ln.get_label().startswith("Theorem 1")]
     assert vline.get_xdata()[0] == pytest.approx(3.66, abs=0.01)

@@ -502,7 +502,7 @@ def test_figures_keep_settings_that_differ_only_in_operator_parameters_apart() -
         "Bias-corrected Q (sigma=0.5)": {3.0},
         "true value +0.1": {0.1},
     }
-    assert fig.axes[0].get_title() == "mu = +0.1  (4 runs)"
+    assert fig.axes[0].get_title() == "μ = +0.1  (4 runs)"
     plt.close(fig)
 
 
@@ -517,7 +517,7 @@ def test_gamma_zero_is_refused_and_q_left_truth_is_gamma_mu() -> None:
     with pytest.raises(UsageError, match="^gamma: the toy MDP needs gamma > 0"):
         run_toy_mdp(mu=0.1, algorithm="q_learning", n=1, runs=2, episodes=2, seed=0, gamma=0)
     df = run_toy_mdp(mu=-0.4, algorithm="q_learning", n=1, runs=2, episodes=3, seed=0, gamma=0.5)
-    for gamma, truth, label in ((0.5, -0.2, "true value gamma mu = -0.2"),
+    for gamma, truth, label in ((0.5, -0.2, "true value γ·μ = -0.2"),
                                 (1.0, -0.4, "true value -0.4")):  # fmt: skip
         fig = cp.toy_q_left_figure(df, gamma=gamma)
         ax = fig.axes[0]

@@ -297,12 +297,13 @@ def _toy_panels(
                 lw=0,
             )
         if gamma is not None:
-            what = f"{gamma * mu:+g}" if gamma == 1 else f"gamma mu = {gamma * mu:+g}"
+            what = f"{gamma * mu:+g}" if gamma == 1 else f"γ·μ = {gamma * mu:+g}"
             line = ax.axhline(gamma * mu, color="black", lw=1, ls=":", label=f"true value {what}")
             if ax is not axes[0][0]:  # the first panel's legend lists the algorithms
                 ax.legend(handles=[line], fontsize=8)
-        ax.set_title(f"mu = {mu:+g}  ({runs[mu]} runs)")
+        ax.set_title(f"μ = {mu:+g}  ({runs[mu]} runs)")
         ax.set_xlabel("episode")
+        ax.xaxis.set_major_locator(_episode_ticks())
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     _curve_legend(fig, axes[0])
@@ -339,7 +340,7 @@ def _curve_legend(fig: Figure, axes: Sequence[Axes]) -> None:
 def toy_distance_figure(df: pd.DataFrame) -> Figure:
     """Fig. 2: |P(Left | A) - P*(Left | A)| over episodes, mean and one standard error."""
     return _toy_panels(
-        df, "distance", "distance to optimal eps-greedy policy", None, "toy_distance_figure"
+        df, "distance", "distance to optimal ε-greedy policy", None, "toy_distance_figure"
     )
 
 
@@ -398,9 +399,9 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
         zero = f"Theorem 1, M = 8: zero bias at N = {n_zero:.2f}"
         ax.axvline(n_zero, color="grey", lw=1, ls="--", label=zero)
         runs = count_runs(final[final["mu"] == mu], [*T.TOY_KEYS, *extra])
-        ax.set_title(f"mu = {mu:+g}  ({runs} runs)")
+        ax.set_title(f"μ = {mu:+g}  ({runs} runs)")
         ax.set_xlabel("N (estimators; K snapshots for Averaged and Historical Best)")
-        truth = "mu" if gamma == 1 else f"gamma mu, gamma = {gamma:g}"
+        truth = "μ" if gamma == 1 else f"γ·μ, γ = {gamma:g}"
         ax.set_ylabel(f"final Q(A, Left) - {truth}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
@@ -480,7 +481,7 @@ def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Fig
     levels = sorted(float(v) for v in best.sigma2.unique())
     ax.set_xticks(levels, labels=[f"{v:g}" for v in levels])
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel("reward variance sigma^2 (symmetric log scale)")
+    ax.set_xlabel("reward variance σ² (symmetric log scale)")
     ax.set_ylabel("steps in the last episode")
     keyed, extra = _with_params(df)
     runs = count_runs(keyed, [*T.MOUNTAIN_CAR_KEYS, *extra])
@@ -548,6 +549,7 @@ def mc_learning_curve_figure(
         ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
         ax.set_title(f"reward ~ N(-1, {s2:g})")
         ax.set_xlabel("episode")
+        ax.xaxis.set_major_locator(_episode_ticks())
         ax.set_ylabel("steps per episode")
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
@@ -557,6 +559,12 @@ def mc_learning_curve_figure(
         fig.suptitle(title + _cap_text(max_steps) + _per_text(df), fontsize=10, wrap=True)
     fig.tight_layout()
     return fig
+
+
+def _episode_ticks() -> MaxNLocator:
+    """Ticks of an episode axis: matplotlib's default ones (its ``AutoLocator``'s steps),
+    whole numbers only (a run of 4 episodes was ticked 1.0, 1.5, 2.0, ...)."""
+    return MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True)
 
 
 def _cap_text(max_steps: int | None) -> str:

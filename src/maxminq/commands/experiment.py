@@ -729,10 +729,10 @@ def fig3b_figure(
     from maxminq.analysis import classic_plots as cp
 
     if 10.0 in sigma2:
-        s2, title, note = 10.0, "Fig. 3(b): sigma^2 = 10", None
+        s2, title, note = 10.0, "Fig. 3(b): σ² = 10", None
     else:
         s2 = sigma2[len(sigma2) // 2]
-        title = f"Fig. 3(b) at sigma^2 = {s2:g}, not 10"
+        title = f"Fig. 3(b) at σ² = {s2:g}, not 10"
         note = f"fig3b shows sigma^2 = {s2:g} (the paper's 10 is not among --sigma2)"
     return cp.mc_learning_curve_figure(df, [s2], title=title, max_steps=max_steps), note
 

@@ -1,0 +1,148 @@
+"""The classic figures' text and episode axes.
+
+The toy MDP and Mountain Car figures wrote ``mu``, ``sigma^2``, ``gamma mu`` and
+``eps-greedy`` where the report's tables and claims beside them write μ, σ², γ·μ and ε; their
+episode axes of short runs were ticked 1.0, 1.5, 2.0, ... (an episode is a whole number).
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from maxminq.analysis import classic_plots as cp
+from maxminq.commands.experiment import fig3b_figure
+
+
+def _toy(episodes: int) -> pd.DataFrame:
+    """Two runs of Q-learning and Maxmin N = 2 at mu = +-0.1, values chosen by hand."""
+    rows = [
+        dict(
+            mu=mu,
+            algorithm=a,
+            n=n,
+            run=r,
+            episode=e,
+            p_left=0.5,
+            distance=0.1 * r,
+            q_a_left=mu + 0.01 * (r + e),
+        )  # fmt: skip
+        for mu in (0.1, -0.1)
+        for a, n in (("q_learning", 1), ("maxmin", 2))
+        for r in range(2)
+        for e in range(1, episodes + 1)
+    ]
+    return pd.DataFrame(rows)
+
+
+def _mc(episodes: int) -> pd.DataFrame:
+    """Two runs of Q-learning and Maxmin N = 4 at sigma^2 = 1 and 10, one step size."""
+    rows = [
+        dict(
+            algorithm=a,
+            n=n,
+            sigma2=s2,
+            step_size=0.02,
+            run=r,
+            episode=e,
+            steps=1000 - 100 * e + 10 * r,
+        )  # fmt: skip
+        for a, n in (("q_learning", 1), ("maxmin", 4))
+        for s2 in (1.0, 10.0)
+        for r in range(2)
+        for e in range(1, episodes + 1)
+    ]
+    return pd.DataFrame(rows)
+
+
+def _drawn(fig) -> list[str]:
+    """Every text the figure draws (titles, labels, legends), after saving it; fails on a
+    glyph the font lacks (matplotlib warns and draws a box)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.savefig(io.BytesIO(), format="png", dpi=40)
+    missing = [str(w.message) for w in caught if "missing from" in str(w.message)]
+    assert not missing, missing
+    texts = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))]
+    return [t for t in texts if t]
+
+
+def test_toy_figures_write_mu_gamma_and_epsilon_as_the_report_tables_do() -> None:
+    import matplotlib.pyplot as plt
+
+    df = _toy(3)
+    fig = cp.toy_distance_figure(df)
+    texts = _drawn(fig)
+    assert [ax.get_title() for ax in fig.axes] == ["μ = +0.1  (2 runs)", "μ = -0.1  (2 runs)"]
+    assert fig.axes[0].get_ylabel() == "distance to optimal ε-greedy policy"
+    plt.close(fig)
+    fig = cp.toy_q_left_figure(df, gamma=0.5)
+    texts = _drawn(fig)
+    assert "true value γ·μ = +0.05" in texts and "true value γ·μ = -0.05" in texts
+    plt.close(fig)
+    fig = cp.toy_bias_vs_n_figure(df)
+    _drawn(fig)
+    assert [ax.get_title() for ax in fig.axes] == ["μ = +0.1  (2 runs)", "μ = -0.1  (2 runs)"]
+    assert fig.axes[0].get_ylabel() == "final Q(A, Left) - μ"
+    plt.close(fig)
+    fig = cp.toy_bias_vs_n_figure(df, gamma=0.5)
+    assert fig.axes[0].get_ylabel() == "final Q(A, Left) - γ·μ, γ = 0.5"
+    plt.close(fig)
+    assert not [t for t in texts if "mu" in t or "gamma" in t or "eps" in t]
+
+
+def test_mountain_car_figures_write_sigma_squared() -> None:
+    import matplotlib.pyplot as plt
+
+    df = _mc(3)
+    fig = cp.mc_sensitivity_figure(df, max_steps=5000)
+    _drawn(fig)
+    assert fig.axes[0].get_xlabel() == "reward variance σ² (symmetric log scale)"
+    plt.close(fig)
+    fig, note = fig3b_figure(df, [1.0, 10.0], 5000)
+    texts = _drawn(fig)
+    assert note is None
+    assert "Fig. 3(b): σ² = 10, at most 5,000 steps per episode" in texts
+    plt.close(fig)
+    fig, note = fig3b_figure(df[df.sigma2 == 1.0], [1.0], None)
+    assert fig._suptitle.get_text() == "Fig. 3(b) at σ² = 1, not 10"
+    assert note == "fig3b shows sigma^2 = 1 (the paper's 10 is not among --sigma2)"  # console
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("episodes", [2, 4, 7])
+def test_episode_axes_of_short_runs_are_ticked_at_whole_episodes(episodes: int) -> None:
+    import matplotlib.pyplot as plt
+
+    for fig in (
+        cp.toy_distance_figure(_toy(episodes)),
+        cp.toy_q_left_figure(_toy(episodes)),
+        cp.mc_learning_curve_figure(_mc(episodes)),
+    ):
+        fig.canvas.draw()
+        for ax in fig.axes:
+            lo, hi = sorted(ax.get_xlim())
+            ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+            assert len(ticks) >= 2, ticks
+            np.testing.assert_array_equal(ticks, np.round(ticks))
+        plt.close(fig)
+
+
+def test_episode_axes_of_long_runs_keep_matplotlibs_ticks() -> None:
+    """300 and 1,000 episodes: the default locator's ticks (0, 50, ..., 300 and 0, 200, ...,
+    1,000), so the paper-scale figures are drawn as before."""
+    import matplotlib.pyplot as plt
+
+    for episodes, step in ((300, 50), (1000, 200)):
+        df = _mc(episodes).assign(steps=lambda d: 1000 - d.episode // 2)
+        fig = cp.mc_learning_curve_figure(df, sigma2=[10.0])
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        lo, hi = ax.get_xlim()
+        ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+        assert ticks == list(range(0, episodes + 1, step))
+        plt.close(fig)
