@@ -315,6 +315,7 @@ class GameVectorEnv(VectorEnv):
 
     metadata: dict[str, Any] = {  # an instance variable in gymnasium's VectorEnv
         "render_modes": ["rgb_array"],
+        "render_fps": 30,  # PLE's fps, as GameEnv's (vector HumanRendering needs it)
         "autoreset_mode": AutoresetMode.SAME_STEP,
     }
     core_cls: ClassVar[type[GameCore]]
