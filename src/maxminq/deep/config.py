@@ -544,6 +544,11 @@ class TrainConfig:
             raise UsageError("--seeds: give at least one seed, e.g. 0-4")
         if len(set(seeds)) != len(seeds) or min(seeds) < 0:
             raise UsageError(f"--seeds: must be distinct non-negative integers, got {seeds}")
+        if max(seeds) > 2**63 - 1:  # else trained, but its tables' seed column read as text
+            raise UsageError(
+                f"--seeds: a seed must be below 2**63 (the tables hold seeds as int64), got "
+                f"{max(seeds)}"
+            )
 
     def _check_resolved(self) -> None:
         positive = ("n", "steps", "buffer_size", "batch_size", "target_update", "bias_every")
