@@ -87,6 +87,7 @@ def table() -> str:
     for d in PAPER_ENVS.values():
         if d.env_kwargs:  # how the authors' code made the env (overridable by --env-kwargs)
             lines.append(f"{d.env_id} is made with {json.dumps(d.env_kwargs)}.")
+    lines.append("maxminq envs --env ID: one id's observation, actions and every default.")
     return "\n".join(lines)
 
 
