@@ -684,14 +684,15 @@ def run_toy(args: argparse.Namespace) -> int:
               f"about {size:.1f} GB on disk; fewer --runs or --episodes (--quick: 300 x 300) "
               "make it smaller", file=sys.stderr, flush=True)  # fmt: skip
     start = time.perf_counter()
-    warn_many_workers("experiment", min(common["workers"], len(tasks)))  # all checked now
+    used = min(common["workers"], len(tasks))  # the processes that run (at most one a task)
+    warn_many_workers("experiment", used)  # all checked now
     frames = _run_tasks(_toy_task, tasks, common["workers"], common["progress"], "toy MDP")
     df = pd.concat(frames, ignore_index=True)
     wall = time.perf_counter() - start
     names = ", ".join(_algorithm_text(*a) for a in algos)
     print(f"toy MDP: {len(tasks)} setting{'s' * (len(tasks) != 1)} ({names}) x {runs:,} "
           f"run{'s' * (runs != 1)} x {episodes:,} episode{'s' * (episodes != 1)} "
-          f"simulated in {wall:.1f} s ({common['workers']} worker(s))", flush=True)  # fmt: skip
+          f"simulated in {wall:.1f} s ({used} worker(s))", flush=True)  # fmt: skip
     _warn_nonfinite(tasks, frames)
     from maxminq.analysis import classic_plots as cp  # before the clock: matplotlib's import
 
@@ -789,7 +790,8 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     remove_stale_temporaries(out / name for name in ("mountain_car.csv", *MC_OUTPUTS))
     start = time.perf_counter()
-    warn_many_workers("experiment", min(common["workers"], len(tasks)))  # all checked now
+    used = min(common["workers"], len(tasks))  # the processes that run (at most one a task)
+    warn_many_workers("experiment", used)  # all checked now
     frames = _run_tasks(_mc_task, tasks, common["workers"], common["progress"], "mountain car")
     df = pd.concat(frames, ignore_index=True)
     df = df.sort_values(["algorithm", "n", "sigma2", "step_size", "run", "episode"], kind="stable")
@@ -837,7 +839,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     print(f"mountain car: {count(len(algos), 'algorithm')} x {len(sig)} sigma2 x "
           f"{count(len(alphas), 'step size')} (per {args.step_size_per}) x "
           f"{count(runs, 'run')} x {count(episodes, 'episode')} = {agent_steps:,} "
-          f"agent steps in {wall:.1f} s ({common['workers']} worker(s)); wrote "
+          f"agent steps in {wall:.1f} s ({used} worker(s)); wrote "
           f"{out}/mountain_car.csv and figures")  # fmt: skip
     return 0
 
