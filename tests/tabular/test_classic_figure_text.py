@@ -146,3 +146,44 @@ def test_episode_axes_of_long_runs_keep_matplotlibs_ticks() -> None:
         ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
         assert ticks == list(range(0, episodes + 1, step))
         plt.close(fig)
+
+
+def test_one_run_and_one_episode_are_counted_in_the_singular(tmp_path, capsys, monkeypatch) -> None:
+    """A smoke run of one run and one episode: titles read '(1 runs)', 'Mountain Car, 1 runs,
+    1 episodes', 'Appendix C.2: ..., 1 runs x 1 episodes' and the toy summary '(1 rows, ...'."""
+    import matplotlib.pyplot as plt
+
+    from maxminq.cli import main
+
+    one = _toy(1)
+    one = one[(one.run == 0) & (one.algorithm == "q_learning")]
+    fig = cp.toy_q_left_figure(one)
+    assert [ax.get_title() for ax in fig.axes] == ["μ = +0.1  (1 run)", "μ = -0.1  (1 run)"]
+    plt.close(fig)
+    fig = cp.toy_bias_vs_n_figure(one)
+    assert fig.axes[0].get_title() == "μ = +0.1  (1 run)"
+    plt.close(fig)
+    mc = _mc(1)
+    fig = cp.mc_sensitivity_figure(mc[mc.run == 0])
+    assert fig.axes[0].get_title() == "Mountain Car, 1 run, 1 episode"
+    plt.close(fig)
+
+    toy = ["experiment", "toy-mdp", "--runs", "1", "--episodes", "1", "--mu", "0.1",
+           "--algorithms", "q_learning", "--workers", "1", "--no-progress"]  # fmt: skip
+    assert main([*toy, "--out", str(tmp_path / "toy")]) == 0
+    assert "toy_mdp.csv (1 row, " in capsys.readouterr().out
+    titles: dict[str, str] = {}
+    save = cp.save_figure
+
+    def keep_title(fig, path):  # type: ignore[no-untyped-def]
+        titles[str(path).rsplit("/", 1)[-1]] = fig._suptitle.get_text() if fig._suptitle else ""
+        return save(fig, path)
+
+    monkeypatch.setattr(cp, "save_figure", keep_title)
+    mc_argv = ["experiment", "mountain-car", "--runs", "1", "--episodes", "1", "--max-steps",
+               "30", "--sigma2", "10", "--step-sizes", "0.1", "--algorithms", "q_learning",
+               "--workers", "1", "--no-progress"]  # fmt: skip
+    assert main([*mc_argv, "--out", str(tmp_path / "mc")]) == 0
+    assert titles["figC2_mountain_car_curves.png"].startswith(
+        "Appendix C.2: noisy Mountain Car, 1 run x 1 episode, at most 30 steps per episode"
+    )

@@ -301,7 +301,7 @@ def _toy_panels(
             line = ax.axhline(gamma * mu, color="black", lw=1, ls=":", label=f"true value {what}")
             if ax is not axes[0][0]:  # the first panel's legend lists the algorithms
                 ax.legend(handles=[line], fontsize=8)
-        ax.set_title(f"μ = {mu:+g}  ({runs[mu]} runs)")
+        ax.set_title(f"μ = {mu:+g}  ({style.count(runs[mu], 'run')})")
         ax.set_xlabel("episode")
         ax.xaxis.set_major_locator(_episode_ticks())
         ax.set_ylabel(ylabel)
@@ -399,7 +399,7 @@ def toy_bias_vs_n_figure(df: pd.DataFrame, gamma: float = 1.0) -> Figure:
         zero = f"Theorem 1, M = 8: zero bias at N = {n_zero:.2f}"
         ax.axvline(n_zero, color="grey", lw=1, ls="--", label=zero)
         runs = count_runs(final[final["mu"] == mu], [*T.TOY_KEYS, *extra])
-        ax.set_title(f"μ = {mu:+g}  ({runs} runs)")
+        ax.set_title(f"μ = {mu:+g}  ({style.count(runs, 'run')})")
         ax.set_xlabel("N (estimators; K snapshots for Averaged and Historical Best)")
         truth = "μ" if gamma == 1 else f"γ·μ, γ = {gamma:g}"
         ax.set_ylabel(f"final Q(A, Left) - {truth}")
@@ -457,7 +457,7 @@ def _episodes_text(df: pd.DataFrame, extra: list[str]) -> str:
         df, T.present_keys(df, [*T.MOUNTAIN_CAR_KEYS, *extra, "step_size_per"])
     )
     low, high = int(lengths.min()), int(lengths.max())
-    return f"{high} episodes" if low == high else f"{low}-{high} episodes"
+    return style.count(high, "episode") if low == high else f"{low}-{high} episodes"
 
 
 def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Figure:
@@ -485,7 +485,7 @@ def mc_sensitivity_figure(df: pd.DataFrame, max_steps: int | None = None) -> Fig
     ax.set_ylabel("steps in the last episode")
     keyed, extra = _with_params(df)
     runs = count_runs(keyed, [*T.MOUNTAIN_CAR_KEYS, *extra])
-    title = f"Mountain Car, {runs} runs, {_episodes_text(keyed, extra)}"
+    title = f"Mountain Car, {style.count(runs, 'run')}, {_episodes_text(keyed, extra)}"
     # "" for tables without the column and no cap: the report's figure is unchanged
     more = (_cap_text(max_steps) + _per_text(df)).removeprefix(", ")
     ax.set_title(title + ("\n" + more if more else ""))

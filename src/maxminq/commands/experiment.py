@@ -716,7 +716,8 @@ def run_toy(args: argparse.Namespace) -> int:
         cp.toy_bias_vs_n_figure(shown, gamma=common["agent"]["gamma"]),
         out / "toy_mdp_bias_vs_n.png",
     )
-    print(f"toy MDP: wrote {out}/toy_mdp.csv ({len(df):,} rows, {t_fig - t_csv:.1f} s) and "
+    rows_text = f"{len(df):,} row{'s' * (len(df) != 1)}"
+    print(f"toy MDP: wrote {out}/toy_mdp.csv ({rows_text}, {t_fig - t_csv:.1f} s) and "
           f"figures ({time.perf_counter() - t_fig:.1f} s)")  # fmt: skip
     return 0
 
@@ -825,17 +826,16 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     if note:
         print(f"mountain car: {note}", flush=True)
     cp.save_figure(fig3b, out / "fig3b_mountain_car_curve.png")
+    from maxminq.analysis.style import count  # '1 algorithm', not '1 algorithms'
+
     # Titled, so that the appendix panels too say how the step sizes are read.
+    scale = f"{count(runs, 'run')} x {count(episodes, 'episode')}"
     curves = cp.mc_learning_curve_figure(
-        shown,
-        title=f"Appendix C.2: noisy Mountain Car, {runs} runs x {episodes} episodes",
-        max_steps=max_steps,
+        shown, title=f"Appendix C.2: noisy Mountain Car, {scale}", max_steps=max_steps
     )
     cp.save_figure(curves, out / "figC2_mountain_car_curves.png")
     write_csv_atomic(cp.mc_best_step_sizes(df, max_steps), out / "mountain_car_step_sizes.csv")
     agent_steps = int(df.steps.sum())
-    from maxminq.analysis.style import count  # '1 algorithm', not '1 algorithms'
-
     print(f"mountain car: {count(len(algos), 'algorithm')} x {len(sig)} sigma2 x "
           f"{count(len(alphas), 'step size')} (per {args.step_size_per}) x "
           f"{count(runs, 'run')} x {count(episodes, 'episode')} = {agent_steps:,} "
