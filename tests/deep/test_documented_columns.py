@@ -80,6 +80,11 @@ def test_what_the_docs_say_of_the_columns_holds_in_a_run(tmp_path) -> None:
             assert np.isclose(row.bias_std, b.bias.std(ddof=0))
             assert np.isclose(row.bias_abs, b.bias.abs().mean())
     assert np.allclose(probes.bias, probes.estimate - probes["return"])
+    # probes' return: discounted from (s, a) on; CartPole pays 1 a step, the last one too,
+    # and the probe's action is the step after its `step` steps: end_step - step rewards
+    assert probes.terminated.all()  # CartPole's 500-step cap is not reached here
+    rewards = probes.end_step - probes.step
+    assert np.allclose(probes["return"], (1 - 0.99**rewards) / (1 - 0.99))
     # evals: the run's steps when the evaluation ran, its episodes numbered from 1
     assert evals.step.tolist() == [300, 300, 600, 600] * 2
     assert evals.episode.tolist() == [1, 2] * 4
