@@ -174,6 +174,31 @@ def warn_if_no_time_limit(
         )
 
 
+def warn_if_inner_time_limit(
+    env: Any, env_id: str, cap: int | None, stacklevel: int | None = None
+) -> None:
+    """Warn (:class:`EnvWarning`) when ``env``, an environment of ``env_id`` made with the
+    cap ``cap``, holds a ``TimeLimit`` of its own (one its entry point adds) shorter than
+    ``cap``: that one cuts every episode first, so ``--max-episode-steps`` cannot lengthen
+    them, and the run would record (and the bias warnings name) a cap its episodes never
+    reach. Training (:class:`Trainer`) and ``evaluate_agent`` (``maxminq evaluate``) both
+    warn here, at the caller's line outside maxminq unless ``stacklevel`` is given."""
+    if cap is None:
+        return
+    inner = [getattr(e, "_max_episode_steps", None) for e in _wrapper_chain(env)]
+    shorter = [k for k in inner if isinstance(k, int) and k < cap]
+    if shorter:
+        k = min(shorter)
+        warnings.warn(
+            f"{env_id} cuts its episodes at {k:,} steps itself (a TimeLimit its entry point "
+            f"adds), so --max-episode-steps {cap:,} cannot lengthen them: they end at "
+            f"{k:,} steps; register the id with max_episode_steps instead of that TimeLimit "
+            "to choose the cap with --max-episode-steps",
+            EnvWarning,
+            stacklevel=outside_stacklevel() if stacklevel is None else stacklevel,
+        )
+
+
 def warn_if_normalized(
     env: Any, env_id: str, evaluating: bool, stacklevel: int | None = None
 ) -> None:
@@ -352,6 +377,7 @@ def _warn_about_env(env: Any, cfg: TrainConfig) -> None:
     across episodes (``NormalizeObservation``, ``NormalizeReward``: :func:`warn_if_normalized`)."""
     after = " (the test episodes after training too)"
     warn_if_no_time_limit(env, cfg.env_id, cfg.max_episode_steps, after)
+    warn_if_inner_time_limit(env, cfg.env_id, cfg.max_episode_steps)
     warn_if_normalized(env, cfg.env_id, evaluating=False)
 
 

@@ -558,7 +558,11 @@ def evaluate_agent(
         raise UsageError(f"--seeds: must be distinct, got {list(seeds)}")
     for seed in seeds:
         agent._position(seed)  # unknown or diverged: error before any episode
-    from maxminq.deep.env_checks import warn_if_no_time_limit, warn_if_normalized
+    from maxminq.deep.env_checks import (
+        warn_if_inner_time_limit,
+        warn_if_no_time_limit,
+        warn_if_normalized,
+    )
 
     c = agent.config
     kwargs = {"render_mode": "rgb_array"} if frames is not None else {}
@@ -570,6 +574,7 @@ def evaluate_agent(
         # the environment's own (its entry point's); an EnvWarning, from Python too.
         cap = c.max_episode_steps if max_episode_steps is None else max_episode_steps
         warn_if_no_time_limit(env, c.env_id, cap)
+        warn_if_inner_time_limit(env, c.env_id, cap)
         # As training warns too: statistics across episodes start afresh here.
         warn_if_normalized(env, c.env_id, evaluating=True)
         bar = progress_bar(
