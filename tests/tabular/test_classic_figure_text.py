@@ -187,3 +187,27 @@ def test_one_run_and_one_episode_are_counted_in_the_singular(tmp_path, capsys, m
     assert titles["figC2_mountain_car_curves.png"].startswith(
         "Appendix C.2: noisy Mountain Car, 1 run x 1 episode, at most 30 steps per episode"
     )
+
+
+def test_learning_curves_name_the_step_cap_without_a_title() -> None:
+    """``mc_learning_curve_figure(df, max_steps=5000)`` (as the report draws them) dropped
+    the cap without a word: only a title carried it. Now the cap, and the step-size reading
+    of a table that records it, head the panels; a table with neither stays untitled."""
+    import matplotlib.pyplot as plt
+
+    df = _mc(3)
+    fig = cp.mc_learning_curve_figure(df, max_steps=5000)
+    assert fig._suptitle.get_text() == "At most 5,000 steps per episode"
+    plt.close(fig)
+    fig = cp.mc_learning_curve_figure(df.assign(step_size_per="total"), max_steps=300)
+    assert fig._suptitle.get_text() == "At most 300 steps per episode, step sizes per total"
+    plt.close(fig)
+    fig = cp.mc_learning_curve_figure(df.assign(step_size_per="tiling"))
+    assert fig._suptitle.get_text() == "Step sizes per tiling"
+    plt.close(fig)
+    fig = cp.mc_learning_curve_figure(df)
+    assert fig._suptitle is None
+    plt.close(fig)
+    fig = cp.mc_learning_curve_figure(df, title="Fig. 3(b)", max_steps=5000)
+    assert fig._suptitle.get_text() == "Fig. 3(b), at most 5,000 steps per episode"
+    plt.close(fig)

@@ -505,7 +505,8 @@ def mc_learning_curve_figure(
     """Fig. 3(b) for ``sigma2=[10]``; appendix C.2 for all four: steps per episode at the best
     step size, mean over runs with one standard error (trailing ``smooth``-episode average).
     ``title`` goes above the panels, followed by the episode cap ``max_steps`` if given (a
-    curve at the cap is one that never reaches the goal)."""
+    curve at the cap is one that never reaches the goal) and the step-size reading when
+    ``df`` records it (``step_size_per``); without a title, those two alone."""
     style.check_table(df, "mc_learning_curve_figure", _MC_COLUMNS)
     present = sorted(float(v) for v in df.sigma2.unique())
     levels = present if sigma2 is None else [float(v) for v in sigma2]
@@ -555,8 +556,13 @@ def mc_learning_curve_figure(
         ax.legend(fontsize=7)
     for ax in axes.ravel()[len(levels) :]:
         ax.set_visible(False)
-    if title:
-        fig.suptitle(title + _cap_text(max_steps) + _per_text(df), fontsize=10, wrap=True)
+    # Without a title the cap and the reading still head the panels (as Fig. 3(a)'s title
+    # names them): max_steps alone was dropped without a word.
+    more = _cap_text(max_steps) + _per_text(df)
+    more = more if title else more.removeprefix(", ")
+    heading = title + more if title else more[:1].upper() + more[1:]
+    if heading:
+        fig.suptitle(heading, fontsize=10, wrap=True)
     fig.tight_layout()
     return fig
 
