@@ -111,7 +111,10 @@ def not_a_run(folder: Path, command: str) -> str | None:
             f"{folder} holds a sweep's {kind} run, not a deep agent's ('maxminq report "
             f"{sweep}' draws the sweep's figures); 'maxminq {command}' reads {what}"
         )
-    if (folder / "config.json").is_file():  # written as a run starts; runs.csv as it ends
+    # Written as a run starts; runs.csv as it ends. Another program's config.json (no env_id
+    # and agent of ours) is no stopped run: the readers then say the folder holds none.
+    started = all(_field(folder / "config.json", key) for key in ("env_id", "agent"))
+    if started:
         in_sweep = folder.parent.name == "work" and (folder.parents[1] / "results.sqlite").is_file()
         again = "'maxminq sweep' command" if in_sweep else "'maxminq train' command with --resume"
         return (
