@@ -1148,9 +1148,11 @@ def run_training(
     if not is_whole(threads) or threads < 1:  # torch's RuntimeError came after --overwrite
         raise UsageError(f"--threads: expected a whole number >= 1, got {threads!r}")
     start_env_id_check(config.env_id)  # runs while the options and the env are checked
+    from maxminq.analysis.runs import as_path
     from maxminq.cli import check_out_folder  # the command's check: a file, no rights
 
-    out_dir = pathlib.Path(out_dir)
+    # None was a TypeError, '' the current folder (the command refuses --out ''); "." is it
+    out_dir = as_path(out_dir, "--out")
     check_out_folder(out_dir, "--out")
     cfg = config.resolve()
     writer_class = tensorboard_writer_class() if cfg.tensorboard else None
