@@ -132,14 +132,44 @@ def explain_parse_error(parser: argparse.ArgumentParser, message: str) -> str:
     return message.removeprefix("argument ")  # e.g. '--out: expected one argument'
 
 
+def _unknown_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """The tokens of ``argv`` that look like long options (``--name`` or ``--name=value``)
+    which ``parser`` neither has nor takes as an abbreviation of one of its own."""
+    known = [s for s in parser._option_string_actions if s.startswith("--")]
+    out = []
+    for token in argv:
+        if token == "--":
+            break
+        name = token.partition("=")[0]
+        if token.startswith("--") and not any(o.startswith(name) for o in known):
+            out.append(token)
+    return out
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, but a bad option is one line (``prog: error: message``, exit 2)
     like every other error of the command line, not the whole usage text first."""
 
+    _given: list[str] | None = None  # the arguments parsed last, for error()
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """argparse's, remembering ``args`` for :meth:`error`."""
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print ``message`` on one line (:func:`explain_parse_error`) and exit with
-        status 2."""
-        self.exit(2, f"{self.prog}: error: {explain_parse_error(self, message)}\n")
+        status 2. argparse reports missing required arguments before unknown ones, so a
+        mistyped option (``--outt``) read only 'required: --out': the unknown options,
+        with their "did you mean", come first."""
+        text = explain_parse_error(self, message)
+        unknown = _unknown_options(self, self._given or [])
+        if message.startswith("the following arguments are required") and unknown:
+            unrecognized = f"unrecognized arguments: {' '.join(unknown)}"
+            text = f"{explain_parse_error(self, unrecognized)}; {text}"
+        self.exit(2, f"{self.prog}: error: {text}\n")
 
 
 def reject_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> None:
@@ -435,6 +465,18 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:  # no command: the overview, as an error (a script's typo must not pass)
         _top_parser().print_help(sys.stderr)
+        return 2
+    if argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        # argparse said only 'required: COMMAND' (for --versoin too)
+        meant = closest(argv[0].lstrip("-").partition("=")[0], ["help", "version"])
+        given = [a for a in argv if a in COMMANDS]
+        if meant:
+            hint = f"did you mean --{meant}?"
+        elif given:
+            hint = f"options come after the command: maxminq {given[0]} {argv[0]} ..."
+        else:
+            hint = "'maxminq --help' lists the commands, 'maxminq COMMAND --help' their options"
+        print(f"maxminq: error: unknown option {argv[0]!r}; {hint}", file=sys.stderr)
         return 2
     if argv[0] in ("-h", "--help", "--version") or argv[0] not in COMMANDS:
         _top_parser().parse_args(argv[:1])
