@@ -134,8 +134,9 @@ def explain_parse_error(parser: argparse.ArgumentParser, message: str) -> str:
 
 def _unknown_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     """The tokens of ``argv`` that look like long options (``--name`` or ``--name=value``)
-    which ``parser`` neither has nor takes as an abbreviation of one of its own."""
-    known = [s for s in parser._option_string_actions if s.startswith("--")]
+    which neither ``parser`` nor its sub-commands have or take as an abbreviation of one of
+    their own (``experiment --quick``: toy-mdp's, which a missing EXPERIMENT explains)."""
+    known = _option_strings(parser)
     out = []
     for token in argv:
         if token == "--":

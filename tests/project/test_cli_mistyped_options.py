@@ -58,3 +58,13 @@ def test_an_abbreviation_argparse_takes_is_no_typo(capsys) -> None:
     missing --env is said."""
     line = _error(capsys, ["train", "--ou", "x"])
     assert line == "maxminq train: error: the following arguments are required: --env"
+
+
+def test_a_sub_command_option_is_no_typo(capsys) -> None:
+    """``experiment --quick`` misses its EXPERIMENT; --quick is toy-mdp's own option, not
+    a typo (this module's first version said '--quick (did you mean --quick?)')."""
+    line = _error(capsys, ["experiment", "--quick"])
+    assert line == (
+        "maxminq experiment: error: the following arguments are required: "
+        "EXPERIMENT (toy-mdp or mountain-car)"
+    )
