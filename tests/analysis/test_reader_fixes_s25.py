@@ -1,12 +1,16 @@
 """What a reader of the report and of ``maxminq compare`` / ``plot`` tripped over (session
 25), each test failing before its fix."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+from analysis_results import deep_results, mc_results, write_store
 from helpers import error_line
+
+from maxminq.analysis import report as R
 
 
 @pytest.mark.parametrize("command", ["compare", "plot"])
@@ -32,3 +36,41 @@ def test_a_stopped_train_run_is_still_told_to_resume(tmp_path: Path, capsys):
     (run / "config.json").write_text(json.dumps(cfg))
     line = error_line(capsys, ["compare", str(run)])
     assert "has not finished training" in line and "--resume" in line
+
+
+def _deep_note(md: str) -> str:
+    return next(line for line in md.splitlines() if line.startswith("Final performance = "))
+
+
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_deep_table_says_how_its_best_settings_were_chosen_and_among_how_many(tmp_path: Path):
+    # deep_results: per environment DQN, Double DQN and Averaged DQN (K = 2) at 2 step sizes,
+    # Maxmin DQN at 2 step sizes x N = 2, 4: 2, 2, 2 and 4 settings to pick from.
+    write_store(tmp_path, deep_results(seeds=2))
+    note = _deep_note(R.build_report(tmp_path, reps=50).markdown.read_text())
+    assert "the highest mean final performance" in note
+    assert "Settings per agent and environment here: DQN 2, Double DQN 2, Averaged DQN 2, " \
+        "Maxmin DQN 4." in note  # fmt: skip
+
+
+@pytest.mark.usefixtures("unrendered_figures")
+def test_a_best_of_one_setting_is_said_to_be_no_choice(tmp_path: Path):
+    # As at quick scale: each agent at one step size (and Maxmin at one N).
+    results = deep_results(seeds=2, lrs=(1e-3,))
+    results = {
+        k: df[~((df["agent"] == "maxmin-dqn") & (df["n"] == 4))] for k, df in results.items()
+    }
+    write_store(tmp_path, results)
+    note = _deep_note(R.build_report(tmp_path, reps=50).markdown.read_text())
+    assert "Here each agent ran one setting per environment: nothing was chosen." in note
+
+
+@pytest.mark.usefixtures("unrendered_figures")
+def test_mountain_car_table_says_how_its_best_step_size_was_chosen(tmp_path: Path):
+    write_store(tmp_path, {"mountain_car": mc_results(runs=3)})  # step sizes 0.01 and 0.04
+    md = R.build_report(tmp_path, reps=50).markdown.read_text()
+    table_end = md.index("\n\n", md.index("| σ² | algorithm |"))
+    after = md[table_end:].lstrip().splitlines()[0]
+    assert after.startswith("Best step size: per algorithm, N / K and σ², the step size whose")
+    assert "fewest mean last-episode steps" in after
+    assert after.endswith("among the step sizes this folder ran: 0.01, 0.04.")

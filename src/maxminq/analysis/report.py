@@ -871,6 +871,53 @@ def _deep_score_sources(scores: pd.DataFrame) -> str:
     return f"Of the {len(scores)} runs of all settings, " + "; ".join(parts) + ". " if parts else ""
 
 
+def _span(values: Iterable[int]) -> str:
+    """``4`` or ``1 to 4``: the smallest and largest of ``values``."""
+    v = sorted(set(values))
+    return (
+        style.integer(v[0]) if v[0] == v[-1] else f"{style.integer(v[0])} to {style.integer(v[-1])}"
+    )
+
+
+def deep_best_rule(summary: pd.DataFrame, extra: Sequence[str] = ()) -> str:
+    """How the deep table's best settings were chosen (:func:`tables.deep_best`'s rule) and
+    among how many settings per agent and environment in this folder, so that a 'best' picked
+    from one setting (each agent at one step size, as at quick scale) does not read as the
+    outcome of a sweep."""
+    valid = summary[np.isfinite(summary["mean"].to_numpy(dtype=float))]
+    group = T.present_keys(valid, ["env_id", "agent", *T.DEEP_OPERATOR_KEYS, *extra])
+    sizes = valid.groupby(group, sort=False, dropna=False).size().reset_index(name="k")
+    counts: dict[str, list[int]] = {}
+    for agent in sorted(sizes["agent"].unique(), key=T.agent_rank):
+        counts[agent] = sizes.loc[sizes["agent"] == agent, "k"].astype(int).tolist()
+    rule = (
+        "Best setting: per environment and agent, the step size and N / K whose runs have the "
+        "highest mean final performance, among that agent's settings in this folder (the "
+        "paper's rule; picked and judged on the same runs). "
+    )
+    if all(k == 1 for ks in counts.values() for k in ks):
+        return rule + "Here each agent ran one setting per environment: nothing was chosen. "
+    per = ", ".join(f"{style.LABELS.get(a, a)} {_span(ks)}" for a, ks in counts.items())
+    return rule + f"Settings per agent and environment here: {per}. "
+
+
+def mountain_car_best_rule(summary: pd.DataFrame) -> str:
+    """How the Mountain Car table's best step sizes were chosen
+    (:func:`tables.mountain_car_best`'s rule) and among which step sizes of this folder."""
+    sizes = sorted(set(summary["step_size"].dropna().astype(float)))
+    among = ", ".join(style.number_text(v) for v in sizes)
+    one = len(sizes) == 1
+    return (
+        "Best step size: per algorithm, N / K and σ², the step size whose runs have the fewest "
+        "mean last-episode steps (the paper's rule; picked and judged on the same runs), "
+        + (
+            f"here the only one this folder ran, {among}: nothing was chosen."
+            if one
+            else f"among the step sizes this folder ran: {among}."
+        )
+    )
+
+
 def _deep_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str], list[list[str]]]:
     extra = T.present_keys(best, extra)
     size = _size_head(best["agent"])
@@ -1773,6 +1820,7 @@ def build_report(
         doc.heading("Mountain Car (steps in the last training episode; fewer is better)", 3)
         mc_best = T.mountain_car_best(mcs, mc_extra)
         doc.table(*_mc_table(mc_best, mc_extra))
+        doc.para(mountain_car_best_rule(mcs))
         mc_gone = mountain_car_nonfinite_note(records, tables.mountain_car, mc_best, mc_extra)
         if mc_gone:
             doc.para(mc_gone, cls="note")
@@ -1800,6 +1848,7 @@ def build_report(
             "IQM = interquartile mean over runs with a stratified percentile bootstrap "
             "95% CI; with few runs (under about 10) such an interval is narrower than its 95% "
             "(it cannot reach past the runs observed): read it as a rough range. "
+            + deep_best_rule(split_summary, deep_extra)
             + _deep_score_sources(T.deep_final_scores(tables))
             + "All settings: `summary/deep_final.csv`."
         )
