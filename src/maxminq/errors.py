@@ -23,14 +23,18 @@ def is_whole(value: object) -> bool:
 
 
 def closest(word: str, candidates: list[str], cutoff: float = 0.6) -> str | None:
-    """The candidate ``word`` was most likely meant as (a case slip first, then the closest
-    spelling by :func:`difflib.get_close_matches` at ``cutoff``), or None when none is
-    close: what every "did you mean" of maxminq names (options, config keys, settings,
-    ``TrainConfig`` keywords, agents)."""
+    """The candidate ``word`` was most likely meant as (a case slip first, then the one
+    candidate that ``word``, of three letters or more, begins, then the closest spelling by
+    :func:`difflib.get_close_matches` at ``cutoff``), or None when none is close: what
+    every "did you mean" of maxminq names (options, config keys, settings, ``TrainConfig``
+    keywords, agents). Without the second step ``--only toy`` was 'did you mean theory?'
+    beside toy_mdp."""
     import difflib
 
     same_case = [c for c in candidates if c.lower() == word.lower()]
-    close = same_case or difflib.get_close_matches(word, candidates, n=1, cutoff=cutoff)
+    begun = [c for c in candidates if len(word) >= 3 and c.lower().startswith(word.lower())]
+    close = same_case or (begun if len(begun) == 1 else [])
+    close = close or difflib.get_close_matches(word, candidates, n=1, cutoff=cutoff)
     return close[0] if close else None
 
 
