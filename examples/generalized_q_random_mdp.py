@@ -40,12 +40,16 @@ SETTINGS = [
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--states", type=int, default=8)
-    p.add_argument("--actions", type=int, default=4)
-    p.add_argument("--gamma", type=float, default=0.8)
-    p.add_argument("--reward-noise", type=float, default=0.5, help="sd of the reward noise")
+    p.add_argument("--states", type=int, default=8, help="states of the random MDP (default 8)")
+    p.add_argument("--actions", type=int, default=4, help="actions per state (default 4)")
+    p.add_argument("--gamma", type=float, default=0.8, help="discount (default 0.8)")
+    p.add_argument(
+        "--reward-noise", type=float, default=0.5, help="sd of the reward noise (default 0.5)"
+    )
     p.add_argument("--sweeps", type=int, help="synchronous sweeps per operator (default 40,000)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the MDP and the learners (default 0)"
+    )
     p.add_argument(
         "--out",
         type=Path,

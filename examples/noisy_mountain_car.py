@@ -44,7 +44,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--episodes", type=int, help="episodes per run (default 300)")
     p.add_argument("--sigma2", type=float, nargs="+", help="reward variances (default 0 10 50)")
     p.add_argument("--step-sizes", type=float, nargs="+", help="step sizes (default 0.005 0.02)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
     p.add_argument(
         "--out",
         type=Path,

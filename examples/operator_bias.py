@@ -58,10 +58,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--actions", type=int, default=8, help="M, actions of equal value (default 8)")
-    p.add_argument("--n-max", type=int, default=8, help="largest N for the free-N operators")
+    p.add_argument(
+        "--n-max", type=int, default=8, help="largest N for the free-N operators (default 8)"
+    )
     p.add_argument("--samples", type=int, help="Monte Carlo draws per cell (default 400,000)")
-    p.add_argument("--tau", type=float, default=1.0, help="half-width of the uniform errors")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--tau", type=float, default=1.0, help="half-width of the uniform errors (default 1)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     p.add_argument(
         "--out",
         type=Path,

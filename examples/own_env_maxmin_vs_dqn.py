@@ -100,7 +100,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, help="environment steps per seed (default 20,000)")
-    p.add_argument("--seeds", type=int, help="seeds per agent, trained together (default 5)")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        help="how many seeds per agent, 0..K-1, trained together (default 5; a count)",
+    )
     p.add_argument("--n", type=int, default=4, help="Maxmin's N (default 4)")
     p.add_argument(
         "--out",

@@ -80,8 +80,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--runs", type=int, help="toy MDP runs per algorithm (default 200)")
     p.add_argument("--episodes", type=int, help="toy MDP episodes per run (default 300)")
     p.add_argument("--steps", type=int, help="CartPole steps per seed (default 20,000)")
-    p.add_argument("--seeds", type=int, help="CartPole seeds per agent (default 3)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bias draws and the toy MDP")
+    p.add_argument(
+        "--seeds",
+        type=int,
+        help="how many CartPole seeds per agent, 0..K-1 (default 3; a count, not train's list)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the bias draws and the toy MDP (default 0)"
+    )
     p.add_argument(
         "--out",
         type=Path,
