@@ -139,15 +139,21 @@ def _built_facts(d: EnvDefaults, env_kwargs: dict | None) -> tuple[int | None, l
 def spaces_lines(env: Any) -> list[str]:
     """What ``env`` gives and takes, one line each: the observation's shape and dtype (and
     the names of its features or channels, for ours: ``observation_names``), the number of
-    actions (and what each does, for ours: ``action_names``)."""
+    actions (and what each does, for ours: ``action_names``). Names are those of our games
+    only (attributes of those names on an environment of one's own mean nothing to us),
+    and only while the wrappers around the game keep its shape or its actions (a
+    ``FlattenObservation`` of MinAtar has no channels)."""
     import gymnasium as gym
 
     from maxminq.envs._game import GameEnv
+    from maxminq.envs.minatar import MinAtarEnv
     from maxminq.envs.registry import space_text
 
     base = env.unwrapped
     obs, act = env.observation_space, env.action_space
-    names = getattr(base, "observation_names", None)
+    ours = isinstance(base, (GameEnv, MinAtarEnv))
+    same_shape = ours and obs.shape == base.observation_space.shape
+    names = base.observation_names if same_shape else None
     if isinstance(obs, gym.spaces.Box):
         what = f"{tuple(int(n) for n in obs.shape)} {obs.dtype}"
         if names is not None and len(obs.shape) == 3:
@@ -158,7 +164,7 @@ def spaces_lines(env: Any) -> list[str]:
         what += f" ({', '.join(names)})"
     if isinstance(base, GameEnv) and base.normalize:  # Catcher / Pixelcopter's option
         what += ", normalised"
-    acts = getattr(base, "action_names", None)
+    acts = base.action_names if ours and act == base.action_space else None
     if isinstance(act, gym.spaces.Discrete) and int(act.start) == 0:
         does = f"{int(act.n)}" + (f" ({', '.join(acts)})" if acts is not None else "")
     else:
