@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from analysis_results import deep_results, mc_results, write_store
 from helpers import error_line
 
 from maxminq.analysis import report as R
+from maxminq.analysis import style
 
 
 @pytest.mark.parametrize("command", ["compare", "plot"])
@@ -74,3 +76,33 @@ def test_mountain_car_table_says_how_its_best_step_size_was_chosen(tmp_path: Pat
     assert after.startswith("Best step size: per algorithm, N / K and σ², the step size whose")
     assert "fewest mean last-episode steps" in after
     assert after.endswith("among the step sizes this folder ran: 0.01, 0.04.")
+
+
+def _svg_colours(svg: Path) -> set[str]:
+    return set(re.findall(r"stroke: (#[0-9a-f]{6})", svg.read_text()))
+
+
+def test_published_figure_colours_a_gs_settings_as_plot_does(tmp_path: Path):
+    # A G at two parameter settings among the published runs: 'the figures draw the runs as
+    # maxminq plot --panels return,bias does', but the report coloured them by the agent
+    # (generalized-dqn's one colour for both), plot by the G with a shade per setting.
+    from run_folders import generalized_run
+
+    from maxminq.analysis.runs import plot_runs
+
+    pub = tmp_path / "pub" / "cartpole"
+    pub.mkdir(parents=True)
+    runs = [
+        generalized_run(pub / f"wdq-c{c}", "weighted_double_q", {"c": c}, returns=(r, r + 2))
+        for c, r in ((1.0, 10.0), (10.0, 20.0))
+    ]
+    theory = tmp_path / "theory"
+    theory.mkdir()
+    (theory / "bias.csv").write_text("M,N,expected_bias\n1,1,0.5\n1,2,0.2\n")
+    R.build_report(theory, reps=100, published=R.published_runs(tmp_path / "pub"))
+    drawn = _svg_colours(theory / "figures" / "published" / "cartpole.svg")
+    plot_runs(runs, tmp_path / "plot.png", panels="return,bias")
+    wdq = style.color("weighted_double_q")
+    shades = {style.shade(wdq, 0, 2), style.shade(wdq, 1, 2)}
+    assert len(shades) == 2 and shades <= _svg_colours(tmp_path / "plot.svg")
+    assert shades <= drawn

@@ -1442,7 +1442,7 @@ def _published_section(
         environment_kwargs,
         score_runs,
     )
-    from maxminq.analysis.runs import load_runs, run_settings
+    from maxminq.analysis.runs import colour_key, load_runs, param_shades, run_settings
     from maxminq.analysis.style import count
     from maxminq.errors import UsageError
 
@@ -1492,7 +1492,10 @@ def _published_section(
                 scores = score_runs(folders, read, tables)
                 table = comparison_table(folders, read, tables, scores, baseline=1)
             loaded = zip(table["run"], read, tables, strict=True)
-            runs = [(label, cfg["agent"], t) for label, cfg, t in loaded]
+            # coloured as maxminq plot colours them: a G by its own colour (runs.colour_key),
+            # its parameter settings in shades of it (runs.param_shades)
+            runs = [(label, colour_key(cfg), t) for label, cfg, t in loaded]
+            shades = param_shades(read)
         except UsageError as err:  # read at the start; changed since (e.g. during a sweep)
             doc.para(f"Not shown, its runs no longer read: {err}", cls="note")
             continue
@@ -1517,7 +1520,13 @@ def _published_section(
             name = f"{base}_{len(names)}"
         names.add(name)
         figure = F.fig_training_runs(
-            runs, title, fig_dir / "published", name, PUBLISHED_PANELS, max(steps, default=None)
+            runs,
+            title,
+            fig_dir / "published",
+            name,
+            PUBLISHED_PANELS,
+            max(steps, default=None),
+            shades,
         )
         if figure is not None and figure.png is not None:
             doc.figure(figure.png, title, figure.caption)
