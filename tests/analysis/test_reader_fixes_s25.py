@@ -106,3 +106,39 @@ def test_published_figure_colours_a_gs_settings_as_plot_does(tmp_path: Path):
     shades = {style.shade(wdq, 0, 2), style.shade(wdq, 1, 2)}
     assert len(shades) == 2 and shades <= _svg_colours(tmp_path / "plot.svg")
     assert shades <= drawn
+
+
+def test_plot_shades_one_agents_runs_at_several_n(tmp_path: Path):
+    # Maxmin DQN at N = 2, 4 and 8 (docs/runs' Pixelcopter): drawn in one green, told apart by
+    # dashes alone, three noisy return curves read as one tangle; the report's varying-N
+    # figure shades them lighter to darker by N. DQN beside them keeps its colour.
+    from run_folders import finished_run
+
+    from maxminq.analysis.runs import param_shades, plot_runs
+
+    folders = []
+    for name, agent, n in (("m8", "maxmin-dqn", 8), ("dqn", "dqn", 1), ("m2", "maxmin-dqn", 2),
+                           ("m4", "maxmin-dqn", 4)):  # fmt: skip
+        folders.append(
+            finished_run(
+                tmp_path / name,
+                [(0, 1000, -1.0, 5)],
+                steps=1000,
+                agent=agent,
+                train={0: (1000, float(n))},
+                tests={0: 1.0},
+                extra={"n": n},
+            )  # fmt: skip
+        )
+    cfgs = [{"agent": a, "n": n} for a, n in (("maxmin-dqn", 8), ("dqn", 1), ("maxmin-dqn", 2),
+                                              ("maxmin-dqn", 4))]  # fmt: skip
+    assert param_shades(cfgs) == [(2, 3), (0, 1), (0, 3), (1, 3)]  # by N, as given
+    plot_runs(folders, tmp_path / "plot.png", panels="return")
+    green = style.color("maxmin")
+    drawn = _svg_colours(tmp_path / "plot.svg")
+    assert {style.shade(green, k, 3) for k in range(3)} <= drawn
+    assert style.color("dqn") in drawn and green not in drawn
+    # A G at several parameter settings keeps one shade per setting, whatever its N.
+    own = [{"agent": "generalized-dqn", "operator": "ensemble", "n": n, "op_kwargs": kw}
+           for n, kw in ((2, {"c": 1}), (4, {"c": 1}), (2, {"c": 5}))]  # fmt: skip
+    assert param_shades(own) == [(0, 2), (0, 2), (1, 2)]

@@ -324,14 +324,21 @@ def param_order(cfgs: list[dict]) -> list[int]:
 def param_shades(cfgs: list[dict]) -> list[tuple[int, int]]:
     """Per run, the place k of m of its parameters (``op_kwargs``, by value) among the
     settings of its G's runs (``colour_key``): a G run with several keeps its colour family,
-    each setting a shade (``style.shade``); (0, 1), its colour, for every other run."""
+    each setting a shade (``style.shade``). Runs of one colour that differ in N alone (Maxmin
+    DQN at N = 2, 4, 6, 8, as the report's varying-N figure draws them) take a shade per N
+    likewise, lighter to darker as N grows: one green told apart by dashes alone read as one
+    tangle of noisy lines. (0, 1), its colour, for every other run."""
     from maxminq.analysis import style
 
     out = []
     for c in cfgs:
         same = [o for o in cfgs if colour_key(o) == colour_key(c)]
         keys = sorted({style.params_key(o.get("op_kwargs")) for o in same})
-        out.append((keys.index(style.params_key(c.get("op_kwargs"))), len(keys)))
+        sizes = sorted({o["n"] for o in same if isinstance(o.get("n"), int)})
+        if len(keys) == 1 and len(sizes) > 1 and c.get("n") in sizes:
+            out.append((sizes.index(c["n"]), len(sizes)))
+        else:
+            out.append((keys.index(style.params_key(c.get("op_kwargs"))), len(keys)))
     return out
 
 
