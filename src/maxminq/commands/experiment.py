@@ -766,7 +766,6 @@ def run_mountain_car(args: argparse.Namespace) -> int:
     # that many runs of one setting still spread over the workers (each lane's run is one
     # kernel call, so a task's size does not change its speed). Run r keeps its stream
     # (seed, r) whichever chunk it lands in.
-    bounds = [round(runs * k / chunks) for k in range(chunks + 1)]
     from maxminq.linear.mountain_car import N_FEATURES, N_TILINGS
 
     lanes = -(-runs // chunks)  # the largest task's
@@ -781,6 +780,8 @@ def run_mountain_car(args: argparse.Namespace) -> int:
         "--buffer-size": buffer / 100, "--batch-size": batch * u_max / 4, "--algorithms": n_max / 4,
     })  # fmt: skip
 
+    # after the memory check: --runs 10**11 made 5 * 10**8 chunk bounds (a MemoryError)
+    bounds = [round(runs * k / chunks) for k in range(chunks + 1)]
     tasks = [
         {"algorithm": a, "n": n, "sigma2": [s2], "step_sizes": [alpha],
          "runs": bounds[k + 1] - bounds[k], "run_offset": bounds[k], "episodes": episodes,
