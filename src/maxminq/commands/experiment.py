@@ -11,8 +11,7 @@
 Ensemble) or snapshots (Averaged, Historical Best) as ``name:N``; a bare ``maxmin`` means the
 paper's N values (2, 4, 6, 8 on the toy MDP; 4 on Mountain Car, our choice: the paper does not
 state it). Settings are spread over ``--workers`` processes (each runs all its runs as
-vectorised lanes; settings are split into tasks of at most 200 runs on Mountain Car, 1,000 on
-the toy MDP). The tidy
+vectorised lanes; Mountain Car settings are split into tasks of at most 200 runs). The tidy
 CSV is written atomically once everything has finished, then the figures.
 """
 
@@ -55,9 +54,6 @@ from maxminq.experiments.workers import (
 
 TOY_FULL = {"runs": 5000, "episodes": 1000}
 TOY_QUICK = {"runs": 300, "episodes": 300}
-#: Runs of one toy setting per task at most: a setting of more runs is split so that the
-#: workers share it (5,000 runs x 1,000 episodes: 5 tasks of about 2 s each on one core).
-TOY_CHUNK_RUNS = 1000
 TOY_ALGORITHMS = ["q_learning", "double_q", "maxmin"]
 TOY_MAXMIN_N = (2, 4, 6, 8)
 
@@ -331,15 +327,11 @@ def _warn_nonfinite(tasks: list[dict[str, Any]], frames: list[pd.DataFrame]) -> 
     from maxminq.experiments.registry import nonfinite_text
 
     said = []
-    parts: dict[str, list[pd.DataFrame]] = {}  # a setting's chunks of runs, in order
     for task, frame in zip(tasks, frames, strict=True):
-        name = _algorithm_text(task["algorithm"], task["n"], task.get("op_kwargs") or {})
-        parts.setdefault(f"{name} at mu = {task['mu']:+g}", []).append(frame)
-    for key, chunks in parts.items():
-        if not any(nonfinite_text(frame) for frame in chunks):  # no copy when all finite
-            continue
-        text = nonfinite_text(chunks[0] if len(chunks) == 1 else pd.concat(chunks))
-        said.append(f"{key}: {text}")
+        text = nonfinite_text(frame)
+        if text:
+            name = _algorithm_text(task["algorithm"], task["n"], task.get("op_kwargs") or {})
+            said.append(f"{name} at mu = {task['mu']:+g}: {text}")
     if said:
         print(f"toy MDP: note: {'; '.join(said)}", file=sys.stderr, flush=True)
 
@@ -658,16 +650,11 @@ def run_toy(args: argparse.Namespace) -> int:
     batch = _int(args.batch_size, "--batch-size")
     step_size = _floats([args.step_size], "--step-size", positive=True)[0]
     common = _common(args)
-    settings = len(mus) * len(algos)
-    chunks = -(-runs // TOY_CHUNK_RUNS)  # each setting's tasks (below)
-    session_g = any(name.startswith("__main__:") for name, _, _ in algos)
-    if settings == 1 and session_g and not workers_see_main():
-        chunks = 1  # one task, run in this process, where __main__ has G (as before)
-    _session_g_unreachable(algos, common["workers"], settings * chunks)
+    _session_g_unreachable(algos, common["workers"], len(mus) * len(algos))
     subset = _subset_sizes(common["update_members"], algos)
     out = _out_dir(args.out, "toy_mdp", ("toy_mdp.csv", *TOY_OUTPUTS))
 
-    whole = [
+    tasks = [
         {"mu": mu, "algorithm": a, "n": n, "runs": runs, "episodes": episodes,
          "seed": common["seed"], "batch_size": batch, "step_size": step_size,
          **common["agent"], **subset[a, n], **({"op_kwargs": kw} if kw else {})}
@@ -675,33 +662,22 @@ def run_toy(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     from maxminq.tabular.toy_mdp import check_settings
 
-    for task in whole:  # every value checked before any work (e.g. --gamma 0, --step-size 0)
+    for task in tasks:  # every value checked before any work (e.g. --gamma 0, --step-size 0)
         check_settings(task)
-    # One task holds its runs as lanes (tables, buffer, mini-batch indices, metrics per
+    # One task holds all its runs as lanes (tables, buffer, mini-batch indices, metrics per
     # episode); the parent gathers every row.
     n_max = max(n for _, n, _ in algos)
-    u_max = max(t.get("update_members", 1) for t in whole)
+    u_max = max(t.get("update_members", 1) for t in tasks)
     agent = common["agent"]
     lane = 192 * n_max + 16 * agent["buffer_size"] + 8 * batch * u_max + 16 * episodes
-    lanes = -(-runs // chunks)  # the largest task's
-    check_memory(lanes * lane + settings * runs * episodes * ROW_BYTES, {
+    check_memory(runs * lane + len(tasks) * runs * episodes * ROW_BYTES, {
         "--runs": runs / TOY_FULL["runs"], "--episodes": episodes / TOY_FULL["episodes"],
         "--buffer-size": agent["buffer_size"] / 100, "--batch-size": batch * u_max / 32,
         "--algorithms": n_max / max(TOY_MAXMIN_N),
     })  # fmt: skip
-    # Each setting split into chunks of at most TOY_CHUNK_RUNS runs (after the memory check:
-    # --runs 10**11 made 10**8 chunks) so that one large setting still spreads over the
-    # workers and the progress bar moves while it runs. Run r keeps its stream (seed, r)
-    # whichever chunk it lands in, and the chunks are gathered in order: the CSV is the one
-    # an unsplit setting gives.
-    bounds = [round(runs * k / chunks) for k in range(chunks + 1)]
-    tasks = [
-        {**task, "runs": bounds[k + 1] - bounds[k], "run_offset": bounds[k]}
-        for task in whole for k in range(chunks)
-    ]  # fmt: skip
     # What a run killed while writing (kill -9) left: these outputs' temporaries only.
     remove_stale_temporaries(out / name for name in ("toy_mdp.csv", *TOY_OUTPUTS))
-    rows = settings * runs * episodes  # the paper's grid: 60,000,000 rows, 2.7 GB
+    rows = len(tasks) * runs * episodes  # the paper's grid: 60,000,000 rows, 2.7 GB
     if rows * TOY_CSV_ROW_BYTES >= CSV_NOTE_BYTES:  # the defaults' size surprised a newcomer
         size = rows * TOY_CSV_ROW_BYTES / 1e9
         print(f"toy MDP: note: toy_mdp.csv will hold {rows:,} rows (one per run and episode), "
@@ -714,7 +690,7 @@ def run_toy(args: argparse.Namespace) -> int:
     df = pd.concat(frames, ignore_index=True)
     wall = time.perf_counter() - start
     names = ", ".join(_algorithm_text(*a) for a in algos)
-    print(f"toy MDP: {settings} setting{'s' * (settings != 1)} ({names}) x {runs:,} "
+    print(f"toy MDP: {len(tasks)} setting{'s' * (len(tasks) != 1)} ({names}) x {runs:,} "
           f"run{'s' * (runs != 1)} x {episodes:,} episode{'s' * (episodes != 1)} "
           f"simulated in {wall:.1f} s ({used} worker(s))", flush=True)  # fmt: skip
     _warn_nonfinite(tasks, frames)
