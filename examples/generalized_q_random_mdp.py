@@ -39,7 +39,9 @@ SETTINGS = [
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from maxminq.cli import OneLineParser
+
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--states", type=int, default=8, help="states of the random MDP (default 8)")
     p.add_argument("--actions", type=int, default=4, help="actions per state (default 4)")
     p.add_argument("--gamma", type=float, default=0.8, help="discount (default 0.8)")

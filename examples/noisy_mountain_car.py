@@ -39,7 +39,9 @@ DEFAULTS = {"runs": 30, "episodes": 300, "sigma2": [0.0, 10.0, 50.0], "step_size
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options, checked before anything is written (a bad value is a one-line
     usage error, exit status 2, naming the option)."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from maxminq.cli import OneLineParser
+
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, help="independent runs per setting (default 30)")
     p.add_argument("--episodes", type=int, help="episodes per run (default 300)")
     p.add_argument("--sigma2", type=float, nargs="+", help="reward variances (default 0 10 50)")

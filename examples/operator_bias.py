@@ -56,7 +56,9 @@ def fixed_params(name: str, tau: float) -> dict[str, float]:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from maxminq.cli import OneLineParser
+
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--actions", type=int, default=8, help="M, actions of equal value (default 8)")
     p.add_argument(
         "--n-max", type=int, default=8, help="largest N for the free-N operators (default 8)"

@@ -98,7 +98,9 @@ if ENV_ID.split(":")[1] not in gym.registry:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from maxminq.cli import OneLineParser
+
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, help="environment steps per seed (default 20,000)")
     p.add_argument(
         "--seeds",

@@ -72,7 +72,9 @@ def mixed_q(q: Any, lam: float = 0.5) -> Any:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from maxminq.cli import OneLineParser
+
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lam", type=float, default=0.5, help="G's weight on the min (default 0.5)")
     p.add_argument("--n", type=int, default=4, help="N for the toy MDP and CartPole (default 4)")
     p.add_argument("--n-max", type=int, default=8, help="largest N of the bias table (default 8)")

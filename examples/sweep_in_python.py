@@ -47,7 +47,9 @@ scales:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from maxminq.cli import OneLineParser
+
+    p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
         "--out",
         type=Path,

@@ -173,6 +173,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {text}\n")
 
 
+class OneLineParser(_Parser):
+    """argparse's ``ArgumentParser`` with the ``maxminq`` command's conventions, for scripts
+    of one's own (the scripts in ``examples/`` use it): a bad or mistyped option is one line,
+    ``prog: error: message``, naming the option, with a "did you mean" (not argparse's usage
+    text first), exit status 2; an empty value (``--out ''``, an unset shell variable) is
+    refused as ``maxminq`` refuses it (:func:`reject_empty_values`)."""
+
+    def parse_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """argparse's ``parse_args``, after refusing an empty value (one line, exit 2)."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if "-h" not in argv and "--help" not in argv:
+            try:
+                reject_empty_values(self, argv)
+            except UsageError as err:
+                self.error(str(err))
+        return super().parse_args(argv, namespace)
+
+
 def reject_empty_values(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """Raise UsageError for an empty argument (``--out ''``, ``--out=``, ``''``).
 
