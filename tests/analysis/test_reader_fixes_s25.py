@@ -142,3 +142,34 @@ def test_plot_shades_one_agents_runs_at_several_n(tmp_path: Path):
     own = [{"agent": "generalized-dqn", "operator": "ensemble", "n": n, "op_kwargs": kw}
            for n, kw in ((2, {"c": 1}), (4, {"c": 1}), (2, {"c": 5}))]  # fmt: skip
     assert param_shades(own) == [(0, 2), (0, 2), (1, 2)]
+
+
+@pytest.mark.parametrize("command", ["report", "status"])
+def test_a_sweeps_tables_folder_or_run_given_as_dir_names_the_sweep(
+    tmp_path: Path, capsys, command: str
+):
+    # A sweep of deep runs on two environments: its tables/ was said to hold 'maxminq train'
+    # runs, with 'maxminq compare' of two runs picked across environments (which compare
+    # refuses); one deep run of it was 'one maxminq train run, no sweep'.
+    write_store(tmp_path, deep_results(seeds=2))
+    tables = tmp_path / "tables"
+    line = error_line(capsys, [command, str(tables)])
+    assert line == (
+        f"maxminq {command}: error: DIR: {tables} is the tables/ folder of the sweep in "
+        f"{tmp_path}; 'maxminq {command} {tmp_path}' reads the sweep"
+    )
+    run = sorted(p.parent for p in tables.glob("*/runs.csv"))[0]
+    line = error_line(capsys, [command, str(run)])
+    assert line == (
+        f"maxminq {command}: error: DIR: {run} is one run of the sweep in {tmp_path}; "
+        f"'maxminq {command} {tmp_path}' reads the sweep, 'maxminq plot {run}' draws the run, "
+        f"'maxminq compare {run}' scores it"
+    )
+
+
+def test_a_sweeps_tabular_run_given_as_dir_is_not_sent_to_plot(tmp_path: Path, capsys):
+    write_store(tmp_path, {"mountain_car": mc_results(runs=2)})
+    run = sorted((tmp_path / "tables").iterdir())[0]
+    line = error_line(capsys, ["report", str(run)])
+    assert line.endswith(f"DIR: {run} is one run of the sweep in {tmp_path}; 'maxminq report "
+                         f"{tmp_path}' reads the sweep")  # fmt: skip

@@ -85,6 +85,38 @@ def refuse_lost_store(folder: Path) -> None:
     )
 
 
+def sweep_of(folder: Path) -> Path | None:
+    """The sweep folder (with ``results.sqlite``) whose ``tables/`` ``folder`` is, or one of
+    whose runs ``folder`` is (``tables/<run_id>``); None otherwise."""
+    for sweep in (folder.parent, folder.parent.parent):
+        tables = folder if sweep == folder.parent else folder.parent
+        if tables.name == "tables" and (sweep / "results.sqlite").is_file():
+            return sweep
+    return None
+
+
+def refuse_sweep_parts(folder: Path, command: str) -> None:
+    """A UsageError naming the sweep when ``folder`` (DIR of ``command``: ``report``,
+    ``status``) is a sweep's ``tables/`` or one run in it: they were told to hold
+    'maxminq train' runs, with two runs to compare picked from any environments (compare
+    refused them), or to be 'one maxminq train run, no sweep'."""
+    sweep = sweep_of(folder)
+    if sweep is None:
+        return
+    reads = f"'maxminq {command} {sweep}' reads the sweep"
+    if folder.parent == sweep:
+        raise UsageError(f"DIR: {folder} is the tables/ folder of the sweep in {sweep}; {reads}")
+    deep = (folder / "runs.csv").is_file()  # a tabular run's figures are the sweep's
+    raise UsageError(
+        f"DIR: {folder} is one run of the sweep in {sweep}; {reads}"
+        + (
+            f", 'maxminq plot {folder}' draws the run, 'maxminq compare {folder}' scores it"
+            if deep
+            else ""
+        )
+    )
+
+
 def refuse_other_outputs(folder: Path, command: str = "report") -> None:
     """A UsageError saying what to run instead when ``folder``, given as DIR with nothing
     for ``command`` (``report``, ``status``) to read, holds what another command wrote: the
@@ -147,6 +179,8 @@ def validate(args: argparse.Namespace) -> Path:
         theory = args.dir  # 'maxminq report OUT' on the folder 'maxminq theory --out OUT' wrote
     refuse_lost_store(args.dir)  # before the theory alone is reported without the runs
     nothing = not (args.dir / "results.sqlite").is_file() and not (theory / "bias.csv").is_file()
+    if nothing:
+        refuse_sweep_parts(args.dir, "report")
     if nothing and (args.dir / "runs.csv").is_file():
         raise UsageError(
             f"DIR: {args.dir} is the folder of one 'maxminq train' run; its curves are drawn "

@@ -224,8 +224,9 @@ def run(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise UsageError(f"DIR: {folder} is not a folder; give the --out of a sweep")
     if not (folder / "results.sqlite").is_file():  # what another command wrote: say which
-        from maxminq.commands.report import refuse_other_outputs
+        from maxminq.commands.report import refuse_other_outputs, refuse_sweep_parts
 
+        refuse_sweep_parts(folder, "status")
         if (folder / "runs.csv").is_file():
             raise UsageError(  # as report says of it ('no results.sqlite here' named none)
                 f"DIR: {folder} is the folder of one 'maxminq train' run, no sweep; "
