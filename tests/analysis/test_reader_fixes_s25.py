@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from analysis_results import deep_results, mc_results, write_store
+from analysis_results import deep_results, mc_results, toy_results, write_store
 from helpers import error_line
 
 from maxminq.analysis import report as R
@@ -173,3 +173,23 @@ def test_a_sweeps_tabular_run_given_as_dir_is_not_sent_to_plot(tmp_path: Path, c
     line = error_line(capsys, ["report", str(run)])
     assert line.endswith(f"DIR: {run} is one run of the sweep in {tmp_path}; 'maxminq report "
                          f"{tmp_path}' reads the sweep")  # fmt: skip
+
+
+@pytest.mark.usefixtures("unrendered_figures")
+def test_figure_captions_write_greek_as_the_figures_and_tables_do(tmp_path: Path):
+    # The classic figures write μ, σ², γ·μ and ε, the tables and claims μ, σ², ± and ε;
+    # the captions under the figures wrote mu, sigma^2, gamma mu, eps-greedy and +-.
+    results = {"toy_mdp": toy_results(runs=4, episodes=10), "mountain_car": mc_results(runs=3)}
+    results |= deep_results(seeds=2)
+    write_store(tmp_path, results)
+    md = R.build_report(tmp_path, reps=50).markdown.read_text()
+    captions = [
+        line for i, line in enumerate(md.splitlines()) if md.splitlines()[i - 2].startswith("![")
+    ]
+    assert len(captions) >= 8
+    text = "\n".join(captions)
+    for ascii_name in ("sigma^2", "eps-greedy", "+-", "value mu", "gamma^"):
+        assert ascii_name not in text, ascii_name
+    assert "true value μ" in text and "reward variance σ²" in text and "ε-greedy" in text
+    assert "± one standard error" in text
+    assert "**Mountain Car learning curves, σ² = 50 (Fig. 3b)**" in md

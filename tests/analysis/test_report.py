@@ -743,7 +743,7 @@ def test_toy_q_left_figure_draws_the_true_value_at_the_runs_discount(tmp_path, m
         return fig
 
     monkeypatch.setattr(cp, "toy_q_left_figure", record)
-    for gamma, truth, words in ((0.5, 0.2, "gamma mu (gamma = 0.5)"), (1.0, 0.4, "value mu")):
+    for gamma, truth, words in ((0.5, 0.2, "γ·μ (γ = 0.5)"), (1.0, 0.4, "value μ")):
         toy = run_toy_mdp(mu=0.4, algorithm="q_learning", n=1, runs=2, episodes=3, seed=0,
                           gamma=gamma)  # fmt: skip
         toy["gamma"] = gamma  # as load_results adds a run's settings

@@ -460,7 +460,7 @@ def fig_sensitivity(summary: pd.DataFrame, out_dir: Path) -> FigureFile | None:
     name = "deep_sensitivity"
     caption = (
         "Sensitivity to the step size (appendix): final performance (mean of the test "
-        "episodes, or the last-100-episode training average where no test was run), mean +- "
+        "episodes, or the last-100-episode training average where no test was run), mean ± "
         "one standard error over seeds; for Maxmin and Averaged DQN the best N at each step size."
     )
     caption += _single_step_size_note(summary)
@@ -486,10 +486,10 @@ def fig_bias(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> FigureFile 
     caption = (
         "Estimation bias measured during training (not in the paper): the agent's value "
         "estimate for visited state-action pairs (the quantity its target uses, e.g. the min "
-        "over members for Maxmin) minus the discounted Monte Carlo return the eps-greedy "
+        "over members for Maxmin) minus the discounted Monte Carlo return the ε-greedy "
         "behaviour policy obtained from there (a probe in an episode cut by the time limit "
-        f"only if gamma^(steps to the cut) <= {BIAS_TAIL}), per metrics interval; mean over "
-        "seeds +- one standard error; each agent at its best setting (by return), so the bias "
+        f"only if γ^(steps to the cut) ≤ {BIAS_TAIL}), per metrics interval; mean over "
+        "seeds ± one standard error; each agent at its best setting (by return), so the bias "
         "also follows how fast its returns grew. Above zero = overestimation."
     )
     return FigureFile(
@@ -549,8 +549,8 @@ def fig_bias_vs_n(tables: T.Tables, summary: pd.DataFrame, out_dir: Path) -> Fig
     caption = (
         "Measured estimation bias against N (not in the paper; Theorem 1 predicts it falls "
         "as N grows): each seed's bias pooled over all probes of the second half of training "
-        "(the estimate its target uses minus the discounted return of the eps-greedy "
-        "behaviour policy), mean +- one standard error over seeds; Maxmin DQN at its best step "
+        "(the estimate its target uses minus the discounted return of the ε-greedy "
+        "behaviour policy), mean ± one standard error over seeds; Maxmin DQN at its best step "
         "size for each N, DQN at N = 1. Above zero = overestimation."
     )
     return FigureFile(
@@ -885,7 +885,7 @@ def training_runs_caption(panels: Sequence[str], runs: int) -> str:
     shown = ", ".join(TRAINING_PANELS[p][2] for p in panels)
     caption = f"{shown[0].upper()}{shown[1:]} against environment steps."
     if any(p != "bias_dist" for p in panels):  # bias_dist draws quantiles, said below
-        caption += " Per run the mean over seeds +- one standard error"
+        caption += " Per run the mean over seeds ± one standard error"
         caption += " (thin lines: single seeds)." if runs == 1 else "."
     for p in panels:
         short, note = PANEL_NOTES[p]
@@ -968,7 +968,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             cp.toy_distance_figure(toy),
             "toy_mdp_distance",
             "Toy MDP: distance to the optimal policy (Fig. 2)",
-            "Absolute difference between P(Left | A) under the learned eps-greedy policy and "
+            "Absolute difference between P(Left | A) under the learned ε-greedy policy and "
             f"under the optimal one, mean over {runs} runs with one standard error."
             + gone("the means are over the other runs from that episode on", "distance"),
             "toy",
@@ -982,7 +982,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             "toy_mdp_q_left",
             "Toy MDP: Q(A, Left) (appendix C.1)",
             "Learned Q(A, Left) over episodes; the dotted line is its true value "
-            + ("mu" if gamma == 1 else f"gamma mu (gamma = {gamma:g})")
+            + ("μ" if gamma == 1 else f"γ·μ (γ = {gamma:g})")
             + " (above it: overestimation)."
             + gone("the means are over the other runs from that episode on"),
             "toy",
@@ -1011,8 +1011,8 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             cp.mc_sensitivity_figure(mc, cap),
             "mountain_car_last_episode",
             "Mountain Car: robustness to reward variance (Fig. 3a)",
-            "Steps in the last training episode against the reward variance sigma^2, at the "
-            "best step size per algorithm and sigma^2, mean with one standard error.",
+            "Steps in the last training episode against the reward variance σ², at the "
+            "best step size per algorithm and σ², mean with one standard error.",
             "mountain_car",
         )
         levels = sorted(float(v) for v in mc["sigma2"].unique())
@@ -1020,7 +1020,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
         add(
             cp.mc_learning_curve_figure(mc, sigma2=[s2], max_steps=cap),
             f"mountain_car_curves_sigma2_{s2:g}",
-            f"Mountain Car learning curves, sigma^2 = {s2:g} (Fig. 3b)",
+            f"Mountain Car learning curves, σ² = {s2:g} (Fig. 3b)",
             f"Steps per episode at the best step size, mean over {mc_runs} runs with one "
             "standard error (trailing 10-episode average)." + capped,
             "mountain_car",
@@ -1029,7 +1029,7 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             add(
                 cp.mc_learning_curve_figure(mc, max_steps=cap),
                 "mountain_car_curves_all",
-                "Mountain Car learning curves for every sigma^2 (appendix C.2)",
+                "Mountain Car learning curves for every σ² (appendix C.2)",
                 f"As Fig. 3b, one panel per reward variance; mean over {mc_runs} runs." + capped,
                 "mountain_car",
             )
