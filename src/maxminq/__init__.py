@@ -1,7 +1,8 @@
 """maxminq: Maxmin Q-learning and the Generalized Q-learning family (Lan et al., ICLR 2020).
 
 Where things are (each subpackage is imported on its own; ``import maxminq`` loads only
-the operators, with NumPy):
+the operators, with NumPy, and any other on first use: ``maxminq.theory.choose_n(100)``
+after a bare ``import maxminq`` imports ``maxminq.theory`` then):
 
 - ``maxminq.operators``: the G functions (``bootstrap``, ``action_values``, ``td_target``)
   on NumPy arrays or torch tensors of shape ``(..., N, A)``.
@@ -20,7 +21,36 @@ id) it is the subclass ``maxminq.errors.UsageError``, worded as the command prin
 (``--lr: ...``).
 """
 
+from typing import TYPE_CHECKING
+
 from maxminq import operators
+from maxminq._lazy import lazy_dir
 
 __all__ = ["operators"]
 __version__ = "0.1.0"
+
+# The subpackages and modules ``maxminq.NAME`` imports on first use; ``maxminq.theory`` after
+# a bare ``import maxminq`` was an AttributeError.
+_SUBMODULES = ("analysis", "deep", "envs", "errors", "experiments", "linear", "tabular", "theory")
+
+if TYPE_CHECKING:  # what type checkers see: the modules themselves
+    from maxminq import analysis as analysis
+    from maxminq import deep as deep
+    from maxminq import envs as envs
+    from maxminq import errors as errors
+    from maxminq import experiments as experiments
+    from maxminq import linear as linear
+    from maxminq import tabular as tabular
+    from maxminq import theory as theory
+
+if not TYPE_CHECKING:  # a module __getattr__ seen by a type checker types every name Any
+
+    def __getattr__(name: str) -> object:
+        """``maxminq.NAME`` for a subpackage or module not imported yet: imported now."""
+        if name in _SUBMODULES:
+            import importlib
+
+            return importlib.import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    __dir__ = lazy_dir(__name__, dict.fromkeys(_SUBMODULES, __name__))
