@@ -503,7 +503,11 @@ def main(argv: list[str] | None = None) -> int:
         _top_parser().parse_args(argv[:1])
         return 2
     name = argv[0]
-    module = importlib.import_module(COMMANDS[name][0])
+    try:  # importing a command takes up to a second (torch, pandas): Ctrl-C there is no bug
+        module = importlib.import_module(COMMANDS[name][0])
+    except KeyboardInterrupt:
+        print(f"maxminq {name}: interrupted", file=sys.stderr)
+        return 130
     parser = _Parser(prog=f"maxminq {name}", description=COMMANDS[name][1])
     module.add_arguments(parser)
     try:
