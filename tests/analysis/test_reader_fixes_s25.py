@@ -193,3 +193,56 @@ def test_figure_captions_write_greek_as_the_figures_and_tables_do(tmp_path: Path
     assert "true value μ" in text and "reward variance σ²" in text and "ε-greedy" in text
     assert "± one standard error" in text
     assert "**Mountain Car learning curves, σ² = 50 (Fig. 3b)**" in md
+
+
+def _two_seed_runs(tmp_path: Path, seeds: int) -> list[Path]:
+    from run_folders import finished_run
+
+    return [
+        finished_run(
+            tmp_path / agent,
+            [(s, 1000, -1.0, 5) for s in range(seeds)],
+            steps=1000,
+            agent=agent,
+            train={s: (1000, 1.0 + s) for s in range(seeds)},
+            tests={s: 10.0 + 3 * s for s in range(seeds)},
+        )  # fmt: skip
+        for agent in ("dqn", "ddqn")
+    ]
+
+
+@pytest.mark.parametrize("seeds", [3, 4])
+def test_compare_says_an_iqm_of_fewer_than_4_seeds_is_the_mean(tmp_path: Path, capsys, seeds):
+    # trim_mean(x, 0.25) cuts int(n / 4) seeds from each end: none of 3. Test returns 10, 13,
+    # 16 (, 19): the IQM is their mean 13 for 3 seeds, the middle two's mean 14.5 for 4.
+    from maxminq.cli import main
+
+    assert main(["compare", *map(str, _two_seed_runs(tmp_path, seeds))]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("DQN "))
+    assert (" 13.00 [" if seeds == 3 else " 14.50 [") in row
+    said = "with fewer than 4 seeds the IQM trims none"
+    assert (said in " ".join(out.split())) == (seeds == 3)
+
+
+@pytest.mark.usefixtures("unrendered_figures")
+@pytest.mark.parametrize("seeds", [2, 4])
+def test_report_says_an_iqm_of_fewer_than_4_runs_is_the_mean(tmp_path: Path, seeds: int):
+    write_store(tmp_path, deep_results(seeds=seeds))
+    note = _deep_note(R.build_report(tmp_path, reps=50).markdown.read_text())
+    said = "A row of fewer than 4 runs has no quarter to trim: its IQM is its mean."
+    assert (said in note) == (seeds == 2)
+
+
+@pytest.mark.usefixtures("unrendered_figures")
+@pytest.mark.parametrize("seeds", [3, 4])
+def test_published_section_says_an_iqm_of_fewer_than_4_seeds_is_the_mean(tmp_path, seeds):
+    root = tmp_path / "pub" / "cartpole"
+    root.mkdir(parents=True)
+    _two_seed_runs(root, seeds)
+    theory = tmp_path / "theory"
+    theory.mkdir()
+    (theory / "bias.csv").write_text("M,N,expected_bias\n1,1,0.5\n1,2,0.2\n")
+    report = R.build_report(theory, reps=100, published=R.published_runs(tmp_path / "pub"))
+    md = report.markdown.read_text()
+    assert ("with fewer than 4 seeds it trims none: the mean" in md) == (seeds == 3)

@@ -879,6 +879,15 @@ def _span(values: Iterable[int]) -> str:
     )
 
 
+def _iqm_of_few(runs: pd.Series) -> str:
+    """A sentence for tables whose rows have fewer than 4 runs: their IQM trims nothing
+    (``trim_mean(x, 0.25)`` cuts int(n / 4) runs from each end), so it equals the mean, which
+    a reader saw in every quick-scale row without a word why."""
+    if not (pd.to_numeric(runs) < 4).any():
+        return ""
+    return "A row of fewer than 4 runs has no quarter to trim: its IQM is its mean. "
+
+
 def deep_best_rule(summary: pd.DataFrame, extra: Sequence[str] = ()) -> str:
     """How the deep table's best settings were chosen (:func:`tables.deep_best`'s rule) and
     among how many settings per agent and environment in this folder, so that a 'best' picked
@@ -1467,7 +1476,13 @@ def _published_section(
         "Per seed, the score is the mean return of its test episodes after training (a run "
         "without them: its last-100-episode training average). Per run: mean ± SE over "
         f"seeds; IQM with a 95% stratified bootstrap CI ({REPS} resamples, seed 0; with a few "
-        "seeds it is narrower than its 95%); bias: measured estimate − MC return of the "
+        "seeds it is narrower than its 95%"
+        + (
+            "; with fewer than 4 seeds it trims none: the mean"
+            if any(len(c["seeds"]) < 4 for group in cfgs for c in group)
+            else ""
+        )
+        + "); bias: measured estimate − MC return of the "
         "probes in the metrics intervals starting at or after the midpoint of training, "
         "mean ± SE over seeds. Against DQN (where a DQN run is among them): difference of "
         "means, Welch's two-sided t-test p and P(improve) = P(X > Y) + 0.5 P(X = Y) over "
@@ -1850,13 +1865,15 @@ def build_report(
         )
         _write_csv(split_summary, summary_dir / SUMMARY_TABLES[2])
         doc.heading("Deep RL (best setting per agent; test return, higher is better)", 3)
-        doc.table(*_deep_table(T.deep_best(split_summary, extra=deep_extra), deep_extra))
+        deep_best = T.deep_best(split_summary, extra=deep_extra)
+        doc.table(*_deep_table(deep_best, deep_extra))
         doc.para(
             f"Final performance = mean return of the test episodes ({_test_counts(tables.tests)}) "
             "after training, or the last-100-episode training average where no test was run. "
             "IQM = interquartile mean over runs with a stratified percentile bootstrap "
             "95% CI; with few runs (under about 10) such an interval is narrower than its 95% "
             "(it cannot reach past the runs observed): read it as a rough range. "
+            + _iqm_of_few(deep_best["runs"])
             + deep_best_rule(split_summary, deep_extra)
             + _deep_score_sources(T.deep_final_scores(tables))
             + "All settings: `summary/deep_final.csv`."

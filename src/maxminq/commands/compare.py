@@ -150,6 +150,11 @@ def _footer(
         "mean +- SE over seeds; IQM: interquartile mean over seeds, [95% CI] stratified "
         f"bootstrap ({REPS} resamples, --seed {seed})"
         + (
+            "; with fewer than 4 seeds the IQM trims none (a quarter of 3 seeds is no whole "
+            "seed): it is the mean"
+        )
+        * bool((table["seeds"] < 4).any())
+        + (
             "; bias: estimate - MC return of the probes in the metrics intervals starting at or "
             "after the midpoint of training, "
             "mean +- SE over seeds"
