@@ -487,7 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:  # no command: the overview, as an error (a script's typo must not pass)
         _top_parser().print_help(sys.stderr)
         return 2
-    if argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+    top_options = ("--help", "--version")  # and argparse's abbreviations of them, '--vers'
+    if argv[0].startswith("-") and not any(o.startswith(argv[0]) for o in ("-h", *top_options)):
         # argparse said only 'required: COMMAND' (for --versoin too)
         meant = closest(argv[0].lstrip("-").partition("=")[0], ["help", "version"])
         given = [a for a in argv if a in COMMANDS]

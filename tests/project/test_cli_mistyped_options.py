@@ -68,3 +68,14 @@ def test_a_sub_command_option_is_no_typo(capsys) -> None:
         "maxminq experiment: error: the following arguments are required: "
         "EXPERIMENT (toy-mdp or mountain-car)"
     )
+
+
+def test_an_abbreviation_of_version_still_prints_it(capsys) -> None:
+    """argparse takes ``--vers`` for --version: still so (the first version of the check
+    above called it unknown)."""
+    from maxminq import __version__
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--vers"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"maxminq {__version__}\n"
