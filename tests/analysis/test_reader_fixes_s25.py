@@ -246,3 +246,19 @@ def test_published_section_says_an_iqm_of_fewer_than_4_seeds_is_the_mean(tmp_pat
     report = R.build_report(theory, reps=100, published=R.published_runs(tmp_path / "pub"))
     md = report.markdown.read_text()
     assert ("with fewer than 4 seeds it trims none: the mean" in md) == (seeds == 3)
+
+
+def test_best_rule_of_no_scored_setting_claims_no_choice():
+    # Every setting's mean NaN (no run scored): no best row, so no 'each agent ran one
+    # setting per environment: nothing was chosen' either.
+    import numpy as np
+    import pandas as pd
+
+    summary = pd.DataFrame(
+        {"env_id": ["E", "E"], "agent": ["dqn", "dqn"], "n": [1, 1], "lr": [1e-3, 1e-4]}
+        | {"mean": [np.nan, np.nan]}
+    )
+    assert R.deep_best_rule(summary) == ""
+    summary.loc[0, "mean"] = 5.0
+    assert R.deep_best_rule(summary).endswith("Here each agent ran one setting per environment: "
+                                              "nothing was chosen. ")  # fmt: skip

@@ -894,6 +894,8 @@ def deep_best_rule(summary: pd.DataFrame, extra: Sequence[str] = ()) -> str:
     from one setting (each agent at one step size, as at quick scale) does not read as the
     outcome of a sweep."""
     valid = summary[np.isfinite(summary["mean"].to_numpy(dtype=float))]
+    if valid.empty:  # no setting scored: none chosen, the table is empty
+        return ""
     group = T.present_keys(valid, ["env_id", "agent", *T.DEEP_OPERATOR_KEYS, *extra])
     sizes = valid.groupby(group, sort=False, dropna=False).size().reset_index(name="k")
     counts: dict[str, list[int]] = {}
