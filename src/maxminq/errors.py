@@ -22,6 +22,14 @@ def is_whole(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def is_digits(text: str) -> bool:
+    """Whether ``text``, spaces aside, is a whole number written in ASCII digits, as an N or a
+    count is typed: ``str.isdigit`` is also true of '²' (``int`` fails on it) and of other
+    scripts' digits (``int('١')`` is 1, a number nobody typed)."""
+    text = text.strip()
+    return text.isascii() and text.isdigit()
+
+
 def closest(word: str, candidates: list[str], cutoff: float = 0.6) -> str | None:
     """The candidate ``word`` was most likely meant as (a case slip first, then the one
     candidate that ``word``, of three letters or more, begins, then the closest spelling by

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, is_digits
 
 #: The files written to --out, in the order written (the report reads the first two).
 OUTPUTS = (
@@ -151,13 +151,13 @@ def added_operator(
     given = reference
     head, _, tail = reference.rpartition(":")
     members = None
-    if ":" in head and _ascii_digits(tail):  # module:function:N, one's own at one N
+    if ":" in head and is_digits(tail):  # module:function:N, one's own at one N
         reference, members = head, int(tail)
         if not 1 <= members <= 1000:
             raise UsageError(f"--operator: N after {head}: must be in 1..1000, got {members}")
         head, _, tail = reference.rpartition(":")
-    if head and ("=" in tail or _ascii_digits(tail)):  # the --algorithms spelling
-        if _ascii_digits(tail):
+    if head and ("=" in tail or is_digits(tail)):  # the --algorithms spelling
+        if is_digits(tail):
             raise _no_n_here(reference, head)
         pairs = dict(item.partition("=")[0::2] for item in tail.split(","))
         shown = ", ".join(f'"{k}": {v}' for k, v in pairs.items())
@@ -266,14 +266,6 @@ def added_operators(
         names[name] = reference
         added.append(one)
     return added, drawn
-
-
-def _ascii_digits(text: str) -> bool:
-    """Whether ``text`` (spaces aside) is a whole number in ASCII digits, as an N after
-    ``module:function:`` is written: ``str.isdigit`` is also true of '²' (int('²') failed: a
-    traceback) and of other scripts' digits ('١' was read as N = 1)."""
-    text = text.strip()
-    return text.isascii() and text.isdigit()
 
 
 def _no_n_here(given: str, library: str) -> UsageError:

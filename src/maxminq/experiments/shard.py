@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, is_digits
 
 PLAN_PREFIX = "plan:"  # meta key of a config's plan: plan:<config name>
 SHARD_PREFIX = "shard:"  # meta key of the shard a folder's sweeps of a config run
@@ -86,7 +86,7 @@ def _integer(part: Any) -> int:
     if isinstance(part, int):
         return part
     text = str(part).strip()
-    if not text.isdigit():  # no signs, no '1.0', no '١' surprises beyond str.isdigit
+    if not is_digits(text):  # no signs, no '1.0', no '²' nor another script's digit
         raise ValueError(part)
     return int(text)
 

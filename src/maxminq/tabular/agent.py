@@ -49,7 +49,7 @@ import numpy as np
 
 from maxminq import operators
 from maxminq._jit import njit
-from maxminq.errors import UsageError, closest
+from maxminq.errors import UsageError, closest, is_digits
 from maxminq.operators_jit import operator_code
 
 #: The compiled kernels' integers are int64: a larger count (max_steps=10**30 from Python or a
@@ -402,7 +402,7 @@ def parse_algorithm(
     if (
         parts
         and "=" not in parts[0]
-        and not parts[0].strip().isdigit()
+        and not is_digits(parts[0])
         and (name not in ALGORITHMS or _module_importable(name))
     ):  # 'module:function', a G of one's own (a module may share a library operator's name)
         name = f"{name}:{parts.pop(0)}"
@@ -428,7 +428,7 @@ def parse_algorithm(
                 if key in kwargs:
                     raise UsageError(f"{option}: {key} given twice in {token!r}")
                 kwargs[key] = value
-        elif ns is None and part.strip().isdigit() and int(part) >= 1:
+        elif ns is None and is_digits(part) and int(part) >= 1:
             ns = (int(part),)
         else:
             raise UsageError(
