@@ -45,7 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("maxminq.commands.evaluate", "play episodes with a 'train' run's final agents"),
     "envs": ("maxminq.commands.envs", "list the registered environments and paper defaults"),
     "sweep": ("maxminq.commands.sweep", "run a sweep config (local or Ray), resumable"),
-    "status": ("maxminq.commands.status", "show a sweep folder's run counts and failures"),
+    "status": (
+        "maxminq.commands.status",
+        "show a sweep folder's run counts and failures, or how far a train run is",
+    ),
     "merge": ("maxminq.commands.merge", "merge the results folders of one sweep's shards"),
     "report": ("maxminq.commands.report", "write the HTML/Markdown report for a results folder"),
     "reproduce": ("maxminq.commands.reproduce", "run every paper config and write the report"),

@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 from analysis_results import deep_results
 from deep_runs import _run
-from helpers import error_line
 from own_env_classes import J22_ENVS as MODULE
 from own_env_classes import J22_ENVS_SOURCE
 from sweep_configs import TOY_NAMED_SCALED as OWN
@@ -411,15 +410,24 @@ def test_status_config_guesses_a_name_typed_in_another_case(tmp_path, capsys) ->
     assert "'zzz' here; known: deep_Catcher-v0" in capsys.readouterr().err
 
 
+def _train_run_line(capsys, argv: list[str]) -> str:
+    """The one stdout line of 'maxminq status' on a 'maxminq train' run (exit 0, no error:
+    it was an error, exit 2, though train's own messages send the user here)."""
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert out.err == ""
+    lines = out.out.splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
 def test_status_on_a_train_run_names_the_commands_that_read_it(tmp_path, capsys) -> None:
     """It said 'no results.sqlite here; is this a sweep output folder?', naming no command
     (report and a folder of runs already named them)."""
     run = _run(tmp_path / "run")
-    assert main(["status", str(run)]) == 2
-    assert capsys.readouterr().err == (
-        f"maxminq status: error: DIR: {run} is the folder of one 'maxminq train' run, no "
-        f"sweep; 'maxminq plot {run}' draws it, 'maxminq compare {run}' scores it (status "
-        "reads the --out of a sweep)\n"
+    assert _train_run_line(capsys, ["status", str(run)]) == (
+        f"{run}: one 'maxminq train' run, finished; 'maxminq plot {run}' and 'maxminq compare "
+        f"{run}' read it"
     )
 
 
@@ -476,27 +484,26 @@ def test_status_on_a_stopped_train_run_says_how_far_and_how_to_continue(
 ) -> None:
     """It said 'no results.sqlite here; is this a sweep output folder?'."""
     assert json.loads((stopped_run / "progress.json").read_text())["step"] == 40
-    line = error_line(capsys, ["status", str(stopped_run)])
+    line = _train_run_line(capsys, ["status", str(stopped_run)])
     head, returns = line.split(" (last 100 episodes)); ")
     trained = json.loads((stopped_run / "progress.json").read_text())["return_avg100"]
     # how far, and its return so far; no speed or time left for a run that is not training
     assert head == (
-        f"maxminq status: error: DIR: {stopped_run} is the folder of one 'maxminq train' run, "
-        "no sweep: it is not training (stopped or killed, last at step 40 of 200 (20%), "
-        f"training return {trained:.3g}"
+        f"{stopped_run}: one 'maxminq train' run, not training (stopped or killed, last at "
+        f"step 40 of 200 (20%), training return {trained:.3g}"
     )
     assert returns == (
         "the same 'maxminq train' command with --resume continues it from its checkpoint; "
         f"'maxminq plot {stopped_run}' and 'maxminq compare {stopped_run}' read it once it "
-        "has finished (status reads the --out of a sweep)"
+        "has finished"
     )
 
 
 def test_status_on_a_train_run_in_progress_says_it_is_training(stopped_run, capsys) -> None:
     with folder_lock(stopped_run):  # what a live 'maxminq train' holds on its folder
-        line = error_line(capsys, ["status", str(stopped_run)])
+        line = _train_run_line(capsys, ["status", str(stopped_run)])
     # how far, its speed and the time left (from progress.json), then what reads it
-    assert "it is training now, at step 40 of 200 (20%), " in line
+    assert "run, training now, at step 40 of 200 (20%), " in line
     assert " steps/s, about " in line and " left as of " in line
     assert "--resume" not in line
     # the probe released its lock: a run can train there again
@@ -514,11 +521,10 @@ def test_status_on_a_run_stopped_before_its_first_progress_says_so(stopped_run, 
     early = tmp_path / "early"
     early.mkdir()
     (early / "config.json").write_text((stopped_run / "config.json").read_text())
-    line = error_line(capsys, ["status", str(early)])
+    line = _train_run_line(capsys, ["status", str(early)])
     assert line.endswith(
-        "it is not training (stopped or killed, early, before its first progress.json); the "
+        "run, not training (stopped or killed, early, before its first progress.json); the "
         "same 'maxminq train' command with --resume trains it (it has no checkpoint to "
         "continue from); "
-        f"'maxminq plot {early}' and 'maxminq compare {early}' read it once it has finished "
-        "(status reads the --out of a sweep)"
+        f"'maxminq plot {early}' and 'maxminq compare {early}' read it once it has finished"
     )

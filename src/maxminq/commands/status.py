@@ -19,7 +19,11 @@ MISSING = "-"  # a setting the run does not have (another kind), or no tables fo
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``maxminq status``."""
-    parser.add_argument("dir", metavar="DIR", help="a sweep output folder (holds results.sqlite)")
+    parser.add_argument(
+        "dir",
+        metavar="DIR",
+        help="a sweep output folder (holds results.sqlite), or one 'maxminq train' run's --out",
+    )
     parser.add_argument(
         "--config", default=None, help="only the runs of this config name (default: all)"
     )
@@ -108,20 +112,26 @@ def training_now(folder: Path) -> bool:
     return False
 
 
-def unfinished_train_run(folder: Path) -> str | None:
-    """What ``folder`` is when it holds one 'maxminq train' run that has not finished (its
-    ``config.json`` is written as it starts, ``runs.csv`` as it ends): training now, and how
-    far (its ``progress.json``), or stopped and how to continue it; None for another
-    folder. 'maxminq status' said 'no results.sqlite here; is this a sweep output folder?'
-    of it."""
+def train_run_status(folder: Path) -> str | None:
+    """What ``folder`` is when it holds one 'maxminq train' run (its ``config.json`` is
+    written as it starts, ``runs.csv`` as it ends): finished, training now and how far (its
+    ``progress.json``), or stopped and how to continue it; None for another folder.
+    UsageError for a run in a sweep's ``work/`` folder: the sweep's status is the one to read.
+    The command printed this as an error (exit 2), though a training run's own message sends
+    the user here to see how far it is."""
     from maxminq._progress import describe_progress
     from maxminq.experiments.store import PROGRESS_FILE
 
-    if not (folder / "config.json").is_file() or (folder / "runs.csv").is_file():
+    if not (folder / "config.json").is_file():
         return None
+    later = f"'maxminq plot {folder}' and 'maxminq compare {folder}' read it"
+    if (folder / "runs.csv").is_file():
+        return f"{folder}: one 'maxminq train' run, finished; {later}"
     sweep = folder.parents[1] if len(folder.parents) > 1 else folder
     if folder.parent.name == "work" and (sweep / "results.sqlite").is_file():
-        return f"{folder} holds a run of the sweep in {sweep}: 'maxminq status {sweep}' shows it"
+        raise UsageError(
+            f"DIR: {folder} holds a run of the sweep in {sweep}: 'maxminq status {sweep}' shows it"
+        )
     checkpoint = folder / "checkpoint" / "state.pt"
     progress = folder / PROGRESS_FILE
     try:  # a run's options (stopped before its first checkpoint and progress: only them)
@@ -134,11 +144,11 @@ def unfinished_train_run(folder: Path) -> str | None:
     training = training_now(folder)
     # how far (its step; training: its speed and time left too), and its returns
     where = describe_progress(folder, training=training)
-    head = f"{folder} is the folder of one 'maxminq train' run, no sweep"
-    later = f"'maxminq plot {folder}' and 'maxminq compare {folder}' read it once it has finished"
+    head = f"{folder}: one 'maxminq train' run"
+    later += " once it has finished"
     if training:
         how_far = f", at {where}" if where else ""
-        return f"{head}: it is training now{how_far}; {later}"
+        return f"{head}, training now{how_far}; {later}"
     last = f"last at {where}" if where else "early, before its first progress.json"
     resume = (
         "continues it from its checkpoint"
@@ -146,7 +156,7 @@ def unfinished_train_run(folder: Path) -> str | None:
         else "trains it (it has no checkpoint to continue from)"
     )
     return (
-        f"{head}: it is not training (stopped or killed, {last}); the same 'maxminq train' "
+        f"{head}, not training (stopped or killed, {last}); the same 'maxminq train' "
         f"command with --resume {resume}; {later}"
     )
 
@@ -204,7 +214,8 @@ def shard_lines(store: Any, config: str | None = None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the folder's counts; exit 0 when nothing failed, 1 otherwise."""
+    """Print the folder's counts; exit 0 when nothing failed, 1 otherwise. Of one 'maxminq
+    train' run: whether it finished, or how far it is (exit 0)."""
     from maxminq.experiments.store import (
         MANIFEST,
         STATUSES,
@@ -227,15 +238,10 @@ def run(args: argparse.Namespace) -> int:
         from maxminq.commands.report import refuse_other_outputs, refuse_sweep_parts
 
         refuse_sweep_parts(folder, "status")
-        if (folder / "runs.csv").is_file():
-            raise UsageError(  # as report says of it ('no results.sqlite here' named none)
-                f"DIR: {folder} is the folder of one 'maxminq train' run, no sweep; "
-                f"'maxminq plot {folder}' draws it, 'maxminq compare {folder}' scores it "
-                "(status reads the --out of a sweep)"
-            )
-        unfinished = unfinished_train_run(folder)
-        if unfinished:
-            raise UsageError(f"DIR: {unfinished} (status reads the --out of a sweep)")
+        train_run = train_run_status(folder)
+        if train_run:  # one 'maxminq train' run: how far it is (what train points here for)
+            print(train_run)
+            return 0
 
         refuse_other_outputs(folder, "status")
     try:

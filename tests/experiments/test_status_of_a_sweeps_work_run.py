@@ -1,0 +1,26 @@
+"""``maxminq status OUT/work/RUN``: a deep run a sweep is training in its scratch folder is
+the sweep's to report. Since status tells of one 'maxminq train' run with exit 0, that
+case stays the one-line error (exit 2) naming the sweep's folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers import error_line
+
+from maxminq.experiments.store import ResultsStore
+
+
+def test_a_run_in_a_sweeps_work_folder_points_to_the_sweep(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    with ResultsStore(out):  # a real sweep store: results.sqlite
+        pass
+    run = out / "work" / "deep-1"
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({"env_id": "CartPole-v1", "agent": "dqn"}))
+    line = error_line(capsys, ["status", str(run)])
+    assert line == (
+        f"maxminq status: error: DIR: {run} holds a run of the sweep in {out}: "
+        f"'maxminq status {out}' shows it"
+    )
