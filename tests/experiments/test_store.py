@@ -305,8 +305,8 @@ def test_tables_round_trip_exactly_and_load_results_adds_run_columns(tmp_path):
     only_b = load_results(tmp_path, config="cfg_b")
     assert set(only_b["curve"]["run_id"]) == {"k-3"}
     # a name that registered nothing here is an error, not {} (then a bare KeyError)
-    with pytest.raises(StoreError, match=r": no config 'cfg_c' here; known: cfg_a, cfg_b$"):
-        load_results(tmp_path, config="cfg_c")
+    with pytest.raises(StoreError, match=r": no config 'cfg_c' here\b.*; known: cfg_a, cfg_b$"):
+        load_results(tmp_path, config="cfg_c")  # (the did-you-mean: test_store_guesses.py)
     slim = load_results(tmp_path, tables=["other"], settings=["alpha"])
     assert set(slim) == {"other"} and len(slim["other"]) == 6
     assert list(slim["other"].columns) == ["run_id", "config", "kind", "run_status", "alpha",

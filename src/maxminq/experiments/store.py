@@ -53,7 +53,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from maxminq._progress import PROGRESS_FILE, read_progress_report
-from maxminq.errors import MaxminqError, MaxminqWarning
+from maxminq.errors import MaxminqError, MaxminqWarning, closest
 
 STATUSES = ("pending", "running", "done", "failed", "diverged")
 FINISHED = ("done", "diverged")
@@ -1060,8 +1060,11 @@ def load_results(
         if config is not None and config not in store.configs():
             # An unknown name (a typo, the file name for the config's name) gave {}, and
             # the caller's ``[table]`` then failed with a bare KeyError.
-            known = ", ".join(store.configs()) or "none"
-            raise StoreError(f"{out_dir}: no config {config!r} here; known: {known}")
+            names = store.configs()
+            meant = closest(config, names)  # as 'maxminq status --config' guesses
+            guess = f" (did you mean {meant}?)" if meant else ""
+            known = ", ".join(names) or "none"
+            raise StoreError(f"{out_dir}: no config {config!r} here{guess}; known: {known}")
         statuses = FINISHED if include_diverged else ("done",)
         records = [
             r
