@@ -347,7 +347,9 @@ def _warn_nonfinite_weights(tasks: list[dict[str, Any]], frames: list[pd.DataFra
         seen = counts.setdefault(key, [0, 0])  # a setting's chunks of runs add up
         seen[0] += int(frame.attrs.get("nonfinite_runs", 0))
         seen[1] += int(task["runs"])
-    said = [f"{k}: {bad} of {runs} runs" for k, (bad, runs) in counts.items() if bad]
+    from maxminq.analysis.style import count  # '1 of 1 run', as the toy MDP's note
+
+    said = [f"{k}: {bad} of {count(runs, 'run')}" for k, (bad, runs) in counts.items() if bad]
     if said:
         print(f"mountain car: note: runs whose weights went non-finite (NaN or inf; their "
               f"episodes ran to the step cap): {'; '.join(said)}", file=sys.stderr,
