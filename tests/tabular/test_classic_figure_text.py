@@ -76,20 +76,21 @@ def test_toy_figures_write_mu_gamma_and_epsilon_as_the_report_tables_do() -> Non
 
     df = _toy(3)
     fig = cp.toy_distance_figure(df)
-    texts = _drawn(fig)
+    texts = _drawn(fig)  # every figure's texts, checked for the old words at the end
     assert [ax.get_title() for ax in fig.axes] == ["μ = +0.1  (2 runs)", "μ = -0.1  (2 runs)"]
     assert fig.axes[0].get_ylabel() == "distance to optimal ε-greedy policy"
     plt.close(fig)
     fig = cp.toy_q_left_figure(df, gamma=0.5)
-    texts = _drawn(fig)
+    texts += _drawn(fig)
     assert "true value γ·μ = +0.05" in texts and "true value γ·μ = -0.05" in texts
     plt.close(fig)
     fig = cp.toy_bias_vs_n_figure(df)
-    _drawn(fig)
+    texts += _drawn(fig)
     assert [ax.get_title() for ax in fig.axes] == ["μ = +0.1  (2 runs)", "μ = -0.1  (2 runs)"]
     assert fig.axes[0].get_ylabel() == "final Q(A, Left) - μ"
     plt.close(fig)
     fig = cp.toy_bias_vs_n_figure(df, gamma=0.5)
+    texts += _drawn(fig)
     assert fig.axes[0].get_ylabel() == "final Q(A, Left) - γ·μ, γ = 0.5"
     plt.close(fig)
     assert not [t for t in texts if "mu" in t or "gamma" in t or "eps" in t]
