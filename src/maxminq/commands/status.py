@@ -124,8 +124,13 @@ def train_run_status(folder: Path) -> str | None:
 
     if not (folder / "config.json").is_file():
         return None
+    try:  # the options of 'maxminq train' (as runs.not_a_run tells a run from another's)
+        options = json.loads((folder / "config.json").read_text())
+        a_run = isinstance(options, dict) and {"env_id", "agent"} <= options.keys()
+    except (OSError, ValueError):
+        a_run = False
     later = f"'maxminq plot {folder}' and 'maxminq compare {folder}' read it"
-    if (folder / "runs.csv").is_file():
+    if (folder / "runs.csv").is_file() and a_run:  # another program's runs.csv: no run of ours
         return f"{folder}: one 'maxminq train' run, finished; {later}"
     sweep = folder.parents[1] if len(folder.parents) > 1 else folder
     if folder.parent.name == "work" and (sweep / "results.sqlite").is_file():
@@ -134,11 +139,6 @@ def train_run_status(folder: Path) -> str | None:
         )
     checkpoint = folder / "checkpoint" / "state.pt"
     progress = folder / PROGRESS_FILE
-    try:  # a run's options (stopped before its first checkpoint and progress: only them)
-        options = json.loads((folder / "config.json").read_text())
-        a_run = isinstance(options, dict) and {"env_id", "agent"} <= options.keys()
-    except (OSError, ValueError):
-        a_run = False
     if not (a_run or checkpoint.is_file() or progress.is_file()):
         return None  # a config.json of something else
     training = training_now(folder)
