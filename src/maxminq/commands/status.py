@@ -15,6 +15,8 @@ from typing import Any
 from maxminq.errors import UsageError, closest
 
 MISSING = "-"  # a setting the run does not have (another kind), or no tables folder yet
+#: The options that read a sweep's runs (not one 'maxminq train' run's folder).
+SWEEP_OPTIONS = ("config", "verify", "errors", "runs")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -240,6 +242,14 @@ def run(args: argparse.Namespace) -> int:
         refuse_sweep_parts(folder, "status")
         train_run = train_run_status(folder)
         if train_run:  # one 'maxminq train' run: how far it is (what train points here for)
+            # The sweep's options have nothing to read in it: named, not passed over (a
+            # 'status RUN --verify' ended with exit 0 without checking a file).
+            given = [f"--{name}" for name in SWEEP_OPTIONS if getattr(args, name)]
+            if given:
+                raise UsageError(
+                    f"{given[0]}: reads the runs of a sweep; {folder} is one 'maxminq train' "
+                    f"run: 'maxminq status {folder}' says how far it is"
+                )
             print(train_run)
             return 0
 
