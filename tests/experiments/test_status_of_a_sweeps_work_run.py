@@ -7,18 +7,26 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers import error_line
 
 from maxminq.experiments.store import ResultsStore
 
 
-def test_a_run_in_a_sweeps_work_folder_points_to_the_sweep(tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize("finished", [False, True])
+def test_a_run_in_a_sweeps_work_folder_points_to_the_sweep(
+    tmp_path: Path, capsys, finished: bool
+) -> None:
+    # finished: its runs.csv written, as a folder 'maxminq sweep --keep-work' keeps (or one a
+    # sweep killed before it stored the run leaves); it was 'one maxminq train run, finished'
     out = tmp_path / "out"
     with ResultsStore(out):  # a real sweep store: results.sqlite
         pass
     run = out / "work" / "deep-1"
     run.mkdir(parents=True)
     (run / "config.json").write_text(json.dumps({"env_id": "CartPole-v1", "agent": "dqn"}))
+    if finished:
+        (run / "runs.csv").write_text("seed,status\n0,done\n")
     line = error_line(capsys, ["status", str(run)])
     assert line == (
         f"maxminq status: error: DIR: {run} holds a run of the sweep in {out}: "

@@ -126,6 +126,12 @@ def train_run_status(folder: Path) -> str | None:
 
     if not (folder / "config.json").is_file():
         return None
+    # a sweep's run, also one whose runs.csv is written (a --keep-work folder)
+    sweep = folder.parents[1] if len(folder.parents) > 1 else folder
+    if folder.parent.name == "work" and (sweep / "results.sqlite").is_file():
+        raise UsageError(
+            f"DIR: {folder} holds a run of the sweep in {sweep}: 'maxminq status {sweep}' shows it"
+        )
     try:  # the options of 'maxminq train' (as runs.not_a_run tells a run from another's)
         options = json.loads((folder / "config.json").read_text())
         a_run = isinstance(options, dict) and {"env_id", "agent"} <= options.keys()
@@ -134,11 +140,6 @@ def train_run_status(folder: Path) -> str | None:
     later = f"'maxminq plot {folder}' and 'maxminq compare {folder}' read it"
     if (folder / "runs.csv").is_file() and a_run:  # another program's runs.csv: no run of ours
         return f"{folder}: one 'maxminq train' run, finished; {later}"
-    sweep = folder.parents[1] if len(folder.parents) > 1 else folder
-    if folder.parent.name == "work" and (sweep / "results.sqlite").is_file():
-        raise UsageError(
-            f"DIR: {folder} holds a run of the sweep in {sweep}: 'maxminq status {sweep}' shows it"
-        )
     checkpoint = folder / "checkpoint" / "state.pt"
     progress = folder / PROGRESS_FILE
     if not (a_run or checkpoint.is_file() or progress.is_file()):
