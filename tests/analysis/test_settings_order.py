@@ -115,7 +115,7 @@ def test_toy_bias_vs_n_orders_betas_by_value_and_tells_them_apart() -> None:
 def test_toy_panels_legend_orders_one_n_by_beta_value() -> None:
     # a sweep's settings: one N, three betas
     fig = cp.toy_q_left_figure(_toy_rows({kw: 3 for kw in BETAS}))
-    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]  # below the panels
     own = [label for label in labels if "beta" in label]
     assert own == [f"softmin_q [my_ops] (N=3) (beta={b})" for b in (5, 20, 100)]
     colours = {to_hex(ln.get_color()) for ln in fig.axes[0].get_lines() if "beta" in ln.get_label()}
@@ -352,17 +352,18 @@ def test_toy_curves_of_many_settings_put_their_legend_beside_the_panels() -> Non
     fig = cp.toy_q_left_figure(df)
     FigureCanvasAgg(fig).draw()
     first, last = fig.axes
-    assert first.get_legend() is None  # it hid the curves and the panel's title
-    legend = last.get_legend()
-    assert len(legend.get_texts()) == 13  # 12 curves and the first panel's true value
+    # each panel's own legend holds its true value alone (the curves' hid curves and title)
+    assert [t.get_text() for t in first.get_legend().get_texts()] == ["true value +0.1"]
+    assert [t.get_text() for t in last.get_legend().get_texts()] == ["true value -0.1"]
+    (legend,) = fig.legends
+    assert len(legend.get_texts()) == 12  # the 12 curves
     renderer = fig.canvas.get_renderer()
     assert legend.get_window_extent(renderer).x0 >= last.get_window_extent(renderer).x1
     assert legend.get_window_extent(renderer).x1 <= fig.bbox.x1  # inside the figure
-    # the last panel's own legend (its true value) is still drawn
-    kept = [a for a in last.get_children() if a.__class__.__name__ == "Legend" and a is not legend]
-    assert [t.get_text() for t in kept[0].get_texts()] == ["true value -0.1"]
-    # the paper's few algorithms: the legend in the first panel, as before
-    assert cp.toy_q_left_figure(_toy(False)).axes[0].get_legend() is not None
+    # the paper's few algorithms: the curves' legend below the panels (tests/tabular/
+    # test_toy_legend_outside.py), none beside them
+    few = cp.toy_q_left_figure(_toy(False))
+    assert len(few.legends) == 1 and few.get_size_inches()[0] == 5.2 * len(few.axes)  # not wider
 
 
 def test_settings_drawn_apart_are_no_pooling_of_their_other_settings() -> None:

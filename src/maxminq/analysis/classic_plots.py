@@ -279,7 +279,10 @@ def _toy_panels(
         mu: count_runs(part, [*T.TOY_KEYS, *extra]) for mu, part in df.groupby("mu", observed=True)
     }
     mus = sorted(stats_all["mu"].unique(), reverse=True)
-    fig, axes = style.subplots(1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False)
+    # constrained layout: the curves' legend goes below the panels (:func:`_curve_legend`)
+    fig, axes = style.subplots(
+        1, len(mus), figsize=(5.2 * len(mus), 3.8), squeeze=False, layout="constrained"
+    )
     places = _places(stats_all)  # a setting's shade alike in every panel
     for ax, mu in zip(axes[0], mus, strict=True):
         sub = stats_all[stats_all["mu"] == mu]
@@ -299,8 +302,7 @@ def _toy_panels(
         if gamma is not None:
             what = f"{gamma * mu:+g}" if gamma == 1 else f"γ·μ = {gamma * mu:+g}"
             line = ax.axhline(gamma * mu, color="black", lw=1, ls=":", label=f"true value {what}")
-            if ax is not axes[0][0]:  # the first panel's legend lists the algorithms
-                ax.legend(handles=[line], fontsize=8)
+            ax.legend(handles=[line], fontsize=8)  # each panel's own; the curves' goes below
         ax.set_title(f"μ = {mu:+g}  ({style.count(runs[mu], 'run')})")
         ax.set_xlabel("episode")
         ax.xaxis.set_major_locator(_episode_ticks())
@@ -310,31 +312,34 @@ def _toy_panels(
     _add_note(
         fig, nonfinite_note(df, "the means are over the other runs from that episode on", value)
     )
-    fig.tight_layout()
     return fig
 
 
-#: Legend entries a toy panel holds inside it at most; more (a G's parameter sweep at
-#: several N) go beside the last panel, where they hid the curves and the titles.
-LEGEND_INSIDE = 10
+#: Legend entries the row below the toy panels holds at most; more (a G's parameter sweep at
+#: several N) go beside the last panel, in columns of at most 20.
+LEGEND_BELOW = 10
 
 
 def _curve_legend(fig: Figure, axes: Sequence[Axes]) -> None:
-    """The toy curves' legend: in the first panel (as the paper's six algorithms have it), or
-    with more than :data:`LEGEND_INSIDE` entries right of the last panel (the figure grows
-    by its width, in columns of at most 20 entries)."""
-    handles, labels = axes[0].get_legend_handles_labels()
-    if len(labels) <= LEGEND_INSIDE:
-        axes[0].legend(fontsize=8)
+    """The toy curves' legend, outside the panels, where it hides no curve: below them, or
+    with more than :data:`LEGEND_BELOW` entries right of the last panel (the figure grows by
+    its width). Inside the first panel, as the paper has it, it hid the ends of Maxmin's
+    curves (N = 6 and 8 at episodes 550 to 1,000 in Q(A, Left), the early episodes of
+    Fig. 2). Each panel keeps its own legend of its true value line."""
+    pairs = [
+        (h, label)
+        for h, label in zip(*axes[0].get_legend_handles_labels(), strict=True)
+        if not label.startswith("true value")
+    ]
+    handles, labels = [h for h, _ in pairs], [label for _, label in pairs]
+    if len(labels) <= LEGEND_BELOW:
+        ncol = min(len(labels), 3 * len(axes))
+        fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=8)
         return
     ncol = -(-len(labels) // 20)
     width, height = fig.get_size_inches()
     fig.set_size_inches(width + 2.6 * ncol, height)
-    kept = axes[-1].get_legend()  # the last panel's own (its true value line) stays
-    if kept is not None:
-        axes[-1].add_artist(kept)
-    axes[-1].legend(handles, labels, fontsize=8, ncol=ncol, loc="upper left",
-                    bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # fmt: skip
+    fig.legend(handles, labels, loc="outside right upper", ncol=ncol, fontsize=8)
 
 
 def toy_distance_figure(df: pd.DataFrame) -> Figure:
