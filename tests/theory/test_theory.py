@@ -832,7 +832,7 @@ def test_toy_figures_tell_n_and_k_apart() -> None:
         ]
     )
     fig = toy_q_left_figure(df)
-    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]  # the curves': below the panels
     plt.close(fig)
     assert legend[:4] == [
         "Averaged Q (K=2)",
@@ -860,9 +860,9 @@ def test_toy_q_left_figure_names_each_panels_true_value() -> None:
     )
     fig = toy_q_left_figure(df)
     legends = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes]
+    curves = [t.get_text() for t in fig.legends[0].get_texts()]  # below the panels (0a219eb)
     plt.close(fig)
-    assert "true value +0.1" in legends[0] and "Q-learning" in legends[0]
-    assert legends[1] == ["true value -0.1"]
+    assert legends == [["true value +0.1"], ["true value -0.1"]] and curves == ["Q-learning"]
 
 
 @pytest.mark.parametrize("noise", ["uniform", "normal"])
