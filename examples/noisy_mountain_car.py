@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         mc_sensitivity_figure,
         save_figure,
     )
+    from maxminq.analysis.style import count
     from maxminq.linear.mountain_car import MC_DEFAULTS, run_mountain_car_grid
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -120,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     best = table[table.best].copy()
     best.to_csv(args.out / "best_step_sizes.csv", index=False)
     print(
-        f"\nSteps in the last episode (mean +- SE over {args.runs} runs) at each algorithm's "
-        f"best step size (in brackets); episodes end at {cap:,} steps at the latest:"
+        f"\nSteps in the last episode (mean +- SE over {count(args.runs, 'run')}) at each "
+        f"algorithm's best step size (in brackets); episodes end at {cap:,} steps at the latest:"
     )
     best["steps"] = [
         f"{m:6.1f} +- {se:4.1f} ({a:g})"
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
     save_figure(mc_sensitivity_figure(df, max_steps=cap), args.out / "sensitivity.png")
     curves = mc_learning_curve_figure(
-        df, title=f"Noisy Mountain Car, {args.runs} runs", max_steps=cap
+        df, title=f"Noisy Mountain Car, {count(args.runs, 'run')}", max_steps=cap
     )
     save_figure(curves, args.out / "curves.png")
     print(

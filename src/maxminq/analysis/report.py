@@ -1103,7 +1103,7 @@ def mountain_car_nonfinite_items(
             if isinstance(s.get(key), (int, float))
         )
         found = nonfinite_count(rec.error)
-        runs = f"{found[0]} of {found[1]} runs" if found else rec.error
+        runs = f"{found[0]} of {found[1]} run{'s' * (found[1] != '1')}" if found else rec.error
         capped = _runs_at_cap(mc, rec.run_id) if mc is not None else None
         if capped is not None:
             at, of, cap = capped
