@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from maxminq.errors import UsageError, closest
+from maxminq.errors import UsageError
 
 MISSING = "-"  # a setting the run does not have (another kind), or no tables folder yet
 #: The options that read a sweep's runs (not one 'maxminq train' run's folder).
@@ -230,6 +230,7 @@ def run(args: argparse.Namespace) -> int:
         read_worker,
         short_times,
         sweep_owner,
+        unknown_config_text,
     )
 
     folder = Path(args.dir)
@@ -262,10 +263,7 @@ def run(args: argparse.Namespace) -> int:
     with store:
         configs = store.configs()
         if args.config is not None and args.config not in configs:
-            known = ", ".join(configs) or "none"
-            meant = closest(args.config, list(configs))
-            guess = f" (did you mean {meant}?)" if meant else ""
-            raise UsageError(f"--config: no config {args.config!r} here{guess}; known: {known}")
+            raise UsageError(f"--config: {unknown_config_text(args.config, configs)}")
         owner = sweep_owner(folder)
         print(
             f"{folder}: {'sweep running, ' + short_times(owner) if owner else 'no sweep running'}"

@@ -1028,6 +1028,15 @@ def _setting_value(value: Any) -> Any:
     return value
 
 
+def unknown_config_text(config: str, names: list[str]) -> str:
+    """``no config 'toy' here (did you mean toy_mdp?); known: mountain_car, toy_mdp``: what
+    :func:`load_results` and ``maxminq status --config`` say of a config name that
+    registered no runs in a folder whose configs are ``names``."""
+    meant = closest(config, names)
+    guess = f" (did you mean {meant}?)" if meant else ""
+    return f"no config {config!r} here{guess}; known: {', '.join(names) or 'none'}"
+
+
 def load_results(
     out_dir: str | os.PathLike[str],
     *,
@@ -1060,11 +1069,7 @@ def load_results(
         if config is not None and config not in store.configs():
             # An unknown name (a typo, the file name for the config's name) gave {}, and
             # the caller's ``[table]`` then failed with a bare KeyError.
-            names = store.configs()
-            meant = closest(config, names)  # as 'maxminq status --config' guesses
-            guess = f" (did you mean {meant}?)" if meant else ""
-            known = ", ".join(names) or "none"
-            raise StoreError(f"{out_dir}: no config {config!r} here{guess}; known: {known}")
+            raise StoreError(f"{out_dir}: {unknown_config_text(config, store.configs())}")
         statuses = FINISHED if include_diverged else ("done",)
         records = [
             r
