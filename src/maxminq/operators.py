@@ -380,8 +380,9 @@ OPERATORS: dict[str, Callable[..., Any]] = {
 
 
 def _operator(name: str, caller: str = "") -> Callable[..., Any]:
-    """``OPERATORS[name]``; ValueError naming the known ones if there is none."""
-    if name not in OPERATORS:
+    """``OPERATORS[name]``; ValueError naming the known ones if there is none (a name that
+    is no string too: a list was a TypeError of the dict lookup)."""
+    if not isinstance(name, str) or name not in OPERATORS:
         known = ", ".join(sorted(OPERATORS))
         raise ValueError(f"{caller}unknown operator {name!r}; choose one of: {known}")
     return OPERATORS[name]
@@ -749,10 +750,11 @@ def check_keywords(g: Callable[..., Any], label: str, params: dict[str, Any]) ->
         raise TypeError(f"operator {label!r} has no parameter {unknown[0]!r} ({takes})")
 
 
-def operator_params(name: str) -> dict[str, bool]:
+def operator_params(name: str, caller: str = "operator_params") -> dict[str, bool]:
     """The keyword parameters of operator ``name``, each mapped to whether it is required
-    (no default: ``bias_corrected``'s sigma), e.g. ``{"sigma": True}``."""
-    params = list(inspect.signature(_operator(name, "operator_params: ")).parameters.values())[1:]
+    (no default: ``bias_corrected``'s sigma), e.g. ``{"sigma": True}``. ValueError for an
+    unknown name, its message starting with ``caller``: the function the user called."""
+    params = list(inspect.signature(_operator(name, f"{caller}: ")).parameters.values())[1:]
     return {p.name: p.default is None for p in params}
 
 

@@ -704,13 +704,12 @@ def _check_library_params(
     values) at each member count of ``members`` (an empty N checks none). The numbers are
     checked before the operator's own checks, which tried them on a batch of one and named
     that batch's shape, ``(1,)``, that no one had given."""
-    if not isinstance(name, str) or name not in OPERATORS:
+    try:
+        takes = operator_params(name, caller)
+    except ValueError as err:  # an unknown name; operator_bias also takes a G of one's own
         own = ", or a G function of your own" if caller == "operator_bias" else ""
-        raise ValueError(
-            f"{caller}: unknown operator {name!r}; choose one of: "
-            f"{', '.join(sorted(OPERATORS))}{own}"
-        )
-    unknown = sorted(set(params) - set(operator_params(name)))
+        raise ValueError(f"{err}{own}") from None
+    unknown = sorted(set(params) - set(takes))
     if unknown:  # else Python's TypeError
         raise ValueError(f"{name} takes no parameter {', '.join(map(repr, unknown))}")
     for key, value in params.items():
