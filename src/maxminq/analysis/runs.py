@@ -111,10 +111,7 @@ def not_a_run(folder: Path, command: str) -> str | None:
             f"{folder} holds a sweep's {kind} run, not a deep agent's ('maxminq report "
             f"{sweep}' draws the sweep's figures); 'maxminq {command}' reads {what}"
         )
-    # Written as a run starts; runs.csv as it ends. Another program's config.json (no env_id
-    # and agent of ours) is no stopped run: the readers then say the folder holds none.
-    started = all(_field(folder / "config.json", key) for key in ("env_id", "agent"))
-    if started:
+    if has_train_config(folder):  # written as a run starts; runs.csv as it ends
         in_sweep = folder.parent.name == "work" and (folder.parents[1] / "results.sqlite").is_file()
         again = "'maxminq sweep' command" if in_sweep else "'maxminq train' command with --resume"
         return (
@@ -149,6 +146,13 @@ def _give_runs(folder: Path, inside: list[Path], command: str) -> str:
     else:
         given = " ".join(shlex.quote(str(p)) for p in inside[:4]) + " ..." * (len(inside) > 4)
     return f"give them as RUN_DIRs: 'maxminq {command} {given}'"
+
+
+def has_train_config(folder: Path) -> bool:
+    """Whether ``folder`` holds the ``config.json`` of a 'maxminq train' run (written as the
+    run starts): one naming its ``env_id`` and ``agent``. Another program's config.json is
+    no run of ours, stopped or finished (``not_a_run``, ``maxminq status``)."""
+    return all(_field(folder / "config.json", key) for key in ("env_id", "agent"))
 
 
 def _field(path: Path, key: str) -> str | None:

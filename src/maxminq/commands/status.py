@@ -122,6 +122,7 @@ def train_run_status(folder: Path) -> str | None:
     The command printed this as an error (exit 2), though a training run's own message sends
     the user here to see how far it is."""
     from maxminq._progress import describe_progress
+    from maxminq.analysis.runs import has_train_config
     from maxminq.experiments.store import PROGRESS_FILE
 
     if not (folder / "config.json").is_file():
@@ -132,11 +133,7 @@ def train_run_status(folder: Path) -> str | None:
         raise UsageError(
             f"DIR: {folder} holds a run of the sweep in {sweep}: 'maxminq status {sweep}' shows it"
         )
-    try:  # the options of 'maxminq train' (as runs.not_a_run tells a run from another's)
-        options = json.loads((folder / "config.json").read_text())
-        a_run = isinstance(options, dict) and {"env_id", "agent"} <= options.keys()
-    except (OSError, ValueError):
-        a_run = False
+    a_run = has_train_config(folder)  # another program's config.json is no run of ours
     later = f"'maxminq plot {folder}' and 'maxminq compare {folder}' read it"
     if (folder / "runs.csv").is_file() and a_run:  # another program's runs.csv: no run of ours
         return f"{folder}: one 'maxminq train' run, finished; {later}"
