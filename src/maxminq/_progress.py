@@ -26,6 +26,8 @@ import sys
 import time
 from typing import Any, TypeGuard
 
+from maxminq.errors import INT64_MAX
+
 #: Seconds between the redraws of a bar whose stream is neither a terminal nor a notebook's.
 LOG_INTERVAL = 60.0
 
@@ -89,11 +91,6 @@ def _duration(seconds: float) -> str:
 PROGRESS_FILE = "progress.json"
 
 
-#: The most steps a report may count (int64, as a run's step counters): past it a file is
-#: no run's, and ``step / steps`` could overflow a float.
-_MOST_STEPS = 2**63 - 1
-
-
 def _whole(value: object) -> TypeGuard[int | float]:
     """Whether ``value`` (read from JSON) is a whole number: an int, or a float such as
     ``40.0`` (not a bool, NaN or infinity)."""
@@ -121,7 +118,7 @@ def read_progress_report(folder: pathlib.Path) -> dict[str, Any] | None:
     # status and in a sweep's bar (step / steps), a step of -5 'step -5 of 100 (-5%)'
     if not (_whole(step) and _whole(steps)):
         return None
-    if not (0 <= step <= _MOST_STEPS and 1 <= steps <= _MOST_STEPS):
+    if not (0 <= step <= INT64_MAX and 1 <= steps <= INT64_MAX):
         return None
     return {**report, "step": int(step), "steps": int(steps)}
 

@@ -22,6 +22,11 @@ def is_whole(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+#: The largest int64: the integers of NumPy arrays, of the tables' columns and of the compiled
+#: kernels; a count, seed or step above it fails (or reads as text) further down.
+INT64_MAX = 2**63 - 1
+
+
 def is_digits(text: str) -> bool:
     """Whether ``text``, spaces aside, is a whole number written in ASCII digits, as an N or a
     count is typed: ``str.isdigit`` is also true of '²' (``int`` fails on it) and of other

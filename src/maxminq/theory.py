@@ -28,6 +28,7 @@ import numpy as np
 from scipy.special import gamma as gamma_fn
 from scipy.special import poch
 
+from maxminq.errors import INT64_MAX
 from maxminq.operators import (
     OPERATORS,
     bootstrap,
@@ -57,7 +58,6 @@ NOISES = ("uniform", "normal")  # the error laws the Monte Carlo draws (uniform:
 
 # Elements per Monte-Carlo chunk: bounds memory at ~8 MB of float64 per array.
 _CHUNK_ELEMENTS = 1 << 20
-_INT64_MAX = np.iinfo(np.int64).max
 
 
 # --- argument checks --------------------------------------------------------------------------
@@ -85,7 +85,7 @@ def _integers(value: Any, name: str, minimum: int = 1) -> np.ndarray:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
     # Past int64 the cast below wraps round (2**63 became -2**63: a negative t_MN); floats
     # compare as floats, so 2.0**63 (= 2**63) is caught too.
-    if np.any(arr >= 2.0**63 if np.issubdtype(arr.dtype, np.floating) else arr > _INT64_MAX):
+    if np.any(arr >= 2.0**63 if np.issubdtype(arr.dtype, np.floating) else arr > INT64_MAX):
         raise ValueError(f"{name} must be < 2**63, got {value!r}")
     return arr.astype(np.int64)
 

@@ -37,7 +37,7 @@ import pandas as pd
 
 from maxminq._progress import progress_bar
 from maxminq.commands.sweep import warn_many_workers
-from maxminq.errors import UsageError
+from maxminq.errors import INT64_MAX, UsageError
 from maxminq.experiments.store import remove_stale_temporaries
 from maxminq.experiments.workers import (
     STOP_SIGNALS,
@@ -165,9 +165,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # --- validation (everything is checked before any work starts) -------------------------------
-
-
-INT64_MAX = 2**63 - 1  # the compiled kernels' integers are int64
 
 
 def _int(value: Any, option: str, minimum: int = 1, maximum: int = INT64_MAX) -> int:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from maxminq.errors import MaxminqWarning, UsageError, closest, is_whole
+from maxminq.errors import INT64_MAX, MaxminqWarning, UsageError, closest, is_whole
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -544,7 +544,7 @@ class TrainConfig:
             raise UsageError("--seeds: give at least one seed, e.g. 0-4")
         if len(set(seeds)) != len(seeds) or min(seeds) < 0:
             raise UsageError(f"--seeds: must be distinct non-negative integers, got {seeds}")
-        if max(seeds) > 2**63 - 1:  # else trained, but its tables' seed column read as text
+        if max(seeds) > INT64_MAX:  # else trained, but its tables' seed column read as text
             raise UsageError(
                 f"--seeds: a seed must be below 2**63 (the tables hold seeds as int64), got "
                 f"{max(seeds)}"

@@ -49,12 +49,11 @@ import numpy as np
 
 from maxminq import operators
 from maxminq._jit import njit
-from maxminq.errors import UsageError, closest, is_digits
+from maxminq.errors import INT64_MAX, UsageError, closest, is_digits
 from maxminq.operators_jit import operator_code
 
-#: The compiled kernels' integers are int64: a larger count (max_steps=10**30 from Python or a
-#: sweep config) failed in numba's type inference, a long traceback after compiling.
-INT64_MAX = 2**63 - 1
+# INT64_MAX: the compiled kernels' integers are int64; a larger count (max_steps=10**30 from
+# Python or a sweep config) failed in numba's type inference, a long traceback after compiling.
 
 
 # Table kinds (see module docstring) and behaviour modes, as small ints for the kernels.
