@@ -144,6 +144,9 @@ def dry_run(config: Any, out: Path, shard: Any = None) -> str:
         and verify_run_tables(out / TABLES_DIR / run.run_id, run.run_id) is None
     )
     todo = [r for r in runs if r.run_id not in finished]
+    # of this shard's runs only (a merged folder, which takes any --shard, has the other
+    # shards' runs finished too: they were counted, '3 of its 6 runs, 6 already done')
+    done = len(runs) - len(todo)
     total = len(runs)
     head = f"{config.name} [{config.scale}]: {total} run{'s' if total != 1 else ''}"
     if shard is not None:
@@ -155,7 +158,7 @@ def dry_run(config: Any, out: Path, shard: Any = None) -> str:
     resumed = sum(holds_progress(out / WORK_DIR / r.run_id) for r in todo)
     resume = f", {resumed} of them from a checkpoint in {out / WORK_DIR}" if resumed else ""
     line = (
-        f"{head}, {len(finished)} already done in {out}, {len(todo)} to run{resume}: "
+        f"{head}, {done} already done in {out}, {len(todo)} to run{resume}: "
         f"{work_units(todo)} (dry run: nothing started)"
     )
     if shard is None:
