@@ -406,11 +406,17 @@ def _check_id(env_id: str) -> None:
         )
 
 
-class _SeedFirstReset(gym.Wrapper):
-    """Uses ``seed`` at the first ``reset()`` that gives none; later resets continue the stream."""
+class _SeedFirstReset(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Uses ``seed`` at the first ``reset()`` that gives none; later resets continue the stream.
+
+    It records its ``seed`` (``RecordConstructorArgs``) so that ``env.spec`` can be made
+    again (``gym.make(env.spec)``, ``check_env``'s render and close checks): without, that
+    raised "_SeedFirstReset wrapper does not inherit from RecordConstructorArgs".
+    """
 
     def __init__(self, env: gym.Env, seed: int) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, seed=seed)
+        gym.Wrapper.__init__(self, env)
         self._first_seed: int | None = seed
         env.action_space.seed(seed)
 
