@@ -209,7 +209,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--optimizer-kwargs",
         default=None,
-        help='JSON, e.g. \'{"alpha": 0.95, "eps": 0.01}\' (registry, for its optimizer)',
+        help='JSON, e.g. \'{"alpha": 0.95, "eps": 0.01}\' (registry, for its optimizer; those '
+        "given replace the registry's of that name, the others stay)",
     )
     parser.add_argument(
         "--hidden",

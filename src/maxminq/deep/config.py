@@ -475,9 +475,10 @@ class TrainConfig:
         c.env_kwargs = {**d.env_kwargs, **(c.env_kwargs or {})}
         if c.steps is None:
             c.steps = int(d.train_steps)
-        if c.optimizer_kwargs is None:  # the registry's options belong to its optimizer
-            same = c.optimizer == d.optimizer
-            c.optimizer_kwargs = dict(d.optimizer_kwargs) if same else {}
+        # The registry's options belong to its optimizer; those given are merged over them
+        # (as env_kwargs): {"alpha": 0.9} on MinAtar keeps its eps 0.01, not torch's 1e-8.
+        registry = dict(d.optimizer_kwargs) if c.optimizer == d.optimizer else {}
+        c.optimizer_kwargs = {**registry, **(c.optimizer_kwargs or {})}
         if c.bias_every is None:
             c.bias_every = default_bias_every(c.steps)
         if c.checkpoint_every is None:
