@@ -355,10 +355,11 @@ class GameVectorEnv(VectorEnv):
         """Reset every slot, or those of ``options["reset_mask"]``. ``seed``: int (slot i gets
         seed + i), list, or None.
 
-        With None, the first reset uses the seeds given at construction; later ones continue
-        each slot's own stream. With a ``reset_mask`` (bool[num_envs], as Gymnasium's
-        ``SyncVectorEnv``) only the masked slots restart (and take their seeds); the others
-        keep their game and elapsed steps, and their rows of the observation are unchanged.
+        With None, the first reset uses the seeds given at construction (so does a None in
+        the list, for its slot); later ones continue each slot's own stream. With a
+        ``reset_mask`` (bool[num_envs], as Gymnasium's ``SyncVectorEnv``) only the masked
+        slots restart (and take their seeds); the others keep their game and elapsed steps,
+        and their rows of the observation are unchanged.
 
         Raises:
             ValueError: a malformed seed or ``reset_mask``, or a mask at the first reset.
@@ -375,6 +376,11 @@ class GameVectorEnv(VectorEnv):
                     f"(integers or None), got {seed!r}"
                 )
             seed = [None if s is None else check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
+            if not self._seeded and self._init_seeds is not None:
+                # A None slot at the first reset takes its construction seed, as a sub-env of
+                # make_vector's SyncVectorEnv does (it was OS entropy here).
+                init = self._init_seeds
+                seed = [s0 if s is None else s for s, s0 in zip(seed, init, strict=True)]
             for i, s in enumerate(seed):
                 if mask[i] and (s is not None or not self._seeded):
                     self.core.rng[i] = state_from_generator(seeding.np_random(s)[0])

@@ -1,0 +1,30 @@
+"""Seeds of ``make_vector``'s native Catcher / Pixelcopter vector envs at the first reset: a
+``reset(seed=[s, None, ...])`` leaves the None slots their construction seeds, as the
+``SyncVectorEnv`` that ``make_vector`` builds for every other id does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from maxminq.envs import make, make_vector
+
+IDS = ["maxminq/Catcher-v0", "maxminq/Pixelcopter-v0", "maxminq/MinAtar-Breakout-v0"]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_none_seed_at_the_first_reset_keeps_the_construction_seed(env_id: str) -> None:
+    venv = make_vector(env_id, seeds=[1, 2, 3])
+    obs, _ = venv.reset(seed=[5, None, 7])
+    n = int(venv.single_action_space.n)
+    singles = [make(env_id, seed=5), make(env_id, seed=2), make(env_id, seed=7)]
+    expected = [env.reset()[0] for env in singles]
+    np.testing.assert_array_equal(obs, np.stack(expected))
+    for t in range(40):  # and the slot keeps playing the single game of that seed
+        actions = np.full(3, t % n)
+        obs, *_ = venv.step(actions)
+        for i, env in enumerate(singles):
+            o, _, term, trunc, _ = env.step(t % n)
+            if term or trunc:
+                o, _ = env.reset()
+            np.testing.assert_array_equal(obs[i], o)
