@@ -24,7 +24,7 @@ id) it is the subclass ``maxminq.errors.UsageError``, worded as the command prin
 from typing import TYPE_CHECKING
 
 from maxminq import operators
-from maxminq._lazy import lazy_dir
+from maxminq._lazy import lazy_dir, submodules
 
 __all__ = ["operators"]
 __version__ = "0.1.0"
@@ -46,8 +46,9 @@ if TYPE_CHECKING:  # what type checkers see: the modules themselves
 if not TYPE_CHECKING:  # a module __getattr__ seen by a type checker types every name Any
 
     def __getattr__(name: str) -> object:
-        """``maxminq.NAME`` for a subpackage or module not imported yet: imported now."""
-        if name in _SUBMODULES:
+        """``maxminq.NAME`` for a subpackage or module not imported yet (``maxminq.theory``,
+        ``maxminq.cli``): imported now."""
+        if name in _SUBMODULES or (not name.startswith("_") and name in submodules(__name__)):
             import importlib
 
             return importlib.import_module(f"{__name__}.{name}")
