@@ -430,7 +430,10 @@ def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.Dat
     part of the setting, and so is ``step_size_per`` (the command's CSV) when present: the
     table then says how its step sizes are read. With ``max_steps`` (the episode cap the runs
     used), column ``capped`` is the fraction of runs whose last episode hit the cap, i.e. did
-    not reach the goal (the paper's "fail to reach the goal within 5,000 steps")."""
+    not reach the goal (the paper's "fail to reach the goal within 5,000 steps"): with a
+    ``reached_goal`` column (``run_mountain_car_grid(reached_goal=True)``, as the command
+    runs it) an episode that reached the goal on the cap's own step is not counted; without
+    one, every last episode of ``max_steps`` steps is."""
     style.check_table(df, "mc_best_step_sizes", _MC_COLUMNS)
     df, extra = _with_params(df)
     per = ["step_size_per"] if "step_size_per" in df.columns else []
@@ -441,7 +444,11 @@ def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.Dat
     g = last.groupby([*setting, "step_size"], observed=True).steps
     table = pd.DataFrame({"mean": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count())})
     if max_steps is not None:
-        table["capped"] = g.apply(lambda steps: float((steps >= max_steps).mean()))
+        cut = last.steps >= max_steps
+        if "reached_goal" in last.columns:  # the goal on the cap's step is no truncation
+            cut &= ~last.reached_goal.astype(bool)
+        at_cap = last.assign(_cut=cut.astype(float)).groupby([*setting, "step_size"], observed=True)
+        table["capped"] = at_cap["_cut"].mean()
     table = table.reset_index()
     best = table.loc[table.groupby(setting, observed=True)["mean"].idxmin()]
     table["best"] = table.index.isin(best.index)

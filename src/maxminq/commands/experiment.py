@@ -456,7 +456,9 @@ def _mc_task(kwargs: dict[str, Any]) -> pd.DataFrame:
     from maxminq.linear.mountain_car import run_mountain_car_grid
 
     with _own_g_failures(kwargs.get("algorithm")):  # the weights only to count NaN/inf
-        got = run_mountain_car_grid(**kwargs, return_weights=True)
+        # reached_goal: the step-size table's 'capped' tells an episode that reached the goal
+        # on the cap's own step from one truncated there (steps alone cannot)
+        got = run_mountain_car_grid(**kwargs, return_weights=True, reached_goal=True)
     frame, weights, _ = cast(tuple[pd.DataFrame, np.ndarray, np.ndarray], got)
     out = _slim(frame, [])
     # runs whose weights went NaN or inf (their episodes then run to the step cap)
@@ -807,7 +809,7 @@ def run_mountain_car(args: argparse.Namespace) -> int:
         np.zeros(len(df), dtype=np.int8), [args.step_size_per]
     )
     df.insert(df.columns.get_loc("step_size") + 1, "step_size_per", per)
-    write_csv_atomic(df, out / "mountain_car.csv")
+    write_csv_atomic(df.drop(columns="reached_goal"), out / "mountain_car.csv")
     from maxminq.analysis import classic_plots as cp
 
     cp.remove_stale(out, MC_OUTPUTS)

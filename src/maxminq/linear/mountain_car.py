@@ -197,7 +197,9 @@ def _act_lane(
         _gather_batch(k, lane, w, c, buf_i, idx, i, gathered, kind)
     if term or steps_ep[lane] >= max_steps:  # goal reached, or truncated (still bootstraps)
         e = ep[lane]
-        steps_out[lane, e] = steps_ep[lane]
+        # negative: truncated at the cap (the goal reached on the cap's step is positive);
+        # run_mountain_car_grid turns the sign into its reached_goal column
+        steps_out[lane, e] = steps_ep[lane] if term else -steps_ep[lane]
         ep[lane] = e + 1
         if e + 1 == n_episodes:
             done[lane] = True
@@ -462,6 +464,7 @@ def run_mountain_car_grid(
     progress: bool = False,
     run_offset: int = 0,
     return_weights: bool = False,
+    reached_goal: bool = False,
     **params: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """Run every (sigma2, step size) pair x ``runs`` runs of one algorithm as one batch of lanes
@@ -473,9 +476,11 @@ def run_mountain_car_grid(
     ``params`` override ``MC_DEFAULTS``; ``op_kwargs`` go to the operator; ``update_members``
     (default 1) is the size of Algorithm 1's subset S (maxmin, ensemble). Each value of
     ``sigma2`` and ``step_sizes`` is given once. Returns columns ``algorithm, n, sigma2,
-    step_size, run, episode, steps``; with ``return_weights`` also the final weights, shape
-    (lanes, M, features x 3) with lane = setting x runs + run, and each lane's newest-table
-    index (snapshot kinds).
+    step_size, run, episode, steps``; with ``reached_goal`` also a column ``reached_goal``
+    (bool): whether the episode ended at the goal, False for one truncated at ``max_steps``
+    (``steps`` alone cannot tell the two apart when the goal is reached on the cap's own
+    step); with ``return_weights`` also the final weights, shape (lanes, M, features x 3) with
+    lane = setting x runs + run, and each lane's newest-table index (snapshot kinds).
     """
     sig: list[float] = []
     alphas: list[float] = []
@@ -547,6 +552,8 @@ def run_mountain_car_grid(
             _run_lockstep(bootstrap, lanes, kind, mode, eps, every, max_steps, gamma, bar)
         bar.update(n_lanes * episodes - bar.n)
 
+    goal = steps_out > 0  # the kernels record a truncated episode's length negated
+    np.abs(steps_out, out=steps_out)
     run_ids = run_offset + np.arange(runs, dtype=np.int64)
     df = pd.DataFrame(
         {
@@ -559,6 +566,8 @@ def run_mountain_car_grid(
             "steps": steps_out.ravel(),
         }
     )
+    if reached_goal:
+        df["reached_goal"] = goal.ravel()
     if return_weights:  # as (lane, member, feature x action)
         flat = w.transpose(0, 2, 1, 3).reshape(n_lanes, n_members, N_FEATURES * N_ACTIONS)
         return df, flat, cur
