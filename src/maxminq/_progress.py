@@ -128,9 +128,10 @@ def describe_progress(folder: pathlib.Path, training: bool = True) -> str | None
     1,250,000 of 5,000,000 (25%), 172 steps/s, about 6 h 03 min left as of 14:31 UTC,
     training return 7.31 (last 100 episodes)`` (and ``, evaluation return 9.2 at step N`` with
     ``eval_every``); for a run not ``training`` (stopped or killed) the step and returns
-    alone (a speed it no longer has is no time left). None: no report, or not one of a
-    run (a file torn or foreign, :func:`read_progress_report`). Reads no more than the file
-    (no torch: ``maxminq status``)."""
+    alone (a speed it no longer has is no time left; so for a report whose time of writing
+    no clock shows). None: no report, or not one of a run (a file torn or foreign,
+    :func:`read_progress_report`). Reads no more than the file (no torch: ``maxminq
+    status``)."""
     p = read_progress_report(folder)
     if p is None:
         return None
@@ -144,10 +145,16 @@ def describe_progress(folder: pathlib.Path, training: bool = True) -> str | None
 
     rate, left, updated = number("steps_per_s"), number("seconds_left"), number("updated")
     if training and rate is not None and left is not None and updated is not None:
-        then = time.localtime(updated)  # the local clock, its zone named; the date too
-        same_day = then[:3] == time.localtime()[:3]  # if not today (a laptop asleep since)
-        at = time.strftime("%H:%M %Z" if same_day else "%Y-%m-%d %H:%M %Z", then)
-        where += f", {rate:,.0f} steps/s, about {_duration(left)} left as of {at}"
+        try:  # the local clock, its zone named; a time no clock shows (1e300, a foreign
+            # file's) was an OverflowError or OSError out of 'maxminq status'
+            then = time.localtime(updated)
+        except (OverflowError, OSError, ValueError):
+            then = None
+        if then is not None:
+            same_day = then[:3] == time.localtime()[:3]  # the date too if not today (a
+            # laptop asleep since)
+            at = time.strftime("%H:%M %Z" if same_day else "%Y-%m-%d %H:%M %Z", then)
+            where += f", {rate:,.0f} steps/s, about {_duration(left)} left as of {at}"
     train, evaluated = number("return_avg100"), number("eval_return")
     eval_step = number("eval_step")
     if train is not None:
