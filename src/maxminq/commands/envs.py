@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.env.strip():
         raise UsageError("--env: empty id; expected an id such as maxminq/Catcher-v0")
     env_kwargs = json_object(args.env_kwargs, "--env-kwargs")
+    _refuse_kwargs_train_refuses(args.env, env_kwargs)
     d = get_env_defaults(args.env, env_kwargs)
     _refuse_what_train_refuses(d, env_kwargs)
     if args.format == "json":
@@ -172,20 +173,35 @@ def spaces_lines(env: Any) -> list[str]:
     return [f"observation: {what}", f"actions: {does}"]
 
 
+def _refuse_kwargs_train_refuses(env_id: str, env_kwargs: dict | None) -> None:
+    """UsageError, in train's words, for ``--env-kwargs`` that 'maxminq train' refuses
+    before building anything: ``max_episode_steps`` and ``seed`` (options of their own) and
+    ``render_mode``. Listed, they read as a run's keywords beside a ``--max-episode-steps``
+    they do not change, and ``render_mode="human"`` opened a window for the listing."""
+    if not env_kwargs:
+        return
+    from maxminq.deep.config import TrainConfig
+
+    TrainConfig(env_id=env_id, env_kwargs=env_kwargs)._check_env_kwargs()
+
+
 def _refuse_what_train_refuses(d: EnvDefaults, env_kwargs: dict | None) -> None:
-    """UsageError for an id outside the paper that 'maxminq train --env ID' refuses at these
+    """UsageError for an environment that 'maxminq train --env ID' refuses at these
     defaults (its listing would be of a command that cannot run): actions that are not
     ``Discrete(n)`` from 0, or observations its network cannot read (a channels-last image
-    given the MinAtar network), each with what to do, as train says it."""
+    given the MinAtar network), each with what to do, as train says it. A paper id is
+    checked only with ``env_kwargs`` (``LunarLander-v3`` with ``{"continuous": true}`` has
+    Box actions), built with the paper's keywords under them, as a run builds it."""
     from maxminq.envs.registry import PAPER_ENVS
 
-    if d.env_id in PAPER_ENVS:
+    if d.env_id in PAPER_ENVS and not env_kwargs:
         return
     from maxminq.deep.config import TrainConfig
     from maxminq.deep.env_checks import check_action_space
     from maxminq.envs.api import make_with_kwargs
 
-    env = make_with_kwargs(d.env_id, env_kwargs)  # a second build: get_env_defaults keeps none
+    # A second build: get_env_defaults keeps none.
+    env = make_with_kwargs(d.env_id, {**d.env_kwargs, **(env_kwargs or {})})
     try:
         space, obs_space = env.action_space, env.observation_space
     finally:
