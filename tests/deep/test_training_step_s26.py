@@ -202,3 +202,20 @@ def test_each_seeds_boundaries_and_the_ring_buffer_after_it_wraps(timeout_as_ter
     finally:
         tr.close()
     assert (False, True) in kinds and (True, False) in kinds  # both ends were met
+
+
+def test_optimizer_keywords_that_an_option_sets_name_that_option() -> None:
+    """The authors' configs give torch.optim.RMSprop {"lr": ..., "alpha": 0.95, "centered":
+    true, "eps": 0.01}; copied into --optimizer-kwargs, lr and centered were refused as
+    keywords rmsprop does not take, without saying that --lr and --optimizer
+    centered_rmsprop set them."""
+    from maxminq.errors import UsageError
+
+    given = {"lr": 1e-3, "alpha": 0.95, "centered": True, "eps": 0.01}
+    with pytest.raises(UsageError) as err:
+        TrainConfig(env_id="CartPole-v1", optimizer_kwargs=given).resolve()
+    text = str(err.value)
+    assert text.startswith("--optimizer-kwargs: rmsprop takes alpha, eps, not centered, lr")
+    assert "--lr" in text and "--optimizer centered_rmsprop" in text
+    with pytest.raises(UsageError, match=r"not momentum$"):  # no option sets it: as before
+        TrainConfig(env_id="CartPole-v1", optimizer_kwargs={"momentum": 0.9}).resolve()

@@ -278,6 +278,12 @@ def _default_hidden() -> dict[str, tuple[int, ...]]:
     return NETWORK_HIDDEN
 
 
+# torch.optim keywords that an option sets here instead (the authors' configs put both in
+# their optimizer's kwargs: {"lr": ..., "alpha": 0.95, "centered": true, "eps": 0.01}).
+_OPTIMIZER_KEYWORD_OPTIONS = {
+    "lr": "the step size is --lr",
+    "centered": "centered RMSprop is --optimizer centered_rmsprop",
+}
 # Keyword arguments of ``make`` that have their own option (or belong to ``evaluate``).
 _RESERVED_ENV_KWARGS = {  # keywords maxminq passes itself, and the option that sets each
     "max_episode_steps": "--max-episode-steps",
@@ -598,9 +604,13 @@ class TrainConfig:
             )
         unknown = sorted(set(self.optimizer_kwargs) - set(OPTIMIZER_DEFAULTS[self.optimizer]))
         if unknown:
+            options = [
+                _OPTIMIZER_KEYWORD_OPTIONS[k] for k in unknown if k in _OPTIMIZER_KEYWORD_OPTIONS
+            ]
             raise UsageError(
                 f"--optimizer-kwargs: {self.optimizer} takes "
                 f"{', '.join(OPTIMIZER_DEFAULTS[self.optimizer])}, not {', '.join(unknown)}"
+                + (f" ({'; '.join(options)})" if options else "")
             )
         self._check_optimizer_values()
         if self.network not in ("mlp", "minatar_cnn"):
