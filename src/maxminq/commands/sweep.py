@@ -299,6 +299,25 @@ def stale_note(out: Path, config: Any) -> str | None:
     )
 
 
+def shard_moves_note(out: Path, config: Any, shard: Any) -> str | None:
+    """The note a sharded sweep prints when ``out`` swept its shard of an earlier version of
+    the config, whose split moves runs between the shards
+    (:func:`maxminq.experiments.shard.moved_by_edit`); None otherwise (also without a
+    readable store: a first sweep sets one up, and refuses a damaged one in one line)."""
+    if shard is None or not (out / "results.sqlite").is_file():
+        return None
+    from maxminq.experiments.shard import moved_by_edit
+    from maxminq.experiments.store import ResultsStore, StoreError
+
+    try:
+        store = ResultsStore(out, create=False)
+    except StoreError:
+        return None
+    with store:
+        text = moved_by_edit(store, config.name, shard, list(config.runs))
+    return None if text is None else f"maxminq sweep: note: {text}"
+
+
 def never_learning(config: Any) -> list[str]:
     """Deep runs whose steps do not exceed learning_starts: only random steps, so their
     agents never learn (as ``maxminq train`` warns)."""
@@ -389,6 +408,9 @@ def run(args: argparse.Namespace) -> int:
     note = stale_note(out, config)
     if note:  # an edited config: its old runs are neither reused nor gone
         print(note, file=sys.stderr)
+    moved = shard_moves_note(out, config, shard)
+    if moved:  # an edited config of a sharded sweep: runs change shards
+        print(moved, file=sys.stderr)
     if args.dry_run:
         print(dry_run(config, out, shard))
         return 0

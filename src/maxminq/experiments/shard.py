@@ -224,3 +224,71 @@ def record_sweep(
         if value is not None:
             items[SHARD_PREFIX + config] = value
     store.set_meta(items)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A run of a recorded plan, as :func:`assign_shards` reads it: id, kind and settings
+    (those the folder's registry holds)."""
+
+    run_id: str
+    kind: str
+    settings: Mapping[str, Any]
+
+
+def moved_by_edit(store: Any, name: str, shard: Shard | None, runs: Sequence[Any]) -> str | None:
+    """What an edit of config ``name`` moves between the shards of a folder that swept its
+    shard ``shard`` (``runs``: the config's runs now), or None when nothing moves.
+
+    The split is of the runs a config makes (:func:`assign_shards`): a config edited
+    between two sweeps of one machine's shard (a step size added, a value removed) makes
+    other runs, and the runs of both versions go to other shards than before. A run this
+    folder finished that is now another shard's is run again by that machine; a run now of
+    this shard that was another's (and may be finished there) is run again here. Nothing is
+    lost (each version's split covers all its runs, and the merge takes a run finished
+    twice with equal results once), but deep runs are hours each, and two machines'
+    results of one run may differ in floating point, which the merge refuses. Told only for
+    a folder that records this very shard of this config alone (``maxminq sweep``'s) and a
+    plan of it whose runs are all registered here."""
+    if shard is None or store.meta(SHARD_PREFIX + name) != shard.text:
+        return None
+    plan = read_plans(store.meta_items(PLAN_PREFIX + name)).get(name)
+    if plan is None:
+        return None
+    old_ids = sorted({str(i) for i in plan["runs"]})
+    new_ids = {run.run_id for run in runs}
+    if set(old_ids) == new_ids:
+        return None
+    old = []
+    for run_id in old_ids:
+        rec = store.get(run_id)
+        if rec is None:  # a registry rebuilt since: the old split is not known
+            return None
+        old.append(_Planned(run_id, rec.kind, rec.settings))
+    before = assign_shards(old, shard.m)
+    now = assign_shards(runs, shard.m)
+    came = [i for i in new_ids if i in before and now[i] == shard.k != before[i]]
+    went = [
+        i
+        for i in old_ids
+        if before[i] == shard.k and i in now and now[i] != shard.k
+        and store.finished(store.get(i))[0]
+    ]  # fmt: skip
+    if not came and not went:
+        return None
+    added, removed = len(new_ids - set(old_ids)), len(set(old_ids) - new_ids)
+    parts = []
+    if came:
+        parts.append(
+            f"{len(came)} run(s) of shard {shard.text} were other shards' (run here again "
+            "where another machine finished them)"
+        )
+    if went:
+        parts.append(f"{len(went)} run(s) finished here are now other shards' (run again there)")
+    return (
+        f"config {name} makes other runs than when {store.out_dir} last swept its shard "
+        f"{shard.text} ({added} added, {removed} no longer made), so its runs split otherwise: "
+        f"{'; '.join(parts)}; sweep the edited config on every machine (the merge refuses a "
+        "run finished on two machines with different results: --keep-first), or, to move no "
+        "run, sweep only the new values as a config of another name"
+    )
