@@ -43,7 +43,7 @@ import math
 from collections.abc import Callable, Sequence
 from itertools import product
 from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any, Literal, cast, overload
 
 import numpy as np
 import pandas as pd
@@ -450,6 +450,62 @@ def check_settings(settings: dict[str, Any]) -> None:
     for key in ("runs", "episodes"):
         check_positive_int(s.pop(key, None), f"--{key}")
     _validate(s)
+
+
+# What a type checker sees: a table, or with return_weights=True the tuple (a user's
+# run_mountain_car_grid(...).groupby(...) failed mypy on the union of both).
+@overload
+def run_mountain_car_grid(
+    *,
+    algorithm: str | Callable[..., Any],
+    n: int,
+    sigma2: Sequence[float] | float,
+    step_sizes: Sequence[float] | float,
+    runs: int,
+    episodes: int,
+    seed: int,
+    progress: bool = False,
+    run_offset: int = 0,
+    return_weights: Literal[False] = False,
+    reached_goal: bool = False,
+    **params: Any,
+) -> pd.DataFrame: ...
+
+
+@overload
+def run_mountain_car_grid(
+    *,
+    algorithm: str | Callable[..., Any],
+    n: int,
+    sigma2: Sequence[float] | float,
+    step_sizes: Sequence[float] | float,
+    runs: int,
+    episodes: int,
+    seed: int,
+    progress: bool = False,
+    run_offset: int = 0,
+    return_weights: Literal[True],
+    reached_goal: bool = False,
+    **params: Any,
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]: ...
+
+
+@overload
+def run_mountain_car_grid(
+    *,
+    algorithm: str | Callable[..., Any],
+    n: int,
+    sigma2: Sequence[float] | float,
+    step_sizes: Sequence[float] | float,
+    runs: int,
+    episodes: int,
+    seed: int,
+    progress: bool = False,
+    run_offset: int = 0,
+    return_weights: bool,
+    reached_goal: bool = False,
+    **params: Any,
+) -> pd.DataFrame | tuple[pd.DataFrame, np.ndarray, np.ndarray]: ...
 
 
 def run_mountain_car_grid(
