@@ -1,9 +1,13 @@
 """Seeds of ``make_vector``'s native Catcher / Pixelcopter vector envs at the first reset: a
 ``reset(seed=[s, None, ...])`` leaves the None slots their construction seeds, as the
-``SyncVectorEnv`` that ``make_vector`` builds for every other id does."""
+``SyncVectorEnv`` that ``make_vector`` builds for every other id does; ``np_random_seed``
+names each slot's seed, as that ``SyncVectorEnv``'s does."""
 
 from __future__ import annotations
 
+from functools import partial
+
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -28,3 +32,16 @@ def test_a_none_seed_at_the_first_reset_keeps_the_construction_seed(env_id: str)
             if term or trunc:
                 o, _ = env.reset()
             np.testing.assert_array_equal(obs[i], o)
+
+
+@pytest.mark.parametrize("env_id", ["maxminq/Catcher-v0", "maxminq/Pixelcopter-v0"])
+def test_np_random_seed_names_each_slots_seed_as_sync_vector_env_does(env_id: str) -> None:
+    """It was VectorEnv's own lazily drawn random seed, whatever reset was given."""
+    venv = make_vector(env_id, seeds=[3, 4])
+    sync = gym.vector.SyncVectorEnv([partial(make, env_id, seed=s) for s in (3, 4)])
+    mask = {"reset_mask": np.array([False, True])}
+    for kwargs in ({}, {"seed": 5}, {"seed": [None, 9]}, {"seed": 1, "options": mask}):
+        venv.reset(**kwargs)
+        sync.reset(**kwargs)
+        assert venv.np_random_seed == sync.np_random_seed
+    assert venv.np_random_seed == (5, 2)  # by hand: 5 then 9 in slot 1, then 1 + 1 there

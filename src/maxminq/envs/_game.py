@@ -348,6 +348,20 @@ class GameVectorEnv(VectorEnv):
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
         self._all = np.ones(self.num_envs, dtype=np.bool_)
         self._seeded = False
+        self._slot_seeds: list[int | None] = [None] * self.num_envs
+
+    @property
+    def np_random_seed(self) -> tuple[int | None, ...]:  # type: ignore[override]
+        """The seed each slot's game stream was last seeded with (None before the first
+        reset), as Gymnasium's ``SyncVectorEnv`` gives its sub-envs' ``np_random_seed``;
+        a slot seeded from None has the seed Gymnasium drew for it."""
+        return tuple(self._slot_seeds)
+
+    def _seed_slot(self, i: int, seed: int | None) -> None:
+        """Seed slot ``i``'s game stream as a single env's ``reset(seed=seed)`` does."""
+        rng, used = seeding.np_random(seed)
+        self.core.rng[i] = state_from_generator(rng)
+        self._slot_seeds[i] = int(used)
 
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
@@ -383,11 +397,11 @@ class GameVectorEnv(VectorEnv):
                 seed = [s0 if s is None else s for s, s0 in zip(seed, init, strict=True)]
             for i, s in enumerate(seed):
                 if mask[i] and (s is not None or not self._seeded):
-                    self.core.rng[i] = state_from_generator(seeding.np_random(s)[0])
+                    self._seed_slot(i, s)
             self._np_random, _ = seeding.np_random(seed[0])
         elif not self._seeded:
             for i in range(self.num_envs):
-                self.core.rng[i] = state_from_generator(seeding.np_random(None)[0])
+                self._seed_slot(i, None)
         self._seeded = True
         self._elapsed[mask] = 0
         self.core.reset_slots(mask)
