@@ -18,7 +18,12 @@ after a bare ``import maxminq`` imports ``maxminq.theory`` then):
 A bad argument is a one-line ``ValueError`` (or ``TypeError``) naming it; where the
 ``maxminq`` command does the same job (training, sweeps, analysis, an unknown environment
 id) it is the subclass ``maxminq.errors.UsageError``, worded as the command prints it
-(``--lr: ...``).
+(``--lr: ...``), and a bad sweep config is a ``maxminq.experiments.config.ConfigError``
+(a ``ValueError`` too). A results folder that cannot be used (no sweep's store in it, a
+config name it has no runs of, another sweep's lock) is a
+``maxminq.experiments.store.StoreError``, which is no ``ValueError``: all four are
+``maxminq.errors.MaxminqError``. What maxminq warns you of is a
+``maxminq.errors.MaxminqWarning`` (a ``UserWarning``).
 """
 
 from typing import TYPE_CHECKING
