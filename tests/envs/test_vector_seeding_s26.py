@@ -45,3 +45,21 @@ def test_np_random_seed_names_each_slots_seed_as_sync_vector_env_does(env_id: st
         sync.reset(**kwargs)
         assert venv.np_random_seed == sync.np_random_seed
     assert venv.np_random_seed == (5, 2)  # by hand: 5 then 9 in slot 1, then 1 + 1 there
+
+
+@pytest.mark.parametrize("env_id", ["maxminq/Catcher-v0", "maxminq/MinAtar-Breakout-v0"])
+def test_numpy_seeds_reset_every_vector_env_as_python_ints_do(env_id: str) -> None:
+    """make_vector's SyncVectorEnv (every id but Catcher and Pixelcopter) failed on
+    reset(seed=np.int64(3)) ("object of type 'numpy.int64' has no len()") and on NumPy
+    seed lists; the native vector envs refused an array of seeds."""
+    for numpy_seed, plain in (
+        (np.int64(3), 3),
+        (np.arange(3, 5), [3, 4]),
+        ([np.int64(3), None], [3, None]),
+    ):
+        a = make_vector(env_id, seeds=[0, 1])
+        b = make_vector(env_id, seeds=[0, 1])
+        np.testing.assert_array_equal(a.reset(seed=numpy_seed)[0], b.reset(seed=plain)[0])
+        assert a.np_random_seed == b.np_random_seed
+    with pytest.raises(ValueError, match=r"seed\[0\] must be a non-negative integer, got 1.5"):
+        make_vector(env_id, seeds=[0, 1]).reset(seed=[1.5, 2])

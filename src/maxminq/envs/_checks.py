@@ -98,6 +98,29 @@ def check_seed(seed: Any, name: str = "seed") -> int:
     raise ValueError(f"{name} must be a non-negative integer, got {seed!r}")
 
 
+def check_vector_seed(seed: Any, num_envs: int) -> list[int | None] | None:
+    """A vector env's ``reset(seed=...)`` as one seed (or None) per sub-env: None stays None,
+    an integer ``s`` (Python or NumPy) gives sub-env i ``s + i`` (as Gymnasium's
+    ``SyncVectorEnv``), a list, tuple or 1-D array gives its entries (integers or None).
+
+    Raises:
+        ValueError: anything else, naming ``seed`` (or the bad ``seed[i]``).
+    """
+    if seed is None:
+        return None
+    if _is_int(seed):
+        first = check_seed(seed)
+        return [first + i for i in range(num_envs)]
+    if isinstance(seed, np.ndarray) and seed.ndim == 1 and seed.dtype.kind in "iu":
+        seed = seed.tolist()
+    if not isinstance(seed, (list, tuple)) or len(seed) != num_envs:
+        raise ValueError(
+            f"seed must be None, an integer or a list of {num_envs} seeds "
+            f"(integers or None), got {seed!r}"
+        )
+    return [None if s is None else check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
+
+
 def warn_no_render_mode(env: Any) -> None:
     """Warn (Gymnasium's logger, a UserWarning) that ``env.render()`` returns None because
     ``env`` was made without a render mode, as Gymnasium's own environments warn."""

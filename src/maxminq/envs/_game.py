@@ -27,7 +27,7 @@ from maxminq.envs._checks import (
     check_actions,
     check_bool,
     check_cap,
-    check_seed,
+    check_vector_seed,
     warn_no_render_mode,
 )
 from maxminq.envs._rng import state_from_generator
@@ -367,7 +367,7 @@ class GameVectorEnv(VectorEnv):
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every slot, or those of ``options["reset_mask"]``. ``seed``: int (slot i gets
-        seed + i), list, or None.
+        seed + i), list (or 1-D integer array), or None.
 
         With None, the first reset uses the seeds given at construction (so does a None in
         the list, for its slot); later ones continue each slot's own stream. With a
@@ -381,15 +381,8 @@ class GameVectorEnv(VectorEnv):
         mask = self._reset_mask(options)
         if seed is None and not self._seeded and self._init_seeds is not None:
             seed = self._init_seeds
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            seed = [check_seed(seed) + i for i in range(self.num_envs)]
+        seed = check_vector_seed(seed, self.num_envs)
         if seed is not None:
-            if not isinstance(seed, (list, tuple)) or len(seed) != self.num_envs:
-                raise ValueError(
-                    f"seed must be None, an integer or a list of {self.num_envs} seeds "
-                    f"(integers or None), got {seed!r}"
-                )
-            seed = [None if s is None else check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
             if not self._seeded and self._init_seeds is not None:
                 # A None slot at the first reset takes its construction seed, as a sub-env of
                 # make_vector's SyncVectorEnv does (it was OS entropy here).

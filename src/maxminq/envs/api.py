@@ -22,7 +22,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
-from maxminq.envs._checks import check_actions, check_cap, check_seed
+from maxminq.envs._checks import check_actions, check_cap, check_seed, check_vector_seed
 from maxminq.errors import UsageError, one_line
 
 if TYPE_CHECKING:
@@ -430,7 +430,14 @@ class _SeedFirstReset(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 class _CheckedSyncVectorEnv(SyncVectorEnv):
     """SyncVectorEnv that checks a Discrete(n) action batch as a whole before any sub-env
-    steps (a sub-env's own check would fire after the sub-envs before it had moved)."""
+    steps (a sub-env's own check would fire after the sub-envs before it had moved), and
+    takes the seeds the native Catcher/Pixelcopter vector envs take."""
+
+    def reset(self, *, seed: Any = None, options: dict[str, Any] | None = None) -> Any:
+        """Reset as ``SyncVectorEnv``, with ``seed`` a NumPy integer or array too (Gymnasium
+        failed on those: "object of type 'numpy.int64' has no len()", "Seed must be a
+        python integer"); ValueError naming ``seed`` for anything else."""
+        return super().reset(seed=check_vector_seed(seed, self.num_envs), options=options)
 
     def step(self, actions: Any) -> Any:
         """Check ``actions`` (ValueError naming the bad one), then step every sub-env."""
