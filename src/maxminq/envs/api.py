@@ -98,15 +98,17 @@ _V1_HINT = """ with --env-kwargs '{"minimal_action_set": true}'"""
 
 def _game_key(env_id: str) -> str:
     """The game an id names, without namespace, suite or version: ``Catcher-PLE-v0``,
-    ``MinAtar/Breakout-v1`` and ``maxminq/MinAtar-Breakout-v0`` give catcher, breakout."""
+    ``MinAtar/Breakout-v1``, ``Breakout-MinAtar-v0`` (the authors' gym-games) and
+    ``maxminq/MinAtar-Breakout-v0`` give catcher, breakout."""
     key = env_id.lower().rpartition("/")[2]
-    key = re.sub(r"(-ple)?(-v\d+)?$", "", key)
+    key = re.sub(r"(-ple|-minatar)?(-v\d+)?$", "", key)
     return key.removeprefix("minatar-").replace("_", "").replace("-", "")
 
 
 def _our_id_for(name: str) -> str | None:
     """Our id of the game another package's id names (the authors' gym-games
-    ``Catcher-PLE-v0``, minatar.gym's ``MinAtar/Breakout-v0``), or None."""
+    ``Catcher-PLE-v0`` and ``Space_invaders-MinAtar-v0``, minatar.gym's
+    ``MinAtar/Breakout-v0``), or None."""
     key = _game_key(name)
     return next((ours for ours in OUR_IDS if _game_key(ours) == key), None)
 
