@@ -47,3 +47,25 @@ def test_run_mountain_car_grid_is_typed_by_return_weights() -> None:
     assert isinstance(got, tuple) and len(got) == 3
     assert type(got[0]) is pd.DataFrame
     assert isinstance(got[1], np.ndarray) and isinstance(got[2], np.ndarray)
+
+
+def test_train_config_seeds_is_typed_as_what_resolve_takes() -> None:
+    """``TrainConfig.seeds`` was typed ``list[int]``, so ``TrainConfig(..., seeds=range(5))``,
+    which its own error message suggests, and ``seeds=np.arange(5)``, which its repr
+    documents, failed ``mypy --strict``; resolved, the seeds are a list."""
+    import dataclasses
+    import types
+    import typing
+
+    import maxminq.deep.config as config
+    from maxminq.deep import TrainConfig
+
+    (seeds,) = [f for f in dataclasses.fields(TrainConfig) if f.name == "seeds"]
+    declared = eval(str(seeds.type), vars(config))  # the annotation, as a type checker reads it
+    union = typing.get_origin(declared) in (typing.Union, types.UnionType)
+    members = typing.get_args(declared) if union else (declared,)
+    kinds = tuple(typing.get_origin(a) or a for a in members)
+    for given in ([0, 1], (0, 1), range(2), np.arange(2)):
+        assert isinstance(given, kinds), given
+        resolved = TrainConfig(env_id="CartPole-v1", seeds=given).resolve().seeds
+        assert resolved == [0, 1] and type(resolved) is list

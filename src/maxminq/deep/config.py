@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Sequence  # TrainConfig.seeds' type, read at runtime too
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -372,7 +373,9 @@ class TrainConfig:
     n: int | None = None
     lr: float | None = None
     steps: int | None = None
-    seeds: list[int] = field(default_factory=lambda: [0])
+    # any whole numbers resolve() takes: a list, range(5), np.arange(5) (its errors suggest
+    # range); resolved, a list
+    seeds: Sequence[int] | np.ndarray = field(default_factory=lambda: [0])
     timeout_as_terminal: bool = False
     eval_episodes: int = 100
     eval_eps: float = 0.01
@@ -844,6 +847,7 @@ if TYPE_CHECKING:
         n: int
         lr: float
         steps: int
+        seeds: list[int]
         bias_every: int
         checkpoint_every: int
         network: str
