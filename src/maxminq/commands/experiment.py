@@ -406,12 +406,16 @@ def _common(args: argparse.Namespace) -> dict[str, Any]:
 
 def _slim(df: pd.DataFrame, floats: list[str]) -> pd.DataFrame:
     """Compact dtypes for the tens of millions of rows of a full run (about 4x less memory):
-    one shared categorical for ``algorithm``, int32 counters, float32 for ``floats`` whose
-    finite values fit in it (a column with one beyond, |mu| > 3.4e38 or a diverging run's
-    1e47, stays float64: float32 wrote them as inf, not what was computed)."""
+    one shared categorical for ``algorithm``, int32 counters whose values fit in it (an
+    episode of more than 2**31 - 1 steps, under a --max-steps above it, stays int64: int32
+    wrapped it round to a negative count), float32 for ``floats`` whose finite values fit
+    in it (a column with one beyond, |mu| > 3.4e38 or a diverging run's 1e47, stays
+    float64: float32 wrote them as inf, not what was computed)."""
     from maxminq.tabular.agent import ALGORITHMS
 
-    out = df.astype({c: "int32" for c in ("n", "run", "episode", "steps") if c in df})
+    low, high = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    counters = [c for c in ("n", "run", "episode", "steps") if c in df]
+    out = df.astype({c: "int32" for c in counters if df[c].between(low, high).all()})
     big = float(np.finfo(np.float32).max)
     fits = [c for c in floats if not (np.isfinite(out[c]) & (out[c].abs() > big)).any()]
     out = out.astype({c: "float32" for c in fits})
