@@ -605,7 +605,8 @@ def make_vector(env_id: str, seeds: Sequence[int] | np.ndarray, **kwargs: Any) -
         env_id: as for :func:`make`.
         seeds: one non-negative integer seed per sub-env (a list, range or NumPy array);
             their number is the number of sub-envs (a ``num_envs`` keyword is refused).
-        **kwargs: ``max_episode_steps`` and env keyword arguments, as for :func:`make`.
+        **kwargs: ``max_episode_steps`` and env keyword arguments, as for :func:`make`;
+            ``autoreset_mode`` may only say ``SAME_STEP`` (UsageError otherwise).
     """
     _check_id(env_id)
     if "seed" in kwargs:  # was functools.partial's "got multiple values for keyword 'seed'"
@@ -618,6 +619,17 @@ def make_vector(env_id: str, seeds: Sequence[int] | np.ndarray, **kwargs: Any) -
             f"num_envs: make_vector makes one sub-env per seed in seeds (e.g. "
             f"seeds=range({kwargs['num_envs']!r})), not num_envs={kwargs['num_envs']!r}"
         )
+    if "autoreset_mode" in kwargs:  # was passed on to the environment's constructor
+        mode = kwargs.pop("autoreset_mode")
+        if mode not in (AutoresetMode.SAME_STEP, AutoresetMode.SAME_STEP.value):
+            said = f"AutoresetMode.{mode.name}" if isinstance(mode, AutoresetMode) else repr(mode)
+            raise UsageError(
+                f"autoreset_mode: make_vector's vector envs reset a finished sub-env in the "
+                f"same step (AutoresetMode.SAME_STEP), not {said}; for another mode build "
+                f"gymnasium.make_vec({env_id!r}, num_envs=n, vector_kwargs="
+                f"{{'autoreset_mode': {said}}}) (a SyncVectorEnv of the same games, seeded by "
+                "its reset(seed=...))"
+            )
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__len__"):
         raise UsageError(f"seeds must be a list of non-negative integers, got {seeds!r}")
     if len(seeds) == 0:
