@@ -165,11 +165,34 @@ def _remedy(out_dir: pathlib.Path) -> str:
     )
 
 
+def effective_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Run options (a ``result_key``'s) with ``optimizer_kwargs`` as the optimizer takes
+    them: torch's defaults filled in for those not given (``OPTIMIZER_DEFAULTS``). A run
+    saved before --optimizer-kwargs was merged over the registry's (MinAtar's {"alpha": 0.9}
+    meant torch's eps 1e-8) is then continued by giving that eps, and shown with it."""
+    from maxminq.deep.config import OPTIMIZER_DEFAULTS
+
+    given = options.get("optimizer_kwargs")
+    defaults = OPTIMIZER_DEFAULTS.get(str(options.get("optimizer")))
+    if defaults is None or not isinstance(given, dict):
+        return options
+    filled = {k: [float(x) for x in v] if isinstance(v, tuple) else v for k, v in defaults.items()}
+    return {**options, "optimizer_kwargs": {**filled, **given}}
+
+
+def same_options(saved: dict[str, Any], now: dict[str, Any]) -> bool:
+    """Whether two runs' options (``result_key`` dicts) are the same run's: equal once the
+    optimizer's options not given are filled in with torch's (:func:`effective_options`)."""
+    return effective_options(saved) == effective_options(now)
+
+
 def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) -> None:
     """A checkpoint written at ``step`` with options ``saved`` (a ``result_key``) can be
     continued under ``cfg`` if every option is the same, except a larger ``steps``
-    (extending the run); raise UsageError naming what differs otherwise."""
-    now = json.loads(cfg.result_key())
+    (extending the run); raise UsageError naming what differs otherwise. The optimizer's
+    options are compared as the optimizer takes them (:func:`effective_options`)."""
+    saved = effective_options(saved)
+    now = effective_options(json.loads(cfg.result_key()))
     differ = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
     if [k for k in differ if k != "steps"]:
 

@@ -131,6 +131,7 @@ from maxminq.deep.run_folder import (
     clear_run,
     folder_lock,
     read_tables,
+    same_options,
 )
 from maxminq.deep.step_boundary import StepBoundary
 from maxminq.envs.registry import space_text
@@ -1229,7 +1230,7 @@ def _train_in(
     if resume and finished:
         saved = _read_options(files.config)
         cfg = own_interval(saved)
-        if saved == json.loads(cfg.result_key()):
+        if same_options(saved, json.loads(cfg.result_key())):
             return read_tables(files.out, "--out")
         finished_steps = saved["steps"]
     state = None
