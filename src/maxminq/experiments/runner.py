@@ -491,6 +491,16 @@ class _RayBackend:
         self.workers = max(1, min(workers or cpus, cpus))
         self._task = ray.remote(num_cpus=1, max_retries=0)(execute_ray_run)
         self._running: set[Any] = set()  # refs of the tasks submitted and not yet answered
+        from ray import exceptions as rx
+
+        # A task's worker process, raylet or node died (a kill, the OOM killer, Ray's
+        # memory monitor): the task never answered (_drive runs it once more).
+        self._deaths: tuple[type[BaseException], ...] = (
+            rx.WorkerCrashedError,
+            rx.NodeDiedError,
+            rx.LocalRayletDiedError,
+            rx.OutOfMemoryError,
+        )
 
     def _init(self, ray: Any, workers: int | None, address: str | None) -> None:
         """Start or join Ray unless this process has it already (then ``started`` stays
@@ -545,7 +555,10 @@ class _RayBackend:
             except Exception as err:  # the task's worker died (node lost, OOM kill)
                 why = last_line(str(err)) or "unknown error"
                 msg = f"ray task failed: {type(err).__name__}: {why}"
-                out.append((ref, _Result(None, msg, "?", 0, 0.0)))
+                # Its worker process or node died: not the run's own error (execute_run
+                # returns those); run again once (_drive), as the local pool does.
+                died = isinstance(err, self._deaths)
+                out.append((ref, _Result(None, msg, "?", 0, 0.0, broken=died)))
         return out
 
     def close(self) -> None:
@@ -906,7 +919,19 @@ def _drive(
             beside = len(inflight) > 1
             for handle, result in answers:
                 run = inflight[handle]
-                if (
+                if result.broken and isinstance(backend, _RayBackend):
+                    # A Ray task's worker or node died: that ends this task alone (no pool
+                    # breaks), so no run beside it is suspect; it runs once more, and is
+                    # failed if its worker dies again. It was failed at once: a worker
+                    # killed or OOM-killed beside the run failed a run that was fine.
+                    if run.run_id not in ran_alone:
+                        ran_alone.add(run.run_id)
+                        why = last_line(result.error) or "?"
+                        store.mark_pending(run.run_id, f"its Ray worker died ({why}); run again")
+                        queue.append(run)  # next
+                        del inflight[handle]
+                        continue
+                elif (
                     result.broken
                     and run.run_id not in ran_alone
                     and (run.run_id in suspects or beside)
