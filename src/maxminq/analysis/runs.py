@@ -267,7 +267,7 @@ def _differences(cfgs: list[dict]) -> list:
     function of a run's settings giving its text ('' for nothing to add): the step size,
     the hidden layers (left out of config.json at the paper's), each environment keyword
     (e.g. ``gravity=-5``; a run without it says nothing), then any other setting (e.g.
-    ``gamma 0.9``)."""
+    ``gamma 0.9``; the optimizer's options in full, torch's defaults filled in)."""
     from maxminq.envs.registry import NETWORK_HIDDEN
 
     def hidden(c: dict) -> str:
@@ -282,6 +282,14 @@ def _differences(cfgs: list[dict]) -> list:
         return text
 
     def setting(name: str) -> Callable[[dict], str]:
+        if name == "optimizer_kwargs":  # in full: what a saved {"alpha": 0.9} meant then
+            from maxminq.deep.config import optimizer_options_in_full
+
+            return lambda c: (
+                f"{name} {_value(optimizer_options_in_full(c.get('optimizer'), c[name]))}"
+                if name in c
+                else ""
+            )
         return lambda c: f"{name} {_value(c[name])}" if name in c else ""
 
     names = dict.fromkeys(k for c in cfgs for k in c.get("env_kwargs") or {})

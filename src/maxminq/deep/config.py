@@ -63,6 +63,19 @@ OPTIMIZER_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+def optimizer_options_in_full(optimizer: object, given: object) -> object:
+    """``given`` (a run's ``optimizer_kwargs``) as ``optimizer`` takes them: torch's defaults
+    (:data:`OPTIMIZER_DEFAULTS`) filled in for the options not given, as JSON values (a pair
+    as a list). What a run saved says alone only with the rules of its day: MinAtar's
+    {"alpha": 0.9} was torch's eps 1e-8 before --optimizer-kwargs was merged over the
+    registry's (eps 0.01 now). ``given`` itself for an unknown optimizer or a non-mapping."""
+    defaults = OPTIMIZER_DEFAULTS.get(optimizer) if isinstance(optimizer, str) else None
+    if defaults is None or not isinstance(given, dict):
+        return given
+    filled = {k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}
+    return {**filled, **given}
+
+
 class EnvIdWarning(MaxminqWarning):
     """The run's env id names an environment that only this process knows: training works,
     but ``maxminq evaluate`` (and any other process) cannot rebuild it from the run."""

@@ -167,17 +167,16 @@ def _remedy(out_dir: pathlib.Path) -> str:
 
 def effective_options(options: dict[str, Any]) -> dict[str, Any]:
     """Run options (a ``result_key``'s) with ``optimizer_kwargs`` as the optimizer takes
-    them: torch's defaults filled in for those not given (``OPTIMIZER_DEFAULTS``). A run
-    saved before --optimizer-kwargs was merged over the registry's (MinAtar's {"alpha": 0.9}
-    meant torch's eps 1e-8) is then continued by giving that eps, and shown with it."""
-    from maxminq.deep.config import OPTIMIZER_DEFAULTS
+    them (``config.optimizer_options_in_full``: torch's defaults filled in for those not
+    given). A run saved before --optimizer-kwargs was merged over the registry's (MinAtar's
+    {"alpha": 0.9} meant torch's eps 1e-8) is then continued by giving that eps, and shown
+    with it."""
+    from maxminq.deep.config import optimizer_options_in_full
 
-    given = options.get("optimizer_kwargs")
-    defaults = OPTIMIZER_DEFAULTS.get(str(options.get("optimizer")))
-    if defaults is None or not isinstance(given, dict):
+    if "optimizer_kwargs" not in options:
         return options
-    filled = {k: [float(x) for x in v] if isinstance(v, tuple) else v for k, v in defaults.items()}
-    return {**options, "optimizer_kwargs": {**filled, **given}}
+    full = optimizer_options_in_full(options.get("optimizer"), options["optimizer_kwargs"])
+    return {**options, "optimizer_kwargs": full}
 
 
 def same_options(saved: dict[str, Any], now: dict[str, Any]) -> bool:
