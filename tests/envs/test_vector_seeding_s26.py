@@ -63,3 +63,17 @@ def test_numpy_seeds_reset_every_vector_env_as_python_ints_do(env_id: str) -> No
         assert a.np_random_seed == b.np_random_seed
     with pytest.raises(ValueError, match=r"seed\[0\] must be a non-negative integer, got 1.5"):
         make_vector(env_id, seeds=[0, 1]).reset(seed=[1.5, 2])
+
+
+@pytest.mark.parametrize("env_id", ["maxminq/Catcher-v0", "maxminq/Pixelcopter-v0"])
+def test_the_seeds_seed_the_action_spaces_as_a_sync_vector_env_of_make_does(env_id: str) -> None:
+    """The native vector env's action spaces drew from OS entropy: a random policy from
+    venv.action_space.sample() changed from run to run, unlike make_vector's SyncVectorEnv
+    of every other id (its sub-env 0's action space is seeded by make(seed=seeds[0]))."""
+    venv = make_vector(env_id, seeds=[5, 6, 7])
+    sync = gym.vector.SyncVectorEnv([partial(make, env_id, seed=s) for s in (5, 6, 7)])
+    got = [venv.action_space.sample() for _ in range(20)]
+    expected = [sync.action_space.sample() for _ in range(20)]
+    np.testing.assert_array_equal(got, expected)
+    singles = [venv.single_action_space.sample() for _ in range(20)]
+    assert singles == [sync.single_action_space.sample() for _ in range(20)]

@@ -307,7 +307,8 @@ class GameVectorEnv(VectorEnv):
     ``SyncVectorEnv(autoreset_mode=SAME_STEP)`` does.
 
     Args:
-        seeds: one seed per slot, used at the first reset without an explicit seed.
+        seeds: one seed per slot, used at the first reset without an explicit seed; the
+            first also seeds the action spaces (as ``make(seed=...)`` seeds its own).
         max_episode_steps: time limit per game (truncation), None for none; otherwise a
             positive integer (ValueError for zero or negative).
         normalize: normalised features instead of the raw PLE state.
@@ -340,7 +341,10 @@ class GameVectorEnv(VectorEnv):
         self.render_mode = render_mode
         self.core = self.core_cls(self.num_envs)
         self.single_observation_space = self.core_cls.observation_space(self.normalize)
-        self.single_action_space = spaces.Discrete(self.core_cls.n_actions)
+        # Seeded with the first slot's seed as a SyncVectorEnv's is (its sub-env 0's action
+        # space, seeded by make(seed=seeds[0])); batch_space copies that generator.
+        first = self._init_seeds[0] if self._init_seeds else None
+        self.single_action_space = spaces.Discrete(self.core_cls.n_actions, seed=first)
         self.observation_space = gym.vector.utils.batch_space(
             self.single_observation_space, self.num_envs
         )
