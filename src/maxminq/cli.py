@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import importlib
 import json
-import math
 import os
 import re
 import shlex
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 from maxminq import __version__
-from maxminq.errors import MaxminqError, MaxminqWarning, UsageError, closest
+from maxminq.errors import MaxminqError, MaxminqWarning, UsageError, closest, meant_whole
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "theory": ("maxminq.commands.theory", "Theorem 1, Corollary 1, each operator's bias"),
@@ -92,11 +91,8 @@ def explain_parse_error(parser: argparse.ArgumentParser, message: str) -> str:
         option, kind, value = bad_type.groups()
         if kind == "float":
             return f"{option}: expected a number, got {value}"
-        try:  # 1e5 or 1_000.0 for a count: say how to write it
-            number = float(value.strip("'").replace(",", ""))
-        except ValueError:
-            number = math.nan
-        how = f" (write {int(number)})" if number.is_integer() else ""
+        whole = meant_whole(value)  # 1e5 or 1,000 for a count: say how to write it
+        how = f" (write {whole})" if whole is not None else ""
         return f"{option}: expected a whole number, got {value}{how}"
     choice = re.fullmatch(r"argument (\S+): invalid choice: '(.*)' \(choose from (.*)\)", message)
     if choice:

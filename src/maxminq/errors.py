@@ -4,6 +4,7 @@ warnings it shows as one line."""
 from __future__ import annotations
 
 import numbers
+import re
 
 
 class MaxminqError(Exception):
@@ -33,6 +34,22 @@ def is_digits(text: str) -> bool:
     scripts' digits (``int('١')`` is 1, a number nobody typed)."""
     text = text.strip()
     return text.isascii() and text.isdigit()
+
+
+def meant_whole(text: str) -> int | None:
+    """The whole number that ``text``, refused as an integer, was meant as where that is
+    clear: ``'1e5'`` 100000, ``'7.0'`` 7, ``'1,500,000'`` 1500000 (commas only as thousands
+    separators: ``'2,4'`` is two numbers, not 24, and ``'1,5'`` no number); None otherwise
+    (``'1.5'``, ``'inf'``, ``'abc'``). Quotes around ``text`` (argparse's ``'1e5'``) are
+    ignored."""
+    text = text.strip().strip("'\"")
+    if re.fullmatch(r"[-+]?\d{1,3}(,\d{3})+(\.\d*)?", text):
+        text = text.replace(",", "")
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return int(number) if number.is_integer() else None
 
 
 def closest(word: str, candidates: list[str], cutoff: float = 0.6) -> str | None:
