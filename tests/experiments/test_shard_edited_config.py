@@ -15,12 +15,15 @@ import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_sweep import TOY  # the tiny toy-MDP sweep of the sweep tests (4 runs)
 
 from maxminq.cli import main
+from maxminq.commands.reproduce import combined_sweep
 from maxminq.experiments.config import load_config
 from maxminq.experiments.runner import run_sweep
+from maxminq.experiments.shard import parse_shard, record_sweep, shard_runs
 from maxminq.experiments.store import ResultsStore
 
 EDITED = TOY.replace("mu: [0.1, -0.1]", "mu: [0.1, -0.1, -0.2]")
@@ -78,3 +81,34 @@ def test_no_note_without_an_edit_or_without_a_shard(swept: Path, tmp_path: Path,
     assert main(["merge", str(tmp_path / "copy"), "--out", str(whole)]) == 0
     assert main(["sweep", str(edited), "--out", str(whole), "--shard", "1/2", "--dry-run"]) == 0
     assert "split otherwise" not in capsys.readouterr().err
+
+
+def test_reproduce_with_a_shard_tells_it_too(tmp_path: Path, capsys) -> None:
+    """``maxminq reproduce --shard K/M`` splits the runs of its configs together: an edit of
+    one of them moves runs as well. The folder is the one a ``reproduce --shard 1/2`` of
+    the first version leaves before its runs end (its plan and shard recorded)."""
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    config = configs / "tiny_toy.yaml"
+    config.write_text(TOY.format(runs=2, episodes=5))
+    out = tmp_path / "out"
+    first = combined_sweep([load_config(config, "quick")], "quick")
+    config.write_text(EDITED.format(runs=2, episodes=5))
+    edited = combined_sweep([load_config(config, "quick")], "quick")
+    with ResultsStore(out, lock=True) as store:
+        store.register(first.runs)
+        record_sweep(store, first.name, "quick", list(first.runs), parse_shard("1/2"))
+        # the edited shard's runs stored (a stand-in table): the reproduce runs none
+        store.register(edited.runs)
+        for run in shard_runs(list(edited.runs), parse_shard("1/2")):
+            store.save_tables(run, {"toy_mdp": pd.DataFrame({"episode": [1]})})
+            store.mark_finished(run.run_id)
+    argv = ["reproduce", "--configs", str(configs), "--only", "tiny_toy", "--shard", "1/2"]
+    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    notes = [line for line in err.splitlines() if "split otherwise" in line]
+    assert len(notes) == 1, err
+    assert notes[0].startswith(
+        "maxminq reproduce: note: reproduce (tiny_toy) make other runs than when"
+    ), notes[0]
+    assert "(2 added, 0 no longer made)" in notes[0]

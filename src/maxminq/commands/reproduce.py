@@ -476,6 +476,11 @@ def _run_shard(
         )
     combined = combined_sweep(configs, args.scale)
     refuse_other_shard(out, combined.name, shard, combined.runs)  # before any write
+    from maxminq.commands.sweep import shard_moves_note
+
+    moved = shard_moves_note(out, combined, shard)
+    if moved:  # a config edited since this machine's last sweep: runs change shards
+        print(moved.replace("maxminq sweep:", "maxminq reproduce:", 1), file=sys.stderr)
     if args.backend == "local":
         warn_many_workers("reproduce", workers)
     register_runs(out, configs)

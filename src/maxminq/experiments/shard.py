@@ -285,8 +285,10 @@ def moved_by_edit(store: Any, name: str, shard: Shard | None, runs: Sequence[Any
         )
     if went:
         parts.append(f"{len(went)} run(s) finished here are now other shards' (run again there)")
+    # maxminq reproduce's sweep of several configs: 'reproduce (toy_mdp, catcher)'
+    what = f"{name} make" if name.startswith("reproduce (") else f"config {name} makes"
     return (
-        f"config {name} makes other runs than when {store.out_dir} last swept its shard "
+        f"{what} other runs than when {store.out_dir} last swept its shard "
         f"{shard.text} ({added} added, {removed} no longer made), so its runs split otherwise: "
         f"{'; '.join(parts)}; sweep the edited config on every machine (the merge refuses a "
         "run finished on two machines with different results: --keep-first), or, to move no "
