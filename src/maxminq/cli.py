@@ -479,7 +479,11 @@ def _top_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``maxminq`` console script; returns the exit status."""
+    """Entry point of the ``maxminq`` console script; returns the exit status (2: a
+    one-line error; 130 / 143 / 129: interrupted, SIGTERM, SIGHUP). What argparse ends itself
+    raises SystemExit as argparse does, called from Python too: ``--help`` and
+    ``--version`` (status 0), an unknown command and an option argparse refuses (status 2,
+    after its one line)."""
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     argv = list(sys.argv[1:] if argv is None else argv)
