@@ -6,6 +6,22 @@ from __future__ import annotations
 import numbers
 import re
 
+# What ``from maxminq.errors import *`` binds: the error and warning classes and the helpers
+# the commands share (not ``numbers``, ``re``, nor ``__future__.annotations``, which it
+# brought along).
+__all__ = [
+    "INT64_MAX",
+    "CannotResumeError",
+    "MaxminqError",
+    "MaxminqWarning",
+    "UsageError",
+    "closest",
+    "is_digits",
+    "is_whole",
+    "meant_whole",
+    "one_line",
+]
+
 
 class MaxminqError(Exception):
     """Base class for errors the user can fix (bad option, bad config, bad data)."""
