@@ -77,3 +77,19 @@ def test_the_seeds_seed_the_action_spaces_as_a_sync_vector_env_of_make_does(env_
     np.testing.assert_array_equal(got, expected)
     singles = [venv.single_action_space.sample() for _ in range(20)]
     assert singles == [sync.single_action_space.sample() for _ in range(20)]
+
+
+def test_the_vector_env_class_takes_numpy_seeds() -> None:
+    """CatcherVectorEnv(seeds=np.array([...])) (the class, without make_vector's seed check)
+    failed once its seeds seeded the action spaces: Gymnasium takes Python ints only."""
+    from maxminq.envs.catcher import CatcherVectorEnv
+
+    venv = CatcherVectorEnv(seeds=np.array([1, 2]))
+    np.testing.assert_array_equal(
+        venv.reset()[0], make_vector("maxminq/Catcher-v0", [1, 2]).reset()[0]
+    )
+    assert venv.np_random_seed == (1, 2)
+    sync = gym.vector.SyncVectorEnv([partial(make, "maxminq/Catcher-v0", seed=s) for s in (1, 2)])
+    np.testing.assert_array_equal(venv.action_space.sample(), sync.action_space.sample())
+    with pytest.raises(ValueError, match=r"seeds\[1\] must be a non-negative integer, got -2"):
+        CatcherVectorEnv(seeds=[1, -2])

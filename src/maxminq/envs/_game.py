@@ -27,6 +27,7 @@ from maxminq.envs._checks import (
     check_actions,
     check_bool,
     check_cap,
+    check_seed,
     check_vector_seed,
     warn_no_render_mode,
 )
@@ -334,7 +335,11 @@ class GameVectorEnv(VectorEnv):
         self.num_envs = len(seeds) if seeds is not None else int(num_envs)  # type: ignore[arg-type]
         if self.num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {self.num_envs}")
-        self._init_seeds: list[int | None] | None = list(seeds) if seeds is not None else None
+        self._init_seeds: list[int | None] | None = (
+            None
+            if seeds is None
+            else [None if x is None else check_seed(x, f"seeds[{i}]") for i, x in enumerate(seeds)]
+        )
         self.max_episode_steps = check_cap(max_episode_steps)
         self.normalize = check_bool("normalize", normalize)
         _check_render_mode(render_mode)
