@@ -67,7 +67,8 @@ def progress_bar(
     *, total: int | None, desc: str, unit: str = "it", enabled: bool = True, **kwargs: Any
 ) -> Any:
     """A progress bar of ``total`` steps (:mod:`maxminq._progress`'s rule); ``enabled=False``
-    gives a bar that shows nothing (its ``update``, ``n`` and ``close`` still work).
+    gives a bar that shows nothing (its ``update`` and ``close`` may be called; tqdm's ``n``
+    then stays at ``initial``: count elsewhere what the code needs).
     ``kwargs`` go to tqdm (``initial``, ``unit_scale``)."""
     if enabled and not (in_notebook() or writes_to_terminal(kwargs.get("file"))):
         kwargs.setdefault("mininterval", LOG_INTERVAL)
