@@ -324,13 +324,26 @@ def weighted_double_q(q: Array, c: float = 1.0) -> Array:
     return beta * _at(qu, best) + (1 - beta) * _at(qv, best)
 
 
+#: Up to this m, :func:`expected_max_standard_normal` integrates ``x d/dx Phi(x)^m`` as it
+#: always has (within 3e-13 there; every action count of an environment, bit for bit);
+#: above, Phi^m in its stable form (the other lost digits: 5e-8 off at m = 10^9, 3e-6 at
+#: 10^12, 8e-3 at 10^15).
+_MAX_NORMAL_PLAIN_UP_TO = 10_000
+
+
 @lru_cache(maxsize=1024)
 def expected_max_standard_normal(m: int) -> float:
-    """E[max of m i.i.d. N(0, 1)], by quadrature of ``x * d/dx Phi(x)^m``; m a whole number."""
+    """E[max of m i.i.d. N(0, 1)], by quadrature of ``x * d/dx Phi(x)^m``; m a whole number.
+
+    For m above ``_MAX_NORMAL_PLAIN_UP_TO``, ``int_0^inf (1 - Phi^m) - int_-inf^0 Phi^m`` with
+    ``Phi^m = exp(m log Phi)`` (``log_ndtr``): Phi within 1e-16 of 1 near the maximum, about
+    ``sqrt(2 ln m)``, kept few digits of 1 - Phi ~ 1/m, and quad missed the narrow peak."""
     if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 1:  # 2.5 gave a value
         raise ValueError(f"expected_max_standard_normal: m must be a whole number >= 1, got {m!r}")
     if m == 1:
         return 0.0
+    if m > _MAX_NORMAL_PLAIN_UP_TO:
+        return _expected_max_standard_normal_large(int(m))
     from scipy import integrate, stats
 
     def integrand(x: float) -> float:
@@ -338,6 +351,26 @@ def expected_max_standard_normal(m: int) -> float:
 
     value, _ = integrate.quad(integrand, -math.inf, math.inf, limit=200)
     return float(value)
+
+
+def _expected_max_standard_normal_large(m: int) -> float:
+    """:func:`expected_max_standard_normal` for large m, Phi^m in its stable form: 1 - Phi^m
+    rises to 1 below the maximum's location sqrt(2 ln m) within about 1 / sqrt(2 ln m)."""
+    from scipy import integrate, special
+
+    def power(x: float) -> float:  # Phi(x)^m
+        return math.exp(m * float(special.log_ndtr(x)))
+
+    def rest(x: float) -> float:  # 1 - Phi(x)^m
+        return -math.expm1(m * float(special.log_ndtr(x)))
+
+    at = math.sqrt(2.0 * math.log(m))
+    edges = [0.0, at - 3.0, at - 1.0, at - 0.5, at, at + 0.5, at + 1.0, at + 3.0]
+    above = sum(integrate.quad(rest, lo, hi, epsabs=1e-15, limit=200)[0]
+                for lo, hi in zip(edges[:-1], edges[1:], strict=True))  # fmt: skip
+    above += integrate.quad(rest, edges[-1], math.inf, epsabs=1e-15, limit=200)[0]
+    below = integrate.quad(power, -math.inf, 0.0, epsabs=1e-15, limit=200)[0]
+    return float(above - below)
 
 
 def bias_corrected(q: Array, sigma: Any = None) -> Array:
