@@ -46,12 +46,12 @@ _HYPER: list[tuple[str, type, str]] = [
 #: Steps from which a run starts with a line on its memory, checkpoints and how to watch it.
 LONG_RUN = 100_000
 
-#: The most seeds one run may list (the replay buffers are checked against memory later).
-MAX_SEEDS = 1_000_000
-
 
 def parse_seeds(text: str) -> list[int]:
-    """'0-4' -> [0..4]; '0,3,7' -> [0, 3, 7]; '5' -> [5]; combinations like '0-2,9'."""
+    """'0-4' -> [0..4]; '0,3,7' -> [0, 3, 7]; '5' -> [5]; combinations like '0-2,9'; more
+    than ``deep.config.MAX_SEEDS`` is refused before their list is built."""
+    from maxminq.deep.config import MAX_SEEDS, _too_many_seeds
+
     seeds: list[int] = []
     try:
         for part in text.split(","):
@@ -61,10 +61,7 @@ def parse_seeds(text: str) -> list[int]:
                 if hi < lo:
                     raise ValueError
                 if len(seeds) + hi - lo + 1 > MAX_SEEDS:  # before a list of 10^8 is built
-                    raise UsageError(
-                        f"--seeds: {text} is more than {MAX_SEEDS:,} seeds, which one run "
-                        "cannot hold (each seed has an environment and replay buffer of its own)"
-                    )
+                    raise _too_many_seeds(len(seeds) + hi - lo + 1, text)
                 seeds.extend(range(lo, hi + 1))
             else:
                 seeds.append(int(part))

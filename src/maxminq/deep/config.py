@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Sequence  # TrainConfig.seeds' type, read at runtime too
+from collections.abc import Sequence, Sized  # Sequence: TrainConfig.seeds' type, at runtime
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -74,6 +74,10 @@ def optimizer_options_in_full(optimizer: object, given: object) -> object:
         return given
     filled = {k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}
     return {**filled, **given}
+
+
+#: The most seeds one run takes (``--seeds``; each has an environment and buffers of its own).
+MAX_SEEDS = 1_000_000
 
 
 class EnvIdWarning(MaxminqWarning):
@@ -1027,13 +1031,29 @@ def _plain(value: Any, arrays: bool) -> Any:
     return value
 
 
+def _too_many_seeds(count: int, given: str = "") -> UsageError:
+    """The error for a run of ``count`` seeds, more than :data:`MAX_SEEDS`."""
+    return UsageError(
+        f"--seeds: {given or f'{count:,} seeds'} is more than {MAX_SEEDS:,} seeds, which one "
+        "run cannot hold (each seed has an environment and replay buffer of its own)"
+    )
+
+
 def _seed_list(seeds: Any) -> list[int]:
     """Seeds as Python ints (a NumPy array or range of them too; JSON needs plain ints); a
-    bool is refused (``seeds=[True]`` would be seed 1)."""
+    bool is refused (``seeds=[True]`` would be seed 1), and so are more than
+    :data:`MAX_SEEDS` (``range(10**9)`` before a list of them is built)."""
     try:
-        if isinstance(seeds, (str, bytes)) or any(isinstance(s, (bool, np.bool_)) for s in seeds):
+        if isinstance(seeds, (str, bytes)):
             raise TypeError
-        return [operator.index(s) for s in seeds]
+        if isinstance(seeds, Sized) and len(seeds) > MAX_SEEDS:
+            raise _too_many_seeds(len(seeds))
+        if any(isinstance(s, (bool, np.bool_)) for s in seeds):
+            raise TypeError
+        out = [operator.index(s) for s in seeds]
+        if len(out) > MAX_SEEDS:  # an iterable without a length
+            raise _too_many_seeds(len(out))
+        return out
     except TypeError:
         hint = ""
         if is_whole(seeds) and seeds >= 0:  # SB3's seed=3: the seed 3, or three seeds?
