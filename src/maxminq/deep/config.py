@@ -627,6 +627,9 @@ class TrainConfig:
             options = [
                 _OPTIMIZER_KEYWORD_OPTIONS[k] for k in unknown if k in _OPTIMIZER_KEYWORD_OPTIONS
             ]
+            if self.optimizer == "centered_rmsprop" and "centered" in unknown:  # not "use it"
+                i = options.index(_OPTIMIZER_KEYWORD_OPTIONS["centered"])
+                options[i] = "centered_rmsprop is centered already; --optimizer rmsprop is not"
             raise UsageError(
                 f"--optimizer-kwargs: {self.optimizer} takes "
                 f"{', '.join(OPTIMIZER_DEFAULTS[self.optimizer])}, not {', '.join(unknown)}"
