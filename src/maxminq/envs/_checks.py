@@ -101,7 +101,9 @@ def check_seed(seed: Any, name: str = "seed") -> int:
 def check_vector_seed(seed: Any, num_envs: int) -> list[int | None] | None:
     """A vector env's ``reset(seed=...)`` as one seed (or None) per sub-env: None stays None,
     an integer ``s`` (Python or NumPy) gives sub-env i ``s + i`` (as Gymnasium's
-    ``SyncVectorEnv``), a list, tuple or 1-D array gives its entries (integers or None).
+    ``SyncVectorEnv``), a list, tuple, range or 1-D array gives its entries (integers or
+    None; a range as Gymnasium's ``SyncVectorEnv`` takes it, and as ``make_vector`` takes
+    its ``seeds``).
 
     Raises:
         ValueError: anything else, naming ``seed`` (or the bad ``seed[i]``).
@@ -113,6 +115,8 @@ def check_vector_seed(seed: Any, num_envs: int) -> list[int | None] | None:
         return [first + i for i in range(num_envs)]
     if isinstance(seed, np.ndarray) and seed.ndim == 1 and seed.dtype.kind in "iu":
         seed = seed.tolist()
+    elif isinstance(seed, range):
+        seed = list(seed)
     if not isinstance(seed, (list, tuple)) or len(seed) != num_envs:
         raise ValueError(
             f"seed must be None, an integer or a list of {num_envs} seeds "
