@@ -49,16 +49,33 @@ def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
     return err.strip()
 
 
-def _run_with_file_limit(argv: list[str], limit: int) -> subprocess.CompletedProcess[str]:
+def _run_with_file_limit(
+    argv: list[str], limit: int, warm: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``maxminq ARGV`` in a subprocess that may write files of at most ``limit`` bytes
-    (RLIMIT_FSIZE: a write beyond it fails with EFBIG, as on a full disk)."""
+    (RLIMIT_FSIZE: a write beyond it fails with EFBIG, as on a full disk).
+
+    With ``warm``, that process first runs ``maxminq WARM`` without the limit (its output
+    hidden; it must succeed): whatever the command writes on first use besides its outputs
+    is then in place. numba's on-disk cache is such a write, of files above 20 kB: a kernel
+    the pytest process had compiled but whose entry was not on disk (the sources edited
+    since pytest imported them, or numba's index rewritten by a concurrent xdist worker, a
+    read-modify-write) was compiled again under the limit, and its cache file failed with
+    'File too large' before the command wrote anything."""
     code = (
-        "import resource, sys\n"
-        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+        "import contextlib, io, resource, sys\n"
         "from maxminq.cli import main\n"
+        f"warm = {warm!r}\n"
+        "if warm is not None:\n"
+        "    hidden = io.StringIO()\n"
+        "    with contextlib.redirect_stdout(hidden), contextlib.redirect_stderr(hidden):\n"
+        "        status = main(warm)\n"
+        "    if status != 0:\n"
+        "        sys.exit(f'warm-up run failed ({status}): {hidden.getvalue()}')\n"
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
         f"sys.exit(main({argv!r}))\n"
     )
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
 
 
 # The first output each command writes (small), then the rest; a figure is > 20 kB.
@@ -239,7 +256,10 @@ def test_a_failed_write_leaves_no_outputs_of_the_earlier_setting(name: str, tmp_
     argv = [*base, "--out", str(out)]
     assert main(argv) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    proc = _run_with_file_limit([*argv, *other], 20_000)
+    # warm: the same setting into another folder first, without the limit, so that only the
+    # outputs meet it (not numba's cache of a kernel compiled anew in that process)
+    warm = [*base, "--out", str(tmp_path / "warm"), *other]
+    proc = _run_with_file_limit([*argv, *other], 20_000, warm=warm)
     assert proc.returncode == 1, proc.stderr
     command = base[0]
     assert proc.stderr.count("\n") == 1, proc.stderr
