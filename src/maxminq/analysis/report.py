@@ -418,16 +418,39 @@ def _unreadable_runs(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[st
         ]
 
 
+#: What :func:`_runs_without_results` counts the runs under that no config as last swept
+#: in the folder makes (pending or failed runs of a config's earlier version).
+EARLIER_VERSION = "of an earlier version of their config (pending or failed)"
+
+
 def _runs_without_results(out_dir: Path) -> dict[str, int]:
     """Runs registered in the store that the report cannot show (pending, running, failed),
-    counted by status."""
+    counted by status; those that no config as last swept here makes (its plan, recorded by
+    each sweep: :mod:`maxminq.experiments.shard`), left pending or failed by a sweep of an
+    earlier version of the config (edited, or at another scale), counted apart under
+    :data:`EARLIER_VERSION`: rerunning the sweep does not run them. A folder without plans
+    (an older maxminq's) counts every run by its status."""
     if not _has_store(out_dir):
         return {}
-    from maxminq.experiments.store import FINISHED, ResultsStore
+    from maxminq.experiments.runner import stored_aliases
+    from maxminq.experiments.shard import PLAN_PREFIX, read_plans
+    from maxminq.experiments.store import FINISHED, STATUSES, ResultsStore
 
     with ResultsStore(out_dir, create=False) as store:
-        counts = store.counts()
-    return {status: n for status, n in counts.items() if n and status not in FINISHED}
+        records = store.records()
+        plans = read_plans(store.meta_items(PLAN_PREFIX))
+    current: set[str] | None = None
+    if plans:
+        current = {str(r) for plan in plans.values() for r in plan["runs"]}
+        # a run stored under an older id of a run the config makes (as a sweep adopts it)
+        current |= {old for now, old in stored_aliases(records).items() if now in current}
+    counts = dict.fromkeys([*STATUSES, EARLIER_VERSION], 0)
+    for rec in records:
+        if rec.status in FINISHED:
+            continue
+        stale = current is not None and rec.run_id not in current and rec.status != "running"
+        counts[EARLIER_VERSION if stale else rec.status] += 1
+    return {status: n for status, n in counts.items() if n}
 
 
 #: Settings that are an operator's parameters (a mapping): the report writes them as the
@@ -1709,7 +1732,20 @@ def build_report(
             "**Caution: not every run registered in this folder has results:** "
             + ", ".join(f"{n} {status}" for status, n in without_results.items())
             + ". They are missing from the tables, claims and figures below (`maxminq status "
-            "DIR` lists them; rerunning the sweep completes pending and failed runs).",
+            "DIR` lists them; "
+            + (
+                "rerunning the sweep completes pending and failed runs"
+                if set(without_results) - {EARLIER_VERSION}
+                else ""
+            )
+            + (
+                ("; " if set(without_results) - {EARLIER_VERSION} else "")
+                + "those of an earlier version are runs that no config as last swept here "
+                "makes (edited, or at another scale), which rerunning the sweep does not run"
+                if EARLIER_VERSION in without_results
+                else ""
+            )
+            + ").",
             cls="note",
         )
     unreadable = _unreadable_runs(out_dir, results)
