@@ -45,3 +45,18 @@ def test_the_command_says_the_same() -> None:
     with pytest.raises(UsageError, match=r"^--seeds: 0-1000000 is more than 1,000,000 seeds"):
         parse_seeds("0-1000000")
     assert parse_seeds("0-2,9") == [0, 1, 2, 9]
+
+
+@pytest.mark.parametrize(
+    ("seeds", "kind"),
+    [(iter([0, 1]), "list_iterator"), ((s for s in (0, 1)), "generator"), (map(int, "01"), "map")],
+)
+def test_seeds_that_can_be_read_once_only_are_named_so(seeds, kind: str) -> None:
+    """A generator of seeds was read up by the first check, and the run was refused as
+    having none: '--seeds: give at least one seed, e.g. 0-4', for seeds (0, 1)."""
+    with pytest.raises(UsageError) as err:
+        TrainConfig(env_id="CartPole-v1", seeds=seeds).resolve()
+    assert str(err.value) == (
+        f"--seeds: expected a list, range or array of whole numbers, got a {kind}, which can "
+        "be read once only: seeds=list(...)"
+    )

@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 import warnings
-from collections.abc import Sequence, Sized  # Sequence: TrainConfig.seeds' type, at runtime
+from collections.abc import Iterable, Sequence, Sized  # Sequence: seeds' type, at runtime
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -1051,6 +1051,11 @@ def _seed_list(seeds: Any) -> list[int]:
             raise TypeError
         if isinstance(seeds, Sized) and len(seeds) > MAX_SEEDS:
             raise _too_many_seeds(len(seeds))
+        if isinstance(seeds, Iterable) and not isinstance(seeds, Sized):  # read once: by the
+            raise UsageError(  # first check, leaving the run none ('give at least one seed')
+                f"--seeds: expected a list, range or array of whole numbers, got a "
+                f"{type(seeds).__name__}, which can be read once only: seeds=list(...)"
+            )
         if any(isinstance(s, (bool, np.bool_)) for s in seeds):
             raise TypeError
         out = [operator.index(s) for s in seeds]
