@@ -432,18 +432,12 @@ def _runs_without_results(out_dir: Path) -> dict[str, int]:
     (an older maxminq's) counts every run by its status."""
     if not _has_store(out_dir):
         return {}
-    from maxminq.experiments.runner import stored_aliases
-    from maxminq.experiments.shard import PLAN_PREFIX, read_plans
+    from maxminq.experiments.shard import planned_runs
     from maxminq.experiments.store import FINISHED, STATUSES, ResultsStore
 
     with ResultsStore(out_dir, create=False) as store:
         records = store.records()
-        plans = read_plans(store.meta_items(PLAN_PREFIX))
-    current: set[str] | None = None
-    if plans:
-        current = {str(r) for plan in plans.values() for r in plan["runs"]}
-        # a run stored under an older id of a run the config makes (as a sweep adopts it)
-        current |= {old for now, old in stored_aliases(records).items() if now in current}
+        current = planned_runs(store)
     counts = dict.fromkeys([*STATUSES, EARLIER_VERSION], 0)
     for rec in records:
         if rec.status in FINISHED:

@@ -213,6 +213,32 @@ def shard_lines(store: Any, config: str | None = None) -> list[str]:
     return lines
 
 
+def earlier_version_lines(store: Any, config: str | None = None) -> list[str]:
+    """Per config (``config`` only, when given), its pending or failed runs that no config
+    as last swept here makes (:func:`maxminq.experiments.shard.planned_runs`: left by a
+    sweep of an earlier version of the config, edited or at another scale), which the
+    counts above show as still to run though no sweep of the config as it is runs them."""
+    from maxminq.experiments.shard import planned_runs
+
+    current = planned_runs(store)
+    if current is None:
+        return []
+    lines = []
+    for name in [config] if config else store.configs():
+        old = [
+            rec
+            for rec in store.records(name)
+            if rec.status in ("pending", "failed") and rec.run_id not in current
+        ]
+        if old:
+            lines.append(
+                f"{name}: {len(old)} of its pending or failed run(s) are of an earlier version "
+                "of the config (edited, or at another scale): a sweep of it as last swept here "
+                "does not run them"
+            )
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the folder's counts; exit 0 when nothing failed, 1 otherwise. Of one 'maxminq
     train' run: whether it finished, or how far it is (exit 0)."""
@@ -277,7 +303,11 @@ def run(args: argparse.Namespace) -> int:
         records = store.records(args.config)
         if not args.config and len(configs) > 1:
             row("all", store.counts())
-        for line in [*shard_lines(store, args.config), *software_lines(store, args.config)]:
+        for line in [
+            *shard_lines(store, args.config),
+            *earlier_version_lines(store, args.config),
+            *software_lines(store, args.config),
+        ]:
             print(line)
         failed = [r for r in records if r.status == "failed"]
         for rec in failed:

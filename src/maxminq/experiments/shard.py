@@ -294,3 +294,20 @@ def moved_by_edit(store: Any, name: str, shard: Shard | None, runs: Sequence[Any
         "run finished on two machines with different results: --keep-first), or, to move no "
         "run, sweep only the new values as a config of another name"
     )
+
+
+def planned_runs(store: Any) -> set[str] | None:
+    """The ids of every run that a config as last swept into ``store``'s folder makes (the
+    union of the recorded plans), with the older ids its stored runs go by (as a sweep
+    adopts them: :func:`maxminq.experiments.runner.stored_aliases`); None for a folder
+    without plans (an older maxminq's). A registered run outside it was made by an earlier
+    version of its config (edited, or at another scale): no sweep of the configs as they
+    were last swept runs it."""
+    from maxminq.experiments.runner import stored_aliases
+
+    plans = read_plans(store.meta_items(PLAN_PREFIX))
+    if not plans:
+        return None
+    current = {str(r) for plan in plans.values() for r in plan["runs"]}
+    current |= {old for now, old in stored_aliases(store.records()).items() if now in current}
+    return current
