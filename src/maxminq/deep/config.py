@@ -391,8 +391,10 @@ class TrainConfig:
     lr: float | None = None
     steps: int | None = None
     # any whole numbers resolve() takes: a list, range(5), np.arange(5) (its errors suggest
-    # range); resolved, a list
-    seeds: Sequence[int] | np.ndarray = field(default_factory=lambda: [0])
+    # range); resolved, a list. list[int] first, though a Sequence: a sweep reads this text
+    # to check its settings (experiments.registry._type_problem), where seeds are a list
+    # ('grid.seeds: expected a list, got 0' for an axis of bare seeds)
+    seeds: list[int] | Sequence[int] | np.ndarray = field(default_factory=lambda: [0])
     timeout_as_terminal: bool = False
     eval_episodes: int = 100
     eval_eps: float = 0.01
