@@ -433,7 +433,7 @@ def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.Dat
     not reach the goal (the paper's "fail to reach the goal within 5,000 steps"): with a
     ``reached_goal`` column (``run_mountain_car_grid(reached_goal=True)``, as the command
     runs it) an episode that reached the goal on the cap's own step is not counted; without
-    one, every last episode of ``max_steps`` steps is."""
+    one, or where it is missing (NaN), every last episode of ``max_steps`` steps is."""
     style.check_table(df, "mc_best_step_sizes", _MC_COLUMNS)
     df, extra = _with_params(df)
     per = ["step_size_per"] if "step_size_per" in df.columns else []
@@ -446,7 +446,10 @@ def mc_best_step_sizes(df: pd.DataFrame, max_steps: int | None = None) -> pd.Dat
     if max_steps is not None:
         cut = last.steps >= max_steps
         if "reached_goal" in last.columns:  # the goal on the cap's step is no truncation
-            cut &= ~last.reached_goal.astype(bool)
+            # a row without it (a frame of run_mountain_car_grid() without reached_goal
+            # concatenated with one with it) is read by its steps: astype(bool) made its NaN
+            # True, a goal, so such runs at the cap were never counted
+            cut &= ~last.reached_goal.astype("boolean").fillna(False).astype(bool)
         at_cap = last.assign(_cut=cut.astype(float)).groupby([*setting, "step_size"], observed=True)
         table["capped"] = at_cap["_cut"].mean()
     table = table.reset_index()
