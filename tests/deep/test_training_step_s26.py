@@ -52,6 +52,36 @@ def test_the_learner_steps_with_the_merged_options(given: dict) -> None:
     assert eps == given.get("eps", 0.01) and alpha == given.get("alpha", 0.95)
 
 
+@pytest.mark.parametrize("given", [{"alpha": 0.9}, {"eps": 1e-5}])
+def test_the_trainer_hands_the_merged_options_to_its_learner(given: dict) -> None:
+    """The run itself steps with the merged options, not with those given alone: the
+    Trainer's own learner, one step of every weight with gradient 2, moves each weight by
+    the centered RMSprop step worked out by hand with alpha and eps as MinAtar's values
+    under those given ({'alpha': 0.9} alone, i.e. torch's eps 1e-8, moves each weight
+    lr 2 / (0.6 + 1e-8) instead of lr 2 / (0.6 + 0.01): 1.7 % more, well outside rtol)."""
+    import torch
+
+    from maxminq.deep.train import Trainer
+
+    alpha, eps = given.get("alpha", 0.95), given.get("eps", 0.01)
+    cfg = TrainConfig(
+        env_id=MINATAR, optimizer_kwargs=given, seeds=[0], steps=10, buffer_size=10,
+        batch_size=2, learning_starts=1000, checkpoint_every=0, eval_episodes=0,
+    ).resolve()  # fmt: skip
+    tr = Trainer(cfg)
+    try:
+        opt = tr.learner.opt
+        assert opt.kind == "centered_rmsprop"
+        before = opt.flat.clone()
+        opt.step(None, torch.full_like(opt.flat, 2.0))
+        sq, ga = (1 - alpha) * 4.0, (1 - alpha) * 2.0
+        step = cfg.lr * 2.0 / ((sq - ga * ga) ** 0.5 + eps)
+        want = torch.full_like(before, step)
+        torch.testing.assert_close(before - opt.flat, want, rtol=1e-4, atol=0)
+    finally:
+        tr.close()
+
+
 @pytest.mark.parametrize("agent", ["maxmin-dqn", "ensemble-dqn"])
 def test_several_members_per_step_each_on_its_own_block_of_the_mini_batch(agent: str) -> None:
     """Algorithm 1 with a subset S of two of the N = 3 nets, for two seeds at once: member
@@ -169,13 +199,18 @@ def test_each_seeds_boundaries_and_the_ring_buffer_after_it_wraps(timeout_as_ter
     tr = Trainer(cfg)
     kinds: set[tuple[bool, bool]] = set()
     try:
+        acted_on = []  # each step's observations, read from the trainer before it acts
         for t in range(24):
+            acted_on.append(tr.obs.copy())
             tr.train_step()
             if t == 7:  # the 8th transition went to slot 0: drawn there, it is the newest
+                assert tr.replay.pos == 1
                 newest = tr.replay.gather(np.arange(3), np.zeros((3, 1), dtype=np.int64))
-                for s in range(3):
-                    assert np.array_equal(newest["obs"][s, 0].numpy(), tr.replay.obs[s, 0])
-                    assert tr.replay.pos == 1
+                # The 8th step's observation, not the 1st one's, which slot 0 held before
+                # (they differ for every seed, so the two cannot be mixed up here).
+                assert (acted_on[7] != acted_on[0]).any(axis=1).all()
+                assert np.array_equal(newest["obs"][:, 0].numpy(), acted_on[7])
+                assert newest["next_obs"][:, 0, 1].tolist() == (acted_on[7][:, 1] + 1).tolist()
         order = [(tr.replay.pos + i) % 7 for i in range(7)]  # oldest to newest
         for s in range(3):
             rows = [
