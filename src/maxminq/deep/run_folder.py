@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import torch
 
+from maxminq.deep.config import outside_stacklevel
 from maxminq.deep.policy import DAMAGED_FILE_ERRORS, MODEL_FILE, describe_error, state_digest
 from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, one_line
 from maxminq.experiments.store import PROGRESS_FILE, atomic_write, remove_stale_temporaries
@@ -257,7 +258,7 @@ def _read_checkpoint(path: pathlib.Path) -> tuple[dict[str, Any], dict[str, Any]
             f"{path} has no checksum (written by an earlier maxminq): resumed without "
             "checking its contents; --overwrite starts the run again",
             CheckpointWarning,
-            stacklevel=2,
+            stacklevel=outside_stacklevel(),  # the user's line (stacklevel 2 named train.py)
         )
     return state, saved
 
