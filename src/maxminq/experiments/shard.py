@@ -301,8 +301,11 @@ def planned_runs(store: Any) -> set[str] | None:
     union of the recorded plans), with the older ids its stored runs go by (as a sweep
     adopts them: :func:`maxminq.experiments.runner.stored_aliases`); None for a folder
     without plans (an older maxminq's). A registered run outside it was made by an earlier
-    version of its config (edited, or at another scale): no sweep of the configs as they
-    were last swept runs it."""
+    version of its config (edited, at another scale, or resolved otherwise by another
+    maxminq): no sweep of the configs as they were last swept runs it. The runs of a
+    config that no plan covers (swept only by an older maxminq, which recorded none, beside
+    a config swept since) are in it: whether their config still makes them is not known,
+    and a sweep of it runs them."""
     from maxminq.experiments.runner import stored_aliases
 
     plans = read_plans(store.meta_items(PLAN_PREFIX))
@@ -310,4 +313,8 @@ def planned_runs(store: Any) -> set[str] | None:
         return None
     current = {str(r) for plan in plans.values() for r in plan["runs"]}
     current |= {old for now, old in stored_aliases(store.records()).items() if now in current}
+    members = store.members()
+    # a plan covers its config (maxminq reproduce's, of several: the configs of its runs)
+    covered = set(plans) | {config for config, run_id in members if run_id in current}
+    current |= {run_id for config, run_id in members if config not in covered}
     return current
