@@ -1060,7 +1060,8 @@ def load_results(
     stored once; its ``config`` column then shows the requested config, and otherwise the
     first config that registered it); ``kind`` filters by run kind. For large sweeps,
     ``tables`` limits the table names read and ``settings`` the settings turned into columns
-    (``False``: none, or an iterable of names).
+    (``False``: none, or an iterable of names); a single name may be given as a string
+    (``tables="metrics"``).
     """
     import warnings
 
@@ -1076,8 +1077,14 @@ def load_results(
             for r in store.records(config)
             if r.status in statuses and (kind is None or r.kind == kind)
         ]
-        wanted = None if tables is None else set(tables)
-        keep = (None if settings else set()) if isinstance(settings, bool) else set(settings)
+        # One name given as a string is that table / setting, not its letters (tables=
+        # "metrics" read as {'m', 'e', ...} matched no table and returned {} silently).
+        wanted = None if tables is None else {tables} if isinstance(tables, str) else set(tables)
+        keep: set[str] | None
+        if isinstance(settings, bool):
+            keep = None if settings else set()
+        else:
+            keep = {settings} if isinstance(settings, str) else set(settings)
         pieces: dict[str, list[pd.DataFrame]] = {}
         for rec in sorted(records, key=lambda r: r.run_id):
             try:
