@@ -224,14 +224,20 @@ def execute_ray_run(
 def _show_warnings(result: _Result, shown: set[tuple[type[Warning], str]]) -> None:
     """Warn in the driver, once per sweep, of what a run warned of in its worker (e.g. an
     environment without a time limit, which every run on it would repeat): the command
-    shows it as one line, and a caller of :func:`run_sweep` can filter or catch it."""
+    shows it as one line, and a caller of :func:`run_sweep` can filter or catch it. It
+    points at the caller's line outside maxminq (``outside_stacklevel``): a fixed
+    stacklevel named a line of this file (run_sweep's call of the sweep loop)."""
+    if not result.warned:
+        return
+    from maxminq.deep.config import outside_stacklevel
+
     for category, said in result.warned:
         # in a config's words, as its errors are ('max_episode_steps 100 with gamma 0.99',
         # not the command line's '--max-episode-steps 100 with --gamma 0.99')
         text = options_to_keys(said)
         if (category, text) not in shown:
             shown.add((category, text))
-            warnings.warn(text, category, stacklevel=3)
+            warnings.warn(text, category, stacklevel=outside_stacklevel())
 
 
 def _worker_init() -> None:
