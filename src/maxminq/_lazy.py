@@ -4,7 +4,6 @@ does not pull in torch or matplotlib through its package's ``__init__``."""
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import sys
 from collections.abc import Callable, Mapping
 from types import ModuleType
@@ -14,6 +13,8 @@ from typing import Any
 def submodules(package: str) -> list[str]:
     """The names of ``package``'s public modules and subpackages, found on disk (none is
     imported): ``['agent', 'finite_mdp', 'toy_mdp']`` for ``maxminq.tabular``."""
+    import pkgutil  # here, not at the top: ``import maxminq`` does not pay for it
+
     path = getattr(sys.modules[package], "__path__", [])
     return sorted(m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_"))
 
