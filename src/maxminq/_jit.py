@@ -16,11 +16,14 @@ import contextlib
 import hashlib
 import shutil
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numba
+
+from maxminq.errors import MaxminqWarning
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -68,9 +71,41 @@ def prune_stale_caches(cache_dir: Path = CACHE_DIR, days: float = STALE_AFTER_DA
 prune_stale_caches()
 
 
+class CacheNotWrittenWarning(MaxminqWarning):
+    """A compiled kernel could not be saved in numba's on-disk cache (a full disk, a quota, a
+    file-size limit): the work goes on, and the kernel compiles again in the next process."""
+
+
+_cache_write_failed = False  # warned once per process: every kernel would say the same
+
+
+def _save_or_go_on(save: Callable[..., None]) -> Callable[..., None]:
+    """numba's ``Cache.save_overload`` that lets the work go on when the save fails with an
+    OSError: numba raised it through the kernel's first call, so a run died on its cache (an
+    optional speed-up) after the compilation had worked. numba writes each cache file under
+    a temporary name first and deletes that on failure, and reads a missing file as a miss."""
+
+    def save_overload(*args: Any) -> None:
+        global _cache_write_failed
+        try:
+            save(*args)
+        except OSError as err:
+            if not _cache_write_failed:
+                _cache_write_failed = True
+                warnings.warn(
+                    f"numba's kernel cache could not be written ({err.strerror or err}) in "
+                    f"{CACHE_DIR}: the kernels compile again in every new process",
+                    CacheNotWrittenWarning,
+                    stacklevel=2,
+                )
+
+    return save_overload
+
+
 def njit(*args: Any, **options: Any) -> Any:
     """``numba.njit(cache=True, **options)``, cached under :data:`CACHE_DIR`; usable bare
-    (``@njit``) or with options (``@njit(inline="always")``)."""
+    (``@njit``) or with options (``@njit(inline="always")``). A cache that cannot be written
+    is a :class:`CacheNotWrittenWarning`, not an error."""
 
     def compile_cached(fn: Callable[..., Any]) -> Any:
         # numba reads it once, when the kernel is declared. The ignores: numba.config sets
@@ -78,9 +113,13 @@ def njit(*args: Any, **options: Any) -> Any:
         before = numba.config.CACHE_DIR  # type: ignore[attr-defined]
         numba.config.CACHE_DIR = str(CACHE_DIR)  # type: ignore[attr-defined]
         try:
-            return numba.njit(cache=True, **options)(fn)
+            kernel = numba.njit(cache=True, **options)(fn)
         finally:
             numba.config.CACHE_DIR = before  # type: ignore[attr-defined]
+        cache = getattr(kernel, "_cache", None)  # numba has no public hook for the save
+        if cache is not None and hasattr(cache, "save_overload"):
+            cache.save_overload = _save_or_go_on(cache.save_overload)
+        return kernel
 
     if args and callable(args[0]) and len(args) == 1 and not options:
         return compile_cached(args[0])
