@@ -34,7 +34,8 @@ def test_status_names_the_runs_of_an_earlier_version(tmp_path: Path, capsys) -> 
     said = [line for line in lines if "earlier version" in line]
     assert said == [
         "c: 3 of its pending or failed run(s) are of an earlier version of the config "
-        "(edited, or at another scale): a sweep of it as last swept here does not run them"
+        "(edited, at another scale, or resolved otherwise by an older maxminq): a sweep of "
+        "it as last swept here does not run them"
     ]
     main(["status", str(tmp_path), "--config", "d"])
     assert "earlier version" not in capsys.readouterr().out

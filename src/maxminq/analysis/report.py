@@ -427,7 +427,8 @@ def _runs_without_results(out_dir: Path) -> dict[str, int]:
     """Runs registered in the store that the report cannot show (pending, running, failed),
     counted by status; those that no config as last swept here makes (its plan, recorded by
     each sweep: :mod:`maxminq.experiments.shard`), left pending or failed by a sweep of an
-    earlier version of the config (edited, or at another scale), counted apart under
+    earlier version of the config (edited, at another scale, or resolved otherwise by an
+    older maxminq), counted apart under
     :data:`EARLIER_VERSION`: rerunning the sweep does not run them. A folder without plans
     (an older maxminq's) counts every run by its status."""
     if not _has_store(out_dir):
@@ -1735,7 +1736,8 @@ def build_report(
             + (
                 ("; " if set(without_results) - {EARLIER_VERSION} else "")
                 + "those of an earlier version are runs that no config as last swept here "
-                "makes (edited, or at another scale), which rerunning the sweep does not run"
+                "makes (edited, at another scale, or resolved otherwise by an older maxminq), "
+                "which rerunning the sweep does not run"
                 if EARLIER_VERSION in without_results
                 else ""
             )

@@ -216,7 +216,8 @@ def shard_lines(store: Any, config: str | None = None) -> list[str]:
 def earlier_version_lines(store: Any, config: str | None = None) -> list[str]:
     """Per config (``config`` only, when given), its pending or failed runs that no config
     as last swept here makes (:func:`maxminq.experiments.shard.planned_runs`: left by a
-    sweep of an earlier version of the config, edited or at another scale), which the
+    sweep of an earlier version of the config: edited, at another scale, or resolved
+    otherwise by an older maxminq), which the
     counts above show as still to run though no sweep of the config as it is runs them."""
     from maxminq.experiments.shard import planned_runs
 
@@ -233,7 +234,8 @@ def earlier_version_lines(store: Any, config: str | None = None) -> list[str]:
         if old:
             lines.append(
                 f"{name}: {len(old)} of its pending or failed run(s) are of an earlier version "
-                "of the config (edited, or at another scale): a sweep of it as last swept here "
+                "of the config (edited, at another scale, or resolved otherwise by an older "
+                "maxminq): a sweep of it as last swept here "
                 "does not run them"
             )
     return lines

@@ -176,10 +176,11 @@ def dry_run(config: Any, out: Path, shard: Any = None) -> str:
 
 def stale_run_ids(out: Path, configs: list[Any]) -> set[str]:
     """Runs ``out`` holds under these configs' names that none of them makes (at its scale):
-    swept before an edit, or at another scale. They stay in the folder and are listed under
-    that name by ``maxminq status``, ``load_results`` and the report (``maxminq reproduce``'s
-    report leaves them out). None without a readable store: a first sweep sets it up, and
-    refuses a damaged one in one line."""
+    swept before an edit, at another scale, or by an older maxminq that resolved the
+    config's settings otherwise (a default filled in since). They stay in the folder and
+    are listed under that name by ``maxminq status``, ``load_results`` and the report
+    (``maxminq reproduce``'s report leaves them out). None without a readable store: a
+    first sweep sets it up, and refuses a damaged one in one line."""
     return set(stale_runs(out, configs))
 
 
@@ -263,7 +264,8 @@ def edit_differences(
 
 def stale_note(out: Path, config: Any) -> str | None:
     """The note a sweep prints when ``out`` holds runs of this config's name that it does not
-    make (an edited config, another scale), naming the settings they differ in; None if
+    make (an edited config, another scale, settings an older maxminq resolved otherwise),
+    naming the settings they differ in; None if
     there are none."""
     old = stale_runs(out, [config])
     if not old:
@@ -285,7 +287,8 @@ def stale_note(out: Path, config: Any) -> str | None:
             )
     return (
         f"maxminq sweep: note: {out} also holds {len(old)} run(s) of config {config.name} "
-        "that it does not make (swept before an edit or at another scale"
+        "that it does not make (swept before an edit, at another scale, or by an older "
+        "maxminq that resolved its settings otherwise"
         + (f"; they differ in {'; '.join(differs)}" if differs else "")
         + "); status and the report list them with these: use another --out to keep them "
         "apart"
