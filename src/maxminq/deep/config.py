@@ -1051,8 +1051,13 @@ def _seed_list(seeds: Any) -> list[int]:
     try:
         if isinstance(seeds, (str, bytes)):
             raise TypeError
-        if isinstance(seeds, Sized) and len(seeds) > MAX_SEEDS:
-            raise _too_many_seeds(len(seeds))
+        if isinstance(seeds, Sized):
+            try:
+                count = len(seeds)
+            except OverflowError:  # range(10**19): more than sys.maxsize, len() cannot say
+                raise _too_many_seeds(0, given=repr(seeds)) from None
+            if count > MAX_SEEDS:
+                raise _too_many_seeds(count)
         if isinstance(seeds, Iterable) and not isinstance(seeds, Sized):  # read once: by the
             raise UsageError(  # first check, leaving the run none ('give at least one seed')
                 f"--seeds: expected a list, range or array of whole numbers, got a "
