@@ -70,17 +70,35 @@ def varying_keys(settings: Sequence[dict[str, Any]]) -> list[str]:
     return [k for k in keys if len({_text(s.get(k, MISSING)) for s in settings}) > 1]
 
 
+def shown_settings(rec: Any) -> dict[str, Any]:
+    """A run's stored settings as ``--runs`` shows them: a deep run's ``optimizer_kwargs``
+    in full (``deep.config.optimizer_options_in_full``: torch's defaults filled in for the
+    options not given), as ``maxminq compare`` and ``plot`` label them. A run swept before
+    --optimizer-kwargs was merged over the registry's stored MinAtar's ``{"alpha": 0.9}``
+    (torch's eps 1e-8), shown beside a run of today's ``{"alpha": 0.9, "eps": 0.01}`` as
+    if only alpha were set; and ``{}`` and torch's own values spelled out were shown as two
+    settings."""
+    settings = rec.settings
+    if rec.kind != "deep" or "optimizer_kwargs" not in settings:
+        return settings
+    from maxminq.deep.config import optimizer_options_in_full
+
+    full = optimizer_options_in_full(settings.get("optimizer"), settings["optimizer_kwargs"])
+    return {**settings, "optimizer_kwargs": full}
+
+
 def run_table(records: Sequence[Any], store: Any) -> list[list[str]]:
-    """Rows (with a header row) for ``--runs``: run id, kind, status, the varying settings,
-    and the plot folder ``DIR/tables/<run_id>`` (``store.run_tables_dir``) of each finished
-    deep run."""
-    keys = varying_keys([r.settings for r in records])
+    """Rows (with a header row) for ``--runs``: run id, kind, status, the varying settings
+    (:func:`shown_settings`), and the plot folder ``DIR/tables/<run_id>``
+    (``store.run_tables_dir``) of each finished deep run."""
+    shown = [shown_settings(r) for r in records]
+    keys = varying_keys(shown)
     rows = [["run id", "kind", "status", *keys, "tables (maxminq plot)"]]
-    for rec in records:
+    for rec, settings in zip(records, shown, strict=True):
         tables = store.run_tables_dir(rec.run_id)
         # 'maxminq plot' reads a deep run's runs.csv; other kinds and unfinished runs have none
         plot = str(tables) if rec.kind == "deep" and (tables / "runs.csv").is_file() else MISSING
-        cells = [_text(rec.settings[k]) if k in rec.settings else MISSING for k in keys]
+        cells = [_text(settings[k]) if k in settings else MISSING for k in keys]
         rows.append([rec.run_id, rec.kind, rec.status, *cells, plot])
     return rows
 
