@@ -37,7 +37,7 @@ import pandas as pd
 
 from maxminq._progress import progress_bar
 from maxminq.commands.sweep import warn_many_workers
-from maxminq.errors import INT64_MAX, UsageError
+from maxminq.errors import INT64_MAX, UsageError, meant_whole
 from maxminq.experiments.store import remove_stale_temporaries
 from maxminq.experiments.workers import (
     STOP_SIGNALS,
@@ -169,15 +169,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _int(value: Any, option: str, minimum: int = 1, maximum: int = INT64_MAX) -> int:
     """``value`` as a whole number in ``minimum..maximum`` (by default up to the largest int64,
-    as the kernels take them: a larger one was a numba traceback), else a UsageError."""
+    as the kernels take them: a larger one was a numba traceback), else a UsageError. ASCII
+    digits only, as every ``type=int`` option of ``maxminq`` (``int`` reads '١٠٠' as 100)."""
     try:
+        if not str(value).isascii():
+            raise ValueError(value)
         x = int(str(value))
     except ValueError:
-        try:  # 1e3 or 1_000.0 for a count: say how to write it, as the other commands do
-            number = float(str(value).replace(",", ""))
-        except ValueError:
-            number = math.nan
-        how = f" (write {int(number)})" if number.is_integer() and number >= minimum else ""
+        # 1e3 or 1,000 for a count: say how to write it, as the other commands do ('2,4' is
+        # two numbers, not 24)
+        number = meant_whole(str(value))
+        how = f" (write {number})" if number is not None and number >= minimum else ""
         raise UsageError(
             f"{option}: expected a whole number >= {minimum}, got {value!r}{how}"
         ) from None
