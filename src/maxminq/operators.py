@@ -342,14 +342,18 @@ def expected_max_standard_normal(m: int) -> float:
         raise ValueError(f"expected_max_standard_normal: m must be a whole number >= 1, got {m!r}")
     if m == 1:
         return 0.0
-    if m > _MAX_NORMAL_PLAIN_UP_TO:
-        return _expected_max_standard_normal_large(int(m))
-    from scipy import integrate, stats
+    # The density and Phi^m underflow to 0 in the tails, as they should: with
+    # np.seterr(all="raise") in the caller's program (or np.errstate around a training step)
+    # that was a FloatingPointError, for bias_corrected's every call.
+    with np.errstate(under="ignore"):
+        if m > _MAX_NORMAL_PLAIN_UP_TO:
+            return _expected_max_standard_normal_large(int(m))
+        from scipy import integrate, stats
 
-    def integrand(x: float) -> float:
-        return x * m * stats.norm.pdf(x) * stats.norm.cdf(x) ** (m - 1)
+        def integrand(x: float) -> float:
+            return x * m * stats.norm.pdf(x) * stats.norm.cdf(x) ** (m - 1)
 
-    value, _ = integrate.quad(integrand, -math.inf, math.inf, limit=200)
+        value, _ = integrate.quad(integrand, -math.inf, math.inf, limit=200)
     return float(value)
 
 
