@@ -421,6 +421,8 @@ def _unreadable_runs(out_dir: Path, results: dict[str, pd.DataFrame]) -> list[st
 #: What :func:`_runs_without_results` counts the runs under that no config as last swept
 #: in the folder makes (pending or failed runs of a config's earlier version).
 EARLIER_VERSION = "of an earlier version of their config (pending or failed)"
+#: ... and the pending runs that other machines' shards run (a folder of ``--shard K/M``).
+OTHER_SHARDS = "of other shards (pending here)"
 
 
 def _runs_without_results(out_dir: Path) -> dict[str, int]:
@@ -430,21 +432,29 @@ def _runs_without_results(out_dir: Path) -> dict[str, int]:
     earlier version of the config (edited, at another scale, or resolved otherwise by an
     older maxminq), counted apart under
     :data:`EARLIER_VERSION`: rerunning the sweep does not run them. A folder without plans
-    (an older maxminq's) counts every run by its status."""
+    (an older maxminq's) counts every run by its status. In a folder of one machine's
+    ``--shard K/M``, the pending runs of the other shards are counted apart under
+    :data:`OTHER_SHARDS`: its sweep never runs them (``maxminq merge`` brings them)."""
     if not _has_store(out_dir):
         return {}
-    from maxminq.experiments.shard import planned_runs
+    from maxminq.experiments.shard import other_shards_runs, planned_runs
     from maxminq.experiments.store import FINISHED, STATUSES, ResultsStore
 
     with ResultsStore(out_dir, create=False) as store:
         records = store.records()
         current = planned_runs(store)
-    counts = dict.fromkeys([*STATUSES, EARLIER_VERSION], 0)
+        others = other_shards_runs(store)
+    counts = dict.fromkeys([*STATUSES, EARLIER_VERSION, OTHER_SHARDS], 0)
     for rec in records:
         if rec.status in FINISHED:
             continue
         stale = current is not None and rec.run_id not in current and rec.status != "running"
-        counts[EARLIER_VERSION if stale else rec.status] += 1
+        if stale:
+            counts[EARLIER_VERSION] += 1
+        elif rec.status == "pending" and rec.run_id in others:
+            counts[OTHER_SHARDS] += 1
+        else:
+            counts[rec.status] += 1
     return {status: n for status, n in counts.items() if n}
 
 
@@ -1728,18 +1738,27 @@ def build_report(
             + ", ".join(f"{n} {status}" for status, n in without_results.items())
             + ". They are missing from the tables, claims and figures below (`maxminq status "
             "DIR` lists them; "
-            + (
-                "rerunning the sweep completes pending and failed runs"
-                if set(without_results) - {EARLIER_VERSION}
-                else ""
-            )
-            + (
-                ("; " if set(without_results) - {EARLIER_VERSION} else "")
-                + "those of an earlier version are runs that no config as last swept here "
-                "makes (edited, at another scale, or resolved otherwise by an older maxminq), "
-                "which rerunning the sweep does not run"
-                if EARLIER_VERSION in without_results
-                else ""
+            + "; ".join(
+                text
+                for text, shown in [
+                    (
+                        "rerunning the sweep completes pending and failed runs",
+                        set(without_results) - {EARLIER_VERSION, OTHER_SHARDS},
+                    ),
+                    (
+                        "those of an earlier version are runs that no config as last swept "
+                        "here makes (edited, at another scale, or resolved otherwise by an "
+                        "older maxminq), which rerunning the sweep does not run",
+                        EARLIER_VERSION in without_results,
+                    ),
+                    (
+                        "those of other shards are the runs of the other machines of a sweep "
+                        "split with --shard, which 'maxminq merge' brings together with "
+                        "this folder",
+                        OTHER_SHARDS in without_results,
+                    ),
+                ]
+                if shown
             )
             + ").",
             cls="note",

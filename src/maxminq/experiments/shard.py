@@ -318,3 +318,26 @@ def planned_runs(store: Any) -> set[str] | None:
     covered = set(plans) | {config for config, run_id in members if run_id in current}
     current |= {run_id for config, run_id in members if config not in covered}
     return current
+
+
+def other_shards_runs(store: Any) -> set[str]:
+    """The ids of the runs that another machine's shard runs, in a folder of a sharded
+    sweep (``shard:<config>`` recorded with its plan): the runs of the plan that the
+    folder's shard does not take (split as ``maxminq status`` counts them: the plan's
+    registered runs). They stay pending here; ``maxminq merge`` brings their results from
+    the other machines' folders. Empty for a folder swept whole (or merged)."""
+    plans = read_plans(store.meta_items(PLAN_PREFIX))
+    records = store.records()
+    out: set[str] = set()
+    for key, text in store.meta_items(SHARD_PREFIX).items():
+        plan = plans.get(key[len(SHARD_PREFIX) :])
+        if plan is None:  # maxminq reproduce's entry of each config ('K/M of a, b')
+            continue
+        try:
+            shard = parse_shard(text)
+        except UsageError:  # a damaged entry (or 'K/M of a, b'): nothing to tell
+            continue
+        ids = {str(i) for i in plan["runs"]}
+        ours = {r.run_id for r in shard_runs([r for r in records if r.run_id in ids], shard)}
+        out |= ids - ours
+    return out
