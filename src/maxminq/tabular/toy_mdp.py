@@ -85,7 +85,13 @@ TOY_DEFAULTS: dict[str, Any] = {
 
 def optimal_p_left(mu: float, epsilon: float = 0.1) -> float:
     """P(Left | A) under the optimal eps-greedy policy: 1 - eps/2 if mu > 0, else eps/2
-    (Left is worth gamma * mu, Right 0; for any gamma > 0 only the sign of mu matters)."""
+    (Left is worth gamma * mu, Right 0; for any gamma > 0 only the sign of mu matters).
+    UsageError (a ValueError) for an ``epsilon`` outside [0, 1] (no probability came out) or
+    a ``mu`` of 0 or not finite (at 0 every policy is optimal: no single distance)."""
+    if not 0 <= epsilon <= 1:
+        raise UsageError(f"optimal_p_left: epsilon must be in [0, 1], got {epsilon!r}")
+    if not math.isfinite(mu) or mu == 0:
+        raise UsageError(f"optimal_p_left: mu must be a finite non-zero number, got {mu!r}")
     return 1.0 - epsilon / 2 if mu > 0 else epsilon / 2
 
 
