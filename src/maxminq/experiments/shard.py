@@ -286,7 +286,11 @@ def moved_by_edit(store: Any, name: str, shard: Shard | None, runs: Sequence[Any
     if went:
         parts.append(f"{len(went)} run(s) finished here are now other shards' (run again there)")
     # maxminq reproduce's sweep of several configs: 'reproduce (toy_mdp, catcher)'
-    what = f"{name} make" if name.startswith("reproduce (") else f"config {name} makes"
+    # (of 4 configs or more it is named 'reproduce' alone: no config of that name)
+    if name == "reproduce":
+        what = "the configs of maxminq reproduce make"
+    else:
+        what = f"{name} make" if name.startswith("reproduce (") else f"config {name} makes"
     return (
         f"{what} other runs than when {store.out_dir} last swept its shard "
         f"{shard.text} ({added} added, {removed} no longer made), so its runs split otherwise: "
