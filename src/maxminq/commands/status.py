@@ -223,9 +223,14 @@ def shard_lines(store: Any, config: str | None = None) -> list[str]:
         part = shard_runs([r for r in records.values() if r.run_id in ids], shard)
         done = sum(r.status in ("done", "diverged") for r in part)
         others = len(ids) - len(part)
+        # pending here, as the report counts them; not all after an edit that moved runs
+        # this folder finished to other shards (or in a merged folder swept with --shard)
+        ours = {r.run_id for r in part}
+        waiting = sum(r.status == "pending" for r in records.values() if r.run_id in ids - ours)
+        said = "pending here" if waiting == others else f"{waiting} of them pending here"
         lines.append(
             f"{name}: shard {text} here (--shard {text}): {done} of its {len(part)} run(s) "
-            f"finished; the other {others} run(s) are other shards' (pending here; 'maxminq "
+            f"finished; the other {others} run(s) are other shards' ({said}; 'maxminq "
             "merge' brings the machines' folders together)"
         )
     return lines
