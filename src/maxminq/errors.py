@@ -4,7 +4,10 @@ warnings it shows as one line."""
 from __future__ import annotations
 
 import numbers
+import os
 import re
+import sys
+from types import FrameType
 
 # What ``from maxminq.errors import *`` binds: the error and warning classes and the helpers
 # the commands share (not ``numbers``, ``re``, nor ``__future__.annotations``, which it
@@ -20,6 +23,7 @@ __all__ = [
     "is_whole",
     "meant_whole",
     "one_line",
+    "outside_stacklevel",
 ]
 
 
@@ -101,6 +105,24 @@ class CannotResumeError(UsageError):
 
     def __str__(self) -> str:
         return f"{self.reason}; {self.remedy}"
+
+
+# maxminq's own source folder: a frame whose file lies in it is not the user's code.
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def outside_stacklevel() -> int:
+    """The ``stacklevel`` with which the function calling this one makes a warning point
+    at the first frame outside maxminq: the user's line that called ``run_training``,
+    ``evaluate_agent`` or ``generalized_q_learning``, however deep in maxminq the warning
+    arises (a fixed stacklevel named a line of ``deep/train.py`` for some warnings, and
+    showed its source). 1 when there is no frame outside."""
+    frame: FrameType | None = sys._getframe(1)  # the caller, which warns: stacklevel 1
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level if frame is not None else 1
 
 
 class MaxminqWarning(UserWarning):

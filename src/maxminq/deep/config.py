@@ -23,11 +23,17 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from maxminq.errors import INT64_MAX, MaxminqWarning, UsageError, closest, is_whole
+from maxminq.errors import (
+    INT64_MAX,
+    MaxminqWarning,
+    UsageError,
+    closest,
+    is_whole,
+    outside_stacklevel,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import FrameType
 
 __all__ = [
     "AGENT_NAMES",
@@ -161,30 +167,11 @@ def _observation_remedy(obs_shape: tuple[int, ...]) -> str:
     return f"{image}; or flatten them for --network mlp: {flatten}; either {where}"
 
 
-# maxminq's own source folder: a frame whose file lies in it is not the user's code.
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def outside_stacklevel() -> int:
-    """The ``stacklevel`` with which the function calling this one makes a warning point
-    at the first frame outside maxminq: the user's line that called ``run_training`` or
-    ``evaluate_agent``, however deep in maxminq the warning arises (a fixed stacklevel
-    named a line of ``deep/train.py`` for some warnings, and showed its source). 1 when
-    there is no frame outside."""
-    frame: FrameType | None = sys._getframe(1)  # the caller, which warns: stacklevel 1
-    level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-        level += 1
-    return level if frame is not None else 1
-
-
 def _ask_fresh_interpreter(env_id: str) -> bool | None:
     """Whether ``env_id`` is registered in a new Python process once Gymnasium is imported
     (what ``maxminq evaluate`` finds for a bare id besides maxminq's own), asked of a new
     interpreter (0.2 s here, 0.5 s on a loaded machine); None if it could not say."""
     import subprocess
-    import sys
 
     code = "import sys, gymnasium as g; print(sys.argv[1] in g.registry)"
     try:

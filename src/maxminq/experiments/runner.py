@@ -229,7 +229,7 @@ def _show_warnings(result: _Result, shown: set[tuple[type[Warning], str]]) -> No
     stacklevel named a line of this file (run_sweep's call of the sweep loop)."""
     if not result.warned:
         return
-    from maxminq.deep.config import outside_stacklevel
+    from maxminq.errors import outside_stacklevel
 
     for category, said in result.warned:
         # in a config's words, as its errors are ('max_episode_steps 100 with gamma 0.99',

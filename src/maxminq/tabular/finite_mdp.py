@@ -13,6 +13,7 @@ every estimator converges to Q* with probability one; :func:`value_iteration` gi
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,12 +21,14 @@ from typing import Any
 import numpy as np
 
 from maxminq._progress import progress_bar
+from maxminq.errors import MaxminqWarning, outside_stacklevel
 from maxminq.operators import OPERATORS, load_operator, own_operator, td_target
 
 __all__ = [
     "ASYMMETRIC_OPERATORS",
     "FiniteMDP",
     "GQResult",
+    "NonFiniteTablesWarning",
     "episodic_mdp",
     "generalized_q_learning",
     "random_mdp",
@@ -353,6 +356,12 @@ class GQResult:
         return float(np.max(np.abs(self.q - q_star[None])))
 
 
+class NonFiniteTablesWarning(MaxminqWarning):
+    """Tabular Generalized Q-learning ended with NaN or infinite values in its tables: the
+    MDP and the initial values were finite, so the operator's G gave such values (a G of
+    one's own dividing by zero, say) or the updates diverged."""
+
+
 def generalized_q_learning(
     P: np.ndarray,
     R: np.ndarray,
@@ -419,6 +428,9 @@ def generalized_q_learning(
             0: no recording. Without ``q_star`` there is nothing to record: a positive
             value is a ValueError rather than an empty record.
         progress: show a progress bar.
+
+    Tables that end non-finite (a G of one's own giving NaN or inf, or divergence) are a
+    :class:`NonFiniteTablesWarning` pointing at the caller's line; the result is returned.
     """
     P, R = np.asarray(P, dtype=np.float64), np.asarray(R, dtype=np.float64)
     terminal = _terminal_mask(terminal, P.shape[0])
@@ -594,6 +606,13 @@ def generalized_q_learning(
                     if record and (lo + j + 1) % record_every == 0:
                         record_at(lo + j + 1)
                 bar.update(size)
+    if not np.isfinite(history[0]).all():  # the inputs were checked finite: G's values were not
+        warnings.warn(
+            f"generalized_q_learning: the Q tables went non-finite (NaN or inf) with operator "
+            f"{label}: its G gave non-finite values, or the values diverged",
+            NonFiniteTablesWarning,
+            stacklevel=outside_stacklevel(),
+        )
     return GQResult(
         q=history[0].copy(),
         history=history,
