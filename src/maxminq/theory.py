@@ -960,8 +960,13 @@ def operator_expected_bias(
         from maxminq.operators import expected_max_standard_normal
 
         sigma = float(params["sigma"])
-        correction = np.vectorize(lambda mm: expected_max_standard_normal(int(mm)), otypes=[float])(
-            m_b
+        # once per distinct M, outside a ufunc: np.vectorize's loop read the floating-point
+        # flags that the tails' (ignored) underflow left set past 10^4 actions, and raised
+        # FloatingPointError under np.seterr(all="raise")
+        distinct, where = np.unique(m, return_inverse=True)
+        values = [expected_max_standard_normal(int(mm)) for mm in distinct]
+        correction = np.broadcast_to(
+            np.array(values, dtype=float)[where.reshape(-1)].reshape(m.shape), q_max.shape
         )
         return _out(g_b * (s_b * q_max - sigma * correction), M, N, tau, gamma)
     return _out(g_b * s_b * np.asarray(unit, dtype=np.float64), M, N, tau, gamma)
