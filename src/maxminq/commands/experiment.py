@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -37,7 +38,7 @@ import pandas as pd
 
 from maxminq._progress import progress_bar
 from maxminq.commands.sweep import warn_many_workers
-from maxminq.errors import INT64_MAX, UsageError, meant_whole
+from maxminq.errors import INT64_MAX, MaxminqWarning, UsageError, meant_whole, outside_stacklevel
 from maxminq.experiments.store import remove_stale_temporaries
 from maxminq.experiments.workers import (
     STOP_SIGNALS,
@@ -531,6 +532,24 @@ def _init_worker() -> None:
     tqdm_module.tqdm.set_lock(threading.RLock())
 
 
+def _warnings_recorded(
+    fn: Callable[[dict[str, Any]], pd.DataFrame], task: dict[str, Any]
+) -> tuple[pd.DataFrame, list[tuple[type[Warning], str]]]:
+    """``fn(task)`` in a worker, with the :class:`MaxminqWarning` warnings it gave (e.g.
+    numba's kernel cache not written, in every worker that compiles) handed back for the
+    parent to show: a worker's own stderr showed Python's two lines, once per worker."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MaxminqWarning)
+        frame = fn(task)
+    said: list[tuple[type[Warning], str]] = []
+    for w in caught:
+        if issubclass(w.category, MaxminqWarning):
+            said.append((w.category, str(w.message)))
+        else:  # shown where it arose, as it would have been
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+    return frame, said
+
+
 def _stop_pool(pool: ProcessPoolExecutor, futures: list[Future]) -> None:
     """Stop ``pool`` at once: cancel queued tasks, kill the workers (a running task is one
     numba call that cannot be interrupted) and release the executor's queues."""
@@ -584,11 +603,17 @@ def _run_tasks(
                     context = named_spawn_context(WORKER_NAME)
                     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                                initializer=_init_worker)  # fmt: skip
-                    futures = [pool.submit(fn, task) for task in tasks]
+                    futures = [pool.submit(_warnings_recorded, fn, task) for task in tasks]
                 procs = list((getattr(pool, "_processes", None) or {}).values())
+                shown: set[tuple[type[Warning], str]] = set()
                 for task, fut in zip(tasks, futures, strict=True):
                     try:
-                        results.append(fut.result())
+                        frame, said = fut.result()
+                        results.append(frame)
+                        for category, text in said:  # once, as the command's one line
+                            if (category, text) not in shown:
+                                shown.add((category, text))
+                                warnings.warn(text, category, stacklevel=outside_stacklevel())
                     except BrokenProcessPool:
                         if UNGUARDED_EXIT in exit_codes(procs):  # the script, not the run
                             raise UsageError(UNGUARDED) from None
