@@ -51,7 +51,9 @@ def single_speed(env_id: str, seconds: float, rng: np.random.Generator) -> tuple
     n = env.action_space.n
     actions = rng.integers(0, n, size=1 << 16)
     steps, start, cpu = 0, time.perf_counter(), time.process_time()
-    while time.perf_counter() - start < seconds:
+    # at least one round: a process paused past ``seconds`` before its first check (a loaded
+    # machine, a short --seconds) timed no step and printed a rate of 0
+    while not steps or time.perf_counter() - start < seconds:
         for _ in range(256):
             _, _, term, trunc, _ = env.step(int(actions[steps & 0xFFFF]))
             steps += 1
@@ -69,7 +71,7 @@ def batched_speed(
     n = venv.single_action_space.n
     actions = rng.integers(0, n, size=(1024, b))
     calls, start, cpu = 0, time.perf_counter(), time.process_time()
-    while time.perf_counter() - start < seconds:
+    while not calls or time.perf_counter() - start < seconds:  # one round at least, as above
         for _ in range(16):
             venv.step(actions[calls & 1023])
             calls += 1
