@@ -113,6 +113,7 @@ def check_vector_seed(seed: Any, num_envs: int) -> list[int | None] | None:
     if _is_int(seed):
         first = check_seed(seed)
         return [first + i for i in range(num_envs)]
+    given = seed  # named as given in the error (a range or an array, not the list made of it)
     if isinstance(seed, np.ndarray) and seed.ndim == 1 and seed.dtype.kind in "iu":
         seed = seed.tolist()
     elif isinstance(seed, range):
@@ -120,7 +121,7 @@ def check_vector_seed(seed: Any, num_envs: int) -> list[int | None] | None:
     if not isinstance(seed, (list, tuple)) or len(seed) != num_envs:
         raise ValueError(
             f"seed must be None, an integer or a list of {num_envs} seeds "
-            f"(integers or None), got {seed!r}"
+            f"(integers or None), got {given!r}"
         )
     return [None if s is None else check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
 
