@@ -417,7 +417,7 @@ def parse_algorithm(
                 key, eq, text = item.partition("=")
                 value: float | int | None
                 try:
-                    value = float(text) if eq else None
+                    value = _ascii_float(text) if eq else None
                 except ValueError:
                     value = None
                 if value is not None and own and text.strip().lstrip("+-").isdigit():
@@ -512,6 +512,14 @@ def check_update_members(
     return u
 
 
+def _ascii_float(value: Any) -> float:
+    """``float(value)``, refusing text with digits of other scripts (a ValueError): ``float``
+    reads '١.٥' as 1.5, a number nobody typed, as the command line's ``type=float`` refuses."""
+    if isinstance(value, str) and not value.isascii():
+        raise ValueError(value)
+    return float(value)
+
+
 def check_float_list(
     values: Any, option: str, *, positive: bool, nonzero: bool = False, maximum: float = math.inf
 ) -> list[float]:
@@ -524,7 +532,7 @@ def check_float_list(
     out: list[float] = []
     for v in vals:
         try:
-            x = float(v)
+            x = _ascii_float(v)
         except (TypeError, ValueError):
             raise UsageError(f"{option}: expected numbers, got {v!r}") from None
         bad = not math.isfinite(x) or (x <= 0 if positive else x < 0 and not nonzero)
@@ -544,7 +552,7 @@ def check_real(value: Any, option: str, minimum: float = -math.inf, strict: bool
     need = "a finite number" + (f" {'>' if strict else '>='} {minimum:g}" if minimum > -math.inf
                                 else "")  # fmt: skip
     try:
-        x = math.nan if isinstance(value, bool) else float(value)
+        x = math.nan if isinstance(value, bool) else _ascii_float(value)
     except (TypeError, ValueError):
         x = math.nan
     if not math.isfinite(x) or x < minimum or (strict and x == minimum):
@@ -555,7 +563,7 @@ def check_real(value: Any, option: str, minimum: float = -math.inf, strict: bool
 def check_probability(value: Any, option: str) -> float:
     """Return ``value`` as float if it lies in [0, 1], else raise UsageError."""
     try:
-        x = float(value)
+        x = _ascii_float(value)
     except (TypeError, ValueError):
         raise UsageError(f"{option}: expected a number in [0, 1], got {value!r}") from None
     if not 0.0 <= x <= 1.0:
