@@ -26,6 +26,8 @@ class Parser(OneLineParser):
 def positive_int(text: str) -> int:
     """An integer >= 1 (argparse ``type``; its error names the option)."""
     try:
+        if not text.isascii():  # int('١٠') is 10, a number nobody typed
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
@@ -37,6 +39,8 @@ def positive_int(text: str) -> int:
 def positive_float(text: str) -> float:
     """A finite number > 0 (argparse ``type``; its error names the option)."""
     try:
+        if not text.isascii():  # float('١.٥') is 1.5
+            raise ValueError(text)
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
