@@ -37,7 +37,9 @@ def test_kernels_run_and_warn_once_when_their_cache_cannot_be_written(tmp_path: 
     script = tmp_path / "kernels.py"  # numba caches kernels of a file only
     script.write_text(textwrap.dedent(CODE))
     proc = subprocess.run(
-        [sys.executable, str(script), str(cache)],
+        # every warning shown, as the command line shows each maxminq warning: Python's
+        # default filter alone would show the same text from the same line once anyway
+        [sys.executable, "-W", "always", str(script), str(cache)],
         capture_output=True, text=True, timeout=240,
         env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )  # fmt: skip
