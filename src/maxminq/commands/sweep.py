@@ -66,6 +66,8 @@ def parse_workers(text: str | None) -> int | None:
     if text is None:
         return None
     try:
+        if not text.isascii():  # int() reads '٢' as 2, a count nobody typed
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise UsageError(f"--workers: expected an integer >= 1, got {text!r}") from None

@@ -120,6 +120,8 @@ def _mc_m(text: str | None, m_max: int) -> list[int]:
         powers = [2**k for k in range(m_max.bit_length()) if 2**k <= m_max]
         return sorted({*powers, m_max})
     try:
+        if not text.isascii():  # int() reads '٢' as 2, an M nobody typed
+            raise ValueError(text)
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise UsageError(f"--mc-m: expected comma-separated integers, got {text!r}") from None

@@ -54,6 +54,8 @@ def parse_seeds(text: str) -> list[int]:
 
     seeds: list[int] = []
     try:
+        if not text.isascii():  # int() reads '٠-٤' as 0-4, seeds nobody typed
+            raise ValueError(text)
         for part in text.split(","):
             part = part.strip()
             if "-" in part:
