@@ -16,6 +16,7 @@ import argparse
 import math
 
 from maxminq.cli import OneLineParser
+from maxminq.errors import ascii_float, ascii_int
 
 
 class Parser(OneLineParser):
@@ -26,9 +27,7 @@ class Parser(OneLineParser):
 def positive_int(text: str) -> int:
     """An integer >= 1 (argparse ``type``; its error names the option)."""
     try:
-        if not text.isascii():  # int('١٠') is 10, a number nobody typed
-            raise ValueError(text)
-        value = int(text)
+        value = ascii_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
     if value < 1:
@@ -39,9 +38,7 @@ def positive_int(text: str) -> int:
 def positive_float(text: str) -> float:
     """A finite number > 0 (argparse ``type``; its error names the option)."""
     try:
-        if not text.isascii():  # float('١.٥') is 1.5
-            raise ValueError(text)
-        value = float(text)
+        value = ascii_float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
     if not (math.isfinite(value) and value > 0):

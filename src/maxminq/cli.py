@@ -33,7 +33,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from maxminq import __version__
-from maxminq.errors import MaxminqError, MaxminqWarning, UsageError, closest, meant_whole
+from maxminq.errors import (
+    MaxminqError,
+    MaxminqWarning,
+    UsageError,
+    ascii_float,
+    ascii_int,
+    closest,
+    meant_whole,
+)
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "theory": ("maxminq.commands.theory", "Theorem 1, Corollary 1, each operator's bias"),
@@ -146,23 +154,6 @@ def _unknown_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[s
     return out
 
 
-def _ascii_int(text: str) -> int:
-    """``int(text)`` for an option's ``type=int``, refusing digits of other scripts: ``int``
-    reads '١٠٠' as 100, a number nobody typed at a keyboard that writes ASCII (argparse then
-    reports ``invalid int value``, which :func:`explain_parse_error` words)."""
-    if not text.isascii():
-        raise ValueError(text)
-    return int(text)
-
-
-def _ascii_float(text: str) -> float:
-    """``float(text)`` for an option's ``type=float``, refusing digits of other scripts as
-    :func:`_ascii_int` does ('١.٥' read as 1.5)."""
-    if not text.isascii():
-        raise ValueError(text)
-    return float(text)
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, but a bad option is one line (``prog: error: message``, exit 2)
     like every other error of the command line, not the whole usage text first; ``type=int``
@@ -171,12 +162,12 @@ class _Parser(argparse.ArgumentParser):
     _given: list[str] | None = None  # the arguments parsed last, for error()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """argparse's, with ``int`` and ``float`` read by :func:`_ascii_int` and
-        :func:`_ascii_float` (argparse looks an action's type up in this registry first;
-        its error messages still say ``int`` and ``float``)."""
+        """argparse's, with ``int`` and ``float`` read by :func:`maxminq.errors.ascii_int`
+        and :func:`~maxminq.errors.ascii_float` (argparse looks an action's type up in this
+        registry first; its error messages still say ``int`` and ``float``)."""
         super().__init__(*args, **kwargs)
-        self.register("type", int, _ascii_int)
-        self.register("type", float, _ascii_float)
+        self.register("type", int, ascii_int)
+        self.register("type", float, ascii_float)
 
     def parse_known_args(  # type: ignore[override]
         self, args: list[str] | None = None, namespace: argparse.Namespace | None = None

@@ -14,6 +14,8 @@ from types import FrameType
 # brought along).
 __all__ = [
     "INT64_MAX",
+    "ascii_float",
+    "ascii_int",
     "CannotResumeError",
     "MaxminqError",
     "MaxminqWarning",
@@ -54,6 +56,24 @@ def is_digits(text: str) -> bool:
     scripts' digits (``int('١')`` is 1, a number nobody typed)."""
     text = text.strip()
     return text.isascii() and text.isdigit()
+
+
+def ascii_int(text: object) -> int:
+    """``int(text)`` for a count or seed typed as text, refusing digits of other scripts with
+    a ValueError as for any text ``int`` cannot read: ``int`` reads '١٠٠' as 100 and '٠-٤'
+    parts as 0 and 4, numbers nobody typed at a keyboard writing ASCII. Every parser of
+    maxminq's options reads integers through it (argparse's ``type=int`` included)."""
+    if isinstance(text, str) and not text.isascii():
+        raise ValueError(text)
+    return int(text)  # type: ignore[call-overload]
+
+
+def ascii_float(value: object) -> float:
+    """``float(value)``, refusing text with digits of other scripts as :func:`ascii_int` does
+    ('١.٥' read as 1.5); numbers pass as they are."""
+    if isinstance(value, str) and not value.isascii():
+        raise ValueError(value)
+    return float(value)  # type: ignore[arg-type]
 
 
 def meant_whole(text: str) -> int | None:

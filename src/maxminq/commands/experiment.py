@@ -38,7 +38,14 @@ import pandas as pd
 
 from maxminq._progress import progress_bar
 from maxminq.commands.sweep import warn_many_workers
-from maxminq.errors import INT64_MAX, MaxminqWarning, UsageError, meant_whole, outside_stacklevel
+from maxminq.errors import (
+    INT64_MAX,
+    MaxminqWarning,
+    UsageError,
+    ascii_int,
+    meant_whole,
+    outside_stacklevel,
+)
 from maxminq.experiments.store import remove_stale_temporaries
 from maxminq.experiments.workers import (
     STOP_SIGNALS,
@@ -173,9 +180,7 @@ def _int(value: Any, option: str, minimum: int = 1, maximum: int = INT64_MAX) ->
     as the kernels take them: a larger one was a numba traceback), else a UsageError. ASCII
     digits only, as every ``type=int`` option of ``maxminq`` (``int`` reads '١٠٠' as 100)."""
     try:
-        if not str(value).isascii():
-            raise ValueError(value)
-        x = int(str(value))
+        x = ascii_int(str(value))
     except ValueError:
         # 1e3 or 1,000 for a count: say how to write it, as the other commands do ('2,4' is
         # two numbers, not 24)

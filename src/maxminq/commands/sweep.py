@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from maxminq.cli import hangup_as_terminate
-from maxminq.errors import UsageError, closest
+from maxminq.errors import UsageError, ascii_int, closest
 
 # What cli.main adds to "interrupted" after Ctrl-C: the store keeps every finished run.
 RESUME_HINT = "finished runs are kept: the same command resumes"
@@ -66,9 +66,7 @@ def parse_workers(text: str | None) -> int | None:
     if text is None:
         return None
     try:
-        if not text.isascii():  # int() reads '٢' as 2, a count nobody typed
-            raise ValueError(text)
-        value = int(text)
+        value = ascii_int(text)
     except ValueError:
         raise UsageError(f"--workers: expected an integer >= 1, got {text!r}") from None
     if value < 1:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from maxminq.errors import UsageError, is_digits
+from maxminq.errors import UsageError, ascii_int, is_digits
 
 #: The files written to --out, in the order written (the report reads the first two).
 OUTPUTS = (
@@ -120,9 +120,7 @@ def _mc_m(text: str | None, m_max: int) -> list[int]:
         powers = [2**k for k in range(m_max.bit_length()) if 2**k <= m_max]
         return sorted({*powers, m_max})
     try:
-        if not text.isascii():  # int() reads '٢' as 2, an M nobody typed
-            raise ValueError(text)
-        values = [int(part) for part in text.split(",") if part.strip()]
+        values = [ascii_int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         raise UsageError(f"--mc-m: expected comma-separated integers, got {text!r}") from None
     if not values or any(not 1 <= v <= m_max for v in values):

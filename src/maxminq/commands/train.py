@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from maxminq.analysis.style import count
 from maxminq.cli import json_object
-from maxminq.errors import UsageError
+from maxminq.errors import UsageError, ascii_int
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,19 +54,17 @@ def parse_seeds(text: str) -> list[int]:
 
     seeds: list[int] = []
     try:
-        if not text.isascii():  # int() reads '٠-٤' as 0-4, seeds nobody typed
-            raise ValueError(text)
         for part in text.split(","):
             part = part.strip()
             if "-" in part:
-                lo, hi = (int(x) for x in part.split("-", 1))
+                lo, hi = (ascii_int(x) for x in part.split("-", 1))
                 if hi < lo:
                     raise ValueError
                 if len(seeds) + hi - lo + 1 > MAX_SEEDS:  # before a list of 10^8 is built
                     raise _too_many_seeds(len(seeds) + hi - lo + 1, text)
                 seeds.extend(range(lo, hi + 1))
             else:
-                seeds.append(int(part))
+                seeds.append(ascii_int(part))
     except UsageError:  # a ValueError too
         raise
     except ValueError:

@@ -49,7 +49,7 @@ import numpy as np
 
 from maxminq import operators
 from maxminq._jit import njit
-from maxminq.errors import INT64_MAX, UsageError, closest, is_digits
+from maxminq.errors import INT64_MAX, UsageError, ascii_float, closest, is_digits
 from maxminq.operators_jit import operator_code
 
 # INT64_MAX: the compiled kernels' integers are int64; a larger count (max_steps=10**30 from
@@ -417,7 +417,7 @@ def parse_algorithm(
                 key, eq, text = item.partition("=")
                 value: float | int | None
                 try:
-                    value = _ascii_float(text) if eq else None
+                    value = ascii_float(text) if eq else None
                 except ValueError:
                     value = None
                 if value is not None and own and text.strip().lstrip("+-").isdigit():
@@ -512,14 +512,6 @@ def check_update_members(
     return u
 
 
-def _ascii_float(value: Any) -> float:
-    """``float(value)``, refusing text with digits of other scripts (a ValueError): ``float``
-    reads '١.٥' as 1.5, a number nobody typed, as the command line's ``type=float`` refuses."""
-    if isinstance(value, str) and not value.isascii():
-        raise ValueError(value)
-    return float(value)
-
-
 def check_float_list(
     values: Any, option: str, *, positive: bool, nonzero: bool = False, maximum: float = math.inf
 ) -> list[float]:
@@ -532,7 +524,7 @@ def check_float_list(
     out: list[float] = []
     for v in vals:
         try:
-            x = _ascii_float(v)
+            x = ascii_float(v)
         except (TypeError, ValueError):
             raise UsageError(f"{option}: expected numbers, got {v!r}") from None
         bad = not math.isfinite(x) or (x <= 0 if positive else x < 0 and not nonzero)
@@ -552,7 +544,7 @@ def check_real(value: Any, option: str, minimum: float = -math.inf, strict: bool
     need = "a finite number" + (f" {'>' if strict else '>='} {minimum:g}" if minimum > -math.inf
                                 else "")  # fmt: skip
     try:
-        x = math.nan if isinstance(value, bool) else _ascii_float(value)
+        x = math.nan if isinstance(value, bool) else ascii_float(value)
     except (TypeError, ValueError):
         x = math.nan
     if not math.isfinite(x) or x < minimum or (strict and x == minimum):
@@ -563,7 +555,7 @@ def check_real(value: Any, option: str, minimum: float = -math.inf, strict: bool
 def check_probability(value: Any, option: str) -> float:
     """Return ``value`` as float if it lies in [0, 1], else raise UsageError."""
     try:
-        x = _ascii_float(value)
+        x = ascii_float(value)
     except (TypeError, ValueError):
         raise UsageError(f"{option}: expected a number in [0, 1], got {value!r}") from None
     if not 0.0 <= x <= 1.0:
