@@ -502,6 +502,11 @@ def pooled_bias(
     counted (e.g. a seed that diverged before the midpoint). Without ``bias_n`` (tables
     made before it was logged) every interval weighs the same.
     """
+    if not isinstance(metrics, pd.DataFrame):  # a folder's path was an AttributeError
+        raise TypeError(
+            f"pooled_bias: metrics must be a run's metrics table (a DataFrame: "
+            f"read_tables(OUT)['metrics']), got {type(metrics).__name__}"
+        )
     if second_half and after:
         raise ValueError("pooled_bias: give after or second_half=True, not both")
     if steps is not None and not second_half:
