@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import shutil
 import time
 import warnings
@@ -23,7 +24,7 @@ from typing import Any
 
 import numba
 
-from maxminq.errors import MaxminqWarning
+from maxminq.errors import MaxminqWarning, outside_stacklevel
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -96,7 +97,8 @@ def _save_or_go_on(save: Callable[..., None]) -> Callable[..., None]:
                     f"numba's kernel cache could not be written ({err.strerror or err}) in "
                     f"{CACHE_DIR}: the kernels compile again in every new process",
                     CacheNotWrittenWarning,
-                    stacklevel=2,
+                    # at the user's line that ran the kernel, past numba's dispatcher
+                    stacklevel=outside_stacklevel(os.path.dirname(numba.__file__)),
                 )
 
     return save_overload

@@ -131,15 +131,17 @@ class CannotResumeError(UsageError):
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def outside_stacklevel() -> int:
+def outside_stacklevel(*also: str) -> int:
     """The ``stacklevel`` with which the function calling this one makes a warning point
-    at the first frame outside maxminq: the user's line that called ``run_training``,
+    at the first frame outside maxminq (and outside the folders ``also``, e.g. numba's, whose
+    dispatcher calls back into maxminq): the user's line that called ``run_training``,
     ``evaluate_agent`` or ``generalized_q_learning``, however deep in maxminq the warning
     arises (a fixed stacklevel named a line of ``deep/train.py`` for some warnings, and
     showed its source). 1 when there is no frame outside."""
+    inside = (_PACKAGE_DIR, *(os.path.join(os.path.abspath(a), "") for a in also))
     frame: FrameType | None = sys._getframe(1)  # the caller, which warns: stacklevel 1
     level = 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
         frame = frame.f_back
         level += 1
     return level if frame is not None else 1

@@ -5,6 +5,7 @@ limit: 'maxminq experiment: error: File too large', naming no output)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -48,6 +49,9 @@ def test_kernels_run_and_warn_once_when_their_cache_cannot_be_written(tmp_path: 
     # three compilations failed to save; the user is told once, naming the cache and why
     assert proc.stderr.count("CacheNotWrittenWarning") == 1, proc.stderr
     assert "File too large" in proc.stderr and str(cache) in proc.stderr, proc.stderr
+    # at the script's line that ran the first kernel, not inside numba or maxminq
+    where = rf"^{re.escape(str(script))}:\d+: CacheNotWrittenWarning"
+    assert re.search(where, proc.stderr, re.M), proc.stderr
     # numba's temporaries of the failed saves are gone: no cache file looks written
     left = [p.name for p in cache.rglob("*") if p.is_file() and p.stat().st_size > 0]
     assert left == [], left
