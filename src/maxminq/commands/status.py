@@ -78,13 +78,11 @@ def shown_settings(rec: Any) -> dict[str, Any]:
     (torch's eps 1e-8), shown beside a run of today's ``{"alpha": 0.9, "eps": 0.01}`` as
     if only alpha were set; and ``{}`` and torch's own values spelled out were shown as two
     settings."""
-    settings = rec.settings
-    if rec.kind != "deep" or "optimizer_kwargs" not in settings:
-        return settings
-    from maxminq.deep.config import optimizer_options_in_full
+    if rec.kind != "deep":
+        return rec.settings
+    from maxminq.deep.config import options_in_full
 
-    full = optimizer_options_in_full(settings.get("optimizer"), settings["optimizer_kwargs"])
-    return {**settings, "optimizer_kwargs": full}
+    return options_in_full(rec.settings)
 
 
 def run_table(records: Sequence[Any], store: Any) -> list[list[str]]:

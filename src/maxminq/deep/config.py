@@ -82,6 +82,18 @@ def optimizer_options_in_full(optimizer: object, given: object) -> object:
     return {**filled, **given}
 
 
+def options_in_full(settings: dict[str, Any]) -> dict[str, Any]:
+    """A run's settings (a ``result_key``'s, or a sweep's stored ones) with
+    ``optimizer_kwargs`` as the optimizer takes them (:func:`optimizer_options_in_full`):
+    what ``--resume`` compares and ``maxminq status --runs`` shows, so that a run saved
+    before --optimizer-kwargs was merged over the registry's ({"alpha": 0.9} on MinAtar:
+    torch's eps 1e-8) is continued by giving that eps, and shown with it."""
+    if "optimizer_kwargs" not in settings:
+        return settings
+    full = optimizer_options_in_full(settings.get("optimizer"), settings["optimizer_kwargs"])
+    return {**settings, "optimizer_kwargs": full}
+
+
 #: The most seeds one run takes (``--seeds``; each has an environment and buffers of its own).
 MAX_SEEDS = 1_000_000
 

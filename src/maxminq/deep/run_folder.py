@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import torch
 
-from maxminq.deep.config import outside_stacklevel
+from maxminq.deep.config import options_in_full, outside_stacklevel
 from maxminq.deep.policy import DAMAGED_FILE_ERRORS, MODEL_FILE, describe_error, state_digest
 from maxminq.errors import CannotResumeError, MaxminqWarning, UsageError, one_line
 from maxminq.experiments.store import PROGRESS_FILE, atomic_write, remove_stale_temporaries
@@ -166,33 +166,19 @@ def _remedy(out_dir: pathlib.Path) -> str:
     )
 
 
-def effective_options(options: dict[str, Any]) -> dict[str, Any]:
-    """Run options (a ``result_key``'s) with ``optimizer_kwargs`` as the optimizer takes
-    them (``config.optimizer_options_in_full``: torch's defaults filled in for those not
-    given). A run saved before --optimizer-kwargs was merged over the registry's (MinAtar's
-    {"alpha": 0.9} meant torch's eps 1e-8) is then continued by giving that eps, and shown
-    with it."""
-    from maxminq.deep.config import optimizer_options_in_full
-
-    if "optimizer_kwargs" not in options:
-        return options
-    full = optimizer_options_in_full(options.get("optimizer"), options["optimizer_kwargs"])
-    return {**options, "optimizer_kwargs": full}
-
-
 def same_options(saved: dict[str, Any], now: dict[str, Any]) -> bool:
     """Whether two runs' options (``result_key`` dicts) are the same run's: equal once the
-    optimizer's options not given are filled in with torch's (:func:`effective_options`)."""
-    return effective_options(saved) == effective_options(now)
+    optimizer's options not given are filled in with torch's (``config.options_in_full``)."""
+    return options_in_full(saved) == options_in_full(now)
 
 
 def check_resumable(saved: dict[str, Any], cfg: ResolvedTrainConfig, step: int) -> None:
     """A checkpoint written at ``step`` with options ``saved`` (a ``result_key``) can be
     continued under ``cfg`` if every option is the same, except a larger ``steps``
     (extending the run); raise UsageError naming what differs otherwise. The optimizer's
-    options are compared as the optimizer takes them (:func:`effective_options`)."""
-    saved = effective_options(saved)
-    now = effective_options(json.loads(cfg.result_key()))
+    options are compared as the optimizer takes them (``config.options_in_full``)."""
+    saved = options_in_full(saved)
+    now = options_in_full(json.loads(cfg.result_key()))
     differ = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
     if [k for k in differ if k != "steps"]:
 
