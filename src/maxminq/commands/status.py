@@ -203,22 +203,13 @@ def shard_lines(store: Any, config: str | None = None) -> list[str]:
     per sharded sweep (of ``config`` only, when given), how many of its runs are this
     shard's and finished, and that the pending runs of the other shards are theirs
     (``maxminq merge`` brings the folders together)."""
-    from maxminq.experiments.shard import SHARD_PREFIX, parse_shard, read_plans, shard_runs
+    from maxminq.experiments.shard import shard_splits
 
-    plans = read_plans(store.meta_items())
     records = {rec.run_id: rec for rec in store.records()}
     lines = []
-    for key, text in store.meta_items(SHARD_PREFIX).items():
-        name = key[len(SHARD_PREFIX) :]
-        plan = plans.get(name)
-        if plan is None or (config is not None and name != config):
+    for name, shard, ids, part in shard_splits(store):
+        if config is not None and name != config:
             continue
-        try:
-            shard = parse_shard(text)
-        except UsageError:  # a damaged entry: nothing to say
-            continue
-        ids = set(plan["runs"])
-        part = shard_runs([r for r in records.values() if r.run_id in ids], shard)
         done = sum(r.status in ("done", "diverged") for r in part)
         others = len(ids) - len(part)
         # pending here, as the report counts them; not all after an edit that moved runs
@@ -227,9 +218,9 @@ def shard_lines(store: Any, config: str | None = None) -> list[str]:
         waiting = sum(r.status == "pending" for r in records.values() if r.run_id in ids - ours)
         said = "pending here" if waiting == others else f"{waiting} of them pending here"
         lines.append(
-            f"{name}: shard {text} here (--shard {text}): {done} of its {len(part)} run(s) "
-            f"finished; the other {others} run(s) are other shards' ({said}; 'maxminq "
-            "merge' brings the machines' folders together)"
+            f"{name}: shard {shard.text} here (--shard {shard.text}): {done} of its "
+            f"{len(part)} run(s) finished; the other {others} run(s) are other shards' "
+            f"({said}; 'maxminq merge' brings the machines' folders together)"
         )
     return lines
 

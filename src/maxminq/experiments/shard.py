@@ -28,7 +28,7 @@ machine), whose results the merge would then find twice.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -324,24 +324,33 @@ def planned_runs(store: Any) -> set[str] | None:
     return current
 
 
-def other_shards_runs(store: Any) -> set[str]:
-    """The ids of the runs that another machine's shard runs, in a folder of a sharded
-    sweep (``shard:<config>`` recorded with its plan): the runs of the plan that the
-    folder's shard does not take (split as ``maxminq status`` counts them: the plan's
-    registered runs). They stay pending here; ``maxminq merge`` brings their results from
-    the other machines' folders. Empty for a folder swept whole (or merged)."""
+def shard_splits(store: Any) -> Iterator[tuple[str, Shard, set[str], list[Any]]]:
+    """Per sharded sweep recorded in ``store``'s folder (``shard:<name>`` with its plan):
+    ``(name, shard, ids of the plan's runs, this shard's registered runs)``, the split
+    that ``maxminq status`` counts and the report tells apart. Entries without a plan
+    (maxminq reproduce's per config, 'K/M of a, b') or damaged are skipped."""
     plans = read_plans(store.meta_items(PLAN_PREFIX))
     records = store.records()
-    out: set[str] = set()
     for key, text in store.meta_items(SHARD_PREFIX).items():
-        plan = plans.get(key[len(SHARD_PREFIX) :])
-        if plan is None:  # maxminq reproduce's entry of each config ('K/M of a, b')
+        name = key[len(SHARD_PREFIX) :]
+        plan = plans.get(name)
+        if plan is None:
             continue
         try:
             shard = parse_shard(text)
-        except UsageError:  # a damaged entry (or 'K/M of a, b'): nothing to tell
+        except UsageError:  # a damaged entry: nothing to tell
+            continue
+        if shard is None:
             continue
         ids = {str(i) for i in plan["runs"]}
-        ours = {r.run_id for r in shard_runs([r for r in records if r.run_id in ids], shard)}
-        out |= ids - ours
+        yield name, shard, ids, shard_runs([r for r in records if r.run_id in ids], shard)
+
+
+def other_shards_runs(store: Any) -> set[str]:
+    """The ids of the runs that another machine's shard runs, in a folder of a sharded
+    sweep (:func:`shard_splits`). They stay pending here; ``maxminq merge`` brings their
+    results from the other machines' folders. Empty for a folder swept whole (or merged)."""
+    out: set[str] = set()
+    for _, _, ids, part in shard_splits(store):
+        out |= ids - {r.run_id for r in part}
     return out
