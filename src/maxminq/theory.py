@@ -847,6 +847,18 @@ def _max_of_means(m: int, n: int) -> float:
     return 1.0 - value
 
 
+def _once_per_distinct(fn: Callable[..., float], *counts: np.ndarray) -> np.ndarray:
+    """``fn`` of the whole numbers ``counts`` (broadcast together), called once per distinct
+    tuple of values and spread back over the broadcast shape: an exact mean costs a
+    quadrature, and a loop over every element (``np.vectorize``) also read the
+    floating-point flags the tails' ignored underflow left set (np.seterr(all="raise"))."""
+    shaped = np.broadcast_arrays(*counts)
+    rows = np.stack(shaped, axis=-1).reshape(-1, len(counts))
+    distinct, where = np.unique(rows, axis=0, return_inverse=True)
+    values = np.array([fn(*(int(v) for v in row)) for row in distinct], dtype=float)
+    return values[where.reshape(-1)].reshape(shaped[0].shape)
+
+
 def _max_of_means_grid(m: int, n: int) -> float:
     """:func:`_max_of_means` for n >= ``_GRID_FROM``: the Irwin-Hall CDF of the sum S at every
     point of a grid of step 1/r over [0, n], all points at once, by the recursion
@@ -947,12 +959,7 @@ def operator_expected_bias(
     elif name in ("ensemble", "averaged"):
         # one quadrature per distinct (M, N), broadcast over tau and gamma: each element of
         # the full broadcast got its own (1000 taus at N = 20: 8 s for what takes 10 ms)
-        pairs = np.stack(np.broadcast_arrays(m, n), axis=-1).reshape(-1, 2)
-        distinct, where = np.unique(pairs, axis=0, return_inverse=True)
-        means = np.array([_max_of_means(int(mm), int(nn)) for mm, nn in distinct], dtype=float)
-        unit = np.broadcast_to(
-            means[where.reshape(-1)].reshape(np.broadcast(m, n).shape), q_max.shape
-        )
+        unit = np.broadcast_to(_once_per_distinct(_max_of_means, m, n), q_max.shape)
     elif name == "weighted_double_q":
         c = float(params.get("c", 1.0))
         unit = q_max * np.vectorize(lambda tt: _mean_weight(float(tt), c), otypes=[float])(s_b)
@@ -963,10 +970,8 @@ def operator_expected_bias(
         # once per distinct M, outside a ufunc: np.vectorize's loop read the floating-point
         # flags that the tails' (ignored) underflow left set past 10^4 actions, and raised
         # FloatingPointError under np.seterr(all="raise")
-        distinct, where = np.unique(m, return_inverse=True)
-        values = [expected_max_standard_normal(int(mm)) for mm in distinct]
         correction = np.broadcast_to(
-            np.array(values, dtype=float)[where.reshape(-1)].reshape(m.shape), q_max.shape
+            _once_per_distinct(expected_max_standard_normal, m), q_max.shape
         )
         return _out(g_b * (s_b * q_max - sigma * correction), M, N, tau, gamma)
     return _out(g_b * s_b * np.asarray(unit, dtype=np.float64), M, N, tau, gamma)
