@@ -26,7 +26,6 @@ import signal
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -40,22 +39,23 @@ from maxminq._progress import progress_bar
 from maxminq.commands.sweep import warn_many_workers
 from maxminq.errors import (
     INT64_MAX,
-    MaxminqWarning,
     UsageError,
     ascii_int,
     meant_whole,
-    outside_stacklevel,
 )
 from maxminq.experiments.store import remove_stale_temporaries
 from maxminq.experiments.workers import (
     STOP_SIGNALS,
     UNGUARDED_EXIT,
+    Warned,
     die_with_parent,
     exit_codes,
     ignore_terminal_signals_in_worker,
     named_spawn_context,
     refuse_unguarded_startup,
     session_function_error,
+    show_once,
+    warnings_for_driver,
     workers_ignore_sigint,
     workers_see_main,
 )
@@ -539,19 +539,13 @@ def _init_worker() -> None:
 
 def _warnings_recorded(
     fn: Callable[[dict[str, Any]], pd.DataFrame], task: dict[str, Any]
-) -> tuple[pd.DataFrame, list[tuple[type[Warning], str]]]:
-    """``fn(task)`` in a worker, with the :class:`MaxminqWarning` warnings it gave (e.g.
-    numba's kernel cache not written, in every worker that compiles) handed back for the
-    parent to show: a worker's own stderr showed Python's two lines, once per worker."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", MaxminqWarning)
+) -> tuple[pd.DataFrame, list[Warned]]:
+    """``fn(task)`` in a worker, with the :class:`~maxminq.errors.MaxminqWarning` warnings
+    it gave (e.g. numba's kernel cache not written, in every worker that compiles) handed
+    back for the parent to show: :func:`~maxminq.experiments.workers.warnings_for_driver`,
+    as a sweep's runs do."""
+    with warnings_for_driver() as said:
         frame = fn(task)
-    said: list[tuple[type[Warning], str]] = []
-    for w in caught:
-        if issubclass(w.category, MaxminqWarning):
-            said.append((w.category, str(w.message)))
-        else:  # shown where it arose, as it would have been
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
     return frame, said
 
 
@@ -610,15 +604,12 @@ def _run_tasks(
                                                initializer=_init_worker)  # fmt: skip
                     futures = [pool.submit(_warnings_recorded, fn, task) for task in tasks]
                 procs = list((getattr(pool, "_processes", None) or {}).values())
-                shown: set[tuple[type[Warning], str]] = set()
+                shown: set[Warned] = set()
                 for task, fut in zip(tasks, futures, strict=True):
                     try:
                         frame, said = fut.result()
                         results.append(frame)
-                        for category, text in said:  # once, as the command's one line
-                            if (category, text) not in shown:
-                                shown.add((category, text))
-                                warnings.warn(text, category, stacklevel=outside_stacklevel())
+                        show_once(said, shown)  # once, as the command's one line
                     except BrokenProcessPool:
                         if UNGUARDED_EXIT in exit_codes(procs):  # the script, not the run
                             raise UsageError(UNGUARDED) from None

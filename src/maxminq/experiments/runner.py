@@ -31,7 +31,6 @@ import sys
 import threading
 import time
 import traceback
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from typing import Any
 from tqdm import std as tqdm_std
 
 from maxminq._progress import progress_bar
-from maxminq.errors import MaxminqWarning, UsageError
+from maxminq.errors import UsageError
 from maxminq.experiments.config import (
     RunSpec,
     SweepConfig,
@@ -71,12 +70,15 @@ from maxminq.experiments.store import (
 )
 from maxminq.experiments.workers import (
     UNGUARDED_EXIT,
+    Warned,
     die_with_parent,
     exit_codes,
     ignore_terminal_signals_in_worker,
     named_spawn_context,
     refuse_unguarded_startup,
     session_function_error,
+    show_once,
+    warnings_for_driver,
     workers_ignore_sigint,
     workers_see_main,
 )
@@ -164,7 +166,7 @@ class _Result:
     seconds: float
     broken: bool = False  # the local pool broke: this run's worker, or another, died
     # The run's MaxminqWarnings (category, text), which the driver shows (each text once)
-    warned: list[tuple[type[Warning], str]] = field(default_factory=list)
+    warned: list[Warned] = field(default_factory=list)
 
 
 def execute_run(
@@ -173,12 +175,12 @@ def execute_run(
     work_dir: str,
 ) -> _Result:
     """Run one run in a worker; never raises (errors come back as text, and the run's
-    :class:`MaxminqWarning` warnings go back to the driver instead of the worker's stderr)."""
+    :class:`~maxminq.errors.MaxminqWarning` warnings go back to the driver instead of the
+    worker's stderr: :func:`~maxminq.experiments.workers.warnings_for_driver`)."""
     start = time.perf_counter()
     host, pid = socket.gethostname(), os.getpid()
     write_worker(Path(work_dir))  # for maxminq status: which process runs it
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", MaxminqWarning)
+    with warnings_for_driver() as warned:
         try:
             output = execute(dict(settings), Path(work_dir), False)
             if not isinstance(output, RunOutput):
@@ -189,13 +191,7 @@ def execute_run(
             result = _Result(None, text.strip(), host, pid, time.perf_counter() - start)
         finally:  # here, where it was written: a Ray node's own disk too
             clear_worker(Path(work_dir), pid)
-    for w in caught:
-        if issubclass(w.category, MaxminqWarning):
-            if w.category.last_of_run_only:  # an earlier one of its class is out of date
-                result.warned = [(c, s) for c, s in result.warned if c is not w.category]
-            result.warned.append((w.category, str(w.message)))
-        else:  # shown where it arose, as it would have been
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+    result.warned = warned
     return result
 
 
@@ -221,23 +217,14 @@ def execute_ray_run(
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
-def _show_warnings(result: _Result, shown: set[tuple[type[Warning], str]]) -> None:
+def _show_warnings(result: _Result, shown: set[Warned]) -> None:
     """Warn in the driver, once per sweep, of what a run warned of in its worker (e.g. an
     environment without a time limit, which every run on it would repeat): the command
-    shows it as one line, and a caller of :func:`run_sweep` can filter or catch it. It
-    points at the caller's line outside maxminq (``outside_stacklevel``): a fixed
-    stacklevel named a line of this file (run_sweep's call of the sweep loop)."""
-    if not result.warned:
-        return
-    from maxminq.errors import outside_stacklevel
-
-    for category, said in result.warned:
-        # in a config's words, as its errors are ('max_episode_steps 100 with gamma 0.99',
-        # not the command line's '--max-episode-steps 100 with --gamma 0.99')
-        text = options_to_keys(said)
-        if (category, text) not in shown:
-            shown.add((category, text))
-            warnings.warn(text, category, stacklevel=outside_stacklevel())
+    shows it as one line, and a caller of :func:`run_sweep` can filter or catch it
+    (:func:`~maxminq.experiments.workers.show_once`, pointing at the caller's line outside
+    maxminq). In a config's words, as its errors are ('max_episode_steps 100 with gamma
+    0.99', not the command line's '--max-episode-steps 100 with --gamma 0.99')."""
+    show_once(result.warned, shown, words=options_to_keys)
 
 
 def _worker_init() -> None:
@@ -857,7 +844,7 @@ def _drive(
     """Keep ``backend.workers`` runs in flight; store each result as it arrives."""
     queue = list(reversed(todo))
     inflight: dict[Any, RunSpec] = {}
-    shown: set[tuple[type[Warning], str]] = set()  # warnings of the runs, shown once
+    shown: set[Warned] = set()  # warnings of the runs, shown once
     # A worker that dies breaks the local pool and ends every run in flight, and which run
     # killed it is not known: those runs are queued again and each then runs alone, so
     # that only the run that kills its worker by itself fails.

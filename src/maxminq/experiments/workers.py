@@ -21,10 +21,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from maxminq.errors import UsageError
+from maxminq.errors import MaxminqWarning, UsageError, outside_stacklevel
 from maxminq.operators import define_in_module
 
 # A worker importing an unguarded script exits with this status; its driver, seeing it,
@@ -321,3 +322,46 @@ def ignore_terminal_signals_in_worker() -> None:
         unblock.add(signal.SIGHUP)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, unblock)
+
+
+#: A warning a worker gave, as it goes back to the driver: its class and its text.
+Warned = tuple[type[Warning], str]
+
+
+@contextlib.contextmanager
+def warnings_for_driver() -> Iterator[list[Warned]]:
+    """Within, in a worker: the :class:`~maxminq.errors.MaxminqWarning` warnings given are
+    kept (the list yielded, filled on leaving, even when the body raised) for the driver
+    to show with :func:`show_once`; a worker's own stderr showed Python's two lines, once
+    per worker. Other warnings are shown where they arose, as they would have been. Of a
+    class whose ``last_of_run_only`` is set (a running count, then the whole run's) only
+    the last is kept. The sweep runner's runs and ``maxminq experiment``'s tasks both
+    use it."""
+    kept: list[Warned] = []
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as log:
+            caught = log
+            warnings.simplefilter("always", MaxminqWarning)
+            yield kept
+    finally:  # after catch_warnings: within, showwarning only records
+        for w in caught:
+            if issubclass(w.category, MaxminqWarning):
+                if w.category.last_of_run_only:  # an earlier one of its class is out of date
+                    kept[:] = [(c, s) for c, s in kept if c is not w.category]
+                kept.append((w.category, str(w.message)))
+            else:  # shown where it arose, as it would have been
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file, w.line)
+
+
+def show_once(warned: list[Warned], shown: set[Warned], words: Callable[[str], str] = str) -> None:
+    """Warn in the driver of what a worker warned of (:func:`warnings_for_driver`), each
+    (class, text) once per job (``shown``, the job's): the command shows it as one line,
+    and a caller can filter or catch it. ``words`` rewrites the text first (a sweep's, in
+    a config's words). It points at the caller's line outside maxminq
+    (:func:`~maxminq.errors.outside_stacklevel`)."""
+    for category, said in warned:
+        text = words(said)
+        if (category, text) not in shown:
+            shown.add((category, text))
+            warnings.warn(text, category, stacklevel=outside_stacklevel())
