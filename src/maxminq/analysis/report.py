@@ -1206,15 +1206,19 @@ def _toy_nonfinite_lines(toy: pd.DataFrame) -> list[str]:
 
 
 def _toy_table(
-    toy: pd.DataFrame, extra: Sequence[str] = ()
+    toy: pd.DataFrame, extra: Sequence[str] = (), reps: int = 2000
 ) -> tuple[list[str], list[list[str]], pd.DataFrame]:
+    """The toy MDP's final-performance table (head, rows) and its numbers (the summary CSV:
+    per setting, each value's runs, mean, SE, IQM and IQM CI of ``reps`` bootstrap
+    replicates, ``maxminq report --reps``, as the other tables; it drew 200 whatever
+    ``--reps`` said)."""
     extra = T.present_keys(toy, extra)
     toy = _without_nonfinite_runs(toy, extra)
     dist = T.toy_final(toy, "distance", extra=extra)
     qv = T.toy_final(toy, "q_a_left", extra=extra)
     keys = T.present_keys(dist, [*T.TOY_KEYS, *extra])
-    sd = T.summarize(dist, keys, "distance", reps=200)
-    sq = T.summarize(qv, keys, "q_a_left", reps=200)
+    sd = T.summarize(dist, keys, "distance", reps=reps)
+    sq = T.summarize(qv, keys, "q_a_left", reps=reps)
     merged = sd.merge(sq, on=[*keys], suffixes=("_distance", "_q"))
     # Q(A, Left)'s true value is gamma * mu: mu at the paper's gamma = 1.
     other_gamma = not np.allclose(T.toy_gammas(toy), 1.0)
@@ -1882,7 +1886,7 @@ def build_report(
     doc.heading("Final performance")
     nonfinite: list[str] = []
     if tables.toy is not None and not tables.toy.empty:
-        head, rows, merged = _toy_table(tables.toy, split.get("toy_mdp", ()))
+        head, rows, merged = _toy_table(tables.toy, split.get("toy_mdp", ()), reps)
         _write_csv(merged, summary_dir / SUMMARY_TABLES[0])
         doc.heading("Toy MDP (average over the last 10% of episodes)", 3)
         doc.table(head, rows)
