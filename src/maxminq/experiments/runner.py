@@ -165,6 +165,7 @@ class _Result:
     pid: int
     seconds: float
     broken: bool = False  # the local pool broke: this run's worker, or another, died
+    lost: str = ""  # on Ray, what ended the task without its answer (ray_loss)
     # The run's MaxminqWarnings (category, text), which the driver shows (each text once)
     warned: list[Warned] = field(default_factory=list)
 
@@ -470,6 +471,26 @@ def _sigterm_kept() -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous)
 
 
+def ray_loss(err: BaseException) -> str:
+    """What ended a Ray task without its answer, not the run's own error (``execute_run``
+    returns those), in a few words for the run's pending note; "" for anything else.
+
+    Its worker process, raylet or node died (a kill, the OOM killer, Ray's memory
+    monitor): the task never answered. Or the task answered and Ray lost the answer
+    (``ObjectLostError`` and its kinds: the node holding it died, its owner died, it could
+    not be fetched in time; the tasks have no retries, so Ray does not rebuild it): the
+    run was fine, and only its rows are gone. Either way the run runs once more
+    (``_drive``), and is failed if that happens again."""
+    from ray import exceptions as rx
+
+    deaths = (rx.WorkerCrashedError, rx.NodeDiedError, rx.LocalRayletDiedError, rx.OutOfMemoryError)
+    if isinstance(err, deaths):
+        return "its Ray worker died"
+    if isinstance(err, rx.ObjectLostError):
+        return "Ray lost its answer"
+    return ""
+
+
 class _RayBackend:
     """Ray tasks (one CPU each); starts a local Ray unless ``address`` names a cluster."""
 
@@ -484,16 +505,6 @@ class _RayBackend:
         self.workers = max(1, min(workers or cpus, cpus))
         self._task = ray.remote(num_cpus=1, max_retries=0)(execute_ray_run)
         self._running: set[Any] = set()  # refs of the tasks submitted and not yet answered
-        from ray import exceptions as rx
-
-        # A task's worker process, raylet or node died (a kill, the OOM killer, Ray's
-        # memory monitor): the task never answered (_drive runs it once more).
-        self._deaths: tuple[type[BaseException], ...] = (
-            rx.WorkerCrashedError,
-            rx.NodeDiedError,
-            rx.LocalRayletDiedError,
-            rx.OutOfMemoryError,
-        )
 
     def _init(self, ray: Any, workers: int | None, address: str | None) -> None:
         """Start or join Ray unless this process has it already (then ``started`` stays
@@ -548,10 +559,11 @@ class _RayBackend:
             except Exception as err:  # the task's worker died (node lost, OOM kill)
                 why = last_line(str(err)) or "unknown error"
                 msg = f"ray task failed: {type(err).__name__}: {why}"
-                # Its worker process or node died: not the run's own error (execute_run
-                # returns those); run again once (_drive), as the local pool does.
-                died = isinstance(err, self._deaths)
-                out.append((ref, _Result(None, msg, "?", 0, 0.0, broken=died)))
+                # Its worker process or node died, or Ray lost its answer: not the run's
+                # own error (execute_run returns those); run again once (_drive), as the
+                # local pool does.
+                lost = ray_loss(err)
+                out.append((ref, _Result(None, msg, "?", 0, 0.0, broken=bool(lost), lost=lost)))
         return out
 
     def close(self) -> None:
@@ -913,14 +925,15 @@ def _drive(
             for handle, result in answers:
                 run = inflight[handle]
                 if result.broken and isinstance(backend, _RayBackend):
-                    # A Ray task's worker or node died: that ends this task alone (no pool
-                    # breaks), so no run beside it is suspect; it runs once more, and is
-                    # failed if its worker dies again. It was failed at once: a worker
-                    # killed or OOM-killed beside the run failed a run that was fine.
+                    # A Ray task's worker or node died, or Ray lost its answer (ray_loss):
+                    # that ends this task alone (no pool breaks), so no run beside it is
+                    # suspect; it runs once more, and is failed if that happens again. It
+                    # was failed at once: a worker killed or OOM-killed beside the run
+                    # failed a run that was fine.
                     if run.run_id not in ran_alone:
                         ran_alone.add(run.run_id)
                         why = last_line(result.error) or "?"
-                        store.mark_pending(run.run_id, f"its Ray worker died ({why}); run again")
+                        store.mark_pending(run.run_id, f"{result.lost} ({why}); run again")
                         queue.append(run)  # next
                         del inflight[handle]
                         continue
