@@ -1,6 +1,7 @@
 """The report's numbers recomputed independently (plain NumPy, not maxminq's statistics):
 the toy MDP summary's IQM confidence intervals, drawn with ``--reps`` replicates as the
-other tables' (docs/report.md, Statistics)."""
+other tables' (docs/report.md, Statistics); the toy claims' numbers, without the runs that
+went non-finite, as the table leaves them out."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 from analysis_results import toy_results, write_store
 
+from maxminq.analysis import claims as C
 from maxminq.cli import main
 
 
@@ -49,3 +51,40 @@ def test_toy_summary_iqm_ci_uses_the_reps_given(tmp_path: Path) -> None:
             # drawn with 200 replicates whatever --reps said: another interval
             assert np.isclose(row[f"iqm_low_{suffix}"], low, rtol=1e-12), (key, value)
             assert np.isclose(row[f"iqm_high_{suffix}"], high, rtol=1e-12), (key, value)
+
+
+def test_toy_claims_leave_out_runs_gone_non_finite_as_the_table_does() -> None:
+    toy = toy_results(runs=6, episodes=20)
+    # Q-learning's run 0 diverges at episode 10: at mu = +0.1 its distance goes NaN while
+    # its Q(A, Left) stays finite at 1e300; at mu = -0.1 both go NaN
+    bad = (toy["algorithm"] == "q_learning") & (toy["run"] == 0) & (toy["episode"] >= 10)
+    toy.loc[bad, ["distance", "p_left"]] = np.nan
+    toy.loc[bad, "q_a_left"] = np.where(toy.loc[bad, "mu"] > 0, 1e300, np.nan)
+    claims = {c.text: c for c in C.toy_claims(toy)}
+    kept = toy[~((toy["algorithm"] == "q_learning") & (toy["run"] == 0))]
+
+    def by_run(mu: float, algorithm: str, rows: pd.DataFrame, value: str) -> pd.Series:
+        sel = rows[np.isclose(rows["mu"], mu) & (rows["algorithm"] == algorithm)]
+        return sel.groupby(["n", "run"])[value].mean()
+
+    # second half of episodes 0..19: 10..19
+    half = kept[kept["episode"] >= 10]
+    for mu in (0.1, -0.1):
+        x = by_run(mu, "q_learning", half, "q_a_left").to_numpy()
+        claim = claims[f"Q-learning overestimates Q(A, Left) = μ (μ = {mu:+g})"]
+        name = "second-half Q(A,Left) of Q-learning"
+        assert np.isclose(claim.numbers[f"{name}_mean"], x.mean(), rtol=1e-12)
+        assert np.isclose(claim.numbers[f"{name}_se"], x.std(ddof=1) / np.sqrt(5), rtol=1e-12)
+        assert "over 5 runs" in claim.evidence
+    # area under the distance curve: each run's mean distance over all its episodes
+    q_auc = by_run(0.1, "q_learning", kept, "distance").to_numpy()
+    others = kept[np.isclose(kept["mu"], 0.1) & (kept["algorithm"] != "q_learning")]
+    per_setting = others.groupby(["algorithm", "n", "run"])["distance"].mean()
+    fastest = per_setting.groupby(level=["algorithm", "n"]).mean().idxmin()
+    claim = claims["μ = +0.1: Q-learning approaches the optimal policy fastest"]
+    assert np.isclose(claim.numbers["Q-learning_mean"], q_auc.mean(), rtol=1e-12)
+    assert "5 vs 6 runs" in claim.evidence and fastest == ("maxmin", 8)
+    neg = by_run(-0.1, "q_learning", kept, "distance").to_numpy()
+    claim = claims["μ = −0.1: Double Q approaches the optimal policy faster than Q-learning"]
+    assert np.isclose(claim.numbers["Q-learning_mean"], neg.mean(), rtol=1e-12)
+    assert np.isclose(claim.numbers["Q-learning_se"], neg.std(ddof=1) / np.sqrt(5), rtol=1e-12)

@@ -1027,18 +1027,9 @@ TOY_LEFT_OUT = "left out of these means and of the runs column"
 
 
 def _without_nonfinite_runs(toy: pd.DataFrame, extra: Sequence[str]) -> pd.DataFrame:
-    """``toy`` with both values of every run that went non-finite in either (distance or
-    Q(A, Left), at any episode) made NaN: the table leaves out, from both columns, the runs
-    its note (:func:`toy_nonfinite_note`) names; a run whose Q(A, Right) diverged kept a
-    finite Q(A, Left) of 1e300 in the Q column while its distance was left out."""
-    values = toy[["distance", "q_a_left"]].to_numpy(dtype=float)
-    finite = pd.Series(np.isfinite(values).all(axis=1), index=toy.index)
-    if finite.all():
-        return toy
-    by = [*T.present_keys(toy, [*T.TOY_KEYS, *extra]), *T.tabular_run_cols(toy)]
-    keys = [toy[c].astype(str) for c in by]  # NaN op_kwargs: one key, as text
-    whole = finite.groupby(keys, sort=False).transform("all").to_numpy(dtype=bool)
-    return toy.assign(distance=toy["distance"].where(whole), q_a_left=toy["q_a_left"].where(whole))
+    """:func:`maxminq.analysis.tables.without_nonfinite_runs`: the table leaves out, from
+    both columns, the runs its note (:func:`toy_nonfinite_note`) names, as the claims do."""
+    return T.without_nonfinite_runs(toy, extra)
 
 
 def toy_nonfinite_note(toy: pd.DataFrame) -> str:

@@ -655,6 +655,26 @@ def nonfinite_runs(df: pd.DataFrame, keys: Sequence[str], value: str) -> pd.Data
     return in_setting_order(out.reset_index()[columns], k)
 
 
+def without_nonfinite_runs(toy: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
+    """``toy`` with both values of every run that went non-finite in either (distance or
+    Q(A, Left), at any episode; a run: its :data:`TOY_KEYS`, ``extra`` settings and
+    :func:`tabular_run_cols`) made NaN at every episode, so that each of its measures
+    (:func:`toy_final`, :func:`toy_auc`) is NaN and the run is left out of the means and
+    counts of the report's toy table and claims alike: a run whose Q(A, Right) diverged
+    kept a finite Q(A, Left) of 1e300, and one gone NaN at episode k an average distance
+    over its first k episodes (pandas skips NaN). ``toy`` itself where every value is
+    finite."""
+    columns = present_keys(toy, ["distance", "q_a_left"])
+    values = toy[columns].to_numpy(dtype=float)
+    finite = pd.Series(np.isfinite(values).all(axis=1), index=toy.index)
+    if finite.all():
+        return toy
+    by = [*present_keys(toy, [*TOY_KEYS, *extra]), *tabular_run_cols(toy)]
+    keys = [toy[c].astype(str) for c in by]  # NaN op_kwargs: one key, as text
+    whole = finite.groupby(keys, sort=False).transform("all").to_numpy(dtype=bool)
+    return toy.assign(**{c: toy[c].where(whole) for c in columns})
+
+
 def toy_gammas(toy: pd.DataFrame) -> np.ndarray:
     """Each toy-MDP row's discount: its ``gamma`` column (a sweep may set one), else the
     paper's 1. The true Q(A, Left) of a row is ``gamma * mu``."""
