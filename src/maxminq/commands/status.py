@@ -225,24 +225,33 @@ def shard_lines(store: Any, config: str | None = None) -> list[str]:
     return lines
 
 
-def earlier_version_lines(store: Any, config: str | None = None) -> list[str]:
-    """Per config (``config`` only, when given), its pending or failed runs that no config
-    as last swept here makes (:func:`maxminq.experiments.shard.planned_runs`: left by a
-    sweep of an earlier version of the config: edited, at another scale, or resolved
-    otherwise by an older maxminq), which the
-    counts above show as still to run though no sweep of the config as it is runs them."""
+def earlier_version_runs(store: Any) -> set[str]:
+    """The ids of the folder's pending or failed runs that no config as last swept here
+    makes (:func:`maxminq.experiments.shard.planned_runs`: left by a sweep of an earlier
+    version of their config: edited, at another scale, or resolved otherwise by an older
+    maxminq); none in a folder without plans (an older maxminq's)."""
     from maxminq.experiments.shard import planned_runs
 
     current = planned_runs(store)
     if current is None:
+        return set()
+    return {
+        rec.run_id
+        for rec in store.records()
+        if rec.status in ("pending", "failed") and rec.run_id not in current
+    }
+
+
+def earlier_version_lines(store: Any, config: str | None = None) -> list[str]:
+    """Per config (``config`` only, when given), its pending or failed runs of an earlier
+    version of the config (:func:`earlier_version_runs`), which the counts above show as
+    still to run though no sweep of the config as it is runs them."""
+    earlier = earlier_version_runs(store)
+    if not earlier:
         return []
     lines = []
     for name in [config] if config else store.configs():
-        old = [
-            rec
-            for rec in store.records(name)
-            if rec.status in ("pending", "failed") and rec.run_id not in current
-        ]
+        old = [rec for rec in store.records(name) if rec.run_id in earlier]
         if old:
             lines.append(
                 f"{name}: {len(old)} of its pending or failed run(s) are of an earlier version "
@@ -254,8 +263,10 @@ def earlier_version_lines(store: Any, config: str | None = None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the folder's counts; exit 0 when nothing failed, 1 otherwise. Of one 'maxminq
-    train' run: whether it finished, or how far it is (exit 0)."""
+    """Print the folder's counts; exit 0 when nothing a sweep of the configs as last swept
+    here runs failed (a failed run of an earlier version of its config, which none runs
+    again, is listed but does not count), 1 otherwise. Of one 'maxminq train' run: whether
+    it finished, or how far it is (exit 0)."""
     from maxminq.experiments.store import (
         MANIFEST,
         STATUSES,
@@ -324,8 +335,11 @@ def run(args: argparse.Namespace) -> int:
         ]:
             print(line)
         failed = [r for r in records if r.status == "failed"]
+        # no sweep of its config as last swept here runs it again (the line above says so)
+        earlier = earlier_version_runs(store)
         for rec in failed:
-            print(f"failed   {rec.run_id} (attempts {rec.attempts}): {last_line(rec.error)}")
+            of = "; not in the configs as last swept here" if rec.run_id in earlier else ""
+            print(f"failed   {rec.run_id} (attempts {rec.attempts}{of}): {last_line(rec.error)}")
             if args.errors:  # the traceback the worker sent, which the line above ends
                 for line in (rec.error or "").strip().splitlines():
                     print(f"    {line}")
@@ -370,10 +384,17 @@ def run(args: argparse.Namespace) -> int:
                       f"marks it {final})")  # fmt: skip
             elif rec.status == "pending" and rec.error:  # queued again: say why
                 work = store.work_dir(rec.run_id)
-                kept = holds_progress(work)
+                keeps = ""
+                if holds_progress(work):
+                    keeps = (  # no next attempt unless a config makes the run again
+                        f"; {work} is kept, should a config make this run again"
+                        if rec.run_id in earlier
+                        else f"; {work} is kept for its next attempt"
+                    )
+                of = "; not in the configs as last swept here" if rec.run_id in earlier else ""
                 print(
-                    f"pending  {rec.run_id} (attempts {rec.attempts}): {last_line(rec.error)}"
-                    + (f"; {work} is kept for its next attempt" if kept else "")
+                    f"pending  {rec.run_id} (attempts {rec.attempts}{of}): "
+                    f"{last_line(rec.error)}{keeps}"
                 )
         bad = 0
         if args.verify:
@@ -390,4 +411,4 @@ def run(args: argparse.Namespace) -> int:
                 mine = store.records(name)
                 print(f"\nruns of {name} ({len(mine)}):")
                 _print_table(run_table(mine, store))
-    return 1 if failed or bad else 0
+    return 1 if any(r.run_id not in earlier for r in failed) or bad else 0
