@@ -518,7 +518,9 @@ def mc_learning_curve_figure(
     max_steps: int | None = None,
 ) -> Figure:
     """Fig. 3(b) for ``sigma2=[10]``; appendix C.2 for all four: steps per episode at the best
-    step size, mean over runs with one standard error (trailing ``smooth``-episode average).
+    step size, mean over runs with one standard error, each a trailing ``smooth``-episode
+    average (the band: the average of the episodes' standard errors, never narrower than the
+    standard error of the averaged mean).
     ``title`` goes above the panels, followed by the episode cap ``max_steps`` if given (a
     curve at the cap is one that never reaches the goal) and the step-size reading when
     ``df`` records it (``step_size_per``); without a title, those two alone."""

@@ -321,8 +321,9 @@ def fig_learning_curves(tables: T.Tables, best: pd.DataFrame, out_dir: Path) -> 
     name = "deep_learning_curves"
     caption = (
         "Learning curves (Fig. 4): training return averaged over the last 100 episodes, "
-        "exponentially smoothed for display, mean over seeds with one standard error shaded; "
-        "each agent at its best step size (and N) by final performance."
+        "mean over seeds with one standard error shaded, both exponentially smoothed for "
+        "display (the band: the smoothed standard errors, not the standard error of the "
+        "smoothed mean); each agent at its best step size (and N) by final performance."
     )
     return FigureFile(
         name, "Learning curves per environment (Fig. 4)", caption, save_figure(fig, out_dir, name)
@@ -381,7 +382,8 @@ def fig_varying_n(
             panel = {"pixelcopter": "Fig. 4(h)", "asterix": "Fig. 4(i)"}.get(token, "Fig. 4")
             caption = (
                 f"Maxmin DQN on {title} with N in {ns} ({panel}); each N at its "
-                "best step size; mean over seeds, one standard error shaded."
+                "best step size; mean over seeds, one standard error shaded, both "
+                "exponentially smoothed for display, as in Fig. 4."
             )
             out.append(
                 FigureFile(
@@ -1022,7 +1024,9 @@ def classic_figures(tables: T.Tables, out_dir: Path) -> list[FigureFile]:
             f"mountain_car_curves_sigma2_{s2:g}",
             f"Mountain Car learning curves, σ² = {s2:g} (Fig. 3b)",
             f"Steps per episode at the best step size, mean over {mc_runs} runs with one "
-            "standard error (trailing 10-episode average)." + capped,
+            "standard error, each a trailing 10-episode average (the band: the average of "
+            "the 10 episodes' standard errors, never narrower than the standard error of "
+            "the averaged mean)." + capped,
             "mountain_car",
         )
         if len(levels) > 1:
