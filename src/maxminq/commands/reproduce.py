@@ -440,6 +440,23 @@ def paper_notes(configs: list[SweepConfig]) -> dict[str, str]:
     return notes
 
 
+def report_stale_runs(out: Path, configs: list[SweepConfig]) -> set[str]:
+    """The stored runs the report leaves out: those of ``configs`` that none of them makes
+    (:func:`~maxminq.commands.sweep.stale_run_ids`: of an earlier version), less the runs
+    that a config not selected here (``--only``) also registered, which are that config's
+    runs too (as ``maxminq report`` shows them): after an edit of config A that drops a
+    setting config B shares, ``--only A`` left B's run of it out of the report."""
+    stale = stale_run_ids(out, configs)
+    if not stale:
+        return stale
+    from maxminq.experiments.store import ResultsStore
+
+    names = {config.name for config in configs}
+    with ResultsStore(out, create=False) as store:
+        others = {run_id for config, run_id in store.members() if config not in names}
+    return stale - others
+
+
 def register_runs(out: Path, configs: list[SweepConfig]) -> None:
     """Register every config's runs under its own name (membership), to be run as one
     sweep so that no core idles between configs. A run the folder holds under an older id
@@ -607,7 +624,7 @@ def run(args: argparse.Namespace) -> int:
     from maxminq.analysis.report import build_report, load_store
 
     results = load_store(out)
-    stale = stale_run_ids(out, configs) if configs else set()
+    stale = report_stale_runs(out, configs) if configs else set()
     if stale:
         where = out / "results.sqlite"
         _say(f"note: {len(stale)} stored run(s) of an earlier version of these configs are "
