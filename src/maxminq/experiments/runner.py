@@ -622,13 +622,20 @@ def _settle(store: ResultsStore, rec: RunRecord | None, keep_work: bool) -> bool
     line: a ``running`` or ``pending`` row whose tables verify gets the final status its
     manifest records (done, or diverged with its note), a row whose tables do not is
     requeued (tables discarded). A sweep with ``keep_work`` marks the runs it finishes so
-    as kept (their scratch folders stay), as it marks those it runs."""
+    as kept (their scratch folders stay), as it marks those it runs; so does any sweep
+    for a run whose attempt a ``keep_work`` sweep started
+    (:meth:`ResultsStore.attempt_keeps_work`)."""
     finished, requeue = store.finished(rec)
     if rec is None:  # not registered: nothing to bring in line
         return False
     if finished and rec.status in ("running", "pending"):
         status, note = store.stored_status(rec.run_id)
-        store.mark_finished(rec.run_id, status, note, work_kept=keep_work)
+        # kept also when the killed sweep that stored its tables kept work: a sweep of
+        # another config sharing the folder settles it too, and without --keep-work it
+        # marked the folder not kept (a later sweep then removed its model.pt, and merge
+        # left it behind)
+        kept = keep_work or store.attempt_keeps_work(rec.run_id)
+        store.mark_finished(rec.run_id, status, note, work_kept=kept)
     elif requeue:
         store.discard_tables(rec.run_id)
         store.mark_pending(rec.run_id, requeue)
@@ -914,7 +921,7 @@ def _drive(
                 # That of an earlier attempt must not name a process as this one's.
                 (work_dir / WORKER_FILE).unlink(missing_ok=True)
                 inflight[backend.submit(run, work_dir)] = run
-                store.mark_running(run.run_id)
+                store.mark_running(run.run_id, keep_work=keep_work)
             counts()
             redraw()
             answers = backend.wait(list(inflight), timeout=0.5)

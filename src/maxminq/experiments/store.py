@@ -62,6 +62,7 @@ DB_NAME = "results.sqlite"
 TABLES_DIR = "tables"
 WORK_DIR = "work"
 WORK_KEPT = "work kept"  # the event of a run finished by a sweep with --keep-work
+KEEP_WORK_DETAIL = "--keep-work"  # the detail of a 'started' event of such a sweep's attempt
 # Meta key: the id of the last event logged before a maxminq that logs WORK_KEPT first
 # opened the folder to write it. Runs finished before then (an older maxminq's) have no
 # such event either way: their scratch folders are taken as kept (ResultsStore.work_kept).
@@ -688,15 +689,38 @@ class ResultsStore:
                 )
         return added
 
-    def mark_running(self, run_id: str, *, host: str | None = None, pid: int | None = None) -> None:
-        """Record that an attempt of ``run_id`` starts now (``attempts`` += 1)."""
+    def mark_running(
+        self,
+        run_id: str,
+        *,
+        host: str | None = None,
+        pid: int | None = None,
+        keep_work: bool = False,
+    ) -> None:
+        """Record that an attempt of ``run_id`` starts now (``attempts`` += 1); with
+        ``keep_work``, that its sweep keeps its scratch folder (``--keep-work``), which
+        :meth:`attempt_keeps_work` tells the sweep that settles the run after a kill."""
         with self._transaction() as cur:
             cur.execute(
                 "UPDATE runs SET status='running', attempts=attempts+1, started=?, finished=NULL,"
                 " host=?, pid=?, error=NULL WHERE run_id=?",
                 (now(), host or self.host, pid or self.pid, run_id),
             )
-            self._event(cur, run_id, "started")
+            self._event(cur, run_id, "started", KEEP_WORK_DETAIL if keep_work else None)
+
+    def attempt_keeps_work(self, run_id: str) -> bool:
+        """Whether the sweep of the run's last attempt kept its scratch folder
+        (``--keep-work``, :meth:`mark_running`). A sweep killed after it stored the run's
+        tables and before it marked the run finished leaves the row ``running`` (or
+        ``pending`` after Ctrl-C); the next sweep into the folder, maybe of another config
+        sharing it and without ``--keep-work``, gives it its final status and must keep
+        the mark the killed sweep would have given. False for an attempt an older maxminq
+        started (it recorded nothing)."""
+        row = self._conn.execute(
+            "SELECT detail FROM events WHERE run_id=? AND event='started' ORDER BY id DESC LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        return row is not None and row[0] == KEEP_WORK_DETAIL
 
     def mark_finished(
         self,
