@@ -1,0 +1,76 @@
+"""``maxminq merge`` of machines' folders that the merging user may not write (an archive,
+a colleague's folder, a read-only mount): they are only read (their databases as
+``maxminq status`` reads such a folder), the merged folder holds every run, and the
+folders are left as they were. Run as a user who may not write what root wrote (nobody)
+when the tests run as root, as tests/experiments/test_worker_deaths.py reads such
+results.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from maxminq.experiments.config import config_from_document
+from maxminq.experiments.shard import record_sweep
+from maxminq.experiments.store import ResultsStore
+
+FIXED = {"algorithm": "q_learning", "n": 1, "seed": 0, "runs": 2, "episodes": 5}
+NOBODY = 65534
+
+
+def _as_reader(argv: list[str]) -> list[str]:
+    """``argv`` as nobody when the tests run as root (who may write anything)."""
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_merge_reads_folders_it_may_not_write_and_leaves_them_as_they_were() -> None:
+    base = Path(tempfile.mkdtemp(prefix="maxminq-merge-ro-"))  # not tmp_path: 0700 parents
+    base.chmod(0o755)
+    try:
+        doc = {"name": "a", "kind": "toy_mdp", "fixed": FIXED, "grid": {"mu": [0.1, 0.2]}}
+        config = config_from_document({**doc, "scales": {"quick": {}}}, base / "a.yaml")
+        folders = [base / "one", base / "two"]
+        for folder, run in zip(folders, config.runs, strict=True):  # one run each
+            with ResultsStore(folder, lock=True) as store:
+                store.register(config.runs)
+                record_sweep(store, "a", "quick", config.runs, None)
+                store.mark_running(run.run_id)
+                store.save_tables(run, {"toy_mdp": pd.DataFrame({"episode": [1], "x": [0.5]})})
+                store.mark_finished(run.run_id)
+        before = [_files(folder) for folder in folders]
+        for path in [p for folder in folders for p in [folder, *folder.rglob("*")]]:
+            path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+        dest = base / "mine"
+        dest.mkdir()
+        if os.geteuid() == 0:
+            os.chown(dest, NOBODY, NOBODY)
+        merged = dest / "merged"
+        argv = [sys.executable, "-m", "maxminq.cli", "merge", *map(str, folders)]
+        done = subprocess.run(
+            _as_reader([*argv, "--out", str(merged)]), capture_output=True, text=True,
+            timeout=120, cwd=base, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "2 runs, 2 finished (1 from" in done.stdout
+        assert [_files(folder) for folder in folders] == before  # nothing written there
+        with ResultsStore(merged, create=False) as store:
+            assert sorted(r.status for r in store.records()) == ["done", "done"]
+            assert all(store.verify_tables(r.run_id) is None for r in store.records())
+    finally:
+        for path in [base, *base.rglob("*")]:
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+        shutil.rmtree(base)
