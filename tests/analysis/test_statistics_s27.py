@@ -88,3 +88,25 @@ def test_toy_claims_leave_out_runs_gone_non_finite_as_the_table_does() -> None:
     claim = claims["μ = −0.1: Double Q approaches the optimal policy faster than Q-learning"]
     assert np.isclose(claim.numbers["Q-learning_mean"], neg.mean(), rtol=1e-12)
     assert np.isclose(claim.numbers["Q-learning_se"], neg.std(ddof=1) / np.sqrt(5), rtol=1e-12)
+
+
+def test_theory_checks_on_few_monte_carlo_samples_are_insufficient_not_contradicted(
+    tmp_path: Path,
+) -> None:
+    # The closed forms are the theorems: a 'not supported' can only come from the checks'
+    # z-tests, whose 1% family-wise level needs estimates close to normal with standard
+    # errors close to exact. At 10 samples per cell (seed 3) Corollary 1 was 'not supported'
+    # (the closed form 8.41 estimated SEs off the simulation) and Theorem 1 'supported' on
+    # 10 samples; at seed 5 Theorem 1 was 'not supported' too (8.20 SEs).
+    out = tmp_path / "theory"
+    small = ["--m-max", "8", "--n-max", "10", "--seed", "3", "--no-progress"]
+    argv = ["theory", "--out", str(out), *small, "--samples", "10", "--variance-samples", "10"]
+    assert main(argv) == 0
+    bias_csv = pd.read_csv(out / "bias.csv")
+    assert set(bias_csv["mc_samples"]) == {0, 10}  # 0: an M not simulated
+    bias, variance = C.theory_claims(out)
+    for claim, option in ((bias, "--samples 1000"), (variance, "--variance-samples 10000")):
+        assert claim.status == C.INSUFFICIENT, claim.line()
+        assert claim.undecided is C.Undecided.FEW_SAMPLES
+        assert "10 samples per cell" in claim.evidence
+        assert f"maxminq theory {option}" in claim.evidence

@@ -57,7 +57,8 @@ class Undecided(str, Enum):
     #: The runs or tables do not cover what the check needs (σ² below the paper's high
     #: variance, one Maxmin N, one N per M, closed forms without simulated values).
     NOT_COVERED = "not covered"
-    #: Too few Monte-Carlo samples to tell a simulated value from the bound it is checked at.
+    #: Too few Monte-Carlo samples: fewer than ``MIN_MC_SAMPLES`` per cell, or too few to tell
+    #: a simulated value from the bound it is checked at.
     FEW_SAMPLES = "few samples"
 
 
@@ -578,6 +579,34 @@ def _read_theory(theory_dir: Path | None, name: str, columns: list[str]) -> pd.D
     return df
 
 
+#: Monte-Carlo samples per cell the theory checks need to decide (Theorem 1's bias table:
+#: ``maxminq theory --samples``; Corollary 1's ratio: ``--variance-samples``). Their z-tests
+#: take each cell's estimated standard error as exact and its estimate as normal; with fewer
+#: samples neither holds in the far tails that a Bonferroni level of 1% over up to 160 cells
+#: reads (the ratio's standard error comes from fourth moments). Runs of ``maxminq theory``
+#: (defaults but the samples; 2026-11-25), though the closed forms are exact: at 10 samples
+#: Theorem 1 'not supported' in 5 of 8 and Corollary 1 in 3 of 8; at 100, 1 and 1 of 8; at
+#: 300, 0 and 1 of 8; at 1,000, 0 of 24 and 2 of 24; Corollary 1 at 10,000, 0 of 16.
+MIN_MC_SAMPLES = 1000
+MIN_MC_VARIANCE_SAMPLES = 10_000
+
+
+def _few_samples(sim: pd.DataFrame, option: str, least: int) -> str | None:
+    """Why simulated rows ``sim`` (with a ``mc_samples`` column, as ``maxminq theory`` writes
+    them) are too few to decide a check that needs ``least`` per cell (``option``: the
+    ``maxminq theory`` option that sets them), or None."""
+    if "mc_samples" not in sim.columns:
+        return None
+    fewest = pd.to_numeric(sim["mc_samples"], errors="coerce").min()
+    if not np.isfinite(fewest) or fewest >= least:
+        return None
+    return (
+        f"Monte Carlo of {int(fewest):,} samples per cell: the check's 1% family-wise level "
+        f"rests on normal estimates with exact standard errors, which needs at least "
+        f"{least:,} (`maxminq theory {option} {least}` or more)"
+    )
+
+
 def _bonferroni_z(cells: int, alpha: float = 0.01) -> float:
     """Two-sided z threshold for ``cells`` comparisons at family-wise level ``alpha``."""
     return float(stats.norm.isf(alpha / (2 * max(cells, 1))))
@@ -612,8 +641,9 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
     simulation must agree with the closed form in every cell and show no significant
     increase of the bias with N (Theorem 1) and a ratio significantly below 1 for every
     N >= 8 (Corollary 1), each at family-wise level 1% (Bonferroni). Without simulated
-    values, or with too few samples to tell the ratio from 1, they are ``insufficient
-    data``.
+    values, with fewer samples per cell than ``MIN_MC_SAMPLES`` (bias) or
+    ``MIN_MC_VARIANCE_SAMPLES`` (ratio), or with too few to tell the ratio from 1, they are
+    ``insufficient data``.
     """
     sec = "Theory"
     t_bias = "Theorem 1: the expected bias of Maxmin's estimate decreases as N grows (every M)"
@@ -644,6 +674,8 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
                 "(`maxminq theory --n-max 2` or more)"
             )
             claims.append(Claim(sec, t_bias, INSUFFICIENT, why, undecided=Undecided.NOT_COVERED))
+        elif (few := _few_samples(sim, "--samples", MIN_MC_SAMPLES)) is not None:
+            claims.append(Claim(sec, t_bias, INSUFFICIENT, few, undecided=Undecided.FEW_SAMPLES))
         else:
             closed_step, z_rise = max(steps), max(rises)
             limit_fit, limit_rise = _bonferroni_z(len(sim)), _bonferroni_z(len(rises))
@@ -685,6 +717,8 @@ def theory_claims(theory_dir: Path | None) -> list[Claim]:
                             undecided=Undecided.NOT_COVERED))  # fmt: skip
     elif sim is None:
         claims.append(Claim(sec, t_var, INSUFFICIENT, no_mc, undecided=Undecided.NOT_COVERED))
+    elif (few := _few_samples(sim, "--variance-samples", MIN_MC_VARIANCE_SAMPLES)) is not None:
+        claims.append(Claim(sec, t_var, INSUFFICIENT, few, undecided=Undecided.FEW_SAMPLES))
     else:
         z = _bonferroni_z(len(sim))
         gap = (sim["variance_ratio"] - sim["mc_variance_ratio"]).abs()
