@@ -584,9 +584,10 @@ def _read_theory(theory_dir: Path | None, name: str, columns: list[str]) -> pd.D
 #: take each cell's estimated standard error as exact and its estimate as normal; with fewer
 #: samples neither holds in the far tails that a Bonferroni level of 1% over up to 160 cells
 #: reads (the ratio's standard error comes from fourth moments). Runs of ``maxminq theory``
-#: (defaults but the samples; 2026-11-25), though the closed forms are exact: at 10 samples
-#: Theorem 1 'not supported' in 5 of 8 and Corollary 1 in 3 of 8; at 100, 1 and 1 of 8; at
-#: 300, 0 and 1 of 8; at 1,000, 0 of 24 and 2 of 24; Corollary 1 at 10,000, 0 of 16.
+#: (2026-11-25; the defaults but the samples, and --m-max 8 --n-max 10 at 10 samples),
+#: though the closed forms are exact: at 10 samples Theorem 1 'not supported' in 5 of 8
+#: and Corollary 1 in 3 of 8; at 100, 1 and 1 of 8; at 300, 0 and 1 of 8; at 1,000, 0 of
+#: 24 and 2 of 24; Corollary 1 at 10,000, 0 of 16.
 MIN_MC_SAMPLES = 1000
 MIN_MC_VARIANCE_SAMPLES = 10_000
 
