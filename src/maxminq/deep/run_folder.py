@@ -74,6 +74,10 @@ OPTIONAL_TABLES = {"probes": "save_probes", "evals": "eval_every"}
 _CKPT = "state.pt"
 # The figure ``maxminq train`` (and ``maxminq plot RUN_DIR``) draws from the tables.
 FIGURE_FILES = ("curves.png", "curves.svg")
+# What a finished run was computed with: per stretch of steps, the versions of maxminq (and
+# its git revision), Python, NumPy, torch, Gymnasium, ... and the torch thread count
+# (``Trainer.note_software``), as JSON: the tables repeat bit for bit under the same ones.
+SOFTWARE_FILE = "software.json"
 # Every file a run writes in its folder besides checkpoint/ (and tensorboard/): what
 # ``maxminq train --overwrite`` deletes, and whose temporaries a continuing run removes.
 RUN_FILES = (
@@ -81,6 +85,7 @@ RUN_FILES = (
     "config.json",
     MODEL_FILE,
     PROGRESS_FILE,
+    SOFTWARE_FILE,
     *FIGURE_FILES,
 )
 

@@ -120,6 +120,7 @@ from maxminq.deep.run_folder import (
     FIGURE_FILES,
     OPTIONAL_TABLES,
     RUN_FILES,
+    SOFTWARE_FILE,
     TABLE_COLUMNS,
     CheckpointWarning,
     ProgressReport,
@@ -485,6 +486,8 @@ class Trainer:
         self._interval_start = (0, time.perf_counter())
         self.cut_check = CutEpisodesCheck(cfg)  # warns when the time limit hides the bias
         self.writer: Any = None
+        # What the steps were computed with, one entry per stretch (``note_software``).
+        self.software: list[dict[str, Any]] = []
         for s in range(self.S):
             self._new_episode(s, int(self.rngs[s].integers(2**31 - 1)))
 
@@ -549,6 +552,24 @@ class Trainer:
         finally:
             env.close()
         return need
+
+    def note_software(self) -> None:
+        """Record what the steps from now on are computed with: the software versions
+        (``experiments.software.software_versions``: maxminq and its git revision, Python,
+        NumPy, torch, Gymnasium, ...) and torch's thread count now, as a new entry of
+        ``software`` starting at this step (``from_step``) unless the last entry already
+        says the same. Kept in checkpoints, so a run resumed elsewhere lists each stretch;
+        written to ``software.json`` with the tables."""
+        from maxminq.experiments.software import software_versions
+
+        now = {**software_versions(), "threads": torch.get_num_threads()}
+        last = (
+            {k: v for k, v in self.software[-1].items() if k != "from_step"}
+            if self.software
+            else None
+        )
+        if now != last:
+            self.software.append({"from_step": self.step, **now})
 
     # --- episodes ---------------------------------------------------------------------------
 
@@ -981,6 +1002,7 @@ class Trainer:
             "acc": [self.acc_loss, self.acc_q, self.acc_n, self.acc_bias],
             "rows": self.rows,
             "platform": platform(),  # what a resume elsewhere warns about (``_warn_if_moved``)
+            "software": [dict(entry) for entry in self.software],  # software.json's
         }
         if self.cfg.save_probes:
             state["probe_rows"] = torch.from_numpy(self._probe_array())
@@ -1031,6 +1053,11 @@ class Trainer:
         if self.cfg.save_probes:
             self.probe_rows = [state["probe_rows"].numpy().copy()]
         self.obs = state["obs"].numpy().copy()
+        # A checkpoint written before 2026-11-25 kept only the platform it was written under
+        # (since when is unknown: from_step None).
+        old = state.get("platform")
+        before = [{"from_step": None, **old}] if isinstance(old, dict) else []
+        self.software = [dict(entry) for entry in state.get("software", before)]
         stateful = _cross_episode_wrappers(self.envs[0])
         if stateful:  # replaying one episode cannot restore statistics of all before it
             raise CannotResumeError(
@@ -1288,12 +1315,13 @@ def _train_with(
         # figure too: it would show the old run beside the new tables).
         # An optional table of an earlier run would be read back with this one.
         optional = (f"{name}.csv" for name in OPTIONAL_TABLES)
-        for name in ("runs.csv", MODEL_FILE, *FIGURE_FILES, *optional):
+        for name in ("runs.csv", MODEL_FILE, SOFTWARE_FILE, *FIGURE_FILES, *optional):
             (out_dir / name).unlink(missing_ok=True)
         _remove_stale_temporaries(out_dir)
         # The run's resolved options, there while it trains (runs.csv marks it finished).
         config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
         atomic_write(files.config, lambda tmp: tmp.write_text(config_text))
+        trainer.note_software()  # on the run's torch threads (torch_threads)
         if cfg.tensorboard:
             trainer.open_writer(writer_class, out_dir / "tensorboard")
         bar = progress_bar(
@@ -1350,6 +1378,8 @@ def _train_with(
             bar.close()
         trainer.close()
     # runs.csv last: it marks completion, so the tables before it are on disk first (synced).
+    software = json.dumps(trainer.software, indent=2) + "\n"
+    atomic_write(out_dir / SOFTWARE_FILE, lambda tmp: tmp.write_text(software))
     for name in sorted(tables, key=lambda k: k == "runs"):
         data = tables[name].to_csv(index=False, lineterminator="\n").encode()
         atomic_write_bytes(out_dir / f"{name}.csv", data)
