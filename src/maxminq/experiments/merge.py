@@ -52,6 +52,7 @@ import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -425,8 +426,16 @@ def _link_or_copy(src: str, dst: str) -> None:
 
 
 def _copy_tree(src: Path, dst: Path, copy: Callable[[str, str], object]) -> None:
-    """``src`` copied to ``dst`` (made) with ``copy`` for each file."""
+    """``src`` copied to ``dst`` (made) with ``copy`` for each file, its folders writable
+    by their owner: ``copytree`` gives each folder its source's mode, and a source the user
+    may not write (read-only results: an archive, a colleague's folder) left read-only
+    folders in ``OUT`` (a finished run's TensorBoard logs) that its owner could not delete,
+    nor a later merge into ``OUT`` remove with the old ``OUT`` (left beside it)."""
     shutil.copytree(src, dst, copy_function=copy, symlinks=True, dirs_exist_ok=True)
+    for where, _, _ in os.walk(dst):  # symlinked folders are not walked into
+        mode = os.stat(where).st_mode
+        if not mode & stat.S_IWUSR:
+            os.chmod(where, stat.S_IMODE(mode) | stat.S_IWUSR)
 
 
 def _copy_tables(folder: _Folder, run_id: str, dest_root: Path) -> None:
