@@ -9,9 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from analysis_results import toy_results, write_store
+import pytest
+from analysis_results import deep_results, toy_results, write_store
 
 from maxminq.analysis import claims as C
+from maxminq.analysis import tables as T
 from maxminq.cli import main
 
 
@@ -26,6 +28,7 @@ def _percentile_iqm_ci(x: np.ndarray, reps: int, stream: list[int]) -> tuple[flo
     return float(low), float(high)
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks numbers, not pictures
 def test_toy_summary_iqm_ci_uses_the_reps_given(tmp_path: Path) -> None:
     toy = toy_results(runs=6, episodes=20)
     out = tmp_path / "res"
@@ -110,3 +113,46 @@ def test_theory_checks_on_few_monte_carlo_samples_are_insufficient_not_contradic
         assert claim.undecided is C.Undecided.FEW_SAMPLES
         assert "10 samples per cell" in claim.evidence
         assert f"maxminq theory {option}" in claim.evidence
+
+
+@pytest.mark.usefixtures("unrendered_figures")  # checks numbers, not pictures
+def test_deep_claims_give_the_iqm_cis_of_the_reports_table(tmp_path: Path) -> None:
+    results = deep_results(seeds=8)  # 4 seeds: a handful of bootstrap values, any
+    tests = results["tests"]  # stream's 2.5% quantile falls on the same one
+    noise = np.random.default_rng(7).normal(0.0, 2.0, len(tests))
+    results["tests"] = tests.assign(**{"return": tests["return"] + noise})
+    out = tmp_path / "res"
+    write_store(out, results)
+    reps = 500
+    assert main(["report", str(out), "--reps", str(reps)]) == 0
+    # By hand: each seed's score is the mean of its test returns; setting i (sorted env,
+    # agent, N, step size) draws its interval from default_rng([0, i]) (docs/report.md)
+    keys = ["env_id", "agent", "n", "lr"]
+    scores = results["tests"].groupby([*keys, "seed"])["return"].mean()
+    settings = list(scores.groupby(level=keys))
+    position = {key: i for i, (key, _) in enumerate(settings)}
+    expected = {}
+    for key, runs in settings:
+        expected[key] = _percentile_iqm_ci(runs.to_numpy(), reps, [0, position[key]])
+    table = pd.read_csv(out / "summary" / "deep_final.csv")
+    for _, row in table.iterrows():
+        key = (row["env_id"], row["agent"], row["n"], row["lr"])
+        assert np.allclose((row["iqm_low"], row["iqm_high"]), expected[key], rtol=1e-12)
+    claims = {c.text: c for c in C.deep_claims(T.classify(results), reps=reps)}
+    # Maxmin DQN's best on Catcher is N = 4 at step size 1e-3, DQN's 1e-3 (by mean)
+    nums = claims["Maxmin DQN ≥ DQN on Catcher"].numbers
+    mm, dqn = expected["Catcher-v0", "maxmin-dqn", 4, 1e-3], expected["Catcher-v0", "dqn", 1, 1e-3]
+    assert np.allclose((nums["maxmin_low"], nums["maxmin_high"]), mm, rtol=1e-12)
+    assert np.allclose((nums["dqn_low"], nums["dqn_high"]), dqn, rtol=1e-12)
+    nums = claims[
+        "Pixelcopter: Maxmin DQN with larger N (N=4) reaches final performance ≥ smaller N (N=2)"
+    ].numbers
+    n2 = expected["Pixelcopter-v0", "maxmin-dqn", 2, 1e-3]
+    assert np.allclose(
+        (nums["N4_low"], nums["N4_high"], nums["N2_low"], nums["N2_high"]),
+        (*expected["Pixelcopter-v0", "maxmin-dqn", 4, 1e-3], *n2),
+        rtol=1e-12,
+    )
+    md = (out / "report.md").read_text()
+    claim = claims["Maxmin DQN ≥ DQN on Catcher"]
+    assert f"- **{claim.status}** — {claim.text}: {claim.evidence}" in md

@@ -160,17 +160,28 @@ def compare_to_value(
 
 
 def compare_iqm(
-    a: np.ndarray, b: np.ndarray, *, name_a: str, name_b: str, seed: int = 0
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    name_a: str,
+    name_b: str,
+    seed: int = 0,
+    cis: tuple[tuple[float, float], tuple[float, float]] | None = None,
 ) -> tuple[str, str, dict[str, float]]:
-    """Decide "a performs as well as or better than b" by IQM with bootstrap 95% CIs."""
+    """Decide "a performs as well as or better than b" by IQM with bootstrap 95% CIs:
+    ``cis`` (A's and B's, e.g. the rows of the report's table for these runs), else drawn
+    here (2000 resamples, A from ``default_rng([seed, 1])``, B from ``[seed, 2]``)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     if a.size < MIN_RUNS or b.size < MIN_RUNS:
         return INSUFFICIENT, f"{a.size} and {b.size} runs (need {MIN_RUNS})", {}
     ia, ib = float(T.iqm(a)), float(T.iqm(b))
-    la, ha = T.stratified_bootstrap_ci(a, rng=np.random.default_rng([seed, 1]))
-    lb, hb = T.stratified_bootstrap_ci(b, rng=np.random.default_rng([seed, 2]))
+    if cis is None:
+        la, ha = T.stratified_bootstrap_ci(a, rng=np.random.default_rng([seed, 1]))
+        lb, hb = T.stratified_bootstrap_ci(b, rng=np.random.default_rng([seed, 2]))
+    else:
+        (la, ha), (lb, hb) = ((float(lo), float(hi)) for lo, hi in cis)
     nums = {
         f"{name_a}_iqm": ia,
         f"{name_a}_low": la,
@@ -766,9 +777,11 @@ def _deep_setting(row: pd.Series) -> str:
     return text + (f" step size {float(lr):g}" if lr is not None and lr == lr else "")
 
 
-def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
+def deep_claims(tables: T.Tables, *, seed: int = 0, reps: int = 2000) -> list[Claim]:
     """Sec. 6: Maxmin DQN as well as or better than the baselines, per environment; varying N;
-    and (beyond the paper) lower measured estimation bias than DQN."""
+    and (beyond the paper) lower measured estimation bias than DQN. The IQM CIs are those of
+    ``T.summarize(..., reps=reps, seed=seed)`` of the settings compared: the report's
+    table's (``maxminq report --reps``) where the claims read the same runs."""
     sec = "Deep RL"
     if not tables.has_deep:
         return [
@@ -782,13 +795,18 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
         ]
     scores = T.deep_final_scores(tables)
     keys = T.present_keys(scores, T.DEEP_KEYS)
-    summary = T.summarize(scores, keys, "score", reps=200)
+    summary = T.summarize(scores, keys, "score", reps=reps, seed=seed)
     best = T.deep_best(summary)
     among = list(best["env_id"].unique())  # named in full where short names collide
     claims: list[Claim] = []
 
     def runs_of(row: pd.Series) -> np.ndarray:
         return T.select_setting(scores, row, keys)["score"].to_numpy(dtype=float)
+
+    def cis(*rows: pd.Series) -> tuple[tuple[float, float], tuple[float, float]]:
+        """The IQM CIs of the summary's rows of A and B, as its table gives them."""
+        a, b = ((float(r["iqm_low"]), float(r["iqm_high"])) for r in rows)
+        return a, b
 
     for env in sorted(best["env_id"].unique(), key=T.env_rank):
         b_env = best[best["env_id"] == env]
@@ -804,7 +822,11 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
                                     undecided=Undecided.NO_DATA))  # fmt: skip
                 continue
             s, ev, nums = compare_iqm(
-                runs_of(mm.iloc[0]), runs_of(bb.iloc[0]), name_a="maxmin", name_b=base, seed=seed
+                runs_of(mm.iloc[0]),
+                runs_of(bb.iloc[0]),
+                name_a="maxmin",
+                name_b=base,
+                cis=cis(mm.iloc[0], bb.iloc[0]),
             )
             if s != INSUFFICIENT:
                 ev += _settings_note(mm.iloc[0], bb.iloc[0])
@@ -829,7 +851,7 @@ def deep_claims(tables: T.Tables, *, seed: int = 0) -> list[Claim]:
             runs_of(lo),
             name_a=f"N{int(hi['n'])}",
             name_b=f"N{int(lo['n'])}",
-            seed=seed,
+            cis=cis(hi, lo),
         )
         if s != INSUFFICIENT:
             ev += _settings_note(hi, lo)
@@ -1012,11 +1034,14 @@ def sections_without_data(tables: T.Tables, theory_dir: Path | None = None) -> l
     return [section for section, has in present.items() if not has]
 
 
-def all_claims(tables: T.Tables, theory_dir: Path | None = None) -> list[Claim]:
-    """Every claim in report order: toy MDP, Mountain Car, theory, deep."""
+def all_claims(
+    tables: T.Tables, theory_dir: Path | None = None, *, reps: int = 2000
+) -> list[Claim]:
+    """Every claim in report order: toy MDP, Mountain Car, theory, deep (``reps``: the
+    bootstrap resamples of the deep checks' IQM CIs, ``maxminq report --reps``)."""
     return [
         *toy_claims(tables.toy),
         *mountain_car_claims(tables.mountain_car),
         *theory_claims(theory_dir),
-        *deep_claims(tables),
+        *deep_claims(tables, reps=reps),
     ]

@@ -1683,7 +1683,9 @@ def build_report(
         figure_tables, fig_dir, deep_summary=figure_summary, errors=figure_errors
     )
     _remove_stale_figures(fig_dir, figures)
-    claims = [c for c in C.all_claims(claim_tables, theory_dir) if c.section not in unchecked]
+    claims = [
+        c for c in C.all_claims(claim_tables, theory_dir, reps=reps) if c.section not in unchecked
+    ]
     scale = infer_scale(results, meta)
 
     configs_meta = [c for c in meta.get("configs", []) if isinstance(c, dict) and "name" in c]
