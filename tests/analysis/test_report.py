@@ -49,7 +49,7 @@ def report_dir(tmp_path_factory) -> Path:
                 "--n-max",
                 "10",
                 "--samples",
-                "200",
+                "1000",  # the fewest the Theorem 1 check decides on (claims.MIN_MC_SAMPLES)
                 "--variance-samples",
                 "40000",
                 "--no-progress",

@@ -93,6 +93,7 @@ def test_toy_claims_leave_out_runs_gone_non_finite_as_the_table_does() -> None:
     assert np.isclose(claim.numbers["Q-learning_se"], neg.std(ddof=1) / np.sqrt(5), rtol=1e-12)
 
 
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
 def test_theory_checks_on_few_monte_carlo_samples_are_insufficient_not_contradicted(
     tmp_path: Path,
 ) -> None:
@@ -113,6 +114,10 @@ def test_theory_checks_on_few_monte_carlo_samples_are_insufficient_not_contradic
         assert claim.undecided is C.Undecided.FEW_SAMPLES
         assert "10 samples per cell" in claim.evidence
         assert f"maxminq theory {option}" in claim.evidence
+    assert main(["report", str(out), "--reps", "100"]) == 0
+    md = (out / "report.md").read_text()
+    assert "fewer than 1,000 Monte-Carlo samples per bias cell or 10,000 for the" in md
+    assert "In total: 0 supported, 0 not supported, 2 insufficient data." in md
 
 
 @pytest.mark.usefixtures("unrendered_figures")  # checks numbers, not pictures

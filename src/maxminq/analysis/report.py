@@ -1808,9 +1808,17 @@ def build_report(
     doc.para(
         "Each verdict is computed from the data below by the stated rule; "
         "'insufficient data' means the results needed for the check are missing or have "
-        f"fewer than {C.MIN_RUNS} runs. A claim 'A ≥ B' (deep RL) is supported only when A's "
-        "IQM is at least B's and A's 95% CI does not lie entirely below B's; overlapping "
-        "CIs alone are no support, so a lower IQM is 'not supported' even within noise. "
+        f"fewer than {C.MIN_RUNS} runs"
+        + (
+            ""
+            if "Theory" in unchecked
+            else f" (the theory checks: fewer than {C.MIN_MC_SAMPLES:,} Monte-Carlo samples "
+            f"per bias cell or {C.MIN_MC_VARIANCE_SAMPLES:,} for the variance ratio)"
+        )
+        + ". A claim 'A ≥ B' (deep RL) "
+        "is supported only when A's IQM is at least B's and A's 95% CI does not lie "
+        "entirely below B's; overlapping CIs alone are no support, so a lower IQM is "
+        "'not supported' even within noise. "
         "'A below B' needs the 95% interval of the difference of means (Welch's, Student's t "
         "quantile) on the claimed side. " + SELECTION_NOTE
     )
