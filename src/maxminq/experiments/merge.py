@@ -235,10 +235,17 @@ def _read_folder(store: ResultsStore, is_out: bool = False) -> _Folder:
         plans[name] = {"runs": sorted(r for c, r in members if c == name), "members": True}
     software = store.meta_items(SOFTWARE_PREFIX)
     shards = {k[len(SHARD_PREFIX) :]: v for k, v in store.meta_items(SHARD_PREFIX).items()}
+    # and, of a run a killed sweep stored but did not mark finished, the folder that sweep
+    # kept (--keep-work, ResultsStore.attempt_keeps_work), as the next sweep there keeps it
     kept = {
         run_id
         for run_id, run in runs.items()
-        if run.finished and store.work_dir(run_id).is_dir() and store.work_kept(run_id)
+        if run.finished
+        and store.work_dir(run_id).is_dir()
+        and (
+            store.work_kept(run_id)
+            or (run.rec.status not in FINISHED and store.attempt_keeps_work(run_id))
+        )
     }
     return _Folder(
         store.out_dir,
