@@ -31,7 +31,7 @@ def tile_members(x: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def _uniform(shape: tuple[int, ...], bound: float, gen: torch.Generator) -> torch.Tensor:
-    return (torch.rand(shape, generator=gen) * 2.0 - 1.0) * bound
+    return (torch.rand(shape, generator=gen, dtype=torch.float32) * 2.0 - 1.0) * bound
 
 
 def linear(bias: torch.Tensor, h: torch.Tensor, w: torch.Tensor, groups: int = 1) -> torch.Tensor:
@@ -109,8 +109,9 @@ def _random_like_layout(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """Random values in [-0.5, 0.5) laid out as ``x`` (:func:`_layout`)."""
     start = x.storage_offset() % _ALIGN
     size = start + 1 + sum((n - 1) * st for n, st in zip(x.shape, x.stride(), strict=True))
-    out = torch.zeros(size).as_strided(x.shape, x.stride(), start)  # a member stride's gaps:
-    return out.copy_(torch.rand(tuple(x.shape), generator=gen).sub_(0.5))  # no draws
+    # A member stride's gaps stay zero (no draws); x's dtype, not torch's default one.
+    out = torch.zeros(size, dtype=x.dtype).as_strided(x.shape, x.stride(), start)
+    return out.copy_(torch.rand(tuple(x.shape), generator=gen, dtype=x.dtype).sub_(0.5))
 
 
 def _one_product_per_group(
@@ -160,7 +161,10 @@ class StackedNet:
         self.shapes = shapes
         self.sizes_flat = [math.prod(sh) for sh in shapes]
         self.n_params = sum(self.sizes_flat)
-        self.flat = torch.zeros(self.members, self.n_params)
+        # float32 whatever torch's default dtype (torch.set_default_dtype(torch.float64) in
+        # the caller's notebook made the parameters float64 and the first product fail on
+        # the float32 observations).
+        self.flat = torch.zeros(self.members, self.n_params, dtype=torch.float32)
         self.params = self.views(self.flat)
 
     def views(self, flat: torch.Tensor) -> list[torch.Tensor]:
