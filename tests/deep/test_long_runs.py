@@ -282,8 +282,8 @@ def test_a_run_resumed_under_other_versions_or_threads_is_warned(tmp_path, monke
     assert [str(w.message) for w in caught if w.category is CheckpointWarning] == [
         f"--resume: {ckpt} was written under torch {torch.__version__}, 1 torch thread; this "
         "run has torch 9.9.9, 2 torch threads: it continues, but its remaining steps may "
-        "differ in their last bits from the uninterrupted run's (the same versions and "
-        "--threads give the same tables)"
+        "differ from the uninterrupted run's, in their last bits at first, then in the "
+        "episodes the networks act on (the same versions and --threads give the same tables)"
     ]
     with warnings.catch_warnings():  # under what it was written with (torch 9.9.9 here)
         warnings.simplefilter("error", CheckpointWarning)

@@ -304,8 +304,9 @@ def _warn_if_moved(saved: Any, path: pathlib.Path, threads: int) -> None:
         here = ", ".join(said(now, k) for k in differ)
         warnings.warn(
             f"--resume: {path} was written under {then}; this run has {here}: it continues, "
-            "but its remaining steps may differ in their last bits from the uninterrupted "
-            "run's (the same versions and --threads give the same tables)",
+            "but its remaining steps may differ from the uninterrupted run's, in their last "
+            "bits at first, then in the episodes the networks act on (the same versions and "
+            "--threads give the same tables)",
             CheckpointWarning,
             stacklevel=4,
         )
@@ -1156,7 +1157,8 @@ def run_training(
     ``threads``: torch threads while training (default 1: the small networks gain little
     from more, and sweeps run one process per core); results do not depend on it at the
     default batch of 32 (tested; at some small batch sizes the updates round otherwise in
-    their last bits, docs/deep-agents.md's Threads: a resume on another count warns).
+    their last bits, and the run then parts from the one-thread run: docs/deep-agents.md's
+    Threads; a resume on another count warns, and ``software.json`` records it).
 
     Ctrl-C (SIGINT) and SIGTERM during the training steps (in the main thread) stop the run
     at the end of the step under way, after a checkpoint of that step (none with
