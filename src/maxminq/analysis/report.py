@@ -882,11 +882,27 @@ def _size_cell(algorithm: object, n: object, head: str) -> str:
     return f"{name}={int(n)}" if head == "N / K" and name else str(int(n))
 
 
-def _deep_score_sources(scores: pd.DataFrame) -> str:
+def _deep_score_sources(scores: pd.DataFrame, runs: pd.DataFrame | None = None) -> str:
     """A sentence on the runs (of every setting, not only the table's best) that the deep
     scores mix: runs scored by their training average beside runs scored by tests, and
-    diverged runs ('' when every run was tested and none diverged)."""
+    diverged runs; and the runs of ``runs`` (the store's per-seed table) without a score,
+    no episode having finished (e.g. diverged first), which no table or claim counts ('' when
+    every run was tested, none diverged and each has a score)."""
     parts = []
+    unscored = 0
+    on = [c for c in T.run_cols(runs) if c in scores.columns] if runs is not None else []
+    if runs is not None and on:
+        found = (
+            runs[on]
+            .drop_duplicates()
+            .merge(scores[on].drop_duplicates(), on=on, how="left", indicator=True)
+        )
+        unscored = int((found["_merge"] == "left_only").sum())
+    if unscored:
+        parts.append(
+            f"{unscored} without a finished episode (no score: left out of the tables, "
+            "their runs column and the claims)"
+        )
     by_training = int((scores["source"] == "train_last100").sum())
     if by_training and by_training < len(scores):
         parts.append(
@@ -896,7 +912,9 @@ def _deep_score_sources(scores: pd.DataFrame) -> str:
     diverged = int(scores["diverged"].sum())
     if diverged:
         parts.append(f"{diverged} diverged (kept with the score reached)")
-    return f"Of the {len(scores)} runs of all settings, " + "; ".join(parts) + ". " if parts else ""
+    if not parts:
+        return ""
+    return f"Of the {len(scores) + unscored} runs of all settings, " + "; ".join(parts) + ". "
 
 
 def _span(values: Iterable[int]) -> str:
@@ -1933,7 +1951,7 @@ def build_report(
             "(it cannot reach past the runs observed): read it as a rough range. "
             + _iqm_of_few(deep_best["runs"])
             + deep_best_rule(split_summary, deep_extra)
-            + _deep_score_sources(T.deep_final_scores(tables))
+            + _deep_score_sources(T.deep_final_scores(tables), tables.runs)
             + "All settings: `summary/deep_final.csv`."
         )
 
