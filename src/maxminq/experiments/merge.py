@@ -445,6 +445,28 @@ def _copy_tree(src: Path, dst: Path, copy: Callable[[str, str], object]) -> None
             os.chmod(where, stat.S_IMODE(mode) | stat.S_IWUSR)
 
 
+def _remove_tree(path: Path) -> None:
+    """Remove the folder ``path`` (an old ``OUT`` a merge replaced, or a merge's temporary)
+    as far as its owner may, also the folders in it its owner made read-only (logs that a
+    maxminq before d27e903 copied read-only from read-only results; one of the user's):
+    ``rmtree`` cannot empty those, and left the old ``OUT`` beside the new one for good.
+    Only real folders are opened to their owner (u+rwx), never a symlink's target."""
+
+    def opened(folder: str) -> None:
+        try:
+            mode = os.lstat(folder).st_mode
+            if stat.S_ISDIR(mode) and stat.S_IMODE(mode) & stat.S_IRWXU != stat.S_IRWXU:
+                os.chmod(folder, stat.S_IMODE(mode) | stat.S_IRWXU)
+        except OSError:  # not its owner's: rmtree leaves what it cannot remove
+            pass
+
+    opened(str(path))
+    for where, dirs, _ in os.walk(path):  # symlinked folders are not walked into
+        for name in dirs:  # before os.walk reads it, and before rmtree empties it
+            opened(os.path.join(where, name))
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def _copy_tables(folder: _Folder, run_id: str, dest_root: Path) -> None:
     """Copy one finished run's table files and manifest (manifest last), then verify them
     where they now are."""
@@ -498,7 +520,7 @@ def remove_killed_merges(out: Path) -> None:
         return
     for tmp in parent.glob(f"{temporary_prefix(out)}*.tmp"):
         if tmp.is_dir() and sweep_owner(tmp) is None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _remove_tree(tmp)
 
 
 def _check_folder(path: Path) -> None:
@@ -600,7 +622,7 @@ def merge_folders(
                 if not _exchange(tmp, out):
                     _swap_by_two_renames(tmp, out)
                 old, tmp = tmp, None  # the old OUT now (a merge killed while it is
-                shutil.rmtree(old, ignore_errors=True)  # removed: the next one removes it)
+                _remove_tree(old)  # removed: the next one removes it)
             else:
                 os.rename(tmp, out)  # onto nothing or an empty folder; atomic
                 tmp = None
@@ -615,7 +637,7 @@ def merge_folders(
         if out_store is not None:
             out_store.close()
         if tmp is not None:  # an error or an interrupt before the rename: OUT as it was
-            shutil.rmtree(tmp, ignore_errors=True)
+            _remove_tree(tmp)
 
 
 def _folder_mode() -> int:

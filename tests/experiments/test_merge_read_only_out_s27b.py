@@ -1,0 +1,91 @@
+"""A merge into an existing ``OUT`` that holds a folder its owner may not write (the
+TensorBoard logs a maxminq before d27e903 copied read-only from read-only results, or a
+folder the user made read-only) replaces ``OUT`` and removes the old one entirely. Before,
+the old ``OUT`` (moved to ``.OUT.merge-*.tmp`` by the swap) was removed with
+``rmtree(ignore_errors=True)``, which cannot empty a read-only folder: it stayed beside
+``OUT`` for good, and every later merge's clean-up (``remove_killed_merges``) failed on it
+the same way. A folder that ``OUT`` links to is not its: its modes stay as they are. Run
+as nobody when the tests run as root (who may delete anything), as
+tests/experiments/test_merge_read_only_folders_s27.py does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from maxminq.experiments.config import config_from_document
+from maxminq.experiments.shard import record_sweep
+from maxminq.experiments.store import ResultsStore
+
+FIXED = {"algorithm": "q_learning", "n": 1, "seed": 0, "runs": 2, "episodes": 5}
+NOBODY = 65534
+
+
+def _as_owner(argv: list[str]) -> list[str]:
+    """``argv`` as nobody (the owner of the merged folder) when the tests run as root."""
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
+
+
+def test_a_merge_removes_the_old_out_even_with_read_only_folders_in_it() -> None:
+    base = Path(tempfile.mkdtemp(prefix="maxminq-merge-ro-out-"))  # not tmp_path: 0700
+    base.chmod(0o755)
+    try:
+        doc = {"name": "a", "kind": "toy_mdp", "fixed": FIXED, "grid": {"mu": [0.1]}}
+        config = config_from_document({**doc, "scales": {"quick": {}}}, base / "a.yaml")
+        (run,) = config.runs
+        folder = base / "machine"
+        with ResultsStore(folder, lock=True) as store:
+            store.register(config.runs)
+            record_sweep(store, "a", "quick", config.runs, None)
+            store.mark_running(run.run_id)
+            store.save_tables(run, {"toy_mdp": pd.DataFrame({"episode": [1], "x": [0.5]})})
+            store.mark_finished(run.run_id)
+        dest = base / "mine"
+        dest.mkdir()
+        if os.geteuid() == 0:
+            os.chown(dest, NOBODY, NOBODY)
+        merged = dest / "merged"
+        argv = [sys.executable, "-m", "maxminq.cli", "merge", str(folder), "--out", str(merged)]
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        for attempt in range(2):
+            if attempt == 1:  # OUT holds read-only folders of its owner's: notes/, notes/old/
+                old = merged / "notes" / "old"
+                old.mkdir(parents=True)
+                (old / "a.txt").write_text("kept")
+                for path in (old / "a.txt", old, old.parent):
+                    if os.geteuid() == 0:  # made here by root: the owner's
+                        os.chown(path, NOBODY, NOBODY)
+                for path in (old, old.parent):
+                    path.chmod(0o555)
+                outside = base / "outside"  # a read-only folder OUT links to: left as it is
+                (outside / "sub").mkdir(parents=True)
+                (merged / "link").symlink_to(outside)
+                if os.geteuid() == 0:
+                    os.chown(merged / "link", NOBODY, NOBODY, follow_symlinks=False)
+                for path in (outside / "sub", outside):
+                    path.chmod(0o555)
+            done = subprocess.run(
+                _as_owner(argv), capture_output=True, text=True, timeout=120, cwd=base, env=env
+            )
+            assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in dest.iterdir()) == ["merged"]  # no old OUT left
+        assert (merged / "notes" / "old" / "a.txt").read_text() == "kept"  # carried over
+        assert (merged / "link").resolve() == outside.resolve()
+        assert [stat.S_IMODE(p.stat().st_mode) for p in (outside, outside / "sub")] == [0o555] * 2
+        with ResultsStore(merged, create=False) as store:
+            assert [r.status for r in store.records()] == ["done"]
+    finally:
+        for path in [base, *base.rglob("*")]:
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | stat.S_IWUSR)
+        shutil.rmtree(base)
