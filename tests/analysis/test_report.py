@@ -512,13 +512,17 @@ def test_reproduce_runs_configs_then_writes_the_report(tmp_path: Path, capsys):
     (configs / "tiny_toy.yaml").write_text(TINY_TOY.replace("runs: 8,", "runs: 5,"))
     argv[argv.index("tiny_toy,tiny_toy2")] = "tiny_toy"
     assert main(argv) == 0
-    assert "2 stored run(s) of an earlier version" in capsys.readouterr().out
+    # only Double Q's old run is left out: the old Q-learning run is tiny_toy2's too (b26338e)
+    printed = capsys.readouterr().out
+    assert "1 stored run(s) of an earlier version" in printed
+    assert "1 row(s) pool runs that differ in other settings" in printed
     with ResultsStore(out) as store:
         assert len(store.records("tiny_toy")) == 4
     md = (out / "report.md").read_text()
-    for name, n in (("Q-learning", 1), ("Double Q", 2)):  # one row each, the new runs only
+    # one row each: Double Q's new 5 runs; Q-learning's new 5 pooled with tiny_toy2's 8
+    for name, n, runs in (("Q-learning", 1, 13), ("Double Q", 2, 5)):
         assert len(re.findall(rf"\| \+0\.1 \| {name} \| {n} \| (\d+) \|", md)) == 1
-        assert re.search(rf"\| \+0\.1 \| {name} \| {n} \| 5 \|", md)
+        assert re.search(rf"\| \+0\.1 \| {name} \| {n} \| {runs} \|", md)
     # a config error is reported in one line before anything runs
     (configs / "broken.yaml").write_text("name: broken\nkind: toy_mdp\nscales: {quick: {}}\n")
     assert main(["reproduce", "--out", str(tmp_path / "o2"), "--configs", str(configs)]) == 2
