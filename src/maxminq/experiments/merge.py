@@ -425,11 +425,12 @@ def _conflict_text(run_id: str, a: _Folder, b: _Folder) -> str:
 
 def _link_or_copy(src: str, dst: str) -> None:
     """Hard-link ``src`` to ``dst`` (the store never rewrites a file in place: it renames
-    a new one over it), else copy it."""
+    a new one over it), else copy it: a symlink as a symlink (copying what it points to
+    failed a merge for a symlink to a folder, or a dangling one, in ``OUT``)."""
     try:
         os.link(src, dst)
     except OSError:
-        shutil.copy2(src, dst)
+        shutil.copy2(src, dst, follow_symlinks=False)
 
 
 def _copy_tree(src: Path, dst: Path, copy: Callable[[str, str], object]) -> None:
