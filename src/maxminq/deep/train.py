@@ -53,7 +53,9 @@ resumes to the same result as an uninterrupted one. Ctrl-C and SIGTERM during tr
 take effect at the end of the step under way (``deep.step_boundary``), after a checkpoint of
 that step (unless ``checkpoint_every`` is 0), so a stopped run loses no step. A finished
 run also writes ``model.pt``: the final online networks, loaded by
-``maxminq.deep.policy.load_agent``.
+``maxminq.deep.policy.load_agent``. And ``software.json``: what the run was computed with, per
+stretch of steps (``Trainer.note_software``: the versions and torch's thread count), the
+same tables being promised only under the same ones.
 
 Beside this module: ``deep.run_folder`` (the tables' columns, reading a run back, the
 checkpoint's checks, the folder's lock), ``deep.env_checks`` (the environment's checks and
