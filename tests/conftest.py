@@ -25,6 +25,19 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_torch_thread_per_test_process():
+    """torch on one thread in each process that runs tests (as ``run_training`` and
+    ``maxminq train`` default to): its default, one thread per core, put the two xdist
+    workers' four OpenMP threads on two cores, where each spun waiting for the others
+    (Catcher trainings of a few seconds took 25-40 times longer, and a loaded machine made
+    it worse). Tests of what a thread count changes set theirs (``threads=2``,
+    ``torch.set_num_threads``); the processes the tests start keep torch's default."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
 @pytest.fixture
 def theory_kinds():
     """The test-only ``theory_mc`` run kinds of ``sweep_kinds``, registered while a

@@ -224,12 +224,16 @@ def test_results_do_not_depend_on_torch_threads(tmp_path: pathlib.Path, monkeypa
 
     monkeypatch.setattr(Trainer, "train_step", spy)
     cfg = _small(seeds=[0, 1], agent="maxmin-dqn", n=3, eval_episodes=1)
-    before = torch.get_num_threads()
-    one = _deterministic(run_training(cfg, tmp_path / "one", threads=1))
-    assert seen == {1} and torch.get_num_threads() == before  # used, then restored
+    before = torch.get_num_threads()  # 1 in the suite (conftest): a caller's 2 must come back
+    torch.set_num_threads(2)
+    try:
+        one = _deterministic(run_training(cfg, tmp_path / "one", threads=1))
+        assert seen == {1} and torch.get_num_threads() == 2  # used, then restored
+    finally:
+        torch.set_num_threads(before)
     seen.clear()
     two = _deterministic(run_training(cfg, tmp_path / "two", threads=2))
-    assert seen == {2}
+    assert seen == {2} and torch.get_num_threads() == before
     for name in ("episodes", "tests", "metrics"):
         pd.testing.assert_frame_equal(one[name], two[name], check_exact=True)
 
