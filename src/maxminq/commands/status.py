@@ -225,11 +225,17 @@ def shard_lines(store: Any, config: str | None = None) -> list[str]:
     return lines
 
 
-def earlier_version_runs(store: Any) -> set[str]:
-    """The ids of the folder's pending or failed runs that no config as last swept here
-    makes (:func:`maxminq.experiments.shard.planned_runs`: left by a sweep of an earlier
-    version of their config: edited, at another scale, or resolved otherwise by an older
-    maxminq); none in a folder without plans (an older maxminq's)."""
+#: How a run of an earlier version of its config is marked in the lists
+#: (:func:`earlier_version_runs`).
+EARLIER = "not in the configs as last swept here"
+
+
+def earlier_version_runs(store: Any, statuses: tuple[str, ...] = ("pending", "failed")) -> set[str]:
+    """The ids of the folder's runs (of ``statuses``: pending or failed unless given) that
+    no config as last swept here makes (:func:`maxminq.experiments.shard.planned_runs`:
+    left by a sweep of an earlier version of their config: edited, at another scale, or
+    resolved otherwise by an older maxminq), which no sweep runs or settles again; none in
+    a folder without plans (an older maxminq's)."""
     from maxminq.experiments.shard import planned_runs
 
     current = planned_runs(store)
@@ -238,7 +244,7 @@ def earlier_version_runs(store: Any) -> set[str]:
     return {
         rec.run_id
         for rec in store.records()
-        if rec.status in ("pending", "failed") and rec.run_id not in current
+        if rec.status in statuses and rec.run_id not in current
     }
 
 
@@ -265,7 +271,8 @@ def earlier_version_lines(store: Any, config: str | None = None) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Print the folder's counts; exit 0 when nothing a sweep of the configs as last swept
     here runs failed (a failed run of an earlier version of its config, which none runs
-    again, is listed but does not count), 1 otherwise. Of one 'maxminq train' run: whether
+    again, is listed but does not count, as do the bad files ``--verify`` finds of such a
+    finished run), 1 otherwise. Of one 'maxminq train' run: whether
     it finished, or how far it is (exit 0)."""
     from maxminq.experiments.store import (
         MANIFEST,
@@ -338,7 +345,7 @@ def run(args: argparse.Namespace) -> int:
         # no sweep of its config as last swept here runs it again (the line above says so)
         earlier = earlier_version_runs(store)
         for rec in failed:
-            of = "; not in the configs as last swept here" if rec.run_id in earlier else ""
+            of = f"; {EARLIER}" if rec.run_id in earlier else ""
             print(f"failed   {rec.run_id} (attempts {rec.attempts}{of}): {last_line(rec.error)}")
             if args.errors:  # the traceback the worker sent, which the line above ends
                 for line in (rec.error or "").strip().splitlines():
@@ -391,20 +398,33 @@ def run(args: argparse.Namespace) -> int:
                         if rec.run_id in earlier
                         else f"; {work} is kept for its next attempt"
                     )
-                of = "; not in the configs as last swept here" if rec.run_id in earlier else ""
+                of = f"; {EARLIER}" if rec.run_id in earlier else ""
                 print(
                     f"pending  {rec.run_id} (attempts {rec.attempts}{of}): "
                     f"{last_line(rec.error)}{keeps}"
                 )
         bad = 0
         if args.verify:
+            # bad files of a run of an earlier version of its config: no sweep of the configs
+            # as last swept here settles it again (load_results leaves it out); listed, as
+            # such a failed run is, and not counted
+            stale = earlier_version_runs(store, ("done", "diverged"))
+            left = 0
             for rec in records:
                 if rec.status in ("done", "diverged"):
                     problem = store.verify_tables(rec.run_id)
-                    if problem:
+                    if problem and rec.run_id in stale:
+                        left += 1
+                        print(f"corrupt  {rec.run_id} ({EARLIER}): {problem}")
+                    elif problem:
                         bad += 1
                         print(f"corrupt  {rec.run_id}: {problem}")
-            print(f"verified: {bad} finished run(s) with bad files (re-run by the next sweep)")
+            fates = "re-run by the next sweep"
+            if left:
+                older = (f"{left} of an earlier version of their config, which no sweep runs "
+                         "again: left out of the report")  # fmt: skip
+                fates = f"{bad} {fates}; {older}" if bad else older
+            print(f"verified: {bad + left} finished run(s) with bad files ({fates})")
         if args.runs:
             # One table per config: the settings that vary are those of that config's sweep.
             for name in [args.config] if args.config else configs:
