@@ -777,11 +777,33 @@ def _deep_setting(row: pd.Series) -> str:
     return text + (f" step size {float(lr):g}" if lr is not None and lr == lr else "")
 
 
-def deep_claims(tables: T.Tables, *, seed: int = 0, reps: int = 2000) -> list[Claim]:
+def _table_ci(table: pd.DataFrame | None, row: pd.Series, keys: list[str]) -> tuple[float, float]:
+    """The IQM CI of the claims' summary row ``row``: that of the one row of ``table`` (the
+    report's table, split by further settings) with its ``keys`` and the same runs (count,
+    mean, SE and IQM), else ``row``'s own (a setting the table splits and the claims pool)."""
+    own = (float(row["iqm_low"]), float(row["iqm_high"]))
+    if table is None or table.empty:
+        return own
+    same = T.select_setting(table, row, keys)
+    for col in ("runs", "mean", "se", "iqm"):
+        if col not in same.columns:
+            return own
+        values = same[col].to_numpy(dtype=float)
+        same = same[np.isclose(values, float(row[col]), rtol=1e-12, atol=0.0, equal_nan=True)]
+    if len(same) != 1:
+        return own
+    return float(same["iqm_low"].iloc[0]), float(same["iqm_high"].iloc[0])
+
+
+def deep_claims(
+    tables: T.Tables, *, seed: int = 0, reps: int = 2000, table: pd.DataFrame | None = None
+) -> list[Claim]:
     """Sec. 6: Maxmin DQN as well as or better than the baselines, per environment; varying N;
     and (beyond the paper) lower measured estimation bias than DQN. The IQM CIs are those of
-    ``T.summarize(..., reps=reps, seed=seed)`` of the settings compared: the report's
-    table's (``maxminq report --reps``) where the claims read the same runs."""
+    ``T.summarize(..., reps=reps, seed=seed)`` of the settings compared, or, given ``table``
+    (the report's deep table, ``T.deep_summary`` split by settings that ``tables`` holds at
+    their default), of its row of the same runs: its setting i differs where it has more
+    rows, and the same runs had two intervals in one report."""
     sec = "Deep RL"
     if not tables.has_deep:
         return [
@@ -804,8 +826,8 @@ def deep_claims(tables: T.Tables, *, seed: int = 0, reps: int = 2000) -> list[Cl
         return T.select_setting(scores, row, keys)["score"].to_numpy(dtype=float)
 
     def cis(*rows: pd.Series) -> tuple[tuple[float, float], tuple[float, float]]:
-        """The IQM CIs of the summary's rows of A and B, as its table gives them."""
-        a, b = ((float(r["iqm_low"]), float(r["iqm_high"])) for r in rows)
+        """The IQM CIs of the summary's rows of A and B, as the report's table gives them."""
+        a, b = (_table_ci(table, r, keys) for r in rows)
         return a, b
 
     for env in sorted(best["env_id"].unique(), key=T.env_rank):
@@ -1035,13 +1057,18 @@ def sections_without_data(tables: T.Tables, theory_dir: Path | None = None) -> l
 
 
 def all_claims(
-    tables: T.Tables, theory_dir: Path | None = None, *, reps: int = 2000
+    tables: T.Tables,
+    theory_dir: Path | None = None,
+    *,
+    reps: int = 2000,
+    deep_table: pd.DataFrame | None = None,
 ) -> list[Claim]:
     """Every claim in report order: toy MDP, Mountain Car, theory, deep (``reps``: the
-    bootstrap resamples of the deep checks' IQM CIs, ``maxminq report --reps``)."""
+    bootstrap resamples of the deep checks' IQM CIs, ``maxminq report --reps``;
+    ``deep_table``: the report's deep table, whose intervals they quote, :func:`deep_claims`)."""
     return [
         *toy_claims(tables.toy),
         *mountain_car_claims(tables.mountain_car),
         *theory_claims(theory_dir),
-        *deep_claims(tables, reps=reps),
+        *deep_claims(tables, reps=reps, table=deep_table),
     ]

@@ -1701,8 +1701,18 @@ def build_report(
         figure_tables, fig_dir, deep_summary=figure_summary, errors=figure_errors
     )
     _remove_stale_figures(fig_dir, figures)
+    # The deep table: a row per setting and value of a setting that tells runs apart
+    # (split), whose intervals the deep claims quote for the same runs.
+    split_extra: list[str] = []
+    split_summary = deep_summary
+    if not deep_summary.empty and tables.episodes is not None:
+        split_extra = T.present_keys(tables.episodes, split.get("deep", ()))
+        if split_extra:
+            split_summary = T.deep_summary(tables, reps=reps, extra=split_extra)
     claims = [
-        c for c in C.all_claims(claim_tables, theory_dir, reps=reps) if c.section not in unchecked
+        c
+        for c in C.all_claims(claim_tables, theory_dir, reps=reps, deep_table=split_summary)
+        if c.section not in unchecked
     ]
     scale = infer_scale(results, meta)
 
@@ -1934,11 +1944,7 @@ def build_report(
             for k in T.present_keys(tables.episodes, T.DEEP_OPERATOR_KEYS)
             if tables.episodes[k].notna().any()
         ]
-        split_extra = T.present_keys(tables.episodes, split.get("deep", ()))
         deep_extra = list(dict.fromkeys([*ops, *split_extra]))
-        split_summary = (
-            T.deep_summary(tables, reps=reps, extra=split_extra) if split_extra else deep_summary
-        )
         _write_csv(split_summary, summary_dir / SUMMARY_TABLES[2])
         doc.heading("Deep RL (best setting per agent; test return, higher is better)", 3)
         deep_best = T.deep_best(split_summary, extra=deep_extra)
