@@ -270,10 +270,10 @@ def earlier_version_lines(store: Any, config: str | None = None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the folder's counts; exit 0 when nothing a sweep of the configs as last swept
-    here runs failed (a failed run of an earlier version of its config, which none runs
-    again, is listed but does not count, as do the bad files ``--verify`` finds of such a
-    finished run), 1 otherwise. Of one 'maxminq train' run: whether
-    it finished, or how far it is (exit 0)."""
+    here runs failed and ``--verify`` found no bad files (a failed run of an earlier
+    version of its config, which none runs again, is listed but does not count, nor do the
+    bad files of such a finished run), 1 otherwise. Of one 'maxminq train' run: whether it
+    finished, or how far it is (exit 0)."""
     from maxminq.experiments.store import (
         MANIFEST,
         STATUSES,
