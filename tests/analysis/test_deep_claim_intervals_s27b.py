@@ -77,3 +77,26 @@ def test_deep_claims_quote_the_split_tables_interval_of_the_same_runs(tmp_path: 
     nums = claims[text].numbers
     assert np.allclose((nums["N4_low"], nums["N4_high"]), by_hand["m4"], rtol=1e-12)  # not [0, 2]
     assert np.allclose((nums["N2_low"], nums["N2_high"]), by_hand["m2"], rtol=1e-12)
+
+
+@pytest.mark.usefixtures("unrendered_figures")  # checks text, not pictures
+def test_toy_claims_section_names_the_runs_gone_non_finite_it_left_out(tmp_path: Path) -> None:
+    from analysis_results import toy_results, write_store
+
+    toy = toy_results(runs=6, episodes=20)
+    # Q-learning's run 0 goes NaN at episode 10 (at both mu): the claims compare 5 runs of
+    # it with 6 of the others ('5 vs 6 runs'), which alone did not say why
+    bad = (toy["algorithm"] == "q_learning") & (toy["run"] == 0) & (toy["episode"] >= 10)
+    toy.loc[bad, ["distance", "p_left", "q_a_left"]] = np.nan
+    out = tmp_path / "res"
+    write_store(out, {"toy_mdp": toy})
+    report = build_report(out, reps=50)
+    assert any("5 vs 6 runs" in c.evidence for c in report.claims)
+    md = (out / "report.md").read_text()
+    start = md.index("### Toy MDP (", md.index("## Claims checked"))
+    section = md[start : md.index("\n#", start + 1)]
+    assert (
+        "Runs that went non-finite (NaN or inf), left out of these checks (every episode of "
+        "each; as from the toy table): Q-learning: 1 of 6 runs at mu = +0.1 and at mu = -0.1 "
+        "went non-finite, at episode 10." in section
+    )

@@ -1050,14 +1050,19 @@ def _without_nonfinite_runs(toy: pd.DataFrame, extra: Sequence[str]) -> pd.DataF
     return T.without_nonfinite_runs(toy, extra)
 
 
-def toy_nonfinite_note(toy: pd.DataFrame) -> str:
+#: What the toy claims do with runs gone non-finite (the note under their section).
+TOY_CLAIMS_LEFT_OUT = "left out of these checks (every episode of each; as from the toy table)"
+
+
+def toy_nonfinite_note(toy: pd.DataFrame, left_out: str = TOY_LEFT_OUT) -> str:
     """The note under the report's toy table naming its runs that went non-finite (NaN or
     inf in distance or Q(A, Left)), left out of its means and runs, as the figures name
     theirs (:func:`maxminq.analysis.classic_plots.nonfinite_note`), on one line; ``''``
-    when every value is finite."""
+    when every value is finite. ``left_out``: what the reader does with them (the toy
+    claims' section: :data:`TOY_CLAIMS_LEFT_OUT`, of the runs they read)."""
     from maxminq.analysis import classic_plots as cp
 
-    note = cp.nonfinite_note(toy, TOY_LEFT_OUT, ("distance", "q_a_left"))
+    note = cp.nonfinite_note(toy, left_out, ("distance", "q_a_left"))
     return note.replace(":\n", ": ").replace("\n", "; ") + "." if note else ""
 
 
@@ -1867,6 +1872,11 @@ def build_report(
         decided = [c for c in part if c.status != C.INSUFFICIENT]
         if decided:
             doc.claims(decided)
+        if section == "Toy MDP" and claim_tables.toy is not None:
+            # their run counts alone ('5 vs 6 runs') did not say why runs were missing
+            toy_gone = toy_nonfinite_note(claim_tables.toy, TOY_CLAIMS_LEFT_OUT)
+            if toy_gone:
+                doc.para(toy_gone, cls="note")
         if section == "Mountain Car":  # the runs compared at the highest sigma^2
             compared = _mc_claims_nonfinite(records, claim_tables)
             if compared:
