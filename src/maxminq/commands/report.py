@@ -11,7 +11,7 @@ from maxminq.errors import UsageError
 if TYPE_CHECKING:  # the analysis imports pandas and matplotlib: not for every option error
     from maxminq.analysis.report import Report
 
-MAX_REPS = 100_000  # the bootstrap holds reps x runs indices in memory
+MAX_REPS = 100_000  # the bootstrap draws reps x runs indices (held in blocks: T.BOOTSTRAP_BLOCK)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
