@@ -137,3 +137,22 @@ def warn_no_render_mode(env: Any) -> None:
         f"render() returns None: {name} was made without a render mode; make it with "
         "render_mode='rgb_array' to get frames"
     )
+
+
+def check_render_mode(render_mode: Any, vector: bool = False) -> None:
+    """ValueError unless ``render_mode`` is None or ``"rgb_array"``, the only mode our envs
+    draw themselves, naming what works: ``gymnasium.make`` (and so ``maxminq.envs.make``)
+    adds ``"human"`` (a window, its HumanRendering wrapper) and ``"rgb_array_list"`` on top
+    of ``"rgb_array"``; a native vector env (``vector``) takes None or ``"rgb_array"``."""
+    if render_mode in (None, "rgb_array"):
+        return
+    if vector:
+        raise ValueError(
+            f"render_mode must be None or 'rgb_array' for the native vector env (render() "
+            f"gives one frame per sub-env), got {render_mode!r}; to watch one game: "
+            "make(env_id, render_mode='human')"
+        )
+    raise ValueError(
+        f"render_mode must be None or 'rgb_array' (through make, also 'human' for a window "
+        f"or 'rgb_array_list'), got {render_mode!r}"
+    )

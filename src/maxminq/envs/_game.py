@@ -27,6 +27,7 @@ from maxminq.envs._checks import (
     check_actions,
     check_bool,
     check_cap,
+    check_render_mode,
     check_seed,
     check_vector_seed,
     warn_no_render_mode,
@@ -210,13 +211,6 @@ class KernelGameCore(GameCore):
         )
 
 
-def _check_render_mode(render_mode: Any) -> None:
-    """ValueError unless ``render_mode`` is None or ``"rgb_array"`` (the only mode drawn here;
-    ``gym.make`` adds ``"human"`` on top of it with its HumanRendering wrapper)."""
-    if render_mode not in (None, "rgb_array"):
-        raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-
-
 def fill_rect(img: np.ndarray, x: float, y: float, w: float, h: float, color: tuple) -> None:
     """Draw an axis-aligned filled rectangle (top-left x, y) clipped to the image."""
     height, width = img.shape[:2]
@@ -238,7 +232,7 @@ class GameEnv(gym.Env):
     core_cls: ClassVar[type[GameCore]]
 
     def __init__(self, normalize: bool = False, render_mode: str | None = None) -> None:
-        _check_render_mode(render_mode)
+        check_render_mode(render_mode)
         self.render_mode = render_mode
         self.normalize = check_bool("normalize", normalize)
         self.core = self.core_cls(1)
@@ -342,7 +336,7 @@ class GameVectorEnv(VectorEnv):
         )
         self.max_episode_steps = check_cap(max_episode_steps)
         self.normalize = check_bool("normalize", normalize)
-        _check_render_mode(render_mode)
+        check_render_mode(render_mode, vector=True)
         self.render_mode = render_mode
         self.core = self.core_cls(self.num_envs)
         self.single_observation_space = self.core_cls.observation_space(self.normalize)

@@ -29,7 +29,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from maxminq.envs._checks import _is_int, check_action, check_bool, warn_no_render_mode
+from maxminq.envs._checks import (
+    _is_int,
+    check_action,
+    check_bool,
+    check_render_mode,
+    warn_no_render_mode,
+)
 
 #: The games of ``minatar.environments`` (module names).
 GAMES: tuple[str, ...] = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
@@ -91,8 +97,7 @@ class MinAtarEnv(gym.Env):
             )
         if obs_dtype not in ("uint8", "float32"):
             raise ValueError(f"obs_dtype must be 'uint8' or 'float32', got {obs_dtype!r}")
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        check_render_mode(render_mode)
         if not 0.0 <= sticky_action_prob <= 1.0:
             raise ValueError(f"sticky_action_prob must be in [0, 1], got {sticky_action_prob}")
         self.game_name = game
