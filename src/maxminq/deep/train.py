@@ -1323,8 +1323,9 @@ def _train_with(
             (out_dir / name).unlink(missing_ok=True)
         _remove_stale_temporaries(out_dir)
         # The run's resolved options, there while it trains (runs.csv marks it finished).
+        # Synced, as the tables are: runs.csv, on disk after a crash, needs them.
         config_text = json.dumps(json.loads(cfg.result_key()), indent=2)
-        atomic_write(files.config, lambda tmp: tmp.write_text(config_text))
+        atomic_write_bytes(files.config, config_text.encode())
         trainer.note_software()  # on the run's torch threads (torch_threads)
         if cfg.tensorboard:
             trainer.open_writer(writer_class, out_dir / "tensorboard")
@@ -1383,7 +1384,7 @@ def _train_with(
         trainer.close()
     # runs.csv last: it marks completion, so the tables before it are on disk first (synced).
     software = json.dumps(trainer.software, indent=2) + "\n"
-    atomic_write(out_dir / SOFTWARE_FILE, lambda tmp: tmp.write_text(software))
+    atomic_write_bytes(out_dir / SOFTWARE_FILE, software.encode())
     for name in sorted(tables, key=lambda k: k == "runs"):
         data = tables[name].to_csv(index=False, lineterminator="\n").encode()
         atomic_write_bytes(out_dir / f"{name}.csv", data)
