@@ -57,7 +57,8 @@ def test_software_json_synced_before_runs_csv_and_old_checkpoints(tmp_path, monk
 
     synced = _fsynced_names(monkeypatch)
     run_training(cfg, first, progress=False)
-    files = [n.split(".")[1] for n in synced]  # atomic writes: ".NAME.XXXXXXXX.tmp"
+    # atomic writes' temporary files: ".NAME.XXXXXXXX.tmp"
+    files = [n.split(".")[1] for n in synced if n.startswith(".") and n.endswith(".tmp")]
     wanted = [n for n in files if n in ("config", "software", "runs")]
     assert wanted == ["config", "software", "runs"], synced
     monkeypatch.undo()
