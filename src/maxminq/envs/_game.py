@@ -286,7 +286,14 @@ class GameEnv(gym.Env):
 
     def render(self) -> np.ndarray | None:
         """RGB frame of the current state (``render_mode="rgb_array"``); None, with a
-        warning, without a render mode."""
+        warning, without a render mode.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first ``reset()`` (no game to draw), as
+                ``make``'s order check does.
+        """
+        if not self._seeded:
+            raise gym.error.ResetNeeded("Cannot call render() before calling reset()")
         if self.render_mode == "rgb_array":
             return self.core.render_slot(0)
         warn_no_render_mode(self)
@@ -455,7 +462,14 @@ class GameVectorEnv(VectorEnv):
 
     def render(self) -> tuple[np.ndarray, ...] | None:
         """One RGB frame per slot (``render_mode="rgb_array"``); None, with a warning,
-        without a render mode."""
+        without a render mode.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first ``reset()`` (no games to draw), as
+                a ``SyncVectorEnv`` of ``make``'s envs does.
+        """
+        if not self._seeded:
+            raise gym.error.ResetNeeded("Cannot call render() before calling reset()")
         if self.render_mode == "rgb_array":
             return tuple(self.core.render_slot(i) for i in range(self.num_envs))
         warn_no_render_mode(self)

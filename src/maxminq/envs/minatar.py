@@ -174,7 +174,14 @@ class MinAtarEnv(gym.Env):
 
     def render(self) -> np.ndarray | None:
         """RGB image: each cell coloured by its highest active channel; None, with a
-        warning, without a render mode."""
+        warning, without a render mode.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first ``reset()`` (the game on show would
+                be one MinAtar set up unseeded), as ``make``'s order check does.
+        """
+        if not self._seeded:
+            raise gym.error.ResetNeeded("Cannot call render() before calling reset()")
         if self.render_mode != "rgb_array":
             warn_no_render_mode(self)
             return None
