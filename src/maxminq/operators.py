@@ -506,7 +506,7 @@ def check_on_zeros(
         import torch
 
         def zeros(shape: tuple[int, ...]) -> Any:
-            return torch.zeros(shape)
+            return torch.zeros(shape, dtype=torch.float32)  # as training, whatever the default
     else:
         zeros = np.zeros
     caught: tuple[type[BaseException], ...] = (
