@@ -219,6 +219,46 @@ def _refuse_what_train_refuses(d: EnvDefaults, env_kwargs: dict | None) -> None:
         raise UsageError(f"{refused} at its default {err}") from None
 
 
+#: Keywords of our games that change how an observation or frame is stored or drawn, not
+#: the game (MinAtar's 0/1 cells as float32; the pixels per cell of its frames).
+_PRESENTATION_KWARGS = frozenset({"obs_dtype", "render_scale"})
+
+
+def _game_kwargs_changed(d: EnvDefaults) -> list[str]:
+    """The keywords of ``d.env_kwargs`` (the paper's merged with ``--env-kwargs``) that
+    make a paper id's game another than the paper's, as ``key=value (the paper's: value)``:
+    a value other than the paper's keyword (Catcher's ``normalize=True``) or, for a keyword
+    the paper leaves alone, the constructor's default (MinAtar's ``sticky_action_prob``
+    0.1, as MinAtar's and the authors')."""
+    import inspect
+
+    import gymnasium as gym
+    from gymnasium.envs.registration import load_env_creator
+
+    from maxminq.envs.registry import PAPER_ENVS
+
+    paper = PAPER_ENVS[d.env_id].env_kwargs
+    spec = gym.spec(d.env_id)
+    entry: Any = spec.entry_point
+    creator = load_env_creator(entry) if isinstance(entry, str) else entry
+    params = inspect.signature(creator).parameters if callable(creator) else {}
+    out = []
+    for key, value in d.env_kwargs.items():
+        if key in _PRESENTATION_KWARGS:
+            continue
+        if key in paper:
+            was = paper[key]
+        elif key in (spec.kwargs or {}):
+            was = spec.kwargs[key]
+        elif key in params and params[key].default is not inspect.Parameter.empty:
+            was = params[key].default
+        else:
+            continue  # nothing to compare with
+        if value != was or isinstance(value, bool) != isinstance(was, bool):  # 0 vs 0.0: same
+            out.append(f"{key}={json.dumps(value)} (the paper's: {json.dumps(was)})")
+    return out
+
+
 def _cap_text(d: EnvDefaults) -> str:
     """The default ``--max-episode-steps`` as ``maxminq envs --env ID`` says it. Without a
     registered cap an environment may still end its episodes itself: ours say how (Freeway
@@ -306,7 +346,13 @@ def defaults_text(
             f"{integer(default_checkpoint_every(steps))} (max(10,000, steps / 20))",
         ),  # fmt: skip
     ]
-    if d.paper:
+    changed = _game_kwargs_changed(d) if d.paper else []
+    if changed:  # e.g. MinAtar without sticky actions: not the paper's game
+        head = [
+            f"{d.env_id}: a paper environment, the paper's settings, but keywords other "
+            f"than the paper's game's: {', '.join(changed)}"
+        ]
+    elif d.paper:
         head = [f"{d.env_id}: a paper environment, the paper's settings"]
     elif d.env_id in PAPER_ENVS:  # offered beside the paper's games, with their settings
         kind = "MinAtar" if d.network == "minatar_cnn" else "feature-environment"
