@@ -437,19 +437,18 @@ def _runs_without_results(out_dir: Path) -> dict[str, int]:
     :data:`OTHER_SHARDS`: its sweep never runs them (``maxminq merge`` brings them)."""
     if not _has_store(out_dir):
         return {}
-    from maxminq.experiments.shard import other_shards_runs, planned_runs
+    from maxminq.experiments.shard import earlier_version_runs, other_shards_runs
     from maxminq.experiments.store import FINISHED, STATUSES, ResultsStore
 
     with ResultsStore(out_dir, create=False) as store:
         records = store.records()
-        current = planned_runs(store)
+        earlier = earlier_version_runs(store)  # pending or failed, as maxminq status has it
         others = other_shards_runs(store)
     counts = dict.fromkeys([*STATUSES, EARLIER_VERSION, OTHER_SHARDS], 0)
     for rec in records:
         if rec.status in FINISHED:
             continue
-        stale = current is not None and rec.run_id not in current and rec.status != "running"
-        if stale:
+        if rec.run_id in earlier:
             counts[EARLIER_VERSION] += 1
         elif rec.status == "pending" and rec.run_id in others:
             counts[OTHER_SHARDS] += 1
@@ -1044,12 +1043,6 @@ def _mc_table(best: pd.DataFrame, extra: Sequence[str] = ()) -> tuple[list[str],
 TOY_LEFT_OUT = "left out of these means and of the runs column"
 
 
-def _without_nonfinite_runs(toy: pd.DataFrame, extra: Sequence[str]) -> pd.DataFrame:
-    """:func:`maxminq.analysis.tables.without_nonfinite_runs`: the table leaves out, from
-    both columns, the runs its note (:func:`toy_nonfinite_note`) names, as the claims do."""
-    return T.without_nonfinite_runs(toy, extra)
-
-
 #: What the toy claims do with runs gone non-finite (the note under their section).
 TOY_CLAIMS_LEFT_OUT = "left out of these checks (every episode of each; as from the toy table)"
 
@@ -1227,7 +1220,8 @@ def _toy_table(
     replicates, ``maxminq report --reps``, as the other tables; it drew 200 whatever
     ``--reps`` said)."""
     extra = T.present_keys(toy, extra)
-    toy = _without_nonfinite_runs(toy, extra)
+    # from both columns, the runs its note (toy_nonfinite_note) names, as the claims do
+    toy = T.without_nonfinite_runs(toy, extra)
     dist = T.toy_final(toy, "distance", extra=extra)
     qv = T.toy_final(toy, "q_a_left", extra=extra)
     keys = T.present_keys(dist, [*T.TOY_KEYS, *extra])

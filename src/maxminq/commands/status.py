@@ -226,32 +226,17 @@ def shard_lines(store: Any, config: str | None = None) -> list[str]:
 
 
 #: How a run of an earlier version of its config is marked in the lists
-#: (:func:`earlier_version_runs`).
+#: (:func:`maxminq.experiments.shard.earlier_version_runs`).
 EARLIER = "not in the configs as last swept here"
-
-
-def earlier_version_runs(store: Any, statuses: tuple[str, ...] = ("pending", "failed")) -> set[str]:
-    """The ids of the folder's runs (of ``statuses``: pending or failed unless given) that
-    no config as last swept here makes (:func:`maxminq.experiments.shard.planned_runs`:
-    left by a sweep of an earlier version of their config: edited, at another scale, or
-    resolved otherwise by an older maxminq), which no sweep runs or settles again; none in
-    a folder without plans (an older maxminq's)."""
-    from maxminq.experiments.shard import planned_runs
-
-    current = planned_runs(store)
-    if current is None:
-        return set()
-    return {
-        rec.run_id
-        for rec in store.records()
-        if rec.status in statuses and rec.run_id not in current
-    }
 
 
 def earlier_version_lines(store: Any, config: str | None = None) -> list[str]:
     """Per config (``config`` only, when given), its pending or failed runs of an earlier
-    version of the config (:func:`earlier_version_runs`), which the counts above show as
-    still to run though no sweep of the config as it is runs them."""
+    version of the config (:func:`~maxminq.experiments.shard.earlier_version_runs`), which
+    the counts above show as still to run though no sweep of the config as it is runs
+    them."""
+    from maxminq.experiments.shard import earlier_version_runs
+
     earlier = earlier_version_runs(store)
     if not earlier:
         return []
@@ -274,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
     version of its config, which none runs again, is listed but does not count, nor do the
     bad files of such a finished run), 1 otherwise. Of one 'maxminq train' run: whether it
     finished, or how far it is (exit 0)."""
+    from maxminq.experiments.shard import earlier_version_runs
     from maxminq.experiments.store import (
         MANIFEST,
         STATUSES,

@@ -324,6 +324,22 @@ def planned_runs(store: Any) -> set[str] | None:
     return current
 
 
+def earlier_version_runs(store: Any, statuses: tuple[str, ...] = ("pending", "failed")) -> set[str]:
+    """The ids of the folder's runs (of ``statuses``: pending or failed unless given) that
+    no config as last swept here makes (:func:`planned_runs`:
+    left by a sweep of an earlier version of their config: edited, at another scale, or
+    resolved otherwise by an older maxminq), which no sweep runs or settles again; none in
+    a folder without plans (an older maxminq's)."""
+    current = planned_runs(store)
+    if current is None:
+        return set()
+    return {
+        rec.run_id
+        for rec in store.records()
+        if rec.status in statuses and rec.run_id not in current
+    }
+
+
 def shard_splits(store: Any) -> Iterator[tuple[str, Shard, set[str], list[Any]]]:
     """Per sharded sweep recorded in ``store``'s folder (``shard:<name>`` with its plan):
     ``(name, shard, ids of the plan's runs, this shard's registered runs)``, the split
