@@ -224,6 +224,20 @@ def _refuse_what_train_refuses(d: EnvDefaults, env_kwargs: dict | None) -> None:
 _PRESENTATION_KWARGS = frozenset({"obs_dtype", "render_scale"})
 
 
+def _unread_kwargs(env_id: str, env_kwargs: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
+    """Keywords a paper id's game does not read under the other settings (``fixed``: the
+    id's own, e.g. MinAtar's ``game``), so no value of theirs changes it:
+    ``difficulty_ramping`` on a MinAtar game without a ramp (Breakout), LunarLander's
+    ``wind_power`` and ``turbulence_power`` without ``enable_wind``."""
+    from maxminq.envs.minatar import RAMPING_GAMES
+
+    if "game" in fixed and fixed["game"] not in RAMPING_GAMES:
+        return {"difficulty_ramping"}
+    if env_id.startswith("LunarLander") and not env_kwargs.get("enable_wind", False):
+        return {"wind_power", "turbulence_power"}
+    return set()
+
+
 def _game_kwargs_changed(d: EnvDefaults) -> list[str]:
     """The keywords of ``d.env_kwargs`` (the paper's merged with ``--env-kwargs``) that
     make a paper id's game another than the paper's, as ``key=value (the paper's: value)``:
@@ -243,8 +257,9 @@ def _game_kwargs_changed(d: EnvDefaults) -> list[str]:
     creator = load_env_creator(entry) if isinstance(entry, str) else entry
     params = inspect.signature(creator).parameters if callable(creator) else {}
     out = []
+    unread = _unread_kwargs(d.env_id, d.env_kwargs, spec.kwargs or {})
     for key, value in d.env_kwargs.items():
-        if key in _PRESENTATION_KWARGS:
+        if key in _PRESENTATION_KWARGS or key in unread:
             continue
         if key in paper:
             was = paper[key]

@@ -39,6 +39,9 @@ from maxminq.envs._checks import (
 
 #: The games of ``minatar.environments`` (module names).
 GAMES: tuple[str, ...] = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
+#: The games whose difficulty ramps with ``difficulty_ramping``: MinAtar's Breakout and Freeway
+#: take the ``ramping`` argument and never read it (their ``difficulty_ramp()`` is None).
+RAMPING_GAMES: frozenset[str] = frozenset({"asterix", "seaquest", "space_invaders"})
 #: What MinAtar's 6 actions do (its games' ``action_map``: n, l, u, r, d, f).
 ACTION_NAMES: tuple[str, ...] = ("noop", "left", "up", "right", "down", "fire")
 

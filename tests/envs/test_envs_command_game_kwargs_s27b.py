@@ -1,0 +1,49 @@
+"""``maxminq envs --env ID --env-kwargs JSON`` names only keywords that change the game:
+one the game does not read under the other settings leaves the plain "the paper's settings"
+line (MinAtar's Breakout takes ``ramping`` and never reads it; LunarLander reads
+``wind_power`` and ``turbulence_power`` only with ``enable_wind``); where it is read, a
+value other than the paper's is named, also one that differs in the last digits only."""
+
+from __future__ import annotations
+
+import pytest
+
+from maxminq.cli import main
+
+PLAIN = ": a paper environment, the paper's settings"
+
+
+def _first_line(capsys, env_id: str, kwargs: str) -> str:  # noqa: ANN001
+    assert main(["envs", "--env", env_id, "--env-kwargs", kwargs]) == 0
+    return capsys.readouterr().out.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "named"),
+    [
+        # Breakout has no ramp: the game is the paper's either way
+        ("maxminq/MinAtar-Breakout-v0", '{"difficulty_ramping": false}', None),
+        ("maxminq/MinAtar-Asterix-v0", '{"difficulty_ramping": false}', "difficulty_ramping"),
+        ("maxminq/MinAtar-Seaquest-v0", '{"difficulty_ramping": false}', "difficulty_ramping"),
+        ("maxminq/MinAtar-Breakout-v0", '{"sticky_action_prob": 0.10000001}', "0.10000001"),
+        # no wind: its strength is never read
+        ("LunarLander-v3", '{"wind_power": 10.0, "turbulence_power": 1.0}', None),
+        ("LunarLander-v3", '{"enable_wind": true, "wind_power": 10.0}', "wind_power=10.0"),
+    ],
+)
+def test_only_keywords_the_game_reads_are_named(capsys, env_id, kwargs, named) -> None:  # noqa: ANN001
+    line = _first_line(capsys, env_id, kwargs)
+    if named is None:
+        assert line == env_id + PLAIN
+    else:
+        assert line.startswith(env_id + PLAIN + ", but") and named in line, line
+
+
+def test_the_games_without_a_ramp_are_minatars() -> None:
+    """MinAtar's own answer: its games' difficulty_ramp() is None where they do not ramp."""
+    from minatar import Environment
+
+    from maxminq.envs.minatar import GAMES, RAMPING_GAMES
+
+    assert {g for g in GAMES if Environment(g).env.difficulty_ramp() is not None} == RAMPING_GAMES
+    assert {"asterix", "seaquest", "space_invaders"} == RAMPING_GAMES
