@@ -1,8 +1,9 @@
 """``maxminq envs --env ID --env-kwargs JSON`` names only keywords that change the game:
 one the game does not read under the other settings leaves the plain "the paper's settings"
-line (MinAtar's Breakout takes ``ramping`` and never reads it; LunarLander reads
-``wind_power`` and ``turbulence_power`` only with ``enable_wind``); where it is read, a
-value other than the paper's is named, also one that differs in the last digits only."""
+line (MinAtar's Breakout takes ``ramping`` and never reads it, Seaquest's minimal action
+set is all 6 actions; LunarLander reads ``wind_power`` and ``turbulence_power`` only with
+``enable_wind``); where it is read, a value other than the paper's is named, also one that
+differs in the last digits only."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ def _first_line(capsys, env_id: str, kwargs: str) -> str:  # noqa: ANN001
         ("maxminq/MinAtar-Asterix-v0", '{"difficulty_ramping": false}', "difficulty_ramping"),
         ("maxminq/MinAtar-Seaquest-v0", '{"difficulty_ramping": false}', "difficulty_ramping"),
         ("maxminq/MinAtar-Breakout-v0", '{"sticky_action_prob": 0.10000001}', "0.10000001"),
+        # Seaquest's minimal action set is all 6 actions, Breakout's 3
+        ("maxminq/MinAtar-Seaquest-v0", '{"minimal_action_set": true}', None),
+        ("maxminq/MinAtar-Breakout-v0", '{"minimal_action_set": true}', "minimal_action_set"),
         # no wind: its strength is never read
         ("LunarLander-v3", '{"wind_power": 10.0, "turbulence_power": 1.0}', None),
         ("LunarLander-v3", '{"enable_wind": true, "wind_power": 10.0}', "wind_power=10.0"),
@@ -39,11 +43,15 @@ def test_only_keywords_the_game_reads_are_named(capsys, env_id, kwargs, named) -
         assert line.startswith(env_id + PLAIN + ", but") and named in line, line
 
 
-def test_the_games_without_a_ramp_are_minatars() -> None:
-    """MinAtar's own answer: its games' difficulty_ramp() is None where they do not ramp."""
-    from minatar import Environment
+def test_the_options_a_game_does_not_read() -> None:
+    """Read off MinAtar's source: breakout.py and freeway.py never read ``ramping``;
+    seaquest.py's minimal_actions are n, l, u, r, d, f, its whole action_map."""
+    from maxminq.envs.minatar import unread_options
 
-    from maxminq.envs.minatar import GAMES, RAMPING_GAMES
-
-    assert {g for g in GAMES if Environment(g).env.difficulty_ramp() is not None} == RAMPING_GAMES
-    assert {"asterix", "seaquest", "space_invaders"} == RAMPING_GAMES
+    assert {g: unread_options(g) for g in ("asterix", "breakout", "freeway", "seaquest")} == {
+        "asterix": set(),
+        "breakout": {"difficulty_ramping"},
+        "freeway": {"difficulty_ramping"},
+        "seaquest": {"minimal_action_set"},
+    }
+    assert unread_options("space_invaders") == set()

@@ -227,12 +227,13 @@ _PRESENTATION_KWARGS = frozenset({"obs_dtype", "render_scale"})
 def _unread_kwargs(env_id: str, env_kwargs: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
     """Keywords a paper id's game does not read under the other settings (``fixed``: the
     id's own, e.g. MinAtar's ``game``), so no value of theirs changes it:
-    ``difficulty_ramping`` on a MinAtar game without a ramp (Breakout), LunarLander's
+    ``difficulty_ramping`` on a MinAtar game without a ramp (Breakout),
+    ``minimal_action_set`` where that set is all 6 actions (Seaquest), LunarLander's
     ``wind_power`` and ``turbulence_power`` without ``enable_wind``."""
-    from maxminq.envs.minatar import RAMPING_GAMES
+    from maxminq.envs.minatar import GAMES, unread_options
 
-    if "game" in fixed and fixed["game"] not in RAMPING_GAMES:
-        return {"difficulty_ramping"}
+    if fixed.get("game") in GAMES:
+        return set(unread_options(fixed["game"]))
     if env_id.startswith("LunarLander") and not env_kwargs.get("enable_wind", False):
         return {"wind_power", "turbulence_power"}
     return set()

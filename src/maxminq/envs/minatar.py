@@ -39,11 +39,25 @@ from maxminq.envs._checks import (
 
 #: The games of ``minatar.environments`` (module names).
 GAMES: tuple[str, ...] = ("asterix", "breakout", "freeway", "seaquest", "space_invaders")
-#: The games whose difficulty ramps with ``difficulty_ramping``: MinAtar's Breakout and Freeway
-#: take the ``ramping`` argument and never read it (their ``difficulty_ramp()`` is None).
-RAMPING_GAMES: frozenset[str] = frozenset({"asterix", "seaquest", "space_invaders"})
 #: What MinAtar's 6 actions do (its games' ``action_map``: n, l, u, r, d, f).
 ACTION_NAMES: tuple[str, ...] = ("noop", "left", "up", "right", "down", "fire")
+
+
+def unread_options(game: str) -> frozenset[str]:
+    """The options of :class:`MinAtarEnv` that change nothing in ``game`` (a name of
+    :data:`GAMES`), as MinAtar's own game says: ``difficulty_ramping`` where it has no ramp
+    (Breakout and Freeway take MinAtar's ``ramping`` and never read it; their
+    ``difficulty_ramp()`` is None) and ``minimal_action_set`` where the minimal set is all
+    6 actions in order (Seaquest)."""
+    from minatar import Environment
+
+    env = Environment(game)  # its own RandomState: no global stream is drawn from
+    out = set()
+    if env.env.difficulty_ramp() is None:
+        out.add("difficulty_ramping")
+    if list(env.minimal_action_set()) == list(range(env.num_actions())):
+        out.add("minimal_action_set")
+    return frozenset(out)
 
 
 def _palette(n_channels: int) -> np.ndarray:
