@@ -3,7 +3,8 @@ one the game does not read under the other settings leaves the plain "the paper'
 line (MinAtar's Breakout takes ``ramping`` and never reads it, Seaquest's minimal action
 set is all 6 actions; LunarLander reads ``wind_power`` and ``turbulence_power`` only with
 ``enable_wind``); where it is read, a value other than the paper's is named, also one that
-differs in the last digits only."""
+differs in the last digits only; a number for a truth value compares as Python does
+(LunarLander reads ``enable_wind`` as one: 0 is its False), our own games refuse it."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def _first_line(capsys, env_id: str, kwargs: str) -> str:  # noqa: ANN001
         # no wind: its strength is never read
         ("LunarLander-v3", '{"wind_power": 10.0, "turbulence_power": 1.0}', None),
         ("LunarLander-v3", '{"enable_wind": true, "wind_power": 10.0}', "wind_power=10.0"),
+        # LunarLander reads enable_wind and continuous as truth values: 0 is false
+        ("LunarLander-v3", '{"enable_wind": 0, "continuous": 0, "wind_power": 5.0}', None),
+        ("LunarLander-v3", '{"enable_wind": 1}', "enable_wind=1 (the paper's: false)"),
     ],
 )
 def test_only_keywords_the_game_reads_are_named(capsys, env_id, kwargs, named) -> None:  # noqa: ANN001
@@ -55,3 +59,9 @@ def test_the_options_a_game_does_not_read() -> None:
         "seaquest": {"minimal_action_set"},
     }
     assert unread_options("space_invaders") == set()
+
+
+def test_our_games_refuse_a_number_for_a_truth_value(capsys) -> None:  # noqa: ANN001
+    code = main(["envs", "--env", "maxminq/Catcher-v0", "--env-kwargs", '{"normalize": 1}'])
+    assert code == 2
+    assert "normalize must be true or false, got 1" in capsys.readouterr().err

@@ -270,7 +270,7 @@ def _game_kwargs_changed(d: EnvDefaults) -> list[str]:
             was = params[key].default
         else:
             continue  # nothing to compare with
-        if value != was or isinstance(value, bool) != isinstance(was, bool):  # 0 vs 0.0: same
+        if value != was:  # as Python compares: 0 vs 0.0 vs false, the same
             out.append(f"{key}={json.dumps(value)} (the paper's: {json.dumps(was)})")
     return out
 
