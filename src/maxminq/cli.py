@@ -301,17 +301,72 @@ def json_object(text: str | None, option: str) -> dict | None:
     return value
 
 
-def check_out_folder(path: Path, option: str) -> Path:
+#: What :func:`output_kind` finds in a folder, as the one-line errors name it.
+OUTPUT_KINDS: dict[str, str] = {
+    "sweep": "the results of 'maxminq sweep' or 'maxminq reproduce' (results.sqlite)",
+    "train": "a 'maxminq train' run (config.json, runs.csv or checkpoint/)",
+    "experiment toy-mdp": "the output of 'maxminq experiment toy-mdp' (settings.json)",
+    "experiment mountain-car": "the output of 'maxminq experiment mountain-car' (settings.json)",
+    "theory": "the tables of 'maxminq theory' (bias.csv, variance.csv)",
+}
+
+#: For each command that writes a folder, the kinds of folder (:func:`output_kind`) it
+#: writes into besides a new or empty one: its own, and for sweep, reproduce and theory each
+#: other's (``maxminq report DIR`` reads a sweep's runs and the theory's tables together).
+WRITES_INTO: dict[str, tuple[str, ...]] = {
+    "train": ("train",),
+    "sweep": ("sweep", "theory"),
+    "reproduce": ("sweep", "theory"),
+    "theory": ("theory", "sweep"),
+    "experiment toy-mdp": ("experiment toy-mdp",),
+    "experiment mountain-car": ("experiment mountain-car",),
+}
+
+
+def output_kind(folder: Path) -> str | None:
+    """Which command's output ``folder`` holds: a key of :data:`OUTPUT_KINDS`, or None
+    (no folder, an empty one, or files of none of them)."""
+    if not folder.is_dir():
+        return None
+    if (folder / "results.sqlite").is_file():
+        return "sweep"
+    if (folder / "config.json").is_file() and (
+        (folder / "runs.csv").is_file() or (folder / "checkpoint").is_dir()
+    ):
+        return "train"
+    try:
+        kind = json.loads((folder / "settings.json").read_text(encoding="utf-8"))["experiment"]
+    except (OSError, ValueError, KeyError, TypeError):
+        kind = None
+    if kind in ("toy-mdp", "mountain-car"):
+        return f"experiment {kind}"
+    if (folder / "bias.csv").is_file() and (folder / "variance.csv").is_file():
+        return "theory"
+    return None
+
+
+def check_out_folder(path: Path, option: str, writes: str | None = None) -> Path:
     """Check, as the last step before any work, that the output folder ``path`` can be
     created (or is one): a path under a file, or where one cannot write, is a one-line
     UsageError now rather than a traceback once the work is done. Folders made for the test
     are removed again, so a run stopped before it writes leaves nothing. In a folder that
     exists a byte is written and removed: one that cannot take a file (read-only, a full
-    disk) would otherwise fail only once the work is done. Returns ``path``."""
+    disk) would otherwise fail only once the work is done. Returns ``path``.
+
+    ``writes``: the command writing the folder (a key of :data:`WRITES_INTO`); a folder
+    that holds another command's output (``maxminq train --out`` on a sweep's folder) is
+    then refused, as the commands that read folders refuse one of another kind: the two
+    commands' files mixed in one folder were each read as the other's."""
     import tempfile
 
     if path.exists() and not path.is_dir():
         raise UsageError(f"{option}: {path} exists and is not a folder")
+    kind = output_kind(path) if writes is not None else None
+    if writes is not None and kind is not None and kind not in WRITES_INTO[writes]:
+        raise UsageError(
+            f"{option}: {path} holds {OUTPUT_KINDS[kind]}; give 'maxminq {writes}' a folder "
+            "of its own"
+        )
     new = [p for p in (path, *path.parents) if not p.exists()]  # deepest first
     try:
         path.mkdir(parents=True, exist_ok=True)

@@ -382,7 +382,8 @@ def _out_dir(value: str | None, name: str, outputs: tuple[str, ...]) -> Path:
     only once the simulation was done, with the CSV already written beside it."""
     from maxminq.cli import check_out_folder
 
-    out = check_out_folder(Path(value) if value is not None else Path("results") / name, "--out")
+    path = Path(value) if value is not None else Path("results") / name
+    out = check_out_folder(path, "--out", writes=f"experiment {name.replace('_', '-')}")
     for output in outputs:
         if (out / output).is_dir():
             raise UsageError(

@@ -264,7 +264,7 @@ def plan(
         check_store(out)
     except StoreError as err:  # named by its option, as 'maxminq status DIR' names DIR
         raise UsageError(f"--out: {err}") from None
-    check_out_folder(out, "--out")
+    check_out_folder(out, "--out", writes="reproduce")
     published = published_runs(args.published) if args.published is not None else None
     return out, workers, configs, with_theory, published
 

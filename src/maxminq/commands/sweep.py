@@ -396,7 +396,9 @@ def run(args: argparse.Namespace) -> int:
         warn_many_workers("sweep", workers)
     refuse_missing_shipped_config(Path(args.config))
     config = load_config(args.config, args.scale)
-    out = check_out_folder(Path(args.out) if args.out else Path("results") / config.name, "--out")
+    out = check_out_folder(
+        Path(args.out) if args.out else Path("results") / config.name, "--out", writes="sweep"
+    )
     # Before the store is read (stale_run_ids, --dry-run): a sweep there is told at once.
     refuse_if_in_use(out)
     refuse_other_shard(out, config.name, shard, config.runs)

@@ -316,7 +316,7 @@ def _validate(args: argparse.Namespace) -> list[int]:
     )
     from maxminq.cli import check_out_folder
 
-    check_out_folder(args.out, "--out")
+    check_out_folder(args.out, "--out", writes="theory")
     for name in OUTPUTS:  # else found only once the Monte Carlo is done, and half written
         if (args.out / name).is_dir():
             raise UsageError(

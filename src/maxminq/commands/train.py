@@ -292,7 +292,7 @@ def _prepare_out(out: pathlib.Path, resume: bool, overwrite: bool) -> None:
     from maxminq.cli import check_out_folder
     from maxminq.deep.run_folder import clear_run
 
-    check_out_folder(out, "--out")
+    check_out_folder(out, "--out", writes="train")
     # A checkpoint folder without state.pt (killed or interrupted during its first write)
     # holds no run: there is nothing --resume could continue.
     previous = (out / "runs.csv").exists() or (out / "checkpoint" / "state.pt").exists()
