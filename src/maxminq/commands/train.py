@@ -115,7 +115,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--n",
         type=int,
         default=None,
-        help="N (Maxmin/Ensemble) or K (Averaged); 1 for dqn and ddqn (registry)",
+        help="N (Maxmin/Ensemble) or K (Averaged); 1 for dqn and ddqn; for generalized-dqn "
+        "its --operator's N where fixed (double_q, weighted_double_q: 2; q_learning, "
+        "bias_corrected: 1) (registry)",
     )
     parser.add_argument("--lr", type=float, default=None, help="step size (registry)")
     parser.add_argument(

@@ -475,8 +475,8 @@ class TrainConfig:
         d = get_env_defaults(typed.env_id, typed.env_kwargs)  # UsageError: unknown id, kwargs
         lr, n = default_lr_n(d, typed.agent)
         c = dataclasses.replace(typed, seeds=_seed_list(typed.seeds))
-        if c.n is None:
-            c.n = n
+        if c.n is None:  # a G of fixed N (double_q: 2) gets its own, as the experiments give it
+            c.n = OPERATOR_N.get(operator or "", n) if c.agent == "generalized-dqn" else n
         if c.lr is None:
             c.lr = lr
         for name in (
@@ -1077,6 +1077,12 @@ def _seed_list(seeds: Any) -> list[int]:
             hint = ": a list or range in Python, e.g. seeds=range(5) for the command's 0-4"
         got = f"got {seeds!r}{hint}"
         raise UsageError(f"--seeds: expected a list of whole numbers, {got}") from None
+
+
+#: The library operators that take a fixed number of nets (``tabular.agent.ALGORITHMS``'
+#: ``fixed_n``): a ``generalized-dqn`` run of one with no ``n`` given gets it, not the
+#: registry's N for Maxmin (which such a G refused: 'q must stack exactly 2 estimator(s)').
+OPERATOR_N = {"q_learning": 1, "bias_corrected": 1, "double_q": 2, "weighted_double_q": 2}
 
 
 def default_lr_n(defaults: Any, agent: str) -> tuple[float, int]:
