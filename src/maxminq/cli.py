@@ -308,6 +308,7 @@ OUTPUT_KINDS: dict[str, str] = {
     "experiment toy-mdp": "the output of 'maxminq experiment toy-mdp' (settings.json)",
     "experiment mountain-car": "the output of 'maxminq experiment mountain-car' (settings.json)",
     "theory": "the tables of 'maxminq theory' (bias.csv, variance.csv)",
+    "sweep part": "a part of a sweep's folder (its tables/ or work/, beside results.sqlite)",
 }
 
 #: For each command that writes a folder, the kinds of folder (:func:`output_kind`) it
@@ -330,6 +331,9 @@ def output_kind(folder: Path) -> str | None:
         return None
     if (folder / "results.sqlite").is_file():
         return "sweep"
+    for part in (folder, *folder.parents)[:3]:  # tables/, tables/<run_id>, work/<run_id>/...
+        if part.name in ("tables", "work") and (part.parent / "results.sqlite").is_file():
+            return "sweep part"
     if (folder / "config.json").is_file() and (
         (folder / "runs.csv").is_file() or (folder / "checkpoint").is_dir()
     ):

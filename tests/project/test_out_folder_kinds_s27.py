@@ -31,6 +31,9 @@ def test_writers_refuse_a_folder_of_another_commands_output(tmp_path, capsys, un
     )
     sweep = tmp_path / "sweep"
     ResultsStore(sweep).close()  # an empty sweep folder: results.sqlite, as a sweep sets up
+    part = sweep / "tables" / "toy_mdp-0123456789ab"  # one run's tables in it
+    part.mkdir(parents=True)
+    (part / "manifest.json").write_text("{}")
     toy, theory = tmp_path / "toy", tmp_path / "theory"
     assert main(["experiment", "toy-mdp", *TOY, "--out", str(toy)]) == 0
     assert main(["theory", "--out", str(theory), *THEORY]) == 0
@@ -52,6 +55,8 @@ def test_writers_refuse_a_folder_of_another_commands_output(tmp_path, capsys, un
             "experiment mountain-car",
         ),
         (["reproduce", "--only", "theory", "--out", str(run)], run, "train", "reproduce"),
+        ([*TRAIN, "--out", str(part)], part, "part of a sweep's folder", "train"),
+        (["theory", "--out", str(part.parent), *THEORY], part.parent, "tables/", "theory"),
     ]
     for argv, folder, holds, writer in cases:
         assert main(argv) == 2, argv
