@@ -237,12 +237,13 @@ def test_operator_options_are_checked_in_one_line(kw, words: str) -> None:
 
 def test_library_operator_checks_run_on_zeros_too(tmp_path) -> None:
     """A library operator that cannot take N nets (q_learning with N = 2) or refuses its
-    keyword's value is refused before any work, naming --operator."""
-    for kw, words in [
-        (dict(operator="q_learning"), "exactly 1 estimator(s)"),
-        (dict(operator="weighted_double_q", op_kwargs={"c": -1.0}), "c must be > 0"),
+    keyword's value is refused before any work, naming --operator (the keyword's value:
+    --op-kwargs, as maxminq theory and an unknown or missing keyword name it)."""
+    for kw, words, option in [
+        (dict(operator="q_learning"), "exactly 1 estimator(s)", "--operator"),
+        (dict(operator="weighted_double_q", op_kwargs={"c": -1.0}), "c must be > 0", "--op-kwargs"),
     ]:
-        with pytest.raises(UsageError, match="^--operator: ") as err:
+        with pytest.raises(UsageError, match=f"^{option}: ") as err:
             run_training(_small(**kw), tmp_path / "run", progress=False)
         assert words in str(err.value) and not (tmp_path / "run").exists()
 

@@ -37,3 +37,22 @@ def test_generalized_dqn_takes_its_fixed_n_operators_own_n(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("maxminq train: error: --operator: weighted_double_q") and "got 3" in err
     assert not (tmp_path / "three").exists()
+
+
+def test_a_library_operators_bad_keyword_is_named_as_theory_names_it(tmp_path, capsys):
+    """A value the operator refuses (weighted_double_q's c > 0, bias_corrected's sigma >= 0)
+    is '--op-kwargs: ...' in train as in theory; train said '--operator: weighted_double_q
+    failed on torch zeros of shape ...: ValueError: ...'."""
+    theory = ["theory", "--m-max", "2", "--n-max", "2", "--samples", "3", "--no-progress"]
+    train = ["train", "--env", "CartPole-v1", "--agent", "generalized-dqn", "--no-progress"]
+    for operator, kwargs, says in [
+        ("weighted_double_q", '{"c": -1}', "c must be > 0, got -1.0"),
+        ("bias_corrected", '{"sigma": -1}', "sigma must be >= 0, got -1.0"),
+    ]:
+        given = ["--operator", operator, "--op-kwargs", kwargs]
+        errors = []
+        for argv in ([*train, *given], [*theory, *given]):
+            assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+            errors.append(capsys.readouterr().err.partition(": error: ")[2])
+        assert errors[0] == errors[1] == f"--op-kwargs: {operator}: {says}\n", errors
+    assert not (tmp_path / "out").exists()

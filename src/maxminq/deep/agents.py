@@ -104,6 +104,14 @@ def check_operator(
             operators.check_keywords(g, reference, op_kwargs or {})
         except TypeError as err:
             raise UsageError(f"--op-kwargs: {err}") from None
+    elif op_kwargs:  # its own checks of its keywords (c > 0) name --op-kwargs, as the theory's
+        from maxminq.deep.config import OPERATOR_N
+
+        members = OPERATOR_N.get(reference, n)  # a wrong N: --operator's error below
+        try:
+            operators.bootstrap(reference, np.zeros((1, members, n_actions)), **op_kwargs)
+        except (TypeError, ValueError) as err:
+            raise UsageError(f"--op-kwargs: {str(err).splitlines()[0]}") from None
     # one seed's mini-batch of targets, then one bias probe (Learner.estimate: B = 1)
     shapes = [(batch, n, n_actions), *[(1, n, n_actions)] * (batch != 1)]
     try:
