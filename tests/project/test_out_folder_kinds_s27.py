@@ -72,3 +72,11 @@ def test_writers_refuse_a_folder_of_another_commands_output(tmp_path, capsys, un
     assert main(["theory", "--out", str(theory), *THEORY]) == 0
     assert main(["theory", "--out", str(sweep), *THEORY]) == 0
     assert (sweep / "bias.csv").is_file()
+    capsys.readouterr()
+
+    # a results folder with reproduce's theory/: its report reads that, not tables beside it
+    (sweep / "theory").mkdir()
+    assert main(["theory", "--out", str(sweep), *THEORY]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith(f"'maxminq report' reads; give --out {sweep / 'theory'}\n"), err
+    assert main(["theory", "--out", str(sweep / "theory"), *THEORY]) == 0

@@ -317,6 +317,12 @@ def _validate(args: argparse.Namespace) -> list[int]:
     from maxminq.cli import check_out_folder
 
     check_out_folder(args.out, "--out", writes="theory")
+    if (args.out / "results.sqlite").is_file() and (args.out / "theory").is_dir():
+        # 'maxminq report OUT' reads OUT/theory (reproduce's), not tables written beside it
+        raise UsageError(
+            f"--out: {args.out} is a results folder whose theory is in {args.out / 'theory'}, "
+            f"which 'maxminq report' reads; give --out {args.out / 'theory'}"
+        )
     for name in OUTPUTS:  # else found only once the Monte Carlo is done, and half written
         if (args.out / name).is_dir():
             raise UsageError(
