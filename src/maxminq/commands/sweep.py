@@ -65,12 +65,12 @@ def parse_workers(text: str | None) -> int | None:
     """``--workers`` as an integer >= 1 (None: one per core)."""
     if text is None:
         return None
-    try:
+    try:  # worded as 'maxminq experiment --workers' words it
         value = ascii_int(text)
     except ValueError:
-        raise UsageError(f"--workers: expected an integer >= 1, got {text!r}") from None
+        raise UsageError(f"--workers: expected a whole number >= 1, got {text!r}") from None
     if value < 1:
-        raise UsageError(f"--workers: expected an integer >= 1, got {value}")
+        raise UsageError(f"--workers: expected a whole number >= 1, got {text!r}")
     return value
 
 

@@ -309,7 +309,7 @@ def _validate(args: argparse.Namespace) -> list[int]:
     if args.noise not in NOISES:
         raise UsageError(f"--noise: expected {' or '.join(NOISES)}, got {args.noise!r}")
     if args.seed < 0:
-        raise UsageError(f"--seed: expected a non-negative integer, got {args.seed}")
+        raise UsageError(f"--seed: expected a whole number >= 0, got {args.seed}")
     mc_m = _mc_m(args.mc_m, args.m_max)
     args.added, args.drawn = added_operators(
         args.operator, args.op_kwargs, args.operator_m, args.n_max
