@@ -113,3 +113,48 @@ def stdin_session(
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
+
+
+#: The user id (and group id) of nobody, as whom the tests run what a user who may not
+#: write root's files runs, when they run as root.
+NOBODY = 65534
+
+
+def as_nobody(argv: list[str]) -> list[str]:
+    """``argv`` run as nobody when the tests run as root (who may write anything, and
+    hard-link anything); else as it is."""
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
+
+
+def nobodys_folder(path: Path) -> Path:
+    """``path`` made as a new folder, nobody's when the tests run as root (the folder a
+    command run by :func:`as_nobody` writes into)."""
+    path.mkdir()
+    if os.geteuid() == 0:
+        os.chown(path, NOBODY, NOBODY)
+    return path
+
+
+def store_finished_toy_runs(folder: Path, mus: list[float], which: slice = slice(None)) -> list:
+    """A sweep folder (``folder``) of config ``a`` (toy MDP, Q-learning, one run per mu of
+    ``mus``, swept at scale quick) holding the runs ``config.runs[which]`` finished, with a
+    one-row table each; returns the config's runs."""
+    import pandas as pd
+
+    from maxminq.experiments.config import config_from_document
+    from maxminq.experiments.shard import record_sweep
+    from maxminq.experiments.store import ResultsStore
+
+    fixed = {"algorithm": "q_learning", "n": 1, "seed": 0, "runs": 2, "episodes": 5}
+    doc = {"name": "a", "kind": "toy_mdp", "fixed": fixed, "grid": {"mu": mus}}
+    config = config_from_document({**doc, "scales": {"quick": {}}}, folder.parent / "a.yaml")
+    with ResultsStore(folder, lock=True) as store:
+        store.register(config.runs)
+        record_sweep(store, "a", "quick", config.runs, None)
+        for run in config.runs[which]:
+            store.mark_running(run.run_id)
+            store.save_tables(run, {"toy_mdp": pd.DataFrame({"episode": [1], "x": [0.5]})})
+            store.mark_finished(run.run_id)
+    return config.runs

@@ -17,41 +17,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pandas as pd
+from helpers import as_nobody, nobodys_folder, store_finished_toy_runs
 
-from maxminq.experiments.config import config_from_document
-from maxminq.experiments.shard import record_sweep
 from maxminq.experiments.store import ResultsStore
-
-FIXED = {"algorithm": "q_learning", "n": 1, "seed": 0, "runs": 2, "episodes": 5}
-NOBODY = 65534
-
-
-def _as_owner(argv: list[str]) -> list[str]:
-    """``argv`` as nobody (the owner of the merged folder) when the tests run as root."""
-    if os.geteuid() != 0:
-        return argv
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
 
 
 def test_a_merge_keeps_outs_symlinks_as_symlinks() -> None:
     base = Path(tempfile.mkdtemp(prefix="maxminq-merge-links-"))  # not tmp_path: 0700
     base.chmod(0o755)
     try:
-        doc = {"name": "a", "kind": "toy_mdp", "fixed": FIXED, "grid": {"mu": [0.1]}}
-        config = config_from_document({**doc, "scales": {"quick": {}}}, base / "a.yaml")
-        (run,) = config.runs
         folder = base / "machine"
-        with ResultsStore(folder, lock=True) as store:
-            store.register(config.runs)
-            record_sweep(store, "a", "quick", config.runs, None)
-            store.mark_running(run.run_id)
-            store.save_tables(run, {"toy_mdp": pd.DataFrame({"episode": [1], "x": [0.5]})})
-            store.mark_finished(run.run_id)
-        dest = base / "mine"
-        dest.mkdir()
-        if os.geteuid() == 0:
-            os.chown(dest, NOBODY, NOBODY)
+        store_finished_toy_runs(folder, [0.1])
+        dest = nobodys_folder(base / "mine")
         merged = dest / "merged"
         argv = [sys.executable, "-m", "maxminq.cli", "merge", str(folder), "--out", str(merged)]
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
@@ -63,7 +40,7 @@ def test_a_merge_keeps_outs_symlinks_as_symlinks() -> None:
                 for name, target in links.items():
                     (merged / name).symlink_to(target)
             done = subprocess.run(
-                _as_owner(argv), capture_output=True, text=True, timeout=120, cwd=base, env=env
+                as_nobody(argv), capture_output=True, text=True, timeout=120, cwd=base, env=env
             )
             assert done.returncode == 0, done.stderr
         assert {name: os.readlink(merged / name) for name in links} == {

@@ -21,21 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pandas as pd
+from helpers import as_nobody, nobodys_folder, store_finished_toy_runs
 
-from maxminq.experiments.config import config_from_document
-from maxminq.experiments.shard import record_sweep
 from maxminq.experiments.store import ResultsStore
-
-FIXED = {"algorithm": "q_learning", "n": 1, "seed": 0, "runs": 2, "episodes": 5}
-NOBODY = 65534
-
-
-def _as_reader(argv: list[str]) -> list[str]:
-    """``argv`` as nobody when the tests run as root (who may write anything)."""
-    if os.geteuid() != 0:
-        return argv
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv]
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -46,38 +34,28 @@ def test_merge_reads_folders_it_may_not_write_and_leaves_them_as_they_were() -> 
     base = Path(tempfile.mkdtemp(prefix="maxminq-merge-ro-"))  # not tmp_path: 0700 parents
     base.chmod(0o755)
     try:
-        doc = {"name": "a", "kind": "toy_mdp", "fixed": FIXED, "grid": {"mu": [0.1, 0.2]}}
-        config = config_from_document({**doc, "scales": {"quick": {}}}, base / "a.yaml")
         folders = [base / "one", base / "two"]
-        for folder, run in zip(folders, config.runs, strict=True):  # one run each
-            with ResultsStore(folder, lock=True) as store:
-                store.register(config.runs)
-                record_sweep(store, "a", "quick", config.runs, None)
-                store.mark_running(run.run_id)
-                store.save_tables(run, {"toy_mdp": pd.DataFrame({"episode": [1], "x": [0.5]})})
-                store.mark_finished(run.run_id)
-        logs = folders[0] / "tensorboard" / config.runs[0].run_id / "seed0"  # a deep run's
+        for i, folder in enumerate(folders):  # one run each
+            runs = store_finished_toy_runs(folder, [0.1, 0.2], slice(i, i + 1))
+        logs = folders[0] / "tensorboard" / runs[0].run_id / "seed0"  # a deep run's
         logs.mkdir(parents=True)
         (logs / "events.out.tfevents.1").write_bytes(b"scalars")
         before = [_files(folder) for folder in folders]
         for path in [p for folder in folders for p in [folder, *folder.rglob("*")]]:
             path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-        dest = base / "mine"
-        dest.mkdir()
-        if os.geteuid() == 0:
-            os.chown(dest, NOBODY, NOBODY)
+        dest = nobodys_folder(base / "mine")
         merged = dest / "merged"
         argv = [sys.executable, "-m", "maxminq.cli", "merge", *map(str, folders)]
         for _ in range(2):  # the second merges into the first's OUT, which it replaces
             done = subprocess.run(
-                _as_reader([*argv, "--out", str(merged)]), capture_output=True, text=True,
+                as_nobody([*argv, "--out", str(merged)]), capture_output=True, text=True,
                 timeout=120, cwd=base, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
             )  # fmt: skip
             assert done.returncode == 0, done.stderr
             assert "2 runs, 2 finished (" in done.stdout
         assert [_files(folder) for folder in folders] == before  # nothing written there
         assert sorted(p.name for p in dest.iterdir()) == ["merged"]  # no old OUT left
-        copied = merged / "tensorboard" / config.runs[0].run_id / "seed0"
+        copied = merged / "tensorboard" / runs[0].run_id / "seed0"
         assert (copied / "events.out.tfevents.1").read_bytes() == b"scalars"
         folders_in = [merged, *(p for p in merged.rglob("*") if p.is_dir())]
         assert all(p.stat().st_mode & stat.S_IWUSR for p in folders_in)

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import sweep_kinds as helpers
+from helpers import as_nobody  # tests/helpers.py (this file calls sweep_kinds helpers)
 
 from maxminq.experiments import runner
 from maxminq.experiments.config import (
@@ -142,14 +143,6 @@ if __name__ == "__main__":
     summary = runner.run_sweep(config, {out!r}, workers=2, progress=False)
     print(summary.done, summary.failed, flush=True)
 """
-
-
-def _as_reader(argv: list[str]) -> list[str]:
-    """``argv`` run as a user who may not write what root wrote (nobody), when the tests
-    run as root (who may write anything); else as it is."""
-    if os.geteuid() != 0:
-        return argv
-    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
 
 
 READ_RESULTS = """
@@ -328,7 +321,7 @@ def test_results_in_a_folder_the_reader_may_not_write_can_be_read(tiny_kinds):
         out = base / "out"
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         status = subprocess.run(
-            _as_reader([sys.executable, "-m", "maxminq.cli", "status", str(out), "--verify"]),
+            as_nobody([sys.executable, "-m", "maxminq.cli", "status", str(out), "--verify"]),
             capture_output=True, text=True, timeout=120, env=env, cwd=base,
         )  # fmt: skip
         assert status.returncode == 0, status.stderr
@@ -336,7 +329,7 @@ def test_results_in_a_folder_the_reader_may_not_write_can_be_read(tiny_kinds):
         assert lines[2].split() == ["ro", "0", "0", "2", "0", "0", "2"], status.stdout
         assert "verified: 0 finished run(s) with bad files" in status.stdout
         read = subprocess.run(
-            _as_reader([sys.executable, "-c", READ_RESULTS.format(out=str(out))]),
+            as_nobody([sys.executable, "-c", READ_RESULTS.format(out=str(out))]),
             capture_output=True, text=True, timeout=120, env=env, cwd=base,
         )  # fmt: skip
         assert read.returncode == 0, read.stderr
@@ -357,7 +350,7 @@ def test_a_sweep_starts_under_a_reader_of_a_folder_it_may_not_write(tiny_kinds):
     base = _read_only_results()
     out = base / "out"
     reader = subprocess.Popen(
-        _as_reader([sys.executable, "-c", HOLD_OPEN.format(out=str(out))]),
+        as_nobody([sys.executable, "-c", HOLD_OPEN.format(out=str(out))]),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         cwd=base, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )  # fmt: skip
