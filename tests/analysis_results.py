@@ -366,3 +366,14 @@ def _toy(gone: bool = True) -> pd.DataFrame:
         df.loc[q & (df.run == 0) & (df.episode >= 5), "q_a_left"] = 1e300
         df.loc[q & (df.run == 1) & (df.episode >= 8), "q_a_left"] = np.inf
     return df
+
+
+def percentile_iqm_ci(x: np.ndarray, reps: int, stream: list[int]) -> tuple[float, float]:
+    """The documented IQM interval, by hand: ``reps`` resamples of the runs with replacement
+    (indices from ``numpy.random.default_rng(stream)``), each one's mean after cutting
+    floor(n / 4) values from each end, and the 2.5% and 97.5% quantiles of those."""
+    n, cut = x.size, x.size // 4
+    idx = np.random.default_rng(stream).integers(0, n, size=(reps, n))
+    boot = np.sort(x[idx], axis=1)[:, cut : n - cut].mean(axis=1)
+    low, high = np.quantile(boot, [0.025, 0.975])
+    return float(low), float(high)

@@ -10,19 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from analysis_results import _store_runs
+from analysis_results import _store_runs, percentile_iqm_ci
 
 from maxminq.analysis.report import build_report
-
-
-def _percentile_iqm_ci(x: np.ndarray, reps: int, stream: list[int]) -> tuple[float, float]:
-    """``reps`` resamples of the runs (indices from ``default_rng(stream)``), each one's
-    mean after cutting floor(n / 4) values from each end; their 2.5% and 97.5% quantiles."""
-    n, cut = x.size, x.size // 4
-    idx = np.random.default_rng(stream).integers(0, n, size=(reps, n))
-    boot = np.sort(x[idx], axis=1)[:, cut : n - cut].mean(axis=1)
-    low, high = np.quantile(boot, [0.025, 0.975])
-    return float(low), float(high)
 
 
 @pytest.mark.usefixtures("unrendered_figures")  # checks numbers, not pictures
@@ -64,12 +54,12 @@ def test_deep_claims_quote_the_split_tables_interval_of_the_same_runs(tmp_path: 
     # 0 DQN gamma 0.9, 1 DQN gamma 0.99, 2 Maxmin N=2 u=1, 3 Maxmin N=2 u=2, 4 Maxmin N=4.
     table = pd.read_csv(tmp_path / "summary" / "deep_final.csv")
     assert len(table) == 5
-    by_hand = {name: _percentile_iqm_ci(values[name], reps, [0, i]) for i, name in
+    by_hand = {name: percentile_iqm_ci(values[name], reps, [0, i]) for i, name in
                enumerate(["q0", "q1", "m2", "m2u", "m4"])}  # fmt: skip
     assert np.allclose(table[["iqm_low", "iqm_high"]].to_numpy(), list(by_hand.values()))
     # The claims use u = 1 only and pool DQN's two gammas (no default: 12 runs, which no
     # row of the table holds): their own summary's rows 0 DQN, 1 Maxmin N=2, 2 Maxmin N=4.
-    pooled = _percentile_iqm_ci(np.concatenate([values["q0"], values["q1"]]), reps, [0, 0])
+    pooled = percentile_iqm_ci(np.concatenate([values["q0"], values["q1"]]), reps, [0, 0])
     nums = claims["Maxmin DQN ≥ DQN on Pixelcopter"].numbers
     assert np.allclose((nums["maxmin_low"], nums["maxmin_high"]), by_hand["m4"], rtol=1e-12)
     assert np.allclose((nums["dqn_low"], nums["dqn_high"]), pooled, rtol=1e-12)

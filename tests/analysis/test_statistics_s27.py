@@ -10,22 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from analysis_results import deep_results, toy_results, write_store
+from analysis_results import deep_results, percentile_iqm_ci, toy_results, write_store
 
 from maxminq.analysis import claims as C
 from maxminq.analysis import tables as T
 from maxminq.cli import main
-
-
-def _percentile_iqm_ci(x: np.ndarray, reps: int, stream: list[int]) -> tuple[float, float]:
-    """The documented interval by hand: ``reps`` resamples of the runs with replacement
-    (indices from ``numpy.random.default_rng(stream)``), each one's mean after cutting
-    floor(n / 4) values from each end, and the 2.5% and 97.5% quantiles of those."""
-    n, cut = x.size, x.size // 4
-    idx = np.random.default_rng(stream).integers(0, n, size=(reps, n))
-    boot = np.sort(x[idx], axis=1)[:, cut : n - cut].mean(axis=1)
-    low, high = np.quantile(boot, [0.025, 0.975])
-    return float(low), float(high)
 
 
 @pytest.mark.usefixtures("unrendered_figures")  # checks numbers, not pictures
@@ -50,7 +39,7 @@ def test_toy_summary_iqm_ci_uses_the_reps_given(tmp_path: Path) -> None:
             assert row[f"runs_{suffix}"] == 6
             assert np.isclose(row[f"mean_{suffix}"], x.mean(), rtol=1e-12)
             assert np.isclose(row[f"se_{suffix}"], x.std(ddof=1) / np.sqrt(6), rtol=1e-12)
-            low, high = _percentile_iqm_ci(x, reps, [0, i])
+            low, high = percentile_iqm_ci(x, reps, [0, i])
             # drawn with 200 replicates whatever --reps said: another interval
             assert np.isclose(row[f"iqm_low_{suffix}"], low, rtol=1e-12), (key, value)
             assert np.isclose(row[f"iqm_high_{suffix}"], high, rtol=1e-12), (key, value)
@@ -147,7 +136,7 @@ def test_deep_table_and_claims_recomputed_by_hand(tmp_path: Path) -> None:
     position = {key: i for i, (key, _) in enumerate(settings)}
     expected = {}
     for key, runs in settings:
-        expected[key] = _percentile_iqm_ci(runs.to_numpy(), reps, [0, position[key]])
+        expected[key] = percentile_iqm_ci(runs.to_numpy(), reps, [0, position[key]])
     table = pd.read_csv(out / "summary" / "deep_final.csv")
     for _, row in table.iterrows():
         key = (row["env_id"], row["agent"], row["n"], row["lr"])
