@@ -365,7 +365,12 @@ def check_out_folder(path: Path, option: str, writes: str | None = None) -> Path
 
     if path.exists() and not path.is_dir():
         raise UsageError(f"{option}: {path} exists and is not a folder")
-    kind = output_kind(path) if writes is not None else None
+    kind = None
+    if writes is not None:
+        try:
+            kind = output_kind(path)
+        except OSError:  # a folder one may not look into: the write check below names --out
+            kind = None
     if writes is not None and kind is not None and kind not in WRITES_INTO[writes]:
         raise UsageError(
             f"{option}: {path} holds {OUTPUT_KINDS[kind]}; give 'maxminq {writes}' a folder "
