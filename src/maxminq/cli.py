@@ -313,14 +313,18 @@ OUTPUT_KINDS: dict[str, str] = {
 
 #: For each command that writes a folder, the kinds of folder (:func:`output_kind`) it
 #: writes into besides a new or empty one: its own, and for sweep, reproduce and theory each
-#: other's (``maxminq report DIR`` reads a sweep's runs and the theory's tables together).
+#: other's (``maxminq report DIR`` reads a sweep's runs and the theory's tables together);
+#: a sweep and ``maxminq experiment`` of one figure share their default folder (``maxminq
+#: sweep configs/toy_mdp.yaml`` and ``maxminq experiment toy-mdp`` both write results/toy_mdp,
+#: as the docs run them one after the other; their files do not clash, the report reads
+#: the sweep's store).
 WRITES_INTO: dict[str, tuple[str, ...]] = {
     "train": ("train",),
-    "sweep": ("sweep", "theory"),
-    "reproduce": ("sweep", "theory"),
+    "sweep": ("sweep", "theory", "experiment toy-mdp", "experiment mountain-car"),
+    "reproduce": ("sweep", "theory", "experiment toy-mdp", "experiment mountain-car"),
     "theory": ("theory", "sweep"),
-    "experiment toy-mdp": ("experiment toy-mdp",),
-    "experiment mountain-car": ("experiment mountain-car",),
+    "experiment toy-mdp": ("experiment toy-mdp", "sweep"),
+    "experiment mountain-car": ("experiment mountain-car", "sweep"),
 }
 
 

@@ -47,7 +47,6 @@ def test_writers_refuse_a_folder_of_another_commands_output(tmp_path, capsys, un
         (["theory", "--out", str(run), *THEORY], run, "'maxminq train' run", "theory"),
         (["theory", "--out", str(toy), *THEORY], toy, "experiment toy-mdp", "theory"),
         (["experiment", "toy-mdp", *TOY, "--out", str(run)], run, "train", "experiment toy-mdp"),
-        (["experiment", "toy-mdp", *TOY, "--out", str(sweep)], sweep, "sweep", "experiment"),
         (
             ["experiment", "mountain-car", "--out", str(toy)],
             toy,
@@ -72,6 +71,10 @@ def test_writers_refuse_a_folder_of_another_commands_output(tmp_path, capsys, un
     assert main(["theory", "--out", str(theory), *THEORY]) == 0
     assert main(["theory", "--out", str(sweep), *THEORY]) == 0
     assert (sweep / "bias.csv").is_file()
+    # and an experiment beside a sweep's runs: both default to results/toy_mdp
+    # (test_out_folder_sweep_and_experiment_s27.py)
+    assert main(["experiment", "toy-mdp", *TOY, "--out", str(sweep)]) == 0
+    assert (sweep / "settings.json").is_file() and (sweep / "results.sqlite").is_file()
     capsys.readouterr()
 
     # a results folder with reproduce's theory/: its report reads that, not tables beside it
