@@ -158,3 +158,13 @@ def store_finished_toy_runs(folder: Path, mus: list[float], which: slice = slice
             store.save_tables(run, {"toy_mdp": pd.DataFrame({"episode": [1], "x": [0.5]})})
             store.mark_finished(run.run_id)
     return config.runs
+
+
+def merge_as_nobody(folders: list[Path], out: Path, cwd: Path) -> subprocess.CompletedProcess:
+    """``maxminq merge FOLDERS --out OUT`` in a process of its own, as nobody when the tests
+    run as root (:func:`as_nobody`), its output captured."""
+    argv = [sys.executable, "-m", "maxminq.cli", "merge", *map(str, folders), "--out", str(out)]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(
+        as_nobody(argv), capture_output=True, text=True, timeout=120, cwd=cwd, env=env
+    )

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from helpers import as_nobody, nobodys_folder, store_finished_toy_runs
+from helpers import merge_as_nobody, nobodys_folder, store_finished_toy_runs
 
 from maxminq.experiments.store import ResultsStore
 
@@ -30,8 +28,6 @@ def test_a_merge_keeps_outs_symlinks_as_symlinks() -> None:
         store_finished_toy_runs(folder, [0.1])
         dest = nobodys_folder(base / "mine")
         merged = dest / "merged"
-        argv = [sys.executable, "-m", "maxminq.cli", "merge", str(folder), "--out", str(merged)]
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         (base / "data").mkdir()
         (base / "data" / "notes.txt").write_text("notes")
         links = {"data": base / "data", "notes": base / "data" / "notes.txt", "gone": base / "x"}
@@ -39,9 +35,7 @@ def test_a_merge_keeps_outs_symlinks_as_symlinks() -> None:
             if attempt == 1:  # OUT holds symlinks (root's when the tests run as root)
                 for name, target in links.items():
                     (merged / name).symlink_to(target)
-            done = subprocess.run(
-                as_nobody(argv), capture_output=True, text=True, timeout=120, cwd=base, env=env
-            )
+            done = merge_as_nobody([folder], merged, cwd=base)
             assert done.returncode == 0, done.stderr
         assert {name: os.readlink(merged / name) for name in links} == {
             name: str(target) for name, target in links.items()

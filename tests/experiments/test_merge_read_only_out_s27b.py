@@ -14,12 +14,10 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from helpers import NOBODY, as_nobody, nobodys_folder, store_finished_toy_runs
+from helpers import NOBODY, merge_as_nobody, nobodys_folder, store_finished_toy_runs
 
 from maxminq.experiments.store import ResultsStore
 
@@ -32,8 +30,6 @@ def test_a_merge_removes_the_old_out_even_with_read_only_folders_in_it() -> None
         store_finished_toy_runs(folder, [0.1])
         dest = nobodys_folder(base / "mine")
         merged = dest / "merged"
-        argv = [sys.executable, "-m", "maxminq.cli", "merge", str(folder), "--out", str(merged)]
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         for attempt in range(2):
             if attempt == 1:  # OUT holds read-only folders of its owner's: notes/, notes/old/
                 old = merged / "notes" / "old"
@@ -51,9 +47,7 @@ def test_a_merge_removes_the_old_out_even_with_read_only_folders_in_it() -> None
                     os.chown(merged / "link", NOBODY, NOBODY, follow_symlinks=False)
                 for path in (outside / "sub", outside):
                     path.chmod(0o555)
-            done = subprocess.run(
-                as_nobody(argv), capture_output=True, text=True, timeout=120, cwd=base, env=env
-            )
+            done = merge_as_nobody([folder], merged, cwd=base)
             assert done.returncode == 0, done.stderr
         assert sorted(p.name for p in dest.iterdir()) == ["merged"]  # no old OUT left
         assert (merged / "notes" / "old" / "a.txt").read_text() == "kept"  # carried over
